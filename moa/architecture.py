@@ -1,0 +1,218 @@
+"""The Model of Architecture: processing elements (PEs) and communication nodes (CNs)
+joined by links, each element carrying one cost model per metric (Pelcat et al., 2018).
+
+Cost-model arguments, ``lambda`` and attributes may be parametric expressions (objects
+with ``evaluate(env)``); :meth:`Architecture.bind` evaluates them and instantiates the
+cost models through the registry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import networkx as nx
+
+from moa.cost_models import CostModel, make_model
+from moa.errors import ArchitectureError
+from moa.routing import shortest_cn_path
+
+AGGREGATES = ("sum", "max", "exclusive", "schedule")
+
+
+def resolve(value, env):
+    """A number for ``value``: itself, or the evaluation of an expression in ``env``."""
+    evaluate = getattr(value, "evaluate", None)
+    return evaluate(env) if evaluate is not None else value
+
+
+@dataclass(frozen=True)
+class CostSpec:
+    """An unbound cost-model call ``model(args)`` as written in a ``.moa`` file."""
+
+    model: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    origin: tuple | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ElementType:
+    name: str
+    costs: Mapping[str, CostSpec] = field(default_factory=dict)
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    local: str | None = None
+    origin: tuple | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Element:
+    """A PE or CN.  ``costs`` maps a metric to a :class:`CostSpec` (unbound) or a
+    :class:`CostModel` (bound).  ``own_costs``/``own_attrs`` are those written on the
+    element itself, on top of its ``type``; ``array`` is ``(base, index)`` for members
+    of ``pe NAME[i..j]``."""
+
+    name: str
+    kind: str
+    costs: Mapping[str, Any] = field(default_factory=dict)
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    local: str | None = None
+    type_name: str | None = None
+    own_costs: Mapping[str, Any] = field(default_factory=dict)
+    own_attrs: Mapping[str, Any] = field(default_factory=dict)
+    own_local: str | None = None
+    array: tuple[str, int] | None = None
+    origin: tuple | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def is_pe(self):
+        return self.kind == "pe"
+
+    def model(self, metric: str) -> CostModel | None:
+        return self.costs.get(metric)
+
+
+class Architecture:
+    """A named MoA: ordered parameters, element types, elements and undirected links."""
+
+    def __init__(self, name: str = "arch", params: Mapping[str, Any] | None = None,
+                 lambda_: Any = 1.0, aggregate: str = "sum", origin=None):
+        self.name = name
+        self.params: dict[str, Any] = dict(params or {})
+        self.lambda_ = lambda_
+        if aggregate not in AGGREGATES:
+            raise ArchitectureError(f"unknown aggregation '{aggregate}' "
+                                    f"(known: {', '.join(AGGREGATES)})", origin)
+        self.aggregate = aggregate
+        self.types: dict[str, ElementType] = {}
+        self.elements: dict[str, Element] = {}
+        self.links: list[tuple[str, str]] = []
+        self.origin = origin
+        self._graph: nx.Graph | None = None
+        self._routes: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def __repr__(self):
+        return f"Architecture({self.name!r}, pes={len(self.pes)}, cns={len(self.cns)})"
+
+    @property
+    def pes(self) -> list[str]:
+        return [e.name for e in self.elements.values() if e.kind == "pe"]
+
+    @property
+    def cns(self) -> list[str]:
+        return [e.name for e in self.elements.values() if e.kind == "cn"]
+
+    def add_type(self, name, costs=None, attrs=None, local=None, origin=None) -> ElementType:
+        if name in self.types:
+            raise ArchitectureError(f"duplicate type '{name}'", origin)
+        t = ElementType(name, MappingProxyType(dict(costs or {})),
+                        MappingProxyType(dict(attrs or {})), local, origin)
+        self.types[name] = t
+        return t
+
+    def add_element(self, name: str, kind: str, costs=None, attrs=None, local=None,
+                    type_name=None, array=None, origin=None) -> Element:
+        """Declare PE or CN ``name`` (``kind`` ``"pe"`` or ``"cn"``); its own ``costs``
+        (metric → :class:`CostSpec`), ``attrs`` and ``local`` override its type's."""
+        if kind not in ("pe", "cn"):
+            raise ArchitectureError(f"element kind must be 'pe' or 'cn', got '{kind}'", origin)
+        if name in self.elements:
+            raise ArchitectureError(f"duplicate element '{name}' in architecture '{self.name}'",
+                                    origin)
+        own_costs, own_attrs = dict(costs or {}), dict(attrs or {})
+        eff_costs, eff_attrs, eff_local = {}, {}, local
+        if type_name is not None:
+            t = self.types.get(type_name)
+            if t is None:
+                raise ArchitectureError(f"element '{name}' has unknown type '{type_name}' "
+                                        f"(known: {', '.join(self.types) or 'none'})", origin)
+            eff_costs.update(t.costs)
+            eff_attrs.update(t.attrs)
+            eff_local = local if local is not None else t.local
+        eff_costs.update(own_costs)
+        eff_attrs.update(own_attrs)
+        element = Element(name, kind, MappingProxyType(eff_costs), MappingProxyType(eff_attrs),
+                          eff_local, type_name, MappingProxyType(own_costs),
+                          MappingProxyType(own_attrs), local, array, origin)
+        self.elements[name] = element
+        self._invalidate()
+        return element
+
+    def add_pe(self, name, **kwargs) -> Element:
+        return self.add_element(name, "pe", **kwargs)
+
+    def add_cn(self, name, **kwargs) -> Element:
+        return self.add_element(name, "cn", **kwargs)
+
+    def add_link(self, a: str, b: str, origin=None) -> None:
+        for end in (a, b):
+            if end not in self.elements:
+                raise ArchitectureError(f"link {a} -- {b} uses unknown element '{end}'", origin)
+        if a == b:
+            raise ArchitectureError(f"link {a} -- {b} joins an element to itself", origin)
+        if self.elements[a].is_pe and self.elements[b].is_pe:
+            raise ArchitectureError(f"link {a} -- {b} joins two PEs; PEs communicate "
+                                    "through communication nodes", origin)
+        self.links.append((a, b))
+        self._invalidate()
+
+    def arrays(self) -> dict[str, list[str]]:
+        """Array base name → member element names, in index order."""
+        out: dict[str, list[str]] = {}
+        for e in self.elements.values():
+            if e.array is not None:
+                out.setdefault(e.array[0], []).append(e.name)
+        return out
+
+    def environment(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        env = dict(self.params)
+        for key, value in (overrides or {}).items():
+            if key in env:
+                env[key] = value
+        return env
+
+    def bind(self, overrides: Mapping[str, Any] | None = None,
+             env: Mapping[str, Any] | None = None) -> "Architecture":
+        """A copy whose elements hold instantiated, validated cost models."""
+        env = dict(env) if env is not None else self.environment(overrides)
+        bound = Architecture(self.name, {k: resolve(v, env) for k, v in env.items()
+                                         if k in self.params},
+                             resolve(self.lambda_, env), self.aggregate, self.origin)
+        bound.types = dict(self.types)
+        bound.links = list(self.links)
+        for e in self.elements.values():
+            costs = {}
+            for metric, spec in e.costs.items():
+                if isinstance(spec, CostModel):
+                    costs[metric] = spec
+                    continue
+                args = {k: resolve(v, env) for k, v in spec.args.items()}
+                where = f"element '{e.name}', metric '{metric}': "
+                costs[metric] = make_model(spec.model, args, where, spec.origin or e.origin)
+            attrs = {k: resolve(v, env) for k, v in e.attrs.items()}
+            bound.elements[e.name] = replace(e, costs=MappingProxyType(costs),
+                                             attrs=MappingProxyType(attrs))
+        if bound.lambda_ < 0:
+            raise ArchitectureError(f"lambda must be non-negative, got {bound.lambda_}", self.origin)
+        return bound
+
+    def graph(self) -> nx.Graph:
+        if self._graph is None:
+            g = nx.Graph(name=self.name)
+            for e in self.elements.values():
+                g.add_node(e.name, kind=e.kind)
+            g.add_edges_from(self.links)
+            self._graph = g
+        return self._graph
+
+    def route(self, src_pe: str, dst_pe: str) -> tuple[str, ...]:
+        """The CNs between two PEs: fewest hops, never through another PE, ties broken by
+        the names of the CNs along the path (lexicographically).  Raises
+        :class:`~moa.errors.NoRouteError` when there is none."""
+        key = (src_pe, dst_pe)
+        if key not in self._routes:
+            self._routes[key] = shortest_cn_path(self.graph(), src_pe, dst_pe)
+        return self._routes[key]
+
+    def _invalidate(self):
+        self._graph = None
+        self._routes = {}

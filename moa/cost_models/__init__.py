@@ -1,0 +1,8 @@
+"""The cost-model library: import registers the built-in models."""
+from moa.cost_models.base import CostModel, Parameters
+from moa.cost_models.registry import (ENTRY_POINT_GROUP, available_models, make_model,
+                                      model_class, register)
+from moa.cost_models import linear  # noqa: F401  (registers lsla, gsla, gsla_power)
+
+__all__ = ["CostModel", "Parameters", "ENTRY_POINT_GROUP", "available_models", "make_model",
+           "model_class", "register"]

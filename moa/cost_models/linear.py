@@ -1,0 +1,77 @@
+"""LSLA and GSLA: the affine and the gamma-parallel cost models.
+
+LSLA (Pelcat et al., TCAD 2018): a token costs ``alpha·quanta + beta``.
+GSLA (Payvar et al., DAES 2021, eqs. 2-6): time ``(alpha/gamma + beta)·S`` and power
+``a + b·S + c·S/gamma``, with ``S`` the data quantity and ``gamma`` the parallelism.
+"""
+from __future__ import annotations
+
+from pydantic import NonNegativeFloat
+
+from moa.cost_models.base import CostModel, Parameters
+from moa.cost_models.registry import register
+
+
+def _S(token):
+    return token.get("S", token.quanta)
+
+
+def _gamma(token):
+    gamma = token.get("gamma", 1)
+    if gamma <= 0:
+        raise ValueError(f"token of '{getattr(token, 'source', '?')}' has gamma = {gamma}; "
+                         "it must be positive")
+    return gamma
+
+
+@register
+class LSLA(CostModel):
+    name = "lsla"
+    linear_parameters = ("alpha", "beta")
+
+    class Parameters(Parameters):
+        alpha: NonNegativeFloat
+        beta: NonNegativeFloat = 0.0
+
+    def token_cost(self, token):
+        return self.params.alpha * token.quanta + self.params.beta
+
+    def linear_terms(self, token):
+        return {"alpha": token.quanta, "beta": 1.0}
+
+
+@register
+class GSLA(CostModel):
+    name = "gsla"
+    linear_parameters = ("alpha", "beta")
+
+    class Parameters(Parameters):
+        alpha: NonNegativeFloat
+        beta: NonNegativeFloat = 0.0
+
+    def token_cost(self, token):
+        # GSLA eq. 5: (alpha/gamma + beta)·S
+        return (self.params.alpha / _gamma(token) + self.params.beta) * _S(token)
+
+    def linear_terms(self, token):
+        return {"alpha": _S(token) / _gamma(token), "beta": _S(token)}
+
+
+@register
+class GSLAPower(CostModel):
+    name = "gsla_power"
+    linear_parameters = ("a", "b", "c")
+
+    class Parameters(Parameters):
+        a: NonNegativeFloat
+        b: NonNegativeFloat = 0.0
+        c: NonNegativeFloat = 0.0
+
+    def token_cost(self, token):
+        # GSLA eq. 6: a + b·S + c·S/gamma
+        s = _S(token)
+        return self.params.a + self.params.b * s + self.params.c * s / _gamma(token)
+
+    def linear_terms(self, token):
+        s = _S(token)
+        return {"a": 1.0, "b": s, "c": s / _gamma(token)}

@@ -1,0 +1,29 @@
+"""Errors raised by SDF analyses; each names the actor or channel at fault."""
+
+
+class SDFError(ValueError):
+    """Bad SDF input. ``origin`` is ``(file, line, column)`` of the culprit when known."""
+
+    def __init__(self, message, origin=None):
+        super().__init__(message)
+        self.origin = origin
+
+
+class InconsistentGraphError(SDFError):
+    """The balance equations have no positive solution; ``channel`` is one that fails."""
+
+    def __init__(self, message, channel, origin=None):
+        super().__init__(message, origin)
+        self.channel = channel
+
+
+class DeadlockError(SDFError):
+    """One iteration cannot complete; ``actors`` are those left unable to fire."""
+
+    def __init__(self, message, actors, origin=None):
+        super().__init__(message, origin)
+        self.actors = tuple(actors)
+
+
+class ExpansionTooLargeError(SDFError):
+    """An HSDF expansion would exceed the stated number of firings."""

@@ -1,0 +1,143 @@
+"""The SDF graph: actors, FIFO channels with rates, delays and token sizes.
+
+Attribute values are numbers or parametric expressions: any object with an
+``evaluate(env)`` method, where ``env`` maps parameter names to numbers or to further
+expressions.  :meth:`SDFGraph.bind` resolves them to numbers.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import networkx as nx
+
+from moc.errors import SDFError
+
+CHANNEL_FIELDS = ("prod", "cons", "delay", "size")
+
+
+def resolve(value, env):
+    """A number for ``value``: itself, or the evaluation of an expression in ``env``."""
+    evaluate = getattr(value, "evaluate", None)
+    return evaluate(env) if evaluate is not None else value
+
+
+@dataclass(frozen=True)
+class Actor:
+    """An SDF actor; ``attrs`` holds ``quanta`` and model-specific attributes."""
+
+    name: str
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    origin: tuple | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def quanta(self):
+        return self.attrs.get("quanta", 1)
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A FIFO from ``src`` to ``dst``: ``prod`` tokens written per firing of ``src``,
+    ``cons`` read per firing of ``dst``, ``delay`` initial tokens of ``size`` bytes."""
+
+    name: str
+    src: str
+    dst: str
+    prod: Any = 1
+    cons: Any = 1
+    delay: Any = 0
+    size: Any = 1
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    origin: tuple | None = field(default=None, compare=False, repr=False)
+
+
+class SDFGraph:
+    """A named Synchronous Dataflow graph with ordered parameters, actors and channels."""
+
+    def __init__(self, name: str = "app", params: Mapping[str, Any] | None = None, origin=None):
+        self.name = name
+        self.params: dict[str, Any] = dict(params or {})
+        self.actors: dict[str, Actor] = {}
+        self.channels: dict[str, Channel] = {}
+        self.origin = origin
+
+    def __repr__(self):
+        return f"SDFGraph({self.name!r}, actors={len(self.actors)}, channels={len(self.channels)})"
+
+    def add_actor(self, name: str, origin=None, **attrs) -> Actor:
+        if name in self.actors:
+            raise SDFError(f"duplicate actor '{name}' in graph '{self.name}'", origin)
+        actor = Actor(name, MappingProxyType(dict(attrs)), origin)
+        self.actors[name] = actor
+        return actor
+
+    def add_channel(self, src: str, dst: str, name: str | None = None, *, prod=1, cons=1,
+                    delay=0, size=1, origin=None, **attrs) -> Channel:
+        for end in (src, dst):
+            if end not in self.actors:
+                raise SDFError(f"channel {name or src + '->' + dst} uses unknown actor '{end}'", origin)
+        if name is None:
+            name = f"{src}->{dst}"
+            if name in self.channels:
+                raise SDFError(f"a second unnamed channel {name}: name it, as in "
+                               f"'channel NAME : {src} -> {dst} [...]'", origin)
+        elif name in self.channels:
+            raise SDFError(f"duplicate channel '{name}' in graph '{self.name}'", origin)
+        channel = Channel(name, src, dst, prod, cons, delay, size,
+                          MappingProxyType(dict(attrs)), origin)
+        self.channels[name] = channel
+        return channel
+
+    def environment(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Parameter defaults with ``overrides`` applied (values may still be expressions)."""
+        env = dict(self.params)
+        for key, value in (overrides or {}).items():
+            if key in env:
+                env[key] = value
+        return env
+
+    def bind(self, overrides: Mapping[str, Any] | None = None, env: Mapping[str, Any] | None = None
+             ) -> "SDFGraph":
+        """A copy with every attribute evaluated; rates and delays checked as integers."""
+        env = dict(env) if env is not None else self.environment(overrides)
+        bound = SDFGraph(self.name, {k: resolve(v, env) for k, v in env.items() if k in self.params},
+                         self.origin)
+        for actor in self.actors.values():
+            attrs = {k: resolve(v, env) for k, v in actor.attrs.items()}
+            bound.actors[actor.name] = replace(actor, attrs=MappingProxyType(attrs))
+        for ch in self.channels.values():
+            values = {f: resolve(getattr(ch, f), env) for f in CHANNEL_FIELDS}
+            for f in ("prod", "cons", "delay"):
+                values[f] = _as_count(values[f], f, ch, positive=f != "delay")
+            if values["size"] < 0:
+                raise SDFError(f"channel '{ch.name}': size must be non-negative, got {values['size']}",
+                               ch.origin)
+            attrs = {k: resolve(v, env) for k, v in ch.attrs.items()}
+            bound.channels[ch.name] = replace(ch, attrs=MappingProxyType(attrs), **values)
+        return bound
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """Actors as nodes, channels as keyed edges carrying the :class:`Channel`."""
+        g = nx.MultiDiGraph(name=self.name)
+        for actor in self.actors.values():
+            g.add_node(actor.name, actor=actor)
+        for ch in self.channels.values():
+            g.add_edge(ch.src, ch.dst, key=ch.name, channel=ch)
+        return g
+
+    def components(self) -> list[list[str]]:
+        """Weakly connected components, each as actor names in declaration order."""
+        order = {name: i for i, name in enumerate(self.actors)}
+        comps = nx.weakly_connected_components(self.to_networkx())
+        return sorted((sorted(c, key=order.__getitem__) for c in comps), key=lambda c: order[c[0]])
+
+
+def _as_count(value, what, channel, positive):
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or \
+            not math.isfinite(value) or value != int(value) or value < (1 if positive else 0):
+        need = "a positive integer" if positive else "a non-negative integer"
+        raise SDFError(f"channel '{channel.name}': {what} must be {need}, got {value}", channel.origin)
+    return int(value)
