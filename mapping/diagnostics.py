@@ -1,0 +1,31 @@
+"""Reporting bad input: ``FILE:LINE:COL: error: MESSAGE`` with the line and a caret."""
+from __future__ import annotations
+
+import sys
+
+from dsl.diagnostics import format_diagnostic
+from dsl.errors import ParseError
+from moa.errors import ArchitectureError
+from moc.errors import SDFError
+from mapping.mapping import MappingError
+
+
+class InputError(ValueError):
+    """Bad command-line input (files, options, CSV cells); ``origin`` when known."""
+
+    def __init__(self, message, origin=None):
+        super().__init__(message)
+        self.origin = origin
+
+
+BAD_INPUT_ERRORS = (ParseError, SDFError, ArchitectureError, MappingError, InputError,
+                    FileNotFoundError, IsADirectoryError, PermissionError)
+
+
+def report_error(exc: BaseException, stream=None) -> None:
+    stream = stream or sys.stderr
+    if isinstance(exc, OSError) and not isinstance(exc, InputError):
+        message = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+        print(f"mapeval: error: {message}", file=stream)
+        return
+    print(format_diagnostic(str(exc), getattr(exc, "origin", None)), file=stream)

@@ -1,0 +1,123 @@
+"""Command-line inputs: files told apart by extension, parameters, the chosen mapping."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dsl
+from mapping.diagnostics import InputError
+from mapping.mapping import Mapping
+
+KINDS = {".sdf": "sdf", ".moa": "moa", ".map": "map", ".csv": "csv", ".xml": "xml"}
+
+
+@dataclass
+class Inputs:
+    """The positional files of a command, sorted by kind."""
+
+    sdf: list[Path] = field(default_factory=list)
+    moa: list[Path] = field(default_factory=list)
+    map: list[Path] = field(default_factory=list)
+    csv: list[Path] = field(default_factory=list)
+    xml: list[Path] = field(default_factory=list)
+
+
+def classify(files: list[str], allowed: tuple[str, ...]) -> Inputs:
+    inputs = Inputs()
+    for name in files:
+        kind = KINDS.get(Path(name).suffix.lower())
+        if kind is None or kind not in allowed:
+            wanted = ", ".join(f".{k}" for k in allowed)
+            raise InputError(f"'{name}': expected a file ending in {wanted}")
+        path = Path(name)
+        if not path.exists():
+            raise InputError(f"'{name}': no such file")
+        getattr(inputs, kind).append(path)
+    return inputs
+
+
+def one(paths: list[Path], kind: str, command: str, required: bool = True) -> Path | None:
+    if len(paths) > 1:
+        raise InputError(f"mapeval {command}: give one .{kind} file, got "
+                         f"{', '.join(map(str, paths))}")
+    if not paths:
+        if required:
+            raise InputError(f"mapeval {command}: a .{kind} file is required")
+        return None
+    return paths[0]
+
+
+def load_single(path: Path, kind: str, name: str | None = None):
+    """The one graph or architecture of a file (``name`` chooses among several)."""
+    objects = dsl.load_sdf(path) if kind == "sdf" else dsl.load_moa(path)
+    what = "graph" if kind == "sdf" else "architecture"
+    if name is not None:
+        for obj in objects:
+            if obj.name == name:
+                return obj
+        raise InputError(f"{path}: no {what} named '{name}' "
+                         f"(found: {', '.join(o.name for o in objects)})")
+    if len(objects) != 1:
+        raise InputError(f"{path} holds {len(objects)} {what}s "
+                         f"({', '.join(o.name for o in objects)}); choose one with --{kind}-name")
+    return objects[0]
+
+
+def parse_params(items: list[str] | None) -> dict[str, float]:
+    """``-p NAME=VALUE`` options as numbers."""
+    params = {}
+    for item in items or []:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise InputError(f"-p {item}: expected NAME=VALUE")
+        params[name] = parse_number(text.strip(), f"-p {item}")
+    return params
+
+
+def parse_number(text: str, what: str) -> float | int:
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{what}: '{text}' is not a number") from None
+
+
+def choose_mapping(map_path: Path | None, mapping_name: str | None, inline: str | None
+                   ) -> Mapping:
+    """The mapping from ``--map``, or from a ``.map`` file (``--mapping`` among several)."""
+    if inline is not None:
+        if map_path is not None:
+            raise InputError("give either a .map file or --map, not both")
+        return Mapping.from_text(inline)
+    if map_path is None:
+        raise InputError("a mapping is needed: give a .map file or --map ACTOR=PE,...")
+    mappings = dsl.load_map(map_path)
+    names = [m.name for m in mappings]
+    if mapping_name is None:
+        if len(mappings) == 1:
+            return mappings[0]
+        raise InputError(f"{map_path} holds {len(mappings)} mappings; choose one with "
+                         f"--mapping NAME (one of: {', '.join(names)})")
+    for m in mappings:
+        if m.name == mapping_name:
+            return m
+    raise InputError(f"{map_path}: no mapping named '{mapping_name}' (one of: {', '.join(names)})")
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--metric``, ``--aggregate`` and ``-p``, shared by the commands that evaluate."""
+    parser.add_argument("--metric", default="time", help="metric to evaluate (default: time)")
+    parser.add_argument("--aggregate", choices=["sum", "max", "exclusive", "schedule"],
+                        help="how element values combine (default: the architecture's)")
+    parser.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", default=[],
+                        help="override a parameter of the .sdf and/or .moa (repeatable)")
+
+
+def add_mapping_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mapping", metavar="NAME", help="which mapping of the .map file")
+    parser.add_argument("--map", metavar="ACTOR=PE,...", help="a mapping given inline")

@@ -1,0 +1,42 @@
+"""A problem: an application and an architecture bound to one set of parameter values."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from moa import Architecture
+from moc import Activity, SDFGraph, activity, check_deadlock, repetition_vector
+from mapping.mapping import MappingError
+
+
+@dataclass(frozen=True)
+class Problem:
+    """``app`` and ``arch`` with every expression evaluated, the repetition vector checked
+    for deadlock, and the activity of one iteration counted."""
+
+    app: SDFGraph
+    arch: Architecture
+    params: Mapping[str, Any]
+    repetitions: Mapping[str, int]
+    activity: Activity
+
+
+def bind_problem(app: SDFGraph, arch: Architecture,
+                 params: Mapping[str, Any] | None = None) -> Problem:
+    """Bind ``app`` and ``arch`` with ``params`` overriding their defaults.
+
+    A parameter declared in both files is set in both by one override; an override that
+    neither file declares is an error, so that a typo never goes unnoticed.
+    """
+    params = dict(params or {})
+    unknown = [k for k in params if k not in app.params and k not in arch.params]
+    if unknown:
+        declared = sorted(set(app.params) | set(arch.params))
+        raise MappingError(f"unknown parameter {', '.join(repr(k) for k in unknown)} "
+                           f"(declared: {', '.join(declared) or 'none'})")
+    bound_app = app.bind(params)
+    q = repetition_vector(bound_app)
+    check_deadlock(bound_app, q)
+    bound_arch = arch.bind(params)
+    values = {**bound_app.params, **bound_arch.params}
+    return Problem(bound_app, bound_arch, values, q, activity(bound_app, q))

@@ -1,0 +1,79 @@
+"""Where a mapping sends each channel: the CNs its communication tokens cross."""
+from __future__ import annotations
+
+from moa import Architecture, NoRouteError
+from moc import SDFGraph
+from mapping.mapping import Mapping, MappingError
+
+
+def validate_mapping(app: SDFGraph, arch: Architecture, mapping: Mapping) -> None:
+    """Every actor on a known PE; no unknown actors; ``via`` routes name known CNs."""
+    where = f"mapping '{mapping.name}'"
+    for actor in mapping.assignment:
+        if actor not in app.actors:
+            raise MappingError(f"{where} maps unknown actor '{actor}' (actors of "
+                               f"'{app.name}': {', '.join(app.actors)})",
+                               mapping.origins.get(actor, mapping.origin))
+    for actor, pe in mapping.assignment.items():
+        element = arch.elements.get(pe)
+        if element is None or not element.is_pe:
+            what = "a communication node, not a PE" if element is not None else "an unknown PE"
+            raise MappingError(f"{where} puts actor '{actor}' on '{pe}', {what} "
+                               f"(PEs of '{arch.name}': {', '.join(arch.pes)})",
+                               mapping.origins.get(actor, mapping.origin))
+    missing = [a for a in app.actors if a not in mapping.assignment]
+    if missing:
+        raise MappingError(f"{where} does not map actor{'s' if len(missing) > 1 else ''} "
+                           f"{', '.join(repr(a) for a in missing)}; every actor needs a PE",
+                           mapping.origin)
+    for channel, cns in mapping.routes.items():
+        if channel not in app.channels:
+            raise MappingError(f"{where} routes unknown channel '{channel}'", mapping.origin)
+        for cn in cns:
+            element = arch.elements.get(cn)
+            if element is None or element.is_pe:
+                raise MappingError(f"{where}: route of channel '{channel}' goes via '{cn}', "
+                                   "which is not a communication node", mapping.origin)
+
+
+def channel_route(app: SDFGraph, arch: Architecture, mapping: Mapping, channel: str
+                  ) -> tuple[str, ...]:
+    """The CNs that channel ``channel`` crosses under ``mapping``.
+
+    On one PE: the PE's ``local`` CN if it has one, else nothing.  Between PEs: the
+    mapping's ``via`` route if given (checked link by link), else the fewest-hop route.
+    """
+    ch = app.channels[channel]
+    src, dst = mapping.assignment[ch.src], mapping.assignment[ch.dst]
+    fixed = mapping.routes.get(channel)
+    if fixed is not None:
+        hops = (src, *fixed, dst) if src != dst else (src, *fixed, src)
+        graph = arch.graph()
+        for a, b in zip(hops, hops[1:]):
+            if not graph.has_edge(a, b):
+                raise MappingError(f"mapping '{mapping.name}': route of channel '{channel}' "
+                                   f"needs a link {a} -- {b}, which the architecture lacks",
+                                   mapping.origin)
+        return tuple(fixed)
+    if src == dst:
+        local = arch.elements[src].local
+        return (local,) if local else ()
+    try:
+        return arch.route(src, dst)
+    except NoRouteError as exc:
+        raise NoRouteError(f"mapping '{mapping.name}': channel '{channel}' ({ch.src} on "
+                           f"{src} -> {ch.dst} on {dst}): {exc}",
+                           ch.origin or mapping.origin) from None
+
+
+def place_tokens(app: SDFGraph, arch: Architecture, mapping: Mapping, activity
+                 ) -> dict[str, list]:
+    """Element name → the token groups it handles under ``mapping`` (every element
+    present, idle ones with an empty list)."""
+    placed: dict[str, list] = {name: [] for name in arch.elements}
+    for actor, tokens in activity.processing.items():
+        placed[mapping.assignment[actor]].append(tokens)
+    for channel, tokens in activity.communication.items():
+        for cn in channel_route(app, arch, mapping, channel):
+            placed[cn].append(tokens)
+    return placed
