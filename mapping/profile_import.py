@@ -1,0 +1,430 @@
+"""A function-level program profile as a single-rate SDF application (Kim & Edwards).
+
+The profile of one program run becomes one iteration of an SDF graph: an actor per
+function whose ``ops`` and ``quanta`` are its arithmetic and logic instructions, and a
+channel per producer → consumer pair whose ``size`` is the bytes the consumer read that
+the producer wrote (``prod = cons = 1``).  Two input forms, both in one directory:
+
+**The four text logs of the paper's pintool** (files named ``function``, ``subcalls``,
+``icount`` and ``xfers``).  Every line holds whitespace-separated fields; ``#`` starts a
+comment; blank lines are ignored.  An invocation id is any token without whitespace,
+``:`` or ``#`` (the pintool writes integers).
+
+- ``function``: ``ID NAME`` — invocation ``ID`` runs function ``NAME``, one line per
+  invocation, in call order (the order matters, see *order* below).
+- ``subcalls``: ``ID: CHILD CHILD ...`` — the invocations ``ID`` made, in order; an
+  ``ID`` may have several lines (children are appended).  Optional unless
+  ``inclusive``; when present it is checked (known ids, one parent each, no cycle).
+- ``icount``: ``ID COUNT`` — arithmetic and logic instructions of the invocation itself
+  (not of its callees); an invocation without a line counts 0.
+- ``xfers``: ``CONSUMER PRODUCER BYTES`` — bytes invocation ``CONSUMER`` read that
+  invocation ``PRODUCER`` wrote; repeated pairs add up (the pintool writes them in part
+  at each return).
+
+Invocations are merged per function name.  With ``inclusive``, a set of *entry*
+functions absorb their call trees: every invocation belongs to the **outermost**
+invocation on its call path (from the root down to itself, itself included) whose
+function is an entry, and to its own function when there is none.  So an entry
+function's actor counts the instructions of its whole call tree, and transfers
+from/to any invocation of that tree are attributed to it.  The entries are given
+(``entries``) or, by default, the functions called directly by a root invocation (one
+that is nobody's child, e.g. ``main``): the roots stay exclusive and each of their
+callees becomes one accelerator candidate with everything below it.  Transfers between
+two invocations with the same owner (a function and its callees, or two invocations of
+the same function) are that actor's own traffic: its self-loop channel (see below).
+
+**Two CSV files** with a header row (columns in any order, names case-insensitive,
+other columns ignored): ``functions.csv`` with ``function,instructions`` (one row per
+function) and ``transfers.csv`` with ``producer,consumer,bytes`` (repeated pairs add
+up; every function must be listed in ``functions.csv``).  There is no call tree, so
+``inclusive`` is refused.
+
+**The graph.**  Actors come in *order*: the order of first call (the first line of the
+``function`` log naming an invocation the actor owns), or the row order of
+``functions.csv``.  A channel whose producer comes after its consumer in this order, or
+is the consumer (a self-loop: a function's transfers to itself), carries one initial
+token (``delay = 1``); forward channels carry none.  So every cycle holds a token and
+one iteration never deadlocks (main passes arguments to a callee, and reads the values it
+returns, in the same run).  Pairs with 0 bytes give no channel.
+
+**Names.**  Actor names must be identifiers of the ``.sdf`` syntax: a function name
+that is one (and not a keyword of the language) is kept; any other has each character
+outside ``[A-Za-z0-9_]`` replaced by ``_``, a leading digit prefixed by ``_``, a keyword
+suffixed by ``_``, and ``_2``, ``_3``, ... appended until it differs from every other
+actor name.  :attr:`ImportResult.renamed` maps each changed actor name to the original
+function name (``mapeval import profile`` lists them in comments at the top of the
+``.sdf`` file).
+"""
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from moc import SDFGraph
+from mapping.diagnostics import InputError
+
+LOG_FILES = ("function", "subcalls", "icount", "xfers")
+CSV_FILES = ("functions.csv", "transfers.csv")
+
+# Words of the .sdf/.moa/.map languages that cannot name an actor.
+KEYWORDS = frozenset({"sdf", "moa", "mapping", "param", "actor", "channel", "type", "pe",
+                      "cn", "via", "lambda", "aggregate"})
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass
+class Profile:
+    """A profile merged per actor: ``ops`` per actor (in actor order), bytes per
+    ``(producer, consumer)`` pair, and the function names each actor stands for."""
+
+    ops: dict[str, int] = field(default_factory=dict)
+    transfers: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+@dataclass
+class ImportResult:
+    """The imported ``graph`` and ``renamed``: actor name → original function name, for
+    every function whose name had to change."""
+
+    graph: SDFGraph
+    renamed: dict[str, str]
+
+    def header(self, source: str | Path | None = None) -> str:
+        """Comment lines for the top of the ``.sdf`` file (source and renamings)."""
+        lines = []
+        if source is not None:
+            lines.append(f"# Imported by 'mapeval import profile' from {source}")
+        lines.append("# One iteration = one program run; actors: ops = quanta = arithmetic and "
+                     "logic instructions;")
+        lines.append("# channels: size = bytes the consumer read that the producer wrote.")
+        for actor, original in self.renamed.items():
+            lines.append(f"# actor {actor} is function {original}")
+        return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- reading
+
+def _lines(path: Path):
+    """``(line number, fields with their 1-based columns)`` of the non-blank lines."""
+    with open(path, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            body = text.split("#", 1)[0]
+            fields = [(m.group(), m.start() + 1) for m in re.finditer(r"\S+", body)]
+            if fields:
+                yield number, fields, body
+
+
+def _count(token: str, col: int, what: str, path: Path, line: int) -> int:
+    try:
+        value = int(token.replace("_", ""), 10)
+    except ValueError:
+        value = None
+    if value is None or value < 0:
+        raise InputError(f"{what} must be a non-negative integer, got '{token}'",
+                         (str(path), line, col))
+    return value
+
+
+def _expect(fields, n: int, form: str, path: Path, line: int):
+    if len(fields) != n:
+        col = fields[min(n, len(fields)) - 1][1] if len(fields) > n else fields[0][1]
+        raise InputError(f"expected '{form}' ({n} fields), got {len(fields)}",
+                         (str(path), line, col))
+
+
+@dataclass
+class CallTrace:
+    """The four logs read as they are, per invocation (ids are strings)."""
+
+    names: dict[str, str] = field(default_factory=dict)      # in call order
+    children: dict[str, list[str]] = field(default_factory=dict)
+    parent: dict[str, str] = field(default_factory=dict)
+    icount: dict[str, int] = field(default_factory=dict)
+    xfers: dict[tuple[str, str], int] = field(default_factory=dict)  # (producer, consumer)
+    has_subcalls: bool = False
+
+
+def read_logs(directory: str | Path) -> CallTrace:
+    """Read ``function``, ``subcalls`` (if present), ``icount`` and ``xfers`` from
+    ``directory``; errors name ``file:line:column``."""
+    directory = Path(directory)
+    trace = CallTrace()
+    path = directory / "function"
+    where = {}
+    for line, fields, _ in _lines(path):
+        _expect(fields, 2, "ID NAME", path, line)
+        (inv, _), (name, _) = fields
+        if inv in trace.names:
+            raise InputError(f"invocation {inv} listed twice (first at line {where[inv]})",
+                             (str(path), line, fields[0][1]))
+        trace.names[inv] = name
+        where[inv] = line
+
+    def known(inv, col, path, line, role="invocation"):
+        if inv not in trace.names:
+            raise InputError(f"unknown {role} '{inv}' (not in the 'function' log)",
+                             (str(path), line, col))
+        return inv
+
+    path = directory / "subcalls"
+    if path.exists():
+        trace.has_subcalls = True
+        for line, fields, body in _lines(path):
+            head, colon, rest = body.partition(":")
+            parent_fields = head.split()
+            if not colon or len(parent_fields) != 1:
+                raise InputError("expected 'ID: CHILD CHILD ...'", (str(path), line, fields[0][1]))
+            inv = known(parent_fields[0], fields[0][1], path, line)
+            offset = len(head) + 1
+            trace.children.setdefault(inv, [])
+            for m in re.finditer(r"\S+", rest):
+                child, col = m.group(), offset + m.start() + 1
+                known(child, col, path, line, "child invocation")
+                if child in trace.parent:
+                    raise InputError(f"invocation {child} has two callers: "
+                                     f"{trace.parent[child]} and {inv}", (str(path), line, col))
+                if child == inv:
+                    raise InputError(f"invocation {inv} calls itself", (str(path), line, col))
+                trace.parent[child] = inv
+                trace.children[inv].append(child)
+        for inv in trace.parent:           # the call tree must be a forest
+            seen, node = {inv}, trace.parent[inv]
+            while node is not None:
+                if node in seen:
+                    raise InputError(f"the call tree of {path} has a cycle through invocation "
+                                     f"{inv}", (str(path), 1, 1))
+                seen.add(node)
+                node = trace.parent.get(node)
+
+    path = directory / "icount"
+    for line, fields, _ in _lines(path):
+        _expect(fields, 2, "ID COUNT", path, line)
+        inv = known(fields[0][0], fields[0][1], path, line)
+        if inv in trace.icount:
+            raise InputError(f"invocation {inv} has a second instruction count",
+                             (str(path), line, fields[0][1]))
+        trace.icount[inv] = _count(fields[1][0], fields[1][1], "an instruction count", path, line)
+
+    path = directory / "xfers"
+    for line, fields, _ in _lines(path):
+        _expect(fields, 3, "CONSUMER PRODUCER BYTES", path, line)
+        consumer = known(fields[0][0], fields[0][1], path, line, "consumer invocation")
+        producer = known(fields[1][0], fields[1][1], path, line, "producer invocation")
+        size = _count(fields[2][0], fields[2][1], "a byte count", path, line)
+        trace.xfers[producer, consumer] = trace.xfers.get((producer, consumer), 0) + size
+    return trace
+
+
+def default_entries(trace: CallTrace) -> list[str]:
+    """The functions called directly by a root invocation, in call order."""
+    entries = []
+    for inv in trace.names:
+        parent = trace.parent.get(inv)
+        if parent is not None and parent not in trace.parent:
+            name = trace.names[inv]
+            if name not in entries:
+                entries.append(name)
+    return entries
+
+
+def owners(trace: CallTrace, inclusive: bool = False,
+           entries: Iterable[str] | None = None) -> dict[str, str]:
+    """Invocation → the function (name) whose actor it belongs to.
+
+    Exclusive: its own function.  Inclusive: the function of the outermost invocation on
+    its call path (root … itself) whose function is an entry; its own if none is."""
+    if not inclusive:
+        return dict(trace.names)
+    if not trace.has_subcalls:
+        raise InputError("--inclusive needs the call tree: the 'subcalls' log is missing")
+    entries = set(default_entries(trace) if entries is None else entries)
+    unknown = sorted(entries - set(trace.names.values()))
+    if unknown:
+        raise InputError(f"entry function{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(unknown)} not in the 'function' log")
+    entry_of: dict[str, str | None] = {}
+
+    def resolve(inv):
+        path = []
+        while inv not in entry_of:
+            path.append(inv)
+            parent = trace.parent.get(inv)
+            if parent is None:
+                break
+            inv = parent
+        above = entry_of.get(inv) if inv in entry_of else None
+        for node in reversed(path):
+            if above is None and trace.names[node] in entries:
+                above = trace.names[node]
+            entry_of[node] = above
+
+    for inv in trace.names:
+        resolve(inv)
+    return {inv: entry_of[inv] or name for inv, name in trace.names.items()}
+
+
+def merge(trace: CallTrace, owner: Mapping[str, str]) -> Profile:
+    """Instructions and transfers summed per owner, owners in order of first call."""
+    profile = Profile()
+    for inv in trace.names:                     # call order
+        who = owner[inv]
+        profile.ops[who] = profile.ops.get(who, 0) + trace.icount.get(inv, 0)
+    for (producer, consumer), size in trace.xfers.items():
+        key = owner[producer], owner[consumer]
+        profile.transfers[key] = profile.transfers.get(key, 0) + size
+    return profile
+
+
+def _csv_rows(path: Path, columns: tuple[str, ...]):
+    """``(line, {column: (text, col)})`` for each data row; the header is checked."""
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        header = None
+        for row in reader:
+            line = reader.line_num
+            if not any(cell.strip() for cell in row) or row[0].lstrip().startswith("#"):
+                continue
+            if header is None:
+                header = [cell.strip().lower() for cell in row]
+                missing = [c for c in columns if c not in header]
+                if missing:
+                    raise InputError(f"missing column{'s' if len(missing) > 1 else ''} "
+                                     f"{', '.join(missing)} (the header must name "
+                                     f"{', '.join(columns)})", (str(path), line, 1))
+                index = {c: header.index(c) for c in columns}
+                continue
+            cells = {}
+            for c in columns:
+                i = index[c]
+                if i >= len(row) or not row[i].strip():
+                    raise InputError(f"row has no '{c}' cell", (str(path), line, 1))
+                col = 1 + sum(len(cell) + 1 for cell in row[:i])
+                cells[c] = (row[i].strip(), col)
+            yield line, cells
+        if header is None:
+            raise InputError(f"empty file: expected a header naming {', '.join(columns)}",
+                             (str(path), 1, 1))
+
+
+def read_csv_profile(directory: str | Path) -> Profile:
+    """Read ``functions.csv`` and ``transfers.csv`` from ``directory``."""
+    directory = Path(directory)
+    profile = Profile()
+    path = directory / "functions.csv"
+    where = {}
+    for line, cells in _csv_rows(path, ("function", "instructions")):
+        name, col = cells["function"]
+        if name in profile.ops:
+            raise InputError(f"function '{name}' listed twice (first at line {where[name]})",
+                             (str(path), line, col))
+        text, col = cells["instructions"]
+        profile.ops[name] = _count(text, col, "an instruction count", path, line)
+        where[name] = line
+    path = directory / "transfers.csv"
+    for line, cells in _csv_rows(path, ("producer", "consumer", "bytes")):
+        ends = []
+        for role in ("producer", "consumer"):
+            name, col = cells[role]
+            if name not in profile.ops:
+                raise InputError(f"unknown {role} function '{name}' (not in functions.csv)",
+                                 (str(path), line, col))
+            ends.append(name)
+        text, col = cells["bytes"]
+        size = _count(text, col, "a byte count", path, line)
+        profile.transfers[tuple(ends)] = profile.transfers.get(tuple(ends), 0) + size
+    return profile
+
+
+# --------------------------------------------------------------------------- the graph
+
+def identifier_names(names: Iterable[str]) -> dict[str, str]:
+    """Function name → a unique identifier usable as an actor name (see module doc)."""
+    names = list(dict.fromkeys(names))
+    taken = {n for n in names if _IDENT.match(n) and n not in KEYWORDS}
+    result = {}
+    for name in names:
+        if name in taken:
+            result[name] = name
+            continue
+        base = re.sub(r"[^A-Za-z0-9_]", "_", name, flags=re.ASCII) or "_"
+        if base[0].isdigit():
+            base = "_" + base
+        if base in KEYWORDS:
+            base += "_"
+        candidate, n = base, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{base}_{n}"
+        taken.add(candidate)
+        result[name] = candidate
+    return result
+
+
+def profile_to_sdf(profile: Profile, name: str = "app") -> ImportResult:
+    """The single-rate SDF graph of a merged profile (see module doc for delays)."""
+    actor_of = identifier_names(profile.ops)
+    graph = SDFGraph(identifier_names([name])[name])
+    for function, ops in profile.ops.items():
+        graph.add_actor(actor_of[function], ops=ops, quanta=ops)
+    position = {function: i for i, function in enumerate(profile.ops)}
+    pairs = sorted((key for key, size in profile.transfers.items() if size > 0),
+                   key=lambda k: (position[k[0]], position[k[1]]))
+    for producer, consumer in pairs:
+        delay = 1 if position[producer] >= position[consumer] else 0
+        graph.add_channel(actor_of[producer], actor_of[consumer],
+                          size=profile.transfers[producer, consumer], delay=delay)
+    renamed = {actor: function for function, actor in actor_of.items() if actor != function}
+    return ImportResult(graph, renamed)
+
+
+def profile_form(path: str | Path) -> tuple[str, Path]:
+    """``("logs" | "csv", directory)`` for ``path``: a directory, or one of its files."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"'{path}': no such file or directory")
+    directory = path if path.is_dir() else path.parent
+    logs = all((directory / f).is_file() for f in ("function", "icount", "xfers"))
+    csvs = all((directory / f).is_file() for f in CSV_FILES)
+    if path.is_file():
+        if path.name in CSV_FILES:
+            logs = False
+        elif path.name in LOG_FILES:
+            csvs = False
+    if logs and csvs:
+        raise InputError(f"'{directory}' holds both the text logs and the CSV files; "
+                         "name one file of the form to import (e.g. DIR/functions.csv)")
+    if logs:
+        return "logs", directory
+    if csvs:
+        return "csv", directory
+    raise InputError(f"'{path}': expected a directory holding the pintool logs "
+                     f"'function', 'icount', 'xfers' (and 'subcalls'), or "
+                     f"'functions.csv' and 'transfers.csv'")
+
+
+def import_profile(path: str | Path, inclusive: bool = False,
+                   entries: Iterable[str] | None = None, name: str | None = None
+                   ) -> ImportResult:
+    """Read the profile at ``path`` (either form) and build its SDF graph.
+
+    ``entries`` (implies ``inclusive``) are the functions that absorb their call trees;
+    ``name`` names the graph (default: the directory's name)."""
+    form, directory = profile_form(path)
+    if entries is not None:
+        entries = list(entries)
+        inclusive = True
+    if form == "csv":
+        if inclusive:
+            raise InputError("--inclusive needs a call tree, which the CSV form lacks; "
+                             "give the per-function counts already inclusive instead")
+        profile = read_csv_profile(directory)
+    else:
+        trace = read_logs(directory)
+        profile = merge(trace, owners(trace, inclusive, entries))
+    if name is None:
+        name = directory.resolve().name or "app"
+    return profile_to_sdf(profile, name)
