@@ -38,6 +38,8 @@ COMMANDS = {
     "eval": "evaluate",
     "logca": "logca",
     "plot": "plot",
+    "import": "import_",
+    "export": "export",
 }
 
 
