@@ -131,7 +131,7 @@ def _count(token: str, col: int, what: str, path: Path, line: int) -> int:
 
 def _expect(fields, n: int, form: str, path: Path, line: int):
     if len(fields) != n:
-        col = fields[min(n, len(fields)) - 1][1] if len(fields) > n else fields[0][1]
+        col = fields[n][1] if len(fields) > n else fields[0][1]
         raise InputError(f"expected '{form}' ({n} fields), got {len(fields)}",
                          (str(path), line, col))
 
