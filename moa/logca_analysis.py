@@ -356,12 +356,14 @@ def _fmt(value, unit=""):
 
 
 def _bytes(value):
+    """Bytes, with the paper's binary KB/MB/GB beside them."""
     if value is None:
         return "none"
-    for size, suffix in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
+    text = f"{value:.0f} B" if value == round(value) and value < 1e12 else f"{value:.6g} B"
+    for size, suffix in ((2 ** 30, "GB"), (2 ** 20, "MB"), (2 ** 10, "KB")):
         if value >= size:
-            return f"{value:.6g} B ({value / size:.3g} {suffix})"
-    return f"{value:.6g} B"
+            return f"{text} ({value / size:.3g} {suffix})"
+    return text
 
 
 @dataclass(frozen=True)
@@ -432,7 +434,7 @@ class LogCAAnalysis:
         if self.speedup_at:
             rows += ["", f"{'granularity':<30}speedup"]
             rows += [f"{_bytes(g):<30}{_fmt(s)}" for g, s in self.speedup_at]
-        rows += ["", f"optimization regions in [{self.gmin:g}, {self.gmax:g}] B "
+        rows += ["", f"optimization regions in [{_bytes(self.gmin)}, {_bytes(self.gmax)}] "
                  "(10x better parameter -> >= 20% more speedup):"]
         if not self.regions:
             rows.append("  none")
