@@ -36,6 +36,8 @@ Exit status: 0 success, 2 bad input, 1 internal error (add --debug for a traceba
 COMMANDS = {
     "check": "check",
     "eval": "evaluate",
+    "fidelity": "fidelity",
+    "fit": "fit",
     "logca": "logca",
     "plot": "plot",
     "import": "import_",

@@ -1,0 +1,38 @@
+"""``mapeval fidelity``: does the model order alternatives as the measurements do?"""
+from __future__ import annotations
+
+from mapping.commands.measured import add_measurement_options, load_study, report_problems
+from mapping.output import print_json
+
+
+def add_parser(subparsers, name):
+    p = subparsers.add_parser(
+        name, help="rank agreement (Kendall tau) between model and measurements",
+        description="Predict every row of a measurement table (.csv) with the model "
+        "(.sdf + .moa) and report how well the predictions order the rows as the "
+        "measurements do: Kendall's tau-b with its p-value, the fraction of pairs ordered "
+        "alike, Spearman's rho, MAPE (%%) and R^2. With --fit, free parameters are first "
+        "fitted on a seeded random train split and the figures are those of the test rows. "
+        "Columns named like a parameter set it for their row.",
+        epilog="example: mapeval fidelity examples/gsla/opencl.sdf examples/gsla/gpu.moa "
+        "examples/gsla/mappings.map examples/gsla/measurements.csv --mapping gpu_offload "
+        "--measured time_s --fit gpu.time.alpha,gpu.time.beta --json")
+    add_measurement_options(p, "--fit")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(run=run)
+
+
+def run(args):
+    study = load_study(args, "fidelity")
+    report_problems(study)
+    result = study.assessment.result
+    if args.json:
+        document = result.to_dict()
+        if args.skip_bad_rows:
+            document["skipped"] = study.skipped
+        print_json(document)
+    else:
+        print(result)
+        if args.skip_bad_rows:
+            print(f"skipped rows: {study.skipped}")
+    return 0

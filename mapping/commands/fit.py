@@ -1,0 +1,80 @@
+"""``mapeval fit``: fit cost-model parameters to measurements, write the fitted .moa."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import dsl
+from mapping.commands.measured import add_measurement_options, load_study, report_problems
+from mapping.diagnostics import InputError
+from mapping.output import print_json, write_atomically
+
+
+def add_parser(subparsers, name):
+    p = subparsers.add_parser(
+        name, help="fit cost parameters to measurements",
+        description="Fit the free parameters (--free ELEMENT.METRIC.PARAM or "
+        "TYPE.METRIC.PARAM, comma-separated) to the measured column of a .csv table: "
+        "non-negative linear least squares where the prediction is linear in them (LSLA, "
+        "GSLA, GSLA power with aggregate sum), bounded non-linear least squares otherwise. "
+        "The fit uses the train rows of a seeded split (--test-fraction 0 uses every row) "
+        "and reports fidelity on the test rows. -o writes the architecture with the "
+        "fitted values as a new .moa file (never over an input).",
+        epilog="example: mapeval fit examples/gsla/opencl.sdf examples/gsla/gpu.moa "
+        "examples/gsla/mappings.map examples/gsla/measurements.csv --mapping gpu_offload "
+        "--measured time_s --free gpu.time.alpha,gpu.time.beta -o fitted.moa")
+    add_measurement_options(p, "--free", fit_required=True)
+    p.add_argument("-o", "--output", metavar="FITTED.moa",
+                   help="write the fitted architecture to this new .moa file")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(run=run)
+
+
+def _check_output(path: str, files) -> Path:
+    out = Path(path)
+    if out.suffix.lower() != ".moa":
+        raise InputError(f"-o {path}: the fitted architecture is written as a .moa file")
+    for f in files:
+        if out.exists() and Path(f).exists() and out.resolve() == Path(f).resolve():
+            raise InputError(f"-o {path}: refusing to write over '{f}', an input of this "
+                             "command; choose a new file name")
+    return out
+
+
+def run(args):
+    out = _check_output(args.output, args.files) if args.output else None
+    study = load_study(args, "fit")
+    report_problems(study)
+    fit = study.assessment.fit
+    result = study.assessment.result
+    if out is not None:
+        text = dsl.format_moa(fit.architecture)
+        header = (f"# {fit.architecture.name}: parameters fitted by mapeval fit to "
+                  f"{study.measurements.path} (column {args.measured}), {fit.method} on "
+                  f"{result.n_train} rows\n# {', '.join(f'{k} = {v!r}' for k, v in fit.values.items())}\n")
+        write_atomically(out, header + text, inputs=args.files)
+    if args.json:
+        document = {**fit.to_dict(), **{k: v for k, v in result.to_dict().items()
+                                        if k != "fitted"}}
+        document["output"] = str(out) if out is not None else None
+        if args.skip_bad_rows:
+            document["skipped"] = study.skipped
+        print_json(document)
+        return 0
+    width = max(len(k) for k in fit.values)
+    print(f"fitted by {fit.method} on {result.n_train} of {result.n} rows "
+          f"(rank {fit.rank} of {len(fit.free)}):")
+    for k, v in fit.values.items():
+        print(f"  {k:<{width}}  {v!r}")
+    on = "test" if result.n_test and result.n_test != result.n else "training"
+    print(f"on the {result.n_test} {on} rows: tau = {_f(result.tau)}, fidelity = "
+          f"{_f(result.fidelity)}, MAPE = {_f(result.mape, '.3g')} %, R^2 = {_f(result.r2)}")
+    if args.skip_bad_rows:
+        print(f"skipped rows: {study.skipped}")
+    if out is not None:
+        print(f"wrote {out}")
+    return 0
+
+
+def _f(value, spec=".4f"):
+    import math
+    return "n/a" if value is None or not math.isfinite(value) else format(value, spec)

@@ -1,0 +1,138 @@
+"""Options and input loading shared by ``fidelity``, ``fit`` and ``plot fidelity|gsla``."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import dsl
+from mapping.diagnostics import InputError
+from mapping.fitting import Assessment, RowModel, assess
+from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
+                            load_single, one, parse_params)
+from mapping.measurements import Measurements, read_measurements
+
+FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
+
+
+def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = False) -> None:
+    """The options of ``mapeval fidelity`` (``fit_option`` names the free parameters)."""
+    p.add_argument("files", nargs="+", metavar="FILE", help=FILES_HELP)
+    p.add_argument("--measured", required=True, metavar="COLUMN",
+                   help="the CSV column holding the measured value of each row")
+    g = p.add_argument_group("the mapping of each row (one of)")
+    g.add_argument("--mapping-column", metavar="COLUMN",
+                   help="a column whose cells name mappings of the .map file")
+    g.add_argument("--actor-column", metavar="TEMPLATE",
+                   help="one column per actor naming its PE, e.g. 't_{actor}'")
+    g.add_argument("--quanta-column", metavar="TEMPLATE",
+                   help="per-element activity instead of a mapping, e.g. 'quanta_{element}'")
+    g.add_argument("--tokens-column", metavar="TEMPLATE",
+                   help="token counts per element with --quanta-column, e.g. 'tokens_{element}' "
+                   "(default: one token per element)")
+    add_mapping_options(p)
+    add_model_options(p)
+    free_help = ("free parameters ELEMENT.METRIC.PARAM or TYPE.METRIC.PARAM, comma-separated "
+                 "(e.g. gpu.time.alpha,gpu.time.beta)")
+    if fit_option == "--fit":
+        free_help += ": fit them on the train rows, report fidelity on the test rows"
+    p.add_argument(fit_option, dest="free", metavar="PARAMS", required=fit_required,
+                   help=free_help)
+    p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
+                   help="fraction of the rows held out for testing when fitting (default 0.2)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split (default 0)")
+    p.add_argument("--skip-bad-rows", action="store_true",
+                   help="skip rows with a bad cell instead of stopping, and say how many")
+
+
+@dataclass
+class Study:
+    """Everything a measurement command loaded and computed."""
+
+    app: object | None
+    arch: object
+    files: list[Path]
+    moa_path: Path
+    measurements: Measurements
+    assessment: Assessment
+    skipped: int
+    problems: list[str]
+
+
+def load_study(args, command: str) -> Study:
+    inputs = classify(args.files, ("sdf", "moa", "map", "csv"))
+    csv_path = one(inputs.csv, "csv", command)
+    moa_path = one(inputs.moa, "moa", command)
+    arch = load_single(moa_path, "moa")
+    columns = [c for c in (args.mapping_column, args.actor_column, args.quanta_column) if c]
+    if len(columns) > 1:
+        raise InputError(f"mapeval {command}: give only one of --mapping-column, "
+                         "--actor-column and --quanta-column")
+    if columns and (args.mapping or args.map):
+        raise InputError(f"mapeval {command}: --mapping/--map fix one mapping for every row; "
+                         "they do not go with a per-row mapping column")
+    sdf_path = one(inputs.sdf, "sdf", command, required=args.quanta_column is None)
+    app = load_single(sdf_path, "sdf") if sdf_path is not None else None
+    map_path = one(inputs.map, "map", command, required=False)
+
+    kwargs = {}
+    if args.mapping_column:
+        if map_path is None:
+            raise InputError(f"mapeval {command}: --mapping-column needs a .map file")
+        kwargs = dict(mapping_column=args.mapping_column, mappings=dsl.load_map(map_path))
+    elif args.actor_column:
+        kwargs = dict(actor_column=args.actor_column, actors=list(app.actors),
+                      pes=arch.pes, cns=arch.cns)
+    elif args.quanta_column:
+        kwargs = dict(quanta_column=args.quanta_column, tokens_column=args.tokens_column,
+                      elements=list(arch.elements))
+    else:
+        if map_path is None and args.map is None:
+            raise InputError(f"mapeval {command}: say where each row's mapping comes from: "
+                             "a .map file (--mapping NAME among several, or "
+                             "--mapping-column COLUMN), --map ACTOR=PE,..., --actor-column "
+                             "'t_{actor}' or --quanta-column 'quanta_{element}'")
+        kwargs = dict(mapping=choose_mapping(map_path, args.mapping, args.map))
+    if args.tokens_column and not args.quanta_column:
+        raise InputError("--tokens-column needs --quanta-column")
+    params = list(app.params) if app is not None else []
+    params += [p for p in arch.params if p not in params]
+    data = read_measurements(csv_path, args.measured, params=params,
+                             skip_bad_rows=args.skip_bad_rows, **kwargs)
+    rows = list(data.rows)
+    problems = list(data.problems)
+    overrides = parse_params(args.param)
+    if args.skip_bad_rows:
+        # Rows whose evaluation fails (a route missing, a parameter out of range) go too.
+        model = RowModel(arch, rows, args.metric, args.aggregate, app, overrides, str(csv_path))
+        good = []
+        for i, row in enumerate(rows):
+            try:
+                model.value(i)
+                good.append(row)
+            except InputError as exc:
+                problems.append(f"{csv_path}:{row.line}: {exc}")
+        rows = good
+        if not rows:
+            raise InputError(f"{csv_path}: no row left to evaluate ({len(problems)} skipped); "
+                             f"the first: {problems[0]}")
+    assessment = assess(arch, rows, app=app, metric=args.metric, aggregate=args.aggregate,
+                        free=args.free, test_fraction=args.test_fraction, seed=args.seed,
+                        params=overrides, source=str(csv_path))
+    files = [Path(f) for f in args.files]
+    return Study(app, arch, files, moa_path, data, assessment, len(problems), problems)
+
+
+def report_problems(study: Study, stream=None) -> None:
+    """Skipped rows and fit warnings on stderr (never on stdout)."""
+    stream = stream or sys.stderr
+    if study.skipped:
+        print(f"mapeval: skipped {study.skipped} bad row{'s' if study.skipped != 1 else ''} "
+              f"of {study.measurements.path}", file=stream)
+        for text in study.problems[:5]:
+            print(f"  {text}", file=stream)
+        if len(study.problems) > 5:
+            print(f"  ... and {len(study.problems) - 5} more", file=stream)
+    fit = study.assessment.fit
+    for text in (fit.warnings if fit else ()):
+        print(f"mapeval: warning: {text}", file=stream)

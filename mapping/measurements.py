@@ -1,0 +1,400 @@
+"""Measurement tables (CSV) for ``mapeval fidelity`` and ``mapeval fit`` (SPEC §7).
+
+One row is one measured alternative.  Its columns say
+
+- the parameter values of the row: every column named like a parameter of the ``.sdf``
+  or ``.moa`` file sets it;
+- the mapping of the row, one of: a column naming a mapping of the ``.map`` file
+  (``mapping_column``); one column per actor naming its PE (``actor_column``, a
+  template such as ``t_{actor}``); or nothing, when one mapping holds for every row;
+- or, instead of a mapping, the activity each element saw, already counted
+  (``quanta_column`` such as ``quanta_{element}``, optionally ``tokens_column``);
+- the measured value (``measured``).
+
+Every bad cell is an :class:`~mapping.diagnostics.InputError` whose ``origin`` is
+``(csv_path, line, column)`` -- the line of the row in the file and the character column
+where the cell starts, so that the diagnostic points at it -- and whose message names
+the row and the column.  With ``skip_bad_rows`` such rows are dropped and counted.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping as MappingT, Sequence
+
+from mapping.diagnostics import InputError
+from mapping.mapping import Mapping
+
+ACTOR_FIELD = "{actor}"
+ELEMENT_FIELD = "{element}"
+
+
+@dataclass(frozen=True)
+class MeasurementRow:
+    """One data row: ``line`` in the file, its 1-based ``index`` among data rows, the
+    ``params`` it sets, its ``mapping`` or per-element ``activity`` (element →
+    ``(quanta, tokens)``), the ``measured`` value and every cell in ``cells``."""
+
+    line: int
+    index: int
+    params: MappingT[str, float]
+    measured: float
+    mapping: Mapping | None = None
+    activity: MappingT[str, tuple[float, int]] | None = None
+    cells: MappingT[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def where(self) -> str:
+        return f"row {self.index} (line {self.line})"
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """The good rows of a CSV file; ``skipped`` counts the bad rows dropped, whose
+    messages are in ``problems``."""
+
+    path: Path
+    columns: tuple[str, ...]
+    rows: tuple[MeasurementRow, ...]
+    skipped: int = 0
+    problems: tuple[str, ...] = ()
+
+    def __len__(self):
+        return len(self.rows)
+
+    @property
+    def measured(self):
+        import numpy as np
+        return np.array([r.measured for r in self.rows], dtype=float)
+
+    def column(self, name: str) -> list[str]:
+        return [r.cells.get(name, "") for r in self.rows]
+
+
+def parse_cell_number(text: str) -> float | int | None:
+    """A number from a cell (``12``, ``1e-3``, ``0x10``, ``1_000``), or ``None``."""
+    text = text.strip()
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        pass
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def read_measurements(path, measured: str, *,
+                      params: Iterable[str] = (),
+                      mappings: Sequence[Mapping] | None = None,
+                      mapping_column: str | None = None,
+                      actor_column: str | None = None,
+                      actors: Sequence[str] | None = None,
+                      pes: Sequence[str] | None = None,
+                      cns: Sequence[str] = (),
+                      quanta_column: str | None = None,
+                      tokens_column: str | None = None,
+                      elements: Sequence[str] | None = None,
+                      mapping: Mapping | None = None,
+                      skip_bad_rows: bool = False) -> Measurements:
+    """Read the measurement table at ``path``.
+
+    ``params``: the parameter names a column may set.  The mapping of each row comes
+    from ``mapping_column`` (a cell names one of ``mappings``), from ``actor_column``
+    (template with ``{actor}``, for each of ``actors``; cells name one of ``pes``), from
+    ``quanta_column``/``tokens_column`` (templates with ``{element}``, for the
+    ``elements`` that have such a column), or is ``mapping`` for every row.
+    """
+    path = Path(path)
+    table = _Table.load(path)
+    header = table.header
+    params = [p for p in dict.fromkeys(params) if p in table.index]
+
+    modes = [m for m in (mapping_column, actor_column, quanta_column) if m is not None]
+    if len(modes) > 1:
+        raise InputError("give only one of --mapping-column, --actor-column and "
+                         "--quanta-column")
+    table.require(measured, "the measured column (--measured)")
+
+    actor_cols: dict[str, str] = {}
+    if mapping_column is not None:
+        table.require(mapping_column, "the mapping column (--mapping-column)")
+        if not mappings:
+            raise InputError(f"--mapping-column {mapping_column}: a .map file is needed "
+                             "to give the mappings the column names")
+        by_name = {m.name: m for m in mappings}
+    if actor_column is not None:
+        _check_template(actor_column, ACTOR_FIELD, "--actor-column")
+        for actor in actors or ():
+            actor_cols[actor] = table.require(actor_column.replace(ACTOR_FIELD, actor),
+                                              f"the PE of actor '{actor}' (--actor-column)")
+        pe_set, cn_set = set(pes or ()), set(cns)
+    element_cols: dict[str, tuple[str, str | None]] = {}
+    if quanta_column is not None:
+        _check_template(quanta_column, ELEMENT_FIELD, "--quanta-column")
+        if tokens_column is not None:
+            _check_template(tokens_column, ELEMENT_FIELD, "--tokens-column")
+        for element in elements or ():
+            qcol = quanta_column.replace(ELEMENT_FIELD, element)
+            if qcol not in table.index:
+                continue
+            tcol = None
+            if tokens_column is not None:
+                tcol = table.require(tokens_column.replace(ELEMENT_FIELD, element),
+                                     f"the tokens of element '{element}' (--tokens-column)")
+            element_cols[element] = (qcol, tcol)
+        if not element_cols:
+            expected = ", ".join(quanta_column.replace(ELEMENT_FIELD, e) for e in elements or ())
+            raise InputError(f"{path}: no column matches --quanta-column '{quanta_column}' "
+                             f"(expected some of: {expected or 'none'})",
+                             (str(path), table.header_line, 1))
+    elif tokens_column is not None:
+        raise InputError("--tokens-column needs --quanta-column")
+
+    rows, problems = [], []
+    shared_mappings: dict[tuple, Mapping] = {}
+    for record in table.records:
+        try:
+            if len(record.values) > len(header):
+                raise record.error(None, f"{len(record.values)} cells, but the header names "
+                                   f"{len(header)} columns")
+            cells = record.cells
+            values = {p: record.number(p) for p in params}
+            value = record.number(measured)
+            row_mapping, row_activity = mapping, None
+            if mapping_column is not None:
+                name = record.cell(mapping_column).strip()
+                row_mapping = by_name.get(name)
+                if row_mapping is None:
+                    raise record.error(mapping_column, f"no mapping named '{name}' in the "
+                                       f".map file (one of: {', '.join(by_name)})")
+            elif actor_column is not None:
+                assignment = {}
+                for actor, col in actor_cols.items():
+                    pe = record.cell(col).strip()
+                    if pe not in pe_set:
+                        what = ("a communication node, not a PE" if pe in cn_set
+                                else "an unknown PE")
+                        raise record.error(col, f"'{pe}' is {what} (PEs: {', '.join(pes or ())})")
+                    assignment[actor] = pe
+                key = tuple(assignment.values())
+                row_mapping = shared_mappings.get(key)
+                if row_mapping is None:
+                    name = ",".join(f"{a}={pe}" for a, pe in assignment.items())
+                    row_mapping = shared_mappings[key] = Mapping(name, assignment)
+            elif quanta_column is not None:
+                row_activity = {}
+                for element, (qcol, tcol) in element_cols.items():
+                    quanta = record.number(qcol)
+                    tokens = 1 if tcol is None else record.number(tcol)
+                    if quanta < 0:
+                        raise record.error(qcol, f"quanta must be non-negative, got {quanta}")
+                    if tokens < 0 or tokens != int(tokens):
+                        raise record.error(tcol, "a token count must be a non-negative "
+                                           f"integer, got {tokens}")
+                    if tokens == 0 and quanta > 0:
+                        raise record.error(tcol, f"{quanta} quanta in 0 tokens")
+                    row_activity[element] = (float(quanta), int(tokens))
+            rows.append(MeasurementRow(record.line, record.index, values, float(value),
+                                       row_mapping, row_activity, cells))
+        except InputError as exc:
+            if not skip_bad_rows:
+                raise
+            problems.append(_located(exc))
+    if not rows:
+        if problems:
+            raise InputError(f"{path}: every data row is bad ({len(problems)} skipped); "
+                             f"the first: {problems[0]}", (str(path), table.header_line, 1))
+        raise InputError(f"{path}: no data rows after the header", (str(path), table.header_line, 1))
+    return Measurements(path, tuple(header), tuple(rows), len(problems), tuple(problems))
+
+
+def _located(exc: InputError) -> str:
+    origin = getattr(exc, "origin", None)
+    if origin:
+        return f"{origin[0]}:{origin[1]}:{origin[2]}: {exc}"
+    return str(exc)
+
+
+def _check_template(template: str, field_: str, option: str) -> None:
+    if field_ not in template:
+        raise InputError(f"{option} '{template}': the template must contain {field_}, "
+                         f"e.g. '{field_.strip('{}')[0]}_{field_}'")
+
+
+class _Record:
+    """One CSV record with its position, for error messages."""
+
+    def __init__(self, table: "_Table", cells: list[str], line: int, index: int,
+                 raw: str | None):
+        self.table, self.values, self.line, self.index, self.raw = table, cells, line, index, raw
+
+    @property
+    def _starts(self):
+        return _field_starts(self.raw, self.table.dialect) if self.raw is not None else None
+
+    @property
+    def cells(self) -> dict[str, str]:
+        return {name: self.values[i] for i, name in enumerate(self.table.header)
+                if i < len(self.values)}
+
+    def origin(self, column: str | None) -> tuple:
+        if column is None:
+            return (str(self.table.path), self.line, 1)
+        i = self.table.index[column]
+        if self._starts is not None and i < len(self._starts):
+            col = self._starts[i] + 1
+        elif self.raw is not None:
+            col = len(self.raw.rstrip("\r\n")) + 1    # a missing cell: point past the end
+        else:
+            col = 1
+        return (str(self.table.path), self.line, col)
+
+    def error(self, column: str | None, message: str) -> InputError:
+        if column is None:
+            return InputError(f"row {self.index}: {message}", self.origin(None))
+        i = self.table.index[column]
+        return InputError(f"row {self.index}, column {i + 1} '{column}': {message}",
+                          self.origin(column))
+
+    def cell(self, column: str) -> str:
+        i = self.table.index[column]
+        if i >= len(self.values) or not self.values[i].strip():
+            raise self.error(column, "missing cell")
+        return self.values[i]
+
+    def number(self, column: str) -> float | int:
+        text = self.cell(column)
+        value = parse_cell_number(text)
+        if value is None:
+            raise self.error(column, f"'{text.strip()}' is not a (finite) number")
+        return value
+
+
+class _Table:
+    """A CSV file's header and records, each with the line it starts on."""
+
+    def __init__(self, path: Path, header: list[str], header_line: int, records, dialect):
+        self.path, self.header, self.header_line = path, header, header_line
+        self.records, self.dialect = records, dialect
+        self.index = {name: i for i, name in enumerate(header)}
+
+    @classmethod
+    def load(cls, path: Path) -> "_Table":
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: not a UTF-8 text file ({exc.reason} at byte "
+                             f"{exc.start})", (str(path), 1, 1)) from None
+        lines = text.splitlines(keepends=True)
+        # Leading blank lines and '#' comment lines come before the header.
+        first = 0
+        while first < len(lines) and (not lines[first].strip()
+                                      or lines[first].lstrip().startswith("#")):
+            first += 1
+        if first == len(lines):
+            raise InputError(f"{path}: empty file: expected a header row naming the columns",
+                             (str(path), 1, 1))
+        dialect = _dialect(lines[first])
+        feeder = _LineFeeder(lines, first)
+        reader = csv.reader(feeder, dialect)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except csv.Error as exc:
+            raise InputError(f"{path}: bad header row: {exc}", (str(path), first + 1, 1)) from None
+        header_line = first + 1
+        seen = {}
+        for i, name in enumerate(header):
+            if not name:
+                raise InputError(f"{path}: column {i + 1} of the header has no name",
+                                 (str(path), header_line, _field_starts(lines[first], dialect)[i] + 1))
+            if name in seen:
+                raise InputError(f"{path}: column '{name}' appears twice in the header "
+                                 f"(columns {seen[name] + 1} and {i + 1})",
+                                 (str(path), header_line, 1))
+            seen[name] = i
+        records = []
+        index = 0
+        while True:
+            start = feeder.position
+            try:
+                values = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                raise InputError(f"{path}: line {start + 1}: {exc}", (str(path), start + 1, 1)) from None
+            if not values or all(not v.strip() for v in values):
+                continue                                    # blank line
+            if values[0].lstrip().startswith("#"):
+                continue                                    # comment line
+            index += 1
+            raw = lines[start] if feeder.position == start + 1 else None
+            records.append(_Record(None, values, start + 1, index, raw))
+        table = cls(path, header, header_line, records, dialect)
+        for record in records:
+            record.table = table
+        return table
+
+    def require(self, column: str, what: str) -> str:
+        if column not in self.index:
+            raise InputError(f"{self.path}: no column '{column}' for {what} "
+                             f"(columns: {', '.join(self.header)})",
+                             (str(self.path), self.header_line, 1))
+        return column
+
+
+class _LineFeeder:
+    """Feeds lines to csv.reader and tells which line it is at."""
+
+    def __init__(self, lines, start):
+        self.lines, self.position = lines, start
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.position >= len(self.lines):
+            raise StopIteration
+        line = self.lines[self.position]
+        self.position += 1
+        return line
+
+
+def _dialect(header_line: str):
+    """Comma by default; semicolon or tab when the header plainly uses them."""
+    class Dialect(csv.excel):
+        pass
+    counts = {d: header_line.count(d) for d in (",", ";", "\t")}
+    best = max(counts, key=counts.get)
+    Dialect.delimiter = best if counts[best] > 0 else ","
+    Dialect.skipinitialspace = True
+    return Dialect
+
+
+def _field_starts(raw: str, dialect) -> list[int]:
+    """Character offsets where each field of one physical CSV line starts."""
+    starts, i, n = [], 0, len(raw)
+    delim, quote = dialect.delimiter, dialect.quotechar
+    while True:
+        while dialect.skipinitialspace and i < n and raw[i] == " ":
+            i += 1
+        starts.append(i)
+        if i < n and raw[i] == quote:
+            i += 1
+            while i < n:
+                if raw[i] == quote:
+                    if i + 1 < n and raw[i + 1] == quote:
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                i += 1
+        while i < n and raw[i] != delim and raw[i] not in "\r\n":
+            i += 1
+        if i < n and raw[i] == delim:
+            i += 1
+            continue
+        return starts
