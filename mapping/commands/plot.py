@@ -5,6 +5,8 @@ import importlib
 
 # Plot kind -> module in mapping.commands exposing add_parser(subparsers, name) and run(args).
 PLOT_KINDS: dict[str, str] = {
+    "fidelity": "plot_fidelity",
+    "gsla": "plot_gsla",
 }
 
 

@@ -1,0 +1,58 @@
+"""Predicted against measured values, one point per row, tau and fidelity in the title."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from mapping.fitting import Assessment
+from mapping.plots.figure_io import new_figure, save_figure
+
+
+def _spans_decades(values) -> bool:
+    v = np.asarray(values, dtype=float)
+    return v.size > 0 and bool(np.all(v > 0)) and v.max() / v.min() >= 10
+
+
+def _f(x):
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.3f}"
+
+
+def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
+                    metric: str = "time", title: str | None = None) -> Figure:
+    """Scatter of predicted (x) against measured (y): the test rows in colour, the rows
+    that fitted the parameters in grey; the diagonal ``y = x``; log axes where the
+    values span a decade or more."""
+    a = assessment
+    r = a.result
+    fig = new_figure(6.4, 5.6)
+    ax = fig.add_subplot()
+    test, train = a.test, a.train
+    if len(train):
+        ax.scatter(a.predicted[train], a.measured[train], s=12, color="0.7", alpha=0.6,
+                   label=f"train rows ({len(train)})", linewidths=0)
+    ax.scatter(a.predicted[test], a.measured[test], s=18, color="tab:blue", alpha=0.85,
+               label=f"{'test' if len(train) else 'all'} rows ({len(test)})", linewidths=0)
+    both = np.concatenate([a.predicted, a.measured])
+    if _spans_decades(both):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    finite = both[np.isfinite(both)]
+    if finite.size:
+        lo, hi = finite.min(), finite.max()
+        ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls="--", label="predicted = measured")
+    ax.set_xlabel(f"predicted {metric}")
+    ax.set_ylabel(measured_label)
+    where = "test rows" if len(train) else "rows"
+    heading = title or f"{a.model.arch.name}: model against measurements"
+    ax.set_title(f"{heading}\nKendall tau-b = {_f(r.tau)}, pairs ordered = {_f(r.fidelity)} "
+                 f"({r.n_test} {where})", fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def plot_fidelity(assessment: Assessment, path, *, inputs=(), **kwargs):
+    """Draw :func:`fidelity_figure` to ``path`` (.png, .svg, .pdf)."""
+    return save_figure(fidelity_figure(assessment, **kwargs), path, inputs)
