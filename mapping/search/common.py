@@ -1,0 +1,452 @@
+"""What every strategy shares: the search space, objectives, results, Pareto archives,
+evaluation budgets and progress reporting."""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from mapping.batch import BatchEvaluator
+from mapping.mapping import MappingError
+
+#: independent sub-runs ("islands") of a heuristic, each with its own seed and share of
+#: the budget; they run one after the other locally, in parallel on a Dask cluster, and
+#: give the same result either way
+DEFAULT_SHARDS = 4
+DEFAULT_BUDGET = 20_000
+
+
+class SearchError(MappingError):
+    """A search that cannot run as asked (bad constraint, strategy, objective)."""
+
+
+# ----------------------------------------------------------------------- objectives
+@dataclass
+class Objectives:
+    """One or more compiled objectives (metric, aggregate); all minimized."""
+
+    evaluators: list[BatchEvaluator]
+
+    @property
+    def names(self) -> list[str]:
+        return [e.metric for e in self.evaluators]
+
+    @property
+    def multi(self) -> bool:
+        return len(self.evaluators) > 1
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """``(N, objectives)`` values of the ``(N, actors)`` mappings ``X``."""
+        return np.column_stack([e.evaluate(X) for e in self.evaluators])
+
+
+@dataclass
+class Scalarizer:
+    """Weighted sum of objectives divided by their scales (one objective: the value)."""
+
+    weights: np.ndarray
+    scales: np.ndarray
+
+    def __call__(self, F: np.ndarray) -> np.ndarray:
+        if F.shape[1] == 1:
+            return F[:, 0]
+        return (F / self.scales) @ self.weights
+
+
+def weight_vectors(n_objectives: int, count: int) -> list[np.ndarray]:
+    """``count`` weight vectors spread over the simplex (the axes first)."""
+    if n_objectives == 1:
+        return [np.ones(1)] * count
+    out = [np.eye(n_objectives)[i] for i in range(n_objectives)]
+    if n_objectives == 2:
+        inner = [np.array([1 - t, t]) for t in np.linspace(0, 1, max(count, 2))[1:-1]]
+    else:
+        rng = np.random.default_rng(12345)
+        inner = list(rng.dirichlet(np.ones(n_objectives), size=count))
+    out += inner
+    return [out[i % len(out)] for i in range(count)]
+
+
+# --------------------------------------------------------------------------- space
+@dataclass
+class Space:
+    """Which PEs each actor may use: ``allowed[a, p]`` (pins and ``allowed`` applied)."""
+
+    actors: list[str]
+    pes: list[str]
+    allowed: np.ndarray
+
+    def __post_init__(self):
+        self.choices = [np.flatnonzero(row) for row in self.allowed]
+        self.n_choices = np.array([len(c) for c in self.choices])
+        # choice table for vectorized sampling: choice_table[a, i] = i-th allowed PE
+        width = max(1, int(self.n_choices.max(initial=1)))
+        self.choice_table = np.zeros((len(self.actors), width), dtype=np.intp)
+        for a, c in enumerate(self.choices):
+            self.choice_table[a, :len(c)] = c
+        self.free = np.flatnonzero(self.n_choices > 1)
+        # _position[a, p]: index of PE p among the allowed PEs of actor a
+        self._position = np.cumsum(self.allowed, axis=1) - 1
+
+    @property
+    def size(self) -> int:
+        return math.prod(int(n) for n in self.n_choices)
+
+    def random(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` mappings drawn uniformly from the allowed PEs of each actor."""
+        pick = (rng.random((n, len(self.actors))) * self.n_choices).astype(np.intp)
+        return self.choice_table[np.arange(len(self.actors)), pick]
+
+    def random_move(self, rng: np.random.Generator, X: np.ndarray) -> np.ndarray:
+        """A copy of ``X`` with one free actor per row moved to another allowed PE."""
+        Y = X.copy()
+        if not len(self.free):
+            return Y
+        n = len(X)
+        a = self.free[rng.integers(0, len(self.free), n)]
+        k = self.n_choices[a]
+        # a uniformly chosen *different* allowed PE
+        cur = self._position[a, X[np.arange(n), a]]
+        shift = 1 + (rng.random(n) * (k - 1)).astype(np.intp)
+        new = (cur + shift) % k
+        Y[np.arange(n), a] = self.choice_table[a, new]
+        return Y
+
+    def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All mappings one move away from ``x``: (rows, moved actor, new PE)."""
+        actors, pes = [], []
+        for a in self.free:
+            for p in self.choices[a]:
+                if p != x[a]:
+                    actors.append(a)
+                    pes.append(p)
+        actors, pes = np.array(actors, dtype=np.intp), np.array(pes, dtype=np.intp)
+        Y = np.repeat(x[None, :], len(actors), axis=0)
+        Y[np.arange(len(actors)), actors] = pes
+        return Y, actors, pes
+
+
+def build_space(problem, pins: dict[str, str] | None = None,
+                allowed: dict[str, Sequence[str]] | None = None) -> Space:
+    """The search space of ``problem``: each actor's ``allowed`` attribute (a list of PE,
+    type or array names, or one string of names separated by spaces or commas), the
+    ``allowed`` overrides given here, and ``pins`` (actor → PE)."""
+    arch, app = problem.arch, problem.app
+    actors, pes = list(app.actors), arch.pes
+    P = len(pes)
+    if not P:
+        raise SearchError(f"architecture '{arch.name}' has no PE to map actors to")
+    groups: dict[str, set[int]] = {}
+    for i, p in enumerate(pes):
+        e = arch.elements[p]
+        groups.setdefault(p, set()).add(i)
+        if e.type_name:
+            groups.setdefault(e.type_name, set()).add(i)
+        if e.array:
+            groups.setdefault(e.array[0], set()).add(i)
+            groups.setdefault(f"{e.array[0]}[*]", set()).add(i)
+    mask = np.ones((len(actors), P), dtype=bool)
+    overrides = dict(allowed or {})
+    for ai, a in enumerate(actors):
+        spec = overrides.get(a, app.actors[a].attrs.get("allowed"))
+        if spec is None:
+            continue
+        names = spec.replace(",", " ").split() if isinstance(spec, str) else list(spec)
+        row = np.zeros(P, dtype=bool)
+        for name in names:
+            if name not in groups:
+                raise SearchError(f"actor '{a}': allowed names unknown PE or type '{name}' "
+                                  f"(PEs: {', '.join(pes)}; types: "
+                                  f"{', '.join(arch.types) or 'none'})")
+            row[list(groups[name])] = True
+        mask[ai] = row
+    for a, p in (pins or {}).items():
+        if a not in app.actors:
+            raise SearchError(f"--pin {a}={p}: unknown actor '{a}' "
+                              f"(actors: {', '.join(actors)})")
+        if p not in groups or p not in pes:
+            raise SearchError(f"--pin {a}={p}: unknown PE '{p}' (PEs: {', '.join(pes)})")
+        ai, pi = actors.index(a), pes.index(p)
+        if not mask[ai, pi]:
+            raise SearchError(f"--pin {a}={p}: PE '{p}' is not allowed for actor '{a}'")
+        mask[ai] = False
+        mask[ai, pi] = True
+    empty = [a for ai, a in enumerate(actors) if not mask[ai].any()]
+    if empty:
+        raise SearchError(f"no PE is allowed for actor{'s' if len(empty) > 1 else ''} "
+                          f"{', '.join(repr(a) for a in empty)}")
+    return Space(actors, pes, mask)
+
+
+def parse_pins(items: Sequence[str] | None) -> dict[str, str]:
+    """``--pin actor=pe`` options (repeatable, or comma-separated)."""
+    from mapping.mapping import Mapping
+    pins: dict[str, str] = {}
+    for item in items or []:
+        for actor, pe in Mapping.from_text(item, "pin").assignment.items():
+            if actor in pins and pins[actor] != pe:
+                raise SearchError(f"--pin: actor '{actor}' is pinned twice")
+            pins[actor] = pe
+    return pins
+
+
+# ------------------------------------------------------------------------- archive
+def nondominated(F: np.ndarray) -> np.ndarray:
+    """Boolean mask of the rows of ``F`` that no other row dominates (duplicates: the
+    first is kept)."""
+    n = len(F)
+    keep = np.ones(n, dtype=bool)
+    order = np.lexsort(F.T[::-1])                  # sort by first objective, then others
+    Fs = F[order]
+    for i in range(n):
+        if not keep[order[i]]:
+            continue
+        # rows after i in sorted order that i dominates or duplicates
+        rest = Fs[i + 1:]
+        dominated = np.all(rest >= Fs[i], axis=1)
+        keep[order[i + 1:][dominated]] = False
+    return keep
+
+
+@dataclass
+class Archive:
+    """Non-dominated mappings seen so far, with their objective values."""
+
+    rows: np.ndarray | None = None
+    values: np.ndarray | None = None
+    limit: int = 1000
+
+    def add(self, X: np.ndarray, F: np.ndarray) -> None:
+        finite = np.all(np.isfinite(F), axis=1)
+        X, F = X[finite], F[finite]
+        if not len(X):
+            return
+        if self.values is not None and len(self.values):
+            # drop candidates dominated by (or equal to) an archived point, cheaply first
+            dom = np.zeros(len(F), dtype=bool)
+            for v in self.values:
+                dom |= np.all(F >= v, axis=1)
+            X, F = X[~dom], F[~dom]
+            if not len(X):
+                return
+            X = np.vstack([self.rows, X])
+            F = np.vstack([self.values, F])
+        keep = nondominated(F)
+        X, F = X[keep], F[keep]
+        # duplicate mappings (same values) collapse through domination; keep order stable
+        order = np.lexsort(F.T[::-1])
+        self.rows, self.values = X[order][:self.limit], F[order][:self.limit]
+
+    def merge(self, other: "Archive") -> None:
+        if other.rows is not None:
+            self.add(other.rows, other.values)
+
+
+# --------------------------------------------------------------------- budget, best
+@dataclass
+class Tracker:
+    """Counts evaluations against a budget, keeps the best mapping (ties: the
+    lexicographically smallest row) and, for several objectives, the archive."""
+
+    objectives: Objectives
+    scalarize: Scalarizer
+    budget: int | None
+    progress: Callable[[int], None] | None = None
+    evaluations: int = 0
+    best_value: float = math.inf
+    best_row: np.ndarray | None = None
+    best_F: np.ndarray | None = None
+    archive: Archive | None = None
+
+    def __post_init__(self):
+        if self.objectives.multi and self.archive is None:
+            self.archive = Archive()
+
+    @property
+    def remaining(self) -> int:
+        return (self.budget - self.evaluations) if self.budget is not None else 1 << 62
+
+    def evaluate(self, X: np.ndarray) -> np.ndarray:
+        """Scalar fitness of the rows of ``X`` (truncated to the remaining budget)."""
+        if self.budget is not None and len(X) > self.remaining:
+            X = X[:max(self.remaining, 0)]
+        if not len(X):
+            return np.empty(0)
+        F = self.objectives(X)
+        s = self.scalarize(F)
+        self.evaluations += len(X)
+        if self.archive is not None:
+            self.archive.add(X, F)
+        i = int(np.argmin(s))
+        v = s[i]
+        if v < self.best_value or (v == self.best_value and self.best_row is not None
+                                   and _lex_less(X[i], self.best_row)):
+            ties = np.flatnonzero(s == v)
+            if len(ties) > 1:
+                i = ties[np.lexsort(X[ties].T[::-1])[0]]
+            if v < self.best_value or _lex_less(X[i], self.best_row):
+                self.best_value, self.best_row, self.best_F = float(v), X[i].copy(), F[i].copy()
+        elif self.best_row is None and math.isinf(v):
+            self.best_value, self.best_row, self.best_F = float(v), X[i].copy(), F[i].copy()
+        if self.progress is not None:
+            self.progress(len(X))
+        return s
+
+    @property
+    def exhausted(self) -> bool:
+        return self.budget is not None and self.evaluations >= self.budget
+
+
+def _lex_less(a: np.ndarray, b: np.ndarray) -> bool:
+    diff = np.flatnonzero(a != b)
+    return bool(len(diff)) and a[diff[0]] < b[diff[0]]
+
+
+# ------------------------------------------------------------------------ results
+@dataclass(frozen=True)
+class ShardResult:
+    """What one shard returns (small, picklable)."""
+
+    best_value: float
+    best_row: np.ndarray | None
+    best_F: np.ndarray | None
+    evaluations: int
+    front_rows: np.ndarray | None = None
+    front_values: np.ndarray | None = None
+    optimal: bool = False
+
+
+def combine(results: Sequence[ShardResult]) -> ShardResult:
+    """The best of several shards (ties: the lexicographically smallest mapping), their
+    evaluations added, their fronts merged."""
+    best = None
+    for r in results:
+        if r.best_row is None:
+            continue
+        if best is None or r.best_value < best.best_value or (
+                r.best_value == best.best_value and _lex_less(r.best_row, best.best_row)):
+            best = r
+    archive = Archive()
+    for r in results:
+        if r.front_rows is not None:
+            archive.add(r.front_rows, r.front_values)
+    evals = sum(r.evaluations for r in results)
+    if best is None:
+        return ShardResult(math.inf, None, None, evals)
+    return ShardResult(best.best_value, best.best_row, best.best_F, evals,
+                       archive.rows, archive.values, all(r.optimal for r in results))
+
+
+def shard_result(tracker: Tracker, optimal: bool = False) -> ShardResult:
+    a = tracker.archive
+    return ShardResult(tracker.best_value, tracker.best_row, tracker.best_F,
+                       tracker.evaluations, None if a is None else a.rows,
+                       None if a is None else a.values, optimal)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The outcome of a search; ``to_dict()`` gives the JSON of ``mapeval search``."""
+
+    strategy: str
+    metric: str
+    aggregate: str
+    value: float
+    mapping: dict[str, str]
+    evaluations: int
+    optimal: bool
+    seconds: float
+    objectives: tuple[str, ...] = ()
+    values: dict[str, float] = field(default_factory=dict)
+    front: tuple[dict, ...] | None = None
+    seed: int | None = None
+    budget: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = {"strategy": self.strategy, "metric": self.metric, "aggregate": self.aggregate,
+             "value": self.value, "mapping": dict(self.mapping),
+             "evaluations": self.evaluations, "optimal": self.optimal,
+             "seconds": self.seconds}
+        if self.front is not None:
+            d["objectives"] = list(self.objectives)
+            d["values"] = dict(self.values)
+            d["front"] = [{"values": dict(p["values"]), "mapping": dict(p["mapping"])}
+                          for p in self.front]
+        if self.seed is not None:
+            d["seed"] = self.seed
+        if self.budget is not None:
+            d["budget"] = self.budget
+        d.update(self.extra)
+        return d
+
+    def mappings(self) -> list[tuple[str, dict[str, str]]]:
+        """``(name, actor → PE)`` of the best mapping, or of every point of the front."""
+        if self.front is None:
+            return [("best", dict(self.mapping))]
+        return [(f"pareto_{i}", dict(p["mapping"])) for i, p in enumerate(self.front)]
+
+    def __str__(self):
+        lines = [f"{self.strategy} search: {self.metric} ({self.aggregate}) = {self.value:.6g}"
+                 f"{' (optimal)' if self.optimal else ''}; {self.evaluations} evaluations "
+                 f"in {self.seconds:.3g} s"]
+        if self.front is None:
+            width = max([len(a) for a in self.mapping] + [5])
+            lines += [f"  {a:<{width}} -> {p}" for a, p in self.mapping.items()]
+        else:
+            names = list(self.objectives)
+            lines.append(f"Pareto front: {len(self.front)} mappings")
+            lines.append("  " + "  ".join(f"{n:>12}" for n in names) + "  mapping")
+            for p in self.front:
+                m = ", ".join(f"{a}={pe}" for a, pe in p["mapping"].items())
+                lines.append("  " + "  ".join(f"{p['values'][n]:>12.6g}" for n in names)
+                             + f"  {m}")
+        return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------- progress
+class Progress:
+    """A one-line progress report on stderr, redrawn at most a few times per second."""
+
+    def __init__(self, total: int | None, label: str = "search", enabled: bool | None = None,
+                 stream=None, interval: float = 0.25):
+        self.stream = stream or sys.stderr
+        if enabled is None:
+            enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled, self.total, self.label = enabled, total, label
+        self.done, self.interval = 0, interval
+        self._last = 0.0
+        self._start = time.perf_counter()
+        self._drawn = False
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self._last >= self.interval:
+            self._last = now
+            self._draw(now)
+
+    def _draw(self, now):
+        rate = self.done / max(now - self._start, 1e-9)
+        if self.total:
+            frac = min(self.done / self.total, 1.0)
+            bar = "#" * int(frac * 30)
+            text = f"\r{self.label} [{bar:<30}] {frac:6.1%} {self.done}/{self.total} " \
+                   f"({rate:,.0f}/s)"
+        else:
+            text = f"\r{self.label}: {self.done} evaluations ({rate:,.0f}/s)"
+        self.stream.write(text)
+        self.stream.flush()
+        self._drawn = True
+
+    def close(self):
+        if self.enabled and self._drawn:
+            self._draw(time.perf_counter())
+            self.stream.write("\n")
+            self.stream.flush()

@@ -1,0 +1,173 @@
+"""The search driver: compiles the objectives, plans shards, runs them (locally or on a
+Dask cluster) and assembles a :class:`SearchResult`."""
+from __future__ import annotations
+
+import importlib
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from mapping.batch import BatchEvaluator
+from mapping.problem import Problem
+from mapping.search.common import (DEFAULT_BUDGET, DEFAULT_SHARDS, Objectives, Progress,
+                                   Scalarizer, SearchError, SearchResult, ShardResult,
+                                   Space, Tracker, build_space, combine, weight_vectors)
+
+STRATEGIES = ("exhaustive", "exact", "greedy", "anneal", "genetic", "tabu")
+HEURISTICS = ("greedy", "anneal", "genetic", "tabu")
+
+
+@dataclass
+class Setup:
+    """Everything a strategy's planner may look at (stays on the client)."""
+
+    problem: Problem
+    objectives: Objectives
+    space: Space
+    budget: int | None
+    seed: int
+    scales: np.ndarray
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Task:
+    """One shard of a search: small, picklable, self-contained."""
+
+    strategy: str
+    index: int
+    objectives: Objectives
+    space: Space
+    scalarizer: Scalarizer
+    budget: int | None
+    seed: int
+    params: dict = field(default_factory=dict)
+
+
+def run_task(task: Task, progress: Callable[[int], None] | None = None) -> ShardResult:
+    """Run one shard (also the function Dask workers execute)."""
+    module = importlib.import_module(f"mapping.search.{task.strategy}")
+    rng = np.random.default_rng(np.random.SeedSequence(task.seed, spawn_key=(task.index,)))
+    tracker = Tracker(task.objectives, task.scalarizer, task.budget, progress)
+    return module.run(task, tracker, rng)
+
+
+def prepare(problem: Problem, metric: str = "time", aggregate: str | None = None,
+            objectives: Sequence[str] | None = None, pins=None, allowed=None,
+            budget: int | None = None, seed: int = 0) -> Setup:
+    metrics = list(objectives) if objectives else [metric]
+    if len(set(metrics)) != len(metrics):
+        raise SearchError(f"--objectives names a metric twice: {', '.join(metrics)}")
+    evaluators = [BatchEvaluator(problem, m, aggregate) for m in metrics]
+    objs = Objectives(evaluators)
+    space = build_space(problem, pins, allowed)
+    scales = np.ones(len(metrics))
+    if objs.multi:
+        # objective scales from a seeded sample, so that weighted sums are balanced
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1 << 30,)))
+        F = objs(space.random(rng, 256))
+        F = np.where(np.isfinite(F), F, np.nan)
+        med = np.nanmedian(np.abs(F), axis=0)
+        scales = np.where(np.isfinite(med) & (med > 0), med, 1.0)
+    return Setup(problem, objs, space, budget, seed, scales)
+
+
+def plan(setup: Setup, strategy: str, shards: int = DEFAULT_SHARDS) -> list[Task]:
+    if strategy not in STRATEGIES:
+        raise SearchError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
+    weights = weight_vectors(len(setup.scales), shards)
+    if strategy == "exhaustive":
+        from mapping.search import exhaustive
+        parts = exhaustive.plan(setup, shards)
+        # exhaustive scores every mapping; the archive keeps the exact front
+        scal = Scalarizer(np.ones(len(setup.scales)) / len(setup.scales), setup.scales)
+        return [Task(strategy, i, setup.objectives, setup.space, scal, None, setup.seed, p)
+                for i, p in enumerate(parts)]
+    budget = DEFAULT_BUDGET if setup.budget is None else int(setup.budget)
+    if budget < 1:
+        raise SearchError(f"--budget must be positive, got {budget}")
+    shards = max(1, min(shards, budget // 16 or 1))
+    shares = [budget // shards + (1 if i < budget % shards else 0) for i in range(shards)]
+    return [Task(strategy, i, setup.objectives, setup.space,
+                 Scalarizer(weights[i], setup.scales), shares[i], setup.seed)
+            for i in range(shards)]
+
+
+def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
+           strategy: str = "anneal", budget: int | None = None, seed: int = 0,
+           objectives: Sequence[str] | None = None, pins: dict[str, str] | None = None,
+           allowed: dict[str, Sequence[str]] | None = None, progress: bool | None = False,
+           executor: Any = None, shards: int = DEFAULT_SHARDS,
+           time_limit: float | None = None) -> SearchResult:
+    """Search mappings of ``problem`` minimizing ``metric`` (or the Pareto front of
+    ``objectives``) aggregated by ``aggregate``.
+
+    ``strategy``: ``exhaustive`` (one mapping per class of mappings equivalent under
+    interchangeable PEs), ``exact`` (MILP with HiGHS; ``sum``/``max`` of per-token
+    costs), or a heuristic (``greedy``, ``anneal``, ``genetic``, ``tabu``) seeded with
+    ``seed`` and limited to ``budget`` evaluations (default 20,000), run as ``shards``
+    independent islands.  ``pins`` fixes actors to PEs; ``allowed`` (or the actors'
+    ``allowed`` attribute) restricts their PEs.  ``executor`` is a
+    :class:`mapping.search.distributed.DaskExecutor` (or anything with ``run(tasks)``)
+    to run the shards on a cluster; the result is the same as locally.  ``progress``:
+    a line on stderr (None: only when stderr is a terminal).
+    """
+    start = time.perf_counter()
+    aggregate_name = aggregate or problem.arch.aggregate
+    setup = prepare(problem, metric, aggregate, objectives, pins, allowed, budget, seed)
+    objs = setup.objectives
+    if strategy == "exact":
+        if objs.multi:
+            raise SearchError("strategy 'exact' optimizes one objective; use exhaustive or a "
+                              "heuristic for --objectives")
+        from mapping.search import exact
+        res = exact.solve(setup, time_limit=time_limit)
+        evaluations = 1
+        combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
+                               optimal=res.optimal)
+        extra = {"solver": res.status}
+    else:
+        tasks = plan(setup, strategy, shards)
+        total = sum(t.budget for t in tasks) if strategy != "exhaustive" else \
+            setup.info.get("count")
+        bar = Progress(total, strategy, progress)
+        try:
+            if executor is None:
+                results = [run_task(t, bar) for t in tasks]
+            else:
+                results = executor.run(tasks, bar)
+        finally:
+            bar.close()
+        combined = combine(results)
+        extra = {}
+        if setup.info.get("classes"):
+            extra["interchangeable"] = setup.info["classes"]
+        if strategy == "exhaustive":
+            extra["space"] = setup.info.get("space")
+    seconds = time.perf_counter() - start
+    if combined.best_row is None:
+        raise SearchError("the search evaluated no mapping (budget too small?)")
+    ev0 = objs.evaluators[0]
+    names = objs.names
+    front = None
+    values: dict[str, float] = {}
+    if objs.multi:
+        rows, vals = combined.front_rows, combined.front_values
+        if rows is None or not len(rows):
+            rows, vals = combined.best_row[None, :], combined.best_F[None, :]
+        front = tuple({"values": {n: float(v) for n, v in zip(names, fv)},
+                       "mapping": ev0.decode(r)} for r, fv in zip(rows, vals))
+        best = 0  # the front is sorted by the first objective
+        value, row = float(vals[best][0]), rows[best]
+        values = {n: float(v) for n, v in zip(names, vals[best])}
+    else:
+        value, row = float(combined.best_F[0]), combined.best_row
+    optimal = combined.optimal and strategy in ("exhaustive", "exact")
+    return SearchResult(strategy, names[0], aggregate_name,
+                        value, ev0.decode(row), int(combined.evaluations), bool(optimal),
+                        seconds, tuple(names), values, front, seed if strategy in HEURISTICS
+                        else None, (sum(t.budget for t in tasks) if strategy in HEURISTICS
+                                    else None), extra)

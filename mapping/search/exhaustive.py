@@ -1,0 +1,50 @@
+"""Exhaustive search: every mapping up to interchangeable PEs (one per orbit).
+
+The canonical mappings are enumerated depth-first in lexicographic order, in numpy
+batches; the space is split into shards by canonical prefixes of the first actors, so
+that shards can run on a Dask cluster.  Ties between equal values go to the
+lexicographically smallest mapping, so the answer does not depend on the sharding.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mapping.search.common import SearchError, Tracker, shard_result
+from mapping.search.symmetry import Canonical, interchangeable_classes
+
+#: refuse enumerations larger than this unless the budget allows more explicitly
+DEFAULT_LIMIT = 200_000_000
+
+
+def canonical(setup) -> Canonical:
+    ev = setup.objectives.evaluators[0]
+    classes = interchangeable_classes(setup.problem, ev.route, ev.unroutable,
+                                      setup.space.allowed)
+    return Canonical(classes, setup.space.allowed)
+
+
+def plan(setup, shards: int) -> list[dict]:
+    canon = canonical(setup)
+    total = canon.count()
+    limit = setup.budget if setup.budget is not None else DEFAULT_LIMIT
+    if total > limit:
+        raise SearchError(f"exhaustive search needs {total:,} evaluations (after removing "
+                          f"{setup.space.size - total:,} mappings equivalent under "
+                          f"interchangeable PEs), more than the budget of {limit:,}; "
+                          "raise --budget or use a heuristic (anneal, genetic, tabu, greedy)")
+    depth = 0
+    while depth < canon.n_actors and canon.count(depth) < 4 * shards:
+        depth += 1
+    X, U = canon.prefixes(depth)
+    parts = [p for p in np.array_split(np.arange(len(X)), min(shards, len(X))) if len(p)]
+    setup.info["classes"] = [[setup.space.pes[p] for p in c] for c in canon.classes if len(c) > 1]
+    setup.info["space"] = setup.space.size
+    setup.info["count"] = total
+    return [{"canon": canon, "X": X[p], "U": U[p]} for p in parts]
+
+
+def run(task, tracker: Tracker, rng: np.random.Generator):
+    canon, X, U = task.params["canon"], task.params["X"], task.params["U"]
+    for block in canon.batches(X, U):
+        tracker.evaluate(block)
+    return shard_result(tracker, optimal=True)
