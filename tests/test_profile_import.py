@@ -346,3 +346,52 @@ def test_example_cli_eval_json(capsys):
                  str(EXAMPLE / "mappings.map"), "--mapping", "idct_color", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["value"] == pytest.approx(T0, rel=1e-12)
+
+
+def test_example_sweep_memory_wall(tmp_path):
+    """The README's study (i) through 'mapeval sweep': saturation at 1.261."""
+    import csv
+    out = tmp_path / "memory_wall.csv"
+    assert main(["sweep", str(EXAMPLE / "decoder.sdf"), str(EXAMPLE / "private.moa"),
+                 str(EXAMPLE / "mappings.map"), "--mapping", "idct",
+                 "--param", "s_comp=1:1000:4:log", "-o", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert [float(r["s_comp"]) for r in rows] == pytest.approx([1, 10, 100, 1000])
+    speedups = [T0 / float(r["value"]) for r in rows]
+    assert speedups == pytest.approx([1.0, 966176 / 786176, 966176 / 768176,
+                                      966176 / 766376], rel=1e-9)
+
+
+# ------------------------------------------------------------------ export / import sdf3
+
+def test_export_json_and_dot(capsys):
+    pytest.importorskip("dsl.json_export")
+    pytest.importorskip("dsl.dot")
+    app = str(EXAMPLE / "decoder.sdf")
+    assert main(["export", "json", app]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert "idct_block" in json.dumps(document)
+    assert main(["export", "dot", app]) == 0
+    assert "idct_block" in capsys.readouterr().out
+    assert main(["export", "dot", str(EXAMPLE / "private.moa")]) == 0
+    assert "acc1" in capsys.readouterr().out
+
+
+def test_export_refuses_wrong_kind_and_input_overwrite(capsys):
+    assert main(["export", "sdf3", str(EXAMPLE / "private.moa")]) == 2
+    app = str(EXAMPLE / "decoder.sdf")
+    assert main(["export", "json", app, "-o", app]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_sdf3_round_trip(tmp_path):
+    pytest.importorskip("dsl.sdf3")
+    xml, back = tmp_path / "decoder.xml", tmp_path / "back.sdf"
+    assert main(["export", "sdf3", str(EXAMPLE / "decoder.sdf"), "-o", str(xml)]) == 0
+    assert main(["import", "sdf3", str(xml), "-o", str(back)]) == 0
+    (graph,) = dsl.load_sdf(back)
+    (original,) = dsl.load_sdf(EXAMPLE / "decoder.sdf")
+    channels = lambda g: sorted((c.src, c.dst, c.size, c.delay)  # noqa: E731
+                                for c in g.bind().channels.values())
+    assert list(graph.actors) == list(original.actors)
+    assert channels(graph) == channels(original)

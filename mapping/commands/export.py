@@ -74,6 +74,8 @@ def run(args):
                          f"{' or '.join('.' + k for k in accepted)} files")
     if not path.exists():
         raise InputError(f"'{path}': no such file")
+    if args.output is not None and Path(args.output).resolve() == path.resolve():
+        raise InputError(f"refusing to write '{args.output}': it is the input of this command")
     loader = {"sdf": dsl.load_sdf, "moa": dsl.load_moa, "map": dsl.load_map}[kind]
     what = {"sdf": "graph", "moa": "architecture", "map": "mapping"}[kind]
     objects = loader(path)
