@@ -290,3 +290,33 @@ def test_plot_formats(tmp_path):
     for ext, magic in (("svg", b"<?xml"), ("pdf", b"%PDF")):
         path = plot_logca(L=0.05, o=1e4, C=5, A=30, beta=0.5, path=tmp_path / f"s.{ext}")
         assert path.read_bytes()[:5].startswith(magic)
+
+
+# --------------------------------------------------------------------------- examples
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parent.parent / "examples" / "logca"
+
+
+def test_table5_csv_transcription():
+    import csv
+    with open(EXAMPLES / "table5.csv", newline="") as f:
+        rows = {r["name"]: r for r in csv.DictReader(f)}
+    t2 = rows["UltraSPARC T2 AES"]
+    assert {k: float(t2[k]) for k in ("L", "o", "C", "A", "beta")} == \
+        {k: AES[k] for k in ("L", "o", "C", "A", "beta")}
+    assert t2["latency"] == "independent"
+    for r in rows.values():       # every row is a valid parameter set
+        analyse(float(r["L"]), float(r["o"]), float(r["C"]), float(r["A"]),
+                float(r["beta"]), r["latency"])
+
+
+def test_example_mapping_speedup_matches_analysis(monkeypatch, capsys):
+    import mapping.cli as cli
+    monkeypatch.setattr(cli, "COMMANDS", {"eval": "evaluate"})
+    files = [str(EXAMPLES / n) for n in ("aes.sdf", "aes_offload.moa", "aes.map")]
+    values = {}
+    for m in ("on_host", "offload"):
+        assert cli.main(["eval", *files, "--mapping", m, "--json"]) == 0
+        values[m] = json.loads(capsys.readouterr().out)["value"]
+    assert values["on_host"] == pytest.approx(90 * 4096)
+    assert values["on_host"] / values["offload"] == pytest.approx(speedup(4096, **AES))
