@@ -36,6 +36,7 @@ Exit status: 0 success, 2 bad input, 1 internal error (add --debug for a traceba
 COMMANDS = {
     "check": "check",
     "eval": "evaluate",
+    "search": "search",
     "fidelity": "fidelity",
     "fit": "fit",
     "logca": "logca",

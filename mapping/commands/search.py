@@ -1,0 +1,127 @@
+"""``mapeval search``: find the best mappings (SPEC §9)."""
+from __future__ import annotations
+
+import sys
+
+from mapping.diagnostics import InputError
+from mapping.inputs import add_model_options, classify, load_single, one, parse_params
+from mapping.output import print_json, write_atomically
+
+STRATEGY_CHOICES = ("auto", "exhaustive", "exact", "greedy", "anneal", "genetic", "tabu")
+
+#: ``--strategy auto`` enumerates exhaustively up to this many canonical mappings
+AUTO_EXHAUSTIVE = 1_000_000
+
+
+def add_search_options(p) -> None:
+    """The options of ``mapeval search``, shared with ``mapeval plot pareto``."""
+    p.add_argument("files", nargs="+", metavar="FILE", help="APP.sdf ARCH.moa")
+    add_model_options(p)
+    p.add_argument("--strategy", choices=STRATEGY_CHOICES, default="auto",
+                   help="exhaustive (one mapping per class of mappings equivalent under "
+                   "interchangeable PEs), exact (MILP, HiGHS; sum/max of per-token costs), "
+                   "or a heuristic: greedy, anneal, genetic, tabu. auto (default): "
+                   f"exhaustive when at most {AUTO_EXHAUSTIVE:,} mappings remain, else anneal")
+    p.add_argument("--budget", type=int, metavar="N",
+                   help="evaluations a heuristic may spend (default 20000); for exhaustive, "
+                   "the largest enumeration allowed")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="seed of the heuristics (default 0)")
+    p.add_argument("--objectives", metavar="M1,M2,...",
+                   help="several metrics: report the Pareto front of non-dominated mappings")
+    p.add_argument("--pin", action="append", default=[], metavar="ACTOR=PE",
+                   help="fix an actor to a PE (repeatable, or comma-separated)")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="stop the exact solver after this long (optimal: false)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the search shards on this Dask scheduler (tcp://host:8786); "
+                   "needs the 'distributed' extra")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="run the shards on a local Dask cluster of N workers (127.0.0.1)")
+    p.add_argument("--progress", action="store_true",
+                   help="show progress on stderr even when it is not a terminal")
+
+
+def add_parser(subparsers, name):
+    p = subparsers.add_parser(
+        name, help="search for the best mappings",
+        description="Search mappings of an application (.sdf) onto an architecture (.moa) "
+        "that minimize a metric, or the Pareto front of several (--objectives). Actors may "
+        "carry an attribute allowed = \"PE or type names\" restricting their PEs; --pin "
+        "fixes one. Candidates are evaluated in numpy batches.",
+        epilog="example: mapeval search app.sdf arch.moa --strategy anneal --budget 100000 "
+        "--seed 1 -o best.map --json")
+    add_search_options(p)
+    p.add_argument("-o", "--output", metavar="BEST.map",
+                   help="write the best mapping (or one mapping per point of the front) as "
+                   "a .map file")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(run=run)
+
+
+def run_search(args, command: str = "search"):
+    """Load the inputs named by ``args`` and run the search they ask for."""
+    from mapping.problem import bind_problem
+    from mapping.search import parse_pins, search
+
+    inputs = classify(args.files, ("sdf", "moa"))
+    app = load_single(one(inputs.sdf, "sdf", command), "sdf")
+    arch = load_single(one(inputs.moa, "moa", command), "moa")
+    problem = bind_problem(app, arch, parse_params(args.param))
+    objectives = None
+    if args.objectives:
+        objectives = [m.strip() for m in args.objectives.split(",") if m.strip()]
+        if not objectives:
+            raise InputError("--objectives: give metric names separated by commas")
+    if args.budget is not None and args.budget < 1:
+        raise InputError(f"--budget must be positive, got {args.budget}")
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be positive, got {args.workers}")
+    pins = parse_pins(args.pin)
+    strategy = args.strategy
+    if strategy == "auto":
+        strategy = _auto_strategy(problem, args, objectives, pins)
+    executor = None
+    if args.scheduler or args.workers:
+        from mapping.search.distributed import DaskExecutor
+        executor = DaskExecutor(address=args.scheduler, workers=args.workers)
+    # progress goes to stderr only: when it is a terminal, or with --progress
+    progress = True if args.progress else None
+    try:
+        return search(problem, metric=args.metric, aggregate=args.aggregate,
+                      strategy=strategy, budget=args.budget, seed=args.seed,
+                      objectives=objectives, pins=pins, progress=progress,
+                      executor=executor, time_limit=args.time_limit)
+    finally:
+        if executor is not None:
+            executor.close()
+
+
+def _auto_strategy(problem, args, objectives, pins) -> str:
+    from mapping.search.engine import prepare
+    from mapping.search.exhaustive import canonical
+
+    setup = prepare(problem, args.metric, args.aggregate, objectives, pins)
+    limit = max(args.budget or 0, AUTO_EXHAUSTIVE)
+    if setup.space.size <= limit or canonical(setup).count() <= limit:
+        return "exhaustive"
+    return "anneal"
+
+
+def run(args):
+    import dsl
+    from mapping.mapping import Mapping
+
+    result = run_search(args)
+    if args.output:
+        if not args.output.endswith(".map"):
+            raise InputError(f"-o {args.output}: the best mappings are written as a .map file")
+        text = dsl.format_map([Mapping(name, m) for name, m in result.mappings()])
+        write_atomically(args.output, text + "\n", inputs=args.files)
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(result)
+        if args.output:
+            print(f"wrote {args.output}", file=sys.stderr)
+    return 0
