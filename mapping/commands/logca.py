@@ -72,14 +72,20 @@ def add_parser(subparsers, name):
     return p
 
 
+def plot_from_args(args, path, analysis: LogCAAnalysis | None = None):
+    """Draw the LogCA figure of the options of :func:`add_logca_options` to ``path``
+    (for ``mapeval logca --plot`` and ``mapeval plot logca -o``)."""
+    from mapping.plots.logca import plot_analysis
+    return plot_analysis(analysis or analysis_from_args(args), path)
+
+
 def run(args):
     if args.plot:
-        from mapping.plots.logca import _check_path
-        _check_path(args.plot)               # a bad file name fails before any work
+        from mapping.plots.figure_io import plot_format
+        plot_format(args.plot)               # a bad file name fails before any work
     analysis = analysis_from_args(args)
     if args.plot:
-        from mapping.plots.logca import plot_analysis
-        plot_analysis(analysis, args.plot)
+        plot_from_args(args, args.plot, analysis)
     if args.json:
         from mapping.output import print_json
         print_json(analysis.to_dict())

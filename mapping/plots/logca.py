@@ -6,12 +6,11 @@ import math
 from pathlib import Path
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from moa.logca_analysis import (GMAX, GMIN, PARAMETERS, LogCAAnalysis, LogCAError, analyse)
+from mapping.plots.figure_io import plot_format, save_figure
+from moa.logca_analysis import GMAX, GMIN, PARAMETERS, LogCAAnalysis, analyse
 
-FORMATS = ("png", "svg", "pdf")
 COLOURS = {"L": "#2ca02c", "o": "#1f77b4", "C": "#9467bd", "A": "#d62728"}
 NAMES = {"L": "latency L", "o": "overhead o", "C": "comput. index C", "A": "acceleration A"}
 
@@ -24,12 +23,9 @@ def _size(value):
 
 
 def _check_path(path) -> Path:
-    path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in FORMATS:
-        raise LogCAError(f"cannot tell the plot format of '{path}': use a .png, .svg or .pdf "
-                         "file name")
-    return path
+    """``path`` if its extension names a format (.png, .svg, .pdf), else an InputError."""
+    plot_format(path)
+    return Path(path)
 
 
 def draw_speedup(ax, a: LogCAAnalysis, points=400):
@@ -138,16 +134,13 @@ def draw_regions(ax, a: LogCAAnalysis):
 def plot_analysis(a: LogCAAnalysis, path, title: str | None = None) -> Path:
     """Write the two-panel LogCA figure of ``a`` to ``path`` (.png, .svg or .pdf)."""
     path = _check_path(path)
-    fig = Figure(figsize=(13, 5), dpi=100, layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = Figure(figsize=(13, 5), dpi=100, layout="constrained")   # Agg canvas, no pyplot
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.1]})
     draw_speedup(left, a)
     draw_regions(right, a)
     fig.suptitle(title or (f"LogCA: L = {a.L:g}, o = {a.o:g}, C = {a.C:g}, A = {a.A:g}, "
                            f"β = {a.beta:g}, latency {a.latency}"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_logca(L, o, C, A, beta=1.0, latency="dependent", gmin=GMIN, gmax=GMAX, at=(), *,
