@@ -41,6 +41,7 @@ COMMANDS = {
     "fit": "fit",
     "logca": "logca",
     "plot": "plot",
+    "sweep": "sweep",
     "import": "import_",
     "export": "export",
 }

@@ -5,13 +5,14 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping as MappingT
 
-from moa import Architecture
+from moa import Architecture, ArchitectureError
 from moc import SDFGraph
 from mapping.aggregation import aggregator
-from mapping.mapping import Mapping
+from mapping.mapping import Mapping, MappingError
 from mapping.metrics import element_metric
 from mapping.problem import Problem, bind_problem
 from mapping.routing import place_tokens, validate_mapping
+from mapping.traffic import tokens_by_pe
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,12 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     app_b, arch_b = problem.app, problem.arch
     validate_mapping(app_b, arch_b, mapping)
     aggregate = aggregate or arch_b.aggregate
-    placed = place_tokens(app_b, arch_b, mapping, problem.activity)
+    combine = aggregator(aggregate)
+    placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric)
 
     values, unmodelled = {}, []
     for name, element in arch_b.elements.items():
-        value = element_metric(element, placed[name], metric)
+        value = _element_value(element, placed[name], metric)
         if value is None:
             if placed[name]:
                 unmodelled.append(name)
@@ -102,14 +104,17 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
         values[name] = value
     pe_values = {n: v for n, v in values.items() if arch_b.elements[n].is_pe}
     cn_values = {n: v for n, v in values.items() if not arch_b.elements[n].is_pe}
-    value, bottleneck = aggregator(aggregate)(pe_values, cn_values, arch_b.lambda_)
+    shares = None
+    if aggregate == "exclusive":
+        shares = pe_shares(app_b, arch_b, mapping, placed, metric)
+    value, bottleneck = combine(pe_values, cn_values, arch_b.lambda_, shares=shares)
 
     throughput = performance = None
     if metric == "time" and value > 0 and math.isfinite(value):
         throughput = 1.0 / value
-        ops = [t for t in problem.activity.processing.values() if "ops" in t.attrs]
-        if ops:
-            performance = sum(t.count * t.attrs["ops"] for t in ops) / value
+        ops = total_ops(problem.activity)
+        if ops is not None:
+            performance = ops / value  # Gables eq. 11: P_attainable = work / time
     elements = tuple(
         ElementValue(name, arch_b.elements[name].kind, sum(t.count for t in placed[name]),
                      float(sum(t.count * t.quanta for t in placed[name])), values[name])
@@ -118,3 +123,37 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
                       float(value), throughput, performance, bottleneck, tuple(unmodelled),
                       elements)
+
+
+def total_ops(activity) -> float | None:
+    """``Σ ops`` over the processing tokens of one iteration (``ops`` defaulting to
+    ``quanta``, as ``roofline`` reads it), or ``None`` when no token carries ``ops``."""
+    tokens = list(activity.processing.values())
+    if not any("ops" in t.attrs for t in tokens):
+        return None
+    return float(sum(t.count * t.attrs.get("ops", t.quanta) for t in tokens))
+
+
+def pe_shares(app: SDFGraph, arch: Architecture, mapping: Mapping, placed, metric: str
+              ) -> dict[str, dict[str, float]]:
+    """PE → CN → the value of ``metric`` of the CN's tokens attributed to the PE
+    (:func:`mapping.traffic.tokens_by_pe`), before ``lambda``."""
+    shares: dict[str, dict[str, float]] = {}
+    for pe, by_cn in tokens_by_pe(app, arch, mapping, placed).items():
+        shares[pe] = {}
+        for cn, tokens in by_cn.items():
+            value = _element_value(arch.elements[cn], tokens, metric)
+            shares[pe][cn] = value or 0.0
+    return shares
+
+
+def _element_value(element, tokens, metric):
+    try:
+        return element_metric(element, tokens, metric)
+    except (MappingError, ArchitectureError):
+        raise
+    except (ValueError, ZeroDivisionError) as exc:
+        model = element.model(metric)
+        what = f", model '{model.name}'" if model is not None else ""
+        raise MappingError(f"element '{element.name}', metric '{metric}'{what}: {exc}",
+                           element.origin) from None

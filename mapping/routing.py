@@ -4,6 +4,7 @@ from __future__ import annotations
 from moa import Architecture, NoRouteError
 from moc import SDFGraph
 from mapping.mapping import Mapping, MappingError
+from mapping.traffic import place_memory_traffic
 
 
 def validate_mapping(app: SDFGraph, arch: Architecture, mapping: Mapping) -> None:
@@ -66,14 +67,18 @@ def channel_route(app: SDFGraph, arch: Architecture, mapping: Mapping, channel: 
                            ch.origin or mapping.origin) from None
 
 
-def place_tokens(app: SDFGraph, arch: Architecture, mapping: Mapping, activity
-                 ) -> dict[str, list]:
+def place_tokens(app: SDFGraph, arch: Architecture, mapping: Mapping, activity,
+                 metric: str | None = None) -> dict[str, list]:
     """Element name → the token groups it handles under ``mapping`` (every element
-    present, idle ones with an empty list)."""
+    present, idle ones with an empty list).  With ``metric``, the memory traffic of
+    ``roofline`` PEs is placed on the CNs too (:func:`mapping.traffic.place_memory_traffic`);
+    without it, only the tokens of the SDF iteration."""
     placed: dict[str, list] = {name: [] for name in arch.elements}
     for actor, tokens in activity.processing.items():
         placed[mapping.assignment[actor]].append(tokens)
     for channel, tokens in activity.communication.items():
         for cn in channel_route(app, arch, mapping, channel):
             placed[cn].append(tokens)
+    if metric is not None:
+        place_memory_traffic(arch, placed, metric)
     return placed

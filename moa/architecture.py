@@ -15,7 +15,7 @@ import networkx as nx
 
 from moa.cost_models import CostModel, make_model
 from moa.errors import ArchitectureError
-from moa.routing import shortest_cn_path
+from moa.routing import route_to_cn, shortest_cn_path
 
 AGGREGATES = ("sum", "max", "exclusive", "schedule")
 
@@ -211,6 +211,14 @@ class Architecture:
         key = (src_pe, dst_pe)
         if key not in self._routes:
             self._routes[key] = shortest_cn_path(self.graph(), src_pe, dst_pe)
+        return self._routes[key]
+
+    def route_to_cn(self, src_pe: str, cn: str) -> tuple[str, ...]:
+        """The CNs from PE ``src_pe`` to CN ``cn``, ending with ``cn`` (fewest hops, as
+        :meth:`route`); used for the memory traffic of ``roofline`` elements."""
+        key = (src_pe, "->cn", cn)
+        if key not in self._routes:
+            self._routes[key] = route_to_cn(self.graph(), src_pe, cn)
         return self._routes[key]
 
     def _invalidate(self):

@@ -33,3 +33,14 @@ def shortest_cn_path(graph: nx.Graph, src: str, dst: str) -> tuple[str, ...]:
         if node == dst:
             return tuple(path)
         path.append(node)
+
+
+def route_to_cn(graph: nx.Graph, src: str, cn: str) -> tuple[str, ...]:
+    """The CNs of a fewest-hop path from PE ``src`` to CN ``cn``, ending with ``cn``
+    (intermediate nodes are CNs, ties broken as in :func:`shortest_cn_path`)."""
+    if graph.nodes[cn]["kind"] != "cn":
+        raise NoRouteError(f"'{cn}' is a PE, not a communication node")
+    try:
+        return shortest_cn_path(graph, src, cn) + (cn,)
+    except NoRouteError:
+        raise NoRouteError(f"no route from PE '{src}' to communication node '{cn}'") from None

@@ -7,6 +7,8 @@ import importlib
 PLOT_KINDS: dict[str, str] = {
     "fidelity": "plot_fidelity",
     "gsla": "plot_gsla",
+    "gables": "plot_gables",
+    "mapping": "plot_mapping",
 }
 
 

@@ -1,0 +1,192 @@
+"""Gables' scaled rooflines (Hill & Reddi, HPCA 2019, Fig. 6).
+
+For a mapping evaluated with ``time``, every ``roofline`` PE that does work draws its
+roofline scaled by its work fraction ``f_i``: ``min(B_i·I, P_i) / f_i`` (Gables eq. 12),
+with a drop line at its operational intensity ``I_i = ops_i / D_i``.  Every CN with a
+``bandwidth`` model that carries traffic draws its slanted roofline ``B·I / lambda``
+(Gables eq. 13 for memory, eq. 16-17 for a bus) with a drop line at
+``I = Σ ops / bytes crossing it`` — for the memory with ``miss = 1`` the harmonic mean
+``I_avg = 1 / Σ (f_i / I_i)`` of Gables eq. 13.  The attainable performance
+(``Σ ops / time`` of the evaluation) is marked and annotated.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping as MappingT
+
+import numpy as np
+
+from moa import Architecture
+from moa.cost_models.roofline import Bandwidth, Roofline, token_ops
+from moc import SDFGraph
+from mapping.diagnostics import InputError
+from mapping.evaluate import Evaluation, evaluate
+from mapping.mapping import Mapping
+from mapping.plots.figure_io import new_figure, plot_format, save_figure
+from mapping.problem import bind_problem
+from mapping.routing import place_tokens
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One scaled roofline: ``peak`` (ops per time unit, ``inf`` for a CN), ``bandwidth``
+    (bytes per time unit, already divided by lambda for a CN), the work fraction ``f``
+    it is scaled by (1 for a CN) and the operational ``intensity`` its drop line marks."""
+
+    name: str
+    kind: str
+    peak: float
+    bandwidth: float
+    f: float
+    intensity: float
+
+    def bound(self, intensity):
+        """Scaled attainable performance at ``intensity`` (array or number)."""
+        return np.minimum(self.bandwidth * np.asarray(intensity, dtype=float), self.peak) / self.f
+
+    @property
+    def selected(self) -> float:
+        """The bound at the roof's own intensity (its drop line's top)."""
+        return float(self.bound(self.intensity)) if math.isfinite(self.intensity) \
+            else self.peak / self.f
+
+
+@dataclass(frozen=True)
+class GablesData:
+    roofs: tuple[Roof, ...]
+    work: float
+    evaluation: Evaluation
+
+
+def gables_data(app: SDFGraph, arch: Architecture, mapping: Mapping,
+                params: MappingT[str, Any] | None = None, aggregate: str | None = None
+                ) -> GablesData:
+    """The scaled rooflines of a mapping (see the module docstring)."""
+    problem = bind_problem(app, arch, params)
+    evaluation = evaluate(problem.app, problem.arch, mapping, "time", aggregate, problem=problem)
+    arch_b = problem.arch
+    placed = place_tokens(problem.app, arch_b, mapping, problem.activity, "time")
+    work = float(sum(t.count * token_ops(t) for t in problem.activity.processing.values()))
+    if work <= 0:
+        raise InputError(f"'{app.name}' does no work (Σ ops = 0): there is nothing to plot")
+    lambda_ = float(arch_b.lambda_)
+    roofs = []
+    for name, element in arch_b.elements.items():
+        model = element.model("time")
+        if isinstance(model, Roofline) and element.is_pe:
+            ops, data = model.totals(placed[name])
+            if ops <= 0:
+                continue  # Gables: an IP with f_i = 0 is omitted
+            intensity = ops / data if data > 0 else math.inf
+            roofs.append(Roof(name, "pe", model.params.peak, model.params.bandwidth,
+                              ops / work, intensity))
+        elif isinstance(model, Bandwidth) and not element.is_pe and lambda_ > 0:
+            data = sum(t.count * t.get("bytes", t.quanta) for t in placed[name])
+            if data <= 0:
+                continue
+            roofs.append(Roof(name, "cn", math.inf, model.params.B / lambda_, 1.0, work / data))
+    if not any(r.kind == "pe" for r in roofs):
+        raise InputError(f"architecture '{arch.name}': no PE with a roofline time model does "
+                         "work under this mapping; the gables plot needs roofline PEs")
+    return GablesData(tuple(roofs), work, evaluation)
+
+
+def _decade_floor(x):
+    return 10.0 ** math.floor(math.log10(x))
+
+
+def _decade_ceil(x):
+    return 10.0 ** math.ceil(math.log10(x))
+
+
+def draw_gables(ax, data: GablesData) -> None:
+    """Scaled rooflines, drop lines and the attainable point on ``ax`` (log-log)."""
+    ev = data.evaluation
+    xs = [r.intensity for r in data.roofs if math.isfinite(r.intensity)]
+    xs += [r.peak / r.bandwidth for r in data.roofs
+           if math.isfinite(r.peak) and math.isfinite(r.bandwidth)]
+    xs = [x for x in xs if x > 0] or [1.0]
+    xlo, xhi = _decade_floor(min(xs)) / 10, _decade_ceil(max(xs)) * 10
+    grid = np.geomspace(xlo, xhi, 400)
+
+    ys = [r.selected for r in data.roofs]
+    ys += [r.peak / r.f for r in data.roofs if math.isfinite(r.peak)]
+    if ev.performance:
+        ys.append(ev.performance)
+    ys = [y for y in ys if 0 < y < math.inf] or [1.0]
+    ylo, yhi = _decade_floor(min(ys)) / 10, _decade_ceil(max(ys)) * 10
+
+    colors = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink",
+              "tab:olive", "tab:cyan"]
+    pe_index = 0
+    for roof in data.roofs:
+        if roof.kind == "pe":
+            color = colors[pe_index % len(colors)]
+            pe_index += 1
+            label = (f"{roof.name}: min({roof.bandwidth:g}·I, {roof.peak:g}) / {roof.f:.3g}"
+                     if math.isfinite(roof.bandwidth) else f"{roof.name}: {roof.peak:g} / {roof.f:.3g}")
+            style = "-"
+            drop = f"I_{roof.name} = {roof.intensity:.4g}"
+        else:
+            color = "black" if roof is _memory_roof(data) else "dimgray"
+            label = f"{roof.name}: {roof.bandwidth:g}·I"
+            style = "--" if color == "dimgray" else "-"
+            drop = (f"I_avg = {roof.intensity:.4g}" if color == "black"
+                    else f"I_{roof.name} = {roof.intensity:.4g}")
+        ax.plot(grid, roof.bound(grid), style, color=color, linewidth=2,
+                label=f"{label}; drop at {drop}")
+        if math.isfinite(roof.intensity) and xlo <= roof.intensity <= xhi:
+            top = roof.selected
+            ax.vlines(roof.intensity, ylo, top, colors=color, linestyles=":", linewidth=1.5)
+            ax.plot([roof.intensity], [top], "o", color=color, markersize=5)
+
+    if ev.performance:
+        x = _attainable_x(data)
+        ax.plot([x], [ev.performance], marker="*", color="red", markersize=16, zorder=5,
+                linestyle="none", label=f"P_attainable = {ev.performance:.4g}")
+        ax.annotate(f"P_attainable = {ev.performance:.4g}\n(bottleneck: {ev.bottleneck})",
+                    (x, ev.performance), xytext=(12, -22), textcoords="offset points",
+                    fontsize=9, color="red", arrowprops={"arrowstyle": "->", "color": "red"})
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(xlo, xhi)
+    ax.set_ylim(ylo, yhi)
+    ax.set_xlabel("operational intensity I (ops per byte)")
+    ax.set_ylabel("attainable performance (ops per time unit)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+
+
+def _memory_roof(data: GablesData) -> Roof | None:
+    """The CN roof whose drop line is I_avg: the one carrying the most bytes (lowest I)."""
+    cns = [r for r in data.roofs if r.kind == "cn"]
+    return min(cns, key=lambda r: r.intensity) if cns else None
+
+
+def _attainable_x(data: GablesData) -> float:
+    by_name = {r.name: r for r in data.roofs}
+    roof = by_name.get(data.evaluation.bottleneck or "")
+    if roof is not None and math.isfinite(roof.intensity):
+        return roof.intensity
+    memory = _memory_roof(data)
+    if memory is not None:
+        return memory.intensity
+    finite = [r.intensity for r in data.roofs if math.isfinite(r.intensity)]
+    return float(np.exp(np.mean(np.log(finite)))) if finite else 1.0
+
+
+def plot_gables(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
+                params: MappingT[str, Any] | None = None, aggregate: str | None = None,
+                inputs=()) -> Path:
+    """Write the Gables plot of ``mapping`` to ``path`` (PNG, SVG or PDF by extension)."""
+    plot_format(path)
+    data = gables_data(app, arch, mapping, params, aggregate)
+    fig = new_figure(7.5, 5.2)
+    ax = fig.add_subplot()
+    draw_gables(ax, data)
+    ev = data.evaluation
+    ax.set_title(f"Gables: '{ev.application}' on '{ev.architecture}', mapping '{ev.mapping}' "
+                 f"({ev.aggregate})", fontsize=10)
+    return save_figure(fig, path, inputs)

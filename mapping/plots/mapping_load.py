@@ -1,0 +1,72 @@
+"""The load of a mapping: one bar per element (its value of the metric, CNs scaled by
+lambda as the aggregation sees them), the bottleneck highlighted."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping as MappingT
+
+from moa import Architecture
+from moc import SDFGraph
+from mapping.evaluate import Evaluation, evaluate
+from mapping.mapping import Mapping
+from mapping.plots.figure_io import new_figure, plot_format, save_figure
+
+PE_COLOR, CN_COLOR, BOTTLENECK_COLOR = "tab:blue", "tab:gray", "tab:red"
+
+
+def draw_mapping_load(ax, ev: Evaluation, logy: bool = False) -> None:
+    """Bars of ``ev``'s element values on ``ax``."""
+    names = [e.name for e in ev.elements]
+    heights = [e.value * (ev.lambda_ if e.kind == "cn" else 1.0) for e in ev.elements]
+    colors, hatches = [], []
+    for e in ev.elements:
+        if e.name == ev.bottleneck:
+            colors.append(BOTTLENECK_COLOR)
+        else:
+            colors.append(PE_COLOR if e.kind == "pe" else CN_COLOR)
+        hatches.append("//" if e.name in ev.unmodelled else "")
+    bars = ax.bar(range(len(names)), heights, color=colors, edgecolor="black", linewidth=0.6)
+    for bar, hatch in zip(bars, hatches):
+        bar.set_hatch(hatch)
+    ax.bar_label(bars, labels=[f"{h:.3g}" for h in heights], fontsize=8, padding=2)
+    ax.set_xticks(range(len(names)), names, rotation=30 if len(names) > 6 else 0,
+                  ha="right" if len(names) > 6 else "center")
+    unit = ev.metric + (" (CNs × lambda)" if ev.lambda_ != 1 else "")
+    ax.set_ylabel(unit)
+    ax.set_xlabel("element")
+    if logy:
+        ax.set_yscale("log")
+    if ev.aggregate in ("max", "exclusive") or ev.value <= 1.5 * max(heights + [0.0]):
+        ax.axhline(ev.value, color=BOTTLENECK_COLOR, linestyle="--", linewidth=1,
+                   label=f"system {ev.metric} ({ev.aggregate}) = {ev.value:.4g}")
+    handles = [
+        _patch(PE_COLOR, "PE"), _patch(CN_COLOR, "CN"),
+        _patch(BOTTLENECK_COLOR, f"bottleneck: {ev.bottleneck}" if ev.bottleneck else "bottleneck"),
+    ]
+    if ev.unmodelled:
+        handles.append(_patch("white", "unmodelled", hatch="//"))
+    line = ax.get_legend_handles_labels()
+    ax.legend(handles=handles + line[0], fontsize=8, loc="best")
+    if not logy:
+        ax.set_ylim(0, max(heights + [ev.value, 0.0]) * 1.45 or 1.0)
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def _patch(color, label, hatch=None):
+    from matplotlib.patches import Patch
+    return Patch(facecolor=color, edgecolor="black", hatch=hatch, label=label)
+
+
+def plot_mapping_load(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
+                      metric: str = "time", aggregate: str | None = None,
+                      params: MappingT[str, Any] | None = None, logy: bool = False,
+                      inputs=()) -> Path:
+    """Write the load chart of ``mapping`` to ``path`` (PNG, SVG or PDF by extension)."""
+    plot_format(path)
+    ev = evaluate(app, arch, mapping, metric, aggregate, params)
+    fig = new_figure(max(6.0, 0.7 * len(ev.elements) + 2.5), 4.5)
+    ax = fig.add_subplot()
+    draw_mapping_load(ax, ev, logy)
+    ax.set_title(f"{ev.metric} of mapping '{ev.mapping}' of '{ev.application}' on "
+                 f"'{ev.architecture}': {ev.value:.4g} ({ev.aggregate})", fontsize=10)
+    return save_figure(fig, path, inputs)

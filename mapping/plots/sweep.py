@@ -1,0 +1,64 @@
+"""The plot of a parameter sweep: a column against the first parameter, one line per
+value of the second (per combination of the others, if more than two)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from matplotlib import colormaps
+
+from mapping.diagnostics import InputError
+from mapping.plots.figure_io import new_figure, plot_format, save_figure
+
+
+def draw_sweep(ax, columns: Sequence[str], rows: Sequence[dict], ranges, y: str = "value",
+               logy: bool = False, ylabel: str | None = None, normalize: bool = False) -> None:
+    """Draw ``y`` against the first swept parameter on ``ax`` (``normalize``: divided by
+    its value in the first row)."""
+    if y not in columns:
+        raise InputError(f"--y {y}: no such column (columns: {', '.join(columns)})")
+    scale = 1.0
+    if normalize:
+        first_value = rows[0].get(y) if rows else None
+        if not first_value:
+            raise InputError(f"--normalize: column '{y}' is empty or zero at the first point")
+        scale = 1.0 / first_value
+        ylabel = ylabel or f"{y} / {y} at " + ", ".join(
+            f"{r.name} = {rows[0][r.name]:g}" for r in ranges)
+    first, others = ranges[0], [r.name for r in ranges[1:]]
+    lines: dict[tuple, list[tuple[float, float]]] = {}
+    for row in rows:
+        key = tuple(row[name] for name in others)
+        if row.get(y) is not None:
+            lines.setdefault(key, []).append((row[first.name], row[y] * scale))
+    markers = "osD^v<>ph*"
+    cmap = colormaps["viridis"]
+    for i, (key, points) in enumerate(lines.items()):
+        points.sort()
+        label = ", ".join(f"{n} = {v:g}" for n, v in zip(others, key)) or None
+        color = cmap(0.9 * i / (len(lines) - 1)) if len(lines) > 1 else "tab:blue"
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker=markers[i % len(markers)],
+                markersize=4, linewidth=1.4, label=label, color=color)
+    if first.log:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(first.name)
+    ax.set_ylabel(ylabel or y)
+    ax.grid(True, which="both", alpha=0.3)
+    if others:
+        ax.legend(fontsize="small", title=None, ncols=2 if len(lines) > 6 else 1)
+
+
+def plot_sweep(columns, rows, ranges, path, y: str = "value", logy: bool = False,
+               normalize: bool = False, title: str | None = None, inputs=()) -> Path:
+    """Write the sweep plot to ``path`` (PNG, SVG or PDF by extension)."""
+    plot_format(path)
+    if not ranges:
+        raise InputError("a sweep plot needs at least one --param range")
+    fig = new_figure()
+    ax = fig.add_subplot()
+    draw_sweep(ax, columns, rows, ranges, y, logy, normalize=normalize)
+    if title:
+        ax.set_title(title)
+    return save_figure(fig, path, inputs)

@@ -1,0 +1,86 @@
+"""Memory traffic of element-level models, and which PE each CN token belongs to.
+
+A ``roofline`` PE moves ``D`` bytes to and from its ``memory`` CN (SPEC §5).  After the
+tokens of the SDF iteration are placed, :func:`place_memory_traffic` adds one synthetic
+:class:`TrafficToken` (count 1, ``quanta = bytes``) to every CN on the route from the PE
+to its memory CN: ``D`` on the CNs before the memory (Gables eq. 16, Bus[j]) and
+``miss·D`` on the memory CN itself (Gables eq. 15, memory-side cache).
+
+:func:`tokens_by_pe` attributes every token on a CN to one PE, as the ``exclusive``
+aggregation needs: a traffic token to the PE that causes it, a communication token to
+the PE of the channel's producer (the producer writes during its own phase).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping as MappingT
+
+from moa import Architecture, ArchitectureError, NoRouteError
+from moc import SDFGraph
+from moc.activity import TokenGroup
+from mapping.mapping import Mapping
+
+
+@dataclass(frozen=True)
+class TrafficToken(TokenGroup):
+    """Memory traffic of PE ``pe`` crossing a CN: ``quanta`` = ``bytes`` = the bytes."""
+
+    pe: str = ""
+
+
+def traffic_model(element, metric: str):
+    """The model whose memory traffic ``element`` generates: its model for ``metric`` if
+    that one has a memory, else its ``time`` model if that one has (the traffic is a
+    physical quantity, so e.g. an ``energy`` evaluation sees it on the CNs too)."""
+    for m in (metric, "time"):
+        model = element.model(m)
+        if model is not None and getattr(model, "memory_traffic", None) is not None:
+            if getattr(model.params, "memory", None) is not None:
+                return model
+    return None
+
+
+def place_memory_traffic(arch: Architecture, placed: dict[str, list], metric: str = "time"
+                         ) -> dict[str, list]:
+    """Append to ``placed`` (element → token groups, modified in place and returned) the
+    memory traffic of every PE whose model has a ``memory`` CN."""
+    for name in arch.pes:
+        element = arch.elements[name]
+        model = traffic_model(element, metric)
+        if model is None or not placed[name]:
+            continue
+        traffic = model.memory_traffic(placed[name])
+        if traffic is None or traffic.bytes == 0:
+            continue
+        target = arch.elements.get(traffic.memory)
+        if target is None or target.is_pe:
+            what = "a PE" if target is not None else "unknown"
+            raise ArchitectureError(
+                f"element '{name}': memory '{traffic.memory}' of its {model.name} model is "
+                f"{what}; it must name a communication node (CNs: {', '.join(arch.cns)})",
+                element.origin)
+        try:
+            route = arch.route_to_cn(name, traffic.memory)
+        except NoRouteError as exc:
+            raise NoRouteError(f"element '{name}': memory traffic: {exc}", element.origin) \
+                from None
+        for cn in route:
+            size = traffic.bytes * (traffic.miss if cn == traffic.memory else 1.0)
+            placed[cn].append(TrafficToken(f"{name}->{traffic.memory}", 1, size,
+                                           MappingProxyType({"bytes": size}), pe=name))
+    return placed
+
+
+def tokens_by_pe(app: SDFGraph, arch: Architecture, mapping: Mapping,
+                 placed: MappingT[str, list]) -> dict[str, dict[str, list]]:
+    """PE → CN → the tokens on that CN attributed to that PE (see module docstring)."""
+    out: dict[str, dict[str, list]] = {pe: {} for pe in arch.pes}
+    for cn in arch.cns:
+        for token in placed[cn]:
+            if isinstance(token, TrafficToken):
+                owner = token.pe
+            else:
+                owner = mapping.assignment[app.channels[token.source].src]
+            out[owner].setdefault(cn, []).append(token)
+    return out
