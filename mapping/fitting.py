@@ -441,8 +441,9 @@ def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
         if active.any():
             As = A[:, active] / norms[active]
             b = y - c - A[:, ~active] @ theta0[~active]
-            x, residual = optimize.nnls(As, b, maxiter=max(100, 50 * As.shape[1]))
-            theta[active] = x / norms[active]
+            unit = float(np.linalg.norm(b)) or 1.0          # NNLS tolerances are absolute
+            x, residual = optimize.nnls(As, b / unit, maxiter=max(100, 50 * As.shape[1]))
+            theta[active] = x * unit / norms[active]
             rank, groups = _rank_and_groups(As, [n for n, a in zip(names, active) if a])
         # The linear model must agree with the evaluator; otherwise fall back.
         check = model.predict(train, _overrides(free, theta))
@@ -484,15 +485,19 @@ def _fit_nonlinear(model, free, train, y, theta0):
             lower[j] = 1e-12
     u0 = np.maximum(theta0 / scale, lower)
 
+    # Residuals in units of the measurements' size: the same minimum, but tolerances
+    # (gtol in particular) that mean something whether times are in seconds or cycles.
+    unit = float(np.sqrt(np.mean(y ** 2))) or 1.0
+
     def residuals(u):
-        return model.predict(train, _overrides(free, u * scale)) - y
+        return (model.predict(train, _overrides(free, u * scale)) - y) / unit
 
     res = optimize.least_squares(residuals, u0, bounds=(lower, np.inf), x_scale="jac",
                                  method="trf")
     theta = res.x * scale
     rank, groups = _rank_and_groups(res.jac / np.maximum(np.linalg.norm(res.jac, axis=0),
                                                          1e-300), [fp.spec for fp in free])
-    return theta, rank, groups, float(np.linalg.norm(res.fun))
+    return theta, rank, groups, float(np.linalg.norm(res.fun) * unit)
 
 
 # --------------------------------------------------------------------------- together
