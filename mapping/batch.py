@@ -14,11 +14,17 @@ is a row of PE indices, one per actor in the application's declaration order; an
 ``(N, actors)`` integer array is evaluated chunk by chunk with gathers and bincounts,
 never with a Python loop over mappings.
 
-Covered: every per-token model (LSLA, GSLA, LogCA, third-party per-token models), the
-``energy`` fallback ``Σ power·time`` and the intensive ``power`` (time-weighted mean per
-element, vectorized), with ``sum`` and ``max``.  Anything else (element-level models,
-other aggregations) falls back to the reference evaluator one mapping at a time, so
-that results are always those of :func:`mapping.evaluate.evaluate`;
+Covered, vectorized: every per-token model (LSLA, GSLA, LogCA, third-party per-token
+models), the ``energy`` fallback ``Σ power·time``, the intensive ``power`` (time-weighted
+mean per element, from four per-element sums) with ``sum`` and ``max``; the
+element-level ``roofline`` (per-PE ``Σ ops`` and ``Σ bytes``, then
+``max(ops/peak, bytes/bandwidth)``) and ``bandwidth`` models, with the memory traffic of
+roofline PEs routed to their ``memory`` CN (``D``, ``miss·D`` on the memory CN itself,
+on LSLA, GSLA or bandwidth CNs); the ``sum``, ``max`` and ``exclusive`` aggregations
+(exclusive: a CN's share for a PE counts the channels the PE produces and its memory
+traffic).  Anything else (``schedule``, third-party element-level models, power with
+memory traffic or ``exclusive``) falls back to the reference evaluator one mapping at a
+time, so that results are always those of :func:`mapping.evaluate.evaluate`;
 :attr:`BatchEvaluator.vectorized` says which path is taken.
 
 Mappings are evaluated without fixed routes (``via``): search explores assignments of
@@ -39,6 +45,8 @@ from moa import NoRouteError
 from mapping.mapping import Mapping, MappingError
 from mapping.metrics import INTENSIVE
 from mapping.problem import Problem
+from mapping.traffic import traffic_model
+from moa.cost_models.roofline import token_bytes, token_ops
 
 # Bound problems hold read-only mapping proxies; let them pickle (as dicts rebuilt into
 # proxies) so that evaluators and problems can travel to Dask workers.
@@ -47,7 +55,40 @@ copyreg.pickle(types.MappingProxyType, lambda m: (types.MappingProxyType, (dict(
 #: mappings per chunk: bounds the temporaries to a few MB whatever the batch size
 DEFAULT_CHUNK = 4096
 
-VECTOR_AGGREGATES = ("sum", "max")
+VECTOR_AGGREGATES = ("sum", "max", "exclusive")
+
+
+class _NotVectorizable(Exception):
+    pass
+
+
+class _Unmodelled:
+    """An element seen without its model for the metric (its value is computed apart)."""
+
+    def __init__(self, element):
+        self.name = element.name
+
+    def model(self, metric):
+        return None
+
+
+def _affine_traffic(element, metric):
+    """``(slope, intercept)`` of the cost of a memory-traffic token of ``D`` bytes on a
+    CN (``slope·D + intercept``), for the models where it is affine; None otherwise."""
+    model = element.model(metric)
+    if model is None:
+        if metric == "energy" and element.model("power") is not None \
+                and element.model("time") is not None:
+            return None
+        return 0.0, 0.0
+    p = model.params
+    if model.name == "lsla":
+        return p.alpha, p.beta
+    if model.name == "gsla":            # S = quanta = D, gamma = 1
+        return p.alpha + p.beta, 0.0
+    if model.name == "bandwidth":
+        return 1.0 / p.B, 0.0
+    return None
 
 
 class BatchEvaluator:
@@ -79,6 +120,7 @@ class BatchEvaluator:
         chans = [problem.app.channels[c] for c in self.channels]
         self.src = np.array([self.actor_index[c.src] for c in chans], dtype=np.intp)
         self.dst = np.array([self.actor_index[c.dst] for c in chans], dtype=np.intp)
+        self._problem = None
 
         # Routes: CN incidence of every ordered PE pair; unroutable pairs are flagged.
         self.route = np.zeros((P * P, C))
@@ -99,63 +141,130 @@ class BatchEvaluator:
                     if k not in cn_index:
                         raise MappingError(f"PE '{ps}': local '{k}' is not a communication node")
                     self.route[s * P + d, cn_index[k]] = 1.0
-        self._penalty = None
-        if self.unroutable.any():
-            self._penalty = np.where(self.unroutable, np.inf, 0.0)
+        self._penalty = np.where(self.unroutable, np.inf, 0.0) if self.unroutable.any() else None
 
         pe_elems = [arch.elements[p] for p in self.pes]
         cn_elems = [arch.elements[k] for k in self.cns]
         proc_tokens = [act.processing[a] for a in self.actors]
         comm_tokens = [act.communication[c] for c in self.channels]
-
-        self.vectorized = self.aggregate in VECTOR_AGGREGATES
         self.intensive = metric in INTENSIVE
-        models = [e.model(metric) for e in pe_elems + cn_elems]
-        if any(m is not None and not m.per_token for m in models):
-            self.vectorized = False
-        if self.intensive and any(e.model("time") is not None and not e.model("time").per_token
-                                  and e.model(metric) is not None for e in pe_elems + cn_elems):
-            self.vectorized = False
-        self._problem = problem if not self.vectorized else None
-        if not self.vectorized:
-            return
-
         big = self.n_actors * P + len(self.channels) * P * P
         self._itype = np.int32 if big < 2**31 - 1 else np.intp
         self._actor_off = (np.arange(self.n_actors) * P).astype(self._itype)
         self._pair_off = (np.arange(len(self.channels)) * P * P).astype(self._itype)
-        if self.intensive:
-            # power: per element Σ w·p / Σ w with w = count·time, else Σ count·p / Σ count
-            comps = ("num", "den", "pc", "cnt")
-            pe_tabs = _power_tables(pe_elems, proc_tokens, metric)
-            cn_tabs = _power_tables(cn_elems, comm_tokens, metric)
-            self.proc = {c: pe_tabs[i] for i, c in enumerate(comps)}
-            self.comm = {c: cn_tabs[i] for i, c in enumerate(comps)}
-            self._has_time = np.array([e.model("time") is not None for e in pe_elems + cn_elems])
-            self._has_model = np.array([e.model(metric) is not None for e in pe_elems + cn_elems])
-        else:
-            self.proc = _token_table(pe_elems, proc_tokens, metric)     # (A, P)
-            self.comm = _token_table(cn_elems, comm_tokens, metric)     # (Ch, C)
-            lam = self.lambda_
-            # sum: one flat table gathered at [a·P + p] and [offset + c·P² + s·P + d]
-            pair = lam * (self.comm @ self.route.T)                      # (Ch, P²)
+        # traffic of roofline PEs to their memory CN: slope and intercept per (PE, CN)
+        self.traffic_slope = np.zeros((P, C))
+        self.traffic_base = np.zeros((P, C))
+        self.has_traffic = False
+        self.roofline = np.zeros(0, dtype=np.intp)
+
+        try:
+            self.vectorized = self._compile(arch, pe_elems, cn_elems, proc_tokens, comm_tokens,
+                                            cn_index)
+        except _NotVectorizable:
+            self.vectorized = False
+        #: the pure per-token case: one gather table for sum, plain Python for one mapping
+        self.fast = self.vectorized and not self.intensive and not self.has_traffic \
+            and not len(self.roofline)
+        if not self.vectorized:
+            self._problem = problem
+            return
+        if self.fast:
+            pair = self.lambda_ * (self.comm @ self.route.T)                # (Ch, P²)
             if self._penalty is not None:
                 pair = pair + self._penalty
             self._sum_table = np.concatenate([self.proc.ravel(), pair.ravel()])
             self._chan_off = (self.proc.size + self._pair_off).astype(self._itype)
-            # max: per-CN gather tables (C, Ch·P²), or the route incidence when too large
-            if C * len(self.channels) * P * P <= 4_000_000:
-                self._cn_tables = np.ascontiguousarray(
-                    (self.comm[:, None, :] * self.route[None, :, :]).transpose(2, 0, 1)
-                    .reshape(C, -1))
-            else:
-                self._cn_tables = None
-            # plain-Python lists for the single-mapping path
             self._proc_list = self.proc.tolist()
             self._pair_list = pair.tolist()
             self._src_list, self._dst_list = self.src.tolist(), self.dst.tolist()
             self._comm_list = self.comm.tolist()
             self._route_list = [np.flatnonzero(r).tolist() for r in self.route]
+
+    def _compile(self, arch, pe_elems, cn_elems, proc_tokens, comm_tokens, cn_index) -> bool:
+        metric, P, C = self.metric, self.n_pes, self.n_cns
+        if self.aggregate not in VECTOR_AGGREGATES:
+            return False
+        if self.intensive:
+            if self.aggregate == "exclusive":
+                return False
+            for e in pe_elems + cn_elems:
+                power, time = e.model(metric), e.model("time")
+                if power is not None and (not power.per_token
+                                          or (time is not None and not time.per_token)):
+                    return False
+                if traffic_model(e, metric) is not None:
+                    return False
+            comps = ("num", "den", "pc", "cnt")
+            pe_tabs = _power_tables(pe_elems, proc_tokens, metric)
+            cn_tabs = _power_tables(cn_elems, comm_tokens, metric)
+            self.proc = {c: pe_tabs[i] for i, c in enumerate(comps)}
+            self.comm = {c: cn_tabs[i] for i, c in enumerate(comps)}
+            self._has_model = np.array([e.model(metric) is not None
+                                        for e in pe_elems + cn_elems])
+            self._cn_tables = {c: self._gather_tables(t) for c, t in self.comm.items()}
+            return True
+        # PEs: per-token models in a table, roofline PEs by their totals of ops and bytes
+        roof = []
+        for i, e in enumerate(pe_elems):
+            model = e.model(metric)
+            if model is not None and not model.per_token:
+                if model.name != "roofline":
+                    return False
+                roof.append(i)
+        self.roofline = np.array(roof, dtype=np.intp)
+        token_pes = [e if i not in roof else _Unmodelled(e) for i, e in enumerate(pe_elems)]
+        self.proc = _token_table(token_pes, proc_tokens, metric)       # (A, P)
+        # CNs: per-token models and bandwidth (Σ bytes / B is a sum over tokens)
+        for e in cn_elems:
+            model = e.model(metric)
+            if model is not None and not model.per_token and model.name != "bandwidth":
+                return False
+        self.comm = _token_table(cn_elems, comm_tokens, metric)        # (Ch, C)
+        # memory traffic of roofline PEs (SPEC §5): D along the route to the memory CN
+        for i, e in enumerate(pe_elems):
+            model = traffic_model(e, metric)
+            if model is None:
+                continue
+            if model.name != "roofline":
+                return False
+            memory = model.params.memory
+            target = arch.elements.get(memory)
+            if target is None or target.is_pe:
+                return False            # the reference evaluator reports the error
+            try:
+                route = arch.route_to_cn(e.name, memory)
+            except NoRouteError:
+                return False
+            for k in route:
+                affine = _affine_traffic(arch.elements[k], metric)
+                if affine is None:
+                    return False
+                slope, base = affine
+                factor = model.params.miss if k == memory else 1.0
+                self.traffic_slope[i, cn_index[k]] = slope * factor
+                self.traffic_base[i, cn_index[k]] = base
+            self.has_traffic = True
+        if len(self.roofline) or self.has_traffic:
+            try:
+                self.ops = np.array([t.count * token_ops(t) for t in proc_tokens])
+                self.bytes = np.array([t.count * token_bytes(t) for t in proc_tokens])
+            except (ValueError, TypeError):
+                return False            # a bad token attribute: the reference explains it
+            models = [pe_elems[i].model(metric) for i in self.roofline]
+            self.peak = np.array([m.params.peak for m in models])[:, None]
+            self.bandwidth = np.array([m.params.bandwidth for m in models])[:, None]
+        self._cn_tables = self._gather_tables(self.comm)
+        return True
+
+    def _gather_tables(self, comm):
+        """Per-CN gather tables ``(C, Ch·P²)`` (cost of channel ``c`` on CN ``k`` for each
+        PE pair), or None when too large (then the route incidence is used)."""
+        P, C, Ch = self.n_pes, self.n_cns, len(self.channels)
+        if C * Ch * P * P > 4_000_000:
+            return None
+        return np.ascontiguousarray(
+            (comm[:, None, :] * self.route[None, :, :]).transpose(2, 0, 1).reshape(C, -1))
 
     # ----------------------------------------------------------------- encoding
     def encode(self, mapping: Mapping | MappingT[str, str]) -> np.ndarray:
@@ -205,7 +314,7 @@ class BatchEvaluator:
         if not self.vectorized:
             return np.array([self._reference(row).value for row in X])
         XT = self._transpose(X)
-        if self.aggregate == "sum" and not self.intensive:
+        if self.fast and self.aggregate == "sum":
             A, P = self.n_actors, self.n_pes
             idx = np.empty((A + len(self.channels), XT.shape[1]), dtype=self._itype)
             np.add(XT, self._actor_off[:, None], out=idx[:A])
@@ -214,6 +323,8 @@ class BatchEvaluator:
             pairs += XT[self.dst]
             pairs += self._chan_off[:, None]
             return self._sum_table.take(idx).sum(axis=0)
+        if self.aggregate == "exclusive":
+            return self._exclusive(XT)
         pe, cn = self._loads_t(XT)
         return self._aggregate(pe, cn)
 
@@ -227,36 +338,45 @@ class BatchEvaluator:
             return top_pe
         return np.maximum(top_pe, lam * cn.max(axis=0))
 
-    def _pe_loads(self, XT: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def _bincount(self, XT: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``(P, n)`` sums of ``weights`` (``(A, n)``) by the PE of each actor."""
         n, P = XT.shape[1], self.n_pes
-        w = table.ravel().take(XT + self._actor_off[:, None])            # (A, n)
         idx = XT * n + np.arange(n, dtype=self._itype)
-        return np.bincount(idx.ravel(), weights=w.ravel(), minlength=P * n).reshape(P, n)
+        return np.bincount(idx.ravel(), weights=weights.ravel(), minlength=P * n) \
+            .reshape(P, n).astype(float, copy=False)
+
+    def _pe_loads(self, XT: np.ndarray, table: np.ndarray) -> np.ndarray:
+        return self._bincount(XT, table.ravel().take(XT + self._actor_off[:, None]))
 
     def _pairs(self, XT: np.ndarray) -> np.ndarray:
         pair = XT[self.src] * self.n_pes                                 # (Ch, n)
         pair += XT[self.dst]
         return pair
 
-    def _cn_loads(self, XT: np.ndarray, comm: np.ndarray, tables=None) -> np.ndarray:
+    def _cn_loads(self, XT: np.ndarray, comm: np.ndarray, tables=None, pair=None) -> np.ndarray:
         n = XT.shape[1]
-        pair = self._pairs(XT)
+        pair = self._pairs(XT) if pair is None else pair
         if not self.n_cns:
-            out = np.zeros((0, n))
-        elif tables is not None:
+            return np.zeros((0, n))
+        if tables is not None:
             flat = pair + self._pair_off[:, None]
-            out = np.stack([t.take(flat).sum(axis=0) for t in tables])
-        else:
-            out = np.einsum("cnk,ck->kn", self.route[pair], comm)
-        if self._penalty is not None and len(out):
-            out[0] += self._penalty.take(pair).sum(axis=0)
-        return out
+            return np.stack([t.take(flat).sum(axis=0) for t in tables])
+        return np.einsum("cnk,ck->kn", self.route[pair], comm)
+
+    def _actor_totals(self, XT: np.ndarray):
+        """Per-PE ``Σ ops`` and ``Σ bytes`` ``(P, n)`` of the actors mapped there."""
+        n = XT.shape[1]
+        ops = self._bincount(XT, np.broadcast_to(self.ops[:, None], XT.shape))
+        data = self._bincount(XT, np.broadcast_to(self.bytes[:, None], XT.shape))
+        return ops, data
 
     def _loads_t(self, XT: np.ndarray):
         """Per-PE ``(P, n)`` and per-CN ``(C, n)`` element values (before lambda)."""
+        pair = self._pairs(XT)
         if self.intensive:
             pe = {c: self._pe_loads(XT, t) for c, t in self.proc.items()}
-            cn = {c: self._cn_loads(XT, t) for c, t in self.comm.items()}
+            cn = {c: self._cn_loads(XT, t, self._cn_tables[c], pair)
+                  for c, t in self.comm.items()}
             vals = []
             for part in (pe, cn):
                 num, den, pc, cnt = part["num"], part["den"], part["pc"], part["cnt"]
@@ -268,11 +388,59 @@ class BatchEvaluator:
             P = self.n_pes
             pe_v[~self._has_model[:P]] = 0.0
             cn_v[~self._has_model[P:]] = 0.0
-            if self._penalty is not None and len(cn_v):
-                cn_v[0] += self._penalty.take(self._pairs(XT)).sum(axis=0)
-            return pe_v, cn_v
-        return (self._pe_loads(XT, self.proc),
-                self._cn_loads(XT, self.comm, self._cn_tables))
+        else:
+            pe_v = self._pe_loads(XT, self.proc)
+            cn_v = self._cn_loads(XT, self.comm, self._cn_tables, pair)
+            if len(self.roofline) or self.has_traffic:
+                ops, data = self._actor_totals(XT)
+                if len(self.roofline):
+                    r = self.roofline
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        transfer = np.where(data[r] > 0, data[r] / self.bandwidth, 0.0)
+                    pe_v[r] = np.maximum(ops[r] / self.peak, transfer)
+                if self.has_traffic:
+                    cn_v += self.traffic_slope.T @ data
+                    cn_v += self.traffic_base.T @ (data != 0).astype(float)
+        if self._penalty is not None and len(cn_v):
+            cn_v[0] += self._penalty.take(pair).sum(axis=0)
+        return pe_v, cn_v
+
+    def _exclusive(self, XT: np.ndarray) -> np.ndarray:
+        """Gables' serialized phases: Σ_p max(own_p, λ·max_k share_{p,k}), where a CN's
+        share for PE ``p`` counts the channels ``p`` produces and ``p``'s memory traffic."""
+        n, P = XT.shape[1], self.n_pes
+        pair = self._pairs(XT)
+        own = self._pe_loads(XT, self.proc)
+        data = None
+        if len(self.roofline) or self.has_traffic:
+            ops, data = self._actor_totals(XT)
+            if len(self.roofline):
+                r = self.roofline
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    transfer = np.where(data[r] > 0, data[r] / self.bandwidth, 0.0)
+                own[r] = np.maximum(ops[r] / self.peak, transfer)
+        phase = own
+        if self.n_cns:
+            producer = XT[self.src]                                          # (Ch, n)
+            idx = (producer * n + np.arange(n, dtype=self._itype)).ravel()
+            flat = pair + self._pair_off[:, None]
+            top = np.zeros((P, n))
+            for k in range(self.n_cns):
+                if self._cn_tables is not None:
+                    w = self._cn_tables[k].take(flat)
+                else:
+                    w = self.route[pair, k] * self.comm[:, k][:, None]
+                share = np.bincount(idx, weights=w.ravel(), minlength=P * n).reshape(P, n) \
+                    .astype(float, copy=False)
+                if self.has_traffic:
+                    share += self.traffic_slope[:, k][:, None] * data
+                    share += self.traffic_base[:, k][:, None] * (data != 0)
+                np.maximum(top, share, out=top)
+            phase = np.maximum(own, self.lambda_ * top)
+        value = phase.sum(axis=0)
+        if self._penalty is not None:
+            value = value + self._penalty.take(pair).sum(axis=0)
+        return value
 
     def loads(self, X) -> np.ndarray:
         """Per-element values ``(N, elements)`` (architecture order, before lambda)."""
@@ -304,7 +472,7 @@ class BatchEvaluator:
                                    "actor or not a PE") from None
         else:
             row = [int(p) for p in mapping]
-        if not self.vectorized or self.intensive:
+        if not self.fast or self.aggregate not in ("sum", "max"):
             return float(self.evaluate(np.array(row))[0])
         proc, pair, P = self._proc_list, self._pair_list, self.n_pes
         if self.aggregate == "sum":

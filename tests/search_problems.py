@@ -87,3 +87,25 @@ def small_arch(lambda_: float = 1.0) -> Architecture:
     a.add_link("gpu", "bus")
     a.add_link("dsp", "bus")
     return a
+
+
+def roofline_arch(lambda_: float = 1.0, aggregate: str = "max") -> Architecture:
+    """Gables-like SoC: roofline IPs with a memory CN reached through a bus, an LSLA
+    core, bandwidth and LSLA CNs, a memory-side cache (miss < 1) on one IP."""
+    def roof(peak, bw, memory="dram", miss=1.0):
+        return CostSpec("roofline", {"peak": peak, "bandwidth": bw, "memory": memory,
+                                     "miss": miss})
+    a = Architecture("soc", lambda_=lambda_, aggregate=aggregate)
+    a.add_cn("dram", costs={"time": CostSpec("bandwidth", {"B": 8e3})})
+    a.add_cn("bus", costs={"time": CostSpec("bandwidth", {"B": 2e4})})
+    a.add_cn("noc", costs={"time": lsla(1e-5, 1e-4)})
+    a.add_pe("ip[0]", costs={"time": roof(4e4, 6e3)}, array=("ip", 0))
+    a.add_pe("ip[1]", costs={"time": roof(4e4, 6e3)}, array=("ip", 1))
+    a.add_pe("gpu", costs={"time": roof(2e5, 1.5e4, miss=0.25)})
+    a.add_pe("cpu", costs={"time": lsla(3e-5, 1e-4)}, local="noc")
+    for p in ("ip[0]", "ip[1]", "gpu"):
+        a.add_link(p, "bus")
+    a.add_link("cpu", "noc")
+    a.add_link("noc", "bus")
+    a.add_link("bus", "dram")
+    return a

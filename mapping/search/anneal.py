@@ -17,7 +17,8 @@ CHAINS = 16
 
 def run(task, tracker: Tracker, rng: np.random.Generator):
     space = task.space
-    K = int(task.params.get("chains", CHAINS))
+    # more chains for larger budgets: bigger batches, same number of steps per chain
+    K = int(task.params.get("chains", max(CHAINS, min(512, tracker.remaining // 400))))
     K = max(1, min(K, tracker.remaining // 8 or 1))
     X = space.random(rng, K)
     fX = tracker.evaluate(X)

@@ -17,9 +17,16 @@ DEFAULT_LIMIT = 200_000_000
 
 
 def canonical(setup) -> Canonical:
-    ev = setup.objectives.evaluators[0]
-    classes = interchangeable_classes(setup.problem, ev.route, ev.unroutable,
-                                      setup.space.allowed)
+    evs = setup.objectives.evaluators
+    ev = evs[0]
+    P = setup.space.allowed.shape[1]
+    if all(e.vectorized for e in evs):
+        traffic = tuple(t for e in evs for t in (e.traffic_slope, e.traffic_base))
+        classes = interchangeable_classes(setup.problem, ev.route, ev.unroutable,
+                                          setup.space.allowed, traffic)
+    else:
+        # costs the tables cannot check (reference fallback): no reduction, to be safe
+        classes = [[p] for p in range(P)]
     return Canonical(classes, setup.space.allowed)
 
 

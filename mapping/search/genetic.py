@@ -13,7 +13,7 @@ ELITE = 2
 def run(task, tracker: Tracker, rng: np.random.Generator):
     space = task.space
     A = len(space.actors)
-    N = int(task.params.get("population", POPULATION))
+    N = int(task.params.get("population", max(POPULATION, min(1024, tracker.remaining // 100))))
     N = max(4, min(N, tracker.remaining // 4 or 4))
     pop = space.random(rng, N)
     fit = tracker.evaluate(pop)

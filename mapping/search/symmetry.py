@@ -25,10 +25,23 @@ def _label(element) -> tuple:
     return (element.kind, costs, attrs)
 
 
+def _memories(arch) -> set[str]:
+    out = set()
+    for e in arch.elements.values():
+        for model in e.costs.values():
+            memory = getattr(getattr(model, "params", None), "memory", None)
+            if isinstance(memory, str):
+                out.add(memory)
+    return out
+
+
 def _graph(arch) -> nx.DiGraph:
     g = nx.DiGraph()
+    memories = _memories(arch)
     for e in arch.elements.values():
-        g.add_node(e.name, label=_label(e))
+        # a CN named as some model's memory must stay in place
+        label = ("memory", e.name) if e.name in memories else _label(e)
+        g.add_node(e.name, label=label)
     for a, b in arch.links:
         g.add_edge(a, b, kind="link")
         g.add_edge(b, a, kind="link")
@@ -57,7 +70,7 @@ def _swap_automorphism(g: nx.DiGraph, pes: list[str], p: str, q: str) -> dict | 
 
 
 def interchangeable_classes(problem, route: np.ndarray, unroutable: np.ndarray,
-                            allowed: np.ndarray) -> list[list[int]]:
+                            allowed: np.ndarray, traffic: tuple = ()) -> list[list[int]]:
     """Classes of interchangeable PEs as lists of PE indices (singletons included),
     ordered by their first member.  ``route``/``unroutable`` are a
     :class:`~mapping.batch.BatchEvaluator`'s tables; ``allowed`` the search mask."""
@@ -82,7 +95,7 @@ def interchangeable_classes(problem, route: np.ndarray, unroutable: np.ndarray,
                 continue
             sigma = _swap_automorphism(g, pes, pes[r], pes[q])
             if sigma is None or not _routes_commute(sigma, pes, cn_index, route, unroutable,
-                                                     r, q):
+                                                     r, q, traffic):
                 continue
             parent[q] = find(r)
             break
@@ -94,7 +107,7 @@ def interchangeable_classes(problem, route: np.ndarray, unroutable: np.ndarray,
     return sorted(classes.values(), key=lambda c: c[0])
 
 
-def _routes_commute(sigma, pes, cn_index, route, unroutable, p, q) -> bool:
+def _routes_commute(sigma, pes, cn_index, route, unroutable, p, q, traffic=()) -> bool:
     P = len(pes)
     perm = np.arange(P)
     perm[p], perm[q] = q, p
@@ -105,8 +118,13 @@ def _routes_commute(sigma, pes, cn_index, route, unroutable, p, q) -> bool:
     # route(π s, π d) must be σ(route(s, d)) for every pair
     permuted = np.zeros_like(route)
     permuted[:, cn_perm] = route
-    return bool(np.array_equal(route[moved], permuted)
-                and np.array_equal(unroutable[moved], unroutable))
+    ok = np.array_equal(route[moved], permuted) and np.array_equal(unroutable[moved],
+                                                                    unroutable)
+    for table in traffic:       # (P, C) memory-traffic costs of each PE on each CN
+        shifted = np.zeros_like(table)
+        shifted[:, cn_perm] = table
+        ok = ok and np.array_equal(table[perm], shifted)
+    return bool(ok)
 
 
 class Canonical:
