@@ -1,0 +1,88 @@
+"""Text formats of mapeval: the ``.sdf``, ``.moa`` and ``.map`` languages (lark
+grammars in ``dsl/grammars``), parsing to ``moc``/``moa``/``mapping`` objects, printing
+back, and interchange with SDF3 XML, Graphviz DOT and JSON."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from dsl.errors import INPUT_ERRORS, ExpressionError, ParseError
+from dsl.expression import BinOp, Call, Expression, Name, Neg, Num, Pos
+from dsl.parser import parse_expression, parse_map, parse_moa, parse_sdf
+from dsl.printer import format_map, format_moa, format_sdf
+from dsl.diagnostics import format_diagnostic
+
+__all__ = [
+    "parse_sdf", "parse_moa", "parse_map", "parse_expression",
+    "load_sdf", "load_moa", "load_map", "load",
+    "format_sdf", "format_moa", "format_map", "format_diagnostic",
+    "read_sdf3", "write_sdf3", "to_dot", "to_json",
+    "ParseError", "ExpressionError", "INPUT_ERRORS",
+    "Expression", "Num", "Name", "Neg", "Pos", "BinOp", "Call",
+]
+
+_LOADERS = {".sdf": "load_sdf", ".moa": "load_moa", ".map": "load_map"}
+
+
+def _read(path) -> tuple[str, str]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ParseError(f"no such file: {path}", (str(path), None, None)) from None
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not a UTF-8 text file ({exc.reason})", (str(path), None, None)) from None
+    except OSError as exc:
+        raise ParseError(f"cannot read {path}: {exc.strerror}", (str(path), None, None)) from None
+    return text, str(path)
+
+
+def load_sdf(path):
+    """The SDF graphs (:class:`moc.graph.SDFGraph`) of a ``.sdf`` file."""
+    return parse_sdf(*_read(path))
+
+
+def load_moa(path):
+    """The architectures (:class:`moa.architecture.Architecture`) of a ``.moa`` file."""
+    return parse_moa(*_read(path))
+
+
+def load_map(path):
+    """The mappings (:class:`mapping.mapping.Mapping`) of a ``.map`` file."""
+    return parse_map(*_read(path))
+
+
+def load(path):
+    """The objects of a ``.sdf``, ``.moa`` or ``.map`` file (a list), or the graph of an
+    SDF3 ``.xml`` file (a one-element list), by the file's extension."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".xml":
+        return [read_sdf3(path)]
+    loader = _LOADERS.get(suffix)
+    if loader is None:
+        raise ParseError(f"unknown file kind '{suffix or Path(path).name}' "
+                         "(expected .sdf, .moa, .map or .xml)", (str(path), None, None))
+    return globals()[loader](path)
+
+
+def read_sdf3(path):
+    """An SDF graph from an SDF3 XML file (see :mod:`dsl.sdf3`)."""
+    from dsl.sdf3 import read_sdf3 as _read_sdf3
+    return _read_sdf3(path)
+
+
+def write_sdf3(graph, path):
+    """Write ``graph`` as an SDF3 XML file (see :mod:`dsl.sdf3`)."""
+    from dsl.sdf3 import write_sdf3 as _write_sdf3
+    return _write_sdf3(graph, path)
+
+
+def to_dot(obj) -> str:
+    """Graphviz text of an SDF graph or an architecture (see :mod:`dsl.dot`)."""
+    from dsl.dot import to_dot as _to_dot
+    return _to_dot(obj)
+
+
+def to_json(obj):
+    """A JSON-ready dict of a graph, architecture or mapping (see :mod:`dsl.json_export`)."""
+    from dsl.json_export import to_json as _to_json
+    return _to_json(obj)

@@ -1,0 +1,55 @@
+"""Error messages in the ``FILE:LINE:COL: error: MESSAGE`` form, with the source line
+and a caret under the column."""
+from __future__ import annotations
+
+import os
+
+
+def _source_line(filename, line, source):
+    text = source
+    if text is None and filename and not filename.startswith("<") and os.path.isfile(filename):
+        try:
+            with open(filename, encoding="utf-8", errors="replace") as fh:
+                for number, content in enumerate(fh, 1):
+                    if number == line:
+                        return content.rstrip("\r\n")
+            return None
+        except OSError:
+            return None
+    if text is None:
+        return None
+    lines = text.splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def format_diagnostic(message: str, origin=None, source: str | None = None,
+                      program: str = "mapeval", severity: str = "error") -> str:
+    """``FILE:LINE:COL: error: MESSAGE`` then the source line and a caret.
+
+    ``origin`` is ``(file, line, column)`` (any part may be ``None``); the line is read
+    from the file on disk, or from ``source`` (the text that was parsed) when given.
+    Without an origin: ``mapeval: error: MESSAGE``."""
+    if not origin or origin[0] is None and (len(origin) < 2 or origin[1] is None):
+        return f"{program}: {severity}: {message}"
+    filename = origin[0] if origin[0] is not None else "<input>"
+    line = origin[1] if len(origin) > 1 else None
+    col = origin[2] if len(origin) > 2 else None
+    where = str(filename)
+    if line is not None:
+        where += f":{line}"
+        if col is not None:
+            where += f":{col}"
+    out = f"{where}: {severity}: {message}"
+    if line is None:
+        return out
+    src = _source_line(str(filename), line, source)
+    if src is None:
+        return out
+    src = src.expandtabs(8) if col is None else src
+    out += "\n    " + src
+    if col is not None and col >= 1:
+        # keep tabs under tabs so that the caret lines up in a terminal
+        lead = "".join(ch if ch == "\t" else " " for ch in src[:col - 1])
+        lead += " " * max(0, col - 1 - len(src))
+        out += "\n    " + lead + "^"
+    return out
