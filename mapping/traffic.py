@@ -19,7 +19,7 @@ from typing import Mapping as MappingT
 from moa import Architecture, ArchitectureError, NoRouteError
 from moc import SDFGraph
 from moc.activity import TokenGroup
-from mapping.mapping import Mapping
+from mapping.mapping import Mapping, MappingError
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,11 @@ def place_memory_traffic(arch: Architecture, placed: dict[str, list], metric: st
         model = traffic_model(element, metric)
         if model is None or not placed[name]:
             continue
-        traffic = model.memory_traffic(placed[name])
+        try:
+            traffic = model.memory_traffic(placed[name])
+        except ValueError as exc:
+            raise MappingError(f"element '{name}', metric '{metric}', model '{model.name}': "
+                               f"{exc}", element.origin) from None
         if traffic is None or traffic.bytes == 0:
             continue
         target = arch.elements.get(traffic.memory)
