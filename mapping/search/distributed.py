@@ -56,7 +56,8 @@ class DaskExecutor:
             where = {"host": "127.0.0.1"} if processes else {}
             self._own_cluster = dd.LocalCluster(
                 n_workers=n, threads_per_worker=1, processes=processes,
-                dashboard_address=None, silence_logs=50, **where)
+                dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0",
+                silence_logs=50, **where)
             self.client = dd.Client(self._own_cluster)
         self._own_client = True
 
