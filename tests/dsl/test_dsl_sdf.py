@@ -102,7 +102,7 @@ def test_keywords_are_names_where_no_keyword_fits():
     (g,) = dsl.parse_sdf('sdf g { actor param; actor sdf; "param" -> sdf }')
     assert list(g.actors) == ["param", "sdf"]
     assert list(g.channels) == ["param->sdf"]
-    assert '"param" -> sdf' in dsl.format_sdf(g)
+    assert '"param" -> "sdf"' in dsl.format_sdf(g)
 
 
 def _err(text, exc=ParseError):
