@@ -387,13 +387,13 @@ class _Builder:
         if index is None:
             return name
         idx = _index(index, self.filename)
-        return Token.new_borrow_pos("NAME", f"{name}[{idx}]", name)
+        return Token.new_borrow_pos("NAME", f"{name.value}[{idx}]", name)
 
     def channel_ref(self, c):
         src, dst = c
         if dst is None:
             return src
-        return Token.new_borrow_pos("NAME", f"{src}->{dst}", src)
+        return Token.new_borrow_pos("NAME", f"{src.value}->{dst.value}", src)
 
     mapping = graph
 
