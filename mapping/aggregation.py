@@ -54,7 +54,8 @@ def aggregate_exclusive(pe_values: Mapping[str, float], cn_values: Mapping[str, 
     the sum of the phases (Gables eq. 19).  The bottleneck is the element that sets the
     longest phase (the PE itself, or a CN where its traffic is the slower part)."""
     if shares is None:
-        raise MappingError("aggregation 'exclusive' needs the per-PE shares of CN values")
+        raise MappingError("aggregation 'exclusive' needs to know which PE each CN token "
+                           "belongs to (a mapping); it is not available without one")
     phases = exclusive_phases(pe_values, lambda_, shares)
     value = sum(time for time, _ in phases.values())  # Gables eq. 19: Σ T'_IP[i]
     longest = max(phases.values(), key=lambda p: p[0], default=None)
