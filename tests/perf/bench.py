@@ -1,0 +1,165 @@
+"""Benchmarks of SPEC §11 (a script, not a timed test): prints one JSON object.
+
+    python tests/perf/bench.py [--quick]
+
+- ``sum``/``max``: mapping evaluations per second of the batch evaluator against a
+  plain-Python loop over dicts (precomputed per-actor/per-channel cost dicts and routes,
+  one mapping at a time), for a 20-actor, 30-channel graph on an 8-PE, 3-CN MoA;
+- ``single_eval_us``: one mapping through the public API
+  (:func:`mapping.batch.evaluate_value`, compiled tables cached on the problem);
+  ``reference_eval_us``: the reference :func:`mapping.evaluate.evaluate`;
+- ``repetition_10k_s``: repetition vector and activity of a 10,000-actor graph;
+- ``parse_10k_s``: parsing a 10,000-actor ``.sdf`` text.
+
+One core: BLAS/OpenMP threads are limited to one before numpy is imported.
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+             "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from mapping.batch import BatchEvaluator, evaluate_value  # noqa: E402
+from mapping.evaluate import evaluate  # noqa: E402
+from mapping.mapping import Mapping  # noqa: E402
+from mapping.problem import bind_problem  # noqa: E402
+from moc import SDFGraph, activity, repetition_vector  # noqa: E402
+from search_problems import bench_arch, random_app  # noqa: E402
+
+
+def best_time(fn, repeat):
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def python_baseline(problem, ev, aggregate):
+    """An honest plain-Python evaluator: dicts of precomputed costs, routes per PE pair."""
+    actors, pes, cns = ev.actors, ev.pes, ev.cns
+    proc = {a: {p: float(ev.proc[i, j]) for j, p in enumerate(pes)}
+            for i, a in enumerate(actors)}
+    chans = [(problem.app.channels[c].src, problem.app.channels[c].dst,
+              {k: float(ev.comm[i, j]) for j, k in enumerate(cns)})
+             for i, c in enumerate(ev.channels)]
+    routes = {}
+    P = len(pes)
+    for s, ps in enumerate(pes):
+        for d, pd in enumerate(pes):
+            routes[(ps, pd)] = tuple(cns[k] for k in np.flatnonzero(ev.route[s * P + d]))
+    lam = ev.lambda_
+
+    def one_sum(m):
+        total = 0.0
+        for a, p in m.items():
+            total += proc[a][p]
+        for src, dst, cost in chans:
+            for k in routes[(m[src], m[dst])]:
+                total += lam * cost[k]
+        return total
+
+    def one_max(m):
+        pe = dict.fromkeys(pes, 0.0)
+        cn = dict.fromkeys(cns, 0.0)
+        for a, p in m.items():
+            pe[p] += proc[a][p]
+        for src, dst, cost in chans:
+            for k in routes[(m[src], m[dst])]:
+                cn[k] += cost[k]
+        return max(max(pe.values()), lam * max(cn.values()))
+
+    return one_sum if aggregate == "sum" else one_max
+
+
+def bench_eval(problem, aggregate, n_batch, n_python, repeat):
+    ev = BatchEvaluator(problem, "time", aggregate)
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, ev.n_pes, (n_batch, ev.n_actors)).astype(np.int32)
+    ev.evaluate(X[:1000])
+    t_batch = best_time(lambda: ev.evaluate(X), repeat)
+    one = python_baseline(problem, ev, aggregate)
+    dicts = [ev.decode(row) for row in X[:n_python]]
+    values = [one(m) for m in dicts]
+    np.testing.assert_allclose(values, ev.evaluate(X[:n_python]), rtol=1e-9)
+    t_py = best_time(lambda: [one(m) for m in dicts], repeat)
+    batch_rate, py_rate = n_batch / t_batch, n_python / t_py
+    return {"batch_evals_per_s": round(batch_rate), "python_evals_per_s": round(py_rate),
+            "ratio": round(batch_rate / py_rate, 1)}
+
+
+def bench_single(problem, n):
+    arch_pes = problem.arch.pes
+    m = Mapping("m", {a: arch_pes[(i * 3) % len(arch_pes)]
+                      for i, a in enumerate(problem.app.actors)})
+    evaluate_value(problem, m)
+    t = best_time(lambda: [evaluate_value(problem, m) for _ in range(n)], 3) / n
+    r = best_time(lambda: [evaluate(problem.app, problem.arch, m, problem=problem)
+                           for _ in range(max(50, n // 50))], 3) / max(50, n // 50)
+    return t * 1e6, r * 1e6
+
+
+def big_graph(n):
+    g = SDFGraph("big")
+    for i in range(n):
+        g.add_actor(f"a{i}", quanta=1 + i % 7)
+    rng = np.random.default_rng(0)
+    for i in range(1, n):
+        j = int(rng.integers(max(0, i - 10), i))
+        g.add_channel(f"a{j}", f"a{i}", f"c{i}", prod=1 + i % 3, cons=1 + i % 3, size=4)
+    return g
+
+
+def big_sdf_text(n):
+    lines = ["sdf big {", "    param S = 64"]
+    for i in range(n):
+        lines.append(f"    actor a{i} [quanta = S * {1 + i % 7}, gamma = 2]")
+    for i in range(1, n):
+        lines.append(f"    a{i - 1} -> a{i} [prod = {1 + i % 3}, cons = {1 + i % 3}, size = 4]")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (under 30 s)")
+    args = ap.parse_args(argv)
+    n_batch, n_python, repeat = (200_000, 10_000, 2) if args.quick else (2_000_000, 50_000, 3)
+    problem = bind_problem(random_app(20, 30, seed=1), bench_arch())
+    out = {"sum": bench_eval(problem, "sum", n_batch, n_python, repeat),
+           "max": bench_eval(problem, "max", n_batch, n_python, repeat)}
+    single, reference = bench_single(problem, 2000 if args.quick else 20000)
+    out["single_eval_us"] = round(single, 2)
+    out["reference_eval_us"] = round(reference, 1)
+    g = big_graph(10_000)
+
+    def analyse():
+        bound = g.bind()
+        activity(bound, repetition_vector(bound))
+    out["repetition_10k_s"] = round(best_time(analyse, repeat), 4)
+    try:
+        from dsl import parse_sdf
+    except ImportError:
+        out["parse_10k_s"] = None
+    else:
+        text = big_sdf_text(10_000)
+        out["parse_10k_s"] = round(best_time(lambda: parse_sdf(text, "big.sdf"), 1), 3)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
