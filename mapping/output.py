@@ -42,6 +42,10 @@ def write_atomically(path: str | Path, text: str | bytes, inputs=()) -> Path:
     try:
         with os.fdopen(fd, mode) as f:
             f.write(text)
+        # mkstemp creates 0600; give the file the permissions an ordinary open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
