@@ -26,7 +26,7 @@ _LOADERS = {".sdf": "load_sdf", ".moa": "load_moa", ".map": "load_map"}
 def _read(path) -> tuple[str, str]:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ParseError(f"no such file: {path}", (str(path), None, None)) from None
     except UnicodeDecodeError as exc:
