@@ -435,8 +435,6 @@ _TERMINAL_TEXT = {
     "AGGREGATE": "'aggregate'", "PE": "'pe'", "CN": "'cn'", "ATTRS": "'['",
 }
 
-_KIND_WORD = {"sdf": "sdf", "moa": "moa", "map": "mapping"}
-
 
 def _parser(kind: str) -> tuple[Lark, _Builder]:
     with _lock:

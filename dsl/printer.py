@@ -7,7 +7,7 @@ channel fields, element costs, arrays, links and routes survive; numbers are wri
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Iterable
 
 from dsl.expression import CONSTANTS, Expression, format_number, format_value, quote
 
