@@ -306,3 +306,14 @@ def test_cli_text_output_and_errors(files, capsys):
                             "--strategy", "anneal", "--json"], capsys)
     assert code == 0 and json.loads(out)["strategy"] == "anneal"
     assert "anneal" in err            # progress went to stderr, never stdout
+
+
+def test_plot_pareto(files, capsys):
+    out_png = files / "front.png"
+    code, out, err = _main(["plot", "pareto", files / "app.sdf", files / "arch.moa",
+                            "--aggregate", "max", "-o", out_png], capsys)
+    assert code == 0, err
+    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, out, err = _main(["plot", "pareto", files / "app.sdf", files / "arch.moa",
+                            "--objectives", "time", "-o", out_png], capsys)
+    assert code == 2

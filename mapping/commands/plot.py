@@ -9,6 +9,7 @@ PLOT_KINDS: dict[str, str] = {
     "gsla": "plot_gsla",
     "gables": "plot_gables",
     "mapping": "plot_mapping",
+    "pareto": "plot_pareto",
 }
 
 
