@@ -14,21 +14,35 @@ def repetition_vector(graph: SDFGraph) -> dict[str, int]:
 
     Solved exactly with fractions, one connected component at a time (each component is
     scaled to its own smallest integer solution).  ``graph`` must be bound (integer rates).
-    Raises :class:`InconsistentGraphError` naming a channel whose balance equation fails.
+    Rates propagate along a spanning forest chosen in declaration order, so when the
+    balance equations conflict, the channel reported is the first declared one that
+    contradicts the channels before it.  Raises :class:`InconsistentGraphError`.
     """
-    incident: dict[str, list] = {name: [] for name in graph.actors}
-    for ch in graph.channels.values():
-        incident[ch.src].append(ch)
-        incident[ch.dst].append(ch)
+    parent = {name: name for name in graph.actors}
 
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    tree: dict[str, list] = {name: [] for name in graph.actors}
+    for ch in graph.channels.values():
+        ra, rb = find(ch.src), find(ch.dst)
+        if ra != rb:
+            parent[ra] = rb
+            tree[ch.src].append(ch)
+            tree[ch.dst].append(ch)
+
+    rate: dict[str, Fraction] = {}
     q: dict[str, int] = {}
     for component in graph.components():
         root = component[0]
-        rate = {root: Fraction(1)}
+        rate[root] = Fraction(1)
         queue = deque([root])
         while queue:
             actor = queue.popleft()
-            for ch in incident[actor]:
+            for ch in tree[actor]:
                 # Balance equation: prod·q(src) = cons·q(dst).
                 if ch.src == actor:
                     other, value = ch.dst, rate[actor] * ch.prod / ch.cons
@@ -37,13 +51,14 @@ def repetition_vector(graph: SDFGraph) -> dict[str, int]:
                 if other not in rate:
                     rate[other] = value
                     queue.append(other)
-                elif rate[other] != value:
-                    _raise_inconsistent(ch, rate)
-        scale = math.lcm(*(r.denominator for r in rate.values()))
-        ints = {a: int(r * scale) for a, r in rate.items()}
-        divisor = math.gcd(*ints.values())
-        for actor in component:
-            q[actor] = ints[actor] // divisor
+        scale = math.lcm(*(rate[a].denominator for a in component))
+        ints = [int(rate[a] * scale) for a in component]
+        divisor = math.gcd(*ints)
+        for actor, value in zip(component, ints):
+            q[actor] = value // divisor
+    for ch in graph.channels.values():
+        if ch.prod * q[ch.src] != ch.cons * q[ch.dst]:
+            _raise_inconsistent(ch, rate)
     return q
 
 
