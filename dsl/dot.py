@@ -6,7 +6,9 @@ from dsl.expression import format_value
 
 
 def _q(text) -> str:
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # Backslashes and quotes are escaped; a newline becomes DOT's own "\n" line break.
+    escaped = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + escaped + '"'
 
 
 def _v(value) -> str:
@@ -31,13 +33,13 @@ def _sdf_dot(graph) -> str:
     for actor in graph.actors.values():
         label = actor.name
         if "quanta" in actor.attrs:
-            label += f"\\nquanta={_v(actor.attrs['quanta'])}"
+            label += f"\nquanta={_v(actor.attrs['quanta'])}"
         lines.append(f"    {_q(actor.name)} [label={_q(label)}];")
     for ch in graph.channels.values():
         attrs = [f"taillabel={_q(_v(ch.prod))}", f"headlabel={_q(_v(ch.cons))}"]
         label = ch.name if ch.name != f"{ch.src}->{ch.dst}" else ""
         if not (not hasattr(ch.delay, "evaluate") and ch.delay == 0):
-            label = (label + "\\n" if label else "") + f"delay={_v(ch.delay)}"
+            label = (label + "\n" if label else "") + f"delay={_v(ch.delay)}"
         if label:
             attrs.append(f"label={_q(label)}")
         lines.append(f"    {_q(ch.src)} -> {_q(ch.dst)} [{', '.join(attrs)}];")
@@ -51,7 +53,7 @@ def _moa_dot(arch) -> str:
         shape = "box" if e.kind == "pe" else "ellipse"
         models = ", ".join(f"{m}={getattr(spec, 'model', getattr(spec, 'name', '?'))}"
                            for m, spec in e.costs.items())
-        label = e.name + (f"\\n{models}" if models else "")
+        label = e.name + (f"\n{models}" if models else "")
         lines.append(f"    {_q(e.name)} [shape={shape}, label={_q(label)}];")
     for a, b in arch.links:
         lines.append(f"    {_q(a)} -- {_q(b)};")

@@ -57,7 +57,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mapeval", usage="mapeval COMMAND [options]", description=USAGE,
                      formatter_class=argparse.RawDescriptionHelpFormatter, add_help=True)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                prog="mapeval")
     for name, module in COMMANDS.items():
         importlib.import_module(f"mapping.commands.{module}").add_parser(sub, name)
     return parser
