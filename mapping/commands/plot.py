@@ -8,6 +8,7 @@ PLOT_KINDS: dict[str, str] = {
     "fidelity": "plot_fidelity",
     "gsla": "plot_gsla",
     "gables": "plot_gables",
+    "logca": "plot_logca",
     "mapping": "plot_mapping",
     "pareto": "plot_pareto",
 }
