@@ -48,10 +48,8 @@ def one(paths: list[Path], kind: str, command: str, required: bool = True) -> Pa
     return paths[0]
 
 
-def load_single(path: Path, kind: str, name: str | None = None):
-    """The one graph or architecture of a file (``name`` chooses among several)."""
-    objects = dsl.load_sdf(path) if kind == "sdf" else dsl.load_moa(path)
-    what = "graph" if kind == "sdf" else "architecture"
+def choose_named(objects: list, path: Path, name: str | None, what: str, option: str):
+    """The object called ``name`` among those of ``path``, or its only one."""
     if name is not None:
         for obj in objects:
             if obj.name == name:
@@ -60,8 +58,16 @@ def load_single(path: Path, kind: str, name: str | None = None):
                          f"(found: {', '.join(o.name for o in objects)})")
     if len(objects) != 1:
         raise InputError(f"{path} holds {len(objects)} {what}s "
-                         f"({', '.join(o.name for o in objects)}); choose one with --{kind}-name")
+                         f"({', '.join(o.name for o in objects)}); choose one with {option}")
     return objects[0]
+
+
+def load_single(path: Path, kind: str, name: str | None = None):
+    """The one graph (``kind="sdf"``) or architecture (``"moa"``) of a file; ``name``
+    (from ``--graph`` or ``--architecture``) chooses among several."""
+    if kind == "sdf":
+        return choose_named(dsl.load_sdf(path), path, name, "graph", "--graph NAME")
+    return choose_named(dsl.load_moa(path), path, name, "architecture", "--architecture NAME")
 
 
 def parse_params(items: list[str] | None) -> dict[str, float]:
@@ -116,6 +122,15 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="how element values combine (default: the architecture's)")
     parser.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", default=[],
                         help="override a parameter of the .sdf and/or .moa (repeatable)")
+    add_choice_options(parser)
+
+
+def add_choice_options(parser: argparse.ArgumentParser) -> None:
+    """``--graph`` and ``--architecture``, for files that hold several blocks."""
+    parser.add_argument("--graph", metavar="NAME",
+                        help="which graph of the .sdf file, if it holds several")
+    parser.add_argument("--architecture", metavar="NAME",
+                        help="which architecture of the .moa file, if it holds several")
 
 
 def add_mapping_options(parser: argparse.ArgumentParser) -> None:

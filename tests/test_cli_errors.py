@@ -177,3 +177,12 @@ def test_debug_shows_the_traceback(files):
     app, arch, m = files(mapping="mapping m { a -> p0 }\n")
     with pytest.raises(Exception):
         main(["eval", app, arch, m, "--debug"])
+
+
+def test_a_file_with_several_graphs_needs_a_choice(files, capsys, tmp_path):
+    app, arch, m = files()
+    two = tmp_path / "two.sdf"
+    two.write_text(APP + APP.replace("sdf app", "sdf other"))
+    err = fails(capsys, "eval", str(two), arch, m)
+    assert "holds 2 graphs (app, other)" in err and "--graph NAME" in err
+    assert main(["eval", str(two), arch, m, "--graph", "other", "--json"]) == 0

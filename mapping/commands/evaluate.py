@@ -22,8 +22,8 @@ def add_parser(subparsers, name):
 
 def run(args):
     inputs = classify(args.files, ("sdf", "moa", "map"))
-    app = load_single(one(inputs.sdf, "sdf", "eval"), "sdf")
-    arch = load_single(one(inputs.moa, "moa", "eval"), "moa")
+    app = load_single(one(inputs.sdf, "sdf", "eval"), "sdf", args.graph)
+    arch = load_single(one(inputs.moa, "moa", "eval"), "moa", args.architecture)
     mapping = choose_mapping(one(inputs.map, "map", "eval", required=False), args.mapping,
                              args.map)
     result = evaluate(app, arch, mapping, metric=args.metric, aggregate=args.aggregate,

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from mapping.diagnostics import InputError
+from mapping.inputs import choose_named
 from mapping.output import print_json, write_atomically
 
 # Format -> (kinds of input it accepts, extension of its output).
@@ -37,19 +38,6 @@ def add_parser(subparsers, name):
                        "holds several")
         k.set_defaults(run=run)
     p.set_defaults(run=lambda args: p.error("choose a format: " + ", ".join(FORMATS)))
-
-
-def _choose(objects, path: Path, name: str | None, what: str):
-    if name is not None:
-        for obj in objects:
-            if obj.name == name:
-                return obj
-        raise InputError(f"{path}: no {what} named '{name}' "
-                         f"(found: {', '.join(o.name for o in objects)})")
-    if len(objects) != 1:
-        raise InputError(f"{path} holds {len(objects)} {what}s "
-                         f"({', '.join(o.name for o in objects)}); choose one with --name")
-    return objects[0]
 
 
 def _sdf3_text(graph) -> str:
@@ -83,7 +71,7 @@ def run(args):
         document = [dsl.to_json(m) for m in objects]
         obj = None
     else:
-        obj = _choose(objects, path, args.name, what)
+        obj = choose_named(objects, path, args.name, what, "--name NAME")
     if args.format == "sdf3":
         text = _sdf3_text(obj)
     elif args.format == "dot":

@@ -63,7 +63,7 @@ def load_study(args, command: str) -> Study:
     inputs = classify(args.files, ("sdf", "moa", "map", "csv"))
     csv_path = one(inputs.csv, "csv", command)
     moa_path = one(inputs.moa, "moa", command)
-    arch = load_single(moa_path, "moa")
+    arch = load_single(moa_path, "moa", args.architecture)
     columns = [c for c in (args.mapping_column, args.actor_column, args.quanta_column) if c]
     if len(columns) > 1:
         raise InputError(f"mapeval {command}: give only one of --mapping-column, "
@@ -72,7 +72,7 @@ def load_study(args, command: str) -> Study:
         raise InputError(f"mapeval {command}: --mapping/--map fix one mapping for every row; "
                          "they do not go with a per-row mapping column")
     sdf_path = one(inputs.sdf, "sdf", command, required=args.quanta_column is None)
-    app = load_single(sdf_path, "sdf") if sdf_path is not None else None
+    app = load_single(sdf_path, "sdf", args.graph) if sdf_path is not None else None
     map_path = one(inputs.map, "map", command, required=False)
 
     kwargs = {}

@@ -1,7 +1,7 @@
 """``mapeval plot gables``: Gables' scaled rooflines of a mapping (Fig. 6 style)."""
 from __future__ import annotations
 
-from mapping.inputs import (add_mapping_options, choose_mapping, classify, load_single, one,
+from mapping.inputs import (add_choice_options, add_mapping_options, choose_mapping, classify, load_single, one,
                             parse_params)
 
 
@@ -16,6 +16,7 @@ def add_parser(subparsers, name):
         "examples/gables/two_ip.moa examples/gables/two_ip.map -p f=0.75 -o fig6b.png")
     p.add_argument("files", nargs="+", metavar="FILE", help="APP.sdf ARCH.moa [MAP.map]")
     add_mapping_options(p)
+    add_choice_options(p)
     p.add_argument("--aggregate", choices=["sum", "max", "exclusive", "schedule"],
                    help="aggregation of the marked attainable performance "
                    "(default: the architecture's)")
@@ -30,8 +31,8 @@ def run(args):
     from mapping.plots.gables import plot_gables
 
     inputs = classify(args.files, ("sdf", "moa", "map"))
-    app = load_single(one(inputs.sdf, "sdf", "plot gables"), "sdf")
-    arch = load_single(one(inputs.moa, "moa", "plot gables"), "moa")
+    app = load_single(one(inputs.sdf, "sdf", "plot gables"), "sdf", args.graph)
+    arch = load_single(one(inputs.moa, "moa", "plot gables"), "moa", args.architecture)
     mapping = choose_mapping(one(inputs.map, "map", "plot gables", required=False),
                              args.mapping, args.map)
     plot_gables(app, arch, mapping, args.output, params=parse_params(args.param),

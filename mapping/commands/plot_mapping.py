@@ -25,8 +25,8 @@ def run(args):
     from mapping.plots.mapping_load import plot_mapping_load
 
     inputs = classify(args.files, ("sdf", "moa", "map"))
-    app = load_single(one(inputs.sdf, "sdf", "plot mapping"), "sdf")
-    arch = load_single(one(inputs.moa, "moa", "plot mapping"), "moa")
+    app = load_single(one(inputs.sdf, "sdf", "plot mapping"), "sdf", args.graph)
+    arch = load_single(one(inputs.moa, "moa", "plot mapping"), "moa", args.architecture)
     mapping = choose_mapping(one(inputs.map, "map", "plot mapping", required=False),
                              args.mapping, args.map)
     plot_mapping_load(app, arch, mapping, args.output, metric=args.metric,

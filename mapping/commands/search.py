@@ -65,8 +65,8 @@ def run_search(args, command: str = "search"):
     from mapping.search import parse_pins, search
 
     inputs = classify(args.files, ("sdf", "moa"))
-    app = load_single(one(inputs.sdf, "sdf", command), "sdf")
-    arch = load_single(one(inputs.moa, "moa", command), "moa")
+    app = load_single(one(inputs.sdf, "sdf", command), "sdf", args.graph)
+    arch = load_single(one(inputs.moa, "moa", command), "moa", args.architecture)
     problem = bind_problem(app, arch, parse_params(args.param))
     objectives = None
     if args.objectives:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from mapping.inputs import (add_mapping_options, choose_mapping, classify, load_single, one,
+from mapping.inputs import (add_choice_options, add_mapping_options, choose_mapping, classify, load_single, one,
                             parse_params)
 from mapping.output import write_atomically
 from mapping.sweep import parse_range, sweep, to_csv
@@ -21,6 +21,7 @@ def add_parser(subparsers, name):
         "-o fig8.csv --plot fig8.png --y performance")
     p.add_argument("files", nargs="+", metavar="FILE", help="APP.sdf ARCH.moa [MAP.map]")
     add_mapping_options(p)
+    add_choice_options(p)
     p.add_argument("--metric", default="time", help="metric to evaluate (default: time)")
     p.add_argument("--aggregate", choices=["sum", "max", "exclusive", "schedule"],
                    help="how element values combine (default: the architecture's)")
@@ -46,8 +47,8 @@ def add_parser(subparsers, name):
 
 def run(args):
     inputs = classify(args.files, ("sdf", "moa", "map"))
-    app = load_single(one(inputs.sdf, "sdf", "sweep"), "sdf")
-    arch = load_single(one(inputs.moa, "moa", "sweep"), "moa")
+    app = load_single(one(inputs.sdf, "sdf", "sweep"), "sdf", args.graph)
+    arch = load_single(one(inputs.moa, "moa", "sweep"), "moa", args.architecture)
     mapping = choose_mapping(one(inputs.map, "map", "sweep", required=False), args.mapping,
                              args.map)
     ranges = [parse_range(text) for text in args.ranges]
