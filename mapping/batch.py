@@ -34,6 +34,7 @@ mapping that needs it cost ``inf`` (the reference evaluator raises instead).
 from __future__ import annotations
 
 import copyreg
+import heapq
 import math
 import types
 import weakref
@@ -54,8 +55,18 @@ copyreg.pickle(types.MappingProxyType, lambda m: (types.MappingProxyType, (dict(
 
 #: mappings per chunk: bounds the temporaries to a few MB whatever the batch size
 DEFAULT_CHUNK = 4096
+#: rows (joint placements) of one group's table: for ``sum`` (scalars) and ``max``
+#: (``_WIDTH`` element values per row); groups have as many actors as fits
+SUM_GROUP_ROWS = 4096
+MAX_GROUP_ROWS = 512
+PE_GROUP_ROWS = 512
+#: beyond this many PE pairs the per-pair tables are not built (route incidence instead)
+MAX_PAIR_ROWS = 65536
+#: at most this many table entries (float64) for the group tables
+MAX_TABLE = 1 << 22
 
 VECTOR_AGGREGATES = ("sum", "max", "exclusive")
+_WIDTH = 4              # element values per gathered row for max (a 32-byte numpy take)
 
 
 class _NotVectorizable(Exception):
@@ -180,6 +191,12 @@ class BatchEvaluator:
             self._src_list, self._dst_list = self.src.tolist(), self.dst.tolist()
             self._comm_list = self.comm.tolist()
             self._route_list = [np.flatnonzero(r).tolist() for r in self.route]
+        self._plan = None
+        if self.fast and P * P <= MAX_PAIR_ROWS:
+            if self.aggregate == "sum":
+                self._plan = self._sum_plan(pair)
+            elif self.aggregate == "max" and (C or self._penalty is None):
+                self._plan = self._max_plan()
 
     def _compile(self, arch, pe_elems, cn_elems, proc_tokens, comm_tokens, cn_index) -> bool:
         metric, P, C = self.metric, self.n_pes, self.n_cns
@@ -257,6 +274,84 @@ class BatchEvaluator:
         self._cn_tables = self._gather_tables(self.comm)
         return True
 
+    def _owners(self, groups):
+        """The first group holding each actor and each channel (both ends)."""
+        actor_owner, chan_owner = [None] * self.n_actors, [None] * len(self.channels)
+        where: dict[int, list[int]] = {}
+        for i, g in enumerate(groups):
+            for a in g:
+                where.setdefault(a, []).append(i)
+                if actor_owner[a] is None:
+                    actor_owner[a] = i
+        for c, (s, d) in enumerate(zip(self._src_list, self._dst_list)):
+            chan_owner[c] = next(i for i in where[s] if d in groups[i])
+        return actor_owner, chan_owner
+
+    def _sum_plan(self, pair: np.ndarray) -> "_Plan | None":
+        """``sum``: one scalar table per group of actors, holding the processing cost of
+        the actors it owns and the (lambda-scaled) cost of the channels it owns."""
+        P, A = self.n_pes, self.n_actors
+        k = _arity(P, SUM_GROUP_ROWS)
+        if k < 2 and len(self.channels):
+            return None
+        groups = _cover(A, zip(self._src_list, self._dst_list), k)
+        if sum(P ** len(g) for g in groups) > MAX_TABLE:
+            return None
+        grids = [np.indices((P,) * len(g)).reshape(len(g), -1) for g in groups]
+        actor_owner, chan_owner = self._owners(groups)
+        tables = [np.zeros(P ** len(g)) for g in groups]
+        slots = [{a: j for j, a in enumerate(g)} for g in groups]
+        for a, i in enumerate(actor_owner):
+            tables[i] += self.proc[a][grids[i][slots[i][a]]]
+        for c, i in enumerate(chan_owner):
+            grid, slot = grids[i], slots[i]
+            tables[i] += pair[c][grid[slot[self._src_list[c]]] * P + grid[slot[self._dst_list[c]]]]
+        return _Plan(groups, tables, [list(range(len(groups)))], A, P)
+
+    def _max_plan(self) -> "_Plan | None":
+        """``max``: element values in blocks of ``_WIDTH`` columns (PEs, then CNs scaled
+        by lambda); CN blocks sum over groups that cover the channels, PE blocks over
+        groups of consecutive actors."""
+        P, C, A = self.n_pes, self.n_cns, self.n_actors
+        k = _arity(P, PE_GROUP_ROWS)
+        cn_groups = _cover(A, zip(self._src_list, self._dst_list),
+                           max(_arity(P, MAX_GROUP_ROWS), 2)) if C else []
+        actor_owner, chan_owner = self._owners(cn_groups) if C else ([], [])
+        cn_groups = cn_groups[:max(chan_owner, default=-1) + 1]    # those with channels
+        pe_groups = [tuple(range(i, min(i + k, A))) for i in range(0, A, k)]
+        groups = cn_groups + pe_groups
+        if _WIDTH * (sum(P ** len(g) for g in cn_groups) * -(-C // _WIDTH)
+                     + sum(P ** len(g) for g in pe_groups) * -(-P // _WIDTH)) > MAX_TABLE:
+            return None
+        lam = self.lambda_
+        full = []                                       # (rows, P + C) per group
+        for i, g in enumerate(groups):
+            grid = np.indices((P,) * len(g)).reshape(len(g), -1)
+            slot = {a: j for j, a in enumerate(g)}
+            t = np.zeros((P ** len(g), P + C))
+            if i < len(cn_groups):
+                for c in (c for c, o in enumerate(chan_owner) if o == i):
+                    pr = grid[slot[self._src_list[c]]] * P + grid[slot[self._dst_list[c]]]
+                    t[:, P:] += lam * (self.route[pr] * self.comm[c])
+                    if self._penalty is not None:
+                        t[:, P:] += self._penalty[pr][:, None]
+            else:
+                rows = np.arange(P ** len(g))
+                for j, a in enumerate(g):
+                    np.add.at(t, (rows, grid[j]), self.proc[a][grid[j]])
+            full.append(t)
+        blocks = [(range(len(cn_groups)), list(range(P + b, P + min(b + _WIDTH, C))))
+                  for b in range(0, C, _WIDTH)]
+        blocks += [(range(len(cn_groups), len(groups)), list(range(b, min(b + _WIDTH, P))))
+                   for b in range(0, P, _WIDTH)]
+        width = _WIDTH if max(P, C) > 2 else max(P, C, 1)
+        tables, members = [], []
+        for which, cols in blocks:
+            cols = cols + [cols[0]] * (width - len(cols))          # pads repeat a column
+            members.append(list(which))
+            tables += [full[i][:, cols] for i in which]
+        return _Plan(groups, tables, members, A, P)
+
     def _gather_tables(self, comm):
         """Per-CN gather tables ``(C, Ch·P²)`` (cost of channel ``c`` on CN ``k`` for each
         PE pair), or None when too large (then the route incidence is used)."""
@@ -288,6 +383,9 @@ class BatchEvaluator:
         """Values of the ``(N, actors)`` array ``X`` (a single row is accepted too)."""
         X = self._check(X)
         out = np.empty(X.shape[0])
+        if self._plan is not None:
+            self._plan.run(X, out, self.chunk)
+            return out
         for start in range(0, X.shape[0], self.chunk):
             Xc = X[start:start + self.chunk]
             out[start:start + len(Xc)] = self._evaluate_chunk(Xc)
@@ -533,6 +631,137 @@ def _power_tables(elements, tokens, metric):
             w = c * np.array([time.token_cost(t) for t in tokens])
             num[:, e], den[:, e] = w * p, w
     return num, den, pc, cnt
+
+
+# ------------------------------------------------------------ factor tables
+def _cover(n_actors: int, pairs: Iterable[tuple[int, int]], arity: int) -> list[tuple[int, ...]]:
+    """Groups of at most ``arity`` actors such that both ends of every pair lie in one
+    group and every actor lies in some group.  Greedy: a group starts at the actor with
+    the most pairs still uncovered and grows by the neighbour that closes the most."""
+    nbrs: dict[int, set[int]] = {}
+    for s, d in pairs:
+        if s != d:
+            nbrs.setdefault(s, set()).add(d)
+            nbrs.setdefault(d, set()).add(s)
+    heap = [(-len(v), a) for a, v in nbrs.items()]
+    heapq.heapify(heap)
+    groups: list[tuple[int, ...]] = []
+    while heap:
+        deg, seed = heapq.heappop(heap)
+        if -deg != len(nbrs[seed]):             # stale entry
+            if nbrs[seed]:
+                heapq.heappush(heap, (-len(nbrs[seed]), seed))
+            continue
+        if not nbrs[seed]:
+            continue
+        group = [seed]
+        while len(group) < arity:
+            gain: dict[int, int] = {}
+            for a in group:
+                for w in nbrs[a]:
+                    if w not in group:
+                        gain[w] = gain.get(w, 0) + 1
+            if not gain:
+                break
+            group.append(max(sorted(gain), key=lambda w: (gain[w], len(nbrs[w]))))
+        for a in group:
+            for b in group:
+                nbrs[a].discard(b)
+        for a in group:
+            if nbrs[a]:
+                heapq.heappush(heap, (-len(nbrs[a]), a))
+        groups.append(tuple(group))
+    covered = {a for g in groups for a in g}
+    rest = [a for a in range(n_actors) if a not in covered]
+    groups += [tuple(rest[i:i + arity]) for i in range(0, len(rest), arity)]
+    return groups
+
+
+def _arity(P: int, rows: int) -> int:
+    """The most actors per group whose table of ``P^k`` rows stays within ``rows``."""
+    k = 1
+    while k < 4 and P ** (k + 1) <= rows:
+        k += 1
+    return k
+
+
+class _Plan:
+    """Gather tables of groups of actors, evaluated without a Python loop over mappings.
+
+    For a group ``(a_0, …, a_{k-1})`` the row ``Σ_j X[a_j]·P^(k-1-j)`` of its table holds
+    the summed cost of everything the group owns for that joint placement, so a mapping's
+    value is a sum of one gather per group instead of one per actor and one per channel.
+    ``members`` lists, per segment (summed apart, then max-reduced), the group of each of
+    its tables: a group may serve several segments, each with its own table.  Tables are
+    scalars (``sum``) or rows of ``width`` element values (``max``)."""
+
+    def __init__(self, groups: list[tuple[int, ...]], tables: list[np.ndarray],
+                 members: list[list[int]], n_actors: int, P: int):
+        self.n_actors, self.n_pes = n_actors, P
+        rep = [i for m in members for i in m]
+        k = max(len(g) for g in groups)
+        # Horner over right-aligned slots; row n_actors of the transposed X is zeros
+        self.slots = np.full((k, len(rep)), n_actors, dtype=np.intp)
+        for r, i in enumerate(rep):
+            g = groups[i]
+            self.slots[k - len(g):, r] = g
+        sizes = [len(t) for t in tables]
+        self.offsets = np.cumsum([0] + sizes[:-1]).astype(np.int32)[:, None]
+        self.table = np.concatenate(tables)
+        bounds = np.cumsum([0] + [len(m) for m in members]).tolist()
+        self.segments = list(zip(bounds[:-1], bounds[1:]))
+
+    def _buffers(self, n: int) -> dict:
+        F = self.slots.shape[1]
+        xt = np.empty((self.n_actors + 1, n), dtype=np.int32)
+        xt[-1] = 0
+        width = self.table.shape[1:]
+        return {"xt": xt, "idx": np.empty((F, n), dtype=np.int32),
+                "tmp": np.empty((F, n), dtype=np.int32),
+                "vals": np.empty((F, n) + width),
+                "top": np.empty((n,) + width), "part": np.empty((n,) + width)}
+
+    def run(self, X: np.ndarray, out: np.ndarray, chunk: int) -> None:
+        """Values of the ``(N, actors)`` rows ``X`` into ``out``, chunk by chunk, in
+        buffers allocated once (fresh large temporaries cost page faults)."""
+        N, A, P = X.shape[0], self.n_actors, self.n_pes
+        slots, scalar = self.slots, self.table.ndim == 1
+        full = None
+        for start in range(0, N, chunk):
+            Xc = X[start:start + chunk]
+            n = Xc.shape[0]
+            if full is None or full["xt"].shape[1] != n:
+                full = self._buffers(n)
+            b = full
+            xt, idx, tmp, vals = b["xt"], b["idx"], b["tmp"], b["vals"]
+            np.copyto(xt[:A], Xc.T, casting="unsafe")
+            if n and (xt[:A].min() < 0 or xt[:A].max() >= P):
+                raise ValueError(f"PE indices must lie in [0, {P})")
+            # ndarray.take with positional arguments: numpy's Python wrappers cost µs
+            xt.take(slots[0], 0, idx, "clip")
+            for row in slots[1:]:
+                np.multiply(idx, P, out=idx)
+                xt.take(row, 0, tmp, "clip")
+                np.add(idx, tmp, out=idx)
+            np.add(idx, self.offsets, out=idx)
+            res = out[start:start + n]
+            if scalar:
+                self.table.take(idx, None, vals, "clip")
+                np.add.reduce(vals, 0, out=res)
+                continue
+            self.table.take(idx, 0, vals, "clip")                      # (F, n, width)
+            top, part = b["top"], b["part"]
+            for s, (lo, hi) in enumerate(self.segments):
+                np.add.reduce(vals[lo:hi], 0, out=top if s == 0 else part)
+                if s:
+                    np.maximum(top, part, out=top)
+            # column by column: 1-D strided maxima are far faster than (n, 2) ones
+            if top.shape[1] == 1:
+                res[:] = top[:, 0]
+                continue
+            np.maximum(top[:, 0], top[:, 1], out=res)
+            for j in range(2, top.shape[1]):
+                np.maximum(res, top[:, j], out=res)
 
 
 # ------------------------------------------------------------- public fast path
