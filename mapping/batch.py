@@ -66,7 +66,7 @@ MAX_PAIR_ROWS = 65536
 MAX_TABLE = 1 << 22
 
 VECTOR_AGGREGATES = ("sum", "max", "exclusive")
-_WIDTH = 4              # element values per gathered row for max (a 32-byte numpy take)
+_WIDTH = 8              # at most this many element values per gathered row for max
 
 
 class _NotVectorizable(Exception):
@@ -306,12 +306,12 @@ class BatchEvaluator:
         for c, i in enumerate(chan_owner):
             grid, slot = grids[i], slots[i]
             tables[i] += pair[c][grid[slot[self._src_list[c]]] * P + grid[slot[self._dst_list[c]]]]
-        return _Plan(groups, tables, [list(range(len(groups)))], A, P)
+        return _Plan(groups, [_Part(tables, [list(range(len(groups)))], [1])], A, P)
 
     def _max_plan(self) -> "_Plan | None":
-        """``max``: element values in blocks of ``_WIDTH`` columns (PEs, then CNs scaled
-        by lambda); CN blocks sum over groups that cover the channels, PE blocks over
-        groups of consecutive actors."""
+        """``max``: rows of element values, CNs (scaled by lambda) summed over groups that
+        cover the channels, PEs over groups of consecutive actors, each in blocks of at
+        most ``_WIDTH`` columns."""
         P, C, A = self.n_pes, self.n_cns, self.n_actors
         k = _arity(P, PE_GROUP_ROWS)
         cn_groups = _cover(A, zip(self._src_list, self._dst_list),
@@ -320,8 +320,8 @@ class BatchEvaluator:
         cn_groups = cn_groups[:max(chan_owner, default=-1) + 1]    # those with channels
         pe_groups = [tuple(range(i, min(i + k, A))) for i in range(0, A, k)]
         groups = cn_groups + pe_groups
-        if _WIDTH * (sum(P ** len(g) for g in cn_groups) * -(-C // _WIDTH)
-                     + sum(P ** len(g) for g in pe_groups) * -(-P // _WIDTH)) > MAX_TABLE:
+        if sum(P ** len(g) for g in cn_groups) * (C + _WIDTH) \
+                + sum(P ** len(g) for g in pe_groups) * (P + _WIDTH) > MAX_TABLE:
             return None
         lam = self.lambda_
         full = []                                       # (rows, P + C) per group
@@ -340,17 +340,21 @@ class BatchEvaluator:
                 for j, a in enumerate(g):
                     np.add.at(t, (rows, grid[j]), self.proc[a][grid[j]])
             full.append(t)
-        blocks = [(range(len(cn_groups)), list(range(P + b, P + min(b + _WIDTH, C))))
-                  for b in range(0, C, _WIDTH)]
-        blocks += [(range(len(cn_groups), len(groups)), list(range(b, min(b + _WIDTH, P))))
-                   for b in range(0, P, _WIDTH)]
-        width = _WIDTH if max(P, C) > 2 else max(P, C, 1)
-        tables, members = [], []
-        for which, cols in blocks:
-            cols = cols + [cols[0]] * (width - len(cols))          # pads repeat a column
-            members.append(list(which))
-            tables += [full[i][:, cols] for i in which]
-        return _Plan(groups, tables, members, A, P)
+        parts = []
+        for which, first, count in ((range(len(cn_groups)), P, C),
+                                    (range(len(cn_groups), len(groups)), 0, P)):
+            if not count:
+                continue
+            width = 1 << (min(count, _WIDTH) - 1).bit_length()   # 1, 2, 4 or 8 columns
+            tables, members, columns = [], [], []
+            for lo in range(first, first + count, width):
+                cols = list(range(lo, min(lo + width, first + count)))
+                columns.append(len(cols))
+                cols += [cols[0]] * (width - len(cols))            # pads repeat a column
+                members.append(list(which))
+                tables += [full[i][:, cols] for i in which]
+            parts.append(_Part(tables, members, columns))
+        return _Plan(groups, parts, A, P)
 
     def _gather_tables(self, comm):
         """Per-CN gather tables ``(C, Ch·P²)`` (cost of channel ``c`` on CN ``k`` for each
@@ -685,83 +689,106 @@ def _arity(P: int, rows: int) -> int:
     return k
 
 
+class _Part:
+    """Tables gathered by one ``take``: ``members`` lists, per segment (summed apart, then
+    max-reduced), the group of each of its tables (a group may serve several segments,
+    each with its own table); ``columns`` the real columns of each segment (the others
+    repeat its first).  Tables are scalars or rows of element values."""
+
+    def __init__(self, tables: list[np.ndarray], members: list[list[int]], columns: list[int]):
+        self.groups = np.array([i for m in members for i in m], dtype=np.intp)
+        sizes = [len(t) for t in tables]
+        self.offsets = np.cumsum([0] + sizes[:-1]).astype(np.intp)[:, None]
+        self.table = np.concatenate(tables)
+        if self.table.ndim == 2 and self.table.shape[1] == 1:
+            self.table = self.table[:, 0].copy()
+        self.columns = max(columns)
+        bounds = np.cumsum([0] + [len(m) for m in members]).tolist()
+        self.segments = list(zip(bounds[:-1], bounds[1:]))
+        lo = int(self.groups[0]) if len(self.groups) else 0
+        contiguous = np.array_equal(self.groups, np.arange(lo, lo + len(self.groups)))
+        self.span = slice(lo, lo + len(self.groups)) if contiguous else None
+
+
 class _Plan:
     """Gather tables of groups of actors, evaluated without a Python loop over mappings.
 
     For a group ``(a_0, …, a_{k-1})`` the row ``Σ_j X[a_j]·P^(k-1-j)`` of its table holds
     the summed cost of everything the group owns for that joint placement, so a mapping's
-    value is a sum of one gather per group instead of one per actor and one per channel.
-    ``members`` lists, per segment (summed apart, then max-reduced), the group of each of
-    its tables: a group may serve several segments, each with its own table.  Tables are
-    scalars (``sum``) or rows of ``width`` element values (``max``)."""
+    value is a sum of one gather per group instead of one per actor and one per channel
+    (``sum``: one scalar part; ``max``: the maximum over the columns of every part)."""
 
-    def __init__(self, groups: list[tuple[int, ...]], tables: list[np.ndarray],
-                 members: list[list[int]], n_actors: int, P: int):
-        self.n_actors, self.n_pes = n_actors, P
-        rep = [i for m in members for i in m]
+    def __init__(self, groups: list[tuple[int, ...]], parts: list[_Part], n_actors: int,
+                 P: int):
+        self.n_actors, self.n_pes, self.parts = n_actors, P, parts
         k = max(len(g) for g in groups)
         # Horner over right-aligned slots; row n_actors of the transposed X is zeros
-        self.slots = np.full((k, len(rep)), n_actors, dtype=np.intp)
-        for r, i in enumerate(rep):
-            g = groups[i]
-            self.slots[k - len(g):, r] = g
-        sizes = [len(t) for t in tables]
-        self.offsets = np.cumsum([0] + sizes[:-1]).astype(np.int32)[:, None]
-        self.table = np.concatenate(tables)
-        bounds = np.cumsum([0] + [len(m) for m in members]).tolist()
-        self.segments = list(zip(bounds[:-1], bounds[1:]))
+        self.slots = np.full((k, len(groups)), n_actors, dtype=np.intp)
+        for i, g in enumerate(groups):
+            self.slots[k - len(g):, i] = g
+        self.itype = np.int16 if P ** k < 2 ** 15 else np.int32 if P ** k < 2 ** 31 else np.intp
 
     def _buffers(self, n: int) -> dict:
-        F = self.slots.shape[1]
-        xt = np.empty((self.n_actors + 1, n), dtype=np.int32)
+        G = self.slots.shape[1]
+        xt = np.empty((self.n_actors + 1, n), dtype=self.itype)
         xt[-1] = 0
-        width = self.table.shape[1:]
-        return {"xt": xt, "idx": np.empty((F, n), dtype=np.int32),
-                "tmp": np.empty((F, n), dtype=np.int32),
-                "vals": np.empty((F, n) + width),
-                "top": np.empty((n,) + width), "part": np.empty((n,) + width)}
+        parts = []
+        for part in self.parts:
+            F, width = len(part.groups), part.table.shape[1:]
+            # an intp index: ndarray.take converts any other type into a fresh copy
+            parts.append((np.empty((F, n), dtype=np.intp), np.empty((F, n) + width),
+                          np.empty((n,) + width), np.empty((n,) + width)))
+        return {"x": np.empty((n, self.n_actors), dtype=self.itype), "xt": xt,
+                "idx": np.empty((G, n), dtype=self.itype),
+                "tmp": np.empty((G, n), dtype=self.itype), "parts": parts}
 
     def run(self, X: np.ndarray, out: np.ndarray, chunk: int) -> None:
         """Values of the ``(N, actors)`` rows ``X`` into ``out``, chunk by chunk, in
         buffers allocated once (fresh large temporaries cost page faults)."""
         N, A, P = X.shape[0], self.n_actors, self.n_pes
-        slots, scalar = self.slots, self.table.ndim == 1
-        full = None
+        slots = self.slots
+        unsigned = np.dtype(f"u{X.dtype.itemsize}") if X.dtype.kind == "i" else None
+        b = None
         for start in range(0, N, chunk):
             Xc = X[start:start + chunk]
             n = Xc.shape[0]
-            if full is None or full["xt"].shape[1] != n:
-                full = self._buffers(n)
-            b = full
-            xt, idx, tmp, vals = b["xt"], b["idx"], b["tmp"], b["vals"]
-            np.copyto(xt[:A], Xc.T, casting="unsafe")
-            if n and (xt[:A].min() < 0 or xt[:A].max() >= P):
+            if b is None or b["xt"].shape[1] != n:
+                b = self._buffers(n)
+            xt, idx, tmp = b["xt"], b["idx"], b["tmp"]
+            # one pass checks both ends: negative indices are huge once unsigned
+            if (Xc.view(unsigned) if unsigned is not None else Xc).max() >= P:
                 raise ValueError(f"PE indices must lie in [0, {P})")
+            np.copyto(b["x"], Xc, casting="unsafe")         # narrow first, then transpose
+            np.copyto(xt[:A], b["x"].T)
             # ndarray.take with positional arguments: numpy's Python wrappers cost µs
             xt.take(slots[0], 0, idx, "clip")
             for row in slots[1:]:
                 np.multiply(idx, P, out=idx)
                 xt.take(row, 0, tmp, "clip")
                 np.add(idx, tmp, out=idx)
-            np.add(idx, self.offsets, out=idx)
             res = out[start:start + n]
-            if scalar:
-                self.table.take(idx, None, vals, "clip")
-                np.add.reduce(vals, 0, out=res)
-                continue
-            self.table.take(idx, 0, vals, "clip")                      # (F, n, width)
-            top, part = b["top"], b["part"]
-            for s, (lo, hi) in enumerate(self.segments):
-                np.add.reduce(vals[lo:hi], 0, out=top if s == 0 else part)
-                if s:
-                    np.maximum(top, part, out=top)
-            # column by column: 1-D strided maxima are far faster than (n, 2) ones
-            if top.shape[1] == 1:
-                res[:] = top[:, 0]
-                continue
-            np.maximum(top[:, 0], top[:, 1], out=res)
-            for j in range(2, top.shape[1]):
-                np.maximum(res, top[:, j], out=res)
+            first = True
+            for part, (flat, vals, top, other) in zip(self.parts, b["parts"]):
+                if part.span is not None:
+                    np.add(idx[part.span], part.offsets, out=flat)
+                else:
+                    np.add(idx.take(part.groups, 0), part.offsets, out=flat)
+                if vals.ndim == 2:                                  # scalar tables: sum
+                    part.table.take(flat, None, vals, "clip")
+                    np.add.reduce(vals, 0, out=res)
+                    continue
+                part.table.take(flat, 0, vals, "clip")             # (F, n, width)
+                for s, (lo, hi) in enumerate(part.segments):
+                    np.add.reduce(vals[lo:hi], 0, out=top if s == 0 else other)
+                    if s:
+                        np.maximum(top, other, out=top)
+                # column by column: 1-D strided maxima are far faster than (n, 2) ones
+                for j in range(part.columns):
+                    if first:
+                        res[:] = top[:, j]
+                        first = False
+                    else:
+                        np.maximum(res, top[:, j], out=res)
 
 
 # ------------------------------------------------------------- public fast path
