@@ -54,7 +54,7 @@ from moa.cost_models.roofline import token_bytes, token_ops
 copyreg.pickle(types.MappingProxyType, lambda m: (types.MappingProxyType, (dict(m),)))
 
 #: mappings per chunk: bounds the temporaries to a few MB whatever the batch size
-DEFAULT_CHUNK = 4096
+DEFAULT_CHUNK = 8192
 #: rows (joint placements) of one group's table: for ``sum`` (scalars) and ``max``
 #: (``_WIDTH`` element values per row); groups have as many actors as fits
 SUM_GROUP_ROWS = 4096
@@ -66,7 +66,7 @@ MAX_PAIR_ROWS = 65536
 MAX_TABLE = 1 << 22
 
 VECTOR_AGGREGATES = ("sum", "max", "exclusive")
-_WIDTH = 8              # at most this many element values per gathered row for max
+_WIDTH = 4              # at most this many element values per gathered row for max
 
 
 class _NotVectorizable(Exception):
@@ -340,21 +340,18 @@ class BatchEvaluator:
                 for j, a in enumerate(g):
                     np.add.at(t, (rows, grid[j]), self.proc[a][grid[j]])
             full.append(t)
-        parts = []
+        # one take for all: blocks of `width` columns (PEs by halves when P > width)
+        width = 1 << (min(max(P, C), _WIDTH) - 1).bit_length()     # 1, 2, 4 or 8 columns
+        tables, members, columns = [], [], []
         for which, first, count in ((range(len(cn_groups)), P, C),
                                     (range(len(cn_groups), len(groups)), 0, P)):
-            if not count:
-                continue
-            width = 1 << (min(count, _WIDTH) - 1).bit_length()   # 1, 2, 4 or 8 columns
-            tables, members, columns = [], [], []
             for lo in range(first, first + count, width):
                 cols = list(range(lo, min(lo + width, first + count)))
                 columns.append(len(cols))
                 cols += [cols[0]] * (width - len(cols))            # pads repeat a column
                 members.append(list(which))
                 tables += [full[i][:, cols] for i in which]
-            parts.append(_Part(tables, members, columns))
-        return _Plan(groups, parts, A, P)
+        return _Plan(groups, [_Part(tables, members, columns)], A, P)
 
     def _gather_tables(self, comm):
         """Per-CN gather tables ``(C, Ch·P²)`` (cost of channel ``c`` on CN ``k`` for each
@@ -705,9 +702,6 @@ class _Part:
         self.columns = max(columns)
         bounds = np.cumsum([0] + [len(m) for m in members]).tolist()
         self.segments = list(zip(bounds[:-1], bounds[1:]))
-        lo = int(self.groups[0]) if len(self.groups) else 0
-        contiguous = np.array_equal(self.groups, np.arange(lo, lo + len(self.groups)))
-        self.span = slice(lo, lo + len(self.groups)) if contiguous else None
 
 
 class _Plan:
@@ -722,11 +716,22 @@ class _Plan:
                  P: int):
         self.n_actors, self.n_pes, self.parts = n_actors, P, parts
         k = max(len(g) for g in groups)
-        # Horner over right-aligned slots; row n_actors of the transposed X is zeros
-        self.slots = np.full((k, len(groups)), n_actors, dtype=np.intp)
-        for i, g in enumerate(groups):
-            self.slots[k - len(g):, i] = g
-        self.itype = np.int16 if P ** k < 2 ** 15 else np.int32 if P ** k < 2 ** 31 else np.intp
+        # one index row per table of every part (a group serving several segments is
+        # recomputed: cheaper than a gather of its row), Horner over right-aligned slots;
+        # row n_actors of the transposed X is zeros
+        rows = [i for part in parts for i in part.groups]
+        self.slots = np.full((k, len(rows)), n_actors, dtype=np.intp)
+        self.spans, lo = [], 0
+        for part in parts:
+            self.spans.append(slice(lo, lo + len(part.groups)))
+            lo += len(part.groups)
+        for r, i in enumerate(rows):
+            g = groups[i]
+            self.slots[k - len(g):, r] = g
+        top = max(len(part.table) for part in parts)        # table rows, offsets included
+        self.itype = np.int16 if top < 2 ** 15 else np.int32 if top < 2 ** 31 else np.intp
+        for part in parts:
+            part.offsets = part.offsets.astype(self.itype)
 
     def _buffers(self, n: int) -> dict:
         G = self.slots.shape[1]
@@ -768,11 +773,10 @@ class _Plan:
                 np.add(idx, tmp, out=idx)
             res = out[start:start + n]
             first = True
-            for part, (flat, vals, top, other) in zip(self.parts, b["parts"]):
-                if part.span is not None:
-                    np.add(idx[part.span], part.offsets, out=flat)
-                else:
-                    np.add(idx.take(part.groups, 0), part.offsets, out=flat)
+            for part, span, (flat, vals, top, other) in zip(self.parts, self.spans, b["parts"]):
+                sub = idx[span]
+                np.add(sub, part.offsets, out=sub)      # narrow, then widen: mixed adds are slow
+                np.copyto(flat, sub)
                 if vals.ndim == 2:                                  # scalar tables: sum
                     part.table.take(flat, None, vals, "clip")
                     np.add.reduce(vals, 0, out=res)
