@@ -290,8 +290,11 @@ class BinOp(Expression):
     def __init__(self, op: str, left: Expression, right: Expression, origin=None):
         if op not in _BINARY_PREC:
             raise ValueError(f"unknown operator {op!r}")
-        self._init(op=op, left=left, right=right,
-                   origin=origin if origin is not None else left.origin)
+        setattr_ = object.__setattr__
+        setattr_(self, "op", op)
+        setattr_(self, "left", left)
+        setattr_(self, "right", right)
+        setattr_(self, "origin", origin if origin is not None else left.origin)
 
     @property
     def precedence(self):

@@ -238,7 +238,10 @@ class _Precedence:
         return operand
 
 
-_SIMPLE_ATTR = re.compile(r'([A-Za-z_]\w*)\s*=\s*("(?:[^"\\\n]|\\.)*"|[^\s,\]]+)')
+# `key = value` in an ATTRS token (already checked by its terminal): a string, or
+# anything up to the next `,` or `]`
+_SIMPLE_ATTR = re.compile(r'([A-Za-z_]\w*)\s*=\s*("(?:[^"\\\n]|\\.)*"|[^,\]]*[^\s,\]])')
+_BINARY_OPS = frozenset(_PREC)
 
 
 class _Model(tuple):
@@ -289,21 +292,59 @@ class _Builder:
         return [a for a in c if a is not None]
 
     def _simple_attrs(self, tok):
-        """The attributes of an ``ATTRS`` token (``[k = v, ...]`` with lone values)."""
-        text, out = tok.value, []
+        """The attributes of an ``ATTRS`` token (``[k = v, ...]`` whose values are strings
+        or binary operations between lone numbers and names)."""
+        text, out, filename = tok.value, [], self.filename
+        flat = "\n" not in text                 # positions by column arithmetic alone
+        line, column, start = tok.line, tok.column, tok.start_pos
         for m in _SIMPLE_ATTR.finditer(text):
             key, value = m.group(1, 2)
             kpos, vpos = m.start(1), m.start(2)
-            key_tok = _Tok("NAME", key, tok.start_pos + kpos, *self._offset(tok, kpos))
-            origin = (self.filename,) + self._offset(tok, vpos)
+            if flat:
+                key_tok = _Tok("NAME", key, start + kpos, line, column + kpos)
+                origin = (filename, line, column + vpos)
+            else:
+                key_tok = _Tok("NAME", key, start + kpos, *self._offset(tok, kpos))
+                origin = (filename,) + self._offset(tok, vpos)
             first = value[0]
             if first == '"':
                 out.append((key_tok, _unquote(value)))
-            elif first.isdigit():
+            elif value.isidentifier():
+                out.append((key_tok, Name(value, origin)))
+            elif first.isdigit() and self.number_re.fullmatch(value):
                 out.append((key_tok, Num(_number(value, origin), origin)))
             else:
-                out.append((key_tok, Name(value, origin)))
+                out.append((key_tok, self._simple_expr(tok, value, vpos)))
         return out
+
+    def _simple_expr(self, tok, value, vpos):
+        """``operand (op operand)*`` of an ``ATTRS`` token, as the ``expr`` rule builds it."""
+        items, pos, end, filename = [], 0, len(value), self.filename
+        flat = "\n" not in tok.value
+        match = self.operand_re.match
+        while pos < end:
+            m = match(value, pos)
+            kind = m.lastgroup
+            start, pos = m.start(kind), m.end()
+            text = m.group(kind)
+            if kind == "op":
+                items.append(_Tok(text, text, 0, 0, 0))
+                continue
+            if flat:
+                origin = (filename, tok.line, tok.column + vpos + start)
+            else:
+                origin = (filename,) + self._offset(tok, vpos + start)
+            items.append(Num(_number(text, origin), origin) if kind == "num"
+                         else Name(text, origin))
+        if len(items) == 3:                     # the common `a op b`
+            return BinOp(items[1].value, items[0], items[2])
+        return _Precedence(items).parse()
+
+    def set_number(self, pattern: str) -> None:
+        """The regular expression of the grammar's ``NUMBER`` terminal."""
+        self.number_re = re.compile(pattern)
+        self.operand_re = re.compile(
+            rf"\s*(?:(?P<num>{pattern})|(?P<name>[A-Za-z_]\w*)|(?P<op>\*\*|[-+*/]))")
 
     @staticmethod
     def _offset(tok, offset):
@@ -445,6 +486,7 @@ def _parser(kind: str) -> tuple[Lark, _Builder]:
                              transformer=builder, maybe_placeholders=True,
                              propagate_positions=False)
             _speed_up(lark)
+            builder.set_number(lark.get_terminal("NUMBER").pattern.to_regexp())
             _parsers[kind] = (lark, builder)
         return _parsers[kind]
 
