@@ -8,6 +8,8 @@ down the block (parameters, then actors/types, then channels/elements, then link
 """
 from __future__ import annotations
 
+import functools
+import gc
 import os
 import re
 import threading
@@ -616,6 +618,22 @@ def _syntax_error(exc: UnexpectedInput, lark: Lark, text: str, filename: str) ->
     return ParseError(str(exc), (filename, getattr(exc, "line", None), getattr(exc, "column", None)))
 
 
+def _gc_paused(fn):
+    """Run ``fn`` with the cyclic garbage collector paused: parsing allocates many small
+    objects (and no cycles worth collecting), and the collector's passes over them cost
+    about a third of the time of a large file.  The previous state is restored."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if enabled:
+                gc.enable()
+    return wrapper
+
+
 def _parse(kind: str, text: str, filename: str):
     lark, builder = _parser(kind)
     with _lock:
@@ -791,6 +809,7 @@ def _check_count(val, key, what, positive, filename, ktok):
     return val
 
 
+@_gc_paused
 def parse_sdf(text: str, filename: str = "<string>") -> list[SDFGraph]:
     """The SDF graphs of the ``sdf NAME { ... }`` blocks of ``text``."""
     blocks = _parse("sdf", text, filename)
@@ -930,6 +949,7 @@ def _expand_ref(ref, arch, arrays, filename):
     return [name]
 
 
+@_gc_paused
 def parse_moa(text: str, filename: str = "<string>") -> list[Architecture]:
     """The architectures of the ``moa NAME { ... }`` blocks of ``text``."""
     blocks = _parse("moa", text, filename)
@@ -948,6 +968,7 @@ def parse_moa(text: str, filename: str = "<string>") -> list[Architecture]:
 # .map
 
 
+@_gc_paused
 def parse_map(text: str, filename: str = "<string>") -> list:
     """The mappings (:class:`mapping.mapping.Mapping`) of the ``mapping NAME { ... }``
     blocks of ``text``."""
