@@ -359,6 +359,8 @@ class BatchEvaluator:
         P, C, Ch = self.n_pes, self.n_cns, len(self.channels)
         if C * Ch * P * P > 4_000_000:
             return None
+        if not C:
+            return np.zeros((0, Ch * P * P))
         return np.ascontiguousarray(
             (comm[:, None, :] * self.route[None, :, :]).transpose(2, 0, 1).reshape(C, -1))
 
@@ -382,7 +384,7 @@ class BatchEvaluator:
     # ---------------------------------------------------------------- evaluation
     def evaluate(self, X) -> np.ndarray:
         """Values of the ``(N, actors)`` array ``X`` (a single row is accepted too)."""
-        X = self._check(X)
+        X = self._check(X, bounds=self._plan is None)      # a plan checks chunk by chunk
         out = np.empty(X.shape[0])
         if self._plan is not None:
             self._plan.run(X, out, self.chunk)
@@ -394,7 +396,7 @@ class BatchEvaluator:
 
     __call__ = evaluate
 
-    def _check(self, X) -> np.ndarray:
+    def _check(self, X, bounds: bool = True) -> np.ndarray:
         X = np.asarray(X)
         if X.ndim == 1:
             X = X[None, :]
@@ -403,6 +405,8 @@ class BatchEvaluator:
                              f"got shape {X.shape}")
         if X.dtype.kind not in "iu":
             raise ValueError(f"PE indices must be integers, got {X.dtype}")
+        if bounds and X.size and (X.min() < 0 or X.max() >= self.n_pes):
+            raise ValueError(f"PE indices must lie in [0, {self.n_pes})")
         return X
 
     def _transpose(self, X: np.ndarray) -> np.ndarray:
@@ -425,7 +429,10 @@ class BatchEvaluator:
         if self.aggregate == "exclusive":
             return self._exclusive(XT)
         pe, cn = self._loads_t(XT)
-        return self._aggregate(pe, cn)
+        value = self._aggregate(pe, cn)
+        if self._penalty is not None and not len(cn):      # no CN row to carry the penalty
+            value = value + self._penalty.take(self._pairs(XT)).sum(axis=0)
+        return value
 
     def _aggregate(self, pe: np.ndarray, cn: np.ndarray) -> np.ndarray:
         """System values from per-PE ``(P, n)`` and per-CN ``(C, n)`` element values."""
