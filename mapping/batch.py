@@ -654,8 +654,73 @@ def _power_tables(elements, tokens, metric):
 # ------------------------------------------------------------ factor tables
 def _cover(n_actors: int, pairs: Iterable[tuple[int, int]], arity: int) -> list[tuple[int, ...]]:
     """Groups of at most ``arity`` actors such that both ends of every pair lie in one
-    group and every actor lies in some group.  Greedy: a group starts at the actor with
-    the most pairs still uncovered and grows by the neighbour that closes the most."""
+    group and every actor lies in some group: the fewer of :func:`_grow` and (three
+    actors) :func:`_paths`."""
+    pairs = list(pairs)
+    best = _grow(n_actors, pairs, arity)
+    if arity == 3:
+        paths = _paths(n_actors, pairs)
+        if len(paths) < len(best):
+            best = paths
+    return best
+
+
+def _rest(n_actors: int, groups: list[tuple[int, ...]], arity: int) -> list[tuple[int, ...]]:
+    covered = {a for g in groups for a in g}
+    rest = [a for a in range(n_actors) if a not in covered]
+    return groups + [tuple(rest[i:i + arity]) for i in range(0, len(rest), arity)]
+
+
+def _paths(n_actors: int, pairs: list[tuple[int, int]]) -> list[tuple[int, ...]]:
+    """Paths of two pairs (three actors), and at most one lone pair per connected
+    component: every connected graph with an even number of edges splits into such
+    paths.  Depth-first, children before parents, each actor pairs up its free edges
+    and hands a leftover one over with the edge to its parent."""
+    adj: dict[int, list[int]] = {}
+    seen_edges = set()
+    for s, d in pairs:
+        e = (min(s, d), max(s, d))
+        if s != d and e not in seen_edges:
+            seen_edges.add(e)
+            adj.setdefault(s, []).append(d)
+            adj.setdefault(d, []).append(s)
+    used: set[tuple[int, int]] = set()
+    groups: list[tuple[int, ...]] = []
+    visited: set[int] = set()
+    for root in sorted(adj):
+        if root in visited:
+            continue
+        order, parent, stack = [], {root: None}, [root]
+        visited.add(root)
+        while stack:                    # a node is listed before everything it discovers
+            v = stack.pop()
+            order.append(v)
+            for w in adj[v]:
+                if w not in visited:
+                    visited.add(w)
+                    parent[w] = v
+                    stack.append(w)
+        for v in reversed(order):
+            up = parent[v]
+            free = [w for w in adj[v] if w != up and (min(v, w), max(v, w)) not in used]
+            while len(free) >= 2:
+                a, z = free.pop(), free.pop()
+                used.update(((min(v, a), max(v, a)), (min(v, z), max(v, z))))
+                groups.append((a, v, z))
+            if free:
+                a = free.pop()
+                used.add((min(v, a), max(v, a)))
+                if up is not None:
+                    used.add((min(v, up), max(v, up)))
+                    groups.append((a, v, up))
+                else:
+                    groups.append((v, a))
+    return _rest(n_actors, groups, 3)
+
+
+def _grow(n_actors: int, pairs: list[tuple[int, int]], arity: int) -> list[tuple[int, ...]]:
+    """Greedy cover: a group starts at the actor with the most pairs still uncovered and
+    grows by the neighbour that closes the most."""
     nbrs: dict[int, set[int]] = {}
     for s, d in pairs:
         if s != d:
@@ -689,10 +754,7 @@ def _cover(n_actors: int, pairs: Iterable[tuple[int, int]], arity: int) -> list[
             if nbrs[a]:
                 heapq.heappush(heap, (-len(nbrs[a]), a))
         groups.append(tuple(group))
-    covered = {a for g in groups for a in g}
-    rest = [a for a in range(n_actors) if a not in covered]
-    groups += [tuple(rest[i:i + arity]) for i in range(0, len(rest), arity)]
-    return groups
+    return _rest(n_actors, groups, arity)
 
 
 def _arity(P: int, rows: int) -> int:
