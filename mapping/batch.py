@@ -16,10 +16,11 @@ never with a Python loop over mappings.
 
 For ``sum`` and ``max`` of per-token metrics (the search's hot path) the tables are per
 *group* of up to 4 (``sum``) or 3 (``max``: paths of two channels) actors, chosen so that
-both ends of every channel lie in one group: the row ``Σ_j X[a_j]·P^(k-1-j)`` of a group's table holds
-everything the group owns for that joint placement (its actors' processing, its
-channels' communication), a scalar for ``sum``, a row of 4 element values for ``max``
-(CNs over the channel groups, PEs by halves over groups of consecutive actors).  A
+both ends of every channel lie in one group: the row ``Σ_j X[a_j]·P^(k-1-j)`` of a
+group's table holds everything the group owns for that joint placement (its actors'
+processing, its channels' communication), a scalar for ``sum``, a row of 4 element
+values for ``max`` (CNs over the channel groups, PEs by halves over groups of
+consecutive actors).  A
 mapping then costs one gather per group (11 scalars for ``sum``, 29 rows for ``max`` on
 the 20-actor, 30-channel benchmark, instead of 50 and 110), computed in reused buffers
 (fresh large temporaries cost page faults) with a narrow-integer Horner index.
