@@ -20,7 +20,7 @@ from lark.lexer import Lexer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from dsl.errors import ExpressionError, ParseError
-from dsl.expression import CONSTANTS, BinOp, Call, Expression, Name, Neg, Num, Pos, fold
+from dsl.expression import CONSTANTS, BinOp, Call, Expression, Name, Neg, Num, Pos
 from moa.architecture import AGGREGATES, Architecture, CostSpec
 from moa.errors import ArchitectureError
 from moc.errors import SDFError

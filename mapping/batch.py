@@ -49,7 +49,7 @@ import heapq
 import math
 import types
 import weakref
-from typing import Any, Iterable, Mapping as MappingT, Sequence
+from typing import Iterable, Mapping as MappingT, Sequence
 
 import numpy as np
 
@@ -211,7 +211,7 @@ class BatchEvaluator:
                 self._plan = self._max_plan()
 
     def _compile(self, arch, pe_elems, cn_elems, proc_tokens, comm_tokens, cn_index) -> bool:
-        metric, P, C = self.metric, self.n_pes, self.n_cns
+        metric = self.metric
         if self.aggregate not in VECTOR_AGGREGATES:
             return False
         if self.intensive:
@@ -483,7 +483,6 @@ class BatchEvaluator:
 
     def _actor_totals(self, XT: np.ndarray):
         """Per-PE ``Σ ops`` and ``Σ bytes`` ``(P, n)`` of the actors mapped there."""
-        n = XT.shape[1]
         ops = self._bincount(XT, np.broadcast_to(self.ops[:, None], XT.shape))
         data = self._bincount(XT, np.broadcast_to(self.bytes[:, None], XT.shape))
         return ops, data
@@ -511,17 +510,23 @@ class BatchEvaluator:
             cn_v = self._cn_loads(XT, self.comm, self._cn_tables, pair)
             if len(self.roofline) or self.has_traffic:
                 ops, data = self._actor_totals(XT)
-                if len(self.roofline):
-                    r = self.roofline
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        transfer = np.where(data[r] > 0, data[r] / self.bandwidth, 0.0)
-                    pe_v[r] = np.maximum(ops[r] / self.peak, transfer)
+                self._roofline_times(pe_v, ops, data)
                 if self.has_traffic:
                     cn_v += self.traffic_slope.T @ data
                     cn_v += self.traffic_base.T @ (data != 0).astype(float)
         if self._penalty is not None and len(cn_v):
             cn_v[0] += self._penalty.take(pair).sum(axis=0)
         return pe_v, cn_v
+
+    def _roofline_times(self, pe_values: np.ndarray, ops: np.ndarray, data: np.ndarray) -> None:
+        """Overwrite the rows of roofline PEs with ``max(Σops/peak, D/bandwidth)`` (Gables
+        eq. 9), a PE without traffic being compute-bound."""
+        r = self.roofline
+        if not len(r):
+            return
+        with np.errstate(divide="ignore", invalid="ignore"):
+            transfer = np.where(data[r] > 0, data[r] / self.bandwidth, 0.0)
+        pe_values[r] = np.maximum(ops[r] / self.peak, transfer)
 
     def _exclusive(self, XT: np.ndarray) -> np.ndarray:
         """Gables' serialized phases: Σ_p max(own_p, λ·max_k share_{p,k}), where a CN's
@@ -532,11 +537,7 @@ class BatchEvaluator:
         data = None
         if len(self.roofline) or self.has_traffic:
             ops, data = self._actor_totals(XT)
-            if len(self.roofline):
-                r = self.roofline
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    transfer = np.where(data[r] > 0, data[r] / self.bandwidth, 0.0)
-                own[r] = np.maximum(ops[r] / self.peak, transfer)
+            self._roofline_times(own, ops, data)
         phase = own
         if self.n_cns:
             producer = XT[self.src]                                          # (Ch, n)

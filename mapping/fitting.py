@@ -30,7 +30,6 @@ import numpy as np
 from scipy import optimize
 
 from moa import Architecture, CostModel, CostSpec, make_model
-from moa.architecture import ElementType
 from moa.cost_models import model_class
 from mapping.diagnostics import InputError
 from mapping.element_activity import element_tokens, evaluate_activity

@@ -125,6 +125,17 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     add_choice_options(parser)
 
 
+def load_mapped_inputs(args, command: str):
+    """``(app, arch, mapping)`` from a command's positional ``APP.sdf ARCH.moa [MAP.map]``
+    and its ``--graph``, ``--architecture``, ``--mapping`` and ``--map`` options."""
+    inputs = classify(args.files, ("sdf", "moa", "map"))
+    app = load_single(one(inputs.sdf, "sdf", command), "sdf", args.graph)
+    arch = load_single(one(inputs.moa, "moa", command), "moa", args.architecture)
+    mapping = choose_mapping(one(inputs.map, "map", command, required=False), args.mapping,
+                             args.map)
+    return app, arch, mapping
+
+
 def add_choice_options(parser: argparse.ArgumentParser) -> None:
     """``--graph`` and ``--architecture``, for files that hold several blocks."""
     parser.add_argument("--graph", metavar="NAME",

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from mapping.evaluate import evaluate
-from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
-                            load_single, one, parse_params)
+from mapping.inputs import (add_mapping_options, add_model_options, load_mapped_inputs,
+                            parse_params)
 from mapping.output import print_json
 
 
@@ -21,11 +21,7 @@ def add_parser(subparsers, name):
 
 
 def run(args):
-    inputs = classify(args.files, ("sdf", "moa", "map"))
-    app = load_single(one(inputs.sdf, "sdf", "eval"), "sdf", args.graph)
-    arch = load_single(one(inputs.moa, "moa", "eval"), "moa", args.architecture)
-    mapping = choose_mapping(one(inputs.map, "map", "eval", required=False), args.mapping,
-                             args.map)
+    app, arch, mapping = load_mapped_inputs(args, "eval")
     result = evaluate(app, arch, mapping, metric=args.metric, aggregate=args.aggregate,
                       params=parse_params(args.param))
     if args.json:

@@ -1,7 +1,7 @@
 """``mapeval plot gables``: Gables' scaled rooflines of a mapping (Fig. 6 style)."""
 from __future__ import annotations
 
-from mapping.inputs import (add_choice_options, add_mapping_options, choose_mapping, classify, load_single, one,
+from mapping.inputs import (add_choice_options, add_mapping_options, load_mapped_inputs,
                             parse_params)
 
 
@@ -30,11 +30,7 @@ def add_parser(subparsers, name):
 def run(args):
     from mapping.plots.gables import plot_gables
 
-    inputs = classify(args.files, ("sdf", "moa", "map"))
-    app = load_single(one(inputs.sdf, "sdf", "plot gables"), "sdf", args.graph)
-    arch = load_single(one(inputs.moa, "moa", "plot gables"), "moa", args.architecture)
-    mapping = choose_mapping(one(inputs.map, "map", "plot gables", required=False),
-                             args.mapping, args.map)
+    app, arch, mapping = load_mapped_inputs(args, "plot gables")
     plot_gables(app, arch, mapping, args.output, params=parse_params(args.param),
                 aggregate=args.aggregate, inputs=args.files)
     return 0

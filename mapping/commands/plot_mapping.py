@@ -1,8 +1,8 @@
 """``mapeval plot mapping``: the per-element load of a mapping, bottleneck highlighted."""
 from __future__ import annotations
 
-from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
-                            load_single, one, parse_params)
+from mapping.inputs import (add_mapping_options, add_model_options, load_mapped_inputs,
+                            parse_params)
 
 
 def add_parser(subparsers, name):
@@ -24,11 +24,7 @@ def add_parser(subparsers, name):
 def run(args):
     from mapping.plots.mapping_load import plot_mapping_load
 
-    inputs = classify(args.files, ("sdf", "moa", "map"))
-    app = load_single(one(inputs.sdf, "sdf", "plot mapping"), "sdf", args.graph)
-    arch = load_single(one(inputs.moa, "moa", "plot mapping"), "moa", args.architecture)
-    mapping = choose_mapping(one(inputs.map, "map", "plot mapping", required=False),
-                             args.mapping, args.map)
+    app, arch, mapping = load_mapped_inputs(args, "plot mapping")
     plot_mapping_load(app, arch, mapping, args.output, metric=args.metric,
                       aggregate=args.aggregate, params=parse_params(args.param),
                       logy=args.logy, inputs=args.files)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from mapping.inputs import (add_choice_options, add_mapping_options, choose_mapping, classify, load_single, one,
+from mapping.inputs import (add_choice_options, add_mapping_options, load_mapped_inputs,
                             parse_params)
 from mapping.output import write_atomically
 from mapping.sweep import parse_range, sweep, to_csv
@@ -46,11 +46,7 @@ def add_parser(subparsers, name):
 
 
 def run(args):
-    inputs = classify(args.files, ("sdf", "moa", "map"))
-    app = load_single(one(inputs.sdf, "sdf", "sweep"), "sdf", args.graph)
-    arch = load_single(one(inputs.moa, "moa", "sweep"), "moa", args.architecture)
-    mapping = choose_mapping(one(inputs.map, "map", "sweep", required=False), args.mapping,
-                             args.map)
+    app, arch, mapping = load_mapped_inputs(args, "sweep")
     ranges = [parse_range(text) for text in args.ranges]
     if args.plot:
         from mapping.plots.figure_io import plot_format

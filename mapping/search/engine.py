@@ -3,7 +3,6 @@ Dask cluster) and assembles a :class:`SearchResult`."""
 from __future__ import annotations
 
 import importlib
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
