@@ -228,12 +228,13 @@ class Name(Expression):
         return self.name
 
 
-class Neg(Expression):
-    """Unary minus."""
+class _Unary(Expression):
+    """A signed operand; ``sign`` is ``"-"`` or ``"+"``."""
 
     __slots__ = ("operand",)
     _fields = ("operand",)
     precedence = _UNARY
+    sign = ""
 
     def __init__(self, operand: Expression, origin=None):
         self._init(operand=operand, origin=origin)
@@ -243,42 +244,33 @@ class Neg(Expression):
 
     def _collect(self, out):
         self.operand._collect(out)
-
-    def evaluate(self, env=None, _active=()):
-        return -self.operand.evaluate(env, _active)
 
     def __str__(self):
         op = self.operand
         # "--x" would read as a link in a .moa file: keep nested signs apart.
-        needs = op.precedence < _UNARY or isinstance(op, (Neg, Pos)) or \
+        needs = op.precedence < _UNARY or isinstance(op, _Unary) or \
             (isinstance(op, Num) and op.value < 0)
-        return "-" + self._paren(op, needs)
+        return self.sign + self._paren(op, needs)
 
 
-class Pos(Expression):
+class Neg(_Unary):
+    """Unary minus."""
+
+    __slots__ = ()
+    sign = "-"
+
+    def evaluate(self, env=None, _active=()):
+        return -self.operand.evaluate(env, _active)
+
+
+class Pos(_Unary):
     """Unary plus (kept so that the printed text matches the source)."""
 
-    __slots__ = ("operand",)
-    _fields = ("operand",)
-    precedence = _UNARY
-
-    def __init__(self, operand: Expression, origin=None):
-        self._init(operand=operand, origin=origin)
-
-    def _key(self):
-        return (self.operand,)
-
-    def _collect(self, out):
-        self.operand._collect(out)
+    __slots__ = ()
+    sign = "+"
 
     def evaluate(self, env=None, _active=()):
         return +self.operand.evaluate(env, _active)
-
-    def __str__(self):
-        op = self.operand
-        needs = op.precedence < _UNARY or isinstance(op, (Neg, Pos)) or \
-            (isinstance(op, Num) and op.value < 0)
-        return "+" + self._paren(op, needs)
 
 
 class BinOp(Expression):
