@@ -809,19 +809,23 @@ def _check_count(val, key, what, positive, filename, ktok):
     return val
 
 
+def _unique_blocks(blocks: list, filename: str, what: str, error: type) -> list:
+    """``blocks`` (each led by its name token), refusing a name used twice in one file."""
+    first_line: dict[str, int] = {}
+    for block in blocks:
+        tok = block[0]
+        if tok.value in first_line:
+            raise error(f"duplicate {what} '{tok.value}' (first on line {first_line[tok.value]})",
+                        _origin(filename, tok))
+        first_line[tok.value] = tok.line
+    return blocks
+
+
 @_gc_paused
 def parse_sdf(text: str, filename: str = "<string>") -> list[SDFGraph]:
     """The SDF graphs of the ``sdf NAME { ... }`` blocks of ``text``."""
-    blocks = _parse("sdf", text, filename)
-    graphs, seen = [], {}
-    for block in blocks:
-        tok = block[0]
-        if tok.value in seen:
-            raise SDFError(f"duplicate graph '{tok.value}' (first on line {seen[tok.value]})",
-                           _origin(filename, tok))
-        seen[tok.value] = tok.line
-        graphs.append(_build_graph(block, filename))
-    return graphs
+    blocks = _unique_blocks(_parse("sdf", text, filename), filename, "graph", SDFError)
+    return [_build_graph(block, filename) for block in blocks]
 
 
 # ---------------------------------------------------------------------------------------
@@ -952,16 +956,9 @@ def _expand_ref(ref, arch, arrays, filename):
 @_gc_paused
 def parse_moa(text: str, filename: str = "<string>") -> list[Architecture]:
     """The architectures of the ``moa NAME { ... }`` blocks of ``text``."""
-    blocks = _parse("moa", text, filename)
-    archs, seen = [], {}
-    for block in blocks:
-        tok = block[0]
-        if tok.value in seen:
-            raise ArchitectureError(f"duplicate architecture '{tok.value}' (first on line "
-                                    f"{seen[tok.value]})", _origin(filename, tok))
-        seen[tok.value] = tok.line
-        archs.append(_build_arch(block, filename))
-    return archs
+    blocks = _unique_blocks(_parse("moa", text, filename), filename, "architecture",
+                            ArchitectureError)
+    return [_build_arch(block, filename) for block in blocks]
 
 
 # ---------------------------------------------------------------------------------------
@@ -974,13 +971,9 @@ def parse_map(text: str, filename: str = "<string>") -> list:
     blocks of ``text``."""
     from mapping.mapping import Mapping, MappingError
 
-    blocks = _parse("map", text, filename)
-    out, seen = [], {}
+    blocks = _unique_blocks(_parse("map", text, filename), filename, "mapping", MappingError)
+    out = []
     for name_tok, stmts in blocks:
-        if name_tok.value in seen:
-            raise MappingError(f"duplicate mapping '{name_tok.value}' (first on line "
-                               f"{seen[name_tok.value]})", _origin(filename, name_tok))
-        seen[name_tok.value] = name_tok.line
         assignment, origins, routes, route_lines = {}, {}, {}, {}
         for st in stmts:
             if st[0] == "assign":
