@@ -1,24 +1,46 @@
 """Text formats of mapeval: the ``.sdf``, ``.moa`` and ``.map`` languages (lark
-grammars in ``dsl/grammars``), parsing to ``moc``/``moa``/``mapping`` objects, printing
-back, and interchange with SDF3 XML, Graphviz DOT and JSON."""
+grammars in ``dsl/grammars``), parsing to ``moc``/``moa`` objects and to the
+:class:`~dsl.mappings.Mapping` records of ``.map`` files, printing back, and interchange
+with SDF3 XML, Graphviz DOT, JSON and function-level profiles.
+
+The parser (and so lark) is imported on first use of a name that needs it, so that
+``dsl.mappings`` and ``dsl.errors`` serve the numeric layers where lark is absent.
+"""
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from dsl.errors import INPUT_ERRORS, ExpressionError, ParseError
-from dsl.expression import BinOp, Call, Expression, Name, Neg, Num, Pos
-from dsl.parser import parse_expression, parse_map, parse_moa, parse_sdf
-from dsl.printer import format_map, format_moa, format_sdf
-from dsl.diagnostics import format_diagnostic
+from dsl.mappings import Mapping
 
 __all__ = [
     "parse_sdf", "parse_moa", "parse_map", "parse_expression",
     "load_sdf", "load_moa", "load_map", "load",
     "format_sdf", "format_moa", "format_map", "format_diagnostic",
     "read_sdf3", "write_sdf3", "to_dot", "to_json",
-    "ParseError", "ExpressionError", "INPUT_ERRORS",
+    "ParseError", "ExpressionError", "INPUT_ERRORS", "Mapping",
     "Expression", "Num", "Name", "Neg", "Pos", "BinOp", "Call",
 ]
+
+#: names served on first use, from the module that defines them
+_LAZY = {
+    **dict.fromkeys(("parse_sdf", "parse_moa", "parse_map", "parse_expression"), "dsl.parser"),
+    **dict.fromkeys(("format_sdf", "format_moa", "format_map"), "dsl.printer"),
+    **dict.fromkeys(("Expression", "Num", "Name", "Neg", "Pos", "BinOp", "Call"),
+                    "dsl.expression"),
+    "format_diagnostic": "dsl.diagnostics",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dsl' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 _LOADERS = {".sdf": "load_sdf", ".moa": "load_moa", ".map": "load_map"}
 
@@ -38,16 +60,19 @@ def _read(path) -> tuple[str, str]:
 
 def load_sdf(path):
     """The SDF graphs (:class:`moc.graph.SDFGraph`) of a ``.sdf`` file."""
+    from dsl.parser import parse_sdf
     return parse_sdf(*_read(path))
 
 
 def load_moa(path):
     """The architectures (:class:`moa.architecture.Architecture`) of a ``.moa`` file."""
+    from dsl.parser import parse_moa
     return parse_moa(*_read(path))
 
 
 def load_map(path):
-    """The mappings (:class:`mapping.mapping.Mapping`) of a ``.map`` file."""
+    """The mappings (:class:`dsl.mappings.Mapping`) of a ``.map`` file."""
+    from dsl.parser import parse_map
     return parse_map(*_read(path))
 
 

@@ -7,7 +7,8 @@ culprit with :func:`dsl.diagnostics.format_diagnostic`.
 Syntax errors and expression errors are :class:`ParseError`.  Semantic errors found
 while building objects (a duplicate actor, an unknown type, ...) are raised by the
 object model itself: :class:`moc.errors.SDFError`, :class:`moa.errors.ArchitectureError`
-and :class:`mapping.mapping.MappingError`, with the origin of the offending statement.
+with the origin of the offending statement; a ``.map`` file's own errors (an actor mapped
+twice) are :class:`ParseError`.
 All of them are :class:`ValueError`; :data:`INPUT_ERRORS` lists them for ``except``.
 """
 from __future__ import annotations
@@ -33,14 +34,5 @@ class ExpressionError(ParseError):
     division by zero, a function outside its domain."""
 
 
-def _mapping_error():
-    try:  # the mapping package imports its evaluator in __init__; tolerate it missing
-        from mapping.mapping import MappingError
-        return MappingError
-    except ImportError:  # pragma: no cover - only while the package is incomplete
-        return None
-
-
 #: every exception a bad input file can raise while parsing (all carry ``.origin``)
-INPUT_ERRORS: tuple[type[Exception], ...] = tuple(
-    e for e in (ParseError, SDFError, ArchitectureError, _mapping_error()) if e is not None)
+INPUT_ERRORS: tuple[type[Exception], ...] = (ParseError, SDFError, ArchitectureError)

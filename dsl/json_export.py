@@ -40,7 +40,7 @@ def _cost(spec) -> dict:
 def to_json(obj) -> Any:
     """A dict (or a list of dicts, for a list) describing ``obj``: an
     :class:`~moc.graph.SDFGraph`, an :class:`~moa.architecture.Architecture` or a
-    :class:`~mapping.mapping.Mapping`."""
+    :class:`~dsl.mappings.Mapping`."""
     if isinstance(obj, (list, tuple)):
         return [to_json(o) for o in obj]
     if hasattr(obj, "actors") and hasattr(obj, "channels"):

@@ -20,6 +20,7 @@ from lark.lexer import Lexer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from dsl.errors import ExpressionError, ParseError
+from dsl.mappings import Mapping
 from dsl.expression import CONSTANTS, BinOp, Call, Expression, Name, Neg, Num, Pos
 from moa.architecture import AGGREGATES, Architecture, CostSpec
 from moa.errors import ArchitectureError
@@ -967,11 +968,9 @@ def parse_moa(text: str, filename: str = "<string>") -> list[Architecture]:
 
 @_gc_paused
 def parse_map(text: str, filename: str = "<string>") -> list:
-    """The mappings (:class:`mapping.mapping.Mapping`) of the ``mapping NAME { ... }``
+    """The mappings (:class:`dsl.mappings.Mapping`) of the ``mapping NAME { ... }``
     blocks of ``text``."""
-    from mapping.mapping import Mapping, MappingError
-
-    blocks = _unique_blocks(_parse("map", text, filename), filename, "mapping", MappingError)
+    blocks = _unique_blocks(_parse("map", text, filename), filename, "mapping", ParseError)
     out = []
     for name_tok, stmts in blocks:
         assignment, origins, routes, route_lines = {}, {}, {}, {}
@@ -980,7 +979,7 @@ def parse_map(text: str, filename: str = "<string>") -> list:
                 actor, pe = st[1], st[2]
                 origin = _origin(filename, actor)
                 if actor.value in assignment:
-                    raise MappingError(f"mapping '{name_tok.value}': actor '{actor.value}' is "
+                    raise ParseError(f"mapping '{name_tok.value}': actor '{actor.value}' is "
                                        f"mapped twice (first on line "
                                        f"{origins[actor.value][1]})", origin)
                 assignment[actor.value] = pe.value
@@ -988,7 +987,7 @@ def parse_map(text: str, filename: str = "<string>") -> list:
             else:
                 ch, via = st[1], st[2]
                 if ch.value in routes:
-                    raise MappingError(f"mapping '{name_tok.value}': channel '{ch.value}' has "
+                    raise ParseError(f"mapping '{name_tok.value}': channel '{ch.value}' has "
                                        f"two routes (first on line {route_lines[ch.value]})",
                                        _origin(filename, ch))
                 routes[ch.value] = tuple(t.value for t in via)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from mapping.mapping import MappingError
+from mapping.errors import MappingError
 
 
 Shares = Mapping[str, Mapping[str, float]]

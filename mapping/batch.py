@@ -54,7 +54,8 @@ from typing import Iterable, Mapping as MappingT, Sequence
 import numpy as np
 
 from moa import NoRouteError
-from mapping.mapping import Mapping, MappingError
+from dsl.mappings import Mapping
+from mapping.errors import MappingError
 from mapping.metrics import INTENSIVE
 from mapping.problem import Problem
 from mapping.traffic import traffic_model

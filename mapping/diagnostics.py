@@ -1,4 +1,6 @@
-"""Reporting bad input: ``FILE:LINE:COL: error: MESSAGE`` with the line and a caret."""
+"""Reporting bad input: ``FILE:LINE:COL: error: MESSAGE`` with the line and a caret.
+
+This is the CLI layer's: numeric modules raise the errors of :mod:`mapping.errors`."""
 from __future__ import annotations
 
 import sys
@@ -7,15 +9,7 @@ from dsl.diagnostics import format_diagnostic
 from dsl.errors import ParseError
 from moa.errors import ArchitectureError
 from moc.errors import SDFError
-from mapping.mapping import MappingError
-
-
-class InputError(ValueError):
-    """Bad command-line input (files, options, CSV cells); ``origin`` when known."""
-
-    def __init__(self, message, origin=None):
-        super().__init__(message)
-        self.origin = origin
+from mapping.errors import InputError, MappingError
 
 
 BAD_INPUT_ERRORS = (ParseError, SDFError, ArchitectureError, MappingError, InputError,

@@ -8,7 +8,8 @@ from typing import Any, Mapping as MappingT
 from moa import Architecture, ArchitectureError
 from moc import SDFGraph
 from mapping.aggregation import aggregator
-from mapping.mapping import Mapping, MappingError
+from dsl.mappings import Mapping
+from mapping.errors import MappingError
 from mapping.metrics import element_metric
 from mapping.problem import Problem, bind_problem
 from mapping.routing import place_tokens, validate_mapping

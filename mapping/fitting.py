@@ -31,7 +31,7 @@ from scipy import optimize
 
 from moa import Architecture, CostModel, CostSpec, make_model
 from moa.cost_models import model_class
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.element_activity import element_tokens, evaluate_activity
 from mapping.evaluate import evaluate
 from mapping.fidelity import FidelityResult, fidelity

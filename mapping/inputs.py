@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dsl
-from mapping.diagnostics import InputError
-from mapping.mapping import Mapping
+from mapping.errors import InputError
+from dsl.mappings import Mapping
 
 KINDS = {".sdf": "sdf", ".moa": "moa", ".map": "map", ".csv": "csv", ".xml": "xml"}
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping as MappingT, Sequence
 
-from mapping.diagnostics import InputError
-from mapping.mapping import Mapping
+from mapping.errors import InputError
+from dsl.mappings import Mapping
 
 ACTOR_FIELD = "{actor}"
 ELEMENT_FIELD = "{element}"

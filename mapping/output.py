@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 
 
 def _clean(obj):

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from moa import Architecture
 from moc import Activity, SDFGraph, activity, check_deadlock, repetition_vector
-from mapping.mapping import MappingError
+from mapping.errors import MappingError
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from moa import Architecture, NoRouteError
 from moc import SDFGraph
-from mapping.mapping import Mapping, MappingError
+from dsl.mappings import Mapping
+from mapping.errors import MappingError
 from mapping.traffic import place_memory_traffic
 
 

@@ -19,7 +19,8 @@ import numpy as np
 from moa import Architecture
 from moc import SDFGraph
 from mapping.evaluate import Evaluation, evaluate
-from mapping.mapping import Mapping, MappingError
+from dsl.mappings import Mapping
+from mapping.errors import MappingError
 from mapping.problem import bind_problem
 
 

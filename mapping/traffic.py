@@ -19,7 +19,8 @@ from typing import Mapping as MappingT
 from moa import Architecture, ArchitectureError, NoRouteError
 from moc import SDFGraph
 from moc.activity import TokenGroup
-from mapping.mapping import Mapping, MappingError
+from dsl.mappings import Mapping
+from mapping.errors import MappingError
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import pytest
 from moa import Architecture, CostSpec, available_models
 from mapping.batch import BatchEvaluator, compiled, evaluate_batch, evaluate_value
 from mapping.evaluate import evaluate
-from mapping.mapping import Mapping, MappingError
+from dsl.mappings import Mapping
+from mapping.errors import MappingError
 from mapping.problem import bind_problem
 
 from search_problems import bench_arch, gsla, lsla, random_app, small_arch

@@ -12,7 +12,7 @@ from search_problems import bench_arch, random_app, small_arch
 
 
 def test_missing_dask_is_bad_input(monkeypatch):
-    from mapping.diagnostics import InputError
+    from mapping.errors import InputError
     from mapping.search import distributed
     monkeypatch.setitem(sys.modules, "dask.distributed", None)
     with pytest.raises(InputError, match="pip install"):

@@ -12,10 +12,10 @@ import pytest
 
 import dsl
 from mapping.cli import main
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.evaluate import evaluate
 from mapping.fitting import (RowModel, assess, fitted_architecture, parse_free, split_rows)
-from mapping.mapping import Mapping
+from dsl.mappings import Mapping
 from mapping.measurements import MeasurementRow, read_measurements
 from moa import Architecture, CostSpec
 from moc import SDFGraph

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mapping.cli import main
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.fitting import assess
 from mapping.measurements import read_measurements
 from moa import Architecture, CostSpec
@@ -283,7 +283,7 @@ def test_read_measurements_error_origin(files):
         read_measurements(csv, "t", params=["n"], mapping_column="mapping",
                           mappings=[])
     assert "a .map file is needed" in str(info.value)
-    from mapping.mapping import Mapping
+    from dsl.mappings import Mapping
     maps = [Mapping("both_p0", {"a": "p0", "b": "p0"}), Mapping("split", {"a": "p0", "b": "p1"})]
     with pytest.raises(InputError) as info:
         read_measurements(csv, "t", params=["n"], mapping_column="mapping", mappings=maps)

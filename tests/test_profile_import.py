@@ -9,9 +9,9 @@ import pytest
 
 import dsl
 from mapping.cli import main
-from mapping.diagnostics import InputError
+from dsl.errors import ParseError
 from mapping.evaluate import evaluate
-from mapping.profile_import import identifier_names, import_profile
+from dsl.profile import identifier_names, import_profile
 from moc import check_deadlock, repetition_vector
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "accelerator_store"
@@ -171,12 +171,12 @@ def test_inclusive_outermost_entry_owns(logs):
 
 def test_inclusive_needs_call_tree(logs, csvs):
     (logs / "subcalls").unlink()
-    with pytest.raises(InputError, match="subcalls"):
+    with pytest.raises(ParseError, match="subcalls"):
         import_profile(logs, inclusive=True)
-    with pytest.raises(InputError, match="call tree"):
+    with pytest.raises(ParseError, match="call tree"):
         import_profile(csvs, inclusive=True)
     (logs / "subcalls").write_text(SUBCALLS)
-    with pytest.raises(InputError, match="nosuch"):
+    with pytest.raises(ParseError, match="nosuch"):
         import_profile(logs, entries=["nosuch"])
 
 
@@ -204,7 +204,7 @@ def test_identifier_names():
 ])
 def test_log_errors_name_file_line(logs, file, text, line, col, message, capsys):
     (logs / file).write_text(text)
-    with pytest.raises(InputError, match=message) as info:
+    with pytest.raises(ParseError, match=message) as info:
         import_profile(logs)
     assert info.value.origin == (str(logs / file), line, col)
     assert main(["import", "profile", str(logs)]) == 2
@@ -221,7 +221,7 @@ def test_log_errors_name_file_line(logs, file, text, line, col, message, capsys)
 ])
 def test_csv_errors_name_file_line(csvs, file, text, line, message, capsys):
     (csvs / file).write_text(text)
-    with pytest.raises(InputError, match=message) as info:
+    with pytest.raises(ParseError, match=message) as info:
         import_profile(csvs)
     assert info.value.origin[:2] == (str(csvs / file), line)
     assert main(["import", "profile", str(csvs)]) == 2

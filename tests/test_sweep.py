@@ -8,7 +8,7 @@ import pytest
 import dsl
 from mapping import evaluate
 from mapping.cli import main
-from mapping.mapping import MappingError
+from mapping.errors import MappingError
 from mapping.sweep import Range, grid, parse_range, sweep, to_csv
 
 GABLES = Path(__file__).resolve().parent.parent / "examples" / "gables"

@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.inputs import choose_named
 from mapping.output import print_json, write_atomically
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import dsl
 from mapping.commands.measured import add_measurement_options, load_study, report_problems
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.output import print_json, write_atomically
 
 

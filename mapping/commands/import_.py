@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.output import write_atomically
 
 PROFILE_HELP = """\
@@ -80,7 +80,7 @@ def _emit(text: str, output: str | None, inputs) -> None:
 
 def run_profile(args):
     import dsl
-    from mapping.profile_import import import_profile, profile_form
+    from dsl.profile import import_profile, profile_form
 
     entries = None
     if args.entry:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dsl
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.fitting import Assessment, RowModel, assess
 from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
                             load_single, one, parse_params)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from mapping.commands.search import add_search_options
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 
 
 def add_parser(subparsers, name):

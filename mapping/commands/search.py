@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.inputs import add_model_options, classify, load_single, one, parse_params
 from mapping.output import print_json, write_atomically
 
@@ -110,7 +110,7 @@ def _auto_strategy(problem, args, objectives, pins) -> str:
 
 def run(args):
     import dsl
-    from mapping.mapping import Mapping
+    from dsl.mappings import Mapping
 
     result = run_search(args)
     if args.output:

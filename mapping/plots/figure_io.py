@@ -7,7 +7,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.output import write_atomically
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}

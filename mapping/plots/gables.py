@@ -21,9 +21,9 @@ import numpy as np
 from moa import Architecture
 from moa.cost_models.roofline import Bandwidth, Roofline, token_ops
 from moc import SDFGraph
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.evaluate import Evaluation, evaluate
-from mapping.mapping import Mapping
+from dsl.mappings import Mapping
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 from mapping.problem import bind_problem
 from mapping.routing import place_tokens

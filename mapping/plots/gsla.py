@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.fitting import Assessment, RowModel
 from mapping.measurements import MeasurementRow
 from mapping.plots.figure_io import new_figure, save_figure

@@ -8,7 +8,7 @@ from typing import Any, Mapping as MappingT
 from moa import Architecture
 from moc import SDFGraph
 from mapping.evaluate import Evaluation, evaluate
-from mapping.mapping import Mapping
+from dsl.mappings import Mapping
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 
 PE_COLOR, CN_COLOR, BOTTLENECK_COLOR = "tab:blue", "tab:gray", "tab:red"

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from matplotlib import colormaps
 
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mapping.batch import BatchEvaluator
-from mapping.mapping import MappingError
+from mapping.errors import MappingError
 
 #: independent sub-runs ("islands") of a heuristic, each with its own seed and share of
 #: the budget; they run one after the other locally, in parallel on a Dask cluster, and
@@ -184,7 +184,7 @@ def build_space(problem, pins: dict[str, str] | None = None,
 
 def parse_pins(items: Sequence[str] | None) -> dict[str, str]:
     """``--pin actor=pe`` options (repeatable, or comma-separated)."""
-    from mapping.mapping import Mapping
+    from dsl.mappings import Mapping
     pins: dict[str, str] = {}
     for item in items or []:
         for actor, pe in Mapping.from_text(item, "pin").assignment.items():

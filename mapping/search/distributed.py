@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from mapping.diagnostics import InputError
+from mapping.errors import InputError
 
 INSTALL_HINT = ("the distributed engine needs Dask: pip install 'mapeval[distributed]' "
                 "(or pip install 'dask[distributed]')")

@@ -34,7 +34,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from mapping.batch import BatchEvaluator, evaluate_value  # noqa: E402
 from mapping.evaluate import evaluate  # noqa: E402
-from mapping.mapping import Mapping  # noqa: E402
+from dsl.mappings import Mapping  # noqa: E402
 from mapping.problem import bind_problem  # noqa: E402
 from moc import SDFGraph, activity, repetition_vector  # noqa: E402
 from search_problems import bench_arch, random_app  # noqa: E402

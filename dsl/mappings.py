@@ -1,17 +1,14 @@
-"""A mapping: each actor on a PE, with optional fixed routes for channels."""
+"""The object a ``.map`` file describes: each actor on a PE, with optional fixed routes.
+
+It is a plain record of names (no lark, no evaluation), so every layer can hold one.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping as MappingT
 
-
-class MappingError(ValueError):
-    """A mapping that does not fit its application or architecture."""
-
-    def __init__(self, message, origin=None):
-        super().__init__(message)
-        self.origin = origin
+from dsl.errors import ParseError
 
 
 @dataclass(frozen=True)
@@ -37,9 +34,9 @@ class Mapping:
         for item in filter(None, (part.strip() for part in _split_top_level(text))):
             actor, sep, pe = item.partition("=")
             if not sep or not actor.strip() or not pe.strip():
-                raise MappingError(f"--map: expected ACTOR=PE, got '{item}'")
+                raise ParseError(f"--map: expected ACTOR=PE, got '{item}'")
             if actor.strip() in assignment:
-                raise MappingError(f"--map: actor '{actor.strip()}' is mapped twice")
+                raise ParseError(f"--map: actor '{actor.strip()}' is mapped twice")
             assignment[actor.strip()] = pe.strip()
         return cls(name, assignment)
 

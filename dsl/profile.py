@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from moc import SDFGraph
-from mapping.diagnostics import InputError
+from dsl.errors import ParseError
 
 LOG_FILES = ("function", "subcalls", "icount", "xfers")
 CSV_FILES = ("functions.csv", "transfers.csv")
@@ -124,7 +124,7 @@ def _count(token: str, col: int, what: str, path: Path, line: int) -> int:
     except ValueError:
         value = None
     if value is None or value < 0:
-        raise InputError(f"{what} must be a non-negative integer, got '{token}'",
+        raise ParseError(f"{what} must be a non-negative integer, got '{token}'",
                          (str(path), line, col))
     return value
 
@@ -132,7 +132,7 @@ def _count(token: str, col: int, what: str, path: Path, line: int) -> int:
 def _expect(fields, n: int, form: str, path: Path, line: int):
     if len(fields) != n:
         col = fields[n][1] if len(fields) > n else fields[0][1]
-        raise InputError(f"expected '{form}' ({n} fields), got {len(fields)}",
+        raise ParseError(f"expected '{form}' ({n} fields), got {len(fields)}",
                          (str(path), line, col))
 
 
@@ -159,14 +159,14 @@ def read_logs(directory: str | Path) -> CallTrace:
         _expect(fields, 2, "ID NAME", path, line)
         (inv, _), (name, _) = fields
         if inv in trace.names:
-            raise InputError(f"invocation {inv} listed twice (first at line {where[inv]})",
+            raise ParseError(f"invocation {inv} listed twice (first at line {where[inv]})",
                              (str(path), line, fields[0][1]))
         trace.names[inv] = name
         where[inv] = line
 
     def known(inv, col, path, line, role="invocation"):
         if inv not in trace.names:
-            raise InputError(f"unknown {role} '{inv}' (not in the 'function' log)",
+            raise ParseError(f"unknown {role} '{inv}' (not in the 'function' log)",
                              (str(path), line, col))
         return inv
 
@@ -177,7 +177,7 @@ def read_logs(directory: str | Path) -> CallTrace:
             head, colon, rest = body.partition(":")
             parent_fields = head.split()
             if not colon or len(parent_fields) != 1:
-                raise InputError("expected 'ID: CHILD CHILD ...'", (str(path), line, fields[0][1]))
+                raise ParseError("expected 'ID: CHILD CHILD ...'", (str(path), line, fields[0][1]))
             inv = known(parent_fields[0], fields[0][1], path, line)
             offset = len(head) + 1
             trace.children.setdefault(inv, [])
@@ -185,17 +185,17 @@ def read_logs(directory: str | Path) -> CallTrace:
                 child, col = m.group(), offset + m.start() + 1
                 known(child, col, path, line, "child invocation")
                 if child in trace.parent:
-                    raise InputError(f"invocation {child} has two callers: "
+                    raise ParseError(f"invocation {child} has two callers: "
                                      f"{trace.parent[child]} and {inv}", (str(path), line, col))
                 if child == inv:
-                    raise InputError(f"invocation {inv} calls itself", (str(path), line, col))
+                    raise ParseError(f"invocation {inv} calls itself", (str(path), line, col))
                 trace.parent[child] = inv
                 trace.children[inv].append(child)
         for inv in trace.parent:           # the call tree must be a forest
             seen, node = {inv}, trace.parent[inv]
             while node is not None:
                 if node in seen:
-                    raise InputError(f"the call tree of {path} has a cycle through invocation "
+                    raise ParseError(f"the call tree of {path} has a cycle through invocation "
                                      f"{inv}", (str(path), 1, 1))
                 seen.add(node)
                 node = trace.parent.get(node)
@@ -205,7 +205,7 @@ def read_logs(directory: str | Path) -> CallTrace:
         _expect(fields, 2, "ID COUNT", path, line)
         inv = known(fields[0][0], fields[0][1], path, line)
         if inv in trace.icount:
-            raise InputError(f"invocation {inv} has a second instruction count",
+            raise ParseError(f"invocation {inv} has a second instruction count",
                              (str(path), line, fields[0][1]))
         trace.icount[inv] = _count(fields[1][0], fields[1][1], "an instruction count", path, line)
 
@@ -240,11 +240,11 @@ def owners(trace: CallTrace, inclusive: bool = False,
     if not inclusive:
         return dict(trace.names)
     if not trace.has_subcalls:
-        raise InputError("--inclusive needs the call tree: the 'subcalls' log is missing")
+        raise ParseError("--inclusive needs the call tree: the 'subcalls' log is missing")
     entries = set(default_entries(trace) if entries is None else entries)
     unknown = sorted(entries - set(trace.names.values()))
     if unknown:
-        raise InputError(f"entry function{'s' if len(unknown) > 1 else ''} "
+        raise ParseError(f"entry function{'s' if len(unknown) > 1 else ''} "
                          f"{', '.join(unknown)} not in the 'function' log")
     entry_of: dict[str, str | None] = {}
 
@@ -292,7 +292,7 @@ def _csv_rows(path: Path, columns: tuple[str, ...]):
                 header = [cell.strip().lower() for cell in row]
                 missing = [c for c in columns if c not in header]
                 if missing:
-                    raise InputError(f"missing column{'s' if len(missing) > 1 else ''} "
+                    raise ParseError(f"missing column{'s' if len(missing) > 1 else ''} "
                                      f"{', '.join(missing)} (the header must name "
                                      f"{', '.join(columns)})", (str(path), line, 1))
                 index = {c: header.index(c) for c in columns}
@@ -301,12 +301,12 @@ def _csv_rows(path: Path, columns: tuple[str, ...]):
             for c in columns:
                 i = index[c]
                 if i >= len(row) or not row[i].strip():
-                    raise InputError(f"row has no '{c}' cell", (str(path), line, 1))
+                    raise ParseError(f"row has no '{c}' cell", (str(path), line, 1))
                 col = 1 + sum(len(cell) + 1 for cell in row[:i])
                 cells[c] = (row[i].strip(), col)
             yield line, cells
         if header is None:
-            raise InputError(f"empty file: expected a header naming {', '.join(columns)}",
+            raise ParseError(f"empty file: expected a header naming {', '.join(columns)}",
                              (str(path), 1, 1))
 
 
@@ -319,7 +319,7 @@ def read_csv_profile(directory: str | Path) -> Profile:
     for line, cells in _csv_rows(path, ("function", "instructions")):
         name, col = cells["function"]
         if name in profile.ops:
-            raise InputError(f"function '{name}' listed twice (first at line {where[name]})",
+            raise ParseError(f"function '{name}' listed twice (first at line {where[name]})",
                              (str(path), line, col))
         text, col = cells["instructions"]
         profile.ops[name] = _count(text, col, "an instruction count", path, line)
@@ -330,7 +330,7 @@ def read_csv_profile(directory: str | Path) -> Profile:
         for role in ("producer", "consumer"):
             name, col = cells[role]
             if name not in profile.ops:
-                raise InputError(f"unknown {role} function '{name}' (not in functions.csv)",
+                raise ParseError(f"unknown {role} function '{name}' (not in functions.csv)",
                                  (str(path), line, col))
             ends.append(name)
         text, col = cells["bytes"]
@@ -385,7 +385,7 @@ def profile_form(path: str | Path) -> tuple[str, Path]:
     """``("logs" | "csv", directory)`` for ``path``: a directory, or one of its files."""
     path = Path(path)
     if not path.exists():
-        raise InputError(f"'{path}': no such file or directory")
+        raise ParseError(f"'{path}': no such file or directory")
     directory = path if path.is_dir() else path.parent
     logs = all((directory / f).is_file() for f in ("function", "icount", "xfers"))
     csvs = all((directory / f).is_file() for f in CSV_FILES)
@@ -395,13 +395,13 @@ def profile_form(path: str | Path) -> tuple[str, Path]:
         elif path.name in LOG_FILES:
             csvs = False
     if logs and csvs:
-        raise InputError(f"'{directory}' holds both the text logs and the CSV files; "
+        raise ParseError(f"'{directory}' holds both the text logs and the CSV files; "
                          "name one file of the form to import (e.g. DIR/functions.csv)")
     if logs:
         return "logs", directory
     if csvs:
         return "csv", directory
-    raise InputError(f"'{path}': expected a directory holding the pintool logs "
+    raise ParseError(f"'{path}': expected a directory holding the pintool logs "
                      f"'function', 'icount', 'xfers' (and 'subcalls'), or "
                      f"'functions.csv' and 'transfers.csv'")
 
@@ -419,7 +419,7 @@ def import_profile(path: str | Path, inclusive: bool = False,
         inclusive = True
     if form == "csv":
         if inclusive:
-            raise InputError("--inclusive needs a call tree, which the CSV form lacks; "
+            raise ParseError("--inclusive needs a call tree, which the CSV form lacks; "
                              "give the per-function counts already inclusive instead")
         profile = read_csv_profile(directory)
     else:

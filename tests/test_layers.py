@@ -1,0 +1,140 @@
+"""The packages import downward only (SPEC §2, issue 8).
+
+Every ``import`` in the source counts, those inside functions too: a lazy import is
+still a dependency.  ``moc`` and ``moa`` never import each other; ``dsl`` never imports
+``mapping``; inside ``mapping`` each module may import only its own layer or lower ones,
+and the module graph has no cycle.
+"""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("moc", "moa", "dsl", "mapping")
+
+#: the layers of ``mapping``, lowest first; a module's layer is its longest matching prefix
+MAPPING_LAYERS = [
+    ("errors, registries, output files", ["mapping.errors", "mapping.registry",
+                                          "mapping.output"]),
+    ("domain", ["mapping.problem"]),
+    ("placement", ["mapping.routing", "mapping.traffic"]),
+    ("semantics", ["mapping.metrics", "mapping.aggregation"]),
+    ("evaluators", ["mapping.evaluate", "mapping.batch", "mapping.element_activity"]),
+    ("search", ["mapping.search"]),
+    ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting"]),
+    ("sweep and plots", ["mapping.sweep", "mapping.plots"]),
+    ("command line", ["mapping.cli", "mapping.commands", "mapping.inputs",
+                      "mapping.diagnostics", "mapping.__init__"]),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1 and parts[0] != "mapping":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    package = module_name(path).rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]
+                                + ([base] if base else []))
+            # ``from pkg import mod`` depends on ``pkg.mod``; ``from mod import name`` on
+            # ``mod`` (resolve() strips ``.name``)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return {m for m in found if m.split(".")[0] in PACKAGES}
+
+
+def source_modules():
+    return {module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
+
+
+def resolve(name: str, modules) -> str | None:
+    """The module that ``name`` (a module or ``module.attribute``) lives in."""
+    while name:
+        if name in modules:
+            return name
+        if f"{name}.__init__" in modules:
+            return f"{name}.__init__"
+        name = name.rpartition(".")[0]
+    return None
+
+
+@pytest.fixture(scope="module")
+def graph():
+    modules = source_modules()
+    g = nx.DiGraph()
+    for name, path in modules.items():
+        g.add_node(name)
+        for target in imports_of(path):
+            resolved = resolve(target, modules)
+            if resolved and resolved != name:
+                g.add_edge(name, resolved)
+    return g
+
+
+def test_moc_and_moa_never_import_each_other(graph):
+    bad = [(a, b) for a, b in graph.edges
+           if {a.split(".")[0], b.split(".")[0]} == {"moc", "moa"}]
+    assert not bad
+
+
+def test_dsl_never_imports_mapping(graph):
+    bad = [(a, b) for a, b in graph.edges if a.startswith("dsl") and b.startswith("mapping")]
+    assert not bad
+
+
+def test_no_cycle_between_dsl_and_mapping(graph):
+    sub = graph.subgraph([n for n in graph if n.split(".")[0] in ("dsl", "mapping")])
+    cycles = list(nx.simple_cycles(sub))
+    assert not cycles, cycles[:3]
+
+
+def layer_of(module: str) -> int:
+    best, rank = -1, None
+    for i, (_, prefixes) in enumerate(MAPPING_LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), i
+    assert rank is not None, f"{module} belongs to no layer of MAPPING_LAYERS"
+    return rank
+
+
+def test_mapping_imports_downward_only(graph):
+    upward = []
+    for a, b in graph.edges:
+        if a.startswith("mapping") and b.startswith("mapping"):
+            if layer_of(b) > layer_of(a):
+                upward.append(f"{a} ({MAPPING_LAYERS[layer_of(a)][0]}) imports "
+                              f"{b} ({MAPPING_LAYERS[layer_of(b)][0]})")
+    assert not upward, "\n".join(upward)
+
+
+def test_numeric_layers_import_without_lark():
+    code = textwrap.dedent("""
+        import sys
+        class NoLark:
+            def find_spec(self, name, path=None, target=None):
+                if name == "lark" or name.startswith("lark."):
+                    raise ImportError("lark is not installed here")
+        sys.meta_path.insert(0, NoLark())
+        import mapping.fitting, mapping.batch, mapping.search, mapping.evaluate
+        import mapping.sweep, mapping.fidelity, mapping.measurements
+        assert not any(m == "lark" or m.startswith("lark.") for m in sys.modules)
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
