@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from mapping.errors import MappingError
+from mapping.registry import Registry
 
 
 Shares = Mapping[str, Mapping[str, float]]
@@ -75,15 +76,16 @@ def _largest(pe_values, cn_values, lambda_):
     return best
 
 
-AGGREGATORS = {"sum": aggregate_sum, "max": aggregate_max, "exclusive": aggregate_exclusive}
+#: the aggregations, by name, that the command line offers (``--aggregate``)
+AGGREGATIONS: Registry = Registry("aggregation", error=MappingError)
+AGGREGATIONS.add("sum", aggregate_sum, "LSLA, everything serialized: sum of PEs + lambda * sum of CNs")
+AGGREGATIONS.add("max", aggregate_max, "everything concurrent: the bottleneck element")
+AGGREGATIONS.add("exclusive", aggregate_exclusive,
+                 "Gables' serialized work: each PE alone in its phase, phases summed")
 
 
 def aggregator(name: str):
-    try:
-        return AGGREGATORS[name]
-    except KeyError:
-        if name == "schedule":
-            raise MappingError("aggregation 'schedule' (list-scheduled makespan) is not "
-                               "implemented yet; use sum, max or exclusive") from None
-        raise MappingError(f"unknown aggregation '{name}' "
-                           f"(known: {', '.join(AGGREGATORS)})") from None
+    if name == "schedule" and name not in AGGREGATIONS:
+        raise MappingError("aggregation 'schedule' (list-scheduled makespan) is not "
+                           "implemented yet; use sum, max or exclusive")
+    return AGGREGATIONS.get(name)
