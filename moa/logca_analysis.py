@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
 import numpy as np
-from scipy.optimize import brentq
 
 from moa.errors import CostModelError
 
@@ -201,6 +200,7 @@ def crossings(s_target, L, o, C, A, beta=1.0, latency: Latency = "dependent"):
             inside = _walk(h, inside, -direction, False)
         outside = _walk(h, inside, direction, True)
         a, b = sorted((inside, outside))
+        from scipy.optimize import brentq  # scipy costs a second at start-up: load on use
         return math.exp(brentq(h, a, b, xtol=_XTOL, rtol=4 * np.finfo(float).eps))
 
     lo = end(-1)
@@ -314,6 +314,8 @@ def optimization_regions(L, o, C, A, beta=1.0, latency: Latency = "dependent", g
     (``points_per_decade``); each sign change is refined by brentq, so interval ends are
     exact; a region narrower than one grid step (1.2% of g at 200/decade) could be missed.
     """
+    from scipy.optimize import brentq
+
     L, o, C, A, beta, latency = _check(L, o, C, A, beta, latency)
     gmin, gmax = _check_range(gmin, gmax)
     if not factor > 1 or not gain > 0:
