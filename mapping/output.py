@@ -19,6 +19,11 @@ from typing import IO, Iterator, Sequence
 from mapping.errors import InputError
 
 
+#: paths that name an open descriptor (``-o /dev/stdout`` redirected to a file): written
+#: through, as a shell redirection expects, never replaced
+DESCRIPTORS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
+
+
 def print_json(document, stream=None) -> None:
     """``document`` as one strict JSON document (non-finite numbers as ``"inf"``,
     ``"-inf"``, ``"nan"``: :func:`dsl.json_export.json_safe`, the one convention)."""
@@ -42,29 +47,31 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def check_output(path: str | Path, inputs: Sequence = (),
                  suffixes: Sequence[str] | None = None, what: str = "the output"
-                 ) -> tuple[Path, int | None]:
+                 ) -> tuple[Path, int | None, bool]:
     """Raise the :class:`InputError` that writing ``path`` would raise (an input of the
     command, not a regular file, FIFO or device, a wrong extension), before any work;
-    return the file to write (a symlink's target) and its mode (None: a new file)."""
+    return the file to write (a symlink's target), its mode (None: a new file) and
+    whether it is written through (a FIFO, a device, a descriptor) rather than replaced."""
     user = str(path)
-    target = Path(os.path.realpath(path))        # a symlink: write its target
     try:
-        mode = os.stat(target).st_mode
+        mode = os.stat(path).st_mode             # through symlinks (and /dev/stdout)
     except FileNotFoundError:
         mode = None
     except OSError as exc:
         raise _fail(user, "cannot reach it", exc) from None
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+                             or os.path.abspath(path).startswith(DESCRIPTORS)):
+        return Path(path), mode, True            # opened as given, written through
+    target = Path(os.path.realpath(path))        # a symlink: replace its target
     for source in inputs:
         if _same_file(target, Path(source)):
             raise InputError(f"refusing to write '{user}': it is an input of this command")
-    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
-        return target, mode
     if mode is not None and not stat.S_ISREG(mode):
         raise InputError(f"refusing to write '{user}': it is not a regular file")
     if suffixes and Path(path).suffix.lower() not in suffixes:
         raise InputError(f"refusing to write '{user}': {what} is written to a "
                          f"{' or '.join(suffixes)} file")
-    return target, mode
+    return target, mode, False
 
 
 @contextlib.contextmanager
@@ -75,12 +82,15 @@ def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
     appears only when the block ends without an exception.  ``suffixes``: the extensions
     that fit (``(".csv",)``), checked for regular files."""
     user = str(path)
-    target, mode = check_output(path, inputs, suffixes, what)
+    target, mode, through = check_output(path, inputs, suffixes, what)
     fmode = "wb" if binary else "w"
     encoding = None if binary else "utf-8"
-    if mode is not None and not stat.S_ISREG(mode):      # a FIFO or a device
+    if through:
+        # a FIFO, a device or a descriptor: appended to (a descriptor's file keeps what
+        # was written before, as with a shell's >>), never truncated or replaced
+        sys.stdout.flush()
         try:
-            stream = open(target, fmode, encoding=encoding)
+            stream = open(target, "ab" if binary else "a", encoding=encoding)
         except OSError as exc:
             raise _fail(user, "cannot open it", exc) from None
         with stream:

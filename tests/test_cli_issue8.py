@@ -227,6 +227,21 @@ def test_output_to_a_fifo_writes_through_it(tmp_path, capsys):
     assert out.startswith(b"graph") and stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
+def test_output_to_a_descriptor_writes_through_a_redirection(tmp_path):
+    # `mapeval export dot ... -o /dev/fd/1 > FILE`: FILE gets the text and stays the file
+    # the shell opened (the system's /dev/stdout is not used: a defect would replace it)
+    captured = tmp_path / "captured.txt"
+    with open(captured, "w") as out:
+        out.write("before\n")
+        out.flush()
+        inode = os.fstat(out.fileno()).st_ino
+        subprocess.run([sys.executable, "-m", "mapping.cli", "export", "dot", ODROID[1],
+                        "-o", "/dev/fd/1"], stdout=out, check=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    text = captured.read_text()
+    assert text.startswith("before\ngraph") and os.stat(captured).st_ino == inode
+
+
 @pytest.fixture
 def device(tmp_path):
     """A private null device (never the system's: a defect would replace it)."""
