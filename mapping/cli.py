@@ -6,7 +6,6 @@ option definitions import nothing heavy (numpy, scipy and matplotlib load in ``r
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from mapping.registry import Registry
@@ -153,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             print(overview(), end="")
             return 0
-        if args.limit:
+        if getattr(args, "limit", None):
             from mapping.limits import limits_set
             with limits_set(args.limit):
                 return args.run(args) or 0

@@ -63,6 +63,14 @@ def test_version_and_overview(capsys):
     assert code == 0 and "mapeval eval" in out and "mapeval plot" in out
 
 
+@pytest.mark.parametrize("command", ["plot", "export", "import"])
+def test_a_command_without_its_kind_is_a_usage_error(capsys, command):
+    with pytest.raises(SystemExit) as exit_:
+        main([command])
+    assert exit_.value.code == 2
+    assert "choose" in capsys.readouterr().err
+
+
 def test_help_does_not_import_heavy_modules():
     code = ("import sys, contextlib, io\n"
             "from mapping.cli import main\n"
