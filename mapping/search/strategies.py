@@ -1,9 +1,11 @@
 """The search strategies (SPEC §9), by name: what ``--strategy`` offers.
 
 Each entry is ``"module:function"`` and is imported when a search runs, so that listing
-the strategies (``mapeval search --help``) imports nothing.  A heuristic is a module with
-``run(task, tracker, rng)`` (see :mod:`mapping.search.anneal`); adding one is that
-module plus one line here.
+the strategies (``mapeval search --help``) imports nothing.  A heuristic (and
+``exhaustive``) is ``run(task, tracker, rng)`` on one shard (see
+:mod:`mapping.search.anneal`); adding a heuristic is that module plus one line here.
+``exact`` is ``solve(setup, time_limit)`` and ``auto`` is ``choose_strategy(setup)``,
+which names the strategy to run.
 """
 from __future__ import annotations
 
