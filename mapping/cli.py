@@ -114,7 +114,11 @@ def parse(parser: argparse.ArgumentParser, argv: list[str],
         if configure is not None:       # a lazily defined subcommand (plot KIND, ...)
             configure(parser)
         _add_common_options(parser)
-        return parser.parse_intermixed_args(argv, namespace)
+        try:
+            return parser.parse_intermixed_args(argv, namespace)
+        except TypeError:
+            # argparse cannot intermix a REMAINDER positional (``-- PROGRAM ARGS...``)
+            return parser.parse_args(argv, namespace)
     at = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
     if at is None or at > 0 or argv[at] not in action.choices:
         return parser.parse_args(argv, namespace)   # help, or argparse's own error
