@@ -1,11 +1,35 @@
-"""JSON-ready dictionaries of graphs, architectures and mappings.
+"""JSON-ready dictionaries of graphs, architectures and mappings, and the one JSON
+convention of every document mapeval writes.
 
-Numbers stay numbers (infinities become the string ``"inf"``/``"-inf"``, which strict
-JSON cannot hold); parametric values become the source text of their expression."""
+Numbers stay numbers; the non-finite ones, which strict JSON cannot hold, become the
+strings ``"inf"``, ``"-inf"`` and ``"nan"`` (which ``float()`` reads back), so that
+``null`` keeps meaning "not defined"; parametric values become the source text of their
+expression."""
 from __future__ import annotations
 
 import math
 from typing import Any
+
+
+def json_number(v: float) -> float | str:
+    """``v``, or ``"inf"``/``"-inf"``/``"nan"`` where it is not finite."""
+    if math.isfinite(v):
+        return v
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def json_safe(obj) -> Any:
+    """``obj`` with every non-finite float spelled as :func:`json_number` does, numpy
+    scalars and arrays as Python numbers and lists, tuples as lists, keys as strings."""
+    if isinstance(obj, float):
+        return json_number(obj)
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if hasattr(obj, "tolist") and callable(obj.tolist):     # numpy scalars and arrays
+        return json_safe(obj.tolist())
+    return obj
 
 
 def _value(v) -> Any:
@@ -14,11 +38,7 @@ def _value(v) -> Any:
     if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
         return v
     if isinstance(v, float):
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if math.isnan(v):
-            return "nan"
-        return v
+        return json_number(v)
     if hasattr(v, "numerator") and hasattr(v, "denominator"):
         return v.numerator if v.denominator == 1 else float(v)
     try:

@@ -1,50 +1,61 @@
-"""The ``mapeval`` command: one program, one subcommand per task (as ``sdf3analysis``)."""
+"""The ``mapeval`` command: one program, one subcommand per task (as ``sdf3analysis``).
+
+Start-up is kept short: only the module of the command that runs is imported, and
+option definitions import nothing heavy (numpy, scipy and matplotlib load in ``run``).
+"""
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
-from mapping.diagnostics import BAD_INPUT_ERRORS, report_error
+from mapping.registry import Registry
 
-USAGE = """\
+#: subcommand -> ``"module:add_parser"`` (``add_parser(subparsers, name)`` defines its
+#: options and ``run``); imported only when the subcommand is chosen
+COMMANDS: Registry = Registry("command")
+#: subcommand -> its arguments in the overview
+SYNOPSIS: dict[str, str] = {}
+
+
+def _command(name: str, module: str, synopsis: str, help: str) -> None:
+    COMMANDS.add(name, f"mapping.commands.{module}:add_parser", help)
+    SYNOPSIS[name] = synopsis
+
+
+_command("check", "check", "FILE...", "parse and analyse files (repetition vector, tokens)")
+_command("eval", "evaluate", "APP.sdf ARCH.moa [MAP.map]",
+         "cost of one mapping (time, energy, power, ...)")
+_command("search", "search", "APP.sdf ARCH.moa", "find the best mappings")
+_command("fidelity", "fidelity", "APP.sdf ARCH.moa DATA.csv",
+         "does the model rank alternatives like measurements?")
+_command("fit", "fit", "APP.sdf ARCH.moa DATA.csv", "fit cost parameters to measurements")
+_command("sweep", "sweep", "APP.sdf ARCH.moa [MAP.map]", "evaluate over a grid of parameters")
+_command("logca", "logca", "--overhead .. --acceleration ..", "LogCA accelerator analysis")
+_command("import", "import_", "FORMAT FILE", "read other formats into a .sdf file")
+_command("export", "export", "FORMAT FILE", "write a .sdf, .moa or .map in other formats")
+_command("plot", "plot", "KIND ... -o FILE", "the plots of the field")
+
+
+def overview() -> str:
+    width = max(len(n) + 1 + len(SYNOPSIS[n]) for n in COMMANDS)
+    lines = "\n".join(f"  mapeval {(n + ' ' + SYNOPSIS[n]):<{width}}  {COMMANDS.help(n)}"
+                      for n in COMMANDS)
+    return f"""\
 mapeval: evaluate, search and check mappings of SDF applications onto models of architecture.
 
 Describe the application as an SDF graph (.sdf), the platform as a model of architecture
 (.moa: PEs and CNs with cost models), and mappings of one onto the other (.map). Then:
 
-  mapeval check   FILE...                      parse and analyse files (repetition vector, tokens)
-  mapeval eval    APP.sdf ARCH.moa [MAP.map]   cost of one mapping (time, energy, power, ...)
-  mapeval search  APP.sdf ARCH.moa             find the best mappings
-  mapeval fidelity APP.sdf ARCH.moa DATA.csv   does the model rank alternatives like measurements?
-  mapeval fit     APP.sdf ARCH.moa DATA.csv    fit cost parameters to measurements
-  mapeval sweep   APP.sdf ARCH.moa [MAP.map]   evaluate over a grid of parameters
-  mapeval logca   --L .. --o .. --C .. --A ..  LogCA accelerator analysis
-  mapeval import  sdf3|profile ...             read other formats
-  mapeval export  sdf3|dot|json ...            write other formats
-  mapeval plot    KIND ... -o FILE             the plots of the field
+{lines}
 
 Example:
   mapeval eval examples/odroid/stereo.sdf examples/odroid/odroid.moa \\
                examples/odroid/mappings.map --mapping big_only --json
 
-Run 'mapeval COMMAND --help' for the options of a command.
+Run 'mapeval COMMAND --help' for the options of a command; 'mapeval --version'.
+Every command takes --limit NAME=N (repeatable) to raise a stated limit, and --debug.
 Exit status: 0 success, 2 bad input, 1 internal error (add --debug for a traceback).
 """
-
-# Subcommand name -> module in mapping.commands exposing add_parser(subparsers) and run(args).
-COMMANDS = {
-    "check": "check",
-    "eval": "evaluate",
-    "search": "search",
-    "fidelity": "fidelity",
-    "fit": "fit",
-    "logca": "logca",
-    "plot": "plot",
-    "sweep": "sweep",
-    "import": "import_",
-    "export": "export",
-}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,35 +65,102 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mapeval", usage="mapeval COMMAND [options]", description=USAGE,
-                     formatter_class=argparse.RawDescriptionHelpFormatter, add_help=True)
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError, version as package_version
+    try:
+        return package_version("mapeval")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _command_name(argv: list[str]) -> str | None:
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``mapeval``; only ``command``'s options are defined (and its module
+    imported), the other subcommands are names with their help."""
+    parser = _Parser(prog="mapeval", usage="mapeval COMMAND [options]", description=overview(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"mapeval {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                 prog="mapeval")
-    for name, module in COMMANDS.items():
-        importlib.import_module(f"mapping.commands.{module}").add_parser(sub, name)
+    for name in COMMANDS:
+        if name == command:
+            COMMANDS.get(name)(sub, name)
+        else:
+            sub.add_parser(name, help=COMMANDS.help(name))
     return parser
+
+
+def _subparsers(parser: argparse.ArgumentParser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return None
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str],
+          namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+    """Parse ``argv`` down the subcommands, then the chosen one's options and files in
+    any order (SPEC §7: files may stand anywhere among the options)."""
+    namespace = namespace or argparse.Namespace()
+    action = _subparsers(parser)
+    if action is None:
+        configure = parser._defaults.pop("configure", None)
+        if configure is not None:       # a lazily defined subcommand (plot KIND, ...)
+            configure(parser)
+        _add_common_options(parser)
+        try:
+            return parser.parse_intermixed_args(argv, namespace)
+        except TypeError:
+            # argparse cannot intermix a REMAINDER positional (``-- PROGRAM ARGS...``)
+            return parser.parse_args(argv, namespace)
+    at = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+    if at is None or at > 0 or argv[at] not in action.choices:
+        return parser.parse_args(argv, namespace)   # help, or argparse's own error
+    name = argv[at]
+    if action.dest != argparse.SUPPRESS:
+        setattr(namespace, action.dest, name)
+    namespace = parse(action.choices[name], argv[at + 1:], namespace)
+    for key, value in parser._defaults.items():
+        if not hasattr(namespace, key):
+            setattr(namespace, key, value)
+    return namespace
+
+
+def _add_common_options(parser: argparse.ArgumentParser) -> None:
+    from mapping.limits import LIMITS
+    g = parser.add_argument_group("every command")
+    g.add_argument("--limit", action="append", default=[], metavar="NAME=N",
+                   help="raise (or lower) a stated limit for this run, repeatable; "
+                   + LIMITS.describe())
+    g.add_argument("--debug", action="store_true",
+                   help="show the traceback of an error")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
-    parser = build_parser()
     if not argv:
-        print(USAGE, end="")
-        return 2
-    args = parser.parse_args(argv)
-    if args.command is None:
-        print(USAGE, end="")
-        return 2
+        print(overview(), end="")
+        return 0
     try:
+        command = _command_name(argv)
+        parser = build_parser(command if command in COMMANDS else None)
+        args = parse(parser, argv)
+        if args.command is None:
+            print(overview(), end="")
+            return 0
+        if getattr(args, "limit", None):
+            from mapping.limits import limits_set
+            with limits_set(args.limit):
+                return args.run(args) or 0
         return args.run(args) or 0
-    except BAD_INPUT_ERRORS as exc:
-        if debug:
-            raise
-        report_error(exc)
-        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -91,8 +169,12 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # noqa: BLE001 - the last resort of a CLI
+        from mapping.diagnostics import BAD_INPUT_ERRORS, report_error
         if debug:
             raise
+        if isinstance(exc, BAD_INPUT_ERRORS):
+            report_error(exc)
+            return 2
         print(f"mapeval: internal error: {type(exc).__name__}: {exc} "
               "(run again with --debug for a traceback)", file=sys.stderr)
         return 1

@@ -5,9 +5,7 @@ import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import dsl
 from mapping.errors import InputError
-from dsl.mappings import Mapping
 
 KINDS = {".sdf": "sdf", ".moa": "moa", ".map": "map", ".csv": "csv", ".xml": "xml"}
 
@@ -24,11 +22,17 @@ class Inputs:
 
 
 def classify(files: list[str], allowed: tuple[str, ...]) -> Inputs:
+    """The files sorted by extension; an SDF3 ``.xml`` file counts as an application
+    (``sdf``) wherever one is accepted."""
     inputs = Inputs()
     for name in files:
         kind = KINDS.get(Path(name).suffix.lower())
+        if kind == "xml" and "xml" not in allowed and "sdf" in allowed:
+            kind = "sdf"
         if kind is None or kind not in allowed:
             wanted = ", ".join(f".{k}" for k in allowed)
+            if "sdf" in allowed and "xml" not in allowed:
+                wanted += ", .xml (SDF3)"
             raise InputError(f"'{name}': expected a file ending in {wanted}")
         path = Path(name)
         if not path.exists():
@@ -65,8 +69,10 @@ def choose_named(objects: list, path: Path, name: str | None, what: str, option:
 def load_single(path: Path, kind: str, name: str | None = None):
     """The one graph (``kind="sdf"``) or architecture (``"moa"``) of a file; ``name``
     (from ``--graph`` or ``--architecture``) chooses among several."""
+    import dsl
     if kind == "sdf":
-        return choose_named(dsl.load_sdf(path), path, name, "graph", "--graph NAME")
+        graphs = [dsl.read_sdf3(path)] if path.suffix.lower() == ".xml" else dsl.load_sdf(path)
+        return choose_named(graphs, path, name, "graph", "--graph NAME")
     return choose_named(dsl.load_moa(path), path, name, "architecture", "--architecture NAME")
 
 
@@ -93,9 +99,11 @@ def parse_number(text: str, what: str) -> float | int:
         raise InputError(f"{what}: '{text}' is not a number") from None
 
 
-def choose_mapping(map_path: Path | None, mapping_name: str | None, inline: str | None
-                   ) -> Mapping:
-    """The mapping from ``--map``, or from a ``.map`` file (``--mapping`` among several)."""
+def choose_mapping(map_path: Path | None, mapping_name: str | None, inline: str | None):
+    """The mapping (:class:`dsl.mappings.Mapping`) from ``--map``, or from a ``.map``
+    file (``--mapping`` among several)."""
+    import dsl
+    from dsl.mappings import Mapping
     if inline is not None:
         if map_path is not None:
             raise InputError("give either a .map file or --map, not both")
@@ -115,13 +123,30 @@ def choose_mapping(map_path: Path | None, mapping_name: str | None, inline: str 
     raise InputError(f"{map_path}: no mapping named '{mapping_name}' (one of: {', '.join(names)})")
 
 
+def add_metric_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--metric", default="time",
+                        help="metric to evaluate (default: time; e.g. energy, power)")
+
+
+def add_aggregate_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """``--aggregate``, its choices and their help from the aggregation registry."""
+    from mapping.aggregation import AGGREGATIONS
+    parser.add_argument("--aggregate", choices=AGGREGATIONS.names(),
+                        help=(help or "how element values combine (default: the "
+                              "architecture's)") + ". " + AGGREGATIONS.describe())
+
+
+def add_param_option(parser: argparse.ArgumentParser, dest: str = "param") -> None:
+    parser.add_argument("-p", "--param", dest=dest, action="append", metavar="NAME=VALUE",
+                        default=[], help="set a parameter of the .sdf and/or .moa to a value "
+                        "(repeatable)")
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """``--metric``, ``--aggregate`` and ``-p``, shared by the commands that evaluate."""
-    parser.add_argument("--metric", default="time", help="metric to evaluate (default: time)")
-    parser.add_argument("--aggregate", choices=["sum", "max", "exclusive", "schedule"],
-                        help="how element values combine (default: the architecture's)")
-    parser.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", default=[],
-                        help="override a parameter of the .sdf and/or .moa (repeatable)")
+    add_metric_option(parser)
+    add_aggregate_option(parser)
+    add_param_option(parser)
     add_choice_options(parser)
 
 

@@ -1,54 +1,133 @@
-"""Writing results: JSON on stdout, and files replaced atomically, never over an input."""
+"""Writing results: JSON on stdout, and output files written safely.
+
+A regular file (or the target of a symlink) is replaced atomically through a temporary
+file beside it; a FIFO or a character device (``/dev/stdout``) is written through, never
+replaced; anything else is refused.  An output never overwrites an input of the command,
+its extension must fit what is written, and every error names the user's path.
+"""
 from __future__ import annotations
 
+import contextlib
 import json
-import math
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import IO, Iterator, Sequence
 
 from mapping.errors import InputError
 
 
-def _clean(obj):
-    # JSON has no infinities or NaN: they become null.
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
-        return _clean(obj.item())
-    return obj
+#: paths that name an open descriptor (``-o /dev/stdout`` redirected to a file): written
+#: through, as a shell redirection expects, never replaced
+DESCRIPTORS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
 
 
 def print_json(document, stream=None) -> None:
-    json.dump(_clean(document), stream or sys.stdout, indent=2)
-    (stream or sys.stdout).write("\n")
+    """``document`` as one strict JSON document (non-finite numbers as ``"inf"``,
+    ``"-inf"``, ``"nan"``: :func:`dsl.json_export.json_safe`, the one convention)."""
+    from dsl.json_export import json_safe
+    stream = stream or sys.stdout
+    json.dump(json_safe(document), stream, indent=2, allow_nan=False)
+    stream.write("\n")
 
 
-def write_atomically(path: str | Path, text: str | bytes, inputs=()) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and an
-    atomic rename, refusing to overwrite any of ``inputs``."""
-    path = Path(path)
-    for source in inputs:
-        if Path(source).exists() and path.exists() and path.resolve() == Path(source).resolve():
-            raise InputError(f"refusing to write '{path}': it is an input of this command")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(text, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def _fail(path, what: str, exc: OSError | None = None) -> InputError:
+    reason = f": {exc.strerror or exc}" if exc is not None else ""
+    return InputError(f"cannot write '{path}': {what}{reason}")
+
+
+def _same_file(a: Path, b: Path) -> bool:
     try:
-        with os.fdopen(fd, mode) as f:
-            f.write(text)
-        # mkstemp creates 0600; give the file the permissions an ordinary open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output(path: str | Path, inputs: Sequence = (),
+                 suffixes: Sequence[str] | None = None, what: str = "the output"
+                 ) -> tuple[Path, int | None, bool]:
+    """Raise the :class:`InputError` that writing ``path`` would raise (an input of the
+    command, not a regular file, FIFO or device, a wrong extension), before any work;
+    return the file to write (a symlink's target), its mode (None: a new file) and
+    whether it is written through (a FIFO, a device, a descriptor) rather than replaced."""
+    user = str(path)
+    try:
+        mode = os.stat(path).st_mode             # through symlinks (and /dev/stdout)
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise _fail(user, "cannot reach it", exc) from None
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+                             or os.path.abspath(path).startswith(DESCRIPTORS)):
+        return Path(path), mode, True            # opened as given, written through
+    target = Path(os.path.realpath(path))        # a symlink: replace its target
+    for source in inputs:
+        if _same_file(target, Path(source)):
+            raise InputError(f"refusing to write '{user}': it is an input of this command")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise InputError(f"refusing to write '{user}': it is not a regular file")
+    if suffixes and Path(path).suffix.lower() not in suffixes:
+        raise InputError(f"refusing to write '{user}': {what} is written to a "
+                         f"{' or '.join(suffixes)} file")
+    return target, mode, False
+
+
+@contextlib.contextmanager
+def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
+                suffixes: Sequence[str] | None = None, what: str = "the output"
+                ) -> Iterator[IO]:
+    """A file object writing to ``path`` as described in this module; a regular file
+    appears only when the block ends without an exception.  ``suffixes``: the extensions
+    that fit (``(".csv",)``), checked for regular files."""
+    user = str(path)
+    target, mode, through = check_output(path, inputs, suffixes, what)
+    fmode = "wb" if binary else "w"
+    encoding = None if binary else "utf-8"
+    if through:
+        # a FIFO, a device or a descriptor: appended to (a descriptor's file keeps what
+        # was written before, as with a shell's >>), never truncated or replaced
+        sys.stdout.flush()
+        try:
+            stream = open(target, "ab" if binary else "a", encoding=encoding)
+        except OSError as exc:
+            raise _fail(user, "cannot open it", exc) from None
+        with stream:
+            yield stream
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise _fail(user, f"cannot create a file in '{target.parent}'", exc) from None
+    stream = os.fdopen(fd, fmode, encoding=encoding)
+    try:
+        with stream:
+            yield stream
     except BaseException:
-        if os.path.exists(tmp):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return path
+    try:
+        # mkstemp creates 0600: keep an existing file's permissions, else the umask's
+        if mode is not None:
+            os.chmod(tmp, stat.S_IMODE(mode))
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise _fail(user, "writing failed", exc) from None
+
+
+def write_atomically(path: str | Path, text: str | bytes, inputs: Sequence = (),
+                     suffixes: Sequence[str] | None = None, what: str = "the output"
+                     ) -> Path:
+    """Write ``text`` to ``path`` through :func:`open_output`."""
+    with open_output(path, isinstance(text, bytes), inputs, suffixes, what) as stream:
+        stream.write(text)
+    return Path(path)

@@ -150,11 +150,17 @@ def test_pe_pair_without_route(files, capsys):
      "duplicate mapping 'm'"),
 ])
 def test_duplicate_names(files, capsys, kind, text, message):
+    # issue 8: a bad file no longer hides the report of the others (exit 2 all the same)
     paths = files(**{kind: text})
-    err = fails(capsys, "check", *paths)
-    assert message in err
+    assert main(["check", *paths]) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert "Traceback" not in err and message in err
     target = paths[["app", "arch", "mapping"].index(kind)]
     assert err.startswith(f"{target}:")
+    reported = [line.split(": ")[0] for line in captured.out.splitlines()
+                if not line.startswith(" ")]
+    assert reported == [p for p in paths if p != target]
 
 
 def test_several_mappings_need_a_choice(files, capsys):

@@ -30,7 +30,7 @@ MAPPING_LAYERS = [
     ("search", ["mapping.search"]),
     ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting"]),
     ("sweep and plots", ["mapping.sweep", "mapping.plots"]),
-    ("command line", ["mapping.cli", "mapping.commands", "mapping.inputs",
+    ("command line", ["mapping.cli", "mapping.commands", "mapping.inputs", "mapping.limits",
                       "mapping.diagnostics", "mapping.__init__"]),
 ]
 

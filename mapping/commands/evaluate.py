@@ -1,7 +1,6 @@
 """``mapeval eval``: the cost of one mapping."""
 from __future__ import annotations
 
-from mapping.evaluate import evaluate
 from mapping.inputs import (add_mapping_options, add_model_options, load_mapped_inputs,
                             parse_params)
 from mapping.output import print_json
@@ -21,6 +20,8 @@ def add_parser(subparsers, name):
 
 
 def run(args):
+    from mapping.evaluate import evaluate
+
     app, arch, mapping = load_mapped_inputs(args, "eval")
     result = evaluate(app, arch, mapping, metric=args.metric, aggregate=args.aggregate,
                       params=parse_params(args.param))

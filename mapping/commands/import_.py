@@ -1,11 +1,13 @@
 """``mapeval import profile|sdf3``: other formats into a ``.sdf`` application."""
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from mapping.errors import InputError
-from mapping.output import write_atomically
+from mapping.output import check_output, write_atomically
+from mapping.registry import Registry
 
 PROFILE_HELP = """\
 PATH is a directory (or one file in it) holding either
@@ -30,20 +32,12 @@ becomes its self-loop (local communication).
 """
 
 
-def add_parser(subparsers, name):
-    p = subparsers.add_parser(
-        name, help="read other formats (a program profile, SDF3 XML) into a .sdf file",
-        description="Read another format into an SDF application (.sdf).")
-    kinds = p.add_subparsers(dest="kind", metavar="KIND", parser_class=type(p))
-
-    prof = kinds.add_parser(
-        "profile", help="a function-level profile (Kim & Edwards) as a single-rate SDF graph",
-        description="Read a function-level program profile into a single-rate SDF graph.",
-        epilog=PROFILE_HELP + "\nexample: mapeval import profile prof/ --inclusive -o app.sdf",
-        formatter_class=_raw())
+def _profile_arguments(prof) -> None:
+    prof.description = "Read a function-level program profile into a single-rate SDF graph."
+    prof.epilog = PROFILE_HELP + "\nexample: mapeval import profile prof/ --inclusive -o app.sdf"
+    prof.formatter_class = argparse.RawDescriptionHelpFormatter
     prof.add_argument("path", metavar="PATH", help="the profile's directory (or a file in it)")
-    prof.add_argument("-o", "--output", metavar="APP.sdf",
-                      help="write the .sdf here (default: standard output)")
+    _output_option(prof)
     prof.add_argument("--inclusive", action="store_true",
                       help="each entry function absorbs its callees (its call tree)")
     prof.add_argument("--entry", action="append", metavar="F1,F2,...",
@@ -52,36 +46,57 @@ def add_parser(subparsers, name):
     prof.add_argument("--name", help="name of the graph (default: the directory's name)")
     prof.set_defaults(run=run_profile)
 
-    sdf3 = kinds.add_parser(
-        "sdf3", help="an SDF3 XML graph as a .sdf file",
-        description="Read an SDF3 XML file (actors, port rates, channels, initial tokens, "
-        "token sizes, execution times as actor attributes) and write it as .sdf.",
-        epilog="example: mapeval import sdf3 h263.xml -o h263.sdf")
+
+def _sdf3_arguments(sdf3) -> None:
+    sdf3.description = ("Read an SDF3 XML file (actors, port rates, channels, initial "
+                        "tokens, token sizes, execution times as actor attributes) and write "
+                        "it as .sdf.")
+    sdf3.epilog = "example: mapeval import sdf3 h263.xml -o h263.sdf"
     sdf3.add_argument("path", metavar="FILE.xml")
-    sdf3.add_argument("-o", "--output", metavar="APP.sdf",
-                      help="write the .sdf here (default: standard output)")
+    _output_option(sdf3)
     sdf3.set_defaults(run=run_sdf3)
-    p.set_defaults(run=lambda args: p.error("choose what to import: profile or sdf3"))
 
 
-def _raw():
-    import argparse
-    return argparse.RawDescriptionHelpFormatter
+def _output_option(p) -> None:
+    p.add_argument("-o", "--output", metavar="APP.sdf",
+                   help="write the .sdf here, or to a FIFO or device (default: standard "
+                   "output)")
+
+
+#: format -> the function defining its options (and its ``run``)
+IMPORT_FORMATS: Registry = Registry("import format")
+IMPORT_FORMATS.add("profile", _profile_arguments,
+                   "a function-level profile (Kim & Edwards) as a single-rate SDF graph")
+IMPORT_FORMATS.add("sdf3", _sdf3_arguments, "an SDF3 XML graph as a .sdf file")
+
+
+def add_parser(subparsers, name):
+    p = subparsers.add_parser(
+        name, help="read other formats (a program profile, SDF3 XML) into a .sdf file",
+        description="Read another format into an SDF application (.sdf): "
+        + IMPORT_FORMATS.describe() + ".")
+    kinds = p.add_subparsers(dest="kind", metavar="FORMAT", parser_class=type(p))
+    for fmt in IMPORT_FORMATS:
+        kinds.add_parser(fmt, help=IMPORT_FORMATS.help(fmt)).set_defaults(
+            configure=IMPORT_FORMATS.get(fmt))
+    p.set_defaults(run=lambda args: p.error("choose what to import: "
+                                            + ", ".join(IMPORT_FORMATS)))
 
 
 def _emit(text: str, output: str | None, inputs) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    if Path(output).suffix.lower() != ".sdf":
-        raise InputError(f"-o {output}: the output of 'mapeval import' is a .sdf file")
-    write_atomically(output, text, inputs=inputs)
+    write_atomically(output, text, inputs=inputs, suffixes=(".sdf",),
+                     what="the output of 'mapeval import'")
 
 
 def run_profile(args):
     import dsl
     from dsl.profile import import_profile, profile_form
 
+    if args.output is not None:
+        check_output(args.output, (), (".sdf",), "the output of 'mapeval import'")
     entries = None
     if args.entry:
         entries = [e.strip() for item in args.entry for e in item.split(",") if e.strip()]
@@ -109,6 +124,8 @@ def run_sdf3(args):
         raise InputError(f"'{path}': expected an SDF3 .xml file")
     if not path.exists():
         raise InputError(f"'{path}': no such file")
+    if args.output is not None:
+        check_output(args.output, [path], (".sdf",), "the output of 'mapeval import'")
     graph = dsl.read_sdf3(path)
     text = f"# Imported by 'mapeval import sdf3' from {path}\n" + dsl.format_sdf(graph)
     if not text.endswith("\n"):

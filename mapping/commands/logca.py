@@ -27,15 +27,18 @@ def granularity(text: str) -> float:
 
 def add_logca_options(parser: argparse.ArgumentParser) -> None:
     """The options of ``mapeval logca`` that describe the accelerator and the range."""
-    g = parser.add_argument_group("LogCA parameters (LogCA Table 1)")
-    g.add_argument("--L", type=float, required=True, metavar="L",
-                   help="latency: cycles per byte (--latency dependent) or cycles (independent)")
-    g.add_argument("--o", type=float, required=True, metavar="o",
-                   help="overhead: host cycles to set up one offload")
-    g.add_argument("--C", type=float, required=True, metavar="C",
-                   help="computational index: host cycles per byte (per g^beta)")
-    g.add_argument("--A", type=float, required=True, metavar="A",
-                   help="acceleration: peak speedup of the accelerator over the host (> 0)")
+    g = parser.add_argument_group(
+        "LogCA parameters (LogCA Table 1; the one-letter spellings --L, --o, --C, --A "
+        "are kept as aliases)")
+    g.add_argument("--interface-latency", "--L", dest="L", type=float, required=True,
+                   metavar="L", help="L: cycles per byte to move data to the accelerator "
+                   "(--latency dependent) or cycles (independent)")
+    g.add_argument("--overhead", "--o", dest="o", type=float, required=True, metavar="o",
+                   help="o: host cycles to set up one offload")
+    g.add_argument("--compute-index", "--C", dest="C", type=float, required=True,
+                   metavar="C", help="C: host cycles per byte (per g^beta)")
+    g.add_argument("--acceleration", "--A", dest="A", type=float, required=True,
+                   metavar="A", help="A: peak speedup of the accelerator over the host (> 0)")
     g.add_argument("--beta", type=float, default=1.0,
                    help="complexity exponent: host time C·g^beta (default 1)")
     g.add_argument("--latency", choices=LATENCIES, default="dependent",
@@ -62,8 +65,9 @@ def add_parser(subparsers, name):
         "paper's closed forms (eqs. 5-6, 11-12), the speedup limit, whether the kernel is "
         "compute- or latency-bound, and the optimization regions: granularities where a 10x "
         "better L, o, C or A raises speedup by 20% or more (paper §3.2).",
-        epilog="example (UltraSPARC T2, AES, Table 5): mapeval logca --L 1500 --o 2.9e4 "
-        "--C 90 --A 19 --latency independent --at 4K --plot aes.png")
+        epilog="example (UltraSPARC T2, AES, Table 5): mapeval logca --interface-latency 1500 "
+        "--overhead 2.9e4 --compute-index 90 --acceleration 19 --latency independent "
+        "--at 4K --plot aes.png")
     add_logca_options(p)
     p.add_argument("--plot", metavar="FILE",
                    help="also draw speedup and optimization regions (.png, .svg or .pdf)")

@@ -1,17 +1,89 @@
-"""``mapeval plot KIND``: the plots of the field, one kind per module."""
+"""``mapeval plot KIND``: the plots of the field, one per entry of
+:data:`mapping.plots.PLOTS`.
+
+A kind takes the options of the command it draws for (``eval``, ``fidelity``,
+``search`` or ``logca``); this module loads what that command loads and hands it to the
+kind's drawing function.  Only the chosen kind's options are defined."""
 from __future__ import annotations
 
 import importlib
 
-# Plot kind -> module in mapping.commands exposing add_parser(subparsers, name) and run(args).
-PLOT_KINDS: dict[str, str] = {
-    "fidelity": "plot_fidelity",
-    "gsla": "plot_gsla",
-    "gables": "plot_gables",
-    "logca": "plot_logca",
-    "mapping": "plot_mapping",
-    "pareto": "plot_pareto",
+from mapping.plots import PLOTS
+
+
+def _eval_options(p) -> None:
+    from mapping.inputs import add_mapping_options, add_model_options
+    p.add_argument("files", nargs="+", metavar="FILE", help="APP.sdf ARCH.moa [MAP.map]")
+    add_mapping_options(p)
+    add_model_options(p)
+
+
+def _eval_source(args, command: str) -> dict:
+    from mapping.inputs import load_mapped_inputs, parse_params
+    app, arch, mapping = load_mapped_inputs(args, command)
+    return {"app": app, "arch": arch, "mapping": mapping, "metric": args.metric,
+            "aggregate": args.aggregate, "params": parse_params(args.param)}
+
+
+def _fidelity_options(p) -> None:
+    from mapping.commands.measured import add_measurement_options
+    add_measurement_options(p, "--fit")
+
+
+def _fidelity_source(args, command: str) -> dict:
+    from mapping.commands.measured import load_study, report_problems
+    study = load_study(args, command)
+    report_problems(study)
+    return {"assessment": study.assessment, "measured_label": f"measured {args.measured}",
+            "metric": args.metric}
+
+
+def _search_options(p) -> None:
+    from mapping.commands.search import add_search_options
+    add_search_options(p)
+
+
+def _search_source(args, command: str) -> dict:
+    from mapping.commands.search import run_search
+    from mapping.errors import InputError
+    if not args.objectives:
+        args.objectives = "time,energy"
+    if len([m for m in args.objectives.split(",") if m.strip()]) < 2:
+        raise InputError(f"{command}: --objectives needs at least two metrics")
+    return {"result": run_search(args, command)}
+
+
+def _logca_options(p) -> None:
+    from mapping.commands.logca import add_logca_options
+    add_logca_options(p)
+
+
+def _logca_source(args, command: str) -> dict:
+    from mapping.commands.logca import analysis_from_args
+    return {"analysis": analysis_from_args(args)}
+
+
+#: the command whose options a plot takes -> (define them, load what they name)
+TAKES = {
+    "eval": (_eval_options, _eval_source),
+    "fidelity": (_fidelity_options, _fidelity_source),
+    "search": (_search_options, _search_source),
+    "logca": (_logca_options, _logca_source),
 }
+
+
+def _configure(kind: str):
+    def configure(p) -> None:
+        spec = PLOTS.get(kind)
+        p.description = spec.description
+        p.epilog = f"example: {spec.example}"
+        TAKES[spec.takes][0](p)
+        for flags, options in spec.options:
+            p.add_argument(*flags, **options)
+        p.add_argument("-o", "--output", required=True, metavar="FILE",
+                       help="the plot: .png, .svg or .pdf")
+        p.set_defaults(run=run, kind=kind)
+    return configure
 
 
 def add_parser(subparsers, name):
@@ -20,6 +92,24 @@ def add_parser(subparsers, name):
         description="Draw one of the plots of the field. The format follows the extension "
         "of -o FILE: .png, .svg or .pdf.")
     kinds = p.add_subparsers(dest="kind", metavar="KIND", parser_class=type(p))
-    for kind, module in PLOT_KINDS.items():
-        importlib.import_module(f"mapping.commands.{module}").add_parser(kinds, kind)
-    p.set_defaults(run=lambda args: p.error("choose a plot kind: " + ", ".join(PLOT_KINDS)))
+    for kind in PLOTS:
+        kinds.add_parser(kind, help=PLOTS.help(kind)).set_defaults(configure=_configure(kind))
+    p.set_defaults(run=lambda args: p.error("choose a plot kind: " + ", ".join(PLOTS)))
+
+
+def run(args):
+    from mapping.output import check_output
+    from mapping.plots.figure_io import FORMATS, plot_format
+
+    spec = PLOTS.get(args.kind)
+    command = f"plot {args.kind}"
+    plot_format(args.output)                 # a bad extension fails before any work
+    check_output(args.output, getattr(args, "files", ()), tuple(FORMATS), "a plot")
+    source = TAKES[spec.takes][1](args, command)
+    dests = [kw.get("dest", flags[-1].lstrip("-").replace("-", "_"))
+             for flags, kw in spec.options]
+    options = {dest: getattr(args, dest) for dest in dests}
+    module, _, function = spec.draw.partition(":")
+    draw = getattr(importlib.import_module(module), function)
+    draw(args.output, inputs=getattr(args, "files", ()), **source, **options)
+    return 0

@@ -5,26 +5,19 @@ import sys
 
 from mapping.errors import InputError
 from mapping.inputs import add_model_options, classify, load_single, one, parse_params
-from mapping.output import print_json, write_atomically
-
-STRATEGY_CHOICES = ("auto", "exhaustive", "exact", "greedy", "anneal", "genetic", "tabu")
-
-#: ``--strategy auto`` enumerates exhaustively up to this many canonical mappings
-AUTO_EXHAUSTIVE = 1_000_000
+from mapping.output import check_output, print_json, write_atomically
+from mapping.search.strategies import STRATEGIES
 
 
 def add_search_options(p) -> None:
     """The options of ``mapeval search``, shared with ``mapeval plot pareto``."""
     p.add_argument("files", nargs="+", metavar="FILE", help="APP.sdf ARCH.moa")
     add_model_options(p)
-    p.add_argument("--strategy", choices=STRATEGY_CHOICES, default="auto",
-                   help="exhaustive (one mapping per class of mappings equivalent under "
-                   "interchangeable PEs), exact (MILP, HiGHS; sum/max of per-token costs), "
-                   "or a heuristic: greedy, anneal, genetic, tabu. auto (default): "
-                   f"exhaustive when at most {AUTO_EXHAUSTIVE:,} mappings remain, else anneal")
+    p.add_argument("--strategy", choices=STRATEGIES.names(), default="auto",
+                   help="default auto. " + STRATEGIES.describe())
     p.add_argument("--budget", type=int, metavar="N",
                    help="evaluations a heuristic may spend (default 20000); for exhaustive, "
-                   "the largest enumeration allowed")
+                   "the largest enumeration allowed; auto enumerates only what fits in it")
     p.add_argument("--seed", type=int, default=0, metavar="N",
                    help="seed of the heuristics (default 0)")
     p.add_argument("--objectives", metavar="M1,M2,...",
@@ -78,9 +71,6 @@ def run_search(args, command: str = "search"):
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be positive, got {args.workers}")
     pins = parse_pins(args.pin)
-    strategy = args.strategy
-    if strategy == "auto":
-        strategy = _auto_strategy(problem, args, objectives, pins)
     executor = None
     if args.scheduler or args.workers:
         from mapping.search.distributed import DaskExecutor
@@ -89,7 +79,7 @@ def run_search(args, command: str = "search"):
     progress = True if args.progress else None
     try:
         return search(problem, metric=args.metric, aggregate=args.aggregate,
-                      strategy=strategy, budget=args.budget, seed=args.seed,
+                      strategy=args.strategy, budget=args.budget, seed=args.seed,
                       objectives=objectives, pins=pins, progress=progress,
                       executor=executor, time_limit=args.time_limit)
     finally:
@@ -97,27 +87,17 @@ def run_search(args, command: str = "search"):
             executor.close()
 
 
-def _auto_strategy(problem, args, objectives, pins) -> str:
-    from mapping.search.engine import prepare
-    from mapping.search.exhaustive import canonical
-
-    setup = prepare(problem, args.metric, args.aggregate, objectives, pins)
-    limit = max(args.budget or 0, AUTO_EXHAUSTIVE)
-    if setup.space.size <= limit or canonical(setup).count() <= limit:
-        return "exhaustive"
-    return "anneal"
-
-
 def run(args):
     import dsl
     from dsl.mappings import Mapping
 
+    if args.output:
+        check_output(args.output, args.files, (".map",), "the best mappings")
     result = run_search(args)
     if args.output:
-        if not args.output.endswith(".map"):
-            raise InputError(f"-o {args.output}: the best mappings are written as a .map file")
         text = dsl.format_map([Mapping(name, m) for name, m in result.mappings()])
-        write_atomically(args.output, text + "\n", inputs=args.files)
+        write_atomically(args.output, text + "\n", inputs=args.files, suffixes=(".map",),
+                         what="the best mappings")
     if args.json:
         print_json(result.to_dict())
     else:

@@ -1,1 +1,84 @@
-"""Plots of the field (matplotlib, Agg backend): PNG, SVG or PDF by the file extension."""
+"""Plots of the field (SPEC §10; matplotlib, Agg backend): PNG, SVG or PDF by the file's
+extension.
+
+:data:`PLOTS` names every ``mapeval plot KIND``.  A kind takes the options (and inputs)
+of one command (``takes``: ``eval``, ``fidelity``, ``search`` or ``logca``) plus its own
+``options``, and is drawn by ``draw``, a lazy ``"module:function"`` called as
+``draw(path, inputs=FILES, **source, **options)``; ``source`` is what that command loads
+(``eval``: ``app, arch, mapping, metric, aggregate, params``; ``fidelity``:
+``assessment, measured_label, metric``; ``search``: ``result``; ``logca``: ``analysis``).
+Adding a plot is one module with that function and one :func:`_plot` line here; listing
+the kinds imports neither the modules nor matplotlib.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mapping.registry import Registry
+
+
+@dataclass(frozen=True)
+class PlotKind:
+    takes: str
+    draw: str
+    description: str
+    example: str
+    options: tuple[tuple[tuple[str, ...], dict], ...] = ()
+
+
+PLOTS: Registry[PlotKind] = Registry("plot kind")
+
+
+def _plot(name: str, help: str, takes: str, draw: str, description: str, example: str,
+          options=()) -> None:
+    PLOTS.add(name, PlotKind(takes, draw, description, example, tuple(options)), help)
+
+
+_plot("fidelity", "predicted against measured values (tau in the title)", "fidelity",
+      "mapping.plots.fidelity:plot_from_inputs",
+      "Takes the options of 'mapeval fidelity' and draws predicted against measured values, "
+      "one point per row (test rows in colour when fitting).",
+      "mapeval plot fidelity examples/gsla/opencl.sdf examples/gsla/gpu.moa "
+      "examples/gsla/mappings.map examples/gsla/measurements.csv --mapping gpu_offload "
+      "--measured time_s --fit gpu.time.alpha,gpu.time.beta -o fidelity.png")
+_plot("gsla", "measured points and the fitted GSLA surface over (S, gamma)", "fidelity",
+      "mapping.plots.gsla:plot_from_inputs",
+      "Takes the options of 'mapeval fidelity' and draws, as in the GSLA paper's Figs. 5-9, "
+      "the mean measurement of each (S, gamma) configuration against the (fitted, with "
+      "--fit) model surface, and the model's error per configuration.",
+      "mapeval plot gsla examples/gsla/opencl.sdf examples/gsla/gpu.moa "
+      "examples/gsla/mappings.map examples/gsla/measurements.csv --mapping gpu_offload "
+      "--measured time_s --fit gpu.time.alpha,gpu.time.beta -o gsla.png",
+      [(("--x",), dict(default="S", metavar="PARAM",
+                       help="parameter column on the first axis (default S)")),
+       (("--y",), dict(default="gamma", metavar="PARAM",
+                       help="parameter column on the second axis (default gamma)"))])
+_plot("gables", "Gables scaled rooflines of every IP and of memory", "eval",
+      "mapping.plots.gables:plot_from_inputs",
+      "Draw the scaled rooflines of every roofline PE and of every bandwidth CN (memory, "
+      "buses) of a mapping on log-log axes, with drop lines at each IP's operational "
+      "intensity and at the harmonic-mean intensity I_avg, and the attainable performance "
+      "marked (Gables, HPCA 2019, Fig. 6). --aggregate chooses the aggregation of the "
+      "marked attainable performance.",
+      "mapeval plot gables examples/gables/two_ip.sdf examples/gables/two_ip.moa "
+      "examples/gables/two_ip.map -p f=0.75 -o fig6b.png")
+_plot("logca", "LogCA speedup against granularity, and the optimization regions", "logca",
+      "mapping.plots.logca:plot_from_inputs",
+      "Draw the LogCA speedup of one accelerator against granularity (log axes) with g1, "
+      "g_A/2 and the speedup limit marked, beside the optimization-regions chart (Altaf & "
+      "Wood, ISCA 2017, Figs. 3 and 6). Takes the options of mapeval logca.",
+      "mapeval plot logca --interface-latency 1500 --overhead 2.9e4 --compute-index 90 "
+      "--acceleration 19 --latency independent -o aes.png")
+_plot("mapping", "per-element load of a mapping (bar chart)", "eval",
+      "mapping.plots.mapping_load:plot_from_inputs",
+      "Draw one bar per element of the architecture: its value of the metric under the "
+      "mapping (CNs scaled by lambda), the bottleneck highlighted.",
+      "mapeval plot mapping examples/gables/two_ip.sdf examples/gables/two_ip.moa "
+      "examples/gables/two_ip.map -p f=0.75 -o load.svg",
+      [(("--logy",), dict(action="store_true", help="log scale for the values"))])
+_plot("pareto", "Pareto front of a multi-objective search", "search",
+      "mapping.plots.pareto:plot_from_inputs",
+      "Takes the options of 'mapeval search' (--objectives defaults to time,energy) and "
+      "draws the non-dominated mappings it finds.",
+      "mapeval plot pareto app.sdf arch.moa --objectives time,energy --strategy genetic "
+      "--budget 50000 -o front.png")

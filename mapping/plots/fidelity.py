@@ -56,3 +56,10 @@ def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
 def plot_fidelity(assessment: Assessment, path, *, inputs=(), **kwargs):
     """Draw :func:`fidelity_figure` to ``path`` (.png, .svg, .pdf)."""
     return save_figure(fidelity_figure(assessment, **kwargs), path, inputs)
+
+
+def plot_from_inputs(path, *, inputs=(), assessment, measured_label="measured",
+                     metric="time"):
+    """``mapeval plot fidelity`` (see :mod:`mapping.plots`)."""
+    return plot_fidelity(assessment, path, inputs=inputs, measured_label=measured_label,
+                         metric=metric)

@@ -190,3 +190,13 @@ def plot_gables(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
     ax.set_title(f"Gables: '{ev.application}' on '{ev.architecture}', mapping '{ev.mapping}' "
                  f"({ev.aggregate})", fontsize=10)
     return save_figure(fig, path, inputs)
+
+
+def plot_from_inputs(path, *, inputs=(), app, arch, mapping, metric="time", aggregate=None,
+                     params=None) -> Path:
+    """``mapeval plot gables`` (see :mod:`mapping.plots`)."""
+    if metric != "time":
+        raise InputError(f"plot gables: the rooflines are of time; --metric {metric} does "
+                         "not apply")
+    return plot_gables(app, arch, mapping, path, params=params, aggregate=aggregate,
+                       inputs=inputs)

@@ -129,3 +129,9 @@ def _num(v):
 def plot_gsla(assessment: Assessment, path, *, inputs=(), **kwargs):
     """Draw :func:`gsla_figure` to ``path`` (.png, .svg, .pdf)."""
     return save_figure(gsla_figure(assessment, **kwargs), path, inputs)
+
+
+def plot_from_inputs(path, *, inputs=(), assessment, measured_label="measured",
+                     metric="time", x="S", y="gamma"):
+    """``mapeval plot gsla`` (see :mod:`mapping.plots`)."""
+    return plot_gsla(assessment, path, x=x, y=y, inputs=inputs, measured_label=measured_label)

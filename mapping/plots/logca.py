@@ -148,3 +148,8 @@ def plot_logca(L, o, C, A, beta=1.0, latency="dependent", gmin=GMIN, gmax=GMAX, 
     """Analyse one accelerator and write its LogCA figure to ``path`` (.png/.svg/.pdf)."""
     _check_path(path)
     return plot_analysis(analyse(L, o, C, A, beta, latency, gmin, gmax, at), path, title)
+
+
+def plot_from_inputs(path, *, inputs=(), analysis: LogCAAnalysis) -> Path:
+    """``mapeval plot logca`` (see :mod:`mapping.plots`)."""
+    return plot_analysis(analysis, path)

@@ -70,3 +70,10 @@ def plot_mapping_load(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
     ax.set_title(f"{ev.metric} of mapping '{ev.mapping}' of '{ev.application}' on "
                  f"'{ev.architecture}': {ev.value:.4g} ({ev.aggregate})", fontsize=10)
     return save_figure(fig, path, inputs)
+
+
+def plot_from_inputs(path, *, inputs=(), app, arch, mapping, metric="time", aggregate=None,
+                     params=None, logy=False) -> Path:
+    """``mapeval plot mapping`` (see :mod:`mapping.plots`)."""
+    return plot_mapping_load(app, arch, mapping, path, metric=metric, aggregate=aggregate,
+                             params=params, logy=logy, inputs=inputs)

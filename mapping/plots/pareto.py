@@ -38,3 +38,8 @@ def plot_pareto(result, path, inputs=()) -> None:
     fig = new_figure()
     draw_front(fig.add_subplot(), result)
     save_figure(fig, path, inputs)
+
+
+def plot_from_inputs(path, *, inputs=(), result) -> None:
+    """``mapeval plot pareto`` (see :mod:`mapping.plots`)."""
+    plot_pareto(result, path, inputs)

@@ -391,9 +391,13 @@ class SearchResult:
         return [(f"pareto_{i}", dict(p["mapping"])) for i, p in enumerate(self.front)]
 
     def __str__(self):
-        lines = [f"{self.strategy} search: {self.metric} ({self.aggregate}) = {self.value:.6g}"
-                 f"{' (optimal)' if self.optimal else ''}; {self.evaluations} evaluations "
-                 f"in {self.seconds:.3g} s"]
+        chosen = f" (chosen by {self.extra['chosen_by']})" if "chosen_by" in self.extra else ""
+        lines = [f"{self.strategy} search{chosen}: {self.metric} ({self.aggregate}) = "
+                 f"{self.value:.6g}{' (optimal)' if self.optimal else ''}; "
+                 f"{self.evaluations} evaluations in {self.seconds:.3g} s"]
+        if "stopped" in self.extra:
+            lines.append(f"stopped: {self.extra['stopped']}; the best mapping found, not "
+                         "proven optimal")
         if self.front is None:
             width = max([len(a) for a in self.mapping] + [5])
             lines += [f"  {a:<{width}} -> {p}" for a, p in self.mapping.items()]

@@ -2,7 +2,6 @@
 Dask cluster) and assembles a :class:`SearchResult`."""
 from __future__ import annotations
 
-import importlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -15,8 +14,13 @@ from mapping.search.common import (DEFAULT_BUDGET, DEFAULT_SHARDS, Objectives, P
                                    Scalarizer, SearchError, SearchResult, ShardResult,
                                    Space, Tracker, build_space, combine, weight_vectors)
 
-STRATEGIES = ("exhaustive", "exact", "greedy", "anneal", "genetic", "tabu")
-HEURISTICS = ("greedy", "anneal", "genetic", "tabu")
+from mapping.search.strategies import STRATEGIES, heuristics
+
+#: ``auto`` enumerates exhaustively up to this many canonical mappings when no budget is
+#: given; with a budget, up to the budget
+AUTO_EXHAUSTIVE = 1_000_000
+#: the heuristic ``auto`` falls back on
+AUTO_HEURISTIC = "anneal"
 
 
 @dataclass
@@ -48,10 +52,22 @@ class Task:
 
 def run_task(task: Task, progress: Callable[[int], None] | None = None) -> ShardResult:
     """Run one shard (also the function Dask workers execute)."""
-    module = importlib.import_module(f"mapping.search.{task.strategy}")
+    run = STRATEGIES.get(task.strategy)
     rng = np.random.default_rng(np.random.SeedSequence(task.seed, spawn_key=(task.index,)))
     tracker = Tracker(task.objectives, task.scalarizer, task.budget, progress)
-    return module.run(task, tracker, rng)
+    return run(task, tracker, rng)
+
+
+def choose_strategy(setup: Setup) -> str:
+    """What ``auto`` runs: ``exhaustive`` when the canonical enumeration (mappings up to
+    interchangeable PEs) fits the budget (:data:`AUTO_EXHAUSTIVE` without one, and never
+    more than exhaustive's own cap), else :data:`AUTO_HEURISTIC` with that budget."""
+    from mapping.search import exhaustive
+    cap = min(AUTO_EXHAUSTIVE if setup.budget is None else int(setup.budget),
+              exhaustive.DEFAULT_LIMIT)
+    if setup.space.size <= cap or exhaustive.canonical(setup).count() <= cap:
+        return "exhaustive"
+    return AUTO_HEURISTIC
 
 
 def prepare(problem: Problem, metric: str = "time", aggregate: str | None = None,
@@ -75,8 +91,6 @@ def prepare(problem: Problem, metric: str = "time", aggregate: str | None = None
 
 
 def plan(setup: Setup, strategy: str, shards: int = DEFAULT_SHARDS) -> list[Task]:
-    if strategy not in STRATEGIES:
-        raise SearchError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
     weights = weight_vectors(len(setup.scales), shards)
     if strategy == "exhaustive":
         from mapping.search import exhaustive
@@ -96,7 +110,7 @@ def plan(setup: Setup, strategy: str, shards: int = DEFAULT_SHARDS) -> list[Task
 
 
 def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
-           strategy: str = "anneal", budget: int | None = None, seed: int = 0,
+           strategy: str = "auto", budget: int | None = None, seed: int = 0,
            objectives: Sequence[str] | None = None, pins: dict[str, str] | None = None,
            allowed: dict[str, Sequence[str]] | None = None, progress: bool | None = False,
            executor: Any = None, shards: int = DEFAULT_SHARDS,
@@ -104,7 +118,8 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     """Search mappings of ``problem`` minimizing ``metric`` (or the Pareto front of
     ``objectives``) aggregated by ``aggregate``.
 
-    ``strategy``: ``exhaustive`` (one mapping per class of mappings equivalent under
+    ``strategy``: ``auto`` (default: :func:`choose_strategy`), ``exhaustive`` (one
+    mapping per class of mappings equivalent under
     interchangeable PEs), ``exact`` (MILP with HiGHS; ``sum``/``max`` of per-token
     costs), or a heuristic (``greedy``, ``anneal``, ``genetic``, ``tabu``) seeded with
     ``seed`` and limited to ``budget`` evaluations (default 20,000), run as ``shards``
@@ -115,19 +130,28 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     a line on stderr (None: only when stderr is a terminal).
     """
     start = time.perf_counter()
+    if strategy not in STRATEGIES:
+        raise SearchError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
+    if budget is not None and budget < 1:
+        raise SearchError(f"--budget must be positive, got {budget}")
     aggregate_name = aggregate or problem.arch.aggregate
     setup = prepare(problem, metric, aggregate, objectives, pins, allowed, budget, seed)
     objs = setup.objectives
+    requested = strategy
+    if strategy == "auto":
+        strategy = choose_strategy(setup)
     if strategy == "exact":
         if objs.multi:
             raise SearchError("strategy 'exact' optimizes one objective; use exhaustive or a "
                               "heuristic for --objectives")
-        from mapping.search import exact
-        res = exact.solve(setup, time_limit=time_limit)
+        res = STRATEGIES.get("exact")(setup, time_limit=time_limit)
         evaluations = 1
         combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
                                optimal=res.optimal)
         extra = {"solver": res.status}
+        if not res.optimal and time_limit is not None:
+            # the solver stopped at --time-limit: the best mapping found, not proven optimal
+            extra["stopped"] = f"time limit of {time_limit:g} s reached"
     else:
         tasks = plan(setup, strategy, shards)
         total = sum(t.budget for t in tasks) if strategy != "exhaustive" else \
@@ -146,6 +170,8 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
             extra["interchangeable"] = setup.info["classes"]
         if strategy == "exhaustive":
             extra["space"] = setup.info.get("space")
+    if requested != strategy:
+        extra["chosen_by"] = requested
     seconds = time.perf_counter() - start
     if combined.best_row is None:
         raise SearchError("the search evaluated no mapping (budget too small?)")
@@ -165,8 +191,8 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     else:
         value, row = float(combined.best_F[0]), combined.best_row
     optimal = combined.optimal and strategy in ("exhaustive", "exact")
+    heuristic = strategy in heuristics()
     return SearchResult(strategy, names[0], aggregate_name,
                         value, ev0.decode(row), int(combined.evaluations), bool(optimal),
-                        seconds, tuple(names), values, front, seed if strategy in HEURISTICS
-                        else None, (sum(t.budget for t in tasks) if strategy in HEURISTICS
-                                    else None), extra)
+                        seconds, tuple(names), values, front, seed if heuristic else None,
+                        sum(t.budget for t in tasks) if heuristic else None, extra)

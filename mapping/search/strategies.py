@@ -1,0 +1,34 @@
+"""The search strategies (SPEC §9), by name: what ``--strategy`` offers.
+
+Each entry is ``"module:function"`` and is imported when a search runs, so that listing
+the strategies (``mapeval search --help``) imports nothing.  A heuristic (and
+``exhaustive``) is ``run(task, tracker, rng)`` on one shard (see
+:mod:`mapping.search.anneal`); adding a heuristic is that module plus one line here.
+``exact`` is ``solve(setup, time_limit)`` and ``auto`` is ``choose_strategy(setup)``,
+which names the strategy to run.
+"""
+from __future__ import annotations
+
+from mapping.registry import Registry
+from mapping.errors import MappingError
+
+STRATEGIES: Registry = Registry("strategy", MappingError)
+STRATEGIES.add("auto", "mapping.search.engine:choose_strategy",
+               "exhaustive when the canonical enumeration fits the budget (default "
+               "1,000,000 mappings), else anneal with that budget")
+STRATEGIES.add("exhaustive", "mapping.search.exhaustive:run",
+               "every mapping up to interchangeable PEs (optimal)")
+STRATEGIES.add("exact", "mapping.search.exact:solve",
+               "mixed-integer program (HiGHS) for sum/max of per-token costs (optimal)")
+STRATEGIES.add("greedy", "mapping.search.greedy:run", "steepest descent with restarts")
+STRATEGIES.add("anneal", "mapping.search.anneal:run", "simulated annealing, parallel chains")
+STRATEGIES.add("genetic", "mapping.search.genetic:run", "genetic algorithm")
+STRATEGIES.add("tabu", "mapping.search.tabu:run", "tabu search")
+
+#: strategies that are not heuristics (every other one spends a seeded budget)
+NOT_HEURISTICS = ("auto", "exhaustive", "exact")
+
+
+def heuristics() -> list[str]:
+    """The strategies that take a seed and an evaluation budget."""
+    return [name for name in STRATEGIES if name not in NOT_HEURISTICS]

@@ -1,0 +1,44 @@
+"""``--limit NAME=N``: the registry of stated limits (mapping/limits.py)."""
+import pytest
+
+import dsl.limits
+import moc.limits
+import mapping.sweep
+from mapping.errors import InputError
+from mapping.limits import LIMITS, limits_set, parse_limit
+
+
+def test_every_limit_names_its_constant():
+    assert LIMITS.names() == ["array", "firings", "sweep"]
+    assert LIMITS.get("array").value == dsl.limits.MAX_ARRAY_MEMBERS
+    assert LIMITS.get("firings").value == moc.limits.MAX_FIRINGS
+    assert LIMITS.get("sweep").value == mapping.sweep.MAX_POINTS
+    assert all(LIMITS.help(n) for n in LIMITS)
+
+
+def test_limits_are_set_for_a_block_then_restored():
+    before = (dsl.limits.MAX_ARRAY_MEMBERS, moc.limits.MAX_FIRINGS, mapping.sweep.MAX_POINTS)
+    with limits_set(["array=7", "firings=1e9", "sweep=1_000"]):
+        assert dsl.limits.MAX_ARRAY_MEMBERS == 7
+        assert moc.limits.MAX_FIRINGS == 10 ** 9
+        assert mapping.sweep.MAX_POINTS == 1000
+    assert (dsl.limits.MAX_ARRAY_MEMBERS, moc.limits.MAX_FIRINGS,
+            mapping.sweep.MAX_POINTS) == before
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("sweep", "NAME=N"), ("nope=3", "unknown limit 'nope'"), ("sweep=0", "positive"),
+    ("sweep=2.5", "whole"), ("sweep=x", "whole"), ("sweep=nan", "whole"),
+])
+def test_bad_limits(text, needle):
+    with pytest.raises(InputError, match=needle):
+        parse_limit(text)
+
+
+def test_every_command_takes_limit(capsys):
+    from mapping.cli import main
+    assert main(["logca", "--L", "1", "--o", "1", "--C", "1", "--A", "2",
+                 "--limit", "sweep=5"]) == 0
+    capsys.readouterr()
+    assert main(["check", "--limit", "array=x", "missing.sdf"]) == 2
+    assert "--limit array=x" in capsys.readouterr().err
