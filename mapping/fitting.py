@@ -672,12 +672,18 @@ def _fit_nonlinear(model, free, train, y, theta0):
     def residuals(u):
         return (model.predict(train, _overrides(free, u * scale)) - y) / unit
 
-    res = optimize.least_squares(residuals, u0, bounds=(lower, np.inf), x_scale="jac",
-                                 method="trf")
+    try:
+        res = optimize.least_squares(residuals, u0, bounds=(lower, np.inf), x_scale="jac",
+                                     method="trf")
+        failed = not (np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.jac)))
+    except ValueError:                   # scipy refuses the infinities it produced
+        failed = True
+    if failed:
+        worst = int(np.argmax(np.abs(residuals(u0))))
+        raise model._error(train[worst], "the fit failed: the squared difference between "
+                           "this row's prediction and its measurement overflows floating "
+                           "point") from None
     theta = res.x * scale
-    if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(res.jac)):
-        raise InputError("the fit failed: the measurements and the model differ by more "
-                         "than floating point can hold")
     rank, groups = _rank_and_groups(res.jac / np.maximum(_column_norms(res.jac), 1e-300),
                                     [fp.spec for fp in free])
     return theta, rank, groups, float(np.linalg.norm(res.fun) * unit)

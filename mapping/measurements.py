@@ -296,7 +296,9 @@ class _Record:
         text = self.cell(column)
         value = parse_cell_number(text)
         if value is None:
-            raise self.error(column, f"'{text.strip()}' is not a (finite) number")
+            shown = text.strip()
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise self.error(column, f"'{shown}' is not a (finite) number")
         return value
 
 
