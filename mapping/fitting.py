@@ -14,6 +14,15 @@ built from the tokens placed on the elements (:meth:`CostModel.linear_terms`), s
 Otherwise (``max``, ``exclusive``, LogCA, ...) it is a bounded non-linear least-squares
 problem (:func:`scipy.optimize.least_squares`) started from the values in the ``.moa``.
 
+No rule of the model is written here: predictions come from the evaluators, and the
+columns of ``A`` and the question whether a free parameter can change the evaluated
+metric at all from the core's :func:`~mapping.metrics.element_metric` and
+:func:`~mapping.element_activity.combine`, applied to stand-in models (:class:`_Probe`).
+A free parameter that cannot change the metric (``gpu.energy.alpha`` while evaluating
+``time``) is an error, as is a metric no element values.  A row that cannot be
+evaluated, or evaluates to infinity, is an error at the row and the column whose value
+causes it.
+
 Rows are split at random (seeded) into train and test rows; the parameters are fitted
 on the train rows and fidelity is reported on the test rows (the GSLA paper splits its
 360 samples 288/72).  A design matrix (or Jacobian) without full column rank means that
@@ -63,6 +72,12 @@ class FreeParameter:
 
     def __str__(self):
         return self.spec
+
+    def model_arguments(self, value: float) -> dict[str, dict[str, dict[str, float]]]:
+        """What setting this parameter to ``value`` changes: ``element → metric →
+        {param: value}`` of bound models.  (A target of another kind, such as a bare
+        ``param`` of the files, would change the parameters each row is bound with.)"""
+        return {e: {self.metric: {self.param: float(value)}} for e in self.elements}
 
 
 def parse_free(arch: Architecture, specs: str | Sequence[str]) -> list[FreeParameter]:
@@ -291,6 +306,13 @@ class RowModel:
             if row.activity is None and (app is None or row.mapping is None):
                 raise InputError(f"{row.where}: no mapping for this row (give a .map file, "
                                  "--mapping-column, --actor-column or --quanta-column)")
+        try:
+            at_defaults = arch.bind(self.params)
+        except ValueError:
+            pass                             # the rows' own parameters may fix it
+        else:
+            check_metric(at_defaults, metric)
+            self._checked = True
 
     def _key(self, row, drop: str | None = None):
         values = {**self.params, **{k: v for k, v in row.params.items() if k != drop}}
@@ -499,10 +521,12 @@ def _current_values(model: RowModel, free: Sequence[FreeParameter]) -> np.ndarra
 
 
 def _overrides(free: Sequence[FreeParameter], theta) -> dict:
+    """The model arguments of all ``free`` parameters at values ``theta``, merged."""
     out: dict[str, dict[str, dict]] = {}
     for fp, value in zip(free, theta):
-        for e in fp.elements:
-            out.setdefault(e, {}).setdefault(fp.metric, {})[fp.param] = float(value)
+        for element, by_metric in fp.model_arguments(value).items():
+            for metric, args in by_metric.items():
+                out.setdefault(element, {}).setdefault(metric, {}).update(args)
     return out
 
 

@@ -122,7 +122,8 @@ def test_energy_model_parameter_while_evaluating_time():
 
 def test_unknown_metric_lists_the_known_ones(tmp_path, capsys):
     csv = gsla_csv(tmp_path)
-    for options in (("--metric", "tme"), ("--metric", "tme", *FIT)):
+    for options in (("--metric", "tme"), ("--metric", "tme", *FIT),
+                    ("--metric", "tme", "--skip-bad-rows")):
         status, captured = run(capsys, csv, *options)
         assert status == 2
         assert "unknown metric 'tme'" in captured.err and "power, time" in captured.err
