@@ -568,7 +568,12 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
     theta0 = _current_values(model, free)
+    done: dict[tuple, int] = {}              # rows alike in parameters and mapping
     for r, i in enumerate(rows):
+        same = done.setdefault(model._identity(i), r)
+        if same != r:
+            A[r], c[r] = A[same], c[same]
+            continue
         try:
             with np.errstate(all="ignore"):
                 A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
