@@ -324,24 +324,24 @@ class RowModel:
         what = id(row.mapping) if row.activity is None else tuple(sorted(row.activity.items()))
         return self._key(row), what
 
-    def _error(self, i: int, message: str) -> InputError:
+    def _error(self, i: int, message: str, good=math.isfinite) -> InputError:
         """An error about row ``i``, at the column whose value causes it if one does."""
         row = self.rows[i]
-        exc = row.error(message, self._culprit(i))
+        exc = row.error(message, self._culprit(i, good))
         if exc.origin is None and self.source:
             exc.origin = (self.source, row.line, 1)
         return exc
 
-    def _culprit(self, i: int) -> str | None:
+    def _culprit(self, i: int, good=math.isfinite) -> str | None:
         """The first parameter column of row ``i`` without which the row evaluates to a
-        finite value (the file's value standing in for the cell)."""
+        ``good`` (by default finite) value, the file's value standing in for the cell."""
         row = self.rows[i]
         for name in sorted(row.params, key=lambda n: row.positions.get(n, (0, 0))):
             try:
                 value = self._evaluate(i, self._bind(row, self._key(row, drop=name)))
-            except (ValueError, ZeroDivisionError, ArithmeticError):
+            except (ValueError, ArithmeticError):
                 continue
-            if math.isfinite(value):
+            if good(value):
                 return name
         return None
 
@@ -420,7 +420,7 @@ class RowModel:
         try:
             with np.errstate(all="ignore"):
                 value = float(self._evaluate(i, bound))
-        except (ValueError, ZeroDivisionError, ArithmeticError) as exc:
+        except (ValueError, ArithmeticError) as exc:
             raise self._error(i, str(exc)) from None
         if not math.isfinite(value):
             raise self._error(i, f"the predicted {self.metric} is {value}, not a finite number")
@@ -458,7 +458,7 @@ class RowModel:
                 X = np.array([evaluator.encode(self.rows[i].mapping) for i in members.values()])
                 with np.errstate(all="ignore"):
                     values = evaluator.evaluate(X)
-            except (ValueError, KeyError, ZeroDivisionError, ArithmeticError):
+            except (ValueError, KeyError, ArithmeticError):
                 continue
             for ident, v in zip(members, values):
                 if math.isfinite(v):
@@ -578,7 +578,7 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
             with np.errstate(all="ignore"):
                 A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
                                     model.aggregate)
-        except (ValueError, ZeroDivisionError, ArithmeticError) as exc:
+        except (ValueError, ArithmeticError) as exc:
             raise model._error(i, str(exc)) from None
         if not np.all(np.isfinite(A[r])):
             raise model._error(i, "the prediction's coefficient of a free parameter is not "
@@ -709,9 +709,10 @@ def _fit_nonlinear(model, free, train, y, theta0):
         failed = True
     if failed:
         worst = int(np.argmax(np.abs(residuals(u0))))
+        limit = math.sqrt(np.finfo(float).max) / len(train)
         raise model._error(train[worst], "the fit failed: the squared difference between "
                            "this row's prediction and its measurement overflows floating "
-                           "point") from None
+                           "point", lambda v: abs(v - y[worst]) / unit < limit) from None
     theta = res.x * scale
     rank, groups = _rank_and_groups(res.jac / np.maximum(_column_norms(res.jac), 1e-300),
                                     [fp.spec for fp in free])

@@ -263,3 +263,10 @@ def test_coefficients_of_a_type_parameter_add_its_members():
     A = coefficients(model.bound_arch(0), model.placed(0), parse_free(arch, "T.time.alpha,"
                      "T.time.beta,bus.time.alpha"), "time", "sum")
     assert A == [8.0, 2.0, 4.0]
+
+
+def test_overflowing_fit_names_the_column_that_causes_it(tmp_path, capsys):
+    csv = gsla_csv(tmp_path, 4, {1: "1e-300"})          # gamma, the second column
+    status, captured = run(capsys, csv, *MODES["fit-max"])
+    assert status == 2
+    assert "row 4, column 2 'gamma'" in captured.err and "overflows" in captured.err
