@@ -278,7 +278,8 @@ def check_free(arch: Architecture, free: Sequence["FreeParameter"], metric: str)
 # --------------------------------------------------------------------------- row values
 
 #: a parameter set with at least this many distinct mappings goes to the batch evaluator
-BATCH_MIN = 8
+#: (compiling it costs as much as 5 to 16 reference evaluations on the examples)
+BATCH_MIN = 16
 
 
 class RowModel:

@@ -211,7 +211,9 @@ def lsla_problem():
     app = SDFGraph("chain", {"n": 1})
     app.add_actor("a", quanta=dsl.parse_expression("n"))
     app.add_actor("b", quanta=dsl.parse_expression("2 * n + 1"))
+    app.add_actor("c", quanta=5)
     app.add_channel("a", "b", size=4)
+    app.add_channel("b", "c", size=2)
     arch = Architecture("tri")
     for pe, alpha in (("p0", 2e-9), ("p1", 3e-9), ("q", 7e-10)):
         arch.add_pe(pe, costs={"time": CostSpec("lsla", {"alpha": alpha, "beta": 1e-6})})
@@ -223,8 +225,8 @@ def lsla_problem():
 
 def test_many_mappings_per_parameter_set_go_through_the_batch_evaluator(monkeypatch):
     app, truth = lsla_problem()
-    mappings = [Mapping(f"{x}{y}", {"a": x, "b": y})
-                for x, y in itertools.product(("p0", "p1", "q"), repeat=2)]
+    mappings = [Mapping("".join(pes), dict(zip("abc", pes)))
+                for pes in itertools.product(("p0", "p1", "q"), repeat=3)]
     assert len(mappings) >= fitting.BATCH_MIN
     rows = []
     for n in (1, 100, 10_000):
