@@ -452,6 +452,8 @@ class RowModel:
         for members in groups.values():
             if len(members) < BATCH_MIN:
                 continue
+            for i in members.values():
+                self.placed(i)               # checks the mapping as the reference does, once
             first = next(iter(members.values()))
             try:
                 evaluator = BatchEvaluator(self._variant(first, overrides, cache), self.metric,

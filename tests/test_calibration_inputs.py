@@ -272,3 +272,13 @@ def test_overflowing_fit_names_the_column_that_causes_it(tmp_path, capsys):
     status, captured = run(capsys, csv, *MODES["fit-max"])
     assert status == 2
     assert "row 4, column 2 'gamma'" in captured.err and "overflows" in captured.err
+
+
+def test_batched_rows_check_their_mappings_as_the_reference_does():
+    app, arch = lsla_problem()
+    good = [Mapping("".join(pes), dict(zip("abc", pes)))
+            for pes in itertools.product(("p0", "p1", "q"), repeat=3)]
+    bad = Mapping("extra", {"a": "p0", "b": "p0", "c": "p0", "z": "q"})
+    rows = [MeasurementRow(i + 2, i + 1, {}, 1.0, m) for i, m in enumerate([*good, bad])]
+    with pytest.raises(InputError, match="row 28 .*unknown actor 'z'"):
+        RowModel(arch, rows, "time", "max", app).predict()
