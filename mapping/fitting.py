@@ -219,18 +219,23 @@ def _variant(arch: Architecture, models: MappingT[str, MappingT[str, CostModel]]
     return new
 
 
-def _rebuilt(arch: Architecture, overrides: MappingT[str, MappingT[str, dict]]
-             ) -> Architecture:
+def _rebuilt(arch: Architecture, overrides: MappingT[str, MappingT[str, dict]],
+             made: dict | None = None) -> Architecture:
     """``arch`` (bound) with the arguments ``overrides[element][metric] = {param: value}``
-    of the touched models only."""
+    of the touched models only; ``made`` keeps models already built (parameter sets
+    often bind a model to the same arguments)."""
+    made = {} if made is None else made
     models = {}
     for name, by_metric in overrides.items():
         e = arch.elements[name]
         models[name] = {}
         for metric, args in by_metric.items():
             model = e.costs[metric]
-            models[name][metric] = make_model(model.name, {**model.params.model_dump(), **args},
-                                              f"element '{name}', metric '{metric}': ")
+            full = {**model.params.model_dump(), **args}
+            key = (name, metric, model.name, tuple(sorted(full.items(), key=str)))
+            if key not in made:
+                made[key] = make_model(model.name, full, f"element '{name}', metric '{metric}': ")
+            models[name][metric] = made[key]
     return _variant(arch, models)
 
 
@@ -406,7 +411,8 @@ class RowModel:
         if got is None:
             arch = b if isinstance(b, Architecture) else b.arch
             try:
-                arch = _rebuilt(arch, overrides)
+                arch = _rebuilt(arch, overrides,
+                                cache.setdefault("models", {}) if cache is not None else None)
             except ValueError as exc:
                 raise self._error(i, str(exc)) from None
             got = arch if isinstance(b, Architecture) else replace(b, arch=arch)
