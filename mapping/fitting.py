@@ -269,7 +269,7 @@ def depends_on(element, model_metric: str, metric: str) -> bool:
     return values[0] != values[1]
 
 
-def check_free(arch: Architecture, free: Sequence["FreeParameter"], metric: str) -> None:
+def check_free(arch: Architecture, free: Sequence[FreeParameter], metric: str) -> None:
     """An error naming every free parameter that cannot change the value of ``metric``
     (on the bound ``arch``): fitting it would silently do nothing."""
     for fp in free:
