@@ -122,12 +122,20 @@ def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
         kt = stats.kendalltau(p, m, variant="b")
         tau, p_value = float(kt.statistic), float(kt.pvalue)
         rho = float(stats.spearmanr(p, m).statistic)
+    with np.errstate(all="ignore"):      # an overflow is an infinite error, not a warning
+        mape, r2 = _errors(p, m)
+    return FidelityResult(n=n_test + n_train if n is None else n, n_train=n_train,
+                          n_test=n_test, tau=tau, p_value=p_value,
+                          fidelity=pairwise_fidelity(p, m), spearman=rho, mape=mape, r2=r2,
+                          fitted=dict(fitted) if fitted is not None else None)
+
+
+def _errors(p: np.ndarray, m: np.ndarray) -> tuple[float, float]:
+    """MAPE (percent, over the non-zero measurements) and R²."""
+    n_test = p.size
     nonzero = m != 0
     mape = float(np.mean(np.abs((p[nonzero] - m[nonzero]) / m[nonzero])) * 100) \
         if np.any(nonzero) else math.nan
     ss_tot = float(np.sum((m - m.mean()) ** 2)) if n_test else 0.0
     r2 = 1.0 - float(np.sum((m - p) ** 2)) / ss_tot if ss_tot > 0 else math.nan
-    return FidelityResult(n=n_test + n_train if n is None else n, n_train=n_train,
-                          n_test=n_test, tau=tau, p_value=p_value,
-                          fidelity=pairwise_fidelity(p, m), spearman=rho, mape=mape, r2=r2,
-                          fitted=dict(fitted) if fitted is not None else None)
+    return mape, r2

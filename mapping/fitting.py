@@ -14,6 +14,15 @@ built from the tokens placed on the elements (:meth:`CostModel.linear_terms`), s
 Otherwise (``max``, ``exclusive``, LogCA, ...) it is a bounded non-linear least-squares
 problem (:func:`scipy.optimize.least_squares`) started from the values in the ``.moa``.
 
+No rule of the model is written here: predictions come from the evaluators, and the
+columns of ``A`` and the question whether a free parameter can change the evaluated
+metric at all from the core's :func:`~mapping.metrics.element_metric` and
+:func:`~mapping.element_activity.combine`, applied to stand-in models (:class:`_Probe`).
+A free parameter that cannot change the metric (``gpu.energy.alpha`` while evaluating
+``time``) is an error, as is a metric no element values.  A row that cannot be
+evaluated, or evaluates to infinity, is an error at the row and the column whose value
+causes it.
+
 Rows are split at random (seeded) into train and test rows; the parameters are fitted
 on the train rows and fidelity is reported on the test rows (the GSLA paper splits its
 360 samples 288/72).  A design matrix (or Jacobian) without full column rank means that
@@ -21,7 +30,9 @@ the measurements cannot tell some parameters apart: the result says which.
 """
 from __future__ import annotations
 
+import copy
 import math
+import warnings
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Mapping as MappingT, Sequence
@@ -30,13 +41,15 @@ import numpy as np
 from scipy import optimize
 
 from moa import Architecture, CostModel, CostSpec, make_model
-from moa.cost_models import model_class
+from moa.cost_models import Parameters, model_class
+from moc import TokenGroup
+from mapping.batch import BatchEvaluator
 from mapping.errors import InputError
-from mapping.element_activity import element_tokens, evaluate_activity
+from mapping.element_activity import combine, element_tokens, evaluate_activity
 from mapping.evaluate import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
-from mapping.metrics import INTENSIVE
+from mapping.metrics import element_metric
 from mapping.problem import bind_problem
 from mapping.routing import place_tokens, validate_mapping
 
@@ -59,6 +72,12 @@ class FreeParameter:
 
     def __str__(self):
         return self.spec
+
+    def model_arguments(self, value: float) -> dict[str, dict[str, dict[str, float]]]:
+        """What setting this parameter to ``value`` changes: ``element → metric →
+        {param: value}`` of bound models.  (A target of another kind, such as a bare
+        ``param`` of the files, would change the parameters each row is bound with.)"""
+        return {e: {self.metric: {self.param: float(value)}} for e in self.elements}
 
 
 def parse_free(arch: Architecture, specs: str | Sequence[str]) -> list[FreeParameter]:
@@ -166,33 +185,118 @@ def fitted_architecture(arch: Architecture, free: Sequence[FreeParameter],
     return new
 
 
-def _with_costs(bound: Architecture, overrides: MappingT[str, MappingT[str, dict]]
-                ) -> Architecture:
-    """A copy of the *bound* ``bound`` with some model arguments replaced:
-    ``overrides[element][metric] = {param: value}``."""
-    new = Architecture(bound.name, dict(bound.params), bound.lambda_, bound.aggregate,
-                       bound.origin)
-    new.types = dict(bound.types)
-    new.links = list(bound.links)
-    elements = dict(bound.elements)
-    for name, by_metric in overrides.items():
-        e = elements[name]
-        costs = dict(e.costs)
-        for metric, args in by_metric.items():
-            model = costs[metric]
-            costs[metric] = make_model(model.name, {**model.params.model_dump(), **args},
-                                       f"element '{name}', metric '{metric}': ")
-        elements[name] = replace(e, costs=MappingProxyType(costs))
-    new.elements = elements
+# --------------------------------------------------------------------------- core probes
+
+class _Probe(CostModel):
+    """A per-token stand-in whose token cost is ``cost(token)``.  Put in place of an
+    element's model, it lets the core's own metric rule (:func:`element_metric`) and
+    aggregation (:func:`combine`) compute derivatives and dependences, so that no rule
+    is written out again here."""
+
+    name = "probe"
+
+    def __init__(self, cost):
+        super().__init__(Parameters())
+        self._cost = cost
+
+    def token_cost(self, token):
+        return self._cost(token)
+
+
+_ZERO = _Probe(lambda token: 0.0)
+
+
+def _variant(arch: Architecture, models: MappingT[str, MappingT[str, CostModel]]
+             ) -> Architecture:
+    """A shallow copy of the *bound* ``arch`` with some models replaced
+    (``models[element][metric]``).  The links are the same, so the copy shares the
+    original's graph and route cache: nothing is routed twice."""
+    new = copy.copy(arch)
+    new.elements = dict(arch.elements)
+    for name, by_metric in models.items():
+        e = new.elements[name]
+        new.elements[name] = replace(e, costs=MappingProxyType({**e.costs, **by_metric}))
     return new
+
+
+def _rebuilt(arch: Architecture, overrides: MappingT[str, MappingT[str, dict]],
+             made: dict | None = None) -> Architecture:
+    """``arch`` (bound) with the arguments ``overrides[element][metric] = {param: value}``
+    of the touched models only; ``made`` keeps models already built (parameter sets
+    often bind a model to the same arguments)."""
+    made = {} if made is None else made
+    models = {}
+    for name, by_metric in overrides.items():
+        e = arch.elements[name]
+        models[name] = {}
+        for metric, args in by_metric.items():
+            model = e.costs[metric]
+            full = {**model.params.model_dump(), **args}
+            key = (name, metric, model.name, tuple(sorted(full.items(), key=str)))
+            if key not in made:
+                made[key] = make_model(model.name, full, f"element '{name}', metric '{metric}': ")
+            models[name][metric] = made[key]
+    return _variant(arch, models)
+
+
+def metric_names(arch: Architecture) -> list[str]:
+    """The metrics of the models of ``arch``."""
+    return sorted({m for e in arch.elements.values() for m in e.costs})
+
+
+def check_metric(arch: Architecture, metric: str) -> None:
+    """An error unless some element of the bound ``arch`` values ``metric`` (asked of
+    the core: :func:`element_metric` of no tokens is ``None`` exactly when unmodelled)."""
+    if any(element_metric(e, [], metric) is not None for e in arch.elements.values()):
+        return
+    raise InputError(f"unknown metric '{metric}': no element of architecture '{arch.name}' "
+                     f"values it (metrics of its models: {', '.join(metric_names(arch)) or 'none'})")
+
+
+def depends_on(element, model_metric: str, metric: str) -> bool:
+    """Whether the core's value of ``metric`` on ``element`` reads its ``model_metric``
+    model: every model replaced by a probe, the ``model_metric`` one by two different
+    ones, on two unlike tokens (the power mean's weights, the energy fallback)."""
+    if model_metric == metric:
+        return True
+    tokens = [TokenGroup("probe", 1, 1.0), TokenGroup("probe", 1, 2.0)]
+    other = _Probe(lambda t: 1.0 + t.quanta ** 2)
+    base = {m: other for m in element.costs}
+    values = []
+    for probe in (_Probe(lambda t: 1.0), _Probe(lambda t: t.quanta)):
+        costs = MappingProxyType({**base, model_metric: probe})
+        values.append(element_metric(replace(element, costs=costs), tokens, metric))
+    return values[0] != values[1]
+
+
+def check_free(arch: Architecture, free: Sequence[FreeParameter], metric: str) -> None:
+    """An error naming every free parameter that cannot change the value of ``metric``
+    (on the bound ``arch``): fitting it would silently do nothing."""
+    for fp in free:
+        if not any(depends_on(arch.elements[e], fp.metric, metric) for e in fp.elements):
+            raise InputError(f"free parameter '{fp.spec}' cannot affect the evaluated metric "
+                             f"'{metric}': the {metric} of {', '.join(fp.elements)} does not "
+                             f"depend on its {fp.metric} model (evaluate --metric "
+                             f"{fp.metric} to fit it)")
 
 
 # --------------------------------------------------------------------------- row values
 
+#: a parameter set with at least this many distinct mappings goes to the batch evaluator
+#: (compiling it costs as much as 5 to 16 reference evaluations on the examples)
+BATCH_MIN = 16
+
+
 class RowModel:
     """Predicts the measured value of each row: its parameters bound into the
     application and architecture, its mapping (or per-element activity) evaluated for
-    ``metric`` with ``aggregate``.  Bound problems are cached per parameter set."""
+    ``metric`` with ``aggregate``.
+
+    Each parameter set is bound once (:func:`bind_problem`, routes included) and rows
+    with the same parameters and mapping are evaluated once.  Predictions under other
+    values of free parameters (``overrides``) rebuild only the touched models, on copies
+    of the bound architectures that share their routes; a parameter set with many
+    mappings goes to the batch evaluator."""
 
     def __init__(self, arch: Architecture, rows: Sequence[MeasurementRow],
                  metric: str = "time", aggregate: str | None = None, app=None,
@@ -203,17 +307,55 @@ class RowModel:
         self.source = source
         self._bound: dict[tuple, Any] = {}
         self._placed: dict[tuple, dict] = {}
+        self._checked = False
         for row in self.rows:
             if row.activity is None and (app is None or row.mapping is None):
                 raise InputError(f"{row.where}: no mapping for this row (give a .map file, "
                                  "--mapping-column, --actor-column or --quanta-column)")
+        try:
+            at_defaults = arch.bind(self.params)
+        except ValueError:
+            pass                             # the rows' own parameters may fix it
+        else:
+            check_metric(at_defaults, metric)
+            self._checked = True
 
-    def _key(self, row):
-        return tuple(sorted({**self.params, **row.params}.items()))
+    def _key(self, row, drop: str | None = None):
+        values = {**self.params, **{k: v for k, v in row.params.items() if k != drop}}
+        return tuple(sorted(values.items()))
 
-    def _fail(self, row, exc):
-        origin = (self.source, row.line, 1) if self.source else None
-        return InputError(f"{row.where}: {exc}", origin)
+    def _identity(self, i: int) -> tuple:
+        """Rows with equal identities have equal predictions."""
+        row = self.rows[i]
+        what = id(row.mapping) if row.activity is None else tuple(sorted(row.activity.items()))
+        return self._key(row), what
+
+    def _error(self, i: int, message: str, good=math.isfinite) -> InputError:
+        """An error about row ``i``, at the column whose value causes it if one does."""
+        row = self.rows[i]
+        exc = row.error(message, self._culprit(i, good))
+        if exc.origin is None and self.source:
+            exc.origin = (self.source, row.line, 1)
+        return exc
+
+    def _culprit(self, i: int, good=math.isfinite) -> str | None:
+        """The first parameter column of row ``i`` without which the row evaluates to a
+        ``good`` (by default finite) value, the file's value standing in for the cell."""
+        row = self.rows[i]
+        for name in sorted(row.params, key=lambda n: row.positions.get(n, (0, 0))):
+            try:
+                value = self._evaluate(i, self._bind(row, self._key(row, drop=name)))
+            except (ValueError, ArithmeticError):
+                continue
+            if good(value):
+                return name
+        return None
+
+    def _bind(self, row, key):
+        values = dict(key)
+        if row.activity is None:
+            return bind_problem(self.app, self.arch, values)
+        return self.arch.bind(values)
 
     def bound(self, i: int):
         """The problem (application rows) or bound architecture (activity rows) of row i."""
@@ -221,14 +363,13 @@ class RowModel:
         key = self._key(row)
         got = self._bound.get(key)
         if got is None:
-            values = dict(key)
             try:
-                if row.activity is None:
-                    got = bind_problem(self.app, self.arch, values)
-                else:
-                    got = self.arch.bind(values)
+                got = self._bind(row, key)
             except ValueError as exc:
-                raise self._fail(row, exc) from None
+                raise self._error(i, str(exc)) from None
+            if not self._checked:
+                check_metric(got if isinstance(got, Architecture) else got.arch, self.metric)
+                self._checked = True
             self._bound[key] = got
         return got
 
@@ -238,12 +379,10 @@ class RowModel:
 
     def placed(self, i: int) -> dict[str, list]:
         """Element → the token groups of row ``i`` (independent of cost parameters)."""
-        row = self.rows[i]
-        key = (self._key(row), id(row.mapping) if row.activity is None
-               else tuple(sorted(row.activity.items())))
+        key = self._identity(i)
         got = self._placed.get(key)
         if got is None:
-            b = self.bound(i)
+            row, b = self.rows[i], self.bound(i)
             try:
                 if row.activity is None:
                     validate_mapping(b.app, b.arch, row.mapping)
@@ -251,37 +390,88 @@ class RowModel:
                 else:
                     got = element_tokens(b, row.activity)
             except (ValueError, KeyError) as exc:
-                raise self._fail(row, exc) from None
+                raise self._error(i, str(exc)) from None
             self._placed[key] = got
+        return got
+
+    def _evaluate(self, i: int, bound) -> float:
+        row = self.rows[i]
+        if row.activity is not None:
+            return evaluate_activity(bound, row.activity, self.metric, self.aggregate)
+        return evaluate(bound.app, bound.arch, row.mapping, metric=self.metric,
+                        aggregate=self.aggregate, problem=bound).value
+
+    def _variant(self, i: int, overrides, cache) -> Any:
+        """Row ``i``'s bound problem (or architecture) under ``overrides``."""
+        b = self.bound(i)
+        if not overrides:
+            return b
+        key = self._key(self.rows[i])
+        got = cache.get(key) if cache is not None else None
+        if got is None:
+            arch = b if isinstance(b, Architecture) else b.arch
+            try:
+                arch = _rebuilt(arch, overrides,
+                                cache.setdefault("models", {}) if cache is not None else None)
+            except ValueError as exc:
+                raise self._error(i, str(exc)) from None
+            got = arch if isinstance(b, Architecture) else replace(b, arch=arch)
+            if cache is not None:
+                cache[key] = got
         return got
 
     def value(self, i: int, overrides=None, cache=None) -> float:
         """Row ``i`` predicted; ``overrides`` replace model arguments of the bound
         architecture (``element → metric → {param: value}``)."""
-        row = self.rows[i]
-        b = self.bound(i)
-        arch = b if isinstance(b, Architecture) else b.arch
-        if overrides:
-            key = self._key(row)
-            if cache is not None and key in cache:
-                arch = cache[key]
-            else:
-                arch = _with_costs(arch, overrides)
-                if cache is not None:
-                    cache[key] = arch
+        bound = self._variant(i, overrides, cache)
         try:
-            if row.activity is not None:
-                return evaluate_activity(arch, row.activity, self.metric, self.aggregate)
-            problem = replace(b, arch=arch) if overrides else b
-            return evaluate(problem.app, arch, row.mapping, metric=self.metric,
-                            aggregate=self.aggregate, problem=problem).value
-        except (ValueError, ZeroDivisionError) as exc:
-            raise self._fail(row, exc) from None
+            with np.errstate(all="ignore"):
+                value = float(self._evaluate(i, bound))
+        except (ValueError, ArithmeticError) as exc:
+            raise self._error(i, str(exc)) from None
+        if not math.isfinite(value):
+            raise self._error(i, f"the predicted {self.metric} is {value}, not a finite number")
+        return value
 
     def predict(self, indices=None, overrides=None) -> np.ndarray:
-        indices = range(len(self.rows)) if indices is None else indices
+        indices = list(range(len(self.rows)) if indices is None else indices)
         cache: dict = {}
-        return np.array([self.value(i, overrides, cache) for i in indices], dtype=float)
+        memo: dict[tuple, float] = {}
+        self._batch(indices, overrides, cache, memo)
+        out = np.empty(len(indices))
+        for r, i in enumerate(indices):
+            ident = self._identity(i)
+            if ident not in memo:
+                memo[ident] = self.value(i, overrides, cache)
+            out[r] = memo[ident]
+        return out
+
+    def _batch(self, indices, overrides, cache, memo) -> None:
+        """Parameter sets with many distinct mappings (without fixed routes) through the
+        batch evaluator, into ``memo``; a failure leaves them to :meth:`value`."""
+        groups: dict[tuple, dict[tuple, int]] = {}
+        for i in indices:
+            row = self.rows[i]
+            if row.activity is None and not row.mapping.routes:
+                key, what = self._identity(i)
+                groups.setdefault(key, {}).setdefault((key, what), i)
+        for members in groups.values():
+            if len(members) < BATCH_MIN:
+                continue
+            for i in members.values():
+                self.placed(i)               # checks the mapping as the reference does, once
+            first = next(iter(members.values()))
+            try:
+                evaluator = BatchEvaluator(self._variant(first, overrides, cache), self.metric,
+                                           self.aggregate)
+                X = np.array([evaluator.encode(self.rows[i].mapping) for i in members.values()])
+                with np.errstate(all="ignore"):
+                    values = evaluator.evaluate(X)
+            except (ValueError, KeyError, ArithmeticError):
+                continue
+            for ident, v in zip(members, values):
+                if math.isfinite(v):
+                    memo[ident] = float(v)
 
 
 # --------------------------------------------------------------------------- the fit
@@ -326,8 +516,12 @@ def split_rows(n: int, test_fraction: float = 0.2, seed: int = 0
 
 
 def _current_values(model: RowModel, free: Sequence[FreeParameter]) -> np.ndarray:
-    """Each free parameter's value in the architecture at its defaults."""
-    arch = model.arch.bind()
+    """Each free parameter's value in the architecture at its defaults (command-line
+    values applied)."""
+    try:
+        arch = model.arch.bind(model.params)
+    except ValueError as exc:
+        raise InputError(str(exc), getattr(exc, "origin", None)) from None
     out = []
     for fp in free:
         cm = arch.elements[fp.elements[0]].costs[fp.metric]
@@ -336,15 +530,21 @@ def _current_values(model: RowModel, free: Sequence[FreeParameter]) -> np.ndarra
 
 
 def _overrides(free: Sequence[FreeParameter], theta) -> dict:
+    """The model arguments of all ``free`` parameters at values ``theta``, merged."""
     out: dict[str, dict[str, dict]] = {}
     for fp, value in zip(free, theta):
-        for e in fp.elements:
-            out.setdefault(e, {}).setdefault(fp.metric, {})[fp.param] = float(value)
+        for element, by_metric in fp.model_arguments(value).items():
+            for metric, args in by_metric.items():
+                out.setdefault(element, {}).setdefault(metric, {}).update(args)
     return out
 
 
+#: aggregations under which the system value is linear in the element values
+LINEAR_AGGREGATES = ("sum",)
+
+
 def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
-    if model.aggregate != "sum":
+    if model.aggregate not in LINEAR_AGGREGATES:
         return False
     for fp in free:
         cls = model_class(fp.model)
@@ -354,26 +554,21 @@ def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
     return True
 
 
-def _token_coefficient(element, tokens, metric: str, param: str) -> float:
-    """d(element value)/d(param) for a model linear in ``param``."""
-    model: CostModel = element.model(metric)
-    if not tokens:
-        return 0.0
-    if metric in INTENSIVE:          # time-weighted mean of the tokens' power (SPEC §6.5)
-        time = element.model("time")
-        weights = None
-        if time is not None and time.per_token:
-            weights = [t.count * time.token_cost(t) for t in tokens]
-            if sum(weights) <= 0:
-                weights = None
-        if weights is None:
-            weights = [t.count for t in tokens]
-        total = sum(weights)
-        if total <= 0:
-            return 0.0
-        return sum(w * model.linear_terms(t).get(param, 0.0)
-                   for w, t in zip(weights, tokens)) / total
-    return sum(t.count * model.linear_terms(t).get(param, 0.0) for t in tokens)
+def coefficients(arch: Architecture, placed: MappingT[str, list],
+                 free: Sequence[FreeParameter], metric: str, aggregate: str) -> list[float]:
+    """``d prediction / d θ_j`` of one row (tokens ``placed`` on the bound ``arch``) for
+    free parameters in which their models are linear: the core's rule and aggregation
+    evaluated with each free model replaced by its linear terms in ``θ_j``
+    (:meth:`CostModel.linear_terms`) and every other element's model by zero."""
+    out = []
+    for fp in free:
+        models = {name: {metric: _ZERO} for name in arch.elements}
+        for name in fp.elements:
+            linear = arch.elements[name].costs[fp.metric]
+            models[name][metric] = _Probe(
+                lambda t, m=linear, p=fp.param: m.linear_terms(t).get(p, 0.0))
+        out.append(float(combine(_variant(arch, models), placed, metric, aggregate)))
+    return out
 
 
 def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
@@ -381,20 +576,31 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     """``(A, c)`` with prediction ``= c + A @ θ`` on ``rows`` (a linear problem only)."""
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
+    theta0 = _current_values(model, free)
+    done: dict[tuple, int] = {}              # rows alike in parameters and mapping
     for r, i in enumerate(rows):
-        arch = model.bound_arch(i)
-        placed = model.placed(i)
-        lam = float(arch.lambda_)
-        offset = 0.0
-        for j, fp in enumerate(free):
-            for name in fp.elements:
-                element = arch.elements[name]
-                scale = 1.0 if element.is_pe else lam
-                coef = scale * _token_coefficient(element, placed[name], fp.metric, fp.param)
-                A[r, j] += coef
-                offset += coef * float(getattr(element.model(fp.metric).params, fp.param))
-        c[r] = model.value(i) - offset
+        same = done.setdefault(model._identity(i), r)
+        if same != r:
+            A[r], c[r] = A[same], c[same]
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
+                                    model.aggregate)
+        except (ValueError, ArithmeticError) as exc:
+            raise model._error(i, str(exc)) from None
+        if not np.all(np.isfinite(A[r])):
+            raise model._error(i, "the prediction's coefficient of a free parameter is not "
+                               "a finite number")
+        c[r] = model.value(i) - float(A[r] @ theta0)
     return A, c
+
+
+def _column_norms(A: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the columns of ``A``, without overflow for huge entries."""
+    big = np.max(np.abs(A), axis=0) if A.size else np.zeros(A.shape[1])
+    safe = np.where(big > 0, big, 1.0)
+    return big * np.linalg.norm(A / safe, axis=0)
 
 
 def _rank_and_groups(J: np.ndarray, names: Sequence[str]):
@@ -420,30 +626,38 @@ def _rank_and_groups(J: np.ndarray, names: Sequence[str]):
 def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
                    train: Sequence[int]) -> FitResult:
     """Fit ``free`` to the measured values of rows ``train`` (see the module doc)."""
-    free = tuple(free)
-    train = [int(i) for i in train]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # numpy/scipy chatter; results are checked
+        return _fit(model, tuple(free), [int(i) for i in train])
+
+
+def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int]) -> FitResult:
     y = np.array([model.rows[i].measured for i in train], dtype=float)
     names = [fp.spec for fp in free]
     theta0 = _current_values(model, free)
-    warnings: list[str] = []
+    warnings_: list[str] = []
     method = None
     theta = theta0.copy()
     rank, groups, residual = len(free), [], math.nan
 
     if _is_linear(model, free):
         A, c = design_matrix(model, free, train)
-        norms = np.linalg.norm(A, axis=0)
+        norms = _column_norms(A)
         active = norms > 0
         for j in np.flatnonzero(~active):
-            warnings.append(f"{names[j]} has no effect on the training rows (no token "
-                            f"reaches its element); left at {theta0[j]:g}")
+            warnings_.append(f"{names[j]} has no effect on the training rows (no token "
+                             f"reaches its element); left at {theta0[j]:g}")
         if active.any():
             As = A[:, active] / norms[active]
             b = y - c - A[:, ~active] @ theta0[~active]
-            unit = float(np.linalg.norm(b)) or 1.0          # NNLS tolerances are absolute
+            unit = float(np.linalg.norm(b / np.max(np.abs(b)))) * float(np.max(np.abs(b))) \
+                if np.any(b) else 1.0                        # NNLS tolerances are absolute
             x, residual = optimize.nnls(As, b / unit, maxiter=max(100, 50 * As.shape[1]))
             theta[active] = x * unit / norms[active]
             rank, groups = _rank_and_groups(As, [n for n, a in zip(names, active) if a])
+        if not np.all(np.isfinite(theta)):
+            raise InputError("the fit failed: the measurements and the model differ by "
+                             "more than floating point can hold")
         # The linear model must agree with the evaluator; otherwise fall back.
         check = model.predict(train, _overrides(free, theta))
         linear = c + A @ theta
@@ -452,32 +666,36 @@ def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
             method = "nnls"
             residual = float(np.linalg.norm(check - y))
         else:
-            warnings.append("the prediction is not linear in the free parameters as their "
-                            "models declare; fitted by non-linear least squares instead")
+            warnings_.append("the prediction is not linear in the free parameters as their "
+                             "models declare; fitted by non-linear least squares instead")
             theta = theta0.copy()
             groups = []
     if method is None:
         theta, rank, groups, residual = _fit_nonlinear(model, free, train, y, theta0)
         method = "least_squares"
     for g in groups:
-        warnings.append(f"the training rows cannot tell apart {', '.join(g)}: only a "
-                        "combination of them is determined (the fit chose one of many "
-                        "equally good values)")
+        if len(g) == 1:
+            warnings_.append(f"{g[0]} has no effect on the training rows at the fitted "
+                             "values: the fit cannot determine it")
+        else:
+            warnings_.append(f"the training rows cannot tell apart {', '.join(g)}: only a "
+                             "combination of them is determined (the fit chose one of many "
+                             "equally good values)")
     if method == "least_squares" and rank < len(free) and not groups:
-        warnings.append(f"the fit is rank deficient (rank {rank} for {len(free)} parameters)")
+        warnings_.append(f"the fit is rank deficient (rank {rank} for {len(free)} parameters)")
     values = {fp.spec: float(v) for fp, v in zip(free, theta)}
     fitted = fitted_architecture(model.arch, free, theta)
     return FitResult(free, values, method, fitted, tuple(train), (), rank,
-                     tuple(tuple(g) for g in groups), tuple(warnings), float(residual))
+                     tuple(tuple(g) for g in groups), tuple(warnings_), float(residual))
 
 
 def _fit_nonlinear(model, free, train, y, theta0):
     scale = np.where(theta0 > 0, theta0, 1.0)
     lower = np.zeros(len(free))
+    bound = model.arch.bind(model.params)
     for j, fp in enumerate(free):
         cls = model_class(fp.model)
         try:
-            bound = model.arch.bind()
             args = bound.elements[fp.elements[0]].costs[fp.metric].params.model_dump()
             cls(cls.Parameters(**{**args, fp.param: 0.0}))
         except Exception:  # noqa: BLE001 - the model refuses 0: stay strictly positive
@@ -486,16 +704,27 @@ def _fit_nonlinear(model, free, train, y, theta0):
 
     # Residuals in units of the measurements' size: the same minimum, but tolerances
     # (gtol in particular) that mean something whether times are in seconds or cycles.
-    unit = float(np.sqrt(np.mean(y ** 2))) or 1.0
+    unit = float(np.sqrt(np.mean((y / np.max(np.abs(y))) ** 2))) * float(np.max(np.abs(y))) \
+        if np.any(y) else 1.0
 
     def residuals(u):
         return (model.predict(train, _overrides(free, u * scale)) - y) / unit
 
-    res = optimize.least_squares(residuals, u0, bounds=(lower, np.inf), x_scale="jac",
-                                 method="trf")
+    try:
+        res = optimize.least_squares(residuals, u0, bounds=(lower, np.inf), x_scale="jac",
+                                     method="trf")
+        failed = not (np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.jac)))
+    except ValueError:                   # scipy refuses the infinities it produced
+        failed = True
+    if failed:
+        worst = int(np.argmax(np.abs(residuals(u0))))
+        limit = math.sqrt(np.finfo(float).max) / len(train)
+        raise model._error(train[worst], "the fit failed: the squared difference between "
+                           "this row's prediction and its measurement overflows floating "
+                           "point", lambda v: abs(v - y[worst]) / unit < limit) from None
     theta = res.x * scale
-    rank, groups = _rank_and_groups(res.jac / np.maximum(np.linalg.norm(res.jac, axis=0),
-                                                         1e-300), [fp.spec for fp in free])
+    rank, groups = _rank_and_groups(res.jac / np.maximum(_column_norms(res.jac), 1e-300),
+                                    [fp.spec for fp in free])
     return theta, rank, groups, float(np.linalg.norm(res.fun) * unit)
 
 
@@ -531,10 +760,12 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     compare predictions with measurements on the test rows."""
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     measured = np.array([r.measured for r in rows], dtype=float)
-    if not free:
-        predicted = model.predict()
+    free_params = parse_free(arch, free) if free else None
+    if free_params and rows:
+        check_free(model.bound_arch(0), free_params, model.metric)
+    predicted = model.predict()          # a row that cannot be evaluated stops here
+    if not free_params:
         return Assessment(fidelity(predicted, measured), None, predicted, measured, model)
-    free_params = parse_free(arch, free)
     train, test = split_rows(len(rows), test_fraction, seed)
     fit = fit_parameters(model, free_params, train)
     fit = replace(fit, test=tuple(int(i) for i in test))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Mapping as MappingT, Sequence
 
@@ -35,7 +36,9 @@ ELEMENT_FIELD = "{element}"
 class MeasurementRow:
     """One data row: ``line`` in the file, its 1-based ``index`` among data rows, the
     ``params`` it sets, its ``mapping`` or per-element ``activity`` (element →
-    ``(quanta, tokens)``), the ``measured`` value and every cell in ``cells``."""
+    ``(quanta, tokens)``), the ``measured`` value and every cell in ``cells``.
+    ``path`` and ``positions`` (column name → ``(column number, character column)``)
+    locate its cells for :meth:`error`."""
 
     line: int
     index: int
@@ -44,10 +47,22 @@ class MeasurementRow:
     mapping: Mapping | None = None
     activity: MappingT[str, tuple[float, int]] | None = None
     cells: MappingT[str, str] = field(default_factory=dict, repr=False, compare=False)
+    path: str | None = field(default=None, repr=False, compare=False)
+    positions: MappingT[str, tuple[int, int]] = field(default_factory=dict, repr=False,
+                                                      compare=False)
 
     @property
     def where(self) -> str:
         return f"row {self.index} (line {self.line})"
+
+    def error(self, message: str, column: str | None = None) -> InputError:
+        """An error about this row (at ``column`` if given), positioned in the file."""
+        if column is not None and column in self.positions:
+            number, char = self.positions[column]
+            return InputError(f"row {self.index}, column {number} '{column}': {message}",
+                              (self.path, self.line, char) if self.path else None)
+        return InputError(f"{self.where}: {message}",
+                          (self.path, self.line, 1) if self.path else None)
 
 
 @dataclass(frozen=True)
@@ -77,9 +92,15 @@ def parse_cell_number(text: str) -> float | int | None:
     """A number from a cell (``12``, ``1e-3``, ``0x10``, ``1_000``), or ``None``."""
     text = text.strip()
     try:
-        return int(text.replace("_", ""), 0)
+        value = int(text.replace("_", ""), 0)
     except ValueError:
         pass
+    else:
+        try:
+            float(value)
+        except OverflowError:               # beyond the floats the models compute with
+            return None
+        return value
     try:
         value = float(text.replace("_", ""))
     except ValueError:
@@ -199,7 +220,8 @@ def read_measurements(path, measured: str, *,
                         raise record.error(tcol, f"{quanta} quanta in 0 tokens")
                     row_activity[element] = (float(quanta), int(tokens))
             rows.append(MeasurementRow(record.line, record.index, values, float(value),
-                                       row_mapping, row_activity, cells))
+                                       row_mapping, row_activity, cells, str(path),
+                                       record.positions()))
         except InputError as exc:
             if not skip_bad_rows:
                 raise
@@ -232,7 +254,7 @@ class _Record:
                  raw: str | None):
         self.table, self.values, self.line, self.index, self.raw = table, cells, line, index, raw
 
-    @property
+    @cached_property
     def _starts(self):
         return _field_starts(self.raw, self.table.dialect) if self.raw is not None else None
 
@@ -253,6 +275,10 @@ class _Record:
             col = 1
         return (str(self.table.path), self.line, col)
 
+    def positions(self) -> dict[str, tuple[int, int]]:
+        """Column name → (column number, character column) of each cell."""
+        return {name: (i + 1, self.origin(name)[2]) for i, name in enumerate(self.table.header)}
+
     def error(self, column: str | None, message: str) -> InputError:
         if column is None:
             return InputError(f"row {self.index}: {message}", self.origin(None))
@@ -270,7 +296,9 @@ class _Record:
         text = self.cell(column)
         value = parse_cell_number(text)
         if value is None:
-            raise self.error(column, f"'{text.strip()}' is not a (finite) number")
+            shown = text.strip()
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise self.error(column, f"'{shown}' is not a (finite) number")
         return value
 
 

@@ -13,7 +13,8 @@ def add_parser(subparsers, name):
     p = subparsers.add_parser(
         name, help="fit cost parameters to measurements",
         description="Fit the free parameters (--free ELEMENT.METRIC.PARAM or "
-        "TYPE.METRIC.PARAM, comma-separated) to the measured column of a .csv table: "
+        "TYPE.METRIC.PARAM, comma-separated; --fit is another spelling) to the measured "
+        "column of a .csv table, each of which must be able to change the evaluated metric: "
         "non-negative linear least squares where the prediction is linear in them (LSLA, "
         "GSLA, GSLA power with aggregate sum), bounded non-linear least squares otherwise. "
         "The fit uses the train rows of a seeded split (--test-fraction 0 uses every row) "

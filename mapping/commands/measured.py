@@ -16,7 +16,10 @@ FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --q
 
 
 def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = False) -> None:
-    """The options of ``mapeval fidelity`` (``fit_option`` names the free parameters)."""
+    """The options of ``mapeval fidelity`` (``fit_option``, ``--fit`` or ``--free``, names
+    the free parameters; the other spelling is its alias, so that scripts written for
+    either command work with both).  The positional files may stand anywhere among the
+    options (argparse's intermixed parsing)."""
     p.add_argument("files", nargs="+", metavar="FILE", help=FILES_HELP)
     p.add_argument("--measured", required=True, metavar="COLUMN",
                    help="the CSV column holding the measured value of each row")
@@ -36,7 +39,9 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                  "(e.g. gpu.time.alpha,gpu.time.beta)")
     if fit_option == "--fit":
         free_help += ": fit them on the train rows, report fidelity on the test rows"
-    p.add_argument(fit_option, dest="free", metavar="PARAMS", required=fit_required,
+    alias = {"--fit": "--free", "--free": "--fit"}[fit_option]
+    free_help += f" ({alias} is another spelling)"
+    p.add_argument(fit_option, alias, dest="free", metavar="PARAMS", required=fit_required,
                    help=free_help)
     p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
                    help="fraction of the rows held out for testing when fitting (default 0.2)")
