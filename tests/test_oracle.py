@@ -182,7 +182,7 @@ def batch_values(batch, X, arch):
 
 @pytest.mark.parametrize("aggregate", ["sum", "max", "exclusive"])
 @pytest.mark.parametrize("metric", ["time", "energy", "power"])
-@settings(max_examples=int(os.environ.get("ORACLE_EXAMPLES", 40)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("ORACLE_EXAMPLES", 20)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=problems())
 def test_evaluators_equal_the_oracle(case, metric, aggregate):
     app, arch, mappings = case
