@@ -295,6 +295,18 @@ def evaluate(app, arch, mapping, metric="time", aggregate="sum"):
     raise AssertionError(f"unknown aggregation {aggregate}")
 
 
+def performance(app, value):
+    """SPEC §6: "With metric = time, the result also gives throughput = 1/value and, where
+    tokens carry ops, performance = Σ ops / value (Gables' P_attainable)", with §5's "ops
+    defaults to quanta" for the processing tokens that do not carry it (communication
+    tokens carry bytes, not operations) -- ``None`` where no token carries ``ops``."""
+    q = repetition_vector(app)
+    processing, _ = tokens(app, q)
+    if not any("ops" in t for _, t in processing.values()):
+        return None
+    return math.fsum(n * t.get("ops", t["quanta"]) for n, t in processing.values()) / value
+
+
 # --- the same data as text ---------------------------------------------------------------------
 
 def _num(x):

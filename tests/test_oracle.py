@@ -192,9 +192,17 @@ def test_evaluators_equal_the_oracle(case, metric, aggregate):
     X = np.array([[batch.pes.index(m[a]) for a in batch.actors] for m in mappings])
     values = batch_values(batch, X, arch)
     for k, m in enumerate(mappings):
-        expected, elements, _ = oracle.evaluate(app, arch, m, metric, aggregate)
-        got = evaluate(graph, architecture, dsl.Mapping("m", m), metric, aggregate).value
-        assert close(got, expected), (metric, aggregate, m, got, expected, elements)
+        expected, elements, unmodelled = oracle.evaluate(app, arch, m, metric, aggregate)
+        ev = evaluate(graph, architecture, dsl.Mapping("m", m), metric, aggregate)
+        assert close(ev.value, expected), (metric, aggregate, m, ev.value, expected, elements)
+        assert set(ev.unmodelled) == set(unmodelled)
+        for e in ev.elements:
+            assert close(e.value, elements[e.name]), (e.name, e.value, elements[e.name])
+        if metric == "time" and expected > 0:
+            assert close(ev.throughput, 1 / expected)
+            performance = oracle.performance(app, expected)
+            assert (ev.performance is None) == (performance is None)
+            assert performance is None or close(ev.performance, performance)
         if values is not None:
             assert close(float(values[k]), expected), (metric, aggregate, m, values[k], expected)
 
