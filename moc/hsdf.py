@@ -1,9 +1,12 @@
 """Expansion of an SDF graph into its homogeneous (single-rate) equivalent."""
 from __future__ import annotations
 
+from dataclasses import replace
+from types import MappingProxyType
+
 from moc import limits
 from moc.errors import ExpansionTooLargeError
-from moc.graph import SDFGraph
+from moc.graph import Channel, SDFGraph
 from moc.repetition import repetition_vector
 
 
@@ -27,9 +30,11 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
             f"limit firings = {limit}; raise it with --limit firings=N",
             "firings", limit, graph.origin)
     h = SDFGraph(f"{graph.name}_hsdf")
+    # names are unique by construction, and the firings of an actor share its attributes
     for actor in graph.actors.values():
         for k in range(q[actor.name]):
-            h.add_actor(f"{actor.name}#{k}", **dict(actor.attrs))
+            name = f"{actor.name}#{k}"
+            h.actors[name] = replace(actor, name=name)
     edges: dict[tuple[str, str, str], int] = {}
     for ch in graph.channels.values():
         # reader r reads tokens r·cons .. (r+1)·cons - 1, written by the producer firings
@@ -42,7 +47,9 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
                 key = (ch.name, f"{ch.src}#{writer}", f"{ch.dst}#{reader}")
                 delay = -iterations_back
                 edges[key] = min(edges.get(key, delay), delay)
+    no_attrs = MappingProxyType({})
     for (name, src, dst), delay in edges.items():
-        h.add_channel(src, dst, name=f"{name}:{src}->{dst}", delay=delay,
-                      size=graph.channels[name].size)
+        label = f"{name}:{src}->{dst}"
+        h.channels[label] = Channel(label, src, dst, delay=delay,
+                                    size=graph.channels[name].size, attrs=no_attrs)
     return h
