@@ -2,15 +2,18 @@
 
 ``moc`` knows nothing of architectures; it hands tokens to whoever evaluates them.
 """
-from moc.errors import SDFError, InconsistentGraphError, DeadlockError, ExpansionTooLargeError
+from moc.errors import SDFError, InconsistentGraphError, DeadlockError, ExpansionTooLargeError, \
+    LimitError
 from moc.graph import Actor, Channel, SDFGraph
 from moc.repetition import repetition_vector
-from moc.deadlock import check_deadlock, firing_sequence
+from moc.deadlock import (check_deadlock, firing_sequence, iteration_firings,
+                          strongly_connected_components)
 from moc.activity import Activity, TokenGroup, activity
 from moc.hsdf import hsdf_expansion
 
 __all__ = [
     "Actor", "Channel", "SDFGraph", "SDFError", "InconsistentGraphError", "DeadlockError",
-    "ExpansionTooLargeError", "repetition_vector", "check_deadlock", "firing_sequence",
+    "ExpansionTooLargeError", "LimitError", "repetition_vector", "check_deadlock",
+    "firing_sequence", "iteration_firings", "strongly_connected_components",
     "Activity", "TokenGroup", "activity", "hsdf_expansion",
 ]

@@ -1,11 +1,193 @@
-"""Deadlock: can one iteration execute from the initial tokens?"""
+"""Deadlock: can one iteration execute from the initial tokens?
+
+An SDF graph is conflict-free (firing an actor never disables another), so every maximal
+execution in which actor ``a`` fires at most ``q(a)`` times ends with the same firing
+counts; the iteration completes iff those counts are ``q``.  :func:`iteration_firings`
+computes them one strongly connected component at a time, in topological order: a
+component's inputs from upstream are then final, so they only cap how often each of its
+actors may fire.  Inside a component, tokens that ping-pong around a cycle make the
+number of firing runs grow with ``q``; the token state then recurs after a bounded
+number of rounds, and the rounds between two equal states repeat until an actor runs
+out of firings, so they are taken all at once.  Where no state recurs within
+``moc.limits.MAX_FIRINGS`` firing runs, the check stops with a :class:`LimitError`.
+"""
 from __future__ import annotations
 
 from collections import deque
 
-from moc.errors import DeadlockError
+from moc import limits
+from moc.errors import DeadlockError, LimitError
 from moc.graph import SDFGraph
 from moc.repetition import repetition_vector
+
+
+def iteration_firings(graph: SDFGraph, q: dict[str, int] | None = None) -> dict[str, int]:
+    """How often each actor fires in a maximal execution from the initial tokens in which
+    actor ``a`` fires at most ``q(a)`` times (``q`` defaults to the repetition vector).
+
+    Raises :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` simulated firing runs.
+    """
+    q = repetition_vector(graph) if q is None else q
+    inputs = {a: [] for a in graph.actors}
+    for ch in graph.channels.values():
+        inputs[ch.dst].append(ch)
+    component_of: dict[str, int] = {}
+    fired: dict[str, int] = {}
+    budget = [limits.MAX_FIRINGS]
+    for number, actors in enumerate(strongly_connected_components(graph)):
+        for a in actors:
+            component_of[a] = number
+        caps = {}
+        internal = []
+        for a in actors:
+            cap = q[a]
+            for ch in inputs[a]:
+                if component_of[ch.src] == number:
+                    internal.append(ch)
+                else:                                   # final: upstream is done
+                    cap = min(cap, (ch.delay + ch.prod * fired[ch.src]) // ch.cons)
+            caps[a] = cap
+        if len(actors) == 1:
+            # a consistent self-loop has prod == cons: it only needs enough to start
+            (a,) = actors
+            fired[a] = caps[a] if all(ch.delay >= ch.cons for ch in internal) else 0
+        else:
+            fired.update(_component_firings(graph, actors, internal, caps, budget))
+    return fired
+
+
+def strongly_connected_components(graph: SDFGraph) -> list[list[str]]:
+    """The strongly connected components of ``graph``, upstream ones first, each in
+    declaration order (Tarjan's algorithm, iterative: it emits a component once every
+    component it reaches has been emitted, so the reversed emission order is
+    topological)."""
+    successors = {a: [] for a in graph.actors}
+    for ch in graph.channels.values():
+        successors[ch.src].append(ch.dst)
+    order = {a: i for i, a in enumerate(graph.actors)}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    emitted: list[list[str]] = []
+    for root in graph.actors:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(successors[root]))]
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(successors[child])))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    emitted.append(sorted(component, key=order.__getitem__))
+    return emitted[::-1]
+
+
+def _component_firings(graph, actors, channels, caps, budget):
+    """Maximal firing counts of one strongly connected component, each actor at most
+    ``caps[a]`` times, with rounds between two equal token states taken at once."""
+    index = {a: i for i, a in enumerate(actors)}
+    tokens = [ch.delay for ch in channels]
+    ins = [[] for _ in actors]
+    outs = [[] for _ in actors]
+    for c, ch in enumerate(channels):
+        ins[index[ch.dst]].append((c, ch.cons, ch.src == ch.dst))
+        outs[index[ch.src]].append((c, ch.prod))
+    remaining = [caps[a] for a in actors]
+    fired = [0] * len(actors)
+    # Brent's cycle detection on the token state, restarted whenever an actor finishes
+    # (the rounds are a function of the tokens only while the set of finished ones stays)
+    mark, mark_fired, power, length = tuple(tokens), list(fired), 1, 0
+    runs = 0
+    while True:
+        progress = finished = False
+        for i in range(len(actors)):
+            if not remaining[i]:
+                continue
+            n = remaining[i]
+            for c, cons, self_loop in ins[i]:
+                # a consistent self-loop has prod == cons: it only needs enough to start
+                n = (n if tokens[c] >= cons else 0) if self_loop else min(n, tokens[c] // cons)
+            if n <= 0:
+                continue
+            for c, cons, _ in ins[i]:
+                tokens[c] -= n * cons
+            for c, prod in outs[i]:
+                tokens[c] += n * prod
+            fired[i] += n
+            remaining[i] -= n
+            finished = finished or not remaining[i]
+            progress = True
+            runs += 1
+        if not progress:
+            break
+        if runs > budget[0]:
+            raise LimitError(
+                f"deadlock check of '{graph.name}' stopped: its cycles need more than "
+                f"{limits.MAX_FIRINGS} firing runs to simulate (the limit firings); raise it "
+                f"with --limit firings=N", "firings", limits.MAX_FIRINGS, graph.origin)
+        state = tuple(tokens)
+        length += 1
+        if not finished and state == mark:
+            delta = [f - g for f, g in zip(fired, mark_fired)]
+            times = min((r // d for r, d in zip(remaining, delta) if d), default=0) - 1
+            if times > 0:
+                for i, d in enumerate(delta):
+                    fired[i] += times * d
+                    remaining[i] -= times * d
+        if finished or state == mark or length == power:
+            if finished or state == mark:
+                power = 1
+            else:
+                power *= 2
+            mark, mark_fired, length = state, list(fired), 0
+    budget[0] -= runs
+    return dict(zip(actors, fired))
+
+
+def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
+    """Raise :class:`DeadlockError` if one iteration cannot execute, naming the actors that
+    cannot complete it and the channels they starve on."""
+    q = repetition_vector(graph) if q is None else q
+    fired = iteration_firings(graph, q)
+    blocked = [a for a in graph.actors if fired[a] < q[a]]
+    if blocked:
+        tokens = {ch.name: ch.delay + ch.prod * fired[ch.src] - ch.cons * fired[ch.dst]
+                  for ch in graph.channels.values()}
+        _raise_deadlock(graph, blocked, tokens)
+
+
+def _raise_deadlock(graph, blocked, tokens):
+    names = ", ".join(f"'{a}'" for a in blocked)
+    blocked_set = set(blocked)
+    starving = sorted(ch.name for ch in graph.channels.values()
+                      if ch.dst in blocked_set and tokens[ch.name] < ch.cons)
+    raise DeadlockError(
+        f"deadlock: actors {names} cannot complete one iteration "
+        f"(not enough initial tokens on {', '.join(starving)})",
+        blocked, graph.actors[blocked[0]].origin)
 
 
 def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tuple[str, int]]:
@@ -15,9 +197,12 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
     An actor fires as often as its inputs allow, bounded by what remains of ``q``; only
     the consumers of channels that received tokens are looked at again, so the work is
     proportional to the number of runs times the degree, not to the number of firings.
-    Raises :class:`DeadlockError` naming the actors that cannot complete the iteration.
+    Raises :class:`DeadlockError` naming the actors that cannot complete the iteration,
+    and :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` runs (the schedule itself
+    has that many entries).
     """
     q = repetition_vector(graph) if q is None else q
+    limit = limits.MAX_FIRINGS
     tokens = {name: ch.delay for name, ch in graph.channels.items()}
     inputs = {a: [] for a in graph.actors}
     outputs = {a: [] for a in graph.actors}
@@ -34,7 +219,6 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
         n = remaining[actor]
         for ch in inputs[actor]:
             if ch.src == ch.dst:
-                # A consistent self-loop has prod == cons: it only needs enough to start.
                 if tokens[ch.name] < ch.cons:
                     n = 0
             else:
@@ -50,17 +234,12 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
                 queued.add(ch.dst)
         remaining[actor] -= n
         sequence.append((actor, n))
+        if len(sequence) > limit:
+            raise LimitError(
+                f"the sequential schedule of '{graph.name}' has more than {limit} firing runs "
+                f"(the limit firings = {limit}); raise it with --limit firings=N",
+                "firings", limit, graph.origin)
     blocked = [a for a in graph.actors if remaining[a] > 0]
     if blocked:
-        names = ", ".join(f"'{a}'" for a in blocked)
-        starving = sorted({ch.name for a in blocked for ch in inputs[a] if tokens[ch.name] < ch.cons})
-        raise DeadlockError(
-            f"deadlock: actors {names} cannot complete one iteration "
-            f"(not enough initial tokens on {', '.join(starving)})",
-            blocked, graph.actors[blocked[0]].origin)
+        _raise_deadlock(graph, blocked, tokens)
     return sequence
-
-
-def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
-    """Raise :class:`DeadlockError` if one iteration cannot execute."""
-    firing_sequence(graph, q)

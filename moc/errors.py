@@ -25,5 +25,15 @@ class DeadlockError(SDFError):
         self.actors = tuple(actors)
 
 
-class ExpansionTooLargeError(SDFError):
+class LimitError(SDFError):
+    """An analysis would exceed a stated limit of ``moc.limits`` (``limit`` names it, as
+    ``--limit NAME=N`` does; ``value`` is the limit in force)."""
+
+    def __init__(self, message, limit, value, origin=None):
+        super().__init__(message, origin)
+        self.limit = limit
+        self.value = value
+
+
+class ExpansionTooLargeError(LimitError):
     """An HSDF expansion would exceed the stated number of firings."""

@@ -7,6 +7,7 @@ expressions.  :meth:`SDFGraph.bind` resolves them to numbers.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from types import MappingProxyType
@@ -101,21 +102,25 @@ class SDFGraph:
 
     def bind(self, overrides: Mapping[str, Any] | None = None, env: Mapping[str, Any] | None = None
              ) -> "SDFGraph":
-        """A copy with every attribute evaluated; rates and delays checked as integers."""
+        """A copy with every attribute evaluated and checked.
+
+        The checks live here rather than in :meth:`add_actor`/:meth:`add_channel` because
+        values are expressions until the parameters are known (``-p quanta=nan`` or a CSV
+        row set them): rates are positive integers, delays non-negative integers,
+        ``quanta`` and ``size`` finite and non-negative, no numeric attribute is NaN.
+        """
         env = dict(env) if env is not None else self.environment(overrides)
         bound = SDFGraph(self.name, {k: resolve(v, env) for k, v in env.items() if k in self.params},
                          self.origin)
         for actor in self.actors.values():
-            attrs = {k: resolve(v, env) for k, v in actor.attrs.items()}
+            attrs = {k: _checked(resolve(v, env), k, "actor", actor) for k, v in actor.attrs.items()}
             bound.actors[actor.name] = replace(actor, attrs=MappingProxyType(attrs))
         for ch in self.channels.values():
             values = {f: resolve(getattr(ch, f), env) for f in CHANNEL_FIELDS}
             for f in ("prod", "cons", "delay"):
                 values[f] = _as_count(values[f], f, ch, positive=f != "delay")
-            if values["size"] < 0:
-                raise SDFError(f"channel '{ch.name}': size must be non-negative, got {values['size']}",
-                               ch.origin)
-            attrs = {k: resolve(v, env) for k, v in ch.attrs.items()}
+            values["size"] = _checked(values["size"], "size", "channel", ch)
+            attrs = {k: _checked(resolve(v, env), k, "channel", ch) for k, v in ch.attrs.items()}
             bound.channels[ch.name] = replace(ch, attrs=MappingProxyType(attrs), **values)
         return bound
 
@@ -133,6 +138,23 @@ class SDFGraph:
         order = {name: i for i, name in enumerate(self.actors)}
         comps = nx.weakly_connected_components(self.to_networkx())
         return sorted((sorted(c, key=order.__getitem__) for c in comps), key=lambda c: order[c[0]])
+
+
+#: attributes that are amounts: finite and non-negative
+AMOUNTS = ("quanta", "size")
+
+
+def _checked(value, key, kind, owner):
+    """``value`` of attribute ``key`` of actor or channel ``owner``, or an error naming
+    both: amounts (:data:`AMOUNTS`) must be finite non-negative numbers, and no number
+    may be NaN (an infinity is a legitimate value elsewhere, e.g. ``intensity``)."""
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if key in AMOUNTS and not (number and math.isfinite(value) and value >= 0):
+        raise SDFError(f"{kind} '{owner.name}': {key} must be a finite non-negative number, "
+                       f"got {value}", owner.origin)
+    if isinstance(value, float) and math.isnan(value):
+        raise SDFError(f"{kind} '{owner.name}': {key} is not a number (nan)", owner.origin)
+    return value
 
 
 def _as_count(value, what, channel, positive):

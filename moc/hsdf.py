@@ -1,14 +1,16 @@
 """Expansion of an SDF graph into its homogeneous (single-rate) equivalent."""
 from __future__ import annotations
 
+from dataclasses import replace
+from types import MappingProxyType
+
+from moc import limits
 from moc.errors import ExpansionTooLargeError
-from moc.graph import SDFGraph
+from moc.graph import Channel, SDFGraph
 from moc.repetition import repetition_vector
 
-DEFAULT_MAX_FIRINGS = 100_000
 
-
-def hsdf_expansion(graph: SDFGraph, max_firings: int = DEFAULT_MAX_FIRINGS) -> SDFGraph:
+def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
     """The HSDF graph with one actor ``a#k`` per firing ``k`` of ``a`` in an iteration.
 
     Token ``n`` (counting the ``delay`` initial tokens first) of channel ``e`` is written
@@ -16,30 +18,38 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int = DEFAULT_MAX_FIRINGS) -> S
     and read by firing ``n // cons`` of its consumer: an edge joins them, carrying one
     initial token per iteration boundary crossed (Sriram & Bhattacharyya, ch. 3).  Parallel
     edges between the same firings are merged, keeping the largest delay that matters
-    (the smallest one).  Refuses with :class:`ExpansionTooLargeError` past ``max_firings``.
+    (the smallest one).  Refuses with :class:`ExpansionTooLargeError` past ``max_firings``
+    (default: ``moc.limits.MAX_FIRINGS`` when called).
     """
     q = repetition_vector(graph)
     total = sum(q.values())
-    if total > max_firings:
+    limit = limits.MAX_FIRINGS if max_firings is None else max_firings
+    if total > limit:
         raise ExpansionTooLargeError(
             f"HSDF expansion of '{graph.name}' would have {total} firings, more than the "
-            f"limit of {max_firings}; raise the limit to expand it")
+            f"limit firings = {limit}; raise it with --limit firings=N",
+            "firings", limit, graph.origin)
     h = SDFGraph(f"{graph.name}_hsdf")
+    # names are unique by construction, and the firings of an actor share its attributes
     for actor in graph.actors.values():
         for k in range(q[actor.name]):
-            h.add_actor(f"{actor.name}#{k}", **dict(actor.attrs))
+            name = f"{actor.name}#{k}"
+            h.actors[name] = replace(actor, name=name)
     edges: dict[tuple[str, str, str], int] = {}
     for ch in graph.channels.values():
-        consumed = q[ch.dst] * ch.cons
-        for n in range(consumed):
-            reader = n // ch.cons
-            produced_index = n - ch.delay
-            iterations_back, index = divmod(produced_index, q[ch.src] * ch.prod)
-            writer = index // ch.prod
-            key = (ch.name, f"{ch.src}#{writer}", f"{ch.dst}#{reader}")
-            delay = -iterations_back
-            edges[key] = min(edges.get(key, delay), delay)
+        # reader r reads tokens r·cons .. (r+1)·cons - 1, written by the producer firings
+        # (n - delay) // prod, counted across iterations: one pass per (writer, reader) pair
+        for reader in range(q[ch.dst]):
+            first = (reader * ch.cons - ch.delay) // ch.prod
+            last = ((reader + 1) * ch.cons - 1 - ch.delay) // ch.prod
+            for firing in range(first, last + 1):
+                iterations_back, writer = divmod(firing, q[ch.src])
+                key = (ch.name, f"{ch.src}#{writer}", f"{ch.dst}#{reader}")
+                delay = -iterations_back
+                edges[key] = min(edges.get(key, delay), delay)
+    no_attrs = MappingProxyType({})
     for (name, src, dst), delay in edges.items():
-        h.add_channel(src, dst, name=f"{name}:{src}->{dst}", delay=delay,
-                      size=graph.channels[name].size)
+        label = f"{name}:{src}->{dst}"
+        h.channels[label] = Channel(label, src, dst, delay=delay,
+                                    size=graph.channels[name].size, attrs=no_attrs)
     return h

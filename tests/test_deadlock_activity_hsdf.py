@@ -135,3 +135,211 @@ def test_large_chain_is_fast_enough_to_analyse():
     act = activity(b)
     assert act.repetitions["a1"] == 2 and act.repetitions["a2"] == 1
     check_deadlock(b, dict(act.repetitions))
+
+
+# --- the deadlock check at scale, and its limit --------------------------------------------
+
+import math
+
+from hypothesis import given, settings, strategies as st
+
+import moc.limits
+from moc import LimitError, iteration_firings
+
+
+def ping_pong(n, delay=1):
+    """``src`` feeds ``a`` n tokens at once; ``a`` and ``b`` pass one token back and forth:
+    n firings of each, one at a time, so a simulation of firing runs takes 2n runs."""
+    g = SDFGraph("ping")
+    for name in ("src", "a", "b"):
+        g.add_actor(name)
+    g.add_channel("src", "a", prod=n)
+    g.add_channel("a", "b")
+    g.add_channel("b", "a", delay=delay)
+    return g.bind()
+
+
+def test_ping_pong_with_a_huge_repetition_vector_is_checked_at_once():
+    # took 154 s for n = 10^7 and never finished for 10^9 before rounds were repeated at once
+    for n in (10 ** 7, 10 ** 9, 10 ** 18):
+        check_deadlock(ping_pong(n))
+        assert iteration_firings(ping_pong(n)) == {"src": 1, "a": n, "b": n}
+    with pytest.raises(DeadlockError) as info:
+        check_deadlock(ping_pong(10 ** 9, delay=0))
+    assert info.value.actors == ("a", "b")
+
+
+def test_deadlock_check_stops_past_the_firings_limit(monkeypatch):
+    monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 1)       # read when the check runs
+    with pytest.raises(LimitError, match=r"raise it with --limit firings=N") as info:
+        check_deadlock(ping_pong(10))
+    assert isinstance(info.value, SDFError) and info.value.limit == "firings"
+    with pytest.raises(LimitError, match="firings"):
+        firing_sequence(ping_pong(10))
+
+
+def test_limit_error_is_a_clear_exit_2(monkeypatch, tmp_path, capsys):
+    from mapping.cli import main
+    path = tmp_path / "ping.sdf"
+    path.write_text("sdf ping {\n  actor src; actor a; actor b\n  src -> a [prod = 1000]\n"
+                    "  a -> b\n  b -> a [delay = 1]\n}\n")
+    assert main(["check", str(path)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 1)
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "--limit firings=N" in err and "Traceback" not in err
+
+
+def fire_one_at_a_time(graph, q):
+    """The definition: fire any enabled actor that has firings left, once, until none is."""
+    tokens = {c.name: c.delay for c in graph.channels.values()}
+    fired = {a: 0 for a in graph.actors}
+    progress = True
+    while progress:
+        progress = False
+        for a in graph.actors:
+            ins = [c for c in graph.channels.values() if c.dst == a]
+            if fired[a] < q[a] and all(tokens[c.name] >= c.cons for c in ins):
+                for c in ins:
+                    tokens[c.name] -= c.cons
+                for c in graph.channels.values():
+                    if c.src == a:
+                        tokens[c.name] += c.prod
+                fired[a] += 1
+                progress = True
+    return fired
+
+
+@st.composite
+def cyclic_graphs(draw):
+    n = draw(st.integers(1, 5))
+    scale = draw(st.sampled_from([1, 12]))     # long runs: rounds repeated at once
+    q = [draw(st.integers(1, 4)) * scale for _ in range(n)]
+    g = SDFGraph("g")
+    for i in range(n):
+        g.add_actor(f"a{i}")
+    if scale > 1:                                   # a source firing once keeps the scale
+        g.add_actor("s")
+        g.add_channel("s", "a0", prod=q[0])
+    for k in range(draw(st.integers(0, 7))):
+        i, j = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
+        lcm = q[i] * q[j] // math.gcd(q[i], q[j])
+        factor = draw(st.integers(1, 3))
+        cons = lcm // q[j] * factor
+        delay = draw(st.one_of(st.integers(0, 2 * cons), st.integers(0, cons * q[j] + 1)))
+        g.add_channel(f"a{i}", f"a{j}", name=f"c{k}", prod=lcm // q[i] * factor, cons=cons,
+                      delay=delay)
+    return g.bind()
+
+
+@settings(max_examples=200, deadline=None)
+@given(g=cyclic_graphs())
+def test_iteration_firings_equal_firing_one_at_a_time(g):
+    q = repetition_vector(g)
+    expected = fire_one_at_a_time(g, q)
+    assert iteration_firings(g, q) == expected
+    if expected == q:
+        check_deadlock(g, q)
+    else:
+        with pytest.raises(DeadlockError) as info:
+            check_deadlock(g, q)
+        assert set(info.value.actors) == {a for a in g.actors if expected[a] < q[a]}
+
+
+# --- HSDF: one guard, work per (writer, reader) pair -----------------------------------------
+
+def test_hsdf_guard_reads_the_firings_limit(monkeypatch):
+    g = SDFGraph("big")
+    g.add_actor("a")
+    g.add_actor("b")
+    g.add_channel("a", "b", prod=10, cons=1)
+    monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 10)
+    with pytest.raises(ExpansionTooLargeError, match="11 firings.*--limit firings=N"):
+        hsdf_expansion(g.bind())
+
+
+def test_hsdf_of_large_rates_has_one_edge_per_firing_pair():
+    g = SDFGraph("wide")
+    g.add_actor("a")
+    g.add_actor("b")
+    g.add_channel("a", "b", prod=10 ** 9, cons=10 ** 9, delay=10 ** 9)
+    h = hsdf_expansion(g.bind())
+    (ch,) = h.channels.values()
+    assert (ch.src, ch.dst, ch.delay) == ("a#0", "b#0", 1)
+
+
+def hsdf_token_by_token(graph):
+    """The expansion token by token, as first written: the reference of the pairwise one."""
+    q = repetition_vector(graph)
+    edges = {}
+    for ch in graph.channels.values():
+        for n in range(q[ch.dst] * ch.cons):
+            back, index = divmod(n - ch.delay, q[ch.src] * ch.prod)
+            key = (ch.name, f"{ch.src}#{index // ch.prod}", f"{ch.dst}#{n // ch.cons}")
+            edges[key] = min(edges.get(key, -back), -back)
+    return edges
+
+
+@settings(max_examples=100, deadline=None)
+@given(g=cyclic_graphs())
+def test_hsdf_pairs_equal_the_token_by_token_expansion(g):
+    h = hsdf_expansion(g)
+    got = {(name.split(":")[0], c.src, c.dst): c.delay for name, c in h.channels.items()}
+    assert got == hsdf_token_by_token(g)
+
+
+# --- values of actors and channels --------------------------------------------------------------
+
+@pytest.mark.parametrize("quanta", [-1, math.inf, math.nan])
+def test_quanta_must_be_finite_and_non_negative(quanta):
+    g = SDFGraph("v")
+    g.add_actor("a", quanta=quanta)
+    with pytest.raises(SDFError, match="actor 'a': quanta must be a finite non-negative"):
+        g.bind()
+
+
+@pytest.mark.parametrize("size", [-1, math.inf, math.nan])
+def test_size_must_be_finite_and_non_negative(size):
+    g = SDFGraph("v")
+    g.add_actor("a")
+    g.add_actor("b")
+    g.add_channel("a", "b", name="ab", size=size)
+    with pytest.raises(SDFError, match="channel 'ab': size must be a finite non-negative"):
+        g.bind()
+
+
+def test_no_attribute_is_nan_but_infinity_is_a_value():
+    g = SDFGraph("v")
+    g.add_actor("a", intensity=math.inf)
+    g.add_actor("b", S=math.nan)
+    with pytest.raises(SDFError, match="actor 'b': S is not a number"):
+        g.bind()
+    g = SDFGraph("v")
+    g.add_actor("a", intensity=math.inf)
+    g.add_actor("b")
+    g.add_channel("a", "b", name="ab", gamma=math.nan)
+    with pytest.raises(SDFError, match="channel 'ab': gamma is not a number"):
+        g.bind()
+
+
+def test_rates_and_delays_reject_nan_and_infinity():
+    for field, value in (("prod", math.nan), ("cons", math.inf), ("delay", math.nan)):
+        g = SDFGraph("v")
+        g.add_actor("a")
+        g.add_actor("b")
+        g.add_channel("a", "b", name="ab", **{field: value})
+        with pytest.raises(SDFError, match=f"'ab': {field} must be a"):
+            g.bind()
+
+
+@settings(max_examples=100, deadline=None)
+@given(g=cyclic_graphs())
+def test_components_are_networkx_s_in_topological_order(g):
+    import networkx as nx
+    from moc.deadlock import strongly_connected_components
+    components = strongly_connected_components(g)
+    expected = {frozenset(c) for c in nx.strongly_connected_components(g.to_networkx())}
+    assert {frozenset(c) for c in components} == expected
+    position = {a: i for i, c in enumerate(components) for a in c}
+    assert all(position[c.src] <= position[c.dst] for c in g.channels.values())
