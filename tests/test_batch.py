@@ -11,6 +11,7 @@ from mapping.batch import BatchEvaluator, compiled, evaluate_batch, evaluate_val
 from mapping.evaluate import evaluate
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
+from mapping.metrics import known_metrics
 from mapping.problem import bind_problem
 
 from search_problems import bench_arch, gsla, lsla, random_app, small_arch
@@ -59,6 +60,11 @@ def test_batch_equals_reference(name, make_arch, metric, aggregate):
         app = random_app(int(rng.integers(5, 12)), int(rng.integers(8, 18)), seed=seed)
         arch = make_arch()
         problem = bind_problem(app, arch)
+        if metric not in known_metrics(problem.arch):
+            # issue 8: a metric no element models is an error, not a value of 0
+            with pytest.raises(MappingError, match="unknown metric"):
+                BatchEvaluator(problem, metric, aggregate)
+            return
         ev = BatchEvaluator(problem, metric, aggregate, chunk=37)   # several chunks
         assert ev.vectorized
         X = rng.integers(0, len(arch.pes), (120, len(app.actors)))

@@ -52,16 +52,17 @@ def best_time(fn, repeat):
 def python_baseline(problem, ev, aggregate):
     """An honest plain-Python evaluator: dicts of precomputed costs, routes per PE pair."""
     actors, pes, cns = ev.actors, ev.pes, ev.cns
-    proc = {a: {p: float(ev.proc[i, j]) for j, p in enumerate(pes)}
+    tables = getattr(ev, "tables", ev)          # the base commit had no CostTables
+    proc = {a: {p: float(tables.proc[i, j]) for j, p in enumerate(pes)}
             for i, a in enumerate(actors)}
     chans = [(problem.app.channels[c].src, problem.app.channels[c].dst,
-              {k: float(ev.comm[i, j]) for j, k in enumerate(cns)})
+              {k: float(tables.comm[i, j]) for j, k in enumerate(cns)})
              for i, c in enumerate(ev.channels)]
     routes = {}
     P = len(pes)
     for s, ps in enumerate(pes):
         for d, pd in enumerate(pes):
-            routes[(ps, pd)] = tuple(cns[k] for k in np.flatnonzero(ev.route[s * P + d]))
+            routes[(ps, pd)] = tuple(cns[k] for k in np.flatnonzero(tables.route[s * P + d]))
     lam = ev.lambda_
 
     def one_sum(m):
