@@ -79,9 +79,10 @@ MAX_PAIR_ROWS = 65536
 #: at most this many table entries (float64) for the group tables
 MAX_TABLE = 1 << 22
 
-#: from this many PEs on, the generic path beats the group tables for ``max`` (measured
-#: by ``tests/perf/bench.py``: ``max_paths``)
-MAX_PLAN_PES = 16
+#: from this many PEs on, the generic path beats the group tables for ``max``: above 8
+#: PEs a group holds two actors instead of three; both paths are level from 9 to 13 PEs,
+#: the generic one 1.2x faster at 16 and 5x at 64 (``tests/perf/bench.py``: ``max_paths``)
+MAX_PLAN_PES = 12
 _WIDTH = 4              # at most this many element values per gathered row for max
 
 
@@ -186,6 +187,7 @@ class BatchEvaluator:
         self._cn_feature_tables = []
         self._cn_tables = None
 
+        self._plan = None
         self.vectorized = self._compile(arch, act, cn_index)
         #: every element value is a sum of table entries: the group tables apply
         self.fast = self.vectorized and not self._pe_finish and not self._cn_finish \
@@ -204,7 +206,6 @@ class BatchEvaluator:
             self._src_list, self._dst_list = self.src.tolist(), self.dst.tolist()
             self._comm_list = self.comm.tolist()
             self._route_list = [np.flatnonzero(r).tolist() for r in self.route]
-        self._plan = None
         agg = self.aggregation
         if self.fast and P * P <= MAX_PAIR_ROWS:
             if agg.separable:
