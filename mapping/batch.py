@@ -1,42 +1,48 @@
 """The batch evaluator: many mappings at once with numpy (SPEC §9, §11).
 
 A :class:`BatchEvaluator` is compiled once from a bound problem, a metric and an
-aggregation.  It precomputes
+aggregation.  It restates no rule: it tabulates those of the semantic core.  Each
+element's rule (:func:`mapping.metrics.rule`) gives per-token features and a finish;
+the evaluator precomputes (:class:`CostTables`)
 
-- ``proc[a, p]``: the cost of all processing tokens of actor ``a`` on PE ``p``;
+- ``proc[a, p]``: the value of all processing tokens of actor ``a`` on PE ``p``, for
+  *additive* rules (a linear finish applies token by token);
+- ``comm[c, k]``: the same for the communication tokens of channel ``c`` on CN ``k``;
 - ``route[s·P + d, k]``: 1 where CN ``k`` lies on the route of a channel from PE ``s``
   to PE ``d`` (the PE's ``local`` CN on the diagonal), the fewest-hop route of
   :meth:`moa.Architecture.route`;
-- ``comm[c, k]``: the cost of all communication tokens of channel ``c`` on CN ``k``;
+- per feature, the same tables of feature totals for the other rules (``roofline``'s
+  ``ops`` and ``bytes``, the four sums of the ``power`` mean), finished per element by
+  the rule's own ``finish`` applied to arrays;
+- the memory traffic of each PE (the models' ``token_traffic``) and its affine cost on
+  every CN of the route to its memory (``traffic_cost``, ``MemoryTraffic.share``).
 
-and from them the gather tables of each aggregation (``lambda`` folded in).  A mapping
-is a row of PE indices, one per actor in the application's declaration order; an
-``(N, actors)`` integer array is evaluated chunk by chunk with gathers and bincounts,
-never with a Python loop over mappings.
+The system value is the aggregation's own ``combine`` (:mod:`mapping.aggregation`) on
+the ``(P, n)`` and ``(C, n)`` element values of a chunk of mappings.  A mapping is a row
+of PE indices, one per actor in the application's declaration order; an ``(N, actors)``
+integer array is evaluated chunk by chunk with gathers and bincounts, never with a
+Python loop over mappings.
 
-For ``sum`` and ``max`` of per-token metrics (the search's hot path) the tables are per
-*group* of up to 4 (``sum``) or 3 (``max``: paths of two channels) actors, chosen so that
-both ends of every channel lie in one group: the row ``Σ_j X[a_j]·P^(k-1-j)`` of a
-group's table holds everything the group owns for that joint placement (its actors'
-processing, its channels' communication), a scalar for ``sum``, a row of 4 element
-values for ``max`` (CNs over the channel groups, PEs by halves over groups of
-consecutive actors).  A
-mapping then costs one gather per group (11 scalars for ``sum``, 29 rows for ``max`` on
-the 20-actor, 30-channel benchmark, instead of 50 and 110), computed in reused buffers
-(fresh large temporaries cost page faults) with a narrow-integer Horner index.
+Where every rule is additive and there is no memory traffic (the search's hot path),
+aggregations that declare themselves *separable* (``sum``) or *bottleneck* (``max``)
+compile further, to tables per *group* of up to 4 (separable) or 3 (bottleneck: paths
+of two channels) actors, chosen so that both ends of every channel lie in one group:
+the row ``Σ_j X[a_j]·P^(k-1-j)`` of a group's table holds everything the group owns for
+that joint placement (its actors' processing, its channels' communication, ``lambda``
+folded in), a scalar for separable, a row of 4 element values for bottleneck (CNs over
+the channel groups, PEs by halves over groups of consecutive actors).  A mapping then
+costs one gather per group (11 scalars for ``sum``, 29 rows for ``max`` on the
+20-actor, 30-channel benchmark, instead of 50 and 110), computed in reused buffers
+(fresh large temporaries cost page faults) with a narrow-integer Horner index.  For
+bottleneck aggregations the group tables are used below :data:`MAX_PLAN_PES` PEs only,
+where they are the faster path (:attr:`BatchEvaluator.plan`).
 
-Covered, vectorized: every per-token model (LSLA, GSLA, LogCA, third-party per-token
-models), the ``energy`` fallback ``Σ power·time``, the intensive ``power`` (time-weighted
-mean per element, from four per-element sums) with ``sum`` and ``max``; the
-element-level ``roofline`` (per-PE ``Σ ops`` and ``Σ bytes``, then
-``max(ops/peak, bytes/bandwidth)``) and ``bandwidth`` models, with the memory traffic of
-roofline PEs routed to their ``memory`` CN (``D``, ``miss·D`` on the memory CN itself,
-on LSLA, GSLA or bandwidth CNs); the ``sum``, ``max`` and ``exclusive`` aggregations
-(exclusive: a CN's share for a PE counts the channels the PE produces and its memory
-traffic).  Anything else (``schedule``, third-party element-level models, power with
-memory traffic or ``exclusive``) falls back to the reference evaluator one mapping at a
-time, so that results are always those of :func:`mapping.evaluate.evaluate`;
-:attr:`BatchEvaluator.vectorized` says which path is taken.
+A model that overrides ``element_value`` alone (not ``features``/``finish``), a rule that
+cannot be tabulated (a bad token attribute, memory traffic whose cost is not affine,
+shares of a ``power`` mean for ``exclusive``) makes the evaluator fall back to the
+reference evaluator one mapping at a time, so that results are always those of
+:func:`mapping.evaluate.evaluate`; :attr:`BatchEvaluator.vectorized` says which path is
+taken.
 
 Mappings are evaluated without fixed routes (``via``): search explores assignments of
 actors to PEs, routed by the architecture.  A PE pair without a route makes every

@@ -17,7 +17,7 @@ from moa.cost_models import CostModel, Parameters, register
 from moa.errors import CostModelError
 from moc import SDFGraph
 from dsl.mappings import Mapping
-from mapping.aggregation import AGGREGATIONS, aggregator
+from mapping.aggregation import AGGREGATIONS, Aggregation, aggregator, contributions
 from mapping.batch import MAX_PLAN_PES, BatchEvaluator
 from mapping.cli import main
 from mapping.errors import MappingError
@@ -341,3 +341,27 @@ def test_the_name_dispatch_check_sees_a_dispatch(tmp_path):
         assert len(list(_name_comparisons(bad))) == 2
     finally:
         ROOT = saved
+
+
+def test_a_new_aggregation_is_one_class_and_one_registry_line(monkeypatch):
+    class Mean(Aggregation):
+        """The mean of the contributions (an example, not a product feature)."""
+
+        name = "test_mean"
+
+        def combine(self, pe, cn, lambda_, shares=None, locate=True):
+            c = contributions(pe, cn, lambda_)
+            return c.mean(axis=0), (c.argmax(axis=0) if locate else None)
+
+    monkeypatch.setitem(AGGREGATIONS._entries, "test_mean", Mean())    # the registry line
+    monkeypatch.setitem(AGGREGATIONS._help, "test_mean", "")
+    problem = bind_problem(random_app(7, 10, seed=8), bench_arch(lambda_=0.6))
+    ev = BatchEvaluator(problem, "time", "test_mean")
+    assert ev.vectorized
+    X = np.random.default_rng(2).integers(0, ev.n_pes, (40, ev.n_actors))
+    ref = [evaluate(problem.app, problem.arch, ev.to_mapping(r), "time", "test_mean",
+                    problem=problem) for r in X]
+    np.testing.assert_allclose(ev.evaluate(X), [r.value for r in ref], rtol=1e-9)
+    sums = BatchEvaluator(problem, "time", "sum").evaluate(X)
+    np.testing.assert_allclose(ev.evaluate(X), sums / 11, rtol=1e-9)   # 8 PEs + 3 CNs
+    assert all(r.bottleneck is not None for r in ref)

@@ -1,20 +1,20 @@
 """Roofline and bandwidth: the element-level models of Gables (Hill & Reddi, HPCA 2019).
 
-``roofline(peak, bandwidth=inf, memory=NONE, miss=1)`` is Gables' IP[i].  Over all the
-tokens on the element, with ``ops`` (default ``quanta``) and ``intensity`` (default
-infinity) read from each token::
+``roofline(peak, bandwidth=inf, memory=NONE, miss=1)`` is Gables' IP[i].  Its features
+are each token's ``ops`` (default ``quanta``) and ``bytes`` (``ops / intensity``, the
+``intensity`` defaulting to infinity, unless the token gives ``bytes``); its finish::
 
-    C = Σ ops / peak                          compute time    (Gables eq. 9: C_i = f_i / (A_i·P_peak))
-    D = Σ bytes,  bytes = ops / intensity     data            (Gables eq. 9: D_i = f_i / I_i)
-    time = max(C, D / bandwidth)                              (Gables eq. 9: T_IP[i])
+    C = Σ ops / peak                       compute time  (Gables eq. 9: C_i = f_i/(A_i·P_peak))
+    D = Σ bytes                            data          (Gables eq. 9: D_i = f_i / I_i)
+    time = max(C, D / bandwidth)                         (Gables eq. 9: T_IP[i])
 
-unless a token gives ``bytes`` itself.  The traffic ``D`` also travels to the element's
-``memory`` CN (:meth:`Roofline.memory_traffic`); the evaluator places it on every CN of
-the route, and the memory CN sees ``miss·D`` (Gables eq. 15: D'_i = m_i·D_i).
+The traffic ``D`` also travels to the element's ``memory`` CN
+(:meth:`CostModel.memory_traffic`); the evaluator places it on every CN of the route,
+and the memory CN sees ``miss·D`` (:class:`~moa.cost_models.base.MemoryTraffic`).
 
-``bandwidth(B)`` is a memory interface or a bus: all bytes that cross it over ``B``
-(Gables eq. 10 for memory, eq. 16 for Bus[j]).  A token's bytes are its ``bytes``
-attribute, else its ``quanta``.
+``bandwidth(B)`` is a memory interface or a bus: its feature is each token's bytes (its
+``bytes`` attribute, else its ``quanta``), its finish ``Σ bytes / B`` (Gables eq. 10 for
+memory, eq. 16 for Bus[j]).
 """
 from __future__ import annotations
 
