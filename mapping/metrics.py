@@ -22,6 +22,7 @@ from typing import ClassVar, Iterable, Sequence
 import numpy as np
 
 from moa import Element
+from moa.cost_models.base import sum_features
 from moa.cost_models.roofline import token_ops
 from mapping.errors import MappingError
 from mapping.registry import Registry
@@ -62,11 +63,7 @@ class MetricRule:
         return totals[0]
 
     def value(self, tokens: Iterable) -> float:
-        totals = [0.0] * self.width
-        for t in tokens:
-            for i, f in enumerate(self.features(t)):
-                totals[i] += t.count * f
-        return float(self.finish(totals))
+        return float(self.finish(sum_features(self.features, self.width, tokens)))
 
     def traffic_cost(self) -> tuple[float, float] | None:
         """``(slope, intercept)`` of a memory-traffic token of ``D`` bytes, or None."""
@@ -74,8 +71,9 @@ class MetricRule:
 
     def coefficient(self, tokens: Iterable, param: str) -> float:
         """``d value / d param`` (a model linear in ``param`` with a linear finish)."""
-        total = sum(t.count * self.model.linear_terms(t).get(param, 0.0) for t in tokens)
-        return float(self.finish([total]))
+        def terms(t):
+            return (self.model.linear_terms(t).get(param, 0.0),)
+        return float(self.finish(sum_features(terms, 1, tokens)))
 
 
 class Intensive(MetricRule):
@@ -107,11 +105,9 @@ class Intensive(MetricRule):
 
     def coefficient(self, tokens, param):
         # the mean is linear in the power of each token, for fixed weights
-        totals = [0.0] * self.width
-        for t in tokens:
-            for i, f in enumerate(self._features(t, self.model.linear_terms(t).get(param, 0.0))):
-                totals[i] += t.count * f
-        return float(self.finish(totals))
+        def terms(t):
+            return self._features(t, self.model.linear_terms(t).get(param, 0.0))
+        return float(self.finish(sum_features(terms, self.width, tokens)))
 
     def finish(self, totals):
         # Σ w·p / Σ w with weights w = time, else Σ p / count, else 0 (no tokens)

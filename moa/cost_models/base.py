@@ -18,7 +18,7 @@ duck-typed: ``token.count``, ``token.quanta`` and ``token.get(name, default)``.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Iterable, NamedTuple, Sequence
+from typing import Any, Callable, ClassVar, Iterable, NamedTuple, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -77,6 +77,16 @@ def attribute(token, name: str, default: Any, *, positive: bool = False,
     return value
 
 
+def sum_features(features: Callable[[Any], Sequence[float]], width: int,
+                 tokens: Iterable) -> list[float]:
+    """``Σ count·features(token)`` over token groups, one total per feature."""
+    totals = [0.0] * width
+    for t in tokens:
+        for i, f in enumerate(features(t)):
+            totals[i] += t.count * f
+    return totals
+
+
 class CostModel:
     name: ClassVar[str]
     Parameters: ClassVar[type[Parameters]] = Parameters
@@ -116,11 +126,7 @@ class CostModel:
         return totals[0]
 
     def feature_totals(self, tokens: Iterable) -> list[float]:
-        totals = [0.0] * len(self.features)
-        for t in tokens:
-            for i, f in enumerate(self.token_features(t)):
-                totals[i] += t.count * f
-        return totals
+        return sum_features(self.token_features, len(self.features), tokens)
 
     def element_value(self, tokens: Iterable) -> float:
         return float(self.finish(self.feature_totals(tokens)))
