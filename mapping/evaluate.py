@@ -145,8 +145,8 @@ def system_value(arch: Architecture, values: MappingT[str, float], agg: Aggregat
                  ) -> tuple[float, str | None]:
     """The system value of element ``values`` by ``agg`` and its bottleneck element."""
     pes, cns = arch.pes, arch.cns
-    pe = np.array([[values[p]] for p in pes], dtype=float).reshape(len(pes), 1)
-    cn = np.array([[values[k]] for k in cns], dtype=float).reshape(len(cns), 1)
+    pe = np.array([values[p] for p in pes], dtype=float)[:, None]
+    cn = np.array([values[k] for k in cns], dtype=float)[:, None]
     table = None
     if shares is not None:
         table = np.array([[[shares.get(p, {}).get(k, 0.0)] for k in cns] for p in pes],

@@ -125,25 +125,29 @@ class Extensive(MetricRule):
         return element.model(metric) is not None
 
     def __init__(self, element, metric):
-        super().__init__(element, metric)
-        m = self.model
+        self.element, self.metric = element, metric
+        self._model = m = element.model(metric)
         self.width, self.additive = len(m.features), m.additive
+
+    @property
+    def model(self):
+        return self._model
 
     @property
     def vectorizable(self):
         return self.model.vectorizable
 
     def features(self, token):
-        return self.model.token_features(token)
+        return self._model.token_features(token)
 
     def finish(self, totals):
-        return self.model.finish(totals)
+        return self._model.finish(totals)
 
     def value(self, tokens):
-        return float(self.model.element_value(tokens))
+        return float(self._model.element_value(tokens))
 
     def traffic_cost(self):
-        return self.model.traffic_cost()
+        return self._model.traffic_cost()
 
 
 class EnergyFallback(MetricRule):
@@ -176,10 +180,19 @@ METRIC_RULES.add("energy", EnergyFallback, "energy without a model: sum of power
 INTENSIVE = frozenset(Intensive.metrics)
 
 
+_rules: tuple[int, tuple[type[MetricRule], ...]] = (0, ())
+
+
+def _rule_classes() -> tuple[type[MetricRule], ...]:
+    global _rules
+    if _rules[0] != len(METRIC_RULES):         # the registry only grows
+        _rules = (len(METRIC_RULES), tuple(METRIC_RULES.get(n) for n in METRIC_RULES))
+    return _rules[1]
+
+
 def rule(element: Element, metric: str) -> MetricRule | None:
     """The rule by which ``element`` values ``metric``, or None (unmodelled)."""
-    for name in METRIC_RULES:
-        cls = METRIC_RULES.get(name)
+    for cls in _rule_classes():
         if cls.applies(element, metric):
             return cls(element, metric)
     return None
@@ -197,14 +210,15 @@ def known_metrics(arch) -> list[str]:
     names = set()
     for element in arch.elements.values():
         names.update(element.costs)
-        for name in METRIC_RULES:
-            cls = METRIC_RULES.get(name)
+        for cls in _rule_classes():
             names.update(m for m in cls.derived if cls.applies(element, m))
     return sorted(names)
 
 
 def check_metric(arch, metric: str) -> None:
     """Raise :class:`MappingError` unless some element of ``arch`` can value ``metric``."""
+    if any(metric in e.costs for e in arch.elements.values()):
+        return
     known = known_metrics(arch)
     if metric not in known:
         raise MappingError(f"unknown metric '{metric}': no element of '{arch.name}' has a "

@@ -66,10 +66,15 @@ def attribute(token, name: str, default: Any, *, positive: bool = False,
     non-negative (``positive``: positive; ``signed``: any sign); ``allow_inf`` admits
     +infinity."""
     value = token.get(name, default)
+    try:
+        if 0.0 < value < math.inf or (value == 0.0 and not positive):
+            return value                        # the common case, checked at once
+    except TypeError:
+        pass
     where = f"token of '{getattr(token, 'source', '?')}'"
     if isinstance(value, (str, bytes)) or value is None:
         raise ValueError(f"{where} has {name} = {value!r}; it must be a number")
-    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+    if math.isnan(value) or (math.isinf(value) and not (allow_inf and value > 0)):
         raise ValueError(f"{where} has {name} = {value}; it must be a finite number")
     if (value < 0 and not signed) or (positive and value <= 0):
         raise ValueError(f"{where} has {name} = {value}; it must be "
@@ -126,6 +131,9 @@ class CostModel:
         return totals[0]
 
     def feature_totals(self, tokens: Iterable) -> list[float]:
+        if type(self).token_features is CostModel.token_features:
+            # one feature, the token cost: the reference evaluator's hot loop, tuple-free
+            return [sum(t.count * self.token_cost(t) for t in tokens)]
         return sum_features(self.token_features, len(self.features), tokens)
 
     def element_value(self, tokens: Iterable) -> float:

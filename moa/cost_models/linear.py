@@ -12,10 +12,6 @@ from moa.cost_models.base import CostModel, Parameters, attribute
 from moa.cost_models.registry import register
 
 
-def _quanta(token):
-    return attribute(token, "quanta", 0.0)
-
-
 def _S(token):
     return attribute(token, "S", token.quanta)
 
@@ -35,10 +31,10 @@ class LSLA(CostModel):
         beta: NonNegativeFloat = 0.0
 
     def token_cost(self, token):
-        return self.params.alpha * _quanta(token) + self.params.beta
+        return self.params.alpha * token.quanta + self.params.beta
 
     def linear_terms(self, token):
-        return {"alpha": _quanta(token), "beta": 1.0}
+        return {"alpha": token.quanta, "beta": 1.0}
 
 
 @register
