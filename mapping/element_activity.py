@@ -13,7 +13,7 @@ from typing import Mapping as MappingT
 from moa import Architecture
 from moc import TokenGroup
 from mapping.aggregation import aggregator
-from mapping.evaluate import element_values, system_value
+from mapping.evaluate import check_modelled, element_values, system_value
 from mapping.metrics import check_metric
 
 
@@ -40,8 +40,10 @@ def evaluate_activity(arch: Architecture, activity: MappingT[str, tuple[float, i
 def combine(arch: Architecture, placed: MappingT[str, list], metric: str,
             aggregate: str | None = None) -> float:
     """Element values of ``metric`` from ``placed`` tokens, combined by ``aggregate``
-    (the architecture's default when ``None``); unmodelled elements count 0."""
+    (the architecture's default when ``None``); unmodelled elements count 0, but
+    activity on unmodelled elements only is an error, as in :func:`evaluate`."""
     check_metric(arch, metric)
-    values, _ = element_values(arch, placed, metric)
+    values, unmodelled = element_values(arch, placed, metric)
+    check_modelled(placed, unmodelled, metric, "the activity")
     value, _ = system_value(arch, values, aggregator(aggregate or arch.aggregate))
     return value

@@ -102,11 +102,7 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     agg = aggregator(aggregate)
     placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric)
     values, unmodelled = element_values(arch_b, placed, metric)
-    busy = [name for name in arch_b.elements if placed[name]]
-    if busy and len(unmodelled) == len(busy):
-        raise MappingError(f"mapping '{mapping.name}': no element it uses has a model for "
-                           f"metric '{metric}' (unmodelled: {', '.join(unmodelled)}); its "
-                           "value would be a meaningless 0", mapping.origin)
+    check_modelled(placed, unmodelled, metric, f"mapping '{mapping.name}'", mapping.origin)
     shares = pe_shares(app_b, arch_b, mapping, placed, metric) if agg.needs_shares else None
     value, bottleneck = system_value(arch_b, values, agg, shares)
 
@@ -138,6 +134,17 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
             value = 0.0
         values[name] = value
     return values, unmodelled
+
+
+def check_modelled(placed: MappingT[str, list], unmodelled: list[str], metric: str,
+                   what: str, origin=None) -> None:
+    """Raise :class:`MappingError` when every element that handles tokens is unmodelled
+    for ``metric``: the value would be a meaningless 0."""
+    busy = [name for name, tokens in placed.items() if tokens]
+    if busy and len(unmodelled) == len(busy):
+        raise MappingError(f"{what}: no element it uses has a model for metric '{metric}' "
+                           f"(unmodelled: {', '.join(unmodelled)}); its value would be a "
+                           "meaningless 0", origin)
 
 
 def system_value(arch: Architecture, values: MappingT[str, float], agg: Aggregation,

@@ -365,3 +365,16 @@ def test_a_new_aggregation_is_one_class_and_one_registry_line(monkeypatch):
     sums = BatchEvaluator(problem, "time", "sum").evaluate(X)
     np.testing.assert_allclose(ev.evaluate(X), sums / 11, rtol=1e-9)   # 8 PEs + 3 CNs
     assert all(r.bottleneck is not None for r in ref)
+
+
+def test_activity_on_unmodelled_elements_only_is_an_error():
+    from mapping.element_activity import evaluate_activity
+    a = Architecture("a")
+    a.add_pe("p", costs={"time": lsla(1.0)})
+    a.add_pe("q", costs={"time": lsla(2.0), "energy": lsla(1.0)})
+    arch = a.bind()
+    assert evaluate_activity(arch, {"p": (4.0, 2), "q": (1.0, 1)}, "energy") == 1.0
+    with pytest.raises(MappingError, match="no element it uses has a model for metric 'energy'"):
+        evaluate_activity(arch, {"p": (4.0, 2)}, "energy")
+    with pytest.raises(MappingError, match="unknown metric 'tme'"):
+        evaluate_activity(arch, {"p": (4.0, 2)}, "tme")
