@@ -243,6 +243,9 @@ class BatchEvaluator:
         cn_elems = [arch.elements[k] for k in self.cns]
         pe_rules = [rule(e, metric) for e in pe_elems]
         cn_rules = [rule(e, metric) for e in cn_elems]
+        self._pe_modelled = np.array([r is not None for r in pe_rules], dtype=bool)
+        self._cn_modelled = np.array([r is not None for r in cn_rules], dtype=float)
+        self._traffic_reach = np.zeros(len(pe_rules), dtype=bool)
         if any(r is not None and not r.vectorizable for r in pe_rules + cn_rules):
             return False
         try:
@@ -280,6 +283,7 @@ class BatchEvaluator:
                 slope, base = affine
                 self.traffic_slope[i, cn_index[k]] = slope * traffic.share(k)
                 self.traffic_base[i, cn_index[k]] = base
+                self._traffic_reach[i] |= r is not None
             self.has_traffic = True
         self._cn_tables = self._gather_tables(self.comm)
         if self._cn_features is not None:
@@ -400,11 +404,29 @@ class BatchEvaluator:
         out = np.empty(X.shape[0])
         if self._plan is not None:
             self._plan.run(X, out, self.chunk)
-            return out
-        for start in range(0, X.shape[0], self.chunk):
-            Xc = X[start:start + self.chunk]
-            out[start:start + len(Xc)] = self._evaluate_chunk(Xc)
+        else:
+            for start in range(0, X.shape[0], self.chunk):
+                Xc = X[start:start + self.chunk]
+                out[start:start + len(Xc)] = self._evaluate_chunk(Xc)
+        if self.vectorized and not self._pe_modelled.all():
+            self._unvalued(X, out)
         return out
+
+    def _unvalued(self, X: np.ndarray, out: np.ndarray) -> None:
+        """Set to ``inf`` the values of mappings whose every busy element is unmodelled
+        (the reference evaluator raises for them; a search must not take their 0)."""
+        rows = np.flatnonzero(out == 0)
+        if not len(rows):
+            return
+        Xz = X[rows]
+        used = self._pe_modelled[Xz].any(axis=1)
+        if len(self.channels) and self.n_cns:
+            pair = Xz[:, self.src] * self.n_pes + Xz[:, self.dst]
+            used |= (self.route[pair] @ self._cn_modelled).any(axis=1)
+        if self.has_traffic:
+            moved = self.traffic_bytes[np.arange(self.n_actors), Xz] > 0      # (n, A)
+            used |= (moved & self._traffic_reach[Xz]).any(axis=1)
+        out[rows[~used]] = np.inf
 
     __call__ = evaluate
 
@@ -550,7 +572,8 @@ class BatchEvaluator:
         else:
             row = [int(p) for p in mapping]
         agg = self.aggregation
-        if not self.fast or not (agg.separable or agg.bottleneck):
+        if not self.fast or not (agg.separable or agg.bottleneck) \
+                or not self._pe_modelled.all():
             return float(self.evaluate(np.array(row))[0])
         proc, pair, P = self._proc_list, self._pair_list, self.n_pes
         if agg.separable:

@@ -378,3 +378,39 @@ def test_activity_on_unmodelled_elements_only_is_an_error():
         evaluate_activity(arch, {"p": (4.0, 2)}, "energy")
     with pytest.raises(MappingError, match="unknown metric 'tme'"):
         evaluate_activity(arch, {"p": (4.0, 2)}, "tme")
+
+
+@pytest.mark.parametrize("aggregate", ["sum", "max", "exclusive"])
+def test_batch_gives_inf_where_every_used_element_is_unmodelled(aggregate):
+    g = SDFGraph("g")
+    for a in ("x", "y"):
+        g.add_actor(a, quanta=3.0)
+    g.add_channel("x", "y", "xy")
+    arch = Architecture("a")
+    arch.add_pe("p", costs={"time": lsla(1.0), "energy": lsla(2.0)})
+    arch.add_pe("q", costs={"time": lsla(1.0)}, local="mem")
+    arch.add_cn("bus", costs={"time": lsla(1.0)})
+    arch.add_cn("mem", costs={"time": lsla(1.0), "energy": lsla(0.5)})
+    arch.add_link("p", "bus")
+    arch.add_link("q", "bus")
+    arch.add_link("mem", "q")
+    problem = bind_problem(g, arch)
+    ev = BatchEvaluator(problem, "energy", aggregate)
+    X = np.array([[1, 1], [0, 0], [0, 1]])      # q only (its local CN models energy), p, both
+    values = ev.evaluate(X)
+    for row, value in zip(X, values):
+        assert ev.value(row) == value
+        want = evaluate(g, arch, ev.to_mapping(row), "energy", aggregate, problem=problem).value
+        assert value == pytest.approx(want)
+    arch2 = Architecture("a")
+    arch2.add_pe("p", costs={"time": lsla(1.0), "energy": lsla(2.0)})
+    arch2.add_pe("q", costs={"time": lsla(1.0)})
+    arch2.add_cn("bus", costs={"time": lsla(1.0)})
+    arch2.add_link("p", "bus")
+    arch2.add_link("q", "bus")
+    problem2 = bind_problem(g, arch2)
+    ev2 = BatchEvaluator(problem2, "energy", aggregate)
+    assert np.isinf(ev2.evaluate(np.array([[1, 1]]))[0]) and np.isinf(ev2.value([1, 1]))
+    with pytest.raises(MappingError, match="no element it uses"):
+        evaluate(g, arch2, ev2.to_mapping([1, 1]), "energy", aggregate, problem=problem2)
+    assert ev2.evaluate(np.array([[0, 1]]))[0] == pytest.approx(6.0)
