@@ -93,17 +93,17 @@ class Exclusive(Aggregation):
             raise MappingError("aggregation 'exclusive' needs to know which PE each CN token "
                                "belongs to (a mapping); it is not available without one")
         P, n = pe.shape
-        limiter = np.broadcast_to(np.arange(P)[:, None], (P, n))
-        phase = pe
+        phase, cn_wins = pe, None
         if shares.shape[1]:
-            scaled = lambda_ * shares                                   # (P, C, n)
-            top = scaled.max(axis=1)
+            top = lambda_ * shares.max(axis=1)                          # (P, n)
             cn_wins = top > pe
             phase = np.where(cn_wins, top, pe)
-            limiter = np.where(cn_wins, P + scaled.argmax(axis=1), limiter)
         value = phase.sum(axis=0)
         if not locate:
             return value, None
+        limiter = np.broadcast_to(np.arange(P)[:, None], (P, n))
+        if cn_wins is not None:
+            limiter = np.where(cn_wins, P + shares.argmax(axis=1), limiter)
         if not P:
             return value, np.full(n, -1, dtype=np.intp)
         longest = phase.argmax(axis=0)

@@ -246,6 +246,7 @@ class BatchEvaluator:
         self._pe_modelled = np.array([r is not None for r in pe_rules], dtype=bool)
         self._cn_modelled = np.array([r is not None for r in cn_rules], dtype=float)
         self._traffic_reach = np.zeros(len(pe_rules), dtype=bool)
+        self._traffic_pes = np.zeros(len(pe_rules), dtype=bool)
         if any(r is not None and not r.vectorizable for r in pe_rules + cn_rules):
             return False
         try:
@@ -284,7 +285,18 @@ class BatchEvaluator:
                 self.traffic_slope[i, cn_index[k]] = slope * traffic.share(k)
                 self.traffic_base[i, cn_index[k]] = base
                 self._traffic_reach[i] |= r is not None
+            self._traffic_pes[i] = True
             self.has_traffic = True
+        self._pe_additive, self._cn_additive = bool(self.proc.any()), bool(self.comm.any())
+        # the traffic is often a feature the PEs total anyway (roofline's bytes): reuse it
+        self._traffic_feature = None
+        if self.has_traffic and self._pe_features is not None:
+            self._traffic_mask = self._traffic_pes[:, None].astype(float)
+            cols = np.flatnonzero(self._traffic_pes)
+            for f, table in enumerate(self._pe_features):
+                if np.array_equal(table[:, cols], self.traffic_bytes[:, cols]):
+                    self._traffic_feature = f
+                    break
         self._cn_tables = self._gather_tables(self.comm)
         if self._cn_features is not None:
             self._cn_feature_tables = [self._gather_tables(f) for f in self._cn_features]
@@ -497,20 +509,26 @@ class BatchEvaluator:
     def _loads_t(self, XT: np.ndarray, pair: np.ndarray):
         """Per-PE ``(P, n)`` and per-CN ``(C, n)`` element values (before lambda), and
         the memory traffic ``(P, n)`` of each PE (None without)."""
-        pe = self._pe_loads(XT, self.proc)
-        cn = self._cn_loads(XT, self.comm, self._cn_tables, pair)
+        n = XT.shape[1]
+        pe = self._pe_loads(XT, self.proc) if self._pe_additive else np.zeros((self.n_pes, n))
+        cn = self._cn_loads(XT, self.comm, self._cn_tables, pair) if self._cn_additive \
+            else np.zeros((self.n_cns, n))
+        totals = None
         if self._pe_finish:
             totals = [self._pe_loads(XT, f) for f in self._pe_features]
-            for p, r in self._pe_finish:
-                pe[p] = r.finish([t[p] for t in totals[:r.width]])
+            for rows, r in self._pe_finish:
+                pe[rows] = r.finish([t[rows] for t in totals[:r.width]])
         if self._cn_finish:
-            totals = [self._cn_loads(XT, f, t, pair)
-                      for f, t in zip(self._cn_features, self._cn_feature_tables)]
-            for k, r in self._cn_finish:
-                cn[k] = r.finish([t[k] for t in totals[:r.width]])
+            cn_totals = [self._cn_loads(XT, f, t, pair)
+                         for f, t in zip(self._cn_features, self._cn_feature_tables)]
+            for rows, r in self._cn_finish:
+                cn[rows] = r.finish([t[rows] for t in cn_totals[:r.width]])
         data = None
         if self.has_traffic:
-            data = self._pe_loads(XT, self.traffic_bytes)
+            if self._traffic_feature is not None:
+                data = totals[self._traffic_feature] * self._traffic_mask
+            else:
+                data = self._pe_loads(XT, self.traffic_bytes)
             cn += self.traffic_slope.T @ data
             cn += self.traffic_base.T @ (data != 0).astype(float)
         return pe, cn, data
@@ -611,9 +629,10 @@ def _tabulate(rules, tokens):
     finishes, features)``.  ``table[i, e]`` is the value of group ``i`` on element ``e``
     for additive rules (their finish is linear, so it applies token by token);
     ``features[f][i, e]`` the ``f``-th feature total of group ``i`` for the others, whose
-    ``(e, rule)`` are listed in ``finishes`` and finished on the summed totals."""
+    ``(elements, rule)`` are listed in ``finishes`` and finished on the summed totals (all
+    the elements of a rule whose finish does not depend on the element at once)."""
     table = np.zeros((len(tokens), len(rules)))
-    finishes, columns = [], {}
+    finishes, columns, shared = [], {}, {}
     for e, r in enumerate(rules):
         if r is None:
             continue
@@ -621,9 +640,15 @@ def _tabulate(rules, tokens):
                      dtype=float).reshape(len(tokens), r.width)
         if r.additive:
             table[:, e] = r.finish(F.T)
-        else:
-            finishes.append((e, r))
+        elif r.uniform:
+            shared.setdefault(type(r), (np.zeros(0, dtype=np.intp), r))
+            rows, first = shared[type(r)]
+            shared[type(r)] = (np.append(rows, e), first)
             columns[e] = F
+        else:
+            finishes.append((np.array([e]), r))
+            columns[e] = F
+    finishes += list(shared.values())
     if not finishes:
         return table, finishes, None
     width = max(r.width for _, r in finishes)

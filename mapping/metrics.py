@@ -39,6 +39,8 @@ class MetricRule:
     width: int = 1
     #: ``finish`` is linear: the value is a sum of per-token values
     additive: bool = True
+    #: ``finish`` does not depend on the element (applied to many elements at once)
+    uniform: ClassVar[bool] = False
 
     def __init__(self, element: Element, metric: str):
         self.element, self.metric = element, metric
@@ -82,6 +84,7 @@ class Intensive(MetricRule):
     metrics = ("power",)
     width = 4
     additive = False
+    uniform = True
 
     @classmethod
     def applies(cls, element, metric):
