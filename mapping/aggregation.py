@@ -1,90 +1,126 @@
 """How element values combine into one system value (SPEC §6.4).
 
-Every aggregator is ``f(pe_values, cn_values, lambda_, *, shares=None) -> (value,
-bottleneck)``.  ``shares`` (PE → CN → the value of that CN's tokens attributed to the PE,
-before ``lambda``) is only read by ``exclusive``; ``sum`` and ``max`` ignore it.
+An aggregation is a small class, written once in numpy over ``n`` mappings at a time:
+:meth:`Aggregation.combine` takes the element values ``pe (P, n)`` and ``cn (C, n)``
+(before ``lambda``) and, for aggregations that need them (:attr:`Aggregation.needs_shares`),
+``shares (P, C, n)``: the value of each CN's tokens attributed to each PE.  It returns
+the system values ``(n,)`` and the index of the bottleneck element ``(n,)`` in the order
+PEs then CNs (``-1``: none).  The reference evaluator calls it with ``n = 1``, the batch
+evaluator with chunks of mappings.
+
+Aggregations declare the properties the batch evaluator's group tables and the exact
+search rely on: :attr:`Aggregation.separable` (the value is the sum of the contributions
+``pe`` and ``λ·cn``) or :attr:`Aggregation.bottleneck` (their maximum).  A new
+aggregation (``schedule``, ``period``) is one class and one ``AGGREGATIONS`` line.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import ClassVar
+
+import numpy as np
 
 from mapping.errors import MappingError
 from mapping.registry import Registry
 
 
-Shares = Mapping[str, Mapping[str, float]]
+class Aggregation:
+    name: ClassVar[str]
+    #: value = Σ pe + λ·Σ cn: a sum of per-token contributions (group tables, MILP sum)
+    separable: ClassVar[bool] = False
+    #: value = max(max pe, λ·max cn): a bottleneck (group tables of rows, MILP epigraph)
+    bottleneck: ClassVar[bool] = False
+    #: ``combine`` reads ``shares``
+    needs_shares: ClassVar[bool] = False
+
+    def combine(self, pe: np.ndarray, cn: np.ndarray, lambda_: float,
+                shares: np.ndarray | None = None, locate: bool = True
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(values (n,), bottleneck (n,))``; without ``locate`` the bottleneck is None
+        (the batch evaluator needs the values only)."""
+        raise NotImplementedError
 
 
-def aggregate_sum(pe_values: Mapping[str, float], cn_values: Mapping[str, float], lambda_: float,
-                  *, shares: Shares | None = None) -> tuple[float, str | None]:
-    """LSLA, everything serialized: ``Σ_PE + λ·Σ_CN`` (Pelcat et al. 2018, eq. 1).
-    The bottleneck is the largest single contribution."""
-    value = sum(pe_values.values()) + lambda_ * sum(cn_values.values())
-    return value, _largest(pe_values, cn_values, lambda_)
+def contributions(pe: np.ndarray, cn: np.ndarray, lambda_: float) -> np.ndarray:
+    """``(P + C, n)``: PE values, then CN values scaled by ``lambda`` (SPEC §6.4)."""
+    return np.concatenate([pe, lambda_ * cn])
 
 
-def aggregate_max(pe_values: Mapping[str, float], cn_values: Mapping[str, float], lambda_: float,
-                  *, shares: Shares | None = None) -> tuple[float, str | None]:
-    """Everything concurrent: ``max(max_PE, λ·max_CN)`` (Gables eq. 14, bottleneck)."""
-    bottleneck = _largest(pe_values, cn_values, lambda_)
-    if bottleneck is None:
-        return 0.0, None
-    value = pe_values.get(bottleneck)
-    return (value if value is not None else lambda_ * cn_values[bottleneck]), bottleneck
-
-
-def exclusive_phases(pe_values: Mapping[str, float], lambda_: float, shares: Shares
-                     ) -> dict[str, tuple[float, str]]:
-    """PE → (its phase time, the element that sets it) for ``exclusive``: the max of the
-    PE's own value and of ``λ·share`` at every CN it uses (Gables eq. 18, generalized:
-    ``T'_IP[i] = max(D_i/B_peak, D_i/B_i, C_i)`` with the memory term per CN)."""
-    phases = {}
-    for pe, own in pe_values.items():
-        best, limiter = own, pe
-        for cn, share in (shares.get(pe) or {}).items():
-            if lambda_ * share > best:
-                best, limiter = lambda_ * share, cn
-        phases[pe] = (best, limiter)
-    return phases
-
-
-def aggregate_exclusive(pe_values: Mapping[str, float], cn_values: Mapping[str, float],
-                        lambda_: float, *, shares: Shares | None = None
-                        ) -> tuple[float, str | None]:
-    """Gables' serialized work: each PE works alone in its own phase; the system value is
-    the sum of the phases (Gables eq. 19).  The bottleneck is the element that sets the
-    longest phase (the PE itself, or a CN where its traffic is the slower part)."""
-    if shares is None:
-        raise MappingError("aggregation 'exclusive' needs to know which PE each CN token "
-                           "belongs to (a mapping); it is not available without one")
-    phases = exclusive_phases(pe_values, lambda_, shares)
-    value = sum(time for time, _ in phases.values())  # Gables eq. 19: Σ T'_IP[i]
-    longest = max(phases.values(), key=lambda p: p[0], default=None)
-    bottleneck = longest[1] if longest is not None and longest[0] > 0 else None
-    return value, bottleneck
-
-
-def _largest(pe_values, cn_values, lambda_):
+def _first_largest(values: np.ndarray) -> np.ndarray:
     # Ties go to the first element in declaration order, PEs before CNs.
-    best, best_value = None, float("-inf")
-    for name, value in pe_values.items():
-        if value > best_value:
-            best, best_value = name, value
-    for name, value in cn_values.items():
-        if lambda_ * value > best_value:
-            best, best_value = name, lambda_ * value
-    return best
+    if not len(values):
+        return np.full(values.shape[1], -1, dtype=np.intp)
+    return values.argmax(axis=0)
+
+
+class Sum(Aggregation):
+    """LSLA, everything serialized: ``Σ_PE + λ·Σ_CN`` (Pelcat et al. 2018, eq. 1); the
+    bottleneck is the largest single contribution."""
+
+    name = "sum"
+    separable = True
+
+    def combine(self, pe, cn, lambda_, shares=None, locate=True):
+        value = pe.sum(axis=0) + lambda_ * cn.sum(axis=0)
+        return value, (_first_largest(contributions(pe, cn, lambda_)) if locate else None)
+
+
+class Max(Aggregation):
+    """Everything concurrent: ``max(max_PE, λ·max_CN)`` (Gables eq. 14, bottleneck)."""
+
+    name = "max"
+    bottleneck = True
+
+    def combine(self, pe, cn, lambda_, shares=None, locate=True):
+        n = pe.shape[1]
+        value = pe.max(axis=0) if len(pe) else np.zeros(n)
+        if len(cn):
+            value = np.maximum(value, lambda_ * cn.max(axis=0))
+        return value, (_first_largest(contributions(pe, cn, lambda_)) if locate else None)
+
+
+class Exclusive(Aggregation):
+    """Gables' serialized work: each PE works alone in its own phase, whose time is the
+    max of its own value and of ``λ·share`` at every CN it uses (Gables eq. 18,
+    generalized: ``T'_IP[i] = max(D_i/B_peak, D_i/B_i, C_i)``); the system value is the
+    sum of the phases (Gables eq. 19).  The bottleneck is the element that sets the
+    longest phase (the PE itself, or a CN where its traffic is the slower part)."""
+
+    name = "exclusive"
+    needs_shares = True
+
+    def combine(self, pe, cn, lambda_, shares=None, locate=True):
+        if shares is None:
+            raise MappingError("aggregation 'exclusive' needs to know which PE each CN token "
+                               "belongs to (a mapping); it is not available without one")
+        P, n = pe.shape
+        phase, cn_wins = pe, None
+        if shares.shape[1]:
+            top = lambda_ * shares.max(axis=1)                          # (P, n)
+            cn_wins = top > pe
+            phase = np.where(cn_wins, top, pe)
+        value = phase.sum(axis=0)
+        if not locate:
+            return value, None
+        limiter = np.broadcast_to(np.arange(P)[:, None], (P, n))
+        if cn_wins is not None:
+            limiter = np.where(cn_wins, P + shares.argmax(axis=1), limiter)
+        if not P:
+            return value, np.full(n, -1, dtype=np.intp)
+        longest = phase.argmax(axis=0)
+        cols = np.arange(n)
+        bottleneck = np.where(phase[longest, cols] > 0, limiter[longest, cols], -1)
+        return value, bottleneck
 
 
 #: the aggregations, by name, that the command line offers (``--aggregate``)
 AGGREGATIONS: Registry = Registry("aggregation", error=MappingError)
-AGGREGATIONS.add("sum", aggregate_sum, "LSLA, everything serialized: sum of PEs + lambda * sum of CNs")
-AGGREGATIONS.add("max", aggregate_max, "everything concurrent: the bottleneck element")
-AGGREGATIONS.add("exclusive", aggregate_exclusive,
+AGGREGATIONS.add("sum", Sum(), "LSLA, everything serialized: sum of PEs + lambda * sum of CNs")
+AGGREGATIONS.add("max", Max(), "everything concurrent: the bottleneck element")
+AGGREGATIONS.add("exclusive", Exclusive(),
                  "Gables' serialized work: each PE alone in its phase, phases summed")
 
 
-def aggregator(name: str):
+def aggregator(name: str) -> Aggregation:
     if name == "schedule" and name not in AGGREGATIONS:
         raise MappingError("aggregation 'schedule' (list-scheduled makespan) is not "
                            "implemented yet; use sum, max or exclusive")

@@ -1,42 +1,48 @@
 """The batch evaluator: many mappings at once with numpy (SPEC §9, §11).
 
 A :class:`BatchEvaluator` is compiled once from a bound problem, a metric and an
-aggregation.  It precomputes
+aggregation.  It restates no rule: it tabulates those of the semantic core.  Each
+element's rule (:func:`mapping.metrics.rule`) gives per-token features and a finish;
+the evaluator precomputes (:class:`CostTables`)
 
-- ``proc[a, p]``: the cost of all processing tokens of actor ``a`` on PE ``p``;
+- ``proc[a, p]``: the value of all processing tokens of actor ``a`` on PE ``p``, for
+  *additive* rules (a linear finish applies token by token);
+- ``comm[c, k]``: the same for the communication tokens of channel ``c`` on CN ``k``;
 - ``route[s·P + d, k]``: 1 where CN ``k`` lies on the route of a channel from PE ``s``
   to PE ``d`` (the PE's ``local`` CN on the diagonal), the fewest-hop route of
   :meth:`moa.Architecture.route`;
-- ``comm[c, k]``: the cost of all communication tokens of channel ``c`` on CN ``k``;
+- per feature, the same tables of feature totals for the other rules (``roofline``'s
+  ``ops`` and ``bytes``, the four sums of the ``power`` mean), finished per element by
+  the rule's own ``finish`` applied to arrays;
+- the memory traffic of each PE (the models' ``token_traffic``) and its affine cost on
+  every CN of the route to its memory (``traffic_cost``, ``MemoryTraffic.share``).
 
-and from them the gather tables of each aggregation (``lambda`` folded in).  A mapping
-is a row of PE indices, one per actor in the application's declaration order; an
-``(N, actors)`` integer array is evaluated chunk by chunk with gathers and bincounts,
-never with a Python loop over mappings.
+The system value is the aggregation's own ``combine`` (:mod:`mapping.aggregation`) on
+the ``(P, n)`` and ``(C, n)`` element values of a chunk of mappings.  A mapping is a row
+of PE indices, one per actor in the application's declaration order; an ``(N, actors)``
+integer array is evaluated chunk by chunk with gathers and bincounts, never with a
+Python loop over mappings.
 
-For ``sum`` and ``max`` of per-token metrics (the search's hot path) the tables are per
-*group* of up to 4 (``sum``) or 3 (``max``: paths of two channels) actors, chosen so that
-both ends of every channel lie in one group: the row ``Σ_j X[a_j]·P^(k-1-j)`` of a
-group's table holds everything the group owns for that joint placement (its actors'
-processing, its channels' communication), a scalar for ``sum``, a row of 4 element
-values for ``max`` (CNs over the channel groups, PEs by halves over groups of
-consecutive actors).  A
-mapping then costs one gather per group (11 scalars for ``sum``, 29 rows for ``max`` on
-the 20-actor, 30-channel benchmark, instead of 50 and 110), computed in reused buffers
-(fresh large temporaries cost page faults) with a narrow-integer Horner index.
+Where every rule is additive and there is no memory traffic (the search's hot path),
+aggregations that declare themselves *separable* (``sum``) or *bottleneck* (``max``)
+compile further, to tables per *group* of up to 4 (separable) or 3 (bottleneck: paths
+of two channels) actors, chosen so that both ends of every channel lie in one group:
+the row ``Σ_j X[a_j]·P^(k-1-j)`` of a group's table holds everything the group owns for
+that joint placement (its actors' processing, its channels' communication, ``lambda``
+folded in), a scalar for separable, a row of 4 element values for bottleneck (CNs over
+the channel groups, PEs by halves over groups of consecutive actors).  A mapping then
+costs one gather per group (11 scalars for ``sum``, 29 rows for ``max`` on the
+20-actor, 30-channel benchmark, instead of 50 and 110), computed in reused buffers
+(fresh large temporaries cost page faults) with a narrow-integer Horner index.  For
+bottleneck aggregations the group tables are used below :data:`MAX_PLAN_PES` PEs only,
+where they are the faster path (:attr:`BatchEvaluator.plan`).
 
-Covered, vectorized: every per-token model (LSLA, GSLA, LogCA, third-party per-token
-models), the ``energy`` fallback ``Σ power·time``, the intensive ``power`` (time-weighted
-mean per element, from four per-element sums) with ``sum`` and ``max``; the
-element-level ``roofline`` (per-PE ``Σ ops`` and ``Σ bytes``, then
-``max(ops/peak, bytes/bandwidth)``) and ``bandwidth`` models, with the memory traffic of
-roofline PEs routed to their ``memory`` CN (``D``, ``miss·D`` on the memory CN itself,
-on LSLA, GSLA or bandwidth CNs); the ``sum``, ``max`` and ``exclusive`` aggregations
-(exclusive: a CN's share for a PE counts the channels the PE produces and its memory
-traffic).  Anything else (``schedule``, third-party element-level models, power with
-memory traffic or ``exclusive``) falls back to the reference evaluator one mapping at a
-time, so that results are always those of :func:`mapping.evaluate.evaluate`;
-:attr:`BatchEvaluator.vectorized` says which path is taken.
+A model that overrides ``element_value`` alone (not ``features``/``finish``), a rule that
+cannot be tabulated (a bad token attribute, memory traffic whose cost is not affine,
+shares of a ``power`` mean for ``exclusive``) makes the evaluator fall back to the
+reference evaluator one mapping at a time, so that results are always those of
+:func:`mapping.evaluate.evaluate`; :attr:`BatchEvaluator.vectorized` says which path is
+taken.
 
 Mappings are evaluated without fixed routes (``via``): search explores assignments of
 actors to PEs, routed by the architecture.  A PE pair without a route makes every
@@ -49,17 +55,18 @@ import heapq
 import math
 import types
 import weakref
+from dataclasses import dataclass
 from typing import Iterable, Mapping as MappingT, Sequence
 
 import numpy as np
 
 from moa import NoRouteError
 from dsl.mappings import Mapping
+from mapping.aggregation import aggregator
 from mapping.errors import MappingError
-from mapping.metrics import INTENSIVE
+from mapping.metrics import check_metric, rule
 from mapping.problem import Problem
 from mapping.traffic import traffic_model
-from moa.cost_models.roofline import token_bytes, token_ops
 
 # Bound problems hold read-only mapping proxies; let them pickle (as dicts rebuilt into
 # proxies) so that evaluators and problems can travel to Dask workers.
@@ -78,41 +85,40 @@ MAX_PAIR_ROWS = 65536
 #: at most this many table entries (float64) for the group tables
 MAX_TABLE = 1 << 22
 
-VECTOR_AGGREGATES = ("sum", "max", "exclusive")
+#: from this many PEs on, the generic path beats the group tables for ``max``: above 8
+#: PEs a group holds two actors instead of three; both paths are level from 9 to 13 PEs,
+#: the generic one 1.2x faster at 16 and 5x at 64 (``tests/perf/bench.py``: ``max_paths``)
+MAX_PLAN_PES = 12
 _WIDTH = 4              # at most this many element values per gathered row for max
 
 
-class _NotVectorizable(Exception):
-    pass
+@dataclass(frozen=True)
+class CostTables:
+    """The cost tables a :class:`BatchEvaluator` compiles from the semantic core, before
+    ``lambda``; the exact search and the symmetry reduction read these.
 
+    - ``proc[a, p]``: the value of all processing tokens of actor ``a`` on PE ``p`` (PEs
+      whose rule is additive; 0 for the others and unmodelled ones);
+    - ``comm[c, k]``: the same for the communication tokens of channel ``c`` on CN ``k``;
+    - ``route[s·P + d, k]``: 1 where CN ``k`` lies on the route from PE ``s`` to PE
+      ``d`` (the PE's ``local`` CN on the diagonal); ``unroutable[s·P + d]``: no route;
+    - ``src[c]``, ``dst[c]``: the actor indices of channel ``c``'s ends;
+    - ``traffic_slope[p, k]``, ``traffic_base[p, k]``: the memory traffic ``D_p`` of PE
+      ``p`` costs ``slope·D_p + base`` on CN ``k`` (``base`` only when ``D_p > 0``);
+    - ``linear``: every element value is a sum of ``proc`` and ``comm`` entries (additive
+      rules everywhere, no memory traffic), so ``sum`` and ``max`` are linear programs.
+    """
 
-class _Unmodelled:
-    """An element seen without its model for the metric (its value is computed apart)."""
-
-    def __init__(self, element):
-        self.name = element.name
-
-    def model(self, metric):
-        return None
-
-
-def _affine_traffic(element, metric):
-    """``(slope, intercept)`` of the cost of a memory-traffic token of ``D`` bytes on a
-    CN (``slope·D + intercept``), for the models where it is affine; None otherwise."""
-    model = element.model(metric)
-    if model is None:
-        if metric == "energy" and element.model("power") is not None \
-                and element.model("time") is not None:
-            return None
-        return 0.0, 0.0
-    p = model.params
-    if model.name == "lsla":
-        return p.alpha, p.beta
-    if model.name == "gsla":            # S = quanta = D, gamma = 1
-        return p.alpha + p.beta, 0.0
-    if model.name == "bandwidth":
-        return 1.0 / p.B, 0.0
-    return None
+    proc: np.ndarray
+    comm: np.ndarray
+    route: np.ndarray
+    unroutable: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    lambda_: float
+    traffic_slope: np.ndarray
+    traffic_base: np.ndarray
+    linear: bool
 
 
 class BatchEvaluator:
@@ -122,14 +128,19 @@ class BatchEvaluator:
     :attr:`actors` order, values indexing :attr:`pes`) and returns ``N`` values equal to
     those of the reference evaluator.  ``loads(X)`` gives the per-element values
     (``(N, elements)``, before ``lambda``, in :attr:`elements` order).  The object holds
-    only numpy arrays and names once compiled, so it pickles cheaply (for Dask workers).
+    only numpy arrays, names and the core's rule objects once compiled, so it pickles
+    cheaply (for Dask workers).  ``max_plan`` forces (True) or forbids (False) the group
+    tables for bottleneck aggregations; by default they are used below
+    :data:`MAX_PLAN_PES` PEs, where they are faster than the generic path.
     """
 
     def __init__(self, problem: Problem, metric: str = "time", aggregate: str | None = None,
-                 chunk: int = DEFAULT_CHUNK):
+                 chunk: int = DEFAULT_CHUNK, *, max_plan: bool | None = None):
         arch, act = problem.arch, problem.activity
+        check_metric(arch, metric)
         self.metric = metric
         self.aggregate = aggregate or arch.aggregate
+        self.aggregation = aggregator(self.aggregate)
         self.chunk = int(chunk)
         self.actors: list[str] = list(problem.app.actors)
         self.channels: list[str] = list(problem.app.channels)
@@ -167,29 +178,26 @@ class BatchEvaluator:
                     self.route[s * P + d, cn_index[k]] = 1.0
         self._penalty = np.where(self.unroutable, np.inf, 0.0) if self.unroutable.any() else None
 
-        pe_elems = [arch.elements[p] for p in self.pes]
-        cn_elems = [arch.elements[k] for k in self.cns]
-        proc_tokens = [act.processing[a] for a in self.actors]
-        comm_tokens = [act.communication[c] for c in self.channels]
-        self.intensive = metric in INTENSIVE
         big = self.n_actors * P + len(self.channels) * P * P
         self._itype = np.int32 if big < 2**31 - 1 else np.intp
         self._actor_off = (np.arange(self.n_actors) * P).astype(self._itype)
         self._pair_off = (np.arange(len(self.channels)) * P * P).astype(self._itype)
-        # traffic of roofline PEs to their memory CN: slope and intercept per (PE, CN)
         self.traffic_slope = np.zeros((P, C))
         self.traffic_base = np.zeros((P, C))
+        self.traffic_bytes = np.zeros((self.n_actors, P))
         self.has_traffic = False
-        self.roofline = np.zeros(0, dtype=np.intp)
+        self.proc = np.zeros((self.n_actors, P))
+        self.comm = np.zeros((len(self.channels), C))
+        self._pe_finish, self._cn_finish = [], []      # (index, rule) of non-additive ones
+        self._pe_features = self._cn_features = None    # (F, rows, elements)
+        self._cn_feature_tables = []
+        self._cn_tables = None
 
-        try:
-            self.vectorized = self._compile(arch, pe_elems, cn_elems, proc_tokens, comm_tokens,
-                                            cn_index)
-        except _NotVectorizable:
-            self.vectorized = False
-        #: the pure per-token case: one gather table for sum, plain Python for one mapping
-        self.fast = self.vectorized and not self.intensive and not self.has_traffic \
-            and not len(self.roofline)
+        self._plan = None
+        self.vectorized = self._compile(arch, act, cn_index)
+        #: every element value is a sum of table entries: the group tables apply
+        self.fast = self.vectorized and not self._pe_finish and not self._cn_finish \
+            and not self.has_traffic
         if not self.vectorized:
             self._problem = problem
             return
@@ -204,87 +212,94 @@ class BatchEvaluator:
             self._src_list, self._dst_list = self.src.tolist(), self.dst.tolist()
             self._comm_list = self.comm.tolist()
             self._route_list = [np.flatnonzero(r).tolist() for r in self.route]
-        self._plan = None
+        agg = self.aggregation
         if self.fast and P * P <= MAX_PAIR_ROWS:
-            if self.aggregate == "sum":
+            if agg.separable:
                 self._plan = self._sum_plan(pair)
-            elif self.aggregate == "max" and (C or self._penalty is None):
+            elif agg.bottleneck and (C or self._penalty is None) \
+                    and (max_plan if max_plan is not None else P < MAX_PLAN_PES):
                 self._plan = self._max_plan()
 
-    def _compile(self, arch, pe_elems, cn_elems, proc_tokens, comm_tokens, cn_index) -> bool:
+    @property
+    def tables(self) -> CostTables:
+        """The compiled cost tables (:class:`CostTables`)."""
+        return CostTables(self.proc, self.comm, self.route, self.unroutable, self.src,
+                          self.dst, self.lambda_, self.traffic_slope, self.traffic_base,
+                          self.fast)
+
+    @property
+    def plan(self) -> str:
+        """Which path evaluates arrays: ``"groups"`` (group tables), ``"tables"``
+        (gathers of the compiled tables) or ``"reference"`` (one mapping at a time)."""
+        if not self.vectorized:
+            return "reference"
+        return "groups" if self._plan is not None else "tables"
+
+    def _compile(self, arch, act, cn_index) -> bool:
+        """Tabulate the core's rules; False where some rule cannot be tabulated (then
+        every mapping goes through the reference evaluator)."""
         metric = self.metric
-        if self.aggregate not in VECTOR_AGGREGATES:
+        pe_elems = [arch.elements[p] for p in self.pes]
+        cn_elems = [arch.elements[k] for k in self.cns]
+        pe_rules = [rule(e, metric) for e in pe_elems]
+        cn_rules = [rule(e, metric) for e in cn_elems]
+        self._pe_modelled = np.array([r is not None for r in pe_rules], dtype=bool)
+        self._cn_modelled = np.array([r is not None for r in cn_rules], dtype=float)
+        self._traffic_reach = np.zeros(len(pe_rules), dtype=bool)
+        self._traffic_pes = np.zeros(len(pe_rules), dtype=bool)
+        if any(r is not None and not r.vectorizable for r in pe_rules + cn_rules):
             return False
-        if self.intensive:
-            if self.aggregate == "exclusive":
-                return False
-            for e in pe_elems + cn_elems:
-                power, time = e.model(metric), e.model("time")
-                if power is not None and (not power.per_token
-                                          or (time is not None and not time.per_token)):
-                    return False
-                if traffic_model(e, metric) is not None:
-                    return False
-            comps = ("num", "den", "pc", "cnt")
-            pe_tabs = _power_tables(pe_elems, proc_tokens, metric)
-            cn_tabs = _power_tables(cn_elems, comm_tokens, metric)
-            self.proc = {c: pe_tabs[i] for i, c in enumerate(comps)}
-            self.comm = {c: cn_tabs[i] for i, c in enumerate(comps)}
-            self._has_model = np.array([e.model(metric) is not None
-                                        for e in pe_elems + cn_elems])
-            self._cn_tables = {c: self._gather_tables(t) for c, t in self.comm.items()}
-            return True
-        # PEs: per-token models in a table, roofline PEs by their totals of ops and bytes
-        roof = []
-        for i, e in enumerate(pe_elems):
-            model = e.model(metric)
-            if model is not None and not model.per_token:
-                if model.name != "roofline":
-                    return False
-                roof.append(i)
-        self.roofline = np.array(roof, dtype=np.intp)
-        token_pes = [e if i not in roof else _Unmodelled(e) for i, e in enumerate(pe_elems)]
-        self.proc = _token_table(token_pes, proc_tokens, metric)       # (A, P)
-        # CNs: per-token models and bandwidth (Σ bytes / B is a sum over tokens)
-        for e in cn_elems:
-            model = e.model(metric)
-            if model is not None and not model.per_token and model.name != "bandwidth":
-                return False
-        self.comm = _token_table(cn_elems, comm_tokens, metric)        # (Ch, C)
-        # memory traffic of roofline PEs (SPEC §5): D along the route to the memory CN
+        try:
+            self.proc, self._pe_finish, self._pe_features = _tabulate(
+                pe_rules, [act.processing[a] for a in self.actors])
+            self.comm, self._cn_finish, self._cn_features = _tabulate(
+                cn_rules, [act.communication[c] for c in self.channels])
+        except (ValueError, TypeError, ZeroDivisionError):
+            return False                # a bad token attribute: the reference explains it
+        if self.aggregation.needs_shares and self._cn_finish:
+            return False                # shares of a mean are not sums of tokens
+        # memory traffic (SPEC §5): D along the route to the memory CN, miss·D on it
         for i, e in enumerate(pe_elems):
             model = traffic_model(e, metric)
             if model is None:
                 continue
-            if model.name != "roofline":
+            if not model.vectorizable:
                 return False
-            memory = model.params.memory
-            target = arch.elements.get(memory)
+            traffic = model.memory_traffic(())
+            target = arch.elements.get(traffic.memory)
             if target is None or target.is_pe:
                 return False            # the reference evaluator reports the error
             try:
-                route = arch.route_to_cn(e.name, memory)
-            except NoRouteError:
+                route = arch.route_to_cn(e.name, traffic.memory)
+                self.traffic_bytes[:, i] = [act.processing[a].count
+                                            * model.token_traffic(act.processing[a])
+                                            for a in self.actors]
+            except (NoRouteError, ValueError, TypeError):
                 return False
             for k in route:
-                affine = _affine_traffic(arch.elements[k], metric)
+                r = cn_rules[cn_index[k]]
+                affine = (0.0, 0.0) if r is None else r.traffic_cost()
                 if affine is None:
                     return False
                 slope, base = affine
-                factor = model.params.miss if k == memory else 1.0
-                self.traffic_slope[i, cn_index[k]] = slope * factor
+                self.traffic_slope[i, cn_index[k]] = slope * traffic.share(k)
                 self.traffic_base[i, cn_index[k]] = base
+                self._traffic_reach[i] |= r is not None
+            self._traffic_pes[i] = True
             self.has_traffic = True
-        if len(self.roofline) or self.has_traffic:
-            try:
-                self.ops = np.array([t.count * token_ops(t) for t in proc_tokens])
-                self.bytes = np.array([t.count * token_bytes(t) for t in proc_tokens])
-            except (ValueError, TypeError):
-                return False            # a bad token attribute: the reference explains it
-            models = [pe_elems[i].model(metric) for i in self.roofline]
-            self.peak = np.array([m.params.peak for m in models])[:, None]
-            self.bandwidth = np.array([m.params.bandwidth for m in models])[:, None]
+        self._pe_additive, self._cn_additive = bool(self.proc.any()), bool(self.comm.any())
+        # the traffic is often a feature the PEs total anyway (roofline's bytes): reuse it
+        self._traffic_feature = None
+        if self.has_traffic and self._pe_features is not None:
+            self._traffic_mask = self._traffic_pes[:, None].astype(float)
+            cols = np.flatnonzero(self._traffic_pes)
+            for f, table in enumerate(self._pe_features):
+                if np.array_equal(table[:, cols], self.traffic_bytes[:, cols]):
+                    self._traffic_feature = f
+                    break
         self._cn_tables = self._gather_tables(self.comm)
+        if self._cn_features is not None:
+            self._cn_feature_tables = [self._gather_tables(f) for f in self._cn_features]
         return True
 
     def _owners(self, groups):
@@ -401,11 +416,29 @@ class BatchEvaluator:
         out = np.empty(X.shape[0])
         if self._plan is not None:
             self._plan.run(X, out, self.chunk)
-            return out
-        for start in range(0, X.shape[0], self.chunk):
-            Xc = X[start:start + self.chunk]
-            out[start:start + len(Xc)] = self._evaluate_chunk(Xc)
+        else:
+            for start in range(0, X.shape[0], self.chunk):
+                Xc = X[start:start + self.chunk]
+                out[start:start + len(Xc)] = self._evaluate_chunk(Xc)
+        if self.vectorized and not self._pe_modelled.all():
+            self._unvalued(X, out)
         return out
+
+    def _unvalued(self, X: np.ndarray, out: np.ndarray) -> None:
+        """Set to ``inf`` the values of mappings whose every busy element is unmodelled
+        (the reference evaluator raises for them; a search must not take their 0)."""
+        rows = np.flatnonzero(out == 0)
+        if not len(rows):
+            return
+        Xz = X[rows]
+        used = self._pe_modelled[Xz].any(axis=1)
+        if len(self.channels) and self.n_cns:
+            pair = Xz[:, self.src] * self.n_pes + Xz[:, self.dst]
+            used |= (self.route[pair] @ self._cn_modelled).any(axis=1)
+        if self.has_traffic:
+            moved = self.traffic_bytes[np.arange(self.n_actors), Xz] > 0      # (n, A)
+            used |= (moved & self._traffic_reach[Xz]).any(axis=1)
+        out[rows[~used]] = np.inf
 
     __call__ = evaluate
 
@@ -430,7 +463,8 @@ class BatchEvaluator:
         if not self.vectorized:
             return np.array([self._reference(row).value for row in X])
         XT = self._transpose(X)
-        if self.fast and self.aggregate == "sum":
+        if self.fast and self.aggregation.separable:
+            # the contributions of actors and channels, lambda and penalties folded in
             A, P = self.n_actors, self.n_pes
             idx = np.empty((A + len(self.channels), XT.shape[1]), dtype=self._itype)
             np.add(XT, self._actor_off[:, None], out=idx[:A])
@@ -439,23 +473,13 @@ class BatchEvaluator:
             pairs += XT[self.dst]
             pairs += self._chan_off[:, None]
             return self._sum_table.take(idx).sum(axis=0)
-        if self.aggregate == "exclusive":
-            return self._exclusive(XT)
-        pe, cn = self._loads_t(XT)
-        value = self._aggregate(pe, cn)
-        if self._penalty is not None and not len(cn):      # no CN row to carry the penalty
-            value = value + self._penalty.take(self._pairs(XT)).sum(axis=0)
+        pair = self._pairs(XT)
+        pe, cn, data = self._loads_t(XT, pair)
+        shares = self._shares(XT, pair, data) if self.aggregation.needs_shares else None
+        value, _ = self.aggregation.combine(pe, cn, self.lambda_, shares, locate=False)
+        if self._penalty is not None:
+            value = value + self._penalty.take(pair).sum(axis=0)
         return value
-
-    def _aggregate(self, pe: np.ndarray, cn: np.ndarray) -> np.ndarray:
-        """System values from per-PE ``(P, n)`` and per-CN ``(C, n)`` element values."""
-        lam, n = self.lambda_, pe.shape[1]
-        if self.aggregate == "sum":
-            return pe.sum(axis=0) + lam * cn.sum(axis=0)
-        top_pe = pe.max(axis=0) if len(pe) else np.zeros(n)
-        if not len(cn):
-            return top_pe
-        return np.maximum(top_pe, lam * cn.max(axis=0))
 
     def _bincount(self, XT: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """``(P, n)`` sums of ``weights`` (``(A, n)``) by the PE of each actor."""
@@ -482,85 +506,53 @@ class BatchEvaluator:
             return np.stack([t.take(flat).sum(axis=0) for t in tables])
         return np.einsum("cnk,ck->kn", self.route[pair], comm)
 
-    def _actor_totals(self, XT: np.ndarray):
-        """Per-PE ``Σ ops`` and ``Σ bytes`` ``(P, n)`` of the actors mapped there."""
-        ops = self._bincount(XT, np.broadcast_to(self.ops[:, None], XT.shape))
-        data = self._bincount(XT, np.broadcast_to(self.bytes[:, None], XT.shape))
-        return ops, data
-
-    def _loads_t(self, XT: np.ndarray):
-        """Per-PE ``(P, n)`` and per-CN ``(C, n)`` element values (before lambda)."""
-        pair = self._pairs(XT)
-        if self.intensive:
-            pe = {c: self._pe_loads(XT, t) for c, t in self.proc.items()}
-            cn = {c: self._cn_loads(XT, t, self._cn_tables[c], pair)
-                  for c, t in self.comm.items()}
-            vals = []
-            for part in (pe, cn):
-                num, den, pc, cnt = part["num"], part["den"], part["pc"], part["cnt"]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    weighted = num / den
-                    plain = np.where(cnt > 0, pc / cnt, 0.0)
-                vals.append(np.where(den > 0, weighted, plain))
-            pe_v, cn_v = vals
-            P = self.n_pes
-            pe_v[~self._has_model[:P]] = 0.0
-            cn_v[~self._has_model[P:]] = 0.0
-        else:
-            pe_v = self._pe_loads(XT, self.proc)
-            cn_v = self._cn_loads(XT, self.comm, self._cn_tables, pair)
-            if len(self.roofline) or self.has_traffic:
-                ops, data = self._actor_totals(XT)
-                self._roofline_times(pe_v, ops, data)
-                if self.has_traffic:
-                    cn_v += self.traffic_slope.T @ data
-                    cn_v += self.traffic_base.T @ (data != 0).astype(float)
-        if self._penalty is not None and len(cn_v):
-            cn_v[0] += self._penalty.take(pair).sum(axis=0)
-        return pe_v, cn_v
-
-    def _roofline_times(self, pe_values: np.ndarray, ops: np.ndarray, data: np.ndarray) -> None:
-        """Overwrite the rows of roofline PEs with ``max(Σops/peak, D/bandwidth)`` (Gables
-        eq. 9), a PE without traffic being compute-bound."""
-        r = self.roofline
-        if not len(r):
-            return
-        with np.errstate(divide="ignore", invalid="ignore"):
-            transfer = np.where(data[r] > 0, data[r] / self.bandwidth, 0.0)
-        pe_values[r] = np.maximum(ops[r] / self.peak, transfer)
-
-    def _exclusive(self, XT: np.ndarray) -> np.ndarray:
-        """Gables' serialized phases: Σ_p max(own_p, λ·max_k share_{p,k}), where a CN's
-        share for PE ``p`` counts the channels ``p`` produces and ``p``'s memory traffic."""
-        n, P = XT.shape[1], self.n_pes
-        pair = self._pairs(XT)
-        own = self._pe_loads(XT, self.proc)
+    def _loads_t(self, XT: np.ndarray, pair: np.ndarray):
+        """Per-PE ``(P, n)`` and per-CN ``(C, n)`` element values (before lambda), and
+        the memory traffic ``(P, n)`` of each PE (None without)."""
+        n = XT.shape[1]
+        pe = self._pe_loads(XT, self.proc) if self._pe_additive else np.zeros((self.n_pes, n))
+        cn = self._cn_loads(XT, self.comm, self._cn_tables, pair) if self._cn_additive \
+            else np.zeros((self.n_cns, n))
+        totals = None
+        if self._pe_finish:
+            totals = [self._pe_loads(XT, f) for f in self._pe_features]
+            for rows, r in self._pe_finish:
+                pe[rows] = r.finish([t[rows] for t in totals[:r.width]])
+        if self._cn_finish:
+            cn_totals = [self._cn_loads(XT, f, t, pair)
+                         for f, t in zip(self._cn_features, self._cn_feature_tables)]
+            for rows, r in self._cn_finish:
+                cn[rows] = r.finish([t[rows] for t in cn_totals[:r.width]])
         data = None
-        if len(self.roofline) or self.has_traffic:
-            ops, data = self._actor_totals(XT)
-            self._roofline_times(own, ops, data)
-        phase = own
-        if self.n_cns:
-            producer = XT[self.src]                                          # (Ch, n)
-            idx = (producer * n + np.arange(n, dtype=self._itype)).ravel()
-            flat = pair + self._pair_off[:, None]
-            top = np.zeros((P, n))
-            for k in range(self.n_cns):
-                if self._cn_tables is not None:
-                    w = self._cn_tables[k].take(flat)
-                else:
-                    w = self.route[pair, k] * self.comm[:, k][:, None]
-                share = np.bincount(idx, weights=w.ravel(), minlength=P * n).reshape(P, n) \
-                    .astype(float, copy=False)
-                if self.has_traffic:
-                    share += self.traffic_slope[:, k][:, None] * data
-                    share += self.traffic_base[:, k][:, None] * (data != 0)
-                np.maximum(top, share, out=top)
-            phase = np.maximum(own, self.lambda_ * top)
-        value = phase.sum(axis=0)
-        if self._penalty is not None:
-            value = value + self._penalty.take(pair).sum(axis=0)
-        return value
+        if self.has_traffic:
+            if self._traffic_feature is not None:
+                data = totals[self._traffic_feature] * self._traffic_mask
+            else:
+                data = self._pe_loads(XT, self.traffic_bytes)
+            cn += self.traffic_slope.T @ data
+            cn += self.traffic_base.T @ (data != 0).astype(float)
+        return pe, cn, data
+
+    def _shares(self, XT: np.ndarray, pair: np.ndarray, data) -> np.ndarray:
+        """``(P, C, n)``: the value of each CN's tokens attributed to each PE: the
+        channels it produces and its memory traffic (:func:`mapping.traffic.tokens_by_pe`)."""
+        n, P, C = XT.shape[1], self.n_pes, self.n_cns
+        shares = np.zeros((P, C, n))
+        if not C:
+            return shares
+        producer = XT[self.src]                                          # (Ch, n)
+        idx = (producer * n + np.arange(n, dtype=self._itype)).ravel()
+        flat = pair + self._pair_off[:, None]
+        for k in range(C):
+            if self._cn_tables is not None:
+                w = self._cn_tables[k].take(flat)
+            else:
+                w = self.route[pair, k] * self.comm[:, k][:, None]
+            shares[:, k] = np.bincount(idx, weights=w.ravel(), minlength=P * n).reshape(P, n)
+            if data is not None:
+                shares[:, k] += self.traffic_slope[:, k][:, None] * data
+                shares[:, k] += self.traffic_base[:, k][:, None] * (data != 0)
+        return shares
 
     def loads(self, X) -> np.ndarray:
         """Per-element values ``(N, elements)`` (architecture order, before lambda)."""
@@ -571,7 +563,11 @@ class BatchEvaluator:
         for start in range(0, X.shape[0], self.chunk):
             Xc = X[start:start + self.chunk]
             if self.vectorized:
-                pe, cn = self._loads_t(self._transpose(Xc))
+                XT = self._transpose(Xc)
+                pair = self._pairs(XT)
+                pe, cn, _ = self._loads_t(XT, pair)
+                if self._penalty is not None and len(cn):
+                    cn[0] += self._penalty.take(pair).sum(axis=0)
                 out[start:start + len(Xc)] = np.concatenate([pe, cn])[rows].T
             else:
                 for r, row in enumerate(Xc):
@@ -580,8 +576,9 @@ class BatchEvaluator:
         return out
 
     def value(self, mapping: Mapping | MappingT[str, str] | Sequence[int]) -> float:
-        """One mapping, fast (plain Python over precomputed lists for ``sum`` and ``max``
-        of per-token metrics): a :class:`Mapping`, an ``actor → PE`` dict or a row."""
+        """One mapping, fast (plain Python over precomputed lists for the group-table
+        aggregations of additive rules): a :class:`Mapping`, an ``actor → PE`` dict or a
+        row."""
         if isinstance(mapping, Mapping) or isinstance(mapping, MappingT):
             assignment = mapping.assignment if isinstance(mapping, Mapping) else mapping
             pi = self.pe_index
@@ -592,16 +589,22 @@ class BatchEvaluator:
                                    "actor or not a PE") from None
         else:
             row = [int(p) for p in mapping]
-        if not self.fast or self.aggregate not in ("sum", "max"):
+        agg = self.aggregation
+        if not self.fast or not (agg.separable or agg.bottleneck) \
+                or not self._pe_modelled.all():
             return float(self.evaluate(np.array(row))[0])
         proc, pair, P = self._proc_list, self._pair_list, self.n_pes
-        if self.aggregate == "sum":
+        if agg.separable:
+            # the contributions of actors and channels, lambda and penalties folded in
             total = 0.0
             for costs, p in zip(proc, row):
                 total += costs[p]
             for costs, s, d in zip(pair, self._src_list, self._dst_list):
                 total += costs[row[s] * P + row[d]]
             return total
+        if self._penalty is not None and any(
+                self.unroutable[row[s] * P + row[d]] for s, d in zip(self._src_list, self._dst_list)):
+            return math.inf
         pe = [0.0] * P
         for costs, p in zip(proc, row):
             pe[p] += costs[p]
@@ -609,13 +612,9 @@ class BatchEvaluator:
         for costs, s, d in zip(self._comm_list, self._src_list, self._dst_list):
             for k in self._route_list[row[s] * P + row[d]]:
                 cn[k] += costs[k]
-        top = max(pe) if pe else 0.0
-        if cn:
-            top = max(top, self.lambda_ * max(cn))
-        if self._penalty is not None and any(
-                self.unroutable[row[s] * P + row[d]] for s, d in zip(self._src_list, self._dst_list)):
-            return math.inf
-        return top
+        value, _ = agg.combine(np.array(pe)[:, None], np.array(cn).reshape(-1, 1),
+                               self.lambda_, locate=False)
+        return float(value[0])
 
     def _reference(self, row):
         from mapping.evaluate import evaluate
@@ -625,34 +624,38 @@ class BatchEvaluator:
                         aggregate=self.aggregate, problem=problem)
 
 
-def _token_table(elements, tokens, metric) -> np.ndarray:
-    """``table[i, e]`` = cost of all tokens of group ``i`` on element ``e`` (0 unmodelled)."""
-    table = np.zeros((len(tokens), len(elements)))
-    for e, element in enumerate(elements):
-        model = element.model(metric)
-        if model is not None:
-            table[:, e] = [t.count * model.token_cost(t) for t in tokens]
-        elif metric == "energy" and element.model("power") is not None \
-                and element.model("time") is not None:
-            power, time = element.model("power"), element.model("time")
-            table[:, e] = [t.count * power.token_cost(t) * time.token_cost(t) for t in tokens]
-    return table
-
-
-def _power_tables(elements, tokens, metric):
-    shape = (len(tokens), len(elements))
-    num, den, pc, cnt = (np.zeros(shape) for _ in range(4))
-    for e, element in enumerate(elements):
-        power, time = element.model(metric), element.model("time")
-        if power is None:
+def _tabulate(rules, tokens):
+    """Tables of the element ``rules`` over the token groups ``tokens``: ``(table,
+    finishes, features)``.  ``table[i, e]`` is the value of group ``i`` on element ``e``
+    for additive rules (their finish is linear, so it applies token by token);
+    ``features[f][i, e]`` the ``f``-th feature total of group ``i`` for the others, whose
+    ``(elements, rule)`` are listed in ``finishes`` and finished on the summed totals (all
+    the elements of a rule whose finish does not depend on the element at once)."""
+    table = np.zeros((len(tokens), len(rules)))
+    finishes, columns, shared = [], {}, {}
+    for e, r in enumerate(rules):
+        if r is None:
             continue
-        p = np.array([power.token_cost(t) for t in tokens])
-        c = np.array([t.count for t in tokens], dtype=float)
-        pc[:, e], cnt[:, e] = c * p, c
-        if time is not None:
-            w = c * np.array([time.token_cost(t) for t in tokens])
-            num[:, e], den[:, e] = w * p, w
-    return num, den, pc, cnt
+        F = np.array([[t.count * f for f in r.features(t)] for t in tokens],
+                     dtype=float).reshape(len(tokens), r.width)
+        if r.additive:
+            table[:, e] = r.finish(F.T)
+        elif r.uniform:
+            shared.setdefault(type(r), (np.zeros(0, dtype=np.intp), r))
+            rows, first = shared[type(r)]
+            shared[type(r)] = (np.append(rows, e), first)
+            columns[e] = F
+        else:
+            finishes.append((np.array([e]), r))
+            columns[e] = F
+    finishes += list(shared.values())
+    if not finishes:
+        return table, finishes, None
+    width = max(r.width for _, r in finishes)
+    features = np.zeros((width, len(tokens), len(rules)))
+    for e, F in columns.items():
+        features[:F.shape[1], :, e] = F.T
+    return table, finishes, features
 
 
 # ------------------------------------------------------------ factor tables

@@ -13,7 +13,8 @@ from typing import Mapping as MappingT
 from moa import Architecture
 from moc import TokenGroup
 from mapping.aggregation import aggregator
-from mapping.metrics import element_metric
+from mapping.evaluate import check_modelled, element_values, system_value
+from mapping.metrics import check_metric
 
 
 def element_tokens(arch: Architecture, activity: MappingT[str, tuple[float, int]]
@@ -39,10 +40,10 @@ def evaluate_activity(arch: Architecture, activity: MappingT[str, tuple[float, i
 def combine(arch: Architecture, placed: MappingT[str, list], metric: str,
             aggregate: str | None = None) -> float:
     """Element values of ``metric`` from ``placed`` tokens, combined by ``aggregate``
-    (the architecture's default when ``None``); unmodelled elements count 0."""
-    pe_values, cn_values = {}, {}
-    for name, element in arch.elements.items():
-        value = element_metric(element, placed.get(name, []), metric)
-        (pe_values if element.is_pe else cn_values)[name] = 0.0 if value is None else value
-    value, _ = aggregator(aggregate or arch.aggregate)(pe_values, cn_values, arch.lambda_)
-    return float(value)
+    (the architecture's default when ``None``); unmodelled elements count 0, but
+    activity on unmodelled elements only is an error, as in :func:`evaluate`."""
+    check_metric(arch, metric)
+    values, unmodelled = element_values(arch, placed, metric)
+    check_modelled(placed, unmodelled, metric, "the activity")
+    value, _ = system_value(arch, values, aggregator(aggregate or arch.aggregate))
+    return value

@@ -1,16 +1,17 @@
 """The reference evaluator: one metric of one mapping (SPEC §6)."""
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping as MappingT
 
 from moa import Architecture, ArchitectureError
 from moc import SDFGraph
-from mapping.aggregation import aggregator
+import numpy as np
+
+from mapping.aggregation import Aggregation, aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.metrics import element_metric
+from mapping.metrics import check_metric, performance, rule, total_ops
 from mapping.problem import Problem, bind_problem
 from mapping.routing import place_tokens, validate_mapping
 from mapping.traffic import tokens_by_pe
@@ -84,55 +85,82 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     """Evaluate ``metric`` of ``mapping`` of ``app`` onto ``arch``.
 
     Tokens of one iteration go to the mapped PEs and to every CN of each channel's route;
-    each element values its tokens with its model for ``metric``; the values combine by
-    ``aggregate`` (the architecture's default when ``None``) with CNs scaled by lambda.
-    Pass a ``problem`` from :func:`~mapping.problem.bind_problem` to skip re-binding.
+    each element values its tokens by its rule for ``metric`` (:mod:`mapping.metrics`);
+    the values combine by ``aggregate`` (the architecture's default when ``None``) with
+    CNs scaled by lambda.  Pass a ``problem`` from :func:`~mapping.problem.bind_problem`
+    to skip re-binding.
+
+    A metric that no element can value is an error listing the known metrics; so is a
+    mapping whose tokens all sit on elements without a model for the metric (its value
+    would be a meaningless 0).
     """
     problem = problem or bind_problem(app, arch, params)
     app_b, arch_b = problem.app, problem.arch
     validate_mapping(app_b, arch_b, mapping)
+    check_metric(arch_b, metric)
     aggregate = aggregate or arch_b.aggregate
-    combine = aggregator(aggregate)
+    agg = aggregator(aggregate)
     placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric)
+    values, unmodelled = element_values(arch_b, placed, metric)
+    check_modelled(placed, unmodelled, metric, f"mapping '{mapping.name}'", mapping.origin)
+    shares = pe_shares(app_b, arch_b, mapping, placed, metric) if agg.needs_shares else None
+    value, bottleneck = system_value(arch_b, values, agg, shares)
 
-    values, unmodelled = {}, []
-    for name, element in arch_b.elements.items():
-        value = _element_value(element, placed[name], metric)
-        if value is None:
-            if placed[name]:
-                unmodelled.append(name)
-            value = 0.0
-        values[name] = value
-    pe_values = {n: v for n, v in values.items() if arch_b.elements[n].is_pe}
-    cn_values = {n: v for n, v in values.items() if not arch_b.elements[n].is_pe}
-    shares = None
-    if aggregate == "exclusive":
-        shares = pe_shares(app_b, arch_b, mapping, placed, metric)
-    value, bottleneck = combine(pe_values, cn_values, arch_b.lambda_, shares=shares)
-
-    throughput = performance = None
-    if metric == "time" and value > 0 and math.isfinite(value):
+    throughput = performance_ = None
+    if metric == "time" and value > 0 and np.isfinite(value):
         throughput = 1.0 / value
-        ops = total_ops(problem.activity)
-        if ops is not None:
-            performance = ops / value  # Gables eq. 11: P_attainable = work / time
+        performance_ = performance(total_ops(problem.activity), value)
     elements = tuple(
         ElementValue(name, arch_b.elements[name].kind, sum(t.count for t in placed[name]),
                      float(sum(t.count * t.quanta for t in placed[name])), values[name])
         for name in arch_b.elements)
     return Evaluation(app_b.name, arch_b.name, mapping.name, metric, aggregate,
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
-                      float(value), throughput, performance, bottleneck, tuple(unmodelled),
+                      float(value), throughput, performance_, bottleneck, tuple(unmodelled),
                       elements)
 
 
-def total_ops(activity) -> float | None:
-    """``Σ ops`` over the processing tokens of one iteration (``ops`` defaulting to
-    ``quanta``, as ``roofline`` reads it), or ``None`` when no token carries ``ops``."""
-    tokens = list(activity.processing.values())
-    if not any("ops" in t.attrs for t in tokens):
-        return None
-    return float(sum(t.count * t.attrs.get("ops", t.quanta) for t in tokens))
+def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
+                   ) -> tuple[dict[str, float], list[str]]:
+    """Element → its value of ``metric`` over its ``placed`` tokens (0 when it has no
+    rule for the metric), and the elements with tokens but no rule."""
+    values, unmodelled = {}, []
+    for name, element in arch.elements.items():
+        tokens = placed.get(name, [])
+        value = _element_value(element, tokens, metric)
+        if value is None:
+            if tokens:
+                unmodelled.append(name)
+            value = 0.0
+        values[name] = value
+    return values, unmodelled
+
+
+def check_modelled(placed: MappingT[str, list], unmodelled: list[str], metric: str,
+                   what: str, origin=None) -> None:
+    """Raise :class:`MappingError` when every element that handles tokens is unmodelled
+    for ``metric``: the value would be a meaningless 0."""
+    busy = [name for name, tokens in placed.items() if tokens]
+    if busy and len(unmodelled) == len(busy):
+        raise MappingError(f"{what}: no element it uses has a model for metric '{metric}' "
+                           f"(unmodelled: {', '.join(unmodelled)}); its value would be a "
+                           "meaningless 0", origin)
+
+
+def system_value(arch: Architecture, values: MappingT[str, float], agg: Aggregation,
+                 shares: MappingT[str, MappingT[str, float]] | None = None
+                 ) -> tuple[float, str | None]:
+    """The system value of element ``values`` by ``agg`` and its bottleneck element."""
+    pes, cns = arch.pes, arch.cns
+    pe = np.array([values[p] for p in pes], dtype=float)[:, None]
+    cn = np.array([values[k] for k in cns], dtype=float)[:, None]
+    table = None
+    if shares is not None:
+        table = np.array([[[shares.get(p, {}).get(k, 0.0)] for k in cns] for p in pes],
+                         dtype=float).reshape(len(pes), len(cns), 1)
+    value, where = agg.combine(pe, cn, float(arch.lambda_), table)
+    i = int(where[0])
+    return float(value[0]), ((pes + cns)[i] if i >= 0 else None)
 
 
 def pe_shares(app: SDFGraph, arch: Architecture, mapping: Mapping, placed, metric: str
@@ -149,12 +177,13 @@ def pe_shares(app: SDFGraph, arch: Architecture, mapping: Mapping, placed, metri
 
 
 def _element_value(element, tokens, metric):
+    r = rule(element, metric)
+    if r is None:
+        return None
     try:
-        return element_metric(element, tokens, metric)
+        return r.value(tokens)
     except (MappingError, ArchitectureError):
         raise
     except (ValueError, ZeroDivisionError) as exc:
-        model = element.model(metric)
-        what = f", model '{model.name}'" if model is not None else ""
-        raise MappingError(f"element '{element.name}', metric '{metric}'{what}: {exc}",
-                           element.origin) from None
+        raise MappingError(f"element '{element.name}', metric '{metric}', model "
+                           f"'{r.model.name}': {exc}", element.origin) from None

@@ -1,40 +1,252 @@
 """The value of one metric on one element, from the tokens it handles (SPEC §6.3, §6.5).
 
-``time``, ``energy`` and any other metric are extensive: the element's model sums its
-tokens (or, for element-level models, computes from all of them).  ``power`` is
-intensive: the time-weighted mean of its tokens' power.  An element with ``power`` and
-``time`` models but no ``energy`` model has energy ``Σ power(t)·time(t)``.
+Every element values a metric by one *rule*, the first of :data:`METRIC_RULES` that
+applies to it: ``value = finish(Σ_tokens count·features(token))``.
+
+- ``power`` is intensive: the time-weighted mean of its tokens' power (the plain mean
+  without a per-token ``time`` model);
+- any metric the element has a model for is extensive: the model's own features and
+  finish (:class:`moa.cost_models.CostModel`);
+- ``energy``, where an element has per-token ``power`` and ``time`` models but no
+  ``energy`` model, is ``Σ power(t)·time(t)``.
+
+The reference evaluator calls :meth:`MetricRule.value` on lists of tokens; the batch
+evaluator tabulates :meth:`MetricRule.features` per token group and applies the same
+:meth:`MetricRule.finish` to arrays of totals.  A new rule is one class plus one
+``METRIC_RULES`` line.
 """
 from __future__ import annotations
 
-from moa import Element
+from typing import ClassVar, Iterable, Sequence
 
-INTENSIVE = frozenset({"power"})
+import numpy as np
+
+from moa import Element
+from moa.cost_models.base import sum_features
+from moa.cost_models.roofline import token_ops
+from mapping.errors import MappingError
+from mapping.registry import Registry
+
+
+class MetricRule:
+    """How ``element`` values ``metric``: ``finish(Σ count·features(token))``."""
+
+    #: the metrics the rule is about (empty: any metric)
+    metrics: ClassVar[tuple[str, ...]] = ()
+    #: metrics an element gets from this rule without a model of that name
+    derived: ClassVar[tuple[str, ...]] = ()
+    #: number of features
+    width: int = 1
+    #: ``finish`` is linear: the value is a sum of per-token values
+    additive: bool = True
+    #: ``finish`` does not depend on the element (applied to many elements at once)
+    uniform: ClassVar[bool] = False
+
+    def __init__(self, element: Element, metric: str):
+        self.element, self.metric = element, metric
+
+    @classmethod
+    def applies(cls, element: Element, metric: str) -> bool:
+        raise NotImplementedError
+
+    @property
+    def model(self):
+        """The model named in error messages."""
+        return self.element.model(self.metric)
+
+    @property
+    def vectorizable(self) -> bool:
+        return True
+
+    def features(self, token) -> Sequence[float]:
+        raise NotImplementedError
+
+    def finish(self, totals):
+        return totals[0]
+
+    def value(self, tokens: Iterable) -> float:
+        return float(self.finish(sum_features(self.features, self.width, tokens)))
+
+    def traffic_cost(self) -> tuple[float, float] | None:
+        """``(slope, intercept)`` of a memory-traffic token of ``D`` bytes, or None."""
+        return None
+
+    def coefficient(self, tokens: Iterable, param: str) -> float:
+        """``d value / d param`` (a model linear in ``param`` with a linear finish)."""
+        def terms(t):
+            return (self.model.linear_terms(t).get(param, 0.0),)
+        return float(self.finish(sum_features(terms, 1, tokens)))
+
+
+class Intensive(MetricRule):
+    """``power``: the time-weighted mean of the tokens' power (SPEC §6.5)."""
+
+    metrics = ("power",)
+    width = 4
+    additive = False
+    uniform = True
+
+    @classmethod
+    def applies(cls, element, metric):
+        return metric in cls.metrics and element.model(metric) is not None
+
+    def __init__(self, element, metric):
+        super().__init__(element, metric)
+        time = element.model("time")
+        self._time = time if time is not None and time.per_token else None
+
+    @property
+    def vectorizable(self):
+        return self.model.per_token
+
+    def features(self, token):
+        return self._features(token, self.model.token_cost(token))
+
+    def _features(self, token, p):
+        w = self._time.token_cost(token) if self._time is not None else 0.0
+        return w * p, w, p, 1.0
+
+    def coefficient(self, tokens, param):
+        # the mean is linear in the power of each token, for fixed weights
+        def terms(t):
+            return self._features(t, self.model.linear_terms(t).get(param, 0.0))
+        return float(self.finish(sum_features(terms, self.width, tokens)))
+
+    def finish(self, totals):
+        # Σ w·p / Σ w with weights w = time, else Σ p / count, else 0 (no tokens)
+        num, den, pc, cnt = (np.asarray(t, dtype=float) for t in totals)
+        weighted = num / np.where(den > 0, den, 1.0)
+        plain = pc / np.where(cnt > 0, cnt, 1.0)
+        return np.where(den > 0, weighted, plain)
+
+
+class Extensive(MetricRule):
+    """A metric the element has a model for: the model's features and finish."""
+
+    @classmethod
+    def applies(cls, element, metric):
+        return element.model(metric) is not None
+
+    def __init__(self, element, metric):
+        self.element, self.metric = element, metric
+        self._model = m = element.model(metric)
+        self.width, self.additive = len(m.features), m.additive
+
+    @property
+    def model(self):
+        return self._model
+
+    @property
+    def vectorizable(self):
+        return self.model.vectorizable
+
+    def features(self, token):
+        return self._model.token_features(token)
+
+    def finish(self, totals):
+        return self._model.finish(totals)
+
+    def value(self, tokens):
+        return float(self._model.element_value(tokens))
+
+    def traffic_cost(self):
+        return self._model.traffic_cost()
+
+
+class EnergyFallback(MetricRule):
+    """``energy`` without an energy model: ``Σ power(t)·time(t)`` (SPEC §6.5)."""
+
+    metrics = derived = ("energy",)
+
+    @classmethod
+    def applies(cls, element, metric):
+        power, time = element.model("power"), element.model("time")
+        return metric in cls.metrics and element.model(metric) is None \
+            and power is not None and time is not None and power.per_token and time.per_token
+
+    @property
+    def model(self):
+        return self.element.model("power")
+
+    def features(self, token):
+        return (self.element.model("power").token_cost(token)
+                * self.element.model("time").token_cost(token),)
+
+
+#: the rules, tried in this order; the first that applies values the element
+METRIC_RULES: Registry = Registry("metric rule", error=MappingError)
+METRIC_RULES.add("intensive", Intensive, "power: time-weighted mean of the tokens' power")
+METRIC_RULES.add("extensive", Extensive, "the element's model for the metric")
+METRIC_RULES.add("energy", EnergyFallback, "energy without a model: sum of power x time")
+
+#: intensive metrics: an element's value is a mean over its tokens, not a sum
+INTENSIVE = frozenset(Intensive.metrics)
+
+
+_rules: tuple[int, tuple[type[MetricRule], ...]] = (0, ())
+
+
+def _rule_classes() -> tuple[type[MetricRule], ...]:
+    global _rules
+    if _rules[0] != len(METRIC_RULES):         # the registry only grows
+        _rules = (len(METRIC_RULES), tuple(METRIC_RULES.get(n) for n in METRIC_RULES))
+    return _rules[1]
+
+
+def rule(element: Element, metric: str) -> MetricRule | None:
+    """The rule by which ``element`` values ``metric``, or None (unmodelled)."""
+    for cls in _rule_classes():
+        if cls.applies(element, metric):
+            return cls(element, metric)
+    return None
 
 
 def element_metric(element: Element, tokens: list, metric: str) -> float | None:
     """The value of ``metric`` on ``element``, or ``None`` when it has no model for it."""
-    model = element.model(metric)
-    if metric in INTENSIVE:
-        return _mean_power(element, tokens) if model is not None else None
-    if model is not None:
-        return float(model.element_value(tokens))
-    if metric == "energy" and element.model("power") is not None \
-            and element.model("time") is not None:
-        power, time = element.model("power"), element.model("time")
-        return float(sum(t.count * power.token_cost(t) * time.token_cost(t) for t in tokens))
-    return None
+    r = rule(element, metric)
+    return None if r is None else r.value(tokens)
 
 
-def _mean_power(element: Element, tokens: list) -> float:
-    power = element.model("power")
-    if not tokens:
-        return 0.0
-    time = element.model("time")
-    if time is not None and time.per_token:
-        weights = [t.count * time.token_cost(t) for t in tokens]
-        total = sum(weights)
-        if total > 0:
-            return float(sum(w * power.token_cost(t) for w, t in zip(weights, tokens)) / total)
-    count = sum(t.count for t in tokens)
-    return float(sum(t.count * power.token_cost(t) for t in tokens) / count) if count else 0.0
+def known_metrics(arch) -> list[str]:
+    """The metrics some element of ``arch`` can value: those of its models, plus the
+    ones a rule derives (``energy`` from ``power`` and ``time``)."""
+    names = set()
+    for element in arch.elements.values():
+        names.update(element.costs)
+        for cls in _rule_classes():
+            names.update(m for m in cls.derived if cls.applies(element, m))
+    return sorted(names)
+
+
+def check_metric(arch, metric: str) -> None:
+    """Raise :class:`MappingError` unless some element of ``arch`` can value ``metric``."""
+    if any(metric in e.costs for e in arch.elements.values()):
+        return
+    known = known_metrics(arch)
+    if metric not in known:
+        raise MappingError(f"unknown metric '{metric}': no element of '{arch.name}' has a "
+                           f"model for it (known metrics: {', '.join(known) or 'none'})")
+
+
+def linear_coefficient(element: Element, tokens: list, metric: str, param: str) -> float:
+    """``d value / d param`` of ``element``'s value of ``metric``, for a parameter in
+    which its model is linear (:attr:`CostModel.linear_parameters`): the rule applied to
+    the model's linear terms instead of its costs (fitting builds its design matrix so)."""
+    r = rule(element, metric)
+    return 0.0 if r is None or not tokens else r.coefficient(tokens, param)
+
+
+def total_ops(activity) -> float | None:
+    """``Σ ops`` over the processing tokens of one iteration (``ops`` defaulting to
+    ``quanta``, as ``roofline`` reads it), or ``None`` when no token carries ``ops``."""
+    tokens = list(activity.processing.values())
+    if not any("ops" in t.attrs for t in tokens):
+        return None
+    return float(sum(t.count * token_ops(t) for t in tokens))
+
+
+def performance(ops: float | None, time: float) -> float | None:
+    """Gables eq. 11: ``P_attainable = work / time`` (None without work or time)."""
+    if ops is None or not time > 0 or not np.isfinite(time):
+        return None
+    return ops / time

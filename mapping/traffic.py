@@ -36,9 +36,8 @@ def traffic_model(element, metric: str):
     physical quantity, so e.g. an ``energy`` evaluation sees it on the CNs too)."""
     for m in (metric, "time"):
         model = element.model(m)
-        if model is not None and getattr(model, "memory_traffic", None) is not None:
-            if getattr(model.params, "memory", None) is not None:
-                return model
+        if model is not None and model.memory_route() is not None:
+            return model
     return None
 
 
@@ -71,7 +70,7 @@ def place_memory_traffic(arch: Architecture, placed: dict[str, list], metric: st
             raise NoRouteError(f"element '{name}': memory traffic: {exc}", element.origin) \
                 from None
         for cn in route:
-            size = traffic.bytes * (traffic.miss if cn == traffic.memory else 1.0)
+            size = traffic.on(cn)
             placed[cn].append(TrafficToken(f"{name}->{traffic.memory}", 1, size,
                                            MappingProxyType({"bytes": size}), pe=name))
     return placed

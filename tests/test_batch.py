@@ -11,6 +11,7 @@ from mapping.batch import BatchEvaluator, compiled, evaluate_batch, evaluate_val
 from mapping.evaluate import evaluate
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
+from mapping.metrics import known_metrics
 from mapping.problem import bind_problem
 
 from search_problems import bench_arch, gsla, lsla, random_app, small_arch
@@ -46,8 +47,16 @@ CASES = [
 
 
 def _reference(app, arch, problem, ev, X, metric, aggregate):
-    return np.array([evaluate(app, arch, ev.to_mapping(row), metric, aggregate,
-                              problem=problem).value for row in X])
+    return np.array([_value(app, arch, problem, ev, row, metric, aggregate) for row in X])
+
+
+def _value(app, arch, problem, ev, row, metric, aggregate):
+    try:
+        return evaluate(app, arch, ev.to_mapping(row), metric, aggregate, problem=problem).value
+    except MappingError as exc:
+        # every element the mapping uses is unmodelled: an error there, inf in a batch
+        assert "no element it uses has a model" in str(exc)
+        return np.inf
 
 
 @pytest.mark.parametrize("name,make_arch", CASES)
@@ -59,6 +68,11 @@ def test_batch_equals_reference(name, make_arch, metric, aggregate):
         app = random_app(int(rng.integers(5, 12)), int(rng.integers(8, 18)), seed=seed)
         arch = make_arch()
         problem = bind_problem(app, arch)
+        if metric not in known_metrics(problem.arch):
+            # issue 8: a metric no element models is an error, not a value of 0
+            with pytest.raises(MappingError, match="unknown metric"):
+                BatchEvaluator(problem, metric, aggregate)
+            return
         ev = BatchEvaluator(problem, metric, aggregate, chunk=37)   # several chunks
         assert ev.vectorized
         X = rng.integers(0, len(arch.pes), (120, len(app.actors)))

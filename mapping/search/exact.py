@@ -5,15 +5,18 @@ from ``a`` to ``b`` gets continuous ``y[c, s, d]`` for the pair of PEs of its en
 linearizing ``x[a, s]·x[b, d]`` with the transport constraints
 ``Σ_d y[c, s, d] = x[a, s]`` and ``Σ_s y[c, s, d] = x[b, d]`` (exact once ``x`` is
 integral, and tighter than the usual three inequalities).  Costs are the batch
-evaluator's tables:
+evaluator's compiled :class:`~mapping.batch.CostTables`, and the objective follows the
+properties the aggregation declares (:mod:`mapping.aggregation`):
 
-- ``sum``: minimize ``Σ proc[a, p]·x[a, p] + λ·Σ pair[c, s, d]·y[c, s, d]``;
-- ``max``: minimize ``z`` with ``z ≥`` every PE's load and ``z ≥ λ·`` every CN's load
-  (an epigraph variable).
+- a *separable* aggregation (``sum``): minimize the sum of the contributions
+  ``Σ proc[a, p]·x[a, p] + λ·Σ pair[c, s, d]·y[c, s, d]``;
+- a *bottleneck* aggregation (``max``): minimize ``z`` with ``z ≥`` every contribution,
+  each PE's load and ``λ·`` each CN's load (an epigraph variable).
 
-Only per-token costs with ``sum`` or ``max`` are linear; anything else is refused.  The
-result says whether HiGHS proved optimality (status 0) or stopped at a time limit with
-the best mapping found.
+Only linear tables (additive rules, no memory traffic) with such aggregations are
+linear programs; anything else is refused.  The result says whether HiGHS proved
+optimality (status 0) or stopped at the time limit with the best mapping found so far
+(``limited``, and ``message`` says so in words).
 """
 from __future__ import annotations
 
@@ -31,37 +34,44 @@ STATUS = {0: "optimal", 1: "time or iteration limit", 2: "infeasible", 3: "unbou
 
 @dataclass(frozen=True)
 class ExactResult:
+    """``limited``: HiGHS stopped at the time (or iteration) limit, so ``row`` is the
+    best mapping found, not proven optimal; ``message`` says what happened in words."""
+
     value: float
     row: np.ndarray | None
     optimal: bool
     status: str
     objective: float | None
+    limited: bool = False
+    message: str = ""
 
 
 def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactResult:
     ev = setup.objectives.evaluators[0]
-    if not ev.vectorized or ev.intensive or ev.aggregate not in ("sum", "max"):
+    agg = ev.aggregation
+    t = ev.tables
+    if not t.linear or not (agg.separable or agg.bottleneck):
         raise SearchError(f"strategy 'exact' needs per-token cost models aggregated by sum or "
                           f"max; '{ev.metric}' with '{ev.aggregate}' is not linear here — use "
                           "exhaustive or a heuristic")
     allowed = setup.space.allowed
     A, P = allowed.shape
-    C = ev.n_cns
-    lam = ev.lambda_
-    proc = ev.proc.copy()
-    comm, route = ev.comm, ev.route
+    C = len(ev.cns)
+    lam = t.lambda_
+    proc = t.proc.copy()
+    comm, route, src, dst, unroutable = t.comm, t.route, t.src, t.dst, t.unroutable
     # self-loops (an actor talking to itself) only depend on the actor's PE
-    loops = np.flatnonzero(ev.src == ev.dst)
-    pairs = np.flatnonzero(ev.src != ev.dst)
+    loops = np.flatnonzero(src == dst)
+    pairs = np.flatnonzero(src != dst)
     diag = np.arange(P) * (P + 1)
     loop_cn = np.zeros((A, P, C))                                    # (a, s, k) CN load
     for c in loops:
-        loop_cn[ev.src[c]] += comm[c][None, :] * route[diag]
-        if ev.unroutable[diag].any():
-            proc[ev.src[c], ev.unroutable[diag]] = np.inf
+        loop_cn[src[c]] += comm[c][None, :] * route[diag]
+        if unroutable[diag].any():
+            proc[src[c], unroutable[diag]] = np.inf
     nx_ = A * P
     ny = len(pairs) * P * P
-    is_max = ev.aggregate == "max"
+    is_max = agg.bottleneck
     nvar = nx_ + ny + (1 if is_max else 0)
     # scale costs to O(1) so that HiGHS tolerances are relative to the problem
     finite = np.concatenate([proc[np.isfinite(proc)].ravel(), (comm @ route.T).ravel() * lam,
@@ -81,17 +91,17 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactRes
     # transport constraints
     for j, c in enumerate(pairs):
         base = nx_ + j * P * P
-        src, dst = int(ev.src[c]), int(ev.dst[c])
+        a_src, a_dst = int(src[c]), int(dst[c])
         for s in range(P):
             rows += [r] * (P + 1)
-            cols += list(base + s * P + np.arange(P)) + [src * P + s]
+            cols += list(base + s * P + np.arange(P)) + [a_src * P + s]
             vals += [1.0] * P + [-1.0]
             lb.append(0.0)
             ub.append(0.0)
             r += 1
         for d in range(P):
             rows += [r] * (P + 1)
-            cols += list(base + np.arange(P) * P + d) + [dst * P + d]
+            cols += list(base + np.arange(P) * P + d) + [a_dst * P + d]
             vals += [1.0] * P + [-1.0]
             lb.append(0.0)
             ub.append(0.0)
@@ -99,7 +109,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactRes
     x_ub = allowed.astype(float).ravel()
     bad_proc = ~np.isfinite(proc).ravel()
     x_ub[bad_proc] = 0.0
-    y_ub = np.tile(np.where(ev.unroutable, 0.0, 1.0), len(pairs))
+    y_ub = np.tile(np.where(unroutable, 0.0, 1.0), len(pairs))
     cost = np.zeros(nvar)
     proc_s = np.where(np.isfinite(proc), proc, 0.0) / scale
     if not is_max:
@@ -147,5 +157,11 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactRes
     x = res.x[:nx_].reshape(A, P)
     row = np.argmax(x, axis=1).astype(np.intp)
     value = float(ev.evaluate(row[None, :])[0])
+    limited = res.status == 1
+    message = ""
+    if limited:
+        limit = f" of {time_limit:g} s" if time_limit is not None else ""
+        message = (f"the MILP solver stopped at its time limit{limit} before proving "
+                   "optimality; the mapping is the best found so far")
     return ExactResult(value, row, res.status == 0, status,
-                       None if res.fun is None else float(res.fun) * scale)
+                       None if res.fun is None else float(res.fun) * scale, limited, message)

@@ -21,8 +21,9 @@ def canonical(setup) -> Canonical:
     ev = evs[0]
     P = setup.space.allowed.shape[1]
     if all(e.vectorized for e in evs):
-        traffic = tuple(t for e in evs for t in (e.traffic_slope, e.traffic_base))
-        classes = interchangeable_classes(setup.problem, ev.route, ev.unroutable,
+        tables = [e.tables for e in evs]
+        traffic = tuple(t for tab in tables for t in (tab.traffic_slope, tab.traffic_base))
+        classes = interchangeable_classes(setup.problem, tables[0].route, tables[0].unroutable,
                                           setup.space.allowed, traffic)
     else:
         # costs the tables cannot check (reference fallback): no reduction, to be safe

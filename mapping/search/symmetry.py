@@ -72,8 +72,8 @@ def _swap_automorphism(g: nx.DiGraph, pes: list[str], p: str, q: str) -> dict | 
 def interchangeable_classes(problem, route: np.ndarray, unroutable: np.ndarray,
                             allowed: np.ndarray, traffic: tuple = ()) -> list[list[int]]:
     """Classes of interchangeable PEs as lists of PE indices (singletons included),
-    ordered by their first member.  ``route``/``unroutable`` are a
-    :class:`~mapping.batch.BatchEvaluator`'s tables; ``allowed`` the search mask."""
+    ordered by their first member.  ``route``/``unroutable`` (and the ``traffic`` tables)
+    are those of :class:`~mapping.batch.CostTables`; ``allowed`` the search mask."""
     arch = problem.arch
     pes, cns = arch.pes, arch.cns
     P = len(pes)

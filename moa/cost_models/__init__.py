@@ -1,10 +1,10 @@
 """The cost-model library: import registers the built-in models."""
-from moa.cost_models.base import CostModel, Parameters
+from moa.cost_models.base import CostModel, MemoryTraffic, Parameters, attribute
 from moa.cost_models.registry import (ENTRY_POINT_GROUP, available_models, make_model,
                                       model_class, register)
 from moa.cost_models import linear  # noqa: F401  (registers lsla, gsla, gsla_power)
 from moa.cost_models import roofline  # noqa: F401  (registers roofline, bandwidth)
 from moa.cost_models import logca  # noqa: F401  (registers logca)
 
-__all__ = ["CostModel", "Parameters", "ENTRY_POINT_GROUP", "available_models", "make_model",
-           "model_class", "register"]
+__all__ = ["CostModel", "MemoryTraffic", "Parameters", "attribute", "ENTRY_POINT_GROUP",
+           "available_models", "make_model", "model_class", "register"]

@@ -1,30 +1,110 @@
 """The cost-model interface: a named class with validated parameters.
 
-A *per-token* model gives the cost of one token (``token_cost``); an element's value is
-the sum over its token groups of ``count · token_cost``.  An *element-level* model
-(roofline, bandwidth) overrides :meth:`CostModel.element_value` and sees all its tokens
-at once.  Tokens are duck-typed: ``token.count``, ``token.quanta`` and
-``token.get(name, default)`` for any attribute.
+An element's value under a model is ``finish(Σ_tokens count·features(token))``:
+
+- a *per-token* model gives one feature, the cost of one token (``token_cost``), and
+  ``finish`` is the identity, so the value is ``Σ count·token_cost``;
+- an *element-level* model (roofline, bandwidth) names several features (``ops``,
+  ``bytes``) and a ``finish`` that combines their totals.
+
+``finish`` is written with operators numpy broadcasts, so that the batch evaluator applies
+the very same function to arrays of totals.  :meth:`CostModel.element_value` is derived
+from the two; a third-party model that only overrides ``element_value`` still works, one
+at a time (:attr:`CostModel.vectorizable` is then false).  A model also states its memory
+traffic (:meth:`CostModel.memory_traffic`, none by default) and whether the cost of a
+traffic token is affine in its bytes (:meth:`CostModel.traffic_cost`).  Tokens are
+duck-typed: ``token.count``, ``token.quanta`` and ``token.get(name, default)``.
 """
 from __future__ import annotations
 
-from typing import ClassVar, Iterable
+import math
+from typing import Any, Callable, ClassVar, Iterable, NamedTuple, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 
 class Parameters(BaseModel):
-    """Base of every model's parameters: unknown names are rejected, values are frozen."""
+    """Base of every model's parameters: unknown names are rejected, values are frozen,
+    NaN and infinities are refused (a field that gives infinity a meaning allows it)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class MemoryTraffic(NamedTuple):
+    """The data an element moves to and from its ``memory`` CN: ``bytes`` along the
+    route, of which the memory CN itself sees ``miss·bytes``."""
+
+    memory: str
+    bytes: float
+    miss: float
+
+    def share(self, cn: str) -> float:
+        """The fraction of ``bytes`` that crosses ``cn``: ``miss`` on the memory CN
+        (Gables eq. 15: D'_i = m_i·D_i), all of it on the CNs before it (eq. 16)."""
+        return self.miss if cn == self.memory else 1.0
+
+    def on(self, cn: str) -> float:
+        return self.bytes * self.share(cn)
+
+
+class _TrafficBytes:
+    """A memory-traffic token of ``quanta = bytes = D`` (as the evaluator places it)."""
+
+    count = 1
+    source = "memory traffic"
+
+    def __init__(self, D: float):
+        self.quanta = D
+
+    def get(self, key, default=None):
+        return self.quanta if key in ("quanta", "bytes") else default
+
+
+def attribute(token, name: str, default: Any, *, positive: bool = False,
+              signed: bool = False, allow_inf: bool = False) -> float:
+    """Token attribute ``name`` (``default`` if absent), checked to be a finite number,
+    non-negative (``positive``: positive; ``signed``: any sign); ``allow_inf`` admits
+    +infinity."""
+    value = token.get(name, default)
+    try:
+        if 0.0 < value < math.inf or (value == 0.0 and not positive):
+            return value                        # the common case, checked at once
+    except TypeError:
+        pass
+    where = f"token of '{getattr(token, 'source', '?')}'"
+    if isinstance(value, (str, bytes)) or value is None:
+        raise ValueError(f"{where} has {name} = {value!r}; it must be a number")
+    if math.isnan(value) or (math.isinf(value) and not (allow_inf and value > 0)):
+        raise ValueError(f"{where} has {name} = {value}; it must be a finite number")
+    if (value < 0 and not signed) or (positive and value <= 0):
+        raise ValueError(f"{where} has {name} = {value}; it must be "
+                         f"{'positive' if positive else 'non-negative'}")
+    return value
+
+
+def sum_features(features: Callable[[Any], Sequence[float]], width: int,
+                 tokens: Iterable) -> list[float]:
+    """``Σ count·features(token)`` over token groups, one total per feature."""
+    totals = [0.0] * width
+    for t in tokens:
+        for i, f in enumerate(features(t)):
+            totals[i] += t.count * f
+    return totals
 
 
 class CostModel:
     name: ClassVar[str]
     Parameters: ClassVar[type[Parameters]] = Parameters
+    #: the value is ``Σ count·token_cost`` (fitting and the power mean need token costs)
     per_token: ClassVar[bool] = True
     #: parameters in which the cost is linear (fitting solves those by NNLS)
     linear_parameters: ClassVar[tuple[str, ...]] = ()
+    #: names of the per-token features whose totals ``finish`` combines
+    features: ClassVar[tuple[str, ...]] = ("cost",)
+    #: ``finish`` is linear, so the value is a sum of per-token values (group tables)
+    additive: ClassVar[bool] = True
+    #: the cost of a token is affine in its ``quanta`` (= its ``bytes`` for traffic)
+    affine_in_quanta: ClassVar[bool] = False
 
     def __init__(self, params: Parameters):
         self.params = params
@@ -42,9 +122,54 @@ class CostModel:
     def token_cost(self, token) -> float:
         raise NotImplementedError(f"{self.name} is not a per-token model")
 
+    def token_features(self, token) -> Sequence[float]:
+        """One value per :attr:`features` for one token (not multiplied by its count)."""
+        return (self.token_cost(token),)
+
+    def finish(self, totals: Sequence):
+        """The element value from the totals of its features (floats or arrays)."""
+        return totals[0]
+
+    def feature_totals(self, tokens: Iterable) -> list[float]:
+        if type(self).token_features is CostModel.token_features:
+            # one feature, the token cost: the reference evaluator's hot loop, tuple-free
+            return [sum(t.count * self.token_cost(t) for t in tokens)]
+        return sum_features(self.token_features, len(self.features), tokens)
+
     def element_value(self, tokens: Iterable) -> float:
-        return sum(t.count * self.token_cost(t) for t in tokens)
+        return float(self.finish(self.feature_totals(tokens)))
+
+    @property
+    def vectorizable(self) -> bool:
+        """Whether the value is ``finish(Σ features)`` (a model that overrides
+        ``element_value`` alone is evaluated one mapping at a time)."""
+        return type(self).element_value is CostModel.element_value
 
     def linear_terms(self, token) -> dict[str, float]:
         """Coefficients ``c`` with ``token_cost = Σ c[p]·p`` over ``linear_parameters``."""
         raise NotImplementedError(f"{self.name} is not linear in its parameters")
+
+    # ----------------------------------------------------------------- memory traffic
+    def memory_route(self) -> tuple[str, float] | None:
+        """``(memory CN, miss)`` where the element's data travels, or None."""
+        return None
+
+    def token_traffic(self, token) -> float:
+        """Bytes one token moves to or from memory (models with a memory route)."""
+        raise NotImplementedError(f"{self.name} has no memory traffic")
+
+    def memory_traffic(self, tokens: Iterable) -> MemoryTraffic | None:
+        """The traffic ``D = Σ count·token_traffic`` to the memory CN, or None."""
+        route = self.memory_route()
+        if route is None:
+            return None
+        return MemoryTraffic(route[0], sum(t.count * self.token_traffic(t) for t in tokens),
+                             route[1])
+
+    def traffic_cost(self) -> tuple[float, float] | None:
+        """``(slope, intercept)``: a memory-traffic token of ``D`` bytes costs
+        ``slope·D + intercept`` on an element with this model; None where not affine."""
+        if not (self.affine_in_quanta and self.additive):
+            return None
+        zero = self.element_value([_TrafficBytes(0.0)])
+        return self.element_value([_TrafficBytes(1.0)]) - zero, zero

@@ -8,26 +8,23 @@ from __future__ import annotations
 
 from pydantic import NonNegativeFloat
 
-from moa.cost_models.base import CostModel, Parameters
+from moa.cost_models.base import CostModel, Parameters, attribute
 from moa.cost_models.registry import register
 
 
 def _S(token):
-    return token.get("S", token.quanta)
+    return attribute(token, "S", token.quanta)
 
 
 def _gamma(token):
-    gamma = token.get("gamma", 1)
-    if gamma <= 0:
-        raise ValueError(f"token of '{getattr(token, 'source', '?')}' has gamma = {gamma}; "
-                         "it must be positive")
-    return gamma
+    return attribute(token, "gamma", 1, positive=True)
 
 
 @register
 class LSLA(CostModel):
     name = "lsla"
     linear_parameters = ("alpha", "beta")
+    affine_in_quanta = True
 
     class Parameters(Parameters):
         alpha: NonNegativeFloat
@@ -44,6 +41,7 @@ class LSLA(CostModel):
 class GSLA(CostModel):
     name = "gsla"
     linear_parameters = ("alpha", "beta")
+    affine_in_quanta = True             # S defaults to quanta, gamma to 1
 
     class Parameters(Parameters):
         alpha: NonNegativeFloat
@@ -61,6 +59,7 @@ class GSLA(CostModel):
 class GSLAPower(CostModel):
     name = "gsla_power"
     linear_parameters = ("a", "b", "c")
+    affine_in_quanta = True
 
     class Parameters(Parameters):
         a: NonNegativeFloat

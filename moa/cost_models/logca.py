@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import NonNegativeFloat, PositiveFloat
 
-from moa.cost_models.base import CostModel, Parameters
+from moa.cost_models.base import CostModel, Parameters, attribute
 from moa.cost_models.registry import register
 
 
@@ -34,12 +34,9 @@ class LogCA(CostModel):
 
     def token_cost(self, token):
         p = self.params
-        g = token.get("g", token.quanta)
-        C = token.get("C", 1)
-        beta = token.get("beta", 1)
-        if g < 0:
-            raise ValueError(f"token of '{getattr(token, 'source', '?')}' has granularity "
-                             f"g = {g}; it must be non-negative")
+        g = attribute(token, "g", token.quanta)
+        C = attribute(token, "C", 1)
+        beta = attribute(token, "beta", 1, signed=True)
         latency = p.L * g if p.latency == "dependent" else p.L
         # LogCA eq. 1 with C0(g) = C·g^beta and C1(g) = C0(g)/A (eqs. 2 and 8)
         return p.o + latency + C * g ** beta / p.A

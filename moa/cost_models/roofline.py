@@ -1,66 +1,45 @@
 """Roofline and bandwidth: the element-level models of Gables (Hill & Reddi, HPCA 2019).
 
-``roofline(peak, bandwidth=inf, memory=NONE, miss=1)`` is Gables' IP[i].  Over all the
-tokens on the element, with ``ops`` (default ``quanta``) and ``intensity`` (default
-infinity) read from each token::
+``roofline(peak, bandwidth=inf, memory=NONE, miss=1)`` is Gables' IP[i].  Its features
+are each token's ``ops`` (default ``quanta``) and ``bytes`` (``ops / intensity``, the
+``intensity`` defaulting to infinity, unless the token gives ``bytes``); its finish::
 
-    C = Σ ops / peak                          compute time    (Gables eq. 9: C_i = f_i / (A_i·P_peak))
-    D = Σ bytes,  bytes = ops / intensity     data            (Gables eq. 9: D_i = f_i / I_i)
-    time = max(C, D / bandwidth)                              (Gables eq. 9: T_IP[i])
+    C = Σ ops / peak                       compute time  (Gables eq. 9: C_i = f_i/(A_i·P_peak))
+    D = Σ bytes                            data          (Gables eq. 9: D_i = f_i / I_i)
+    time = max(C, D / bandwidth)                         (Gables eq. 9: T_IP[i])
 
-unless a token gives ``bytes`` itself.  The traffic ``D`` also travels to the element's
-``memory`` CN (:meth:`Roofline.memory_traffic`); the evaluator places it on every CN of
-the route, and the memory CN sees ``miss·D`` (Gables eq. 15: D'_i = m_i·D_i).
+The traffic ``D`` also travels to the element's ``memory`` CN
+(:meth:`CostModel.memory_traffic`); the evaluator places it on every CN of the route,
+and the memory CN sees ``miss·D`` (:class:`~moa.cost_models.base.MemoryTraffic`).
 
-``bandwidth(B)`` is a memory interface or a bus: all bytes that cross it over ``B``
-(Gables eq. 10 for memory, eq. 16 for Bus[j]).  A token's bytes are its ``bytes``
-attribute, else its ``quanta``.
+``bandwidth(B)`` is a memory interface or a bus: its feature is each token's bytes (its
+``bytes`` attribute, else its ``quanta``), its finish ``Σ bytes / B`` (Gables eq. 10 for
+memory, eq. 16 for Bus[j]).
 """
 from __future__ import annotations
 
 import math
-from typing import Iterable, NamedTuple
 
-from pydantic import Field, PositiveFloat, field_validator
+import numpy as np
+from pydantic import Field, field_validator
 
-from moa.cost_models.base import CostModel, Parameters
+from moa.cost_models.base import CostModel, MemoryTraffic, Parameters, attribute
 from moa.cost_models.registry import register
 
-
-class MemoryTraffic(NamedTuple):
-    """The data an element moves to and from its ``memory`` CN: ``bytes`` along the
-    route, of which the memory CN itself sees ``miss·bytes``."""
-
-    memory: str
-    bytes: float
-    miss: float
-
-
-def _where(token):
-    return f"token of '{getattr(token, 'source', '?')}'"
-
-
-def _attribute(token, name, default, *, positive=False):
-    value = token.get(name, default)
-    if isinstance(value, str) or value is None:
-        raise ValueError(f"{_where(token)} has {name} = {value!r}; it must be a number")
-    if math.isnan(value) or value < 0 or (positive and value == 0):
-        raise ValueError(f"{_where(token)} has {name} = {value}; it must be "
-                         f"{'positive' if positive else 'non-negative'}")
-    return value
+__all__ = ["Bandwidth", "MemoryTraffic", "Roofline", "token_bytes", "token_ops"]
 
 
 def token_ops(token) -> float:
     """Operations of one token: its ``ops``, else its ``quanta``."""
-    return _attribute(token, "ops", token.quanta)
+    return attribute(token, "ops", token.quanta)
 
 
 def token_bytes(token) -> float:
     """Bytes one token moves to or from memory: its ``bytes``, else ``ops / intensity``
     (``intensity`` defaults to infinity: no traffic)."""
     if token.get("bytes") is not None:
-        return _attribute(token, "bytes", 0.0)
-    intensity = _attribute(token, "intensity", math.inf, positive=True)
+        return attribute(token, "bytes", 0.0)
+    intensity = attribute(token, "intensity", math.inf, positive=True, allow_inf=True)
     return token_ops(token) / intensity
 
 
@@ -68,12 +47,22 @@ def token_bytes(token) -> float:
 class Roofline(CostModel):
     name = "roofline"
     per_token = False
+    additive = False
+    features = ("ops", "bytes")
 
     class Parameters(Parameters):
-        peak: PositiveFloat
-        bandwidth: PositiveFloat = math.inf
+        peak: float = Field(gt=0)
+        #: infinity means no limit: the element is never transfer-bound
+        bandwidth: float = Field(default=math.inf, gt=0, allow_inf_nan=True)
         memory: str | None = None
         miss: float = Field(default=1.0, ge=0.0, le=1.0)
+
+        @field_validator("bandwidth")
+        @classmethod
+        def _finite_or_inf(cls, value):
+            if math.isnan(value):
+                raise ValueError("must be a number or inf, not nan")
+            return value
 
         @field_validator("memory", mode="before")
         @classmethod
@@ -85,38 +74,45 @@ class Roofline(CostModel):
                 raise ValueError("must name a communication node")
             return value
 
-    def totals(self, tokens: Iterable) -> tuple[float, float]:
+    def token_features(self, token):
+        return token_ops(token), token_bytes(token)
+
+    def totals(self, tokens) -> tuple[float, float]:
         """``(Σ ops, Σ bytes)`` over ``tokens`` (token groups, counted ``count`` times)."""
-        ops = data = 0.0
-        for t in tokens:
-            ops += t.count * token_ops(t)
-            data += t.count * token_bytes(t)
+        ops, data = self.feature_totals(tokens)
         return ops, data
 
-    def element_value(self, tokens: Iterable) -> float:
-        ops, data = self.totals(tokens)
-        compute = ops / self.params.peak                      # Gables eq. 9: C_i
-        transfer = data / self.params.bandwidth if data else 0.0  # Gables eq. 9: D_i / B_i
-        return max(compute, transfer)                          # Gables eq. 9: T_IP[i]
+    def finish(self, totals):
+        ops, data = totals
+        # Gables eq. 9: T_IP[i] = max(C_i, D_i / B_i) with C_i = f_i / (A_i·P_peak)
+        return np.maximum(ops / self.params.peak, data / self.params.bandwidth)
 
-    def memory_traffic(self, tokens: Iterable) -> MemoryTraffic | None:
-        """The traffic ``D`` to the ``memory`` CN, or ``None`` without one."""
+    def memory_route(self):
         if self.params.memory is None:
             return None
-        return MemoryTraffic(self.params.memory, self.totals(tokens)[1], self.params.miss)
+        return self.params.memory, self.params.miss
+
+    def token_traffic(self, token) -> float:
+        return token_bytes(token)
 
 
 @register
 class Bandwidth(CostModel):
     name = "bandwidth"
     per_token = False
+    affine_in_quanta = True
+    features = ("bytes",)
 
     class Parameters(Parameters):
-        B: PositiveFloat
+        B: float = Field(gt=0)
 
     def token_cost(self, token) -> float:
-        return _attribute(token, "bytes", token.quanta) / self.params.B
+        return self.finish(self.token_features(token))
 
-    def element_value(self, tokens: Iterable) -> float:
+    def token_features(self, token):
+        return (attribute(token, "bytes", token.quanta),)
+
+    def finish(self, totals):
         # Gables eq. 10 (memory) and eq. 16 (Bus[j]): Σ bytes / B
-        return sum(t.count * _attribute(t, "bytes", t.quanta) for t in tokens) / self.params.B
+        return totals[0] / self.params.B
+

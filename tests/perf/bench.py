@@ -8,6 +8,9 @@
 - ``single_eval_us``: one mapping through the public API
   (:func:`mapping.batch.evaluate_value`, compiled tables cached on the problem);
   ``reference_eval_us``: the reference :func:`mapping.evaluate.evaluate`;
+- ``max_paths``: for ``max`` at 8, 16 and 64 PEs, evaluations per second of the group
+  tables (``groups``) and of the generic path (``tables``), and the path the evaluator
+  picks by itself (``picked``), which should be the faster one;
 - ``repetition_10k_s``: repetition vector and activity of a 10,000-actor graph;
 - ``parse_10k_s``: parsing a 10,000-actor ``.sdf`` text.
 
@@ -33,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from mapping.batch import BatchEvaluator, evaluate_value  # noqa: E402
+from moa import Architecture, CostSpec  # noqa: E402
 from mapping.evaluate import evaluate  # noqa: E402
 from dsl.mappings import Mapping  # noqa: E402
 from mapping.problem import bind_problem  # noqa: E402
@@ -52,16 +56,17 @@ def best_time(fn, repeat):
 def python_baseline(problem, ev, aggregate):
     """An honest plain-Python evaluator: dicts of precomputed costs, routes per PE pair."""
     actors, pes, cns = ev.actors, ev.pes, ev.cns
-    proc = {a: {p: float(ev.proc[i, j]) for j, p in enumerate(pes)}
+    tables = getattr(ev, "tables", ev)          # the base commit had no CostTables
+    proc = {a: {p: float(tables.proc[i, j]) for j, p in enumerate(pes)}
             for i, a in enumerate(actors)}
     chans = [(problem.app.channels[c].src, problem.app.channels[c].dst,
-              {k: float(ev.comm[i, j]) for j, k in enumerate(cns)})
+              {k: float(tables.comm[i, j]) for j, k in enumerate(cns)})
              for i, c in enumerate(ev.channels)]
     routes = {}
     P = len(pes)
     for s, ps in enumerate(pes):
         for d, pd in enumerate(pes):
-            routes[(ps, pd)] = tuple(cns[k] for k in np.flatnonzero(ev.route[s * P + d]))
+            routes[(ps, pd)] = tuple(cns[k] for k in np.flatnonzero(tables.route[s * P + d]))
     lam = ev.lambda_
 
     def one_sum(m):
@@ -113,6 +118,45 @@ def bench_single(problem, n):
     return t * 1e6, r * 1e6
 
 
+def wide_arch(n_pes):
+    """``n_pes`` PEs of two kinds behind three CNs, as the 8-PE benchmark board."""
+    a = Architecture(f"wide{n_pes}")
+    lsla = lambda alpha, beta=0.0: CostSpec("lsla", {"alpha": alpha, "beta": beta})  # noqa: E731
+    a.add_type("A7", costs={"time": lsla(2.0e-9, 1e-6)})
+    a.add_type("A15", costs={"time": lsla(0.7e-9, 1e-6)})
+    a.add_cn("l2_little", costs={"time": lsla(5e-11, 1e-7)})
+    a.add_cn("cci", costs={"time": lsla(1e-10, 2e-6)})
+    a.add_cn("l2_big", costs={"time": lsla(4e-11, 1e-7)})
+    for i in range(n_pes):
+        kind = ("little", "A7", "l2_little") if i % 2 == 0 else ("big", "A15", "l2_big")
+        a.add_pe(f"{kind[0]}[{i}]", type_name=kind[1], array=(kind[0], i))
+        a.add_link(f"{kind[0]}[{i}]", kind[2])
+    a.add_link("l2_little", "cci")
+    a.add_link("l2_big", "cci")
+    return a
+
+
+def bench_max_paths(n_batch, repeat, sizes=(8, 16, 64)):
+    """``max`` through the group tables and through the generic path, per PE count."""
+    out = {}
+    for P in sizes:
+        problem = bind_problem(random_app(20, 30, seed=1), bench_arch() if P == 8 else wide_arch(P))
+        X = np.random.default_rng(0).integers(0, P, (n_batch, 20)).astype(np.int32)
+        row = {}
+        try:
+            paths = {"groups": BatchEvaluator(problem, "time", "max", max_plan=True),
+                     "tables": BatchEvaluator(problem, "time", "max", max_plan=False)}
+        except TypeError:                       # the base commit: one path only
+            paths = {"default": BatchEvaluator(problem, "time", "max")}
+        for name, ev in paths.items():
+            ev.evaluate(X[:1000])
+            row[name] = round(n_batch / best_time(lambda: ev.evaluate(X), repeat))
+        auto = BatchEvaluator(problem, "time", "max")
+        row["picked"] = getattr(auto, "plan", "default")
+        out[str(P)] = row
+    return out
+
+
 def big_graph(n):
     g = SDFGraph("big")
     for i in range(n):
@@ -142,6 +186,7 @@ def main(argv=None):
     problem = bind_problem(random_app(20, 30, seed=1), bench_arch())
     out = {"sum": bench_eval(problem, "sum", n_batch, n_python, repeat),
            "max": bench_eval(problem, "max", n_batch, n_python, repeat)}
+    out["max_paths"] = bench_max_paths(n_batch // 4, repeat)
     single, reference = bench_single(problem, 2000 if args.quick else 20000)
     out["single_eval_us"] = round(single, 2)
     out["reference_eval_us"] = round(reference, 1)
