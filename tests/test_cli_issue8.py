@@ -203,9 +203,10 @@ def test_infinity_is_spelled_alike_in_every_json_document(tmp_path, capsys):
     assert code == 0
     exported = json.loads(out)["elements"][0]["costs"]["time"]["args"]["bandwidth"]
     sdf = tmp_path / "app.sdf"
-    sdf.write_text("sdf g {\n  actor a [quanta = 1]\n}\n")
+    sdf.write_text("sdf g {\n  actor a [quanta = 1e300]\n}\n")
     arch = tmp_path / "inf.moa"
-    arch.write_text("moa m {\n  pe p [time = lsla(alpha = inf)]\n}\n")
+    # parameters must be finite; their product may still overflow to infinity
+    arch.write_text("moa m {\n  pe p [time = lsla(alpha = 1e300)]\n}\n")
     code, out, err = run(capsys, "eval", sdf, arch, "--map", "a=p", "--json")
     assert code == 0, err
     value = json.loads(out)["value"]

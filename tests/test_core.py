@@ -13,6 +13,7 @@ import pytest
 from pydantic import Field
 
 from moa import Architecture, CostSpec
+from moc.errors import SDFError
 from moa.cost_models import CostModel, Parameters, register
 from moa.errors import CostModelError
 from moc import SDFGraph
@@ -110,9 +111,17 @@ def _one_actor(model: CostSpec, **attrs):
 ])
 @pytest.mark.parametrize("bad", [math.nan, math.inf])
 def test_nan_or_infinite_token_attribute_is_an_error(model, attr, bad):
-    if attr == "intensity" and bad == math.inf:
-        bad = math.nan      # infinite intensity is meaningful: no memory traffic
     g, a, m = _one_actor(model, **{attr: bad})
+    if attr == "intensity" and bad == math.inf:
+        # infinite intensity is meaningful: no memory traffic, compute-bound (4 ops / 2)
+        assert evaluate(g, a, m).value == 2.0
+        return
+    if math.isnan(bad):
+        # NaN is no value of any attribute: the graph refuses it when bound (moc), before
+        # any model reads it
+        with pytest.raises(SDFError, match=f"actor 'kernel': {attr} is not a number"):
+            evaluate(g, a, m)
+        return
     with pytest.raises(MappingError) as info:
         evaluate(g, a, m)
     msg = str(info.value)
@@ -123,9 +132,9 @@ def test_nan_or_infinite_token_attribute_is_an_error(model, attr, bad):
         BatchEvaluator(problem).evaluate(np.zeros((1, 1), dtype=int))
 
 
-def test_nan_memory_traffic_is_an_error():
+def test_infinite_memory_traffic_is_an_error():
     g = SDFGraph("g")
-    g.add_actor("kernel", quanta=4.0, bytes=math.nan)
+    g.add_actor("kernel", quanta=4.0, bytes=math.inf)
     a = Architecture("a")
     a.add_cn("dram", costs={"time": CostSpec("bandwidth", {"B": 1.0})})
     # the energy model has no memory; the traffic comes from the time model

@@ -103,11 +103,21 @@ def test_sweep_function_and_fixed_parameters():
 
 
 def test_other_metric_has_no_performance_columns():
+    odroid = Path(__file__).resolve().parents[1] / "examples" / "odroid"
+    app = dsl.load_sdf(odroid / "stereo.sdf")[0]
+    arch = dsl.load_moa(odroid / "odroid.moa")[0]
+    mapping = [m for m in dsl.load_map(odroid / "mappings.map") if m.name == "mixed"][0]
+    result = sweep(app, arch, mapping, [parse_range("f=0.5:1:2")], metric="energy")
+    assert result.columns[:2] == ("f", "value")
+    assert not any("performance" in c or "throughput" in c for c in result.columns)
+
+
+def test_metric_no_element_models_is_an_error():
     app = dsl.load_sdf(TWO_IP[0])[0]
     arch = dsl.load_moa(TWO_IP[1])[0]
     mapping = dsl.load_map(TWO_IP[2])[0]
-    result = sweep(app, arch, mapping, [parse_range("f=0:1:2")], metric="energy")
-    assert result.columns == ("f", "value", "cpu", "gpu", "dram")
+    with pytest.raises(MappingError, match="unknown metric 'energy'.*known metrics: time"):
+        sweep(app, arch, mapping, [parse_range("f=0:1:2")], metric="energy")
 
 
 def test_cli_errors(tmp_path, capsys):
