@@ -49,7 +49,8 @@ from mapping.element_activity import combine, element_tokens, evaluate_activity
 from mapping.evaluate import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
-from mapping.metrics import element_metric
+from mapping.aggregation import aggregator
+from mapping.metrics import check_metric, element_metric
 from mapping.problem import bind_problem
 from mapping.routing import place_tokens, validate_mapping
 
@@ -237,20 +238,6 @@ def _rebuilt(arch: Architecture, overrides: MappingT[str, MappingT[str, dict]],
                 made[key] = make_model(model.name, full, f"element '{name}', metric '{metric}': ")
             models[name][metric] = made[key]
     return _variant(arch, models)
-
-
-def metric_names(arch: Architecture) -> list[str]:
-    """The metrics of the models of ``arch``."""
-    return sorted({m for e in arch.elements.values() for m in e.costs})
-
-
-def check_metric(arch: Architecture, metric: str) -> None:
-    """An error unless some element of the bound ``arch`` values ``metric`` (asked of
-    the core: :func:`element_metric` of no tokens is ``None`` exactly when unmodelled)."""
-    if any(element_metric(e, [], metric) is not None for e in arch.elements.values()):
-        return
-    raise InputError(f"unknown metric '{metric}': no element of architecture '{arch.name}' "
-                     f"values it (metrics of its models: {', '.join(metric_names(arch)) or 'none'})")
 
 
 def depends_on(element, model_metric: str, metric: str) -> bool:
@@ -539,12 +526,8 @@ def _overrides(free: Sequence[FreeParameter], theta) -> dict:
     return out
 
 
-#: aggregations under which the system value is linear in the element values
-LINEAR_AGGREGATES = ("sum",)
-
-
 def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
-    if model.aggregate not in LINEAR_AGGREGATES:
+    if not aggregator(model.aggregate).separable:
         return False
     for fp in free:
         cls = model_class(fp.model)

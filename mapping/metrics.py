@@ -71,11 +71,6 @@ class MetricRule:
         """``(slope, intercept)`` of a memory-traffic token of ``D`` bytes, or None."""
         return None
 
-    def coefficient(self, tokens: Iterable, param: str) -> float:
-        """``d value / d param`` (a model linear in ``param`` with a linear finish)."""
-        def terms(t):
-            return (self.model.linear_terms(t).get(param, 0.0),)
-        return float(self.finish(sum_features(terms, 1, tokens)))
 
 
 class Intensive(MetricRule):
@@ -106,11 +101,6 @@ class Intensive(MetricRule):
         w = self._time.token_cost(token) if self._time is not None else 0.0
         return w * p, w, p, 1.0
 
-    def coefficient(self, tokens, param):
-        # the mean is linear in the power of each token, for fixed weights
-        def terms(t):
-            return self._features(t, self.model.linear_terms(t).get(param, 0.0))
-        return float(self.finish(sum_features(terms, self.width, tokens)))
 
     def finish(self, totals):
         # Σ w·p / Σ w with weights w = time, else Σ p / count, else 0 (no tokens)
@@ -228,21 +218,19 @@ def check_metric(arch, metric: str) -> None:
                            f"model for it (known metrics: {', '.join(known) or 'none'})")
 
 
-def linear_coefficient(element: Element, tokens: list, metric: str, param: str) -> float:
-    """``d value / d param`` of ``element``'s value of ``metric``, for a parameter in
-    which its model is linear (:attr:`CostModel.linear_parameters`): the rule applied to
-    the model's linear terms instead of its costs (fitting builds its design matrix so)."""
-    r = rule(element, metric)
-    return 0.0 if r is None or not tokens else r.coefficient(tokens, param)
+
+def work(activity) -> float:
+    """``Σ ops`` over the processing tokens of one iteration (``ops`` defaulting to
+    ``quanta``, as ``roofline`` reads it): Gables' work ``f``."""
+    return float(sum(t.count * token_ops(t) for t in activity.processing.values()))
 
 
 def total_ops(activity) -> float | None:
-    """``Σ ops`` over the processing tokens of one iteration (``ops`` defaulting to
-    ``quanta``, as ``roofline`` reads it), or ``None`` when no token carries ``ops``."""
-    tokens = list(activity.processing.values())
-    if not any("ops" in t.attrs for t in tokens):
+    """:func:`work`, or ``None`` when no token carries ``ops`` (then ``performance`` is
+    not reported: a count of quanta is no count of operations)."""
+    if not any("ops" in t.attrs for t in activity.processing.values()):
         return None
-    return float(sum(t.count * token_ops(t) for t in tokens))
+    return work(activity)
 
 
 def performance(ops: float | None, time: float) -> float | None:

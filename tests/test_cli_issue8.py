@@ -144,16 +144,17 @@ def test_exact_search_stopped_by_the_time_limit_says_so(tmp_path, capsys, monkey
     def stopped(setup, time_limit=None):
         row = np.zeros(len(setup.space.actors), dtype=np.intp)
         value = float(setup.objectives.evaluators[0].evaluate(row[None, :])[0])
-        return exact.ExactResult(value, row, False, exact.STATUS[1], None)
+        return exact.ExactResult(value, row, False, exact.STATUS[1], None, limited=True,
+                                 message="the MILP solver stopped at its time limit of 0.5 s")
     monkeypatch.setitem(STRATEGIES._entries, "exact", stopped)
     sdf, moa = chain(tmp_path, actors=4)
     code, out, err = run(capsys, "search", sdf, moa, "--strategy", "exact", "--time-limit",
                          "0.5", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["optimal"] is False and doc["stopped"] == "time limit of 0.5 s reached"
+    assert doc["optimal"] is False and "time limit of 0.5 s" in doc["stopped"]
     code, out, _ = run(capsys, "search", sdf, moa, "--strategy", "exact", "--time-limit", "0.5")
-    assert code == 0 and "stopped: time limit of 0.5 s reached" in out
+    assert code == 0 and "stopped: the MILP solver stopped at its time limit of 0.5 s" in out
     assert "not proven optimal" in out
 
 

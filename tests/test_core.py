@@ -23,7 +23,7 @@ from mapping.batch import MAX_PLAN_PES, BatchEvaluator
 from mapping.cli import main
 from mapping.errors import MappingError
 from mapping.evaluate import evaluate
-from mapping.metrics import element_metric, known_metrics, linear_coefficient
+from mapping.metrics import element_metric, known_metrics
 from mapping.problem import bind_problem
 
 from search_problems import bench_arch, lsla, random_app, roofline_arch
@@ -276,30 +276,7 @@ def test_cost_tables_are_public():
                               "max").tables.linear
 
 
-# -------------------------------------------------------------- metric rules
-def test_linear_coefficient_is_the_derivative_of_the_element_value():
-    g = SDFGraph("g")
-    g.add_actor("a", quanta=100.0, gamma=4.0)
-    g.add_actor("b", quanta=30.0, gamma=1.0)
-    g.add_channel("a", "b", "ab", prod=2, cons=1)
-    problem = bind_problem(g, Architecture("x"))
-    tokens = list(problem.activity.processing.values())
-    for metric, params, param in (("power", {"a": 0.5, "b": 1e-3, "c": 2e-3}, "c"),
-                                  ("time", {"alpha": 2.0, "beta": 1.0}, "beta")):
-        def value(shift):
-            costs = {"time": CostSpec("gsla", {"alpha": 2.0, "beta": 1.0}),
-                     "power": CostSpec("gsla_power", {"a": 0.5, "b": 1e-3, "c": 2e-3})}
-            costs[metric] = CostSpec(costs[metric].model, {**params, param: params[param] + shift})
-            a = Architecture("x")
-            a.add_pe("p", costs=costs)
-            element = a.bind().elements["p"]
-            return element, element_metric(element, tokens, metric)
-        element, v0 = value(0.0)
-        _, v1 = value(1.0)
-        assert linear_coefficient(element, tokens, metric, param) == pytest.approx(v1 - v0)
-
-
-# ------------------------------------------------------------------ exact search
+# ---------------------------------------------------------------------- search
 def test_exact_search_says_when_the_time_limit_stopped_it(monkeypatch):
     from mapping.search import exact, search
     real = exact.milp

@@ -19,7 +19,8 @@ from typing import Any, Mapping as MappingT
 import numpy as np
 
 from moa import Architecture
-from moa.cost_models.roofline import Bandwidth, Roofline, token_ops
+from moa.cost_models.roofline import Bandwidth, Roofline
+from mapping.metrics import work as total_work
 from moc import SDFGraph
 from mapping.errors import InputError
 from mapping.evaluate import Evaluation, evaluate
@@ -68,7 +69,7 @@ def gables_data(app: SDFGraph, arch: Architecture, mapping: Mapping,
     evaluation = evaluate(problem.app, problem.arch, mapping, "time", aggregate, problem=problem)
     arch_b = problem.arch
     placed = place_tokens(problem.app, arch_b, mapping, problem.activity, "time")
-    work = float(sum(t.count * token_ops(t) for t in problem.activity.processing.values()))
+    work = total_work(problem.activity)
     if work <= 0:
         raise InputError(f"'{app.name}' does no work (Σ ops = 0): there is nothing to plot")
     lambda_ = float(arch_b.lambda_)

@@ -149,9 +149,8 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
         combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
                                optimal=res.optimal)
         extra = {"solver": res.status}
-        if not res.optimal and time_limit is not None:
-            # the solver stopped at --time-limit: the best mapping found, not proven optimal
-            extra["stopped"] = f"time limit of {time_limit:g} s reached"
+        if res.limited:
+            extra["stopped"] = res.message
     else:
         tasks = plan(setup, strategy, shards)
         total = sum(t.budget for t in tasks) if strategy != "exhaustive" else \
