@@ -1,6 +1,23 @@
-"""Mappings of SDF applications onto MoA architectures, and their evaluation."""
-from dsl.mappings import Mapping
-from mapping.errors import MappingError
-from mapping.evaluate import Evaluation, ElementValue, evaluate
+"""Mappings of SDF applications onto MoA architectures, and their evaluation.
+
+Names are loaded on first use: the command line starts without numpy, pydantic or
+networkx until a command needs them.
+"""
+from __future__ import annotations
+
+import importlib
 
 __all__ = ["Mapping", "MappingError", "Evaluation", "ElementValue", "evaluate"]
+
+_LAZY = {"Mapping": "dsl.mappings", "MappingError": "mapping.errors",
+         "Evaluation": "mapping.evaluation", "ElementValue": "mapping.evaluation",
+         "evaluate": "mapping.evaluation"}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mapping' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

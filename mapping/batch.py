@@ -41,7 +41,7 @@ A model that overrides ``element_value`` alone (not ``features``/``finish``), a 
 cannot be tabulated (a bad token attribute, memory traffic whose cost is not affine,
 shares of a ``power`` mean for ``exclusive``) makes the evaluator fall back to the
 reference evaluator one mapping at a time, so that results are always those of
-:func:`mapping.evaluate.evaluate`; :attr:`BatchEvaluator.vectorized` says which path is
+:func:`mapping.evaluation.evaluate`; :attr:`BatchEvaluator.vectorized` says which path is
 taken.
 
 Mappings are evaluated without fixed routes (``via``): search explores assignments of
@@ -617,7 +617,7 @@ class BatchEvaluator:
         return float(value[0])
 
     def _reference(self, row):
-        from mapping.evaluate import evaluate
+        from mapping.evaluation import evaluate
         problem = self._problem
         m = Mapping("candidate", self.decode(row))
         return evaluate(problem.app, problem.arch, m, metric=self.metric,
@@ -901,7 +901,7 @@ def compiled(problem: Problem, metric: str = "time", aggregate: str | None = Non
 
 def evaluate_value(problem: Problem, mapping: Mapping | MappingT[str, str], metric: str = "time",
                    aggregate: str | None = None) -> float:
-    """The system value of one mapping, as :func:`mapping.evaluate.evaluate` ``.value``,
+    """The system value of one mapping, as :func:`mapping.evaluation.evaluate` ``.value``,
     through the compiled tables (tens of microseconds once compiled)."""
     return compiled(problem, metric, aggregate).value(mapping)
 

@@ -4,7 +4,7 @@ When a measurement row gives, for each element, the ``quanta`` it processed and 
 number of ``tokens`` they came in, no application graph or mapping is needed: each
 element gets one token group of ``tokens`` tokens of ``quanta / tokens`` each (with no
 other attributes, so ``S`` defaults to the quanta and ``gamma`` to 1), values them with
-its cost model, and the element values combine as in :func:`mapping.evaluate.evaluate`.
+its cost model, and the element values combine as in :func:`mapping.evaluation.evaluate`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Mapping as MappingT
 from moa import Architecture
 from moc import TokenGroup
 from mapping.aggregation import aggregator
-from mapping.evaluate import check_modelled, element_values, system_value
+from mapping.evaluation import check_modelled, element_values, system_value
 from mapping.metrics import check_metric
 
 

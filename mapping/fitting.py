@@ -46,7 +46,7 @@ from moc import TokenGroup
 from mapping.batch import BatchEvaluator
 from mapping.errors import InputError
 from mapping.element_activity import combine, element_tokens, evaluate_activity
-from mapping.evaluate import evaluate
+from mapping.evaluation import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
 from mapping.aggregation import aggregator

@@ -22,7 +22,7 @@ import numpy as np
 
 from moa import Architecture
 from moc import SDFGraph
-from mapping.evaluate import Evaluation, evaluate
+from mapping.evaluation import Evaluation, evaluate
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.problem import bind_problem

@@ -8,7 +8,7 @@ import pytest
 
 from moa import Architecture, CostSpec, available_models
 from mapping.batch import BatchEvaluator, compiled, evaluate_batch, evaluate_value
-from mapping.evaluate import evaluate
+from mapping.evaluation import evaluate
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.metrics import known_metrics

@@ -19,7 +19,7 @@ from dsl.mappings import Mapping
 from mapping import fitting
 from mapping.cli import main
 from mapping.errors import InputError
-from mapping.evaluate import evaluate
+from mapping.evaluation import evaluate
 from mapping.fitting import (RowModel, assess, coefficients, design_matrix, fitted_architecture,
                              parse_free)
 from mapping.measurements import MeasurementRow, read_measurements

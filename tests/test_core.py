@@ -22,7 +22,7 @@ from mapping.aggregation import AGGREGATIONS, Aggregation, aggregator, contribut
 from mapping.batch import MAX_PLAN_PES, BatchEvaluator
 from mapping.cli import main
 from mapping.errors import MappingError
-from mapping.evaluate import evaluate
+from mapping.evaluation import evaluate
 from mapping.metrics import element_metric, known_metrics
 from mapping.problem import bind_problem
 

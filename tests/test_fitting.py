@@ -13,7 +13,7 @@ import pytest
 import dsl
 from mapping.cli import main
 from mapping.errors import InputError
-from mapping.evaluate import evaluate
+from mapping.evaluation import evaluate
 from mapping.fitting import (RowModel, assess, fitted_architecture, parse_free, split_rows)
 from dsl.mappings import Mapping
 from mapping.measurements import MeasurementRow, read_measurements

@@ -26,7 +26,7 @@ MAPPING_LAYERS = [
     ("domain", ["mapping.problem"]),
     ("placement", ["mapping.routing", "mapping.traffic"]),
     ("semantics", ["mapping.metrics", "mapping.aggregation"]),
-    ("evaluators", ["mapping.evaluate", "mapping.batch", "mapping.element_activity"]),
+    ("evaluators", ["mapping.evaluation", "mapping.batch", "mapping.element_activity"]),
     ("search", ["mapping.search"]),
     ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting"]),
     ("sweep and plots", ["mapping.sweep", "mapping.plots"]),
@@ -133,7 +133,7 @@ def test_numeric_layers_import_without_lark():
                 if name == "lark" or name.startswith("lark."):
                     raise ImportError("lark is not installed here")
         sys.meta_path.insert(0, NoLark())
-        import mapping.fitting, mapping.batch, mapping.search, mapping.evaluate
+        import mapping.fitting, mapping.batch, mapping.search, mapping.evaluation
         import mapping.sweep, mapping.fidelity, mapping.measurements
         assert not any(m == "lark" or m.startswith("lark.") for m in sys.modules)
     """)

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import dsl
 from mapping.batch import BatchEvaluator
-from mapping.evaluate import evaluate
+from mapping.evaluation import evaluate
 from mapping.problem import bind_problem
 
 import oracle

@@ -10,7 +10,7 @@ import pytest
 import dsl
 from mapping.cli import main
 from dsl.errors import ParseError
-from mapping.evaluate import evaluate
+from mapping.evaluation import evaluate
 from dsl.profile import identifier_names, import_profile
 from moc import check_deadlock, repetition_vector
 

@@ -20,7 +20,7 @@ def add_parser(subparsers, name):
 
 
 def run(args):
-    from mapping.evaluate import evaluate
+    from mapping.evaluation import evaluate
 
     app, arch, mapping = load_mapped_inputs(args, "eval")
     result = evaluate(app, arch, mapping, metric=args.metric, aggregate=args.aggregate,

@@ -23,7 +23,7 @@ from moa.cost_models.roofline import Bandwidth, Roofline
 from mapping.metrics import work as total_work
 from moc import SDFGraph
 from mapping.errors import InputError
-from mapping.evaluate import Evaluation, evaluate
+from mapping.evaluation import Evaluation, evaluate
 from dsl.mappings import Mapping
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 from mapping.problem import bind_problem

@@ -7,7 +7,7 @@ from typing import Any, Mapping as MappingT
 
 from moa import Architecture
 from moc import SDFGraph
-from mapping.evaluate import Evaluation, evaluate
+from mapping.evaluation import Evaluation, evaluate
 from dsl.mappings import Mapping
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 

@@ -7,7 +7,7 @@
   one mapping at a time), for a 20-actor, 30-channel graph on an 8-PE, 3-CN MoA;
 - ``single_eval_us``: one mapping through the public API
   (:func:`mapping.batch.evaluate_value`, compiled tables cached on the problem);
-  ``reference_eval_us``: the reference :func:`mapping.evaluate.evaluate`;
+  ``reference_eval_us``: the reference :func:`mapping.evaluation.evaluate`;
 - ``max_paths``: for ``max`` at 8, 16 and 64 PEs, evaluations per second of the group
   tables (``groups``) and of the generic path (``tables``), and the path the evaluator
   picks by itself (``picked``), which should be the faster one;
@@ -37,7 +37,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from mapping.batch import BatchEvaluator, evaluate_value  # noqa: E402
 from moa import Architecture, CostSpec  # noqa: E402
-from mapping.evaluate import evaluate  # noqa: E402
+from mapping.evaluation import evaluate  # noqa: E402
 from dsl.mappings import Mapping  # noqa: E402
 from mapping.problem import bind_problem  # noqa: E402
 from moc import SDFGraph, activity, repetition_vector  # noqa: E402
