@@ -19,6 +19,7 @@ from lark import Lark, Token
 from lark.lexer import Lexer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from dsl import limits
 from dsl.errors import ExpressionError, ParseError
 from dsl.mappings import Mapping
 from dsl.expression import CONSTANTS, BinOp, Call, Expression, Name, Neg, Num, Pos
@@ -99,6 +100,7 @@ class _Lexer(Lexer):
         parts.append("(?P<punct>" + "|".join(re.escape(p) for p in punct) + ")")
         self.regex = re.compile("|".join(parts))
         self.name_type = next((n for n in regexps if n.endswith("NAME")), None)
+        self.attrs_type = next((n for n in regexps if n.endswith("ATTRS")), None)
         self.minus = self.literals.get("-")
         self._canonical = None
 
@@ -117,6 +119,7 @@ class _Lexer(Lexer):
         self.group_type = fix(self.group_type)
         self.nl_type = canon.get(self.nl_type, self.nl_type)
         self.name_type = canon.get(self.name_type, self.name_type)
+        self.attrs_type = canon.get(self.attrs_type, self.attrs_type)
         self.ignore = {canon.get(n, n) for n in self.ignore}
         if self.minus is not None:
             self.minus = canon.get(self.minus, self.minus)
@@ -133,6 +136,7 @@ class _Lexer(Lexer):
         match = self.regex.match
         group_type, literals, keywords = self.group_type, self.literals, self.keywords
         ignore, nl_type, name_type = self.ignore, self.nl_type, self.name_type
+        attrs_type = self.attrs_type
         cont, depth_of = self._CONTINUE, self._DEPTH
         pos, end, line, line_start = 0, len(text), 1, 0
         depth, last, pending = 0, None, None
@@ -181,6 +185,10 @@ class _Lexer(Lexer):
                     kind = kw
             last = value
             yield Token(kind, value, start, line, col)
+            if kind == attrs_type and "\n" in value:
+                # an attribute list split over several lines is one token
+                line += value.count("\n")
+                line_start = text.rindex("\n", 0, pos) + 1
         if pending is not None:
             yield pending
 
@@ -903,19 +911,26 @@ def _build_arch(block, filename) -> Architecture:
             raise ArchitectureError(f"{kind} '{tok.value}' has unknown type '{type_name}' "
                                     f"(known: {', '.join(arch.types) or 'none'})",
                                     _origin(filename, type_tok))
-        if rng is None:
-            names = [(tok.value, None)]
-        else:
+        if rng is not None:
             lo, hi = (_index(t, filename) for t in rng)
             if hi < lo:
                 raise ArchitectureError(f"{kind} '{tok.value}[{lo}..{hi}]': empty range",
                                         _origin(filename, rng[0]))
-            names = [(f"{tok.value}[{i}]", (tok.value, i)) for i in range(lo, hi + 1)]
-        for name, array in names:
-            element = arch.add_element(name, kind, costs, attrs, local, type_name, array,
-                                       origin=origin)
-            if element.local is not None:
-                locals_used.append((element, origin))
+            limit = limits.MAX_ARRAY_MEMBERS
+            if hi - lo + 1 > limit:
+                raise ArchitectureError(f"{kind} '{tok.value}[{lo}..{hi}]' has {hi - lo + 1} "
+                                        f"members, more than the limit of {limit} members per "
+                                        f"array (raise it with --limit array=N)",
+                                        _origin(filename, rng[0]))
+            members = arch.add_array(tok.value, lo, hi, kind, costs, attrs, local, type_name,
+                                     origin=origin)
+            if members and members[0].local is not None:
+                locals_used.append((members[0], origin))
+            continue
+        element = arch.add_element(tok.value, kind, costs, attrs, local, type_name, None,
+                                   origin=origin)
+        if element.local is not None:
+            locals_used.append((element, origin))
     for element, origin in locals_used:
         target = arch.elements.get(element.local)
         if target is None or target.is_pe:
