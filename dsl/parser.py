@@ -8,6 +8,7 @@ down the block (parameters, then actors/types, then channels/elements, then link
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import gc
 import os
@@ -22,9 +23,10 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from dsl import limits
 from dsl.errors import ExpressionError, ParseError
 from dsl.mappings import Mapping
-from dsl.expression import CONSTANTS, BinOp, Call, Expression, Name, Neg, Num, Pos
+from dsl.expression import CONSTANTS, FUNCTIONS, BinOp, Call, Expression, Name, Neg, Num, Pos
 from moa.architecture import AGGREGATES, Architecture, CostSpec
-from moa.errors import ArchitectureError
+from moa.cost_models.registry import available_models, call_arguments
+from moa.errors import ArchitectureError, CostModelError
 from moc.errors import SDFError
 from moc.graph import SDFGraph
 
@@ -255,16 +257,52 @@ _SIMPLE_ATTR = re.compile(r'([A-Za-z_]\w*)\s*=\s*("(?:[^"\\\n]|\\.)*"|[^,\]]*[^\
 _BINARY_OPS = frozenset(_PREC)
 
 
+class _Keyword(tuple):
+    """``(name_token, value)`` of a keyword argument ``NAME = value`` of a call."""
+
+
+class _ModelCall:
+    """A call that is no function of expressions (it has keyword arguments, or its name
+    is not a function): only the whole value of a ``.moa`` attribute may be one, a
+    cost model ``METRIC = model(v, ..., k = v, ...)``."""
+
+    __slots__ = ("tok", "positional", "keywords", "origin")
+
+    def __init__(self, tok, positional, keywords, origin):
+        self.tok, self.positional, self.keywords, self.origin = tok, positional, keywords, origin
+
+    def error(self) -> ExpressionError:
+        name = self.tok.value
+        if name in FUNCTIONS:
+            return ExpressionError(f"function '{name}' takes no keyword arguments", self.origin)
+        if name in available_models():
+            return ExpressionError(f"cost model '{name}' can only be the whole value of an "
+                                   f"attribute of a .moa element or type", self.origin)
+        close = difflib.get_close_matches(name, list(FUNCTIONS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        return ExpressionError(f"unknown function '{name}' (known: {', '.join(FUNCTIONS)})"
+                               f"{hint}", self.origin)
+
+
+def _strict(value):
+    """``value``, refusing a cost-model call where an expression must stand."""
+    if isinstance(value, _ModelCall):
+        raise value.error()
+    return value
+
+
 class _Model(tuple):
-    """``(name_token, {arg: (value, origin)})`` of a ``METRIC = model(...)`` attribute."""
+    """``(name_token, [(key_token, value)], [positional values])`` of a
+    ``METRIC = model(...)`` attribute."""
 
 
 class _Builder:
     """Inline transformer: statements become tuples ``(kind, ...)`` with tokens kept for
     their positions; expressions become :mod:`dsl.expression` nodes."""
 
-    def __init__(self):
+    def __init__(self, models=False):
         self.filename = "<string>"
+        self.models = models        # whether an attribute may be a cost-model call
 
     def _o(self, tok):
         return (self.filename, tok.line, tok.column)
@@ -285,15 +323,35 @@ class _Builder:
         return Name(c[0].value, self._o(c[0]))
 
     def common__func(self, c):
-        return Call(c[0].value, c[1:], self._o(c[0]))
+        tok, origin = c[0], self._o(c[0])
+        positional, keywords = [], []
+        for arg in c[1:]:
+            if isinstance(arg, _Keyword):
+                keywords.append(arg)
+            elif arg is not None:
+                if keywords:
+                    raise ExpressionError("a positional argument follows a keyword argument",
+                                          getattr(arg, "origin", None) or origin)
+                positional.append(arg)
+        if keywords or tok.value not in FUNCTIONS:
+            return _ModelCall(tok, positional, keywords, origin)
+        return Call(tok.value, [_strict(a) for a in positional], origin)
+
+    def common__kwarg(self, c):
+        key, value = c
+        if isinstance(value, _Tok):  # STRING
+            value = _unquote(value.value)
+        return _Keyword((key, _strict(value)))
 
     def common__signed(self, c):
-        return _Signed(c[0].value, c[1], self._o(c[0]))
+        return _Signed(c[0].value, _strict(c[1]), self._o(c[0]))
 
     def expr(self, c):
         if len(c) == 1:
             e = c[0]
             return e.resolve() if isinstance(e, _Signed) else e
+        for item in c:
+            _strict(item)
         return _Precedence(c).parse()
 
     # --- attributes (all formats) ---
@@ -370,16 +428,15 @@ class _Builder:
         key, value = c
         if isinstance(value, _Tok):  # STRING
             value = _unquote(value.value)
+        elif isinstance(value, _ModelCall):
+            if not self.models:
+                raise value.error()
+            value = _Model((value.tok, value.keywords, value.positional))
         return (key, value)
-
-    def model(self, c):
-        return _Model((c[0], [a for a in c[1:] if a is not None]))
-
-    kwarg = attr
 
     # --- .sdf ---
     def param(self, c):
-        return ("param", c[0], c[1])
+        return ("param", c[0], _strict(c[1]))
 
     def actor(self, c):
         return ("actor", c[0], c[1] or [])
@@ -398,7 +455,7 @@ class _Builder:
 
     # --- .moa ---
     def lambda_(self, c):
-        return ("lambda", c[0], c[1])
+        return ("lambda", c[0], _strict(c[1]))
 
     def aggregate(self, c):
         return ("aggregate", c[0], c[1])
@@ -491,7 +548,7 @@ _TERMINAL_TEXT = {
 def _parser(kind: str) -> tuple[Lark, _Builder]:
     with _lock:
         if kind not in _parsers:
-            builder = _Builder()
+            builder = _Builder(models=kind == "moa")
             lark = Lark.open(os.path.join(GRAMMAR_DIR, f"{kind}.lark"), parser="lalr",
                              lexer=_Lexer,
                              transformer=builder, maybe_placeholders=True,
@@ -841,22 +898,34 @@ def parse_sdf(text: str, filename: str = "<string>") -> list[SDFGraph]:
 # .moa
 
 
+def _argument(value, known):
+    """The value of a cost-model argument: a bare word that names no parameter is a
+    string (``latency = independent``)."""
+    if isinstance(value, Name) and value.name not in known and value.name not in CONSTANTS:
+        return value.name
+    return _value(value, known)
+
+
 def _split_attrs(attr_list, known, filename, what):
     """``(costs, attrs, local)`` of an element or type attribute list."""
     costs, attrs, local = {}, {}, None
     for key, (ktok, value) in _attr_dict(attr_list, filename, what).items():
         if isinstance(value, _Model):
-            model_tok, kwargs = value
+            model_tok, kwargs, positional = value
+            origin = _origin(filename, model_tok)
             args = {}
             for akey, (atok, aval) in _attr_dict(kwargs, filename,
                                                  f"{what}, {key} = {model_tok.value}(...)").items():
-                if isinstance(aval, Name) and aval.name not in known \
-                        and aval.name not in CONSTANTS:
-                    args[akey] = aval.name  # a bare word: latency = independent
-                else:
-                    args[akey] = _value(aval, known)
-            costs[key] = CostSpec(model_tok.value, MappingProxyType(args),
-                                  _origin(filename, model_tok))
+                args[akey] = _argument(aval, known)
+            if positional:
+                try:
+                    args = call_arguments(model_tok.value,
+                                          [_argument(a, known) for a in positional], args,
+                                          f"{what}, metric '{key}': ")
+                except CostModelError as exc:
+                    exc.origin = origin
+                    raise
+            costs[key] = CostSpec(model_tok.value, MappingProxyType(args), origin)
         elif key == "local":
             if isinstance(value, Name):
                 local = value.name
@@ -1018,4 +1087,4 @@ def parse_map(text: str, filename: str = "<string>") -> list:
 
 def parse_expression(text: str, filename: str = "<string>"):
     """An expression (``Expression``) from ``text``, e.g. a command-line value."""
-    return _parse("expr", text, filename)[0]
+    return _strict(_parse("expr", text, filename)[0])

@@ -53,3 +53,50 @@ def test_array_members_share_their_bound_models():
     assert all(m.costs is members[0].costs for m in members)
     assert members[3].array == ("p", 3) and members[3].attrs["x"] == 2
     assert bound.elements["q"].costs == {}
+
+
+# --- positional arguments of cost models ---
+
+def _costs(text):
+    arch = dsl.parse_moa(text)[0]
+    return {name: dict(e.costs) for name, e in arch.elements.items()}
+
+
+def test_cost_models_take_positional_arguments_in_declared_order():
+    costs = _costs("moa m {\n pe p [time = bandwidth(12)]\n"
+                   " pe q [time = lsla(2e-9, 1e-6), energy = lsla(3, beta = 4)]\n}")
+    assert dict(costs["p"]["time"].args) == {"B": 12}
+    assert dict(costs["q"]["time"].args) == {"alpha": 2e-9, "beta": 1e-6}
+    assert dict(costs["q"]["energy"].args) == {"alpha": 3, "beta": 4}
+    bound = dsl.parse_moa("moa m { param f = 2; type T [time = lsla(1 / f)]; pe p : T }")[0]
+    assert bound.bind().elements["p"].costs["time"].params.alpha == 0.5
+
+
+@pytest.mark.parametrize("call, message", [
+    ("lsla(1, alpha = 2)", "parameter 'alpha' is given twice"),
+    ("lsla(1, 2, 3)", "takes at most 2 positional arguments (alpha, beta), got 3"),
+    ("lsla(beta = 1, 2)", "a positional argument follows a keyword argument"),
+    ("bandwdith(1)", "unknown cost model 'bandwdith'"),
+    ("2 * lsla(2)", "cost model 'lsla' can only be the whole value"),
+])
+def test_bad_cost_model_calls_are_positioned_errors(call, message):
+    e = error_of(dsl.parse_moa, f"moa m {{\n  pe p [time = {call}]\n}}")
+    assert message in str(e)
+    assert e.origin[:2] == ("f.txt", 2)
+
+
+def test_a_mistyped_model_name_says_cost_model_and_suggests():
+    arch = dsl.parse_moa("moa m { pe p [time = bandwdith(B = 1)] }", "f.txt")[0]
+    with pytest.raises(INPUT_ERRORS) as info:
+        arch.bind()
+    msg = str(info.value)
+    assert "unknown cost model 'bandwdith'" in msg and "lsla" in msg
+    assert "did you mean 'bandwidth'?" in msg
+
+
+def test_functions_of_expressions_refuse_keywords_and_suggest_names():
+    e = error_of(dsl.parse_sdf, "sdf g {\n  param z = min(a = 1)\n}")
+    assert "function 'min' takes no keyword arguments" in str(e)
+    e = error_of(dsl.parse_sdf, "sdf g {\n  actor a [q = mx(1)]\n}")
+    assert "unknown function 'mx'" in str(e) and "did you mean 'max'?" in str(e)
+    assert e.origin == ("f.txt", 2, 16)
