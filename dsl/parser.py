@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 import gc
+import math
 import os
 import re
 import threading
@@ -217,38 +218,45 @@ class _Signed:
         self.sign, self.operand, self.origin = sign, operand, origin
 
     def resolve(self):
-        inner = self.operand.resolve() if isinstance(self.operand, _Signed) else self.operand
-        return (Neg if self.sign == "-" else Pos)(inner, self.origin)
+        return _Precedence([self]).parse()
 
 
 class _Precedence:
-    """Precedence climbing over ``operand (op operand)*``."""
+    """Operator precedence over ``operand (op operand)*``, where an operand may carry
+    signs; without recursion (shunting yard), so that neither a sum of 100,000 terms nor
+    10,000 nested signs needs a deep Python stack."""
 
     def __init__(self, items):
-        self.items, self.i = items, 0
+        self.items = items
 
-    def parse(self, min_prec=0):
-        left = self._prefix()
-        items = self.items
-        while self.i < len(items):
-            op = items[self.i].value
-            prec = _PREC[op]
-            if prec < min_prec:
-                break
-            self.i += 1
-            right = self.parse(_PREC["**"] if op == "**" else prec + 1)
-            left = BinOp(op, left, right)
-        return left
+    def parse(self):
+        out: list = []          # operands built so far
+        ops: list = []          # pending operators: (precedence, op, origin or None)
 
-    def _prefix(self):
-        operand = self.items[self.i]
-        if isinstance(operand, _Signed):
-            # the sign applies to the operand and any ** that follows it
-            self.items[self.i] = operand.operand
-            inner = self.parse(_PREC["**"])
-            return (Neg if operand.sign == "-" else Pos)(inner, operand.origin)
-        self.i += 1
-        return operand
+        def reduce():
+            prec, op, origin = ops.pop()
+            if prec == _UNARY_PREC:
+                out.append((Neg if op == "-" else Pos)(out.pop(), origin))
+            else:
+                right = out.pop()
+                out.append(BinOp(op, out.pop(), right))
+
+        for k, item in enumerate(self.items):
+            if k % 2:           # a binary operator
+                op = item.value
+                prec = _PREC[op]
+                # ** is right-associative; a sign binds tighter than * and looser than **
+                while ops and (ops[-1][0] > prec or (ops[-1][0] == prec and op != "**")):
+                    reduce()
+                ops.append((prec, op, None))
+                continue
+            while isinstance(item, _Signed):
+                ops.append((_UNARY_PREC, item.sign, item.origin))
+                item = item.operand
+            out.append(item)
+        while ops:
+            reduce()
+        return out[0]
 
 
 # `key = value` in an ATTRS token (already checked by its terminal): a string, or
@@ -754,9 +762,13 @@ def _value(expr, known):
     if isinstance(expr, Num):
         return expr.value
     _check_names(expr, known)
-    if expr.names:
+    if not expr.names.isdisjoint(known):
         return expr
-    return expr.evaluate({})
+    return expr.evaluate({})        # numbers and constants (inf, pi) only
+
+
+def _deps(value):
+    return sorted(value.names) if isinstance(value, Expression) else ()
 
 
 def _params(stmts, filename):
@@ -773,27 +785,44 @@ def _params(stmts, filename):
             decls[tok.value] = (tok, st[2])
     known = set(decls)
     params = {name: _value(expr, known) for name, (tok, expr) in decls.items()}
-    # cycles between parameters
+    # cycles between parameters (an explicit stack: chains of any length)
     state: dict[str, int] = {}
-
-    def visit(name, path):
-        state[name] = 1
-        value = params[name]
-        for dep in sorted(value.names) if isinstance(value, Expression) else ():
-            if dep not in params:
+    for root in params:
+        if root in state:
+            continue
+        path, stack = [root], [iter(_deps(params[root]))]
+        state[root] = 1
+        while stack:
+            dep = next(stack[-1], None)
+            if dep is None:
+                state[path.pop()] = 2
+                stack.pop()
+                continue
+            if dep not in params or state.get(dep) == 2:
                 continue
             if state.get(dep) == 1:
-                cycle = " -> ".join(path[path.index(dep):] + [dep]) if dep in path else dep
+                cycle = " -> ".join(path[path.index(dep):] + [dep])
                 raise ExpressionError(f"parameters depend on each other in a cycle: {cycle}",
                                       _origin(filename, decls[dep][0]))
-            if dep not in state:
-                visit(dep, path + [dep])
-        state[name] = 2
-
-    for name in params:
-        if name not in state:
-            visit(name, [name])
+            state[dep] = 1
+            path.append(dep)
+            stack.append(iter(_deps(params[dep])))
     return params
+
+
+def _finite(value, what, key, filename, ktok, nonnegative=False, infinite=False):
+    """``value``, refusing NaN, infinities (unless ``infinite``) and, if ``nonnegative``,
+    negative numbers, where a number is known at parse time."""
+    if isinstance(value, (Expression, str)) or value is None:
+        return value
+    bad = math.isnan(value) or (not infinite and math.isinf(value)) or \
+        (nonnegative and value < 0)
+    if bad:
+        need = "a non-negative" if nonnegative else "a"
+        need += " number" if infinite else " finite number"
+        raise ParseError(f"{what}: {key} must be {need}, got {value!r}",
+                         _origin(filename, ktok))
+    return value
 
 
 def _attr_dict(attrs, filename, what):
@@ -829,7 +858,8 @@ def _build_graph(block, filename) -> SDFGraph:
             if key in _RESERVED_ACTOR:
                 raise ParseError(f"{what}: '{key}' cannot be an attribute name",
                                  _origin(filename, ktok))
-            attrs[key] = _value(value, known)
+            attrs[key] = _finite(_value(value, known), what, key, filename, ktok,
+                                 nonnegative=key == "quanta")
         graph.add_actor(tok.value, origin=_origin(filename, tok), **attrs)
     for st in stmts:
         if st[0] != "channel":
@@ -844,7 +874,7 @@ def _build_graph(block, filename) -> SDFGraph:
                                _origin(filename, end))
         fields, attrs = {}, {}
         for key, (ktok, value) in _attr_dict(attr_list, filename, what).items():
-            val = _value(value, known)
+            val = _finite(_value(value, known), what, key, filename, ktok)
             if key in _COUNT_FIELDS:
                 val = _check_count(val, key, what, _COUNT_FIELDS[key], filename, ktok)
                 fields[key] = val
@@ -935,7 +965,8 @@ def _split_attrs(attr_list, known, filename, what):
                 raise ArchitectureError(f"{what}: local must name a communication node, "
                                         f"got '{value}'", _origin(filename, ktok))
         else:
-            attrs[key] = _value(value, known)
+            attrs[key] = _finite(_value(value, known), what, key, filename, ktok,
+                                 infinite=True)
     return costs, attrs, local
 
 
@@ -953,7 +984,8 @@ def _build_arch(block, filename) -> Architecture:
                                  f"{seen_single[st[0]].line})", _origin(filename, kw))
             seen_single[st[0]] = kw
             if st[0] == "lambda":
-                lambda_ = _value(st[2], known)
+                lambda_ = _finite(_value(st[2], known), f"architecture '{name_tok.value}'",
+                                  "lambda", filename, kw, nonnegative=True)
             else:
                 aggregate = st[2].value
                 if aggregate not in AGGREGATES:

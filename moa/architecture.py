@@ -7,6 +7,7 @@ cost models through the registry.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -225,8 +226,13 @@ class Architecture:
             bound.elements[e.name] = Element(e.name, e.kind, costs, attrs, e.local, e.type_name,
                                              e.own_costs, e.own_attrs, e.own_local, e.array,
                                              e.origin)
-        if bound.lambda_ < 0:
-            raise ArchitectureError(f"lambda must be non-negative, got {bound.lambda_}", self.origin)
+        lam = bound.lambda_
+        if not isinstance(lam, (int, float)) or not math.isfinite(lam) or lam < 0:
+            names = sorted(n for n in getattr(self.lambda_, "names", ()) if n in env)
+            where = f" (lambda = {self.lambda_} with " + ", ".join(
+                f"{n} = {bound.params.get(n, env.get(n))}" for n in names) + ")" if names else ""
+            raise ArchitectureError(f"lambda must be a finite non-negative number, got "
+                                    f"{lam}{where}", self.origin)
         return bound
 
     def graph(self) -> nx.Graph:

@@ -100,3 +100,87 @@ def test_functions_of_expressions_refuse_keywords_and_suggest_names():
     e = error_of(dsl.parse_sdf, "sdf g {\n  actor a [q = mx(1)]\n}")
     assert "unknown function 'mx'" in str(e) and "did you mean 'max'?" in str(e)
     assert e.origin == ("f.txt", 2, 16)
+
+
+# --- deep expressions: no recursion in parsing, evaluation, printing, comparison ---
+
+@pytest.mark.parametrize("text, value", [
+    (" + ".join(["1"] * 5000), 5000),
+    ("-" * 5000 + "1", 1),
+    ("- " * 5001 + "1", -1),
+    ("(" * 3000 + "2" + ")" * 3000, 2),
+    ("1 + (" * 3000 + "1" + ")" * 3000, 3001),
+    ("1 ** " * 3000 + "0", 1),
+    ("min(" * 2000 + "1" + ", 2)" * 2000, 1),
+], ids=["sum", "signs", "spaced-signs", "parentheses", "right-sum", "powers", "calls"])
+def test_deep_expressions_parse_evaluate_print_and_pickle(text, value):
+    import pickle
+    e = dsl.parse_expression(text)
+    assert e.evaluate({}) == value
+    again = dsl.parse_expression(str(e))
+    assert again == e and hash(again) == hash(e)
+    assert pickle.loads(pickle.dumps(e)) == e
+
+
+def test_deep_expressions_in_a_file_and_a_long_parameter_chain():
+    terms = " + ".join(["x"] * 2000)
+    text = f"sdf g {{\n param x = 1\n param y = {terms}\n actor a [quanta = {'-' * 2000}y]\n}}"
+    graph = dsl.parse_sdf(text)[0]
+    assert graph.bind().actors["a"].attrs["quanta"] == 2000
+    n = 600
+    chain = "".join(f" param p{i} = p{i - 1} + 1\n" for i in range(1, n))
+    graph = dsl.parse_sdf(f"sdf g {{\n param p0 = 0\n{chain} actor a [quanta = p{n - 1}]\n}}")[0]
+    assert graph.bind().actors["a"].attrs["quanta"] == n - 1
+    cycle = "".join(f" param p{i} = p{i + 1}\n" for i in range(n)) + f" param p{n} = p0\n"
+    with pytest.raises(dsl.ExpressionError, match="cycle"):
+        dsl.parse_sdf(f"sdf g {{\n{cycle}}}")
+
+
+# --- rounding noise ---
+
+def test_rounding_noise_of_a_sum_is_zero():
+    e = dsl.parse_expression("1 - f_gpu - f_dsp")
+    assert e.evaluate({"f_gpu": 0.8, "f_dsp": 0.2}) == 0
+    assert dsl.parse_expression("0.1 + 0.2 - 0.3").evaluate() == 0
+    # a genuinely small difference of small terms stays
+    assert dsl.parse_expression("3e-17 - 1e-17").evaluate() == pytest.approx(2e-17)
+    assert dsl.parse_expression("1 - 0.999").evaluate() == pytest.approx(1e-3)
+
+
+def test_zero_work_on_a_core_is_accepted():
+    text = ("sdf g {\n param f_gpu = 0.8\n param f_dsp = 0.2\n"
+            " actor cpu [quanta = 1, ops = 1 - f_gpu - f_dsp]\n}")
+    assert dsl.parse_sdf(text)[0].bind().actors["cpu"].attrs["ops"] == 0
+
+
+# --- NaN and infinities ---
+
+@pytest.mark.parametrize("text, where, message", [
+    ("sdf g {\n actor a [quanta = -1]\n}", (2, 11), "quanta must be a non-negative finite"),
+    ("sdf g {\n actor a [quanta = inf]\n}", (2, 11), "got inf"),
+    ("sdf g {\n actor a [quanta = inf - inf]\n}", (2, 11), "got nan"),
+    ("sdf g {\n actor a [x = 2 * inf]\n}", (2, 11), "x must be a finite number"),
+    ("sdf g {\n actor a\n a -> a [size = inf, delay = 1]\n}", (3, 10), "size must be"),
+    ("sdf g {\n actor a\n a -> a [w = 0 * inf, delay = 1]\n}", (3, 10), "w must be"),
+], ids=["negative-quanta", "inf-quanta", "nan-quanta", "inf-attribute", "inf-size", "nan-attr"])
+def test_non_finite_actor_and_channel_values_are_positioned_errors(text, where, message):
+    e = error_of(dsl.parse_sdf, text)
+    assert message in str(e) and e.origin == ("f.txt",) + where
+
+
+def test_lambda_must_be_finite_at_parse_and_at_bind_time():
+    e = error_of(dsl.parse_moa, "moa m {\n  lambda = inf - inf\n}")
+    assert "lambda must be a non-negative finite number, got nan" in str(e)
+    assert e.origin == ("f.txt", 2, 3)
+    arch = dsl.parse_moa("moa m {\n param l = 1\n lambda = 2 * l\n}", "f.txt")[0]
+    for bad in (float("nan"), float("inf"), -1):
+        with pytest.raises(ArchitectureError, match=r"lambda must be a finite non-negative "
+                           r"number, got .* \(lambda = 2 \* l with l = "):
+            arch.bind({"l": bad})
+    assert arch.bind({"l": 0.5}).lambda_ == 1.0
+
+
+def test_infinity_stays_allowed_where_it_means_something():
+    arch = dsl.parse_moa("moa m { pe p [time = roofline(peak = 1, bandwidth = inf), x = inf] }")[0]
+    p = arch.bind().elements["p"]
+    assert p.costs["time"].params.bandwidth == float("inf") and p.attrs["x"] == float("inf")
