@@ -815,12 +815,18 @@ def _finite(value, what, key, filename, ktok, nonnegative=False, infinite=False)
     negative numbers, where a number is known at parse time."""
     if isinstance(value, (Expression, str)) or value is None:
         return value
-    bad = math.isnan(value) or (not infinite and math.isinf(value)) or \
-        (nonnegative and value < 0)
+    try:
+        number = float(value)
+    except OverflowError:           # an integer beyond the floating-point range
+        number = math.inf if value > 0 else -math.inf
+    bad = math.isnan(number) or (not infinite and math.isinf(number)) or \
+        (nonnegative and number < 0)
     if bad:
+        if isinstance(value, int) and math.isinf(number):
+            value = f"an integer of {len(str(abs(value)))} digits"
         need = "a non-negative" if nonnegative else "a"
         need += " number" if infinite else " finite number"
-        raise ParseError(f"{what}: {key} must be {need}, got {value!r}",
+        raise ParseError(f"{what}: {key} must be {need}, got {value}",
                          _origin(filename, ktok))
     return value
 
@@ -835,6 +841,7 @@ def _attr_dict(attrs, filename, what):
 
 
 _COUNT_FIELDS = {"prod": True, "cons": True, "delay": False}
+_FINITE_CHANNEL_FIELDS = frozenset({"prod", "cons", "delay", "size"})
 _RESERVED_ACTOR = frozenset({"name", "origin"})
 _RESERVED_CHANNEL = frozenset({"name", "origin", "src", "dst"})
 
@@ -858,8 +865,9 @@ def _build_graph(block, filename) -> SDFGraph:
             if key in _RESERVED_ACTOR:
                 raise ParseError(f"{what}: '{key}' cannot be an attribute name",
                                  _origin(filename, ktok))
+            # inf may mean something in a free attribute (intensity = inf: no traffic)
             attrs[key] = _finite(_value(value, known), what, key, filename, ktok,
-                                 nonnegative=key == "quanta")
+                                 nonnegative=key == "quanta", infinite=key != "quanta")
         graph.add_actor(tok.value, origin=_origin(filename, tok), **attrs)
     for st in stmts:
         if st[0] != "channel":
@@ -874,7 +882,8 @@ def _build_graph(block, filename) -> SDFGraph:
                                _origin(filename, end))
         fields, attrs = {}, {}
         for key, (ktok, value) in _attr_dict(attr_list, filename, what).items():
-            val = _finite(_value(value, known), what, key, filename, ktok)
+            val = _finite(_value(value, known), what, key, filename, ktok,
+                          infinite=key not in _FINITE_CHANNEL_FIELDS)
             if key in _COUNT_FIELDS:
                 val = _check_count(val, key, what, _COUNT_FIELDS[key], filename, ktok)
                 fields[key] = val
