@@ -195,7 +195,18 @@ class Expression:
     def evaluate(self, env: Mapping[str, Any] | None = None, _active: tuple = ()):
         """The value in ``env`` (names to numbers or expressions, resolved lazily)."""
         names = self._name_nodes()
-        return self._compute(_parameter_values(names, env) if names else {})
+        if not names:
+            return self._compute(names)
+        values = {}
+        if env is not None:
+            for name in names:          # the common case: every name is a number
+                value = env.get(name)
+                if type(value) is not float and type(value) is not int:
+                    break
+                values[name] = value
+            else:
+                return self._compute(values)
+        return self._compute(_parameter_values(names, env))
 
     def _compute(self, values: Mapping[str, Any]):
         """The value, with ``values`` the numbers of the parameters it uses.  Each node
