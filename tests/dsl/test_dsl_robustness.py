@@ -192,3 +192,12 @@ def test_an_integer_beyond_the_float_range_is_not_a_finite_quanta():
     # found by the fuzzer: OverflowError (exit 1) while checking the value
     e = error_of(dsl.parse_sdf, "sdf g {\n actor a [quanta = 7 ** 1000]\n}")
     assert "quanta must be a non-negative finite number, got an integer of 846 digits" in str(e)
+
+
+@pytest.mark.parametrize("text", ["2 ** 2000 - 0.5", "0.5 + 7 ** 1000", "1e-9 + 2 ** 1100"])
+def test_a_sum_of_a_huge_integer_and_a_float_is_an_overflow_error(text):
+    # found by the fuzzer: OverflowError (exit 1) in the evaluation of a sum
+    with pytest.raises(dsl.ExpressionError, match="overflows"):
+        dsl.parse_expression(text).evaluate()
+    e = error_of(dsl.parse_sdf, f"sdf g {{\n actor a [ops = {text}]\n}}")
+    assert "overflows" in str(e) and e.origin[:2] == ("f.txt", 2)
