@@ -477,11 +477,13 @@ class BinOp(Expression):
         a = stack[-1]
         op = self.op
         if op == "+" or op == "-":
-            scale = scales[-1] if scales[-1] > b_scale else b_scale
             try:
                 result = a + b if op == "+" else a - b
+                # integer arithmetic is exact: only floating-point terms leave noise
+                scale = abs(result) if type(result) is int else \
+                    scales[-1] if scales[-1] > b_scale else b_scale
                 # rounding noise of a sum (Goldberg 1991: each operation errs by half an ulp)
-                if type(result) is float and result and abs(result) <= _NOISE * scale:
+                if type(result) is float and result and abs(result) / _NOISE <= scale:
                     result = 0.0
             except OverflowError:       # an integer beyond the range of floats
                 raise ExpressionError(f"'{self}' overflows", self.origin) from None

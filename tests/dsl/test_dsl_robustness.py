@@ -201,3 +201,7 @@ def test_a_sum_of_a_huge_integer_and_a_float_is_an_overflow_error(text):
         dsl.parse_expression(text).evaluate()
     e = error_of(dsl.parse_sdf, f"sdf g {{\n actor a [ops = {text}]\n}}")
     assert "overflows" in str(e) and e.origin[:2] == ("f.txt", 2)
+
+
+def test_a_huge_integer_that_cancels_leaves_an_exact_sum():
+    assert dsl.parse_expression("(7 ** 1000 - 7 ** 1000) + 0.5").evaluate() == 0.5
