@@ -8,6 +8,7 @@ cost models through the registry.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -227,7 +228,8 @@ class Architecture:
                                              e.own_costs, e.own_attrs, e.own_local, e.array,
                                              e.origin)
         lam = bound.lambda_
-        if not isinstance(lam, (int, float)) or not math.isfinite(lam) or lam < 0:
+        # chained comparisons: false for NaN, exact for integers beyond the float range
+        if not isinstance(lam, (int, float)) or not 0 <= lam <= sys.float_info.max:
             names = sorted(n for n in getattr(self.lambda_, "names", ()) if n in env)
             where = f" (lambda = {self.lambda_} with " + ", ".join(
                 f"{n} = {bound.params.get(n, env.get(n))}" for n in names) + ")" if names else ""
@@ -238,8 +240,7 @@ class Architecture:
     def graph(self) -> nx.Graph:
         if self._graph is None:
             g = nx.Graph(name=self.name)
-            for e in self.elements.values():
-                g.add_node(e.name, kind=e.kind)
+            g.add_nodes_from((e.name, {"kind": e.kind}) for e in self.elements.values())
             g.add_edges_from(self.links)
             self._graph = g
         return self._graph

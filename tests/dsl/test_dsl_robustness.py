@@ -178,6 +178,9 @@ def test_lambda_must_be_finite_at_parse_and_at_bind_time():
                            r"number, got .* \(lambda = 2 \* l with l = "):
             arch.bind({"l": bad})
     assert arch.bind({"l": 0.5}).lambda_ == 1.0
+    # found by the fuzzer: OverflowError (exit 1) on an integer beyond the float range
+    with pytest.raises(ArchitectureError, match="lambda must be a finite"):
+        arch.bind({"l": 7 ** 1000})
 
 
 def test_infinity_stays_allowed_where_it_means_something():
