@@ -13,7 +13,7 @@ _spec.loader.exec_module(fuzz)
 
 @pytest.mark.parametrize("fmt", fuzz.FORMATS)
 def test_quick_fuzz_finds_no_internal_error_timeout_or_wrong_line(fmt):
-    summary = fuzz.run(fmt, count=150, seed=12345, quick=True, jobs=1)
+    summary = fuzz.run(fmt, count=200, seed=12345, quick=True, jobs=1)
     bad = {cls: summary["classes"][cls] for cls in fuzz.BAD_CLASSES}
     assert bad == dict.fromkeys(fuzz.BAD_CLASSES, 0), summary["examples"]
     assert summary["classes"]["ok"] > 0 and summary["classes"]["bad input"] > 0
