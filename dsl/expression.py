@@ -11,6 +11,7 @@ Integer arithmetic stays integer: ``2*3`` is ``6`` (an ``int``), ``6/2`` is ``3`
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Callable, Mapping
 
 from dsl.errors import ExpressionError
@@ -106,12 +107,23 @@ def quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+#: an addition or subtraction whose result is within this many ulps of its largest term
+#: is rounding noise, and 0 (``1 - 0.8 - 0.2`` is about -5.6e-17 in floating point)
+NOISE_ULPS = 4
+_NOISE = NOISE_ULPS * sys.float_info.epsilon
+
+
 class Expression:
     """Base of the expression nodes.  Nodes are immutable and compare structurally
-    (their ``origin`` is ignored)."""
+    (their ``origin`` is ignored).
 
-    __slots__ = ("origin",)
+    Every walk over a tree (evaluation, printing, comparison, pickling) runs over its
+    nodes in post-order, computed once without recursion, so that a sum of 100,000 terms
+    or 10,000 nested signs needs no deep Python stack."""
+
+    __slots__ = ("origin", "_walk", "_uses")
     precedence = _ATOM
+    arity = 0
 
     def __setattr__(self, key, value):
         raise AttributeError(f"{type(self).__name__} is immutable")
@@ -121,55 +133,213 @@ class Expression:
             object.__setattr__(self, key, value)
 
     def _key(self):
-        raise NotImplementedError
+        """The fields of this node alone (not its children)."""
+        return ()
+
+    def _children(self) -> tuple:
+        return ()
+
+    def _postorder(self) -> tuple:
+        """The nodes of this tree, children before their parent, left to right."""
+        try:
+            return self._walk
+        except AttributeError:
+            pass
+        out, stack = [], [self]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(node._children())
+        out.reverse()
+        walk = tuple(out)
+        object.__setattr__(self, "_walk", walk)
+        return walk
+
+    def _shape(self) -> tuple:
+        return tuple((type(n), n._key()) for n in self._postorder())
 
     def __eq__(self, other):
-        return type(self) is type(other) and self._key() == other._key()
+        if type(self) is not type(other):
+            return False
+        a, b = self._postorder(), other._postorder()
+        return len(a) == len(b) and all(type(x) is type(y) and x._key() == y._key()
+                                        for x, y in zip(a, b))
 
     def __hash__(self):
-        return hash((type(self).__name__, self._key()))
+        return hash(tuple((type(n).__name__,) + n._key() for n in self._postorder()))
 
     def __repr__(self):
         return f"{type(self).__name__}({str(self)!r})"
 
     def __reduce__(self):
-        return (_rebuild, (type(self), self._key(), self.origin))
+        return (_rebuild, (tuple((type(n), n._key(), n.origin) for n in self._postorder()),))
 
     @property
     def names(self) -> frozenset[str]:
         """The parameter names this expression uses."""
-        out: set[str] = set()
-        self._collect(out)
-        return frozenset(out)
+        return frozenset(self._name_nodes())
 
-    def _collect(self, out: set) -> None:
-        pass
+    def _name_nodes(self) -> dict:
+        """The first :class:`Name` node of each parameter this expression uses."""
+        try:
+            return self._uses
+        except AttributeError:
+            pass
+        out: dict = {}
+        for node in self._postorder():
+            if type(node) is Name and node.name not in out:
+                out[node.name] = node
+        object.__setattr__(self, "_uses", out)
+        return out
 
     def evaluate(self, env: Mapping[str, Any] | None = None, _active: tuple = ()):
         """The value in ``env`` (names to numbers or expressions, resolved lazily)."""
+        names = self._name_nodes()
+        if not names:
+            return self._compute(names)
+        values = {}
+        if env is not None:
+            for name in names:          # the common case: every name is a number
+                value = env.get(name)
+                if type(value) is not float and type(value) is not int:
+                    break
+                values[name] = value
+            else:
+                return self._compute(values)
+        return self._compute(_parameter_values(names, env))
+
+    def _compute(self, values: Mapping[str, Any]):
+        """The value, with ``values`` the numbers of the parameters it uses.  Each node
+        takes its operands from the top of a stack; beside each value rides its scale,
+        the magnitude of the largest term of the sum it belongs to (for
+        :data:`NOISE_ULPS`)."""
+        stack: list = []
+        scales: list = []
+        for node in self._postorder():
+            node._step(stack, scales, values)
+        return stack[0]
+
+    def _step(self, stack, scales, values):
         raise NotImplementedError
 
-    def _paren(self, child: "Expression", needs: bool) -> str:
-        return f"({child})" if needs else str(child)
+    def _format(self, texts) -> str:
+        raise NotImplementedError
+
+    def __str__(self):
+        texts: list = []
+        for node in self._postorder():
+            n = node.arity
+            if n:
+                args = texts[-n:]
+                del texts[-n:]
+            else:
+                args = ()
+            texts.append(node._format(args))
+        return _flatten(texts[0])
+
+    @staticmethod
+    def _paren(text, needs: bool):
+        return ("(", text, ")") if needs else text
 
 
-def _rebuild(cls, key, origin):
-    obj = cls.__new__(cls)
-    for slot, value in zip(cls._fields, key):
-        object.__setattr__(obj, slot, value)
-    object.__setattr__(obj, "origin", origin)
-    return obj
+def _flatten(rope) -> str:
+    """The text of a rope (a string, or a tuple of ropes): printing builds ropes so that
+    a long sum prints in linear time."""
+    out, stack = [], [rope]
+    while stack:
+        part = stack.pop()
+        if type(part) is str:
+            out.append(part)
+        else:
+            stack.extend(reversed(part))
+    return "".join(out)
+
+
+def _rebuild(nodes):
+    """An expression from its post-order ``(class, fields, origin)`` triples."""
+    stack: list = []
+    for cls, key, origin in nodes:
+        n = cls._arity_of(key)
+        children = stack[len(stack) - n:] if n else []
+        if n:
+            del stack[-n:]
+        stack.append(cls._make(key, children, origin))
+    return stack[0]
+
+
+def _parameter_values(names: Mapping[str, "Name"], env) -> dict:
+    """``{name: number}`` of the parameters ``names`` and of those their expressions use
+    in ``env``, each evaluated once, dependencies first (an explicit stack: a chain of
+    10,000 parameters is fine), refusing unknown names and cycles."""
+    env = env if env is not None else {}
+    values: dict = {}
+    for root, root_node in names.items():
+        if root in values:
+            continue
+        path: list[str] = []           # parameters being resolved, outermost first
+        on_path: set[str] = set()
+        stack = [[root, root_node, None]]
+        while stack:
+            frame = stack[-1]
+            name, node, deps = frame
+            if deps is None:
+                if name in values:
+                    stack.pop()
+                    continue
+                if name not in env:
+                    if name in CONSTANTS:
+                        values[name] = CONSTANTS[name]
+                        stack.pop()
+                        continue
+                    known = ", ".join(sorted(env)) or "none"
+                    raise ExpressionError(f"unknown parameter '{name}' (known: {known})",
+                                          node.origin)
+                value = env[name]
+                if not isinstance(value, Expression):
+                    evaluate = getattr(value, "evaluate", None)
+                    if evaluate is not None:
+                        value = evaluate(env)
+                    elif isinstance(value, str) or value is None:
+                        raise ExpressionError(f"parameter '{name}' is not a number: "
+                                              f"{value!r}", node.origin)
+                    values[name] = value
+                    stack.pop()
+                    continue
+                path.append(name)
+                on_path.add(name)
+                frame[2] = deps = iter(value._name_nodes().items())
+            step = next(deps, None)
+            if step is None:
+                values[name] = env[name]._compute(values)
+                on_path.discard(path.pop())
+                stack.pop()
+                continue
+            dep, dep_node = step
+            if dep in on_path:
+                cycle = " -> ".join(path[path.index(dep):] + [dep])
+                raise ExpressionError(f"parameters depend on each other in a cycle: {cycle}",
+                                      getattr(env[dep], "origin", None) or dep_node.origin)
+            if dep not in values:
+                stack.append([dep, dep_node, None])
+    return values
 
 
 class Num(Expression):
     """A number literal (``int`` or ``float``)."""
 
     __slots__ = ("value",)
-    _fields = ("value",)
 
     def __init__(self, value, origin=None):
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "origin", origin)
+
+    @classmethod
+    def _arity_of(cls, key):
+        return 0
+
+    @classmethod
+    def _make(cls, key, children, origin):
+        return cls(key[0], origin)
 
     @property
     def precedence(self):
@@ -181,7 +351,11 @@ class Num(Expression):
     def evaluate(self, env=None, _active=()):
         return self.value
 
-    def __str__(self):
+    def _step(self, stack, scales, values):
+        stack.append(self.value)
+        scales.append(abs(self.value))
+
+    def _format(self, texts):
         return format_number(self.value)
 
 
@@ -189,42 +363,28 @@ class Name(Expression):
     """A parameter reference."""
 
     __slots__ = ("name",)
-    _fields = ("name",)
 
     def __init__(self, name: str, origin=None):
         object.__setattr__(self, "name", str(name))
         object.__setattr__(self, "origin", origin)
 
+    @classmethod
+    def _arity_of(cls, key):
+        return 0
+
+    @classmethod
+    def _make(cls, key, children, origin):
+        return cls(key[0], origin)
+
     def _key(self):
         return (self.name,)
 
-    def _collect(self, out):
-        out.add(self.name)
+    def _step(self, stack, scales, values):
+        value = values[self.name]
+        stack.append(value)
+        scales.append(abs(value))
 
-    def evaluate(self, env=None, _active=()):
-        env = env if env is not None else {}
-        if self.name not in env:
-            if self.name in CONSTANTS:
-                return CONSTANTS[self.name]
-            known = ", ".join(sorted(env)) or "none"
-            raise ExpressionError(f"unknown parameter '{self.name}' (known: {known})",
-                                  self.origin)
-        value = env[self.name]
-        evaluate = getattr(value, "evaluate", None)
-        if evaluate is None:
-            if isinstance(value, str) or value is None:
-                raise ExpressionError(f"parameter '{self.name}' is not a number: {value!r}",
-                                      self.origin)
-            return value
-        if self.name in _active:
-            cycle = " -> ".join(_active[_active.index(self.name):] + (self.name,))
-            raise ExpressionError(f"parameters depend on each other in a cycle: {cycle}",
-                                  getattr(value, "origin", None) or self.origin)
-        if isinstance(value, Expression):
-            return value.evaluate(env, _active + (self.name,))
-        return evaluate(env)
-
-    def __str__(self):
+    def _format(self, texts):
         return self.name
 
 
@@ -232,25 +392,30 @@ class _Unary(Expression):
     """A signed operand; ``sign`` is ``"-"`` or ``"+"``."""
 
     __slots__ = ("operand",)
-    _fields = ("operand",)
     precedence = _UNARY
+    arity = 1
     sign = ""
 
     def __init__(self, operand: Expression, origin=None):
         self._init(operand=operand, origin=origin)
 
-    def _key(self):
+    @classmethod
+    def _arity_of(cls, key):
+        return 1
+
+    @classmethod
+    def _make(cls, key, children, origin):
+        return cls(children[0], origin)
+
+    def _children(self):
         return (self.operand,)
 
-    def _collect(self, out):
-        self.operand._collect(out)
-
-    def __str__(self):
+    def _format(self, texts):
         op = self.operand
         # "--x" would read as a link in a .moa file: keep nested signs apart.
         needs = op.precedence < _UNARY or isinstance(op, _Unary) or \
             (isinstance(op, Num) and op.value < 0)
-        return self.sign + self._paren(op, needs)
+        return (self.sign, self._paren(texts[0], needs))
 
 
 class Neg(_Unary):
@@ -259,8 +424,8 @@ class Neg(_Unary):
     __slots__ = ()
     sign = "-"
 
-    def evaluate(self, env=None, _active=()):
-        return -self.operand.evaluate(env, _active)
+    def _step(self, stack, scales, values):
+        stack[-1] = -stack[-1]
 
 
 class Pos(_Unary):
@@ -269,15 +434,15 @@ class Pos(_Unary):
     __slots__ = ()
     sign = "+"
 
-    def evaluate(self, env=None, _active=()):
-        return +self.operand.evaluate(env, _active)
+    def _step(self, stack, scales, values):
+        stack[-1] = +stack[-1]
 
 
 class BinOp(Expression):
     """``left op right`` for ``op`` in ``+ - * / **``."""
 
     __slots__ = ("op", "left", "right")
-    _fields = ("op", "left", "right")
+    arity = 2
 
     def __init__(self, op: str, left: Expression, right: Expression, origin=None):
         if op not in _BINARY_PREC:
@@ -288,26 +453,50 @@ class BinOp(Expression):
         setattr_(self, "right", right)
         setattr_(self, "origin", origin if origin is not None else left.origin)
 
+    @classmethod
+    def _arity_of(cls, key):
+        return 2
+
+    @classmethod
+    def _make(cls, key, children, origin):
+        return cls(key[0], children[0], children[1], origin)
+
     @property
     def precedence(self):
         return _BINARY_PREC[self.op]
 
     def _key(self):
-        return (self.op, self.left, self.right)
+        return (self.op,)
 
-    def _collect(self, out):
-        self.left._collect(out)
-        self.right._collect(out)
+    def _children(self):
+        return (self.left, self.right)
 
-    def evaluate(self, env=None, _active=()):
-        a = self.left.evaluate(env, _active)
-        b = self.right.evaluate(env, _active)
+    def _step(self, stack, scales, values):
+        b = stack.pop()
+        b_scale = scales.pop()
+        a = stack[-1]
+        op = self.op
+        if op == "+" or op == "-":
+            try:
+                result = a + b if op == "+" else a - b
+                # integer arithmetic is exact: only floating-point terms leave noise
+                scale = abs(result) if type(result) is int else \
+                    scales[-1] if scales[-1] > b_scale else b_scale
+                # rounding noise of a sum (Goldberg 1991: each operation errs by half an ulp)
+                if type(result) is float and result and abs(result) / _NOISE <= scale:
+                    result = 0.0
+            except OverflowError:       # an integer beyond the range of floats
+                raise ExpressionError(f"'{self}' overflows", self.origin) from None
+            stack[-1] = result
+            scales[-1] = scale
+            return
+        result = self._apply(a, b)
+        stack[-1] = result
+        scales[-1] = abs(result)
+
+    def _apply(self, a, b):
         op = self.op
         try:
-            if op == "+":
-                return a + b
-            if op == "-":
-                return a - b
             if op == "*":
                 return a * b
             if op == "/":
@@ -331,22 +520,22 @@ class BinOp(Expression):
         except TypeError as exc:
             raise ExpressionError(f"'{self}': {exc}", self.origin) from None
 
-    def __str__(self):
+    def _format(self, texts):
         prec = self.precedence
+        left, right = texts
         if self.op == "**":
-            left = self._paren(self.left, self.left.precedence <= _POW)
-            right = self._paren(self.right, self.right.precedence < _UNARY)
+            left = self._paren(left, self.left.precedence <= _POW)
+            right = self._paren(right, self.right.precedence < _UNARY)
         else:
-            left = self._paren(self.left, self.left.precedence < prec)
-            right = self._paren(self.right, self.right.precedence <= prec)
-        return f"{left} {self.op} {right}"
+            left = self._paren(left, self.left.precedence < prec)
+            right = self._paren(right, self.right.precedence <= prec)
+        return (left, f" {self.op} ", right)
 
 
 class Call(Expression):
     """A call of one of :data:`FUNCTIONS`."""
 
-    __slots__ = ("func", "args")
-    _fields = ("func", "args")
+    __slots__ = ("func", "args", "arity")
 
     def __init__(self, func: str, args, origin=None):
         args = tuple(args)
@@ -358,24 +547,40 @@ class Call(Expression):
             want = str(lo) if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
             raise ExpressionError(f"function '{func}' takes {want} argument"
                                   f"{'' if want == '1' else 's'}, got {len(args)}", origin)
-        self._init(func=str(func), args=args, origin=origin)
+        self._init(func=str(func), args=args, arity=len(args), origin=origin)
+
+    @classmethod
+    def _arity_of(cls, key):
+        return key[1]
+
+    @classmethod
+    def _make(cls, key, children, origin):
+        return cls(key[0], children, origin)
 
     def _key(self):
-        return (self.func, self.args)
+        return (self.func, len(self.args))
 
-    def _collect(self, out):
-        for a in self.args:
-            a._collect(out)
+    def _children(self):
+        return self.args
 
-    def evaluate(self, env=None, _active=()):
-        values = [a.evaluate(env, _active) for a in self.args]
+    def _step(self, stack, scales, values):
+        n = self.arity
+        args = stack[-n:]
+        del stack[-n:]
+        del scales[-n:]
         try:
-            return FUNCTIONS[self.func][0](*values)
+            result = FUNCTIONS[self.func][0](*args)
         except (ValueError, OverflowError, TypeError) as exc:
             raise ExpressionError(f"'{self}': {exc}", self.origin) from None
+        stack.append(result)
+        scales.append(abs(result))
 
-    def __str__(self):
-        return f"{self.func}({', '.join(str(a) for a in self.args)})"
+    def _format(self, texts):
+        parts = [self.func, "("]
+        for i, text in enumerate(texts):
+            parts += (", ", text) if i else (text,)
+        parts.append(")")
+        return tuple(parts)
 
 
 def fold(expr: Expression):

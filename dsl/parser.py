@@ -8,8 +8,10 @@ down the block (parameters, then actors/types, then channels/elements, then link
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import gc
+import math
 import os
 import re
 import threading
@@ -19,11 +21,13 @@ from lark import Lark, Token
 from lark.lexer import Lexer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from dsl import limits
 from dsl.errors import ExpressionError, ParseError
 from dsl.mappings import Mapping
-from dsl.expression import CONSTANTS, BinOp, Call, Expression, Name, Neg, Num, Pos
+from dsl.expression import CONSTANTS, FUNCTIONS, BinOp, Call, Expression, Name, Neg, Num, Pos
 from moa.architecture import AGGREGATES, Architecture, CostSpec
-from moa.errors import ArchitectureError
+from moa.cost_models.registry import available_models, call_arguments
+from moa.errors import ArchitectureError, CostModelError
 from moc.errors import SDFError
 from moc.graph import SDFGraph
 
@@ -99,6 +103,7 @@ class _Lexer(Lexer):
         parts.append("(?P<punct>" + "|".join(re.escape(p) for p in punct) + ")")
         self.regex = re.compile("|".join(parts))
         self.name_type = next((n for n in regexps if n.endswith("NAME")), None)
+        self.attrs_type = next((n for n in regexps if n.endswith("ATTRS")), None)
         self.minus = self.literals.get("-")
         self._canonical = None
 
@@ -117,6 +122,7 @@ class _Lexer(Lexer):
         self.group_type = fix(self.group_type)
         self.nl_type = canon.get(self.nl_type, self.nl_type)
         self.name_type = canon.get(self.name_type, self.name_type)
+        self.attrs_type = canon.get(self.attrs_type, self.attrs_type)
         self.ignore = {canon.get(n, n) for n in self.ignore}
         if self.minus is not None:
             self.minus = canon.get(self.minus, self.minus)
@@ -133,6 +139,7 @@ class _Lexer(Lexer):
         match = self.regex.match
         group_type, literals, keywords = self.group_type, self.literals, self.keywords
         ignore, nl_type, name_type = self.ignore, self.nl_type, self.name_type
+        attrs_type = self.attrs_type
         cont, depth_of = self._CONTINUE, self._DEPTH
         pos, end, line, line_start = 0, len(text), 1, 0
         depth, last, pending = 0, None, None
@@ -181,6 +188,10 @@ class _Lexer(Lexer):
                     kind = kw
             last = value
             yield Token(kind, value, start, line, col)
+            if kind == attrs_type and "\n" in value:
+                # an attribute list split over several lines is one token
+                line += value.count("\n")
+                line_start = text.rindex("\n", 0, pos) + 1
         if pending is not None:
             yield pending
 
@@ -207,38 +218,45 @@ class _Signed:
         self.sign, self.operand, self.origin = sign, operand, origin
 
     def resolve(self):
-        inner = self.operand.resolve() if isinstance(self.operand, _Signed) else self.operand
-        return (Neg if self.sign == "-" else Pos)(inner, self.origin)
+        return _Precedence([self]).parse()
 
 
 class _Precedence:
-    """Precedence climbing over ``operand (op operand)*``."""
+    """Operator precedence over ``operand (op operand)*``, where an operand may carry
+    signs; without recursion (shunting yard), so that neither a sum of 100,000 terms nor
+    10,000 nested signs needs a deep Python stack."""
 
     def __init__(self, items):
-        self.items, self.i = items, 0
+        self.items = items
 
-    def parse(self, min_prec=0):
-        left = self._prefix()
-        items = self.items
-        while self.i < len(items):
-            op = items[self.i].value
-            prec = _PREC[op]
-            if prec < min_prec:
-                break
-            self.i += 1
-            right = self.parse(_PREC["**"] if op == "**" else prec + 1)
-            left = BinOp(op, left, right)
-        return left
+    def parse(self):
+        out: list = []          # operands built so far
+        ops: list = []          # pending operators: (precedence, op, origin or None)
 
-    def _prefix(self):
-        operand = self.items[self.i]
-        if isinstance(operand, _Signed):
-            # the sign applies to the operand and any ** that follows it
-            self.items[self.i] = operand.operand
-            inner = self.parse(_PREC["**"])
-            return (Neg if operand.sign == "-" else Pos)(inner, operand.origin)
-        self.i += 1
-        return operand
+        def reduce():
+            prec, op, origin = ops.pop()
+            if prec == _UNARY_PREC:
+                out.append((Neg if op == "-" else Pos)(out.pop(), origin))
+            else:
+                right = out.pop()
+                out.append(BinOp(op, out.pop(), right))
+
+        for k, item in enumerate(self.items):
+            if k % 2:           # a binary operator
+                op = item.value
+                prec = _PREC[op]
+                # ** is right-associative; a sign binds tighter than * and looser than **
+                while ops and (ops[-1][0] > prec or (ops[-1][0] == prec and op != "**")):
+                    reduce()
+                ops.append((prec, op, None))
+                continue
+            while isinstance(item, _Signed):
+                ops.append((_UNARY_PREC, item.sign, item.origin))
+                item = item.operand
+            out.append(item)
+        while ops:
+            reduce()
+        return out[0]
 
 
 # `key = value` in an ATTRS token (already checked by its terminal): a string, or
@@ -247,16 +265,52 @@ _SIMPLE_ATTR = re.compile(r'([A-Za-z_]\w*)\s*=\s*("(?:[^"\\\n]|\\.)*"|[^,\]]*[^\
 _BINARY_OPS = frozenset(_PREC)
 
 
+class _Keyword(tuple):
+    """``(name_token, value)`` of a keyword argument ``NAME = value`` of a call."""
+
+
+class _ModelCall:
+    """A call that is no function of expressions (it has keyword arguments, or its name
+    is not a function): only the whole value of a ``.moa`` attribute may be one, a
+    cost model ``METRIC = model(v, ..., k = v, ...)``."""
+
+    __slots__ = ("tok", "positional", "keywords", "origin")
+
+    def __init__(self, tok, positional, keywords, origin):
+        self.tok, self.positional, self.keywords, self.origin = tok, positional, keywords, origin
+
+    def error(self) -> ExpressionError:
+        name = self.tok.value
+        if name in FUNCTIONS:
+            return ExpressionError(f"function '{name}' takes no keyword arguments", self.origin)
+        if name in available_models():
+            return ExpressionError(f"cost model '{name}' can only be the whole value of an "
+                                   f"attribute of a .moa element or type", self.origin)
+        close = difflib.get_close_matches(name, list(FUNCTIONS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        return ExpressionError(f"unknown function '{name}' (known: {', '.join(FUNCTIONS)})"
+                               f"{hint}", self.origin)
+
+
+def _strict(value):
+    """``value``, refusing a cost-model call where an expression must stand."""
+    if isinstance(value, _ModelCall):
+        raise value.error()
+    return value
+
+
 class _Model(tuple):
-    """``(name_token, {arg: (value, origin)})`` of a ``METRIC = model(...)`` attribute."""
+    """``(name_token, [(key_token, value)], [positional values])`` of a
+    ``METRIC = model(...)`` attribute."""
 
 
 class _Builder:
     """Inline transformer: statements become tuples ``(kind, ...)`` with tokens kept for
     their positions; expressions become :mod:`dsl.expression` nodes."""
 
-    def __init__(self):
+    def __init__(self, models=False):
         self.filename = "<string>"
+        self.models = models        # whether an attribute may be a cost-model call
 
     def _o(self, tok):
         return (self.filename, tok.line, tok.column)
@@ -277,15 +331,35 @@ class _Builder:
         return Name(c[0].value, self._o(c[0]))
 
     def common__func(self, c):
-        return Call(c[0].value, c[1:], self._o(c[0]))
+        tok, origin = c[0], self._o(c[0])
+        positional, keywords = [], []
+        for arg in c[1:]:
+            if isinstance(arg, _Keyword):
+                keywords.append(arg)
+            elif arg is not None:
+                if keywords:
+                    raise ExpressionError("a positional argument follows a keyword argument",
+                                          getattr(arg, "origin", None) or origin)
+                positional.append(arg)
+        if keywords or tok.value not in FUNCTIONS:
+            return _ModelCall(tok, positional, keywords, origin)
+        return Call(tok.value, [_strict(a) for a in positional], origin)
+
+    def common__kwarg(self, c):
+        key, value = c
+        if isinstance(value, _Tok):  # STRING
+            value = _unquote(value.value)
+        return _Keyword((key, _strict(value)))
 
     def common__signed(self, c):
-        return _Signed(c[0].value, c[1], self._o(c[0]))
+        return _Signed(c[0].value, _strict(c[1]), self._o(c[0]))
 
     def expr(self, c):
         if len(c) == 1:
             e = c[0]
             return e.resolve() if isinstance(e, _Signed) else e
+        for item in c:
+            _strict(item)
         return _Precedence(c).parse()
 
     # --- attributes (all formats) ---
@@ -362,16 +436,15 @@ class _Builder:
         key, value = c
         if isinstance(value, _Tok):  # STRING
             value = _unquote(value.value)
+        elif isinstance(value, _ModelCall):
+            if not self.models:
+                raise value.error()
+            value = _Model((value.tok, value.keywords, value.positional))
         return (key, value)
-
-    def model(self, c):
-        return _Model((c[0], [a for a in c[1:] if a is not None]))
-
-    kwarg = attr
 
     # --- .sdf ---
     def param(self, c):
-        return ("param", c[0], c[1])
+        return ("param", c[0], _strict(c[1]))
 
     def actor(self, c):
         return ("actor", c[0], c[1] or [])
@@ -390,7 +463,7 @@ class _Builder:
 
     # --- .moa ---
     def lambda_(self, c):
-        return ("lambda", c[0], c[1])
+        return ("lambda", c[0], _strict(c[1]))
 
     def aggregate(self, c):
         return ("aggregate", c[0], c[1])
@@ -483,7 +556,7 @@ _TERMINAL_TEXT = {
 def _parser(kind: str) -> tuple[Lark, _Builder]:
     with _lock:
         if kind not in _parsers:
-            builder = _Builder()
+            builder = _Builder(models=kind == "moa")
             lark = Lark.open(os.path.join(GRAMMAR_DIR, f"{kind}.lark"), parser="lalr",
                              lexer=_Lexer,
                              transformer=builder, maybe_placeholders=True,
@@ -689,9 +762,13 @@ def _value(expr, known):
     if isinstance(expr, Num):
         return expr.value
     _check_names(expr, known)
-    if expr.names:
+    if not expr.names.isdisjoint(known):
         return expr
-    return expr.evaluate({})
+    return expr.evaluate({})        # numbers and constants (inf, pi) only
+
+
+def _deps(value):
+    return sorted(value.names) if isinstance(value, Expression) else ()
 
 
 def _params(stmts, filename):
@@ -708,27 +785,50 @@ def _params(stmts, filename):
             decls[tok.value] = (tok, st[2])
     known = set(decls)
     params = {name: _value(expr, known) for name, (tok, expr) in decls.items()}
-    # cycles between parameters
+    # cycles between parameters (an explicit stack: chains of any length)
     state: dict[str, int] = {}
-
-    def visit(name, path):
-        state[name] = 1
-        value = params[name]
-        for dep in sorted(value.names) if isinstance(value, Expression) else ():
-            if dep not in params:
+    for root in params:
+        if root in state:
+            continue
+        path, stack = [root], [iter(_deps(params[root]))]
+        state[root] = 1
+        while stack:
+            dep = next(stack[-1], None)
+            if dep is None:
+                state[path.pop()] = 2
+                stack.pop()
+                continue
+            if dep not in params or state.get(dep) == 2:
                 continue
             if state.get(dep) == 1:
-                cycle = " -> ".join(path[path.index(dep):] + [dep]) if dep in path else dep
+                cycle = " -> ".join(path[path.index(dep):] + [dep])
                 raise ExpressionError(f"parameters depend on each other in a cycle: {cycle}",
                                       _origin(filename, decls[dep][0]))
-            if dep not in state:
-                visit(dep, path + [dep])
-        state[name] = 2
-
-    for name in params:
-        if name not in state:
-            visit(name, [name])
+            state[dep] = 1
+            path.append(dep)
+            stack.append(iter(_deps(params[dep])))
     return params
+
+
+def _finite(value, what, key, filename, ktok, nonnegative=False, infinite=False):
+    """``value``, refusing NaN, infinities (unless ``infinite``) and, if ``nonnegative``,
+    negative numbers, where a number is known at parse time."""
+    if isinstance(value, (Expression, str)) or value is None:
+        return value
+    try:
+        number = float(value)
+    except OverflowError:           # an integer beyond the floating-point range
+        number = math.inf if value > 0 else -math.inf
+    bad = math.isnan(number) or (not infinite and math.isinf(number)) or \
+        (nonnegative and number < 0)
+    if bad:
+        if isinstance(value, int) and math.isinf(number):
+            value = f"an integer of {len(str(abs(value)))} digits"
+        need = "a non-negative" if nonnegative else "a"
+        need += " number" if infinite else " finite number"
+        raise ParseError(f"{what}: {key} must be {need}, got {value}",
+                         _origin(filename, ktok))
+    return value
 
 
 def _attr_dict(attrs, filename, what):
@@ -741,6 +841,7 @@ def _attr_dict(attrs, filename, what):
 
 
 _COUNT_FIELDS = {"prod": True, "cons": True, "delay": False}
+_FINITE_CHANNEL_FIELDS = frozenset({"prod", "cons", "delay", "size"})
 _RESERVED_ACTOR = frozenset({"name", "origin"})
 _RESERVED_CHANNEL = frozenset({"name", "origin", "src", "dst"})
 
@@ -764,7 +865,9 @@ def _build_graph(block, filename) -> SDFGraph:
             if key in _RESERVED_ACTOR:
                 raise ParseError(f"{what}: '{key}' cannot be an attribute name",
                                  _origin(filename, ktok))
-            attrs[key] = _value(value, known)
+            # inf may mean something in a free attribute (intensity = inf: no traffic)
+            attrs[key] = _finite(_value(value, known), what, key, filename, ktok,
+                                 nonnegative=key == "quanta", infinite=key != "quanta")
         graph.add_actor(tok.value, origin=_origin(filename, tok), **attrs)
     for st in stmts:
         if st[0] != "channel":
@@ -779,7 +882,8 @@ def _build_graph(block, filename) -> SDFGraph:
                                _origin(filename, end))
         fields, attrs = {}, {}
         for key, (ktok, value) in _attr_dict(attr_list, filename, what).items():
-            val = _value(value, known)
+            val = _finite(_value(value, known), what, key, filename, ktok,
+                          infinite=key not in _FINITE_CHANNEL_FIELDS)
             if key in _COUNT_FIELDS:
                 val = _check_count(val, key, what, _COUNT_FIELDS[key], filename, ktok)
                 fields[key] = val
@@ -833,22 +937,34 @@ def parse_sdf(text: str, filename: str = "<string>") -> list[SDFGraph]:
 # .moa
 
 
+def _argument(value, known):
+    """The value of a cost-model argument: a bare word that names no parameter is a
+    string (``latency = independent``)."""
+    if isinstance(value, Name) and value.name not in known and value.name not in CONSTANTS:
+        return value.name
+    return _value(value, known)
+
+
 def _split_attrs(attr_list, known, filename, what):
     """``(costs, attrs, local)`` of an element or type attribute list."""
     costs, attrs, local = {}, {}, None
     for key, (ktok, value) in _attr_dict(attr_list, filename, what).items():
         if isinstance(value, _Model):
-            model_tok, kwargs = value
+            model_tok, kwargs, positional = value
+            origin = _origin(filename, model_tok)
             args = {}
             for akey, (atok, aval) in _attr_dict(kwargs, filename,
                                                  f"{what}, {key} = {model_tok.value}(...)").items():
-                if isinstance(aval, Name) and aval.name not in known \
-                        and aval.name not in CONSTANTS:
-                    args[akey] = aval.name  # a bare word: latency = independent
-                else:
-                    args[akey] = _value(aval, known)
-            costs[key] = CostSpec(model_tok.value, MappingProxyType(args),
-                                  _origin(filename, model_tok))
+                args[akey] = _argument(aval, known)
+            if positional:
+                try:
+                    args = call_arguments(model_tok.value,
+                                          [_argument(a, known) for a in positional], args,
+                                          f"{what}, metric '{key}': ")
+                except CostModelError as exc:
+                    exc.origin = origin
+                    raise
+            costs[key] = CostSpec(model_tok.value, MappingProxyType(args), origin)
         elif key == "local":
             if isinstance(value, Name):
                 local = value.name
@@ -858,7 +974,8 @@ def _split_attrs(attr_list, known, filename, what):
                 raise ArchitectureError(f"{what}: local must name a communication node, "
                                         f"got '{value}'", _origin(filename, ktok))
         else:
-            attrs[key] = _value(value, known)
+            attrs[key] = _finite(_value(value, known), what, key, filename, ktok,
+                                 infinite=True)
     return costs, attrs, local
 
 
@@ -876,7 +993,8 @@ def _build_arch(block, filename) -> Architecture:
                                  f"{seen_single[st[0]].line})", _origin(filename, kw))
             seen_single[st[0]] = kw
             if st[0] == "lambda":
-                lambda_ = _value(st[2], known)
+                lambda_ = _finite(_value(st[2], known), f"architecture '{name_tok.value}'",
+                                  "lambda", filename, kw, nonnegative=True)
             else:
                 aggregate = st[2].value
                 if aggregate not in AGGREGATES:
@@ -903,19 +1021,26 @@ def _build_arch(block, filename) -> Architecture:
             raise ArchitectureError(f"{kind} '{tok.value}' has unknown type '{type_name}' "
                                     f"(known: {', '.join(arch.types) or 'none'})",
                                     _origin(filename, type_tok))
-        if rng is None:
-            names = [(tok.value, None)]
-        else:
+        if rng is not None:
             lo, hi = (_index(t, filename) for t in rng)
             if hi < lo:
                 raise ArchitectureError(f"{kind} '{tok.value}[{lo}..{hi}]': empty range",
                                         _origin(filename, rng[0]))
-            names = [(f"{tok.value}[{i}]", (tok.value, i)) for i in range(lo, hi + 1)]
-        for name, array in names:
-            element = arch.add_element(name, kind, costs, attrs, local, type_name, array,
-                                       origin=origin)
-            if element.local is not None:
-                locals_used.append((element, origin))
+            limit = limits.MAX_ARRAY_MEMBERS
+            if hi - lo + 1 > limit:
+                raise ArchitectureError(f"{kind} '{tok.value}[{lo}..{hi}]' has {hi - lo + 1} "
+                                        f"members, more than the limit of {limit} members per "
+                                        f"array (raise it with --limit array=N)",
+                                        _origin(filename, rng[0]))
+            members = arch.add_array(tok.value, lo, hi, kind, costs, attrs, local, type_name,
+                                     origin=origin)
+            if members and members[0].local is not None:
+                locals_used.append((members[0], origin))
+            continue
+        element = arch.add_element(tok.value, kind, costs, attrs, local, type_name, None,
+                                   origin=origin)
+        if element.local is not None:
+            locals_used.append((element, origin))
     for element, origin in locals_used:
         target = arch.elements.get(element.local)
         if target is None or target.is_pe:
@@ -1003,4 +1128,4 @@ def parse_map(text: str, filename: str = "<string>") -> list:
 
 def parse_expression(text: str, filename: str = "<string>"):
     """An expression (``Expression``) from ``text``, e.g. a command-line value."""
-    return _parse("expr", text, filename)[0]
+    return _strict(_parse("expr", text, filename)[0])

@@ -7,7 +7,9 @@ cost models through the registry.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import math
+import sys
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -113,11 +115,39 @@ class Architecture:
                     type_name=None, array=None, origin=None) -> Element:
         """Declare PE or CN ``name`` (``kind`` ``"pe"`` or ``"cn"``); its own ``costs``
         (metric → :class:`CostSpec`), ``attrs`` and ``local`` override its type's."""
-        if kind not in ("pe", "cn"):
-            raise ArchitectureError(f"element kind must be 'pe' or 'cn', got '{kind}'", origin)
+        fields = self._element_fields(kind, costs, attrs, local, type_name, name, origin)
         if name in self.elements:
             raise ArchitectureError(f"duplicate element '{name}' in architecture '{self.name}'",
                                     origin)
+        element = Element(name, kind, *fields, array, origin)
+        self.elements[name] = element
+        self._invalidate()
+        return element
+
+    def add_array(self, base: str, lo: int, hi: int, kind: str, costs=None, attrs=None,
+                  local=None, type_name=None, origin=None) -> list[Element]:
+        """Declare the members ``base[lo]`` .. ``base[hi]`` of an array of PEs or CNs, as
+        :meth:`add_element` would one by one; the members share their (immutable)
+        costs and attributes, so that a large array costs one object per member."""
+        fields = self._element_fields(kind, costs, attrs, local, type_name, base, origin)
+        elements = self.elements
+        members = []
+        for i in range(lo, hi + 1):
+            name = f"{base}[{i}]"
+            if name in elements:
+                raise ArchitectureError(f"duplicate element '{name}' in architecture "
+                                        f"'{self.name}'", origin)
+            element = Element(name, kind, *fields, (base, i), origin)
+            elements[name] = element
+            members.append(element)
+        self._invalidate()
+        return members
+
+    def _element_fields(self, kind, costs, attrs, local, type_name, name, origin):
+        """``(costs, attrs, local, type_name, own_costs, own_attrs, own_local)`` of an
+        element declared with these own values on top of its type."""
+        if kind not in ("pe", "cn"):
+            raise ArchitectureError(f"element kind must be 'pe' or 'cn', got '{kind}'", origin)
         own_costs, own_attrs = dict(costs or {}), dict(attrs or {})
         eff_costs, eff_attrs, eff_local = {}, {}, local
         if type_name is not None:
@@ -130,12 +160,8 @@ class Architecture:
             eff_local = local if local is not None else t.local
         eff_costs.update(own_costs)
         eff_attrs.update(own_attrs)
-        element = Element(name, kind, MappingProxyType(eff_costs), MappingProxyType(eff_attrs),
-                          eff_local, type_name, MappingProxyType(own_costs),
-                          MappingProxyType(own_attrs), local, array, origin)
-        self.elements[name] = element
-        self._invalidate()
-        return element
+        return (MappingProxyType(eff_costs), MappingProxyType(eff_attrs), eff_local, type_name,
+                MappingProxyType(own_costs), MappingProxyType(own_attrs), local)
 
     def add_pe(self, name, **kwargs) -> Element:
         return self.add_element(name, "pe", **kwargs)
@@ -179,27 +205,42 @@ class Architecture:
                              resolve(self.lambda_, env), self.aggregate, self.origin)
         bound.types = dict(self.types)
         bound.links = list(self.links)
+        bound_costs: dict[int, Mapping] = {}
+        bound_attrs: dict[int, Mapping] = {}
         for e in self.elements.values():
-            costs = {}
-            for metric, spec in e.costs.items():
-                if isinstance(spec, CostModel):
-                    costs[metric] = spec
-                    continue
-                args = {k: resolve(v, env) for k, v in spec.args.items()}
-                where = f"element '{e.name}', metric '{metric}': "
-                costs[metric] = make_model(spec.model, args, where, spec.origin or e.origin)
-            attrs = {k: resolve(v, env) for k, v in e.attrs.items()}
-            bound.elements[e.name] = replace(e, costs=MappingProxyType(costs),
-                                             attrs=MappingProxyType(attrs))
-        if bound.lambda_ < 0:
-            raise ArchitectureError(f"lambda must be non-negative, got {bound.lambda_}", self.origin)
+            # members of an array share their mappings: bind each distinct one once
+            costs = bound_costs.get(id(e.costs))
+            if costs is None:
+                costs = {}
+                for metric, spec in e.costs.items():
+                    if isinstance(spec, CostModel):
+                        costs[metric] = spec
+                        continue
+                    args = {k: resolve(v, env) for k, v in spec.args.items()}
+                    where = f"element '{e.name}', metric '{metric}': "
+                    costs[metric] = make_model(spec.model, args, where, spec.origin or e.origin)
+                costs = bound_costs[id(e.costs)] = MappingProxyType(costs)
+            attrs = bound_attrs.get(id(e.attrs))
+            if attrs is None:
+                attrs = bound_attrs[id(e.attrs)] = MappingProxyType(
+                    {k: resolve(v, env) for k, v in e.attrs.items()})
+            bound.elements[e.name] = Element(e.name, e.kind, costs, attrs, e.local, e.type_name,
+                                             e.own_costs, e.own_attrs, e.own_local, e.array,
+                                             e.origin)
+        lam = bound.lambda_
+        # chained comparisons: false for NaN, exact for integers beyond the float range
+        if not isinstance(lam, (int, float)) or not 0 <= lam <= sys.float_info.max:
+            names = sorted(n for n in getattr(self.lambda_, "names", ()) if n in env)
+            where = f" (lambda = {self.lambda_} with " + ", ".join(
+                f"{n} = {bound.params.get(n, env.get(n))}" for n in names) + ")" if names else ""
+            raise ArchitectureError(f"lambda must be a finite non-negative number, got "
+                                    f"{lam}{where}", self.origin)
         return bound
 
     def graph(self) -> nx.Graph:
         if self._graph is None:
             g = nx.Graph(name=self.name)
-            for e in self.elements.values():
-                g.add_node(e.name, kind=e.kind)
+            g.add_nodes_from((e.name, {"kind": e.kind}) for e in self.elements.values())
             g.add_edges_from(self.links)
             self._graph = g
         return self._graph

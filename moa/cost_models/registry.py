@@ -8,8 +8,9 @@ entry-point group, e.g. in its ``pyproject.toml``::
 """
 from __future__ import annotations
 
+import difflib
 from importlib.metadata import entry_points
-from typing import Mapping
+from typing import Any, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -55,9 +56,31 @@ def model_class(name: str, where: str = "") -> type[CostModel]:
         _load_entry_points()
         cls = _registry.get(name)
     if cls is None:
+        known = available_models()
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
         raise CostModelError(f"{where}unknown cost model '{name}' "
-                             f"(known: {', '.join(available_models())})")
+                             f"(known: {', '.join(known)}){hint}")
     return cls
+
+
+def call_arguments(name: str, positional: Sequence[Any], keywords: Mapping[str, Any],
+                   where: str = "") -> dict[str, Any]:
+    """The keyword arguments of the call ``name(*positional, **keywords)``: as Python
+    binds a call, positional arguments take the model's parameters in their declared
+    order (the fields of its ``Parameters``), and no parameter may be given twice."""
+    names = list(model_class(name, where).Parameters.model_fields)
+    if len(positional) > len(names):
+        raise CostModelError(f"{where}model '{name}' takes at most {len(names)} positional "
+                             f"argument{'' if len(names) == 1 else 's'} "
+                             f"({', '.join(names)}), got {len(positional)}")
+    args = dict(zip(names, positional))
+    for key, value in keywords.items():
+        if key in args:
+            raise CostModelError(f"{where}model '{name}': parameter '{key}' is given twice "
+                                 f"(by position and by keyword)")
+        args[key] = value
+    return args
 
 
 def make_model(name: str, args: Mapping[str, float], where: str = "", origin=None) -> CostModel:
