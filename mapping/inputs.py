@@ -66,14 +66,31 @@ def choose_named(objects: list, path: Path, name: str | None, what: str, option:
     return objects[0]
 
 
+#: the block keyword of each text format, for the message of a file without blocks
+BLOCK_KEYWORDS = {"sdf": "sdf", "moa": "moa", "map": "mapping"}
+
+
+def load_blocks(path: Path, kind: str) -> list:
+    """The graphs (``kind="sdf"``, SDF3 ``.xml`` too), architectures (``"moa"``) or
+    mappings (``"map"``) of a file; a file without any is an error naming it."""
+    import dsl
+    path = Path(path)
+    if kind == "sdf" and path.suffix.lower() == ".xml":
+        return [dsl.read_sdf3(path)]
+    objects = {"sdf": dsl.load_sdf, "moa": dsl.load_moa, "map": dsl.load_map}[kind](path)
+    if not objects:
+        raise InputError(f"the file holds no '{BLOCK_KEYWORDS[kind]} NAME {{ ... }}' block",
+                         (str(path), None, None))
+    return objects
+
+
 def load_single(path: Path, kind: str, name: str | None = None):
     """The one graph (``kind="sdf"``) or architecture (``"moa"``) of a file; ``name``
     (from ``--graph`` or ``--architecture``) chooses among several."""
-    import dsl
     if kind == "sdf":
-        graphs = [dsl.read_sdf3(path)] if path.suffix.lower() == ".xml" else dsl.load_sdf(path)
-        return choose_named(graphs, path, name, "graph", "--graph NAME")
-    return choose_named(dsl.load_moa(path), path, name, "architecture", "--architecture NAME")
+        return choose_named(load_blocks(path, "sdf"), path, name, "graph", "--graph NAME")
+    return choose_named(load_blocks(path, "moa"), path, name, "architecture",
+                        "--architecture NAME")
 
 
 def parse_params(items: list[str] | None) -> dict[str, float]:
@@ -102,7 +119,6 @@ def parse_number(text: str, what: str) -> float | int:
 def choose_mapping(map_path: Path | None, mapping_name: str | None, inline: str | None):
     """The mapping (:class:`dsl.mappings.Mapping`) from ``--map``, or from a ``.map``
     file (``--mapping`` among several)."""
-    import dsl
     from dsl.mappings import Mapping
     if inline is not None:
         if map_path is not None:
@@ -110,7 +126,7 @@ def choose_mapping(map_path: Path | None, mapping_name: str | None, inline: str 
         return Mapping.from_text(inline)
     if map_path is None:
         raise InputError("a mapping is needed: give a .map file or --map ACTOR=PE,...")
-    mappings = dsl.load_map(map_path)
+    mappings = load_blocks(map_path, "map")
     names = [m.name for m in mappings]
     if mapping_name is None:
         if len(mappings) == 1:

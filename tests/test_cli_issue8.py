@@ -376,3 +376,14 @@ def test_choices_come_from_the_registries():
     plot = next(a for a in parser._actions if a.dest == "command").choices["plot"]
     kinds = next(a for a in plot._actions if a.dest == "kind")
     assert list(kinds.choices) == PLOTS.names()
+
+
+# ---------------------------------------------------------------- files without blocks
+@pytest.mark.parametrize("suffix, keyword", [(".sdf", "sdf"), (".moa", "moa"),
+                                             (".map", "mapping")])
+def test_a_file_without_blocks_is_named_and_refused(tmp_path, capsys, suffix, keyword):
+    empty = tmp_path / f"empty{suffix}"
+    empty.write_text("# nothing here\n")
+    code, _, err = run(capsys, "check", empty)
+    assert code == 2
+    assert f"{empty}: error: the file holds no '{keyword} NAME {{ ... }}' block" in err

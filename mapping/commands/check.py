@@ -44,22 +44,20 @@ def _sdf_entries(path: Path, graphs) -> list[dict]:
 def check_file(path) -> list[dict]:
     """One entry per graph, architecture or ``.map`` file, as ``mapeval check --json``.
     A deadlocked graph's entry has ``deadlock: true`` and an ``error``."""
-    import dsl
+    from mapping.inputs import load_blocks
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix == ".sdf":
-        return _sdf_entries(path, dsl.load_sdf(path))
-    if suffix == ".xml":
-        return _sdf_entries(path, [dsl.read_sdf3(path)])
+    if suffix in (".sdf", ".xml"):
+        return _sdf_entries(path, load_blocks(path, "sdf"))
     if suffix == ".moa":
         entries = []
-        for arch in dsl.load_moa(path):
+        for arch in load_blocks(path, "moa"):
             arch.bind()  # validates every cost model with its default parameters
             entries.append({"file": str(path), "kind": "moa", "name": arch.name,
                             "pes": arch.pes, "cns": arch.cns, "links": len(arch.links)})
         return entries
     return [{"file": str(path), "kind": "map",
-             "mappings": [m.name for m in dsl.load_map(path)]}]
+             "mappings": [m.name for m in load_blocks(path, "map")]}]
 
 
 def _error(exc: BaseException) -> dict:
