@@ -200,6 +200,8 @@ class Architecture:
              env: Mapping[str, Any] | None = None) -> "Architecture":
         """A copy whose elements hold instantiated, validated cost models."""
         env = dict(env) if env is not None else self.environment(overrides)
+        for name in [n for n in self.params if n in env]:  # in place: each evaluated once
+            env[name] = resolve(env[name], env)
         bound = Architecture(self.name, {k: resolve(v, env) for k, v in env.items()
                                          if k in self.params},
                              resolve(self.lambda_, env), self.aggregate, self.origin)

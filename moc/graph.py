@@ -110,6 +110,8 @@ class SDFGraph:
         ``quanta`` and ``size`` finite and non-negative, no numeric attribute is NaN.
         """
         env = dict(env) if env is not None else self.environment(overrides)
+        for name in [n for n in self.params if n in env]:  # in place: each evaluated once
+            env[name] = resolve(env[name], env)
         bound = SDFGraph(self.name, {k: resolve(v, env) for k, v in env.items() if k in self.params},
                          self.origin)
         for actor in self.actors.values():

