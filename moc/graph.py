@@ -146,14 +146,30 @@ class SDFGraph:
 AMOUNTS = ("quanta", "size")
 
 
+def _finite(value) -> bool:
+    """Whether ``value`` is a finite float; an integer beyond the float range is not
+    (every cost model computes in floats)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _shown(value) -> str:
+    """``value`` for a message: an integer too long to read is given by its length."""
+    if isinstance(value, int) and abs(value) >= 10 ** 21:
+        return f"an integer of {len(str(abs(value)))} digits"
+    return str(value)
+
+
 def _checked(value, key, kind, owner):
     """``value`` of attribute ``key`` of actor or channel ``owner``, or an error naming
     both: amounts (:data:`AMOUNTS`) must be finite non-negative numbers, and no number
     may be NaN (an infinity is a legitimate value elsewhere, e.g. ``intensity``)."""
     number = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if key in AMOUNTS and not (number and math.isfinite(value) and value >= 0):
+    if key in AMOUNTS and not (number and _finite(value) and value >= 0):
         raise SDFError(f"{kind} '{owner.name}': {key} must be a finite non-negative number, "
-                       f"got {value}", owner.origin)
+                       f"got {_shown(value)}", owner.origin)
     if isinstance(value, float) and math.isnan(value):
         raise SDFError(f"{kind} '{owner.name}': {key} is not a number (nan)", owner.origin)
     return value
@@ -161,7 +177,8 @@ def _checked(value, key, kind, owner):
 
 def _as_count(value, what, channel, positive):
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or \
-            not math.isfinite(value) or value != int(value) or value < (1 if positive else 0):
+            not _finite(value) or value != int(value) or value < (1 if positive else 0):
         need = "a positive integer" if positive else "a non-negative integer"
-        raise SDFError(f"channel '{channel.name}': {what} must be {need}, got {value}", channel.origin)
+        raise SDFError(f"channel '{channel.name}': {what} must be {need} within the float "
+                       f"range, got {_shown(value)}", channel.origin)
     return int(value)

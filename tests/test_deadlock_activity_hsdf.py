@@ -1,4 +1,6 @@
 """Deadlock detection, the activity of one iteration (LSLA tokens) and HSDF expansion."""
+import re
+
 import pytest
 
 from moc import (DeadlockError, ExpansionTooLargeError, SDFError, SDFGraph, activity,
@@ -356,3 +358,20 @@ def test_a_long_chain_of_parameters_binds():
     graph = dsl.parse_sdf(text)[0]
     bound = graph.bind()
     assert bound.actors["a"].quanta == n and bound.params[f"p{n - 1}"] == n
+
+
+@pytest.mark.parametrize("attrs, message", [
+    ("actor a [quanta = 2 ** 2000 * S]\n a -> b",
+     "actor 'a': quanta must be a finite non-negative number, got an integer of 603 digits"),
+    ("actor a\n a -> b [size = 2 ** 2000 * S]",
+     "channel 'a->b': size must be a finite non-negative number, got an integer of 603"),
+    ("actor a\n a -> b [prod = 2 ** 2000 * S]",
+     "channel 'a->b': prod must be a positive integer within the float range, got an "
+     "integer of 603 digits"),
+])
+def test_integers_beyond_the_float_range_are_refused_when_bound(attrs, message):
+    # found by the fuzzer: math.isfinite of such an integer raised OverflowError (exit 1)
+    import dsl
+    graph = dsl.parse_sdf(f"sdf g {{\n param S = 4\n actor b\n {attrs}\n}}\n")[0]
+    with pytest.raises(SDFError, match=re.escape(message)):
+        graph.bind()
