@@ -66,6 +66,7 @@ from mapping.aggregation import aggregator
 from mapping.errors import MappingError
 from mapping.metrics import check_metric, rule
 from mapping.problem import Problem
+from mapping.routing import place_tokens
 from mapping.traffic import traffic_model
 
 # Bound problems hold read-only mapping proxies; let them pickle (as dicts rebuilt into
@@ -461,7 +462,7 @@ class BatchEvaluator:
 
     def _evaluate_chunk(self, X: np.ndarray) -> np.ndarray:
         if not self.vectorized:
-            return np.array([self._reference(row).value for row in X])
+            return np.array([self._reference(row)[0] for row in X])
         XT = self._transpose(X)
         if self.fast and self.aggregation.separable:
             # the contributions of actors and channels, lambda and penalties folded in
@@ -571,8 +572,7 @@ class BatchEvaluator:
                 out[start:start + len(Xc)] = np.concatenate([pe, cn])[rows].T
             else:
                 for r, row in enumerate(Xc):
-                    ev = self._reference(row)
-                    out[start + r] = [e.value for e in ev.elements]
+                    out[start + r] = self._reference(row)[1]
         return out
 
     def value(self, mapping: Mapping | MappingT[str, str] | Sequence[int]) -> float:
@@ -616,12 +616,25 @@ class BatchEvaluator:
                                self.lambda_, locate=False)
         return float(value[0])
 
-    def _reference(self, row):
-        from mapping.evaluation import evaluate
+    def _reference(self, row) -> tuple[float, list[float]]:
+        """The value and element values of one row by the reference evaluator; the value
+        is ``inf`` where every element the mapping uses is unmodelled (the reference
+        raises), as on the compiled paths."""
+        from mapping.evaluation import check_modelled, element_values, evaluate
         problem = self._problem
         m = Mapping("candidate", self.decode(row))
-        return evaluate(problem.app, problem.arch, m, metric=self.metric,
-                        aggregate=self.aggregate, problem=problem)
+        try:
+            ev = evaluate(problem.app, problem.arch, m, metric=self.metric,
+                          aggregate=self.aggregate, problem=problem)
+        except MappingError:
+            placed = place_tokens(problem.app, problem.arch, m, problem.activity, self.metric)
+            values, unmodelled = element_values(problem.arch, placed, self.metric)
+            try:
+                check_modelled(placed, unmodelled, self.metric, m.name)
+            except MappingError:
+                return math.inf, [values[e] for e in self.elements]
+            raise
+        return ev.value, [e.value for e in ev.elements]
 
 
 def _tabulate(rules, tokens):
@@ -782,9 +795,9 @@ class _Part:
         self.groups = np.array([i for m in members for i in m], dtype=np.intp)
         sizes = [len(t) for t in tables]
         self.offsets = np.cumsum([0] + sizes[:-1]).astype(np.intp)[:, None]
+        # a one-column table stays 2-D: a scalar table would sum its segments, not take
+        # their maximum (max with one PE and one CN)
         self.table = np.concatenate(tables)
-        if self.table.ndim == 2 and self.table.shape[1] == 1:
-            self.table = self.table[:, 0].copy()
         self.columns = max(columns)
         bounds = np.cumsum([0] + [len(m) for m in members]).tolist()
         self.segments = list(zip(bounds[:-1], bounds[1:]))

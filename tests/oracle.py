@@ -192,18 +192,28 @@ def roofline_time(params, placed_tokens):
     return max(ops / params["peak"], data / params.get("bandwidth", math.inf))
 
 
-def memory_traffic(arch, placed):
+def memory_traffic(arch, placed, metric):
     """SPEC §5: "The traffic D also travels from the element to its memory CN along the
     route, and every CN on that route with a bandwidth model counts it; the memory CN
-    itself counts miss·D."  README: the PE's memory traffic comes from its model for the
-    evaluated metric if that has a memory, else from its time model (only ``time``
-    models are roofline here).
+    itself counts miss·D."
 
-    Returns ``{cn: [(bytes, owner_pe)]}``."""
+    The product generalises the middle clause (README, Gables section): every CN on the
+    route is charged the traffic through whatever model it has for the metric, as one
+    token of ``D`` bytes (``miss·D`` at the memory CN): a bandwidth model sees ``D/B``,
+    a per-token model the cost of that token (``lsla``: ``alpha·D + beta``).  Traffic is
+    a physical quantity: an ``energy = lsla(alpha = J/byte)`` on a bus must see it, and a
+    CN that silently ignored it would surprise.  README also: the PE's memory traffic
+    comes from its model for the evaluated metric if that has a memory, else from its
+    time model.
+
+    Returns ``{cn: [(1, token, owner_pe, "traffic")]}`` with ``token = {"quanta": b,
+    "bytes": b}``, in the shape of :func:`placement`'s entries."""
     traffic = {cn: [] for cn in arch["cns"]}
     for pe, element in arch["pes"].items():
-        model = element["models"].get("time")
-        if not model or model[0] != "roofline" or "memory" not in model[1]:
+        models = element["models"]
+        model = next((models[m] for m in (metric, "time") if m in models
+                      and models[m][0] == "roofline" and "memory" in models[m][1]), None)
+        if model is None:
             continue
         params = model[1]
         data = math.fsum(n * roofline_traffic(t) for n, t, _, _ in placed[pe])
@@ -211,11 +221,42 @@ def memory_traffic(arch, placed):
             continue
         memory = params["memory"]
         for cn in route(arch, pe, memory):
-            traffic[cn].append((params.get("miss", 1) * data if cn == memory else data, pe))
+            size = params.get("miss", 1) * data if cn == memory else data
+            traffic[cn].append((1, {"quanta": size, "bytes": size}, pe, "traffic"))
     return traffic
 
 
-def element_value(element, metric, placed_tokens, traffic):
+def energy_falls_back(models):
+    """SPEC §6 step 5: "energy, where an element has power and time models but no energy
+    model, is Σ power(t)·time(t) over its tokens" -- a product of token costs, so both
+    models are per-token ones."""
+    return "energy" not in models and all(
+        m in models and models[m][0] in PER_TOKEN for m in ("power", "time"))
+
+
+def known_metrics(arch):
+    """The metrics some element can value: the names of its models, and ``energy`` where
+    it falls back on ``power`` and ``time``.  Issue 8: a metric outside this set "must be
+    an error listing the known metrics" (:class:`UnknownMetric`)."""
+    known = set()
+    for element in list(arch["pes"].values()) + list(arch["cns"].values()):
+        known.update(element["models"])
+        if energy_falls_back(element["models"]):
+            known.add("energy")
+    return sorted(known)
+
+
+class UnknownMetric(Exception):
+    """No element of the architecture can value the metric."""
+
+
+class Unvalued(Exception):
+    """Issue 8: "When every element of a prediction is unmodelled, say so" -- every
+    element that handles a token (processing, communication or memory traffic) lacks a
+    model for the metric, so the value would be a meaningless 0."""
+
+
+def element_value(element, metric, placed_tokens):
     """SPEC §6 step 3: "Each element computes its value of m: the sum over its tokens for
     per-token models; the element formula for roofline and bandwidth. An element without a
     model for m contributes 0."  Step 5: "power is intensive: an element's power is the
@@ -223,10 +264,12 @@ def element_value(element, metric, placed_tokens, traffic):
     energy, where an element has power and time models but no energy model, is
     Σ power(t)·time(t) over its tokens."  §5 bandwidth: "all bytes that cross it / B".
 
-    ``traffic`` is the memory traffic ``[(bytes, owner)]`` crossing the element (CNs).
-    Returns ``None`` when the element has no model for ``metric`` (unmodelled)."""
+    An element-level time model (roofline, bandwidth) prices no single token, so power
+    takes the plain mean there too.  ``placed_tokens`` include the memory traffic
+    crossing the element (CNs).  Returns
+    ``None`` when the element has no model for ``metric`` (unmodelled)."""
     models = element["models"]
-    if metric == "energy" and "energy" not in models and "power" in models and "time" in models:
+    if metric == "energy" and energy_falls_back(models):
         return math.fsum(n * token_cost(*models["power"], t) * token_cost(*models["time"], t)
                          for n, t, _, _ in placed_tokens)
     if metric not in models:
@@ -235,13 +278,12 @@ def element_value(element, metric, placed_tokens, traffic):
     if model == "roofline":
         return roofline_time(params, placed_tokens)
     if model == "bandwidth":
-        crossing = math.fsum([n * t.get("bytes", t["quanta"]) for n, t, _, _ in placed_tokens]
-                             + [b for b, _ in traffic])
-        return crossing / params["B"]
+        return math.fsum(n * t.get("bytes", t["quanta"]) for n, t, _, _ in placed_tokens) \
+            / params["B"]
     if metric == "power":
         if not placed_tokens:
             return 0.0
-        if "time" in models:
+        if "time" in models and models["time"][0] in PER_TOKEN:
             weights = [n * token_cost(*models["time"], t) for n, t, _, _ in placed_tokens]
         else:
             weights = [n for n, _, _, _ in placed_tokens]
@@ -260,19 +302,25 @@ def evaluate(app, arch, mapping, metric="time", aggregate="sum"):
     the phases."  Shares follow the README: a channel's tokens belong to the producer's
     PE, a PE's memory traffic to that PE.
 
-    Returns ``(value, element_values, unmodelled)`` with element values before lambda."""
+    Raises :class:`UnknownMetric` or :class:`Unvalued` (issue 8).  Returns ``(value,
+    element_values, unmodelled)`` with element values before lambda."""
+    if metric not in known_metrics(arch):
+        raise UnknownMetric(metric)
     q = repetition_vector(app)
     placed = placement(app, arch, mapping, q)
-    traffic = memory_traffic(arch, placed)
+    for cn, tokens in memory_traffic(arch, placed, metric).items():
+        placed[cn] += tokens
     lam = arch["lambda"]
     values, unmodelled = {}, []
     for name, element in list(arch["pes"].items()) + list(arch["cns"].items()):
-        value = element_value(element, metric, placed[name], traffic.get(name, []))
+        value = element_value(element, metric, placed[name])
         if value is None:
-            if placed[name] or traffic.get(name):
+            if placed[name]:
                 unmodelled.append(name)
             value = 0.0
         values[name] = value
+    if unmodelled and len(unmodelled) == len([e for e, tokens in placed.items() if tokens]):
+        raise Unvalued(unmodelled)
     pe_values = [values[p] for p in arch["pes"]]
     cn_values = [values[c] for c in arch["cns"]]
     if aggregate == "sum":
@@ -285,11 +333,8 @@ def evaluate(app, arch, mapping, metric="time", aggregate="sum"):
             phase = values[pe]
             for cn, element in arch["cns"].items():
                 share = [tok for tok in placed[cn] if tok[2] == pe]
-                share_traffic = [tr for tr in traffic[cn] if tr[1] == pe]
-                if not share and not share_traffic:
-                    continue
-                value = element_value(element, metric, share, share_traffic)
-                phase = max(phase, lam * (value or 0.0))
+                if share:
+                    phase = max(phase, lam * (element_value(element, metric, share) or 0.0))
             phases.append(phase)
         return math.fsum(phases), values, unmodelled
     raise AssertionError(f"unknown aggregation {aggregate}")
