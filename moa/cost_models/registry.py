@@ -104,5 +104,14 @@ def make_model(name: str, args: Mapping[str, float], where: str = "", origin=Non
                 known = ", ".join(cls.Parameters.model_fields)
                 problems.append(f"unknown parameter '{param}' (known: {known})")
             else:
-                problems.append(f"parameter '{param}' = {err.get('input')!r}: {err['msg'].lower()}")
+                problems.append(f"parameter '{param}' = {_shown(err.get('input'))}: "
+                                f"{err['msg'].lower()}")
         raise CostModelError(f"{where}model '{name}': " + "; ".join(problems), origin) from None
+
+
+def _shown(value) -> str:
+    """``value`` for a message: an integer too long to read is given by its length
+    (``repr`` of one beyond 4,300 digits even raises)."""
+    if isinstance(value, int) and abs(value) >= 10 ** 21:
+        return f"an integer of about {value.bit_length() * 30103 // 100000 + 1} digits"
+    return repr(value)

@@ -208,3 +208,13 @@ def test_a_sum_of_a_huge_integer_and_a_float_is_an_overflow_error(text):
 
 def test_a_huge_integer_that_cancels_leaves_an_exact_sum():
     assert dsl.parse_expression("(7 ** 1000 - 7 ** 1000) + 0.5").evaluate() == 0.5
+
+
+def test_a_model_parameter_beyond_any_float_is_a_positioned_error():
+    # found by the fuzzer: the message's repr of a 7,204-digit integer raised (exit 1)
+    from moa.errors import CostModelError
+    arch = dsl.parse_moa("moa m {\n  pe p [time = lsla(1_000 ** 7 ** 2 ** 2)]\n}\n", "t.moa")[0]
+    with pytest.raises(CostModelError, match="parameter 'alpha' = an integer of about 7204 "
+                                             "digits: input should be a valid number") as info:
+        arch.bind()
+    assert info.value.origin[:2] == ("t.moa", 2)
