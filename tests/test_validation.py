@@ -323,3 +323,22 @@ def test_rounding_through_the_evaluator(tmp_path, capsys):
                  "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["fidelity"] == 1.0 and doc["tau"] == pytest.approx(1.0)
+
+
+def test_fidelity_plot_under_folds_says_what_it_shows(files, tmp_path):
+    out = tmp_path / "fidelity.png"
+    assert main(["plot", "fidelity", files["sdf"], files["moa"], files["map"], files["csv"],
+                 "--measured", "t", "--mapping-column", "mapping", "--fit", "p0.time.alpha",
+                 "--folds", "3", "-o", str(out)]) == 0
+    assert out.stat().st_size > 0
+    from mapping.cli import build_parser, parse
+    from mapping.commands.measured import load_study
+    from mapping.plots.fidelity import fidelity_figure
+    args = parse(build_parser("fidelity"), [
+        "fidelity", files["sdf"], files["moa"], files["map"], files["csv"], "--measured",
+        "t", "--mapping-column", "mapping", "--fit", "p0.time.alpha", "--folds", "3"])
+    fig = fidelity_figure(load_study(args, "fidelity").assessment)
+    title = fig.axes[0].get_title()
+    assert "mean over 3 folds" in title
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "all rows (21)" in labels and not any("test rows (0)" in x for x in labels)
