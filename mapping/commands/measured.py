@@ -53,7 +53,7 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
     v.add_argument("--folds", type=int, metavar="K",
                    help="K-fold cross-validation: fit on K-1 folds, rank the held-out one; "
                    "each figure is the mean over the folds (without --fit: the model's "
-                   "own figures on each fold)")
+                   "own figures on each fold; --test-fraction does not apply)")
     v.add_argument("--repeats", type=int, metavar="R",
                    help="the mean over R seeded train/test splits of --test-fraction "
                    "(split r uses seed --seed + r)")
@@ -153,7 +153,7 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
     assessment = assess(arch, rows, app=app, metric=args.metric, aggregate=args.aggregate,
                         free=args.free, test_fraction=0.0 if cross else args.test_fraction,
                         seed=args.seed, params=overrides, source=source)
-    groups = None if within is None else [r.cells.get(within, "").strip() for r in rows]
+    groups = None if within is None else [_group(r, within) for r in rows]
     result = assessment.result
     if cross:
         splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
@@ -168,6 +168,13 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
                                  [groups[i] for i in test])
         result = replace(result, fidelity_within=fid, tau_within=tau, within=within)
     return replace(assessment, result=result)
+
+
+def _group(row, column: str) -> str:
+    label = row.cells.get(column, "").strip()
+    if not label:
+        raise row.error("missing cell (--within needs every row's group)", column)
+    return label
 
 
 def report_problems(study: Study, stream=None) -> None:
