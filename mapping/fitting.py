@@ -502,6 +502,13 @@ def split_rows(n: int, test_fraction: float = 0.2, seed: int = 0
     return np.sort(order[n_test:]), np.sort(order[:n_test])
 
 
+def predict_fitted(model: RowModel, fit: FitResult, indices=None) -> np.ndarray:
+    """Predictions of rows ``indices`` (default all) under the values ``fit`` found --
+    the path the fit itself evaluates, so held-out rows are predicted as trained ones."""
+    theta = [fit.values[fp.spec] for fp in fit.free]
+    return model.predict(indices, _overrides(fit.free, theta))
+
+
 def _current_values(model: RowModel, free: Sequence[FreeParameter]) -> np.ndarray:
     """Each free parameter's value in the architecture at its defaults (command-line
     values applied)."""

@@ -62,13 +62,21 @@ def run(args):
         print_json(document)
         return 0
     width = max(len(k) for k in fit.values)
-    print(f"fitted by {fit.method} on {result.n_train} of {result.n} rows "
+    print(f"fitted by {fit.method} on {len(fit.train)} of {result.n} rows "
           f"(rank {fit.rank} of {len(fit.free)}):")
     for k, v in fit.values.items():
         print(f"  {k:<{width}}  {v!r}")
-    on = "test" if result.n_test and result.n_test != result.n else "training"
-    print(f"on the {result.n_test} {on} rows: tau = {_f(result.tau)}, fidelity = "
+    if result.splits is not None:
+        kind = "folds" if result.folds is not None else "repeated splits"
+        on = f"mean over {len(result.splits)} {kind} (refitted on each)"
+    else:
+        which = "test" if result.n_test and result.n_test != result.n else "training"
+        on = f"on the {result.n_test} {which} rows"
+    print(f"{on}: tau = {_f(result.tau)}, fidelity = "
           f"{_f(result.fidelity)}, MAPE = {_f(result.mape, '.3g')} %, R^2 = {_f(result.r2)}")
+    if result.within is not None:
+        print(f"within rows of equal {result.within}: tau_within = {_f(result.tau_within)}, "
+              f"fidelity_within = {_f(result.fidelity_within)}")
     if args.skip_bad_rows:
         print(f"skipped rows: {study.skipped}")
     if out is not None:

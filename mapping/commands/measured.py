@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import dsl
 from mapping.errors import InputError
+from mapping.fidelity import within_groups
 from mapping.fitting import Assessment, RowModel, assess
 from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
                             load_single, one, parse_params)
 from mapping.measurements import Measurements, read_measurements
+from mapping.validation import cross_validate, fold_splits, repeat_splits
 
 FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
 
@@ -45,7 +47,19 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    help=free_help)
     p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
                    help="fraction of the rows held out for testing when fitting (default 0.2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split (default 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the train/test split, the folds and the repeats (default 0)")
+    v = p.add_argument_group("validation (SPEC §12)")
+    v.add_argument("--folds", type=int, metavar="K",
+                   help="K-fold cross-validation: fit on K-1 folds, rank the held-out one; "
+                   "each figure is the mean over the folds (without --fit: the model's "
+                   "own figures on each fold; --test-fraction does not apply)")
+    v.add_argument("--repeats", type=int, metavar="R",
+                   help="the mean over R seeded train/test splits of --test-fraction "
+                   "(split r uses seed --seed + r)")
+    v.add_argument("--within", metavar="COLUMN",
+                   help="also rank within groups of rows sharing this column's value "
+                   "(fidelity_within, tau_within: the alternatives of one workload)")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip rows with a bad cell instead of stopping, and say how many")
 
@@ -121,11 +135,46 @@ def load_study(args, command: str) -> Study:
         if not rows:
             raise InputError(f"{csv_path}: no row left to evaluate ({len(problems)} skipped); "
                              f"the first: {problems[0]}")
-    assessment = assess(arch, rows, app=app, metric=args.metric, aggregate=args.aggregate,
-                        free=args.free, test_fraction=args.test_fraction, seed=args.seed,
-                        params=overrides, source=str(csv_path))
+    assessment = _assess(args, arch, rows, app, overrides, str(csv_path), data, command)
     files = [Path(f) for f in args.files]
     return Study(app, arch, files, moa_path, data, assessment, len(problems), problems)
+
+
+def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessment:
+    """The assessment, then the figures within groups and over folds or repeats
+    (SPEC §12): with folds or repeats the reported parameters are fitted on every row."""
+    folds, repeats, within = (getattr(args, k, None) for k in ("folds", "repeats", "within"))
+    if folds is not None and repeats is not None:
+        raise InputError(f"mapeval {command}: give --folds or --repeats, not both")
+    if within is not None and within not in data.columns:
+        raise InputError(f"{data.path}: no column '{within}' for --within "
+                         f"(columns: {', '.join(data.columns)})")
+    cross = folds is not None or repeats is not None
+    assessment = assess(arch, rows, app=app, metric=args.metric, aggregate=args.aggregate,
+                        free=args.free, test_fraction=0.0 if cross else args.test_fraction,
+                        seed=args.seed, params=overrides, source=source)
+    groups = None if within is None else [_group(r, within) for r in rows]
+    result = assessment.result
+    if cross:
+        splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
+                  repeat_splits(len(rows), repeats, args.test_fraction, args.seed))
+        fit = assessment.fit
+        result = cross_validate(assessment.model, fit.free if fit else None, splits,
+                                "folds" if folds is not None else "repeats", groups=groups,
+                                within=within, fitted=fit.values if fit else None)
+    elif groups is not None:
+        test = assessment.test
+        fid, tau = within_groups(assessment.predicted[test], assessment.measured[test],
+                                 [groups[i] for i in test])
+        result = replace(result, fidelity_within=fid, tau_within=tau, within=within)
+    return replace(assessment, result=result)
+
+
+def _group(row, column: str) -> str:
+    label = row.cells.get(column, "").strip()
+    if not label:
+        raise row.error("missing cell (--within needs every row's group)", column)
+    return label
 
 
 def report_problems(study: Study, stream=None) -> None:

@@ -29,6 +29,8 @@ def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
     fig = new_figure(6.4, 5.6)
     ax = fig.add_subplot()
     test, train = a.test, a.train
+    if r.splits is not None:         # cross-validated figures; the points: the fit on all rows
+        test, train = np.arange(len(a.measured)), np.array([], dtype=int)
     if len(train):
         ax.scatter(a.predicted[train], a.measured[train], s=12, color="0.7", alpha=0.6,
                    label=f"train rows ({len(train)})", linewidths=0)
@@ -44,10 +46,13 @@ def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
         ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls="--", label="predicted = measured")
     ax.set_xlabel(f"predicted {metric}")
     ax.set_ylabel(measured_label)
-    where = "test rows" if len(train) else "rows"
+    where = f"{r.n_test} {'test rows' if len(train) else 'rows'}"
+    if r.splits is not None:
+        kind = "folds" if r.folds is not None else "repeated splits"
+        where = f"mean over {len(r.splits)} {kind} of ~{r.n_test} test rows"
     heading = title or f"{a.model.arch.name}: model against measurements"
     ax.set_title(f"{heading}\nKendall tau-b = {_f(r.tau)}, pairs ordered = {_f(r.fidelity)} "
-                 f"({r.n_test} {where})", fontsize=10)
+                 f"({where})", fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     return fig
