@@ -79,6 +79,14 @@ class FidelityResult:
     def splits(self) -> tuple["FidelityResult", ...] | None:
         return self.folds if self.folds is not None else self.repeats
 
+    def rows_described(self) -> str:
+        """Which rows the figures are over, for titles: ``"72 test rows"``, ``"360
+        rows"`` or ``"mean over 5 folds of ~72 test rows"``."""
+        if self.splits is not None:
+            kind = "folds" if self.folds is not None else "repeated splits"
+            return f"mean over {len(self.splits)} {kind} of ~{self.n_test} test rows"
+        return f"{self.n_test} {'test rows' if self.n_train else 'rows'}"
+
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in JSON_KEYS}
         d["fitted"] = dict(self.fitted) if self.fitted is not None else None

@@ -46,10 +46,7 @@ def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
         ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls="--", label="predicted = measured")
     ax.set_xlabel(f"predicted {metric}")
     ax.set_ylabel(measured_label)
-    where = f"{r.n_test} {'test rows' if len(train) else 'rows'}"
-    if r.splits is not None:
-        kind = "folds" if r.folds is not None else "repeated splits"
-        where = f"mean over {len(r.splits)} {kind} of ~{r.n_test} test rows"
+    where = r.rows_described()
     heading = title or f"{a.model.arch.name}: model against measurements"
     ax.set_title(f"{heading}\nKendall tau-b = {_f(r.tau)}, pairs ordered = {_f(r.fidelity)} "
                  f"({where})", fontsize=10)

@@ -94,9 +94,8 @@ def gsla_figure(assessment: Assessment, x: str = "S", y: str = "gamma", *,
     fit = a.fit
     heading = title or (f"{a.model.arch.name}: fitted {', '.join(fit.values)}" if fit
                         else f"{a.model.arch.name}: model as written")
-    where = "test rows" if fit else "rows"
     tau = "n/a" if not math.isfinite(r.tau) else f"{r.tau:.3f}"
-    ax.set_title(f"{heading}\nKendall tau-b = {tau} ({r.n_test} {where})", fontsize=9)
+    ax.set_title(f"{heading}\nKendall tau-b = {tau} ({r.rows_described()})", fontsize=9)
 
     # Error of the model against the mean measurement of each configuration.
     hx, hy = np.unique(mx), np.unique(my)
