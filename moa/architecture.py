@@ -20,6 +20,9 @@ from moa.errors import ArchitectureError
 from moa.routing import route_to_cn, shortest_cn_path
 
 AGGREGATES = ("sum", "max", "exclusive", "schedule")
+#: who pays for a CN's communication tokens (SPEC §12): the CN itself (LSLA), the PEs at
+#: both ends of the channel, or both
+CHARGES = ("self", "ends", "both")
 
 
 def resolve(value, env):
@@ -71,6 +74,11 @@ class Element:
 
     def model(self, metric: str) -> CostModel | None:
         return self.costs.get(metric)
+
+    @property
+    def charge(self) -> str:
+        """Who pays for this CN's communication tokens: ``self``, ``ends`` or ``both``."""
+        return self.attrs.get("charge", "self")
 
 
 class Architecture:
@@ -160,6 +168,15 @@ class Architecture:
             eff_local = local if local is not None else t.local
         eff_costs.update(own_costs)
         eff_attrs.update(own_attrs)
+        if "charge" in eff_attrs:
+            charge = eff_attrs["charge"]
+            if kind == "pe":
+                raise ArchitectureError(f"pe '{name}': 'charge' is an attribute of "
+                                        "communication nodes (who pays for their tokens)",
+                                        origin)
+            if not isinstance(charge, str) or charge not in CHARGES:
+                raise ArchitectureError(f"cn '{name}': charge must be one of "
+                                        f"{', '.join(CHARGES)}, got '{charge}'", origin)
         return (MappingProxyType(eff_costs), MappingProxyType(eff_attrs), eff_local, type_name,
                 MappingProxyType(own_costs), MappingProxyType(own_attrs), local)
 
