@@ -34,7 +34,7 @@ from mapping.evaluation import evaluate
 from mapping.problem import bind_problem
 from mapping.search import search
 from moa import Architecture, ArchitectureError
-from search_problems import bench_arch, lsla, random_app
+from search_problems import bench_arch, random_app, roofline_arch
 
 SDF = """sdf chain {
     actor a [quanta = 2]
@@ -166,11 +166,11 @@ def test_default_self_is_lsla():
         np.testing.assert_array_equal(a, b)
 
 
-def charged_arch(charge, lambda_=0.7, aggregate="sum"):
-    """The benchmark board with every CN charged ``charge`` (None: no attribute), l2_big
-    as the big cores' local CN."""
-    base = bench_arch(lambda_, aggregate, gsla_gpu=False)
-    a = Architecture("charged", lambda_=lambda_, aggregate=aggregate)
+def charged_arch(charge, lambda_=0.7, aggregate="sum", base=None):
+    """The benchmark board (or ``base``) with every CN charged ``charge`` (None: no
+    attribute); on the board l2_big is the big cores' local CN."""
+    base = base or bench_arch(lambda_, aggregate, gsla_gpu=False)
+    a = Architecture("charged", lambda_=base.lambda_, aggregate=base.aggregate)
     for t in base.types.values():
         a.add_type(t.name, costs=t.costs)
     for e in base.elements.values():
@@ -217,3 +217,44 @@ def test_exact_equals_exhaustive_with_ends(aggregate):
     plain = search(bind_problem(app, charged_arch(None, lambda_=2.0)), "time", aggregate,
                    strategy="exhaustive")
     assert plain.value != pytest.approx(ex.value, rel=1e-6)
+
+
+@pytest.mark.parametrize("aggregate", ["sum", "max"])
+def test_fit_recovers_charged_cn_parameters(aggregate):
+    """Measurements generated with the hand problem's bus alpha 10 and l0 alpha 3 (both
+    ``ends``) over all 8 mappings; fitting both from 1 recovers them."""
+    import itertools
+    from dsl.mappings import Mapping
+    from mapping.fitting import RowModel, fit_parameters, parse_free
+    from mapping.measurements import MeasurementRow
+    app, arch, _, prob = problem("ends", "ends")
+    rows = []
+    for i, pes in enumerate(itertools.product(("p0", "p1"), repeat=3)):
+        m = Mapping(f"m{i}", dict(zip("abc", pes)))
+        value = evaluate(app, arch, m, "time", aggregate, problem=prob).value
+        rows.append(MeasurementRow(i + 2, i + 1, {}, value, m))
+    start, = parse_moa(moa_text("ends", "ends").replace("alpha = 10", "alpha = 1")
+                       .replace("time = lsla(alpha = 3)", "time = lsla(alpha = 1)"))
+    model = RowModel(start, rows, "time", aggregate, app=app)
+    free = parse_free(start, ["bus.time.alpha", "l0.time.alpha"])
+    fit = fit_parameters(model, free, list(range(len(rows))))
+    assert fit.method == ("nnls" if aggregate == "sum" else "least_squares"), fit.warnings
+    assert fit.values["bus.time.alpha"] == pytest.approx(10, rel=1e-6)
+    assert fit.values["l0.time.alpha"] == pytest.approx(3, rel=1e-6)
+
+
+@pytest.mark.parametrize("charge", ["ends", "both"])
+@pytest.mark.parametrize("aggregate", ["sum", "max", "exclusive"])
+def test_roofline_pes_with_memory_traffic(charge, aggregate):
+    """Roofline PEs (non-additive, memory traffic on the CNs, never charged) with charged
+    channel tokens: the batch tables equal the reference evaluator."""
+    app = random_app(6, 8, seed=5)
+    prob = bind_problem(app, charged_arch(charge, base=roofline_arch(0.5, aggregate)))
+    ev = BatchEvaluator(prob, "time", aggregate)
+    assert ev.vectorized
+    X = np.random.default_rng(2).integers(0, ev.n_pes, (40, 6))
+    got = ev.evaluate(X)
+    for i, row in enumerate(X):
+        ref = evaluate(prob.app, prob.arch, ev.to_mapping(row), "time", aggregate,
+                       problem=prob).value
+        assert got[i] == pytest.approx(ref, rel=1e-12)
