@@ -375,7 +375,8 @@ class BatchEvaluator:
 
     def _max_plan(self) -> "_Plan | None":
         """``max``: rows of element values, CNs (scaled by lambda) summed over groups that
-        cover the channels, PEs over groups of consecutive actors, each in blocks of at
+        cover the channels, PEs over groups of consecutive actors (and over the channel
+        groups too when these charge communication to the end PEs), each in blocks of at
         most ``_WIDTH`` columns."""
         P, C, A = self.n_pes, self.n_cns, self.n_actors
         k = _arity(P, PE_GROUP_ROWS)
@@ -386,7 +387,8 @@ class BatchEvaluator:
         pe_groups = [tuple(range(i, min(i + k, A))) for i in range(0, A, k)]
         groups = cn_groups + pe_groups
         charging = self._charging and bool(cn_groups)
-        if sum(P ** len(g) for g in cn_groups) * (C + _WIDTH) \
+        cn_rows = sum(P ** len(g) for g in cn_groups)
+        if cn_rows * (C + _WIDTH + (P + _WIDTH if charging else 0)) \
                 + sum(P ** len(g) for g in pe_groups) * (P + _WIDTH) > MAX_TABLE:
             return None
         lam = self.lambda_
