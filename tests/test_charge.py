@@ -258,3 +258,20 @@ def test_roofline_pes_with_memory_traffic(charge, aggregate):
         ref = evaluate(prob.app, prob.arch, ev.to_mapping(row), "time", aggregate,
                        problem=prob).value
         assert got[i] == pytest.approx(ref, rel=1e-12)
+
+
+def test_charge_from_a_type_and_printed_back():
+    from dsl.printer import format_moa
+    text = """moa b {
+    type T [charge = "both"]
+    pe p [time = lsla(alpha = 1)]
+    cn bus : T [time = lsla(alpha = 1), charge = "ends"]
+    cn x : T
+    p -- bus
+    bus -- x
+}"""
+    arch, = parse_moa(text)
+    assert [arch.elements[k].charge for k in ("bus", "x")] == ["ends", "both"]
+    again, = parse_moa(format_moa(arch))
+    assert [again.elements[k].charge for k in ("bus", "x")] == ["ends", "both"]
+    assert again.bind().elements["bus"].charge == "ends"
