@@ -136,12 +136,12 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
     aggregation (``sum``, ``max``, ``exclusive``) sees the charged cost on the PE at the
     same scale as it would on the CN."""
     values, unmodelled = {}, []
-    lam = float(arch.lambda_)
+    lam, charging = float(arch.lambda_), arch.charging
     for name, element in arch.elements.items():
         tokens = placed.get(name, [])
-        charged: dict[str, list] = {}
-        if element.is_pe and any(isinstance(t, ChargedToken) for t in tokens):
-            own = []
+        charged = None
+        if charging and element.is_pe and any(isinstance(t, ChargedToken) for t in tokens):
+            own, charged = [], {}
             for t in tokens:
                 (charged.setdefault(t.cn, []) if isinstance(t, ChargedToken) else own).append(t)
             tokens = own
@@ -150,8 +150,9 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
             if tokens:
                 unmodelled.append(name)
             value = 0.0
-        for cn, group in charged.items():
-            value += lam * (_element_value(arch.elements[cn], group, metric) or 0.0)
+        if charged:
+            for cn, group in charged.items():
+                value += lam * (_element_value(arch.elements[cn], group, metric) or 0.0)
         values[name] = value
     return values, unmodelled
 

@@ -85,16 +85,20 @@ def place_tokens(app: SDFGraph, arch: Architecture, mapping: Mapping, activity,
     for actor, tokens in activity.processing.items():
         placed[mapping.assignment[actor]].append(tokens)
     elements = arch.elements
+    charging = charge and arch.charging
     for channel, tokens in activity.communication.items():
-        ends = None
-        for cn in channel_route(app, arch, mapping, channel):
-            mode = elements[cn].charge if charge else "self"
+        route = channel_route(app, arch, mapping, channel)
+        if not charging:
+            for cn in route:
+                placed[cn].append(tokens)
+            continue
+        ch = app.channels[channel]
+        ends = (mapping.assignment[ch.src], mapping.assignment[ch.dst])
+        for cn in route:
+            mode = elements[cn].charge
             if mode != "ends":
                 placed[cn].append(tokens)
             if mode != "self":
-                if ends is None:
-                    ch = app.channels[channel]
-                    ends = (mapping.assignment[ch.src], mapping.assignment[ch.dst])
                 copy = charged_copy(tokens, cn)
                 for pe in ends:
                     placed[pe].append(copy)

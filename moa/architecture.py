@@ -99,6 +99,7 @@ class Architecture:
         self.origin = origin
         self._graph: nx.Graph | None = None
         self._routes: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._charging: bool | None = None
 
     def __repr__(self):
         return f"Architecture({self.name!r}, pes={len(self.pes)}, cns={len(self.cns)})"
@@ -281,6 +282,16 @@ class Architecture:
             self._routes[key] = route_to_cn(self.graph(), src_pe, cn)
         return self._routes[key]
 
+    @property
+    def charging(self) -> bool:
+        """Some CN charges its communication to the end PEs (``charge`` ``ends`` or
+        ``both``, SPEC §12); cached, as evaluators ask once per mapping."""
+        if self._charging is None:
+            self._charging = any(e.charge != "self" for e in self.elements.values()
+                                 if not e.is_pe)
+        return self._charging
+
     def _invalidate(self):
         self._graph = None
         self._routes = {}
+        self._charging = None
