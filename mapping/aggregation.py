@@ -8,6 +8,12 @@ the system values ``(n,)`` and the index of the bottleneck element ``(n,)`` in t
 PEs then CNs (``-1``: none).  The reference evaluator calls it with ``n = 1``, the batch
 evaluator with chunks of mappings.
 
+Communication that a CN charges to the end PEs of its channels (``charge = ends |
+both``, SPEC §12) is already in the PE values, ``lambda`` applied
+(:func:`mapping.evaluation.element_values`): ``sum`` counts it once per end, ``max``
+sees it on the cores, and an ``exclusive`` phase includes the charged copies of its PE;
+no aggregation special-cases it.
+
 Aggregations declare the properties the batch evaluator's group tables and the exact
 search rely on: :attr:`Aggregation.separable` (the value is the sum of the contributions
 ``pe`` and ``λ·cn``) or :attr:`Aggregation.bottleneck` (their maximum).  A new

@@ -15,7 +15,12 @@ the evaluator precomputes (:class:`CostTables`)
   ``ops`` and ``bytes``, the four sums of the ``power`` mean), finished per element by
   the rule's own ``finish`` applied to arrays;
 - the memory traffic of each PE (the models' ``token_traffic``) and its affine cost on
-  every CN of the route to its memory (``traffic_cost``, ``MemoryTraffic.share``).
+  every CN of the route to its memory (``traffic_cost``, ``MemoryTraffic.share``);
+- ``charged[c, s·P + d]``: the cost, by their CNs' rules, of the tokens of channel ``c``
+  that CNs with ``charge = ends | both`` on the route from ``s`` to ``d`` charge to each
+  end PE (SPEC §12); ``comm`` then keeps only what stays on the CNs (``self``, ``both``).
+  ``lambda·charged`` is added to the PEs of both ends, as
+  :func:`mapping.evaluation.element_values` does.
 
 The system value is the aggregation's own ``combine`` (:mod:`mapping.aggregation`) on
 the ``(P, n)`` and ``(C, n)`` element values of a chunk of mappings.  A mapping is a row
@@ -64,7 +69,7 @@ from moa import NoRouteError
 from dsl.mappings import Mapping
 from mapping.aggregation import aggregator
 from mapping.errors import MappingError
-from mapping.metrics import check_metric, rule
+from mapping.metrics import INTENSIVE, check_metric, rule
 from mapping.problem import Problem
 from mapping.routing import place_tokens
 from mapping.traffic import traffic_model
@@ -106,8 +111,12 @@ class CostTables:
     - ``src[c]``, ``dst[c]``: the actor indices of channel ``c``'s ends;
     - ``traffic_slope[p, k]``, ``traffic_base[p, k]``: the memory traffic ``D_p`` of PE
       ``p`` costs ``slope·D_p + base`` on CN ``k`` (``base`` only when ``D_p > 0``);
-    - ``linear``: every element value is a sum of ``proc`` and ``comm`` entries (additive
-      rules everywhere, no memory traffic), so ``sum`` and ``max`` are linear programs.
+    - ``linear``: every element value is a sum of ``proc``, ``comm`` and ``charged``
+      entries (additive rules everywhere, no memory traffic), so ``sum`` and ``max`` are
+      linear programs;
+    - ``charged[c, s·P + d]``: the cost (before ``lambda``) of channel ``c``'s tokens that
+      the CNs of the route from ``s`` to ``d`` charge to *each* end PE (``charge = ends |
+      both``, SPEC §12); ``comm`` holds only the part that stays on the CNs.
     """
 
     proc: np.ndarray
@@ -120,6 +129,7 @@ class CostTables:
     traffic_slope: np.ndarray
     traffic_base: np.ndarray
     linear: bool
+    charged: np.ndarray | None = None
 
 
 class BatchEvaluator:
@@ -189,6 +199,9 @@ class BatchEvaluator:
         self.has_traffic = False
         self.proc = np.zeros((self.n_actors, P))
         self.comm = np.zeros((len(self.channels), C))
+        self.charged = np.zeros((len(self.channels), P * P))
+        self._charging = False
+        self._charged_list = None
         self._pe_finish, self._cn_finish = [], []      # (index, rule) of non-additive ones
         self._pe_features = self._cn_features = None    # (F, rows, elements)
         self._cn_feature_tables = []
@@ -203,7 +216,8 @@ class BatchEvaluator:
             self._problem = problem
             return
         if self.fast:
-            pair = self.lambda_ * (self.comm @ self.route.T)                # (Ch, P²)
+            # a channel's whole contribution to sum: its CNs, and each end PE's charge
+            pair = self.lambda_ * (self.comm @ self.route.T + 2 * self.charged)   # (Ch, P²)
             if self._penalty is not None:
                 pair = pair + self._penalty
             self._sum_table = np.concatenate([self.proc.ravel(), pair.ravel()])
@@ -212,6 +226,8 @@ class BatchEvaluator:
             self._pair_list = pair.tolist()
             self._src_list, self._dst_list = self.src.tolist(), self.dst.tolist()
             self._comm_list = self.comm.tolist()
+            self._charged_list = (self.lambda_ * self.charged).tolist() if self._charging \
+                else None
             self._route_list = [np.flatnonzero(r).tolist() for r in self.route]
         agg = self.aggregation
         if self.fast and P * P <= MAX_PAIR_ROWS:
@@ -226,7 +242,7 @@ class BatchEvaluator:
         """The compiled cost tables (:class:`CostTables`)."""
         return CostTables(self.proc, self.comm, self.route, self.unroutable, self.src,
                           self.dst, self.lambda_, self.traffic_slope, self.traffic_base,
-                          self.fast)
+                          self.fast, self.charged)
 
     @property
     def plan(self) -> str:
@@ -259,6 +275,8 @@ class BatchEvaluator:
             return False                # a bad token attribute: the reference explains it
         if self.aggregation.needs_shares and self._cn_finish:
             return False                # shares of a mean are not sums of tokens
+        if not self._charge(cn_elems):
+            return False
         # memory traffic (SPEC §5): D along the route to the memory CN, miss·D on it
         for i, e in enumerate(pe_elems):
             model = traffic_model(e, metric)
@@ -303,6 +321,24 @@ class BatchEvaluator:
             self._cn_feature_tables = [self._gather_tables(f) for f in self._cn_features]
         return True
 
+    def _charge(self, cn_elems) -> bool:
+        """Split ``comm`` into what stays on the CNs and ``charged`` (SPEC §12); False
+        where a charging CN's rule is not additive (the reference evaluator values the
+        charged tokens as a group).  Intensive metrics are never charged."""
+        if self.metric in INTENSIVE:
+            return True
+        mode = [e.charge for e in cn_elems]
+        ends = np.array([m != "self" for m in mode], dtype=float)
+        if not ends.any():
+            return True
+        if any(ends[rows].any() for rows, _ in self._cn_finish):
+            return False
+        stay = np.array([m != "ends" for m in mode], dtype=float)
+        self.charged = (self.comm * ends) @ self.route.T
+        self.comm = self.comm * stay
+        self._charging = bool(self.charged.any())
+        return True
+
     def _owners(self, groups):
         """The first group holding each actor and each channel (both ends)."""
         actor_owner, chan_owner = [None] * self.n_actors, [None] * len(self.channels)
@@ -339,7 +375,8 @@ class BatchEvaluator:
 
     def _max_plan(self) -> "_Plan | None":
         """``max``: rows of element values, CNs (scaled by lambda) summed over groups that
-        cover the channels, PEs over groups of consecutive actors, each in blocks of at
+        cover the channels, PEs over groups of consecutive actors (and over the channel
+        groups too when these charge communication to the end PEs), each in blocks of at
         most ``_WIDTH`` columns."""
         P, C, A = self.n_pes, self.n_cns, self.n_actors
         k = _arity(P, PE_GROUP_ROWS)
@@ -349,7 +386,9 @@ class BatchEvaluator:
         cn_groups = cn_groups[:max(chan_owner, default=-1) + 1]    # those with channels
         pe_groups = [tuple(range(i, min(i + k, A))) for i in range(0, A, k)]
         groups = cn_groups + pe_groups
-        if sum(P ** len(g) for g in cn_groups) * (C + _WIDTH) \
+        charging = self._charging and bool(cn_groups)
+        cn_rows = sum(P ** len(g) for g in cn_groups)
+        if cn_rows * (C + _WIDTH + (P + _WIDTH if charging else 0)) \
                 + sum(P ** len(g) for g in pe_groups) * (P + _WIDTH) > MAX_TABLE:
             return None
         lam = self.lambda_
@@ -364,6 +403,10 @@ class BatchEvaluator:
                     t[:, P:] += lam * (self.route[pr] * self.comm[c])
                     if self._penalty is not None:
                         t[:, P:] += self._penalty[pr][:, None]
+                    if charging:        # each end PE pays its copy
+                        rows = np.arange(len(pr))
+                        for end in (self._src_list[c], self._dst_list[c]):
+                            np.add.at(t, (rows, grid[slot[end]]), lam * self.charged[c][pr])
             else:
                 rows = np.arange(P ** len(g))
                 for j, a in enumerate(g):
@@ -372,8 +415,10 @@ class BatchEvaluator:
         # one take for all: blocks of `width` columns (PEs by halves when P > width)
         width = 1 << (min(max(P, C), _WIDTH) - 1).bit_length()     # 1, 2, 4 or 8 columns
         tables, members, columns = [], [], []
+        # PEs sum the channel groups too when those hold charged communication
         for which, first, count in ((range(len(cn_groups)), P, C),
-                                    (range(len(cn_groups), len(groups)), 0, P)):
+                                    (range(0 if charging else len(cn_groups), len(groups)),
+                                     0, P)):
             for lo in range(first, first + count, width):
                 cols = list(range(lo, min(lo + width, first + count)))
                 columns.append(len(cols))
@@ -532,6 +577,9 @@ class BatchEvaluator:
                 data = self._pe_loads(XT, self.traffic_bytes)
             cn += self.traffic_slope.T @ data
             cn += self.traffic_base.T @ (data != 0).astype(float)
+        if self._charging:
+            paid = self.lambda_ * self.charged.ravel().take(pair + self._pair_off[:, None])
+            pe += self._bincount(XT[self.src], paid) + self._bincount(XT[self.dst], paid)
         return pe, cn, data
 
     def _shares(self, XT: np.ndarray, pair: np.ndarray, data) -> np.ndarray:
@@ -612,6 +660,11 @@ class BatchEvaluator:
         for costs, s, d in zip(self._comm_list, self._src_list, self._dst_list):
             for k in self._route_list[row[s] * P + row[d]]:
                 cn[k] += costs[k]
+        if self._charged_list is not None:
+            for costs, s, d in zip(self._charged_list, self._src_list, self._dst_list):
+                paid = costs[row[s] * P + row[d]]
+                pe[row[s]] += paid
+                pe[row[d]] += paid
         value, _ = agg.combine(np.array(pe)[:, None], np.array(cn).reshape(-1, 1),
                                self.lambda_, locate=False)
         return float(value[0])
@@ -627,7 +680,8 @@ class BatchEvaluator:
             ev = evaluate(problem.app, problem.arch, m, metric=self.metric,
                           aggregate=self.aggregate, problem=problem)
         except MappingError:
-            placed = place_tokens(problem.app, problem.arch, m, problem.activity, self.metric)
+            placed = place_tokens(problem.app, problem.arch, m, problem.activity, self.metric,
+                                  charge=self.metric not in INTENSIVE)
             values, unmodelled = element_values(problem.arch, placed, self.metric)
             try:
                 check_modelled(placed, unmodelled, self.metric, m.name)

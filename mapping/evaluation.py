@@ -11,16 +11,18 @@ import numpy as np
 from mapping.aggregation import Aggregation, aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.metrics import check_metric, performance, rule, total_ops
+from mapping.metrics import INTENSIVE, check_metric, performance, rule, total_ops
 from mapping.problem import Problem, bind_problem
 from mapping.routing import place_tokens, validate_mapping
-from mapping.traffic import tokens_by_pe
+from mapping.traffic import ChargedToken, tokens_by_pe
 
 
 @dataclass(frozen=True)
 class ElementValue:
     """One element's share: ``tokens`` handled, their total ``quanta``, and its ``value``
-    of the metric (before ``lambda``; 0 when unmodelled)."""
+    of the metric (before ``lambda``; 0 when unmodelled).  A PE's ``tokens`` and
+    ``value`` include the communication charged to it (``lambda`` applied, see
+    :func:`element_values`)."""
 
     name: str
     kind: str
@@ -100,7 +102,8 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     check_metric(arch_b, metric)
     aggregate = aggregate or arch_b.aggregate
     agg = aggregator(aggregate)
-    placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric)
+    placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric,
+                          charge=metric not in INTENSIVE)
     values, unmodelled = element_values(arch_b, placed, metric)
     check_modelled(placed, unmodelled, metric, f"mapping '{mapping.name}'", mapping.origin)
     shares = pe_shares(app_b, arch_b, mapping, placed, metric) if agg.needs_shares else None
@@ -123,15 +126,33 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
 def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
                    ) -> tuple[dict[str, float], list[str]]:
     """Element → its value of ``metric`` over its ``placed`` tokens (0 when it has no
-    rule for the metric), and the elements with tokens but no rule."""
+    rule for the metric), and the elements with tokens but no rule.
+
+    Communication charged to a PE (:class:`~mapping.traffic.ChargedToken`, a CN with
+    ``charge = ends | both``, SPEC §12) is a communication cost: the PE's value gains
+    ``lambda · v``, where ``v`` is the CN's own rule applied to the tokens that CN charges
+    to that PE (``Σ`` of per-token costs for additive models).  PE values are thus
+    before ``lambda`` for their own tokens and after it for charged ones, so that every
+    aggregation (``sum``, ``max``, ``exclusive``) sees the charged cost on the PE at the
+    same scale as it would on the CN."""
     values, unmodelled = {}, []
+    lam, charging = float(arch.lambda_), arch.charging
     for name, element in arch.elements.items():
         tokens = placed.get(name, [])
+        charged = None
+        if charging and element.is_pe and any(isinstance(t, ChargedToken) for t in tokens):
+            own, charged = [], {}
+            for t in tokens:
+                (charged.setdefault(t.cn, []) if isinstance(t, ChargedToken) else own).append(t)
+            tokens = own
         value = _element_value(element, tokens, metric)
         if value is None:
             if tokens:
                 unmodelled.append(name)
             value = 0.0
+        if charged:
+            for cn, group in charged.items():
+                value += lam * (_element_value(arch.elements[cn], group, metric) or 0.0)
         values[name] = value
     return values, unmodelled
 

@@ -1,11 +1,12 @@
-"""Where a mapping sends each channel: the CNs its communication tokens cross."""
+"""Where a mapping sends each channel: the CNs its communication tokens cross, and who
+pays for them (a CN's ``charge``, SPEC §12)."""
 from __future__ import annotations
 
 from moa import Architecture, NoRouteError
 from moc import SDFGraph
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.traffic import place_memory_traffic
+from mapping.traffic import charged_copy, place_memory_traffic
 
 
 def validate_mapping(app: SDFGraph, arch: Architecture, mapping: Mapping) -> None:
@@ -69,17 +70,38 @@ def channel_route(app: SDFGraph, arch: Architecture, mapping: Mapping, channel: 
 
 
 def place_tokens(app: SDFGraph, arch: Architecture, mapping: Mapping, activity,
-                 metric: str | None = None) -> dict[str, list]:
+                 metric: str | None = None, charge: bool = True) -> dict[str, list]:
     """Element name → the token groups it handles under ``mapping`` (every element
     present, idle ones with an empty list).  With ``metric``, the memory traffic of
     ``roofline`` PEs is placed on the CNs too (:func:`mapping.traffic.place_memory_traffic`);
-    without it, only the tokens of the SDF iteration."""
+    without it, only the tokens of the SDF iteration.
+
+    A channel's tokens go to every CN of its route whose ``charge`` is ``self`` or
+    ``both``; for a CN whose charge is ``ends`` or ``both`` a :class:`ChargedToken` copy
+    goes to the producer's PE and one to the consumer's (two to the same PE when both
+    ends share it).  ``charge=False`` places as if every CN were ``self`` (intensive
+    metrics).  Memory traffic is not SDF communication and is never charged."""
     placed: dict[str, list] = {name: [] for name in arch.elements}
     for actor, tokens in activity.processing.items():
         placed[mapping.assignment[actor]].append(tokens)
+    elements = arch.elements
+    charging = charge and arch.charging
     for channel, tokens in activity.communication.items():
-        for cn in channel_route(app, arch, mapping, channel):
-            placed[cn].append(tokens)
+        route = channel_route(app, arch, mapping, channel)
+        if not charging:
+            for cn in route:
+                placed[cn].append(tokens)
+            continue
+        ch = app.channels[channel]
+        ends = (mapping.assignment[ch.src], mapping.assignment[ch.dst])
+        for cn in route:
+            mode = elements[cn].charge
+            if mode != "ends":
+                placed[cn].append(tokens)
+            if mode != "self":
+                copy = charged_copy(tokens, cn)
+                for pe in ends:
+                    placed[pe].append(copy)
     if metric is not None:
         place_memory_traffic(arch, placed, metric)
     return placed

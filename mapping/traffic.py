@@ -9,6 +9,9 @@ to its memory CN: ``D`` on the CNs before the memory (Gables eq. 16, Bus[j]) and
 :func:`tokens_by_pe` attributes every token on a CN to one PE, as the ``exclusive``
 aggregation needs: a traffic token to the PE that causes it, a communication token to
 the PE of the channel's producer (the producer writes during its own phase).
+
+A :class:`ChargedToken` is a copy of a channel's tokens on a CN whose ``charge`` is
+``ends`` or ``both``, placed on a PE at one end of the channel (SPEC §12).
 """
 from __future__ import annotations
 
@@ -30,6 +33,18 @@ class TrafficToken(TokenGroup):
     pe: str = ""
 
 
+@dataclass(frozen=True)
+class ChargedToken(TokenGroup):
+    """Communication tokens of CN ``cn`` charged to a PE at one end of their channel: the
+    PE's value gains ``lambda`` times their value by ``cn``'s own rule (SPEC §12)."""
+
+    cn: str = ""
+
+
+def charged_copy(tokens: TokenGroup, cn: str) -> ChargedToken:
+    return ChargedToken(tokens.source, tokens.count, tokens.quanta, tokens.attrs, cn=cn)
+
+
 def traffic_model(element, metric: str):
     """The model whose memory traffic ``element`` generates: its model for ``metric`` if
     that one has a memory, else its ``time`` model if that one has (the traffic is a
@@ -48,10 +63,11 @@ def place_memory_traffic(arch: Architecture, placed: dict[str, list], metric: st
     for name in arch.pes:
         element = arch.elements[name]
         model = traffic_model(element, metric)
-        if model is None or not placed[name]:
+        own = [t for t in placed[name] if not isinstance(t, ChargedToken)]    # not traffic
+        if model is None or not own:
             continue
         try:
-            traffic = model.memory_traffic(placed[name])
+            traffic = model.memory_traffic(own)
         except ValueError as exc:
             raise MappingError(f"element '{name}', metric '{metric}', model '{model.name}': "
                                f"{exc}", element.origin) from None

@@ -20,6 +20,9 @@ from moa.errors import ArchitectureError
 from moa.routing import route_to_cn, shortest_cn_path
 
 AGGREGATES = ("sum", "max", "exclusive", "schedule")
+#: who pays for a CN's communication tokens (SPEC §12): the CN itself (LSLA), the PEs at
+#: both ends of the channel, or both
+CHARGES = ("self", "ends", "both")
 
 
 def resolve(value, env):
@@ -72,6 +75,11 @@ class Element:
     def model(self, metric: str) -> CostModel | None:
         return self.costs.get(metric)
 
+    @property
+    def charge(self) -> str:
+        """Who pays for this CN's communication tokens: ``self``, ``ends`` or ``both``."""
+        return self.attrs.get("charge", "self")
+
 
 class Architecture:
     """A named MoA: ordered parameters, element types, elements and undirected links."""
@@ -91,6 +99,7 @@ class Architecture:
         self.origin = origin
         self._graph: nx.Graph | None = None
         self._routes: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._charging: bool | None = None
 
     def __repr__(self):
         return f"Architecture({self.name!r}, pes={len(self.pes)}, cns={len(self.cns)})"
@@ -160,6 +169,15 @@ class Architecture:
             eff_local = local if local is not None else t.local
         eff_costs.update(own_costs)
         eff_attrs.update(own_attrs)
+        if "charge" in eff_attrs:
+            charge = eff_attrs["charge"]
+            if kind == "pe":
+                raise ArchitectureError(f"pe '{name}': 'charge' is an attribute of "
+                                        "communication nodes (who pays for their tokens)",
+                                        origin)
+            if not isinstance(charge, str) or charge not in CHARGES:
+                raise ArchitectureError(f"cn '{name}': charge must be one of "
+                                        f"{', '.join(CHARGES)}, got '{charge}'", origin)
         return (MappingProxyType(eff_costs), MappingProxyType(eff_attrs), eff_local, type_name,
                 MappingProxyType(own_costs), MappingProxyType(own_attrs), local)
 
@@ -264,6 +282,16 @@ class Architecture:
             self._routes[key] = route_to_cn(self.graph(), src_pe, cn)
         return self._routes[key]
 
+    @property
+    def charging(self) -> bool:
+        """Some CN charges its communication to the end PEs (``charge`` ``ends`` or
+        ``both``, SPEC §12); cached, as evaluators ask once per mapping."""
+        if self._charging is None:
+            self._charging = any(e.charge != "self" for e in self.elements.values()
+                                 if not e.is_pe)
+        return self._charging
+
     def _invalidate(self):
         self._graph = None
         self._routes = {}
+        self._charging = None

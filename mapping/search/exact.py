@@ -13,6 +13,10 @@ properties the aggregation declares (:mod:`mapping.aggregation`):
 - a *bottleneck* aggregation (``max``): minimize ``z`` with ``z ≥`` every contribution,
   each PE's load and ``λ·`` each CN's load (an epigraph variable).
 
+Communication charged to the cores (``charge = ends | both``, SPEC §12) adds
+``λ·charged[c, s, d]`` to the load of PE ``s`` and of PE ``d`` (twice to one PE for a
+channel on it), so it enters the sum twice and each end PE's load once.
+
 Only linear tables (additive rules, no memory traffic) with such aggregations are
 linear programs; anything else is refused.  The result says whether HiGHS proved
 optimality (status 0) or stopped at the time limit with the best mapping found so far
@@ -60,13 +64,16 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactRes
     lam = t.lambda_
     proc = t.proc.copy()
     comm, route, src, dst, unroutable = t.comm, t.route, t.src, t.dst, t.unroutable
+    charged = t.charged if t.charged is not None else np.zeros((len(src), P * P))
     # self-loops (an actor talking to itself) only depend on the actor's PE
     loops = np.flatnonzero(src == dst)
     pairs = np.flatnonzero(src != dst)
     diag = np.arange(P) * (P + 1)
     loop_cn = np.zeros((A, P, C))                                    # (a, s, k) CN load
+    loop_pe = np.zeros((A, P))                       # (a, s): charged to PE s, both ends
     for c in loops:
         loop_cn[src[c]] += comm[c][None, :] * route[diag]
+        loop_pe[src[c]] += 2 * lam * charged[c, diag]
         if unroutable[diag].any():
             proc[src[c], unroutable[diag]] = np.inf
     nx_ = A * P
@@ -75,7 +82,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactRes
     nvar = nx_ + ny + (1 if is_max else 0)
     # scale costs to O(1) so that HiGHS tolerances are relative to the problem
     finite = np.concatenate([proc[np.isfinite(proc)].ravel(), (comm @ route.T).ravel() * lam,
-                             [1e-300]])
+                             charged.ravel() * lam, [1e-300]])
     scale = float(np.max(np.abs(finite))) or 1.0
     rows, cols, vals = [], [], []
     lb, ub = [], []
@@ -113,17 +120,23 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactRes
     cost = np.zeros(nvar)
     proc_s = np.where(np.isfinite(proc), proc, 0.0) / scale
     if not is_max:
-        cost[:nx_] = proc_s.ravel() + lam * loop_cn.sum(axis=2).ravel() / scale
-        pair_cost = lam * (comm[pairs] @ route.T) / scale                # (Ch', P²)
+        cost[:nx_] = proc_s.ravel() + (lam * loop_cn.sum(axis=2).ravel()
+                                       + loop_pe.ravel()) / scale
+        pair_cost = lam * (comm[pairs] @ route.T + 2 * charged[pairs]) / scale   # (Ch', P²)
         cost[nx_:nx_ + ny] = pair_cost.ravel()
     else:
         z = nvar - 1
         cost[z] = 1.0
-        # PE loads
+        # PE loads, with the communication charged to them at either end
+        ends = np.arange(P * P)
         for p in range(P):
-            rows += [r] * (A + 1)
-            cols += list(np.arange(A) * P + p) + [z]
-            vals += list(proc_s[:, p]) + [-1.0]
+            at_p = (ends // P == p).astype(float) + (ends % P == p)      # 0, 1 or 2 ends
+            coef_y = lam * charged[pairs] * at_p[None, :] / scale         # (Ch', P²)
+            nz = np.flatnonzero(coef_y.ravel())
+            rows += [r] * (A + len(nz) + 1)
+            cols += list(np.arange(A) * P + p) + list(nx_ + nz) + [z]
+            vals += list(proc_s[:, p] + loop_pe[:, p] / scale) + list(coef_y.ravel()[nz]) \
+                + [-1.0]
             lb.append(-np.inf)
             ub.append(0.0)
             r += 1
