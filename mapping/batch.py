@@ -69,7 +69,7 @@ from moa import NoRouteError
 from dsl.mappings import Mapping
 from mapping.aggregation import aggregator
 from mapping.errors import MappingError
-from mapping.metrics import INTENSIVE, check_metric, rule
+from mapping.metrics import INTENSIVE, check_metric, is_charged, rule
 from mapping.problem import Problem
 from mapping.routing import place_tokens
 from mapping.traffic import traffic_model
@@ -681,7 +681,7 @@ class BatchEvaluator:
                           aggregate=self.aggregate, problem=problem)
         except MappingError:
             placed = place_tokens(problem.app, problem.arch, m, problem.activity, self.metric,
-                                  charge=self.metric not in INTENSIVE)
+                                  charge=is_charged(self.metric))
             values, unmodelled = element_values(problem.arch, placed, self.metric)
             try:
                 check_modelled(placed, unmodelled, self.metric, m.name)

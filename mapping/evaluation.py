@@ -11,7 +11,7 @@ import numpy as np
 from mapping.aggregation import Aggregation, aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.metrics import INTENSIVE, check_metric, performance, rule, total_ops
+from mapping.metrics import check_metric, is_charged, performance, rule, total_ops
 from mapping.problem import Problem, bind_problem
 from mapping.routing import place_tokens, validate_mapping
 from mapping.traffic import ChargedToken, tokens_by_pe
@@ -103,7 +103,7 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     aggregate = aggregate or arch_b.aggregate
     agg = aggregator(aggregate)
     placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric,
-                          charge=metric not in INTENSIVE)
+                          charge=is_charged(metric))
     values, unmodelled = element_values(arch_b, placed, metric)
     check_modelled(placed, unmodelled, metric, f"mapping '{mapping.name}'", mapping.origin)
     shares = pe_shares(app_b, arch_b, mapping, placed, metric) if agg.needs_shares else None

@@ -50,7 +50,7 @@ from mapping.evaluation import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
 from mapping.aggregation import aggregator
-from mapping.metrics import check_metric, element_metric
+from mapping.metrics import check_metric, element_metric, is_charged
 from mapping.problem import bind_problem
 from mapping.routing import place_tokens, validate_mapping
 
@@ -373,7 +373,8 @@ class RowModel:
             try:
                 if row.activity is None:
                     validate_mapping(b.app, b.arch, row.mapping)
-                    got = place_tokens(b.app, b.arch, row.mapping, b.activity, self.metric)
+                    got = place_tokens(b.app, b.arch, row.mapping, b.activity, self.metric,
+                                     charge=is_charged(self.metric))
                 else:
                     got = element_tokens(b, row.activity)
             except (ValueError, KeyError) as exc:

@@ -173,6 +173,12 @@ METRIC_RULES.add("energy", EnergyFallback, "energy without a model: sum of power
 INTENSIVE = frozenset(Intensive.metrics)
 
 
+def is_charged(metric: str) -> bool:
+    """Whether a CN's ``charge = ends|both`` moves its cost of ``metric`` onto the end
+    PEs: for costs that add up (time, energy), not for a mean (``power``)."""
+    return metric not in INTENSIVE
+
+
 _rules: tuple[int, tuple[type[MetricRule], ...]] = (0, ())
 
 

@@ -68,7 +68,8 @@ def gables_data(app: SDFGraph, arch: Architecture, mapping: Mapping,
     problem = bind_problem(app, arch, params)
     evaluation = evaluate(problem.app, problem.arch, mapping, "time", aggregate, problem=problem)
     arch_b = problem.arch
-    placed = place_tokens(problem.app, arch_b, mapping, problem.activity, "time")
+    placed = place_tokens(problem.app, arch_b, mapping, problem.activity, "time",
+                          charge=False)          # each roofline PE's own work and data
     work = total_work(problem.activity)
     if work <= 0:
         raise InputError(f"'{app.name}' does no work (Σ ops = 0): there is nothing to plot")
