@@ -1,7 +1,8 @@
 """An independent oracle: the value of a mapping computed from the words of SPEC §3-§6.
 
-Written from the specification alone, without reading or importing ``mapping``, ``moa``
-or the batch evaluator, so that the production evaluators (which share one semantic core)
+Written from the specification alone (plus issue 8's rules on unknown metrics and
+unvalued mappings, and the README's documented decisions, each quoted where used),
+without reading or importing ``mapping``, ``moa`` or the batch evaluator, so that the production evaluators (which share one semantic core)
 can be checked against something that does not share it.  Slow and plain on purpose:
 fractions for the repetition vector, Python loops and ``math.fsum`` for the rest.
 
@@ -126,7 +127,7 @@ def placement(app, arch, mapping, q):
     PE's local CN if it has one, else it costs nothing."
 
     Returns ``{element: [(count, token, owner_pe, kind)]}`` where ``kind`` is
-    ``"processing"`` or ``"communication"`` and ``owner_pe`` the PE whose phase the
+    ``"processing"`` or ``"communication"`` (``"traffic"`` for :func:`memory_traffic`) and ``owner_pe`` the PE whose phase the
     token belongs to in ``exclusive`` (README: a channel's tokens belong to its producer's
     PE).
     """
@@ -266,8 +267,8 @@ def element_value(element, metric, placed_tokens):
 
     An element-level time model (roofline, bandwidth) prices no single token, so power
     takes the plain mean there too.  ``placed_tokens`` include the memory traffic
-    crossing the element (CNs).  Returns
-    ``None`` when the element has no model for ``metric`` (unmodelled)."""
+    crossing the element (CNs).  Returns ``None`` when the element has no model for
+    ``metric`` (unmodelled)."""
     models = element["models"]
     if metric == "energy" and energy_falls_back(models):
         return math.fsum(n * token_cost(*models["power"], t) * token_cost(*models["time"], t)
