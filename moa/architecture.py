@@ -8,6 +8,7 @@ cost models through the registry.
 from __future__ import annotations
 
 import math
+import string
 import sys
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -15,8 +16,8 @@ from typing import Any, Mapping
 
 import networkx as nx
 
-from moa.cost_models import CostModel, make_model
-from moa.errors import ArchitectureError
+from moa.cost_models import CostModel, make_model, model_class
+from moa.errors import ArchitectureError, CostModelError
 from moa.routing import route_to_cn, shortest_cn_path
 
 AGGREGATES = ("sum", "max", "exclusive", "schedule")
@@ -26,6 +27,63 @@ def resolve(value, env):
     """A number for ``value``: itself, or the evaluation of an expression in ``env``."""
     evaluate = getattr(value, "evaluate", None)
     return evaluate(env) if evaluate is not None else value
+
+
+#: the element's names a template argument of a cost model may use (``lookup``'s key)
+PLACEHOLDERS = ("type", "element", "array")
+
+
+def element_names(element: "Element") -> dict[str, str]:
+    """The values of :data:`PLACEHOLDERS` for ``element``: its type's name (its own
+    without a type), its name, its array's base name (its own outside an array)."""
+    return {"type": element.type_name or element.name, "element": element.name,
+            "array": element.array[0] if element.array else element.name}
+
+
+def _templates(spec) -> dict[str, str]:
+    """Template parameter → its text (given, or the model's default) of a cost spec."""
+    try:
+        cls = model_class(spec.model)
+    except CostModelError:
+        return {}                       # make_model reports the unknown model
+    out = {}
+    for name in getattr(cls, "templates", ()):
+        field_ = cls.Parameters.model_fields.get(name)
+        text = spec.args.get(name, field_.default if field_ is not None else None)
+        if isinstance(text, str):
+            out[name] = text
+    return out
+
+
+def _has_templates(costs: Mapping) -> bool:
+    return any(not isinstance(s, CostModel) and _templates(s) for s in costs.values())
+
+
+def _fill_templates(spec, element: "Element", metric: str) -> dict[str, str]:
+    """The template parameters of ``spec`` with ``{type}``, ``{element}`` and
+    ``{array}`` replaced by ``element``'s names; an unknown placeholder is an error
+    naming element, metric, model and parameter."""
+    names = element_names(element)
+    out = {}
+    for param, text in _templates(spec).items():
+        where = (f"element '{element.name}', metric '{metric}': model '{spec.model}': "
+                 f"parameter '{param}' = {text!r}: ")
+        try:
+            fields = list(string.Formatter().parse(text))
+        except ValueError as exc:
+            raise CostModelError(f"{where}{exc} (write {{{{ and }}}} for literal braces)",
+                                 spec.origin or element.origin) from None
+        for _, field_name, spec_, conversion in fields:
+            if field_name is None:
+                continue
+            if field_name not in PLACEHOLDERS or spec_ or conversion:
+                shown = "{" + field_name + (f"!{conversion}" if conversion else "") \
+                    + (f":{spec_}" if spec_ else "") + "}"
+                raise CostModelError(f"{where}unknown placeholder '{shown}' (known: "
+                                     + ", ".join("{" + p + "}" for p in PLACEHOLDERS) + ")",
+                                     spec.origin or element.origin)
+        out[param] = text.format_map(names)
+    return out
 
 
 @dataclass(frozen=True)
@@ -207,11 +265,18 @@ class Architecture:
                              resolve(self.lambda_, env), self.aggregate, self.origin)
         bound.types = dict(self.types)
         bound.links = list(self.links)
-        bound_costs: dict[int, Mapping] = {}
+        bound_costs: dict[tuple, Mapping] = {}
         bound_attrs: dict[int, Mapping] = {}
+        templated: dict[int, bool] = {}
         for e in self.elements.values():
             # members of an array share their mappings: bind each distinct one once
-            costs = bound_costs.get(id(e.costs))
+            # (per distinct filling of its templates, where a model has some)
+            filled = {}
+            if templated.setdefault(id(e.costs), _has_templates(e.costs)):
+                filled = {metric: _fill_templates(spec, e, metric)
+                          for metric, spec in e.costs.items() if not isinstance(spec, CostModel)}
+            key = (id(e.costs), tuple((m, tuple(f.items())) for m, f in filled.items()))
+            costs = bound_costs.get(key)
             if costs is None:
                 costs = {}
                 for metric, spec in e.costs.items():
@@ -219,9 +284,10 @@ class Architecture:
                         costs[metric] = spec
                         continue
                     args = {k: resolve(v, env) for k, v in spec.args.items()}
+                    args.update(filled.get(metric, {}))
                     where = f"element '{e.name}', metric '{metric}': "
                     costs[metric] = make_model(spec.model, args, where, spec.origin or e.origin)
-                costs = bound_costs[id(e.costs)] = MappingProxyType(costs)
+                costs = bound_costs[key] = MappingProxyType(costs)
             attrs = bound_attrs.get(id(e.attrs))
             if attrs is None:
                 attrs = bound_attrs[id(e.attrs)] = MappingProxyType(
