@@ -204,3 +204,20 @@ def test_scale_is_fitted_linearly():
     assert a.fit.method == "nnls"
     assert a.fit.values["A7.time.scale"] == pytest.approx(0.75, rel=1e-9)
     assert a.fit.values["A15.time.scale"] == pytest.approx(2.0, rel=1e-9)
+
+
+def test_cli_errors_are_positioned_exit_2(tmp_path, capsys):
+    from mapping.cli import main
+    app = tmp_path / "app.sdf"
+    app.write_text(APP.replace("actor c [exec_A7 = 3, exec_A15 = 3]", "actor c [exec_A7 = 3]"))
+    moa = tmp_path / "arch.moa"
+    moa.write_text(MOA)
+    code = main(["eval", str(app), str(moa), "--map", "a=big,b=big,c=big"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"{moa}:5:8" in err, err          # the element big
+    assert "'c'" in err and "'big'" in err and "'exec_A15'" in err
+    moa.write_text(MOA.replace("lookup()", 'lookup(key = "exec_{kind}")'))
+    code = main(["eval", str(app), str(moa), "--map", "a=big,b=big,c=big"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{moa}:2:" in err and "{kind}" in err

@@ -49,8 +49,11 @@ class Lookup(CostModel):
         p = self.params
         if token.get(p.key) is None:
             if p.default is None:
-                raise ValueError(f"'{getattr(token, 'source', '?')}' has no attribute "
-                                 f"'{p.key}' and lookup has no default")
+                source = getattr(token, "source", "?")
+                raise ValueError(f"'{source}' has no attribute '{p.key}' and lookup has no "
+                                 f"default (give '{source}' {p.key}, keep it off the element "
+                                 "with allowed, or give lookup a default; inf: it cannot "
+                                 "run there)")
             return p.default
         return attribute(token, p.key, None)
 
