@@ -33,11 +33,15 @@ def resolve(value, env):
 PLACEHOLDERS = ("type", "element", "array")
 
 
+#: the value of each placeholder for an element: its type's name (its own without a
+#: type), its name, its array's base name (its own outside an array)
+_NAMES = {"type": lambda e: e.type_name or e.name, "element": lambda e: e.name,
+          "array": lambda e: e.array[0] if e.array else e.name}
+
+
 def element_names(element: "Element") -> dict[str, str]:
-    """The values of :data:`PLACEHOLDERS` for ``element``: its type's name (its own
-    without a type), its name, its array's base name (its own outside an array)."""
-    return {"type": element.type_name or element.name, "element": element.name,
-            "array": element.array[0] if element.array else element.name}
+    """The values of :data:`PLACEHOLDERS` for ``element``."""
+    return {p: _NAMES[p](element) for p in PLACEHOLDERS}
 
 
 def _templates(spec) -> dict[str, str]:
@@ -55,8 +59,20 @@ def _templates(spec) -> dict[str, str]:
     return out
 
 
-def _has_templates(costs: Mapping) -> bool:
-    return any(not isinstance(s, CostModel) and _templates(s) for s in costs.values())
+def _placeholders(costs: Mapping) -> tuple[str, ...]:
+    """The placeholders the templates of ``costs`` use (all of them where a template
+    is malformed or names an unknown one: filling it reports the error)."""
+    used = set()
+    for spec in costs.values():
+        if isinstance(spec, CostModel):
+            continue
+        for text in _templates(spec).values():
+            try:
+                fields = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+            except ValueError:
+                fields = {"?"}
+            used |= fields if fields <= set(PLACEHOLDERS) else set(PLACEHOLDERS)
+    return tuple(p for p in PLACEHOLDERS if p in used)
 
 
 def _fill_templates(spec, element: "Element", metric: str) -> dict[str, str]:
@@ -267,17 +283,19 @@ class Architecture:
         bound.links = list(self.links)
         bound_costs: dict[tuple, Mapping] = {}
         bound_attrs: dict[int, Mapping] = {}
-        templated: dict[int, bool] = {}
+        placeholders: dict[int, tuple[str, ...]] = {}
         for e in self.elements.values():
             # members of an array share their mappings: bind each distinct one once
-            # (per distinct filling of its templates, where a model has some)
-            filled = {}
-            if templated.setdefault(id(e.costs), _has_templates(e.costs)):
-                filled = {metric: _fill_templates(spec, e, metric)
-                          for metric, spec in e.costs.items() if not isinstance(spec, CostModel)}
-            key = (id(e.costs), tuple((m, tuple(f.items())) for m, f in filled.items()))
+            # (per distinct value of the placeholders its templates use)
+            used = placeholders.get(id(e.costs))
+            if used is None:
+                used = placeholders[id(e.costs)] = _placeholders(e.costs)
+            key = (id(e.costs), *(_NAMES[p](e) for p in used))
             costs = bound_costs.get(key)
             if costs is None:
+                filled = {metric: _fill_templates(spec, e, metric)
+                          for metric, spec in e.costs.items()
+                          if used and not isinstance(spec, CostModel)}
                 costs = {}
                 for metric, spec in e.costs.items():
                     if isinstance(spec, CostModel):
