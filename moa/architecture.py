@@ -59,20 +59,22 @@ def _templates(spec) -> dict[str, str]:
     return out
 
 
-def _placeholders(costs: Mapping) -> tuple[str, ...]:
+def _placeholders(costs: Mapping) -> tuple[str, ...] | None:
     """The placeholders the templates of ``costs`` use (all of them where a template
-    is malformed or names an unknown one: filling it reports the error)."""
-    used = set()
+    is malformed or names an unknown one: filling it reports the error); None without
+    any template."""
+    used, templated = set(), False
     for spec in costs.values():
         if isinstance(spec, CostModel):
             continue
         for text in _templates(spec).values():
+            templated = True
             try:
                 fields = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
             except ValueError:
                 fields = {"?"}
             used |= fields if fields <= set(PLACEHOLDERS) else set(PLACEHOLDERS)
-    return tuple(p for p in PLACEHOLDERS if p in used)
+    return tuple(p for p in PLACEHOLDERS if p in used) if templated else None
 
 
 def _fill_templates(spec, element: "Element", metric: str) -> dict[str, str]:
@@ -283,19 +285,19 @@ class Architecture:
         bound.links = list(self.links)
         bound_costs: dict[tuple, Mapping] = {}
         bound_attrs: dict[int, Mapping] = {}
-        placeholders: dict[int, tuple[str, ...]] = {}
+        placeholders: dict[int, tuple[str, ...] | None] = {}
         for e in self.elements.values():
             # members of an array share their mappings: bind each distinct one once
             # (per distinct value of the placeholders its templates use)
-            used = placeholders.get(id(e.costs))
-            if used is None:
-                used = placeholders[id(e.costs)] = _placeholders(e.costs)
-            key = (id(e.costs), *(_NAMES[p](e) for p in used))
+            if id(e.costs) not in placeholders:
+                placeholders[id(e.costs)] = _placeholders(e.costs)
+            used = placeholders[id(e.costs)]
+            key = (id(e.costs), *(_NAMES[p](e) for p in used or ()))
             costs = bound_costs.get(key)
             if costs is None:
                 filled = {metric: _fill_templates(spec, e, metric)
                           for metric, spec in e.costs.items()
-                          if used and not isinstance(spec, CostModel)}
+                          if used is not None and not isinstance(spec, CostModel)}
                 costs = {}
                 for metric, spec in e.costs.items():
                     if isinstance(spec, CostModel):

@@ -82,6 +82,11 @@ def test_templates_are_resolved_per_element_at_bind():
                     "acc[0]": "t_acc_acc[0]", "acc[1]": "t_acc_acc[1]",
                     "acc[2]": "t_acc_acc[2]", "dsp": "dsp:dsp:dsp",
                     "cpu[0]": "t_cpu[0]", "cpu[1]": "t_cpu[1]"}
+    # {{ and }} are literal braces, with or without placeholders
+    _, braces = objects(moa='moa m { pe p [time = lookup(key = "a{{b}}")]; '
+                            'pe q [time = lookup(key = "{{{element}}}")] }')
+    assert [e.costs["time"].params.key for e in braces.bind().elements.values()] == \
+        ["a{b}", "{q}"]
     # the unbound architecture keeps the template, and prints it back
     text = dsl.format_moa(arch)
     assert 'lookup(key = "t_{element}")' in text
