@@ -9,7 +9,7 @@ type.  ``lookup(key = "exec_{type}", scale = 1, default = NONE)`` costs a token:
 (:meth:`moa.Architecture.bind`): ``{type}`` is the element's type (its own name without
 one), ``{element}`` its name and ``{array}`` its array's base name (its own name outside
 an array).  ``default = inf`` says that an actor without the attribute cannot run on
-the element: a search never puts it there.
+the element: a search never puts it there (as does an attribute of value ``inf``).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from pydantic import Field, field_validator
 
 from moa.cost_models.base import CostModel, Parameters, attribute
 from moa.cost_models.registry import register
+
 
 @register
 class Lookup(CostModel):
@@ -55,7 +56,7 @@ class Lookup(CostModel):
                                  "with allowed, or give lookup a default; inf: it cannot "
                                  "run there)")
             return p.default
-        return attribute(token, p.key, None)
+        return attribute(token, p.key, None, allow_inf=True)
 
     def token_cost(self, token):
         v = self.value(token)
