@@ -226,3 +226,13 @@ def test_cli_errors_are_positioned_exit_2(tmp_path, capsys):
     code = main(["eval", str(app), str(moa), "--map", "a=big,b=big,c=big"])
     err = capsys.readouterr().err
     assert code == 2 and f"{moa}:2:" in err and "{kind}" in err
+
+
+def test_an_inf_attribute_means_cannot_run_whatever_the_scale():
+    app, arch = objects(app="sdf g { actor a [exec_A = inf, exec_B = 2] }",
+                        moa="moa m { type A [time = lookup(scale = 0)]; "
+                            "type B [time = lookup(scale = 3)]; pe p : A; pe q : B }")
+    assert evaluate(app, arch, Mapping("m", {"a": "p"})).value == np.inf
+    assert evaluate(app, arch, Mapping("m", {"a": "q"})).value == pytest.approx(6.0)
+    res = search(bind_problem(app, arch), "time", "sum", strategy="exhaustive")
+    assert res.mapping == {"a": "q"} and res.value == pytest.approx(6.0)
