@@ -2,16 +2,21 @@
 
 Read: actors; ports and their rates (a channel's ``prod``/``cons`` are the rates of its
 source and destination ports); channels with ``initialTokens`` (``delay``); token sizes
-from ``sdfProperties/channelProperties/tokenSize@sz`` (``size``); and per processor
-type the execution time ``actorProperties/processor@type/executionTime@time``, which
-becomes the actor attribute ``exec_<type>``, while ``quanta`` is the execution time on
-the default processor (``default="true"``, or the only one listed).  Other properties
-(buffer sizes, state sizes, throughput constraints) are not part of the SDF model of
-mapeval and are ignored.
+from ``sdfProperties/channelProperties/tokenSize@sz`` (``size``); and an actor's
+processors ``actorProperties/processor@type``: each execution time
+``processor/executionTime@time`` becomes the actor attribute ``exec_<type>``, the list
+of processor types its ``allowed`` constraint (type names of the MoA), and the time on
+SDF3's own default processor both ``exec`` and ``quanta``.  As SDF3 does, the default
+is the *last* processor marked ``default="true"`` (or the only one listed).  A lone
+processor of type ``default`` (what export writes for an actor without per-type
+times) constrains nothing.  Other properties (buffer sizes, state sizes, throughput
+constraints) are not part of the SDF model of mapeval and are ignored.
 
 Write: the reverse, for a graph whose values are numbers (a parametric graph is bound
-to its parameter defaults first).  Attributes ``exec_<type>`` become processors;
-without any, the actor gets one processor ``default`` whose time is ``quanta``.
+to its parameter defaults first).  Attributes ``exec_<type>`` become processors, then
+the names of ``allowed`` that are not among them (processors without an execution
+time); the default is a processor whose time is ``exec`` (else ``quanta``).  Without
+any, the actor gets one processor ``default`` whose time is ``exec`` or ``quanta``.
 """
 from __future__ import annotations
 
@@ -24,6 +29,10 @@ from dsl.errors import ParseError
 from moc.graph import SDFGraph
 
 EXEC_PREFIX = "exec_"
+#: the attribute of the time on SDF3's default processor
+EXEC = "exec"
+#: the processor type export writes for an actor without per-type times
+DEFAULT_PROCESSOR = "default"
 
 
 def _num(text: str, what: str, origin):
@@ -64,21 +73,26 @@ def read_sdf3(path) -> "SDFGraph":
 
     props = app.find("sdfProperties")
     exec_times: dict[str, dict[str, object]] = {}
-    quanta: dict[str, object] = {}
+    defaults: dict[str, object] = {}
+    processor_types: dict[str, list[str]] = {}
     sizes: dict[str, object] = {}
     if props is not None:
         for ap in props.findall("actorProperties"):
             actor = ap.get("actor")
             processors = ap.findall("processor")
+            types = processor_types.setdefault(actor, [])
             for proc in processors:
+                ptype = _identifier(proc.get("type") or DEFAULT_PROCESSOR)
+                if ptype not in types:
+                    types.append(ptype)
                 et = proc.find("executionTime")
                 if et is None or et.get("time") is None:
                     continue
-                ptype = proc.get("type") or "default"
                 time = _num(et.get("time"), f"actor '{actor}', processor '{ptype}'", origin)
-                exec_times.setdefault(actor, {})[EXEC_PREFIX + _identifier(ptype)] = time
+                exec_times.setdefault(actor, {})[EXEC_PREFIX + ptype] = time
+                # SDF3 keeps the last processor marked default
                 if proc.get("default", "").lower() == "true" or len(processors) == 1:
-                    quanta.setdefault(actor, time)
+                    defaults[actor] = time
         for cp in props.findall("channelProperties"):
             ts = cp.find("tokenSize")
             if ts is not None and ts.get("sz") is not None:
@@ -95,9 +109,12 @@ def read_sdf3(path) -> "SDFGraph":
                         origin)
             rates[(aname, port.get("name"))] = (port.get("type", ""), rate)
         attrs = {}
-        if aname in quanta:
-            attrs["quanta"] = quanta[aname]
+        if aname in defaults:
+            attrs["quanta"] = attrs[EXEC] = defaults[aname]
         attrs.update(exec_times.get(aname, {}))
+        types = processor_types.get(aname, [])
+        if types and types != [DEFAULT_PROCESSOR]:
+            attrs["allowed"] = " ".join(types)
         graph.add_actor(aname, origin=origin, **attrs)
 
     for ch in sdf.findall("channel"):
@@ -159,27 +176,43 @@ def write_sdf3(graph: "SDFGraph", path) -> None:
         ET.SubElement(sdf, "channel", attrs)
     props = ET.SubElement(app, "sdfProperties")
     for actor in bound.actors.values():
-        procs = [(k[len(EXEC_PREFIX):], v) for k, v in actor.attrs.items()
-                 if k.startswith(EXEC_PREFIX)]
-        if not procs:
-            if "quanta" not in actor.attrs:
-                continue
-            procs = [("default", actor.quanta)]
+        processors = _processors(actor)
+        if not processors:
+            continue
         ap = ET.SubElement(props, "actorProperties", {"actor": actor.name})
-        default_done = False
-        for ptype, time in procs:
-            attrs = {"type": ptype}
-            if not default_done and time == actor.quanta:
-                attrs["default"] = "true"
-                default_done = True
+        for ptype, time, default in processors:
+            attrs = {"type": ptype, "default": "true"} if default else {"type": ptype}
             proc = ET.SubElement(ap, "processor", attrs)
-            ET.SubElement(proc, "executionTime", {"time": _text(time)})
+            if time is not None:
+                ET.SubElement(proc, "executionTime", {"time": _text(time)})
     for ch in bound.channels.values():
         cp = ET.SubElement(props, "channelProperties", {"channel": ch.name})
         ET.SubElement(cp, "tokenSize", {"sz": _text(ch.size)})
     ET.indent(root, space="  ")
     data = ET.tostring(root, encoding="unicode")
     Path(path).write_text('<?xml version="1.0"?>\n' + data + "\n", encoding="utf-8")
+
+
+def _processors(actor) -> list[tuple[str, object, bool]]:
+    """``(type, time or None, default)`` of each processor of ``actor``: its
+    ``exec_<type>`` attributes, then the other names of its ``allowed``; one of them,
+    the last whose time is ``exec`` (else ``quanta``), is the default."""
+    attrs = actor.attrs
+    default_time = attrs.get(EXEC, attrs.get("quanta"))
+    procs = [[k[len(EXEC_PREFIX):], v, False] for k, v in attrs.items()
+             if k.startswith(EXEC_PREFIX)]
+    if not procs:
+        return [] if default_time is None else [[DEFAULT_PROCESSOR, default_time, True]]
+    allowed = attrs.get("allowed")
+    if isinstance(allowed, str):
+        known = {p[0] for p in procs}
+        procs += [[name, None, False] for name in allowed.replace(",", " ").split()
+                  if name not in known and re.fullmatch(r"[A-Za-z_]\w*", name)]
+    for p in reversed(procs):
+        if p[1] is not None and p[1] == default_time:
+            p[2] = True
+            break
+    return [tuple(p) for p in procs]
 
 
 def _parametric(graph) -> bool:

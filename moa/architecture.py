@@ -8,6 +8,7 @@ cost models through the registry.
 from __future__ import annotations
 
 import math
+import string
 import sys
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -15,8 +16,8 @@ from typing import Any, Mapping
 
 import networkx as nx
 
-from moa.cost_models import CostModel, make_model
-from moa.errors import ArchitectureError
+from moa.cost_models import CostModel, make_model, model_class
+from moa.errors import ArchitectureError, CostModelError
 from moa.routing import route_to_cn, shortest_cn_path
 
 AGGREGATES = ("sum", "max", "exclusive", "schedule")
@@ -29,6 +30,81 @@ def resolve(value, env):
     """A number for ``value``: itself, or the evaluation of an expression in ``env``."""
     evaluate = getattr(value, "evaluate", None)
     return evaluate(env) if evaluate is not None else value
+
+
+#: the element's names a template argument of a cost model may use (``lookup``'s key)
+PLACEHOLDERS = ("type", "element", "array")
+
+
+#: the value of each placeholder for an element: its type's name (its own without a
+#: type), its name, its array's base name (its own outside an array)
+_NAMES = {"type": lambda e: e.type_name or e.name, "element": lambda e: e.name,
+          "array": lambda e: e.array[0] if e.array else e.name}
+
+
+def element_names(element: "Element") -> dict[str, str]:
+    """The values of :data:`PLACEHOLDERS` for ``element``."""
+    return {p: _NAMES[p](element) for p in PLACEHOLDERS}
+
+
+def _templates(spec) -> dict[str, str]:
+    """Template parameter → its text (given, or the model's default) of a cost spec."""
+    try:
+        cls = model_class(spec.model)
+    except CostModelError:
+        return {}                       # make_model reports the unknown model
+    out = {}
+    for name in getattr(cls, "templates", ()):
+        field_ = cls.Parameters.model_fields.get(name)
+        text = spec.args.get(name, field_.default if field_ is not None else None)
+        if isinstance(text, str):
+            out[name] = text
+    return out
+
+
+def _placeholders(costs: Mapping) -> tuple[str, ...] | None:
+    """The placeholders the templates of ``costs`` use (all of them where a template
+    is malformed or names an unknown one: filling it reports the error); None without
+    any template."""
+    used, templated = set(), False
+    for spec in costs.values():
+        if isinstance(spec, CostModel):
+            continue
+        for text in _templates(spec).values():
+            templated = True
+            try:
+                fields = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+            except ValueError:
+                fields = {"?"}
+            used |= fields if fields <= set(PLACEHOLDERS) else set(PLACEHOLDERS)
+    return tuple(p for p in PLACEHOLDERS if p in used) if templated else None
+
+
+def _fill_templates(spec, element: "Element", metric: str) -> dict[str, str]:
+    """The template parameters of ``spec`` with ``{type}``, ``{element}`` and
+    ``{array}`` replaced by ``element``'s names; an unknown placeholder is an error
+    naming element, metric, model and parameter."""
+    names = element_names(element)
+    out = {}
+    for param, text in _templates(spec).items():
+        where = (f"element '{element.name}', metric '{metric}': model '{spec.model}': "
+                 f"parameter '{param}' = {text!r}: ")
+        try:
+            fields = list(string.Formatter().parse(text))
+        except ValueError as exc:
+            raise CostModelError(f"{where}{exc} (write {{{{ and }}}} for literal braces)",
+                                 spec.origin or element.origin) from None
+        for _, field_name, spec_, conversion in fields:
+            if field_name is None:
+                continue
+            if field_name not in PLACEHOLDERS or spec_ or conversion:
+                shown = "{" + field_name + (f"!{conversion}" if conversion else "") \
+                    + (f":{spec_}" if spec_ else "") + "}"
+                raise CostModelError(f"{where}unknown placeholder '{shown}' (known: "
+                                     + ", ".join("{" + p + "}" for p in PLACEHOLDERS) + ")",
+                                     spec.origin or element.origin)
+        out[param] = text.format_map(names)
+    return out
 
 
 @dataclass(frozen=True)
@@ -225,21 +301,31 @@ class Architecture:
                              resolve(self.lambda_, env), self.aggregate, self.origin)
         bound.types = dict(self.types)
         bound.links = list(self.links)
-        bound_costs: dict[int, Mapping] = {}
+        bound_costs: dict[tuple, Mapping] = {}
         bound_attrs: dict[int, Mapping] = {}
+        placeholders: dict[int, tuple[str, ...] | None] = {}
         for e in self.elements.values():
             # members of an array share their mappings: bind each distinct one once
-            costs = bound_costs.get(id(e.costs))
+            # (per distinct value of the placeholders its templates use)
+            if id(e.costs) not in placeholders:
+                placeholders[id(e.costs)] = _placeholders(e.costs)
+            used = placeholders[id(e.costs)]
+            key = (id(e.costs), *(_NAMES[p](e) for p in used or ()))
+            costs = bound_costs.get(key)
             if costs is None:
+                filled = {metric: _fill_templates(spec, e, metric)
+                          for metric, spec in e.costs.items()
+                          if used is not None and not isinstance(spec, CostModel)}
                 costs = {}
                 for metric, spec in e.costs.items():
                     if isinstance(spec, CostModel):
                         costs[metric] = spec
                         continue
                     args = {k: resolve(v, env) for k, v in spec.args.items()}
+                    args.update(filled.get(metric, {}))
                     where = f"element '{e.name}', metric '{metric}': "
                     costs[metric] = make_model(spec.model, args, where, spec.origin or e.origin)
-                costs = bound_costs[id(e.costs)] = MappingProxyType(costs)
+                costs = bound_costs[key] = MappingProxyType(costs)
             attrs = bound_attrs.get(id(e.attrs))
             if attrs is None:
                 attrs = bound_attrs[id(e.attrs)] = MappingProxyType(

@@ -5,6 +5,7 @@ from moa.cost_models.registry import (ENTRY_POINT_GROUP, available_models, make_
 from moa.cost_models import linear  # noqa: F401  (registers lsla, gsla, gsla_power)
 from moa.cost_models import roofline  # noqa: F401  (registers roofline, bandwidth)
 from moa.cost_models import logca  # noqa: F401  (registers logca)
+from moa.cost_models import lookup  # noqa: F401  (registers lookup)
 
 __all__ = ["CostModel", "MemoryTraffic", "Parameters", "attribute", "ENTRY_POINT_GROUP",
            "available_models", "make_model", "model_class", "register"]

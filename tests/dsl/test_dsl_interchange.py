@@ -38,7 +38,8 @@ def test_small_cyclic_initial_tokens_and_sizes():
     g = dsl.read_sdf3(need("small_cyclic.xml"))
     assert g.channels["ch1"].delay == 1 and g.channels["ch0"].delay == 0
     assert g.channels["ch0"].size == 67
-    assert g.actors["a0"].attrs == {"quanta": 38, "exec_proc_0": 38}
+    assert g.actors["a0"].attrs == {"quanta": 38, "exec": 38, "exec_proc_0": 38,
+                                    "allowed": "proc_0"}
     check_deadlock(g.bind())
 
 
