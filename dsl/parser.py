@@ -965,6 +965,8 @@ def _split_attrs(attr_list, known, filename, what):
                     exc.origin = origin
                     raise
             costs[key] = CostSpec(model_tok.value, MappingProxyType(args), origin)
+        elif key in WORD_ATTRIBUTES and isinstance(value, Name) and value.name not in known:
+            attrs[key] = value.name         # charge = ends: a bare word is its text
         elif key == "local":
             if isinstance(value, Name):
                 local = value.name
@@ -977,6 +979,10 @@ def _split_attrs(attr_list, known, filename, what):
             attrs[key] = _finite(_value(value, known), what, key, filename, ktok,
                                  infinite=True)
     return costs, attrs, local
+
+
+#: element attributes whose value is a word (``charge = ends``), as ``local`` names a CN
+WORD_ATTRIBUTES = frozenset({"charge"})
 
 
 def _build_arch(block, filename) -> Architecture:

@@ -146,3 +146,17 @@ def test_bad_model_argument_reported_at_bind_with_origin():
     with pytest.raises(ArchitectureError) as info:
         a.bind()
     assert info.value.origin == ("t.moa", 2, 15)
+
+
+def test_charge_is_written_as_a_bare_word_or_in_quotes():
+    # SPEC §12 writes `charge = ends`; a word, like the CN that `local` names
+    text = """moa m {
+        pe a [time = lsla(1)]
+        cn bus [time = lsla(1), charge = ends]
+        cn ring [time = lsla(1), charge = "both"]
+        a -- bus; a -- ring
+    }"""
+    arch = dsl.parse_moa(text)[0].bind()
+    assert arch.elements["bus"].charge == "ends" and arch.elements["ring"].charge == "both"
+    again = dsl.parse_moa(dsl.format_moa([dsl.parse_moa(text)[0]]))[0].bind()
+    assert again.elements["bus"].charge == "ends"
