@@ -337,6 +337,11 @@ class _Builder:
             if isinstance(arg, _Keyword):
                 keywords.append(arg)
             elif arg is not None:
+                if isinstance(arg, _Tok):   # a quoted text: only cost models take one
+                    if tok.value in FUNCTIONS:
+                        raise ExpressionError(f"{tok.value}() takes numbers, not the text "
+                                              f"{arg.value}", self._o(arg))
+                    arg = _unquote(arg.value)
                 if keywords:
                     raise ExpressionError("a positional argument follows a keyword argument",
                                           getattr(arg, "origin", None) or origin)

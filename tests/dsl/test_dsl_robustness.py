@@ -5,7 +5,7 @@ import pytest
 
 import dsl
 from dsl import limits
-from dsl.errors import INPUT_ERRORS
+from dsl.errors import INPUT_ERRORS, ParseError
 from moa.errors import ArchitectureError
 
 
@@ -218,3 +218,16 @@ def test_a_model_parameter_beyond_any_float_is_a_positioned_error():
                                              "digits: input should be a valid number") as info:
         arch.bind()
     assert info.value.origin[:2] == ("t.moa", 2)
+
+
+def test_a_cost_model_takes_a_quoted_text_positionally():
+    # lookup("exec_{type}") as SPEC §12 writes its key: by position, like any argument
+    arch = dsl.parse_moa('moa m {\n  type T [time = lookup("exec_{type}", 2)]\n  pe a : T\n}\n')[0]
+    model = arch.bind().elements["a"].model("time")
+    assert model.params.key == "exec_T" and model.params.scale == 2
+
+
+def test_a_function_refuses_a_quoted_text():
+    with pytest.raises(ParseError, match=r'sqrt\(\) takes numbers, not the text "a"') as info:
+        dsl.parse_sdf('sdf g {\n actor x [quanta = sqrt("a")]\n}\n', "t.sdf")
+    assert info.value.origin == ("t.sdf", 2, 25)
