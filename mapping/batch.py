@@ -711,7 +711,7 @@ class SystemBatchEvaluator(BatchEvaluator):
                  chunk: int = DEFAULT_CHUNK, *, max_plan: bool | None = None):
         from mapping.evaluation import _term_order, refuse_aggregate
         check_metric(problem.arch, metric)
-        refuse_aggregate(metric, aggregate)
+        refuse_aggregate(problem.arch, metric, aggregate)
         system = system_metrics(problem.arch)[metric]
         self.metric, self.aggregate, self.aggregation = metric, "system", None
         self.expr = system.expr

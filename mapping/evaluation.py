@@ -138,7 +138,7 @@ def _evaluate_system(problem: Problem, mapping: Mapping, metric: str,
     ``elements``, ``unmodelled`` and ``bottleneck`` are those of its first term (in the
     order the expression is printed); ``terms`` lists every term's value."""
     system = system_metrics(problem.arch)[metric]
-    refuse_aggregate(metric, aggregate)
+    refuse_aggregate(problem.arch, metric, aggregate)
     terms: dict[str, float] = {}
     first = None
     for name, agg in _term_order(system):
@@ -166,9 +166,11 @@ def _term_order(system) -> list[tuple[str, str]]:
     return sorted(system.terms, key=lambda t: text.find(f"{t[0]}[{t[1]}]"))
 
 
-def refuse_aggregate(metric: str, aggregate: str | None) -> None:
-    """``--aggregate`` does not apply to a system metric: its terms name their own."""
-    if aggregate is not None:
+def refuse_aggregate(arch: Architecture, metric: str, aggregate: str | None) -> None:
+    """``--aggregate`` does not apply to a system metric: its terms name their own.  An
+    aggregation other than the architecture's default is refused (callers that resolve
+    the default before calling pass that one, which is accepted and ignored)."""
+    if aggregate is not None and aggregate != arch.aggregate:
         raise MappingError(f"metric '{metric}' is a system metric: its terms name their own "
                            f"aggregations, so an aggregation ('{aggregate}') does not apply "
                            "to it (omit --aggregate)")

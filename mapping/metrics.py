@@ -253,6 +253,9 @@ def _check_system(arch, metric: str, path: list[str]) -> None:
         raise MappingError(f"system metrics depend on each other in a cycle: {cycle}",
                            m.origin)
     where = f"metric '{metric}': "
+    if any(metric in e.costs for e in arch.elements.values()):
+        raise MappingError(f"{where}a system metric cannot have the name of a metric that "
+                           "elements model", m.origin)
     for name, agg in m.terms:
         if name in sm:
             raise MappingError(f"{where}'{name}[{agg}]': '{name}' is a system metric; an "

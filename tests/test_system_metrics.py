@@ -210,3 +210,33 @@ def test_cli_eval_and_params(tmp_path, capsys):
     assert out["value"] == pytest.approx(14.5)
     assert main(["eval", *files, "--metric", "energy_total", "--aggregate", "max"]) == 2
     assert "does not apply" in capsys.readouterr().err
+
+
+def test_default_aggregate_accepted_and_ignored():
+    app, arch, prob = problem()
+    m = parse_map(MAPS)[0]
+    assert evaluate(app, arch, m, "energy_total", "sum", problem=prob).value == 19.0
+    assert BatchEvaluator(prob, "energy_total", "sum").value(m) == 19.0
+
+
+def test_name_of_an_element_metric_refused():
+    _, _, prob = problem(metrics="metric time = energy[sum]")
+    with pytest.raises(MappingError, match="cannot have the name of a metric"):
+        check_metric(prob.arch, "time")
+
+
+def test_cli_fidelity_and_sweep(tmp_path, capsys):
+    (tmp_path / "a.sdf").write_text(SDF)
+    (tmp_path / "b.moa").write_text(moa_text())
+    (tmp_path / "m.map").write_text(MAPS)
+    # measured in the order m4 < m1 < m3 < m2, the model's order up to the m2/m3 tie
+    (tmp_path / "e.csv").write_text("mapping,e\nm1,19\nm2,20.5\nm3,19.5\nm4,18\n")
+    files = [str(tmp_path / n) for n in ("a.sdf", "b.moa", "m.map")]
+    assert main(["fidelity", *files, str(tmp_path / "e.csv"), "--measured", "e",
+                 "--mapping-column", "mapping", "--metric", "energy_total"]) == 0
+    # 6 pairs, 5 strictly ordered alike, the model's tie m2 = m3 counts as not ordered
+    assert "0.8333" in capsys.readouterr().out
+    assert main(["sweep", *files, "--mapping", "m1", "--metric", "energy_total",
+                 "--param", "p_static=0:1:3"]) == 0
+    values = [line.split(",")[1] for line in capsys.readouterr().out.split()[1:]]
+    assert [float(v) for v in values] == [10.0, 14.5, 19.0]
