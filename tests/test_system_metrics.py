@@ -240,3 +240,31 @@ def test_cli_fidelity_and_sweep(tmp_path, capsys):
                  "--param", "p_static=0:1:3"]) == 0
     values = [line.split(",")[1] for line in capsys.readouterr().out.split()[1:]]
     assert [float(v) for v in values] == [10.0, 14.5, 19.0]
+
+
+def test_exclusive_term_by_hand():
+    """time[exclusive]: each PE's phase is the max of its own time and of the bus share
+    of the channels it produces (a crossing a -> b costs 2 on the bus, lambda 1):
+    m1: p0 max(2, 2) + p1 9 = 11; m2: 5; m3: 15; m4: p1 max(6, 2) + p0 3 = 9.
+    Minus time[max] (9, 5, 15, 6): 2, 0, 0, 3."""
+    app, arch, prob = problem(metrics="metric mix = time[exclusive] - time[max]")
+    maps = parse_map(MAPS)
+    got = [evaluate(app, arch, m, "mix", problem=prob).value for m in maps]
+    assert got == pytest.approx([2.0, 0.0, 0.0, 3.0], abs=1e-12)
+    ev = BatchEvaluator(prob, "mix")
+    assert ev.evaluate(rows(ev)).tolist() == pytest.approx([2.0, 0.0, 0.0, 3.0], abs=1e-12)
+    assert ev.loads(rows(ev)).tolist()[0] == pytest.approx([2.0, 9.0, 2.0])
+
+
+def test_functions_and_round_trip_of_a_compound_expression():
+    """max(energy[sum], time[max]) ** 2 / -(-2) for m1: max(10, 9)² / 2 = 50; m2:
+    max(15, 5)² / 2 = 112.5."""
+    text = moa_text("metric sq = max(energy[sum], time[max]) ** 2 / -(-2)")
+    arch = parse_moa(text)[0]
+    again = parse_moa(format_moa([arch]))[0]
+    assert again.system_metrics == arch.system_metrics
+    app, _, prob = problem(metrics="metric sq = max(energy[sum], time[max]) ** 2 / -(-2)")
+    maps = parse_map(MAPS)[:2]
+    assert [evaluate(app, arch, m, "sq", problem=prob).value for m in maps] == [50.0, 112.5]
+    ev = BatchEvaluator(prob, "sq")
+    assert ev.evaluate(rows(ev)[:2]).tolist() == [50.0, 112.5]
