@@ -330,6 +330,11 @@ class _Builder:
     def common__var(self, c):
         return Name(c[0].value, self._o(c[0]))
 
+    def common__term(self, c):
+        # M[AGG] of a system metric: a name that no parameter can have (checked by
+        # _check_names outside `metric` statements)
+        return Name(f"{c[0].value}[{c[1].value}]", self._o(c[0]))
+
     def common__func(self, c):
         tok, origin = c[0], self._o(c[0])
         positional, keywords = [], []
@@ -472,6 +477,9 @@ class _Builder:
 
     def aggregate(self, c):
         return ("aggregate", c[0], c[1])
+
+    def metric_def(self, c):
+        return ("metric", c[0], _strict(c[1]))
 
     def type_decl(self, c):
         return ("type", c[0], c[1] or [])
@@ -740,15 +748,21 @@ def _origin(filename, tok):
     return (filename, tok.line, tok.column)
 
 
-def _check_names(expr, known, what="parameter"):
-    """ParseError at the first name of ``expr`` that is not in ``known``."""
+def _check_names(expr, known, what="parameter", terms=False):
+    """ParseError at the first name of ``expr`` that is not in ``known`` (or that is a
+    ``M[AGG]`` term, unless ``terms``)."""
     if not isinstance(expr, Expression):
         return
     stack = [expr]
     while stack:
         node = stack.pop()
         if isinstance(node, Name):
-            if node.name not in known and node.name not in CONSTANTS:
+            if "[" in node.name and not terms:
+                raise ExpressionError(f"'{node.name}': a term METRIC[AGGREGATION] may only "
+                                      "appear in a `metric NAME = EXPR` statement",
+                                      node.origin)
+            if "[" not in node.name and node.name not in known \
+                    and node.name not in CONSTANTS:
                 known_txt = ", ".join(sorted(known)) or "none"
                 raise ExpressionError(f"unknown {what} '{node.name}' (known: {known_txt})",
                                       node.origin)
@@ -1014,6 +1028,12 @@ def _build_arch(block, filename) -> Architecture:
                                             _origin(filename, st[2]))
     arch = Architecture(name_tok.value, params, lambda_, aggregate,
                         origin=_origin(filename, name_tok))
+    metrics = [st for st in stmts if st[0] == "metric"]
+    names = known | {st[1].value for st in metrics}
+    for _, tok, expr in metrics:
+        # bare names: parameters or other system metrics; terms are checked when evaluated
+        _check_names(expr, names, "parameter or metric", terms=True)
+        arch.add_metric(tok.value, expr, _origin(filename, tok))
     for st in stmts:
         if st[0] == "type":
             tok = st[1]

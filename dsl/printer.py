@@ -15,7 +15,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _MEMBER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(\d+)\]\Z")
 
 SDF_KEYWORDS = frozenset({"sdf", "param", "actor", "channel"})
-MOA_KEYWORDS = frozenset({"moa", "param", "lambda", "aggregate", "type", "pe", "cn"})
+MOA_KEYWORDS = frozenset({"moa", "param", "lambda", "aggregate", "metric", "type", "pe",
+                          "cn"})
 MAP_KEYWORDS = frozenset({"mapping", "channel", "via"})
 
 INDENT = "    "
@@ -147,6 +148,8 @@ def _format_arch(arch) -> str:
         lines.append(f"{INDENT}lambda = {format_value(arch.lambda_)}")
     if arch.aggregate != "sum":
         lines.append(f"{INDENT}aggregate = {arch.aggregate}")
+    for m in getattr(arch, "system_metrics", {}).values():
+        lines.append(f"{INDENT}metric {_key(m.name)} = {m.expr}")
     for t in arch.types.values():
         items = _element_items(t.costs, t.local, t.attrs, params)
         lines.append(f"{INDENT}type {format_name(t.name, kw)}{_attr_list(items)}")

@@ -69,7 +69,8 @@ from moa import NoRouteError
 from dsl.mappings import Mapping
 from mapping.aggregation import aggregator
 from mapping.errors import MappingError
-from mapping.metrics import INTENSIVE, check_metric, is_charged, rule
+from mapping.metrics import INTENSIVE, check_metric, is_charged, rule, system_metrics, \
+    system_value
 from mapping.problem import Problem
 from mapping.routing import place_tokens
 from mapping.traffic import traffic_model
@@ -144,6 +145,14 @@ class BatchEvaluator:
     tables for bottleneck aggregations; by default they are used below
     :data:`MAX_PLAN_PES` PEs, where they are faster than the generic path.
     """
+
+    def __new__(cls, problem: Problem | None = None, metric: str = "time", *args, **kwargs):
+        # a system metric composes the evaluators of its terms (SPEC §12); unpickling
+        # calls __new__ without arguments
+        if cls is BatchEvaluator and problem is not None \
+                and metric in system_metrics(problem.arch):
+            return super().__new__(SystemBatchEvaluator)
+        return super().__new__(cls)
 
     def __init__(self, problem: Problem, metric: str = "time", aggregate: str | None = None,
                  chunk: int = DEFAULT_CHUNK, *, max_plan: bool | None = None):
@@ -689,6 +698,67 @@ class BatchEvaluator:
                 return math.inf, [values[e] for e in self.elements]
             raise
         return ev.value, [e.value for e in ev.elements]
+
+
+class SystemBatchEvaluator(BatchEvaluator):
+    """A system metric ``metric NAME = EXPR`` (SPEC §12) for arrays of mappings: one
+    :class:`BatchEvaluator` per distinct term ``M[AGG]`` (and one per system metric the
+    expression uses), their value arrays combined by
+    :func:`mapping.metrics.system_value`, as the reference evaluator combines its
+    terms.  ``loads`` are those of the first term."""
+
+    def __init__(self, problem: Problem, metric: str = "time", aggregate: str | None = None,
+                 chunk: int = DEFAULT_CHUNK, *, max_plan: bool | None = None):
+        from mapping.evaluation import _term_order, refuse_aggregate
+        check_metric(problem.arch, metric)
+        refuse_aggregate(problem.arch, metric, aggregate)
+        system = system_metrics(problem.arch)[metric]
+        self.metric, self.aggregate, self.aggregation = metric, "system", None
+        self.expr = system.expr
+        self.params = dict(problem.params)
+        self.parts: dict[str, BatchEvaluator] = {
+            f"{m}[{agg}]": BatchEvaluator(problem, m, agg, chunk, max_plan=max_plan)
+            for m, agg in _term_order(system)}
+        for name in system.references:
+            if name in system_metrics(problem.arch):
+                self.parts[name] = BatchEvaluator(problem, name, None, chunk,
+                                                  max_plan=max_plan)
+        first = next(iter(self.parts.values()))
+        for attr in ("chunk", "actors", "channels", "pes", "cns", "elements", "lambda_",
+                     "n_actors", "n_pes", "n_cns", "actor_index", "pe_index"):
+            setattr(self, attr, getattr(first, attr))
+        # False: the symmetry reduction and the exact search read one metric's tables,
+        # which do not describe the expression
+        self.vectorized = self.fast = False
+        self._plan = None
+
+    @property
+    def tables(self) -> CostTables:
+        """The first term's tables, marked non-linear: no MILP models the expression."""
+        t = next(iter(self.parts.values())).tables
+        return CostTables(t.proc, t.comm, t.route, t.unroutable, t.src, t.dst, t.lambda_,
+                          t.traffic_slope, t.traffic_base, False, t.charged)
+
+    @property
+    def plan(self) -> str:
+        return "system: " + ", ".join(f"{k} ({p.plan})" for k, p in self.parts.items())
+
+    def evaluate(self, X) -> np.ndarray:
+        X = self._check(X)
+        env = {**self.params, **{k: p.evaluate(X) for k, p in self.parts.items()}}
+        return np.broadcast_to(system_value(self.expr, env), (X.shape[0],)).copy()
+
+    __call__ = evaluate
+
+    def loads(self, X) -> np.ndarray:
+        return next(iter(self.parts.values())).loads(X)
+
+    def value(self, mapping) -> float:
+        if isinstance(mapping, Mapping) or isinstance(mapping, MappingT):
+            row = self.encode(mapping)
+        else:
+            row = np.array([int(p) for p in mapping])
+        return float(self.evaluate(row)[0])
 
 
 def _tabulate(rules, tokens):

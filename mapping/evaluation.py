@@ -1,7 +1,7 @@
 """The reference evaluator: one metric of one mapping (SPEC §6)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping as MappingT
 
 from moa import Architecture, ArchitectureError
@@ -11,7 +11,8 @@ import numpy as np
 from mapping.aggregation import Aggregation, aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.metrics import check_metric, is_charged, performance, rule, total_ops
+from mapping.metrics import (check_metric, is_charged, performance, rule, system_metrics,
+                             system_value as system_metric_value, total_ops)
 from mapping.problem import Problem, bind_problem
 from mapping.routing import place_tokens, validate_mapping
 from mapping.traffic import ChargedToken, tokens_by_pe
@@ -49,10 +50,13 @@ class Evaluation:
     bottleneck: str | None
     unmodelled: tuple[str, ...]
     elements: tuple[ElementValue, ...]
+    #: a system metric's terms (``M[AGG]`` and the system metrics it uses) → their values
+    terms: MappingT[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         # field by field: dataclasses.asdict deep-copies, seconds for 100,000 elements
-        return {"application": self.application, "architecture": self.architecture,
+        extra = {"terms": dict(self.terms)} if self.terms else {}
+        return {**extra, "application": self.application, "architecture": self.architecture,
                 "mapping": self.mapping, "metric": self.metric, "aggregate": self.aggregate,
                 "lambda": self.lambda_, "params": dict(self.params),
                 "repetitions": dict(self.repetitions), "value": self.value,
@@ -71,6 +75,8 @@ class Evaluation:
             lines.append(f"performance: {self.performance:.6g} ops per time unit")
         if self.bottleneck:
             lines.append(f"bottleneck: {self.bottleneck}")
+        for term, value in self.terms.items():
+            lines.append(f"term {term}: {value:.6g}")
         if self.unmodelled:
             lines.append(f"unmodelled for {self.metric}: {', '.join(self.unmodelled)}")
         width = max([len(e.name) for e in self.elements] + [7])
@@ -100,6 +106,8 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     app_b, arch_b = problem.app, problem.arch
     validate_mapping(app_b, arch_b, mapping)
     check_metric(arch_b, metric)
+    if metric in system_metrics(arch_b):
+        return _evaluate_system(problem, mapping, metric, aggregate)
     aggregate = aggregate or arch_b.aggregate
     agg = aggregator(aggregate)
     placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric,
@@ -121,6 +129,51 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
                       float(value), throughput, performance_, bottleneck, tuple(unmodelled),
                       elements)
+
+
+def _evaluate_system(problem: Problem, mapping: Mapping, metric: str,
+                     aggregate: str | None) -> Evaluation:
+    """A system metric (SPEC §12): its expression of the values of its terms ``M[AGG]``
+    (each a full evaluation of ``M`` by ``AGG``) and of the system metrics it uses.
+    ``elements``, ``unmodelled`` and ``bottleneck`` are those of its first term (in the
+    order the expression is printed); ``terms`` lists every term's value."""
+    system = system_metrics(problem.arch)[metric]
+    refuse_aggregate(problem.arch, metric, aggregate)
+    terms: dict[str, float] = {}
+    first = None
+    for name, agg in _term_order(system):
+        ev = evaluate(problem.app, problem.arch, mapping, name, agg, problem=problem)
+        terms[f"{name}[{agg}]"] = ev.value
+        first = first or ev
+    for name in system.references:
+        if name in system_metrics(problem.arch):
+            ev = evaluate(problem.app, problem.arch, mapping, name, problem=problem)
+            terms[name] = ev.value
+            first = first or ev
+    env = {**problem.params, **terms}
+    value = float(system_metric_value(system.expr, env))
+    return Evaluation(problem.app.name, problem.arch.name, mapping.name, metric, "system",
+                      float(problem.arch.lambda_), dict(problem.params),
+                      dict(problem.repetitions), value, None, None,
+                      first.bottleneck if first else None,
+                      first.unmodelled if first else (), first.elements if first else (),
+                      terms)
+
+
+def _term_order(system) -> list[tuple[str, str]]:
+    """The terms of a system metric in the order its expression prints them."""
+    text = str(system.expr)
+    return sorted(system.terms, key=lambda t: text.find(f"{t[0]}[{t[1]}]"))
+
+
+def refuse_aggregate(arch: Architecture, metric: str, aggregate: str | None) -> None:
+    """``--aggregate`` does not apply to a system metric: its terms name their own.  An
+    aggregation other than the architecture's default is refused (callers that resolve
+    the default before calling pass that one, which is accepted and ignored)."""
+    if aggregate is not None and aggregate != arch.aggregate:
+        raise MappingError(f"metric '{metric}' is a system metric: its terms name their own "
+                           f"aggregations, so an aggregation ('{aggregate}') does not apply "
+                           "to it (omit --aggregate)")
 
 
 def element_values(arch: Architecture, placed: MappingT[str, list], metric: str

@@ -17,9 +17,12 @@ evaluator tabulates :meth:`MetricRule.features` per token group and applies the 
 """
 from __future__ import annotations
 
-from typing import ClassVar, Iterable, Sequence
+import functools
+from typing import ClassVar, Iterable, Mapping, Sequence
 
 import numpy as np
+
+from dsl.expression import CONSTANTS
 
 from moa import Element
 from moa.cost_models.base import sum_features
@@ -203,10 +206,16 @@ def element_metric(element: Element, tokens: list, metric: str) -> float | None:
     return None if r is None else r.value(tokens)
 
 
+def system_metrics(arch) -> dict:
+    """The architecture's system metrics (``metric NAME = EXPR``, SPEC §12) by name."""
+    return getattr(arch, "system_metrics", None) or {}
+
+
 def known_metrics(arch) -> list[str]:
     """The metrics some element of ``arch`` can value: those of its models, plus the
-    ones a rule derives (``energy`` from ``power`` and ``time``)."""
-    names = set()
+    ones a rule derives (``energy`` from ``power`` and ``time``), plus its system
+    metrics."""
+    names = set(system_metrics(arch))
     for element in arch.elements.values():
         names.update(element.costs)
         for cls in _rule_classes():
@@ -215,14 +224,93 @@ def known_metrics(arch) -> list[str]:
 
 
 def check_metric(arch, metric: str) -> None:
-    """Raise :class:`MappingError` unless some element of ``arch`` can value ``metric``."""
+    """Raise :class:`MappingError` unless ``metric`` is a metric of ``arch``: one some
+    element can value, or a system metric whose terms are all such metrics aggregated
+    by registered aggregations, and whose references to other system metrics have no
+    cycle."""
+    if metric in system_metrics(arch):
+        _check_system(arch, metric, [])
+        return
+    _check_element_metric(arch, metric)
+
+
+def _check_element_metric(arch, metric: str, where: str = "", origin=None) -> None:
     if any(metric in e.costs for e in arch.elements.values()):
         return
     known = known_metrics(arch)
     if metric not in known:
-        raise MappingError(f"unknown metric '{metric}': no element of '{arch.name}' has a "
-                           f"model for it (known metrics: {', '.join(known) or 'none'})")
+        raise MappingError(f"{where}unknown metric '{metric}': no element of '{arch.name}' "
+                           f"has a model for it (known metrics: {', '.join(known) or 'none'})",
+                           origin)
 
+
+def _check_system(arch, metric: str, path: list[str]) -> None:
+    from mapping.aggregation import AGGREGATIONS
+    sm = system_metrics(arch)
+    m = sm[metric]
+    if metric in path:
+        cycle = " -> ".join(path[path.index(metric):] + [metric])
+        raise MappingError(f"system metrics depend on each other in a cycle: {cycle}",
+                           m.origin)
+    where = f"metric '{metric}': "
+    if any(metric in e.costs for e in arch.elements.values()):
+        raise MappingError(f"{where}a system metric cannot have the name of a metric that "
+                           "elements model", m.origin)
+    for name, agg in m.terms:
+        if name in sm:
+            raise MappingError(f"{where}'{name}[{agg}]': '{name}' is a system metric; an "
+                               f"aggregation does not apply to it (write '{name}')", m.origin)
+        _check_element_metric(arch, name, where, m.origin)
+        if agg not in AGGREGATIONS:
+            raise MappingError(f"{where}unknown aggregation '{agg}' in '{name}[{agg}]' "
+                               f"(known: {', '.join(AGGREGATIONS)})", m.origin)
+    for name in m.references:
+        if name in sm:
+            _check_system(arch, name, path + [metric])
+
+
+_ARRAY_OPS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
+              "**": np.power}
+_ARRAY_FUNCS = {"abs": np.abs, "sqrt": np.sqrt, "log2": np.log2, "exp": np.exp,
+                "ceil": np.ceil, "floor": np.floor,
+                "min": lambda *a: functools.reduce(np.minimum, a),
+                "max": lambda *a: functools.reduce(np.maximum, a),
+                "log": lambda x, base=None: np.log(x) if base is None else np.log(x) / np.log(base)}
+
+
+def system_value(expr, env: Mapping[str, object]) -> np.ndarray:
+    """A system metric's ``expr`` on arrays: ``env`` maps each name (a term
+    ``M[AGG]``, a parameter, another system metric) to a number or an array of values,
+    one per mapping.  Element-wise IEEE arithmetic (a division by zero gives ``inf``),
+    without the exact-integer and sum-noise rules of :mod:`dsl.expression`: the
+    reference and the batch evaluator both come here, so they agree to the last bit."""
+    from dsl.expression import BinOp, Call, Name, Neg, Num, Pos
+    stack: list = []
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for node in expr._postorder():
+            kind = type(node)
+            if kind is Num:
+                stack.append(np.float64(node.value))
+            elif kind is Name:
+                value = env.get(node.name, CONSTANTS.get(node.name))
+                if value is None:
+                    raise MappingError(f"unknown name '{node.name}' in '{expr}'", node.origin)
+                stack.append(np.asarray(value, dtype=float))
+            elif kind is Neg:
+                stack[-1] = -stack[-1]
+            elif kind is Pos:
+                pass
+            elif kind is BinOp:
+                b = stack.pop()
+                stack[-1] = _ARRAY_OPS[node.op](stack[-1], b)
+            elif kind is Call:
+                args = stack[len(stack) - node.arity:]
+                del stack[len(stack) - node.arity:]
+                stack.append(_ARRAY_FUNCS[node.func](*args))
+            else:
+                raise MappingError(f"'{expr}': cannot evaluate {kind.__name__} on arrays",
+                                   getattr(node, "origin", None))
+    return np.asarray(stack[0], dtype=float)
 
 
 def work(activity) -> float:

@@ -157,6 +157,47 @@ class Element:
         return self.attrs.get("charge", "self")
 
 
+def term_name(metric: str, aggregate: str) -> str:
+    """The name of the term ``metric[aggregate]`` of a system metric's expression."""
+    return f"{metric}[{aggregate}]"
+
+
+def split_term(name: str) -> tuple[str, str] | None:
+    """``(metric, aggregate)`` of a term name ``metric[aggregate]``, else None (a
+    parameter or another system metric)."""
+    if not name.endswith("]") or "[" not in name:
+        return None
+    metric, _, aggregate = name[:-1].partition("[")
+    return metric, aggregate
+
+
+@dataclass(frozen=True)
+class SystemMetric:
+    """``metric NAME = EXPR`` (SPEC §12): a metric computed from the system values of
+    other metrics.  In ``expr``, a name ``M[AGG]`` is metric ``M`` aggregated by ``AGG``,
+    a bare name is a parameter or another system metric."""
+
+    name: str
+    expr: Any
+    origin: Any = field(default=None, compare=False)
+
+    @property
+    def terms(self) -> tuple[tuple[str, str], ...]:
+        """The distinct ``(metric, aggregate)`` terms, in order of appearance."""
+        names = getattr(self.expr, "names", frozenset())
+        found = (split_term(n) for n in sorted(names))
+        return tuple(t for t in found if t is not None)
+
+    @property
+    def references(self) -> tuple[str, ...]:
+        """The bare names of the expression (parameters and system metrics)."""
+        names = getattr(self.expr, "names", frozenset())
+        return tuple(sorted(n for n in names if split_term(n) is None))
+
+    def __str__(self):
+        return f"metric {self.name} = {self.expr}"
+
+
 class Architecture:
     """A named MoA: ordered parameters, element types, elements and undirected links."""
 
@@ -172,6 +213,8 @@ class Architecture:
         self.types: dict[str, ElementType] = {}
         self.elements: dict[str, Element] = {}
         self.links: list[tuple[str, str]] = []
+        #: system metrics by name (``metric NAME = EXPR``), in declaration order
+        self.system_metrics: dict[str, SystemMetric] = {}
         self.origin = origin
         self._graph: nx.Graph | None = None
         self._routes: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -195,6 +238,17 @@ class Architecture:
                         MappingProxyType(dict(attrs or {})), local, origin)
         self.types[name] = t
         return t
+
+    def add_metric(self, name: str, expr, origin=None) -> SystemMetric:
+        """Declare the system metric ``name = expr`` (checked when evaluated)."""
+        if name in self.system_metrics:
+            first = self.system_metrics[name].origin
+            where = f" (first declared on line {first[1]})" if first else ""
+            raise ArchitectureError(f"duplicate metric '{name}'{where}", origin)
+        if name in self.params:
+            raise ArchitectureError(f"metric '{name}' has the name of a parameter", origin)
+        m = self.system_metrics[name] = SystemMetric(name, expr, origin)
+        return m
 
     def add_element(self, name: str, kind: str, costs=None, attrs=None, local=None,
                     type_name=None, array=None, origin=None) -> Element:
@@ -301,6 +355,7 @@ class Architecture:
                              resolve(self.lambda_, env), self.aggregate, self.origin)
         bound.types = dict(self.types)
         bound.links = list(self.links)
+        bound.system_metrics = dict(self.system_metrics)
         bound_costs: dict[tuple, Mapping] = {}
         bound_attrs: dict[int, Mapping] = {}
         placeholders: dict[int, tuple[str, ...] | None] = {}
