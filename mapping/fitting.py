@@ -594,12 +594,21 @@ def _column_norms(A: np.ndarray) -> np.ndarray:
     return big * np.linalg.norm(A / safe, axis=0)
 
 
-def _rank_and_groups(J: np.ndarray, names: Sequence[str]):
-    """Rank of ``J`` (columns already scaled) and the groups of columns in its null space."""
+#: singular values below this fraction of the largest count as zero in a Jacobian
+#: estimated by finite differences (their relative error is about sqrt(eps) ~ 1.5e-8)
+JACOBIAN_RTOL = 1e-6
+
+
+def _rank_and_groups(J: np.ndarray, names: Sequence[str], rtol: float | None = None):
+    """Rank of ``J`` (columns already scaled) and the groups of columns in its null space;
+    a singular value counts as zero below ``rtol`` times the largest (default: the
+    round-off of an exactly computed matrix)."""
     if J.size == 0:
         return 0, []
     s, vt = np.linalg.svd(J, full_matrices=True)[1:]
-    tol = (s[0] if s.size else 0.0) * max(J.shape) * np.finfo(float).eps * 10
+    if rtol is None:
+        rtol = max(J.shape) * np.finfo(float).eps * 10
+    tol = (s[0] if s.size else 0.0) * rtol
     rank = int(np.sum(s > tol))
     null = vt[rank:]                       # rows spanning the null space
     groups: list[set[int]] = []
@@ -714,8 +723,10 @@ def _fit_nonlinear(model, free, train, y, theta0):
                            "this row's prediction and its measurement overflows floating "
                            "point", lambda v: abs(v - y[worst]) / unit < limit) from None
     theta = res.x * scale
-    rank, groups = _rank_and_groups(res.jac / np.maximum(_column_norms(res.jac), 1e-300),
-                                    [fp.spec for fp in free])
+    # Each column scaled by its parameter's value (d residual / d log theta: a relative
+    # change of every parameter alike), singular values compared with the largest.
+    J = res.jac * np.where(res.x > 0, res.x, 1.0)
+    rank, groups = _rank_and_groups(J, [fp.spec for fp in free], JACOBIAN_RTOL)
     return theta, rank, groups, float(np.linalg.norm(res.fun) * unit)
 
 
