@@ -43,3 +43,120 @@ def test_nonlinear_fit_reports_collinear_logca_o_and_L():
     assert a.fit.values["aes.time.A"] == pytest.approx(19, rel=1e-6)
     assert a.fit.values["aes.time.o"] + a.fit.values["aes.time.L"] == pytest.approx(30500,
                                                                                    rel=1e-6)
+
+
+# --------------------------------------------------------------------------- recovery
+
+SDF = """sdf chain {{
+    param c_src = {c_src}
+    param c_fft = {c_fft}
+    param c_ifft = {c_ifft}
+    actor src [quanta = c_src]
+    actor fft [quanta = c_fft]
+    actor ifft [quanta = c_ifft]
+    src -> fft [size = 4]
+    fft -> ifft [size = 2]
+}}
+"""
+
+MOA = """moa two {{
+    param a_bus = {a_bus}
+    aggregate = max
+    pe p0 [time = lsla(alpha = 1.0, beta = 0)]
+    pe p1 [time = lsla(alpha = {alpha}, beta = 0.5)]
+    cn bus [time = lsla(alpha = a_bus, beta = 0), charge = ends]
+    p0 -- bus
+    p1 -- bus
+}}
+"""
+
+TRUTH = dict(c_src=3.0, c_fft=11.0, c_ifft=5.0, a_bus=0.7, alpha=0.25)
+
+
+def _study(tmp_path, start):
+    """Noise-free measurements of every mapping of the three actors on two PEs,
+    generated from ``TRUTH``; the files hold the values ``start``."""
+    import itertools
+    app = dsl.parse_sdf(SDF.format(**TRUTH))[0]
+    arch = dsl.parse_moa(MOA.format(**TRUTH))[0]
+    from dsl.mappings import Mapping
+    lines = ["t_src,t_fft,t_ifft,time"]
+    for pes in itertools.product(("p0", "p1"), repeat=3):
+        m = Mapping("m", dict(zip(("src", "fft", "ifft"), pes)))
+        lines.append(",".join(pes) + f",{evaluate(app, arch, m).value!r}")
+    (tmp_path / "chain.sdf").write_text(SDF.format(**start))
+    (tmp_path / "two.moa").write_text(MOA.format(**start))
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    return [str(tmp_path / n) for n in ("chain.sdf", "two.moa", "m.csv")]
+
+
+def _fit_json(capsys, files, free, *extra):
+    import json
+    from mapping.cli import main
+    capsys.readouterr()
+    assert main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", free, "--test-fraction", "0", "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_fit_recovers_actor_param_costs_and_element_parameters_through_max(tmp_path,
+                                                                            capsys):
+    start = {k: v * 10 for k, v in TRUTH.items()}
+    files = _study(tmp_path, start)
+    doc = _fit_json(capsys, files, "c_src,c_fft,c_ifft,a_bus,p1.time.alpha",
+                    "--starts", "8", "-o", str(tmp_path / "fitted.moa"))
+    assert doc["method"] == "least_squares" and doc["rank"] == 5
+    assert doc["starts"] == 9 and 0 <= doc["best_start"] <= 8
+    expected = {"c_src": 3.0, "c_fft": 11.0, "c_ifft": 5.0, "a_bus": 0.7,
+                "p1.time.alpha": 0.25}
+    for name, value in expected.items():
+        assert doc["fitted"][name] == pytest.approx(value, rel=1e-6), name
+    # a .moa parameter becomes the new default of its param in the written .moa
+    written = dsl.load_moa(tmp_path / "fitted.moa")[0]
+    assert float(written.params["a_bus"]) == pytest.approx(0.7, rel=1e-6)
+    assert "c_fft" not in written.params
+
+
+def test_fit_table_names_sdf_params_and_how_to_apply_them(tmp_path, capsys):
+    from mapping.cli import main
+    files = _study(tmp_path, TRUTH)
+    capsys.readouterr()
+    assert main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", "c_fft,a_bus", "--test-fraction", "0", "--starts", "2",
+                 "-o", str(tmp_path / "f.moa")]) == 0
+    out = capsys.readouterr().out
+    assert "best of 3 starts" in out
+    assert "-p c_fft=" in out and "a_bus" in out
+
+
+def test_bad_bare_name_lists_the_declared_parameters(tmp_path, capsys):
+    from mapping.cli import main
+    files = _study(tmp_path, TRUTH)
+    code = main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", "c_fftt"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "c_fftt" in err and "c_src, c_fft, c_ifft, a_bus" in err
+    assert "Traceback" not in err
+
+
+def test_bare_param_that_changes_nothing_is_refused(tmp_path, capsys):
+    from mapping.cli import main
+    files = _study(tmp_path, TRUTH)
+    sdf = Path(files[0])
+    sdf.write_text(sdf.read_text().replace("param c_ifft = 5.0",
+                                           "param c_ifft = 5.0\n    param unused = 1"))
+    code = main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", "unused"])
+    assert code == 2 and "cannot affect" in capsys.readouterr().err
+
+
+def test_multistart_is_seeded_and_reported(tmp_path):
+    files = _study(tmp_path, {k: v * 10 for k, v in TRUTH.items()})
+    from mapping.fitting import random_starts
+    import numpy as np
+    u0, lower = np.array([1.0, 2.0, 0.0]), np.array([0.0, 0.0, 0.0])
+    a, b = random_starts(u0, lower, 4, seed=1), random_starts(u0, lower, 4, seed=1)
+    assert all((x == y).all() for x, y in zip(a, b)) and len(a) == 4
+    for x in a:
+        assert 1e-2 <= x[0] <= 1e2 and 2e-2 <= x[1] <= 2e2 and x[2] == 0
