@@ -160,3 +160,18 @@ def test_multistart_is_seeded_and_reported(tmp_path):
     assert all((x == y).all() for x, y in zip(a, b)) and len(a) == 4
     for x in a:
         assert 1e-2 <= x[0] <= 1e2 and 2e-2 <= x[1] <= 2e2 and x[2] == 0
+
+
+def test_negative_starts_is_an_input_error(tmp_path, capsys):
+    from mapping.cli import main
+    files = _study(tmp_path, TRUTH)
+    code = main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", "c_fft", "--starts", "-1"])
+    assert code == 2 and "--starts must be at least 0" in capsys.readouterr().err
+
+
+def test_starts_zero_uses_the_files_values_only(tmp_path, capsys):
+    files = _study(tmp_path, {**TRUTH, "c_fft": 110.0})
+    doc = _fit_json(capsys, files, "c_fft", "--starts", "0")
+    assert doc["starts"] == 1 and doc["best_start"] == 0
+    assert doc["fitted"]["c_fft"] == pytest.approx(11.0, rel=1e-6)
