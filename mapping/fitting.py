@@ -3,7 +3,8 @@
 A free parameter is written ``TARGET.METRIC.PARAM``: ``TARGET`` is an element (``gpu``,
 ``big[0]``), an element type (``A15``: one value shared by every element of that type
 that takes its ``METRIC`` model from the type) or an array (``big``: one value shared by
-its members).
+its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
+(SPEC §12): each row is then bound again with its value.
 
 Where the prediction is linear in the free parameters -- every free parameter is one of
 its model's ``linear_parameters`` (LSLA alpha/beta, GSLA alpha/beta, GSLA power a/b/c),
@@ -66,7 +67,8 @@ from mapping.routing import place_tokens, validate_mapping
 class FreeParameter:
     """``spec`` = ``TARGET.METRIC.PARAM``; ``level`` is ``element``, ``type`` or
     ``array``; ``elements`` are the elements that share the value; ``model`` the name of
-    their cost model for ``metric``."""
+    their cost model for ``metric``.  A bare ``param`` of the files has level ``param``,
+    ``target`` = ``param`` = its name, and no elements, metric or model."""
 
     spec: str
     target: str
