@@ -3,7 +3,8 @@
 A free parameter is written ``TARGET.METRIC.PARAM``: ``TARGET`` is an element (``gpu``,
 ``big[0]``), an element type (``A15``: one value shared by every element of that type
 that takes its ``METRIC`` model from the type) or an array (``big``: one value shared by
-its members).
+its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
+(SPEC §12): each row is then bound again with its value.
 
 Where the prediction is linear in the free parameters -- every free parameter is one of
 its model's ``linear_parameters`` (LSLA alpha/beta, GSLA alpha/beta, GSLA power a/b/c),
@@ -11,8 +12,10 @@ the model values per token, and the aggregation is ``sum`` -- the fit is a non-n
 linear least-squares problem: each row's prediction is ``c + Σ_j A[j]·θ_j``, with ``A``
 built from the tokens placed on the elements (:meth:`CostModel.linear_terms`), solved by
 :func:`scipy.optimize.nnls` on unit-norm columns (the parameters span many decades).
-Otherwise (``max``, ``exclusive``, LogCA, ...) it is a bounded non-linear least-squares
-problem (:func:`scipy.optimize.least_squares`) started from the values in the ``.moa``.
+Otherwise (``max``, ``exclusive``, ``charge``, LogCA, bare parameters, ...) it is a
+bounded non-linear least-squares problem (:func:`scipy.optimize.least_squares`) started
+from the values in the files and from ``--starts N`` seeded random points (each positive
+start value times ``10^U(-2, 2)``, log-uniform, within the bounds); the best is kept.
 
 No rule of the model is written here: predictions come from the evaluators, and the
 columns of ``A`` and the question whether a free parameter can change the evaluated
@@ -26,7 +29,10 @@ causes it.
 Rows are split at random (seeded) into train and test rows; the parameters are fitted
 on the train rows and fidelity is reported on the test rows (the GSLA paper splits its
 360 samples 288/72).  A design matrix (or Jacobian) without full column rank means that
-the measurements cannot tell some parameters apart: the result says which.
+the measurements cannot tell some parameters apart: the result says which.  On the
+non-linear path the Jacobian (estimated by finite differences) has its columns scaled by
+the parameter values, and a singular value below ``JACOBIAN_RTOL`` times the largest
+counts as zero.
 """
 from __future__ import annotations
 
@@ -61,7 +67,8 @@ from mapping.routing import place_tokens, validate_mapping
 class FreeParameter:
     """``spec`` = ``TARGET.METRIC.PARAM``; ``level`` is ``element``, ``type`` or
     ``array``; ``elements`` are the elements that share the value; ``model`` the name of
-    their cost model for ``metric``."""
+    their cost model for ``metric``.  A bare ``param`` of the files has level ``param``,
+    ``target`` = ``param`` = its name, and no elements, metric or model."""
 
     spec: str
     target: str
@@ -76,24 +83,43 @@ class FreeParameter:
 
     def model_arguments(self, value: float) -> dict[str, dict[str, dict[str, float]]]:
         """What setting this parameter to ``value`` changes: ``element → metric →
-        {param: value}`` of bound models.  (A target of another kind, such as a bare
-        ``param`` of the files, would change the parameters each row is bound with.)"""
+        {param: value}`` of bound models (nothing for a bare ``param``)."""
         return {e: {self.metric: {self.param: float(value)}} for e in self.elements}
 
+    def parameter_values(self, value: float) -> dict[str, float]:
+        """The file parameters each row is bound with that setting this one to ``value``
+        changes: ``{name: value}`` for a bare ``param`` (level ``param``), else nothing."""
+        return {self.target: float(value)} if self.level == "param" else {}
 
-def parse_free(arch: Architecture, specs: str | Sequence[str]) -> list[FreeParameter]:
+
+def parse_free(arch: Architecture, specs: str | Sequence[str], app=None
+               ) -> list[FreeParameter]:
     """Resolve ``ELEMENT.METRIC.PARAM`` / ``TYPE.METRIC.PARAM`` / ``ARRAY.METRIC.PARAM``
-    (a comma-separated string or a list) against the unbound architecture ``arch``."""
+    or the bare name of a ``param`` of the ``.moa`` or of the application ``app`` (a
+    comma-separated string or a list) against the unbound architecture ``arch``."""
     items = specs.split(",") if isinstance(specs, str) else list(specs)
     items = [s.strip() for s in items if s and s.strip()]
     if not items:
         raise InputError("no free parameter given (expected ELEMENT.METRIC.PARAM,...)")
     out, seen = [], {}
+    declared = list(app.params) if app is not None else []
+    declared += [p for p in arch.params if p not in declared]
     for spec in items:
+        if "." not in spec:
+            if spec not in declared:
+                raise InputError(f"free parameter '{spec}' is neither a declared parameter "
+                                 "nor ELEMENT.METRIC.PARAM (declared parameters: "
+                                 f"{', '.join(declared) or 'none'})")
+            if spec in seen:
+                raise InputError(f"free parameter '{spec}' is given twice")
+            seen[spec] = spec
+            out.append(FreeParameter(spec, spec, "", spec, "param", (), ""))
+            continue
         parts = spec.rsplit(".", 2)
         if len(parts) != 3 or not all(parts):
-            raise InputError(f"free parameter '{spec}': expected ELEMENT.METRIC.PARAM or "
-                             "TYPE.METRIC.PARAM, e.g. gpu.time.alpha")
+            raise InputError(f"free parameter '{spec}': expected ELEMENT.METRIC.PARAM, "
+                             "TYPE.METRIC.PARAM or a declared parameter's name, e.g. "
+                             "gpu.time.alpha")
         target, metric, param = parts
         level, elements = _target_elements(arch, target, metric, spec)
         models = {_spec_of(arch, e, metric).model for e in elements}
@@ -163,6 +189,10 @@ def fitted_architecture(arch: Architecture, free: Sequence[FreeParameter],
     order = sorted(zip(free, values), key=lambda fv: fv[0].level != "type")
     for fp, value in order:
         value = float(value)
+        if fp.level == "param":
+            if fp.target in new.params:      # a parameter of the .sdf is not the .moa's
+                new.params[fp.target] = value
+            continue
         if fp.level == "type":
             t = types[fp.target]
             old = t.costs[fp.metric]
@@ -260,6 +290,8 @@ def check_free(arch: Architecture, free: Sequence[FreeParameter], metric: str) -
     """An error naming every free parameter that cannot change the value of ``metric``
     (on the bound ``arch``): fitting it would silently do nothing."""
     for fp in free:
+        if fp.level == "param":
+            continue                         # checked on the rows (assess)
         if not any(depends_on(arch.elements[e], fp.metric, metric) for e in fp.elements):
             raise InputError(f"free parameter '{fp.spec}' cannot affect the evaluated metric "
                              f"'{metric}': the {metric} of {', '.join(fp.elements)} does not "
@@ -394,12 +426,22 @@ class RowModel:
         b = self.bound(i)
         if not overrides:
             return b
-        key = self._key(self.rows[i])
+        row = self.rows[i]
+        key = self._key(row)
+        params = overrides.get(_PARAMS)
+        if params:                           # the row's own cells still win
+            key = tuple(sorted({**self.params, **params, **row.params}.items()))
         got = cache.get(key) if cache is not None else None
         if got is None:
+            if params:
+                try:
+                    b = self._bind(row, key)
+                except (ValueError, ArithmeticError) as exc:
+                    raise self._error(i, str(exc)) from None
             arch = b if isinstance(b, Architecture) else b.arch
+            models = {k: v for k, v in overrides.items() if k != _PARAMS}
             try:
-                arch = _rebuilt(arch, overrides,
+                arch = _rebuilt(arch, models,
                                 cache.setdefault("models", {}) if cache is not None else None)
             except ValueError as exc:
                 raise self._error(i, str(exc)) from None
@@ -470,7 +512,9 @@ class FitResult:
     ``least_squares``), the fitted unbound ``architecture``, the row indices of the
     ``train`` and ``test`` split, the ``rank`` of the design matrix (or Jacobian) against
     the number of parameters, the groups of parameters that the training rows ``cannot
-    tell apart``, and ``warnings`` in words."""
+    tell apart``, ``warnings`` in words, and for a non-linear fit the number of
+    ``starts`` (the file's values and the random ones) and which won (``best_start``, 0
+    for the file's values; both 0 for NNLS)."""
 
     free: tuple[FreeParameter, ...]
     values: MappingT[str, float]
@@ -482,9 +526,12 @@ class FitResult:
     indistinguishable: tuple[tuple[str, ...], ...]
     warnings: tuple[str, ...]
     residual_norm: float
+    starts: int = 0
+    best_start: int = 0
 
     def to_dict(self) -> dict:
         return {"fitted": dict(self.values), "method": self.method, "rank": self.rank,
+                "starts": self.starts, "best_start": self.best_start,
                 "parameters": len(self.free),
                 "indistinguishable": [list(g) for g in self.indistinguishable],
                 "warnings": list(self.warnings), "residual_norm": self.residual_norm}
@@ -515,19 +562,37 @@ def _current_values(model: RowModel, free: Sequence[FreeParameter]) -> np.ndarra
     values applied)."""
     try:
         arch = model.arch.bind(model.params)
+        values = dict(arch.params)
+        if model.app is not None and any(fp.level == "param" for fp in free):
+            values = dict(bind_problem(model.app, model.arch, model.params).params)
     except ValueError as exc:
         raise InputError(str(exc), getattr(exc, "origin", None)) from None
     out = []
     for fp in free:
+        if fp.level == "param":
+            try:
+                out.append(float(values[fp.target]))
+            except (TypeError, ValueError):
+                raise InputError(f"free parameter '{fp.spec}' is not a number "
+                                 f"({values[fp.target]!r})") from None
+            continue
         cm = arch.elements[fp.elements[0]].costs[fp.metric]
         out.append(float(getattr(cm.params, fp.param)))
     return np.array(out, dtype=float)
 
 
+#: the key of :func:`_overrides` under which bare parameters go (never an element name)
+_PARAMS = ("params",)
+
+
 def _overrides(free: Sequence[FreeParameter], theta) -> dict:
-    """The model arguments of all ``free`` parameters at values ``theta``, merged."""
-    out: dict[str, dict[str, dict]] = {}
+    """The model arguments of all ``free`` parameters at values ``theta``, merged; the
+    values of bare parameters under the key ``_PARAMS``."""
+    out: dict = {}
     for fp, value in zip(free, theta):
+        if fp.level == "param":
+            out.setdefault(_PARAMS, {}).update(fp.parameter_values(value))
+            continue
         for element, by_metric in fp.model_arguments(value).items():
             for metric, args in by_metric.items():
                 out.setdefault(element, {}).setdefault(metric, {}).update(args)
@@ -538,6 +603,8 @@ def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
     if not aggregator(model.aggregate).separable:
         return False
     for fp in free:
+        if fp.level == "param":
+            return False                     # bare parameters: always non-linear
         cls = model_class(fp.model)
         if fp.metric != model.metric or not cls.per_token \
                 or fp.param not in cls.linear_parameters:
@@ -594,12 +661,21 @@ def _column_norms(A: np.ndarray) -> np.ndarray:
     return big * np.linalg.norm(A / safe, axis=0)
 
 
-def _rank_and_groups(J: np.ndarray, names: Sequence[str]):
-    """Rank of ``J`` (columns already scaled) and the groups of columns in its null space."""
+#: singular values below this fraction of the largest count as zero in a Jacobian
+#: estimated by finite differences (their relative error is about sqrt(eps) ~ 1.5e-8)
+JACOBIAN_RTOL = 1e-6
+
+
+def _rank_and_groups(J: np.ndarray, names: Sequence[str], rtol: float | None = None):
+    """Rank of ``J`` (columns already scaled) and the groups of columns in its null space;
+    a singular value counts as zero below ``rtol`` times the largest (default: the
+    round-off of an exactly computed matrix)."""
     if J.size == 0:
         return 0, []
     s, vt = np.linalg.svd(J, full_matrices=True)[1:]
-    tol = (s[0] if s.size else 0.0) * max(J.shape) * np.finfo(float).eps * 10
+    if rtol is None:
+        rtol = max(J.shape) * np.finfo(float).eps * 10
+    tol = (s[0] if s.size else 0.0) * rtol
     rank = int(np.sum(s > tol))
     null = vt[rank:]                       # rows spanning the null space
     groups: list[set[int]] = []
@@ -614,15 +690,24 @@ def _rank_and_groups(J: np.ndarray, names: Sequence[str]):
     return rank, [tuple(names[j] for j in sorted(g)) for g in groups]
 
 
+#: random starts of a non-linear fit besides the file's values (``--starts``)
+STARTS = 8
+
+
 def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
-                   train: Sequence[int]) -> FitResult:
-    """Fit ``free`` to the measured values of rows ``train`` (see the module doc)."""
+                   train: Sequence[int], starts: int = STARTS, seed: int = 0) -> FitResult:
+    """Fit ``free`` to the measured values of rows ``train`` (see the module doc); a
+    non-linear fit starts from the file's values and from ``starts`` random points
+    (:func:`random_starts`, ``seed``) and keeps the best."""
+    if starts < 0:
+        raise InputError(f"--starts must be at least 0, got {starts}")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")      # numpy/scipy chatter; results are checked
-        return _fit(model, tuple(free), [int(i) for i in train])
+        return _fit(model, tuple(free), [int(i) for i in train], starts, seed)
 
 
-def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int]) -> FitResult:
+def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
+         starts: int = STARTS, seed: int = 0) -> FitResult:
     y = np.array([model.rows[i].measured for i in train], dtype=float)
     names = [fp.spec for fp in free]
     theta0 = _current_values(model, free)
@@ -630,6 +715,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int]) -> 
     method = None
     theta = theta0.copy()
     rank, groups, residual = len(free), [], math.nan
+    best, n_starts = 0, 0
 
     if _is_linear(model, free):
         A, c = design_matrix(model, free, train)
@@ -662,8 +748,9 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int]) -> 
             theta = theta0.copy()
             groups = []
     if method is None:
-        theta, rank, groups, residual = _fit_nonlinear(model, free, train, y, theta0)
-        method = "least_squares"
+        theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y, theta0,
+                                                             starts, seed)
+        method, n_starts = "least_squares", 1 + starts
     for g in groups:
         if len(g) == 1:
             warnings_.append(f"{g[0]} has no effect on the training rows at the fitted "
@@ -677,14 +764,34 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int]) -> 
     values = {fp.spec: float(v) for fp, v in zip(free, theta)}
     fitted = fitted_architecture(model.arch, free, theta)
     return FitResult(free, values, method, fitted, tuple(train), (), rank,
-                     tuple(tuple(g) for g in groups), tuple(warnings_), float(residual))
+                     tuple(tuple(g) for g in groups), tuple(warnings_), float(residual),
+                     n_starts, best)
 
 
-def _fit_nonlinear(model, free, train, y, theta0):
+#: random starts are drawn log-uniformly within this many decades of the start values
+START_DECADES = 2.0
+
+
+def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0
+                  ) -> list[np.ndarray]:
+    """``starts`` seeded random starting points around ``u0``: each positive coordinate
+    ``u0_j · 10^U(-START_DECADES, START_DECADES)``, raised to its lower bound; a
+    coordinate starting at 0 (no scale to draw around) stays at its start."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(max(0, int(starts))):
+        factor = 10.0 ** rng.uniform(-START_DECADES, START_DECADES, size=len(u0))
+        out.append(np.maximum(np.where(u0 > 0, u0 * factor, u0), lower))
+    return out
+
+
+def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0):
     scale = np.where(theta0 > 0, theta0, 1.0)
     lower = np.zeros(len(free))
     bound = model.arch.bind(model.params)
     for j, fp in enumerate(free):
+        if fp.level == "param":
+            continue                         # bare parameters: non-negative
         cls = model_class(fp.model)
         try:
             args = bound.elements[fp.elements[0]].costs[fp.metric].params.model_dump()
@@ -701,22 +808,51 @@ def _fit_nonlinear(model, free, train, y, theta0):
     def residuals(u):
         return (model.predict(train, _overrides(free, u * scale)) - y) / unit
 
-    try:
-        res = optimize.least_squares(residuals, u0, bounds=(lower, np.inf), x_scale="jac",
-                                     method="trf")
-        failed = not (np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.jac)))
-    except ValueError:                   # scipy refuses the infinities it produced
-        failed = True
-    if failed:
+    def solve(start):
+        try:
+            res = optimize.least_squares(residuals, start, bounds=(lower, np.inf),
+                                         x_scale="jac", method="trf")
+        except (ValueError, InputError):     # scipy refuses infinities; a bad region
+            return None
+        ok = np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.jac)) \
+            and math.isfinite(res.cost)
+        return res if ok else None
+
+    res, best = solve(u0), 0
+    for k, start in enumerate(random_starts(u0, lower, starts, seed), start=1):
+        other = solve(start)
+        if other is not None and (res is None or other.cost < res.cost):
+            res, best = other, k
+    if res is None:
         worst = int(np.argmax(np.abs(residuals(u0))))
         limit = math.sqrt(np.finfo(float).max) / len(train)
         raise model._error(train[worst], "the fit failed: the squared difference between "
                            "this row's prediction and its measurement overflows floating "
                            "point", lambda v: abs(v - y[worst]) / unit < limit) from None
     theta = res.x * scale
-    rank, groups = _rank_and_groups(res.jac / np.maximum(_column_norms(res.jac), 1e-300),
-                                    [fp.spec for fp in free])
-    return theta, rank, groups, float(np.linalg.norm(res.fun) * unit)
+    # Each column scaled by its parameter's value (d residual / d log theta: a relative
+    # change of every parameter alike), singular values compared with the largest.
+    J = res.jac * np.where(res.x > 0, res.x, 1.0)
+    rank, groups = _rank_and_groups(J, [fp.spec for fp in free], JACOBIAN_RTOL)
+    return theta, rank, groups, float(np.linalg.norm(res.fun) * unit), best
+
+
+def _check_bare(model: RowModel, free: Sequence[FreeParameter], predicted) -> None:
+    """An error naming a bare parameter that changes no row's prediction (its value
+    doubled, plus one), like :func:`check_free` for model parameters."""
+    theta0 = _current_values(model, free)
+    for j, fp in enumerate(free):
+        if fp.level != "param":
+            continue
+        other = fp.parameter_values(2 * theta0[j] + 1)
+        try:
+            moved = model.predict(None, {_PARAMS: other})
+        except InputError:
+            continue                         # it changes them enough to break a row
+        if np.array_equal(moved, predicted):
+            raise InputError(f"free parameter '{fp.spec}' cannot affect the evaluated metric "
+                             f"'{model.metric}': no row's prediction depends on it (is it "
+                             "set by a column of every row, or used by another metric?)")
 
 
 # --------------------------------------------------------------------------- together
@@ -746,21 +882,25 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
            metric: str = "time", aggregate: str | None = None,
            free: Sequence[str] | str | None = None, test_fraction: float = 0.2,
            seed: int = 0, params: MappingT[str, Any] | None = None,
-           source: str | None = None) -> Assessment:
+           source: str | None = None, starts: int = STARTS) -> Assessment:
     """Predict every row, fit ``free`` parameters on a seeded train split if any, and
     compare predictions with measurements on the test rows."""
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     measured = np.array([r.measured for r in rows], dtype=float)
-    free_params = parse_free(arch, free) if free else None
+    free_params = parse_free(arch, free, app) if free else None
     if free_params and rows:
         check_free(model.bound_arch(0), free_params, model.metric)
     predicted = model.predict()          # a row that cannot be evaluated stops here
+    if free_params:
+        _check_bare(model, free_params, predicted)
     if not free_params:
         return Assessment(fidelity(predicted, measured), None, predicted, measured, model)
     train, test = split_rows(len(rows), test_fraction, seed)
-    fit = fit_parameters(model, free_params, train)
+    fit = fit_parameters(model, free_params, train, starts, seed)
     fit = replace(fit, test=tuple(int(i) for i in test))
-    final = RowModel(fit.architecture, rows, metric, aggregate, app, params, source)
+    bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
+    final = RowModel(fit.architecture, rows, metric, aggregate, app,
+                     {**(params or {}), **bare}, source)
     predicted = final.predict()
     on = test if len(test) else train
     result = fidelity(predicted[on], measured[on], n=len(rows), n_train=len(train),

@@ -18,7 +18,7 @@ import numpy as np
 
 from mapping.errors import InputError
 from mapping.fidelity import FidelityResult, fidelity, mean_over_splits
-from mapping.fitting import FreeParameter, RowModel, fit_parameters, predict_fitted, split_rows
+from mapping.fitting import STARTS, FreeParameter, RowModel, fit_parameters, predict_fitted, split_rows
 
 
 def fold_splits(n: int, folds: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -49,7 +49,7 @@ def repeat_splits(n: int, repeats: int, test_fraction: float = 0.2, seed: int = 
 def cross_validate(model: RowModel, free: Sequence[FreeParameter] | None,
                    splits: Sequence[tuple[np.ndarray, np.ndarray]], kind: str, *,
                    groups: Sequence | None = None, within: str | None = None,
-                   fitted=None) -> FidelityResult:
+                   fitted=None, starts: int = STARTS, seed: int = 0) -> FidelityResult:
     """Fit ``free`` (if any) on the train rows of each split and compare on its test
     rows; the figures averaged over the splits (``kind``: ``folds`` or ``repeats``).
     ``fitted`` annotates the result (the values fitted on every row)."""
@@ -59,7 +59,7 @@ def cross_validate(model: RowModel, free: Sequence[FreeParameter] | None,
     for train, test in splits:
         test = [int(i) for i in test]
         if free:
-            fit = fit_parameters(model, free, train)
+            fit = fit_parameters(model, free, train, starts, seed)
             predicted, n_train, values = predict_fitted(model, fit, test), len(train), fit.values
         else:
             predicted, n_train, values = plain[test], 0, None

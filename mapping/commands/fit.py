@@ -12,14 +12,19 @@ from mapping.output import print_json, write_atomically
 def add_parser(subparsers, name):
     p = subparsers.add_parser(
         name, help="fit cost parameters to measurements",
-        description="Fit the free parameters (--free ELEMENT.METRIC.PARAM or "
-        "TYPE.METRIC.PARAM, comma-separated; --fit is another spelling) to the measured "
+        description="Fit the free parameters (--free ELEMENT.METRIC.PARAM, "
+        "TYPE.METRIC.PARAM or the bare name of a param of the .sdf or .moa, "
+        "comma-separated; --fit is another spelling) to the measured "
         "column of a .csv table, each of which must be able to change the evaluated metric: "
         "non-negative linear least squares where the prediction is linear in them (LSLA, "
-        "GSLA, GSLA power with aggregate sum), bounded non-linear least squares otherwise. "
+        "GSLA, GSLA power with aggregate sum), bounded non-linear least squares otherwise "
+        "(max, exclusive, charge, bare params), from the files' values and --starts N "
+        "random starts, keeping the best. "
         "The fit uses the train rows of a seeded split (--test-fraction 0 uses every row) "
         "and reports fidelity on the test rows. -o writes the architecture with the "
-        "fitted values as a new .moa file (never over an input).",
+        "fitted values as a new .moa file (never over an input); a fitted param of the "
+        ".moa becomes its new default there, one of the .sdf is reported with the "
+        "-p NAME=VALUE that applies it.",
         epilog="example: mapeval fit examples/gsla/opencl.sdf examples/gsla/gpu.moa "
         "examples/gsla/mappings.map examples/gsla/measurements.csv --mapping gpu_offload "
         "--measured time_s --free gpu.time.alpha,gpu.time.beta -o fitted.moa")
@@ -47,16 +52,23 @@ def run(args):
     report_problems(study)
     fit = study.assessment.fit
     result = study.assessment.result
+    # A fitted parameter of the .sdf has no place in the written .moa: say how to apply it.
+    elsewhere = {fp.target: fit.values[fp.spec] for fp in fit.free
+                 if fp.level == "param" and fp.target not in study.arch.params}
+    apply = " ".join(f"-p {k}={v!r}" for k, v in elsewhere.items())
     if out is not None:
         text = dsl.format_moa(fit.architecture)
         header = (f"# {fit.architecture.name}: parameters fitted by mapeval fit to "
                   f"{study.measurements.path} (column {args.measured}), {fit.method} on "
                   f"{result.n_train} rows\n# {', '.join(f'{k} = {v!r}' for k, v in fit.values.items())}\n")
+        if elsewhere:
+            header += f"# parameters of the .sdf, not in this file: apply them with {apply}\n"
         write_atomically(out, header + text, inputs=args.files)
     if args.json:
         document = {**fit.to_dict(), **{k: v for k, v in result.to_dict().items()
                                         if k != "fitted"}}
         document["output"] = str(out) if out is not None else None
+        document["not_in_moa"] = dict(elsewhere)
         if args.skip_bad_rows:
             document["skipped"] = study.skipped
         print_json(document)
@@ -66,6 +78,9 @@ def run(args):
           f"(rank {fit.rank} of {len(fit.free)}):")
     for k, v in fit.values.items():
         print(f"  {k:<{width}}  {v!r}")
+    if fit.starts:
+        won = "the files' values" if fit.best_start == 0 else f"random start {fit.best_start}"
+        print(f"best of {fit.starts} starts: {won}")
     if result.splits is not None:
         kind = "folds" if result.folds is not None else "repeated splits"
         on = f"mean over {len(result.splits)} {kind} (refitted on each)"
@@ -81,6 +96,10 @@ def run(args):
         print(f"skipped rows: {study.skipped}")
     if out is not None:
         print(f"wrote {out}")
+    if elsewhere:
+        print(f"{', '.join(elsewhere)}: parameter{'s' if len(elsewhere) > 1 else ''} of the "
+              f".sdf{', not written into ' + str(out) if out is not None else ''}; "
+              f"apply with {apply}")
     return 0
 
 

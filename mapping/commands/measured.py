@@ -37,14 +37,19 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    "(default: one token per element)")
     add_mapping_options(p)
     add_model_options(p)
-    free_help = ("free parameters ELEMENT.METRIC.PARAM or TYPE.METRIC.PARAM, comma-separated "
-                 "(e.g. gpu.time.alpha,gpu.time.beta)")
+    free_help = ("free parameters ELEMENT.METRIC.PARAM, TYPE.METRIC.PARAM or the bare name "
+                 "of a param of the .sdf or .moa, comma-separated "
+                 "(e.g. gpu.time.alpha,gpu.time.beta,p_static)")
     if fit_option == "--fit":
         free_help += ": fit them on the train rows, report fidelity on the test rows"
     alias = {"--fit": "--free", "--free": "--fit"}[fit_option]
     free_help += f" ({alias} is another spelling)"
     p.add_argument(fit_option, alias, dest="free", metavar="PARAMS", required=fit_required,
                    help=free_help)
+    p.add_argument("--starts", type=int, default=8, metavar="N",
+                   help="seeded random starts of a non-linear fit besides the files' values, "
+                   "each start value times 10^U(-2,2) within the bounds; the best fit is "
+                   "kept (default 8)")
     p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
                    help="fraction of the rows held out for testing when fitting (default 0.2)")
     p.add_argument("--seed", type=int, default=0,
@@ -152,7 +157,8 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
     cross = folds is not None or repeats is not None
     assessment = assess(arch, rows, app=app, metric=args.metric, aggregate=args.aggregate,
                         free=args.free, test_fraction=0.0 if cross else args.test_fraction,
-                        seed=args.seed, params=overrides, source=source)
+                        seed=args.seed, params=overrides, source=source,
+                        starts=args.starts)
     groups = None if within is None else [_group(r, within) for r in rows]
     result = assessment.result
     if cross:
@@ -161,7 +167,8 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
         fit = assessment.fit
         result = cross_validate(assessment.model, fit.free if fit else None, splits,
                                 "folds" if folds is not None else "repeats", groups=groups,
-                                within=within, fitted=fit.values if fit else None)
+                                within=within, fitted=fit.values if fit else None,
+                                starts=args.starts, seed=args.seed)
     elif groups is not None:
         test = assessment.test
         fid, tau = within_groups(assessment.predicted[test], assessment.measured[test],

@@ -1,0 +1,177 @@
+"""Issue 9 fitting: rank deficiency on the non-linear path, multi-start, bare params."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import dsl
+from mapping.evaluation import evaluate
+from mapping.fitting import assess
+from mapping.measurements import MeasurementRow
+
+REPO = Path(__file__).resolve().parents[1]
+LOGCA = REPO / "examples" / "logca"
+
+
+def _logca_rows(app, arch, mapping):
+    rows = []
+    for i, g in enumerate([16, 64, 256, 1024, 4096, 16384, 65536, 262144]):
+        value = evaluate(app, arch, mapping, params={"g": g}).value
+        rows.append(MeasurementRow(i + 2, i + 1, {"g": g}, value, mapping))
+    return rows
+
+
+def test_nonlinear_fit_reports_collinear_logca_o_and_L():
+    """Under independent latency LogCA's time is o + L + C g / A: o and L only enter as
+    their sum.  Started away from the truth, the fit lands where the finite-difference
+    Jacobian is not exactly singular; the old tolerance (round-off of an exact matrix)
+    missed it."""
+    app = dsl.load_sdf(LOGCA / "aes.sdf")[0]
+    truth = dsl.load_moa(LOGCA / "aes_offload.moa")[0]
+    offload = [m for m in dsl.load_map(LOGCA / "aes.map") if m.name == "offload"][0]
+    rows = _logca_rows(app, truth, offload)
+    text = (LOGCA / "aes_offload.moa").read_text().replace(
+        "A = 19, o = 2.9e4, L = 1500", "A = 190, o = 2.9e3, L = 15000")
+    start = dsl.parse_moa(text)[0]
+    a = assess(start, rows, app=app, free="aes.time.o,aes.time.L,aes.time.A",
+               test_fraction=0)
+    assert a.fit.method == "least_squares"
+    assert a.fit.rank == 2
+    assert a.fit.indistinguishable == (("aes.time.o", "aes.time.L"),)
+    assert any("cannot tell apart aes.time.o, aes.time.L" in w for w in a.fit.warnings)
+    assert a.fit.values["aes.time.A"] == pytest.approx(19, rel=1e-6)
+    assert a.fit.values["aes.time.o"] + a.fit.values["aes.time.L"] == pytest.approx(30500,
+                                                                                   rel=1e-6)
+
+
+# --------------------------------------------------------------------------- recovery
+
+SDF = """sdf chain {{
+    param c_src = {c_src}
+    param c_fft = {c_fft}
+    param c_ifft = {c_ifft}
+    actor src [quanta = c_src]
+    actor fft [quanta = c_fft]
+    actor ifft [quanta = c_ifft]
+    src -> fft [size = 4]
+    fft -> ifft [size = 2]
+}}
+"""
+
+MOA = """moa two {{
+    param a_bus = {a_bus}
+    aggregate = max
+    pe p0 [time = lsla(alpha = 1.0, beta = 0)]
+    pe p1 [time = lsla(alpha = {alpha}, beta = 0.5)]
+    cn bus [time = lsla(alpha = a_bus, beta = 0), charge = ends]
+    p0 -- bus
+    p1 -- bus
+}}
+"""
+
+TRUTH = dict(c_src=3.0, c_fft=11.0, c_ifft=5.0, a_bus=0.7, alpha=0.25)
+
+
+def _study(tmp_path, start):
+    """Noise-free measurements of every mapping of the three actors on two PEs,
+    generated from ``TRUTH``; the files hold the values ``start``."""
+    import itertools
+    app = dsl.parse_sdf(SDF.format(**TRUTH))[0]
+    arch = dsl.parse_moa(MOA.format(**TRUTH))[0]
+    from dsl.mappings import Mapping
+    lines = ["t_src,t_fft,t_ifft,time"]
+    for pes in itertools.product(("p0", "p1"), repeat=3):
+        m = Mapping("m", dict(zip(("src", "fft", "ifft"), pes)))
+        lines.append(",".join(pes) + f",{evaluate(app, arch, m).value!r}")
+    (tmp_path / "chain.sdf").write_text(SDF.format(**start))
+    (tmp_path / "two.moa").write_text(MOA.format(**start))
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    return [str(tmp_path / n) for n in ("chain.sdf", "two.moa", "m.csv")]
+
+
+def _fit_json(capsys, files, free, *extra):
+    import json
+    from mapping.cli import main
+    capsys.readouterr()
+    assert main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", free, "--test-fraction", "0", "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_fit_recovers_actor_param_costs_and_element_parameters_through_max(tmp_path,
+                                                                            capsys):
+    start = {k: v * 10 for k, v in TRUTH.items()}
+    files = _study(tmp_path, start)
+    doc = _fit_json(capsys, files, "c_src,c_fft,c_ifft,a_bus,p1.time.alpha",
+                    "--starts", "8", "-o", str(tmp_path / "fitted.moa"))
+    assert doc["method"] == "least_squares" and doc["rank"] == 5
+    assert doc["starts"] == 9 and 0 <= doc["best_start"] <= 8
+    expected = {"c_src": 3.0, "c_fft": 11.0, "c_ifft": 5.0, "a_bus": 0.7,
+                "p1.time.alpha": 0.25}
+    for name, value in expected.items():
+        assert doc["fitted"][name] == pytest.approx(value, rel=1e-6), name
+    # a .moa parameter becomes the new default of its param in the written .moa
+    written = dsl.load_moa(tmp_path / "fitted.moa")[0]
+    assert float(written.params["a_bus"]) == pytest.approx(0.7, rel=1e-6)
+    assert "c_fft" not in written.params
+
+
+def test_fit_table_names_sdf_params_and_how_to_apply_them(tmp_path, capsys):
+    from mapping.cli import main
+    files = _study(tmp_path, TRUTH)
+    capsys.readouterr()
+    assert main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", "c_fft,a_bus", "--test-fraction", "0", "--starts", "2",
+                 "-o", str(tmp_path / "f.moa")]) == 0
+    out = capsys.readouterr().out
+    assert "best of 3 starts" in out
+    assert "-p c_fft=" in out and "a_bus" in out
+
+
+def test_bad_bare_name_lists_the_declared_parameters(tmp_path, capsys):
+    from mapping.cli import main
+    files = _study(tmp_path, TRUTH)
+    code = main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", "c_fftt"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "c_fftt" in err and "c_src, c_fft, c_ifft, a_bus" in err
+    assert "Traceback" not in err
+
+
+def test_bare_param_that_changes_nothing_is_refused(tmp_path, capsys):
+    from mapping.cli import main
+    files = _study(tmp_path, TRUTH)
+    sdf = Path(files[0])
+    sdf.write_text(sdf.read_text().replace("param c_ifft = 5.0",
+                                           "param c_ifft = 5.0\n    param unused = 1"))
+    code = main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", "unused"])
+    assert code == 2 and "cannot affect" in capsys.readouterr().err
+
+
+def test_multistart_is_seeded_and_reported(tmp_path):
+    files = _study(tmp_path, {k: v * 10 for k, v in TRUTH.items()})
+    from mapping.fitting import random_starts
+    import numpy as np
+    u0, lower = np.array([1.0, 2.0, 0.0]), np.array([0.0, 0.0, 0.0])
+    a, b = random_starts(u0, lower, 4, seed=1), random_starts(u0, lower, 4, seed=1)
+    assert all((x == y).all() for x, y in zip(a, b)) and len(a) == 4
+    for x in a:
+        assert 1e-2 <= x[0] <= 1e2 and 2e-2 <= x[1] <= 2e2 and x[2] == 0
+
+
+def test_negative_starts_is_an_input_error(tmp_path, capsys):
+    from mapping.cli import main
+    files = _study(tmp_path, TRUTH)
+    code = main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", "c_fft", "--starts", "-1"])
+    assert code == 2 and "--starts must be at least 0" in capsys.readouterr().err
+
+
+def test_starts_zero_uses_the_files_values_only(tmp_path, capsys):
+    files = _study(tmp_path, {**TRUTH, "c_fft": 110.0})
+    doc = _fit_json(capsys, files, "c_fft", "--starts", "0")
+    assert doc["starts"] == 1 and doc["best_start"] == 0
+    assert doc["fitted"]["c_fft"] == pytest.approx(11.0, rel=1e-6)
