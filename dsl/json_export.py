@@ -85,6 +85,8 @@ def to_json(obj) -> Any:
                           "attrs": _dict(e.attrs), "local": e.local}
                          for e in obj.elements.values()],
             "links": [[a, b] for a, b in obj.links],
+            "metrics": {name: str(m.expr)
+                        for name, m in getattr(obj, "system_metrics", {}).items()},
         }
     if hasattr(obj, "assignment"):
         return {"kind": "map", "name": obj.name, "assignment": dict(obj.assignment),

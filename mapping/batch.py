@@ -69,8 +69,8 @@ from moa import NoRouteError
 from dsl.mappings import Mapping
 from mapping.aggregation import aggregator
 from mapping.errors import MappingError
-from mapping.metrics import INTENSIVE, check_metric, is_charged, rule, system_metrics, \
-    system_value
+from mapping.metrics import (INTENSIVE, SYSTEM, check_metric, is_charged, rule,
+                             system_metrics, system_value)
 from mapping.problem import Problem
 from mapping.routing import place_tokens
 from mapping.traffic import traffic_model
@@ -713,7 +713,7 @@ class SystemBatchEvaluator(BatchEvaluator):
         check_metric(problem.arch, metric)
         refuse_aggregate(problem.arch, metric, aggregate)
         system = system_metrics(problem.arch)[metric]
-        self.metric, self.aggregate, self.aggregation = metric, "system", None
+        self.metric, self.aggregate, self.aggregation = metric, SYSTEM, None
         self.expr = system.expr
         self.params = dict(problem.params)
         self.parts: dict[str, BatchEvaluator] = {

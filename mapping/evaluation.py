@@ -11,7 +11,7 @@ import numpy as np
 from mapping.aggregation import Aggregation, aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.metrics import (check_metric, is_charged, performance, rule, system_metrics,
+from mapping.metrics import (SYSTEM, check_metric, is_charged, performance, rule, system_metrics,
                              system_value as system_metric_value, total_ops)
 from mapping.problem import Problem, bind_problem
 from mapping.routing import place_tokens, validate_mapping
@@ -152,7 +152,7 @@ def _evaluate_system(problem: Problem, mapping: Mapping, metric: str,
             first = first or ev
     env = {**problem.params, **terms}
     value = float(system_metric_value(system.expr, env))
-    return Evaluation(problem.app.name, problem.arch.name, mapping.name, metric, "system",
+    return Evaluation(problem.app.name, problem.arch.name, mapping.name, metric, SYSTEM,
                       float(problem.arch.lambda_), dict(problem.params),
                       dict(problem.repetitions), value, None, None,
                       first.bottleneck if first else None,

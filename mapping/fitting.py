@@ -56,7 +56,7 @@ from mapping.evaluation import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
 from mapping.aggregation import aggregator
-from mapping.metrics import check_metric, element_metric, is_charged
+from mapping.metrics import base_metrics, check_metric, element_metric, is_charged
 from mapping.problem import bind_problem
 from mapping.routing import place_tokens, validate_mapping
 
@@ -183,6 +183,7 @@ def fitted_architecture(arch: Architecture, free: Sequence[FreeParameter],
     """A copy of the unbound ``arch`` whose cost-model arguments hold the fitted values
     (a fitted argument written as an expression becomes a number)."""
     new = Architecture(arch.name, dict(arch.params), arch.lambda_, arch.aggregate, arch.origin)
+    new.system_metrics = dict(arch.system_metrics)
     types = dict(arch.types)
     elements = dict(arch.elements)
     # Types first, then elements and arrays: an element's own value overrides its type's.
@@ -292,7 +293,8 @@ def check_free(arch: Architecture, free: Sequence[FreeParameter], metric: str) -
     for fp in free:
         if fp.level == "param":
             continue                         # checked on the rows (assess)
-        if not any(depends_on(arch.elements[e], fp.metric, metric) for e in fp.elements):
+        if not any(depends_on(arch.elements[e], fp.metric, m)
+                   for e in fp.elements for m in base_metrics(arch, metric)):
             raise InputError(f"free parameter '{fp.spec}' cannot affect the evaluated metric "
                              f"'{metric}': the {metric} of {', '.join(fp.elements)} does not "
                              f"depend on its {fp.metric} model (evaluate --metric "

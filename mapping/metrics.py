@@ -206,9 +206,35 @@ def element_metric(element: Element, tokens: list, metric: str) -> float | None:
     return None if r is None else r.value(tokens)
 
 
+#: the aggregation a result names for a system metric (its terms name their own)
+SYSTEM = "system"
+
+
+def aggregation_label(arch, metric: str, aggregate: str | None) -> str:
+    """The aggregation a result of ``metric`` reports: :data:`SYSTEM` for a system
+    metric, else ``aggregate`` or the architecture's default."""
+    return SYSTEM if metric in system_metrics(arch) else (aggregate or arch.aggregate)
+
+
 def system_metrics(arch) -> dict:
     """The architecture's system metrics (``metric NAME = EXPR``, SPEC §12) by name."""
     return getattr(arch, "system_metrics", None) or {}
+
+
+def base_metrics(arch, metric: str) -> set[str]:
+    """The element metrics whose values ``metric`` reads: itself, or for a system metric
+    the metrics of its ``M[AGG]`` terms and of the system metrics it uses (checked for
+    cycles by :func:`check_metric`)."""
+    sm = system_metrics(arch)
+    if metric not in sm:
+        return {metric}
+    found: set[str] = set()
+    for term_metric, _ in sm[metric].terms:
+        found |= base_metrics(arch, term_metric)
+    for name in sm[metric].references:
+        if name in sm:
+            found |= base_metrics(arch, name)
+    return found
 
 
 def known_metrics(arch) -> list[str]:

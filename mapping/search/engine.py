@@ -15,6 +15,7 @@ from mapping.search.common import (DEFAULT_BUDGET, DEFAULT_SHARDS, Objectives, P
                                    Space, Tracker, build_space, combine, weight_vectors)
 
 from mapping.search.strategies import STRATEGIES, heuristics
+from mapping.metrics import aggregation_label
 
 #: ``auto`` enumerates exhaustively up to this many canonical mappings when no budget is
 #: given; with a budget, up to the budget
@@ -134,7 +135,7 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
         raise SearchError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
     if budget is not None and budget < 1:
         raise SearchError(f"--budget must be positive, got {budget}")
-    aggregate_name = aggregate or problem.arch.aggregate
+    aggregate_name = aggregation_label(problem.arch, metric, aggregate)
     setup = prepare(problem, metric, aggregate, objectives, pins, allowed, budget, seed)
     objs = setup.objectives
     requested = strategy
