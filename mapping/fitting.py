@@ -879,6 +879,17 @@ class Assessment:
     def train(self) -> np.ndarray:
         return np.array(self.fit.train if self.fit else (), dtype=int)
 
+    @property
+    def scored(self) -> np.ndarray:
+        """The rows the figures are over (:func:`scored_rows`)."""
+        return scored_rows(self.train, self.test)
+
+
+def scored_rows(train, test):
+    """The test rows, or the training rows when every row trained (``--test-fraction
+    0``): the rows every figure of an assessment is computed over."""
+    return test if len(test) else train
+
 
 def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
            metric: str = "time", aggregate: str | None = None,
@@ -904,7 +915,7 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     final = RowModel(fit.architecture, rows, metric, aggregate, app,
                      {**(params or {}), **bare}, source)
     predicted = final.predict()
-    on = test if len(test) else train
+    on = scored_rows(train, test)
     result = fidelity(predicted[on], measured[on], n=len(rows), n_train=len(train),
                       fitted=fit.values)
     return Assessment(result, fit, predicted, measured, final)

@@ -63,3 +63,22 @@ def test_noise_free_measurements_give_back_the_ground_truth(tmp_path, capsys, ge
     assert fitted["p_static"] == pytest.approx(generator.P_STATIC, rel=1e-6)
     assert fitted["A7.energy.alpha"] == pytest.approx(generator.E["A7"], rel=1e-6)
     assert fitted["A15.energy.alpha"] == pytest.approx(generator.E["A15"], rel=1e-6)
+
+
+def test_within_figures_cover_the_training_rows_when_every_row_trains(capsys):
+    # --test-fraction 0: the headline figures are over the training rows; the within
+    # figures were over the (empty) test rows and came out null
+    import json
+    from mapping.cli import main
+    here = Path(__file__).resolve().parents[1] / "examples" / "calibration" / "biglittle"
+    capsys.readouterr()
+    code = main(["fidelity", str(here / "stereo.sdf"), str(here / "lsla.moa"),
+                 str(here / "measurements.csv"), "--measured", "energy_J",
+                 "--actor-column", "t_{actor}", "--fit", "A7.energy.alpha,A15.energy.alpha",
+                 "--metric", "energy", "--test-fraction", "0", "--within", "workload",
+                 "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["n_test"] == 0 or doc["n_train"] == doc["n"]
+    assert isinstance(doc["tau_within"], float) and isinstance(doc["fidelity_within"], float)

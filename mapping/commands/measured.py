@@ -170,9 +170,9 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
                                 within=within, fitted=fit.values if fit else None,
                                 starts=args.starts, seed=args.seed)
     elif groups is not None:
-        test = assessment.test
-        fid, tau = within_groups(assessment.predicted[test], assessment.measured[test],
-                                 [groups[i] for i in test])
+        on = assessment.scored
+        fid, tau = within_groups(assessment.predicted[on], assessment.measured[on],
+                                 [groups[i] for i in on])
         result = replace(result, fidelity_within=fid, tau_within=tau, within=within)
     return replace(assessment, result=result)
 
