@@ -332,3 +332,17 @@ def test_export_json_lists_the_system_metrics(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     doc = doc[0] if isinstance(doc, list) else doc
     assert doc["metrics"] == {"energy_total": "energy[sum] + p_static * time[max]"}
+
+
+def test_plot_mapping_draws_one_chart_per_term(tmp_path):
+    from PIL import Image
+    from dsl.mappings import Mapping
+    from mapping.plots.mapping_load import plot_mapping_load
+    arch = parse_moa(SM_MOA.format(p_static=0.5, alpha0=2.0))[0]
+    app = parse_sdf(SM_SDF)[0]
+    m = Mapping("m", {"a": "p0", "b": "p1", "c": "p0"})
+    system = plot_mapping_load(app, arch, m, tmp_path / "system.png", metric="energy_total")
+    plain = plot_mapping_load(app, arch, m, tmp_path / "plain.png", metric="energy")
+    # two stacked charts (energy[sum], time[max]) against one, at the same width
+    (w1, h1), (w2, h2) = Image.open(system).size, Image.open(plain).size
+    assert w1 == w2 and h1 == 2 * h2

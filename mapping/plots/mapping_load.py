@@ -8,6 +8,7 @@ from typing import Any, Mapping as MappingT
 from moa import Architecture
 from moc import SDFGraph
 from mapping.evaluation import Evaluation, evaluate
+from mapping.metrics import system_metrics
 from dsl.mappings import Mapping
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 
@@ -61,13 +62,21 @@ def plot_mapping_load(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
                       metric: str = "time", aggregate: str | None = None,
                       params: MappingT[str, Any] | None = None, logy: bool = False,
                       inputs=()) -> Path:
-    """Write the load chart of ``mapping`` to ``path`` (PNG, SVG or PDF by extension)."""
+    """Write the load chart of ``mapping`` to ``path`` (PNG, SVG or PDF by extension).
+    A system metric gets one chart per ``M[AGG]`` term, under its expression and value."""
     plot_format(path)
     ev = evaluate(app, arch, mapping, metric, aggregate, params)
-    fig = new_figure(max(6.0, 0.7 * len(ev.elements) + 2.5), 4.5)
-    ax = fig.add_subplot()
-    draw_mapping_load(ax, ev, logy)
-    ax.set_title(f"{ev.metric} of mapping '{ev.mapping}' of '{ev.application}' on "
+    system = system_metrics(arch).get(metric)
+    terms = [evaluate(app, arch, mapping, m, agg, params) for m, agg in system.terms] \
+        if system is not None else [ev]
+    fig = new_figure(max(6.0, 0.7 * len(ev.elements) + 2.5), 4.5 * len(terms))
+    for i, term in enumerate(terms):
+        ax = fig.add_subplot(len(terms), 1, i + 1)
+        draw_mapping_load(ax, term, logy)
+        if system is not None:
+            ax.set_title(f"{term.metric}[{term.aggregate}] = {term.value:.4g}", fontsize=9)
+    what = f"{ev.metric} = {system.expr}" if system is not None else ev.metric
+    fig.suptitle(f"{what} of mapping '{ev.mapping}' of '{ev.application}' on "
                  f"'{ev.architecture}': {ev.value:.4g} ({ev.aggregate})", fontsize=10)
     return save_figure(fig, path, inputs)
 
