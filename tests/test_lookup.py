@@ -236,3 +236,24 @@ def test_an_inf_attribute_means_cannot_run_whatever_the_scale():
     assert evaluate(app, arch, Mapping("m", {"a": "q"})).value == pytest.approx(6.0)
     res = search(bind_problem(app, arch), "time", "sum", strategy="exhaustive")
     assert res.mapping == {"a": "q"} and res.value == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize("aggregate", ["sum", "max"])
+def test_exact_equals_exhaustive_with_lookup_and_charged_communication(aggregate):
+    # issue 9: one problem with both constructs; the bus's copies are paid by the cores
+    app, arch = objects(moa=MOA.replace("cn bus [time = lsla(alpha = 0.5)]",
+                                        "cn bus [time = lsla(alpha = 0.5), charge = ends]"))
+    problem = bind_problem(app, arch)
+    ex = search(problem, "time", aggregate, strategy="exhaustive")
+    milp = search(problem, "time", aggregate, strategy="exact")
+    assert ex.optimal and milp.optimal
+    assert milp.value == pytest.approx(ex.value, rel=1e-9)
+    if aggregate == "sum":
+        # by hand: a crossing channel now costs twice (both ends copy): every split
+        # mapping of the test above gains its bus cost again (11 -> 13, 14 -> 17), so
+        # all on big (2 + 4 + 6 = 12, no crossing) is best
+        assert ex.value == pytest.approx(12.0)
+    else:
+        # by hand: a on little[0] (4 + copy 1), b on big (4 + copies 1 + 2), c on
+        # little[1] (3 + copy 2): the busiest core does 7
+        assert ex.value == pytest.approx(7.0)
