@@ -15,31 +15,7 @@ from scipy import stats
 from mapping.cli import main
 from mapping.fidelity import fidelity, pairwise_fidelity, within_groups
 
-APP = """
-sdf chain {
-    param n = 1
-    actor a [quanta = n]
-    actor b [quanta = 2]
-    a -> b
-}
-"""
-ARCH = """
-moa duo {
-    pe p0 [time = lsla(alpha = 1)]
-    pe p1 [time = lsla(alpha = 3)]
-    cn bus [time = lsla(alpha = 0.5)]
-    p0 -- bus
-    p1 -- bus
-}
-"""
-MAPS = """
-mapping both_p0 { a -> p0; b -> p0 }
-mapping both_p1 { a -> p1; b -> p1 }
-mapping split { a -> p0; b -> p1 }
-mapping rev { a -> p1; b -> p0 }
-"""
-PLACES = {"both_p0": ("p0", "p0"), "both_p1": ("p1", "p1"), "split": ("p0", "p1"),
-          "rev": ("p1", "p0")}
+from duo_problem import APP, ARCH, MAPS, PLACES
 
 
 def parts(mapping, n):
