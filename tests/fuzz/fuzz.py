@@ -55,44 +55,15 @@ TRIPLES = [
      "examples/accelerator_store/mappings.map"),
 ]
 
-#: the examples of the SPEC (sections 3, 4 and 6), as seeds
+#: the examples of the SPEC (sections 3, 4 and 6), as seeds: those of the dsl tests, and a
+#: mapping with a fixed route
+sys.path.insert(0, str(ROOT / "tests" / "dsl"))
+from test_dsl_moa import SPEC_MOA  # noqa: E402
+from test_dsl_sdf import SPEC_SDF  # noqa: E402
+
 SNIPPETS = {
-    "sdf": ["""\
-# A GPU application as in the GSLA paper: host I/O feeds a kernel.
-sdf opencl {
-    param S = 1024            # input data quantity
-    param gamma = 8           # parallelism factor
-
-    actor io     [quanta = S]
-    actor kernel [quanta = S, S = S, gamma = gamma]
-
-    io -> kernel     [size = 4]             # prod = cons = 1, delay = 0
-    kernel -> io     [size = 4, delay = 1]
-    channel back2 : kernel -> io [prod = 2, cons = 2, delay = 2]
-}
-"""],
-    "moa": ["""\
-moa exynos5422 {
-    param f = 1.0
-    lambda = 1.0               # scale of communication costs against processing
-    aggregate = sum            # default aggregation: sum | max | exclusive
-
-    type A7  [time = lsla(alpha = 2.0e-9 / f, beta = 1e-6), energy = lsla(alpha = 3e-10)]
-    type A15 [time = lsla(alpha = 0.7e-9 / f, beta = 1e-6), energy = lsla(alpha = 9e-10)]
-
-    pe little[0..3] : A7
-    pe big[0..3]    : A15
-    pe gpu  [time = gsla(alpha = 3.1e-7, beta = 1.2e-9),
-             power = gsla_power(a = 0.12, b = 1e-7, c = 2e-6)]
-    cn cci  [time = lsla(alpha = 1e-10, beta = 2e-6)]
-    cn l2_little [time = lsla(alpha = 5e-11)]
-
-    little[*] -- l2_little
-    l2_little -- cci
-    big[*] -- cci
-    gpu -- cci
-}
-"""],
+    "sdf": [SPEC_SDF],
+    "moa": [SPEC_MOA],
     "map": ["""\
 mapping gpu_offload {
     io -> big[0]
