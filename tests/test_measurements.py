@@ -12,14 +12,8 @@ from mapping.fitting import assess
 from mapping.measurements import read_measurements
 from moa import Architecture, CostSpec
 
-APP = """
-sdf chain {
-    param n = 1
-    actor a [quanta = n]
-    actor b [quanta = 2]
-    a -> b
-}
-"""
+from duo_problem import APP
+
 ARCH = """
 moa duo {
     pe p0 [time = lsla(alpha = 1, beta = 0.5)]
