@@ -15,8 +15,10 @@ comment; blank lines are ignored.  An invocation id is any token without whitesp
 - ``subcalls``: ``ID: CHILD CHILD ...`` — the invocations ``ID`` made, in order; an
   ``ID`` may have several lines (children are appended).  Optional unless
   ``inclusive``; when present it is checked (known ids, one parent each, no cycle).
-- ``icount``: ``ID COUNT`` — arithmetic and logic instructions of the invocation itself
-  (not of its callees); an invocation without a line counts 0.
+- ``icount``: ``ID COUNT [OTHER]`` — arithmetic and logic instructions of the invocation
+  itself (not of its callees); an invocation without a line counts 0.  The optional
+  third field, all its other instructions (``mapeval profile`` writes it), is checked and
+  kept in :attr:`CallTrace.other` but does not enter the graph.
 - ``xfers``: ``CONSUMER PRODUCER BYTES`` — bytes invocation ``CONSUMER`` read that
   invocation ``PRODUCER`` wrote; repeated pairs add up (the pintool writes them in part
   at each return).
@@ -144,6 +146,7 @@ class CallTrace:
     children: dict[str, list[str]] = field(default_factory=dict)
     parent: dict[str, str] = field(default_factory=dict)
     icount: dict[str, int] = field(default_factory=dict)
+    other: dict[str, int] = field(default_factory=dict)      # icount's optional third field
     xfers: dict[tuple[str, str], int] = field(default_factory=dict)  # (producer, consumer)
     has_subcalls: bool = False
 
@@ -202,12 +205,15 @@ def read_logs(directory: str | Path) -> CallTrace:
 
     path = directory / "icount"
     for line, fields, _ in _lines(path):
-        _expect(fields, 2, "ID COUNT", path, line)
+        _expect(fields, 2 if len(fields) < 3 else 3, "ID COUNT [OTHER]", path, line)
         inv = known(fields[0][0], fields[0][1], path, line)
         if inv in trace.icount:
             raise ParseError(f"invocation {inv} has a second instruction count",
                              (str(path), line, fields[0][1]))
         trace.icount[inv] = _count(fields[1][0], fields[1][1], "an instruction count", path, line)
+        if len(fields) == 3:      # all other instructions (SPEC §14): checked, not imported
+            trace.other[inv] = _count(fields[2][0], fields[2][1], "an instruction count",
+                                      path, line)
 
     path = directory / "xfers"
     for line, fields, _ in _lines(path):

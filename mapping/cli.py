@@ -34,6 +34,7 @@ _command("logca", "logca", "--overhead .. --acceleration ..", "LogCA accelerator
 _command("import", "import_", "FORMAT FILE", "read other formats into a .sdf file")
 _command("export", "export", "FORMAT FILE", "write a .sdf, .moa or .map in other formats")
 _command("plot", "plot", "KIND ... -o FILE", "the plots of the field")
+_command("profile", "profile", "-o OUTDIR -- PROGRAM", "profile a compiled program (its logs)")
 
 
 def overview() -> str:

@@ -29,7 +29,7 @@ MAPPING_LAYERS = [
     ("evaluators", ["mapping.evaluation", "mapping.batch", "mapping.element_activity"]),
     ("search", ["mapping.search"]),
     ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting",
-                     "mapping.validation"]),
+                     "mapping.validation", "mapping.profiler"]),
     ("sweep and plots", ["mapping.sweep", "mapping.plots"]),
     ("command line", ["mapping.cli", "mapping.commands", "mapping.inputs", "mapping.limits",
                       "mapping.diagnostics", "mapping.__init__"]),
