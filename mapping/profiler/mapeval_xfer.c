@@ -97,6 +97,53 @@ static UInt intern_fn(const HChar *name)
    return fn_count++;
 }
 
+/* ------------------------------------------------------------------ the logs */
+
+typedef struct { Int fd; HChar buf[1 << 16]; Int used; } Out;
+
+static void out_open(Out *out, const HChar *name)
+{
+   HChar *path = VG_(malloc)("xf.path", VG_(strlen)(clo_outdir) + VG_(strlen)(name) + 2);
+   SysRes r;
+   VG_(sprintf)(path, "%s/%s", clo_outdir, name);
+   r = VG_(open)(path, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, VKI_S_IRUSR | VKI_S_IWUSR
+                 | VKI_S_IRGRP | VKI_S_IROTH);
+   if (sr_isError(r)) {
+      VG_(umsg)("mapeval_xfer: cannot write %s\n", path);
+      VG_(exit)(3);
+   }
+   out->fd = sr_Res(r);
+   out->used = 0;
+   VG_(free)(path);
+}
+
+static void out_flush(Out *out)
+{
+   Int done = 0;
+   while (done < out->used) {
+      Int n = VG_(write)(out->fd, out->buf + done, out->used - done);
+      if (n <= 0) { VG_(umsg)("mapeval_xfer: write failed\n"); VG_(exit)(3); }
+      done += n;
+   }
+   out->used = 0;
+}
+
+static void out_line(Out *out, const HChar *text)
+{
+   Int n = VG_(strlen)(text);
+   if (out->used + n > (Int)sizeof(out->buf)) out_flush(out);
+   VG_(memcpy)(out->buf + out->used, text, n);
+   out->used += n;
+}
+
+static void out_close(Out *out)
+{
+   out_flush(out);
+   VG_(close)(out->fd);
+}
+
+static Out log_out, xfers_out;
+
 /* ------------------------------------------------------------------ invocations */
 
 typedef struct {
@@ -119,7 +166,16 @@ static UInt new_invocation(UInt fn, UInt parent)
    return inv_count++;
 }
 
-typedef struct { Addr sp; UInt inv; } Frame;
+/* A live invocation.  The bytes it reads are summed per producer in the frame (a few
+   producers each; more spill into a table) and written to the xfers log when it
+   returns, as the pintool did: memory stays bounded by the call depth. */
+#define FRAME_PRODUCERS 8
+typedef struct {
+   Addr sp;
+   UInt inv, n;
+   UInt producer[FRAME_PRODUCERS];
+   ULong bytes[FRAME_PRODUCERS];
+} Frame;
 typedef struct { Frame *frames; Int depth, cap; } Stack;
 
 #define MAX_THREADS 1024
@@ -139,17 +195,31 @@ static void xf_start_client_code(ThreadId tid, ULong blocks)
    set_cur();
 }
 
+static void write_xfer(UInt consumer, UInt producer, ULong bytes)
+{
+   HChar line[64];
+   VG_(sprintf)(line, "%u %u %llu\n", consumer, producer, bytes);
+   out_line(&xfers_out, line);
+}
+
+static void pop(void)
+{
+   Frame *f = &stack->frames[--stack->depth];
+   UInt k;
+   for (k = 0; k < f->n; k++) write_xfer(f->inv, f->producer[k], f->bytes[k]);
+}
+
 /* Frames entered with a stack pointer below sp have returned. */
 static VG_REGPARM(1) void on_block(Addr sp)
 {
-   while (stack->depth && stack->frames[stack->depth - 1].sp < sp) stack->depth--;
+   while (stack->depth && stack->frames[stack->depth - 1].sp < sp) pop();
    set_cur();
 }
 
 static VG_REGPARM(2) void on_entry(UWord fn, Addr sp)
 {
    UInt parent, inv;
-   while (stack->depth && stack->frames[stack->depth - 1].sp < sp) stack->depth--;
+   while (stack->depth && stack->frames[stack->depth - 1].sp < sp) pop();
    parent = stack->depth ? stack->frames[stack->depth - 1].inv : 0;
    inv = (parent || fn == root_fn) ? new_invocation((UInt)fn, parent) : 0;
    if (stack->depth == stack->cap) {
@@ -158,6 +228,7 @@ static VG_REGPARM(2) void on_entry(UWord fn, Addr sp)
    }
    stack->frames[stack->depth].sp = sp;
    stack->frames[stack->depth].inv = inv;
+   stack->frames[stack->depth].n = 0;
    stack->depth++;
    cur = inv;
 }
@@ -172,7 +243,8 @@ static VG_REGPARM(2) void on_count(UWord arith, UWord other)
 
 /* ------------------------------------------------------------------ transfers */
 
-/* (consumer, producer) -> bytes, open addressing; key 0 is free (consumers are >= 1) */
+/* Spilled (consumer, producer) -> bytes, open addressing; key 0 is free (consumers are
+   >= 1) */
 static ULong *xf_keys = NULL, *xf_bytes = NULL;
 static UWord xf_cap = 0, xf_used = 0;
 
@@ -199,6 +271,17 @@ static ULong *xfer_slot(ULong key)
 
 static void add_xfer(UInt consumer, UInt producer, ULong bytes)
 {
+   Frame *f = stack->depth ? &stack->frames[stack->depth - 1] : NULL;
+   UInt k;
+   if (f && f->inv == consumer) {
+      for (k = 0; k < f->n; k++)
+         if (f->producer[k] == producer) { f->bytes[k] += bytes; return; }
+      if (f->n < FRAME_PRODUCERS) {
+         f->producer[f->n] = producer;
+         f->bytes[f->n++] = bytes;
+         return;
+      }
+   }
    *xfer_slot(((ULong)consumer << 32) | producer) += bytes;
 }
 
@@ -605,124 +688,64 @@ static IRSB *xf_instrument(VgCallbackClosure *closure, IRSB *in,
    return out;
 }
 
-/* ------------------------------------------------------------------ the logs */
-
-typedef struct { Int fd; HChar buf[1 << 16]; Int used; } Out;
-
-static Out out_file;
-
-static void out_open(const HChar *name)
-{
-   HChar *path = VG_(malloc)("xf.path", VG_(strlen)(clo_outdir) + VG_(strlen)(name) + 2);
-   SysRes r;
-   VG_(sprintf)(path, "%s/%s", clo_outdir, name);
-   r = VG_(open)(path, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, VKI_S_IRUSR | VKI_S_IWUSR
-                 | VKI_S_IRGRP | VKI_S_IROTH);
-   if (sr_isError(r)) {
-      VG_(umsg)("mapeval_xfer: cannot write %s\n", path);
-      VG_(exit)(3);
-   }
-   out_file.fd = sr_Res(r);
-   out_file.used = 0;
-   VG_(free)(path);
-}
-
-static void out_flush(void)
-{
-   Int done = 0;
-   while (done < out_file.used) {
-      Int n = VG_(write)(out_file.fd, out_file.buf + done, out_file.used - done);
-      if (n <= 0) { VG_(umsg)("mapeval_xfer: write failed\n"); VG_(exit)(3); }
-      done += n;
-   }
-   out_file.used = 0;
-}
-
-static void out_line(const HChar *text)
-{
-   Int n = VG_(strlen)(text);
-   if (out_file.used + n > (Int)sizeof(out_file.buf)) out_flush();
-   VG_(memcpy)(out_file.buf + out_file.used, text, n);
-   out_file.used += n;
-}
-
-static void out_close(void)
-{
-   out_flush();
-   VG_(close)(out_file.fd);
-}
-
 /* A name is one field of the log: whitespace and '#' become '_'. */
 static void out_name(const HChar *name)
 {
    HChar piece[2] = {0, 0};
    for (; *name; name++) {
       piece[0] = (*name == ' ' || *name == '\t' || *name == '#' || *name == '\n') ? '_' : *name;
-      out_line(piece);
+      out_line(&log_out, piece);
    }
-}
-
-static Int cmp_keys(const void *a, const void *b)
-{
-   ULong x = *(const ULong *)a, y = *(const ULong *)b;
-   return x < y ? -1 : x > y ? 1 : 0;
 }
 
 static void xf_fini(Int exitcode)
 {
    HChar line[128];
    UInt id, run_parent = 0;
-   UWord j, n = 0;
-   ULong *keys;
+   UWord j;
+   Int t;
 
-   out_open("function");
-   out_line("# ID NAME: invocations in call order (mapeval profile)\n");
+   for (t = 0; t < MAX_THREADS; t++) {          /* invocations that never returned */
+      stack = &stacks[t];
+      while (stack->depth) pop();
+   }
+   for (j = 0; j < xf_cap; j++)
+      if (xf_keys[j]) write_xfer(xf_keys[j] >> 32, xf_keys[j] & 0xFFFFFFFFULL, xf_bytes[j]);
+   out_close(&xfers_out);
+
+   out_open(&log_out, "function");
+   out_line(&log_out, "# ID NAME: invocations in call order (mapeval profile)\n");
    for (id = 1; id < inv_count; id++) {
       VG_(sprintf)(line, "%u ", id);
-      out_line(line);
+      out_line(&log_out, line);
       out_name(fn_names[invs[id].fn]);
-      out_line("\n");
+      out_line(&log_out, "\n");
    }
-   out_close();
+   out_close(&log_out);
 
-   out_open("subcalls");
-   out_line("# ID: CHILD CHILD ...\n");
+   out_open(&log_out, "subcalls");
+   out_line(&log_out, "# ID: CHILD CHILD ...\n");
    for (id = 1; id < inv_count; id++) {
       UInt p = invs[id].parent;
       if (!p) continue;
       if (p != run_parent) {
          VG_(sprintf)(line, "%s%u:", run_parent ? "\n" : "", p);
-         out_line(line);
+         out_line(&log_out, line);
          run_parent = p;
       }
       VG_(sprintf)(line, " %u", id);
-      out_line(line);
+      out_line(&log_out, line);
    }
-   if (run_parent) out_line("\n");
-   out_close();
+   if (run_parent) out_line(&log_out, "\n");
+   out_close(&log_out);
 
-   out_open("icount");
-   out_line("# ID ARITHMETIC_LOGIC OTHER: instructions of the invocation itself\n");
+   out_open(&log_out, "icount");
+   out_line(&log_out, "# ID ARITHMETIC_LOGIC OTHER: instructions of the invocation itself\n");
    for (id = 1; id < inv_count; id++) {
       VG_(sprintf)(line, "%u %llu %llu\n", id, invs[id].arith, invs[id].other);
-      out_line(line);
+      out_line(&log_out, line);
    }
-   out_close();
-
-   /* (key, bytes) pairs sorted by key: by consumer, then producer */
-   keys = VG_(malloc)("xf.sort", (2 * xf_used + 2) * sizeof(ULong));
-   for (j = 0; j < xf_cap; j++)
-      if (xf_keys[j]) { keys[2 * n] = xf_keys[j]; keys[2 * n + 1] = xf_bytes[j]; n++; }
-   VG_(ssort)(keys, n, 2 * sizeof(ULong), cmp_keys);
-   out_open("xfers");
-   out_line("# CONSUMER PRODUCER BYTES\n");
-   for (j = 0; j < n; j++) {
-      VG_(sprintf)(line, "%llu %llu %llu\n", keys[2 * j] >> 32,
-                   keys[2 * j] & 0xFFFFFFFFULL, keys[2 * j + 1]);
-      out_line(line);
-   }
-   VG_(free)(keys);
-   out_close();
+   out_close(&log_out);
 }
 
 /* ------------------------------------------------------------------ set-up */
@@ -733,6 +756,8 @@ static void xf_post_clo_init(void)
       VG_(fmsg_bad_option)("--outdir", "mapeval_xfer needs --outdir=DIR\n");
    }
    root_fn = intern_fn(clo_root);
+   out_open(&xfers_out, "xfers");
+   out_line(&xfers_out, "# CONSUMER PRODUCER BYTES (written as each consumer returns)\n");
    /* One superblock per jump target: a call or jump then starts a superblock, where the
       guest state (the stack pointer read on entry) is exact. */
    VG_(clo_vex_control).guest_chase = False;
