@@ -329,3 +329,53 @@ def test_rerun_replaces_profile_and_exclude(pc_exe, producer_consumer, cache, tm
         profile_program([str(pc_exe), "10"], tmp_path / "p2", root="no_such_function",
                         cache=cache)
     assert [p.name for p in tmp_path.iterdir()] == ["prof"]
+
+
+# ----------------------------------------------------------------- the rotate example
+
+ROTATE = ROOT / "examples" / "accelerator_store" / "rotate"
+
+
+def test_rotate_example_files_check():
+    for kernel in ("iter", "rec"):
+        assert main(["check", str(ROTATE / f"rotate_{kernel}.sdf"),
+                     str(ROTATE.parent / "private.moa"), str(ROTATE.parent / "shared.moa"),
+                     str(ROTATE / f"{kernel}.map")]) == 0
+
+
+def test_rotate_example_profile(toolchain, cache, tmp_path):
+    """Both kernels rotate clockwise; the profile has the paper's data flow: one word
+    per pixel from read_ppm to the kernel (plus the side and the image's address) and
+    from the kernel to write_ppm; getchar and putchar are actors' callees."""
+    sys.path.insert(0, str(ROTATE))
+    try:
+        from make_ppm import image
+    finally:
+        sys.path.remove(str(ROTATE))
+    n = 16
+    exe = tmp_path / "rotate"
+    subprocess.run([toolchain.gcc, "-O2", "-fno-inline", "-g", "-o", str(exe),
+                    str(ROTATE / "rotate.c")], check=True)
+    ppm = image(n)
+    body = ppm.split(b"\n", 3)[3]
+    pixel = {(x, y): body[3 * (y * n + x):3 * (y * n + x) + 3]
+             for y in range(n) for x in range(n)}
+    for kernel in "ir":
+        out = subprocess.run([str(exe), kernel], input=ppm, capture_output=True,
+                             check=True).stdout
+        rotated = out.split(b"\n", 3)[3]
+        assert all(rotated[3 * (x * n + n - 1 - y):3 * (x * n + n - y)] == pixel[x, y]
+                   for y in range(n) for x in range(n))
+    (tmp_path / "in.ppm").write_bytes(ppm)
+    with open(tmp_path / "in.ppm", "rb") as stdin:
+        result = profile_program([str(exe), "i"], tmp_path / "prof", cache=cache,
+                                 stdin=stdin, stdout=subprocess.DEVNULL)
+    assert result.status == 0
+    graph = import_profile(tmp_path / "prof", inclusive=True).graph
+    assert list(graph.actors) == ["main", "read_ppm", "iter_rot", "write_ppm"]
+    size = {(c.src, c.dst): c.size for c in graph.channels.values()}
+    assert size["iter_rot", "write_ppm"] == 4 * n * n
+    assert 4 * n * n < size["read_ppm", "iter_rot"] <= 4 * n * n + 16
+    trace = read_logs(tmp_path / "prof")
+    names = list(trace.names.values())
+    assert names.count("getchar") == 3 * n * n + 1 and names.count("putchar") == 3 * n * n

@@ -137,9 +137,9 @@ def exclude_functions(directory: Path, names: Iterable[str]) -> int:
 
 def profile_program(command: Sequence[str], outdir: str | Path, root: str = "main",
                     exclude: Iterable[str] = (), env: Mapping[str, str] | None = None,
-                    cache: Path | None = None) -> ProfileRun:
-    """Run ``command`` under the tool (standard input, output and error are the caller's)
-    and write the four logs into ``outdir``, replacing a previous profile there only once
+                    cache: Path | None = None, stdin=None, stdout=None) -> ProfileRun:
+    """Run ``command`` under the tool (standard input and output are the caller's, or the
+    files ``stdin`` and ``stdout``; standard error is the caller's) and write the four logs into ``outdir``, replacing a previous profile there only once
     the run succeeded.  Lazy binding is turned off (``LD_BIND_NOW=1``) so the dynamic
     linker does not run inside the first call of each library function."""
     env = dict(os.environ if env is None else env)
@@ -159,7 +159,7 @@ def profile_program(command: Sequence[str], outdir: str | Path, root: str = "mai
         argv = [toolchain.valgrind, "-q", f"--tool={TOOL}", f"--outdir={work}",
                 f"--root={root}", "--demangle=no", program, *command[1:]]
         start = time.perf_counter()
-        status = subprocess.run(argv, env=env).returncode
+        status = subprocess.run(argv, env=env, stdin=stdin, stdout=stdout).returncode
         seconds = time.perf_counter() - start
         missing = [name for name in LOGS if not (work / name).is_file()]
         if missing:
