@@ -14,6 +14,7 @@ yours. From the first call of --root (default main) down, the tool records
   icount     ID ARITH OTHER             arithmetic/logic and other instructions of the
                                         invocation itself (not its callees)
   xfers      CONSUMER PRODUCER BYTES    bytes CONSUMER read that PRODUCER last wrote
+                                        (re-reading a byte before a new write: once)
 Library functions (getchar, putchar, memcpy) are functions like the program's own.
 An instruction is arithmetic/logic when it sets the condition codes or computes a value
 with an integer or floating-point arithmetic, logic, shift or compare operation and

@@ -38,7 +38,8 @@
    write makes the byte new again).
    System calls count as accesses of the invocation issuing them (the libc wrapper):
    the bytes a read(2) fills are written by it, the bytes a write(2) sends are read by
-   it.  Fresh and unmapped memory has no writer.
+   it (strings such as file names are not counted: reading them from here could fault).
+   Fresh and unmapped memory has no writer.
 */
 
 #include "pub_tool_basics.h"
@@ -419,11 +420,6 @@ static void xf_syscall_read(CorePart part, ThreadId tid, const HChar *s, Addr a,
    if (part == Vg_CoreSysCall) mem_read(a, n, cur);
 }
 
-static void xf_syscall_read_asciiz(CorePart part, ThreadId tid, const HChar *s, Addr a)
-{
-   if (part == Vg_CoreSysCall) mem_read(a, VG_(strlen)((const HChar *)a) + 1, cur);
-}
-
 static void xf_syscall_write(CorePart part, ThreadId tid, Addr a, SizeT n)
 {
    if (part == Vg_CoreSysCall) mem_write(a, n, cur);
@@ -777,7 +773,6 @@ static void xf_pre_clo_init(void)
                                    xf_print_debug_usage);
    VG_(track_start_client_code)(xf_start_client_code);
    VG_(track_pre_mem_read)(xf_syscall_read);
-   VG_(track_pre_mem_read_asciiz)(xf_syscall_read_asciiz);
    VG_(track_post_mem_write)(xf_syscall_write);
    VG_(track_new_mem_mmap)(xf_new_mmap);
    VG_(track_die_mem_munmap)(xf_die_mem);
