@@ -171,6 +171,7 @@ def test_missing_gcc_or_valgrind_says_what_to_install(tmp_path, monkeypatch, cap
     (["profile", "-o", "OUT", "--", "./no-such-program"], "no such program"),
     (["profile", "-o", "OUT", "--inclusive", "--", "true"], "give --sdf"),
     (["profile", "-o", "OUT", "--sdf", "app.txt", "--", "true"], ".sdf"),
+    (["profile", "-o", "OUT", "--sdf", "OUT/app.sdf", "--", "true"], "logs only"),
 ])
 def test_command_errors(argv, message, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

@@ -3,6 +3,7 @@ four logs of Kim & Edwards' pintool (SPEC §14), optionally importing them at on
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 HELP = """\
@@ -75,6 +76,9 @@ def run(args):
     if args.sdf is not None:
         check_output(args.sdf, [c for c in command[:1]], (".sdf",),
                      "the output of 'mapeval profile --sdf'")
+        if os.path.realpath(args.sdf).startswith(os.path.realpath(args.output) + os.sep):
+            raise InputError(f"refusing to write '{args.sdf}' inside '{args.output}': the "
+                             "profile directory holds the four logs only")
     result = profile_program(command, args.output, root=args.root,
                              exclude=_names(args.exclude))
     status = result.status

@@ -139,8 +139,9 @@ def profile_program(command: Sequence[str], outdir: str | Path, root: str = "mai
                     exclude: Iterable[str] = (), env: Mapping[str, str] | None = None,
                     cache: Path | None = None, stdin=None, stdout=None) -> ProfileRun:
     """Run ``command`` under the tool (standard input and output are the caller's, or the
-    files ``stdin`` and ``stdout``; standard error is the caller's) and write the four logs into ``outdir``, replacing a previous profile there only once
-    the run succeeded.  Lazy binding is turned off (``LD_BIND_NOW=1``) so the dynamic
+    files ``stdin`` and ``stdout``; standard error is the caller's) and write the four
+    logs into ``outdir``, replacing a previous profile there only once the run
+    succeeded.  Lazy binding is turned off (``LD_BIND_NOW=1``) so the dynamic
     linker does not run inside the first call of each library function."""
     env = dict(os.environ if env is None else env)
     program = _program(command, env)

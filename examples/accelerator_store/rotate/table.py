@@ -7,8 +7,11 @@ import sys
 from collections import Counter
 from dsl.profile import import_profile, read_logs
 
-print("| side | kernel | instructions | bytes | instructions/byte | getchar+putchar share of instructions | local share of bytes | read_ppm local | write_ppm local | kernel local |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+COLUMNS = ("side", "kernel", "instructions", "bytes", "instructions/byte",
+           "getchar+putchar share of instructions", "local share of bytes",
+           "read_ppm local", "write_ppm local", "kernel local")
+print("| " + " | ".join(COLUMNS) + " |")
+print("|" + "---|" * len(COLUMNS))
 for n in map(int, sys.argv[2:]):
     for k in "ir":
         d = f"{sys.argv[1]}/prof_{k}{n}"
@@ -23,5 +26,6 @@ for n in map(int, sys.argv[2:]):
         kernel = "iter_rot" if k == "i" else "rec_rot"
         io = (ops["getchar"] + ops["putchar"]) / I
         local = sum(own.values()) / B
+        shares = " | ".join(f"{own.get(f, 0) / B:.1%}" for f in ("read_ppm", "write_ppm", kernel))
         print(f"| {n}x{n} | {kernel} | {I:,} | {B:,} | {I / B:.3f} | {io:.1%} | {local:.1%} | "
-              f"{own.get('read_ppm', 0) / B:.1%} | {own.get('write_ppm', 0) / B:.1%} | {own.get(kernel, 0) / B:.1%} |")
+              f"{shares} |")
