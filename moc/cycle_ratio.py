@@ -190,8 +190,9 @@ def _howard(component, arcs, exact):
     tol = 0 if exact else 1e-9 * (1 + max(abs(w) for _, _, w, _ in arcs))
     # start from the heaviest edge of each node (Dasdan, 2004)
     policy = {u: max(out[u], key=lambda e: e[1]) for u in out}
+    x = {}
     while True:
-        eta, x, cycles = _values(policy)
+        eta, x, cycles = _values(policy, x)
         switched = False
         for u, choices in out.items():
             v, _, _ = max(choices, key=lambda e: eta[e[0]])
@@ -215,9 +216,11 @@ def _howard(component, arcs, exact):
             return eta[root], cycles[root]
 
 
-def _values(policy):
+def _values(policy, before):
     """Ratios ``eta`` and potentials ``x`` of the policy graph, and its cycles keyed
-    by a root node."""
+    by a root node.  A cycle's root (its smallest node) keeps its potential from
+    ``before``: values then only grow, so no policy comes back and the iteration ends
+    (Cochet-Terrasson et al. 1998, value determination)."""
     eta, x, cycles = {}, {}, {}
     for start in policy:
         if start in eta:
@@ -234,8 +237,11 @@ def _values(policy):
             height = sum(policy[u][2] for u in cycle)
             ratio = Fraction(weight) / height if isinstance(weight + height, (int, Fraction)) \
                 else weight / height
-            eta[node], x[node] = ratio, 0
-            cycles[node] = tuple(cycle)
+            turn = cycle.index(min(cycle))
+            cycle = cycle[turn:] + cycle[:turn]
+            root = cycle[0]
+            eta[root], x[root] = ratio, before.get(root, 0)
+            cycles[root] = tuple(cycle)
             for u in reversed(cycle[1:]):
                 v, w, h = policy[u]
                 eta[u], x[u] = ratio, w - ratio * h + x[v]

@@ -127,7 +127,8 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
     the buffers from the state-space exploration (:func:`moc.self_timed.simulate`),
     which needs every actor of a component to fire at the same finite pace.  Where one
     does not, the channels whose producer outpaces its consumer hold unboundedly many
-    tokens (``math.inf``) and the others are not explored (None).
+    tokens (``math.inf``), a self-loop its initial tokens, and the others are not
+    explored (None).
     """
     graph, durations, q = _prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
@@ -148,9 +149,8 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
         buffers = run.buffers
         method = f"{method}; {STATE_SPACE}"
     else:
-        buffers = MappingProxyType({
-            ch.name: math.inf if pace[ch.src] < pace[ch.dst] else None
-            for ch in graph.channels.values()})
+        buffers = MappingProxyType({ch.name: _unexplored(ch, pace)
+                                    for ch in graph.channels.values()})
     return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                           latency, buffers, MappingProxyType(schedule), method)
 
@@ -171,6 +171,15 @@ def _throughput(graph, durations, q):
         period = Fraction(period) if exact else float(period)
         value = ThroughputResult(1 / period, period, found.critical_cycle, KPERIODIC)
     return value, found.actor_periods
+
+
+def _unexplored(ch, pace):
+    """The most tokens ``ch`` holds without a simulation: a self-loop never holds more
+    than its initial tokens; a producer that fires faster than its consumer (or without
+    bound, at pace 0) piles tokens up for ever."""
+    if ch.src == ch.dst:
+        return ch.delay
+    return math.inf if pace[ch.src] == 0 or pace[ch.src] < pace[ch.dst] else None
 
 
 def _close(a, b):
