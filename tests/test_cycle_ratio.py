@@ -91,3 +91,26 @@ def test_a_cycle_without_height_is_unbounded(edges, cycle):
 def test_unknown_endpoint():
     with pytest.raises(SDFError, match="'z' is not a node"):
         max_cycle_ratio("a", [("a", "z", 1, 1)])
+
+
+def test_howard_does_not_cycle_when_a_cycle_changes_root(monkeypatch):
+    # an HSDF expansion found by the random timing tests: the policy iteration looped
+    # for ever when each value determination re-rooted a cycle's potentials at 0
+    edges = [("a0#0", "a1#0", 5, 1), ("a0#0", "a1#1", 5, 0), ("a0#0", "a1#2", 5, 0),
+             ("a1#0", "a2#0", 4, 2), ("a1#1", "a2#1", 4, 2), ("a1#2", "a2#2", 4, 2),
+             ("a2#2", "a3#0", 6, 3), ("a2#0", "a3#0", 6, 2), ("a2#1", "a3#1", 6, 2),
+             ("a2#2", "a3#1", 6, 2), ("a3#0", "a0#0", 2, 2), ("a3#1", "a0#0", 2, 2),
+             ("a2#0", "a1#0", 6, 1), ("a2#1", "a1#1", 6, 1), ("a2#2", "a1#2", 6, 1),
+             ("a0#0", "a2#0", 5, 0), ("a0#0", "a2#1", 5, 0), ("a0#0", "a2#2", 5, 0)]
+    nodes = sorted({u for u, *_ in edges})
+    import moc.cycle_ratio as cr
+    calls = []
+    values = cr._values
+
+    def counted(*args):
+        calls.append(1)
+        assert len(calls) < 100, "the policy iteration does not end"
+        return values(*args)
+    monkeypatch.setattr(cr, "_values", counted)
+    # a1#k -> a2#k -> a1#k: (4 + 6)/(2 + 1)
+    assert max_cycle_ratio(nodes, edges).ratio == brute_force(nodes, edges) == Fraction(10, 3)
