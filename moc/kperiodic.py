@@ -78,7 +78,7 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
 
 def constraint_edges(channels, durations, q, K):
     """The edges ``((a, k_a), (b, k_b), d(a), height)`` of the K-periodic constraint
-    graph (Bodin et al. 2016, Theorem 1), with the channel each comes from.
+    graph (Bodin et al. 2016), with the channel each comes from.
 
     Firing ``ν_b`` of ``b`` waits for firing ``ν_a`` of ``a`` iff
     ``0 ≤ M0 + p·ν_a − c·ν_b < p`` (it produces the last token ``ν_b`` reads).  With
@@ -113,10 +113,11 @@ def _component_period(actors, channels, durations, q, live):
         except UnboundedCycleError as exc:
             # no K-periodic schedule with this K: a deadlock, or the circuit needs more
             live()
-            circuit, ratio = exc.cycle, None
+            circuit = exc.cycle
         else:
             circuit, ratio = found.cycle, found.ratio
-            if _realizable(circuit, edges, ratio, K):
+            # no period is below 0, so a zero ratio needs no proof
+            if ratio == 0 or _realizable(circuit, edges, K):
                 return ratio, tuple(dict.fromkeys(a for a, _ in circuit)), K
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))
         common = math.gcd(*(q[a] for a in on_circuit))
@@ -128,7 +129,7 @@ def _component_period(actors, channels, durations, q, live):
         K.update(grown)
 
 
-def _realizable(circuit, edges, ratio, K) -> bool:
+def _realizable(circuit, edges, K) -> bool:
     """Whether the critical circuit is a cycle of real precedences that repeats.
 
     A sufficient condition for optimality, checked rather than assumed: follow the
@@ -140,7 +141,7 @@ def _realizable(circuit, edges, ratio, K) -> bool:
     schedule beats the optimum: the two are equal.
     """
     tightest = {}
-    for u, v, w, h, ch in edges:
+    for u, v, _, h, ch in edges:
         # of parallel edges the critical one has the smallest height (same weight d(u))
         if (u, v) not in tightest or h < tightest[u, v][0]:
             tightest[u, v] = (h, ch)

@@ -11,7 +11,6 @@ graphs", ACSD 2006).
 """
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction

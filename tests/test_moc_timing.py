@@ -14,7 +14,7 @@ import moc.limits
 from moc import SDFGraph, hsdf_expansion
 from moc.cycle_ratio import max_cycle_ratio
 from moc.errors import DeadlockError, InconsistentGraphError, LimitError, SDFError
-from moc.kperiodic import kperiodic_throughput
+from moc.kperiodic import constraint_edges, kperiodic_throughput
 from moc.repetition import repetition_vector
 from moc.self_timed import first_iteration, simulate
 from moc.timing import analyse, execution_times, throughput
@@ -49,6 +49,23 @@ def test_two_actor_multirate_cycle():
     assert starts(result) == {"a": [(0, 1), (0, 1), (3, 4)], "b": [(1, 3), (4, 6)]}
     assert result.latency == 6                       # b#1 ends last
     assert dict(result.buffers) == {"a->b": 4, "b->a": 4}   # a->b at t=1; b->a at 0, 6
+
+
+def test_kperiodic_iteration_beats_the_one_periodic_bound():
+    # K = 1, R = 6 tokens per iteration on both channels, g = gcd(p, c) = 1:
+    # height (g·⌊M0/g⌋ + g − c)/R is (0 + 1 − 3)/6 = −1/3 on a->b, (4 + 1 − 2)/6 = 1/2 on
+    # b->a: the cycle's ratio (1 + 2)/(1/6) = 18 is the best 1-periodic period.  It is no
+    # repeating chain of firings (each firing of b waits for the 2nd and the 3rd of a in
+    # turn), so K grows on a and b, to q here, and the period is the true 6.
+    g = two_actor_cycle(4)
+    q, durations = repetition_vector(g), execution_times(g)
+    ones = {a: 1 for a in g.actors}
+    edges = [e[:4] for e in constraint_edges(g.channels.values(), durations, q, ones)]
+    assert edges == [(("a", 1), ("b", 1), 1, Fraction(-1, 3)),
+                     (("b", 1), ("a", 1), 2, Fraction(1, 2))]
+    assert max_cycle_ratio([("a", 1), ("b", 1)], edges).ratio == 18
+    found = kperiodic_throughput(g, durations, q)
+    assert found.period == 6 and dict(found.periodicity) == {"a": 3, "b": 2}
 
 
 def test_auto_concurrency_matters_and_a_self_loop_limits_it():
