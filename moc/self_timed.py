@@ -11,11 +11,12 @@ graphs", ACSD 2006).
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Mapping
+from typing import Collection, Mapping
 
 from moc import limits
 from moc.errors import LimitError, SDFError
@@ -102,30 +103,37 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
             for a in graph.actors}
 
 
-def simulate(graph: SDFGraph, durations: Mapping[str, object],
-             q: Mapping[str, int]) -> SelfTimed:
+def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
+             growing: Collection[str] = ()) -> SelfTimed:
     """Explore the self-timed execution of the bound, consistent, live ``graph`` until
     its state recurs and its first iteration has started.
 
     At each instant the firings that end produce their tokens, then every enabled
     firing starts (zero-time firings end at once, and the instant goes on); the state is
-    taken after the starts.  Every actor must fire at a bounded rate at the same pace
-    as the rest of its component (else tokens pile up and no state recurs).  Raises
+    taken after the starts.  Every actor must fire at a bounded rate.  The channels
+    ``growing`` (a producer faster than its consumer) pile tokens up without bound, so
+    they are left out of the state, and a state counts as recurring only if none of
+    them held a firing back since its last visit and none holds fewer tokens: more
+    tokens on a channel that never limits anything change nothing, so the execution
+    between the two visits repeats for ever.  Their buffers are ``math.inf``.  Raises
     :class:`LimitError` past ``moc.limits.MAX_STATES`` states.
     """
     actors = list(graph.actors)
     where = {a: i for i, a in enumerate(actors)}
     channels = list(graph.channels.values())
+    grows = [ch.name in growing for ch in channels]
     ins = [[] for _ in actors]
     outs = [[] for _ in actors]
     for c, ch in enumerate(channels):
-        ins[where[ch.dst]].append((c, ch.cons))
+        ins[where[ch.dst]].append((c, ch.cons, grows[c]))
         outs[where[ch.src]].append((c, ch.prod))
     free = [a for a, i in where.items() if not ins[i]]
     if free:
         raise SDFError(f"the self-timed execution of '{graph.name}' is unbounded: actors "
                        f"{', '.join(map(repr, free))} have no input and fire without limit",
                        graph.origin)
+    kept = [c for c, g in enumerate(grows) if not g]
+    piled = [c for c, g in enumerate(grows) if g]
     d = [durations[a] for a in actors]
     tokens = [ch.delay for ch in channels]
     peak = list(tokens)
@@ -134,7 +142,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object],
     first = [[] for _ in actors]
     need = [q[a] for a in actors]
     seen: dict = {}
+    visits = 0
     recurrence = None
+    held_back = None                        # the last instant a growing channel limited
     now = 0
     limit = limits.MAX_STATES
     while True:
@@ -148,10 +158,13 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object],
                         peak[c] = max(peak[c], tokens[c])
             instant = False
             for i in range(len(actors)):
-                n = min(tokens[c] // cons for c, cons in ins[i])
+                n = min((tokens[c] // cons for c, cons, g in ins[i] if not g), default=None)
+                piling = min((tokens[c] // cons for c, cons, g in ins[i] if g), default=None)
+                if piling is not None and (n is None or piling < n):
+                    n, held_back = piling, now
                 if n <= 0:
                     continue
-                for c, cons in ins[i]:
+                for c, cons, _ in ins[i]:
                     tokens[c] -= n * cons
                 for k in range(started[i], min(started[i] + n, need[i])):
                     first[i].append(Firing(actors[i], k, now, now + d[i]))
@@ -163,13 +176,18 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object],
                 break
             if steps > limit:
                 raise _too_many(graph, limit)
-        state = (tuple(tokens), tuple(tuple(t - now for t in queue) for queue in ending))
         if recurrence is None:
-            if state in seen:
-                recurrence = seen[state], (now, tuple(started))
+            state = (tuple(tokens[c] for c in kept),
+                     tuple(tuple(t - now for t in queue) for queue in ending))
+            visit = (now, tuple(started), tuple(tokens[c] for c in piled))
+            before = seen.get(state)
+            if before is not None and (held_back is None or held_back <= before[0]) and \
+                    all(n >= m for n, m in zip(visit[2], before[2])):
+                recurrence = before, visit
             else:
-                seen[state] = (now, tuple(started))
-                if len(seen) > limit:
+                seen[state] = visit
+                visits += 1
+                if visits > limit:
                     raise _too_many(graph, limit)
         if recurrence is not None and all(s >= n for s, n in zip(started, need)):
             break
@@ -177,21 +195,20 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object],
         if not upcoming:
             raise SDFError(f"the self-timed execution of '{graph.name}' stops", graph.origin)
         now = min(upcoming)
-    (t1, fired1), (t2, fired2) = recurrence
+    (t1, fired1, _), (t2, fired2, _) = recurrence
     if t2 == t1:
         raise SDFError(f"the self-timed execution of '{graph.name}' fires without bound "
                        f"in zero time", graph.origin)
-    # the slowest component sets the pace of graph iterations
-    iterations = min(Fraction(fired2[where[c[0]]] - fired1[where[c[0]]], q[c[0]])
-                     for c in graph.components())
+    # the slowest actor sets the pace of graph iterations
+    iterations = min(Fraction(fired2[i] - fired1[i], need[i]) for i in range(len(actors)))
     exact = isinstance(t2 - t1, (int, Fraction))
     throughput = iterations / (t2 - t1) if exact else float(iterations) / (t2 - t1)
     period = 1 / throughput
     latency = max(f.end for fs in first for f in fs)
     schedule = {a: tuple(first[i]) for i, a in enumerate(actors)}
-    return SelfTimed(throughput, period, latency,
-                     MappingProxyType({ch.name: peak[c] for c, ch in enumerate(channels)}),
-                     MappingProxyType(schedule), len(seen))
+    buffers = {ch.name: math.inf if grows[c] else peak[c] for c, ch in enumerate(channels)}
+    return SelfTimed(throughput, period, latency, MappingProxyType(buffers),
+                     MappingProxyType(schedule), visits)
 
 
 def _too_many(graph, limit):

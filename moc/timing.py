@@ -124,11 +124,11 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
     schedule of the first iteration of the self-timed execution.
 
     The schedule comes from the precedences (:func:`moc.self_timed.first_iteration`);
-    the buffers from the state-space exploration (:func:`moc.self_timed.simulate`),
-    which needs every actor of a component to fire at the same finite pace.  Where one
-    does not, the channels whose producer outpaces its consumer hold unboundedly many
-    tokens (``math.inf``), a self-loop its initial tokens, and the others are not
-    explored (None).
+    the buffers from the state-space exploration (:func:`moc.self_timed.simulate`), in
+    which a channel whose producer outpaces its consumer holds unboundedly many tokens
+    (``math.inf``).  The exploration needs every actor to fire at a finite pace; where
+    one fires without bound (no cycle limits it), its output channels hold ``math.inf``,
+    a self-loop its initial tokens, and the others are not explored (None).
     """
     graph, durations, q = _prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
@@ -137,11 +137,10 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
                               None, None, None, result.method)
     schedule = first_iteration(graph, durations, q)
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
-    steady = all(pace[a] > 0 and pace[a] == pace[c[0]]
-                 for c in graph.components() for a in c)
     method = result.method
-    if steady:
-        run = explore(graph, durations, q)
+    if all(pace[a] > 0 for a in graph.actors):
+        growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
+        run = explore(graph, durations, q, growing)
         if run.throughput != result.throughput and not _close(run.throughput,
                                                                result.throughput):
             raise AssertionError(f"state space {run.throughput} != K-periodic "
