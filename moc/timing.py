@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
@@ -114,8 +114,8 @@ def throughput(graph: SDFGraph, exec_attr: str = "exec") -> ThroughputResult:
     """Throughput and critical cycle of the self-timed execution by K-periodic
     scheduling (:mod:`moc.kperiodic`); errors as ``check`` for inconsistent or
     deadlocked graphs."""
-    graph, durations, q = _prepared(graph, exec_attr)
-    return _throughput(graph, durations, q)[0]
+    graph, durations, q, floats = _prepared(graph, exec_attr)
+    return _floats(_throughput(graph, durations, q)[0], floats)
 
 
 def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
@@ -130,19 +130,19 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
     one fires without bound (no cycle limits it), its output channels hold ``math.inf``,
     a self-loop its initial tokens, and the others are not explored (None).
     """
-    graph, durations, q = _prepared(graph, exec_attr)
+    graph, durations, q, floats = _prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
     if not simulate:
-        return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                              None, None, None, result.method)
+        return _floats(TimingAnalysis(result.throughput, result.period,
+                                      result.critical_cycle, None, None, None,
+                                      result.method), floats)
     schedule = first_iteration(graph, durations, q)
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
     method = result.method
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
         run = explore(graph, durations, q, growing)
-        if run.throughput != result.throughput and not _close(run.throughput,
-                                                               result.throughput):
+        if run.throughput != result.throughput:
             raise AssertionError(f"state space {run.throughput} != K-periodic "
                                  f"{result.throughput} on '{graph.name}'")
         buffers = run.buffers
@@ -150,14 +150,22 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
     else:
         buffers = MappingProxyType({ch.name: _unexplored(ch, pace)
                                     for ch in graph.channels.values()})
-    return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                          latency, buffers, MappingProxyType(schedule), method)
+    return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
+                                  latency, buffers, MappingProxyType(schedule), method),
+                   floats)
 
 
 def _prepared(graph, exec_attr):
+    """The bound graph, its firing times as exact numbers, its repetition vector and
+    whether a time was a float (the results are then given as floats).  A float counts
+    as the decimal it prints as (0.1 as 1/10): three firings of 0.1 then take exactly
+    0.3, so equal paces are equal and the states of the execution recur."""
     graph = graph.bind()
     q = repetition_vector(graph)
-    return graph, execution_times(graph, exec_attr), q
+    durations = execution_times(graph, exec_attr)
+    floats = any(isinstance(v, float) for v in durations.values())
+    return graph, {a: Fraction(repr(v)) if isinstance(v, float) else v
+                   for a, v in durations.items()}, q, floats
 
 
 def _throughput(graph, durations, q):
@@ -166,10 +174,22 @@ def _throughput(graph, durations, q):
     if period == 0:
         value = ThroughputResult(math.inf, 0, (), KPERIODIC)
     else:
-        exact = isinstance(period, (int, Fraction))
-        period = Fraction(period) if exact else float(period)
-        value = ThroughputResult(1 / period, period, found.critical_cycle, KPERIODIC)
+        value = ThroughputResult(1 / Fraction(period), Fraction(period),
+                                 found.critical_cycle, KPERIODIC)
     return value, found.actor_periods
+
+
+def _floats(result, floats):
+    """``result`` with its times and rates as floats when the firing times were."""
+    if not floats:
+        return result
+    changes = {"throughput": float(result.throughput), "period": float(result.period)}
+    if getattr(result, "latency", None) is not None:
+        changes["latency"] = float(result.latency)
+        changes["schedule"] = MappingProxyType({
+            actor: tuple(replace(f, start=float(f.start), end=float(f.end)) for f in fs)
+            for actor, fs in result.schedule.items()})
+    return replace(result, **changes)
 
 
 def _unexplored(ch, pace):
@@ -179,10 +199,6 @@ def _unexplored(ch, pace):
     if ch.src == ch.dst:
         return ch.delay
     return math.inf if pace[ch.src] == 0 or pace[ch.src] < pace[ch.dst] else None
-
-
-def _close(a, b):
-    return math.isclose(float(a), float(b), rel_tol=1e-9)
 
 
 def _plain(value):

@@ -137,14 +137,34 @@ def test_pipeline_of_unequal_paces():
 
 
 def test_float_times_give_floats():
-    g = two_actor_cycle(4)
-    g2 = SDFGraph("f")
-    g2.add_actor("a", exec=0.5)
-    g2.add_actor("b", exec=1.0)
-    for ch in g.channels.values():
-        g2.add_channel(ch.src, ch.dst, prod=ch.prod, cons=ch.cons, delay=ch.delay)
-    result = analyse(g2)
-    assert isinstance(result.period, float) and result.period == pytest.approx(3.0)
+    # the cycle of test_two_actor_multirate_cycle with times 0.1 and 0.2: the same
+    # schedule scaled by 1/10 (times add up exactly: a float is the fraction it stores)
+    g = SDFGraph("f")
+    g.add_actor("a", exec=0.1)
+    g.add_actor("b", exec=0.2)
+    for ch in two_actor_cycle(4).channels.values():
+        g.add_channel(ch.src, ch.dst, prod=ch.prod, cons=ch.cons, delay=ch.delay)
+    result = analyse(g)
+    assert isinstance(result.period, float) and result.period == pytest.approx(0.6)
+    assert result.throughput == pytest.approx(1 / 0.6) and result.latency == pytest.approx(0.6)
+    assert [f.end for f in result.schedule["b"]] == pytest.approx([0.3, 0.6])
+    assert all(isinstance(f.start, float) for fs in result.schedule.values() for f in fs)
+    assert dict(result.buffers) == {"a->b": 4, "b->a": 4}
+    assert isinstance(throughput(g).period, float)
+
+
+def test_float_times_that_add_up_are_equal_paces():
+    # a (0.3) feeds 3 tokens to b (0.1), each one firing at a time: both take 0.3 per
+    # iteration, so a->b holds at most the 3 tokens of one firing of a (in floats,
+    # 3·0.1 > 0.3 made b look slower and a->b unbounded)
+    g = SDFGraph("f")
+    g.add_actor("a", exec=0.3)
+    g.add_actor("b", exec=0.1)
+    g.add_channel("a", "b", prod=3)
+    g.add_channel("a", "a", name="sa", delay=1)
+    g.add_channel("b", "b", name="sb", delay=1)
+    result = analyse(g)
+    assert result.period == 0.3 and dict(result.buffers) == {"a->b": 3, "sa": 1, "sb": 1}
 
 
 def test_to_dict_and_str():
