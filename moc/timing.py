@@ -15,6 +15,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
+from moc.deadlock import strongly_connected_components
 from moc.errors import SDFError
 from moc.graph import SDFGraph
 from moc.kperiodic import kperiodic_throughput
@@ -127,8 +128,9 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
     the buffers from the state-space exploration (:func:`moc.self_timed.simulate`), in
     which a channel whose producer outpaces its consumer holds unboundedly many tokens
     (``math.inf``).  The exploration needs every actor to fire at a finite pace; where
-    one fires without bound (no cycle limits it), its output channels hold ``math.inf``,
-    a self-loop its initial tokens, and the others are not explored (None).
+    one fires without bound (no cycle limits it, or one that takes no time), its
+    channels to other components hold ``math.inf``, a self-loop its initial tokens,
+    and the others are not explored (None).
     """
     graph, durations, q, floats = _prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
@@ -148,7 +150,9 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
         buffers = run.buffers
         method = f"{method}; {STATE_SPACE}"
     else:
-        buffers = MappingProxyType({ch.name: _unexplored(ch, pace)
+        component = {a: i for i, c in enumerate(strongly_connected_components(graph))
+                     for a in c}
+        buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component)
                                     for ch in graph.channels.values()})
     return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                                   latency, buffers, MappingProxyType(schedule), method),
@@ -192,12 +196,15 @@ def _floats(result, floats):
     return replace(result, **changes)
 
 
-def _unexplored(ch, pace):
+def _unexplored(ch, pace, component):
     """The most tokens ``ch`` holds without a simulation: a self-loop never holds more
-    than its initial tokens; a producer that fires faster than its consumer (or without
-    bound, at pace 0) piles tokens up for ever."""
+    than its initial tokens; a producer outside the consumer's strongly connected
+    component that fires faster (or without bound, at pace 0) piles tokens up for ever;
+    inside a component the tokens of its cycles bound it, but the value is unknown."""
     if ch.src == ch.dst:
         return ch.delay
+    if component[ch.src] == component[ch.dst]:
+        return None
     return math.inf if pace[ch.src] == 0 or pace[ch.src] < pace[ch.dst] else None
 
 

@@ -115,6 +115,23 @@ def test_acyclic_graph_has_unbounded_throughput():
     assert throughput(g).throughput == math.inf
 
 
+def test_zero_time_cycle():
+    # a and b take no time and pass one token around: infinitely many firings at 0,
+    # throughput inf; a->b and b->a hold at most that token (not explored), while a->c
+    # receives unboundedly many tokens at time 0
+    g = SDFGraph("z")
+    g.add_actor("a", exec=0)
+    g.add_actor("b", exec=0)
+    g.add_actor("c", exec=1)
+    g.add_channel("a", "b")
+    g.add_channel("b", "a", delay=1)
+    g.add_channel("a", "c")
+    result = analyse(g)
+    assert result.throughput == math.inf and result.period == 0
+    assert dict(result.buffers) == {"a->b": None, "b->a": None, "a->c": math.inf}
+    assert starts(result) == {"a": [(0, 0)], "b": [(0, 0)], "c": [(0, 1)]}
+
+
 def test_pipeline_of_unequal_paces():
     # a (d=1) and b (d=2), each limited to one firing at a time by a self-loop:
     # a fires every 1, b every 2, so a->b grows without bound; period 2 (b)
