@@ -7,6 +7,10 @@ A K-periodic schedule starts firing ``k + m·K_t`` of actor ``t`` (``k = 1..K_t`
 iterations of period ``Ω``.  Its precedences form a constraint graph whose maximum cycle
 ratio is the smallest feasible ``Ω``; ``K_t = q_t`` gives the HSDF bound, the exact
 period of the self-timed execution, and much smaller ``K`` usually already does.
+As in Kiter, ``K`` starts at 1 and grows on the critical circuit only (to
+``lcm(K_t, q_t/gcd of q on the circuit)``, then to ``q_t``); the test that stops it is
+not the paper's but a sufficient condition proven and checked exactly here
+(:func:`_realizable`).
 """
 from __future__ import annotations
 

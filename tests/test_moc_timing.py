@@ -4,6 +4,7 @@ The hand values follow the execution step by step: a firing consumes at its star
 produces at its end; every enabled firing starts at once (no self-loop: any number of
 firings of one actor overlap).
 """
+import json
 import math
 from fractions import Fraction
 
@@ -192,6 +193,14 @@ def test_to_dict_and_str():
     assert d["throughput"] == pytest.approx(1 / 6) and isinstance(d["period"], float)
     assert d["schedule"]["b"] == [{"firing": "b#0", "start": 1, "end": 3},
                                   {"firing": "b#1", "start": 4, "end": 6}]
+    from dsl.json_export import json_safe
+    assert json.loads(json.dumps(json_safe(analyse(two_actor_cycle(4)).to_dict())))
+    acyclic = SDFGraph("p")
+    acyclic.add_actor("a", exec=1)
+    acyclic.add_actor("b", exec=1)
+    acyclic.add_channel("a", "b")
+    document = json.loads(json.dumps(json_safe(analyse(acyclic).to_dict()), allow_nan=False))
+    assert document["throughput"] == "inf" and document["buffers"] == {"a->b": "inf"}
     text = str(result)
     assert "period         6" in text and "a->b  4" in text and "b#1 4-6" in text
     quick = analyse(two_actor_cycle(4), simulate=False)
