@@ -53,8 +53,8 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
             if end not in index:
                 raise SDFError(f"max_cycle_ratio: edge endpoint {end!r} is not a node")
     exact = all(_exact(w) and _exact(h) for _, _, w, h in edges)
-    arcs = [(index[u], index[v], w if exact else float(w), h if exact else float(h))
-            for u, v, w, h in edges]
+    number = _rational if exact else float
+    arcs = [(index[u], index[v], number(w), number(h)) for u, v, w, h in edges]
     bad = _nonpositive_cycle(len(nodes), arcs, exact)
     if bad is not None:
         names = [nodes[i] for i in bad]
@@ -72,6 +72,12 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
 def _exact(x) -> bool:
     return isinstance(x, (int, Fraction)) or (isinstance(x, numbers.Rational)
                                               and not isinstance(x, float))
+
+
+def _rational(x):
+    """``x`` as a Python int or Fraction (a numpy integer too, whose sums would not
+    stay exact otherwise)."""
+    return int(x) if isinstance(x, numbers.Integral) else Fraction(x)
 
 
 def _components(n, arcs):

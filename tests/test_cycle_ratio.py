@@ -71,6 +71,13 @@ def test_hand_examples():
     assert max_cycle_ratio([1, 2], [(1, 2, 5, 1)]) == CycleRatio(None, ())
 
 
+def test_numpy_integers_are_exact():
+    import numpy as np
+    found = max_cycle_ratio("ab", [("a", "b", np.int64(3), np.int64(1)),
+                                   ("b", "a", np.int64(2), np.int64(2))])
+    assert found.ratio == Fraction(5, 3) and type(found.ratio) is Fraction
+
+
 def test_heights_may_be_negative_on_edges():
     # (4 + 2)/(-1 + 3) = 3 on the two-cycle; the self-loop gives 1
     found = max_cycle_ratio("uv", [("u", "v", 4, -1), ("v", "u", 2, 3), ("u", "u", 1, 1)])
