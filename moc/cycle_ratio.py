@@ -61,9 +61,17 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
         raise UnboundedCycleError(
             f"the cycle {' -> '.join(map(str, names + names[:1]))} has a height sum of "
             f"zero or less: its ratio is unbounded (a cycle without tokens deadlocks)", names)
+    unit = 1
+    if exact:
+        # integer weights and heights keep the potentials in integer arithmetic
+        lw = math.lcm(*(Fraction(w).denominator for _, _, w, _ in arcs))
+        lh = math.lcm(*(Fraction(h).denominator for _, _, _, h in arcs))
+        arcs = [(u, v, int(w * lw), int(h * lh)) for u, v, w, h in arcs]
+        unit = Fraction(lh, lw)
     best = CycleRatio(None, ())
     for component in _components(len(nodes), arcs):
         ratio, cycle = _howard(component, arcs, exact)
+        ratio = ratio * unit
         if best.ratio is None or ratio > best.ratio:
             best = CycleRatio(ratio, tuple(nodes[i] for i in cycle))
     return best
@@ -188,7 +196,9 @@ def _howard(component, arcs, exact):
     """Howard's policy iteration on one strongly connected component: each node keeps
     one out-edge (the policy); the cycles of the policy graph give ratios ``eta`` and
     potentials ``x`` (``x[u] = w - eta·h + x[v]`` along the policy); a node switches to
-    an edge reaching a larger ``eta``, else to one improving ``x``, until none does."""
+    an edge reaching a larger ``eta``, else to one improving ``x``, until none does.
+    With integer weights and heights, ``eta = N/D`` and the potentials are kept as the
+    integers ``D·x``."""
     out = {u: [] for u in component}
     for u, v, w, h in arcs:
         if u in component and v in component:
@@ -196,22 +206,22 @@ def _howard(component, arcs, exact):
     tol = 0 if exact else 1e-9 * (1 + max(abs(w) for _, _, w, _ in arcs))
     # start from the heaviest edge of each node (Dasdan, 2004)
     policy = {u: max(out[u], key=lambda e: e[1]) for u in out}
-    x = {}
+    eta, x = {}, {}
     while True:
-        eta, x, cycles = _values(policy, x)
+        eta, nd, x, cycles = _values(policy, eta, x, exact)
         switched = False
         for u, choices in out.items():
-            v, _, _ = max(choices, key=lambda e: eta[e[0]])
-            if eta[v] > eta[u] + tol:
-                policy[u] = max(choices, key=lambda e: eta[e[0]])
+            best = max(choices, key=lambda e: eta[e[0]])
+            if eta[best[0]] > eta[u] + tol:
+                policy[u] = best
                 switched = True
         if not switched:
             for u, choices in out.items():
-                best, value = None, x[u]
+                (n, d), best, value = nd[u], None, x[u]
                 for e in choices:
                     v, w, h = e
-                    if abs(eta[v] - eta[u]) <= tol:
-                        candidate = w - eta[u] * h + x[v]
+                    if (nd[v] == nd[u]) if exact else abs(eta[v] - eta[u]) <= tol:
+                        candidate = w * d - n * h + x[v]
                         if candidate > value + tol:
                             best, value = e, candidate
                 if best is not None:
@@ -222,12 +232,12 @@ def _howard(component, arcs, exact):
             return eta[root], cycles[root]
 
 
-def _values(policy, before):
-    """Ratios ``eta`` and potentials ``x`` of the policy graph, and its cycles keyed
-    by a root node.  A cycle's root (its smallest node) keeps its potential from
-    ``before``: values then only grow, so no policy comes back and the iteration ends
-    (Cochet-Terrasson et al. 1998, value determination)."""
-    eta, x, cycles = {}, {}, {}
+def _values(policy, eta_before, x_before, exact):
+    """Ratios ``eta`` (also as ``(N, D)``: ``(eta, 1)`` for floats) and potentials
+    ``D·x`` of the policy graph, and its cycles keyed by a root node.  A cycle that
+    stays keeps the potential of its root (its smallest node): values then only grow,
+    so no policy comes back and the iteration ends (Cochet-Terrasson et al. 1998)."""
+    eta, nd, x, cycles = {}, {}, {}, {}
     for start in policy:
         if start in eta:
             continue
@@ -239,20 +249,22 @@ def _values(policy, before):
             node = policy[node][0]
         if node in seen:                                      # a new cycle
             cycle = path[seen[node]:]
-            weight = sum(policy[u][1] for u in cycle)
-            height = sum(policy[u][2] for u in cycle)
-            ratio = Fraction(weight) / height if isinstance(weight + height, (int, Fraction)) \
-                else weight / height
             turn = cycle.index(min(cycle))
             cycle = cycle[turn:] + cycle[:turn]
+            weight = sum(policy[u][1] for u in cycle)
+            height = sum(policy[u][2] for u in cycle)
+            ratio = Fraction(weight, height) if exact else weight / height
+            n, d = (ratio.numerator, ratio.denominator) if exact else (ratio, 1)
             root = cycle[0]
-            eta[root], x[root] = ratio, before.get(root, 0)
+            same = eta_before.get(root) == ratio
+            eta[root], nd[root], x[root] = ratio, (n, d), x_before[root] if same else 0
             cycles[root] = tuple(cycle)
             for u in reversed(cycle[1:]):
                 v, w, h = policy[u]
-                eta[u], x[u] = ratio, w - ratio * h + x[v]
+                eta[u], nd[u], x[u] = ratio, (n, d), w * d - n * h + x[v]
             path = path[:seen[node]]
         for u in reversed(path):
             v, w, h = policy[u]
-            eta[u], x[u] = eta[v], w - eta[v] * h + x[v]
-    return eta, x, cycles
+            (n, d) = nd[v]
+            eta[u], nd[u], x[u] = eta[v], nd[v], w * d - n * h + x[v]
+    return eta, nd, x, cycles
