@@ -31,9 +31,9 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
-from xml.parsers import expat
 from decimal import Decimal
 from pathlib import Path
+from xml.parsers import expat
 
 from dsl.errors import ParseError
 from moc.graph import SDFGraph
@@ -188,8 +188,13 @@ def _text(value, what: str = "a value", origin=None) -> str:
 
 
 def write_sdf3(graph: "SDFGraph", path) -> None:
-    """Write ``graph`` as an SDF3 XML file (rates, initial tokens, token sizes and
-    per-processor execution times)."""
+    """Write ``graph`` as an SDF3 XML file (see :func:`format_sdf3`)."""
+    Path(path).write_text(format_sdf3(graph), encoding="utf-8")
+
+
+def format_sdf3(graph: "SDFGraph") -> str:
+    """The SDF3 XML text of ``graph``: rates, initial tokens, token sizes and
+    per-processor execution times."""
     bound = graph.bind() if _parametric(graph) else graph
     root = ET.Element("sdf3", {"type": "sdf", "version": "1.0"})
     app = ET.SubElement(root, "applicationGraph", {"name": bound.name})
@@ -220,7 +225,7 @@ def write_sdf3(graph: "SDFGraph", path) -> None:
     # as 0 and read_sdf3 gives it none, as in the .sdf.
     processors = {a.name: _processors(a) for a in bound.actors.values()}
     if not processors:
-        return _write(root, path)
+        return _xml(root)
     props = ET.SubElement(app, "sdfProperties")
     if not any(processors.values()):
         processors = {a: [(DEFAULT_PROCESSOR, None, False)] for a in processors}
@@ -239,13 +244,12 @@ def write_sdf3(graph: "SDFGraph", path) -> None:
         cp = ET.SubElement(props, "channelProperties", {"channel": ch.name})
         ET.SubElement(cp, "tokenSize", {"sz": _text(ch.size, f"the size of '{ch.name}'",
                                                     ch.origin)})
-    _write(root, path)
+    return _xml(root)
 
 
-def _write(root, path) -> None:
+def _xml(root) -> str:
     ET.indent(root, space="  ")
-    data = ET.tostring(root, encoding="unicode")
-    Path(path).write_text('<?xml version="1.0"?>\n' + data + "\n", encoding="utf-8")
+    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def _processors(actor) -> list[tuple[str, object, bool]]:
