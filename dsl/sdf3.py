@@ -7,7 +7,8 @@ processors ``actorProperties/processor@type``: each execution time
 ``processor/executionTime@time`` becomes the actor attribute ``exec_<type>``, the list
 of processor types its ``allowed`` constraint (type names of the MoA), and the time on
 SDF3's own default processor both ``exec`` and ``quanta``.  As SDF3 does, the default
-is the *last* processor marked ``default="true"`` (or the only one listed).  A lone
+is the *last* processor marked ``default="true"`` (or the only one listed), and an actor
+without one has ``exec = 0`` (SDF3's time for it; no ``quanta``).  A lone
 processor of type ``default`` (what export writes for an actor without per-type
 times) constrains nothing.  Other properties (buffer sizes, state sizes, throughput
 constraints) are not part of the SDF model of mapeval and are ignored.
@@ -23,8 +24,9 @@ to its parameter defaults first), as XML that SDF3's schema ``sdf3-sdf.xsd`` acc
 Attributes ``exec_<type>`` become processors, then the names of ``allowed`` that are
 not among them (processors without an execution time); the default is a processor
 whose time is ``exec`` (else ``quanta``).  Without any, the actor gets one processor
-``default`` whose time is ``exec`` or ``quanta``.  Numbers are written as
-``xs:decimal`` (no exponent); a value that is not finite is an error.
+``default`` whose time is ``exec`` or ``quanta``, or none if that time is 0 or absent
+(SDF3 times it 0).  Numbers are written as ``xs:decimal`` (no exponent); a value that is
+not finite is an error.  SDF3 reads times as integers (it truncates ``1.5`` to 1).
 """
 from __future__ import annotations
 
@@ -111,9 +113,9 @@ def read_sdf3(path) -> "SDFGraph":
             rate = _num(port.get("rate", "1"), f"actor '{aname}', port '{port.get('name')}'",
                         where(port))
             rates[(aname, port.get("name"))] = (port.get("type", ""), rate)
-        attrs = {}
-        if aname in defaults:
-            attrs["quanta"] = attrs[EXEC] = defaults[aname]
+        # SDF3 times an actor without a default processor 0 (TimedSDFactor)
+        attrs = {EXEC: 0} if aname not in defaults else \
+            {"quanta": defaults[aname], EXEC: defaults[aname]}
         attrs.update(exec_times.get(aname, {}))
         types = processor_types.get(aname, [])
         if types and types != [DEFAULT_PROCESSOR]:
@@ -260,8 +262,8 @@ def _processors(actor) -> list[tuple[str, object, bool]]:
     default_time = attrs.get(EXEC, attrs.get("quanta"))
     procs = [[k[len(EXEC_PREFIX):], v, False] for k, v in attrs.items()
              if k.startswith(EXEC_PREFIX)]
-    if not procs:
-        return [] if default_time is None else [[DEFAULT_PROCESSOR, default_time, True]]
+    if not procs:   # SDF3 times an actor without processors 0
+        return [[DEFAULT_PROCESSOR, default_time, True]] if default_time else []
     allowed = attrs.get("allowed")
     if isinstance(allowed, str):
         known = {p[0] for p in procs}
