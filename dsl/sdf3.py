@@ -7,23 +7,35 @@ processors ``actorProperties/processor@type``: each execution time
 ``processor/executionTime@time`` becomes the actor attribute ``exec_<type>``, the list
 of processor types its ``allowed`` constraint (type names of the MoA), and the time on
 SDF3's own default processor both ``exec`` and ``quanta``.  As SDF3 does, the default
-is the *last* processor marked ``default="true"`` (or the only one listed).  A lone
+is the *last* processor marked ``default="true"`` (or the only one listed), and an actor
+without one has ``exec = 0`` (SDF3's time for it; no ``quanta``).  A lone
 processor of type ``default`` (what export writes for an actor without per-type
 times) constrains nothing.  Other properties (buffer sizes, state sizes, throughput
 constraints) are not part of the SDF model of mapeval and are ignored.
 
+Errors name the file, line and column of the offending element.  SDF3's own
+``throughput`` analysis reads nothing else: it has no auto-concurrency setting (firings
+of an actor overlap unless a self-loop channel limits them) and ignores buffer sizes.
+Unlike SDF3, the only processor of an actor is its default even when not marked (SDF3
+would take time 0), and ``default`` must be ``"true"`` (SDF3 accepts any value).
+
 Write: the reverse, for a graph whose values are numbers (a parametric graph is bound
-to its parameter defaults first).  Attributes ``exec_<type>`` become processors, then
-the names of ``allowed`` that are not among them (processors without an execution
-time); the default is a processor whose time is ``exec`` (else ``quanta``).  Without
-any, the actor gets one processor ``default`` whose time is ``exec`` or ``quanta``.
+to its parameter defaults first), as XML that SDF3's schema ``sdf3-sdf.xsd`` accepts.
+Attributes ``exec_<type>`` become processors, then the names of ``allowed`` that are
+not among them (processors without an execution time); the default is a processor
+whose time is ``exec`` (else ``quanta``).  Without any, the actor gets one processor
+``default`` whose time is ``exec`` or ``quanta``, or none if that time is 0 or absent
+(SDF3 times it 0).  Numbers are written as ``xs:decimal`` (no exponent); a value that is
+not finite is an error.  SDF3 reads times as integers (it truncates ``1.5`` to 1).
 """
 from __future__ import annotations
 
 import math
 import re
 import xml.etree.ElementTree as ET
+from decimal import Decimal
 from pathlib import Path
+from xml.parsers import expat
 
 from dsl.errors import ParseError
 from moc.graph import SDFGraph
@@ -51,25 +63,17 @@ def _identifier(text: str) -> str:
 
 
 def read_sdf3(path) -> "SDFGraph":
-    """The SDF graph of an SDF3 XML file."""
+    """The SDF graph of an SDF3 XML file; errors carry ``file:line:col``."""
     path = str(path)
-    origin = (path, None, None)
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        line, col = exc.position
-        raise ParseError(f"malformed XML: {exc.msg if hasattr(exc, 'msg') else exc}",
-                         (path, line, col + 1)) from None
-    except OSError as exc:
-        raise ParseError(f"cannot read {path}: {exc.strerror}", origin) from None
+    root, where = _parse(path)
     _strip_namespaces(root)
     app = root if root.tag == "applicationGraph" else root.find("applicationGraph")
     sdf = app.find("sdf") if app is not None else None
     if sdf is None:
-        raise ParseError("not an SDF3 file: no applicationGraph/sdf element", origin)
+        raise ParseError("not an SDF3 file: no applicationGraph/sdf element", where(root))
     name = sdf.get("name") or (app.get("name") if app is not None else None) or \
         Path(path).name.split(".")[0]
-    graph = SDFGraph(name, origin=origin)
+    graph = SDFGraph(name, origin=where(sdf))
 
     props = app.find("sdfProperties")
     exec_times: dict[str, dict[str, object]] = {}
@@ -88,7 +92,8 @@ def read_sdf3(path) -> "SDFGraph":
                 et = proc.find("executionTime")
                 if et is None or et.get("time") is None:
                     continue
-                time = _num(et.get("time"), f"actor '{actor}', processor '{ptype}'", origin)
+                time = _num(et.get("time"), f"actor '{actor}', processor '{ptype}'",
+                            where(et))
                 exec_times.setdefault(actor, {})[EXEC_PREFIX + ptype] = time
                 # SDF3 keeps the last processor marked default
                 if proc.get("default", "").lower() == "true" or len(processors) == 1:
@@ -97,29 +102,32 @@ def read_sdf3(path) -> "SDFGraph":
             ts = cp.find("tokenSize")
             if ts is not None and ts.get("sz") is not None:
                 sizes[cp.get("channel")] = _num(ts.get("sz"), f"channel '{cp.get('channel')}'",
-                                                origin)
+                                                where(ts))
 
     rates: dict[tuple[str, str], tuple[str, object]] = {}
     for actor in sdf.findall("actor"):
         aname = actor.get("name")
         if aname is None:
-            raise ParseError("an actor has no name", origin)
+            raise ParseError("an actor has no name", where(actor))
         for port in actor.findall("port"):
             rate = _num(port.get("rate", "1"), f"actor '{aname}', port '{port.get('name')}'",
-                        origin)
+                        where(port))
             rates[(aname, port.get("name"))] = (port.get("type", ""), rate)
-        attrs = {}
-        if aname in defaults:
-            attrs["quanta"] = attrs[EXEC] = defaults[aname]
+        # SDF3 times an actor without a default processor 0 (TimedSDFactor)
+        attrs = {EXEC: 0} if aname not in defaults else \
+            {"quanta": defaults[aname], EXEC: defaults[aname]}
         attrs.update(exec_times.get(aname, {}))
         types = processor_types.get(aname, [])
         if types and types != [DEFAULT_PROCESSOR]:
             attrs["allowed"] = " ".join(types)
-        graph.add_actor(aname, origin=origin, **attrs)
+        graph.add_actor(aname, origin=where(actor), **attrs)
 
     for ch in sdf.findall("channel"):
-        cname = ch.get("name")
+        cname, origin = ch.get("name"), where(ch)
         src, dst = ch.get("srcActor"), ch.get("dstActor")
+        for end in ("srcActor", "srcPort", "dstActor", "dstPort"):
+            if ch.get(end) is None:
+                raise ParseError(f"channel '{cname}' has no {end}", origin)
         prod = _port_rate(rates, src, ch.get("srcPort"), cname, origin)
         cons = _port_rate(rates, dst, ch.get("dstPort"), cname, origin)
         delay = _num(ch.get("initialTokens", "0"), f"channel '{cname}'", origin)
@@ -128,6 +136,32 @@ def read_sdf3(path) -> "SDFGraph":
             fields["size"] = sizes[cname]
         graph.add_channel(src, dst, cname, origin=origin, **fields)
     return graph
+
+
+def _parse(path):
+    """The root element of the XML file ``path`` and a function from an element to its
+    origin ``(path, line, column)`` (expat reports where each start tag begins)."""
+    builder = ET.TreeBuilder()
+    lines: dict[int, tuple[int, int]] = {}
+    parser = expat.ParserCreate(namespace_separator="}")
+
+    def start(tag, attrs):
+        el = builder.start(tag, attrs)
+        lines[id(el)] = (parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.buffer_text = True
+    try:
+        with open(path, "rb") as f:
+            parser.ParseFile(f)
+    except expat.ExpatError as exc:
+        raise ParseError(f"malformed XML: {expat.ErrorString(exc.code)}",
+                         (path, exc.lineno, exc.offset + 1)) from None
+    except OSError as exc:
+        raise ParseError(f"cannot read {path}: {exc.strerror}", (path, None, None)) from None
+    root = builder.close()
+    return root, lambda el: (path, *lines.get(id(el), (None, None)))
 
 
 def _port_rate(rates, actor, port, channel, origin):
@@ -143,15 +177,26 @@ def _strip_namespaces(root):
             el.tag = el.tag.split("}", 1)[1]
 
 
-def _text(value) -> str:
-    if isinstance(value, float) and value.is_integer():
+def _text(value, what: str = "a value", origin=None) -> str:
+    """``value`` as an ``xs:decimal`` (SDF3's schema types rates, tokens, times and sizes
+    so): digits with an optional point, never an exponent, ``inf`` or ``nan``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value):
+        raise ParseError(f"cannot write {what} to SDF3: {value!r} is not a finite number",
+                         origin)
+    if isinstance(value, int) or value.is_integer():
         return str(int(value))
-    return str(value)
+    return format(Decimal(repr(value)), "f")
 
 
 def write_sdf3(graph: "SDFGraph", path) -> None:
-    """Write ``graph`` as an SDF3 XML file (rates, initial tokens, token sizes and
-    per-processor execution times)."""
+    """Write ``graph`` as an SDF3 XML file (see :func:`format_sdf3`)."""
+    Path(path).write_text(format_sdf3(graph), encoding="utf-8")
+
+
+def format_sdf3(graph: "SDFGraph") -> str:
+    """The SDF3 XML text of ``graph``: rates, initial tokens, token sizes and
+    per-processor execution times."""
     bound = graph.bind() if _parametric(graph) else graph
     root = ET.Element("sdf3", {"type": "sdf", "version": "1.0"})
     app = ET.SubElement(root, "applicationGraph", {"name": bound.name})
@@ -166,31 +211,47 @@ def write_sdf3(graph: "SDFGraph", path) -> None:
     for actor in bound.actors.values():
         el = ET.SubElement(sdf, "actor", {"name": actor.name, "type": _identifier(actor.name)})
         for pname, ptype, rate in ports[actor.name]:
-            ET.SubElement(el, "port", {"name": pname, "type": ptype, "rate": _text(rate)})
+            ET.SubElement(el, "port", {"name": pname, "type": ptype,
+                                       "rate": _text(rate, f"a rate of '{actor.name}'",
+                                                     actor.origin)})
     for ch in bound.channels.values():
         out_port, in_port = channel_ports[ch.name]
         attrs = {"name": ch.name, "srcActor": ch.src, "srcPort": out_port,
                  "dstActor": ch.dst, "dstPort": in_port}
         if ch.delay:
-            attrs["initialTokens"] = _text(ch.delay)
+            attrs["initialTokens"] = _text(ch.delay, f"the delay of '{ch.name}'", ch.origin)
         ET.SubElement(sdf, "channel", attrs)
+    # SDF3's schema: sdfProperties holds at least one actorProperties, each at least one
+    # processor, all before the channelProperties.  In a graph without any times every
+    # actor gets an empty processor 'default', not marked default: SDF3 takes its time
+    # as 0 and read_sdf3 gives it none, as in the .sdf.
+    processors = {a.name: _processors(a) for a in bound.actors.values()}
+    if not processors:
+        return _xml(root)
     props = ET.SubElement(app, "sdfProperties")
+    if not any(processors.values()):
+        processors = {a: [(DEFAULT_PROCESSOR, None, False)] for a in processors}
     for actor in bound.actors.values():
-        processors = _processors(actor)
-        if not processors:
+        if not processors[actor.name]:
             continue
         ap = ET.SubElement(props, "actorProperties", {"actor": actor.name})
-        for ptype, time, default in processors:
+        for ptype, time, default in processors[actor.name]:
             attrs = {"type": ptype, "default": "true"} if default else {"type": ptype}
             proc = ET.SubElement(ap, "processor", attrs)
             if time is not None:
-                ET.SubElement(proc, "executionTime", {"time": _text(time)})
+                ET.SubElement(proc, "executionTime",
+                              {"time": _text(time, f"the time of '{actor.name}' on '{ptype}'",
+                                             actor.origin)})
     for ch in bound.channels.values():
         cp = ET.SubElement(props, "channelProperties", {"channel": ch.name})
-        ET.SubElement(cp, "tokenSize", {"sz": _text(ch.size)})
+        ET.SubElement(cp, "tokenSize", {"sz": _text(ch.size, f"the size of '{ch.name}'",
+                                                    ch.origin)})
+    return _xml(root)
+
+
+def _xml(root) -> str:
     ET.indent(root, space="  ")
-    data = ET.tostring(root, encoding="unicode")
-    Path(path).write_text('<?xml version="1.0"?>\n' + data + "\n", encoding="utf-8")
+    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def _processors(actor) -> list[tuple[str, object, bool]]:
@@ -201,8 +262,8 @@ def _processors(actor) -> list[tuple[str, object, bool]]:
     default_time = attrs.get(EXEC, attrs.get("quanta"))
     procs = [[k[len(EXEC_PREFIX):], v, False] for k, v in attrs.items()
              if k.startswith(EXEC_PREFIX)]
-    if not procs:
-        return [] if default_time is None else [[DEFAULT_PROCESSOR, default_time, True]]
+    if not procs:   # SDF3 times an actor without processors 0
+        return [[DEFAULT_PROCESSOR, default_time, True]] if default_time else []
     allowed = attrs.get("allowed")
     if isinstance(allowed, str):
         known = {p[0] for p in procs}

@@ -5,9 +5,7 @@ reads, the extension it writes and a function from the loaded object(s) to text.
 from __future__ import annotations
 
 import io
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -27,14 +25,8 @@ class ExportFormat:
 
 
 def _sdf3_text(graph) -> str:
-    import dsl
-    fd, tmp = tempfile.mkstemp(suffix=".xml")
-    os.close(fd)
-    try:
-        dsl.write_sdf3(graph, tmp)
-        return Path(tmp).read_text(encoding="utf-8")
-    finally:
-        os.unlink(tmp)
+    from dsl.sdf3 import format_sdf3
+    return format_sdf3(graph)
 
 
 def _dot_text(obj) -> str:

@@ -51,8 +51,10 @@ def _sdf3_arguments(sdf3) -> None:
     sdf3.description = ("Read an SDF3 XML file (actors, port rates, channels, initial "
                         "tokens, token sizes) and write it as .sdf. Execution times become "
                         "actor attributes exec_<type> (read by lookup()), the time on SDF3's "
-                        "default processor (the last marked default) exec and quanta, and "
-                        "the processor types the actor's allowed list.")
+                        "default processor (the last marked default) exec and quanta (exec "
+                        "= 0 for an actor without one, as SDF3 times it), and the "
+                        "processor types the actor's allowed list. Errors point at "
+                        "FILE:LINE:COL.")
     sdf3.epilog = "example: mapeval import sdf3 h263.xml -o h263.sdf"
     sdf3.add_argument("path", metavar="FILE.xml")
     _output_option(sdf3)

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Build SDF3's sdf3analysis (SDF module only) as a test oracle, outside the repository.
+#   tests/oracle_sdf3/build.sh [WORKDIR]        (default WORKDIR: /tmp/sdf3-build)
+# Gets the public sources (github.com/rhishi/SDF3), compiles base/ and sdf/ with the flags
+# this 2009 code needs on a current g++, and links two programs in WORKDIR:
+#   sdf3analysis          as distributed (prints 6 significant digits)
+#   sdf3analysis-precise  the same with the throughput printed to 17 digits, made by a
+#                         one-line edit of the tool's source in WORKDIR (not in the repo)
+# Needs: git, g++, libxml2-dev (apt-get install -y g++ libxml2-dev; xmllint is in
+# libxml2-utils).  Nothing of SDF3 is copied into this repository.
+set -e
+WORK=${1:-/tmp/sdf3-build}
+SRC=$WORK/sdf3
+mkdir -p "$WORK"
+[ -d "$SRC" ] || git clone https://github.com/rhishi/SDF3 "$SRC"
+echo "SDF3 commit: $(git -C "$SRC" rev-parse HEAD)"
+FLAGS="-std=gnu++98 -fpermissive -DU_SHOW_CPLUSPLUS_API=0 -O2 -w -D_GNU_SOURCE -D_LINUX_ \
+-I/usr/include/libxml2 -I$SRC -I$WORK"
+OBJ=$WORK/obj
+mkdir -p "$OBJ"
+cd "$SRC"
+find base sdf -name '*.cc' -not -path '*/tools/*' | \
+    xargs -P "$(nproc)" -I{} sh -c "g++ $FLAGS -c {} -o $OBJ/\$(echo {} | tr / _).o"
+TOOL=sdf/tools/sdf3analysis
+sed 's|out << "thr(" << g->getName() << ") = " << thr << endl;|out.precision(17); &|' \
+    $TOOL/sdf3analysis.cc > $TOOL/sdf3analysis_precise.cc
+g++ $FLAGS $TOOL/sdf3analysis.cc "$OBJ"/*.o -o "$WORK/sdf3analysis" -lxml2
+g++ $FLAGS $TOOL/sdf3analysis_precise.cc "$OBJ"/*.o -o "$WORK/sdf3analysis-precise" -lxml2
+# libxml2 rejects sdf3-sdf.xsd as it is (the content model of <network>, an architecture
+# element, is not deterministic); dropping its third, redundant alternative lets xmllint
+# validate application graphs.
+sed '240,242d' sdf/xsd/sdf3-sdf.xsd > "$WORK/sdf3-sdf-deterministic.xsd"
+echo "built $WORK/sdf3analysis $WORK/sdf3analysis-precise $WORK/sdf3-sdf-deterministic.xsd"
