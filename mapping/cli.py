@@ -145,8 +145,10 @@ def _add_common_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    debug = "--debug" in argv
-    argv = [a for a in argv if a != "--debug"]
+    # after "--" the words belong to the profiled program (mapeval profile -- PROG ARGS)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:cut]
+    argv = [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
     if not argv:
         print(overview(), end="")
         return 0

@@ -380,3 +380,23 @@ def test_rotate_example_profile(toolchain, cache, tmp_path):
     trace = read_logs(tmp_path / "prof")
     names = list(trace.names.values())
     assert names.count("getchar") == 3 * n * n + 1 and names.count("putchar") == 3 * n * n
+
+
+ARGV_PRINTER = r"""
+#include <stdio.h>
+int main(int argc, char **argv) { for (int i = 1; i < argc; i++) puts(argv[i]); return 0; }
+"""
+
+
+def test_words_after_the_separator_belong_to_the_program(toolchain, cache, tmp_path):
+    """mapeval's own --debug is taken only before '--': the program gets its --debug."""
+    exe = compile_c(toolchain, ARGV_PRINTER, tmp_path, "argv")
+    xdg = tmp_path / "xdg"
+    xdg.mkdir()
+    (xdg / "mapeval").symlink_to(cache)
+    env = dict(os.environ, XDG_CACHE_HOME=str(xdg), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "mapping.cli", "profile", "-o",
+                           str(tmp_path / "prof"), "--", str(exe), "--debug", "x"],
+                          capture_output=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"--debug\nx\n"

@@ -14,7 +14,7 @@ PATH is a directory (or one file in it) holding either
   the text logs of Kim & Edwards' pintool, whitespace-separated, '#' comments:
     function   ID NAME                    one line per invocation, in call order
     subcalls   ID: CHILD CHILD ...        the call tree (needed by --inclusive)
-    icount     ID COUNT                   arithmetic/logic instructions of the invocation
+    icount     ID COUNT [OTHER]           arithmetic/logic (and optionally all other) instructions
     xfers      CONSUMER PRODUCER BYTES    bytes CONSUMER read that PRODUCER wrote
   or two CSV files with a header row:
     functions.csv  function,instructions
