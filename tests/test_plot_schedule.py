@@ -1,0 +1,87 @@
+"""``mapeval plot schedule``: a Gantt chart with one row per PE and CN (or per actor),
+written as a non-blank image."""
+from fractions import Fraction
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+
+from mapping.cli import main
+from mapping.commands.analyse import Analysed
+from mapping.plots.figure_io import new_figure
+from mapping.plots.schedule import draw_schedule, lanes, plot_schedule
+
+TIMING = Path(__file__).resolve().parent.parent / "examples" / "timing"
+VIDEO, DUO, MAPS = (str(TIMING / n) for n in ("video.sdf", "duo.moa", "mappings.map"))
+
+
+class Timing:
+    """A mapped analysis as ``mapping.timing.MappedTiming`` gives it (by hand: a on p0
+    0-2 and 2-4, its tokens over the bus 2-3 and 4-5, b on p1 3-6 and 6-9)."""
+
+    makespan, period, throughput, latency = 9, Fraction(6), Fraction(1, 6), 9
+    critical_cycle = ("b",)
+    buffers = {"ab": 1}
+
+    def to_dict(self):
+        def slot(name, actor, start, end):
+            return {"firing": name, "actor": actor, "start": start, "end": end}
+        return {"makespan": 9, "period": Fraction(6), "throughput": Fraction(1, 6),
+                "critical_cycle": ["b"], "latency": 9, "buffers": {"ab": 1},
+                "schedule": {"p0": [slot("a#0", "a", 0, 2), slot("a#1", "a", 2, 4)],
+                             "bus": [slot("ab#0", "a", 2, 3), slot("ab#1", "a", 4, 5)],
+                             "p1": [slot("b#0", "b", 3, 6), slot("b#1", "b", 6, 9)]}}
+
+
+MAPPED = Analysed("app", "arch", "m", None, Timing(), ("a", "b"), ("p0", "p1", "idle"),
+                  ("bus",))
+
+
+def colours(path):
+    image = mpimg.imread(path)
+    rgb = image[..., :3]
+    return rgb, np.unique((rgb.reshape(-1, 3) * 255).astype(int), axis=0)
+
+
+def test_a_row_per_pe_and_cn_in_order_and_a_labelled_bar_per_firing():
+    fig = new_figure()
+    ax = fig.add_subplot(1, 1, 1)
+    draw_schedule(ax, MAPPED.to_dict(), MAPPED.rows, MAPPED.actors, MAPPED.cns)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["p0", "p1", "idle", "bus"]
+    labels = {t.get_text() for t in ax.texts}
+    assert {"a#0", "a#1", "b#0", "b#1", "ab#0", "ab#1"} <= labels
+    assert any("period = 6" in text for text in labels)
+    assert any("makespan = 9" in label for label in ax.get_legend_handles_labels()[1])
+
+
+def test_overlapping_firings_stack_on_lanes():
+    slots = [{"start": 0, "end": 3}, {"start": 0, "end": 3}, {"start": 3, "end": 4},
+             {"start": 1, "end": 2}]
+    assert lanes(slots) == [0, 1, 0, 2]
+
+
+def test_png_is_not_blank(tmp_path):
+    path = tmp_path / "gantt.png"
+    plot_schedule(MAPPED, path)
+    rgb, distinct = colours(path)
+    assert rgb.std() > 0.05 and len(distinct) > 20
+
+
+def test_through_the_cli_mapped_and_unmapped(tmp_path):
+    pytest.importorskip("mapping.timing", reason="mapping.timing is built on another branch")
+    pytest.importorskip("moc.timing", reason="moc.timing is built on another branch")
+    png, svg = tmp_path / "mapped.png", tmp_path / "actors.svg"
+    assert main(["plot", "schedule", VIDEO, DUO, MAPS, "--mapping", "split",
+                 "-o", str(png)]) == 0
+    rgb, distinct = colours(png)
+    assert rgb.std() > 0.05 and len(distinct) > 20
+    assert main(["plot", "schedule", VIDEO, "-o", str(svg)]) == 0
+    text = svg.read_text()
+    assert "<svg" in text and "filt#0" in text
+
+
+def test_bad_output_extension_fails_before_any_work(tmp_path, capsys):
+    assert main(["plot", "schedule", VIDEO, "-o", str(tmp_path / "g.txt")]) == 2
+    err = capsys.readouterr().err
+    assert ".png, .svg or .pdf" in err and "Traceback" not in err
