@@ -195,13 +195,16 @@ def table(document: dict, rows: tuple[str, ...]) -> str:
                ("period", _rate(document, "period"))]
     if "makespan" in document:
         figures.append(("makespan", _rate(document, "makespan")))
-    figures += [("critical cycle", ", ".join(document["critical_cycle"] or []) or "-"),
+    figures += [("critical cycle", " -> ".join(document["critical_cycle"] or []) or "-"),
                 ("latency", _rate(document, "latency"))]
+    if document.get("method"):
+        figures.append(("method", document["method"]))
     width = max(len(name) for name, _ in figures)
     lines = [title] + [f"  {name:<{width}}  {text}" for name, text in figures]
     buffers = document.get("buffers")
     if buffers:
-        lines.append("buffers (largest number of tokens held):")
+        lines.append("buffers (largest number of tokens held"
+                     + ("; -: not explored" if None in buffers.values() else "") + "):")
         width = max(map(len, buffers))
         lines += [f"  {name:<{width}}  {_number(n)}" for name, n in buffers.items()]
     schedule = document.get("schedule")

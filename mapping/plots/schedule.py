@@ -54,6 +54,7 @@ def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
         lane_of = lanes(slots)
         height = 0.8 / (max(lane_of) + 1) if lane_of else 0.8
         transfer = row in cns
+        size = _label_size(max(lane_of) + 1 if lane_of else 1)
         for slot, lane in zip(slots, lane_of):
             actor = slot.get("actor", row) if mapped else row
             bottom = y - 0.4 + lane * height
@@ -62,10 +63,9 @@ def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
                            facecolors=colors.get(actor, "lightgray"), edgecolor="black",
                            linewidth=0.5, hatch="///" if transfer else None,
                            alpha=0.55 if transfer else 1.0)
-            if label_all and width >= 0.035 * span:
+            if label_all and size and width >= 0.035 * span:
                 ax.text(slot["start"] + width / 2, bottom + height / 2, slot["firing"],
-                        ha="center", va="center", fontsize=7 if lane_of and max(lane_of) else 8,
-                        clip_on=True)
+                        ha="center", va="center", fontsize=size, clip_on=True)
     ax.set_yticks(range(len(rows)), rows)
     ax.set_ylim(len(rows) - 0.4, -1.0)      # first row on top, room for the period bracket
     ax.set_xlabel("time")
@@ -81,6 +81,11 @@ def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
     ax.set_xlim(0, max(span, _number(document.get("period")) or 0) * 1.04)
 
 
+def _label_size(lanes_in_row: int) -> int | None:
+    """The font size of the labels in a row of that many lanes; None: too thin to label."""
+    return {1: 8, 2: 7, 3: 7, 4: 6, 5: 6}.get(lanes_in_row)
+
+
 def _number(value) -> float | None:
     try:
         return float(value)
@@ -89,15 +94,16 @@ def _number(value) -> float | None:
 
 
 def _mark_period(ax, document: dict, ends: list[float]) -> None:
-    """A vertical line at the end of the iteration (the makespan with a mapping) and a
-    bracket from the first start, one period long, both labelled."""
+    """A vertical line at the end of the iteration (the makespan with a mapping, else the
+    latency) and a bracket from the first start, one period long, both labelled: in the
+    periodic regime every firing recurs one period later."""
     schedule = document.get("schedule") or {}
     starts = [s["start"] for slots in schedule.values() for s in slots]
-    end = _number(document.get("makespan"))
+    name = "makespan" if document.get("makespan") is not None else "latency"
+    end = _number(document.get(name))
     if end is None and ends:
-        end = max(ends)
+        name, end = "last end", max(ends)
     if end is not None:
-        name = "makespan" if document.get("makespan") is not None else "last end"
         ax.axvline(end, color=MAKESPAN_COLOR, linestyle="--", linewidth=1,
                    label=f"{name} = {end:.4g}")
     period = _number(document.get("period"))
@@ -111,7 +117,7 @@ def _mark_period(ax, document: dict, ends: list[float]) -> None:
                     textcoords="offset points", ha="center", va="bottom",
                     color=PERIOD_COLOR, fontsize=8)
         ax.axvline(t0 + period, color=PERIOD_COLOR, linestyle=":", linewidth=1,
-                   label=f"next iteration starts ({period:.4g})")
+                   label=f"first start + period ({t0 + period:.4g})")
 
 
 def plot_schedule(analysed, path, inputs=()) -> Path:
