@@ -238,3 +238,9 @@ def test_missing_exec_names_the_actors(tmp_path, capsys):
     assert "exec" in err and "second" in err and "third" in err
     err = fails(capsys, str(app), "--exec", "wcet")
     assert "wcet" in err and "first" in err
+
+
+def test_a_limit_names_itself(capsys):
+    needs("moc.timing")
+    err = fails(capsys, VIDEO, "--limit", "states=2")
+    assert "states" in err and "--limit states=N" in err

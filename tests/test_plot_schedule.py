@@ -68,14 +68,18 @@ def test_png_is_not_blank(tmp_path):
     assert rgb.std() > 0.05 and len(distinct) > 20
 
 
-def test_through_the_cli_mapped_and_unmapped(tmp_path):
+def test_mapped_through_the_cli(tmp_path):
     pytest.importorskip("mapping.timing", reason="mapping.timing is built on another branch")
-    pytest.importorskip("moc.timing", reason="moc.timing is built on another branch")
-    png, svg = tmp_path / "mapped.png", tmp_path / "actors.svg"
+    png = tmp_path / "mapped.png"
     assert main(["plot", "schedule", VIDEO, DUO, MAPS, "--mapping", "split",
                  "-o", str(png)]) == 0
     rgb, distinct = colours(png)
     assert rgb.std() > 0.05 and len(distinct) > 20
+
+
+def test_unmapped_through_the_cli(tmp_path):
+    pytest.importorskip("moc.timing", reason="moc.timing is built on another branch")
+    svg = tmp_path / "actors.svg"
     assert main(["plot", "schedule", VIDEO, "-o", str(svg)]) == 0
     text = svg.read_text()
     assert "<svg" in text and "filt#0" in text

@@ -126,8 +126,7 @@ def exact(value) -> str | None:
     """A rational ``value`` as ``"n/d"`` (``"n"`` when whole); None for a float or None."""
     if isinstance(value, bool) or not isinstance(value, Rational):
         return None
-    value = Fraction(value)
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    return str(Fraction(value))
 
 
 def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
