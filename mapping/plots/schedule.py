@@ -49,6 +49,7 @@ def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
     label_all = count <= MAX_LABELS
     ends = [s["end"] for slots in schedule.values() for s in slots]
     span = max(ends + [document.get("makespan") or 0, 1e-12])
+    labels = []
     for y, row in enumerate(rows):
         slots = schedule.get(row, [])
         lane_of = lanes(slots)
@@ -63,9 +64,11 @@ def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
                            facecolors=colors.get(actor, "lightgray"), edgecolor="black",
                            linewidth=0.5, hatch="///" if transfer else None,
                            alpha=0.55 if transfer else 1.0)
-            if label_all and size and width >= 0.035 * span:
-                ax.text(slot["start"] + width / 2, bottom + height / 2, slot["firing"],
-                        ha="center", va="center", fontsize=size, clip_on=True)
+            if label_all and size:
+                text = ax.text(slot["start"] + width / 2, bottom + height / 2,
+                               slot["firing"], ha="center", va="center", fontsize=size,
+                               clip_on=True)
+                labels.append((text, slot["start"], slot["end"], _shorter(slot["firing"], size)))
     ax.set_yticks(range(len(rows)), rows)
     ax.set_ylim(len(rows) - 0.4, -1.0)      # first row on top, room for the period bracket
     ax.set_xlabel("time")
@@ -79,6 +82,34 @@ def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
     ax.legend(handles=handles + ax.get_legend_handles_labels()[0], fontsize=8,
               loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.set_xlim(0, max(span, _number(document.get("period")) or 0) * 1.04)
+    _fit_labels(ax, labels)
+
+
+def _shorter(label: str, size: int) -> list[tuple[str, int]]:
+    """What to try when ``label`` is wider than its bar: a transfer ``channel:a#0`` as
+    its channel, a firing in a smaller font."""
+    channel, sep, _ = label.partition(":")
+    return [(channel, size), (channel, 6)] if sep else [(label, 6)]
+
+
+def _fit_labels(ax, labels) -> None:
+    """Shorten, then hide, every label wider than its bar (measured after the layout)."""
+    if not labels:
+        return
+    ax.figure.draw_without_rendering()
+    x = ax.transData
+
+    def fits(text, start, end):
+        bar = abs(x.transform((end, 0))[0] - x.transform((start, 0))[0])
+        return text.get_window_extent().width <= bar - 2
+
+    for text, start, end, shorter in labels:
+        for label, size in shorter:
+            if fits(text, start, end):
+                break
+            text.set_text(label)
+            text.set_fontsize(size)
+        text.set_visible(fits(text, start, end))
 
 
 def _label_size(lanes_in_row: int) -> int | None:
