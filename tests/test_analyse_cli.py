@@ -103,6 +103,46 @@ def test_mapped_json_keys(capsys):
     assert doc["period"] == pytest.approx(1 / doc["throughput"])
 
 
+# duo.moa: big takes 1 x quanta per firing, little 2 x quanta, the bus delays a token by
+# its bytes (tiles 2, the others 1); firings on one PE never overlap.
+# split (src, filt on big; enc, snk on little): big src#0 0-1, filt#0 1-4, filt#1 4-7;
+# the frames cross the bus 4-5 and 7-8; little enc#0 8-16, snk#0 16-18: makespan 18.
+# Repeated, little works 8 + 2 = 10 per iteration in its static order enc, snk; big 7;
+# the credit cycle needs (1 + 3 + 3 + 1 + 8 + 1) / 2 = 8.5: period 10, on enc -> snk.
+# filt_little (filt alone on little): src#0 0-1, tiles over the bus 1-3, filt#0 3-9,
+# filt#1 9-15 on little, frames 15-16, enc#0 16-20, snk#0 20-21 on big: makespan 21.
+# big fires src, enc, snk in that order every iteration, so the next src waits for snk:
+# one token around src (1) + bus (2) + filt (12) + bus (1) + enc (4) + snk (1) = 21.
+# all_big: one PE does 1 + 3 + 3 + 4 + 1 = 12 per iteration: makespan and period 12.
+@pytest.mark.parametrize("mapping, makespan, period, critical", [
+    ("split", 18, 10, ["enc", "snk"]),
+    ("filt_little", 21, 21, ["src", "filt", "enc", "snk"]),
+    ("all_big", 12, 12, ["src", "filt", "enc", "snk"])])
+def test_mapped_makespan_and_period_by_hand(capsys, mapping, makespan, period, critical):
+    needs("mapping.timing")
+    doc = run_json(capsys, VIDEO, DUO, MAPS, "--mapping", mapping)
+    assert doc["makespan"] == pytest.approx(makespan)
+    assert doc["latency"] == pytest.approx(makespan)
+    assert doc["period"] == pytest.approx(period)
+    assert doc["throughput"] == pytest.approx(1 / period)
+    assert sorted(doc["critical_cycle"]) == sorted(critical)
+
+
+def test_mapped_schedule_of_split_by_hand(capsys):
+    needs("mapping.timing")
+    doc = run_json(capsys, VIDEO, DUO, MAPS, "--mapping", "split")
+    bars = {e: [(s["actor"], s["start"], s["end"]) for s in slots]
+            for e, slots in doc["schedule"].items()}
+    assert bars["big"] == [("src", 0, 1), ("filt", 1, 4), ("filt", 4, 7)]
+    assert bars["little"] == [("enc", 8, 16), ("snk", 16, 18)]
+    assert bars["bus"] == [("filt", 4, 5), ("filt", 7, 8), ("enc", 16, 17)]
+    assert main(["analyse", VIDEO, DUO, MAPS, "--mapping", "split"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "timing of mapping 'split' of 'video' on 'duo'"
+    assert any(line.split() == ["makespan", "18"] for line in lines)
+    assert any(line.split()[:3] == ["little", "enc#0", "8-16,"] for line in lines)
+
+
 def test_inline_mapping_and_files_in_any_order(capsys):
     needs("mapping.timing")
     by_file = run_json(capsys, VIDEO, DUO, MAPS, "--mapping", "all_big")

@@ -89,3 +89,19 @@ def test_bad_output_extension_fails_before_any_work(tmp_path, capsys):
     assert main(["plot", "schedule", VIDEO, "-o", str(tmp_path / "g.txt")]) == 2
     err = capsys.readouterr().err
     assert ".png, .svg or .pdf" in err and "Traceback" not in err
+
+
+def test_labels_wider_than_their_bars_are_shortened_or_hidden():
+    class Narrow(Timing):
+        def to_dict(self):
+            doc = super().to_dict()
+            doc["schedule"]["bus"] = [{"firing": "a_long_channel_name:a#0", "actor": "a",
+                                       "start": 2, "end": 2.05}]
+            return doc
+    analysed = Analysed("app", "arch", "m", None, Narrow(), ("a", "b"), ("p0", "p1"),
+                        ("bus",))
+    fig = new_figure()
+    ax = fig.add_subplot(1, 1, 1)
+    draw_schedule(ax, analysed.to_dict(), analysed.rows, analysed.actors, analysed.cns)
+    shown = {t.get_text() for t in ax.texts if t.get_visible()}
+    assert "a_long_channel_name:a#0" not in shown and "b#0" in shown
