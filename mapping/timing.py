@@ -432,7 +432,10 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
     iteration with that schedule, the period of its self-timed static-order execution
     with a critical cycle (the actors on it, in order), and the largest number of tokens
     each channel holds during the first iteration (consumed at a firing's start,
-    produced at its end plus the channel's delay; initial tokens from the start)."""
+    produced at its end plus the channel's delay; initial tokens from the start).  The
+    critical cycle comes from :func:`moc.cycle_ratio.max_cycle_ratio` on
+    :func:`static_order_graph` (Howard's policy iteration, exact), a check on Karp's
+    value."""
     from moc.cycle_ratio import max_cycle_ratio
     tables = timing_tables(problem)
     inputs = tables.inputs_for(mapping)
@@ -451,14 +454,14 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
     for c, name in enumerate(tables.channels):
         ch = app.channels[name]
         lag = float(delay[c, 0])
-        events: dict[float, int] = {}
-        for f in np.flatnonzero(act == tables.src[c]):
-            events[float(end[f]) + lag] = events.get(float(end[f]) + lag, 0) + ch.prod
-        for f in np.flatnonzero(act == tables.dst[c]):
-            events[float(start[f])] = events.get(float(start[f]), 0) - ch.cons
+        # at one instant tokens arrive before they are read: the buffer holds them then
+        events = sorted([(float(end[f]) + lag, 0, ch.prod)
+                         for f in np.flatnonzero(act == tables.src[c])]
+                        + [(float(start[f]), 1, -ch.cons)
+                           for f in np.flatnonzero(act == tables.dst[c])])
         level = most = ch.delay
-        for t in sorted(events):
-            level += events[t]
+        for _, _, change in events:
+            level += change
             most = max(most, level)
         buffers[name] = int(most)
         for k in channel_route(app, arch, mapping, name):
@@ -470,8 +473,7 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
     critical: tuple[str, ...] = ()
     if not bad[0] and period > 0:
         nodes, edges = static_order_graph(tables, mapping)
-        cycle = max_cycle_ratio(nodes, edges)
-        critical = _actors_of(cycle)
+        critical = _actors_of(max_cycle_ratio(nodes, edges).cycle)
     return MappedTiming(makespan, period, 1.0 / period if 0 < period < np.inf else None,
                         critical, makespan, buffers,
                         {e: tuple(s) for e, s in schedule.items()})

@@ -255,8 +255,9 @@ def test_exhaustive_search_minimizes_the_makespan_and_exact_declines():
     assert result.value == pytest.approx(ev.evaluate(X).min())
     # all on one PE: 2 + 3 + 3 + 4 = 12, below any split (the bus delays)
     assert result.value == pytest.approx(12)
-    with pytest.raises(SearchError, match="'schedule' is not linear"):
-        search(problem, "time", "schedule", strategy="exact")
+    for agg in ("schedule", "period"):
+        with pytest.raises(SearchError, match=f"'exact' does not cover '{agg}'"):
+            search(problem, "time", agg, strategy="exact")
 
 
 @pytest.fixture
@@ -324,3 +325,36 @@ def test_fidelity_and_fit_commands_with_schedule(files, tmp_path, capsys):
     fitted = json.loads(capsys.readouterr().out)["fitted"]
     assert fitted == pytest.approx({"p0.time.alpha": 2, "p1.time.alpha": 2,
                                     "bus.time.alpha": 4}, rel=1e-9)
+
+
+# ------------------------------------------------------------ mapped_analysis
+def test_mapped_analysis_of_the_cycle():
+    pytest.importorskip("moc.cycle_ratio")
+    from mapping.timing import Slot, mapped_analysis
+    app, arch, mapping, problem = setup(CYCLE, board(bus_alpha=2), "pipelined")
+    t = mapped_analysis(problem, mapping)
+    assert (t.makespan, t.latency, t.period) == (8, 8, 5)
+    assert t.throughput == pytest.approx(0.2)
+    assert sorted(t.critical_cycle) == ["a", "b", "c"]         # ratio 10/2 (docstring)
+    assert t.schedule["p0"] == (Slot("a#0", "a", 0, 2),)
+    assert t.schedule["p1"] == (Slot("b#0", "b", 4, 7), Slot("c#0", "c", 7, 8))
+    # transfers on the bus: a's token leaves at 2 and arrives at 4, c's at 8 and 10
+    assert t.schedule["bus"] == (Slot("a->b:a#0", "a", 2, 4), Slot("c->a:c#0", "c", 8, 10))
+    # a->b: one token from 4 (read at 4); b->c: one at 7; c->a: its 2 initial tokens
+    assert t.buffers == {"a->b": 1, "b->c": 1, "c->a": 2}
+    d = json.loads(json.dumps(t.to_dict()))
+    assert set(d) == {"throughput", "period", "critical_cycle", "latency", "buffers",
+                      "schedule", "makespan"}
+    assert d["schedule"]["p1"][1] == {"firing": "c#0", "actor": "c", "start": 7, "end": 8}
+
+
+def test_mapped_analysis_buffers_of_a_multirate_graph():
+    pytest.importorskip("moc.cycle_ratio")
+    from mapping.timing import mapped_analysis
+    app, arch, mapping, problem = setup(MULTI, board(), "split")
+    t = mapped_analysis(problem, mapping)
+    # a->b: a's 2 tokens arrive at 4, b#0 reads one at 4, b#1 the other at 7: 2;
+    # b->c: b#0's token arrives at 8, b#1's at 11, c reads both at 11: 2
+    assert t.buffers == {"a->b": 2, "b->c": 2}
+    assert (t.makespan, t.period) == (15, 15)
+    assert [s.name for s in t.schedule["p1"]] == ["b#0", "b#1"]
