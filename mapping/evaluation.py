@@ -119,7 +119,7 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     check_modelled(placed, unmodelled, metric, f"mapping '{mapping.name}'", mapping.origin)
     if timing is not None:
         # the batch code with one mapping, routed as placed (its own ``via`` routes)
-        inputs = timing.inputs_for(mapping)
+        inputs = timing.inputs_for(problem, mapping)
         value = float(agg.timed_value(timing, None, inputs)[0])
         bottleneck = None
     else:

@@ -153,9 +153,8 @@ class TimingTables:
                                f"sum, max or exclusive for '{metric}')")
         app, arch, act = problem.app, problem.arch, problem.activity
         q = problem.repetitions
-        # not the problem itself: the cache (keyed by a weak reference to it) would keep
-        # it alive
-        self.app, self.arch = app, arch
+        # no reference to the problem: the cache (keyed by a weak reference to it) would
+        # keep it alive, and evaluators holding these tables travel to Dask workers
         self.actors = list(app.actors)
         self.channels = list(app.channels)
         self.pes, self.cns = list(arch.pes), list(arch.cns)
@@ -287,13 +286,13 @@ class TimingTables:
         extend = self.extend.ravel().take(pair) if self._ends is not None else None
         return self._inputs(XT, self.delay.ravel().take(pair), extend, bad)
 
-    def inputs_for(self, mapping: Mapping) -> tuple:
+    def inputs_for(self, problem: Problem, mapping: Mapping) -> tuple:
         """The same for one mapping with its own routes (``via``), as placed by
         :func:`mapping.routing.channel_route`."""
         pi = {p: i for i, p in enumerate(self.pes)}
         ci = {k: i for i, k in enumerate(self.cns)}
         XT = np.array([[pi[mapping.assignment[a]]] for a in self.actors], dtype=np.intp)
-        app, arch = self.app, self.arch
+        app, arch = problem.app, problem.arch
         on = np.zeros((len(self.channels), len(self.cns)))
         for i, c in enumerate(self.channels):
             for k in channel_route(app, arch, mapping, c):
@@ -422,14 +421,15 @@ def timing_tables(problem: Problem, metric: str = TIMED_METRIC, aggregate: str =
     return tables
 
 
-def static_order_graph(tables: TimingTables, mapping: Mapping
+def static_order_graph(problem: Problem, mapping: Mapping
                        ) -> tuple[list[str], list[tuple[str, str, float, int]]]:
     """The firings and the edges ``(u, v, weight, height)`` of the static-order graph of
     ``mapping``: data edges (weight: the producer firing's time plus the channel's delay,
     height: the iteration delay), order edges between consecutive firings on one PE
     (height 0) and, per PE, the wrap edge from its last firing to its first (height 1).
     Its maximum cycle ratio is the period (:meth:`TimingTables.period`)."""
-    XT, dur, delay, _ = tables.inputs_for(mapping)
+    tables = timing_tables(problem)
+    XT, dur, delay, _ = tables.inputs_for(problem, mapping)
     names, act = tables.firings, tables.firing_actor
     weight = [float(dur[a, 0]) for a in act]
     edges = [(names[u], names[v], weight[u] + float(delay[c, 0]), h)
@@ -460,7 +460,7 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
     value."""
     from moc.cycle_ratio import max_cycle_ratio
     tables = timing_tables(problem)
-    inputs = tables.inputs_for(mapping)
+    inputs = tables.inputs_for(problem, mapping)
     XT, dur, delay, bad = inputs
     makespan = float(tables.value("makespan", None, inputs)[0])
     period = float(tables.value("period", None, inputs)[0])
@@ -494,7 +494,7 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
         schedule[k].sort(key=lambda s: (s.start, s.end, s.name))
     critical: tuple[str, ...] = ()
     if not bad[0] and period > 0:
-        nodes, edges = static_order_graph(tables, mapping)
+        nodes, edges = static_order_graph(problem, mapping)
         critical = _actors_of(max_cycle_ratio(nodes, edges).cycle)
     return MappedTiming(makespan, period, 1.0 / period if 0 < period < np.inf else None,
                         critical, makespan, buffers,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import pickle
 from dataclasses import replace
 
 import networkx as nx
@@ -39,6 +40,7 @@ import numpy as np
 import pytest
 
 from dsl import parse_map, parse_moa, parse_sdf
+from dsl.mappings import Mapping
 from mapping.aggregation import aggregator
 from mapping.batch import BatchEvaluator
 from mapping.cli import main
@@ -258,6 +260,23 @@ def test_exhaustive_search_minimizes_the_makespan_and_exact_declines():
     for agg in ("schedule", "period"):
         with pytest.raises(SearchError, match=f"'exact' does not cover '{agg}'"):
             search(problem, "time", agg, strategy="exact")
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "anneal", "genetic", "tabu"])
+def test_heuristics_search_the_period(strategy):
+    app, arch, mapping, problem = setup(CYCLE, board(bus_alpha=2), "pipelined")
+    result = search(problem, "time", "period", strategy=strategy, budget=200, seed=0)
+    # all on one PE: 2 + 3 + 1 = 6 per iteration, no transfer; pipelined: 5 (above)
+    assert result.value <= 5
+    best = Mapping("best", dict(result.mapping))
+    assert result.value == pytest.approx(evaluate(app, arch, best, "time", "period",
+                                                  problem=problem).value)
+
+
+def test_timed_evaluators_pickle_for_workers():
+    app, arch, mapping, problem = setup(CYCLE, board(bus_alpha=2), "pipelined")
+    ev = pickle.loads(pickle.dumps(BatchEvaluator(problem, "time", "period")))
+    assert ev.value(mapping) == 5
 
 
 @pytest.fixture
