@@ -320,8 +320,8 @@ class TimingTables:
         """The list-scheduling steps over all mappings at once: ``free (P, N, S)`` holds
         each PE's free time as a max-plus row over ``S`` state variables (``S = 1`` and
         zeros: an idle start).  Returns the starts (None when ``symbolic``) and ends
-        ``(F, N, S)``; ``free`` is updated in place.  Delayed precedences count only in the ``symbolic`` pass (in the
-        first iteration initial tokens satisfy them)."""
+        ``(F, N, S)``; ``free`` is updated in place.  Delayed precedences count only in
+        the ``symbolic`` pass (in the first iteration initial tokens satisfy them)."""
         F, N, S = len(self.firings), XT.shape[1], free.shape[2]
         P = free.shape[0]
         rows = free.reshape(P * N, S)                           # a view: row pe·N + mapping

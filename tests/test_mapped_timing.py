@@ -377,3 +377,18 @@ def test_mapped_analysis_buffers_of_a_multirate_graph():
     assert t.buffers == {"a->b": 2, "b->c": 2}
     assert (t.makespan, t.period) == (15, 15)
     assert [s.name for s in t.schedule["p1"]] == ["b#0", "b#1"]
+
+
+def test_karp_on_the_transfer_matrix_equals_howard_on_the_static_order_graph():
+    cycle_ratio = pytest.importorskip("moc.cycle_ratio")
+    from mapping.timing import static_order_graph
+    arch, = parse_moa(RANDOM_BOARD.replace("CHARGE", "both"))
+    rng = np.random.default_rng(11)
+    for seed in range(4):
+        problem = bind_problem(random_app(6, 9, seed=seed, extra_attrs=False), arch)
+        ev = BatchEvaluator(problem, "time", "period")
+        X = rng.integers(0, 3, (5, 6))
+        for row, value in zip(X, ev.evaluate(X)):
+            nodes, edges = static_order_graph(problem, ev.to_mapping(row))
+            howard = cycle_ratio.max_cycle_ratio(nodes, edges).ratio
+            assert value == pytest.approx(float(howard), rel=1e-9)
