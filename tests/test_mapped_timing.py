@@ -117,6 +117,16 @@ def test_the_cycle_period_exceeds_the_max_aggregation():
     assert evaluate(app, arch, mapping, "time", "period", problem=problem).value == 5
 
 
+def test_cns_are_latencies_not_resources():
+    # pipelined with bus alpha 10: a's token takes 20 on the bus, so max = 20 (the bus),
+    # but transfers overlap the firings of later iterations: a [0, 2]; b#0 [22, 25];
+    # b#1 [25, 28]; c [28, 32]: makespan 32; the period is p1's load, 3 + 3 + 4 = 10
+    app, arch, mapping, problem = setup(MULTI, board(bus_alpha=10), "pipelined")
+    value = {agg: evaluate(app, arch, mapping, "time", agg, problem=problem).value
+             for agg in ("max", "schedule", "period")}
+    assert value == {"max": 20, "schedule": 32, "period": 10}
+
+
 def test_other_metrics_are_refused_by_name():
     app, arch, mapping, problem = setup(MULTI, board(), "split")
     for agg in ("schedule", "period"):
