@@ -97,8 +97,8 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     each element values its tokens by its rule for ``metric`` (:mod:`mapping.metrics`);
     the values combine by ``aggregate`` (the architecture's default when ``None``) with
     CNs scaled by lambda; a timed aggregation (``schedule``, ``period``) schedules the
-    firings instead (:mod:`mapping.timing`).  Pass a ``problem`` from :func:`~mapping.problem.bind_problem`
-    to skip re-binding.
+    firings instead (:mod:`mapping.timing`, no bottleneck element).  Pass a ``problem``
+    from :func:`~mapping.problem.bind_problem` to skip re-binding.
 
     A metric that no element can value is an error listing the known metrics; so is a
     mapping whose tokens all sit on elements without a model for the metric (its value
