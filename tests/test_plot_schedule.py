@@ -10,7 +10,7 @@ import pytest
 from mapping.cli import main
 from mapping.commands.analyse import Analysed
 from mapping.plots.figure_io import new_figure
-from mapping.plots.schedule import draw_schedule, lanes, plot_schedule
+from mapping.plots.schedule import draw_schedule, lanes, plot_mapping_schedule, plot_schedule
 
 TIMING = Path(__file__).resolve().parent.parent / "examples" / "timing"
 VIDEO, DUO, MAPS = (str(TIMING / n) for n in ("video.sdf", "duo.moa", "mappings.map"))
@@ -63,7 +63,7 @@ def test_overlapping_firings_stack_on_lanes():
 
 def test_png_is_not_blank(tmp_path):
     path = tmp_path / "gantt.png"
-    plot_schedule(MAPPED, path)
+    plot_schedule(MAPPED.to_dict(), path, MAPPED.rows, MAPPED.actors, MAPPED.cns)
     rgb, distinct = colours(path)
     assert rgb.std() > 0.05 and len(distinct) > 20
 
@@ -105,3 +105,32 @@ def test_labels_wider_than_their_bars_are_shortened_or_hidden():
     draw_schedule(ax, analysed.to_dict(), analysed.rows, analysed.actors, analysed.cns)
     shown = {t.get_text() for t in ax.texts if t.get_visible()}
     assert "a_long_channel_name:a#0" not in shown and "b#0" in shown
+
+
+def test_the_chart_of_a_mapping_from_the_inputs_of_eval(tmp_path):
+    pytest.importorskip("mapping.timing", reason="mapping.timing is built on another branch")
+    import dsl
+    app, arch = dsl.load_sdf(VIDEO)[0], dsl.load_moa(DUO)[0]
+    split = {m.name: m for m in dsl.load_map(MAPS)}["split"]
+    path = plot_mapping_schedule(app, arch, split, tmp_path / "split.png")
+    rgb, distinct = colours(path)
+    assert rgb.std() > 0.05 and len(distinct) > 20
+
+
+def test_a_crowded_row_is_one_band_with_a_summary():
+    class Wide:
+        throughput, period, latency = Fraction(1, 4), Fraction(4), 4
+
+        def to_dict(self):
+            return {"throughput": 0.25, "period": 4, "critical_cycle": ["a"],
+                    "latency": 4, "buffers": None, "method": "by hand",
+                    "schedule": {"a": [{"firing": f"a#{k}", "start": 0, "end": 4}
+                                       for k in range(20)],
+                                 "b": [{"firing": "b#0", "start": 0, "end": 1}]}}
+    analysed = Analysed("app", None, None, "exec", Wide(), ("a", "b"))
+    fig = new_figure()
+    ax = fig.add_subplot(1, 1, 1)
+    draw_schedule(ax, analysed.to_dict(), analysed.rows, analysed.actors)
+    shown = {t.get_text() for t in ax.texts if t.get_visible()}
+    assert "20 firings, up to 20 at once" in shown and "b#0" in shown
+    assert not any(text.startswith("a#") for text in shown)
