@@ -17,7 +17,12 @@ no aggregation special-cases it.
 Aggregations declare the properties the batch evaluator's group tables and the exact
 search rely on: :attr:`Aggregation.separable` (the value is the sum of the contributions
 ``pe`` and ``λ·cn``) or :attr:`Aggregation.bottleneck` (their maximum).  A new
-aggregation (``schedule``, ``period``) is one class and one ``AGGREGATIONS`` line.
+aggregation is one class and one ``AGGREGATIONS`` line.
+
+*Timed* aggregations (:attr:`Aggregation.timed`: ``schedule``, ``period``) are not
+functions of element values: they schedule the firings of one iteration
+(:mod:`mapping.timing`).  Their :meth:`Timed.timed_value` takes the firing-level
+tables; both evaluators dispatch on ``timed`` once.
 """
 from __future__ import annotations
 
@@ -37,6 +42,9 @@ class Aggregation:
     bottleneck: ClassVar[bool] = False
     #: ``combine`` reads ``shares``
     needs_shares: ClassVar[bool] = False
+    #: the value is a timing of the mapped firings (:mod:`mapping.timing`), computed by
+    #: :meth:`timed_value` from the firing-level tables instead of element values
+    timed: ClassVar[bool] = False
 
     def combine(self, pe: np.ndarray, cn: np.ndarray, lambda_: float,
                 shares: np.ndarray | None = None, locate: bool = True
@@ -118,16 +126,55 @@ class Exclusive(Aggregation):
         return value, bottleneck
 
 
+class Timed(Aggregation):
+    """A timing of the firings of one iteration under a mapping (SPEC §13): element
+    values do not determine it, the firing-level tables of :mod:`mapping.timing` do
+    (:meth:`timed_value`).  It aggregates ``time`` only."""
+
+    timed = True
+    #: the :class:`mapping.timing.TimingTables` quantity it is
+    quantity: ClassVar[str]
+
+    def combine(self, pe, cn, lambda_, shares=None, locate=True):
+        raise MappingError(f"aggregation '{self.name}' schedules the firings of a mapping; "
+                           "element values alone (e.g. per-element activity) do not "
+                           "determine it: use sum, max or exclusive")
+
+    def timed_value(self, timing, XT: np.ndarray, inputs=None) -> np.ndarray:
+        """``(n,)`` values of the mappings ``XT (actors, n)`` from ``timing`` (its
+        per-mapping ``inputs`` when given, e.g. a mapping's own routes)."""
+        return timing.value(self.quantity, XT, inputs)
+
+
+class Schedule(Timed):
+    """The makespan of one iteration, list-scheduled from an idle start: firings on one
+    PE never overlap, channels between PEs delay tokens by their route's ``time``
+    (HLFET, Kwok & Ahmad 1999)."""
+
+    name = "schedule"
+    quantity = "makespan"
+
+
+class Period(Timed):
+    """The period of the self-timed execution where every PE repeats its list-scheduled
+    static order (Sriram & Bhattacharyya): the maximum cycle ratio of the static-order
+    graph; ``throughput = 1/period``."""
+
+    name = "period"
+    quantity = "period"
+
+
 #: the aggregations, by name, that the command line offers (``--aggregate``)
 AGGREGATIONS: Registry = Registry("aggregation", error=MappingError)
 AGGREGATIONS.add("sum", Sum(), "LSLA, everything serialized: sum of PEs + lambda * sum of CNs")
 AGGREGATIONS.add("max", Max(), "everything concurrent: the bottleneck element")
 AGGREGATIONS.add("exclusive", Exclusive(),
                  "Gables' serialized work: each PE alone in its phase, phases summed")
+AGGREGATIONS.add("schedule", Schedule(),
+                 "makespan of one list-scheduled iteration (time only)")
+AGGREGATIONS.add("period", Period(),
+                 "period of the self-timed static-order execution, 1/throughput (time only)")
 
 
 def aggregator(name: str) -> Aggregation:
-    if name == "schedule" and name not in AGGREGATIONS:
-        raise MappingError("aggregation 'schedule' (list-scheduled makespan) is not "
-                           "implemented yet; use sum, max or exclusive")
     return AGGREGATIONS.get(name)

@@ -49,6 +49,10 @@ reference evaluator one mapping at a time, so that results are always those of
 :func:`mapping.evaluation.evaluate`; :attr:`BatchEvaluator.vectorized` says which path is
 taken.
 
+A timed aggregation (``schedule``, ``period``, :attr:`Aggregation.timed`) takes the
+firing-level tables of :mod:`mapping.timing` instead: the same list-scheduling steps for
+every row of a chunk.
+
 Mappings are evaluated without fixed routes (``via``): search explores assignments of
 actors to PEs, routed by the architecture.  A PE pair without a route makes every
 mapping that needs it cost ``inf`` (the reference evaluator raises instead).
@@ -73,6 +77,7 @@ from mapping.metrics import (INTENSIVE, SYSTEM, check_metric, is_charged, rule,
                              system_metrics, system_value)
 from mapping.problem import Problem
 from mapping.routing import place_tokens
+from mapping.timing import pair_routes, timing_tables
 from mapping.traffic import traffic_model
 
 # Bound problems hold read-only mapping proxies; let them pickle (as dicts rebuilt into
@@ -161,6 +166,9 @@ class BatchEvaluator:
         self.metric = metric
         self.aggregate = aggregate or arch.aggregate
         self.aggregation = aggregator(self.aggregate)
+        #: the firing-level tables of a timed aggregation (``schedule``, ``period``)
+        self._timing = timing_tables(problem, metric, self.aggregate) \
+            if self.aggregation.timed else None
         self.chunk = int(chunk)
         self.actors: list[str] = list(problem.app.actors)
         self.channels: list[str] = list(problem.app.channels)
@@ -178,24 +186,8 @@ class BatchEvaluator:
         self._problem = None
 
         # Routes: CN incidence of every ordered PE pair; unroutable pairs are flagged.
-        self.route = np.zeros((P * P, C))
-        self.unroutable = np.zeros(P * P, dtype=bool)
         cn_index = {k: i for i, k in enumerate(self.cns)}
-        for s, ps in enumerate(self.pes):
-            for d, pd in enumerate(self.pes):
-                if s == d:
-                    local = arch.elements[ps].local
-                    hops = (local,) if local else ()
-                else:
-                    try:
-                        hops = arch.route(ps, pd)
-                    except NoRouteError:
-                        self.unroutable[s * P + d] = True
-                        continue
-                for k in hops:
-                    if k not in cn_index:
-                        raise MappingError(f"PE '{ps}': local '{k}' is not a communication node")
-                    self.route[s * P + d, cn_index[k]] = 1.0
+        self.route, self.unroutable = pair_routes(arch, self.pes, self.cns)
         self._penalty = np.where(self.unroutable, np.inf, 0.0) if self.unroutable.any() else None
 
         big = self.n_actors * P + len(self.channels) * P * P
@@ -469,7 +461,12 @@ class BatchEvaluator:
         """Values of the ``(N, actors)`` array ``X`` (a single row is accepted too)."""
         X = self._check(X, bounds=self._plan is None)      # a plan checks chunk by chunk
         out = np.empty(X.shape[0])
-        if self._plan is not None:
+        if self._timing is not None:
+            for start in range(0, X.shape[0], self.chunk):
+                Xc = X[start:start + self.chunk]
+                out[start:start + len(Xc)] = self.aggregation.timed_value(
+                    self._timing, self._transpose(Xc))
+        elif self._plan is not None:
             self._plan.run(X, out, self.chunk)
         else:
             for start in range(0, X.shape[0], self.chunk):

@@ -26,6 +26,8 @@ _command("check", "check", "FILE...", "parse and analyse files (repetition vecto
 _command("eval", "evaluate", "APP.sdf ARCH.moa [MAP.map]",
          "cost of one mapping (time, energy, power, ...)")
 _command("search", "search", "APP.sdf ARCH.moa", "find the best mappings")
+_command("analyse", "analyse", "APP.sdf [ARCH.moa MAP.map]",
+         "dataflow timing: throughput, latency, buffers, schedule")
 _command("fidelity", "fidelity", "APP.sdf ARCH.moa DATA.csv",
          "does the model rank alternatives like measurements?")
 _command("fit", "fit", "APP.sdf ARCH.moa DATA.csv", "fit cost parameters to measurements")

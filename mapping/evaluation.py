@@ -15,6 +15,7 @@ from mapping.metrics import (SYSTEM, check_metric, is_charged, performance, rule
                              system_value as system_metric_value, total_ops)
 from mapping.problem import Problem, bind_problem
 from mapping.routing import place_tokens, validate_mapping
+from mapping.timing import timing_tables
 from mapping.traffic import ChargedToken, tokens_by_pe
 
 
@@ -95,8 +96,9 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     Tokens of one iteration go to the mapped PEs and to every CN of each channel's route;
     each element values its tokens by its rule for ``metric`` (:mod:`mapping.metrics`);
     the values combine by ``aggregate`` (the architecture's default when ``None``) with
-    CNs scaled by lambda.  Pass a ``problem`` from :func:`~mapping.problem.bind_problem`
-    to skip re-binding.
+    CNs scaled by lambda; a timed aggregation (``schedule``, ``period``) schedules the
+    firings instead (:mod:`mapping.timing`, no bottleneck element).  Pass a ``problem``
+    from :func:`~mapping.problem.bind_problem` to skip re-binding.
 
     A metric that no element can value is an error listing the known metrics; so is a
     mapping whose tokens all sit on elements without a model for the metric (its value
@@ -110,12 +112,20 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
         return _evaluate_system(problem, mapping, metric, aggregate)
     aggregate = aggregate or arch_b.aggregate
     agg = aggregator(aggregate)
+    timing = timing_tables(problem, metric, aggregate) if agg.timed else None
     placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric,
                           charge=is_charged(metric))
     values, unmodelled = element_values(arch_b, placed, metric)
     check_modelled(placed, unmodelled, metric, f"mapping '{mapping.name}'", mapping.origin)
-    shares = pe_shares(app_b, arch_b, mapping, placed, metric) if agg.needs_shares else None
-    value, bottleneck = system_value(arch_b, values, agg, shares)
+    if timing is not None:
+        # the batch code with one mapping, routed as placed (its own ``via`` routes)
+        inputs = timing.inputs_for(problem, mapping)
+        value = float(agg.timed_value(timing, None, inputs)[0])
+        bottleneck = None
+    else:
+        shares = pe_shares(app_b, arch_b, mapping, placed, metric) if agg.needs_shares \
+            else None
+        value, bottleneck = system_value(arch_b, values, agg, shares)
 
     throughput = performance_ = None
     if metric == "time" and value > 0 and np.isfinite(value):

@@ -150,9 +150,9 @@ def test_aggregations_declare_their_properties():
     assert aggregator("sum").separable and not aggregator("sum").bottleneck
     assert aggregator("max").bottleneck and not aggregator("max").separable
     assert aggregator("exclusive").needs_shares
-    assert list(AGGREGATIONS) == ["sum", "max", "exclusive"]
-    with pytest.raises(MappingError, match="not implemented yet"):
-        aggregator("schedule")
+    # issue 10 implements schedule and period: timed aggregations, not element combiners
+    assert list(AGGREGATIONS) == ["sum", "max", "exclusive", "schedule", "period"]
+    assert [n for n in AGGREGATIONS if aggregator(n).timed] == ["schedule", "period"]
 
 
 def test_aggregations_on_arrays_match_one_at_a_time():
@@ -160,6 +160,8 @@ def test_aggregations_on_arrays_match_one_at_a_time():
     pe, cn, shares = rng.random((4, 50)), rng.random((2, 50)), rng.random((4, 2, 50))
     for name in AGGREGATIONS:
         agg = aggregator(name)
+        if agg.timed:                   # firing-level tables, not element values
+            continue
         values, where = agg.combine(pe, cn, 1.5, shares)
         for j in range(50):
             v, w = agg.combine(pe[:, j:j + 1], cn[:, j:j + 1], 1.5, shares[:, :, j:j + 1])

@@ -2,8 +2,8 @@
 :data:`mapping.plots.PLOTS`.
 
 A kind takes the options of the command it draws for (``eval``, ``fidelity``,
-``search`` or ``logca``); this module loads what that command loads and hands it to the
-kind's drawing function.  Only the chosen kind's options are defined."""
+``search``, ``logca`` or ``analyse``); this module loads what that command loads and
+hands it to the kind's drawing function.  Only the chosen kind's options are defined."""
 from __future__ import annotations
 
 import importlib
@@ -63,12 +63,23 @@ def _logca_source(args, command: str) -> dict:
     return {"analysis": analysis_from_args(args)}
 
 
+def _analyse_options(p) -> None:
+    from mapping.commands.analyse import add_analyse_options
+    add_analyse_options(p)
+
+
+def _analyse_source(args, command: str) -> dict:
+    from mapping.commands.analyse import load_analysis
+    return {"analysed": load_analysis(args, command)}
+
+
 #: the command whose options a plot takes -> (define them, load what they name)
 TAKES = {
     "eval": (_eval_options, _eval_source),
     "fidelity": (_fidelity_options, _fidelity_source),
     "search": (_search_options, _search_source),
     "logca": (_logca_options, _logca_source),
+    "analyse": (_analyse_options, _analyse_source),
 }
 
 

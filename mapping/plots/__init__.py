@@ -2,11 +2,12 @@
 extension.
 
 :data:`PLOTS` names every ``mapeval plot KIND``.  A kind takes the options (and inputs)
-of one command (``takes``: ``eval``, ``fidelity``, ``search`` or ``logca``) plus its own
+of one command (``takes``: ``eval``, ``fidelity``, ``search``, ``logca`` or ``analyse``) plus its own
 ``options``, and is drawn by ``draw``, a lazy ``"module:function"`` called as
 ``draw(path, inputs=FILES, **source, **options)``; ``source`` is what that command loads
 (``eval``: ``app, arch, mapping, metric, aggregate, params``; ``fidelity``:
-``assessment, measured_label, metric``; ``search``: ``result``; ``logca``: ``analysis``).
+``assessment, measured_label, metric``; ``search``: ``result``; ``logca``: ``analysis``;
+``analyse``: ``analysed``).
 Adding a plot is one module with that function and one :func:`_plot` line here; listing
 the kinds imports neither the modules nor matplotlib.
 """
@@ -76,6 +77,14 @@ _plot("mapping", "per-element load of a mapping (bar chart)", "eval",
       "mapeval plot mapping examples/gables/two_ip.sdf examples/gables/two_ip.moa "
       "examples/gables/two_ip.map -p f=0.75 -o load.svg",
       [(("--logy",), dict(action="store_true", help="log scale for the values"))])
+_plot("schedule", "Gantt chart of a dataflow schedule (one row per PE and CN)", "analyse",
+      "mapping.plots.schedule:plot_from_inputs",
+      "Takes the options of 'mapeval analyse' and draws its schedule as a Gantt chart: "
+      "with an architecture and a mapping, one row per PE and CN (transfers hatched on "
+      "the CNs), without one, one row per actor (firings that overlap stack); every "
+      "firing labelled (a#0), one colour per actor, the makespan and the period marked.",
+      "mapeval plot schedule examples/timing/video.sdf examples/timing/duo.moa "
+      "examples/timing/mappings.map --mapping split -o gantt.png")
 _plot("pareto", "Pareto front of a multi-objective search", "search",
       "mapping.plots.pareto:plot_from_inputs",
       "Takes the options of 'mapeval search' (--objectives defaults to time,energy) and "

@@ -54,6 +54,10 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactRes
     ev = setup.objectives.evaluators[0]
     agg = ev.aggregation
     t = ev.tables
+    if agg is not None and agg.timed:
+        raise SearchError(f"strategy 'exact' does not cover '{ev.aggregate}': a list-scheduled "
+                          "timing is no linear program of the mapping — use exhaustive or a "
+                          "heuristic")
     if not t.linear or not (agg.separable or agg.bottleneck):
         raise SearchError(f"strategy 'exact' needs per-token cost models aggregated by sum or "
                           f"max; '{ev.metric}' with '{ev.aggregate}' is not linear here — use "

@@ -5,6 +5,9 @@
 - ``sum``/``max``: mapping evaluations per second of the batch evaluator against a
   plain-Python loop over dicts (precomputed per-actor/per-channel cost dicts and routes,
   one mapping at a time), for a 20-actor, 30-channel graph on an 8-PE, 3-CN MoA;
+- ``schedule``/``period``: mapping evaluations per second of the batch evaluator for the
+  timed aggregations (list-scheduled makespan, static-order period) on the same problem,
+  against the reference evaluator one mapping at a time;
 - ``single_eval_us``: one mapping through the public API
   (:func:`mapping.batch.evaluate_value`, compiled tables cached on the problem);
   ``reference_eval_us``: the reference :func:`mapping.evaluation.evaluate`;
@@ -107,6 +110,29 @@ def bench_eval(problem, aggregate, n_batch, n_python, repeat):
             "ratio": round(batch_rate / py_rate, 1)}
 
 
+def bench_timed(problem, n_batch, repeat):
+    """``schedule`` and ``period``: mappings per second of the batch evaluator, and of the
+    reference evaluator one mapping at a time (the same code with ``N = 1``)."""
+    out = {}
+    X = np.random.default_rng(0).integers(0, len(problem.arch.pes),
+                                          (n_batch, len(problem.app.actors))).astype(np.int32)
+    for aggregate in ("schedule", "period"):
+        ev = BatchEvaluator(problem, "time", aggregate)
+        ev.evaluate(X[:100])
+        t_batch = best_time(lambda: ev.evaluate(X), repeat)
+        mappings = [ev.to_mapping(row) for row in X[:200]]
+        ref = [evaluate(problem.app, problem.arch, m, "time", aggregate, problem=problem).value
+               for m in mappings]
+        np.testing.assert_allclose(ref, ev.evaluate(X[:200]), rtol=1e-9)
+        t_ref = best_time(lambda: [evaluate(problem.app, problem.arch, m, "time", aggregate,
+                                            problem=problem) for m in mappings], 1)
+        batch_rate, ref_rate = n_batch / t_batch, len(mappings) / t_ref
+        out[aggregate] = {"batch_evals_per_s": round(batch_rate),
+                          "reference_evals_per_s": round(ref_rate),
+                          "ratio": round(batch_rate / ref_rate, 1)}
+    return out
+
+
 def bench_single(problem, n):
     arch_pes = problem.arch.pes
     m = Mapping("m", {a: arch_pes[(i * 3) % len(arch_pes)]
@@ -186,6 +212,7 @@ def main(argv=None):
     problem = bind_problem(random_app(20, 30, seed=1), bench_arch())
     out = {"sum": bench_eval(problem, "sum", n_batch, n_python, repeat),
            "max": bench_eval(problem, "max", n_batch, n_python, repeat)}
+    out.update(bench_timed(problem, n_batch // 10, repeat))
     out["max_paths"] = bench_max_paths(n_batch // 4, repeat)
     single, reference = bench_single(problem, 2000 if args.quick else 20000)
     out["single_eval_us"] = round(single, 2)
