@@ -17,10 +17,6 @@ KEYS = {"throughput", "period", "critical_cycle", "latency", "buffers", "schedul
         "application", "architecture", "mapping", "exec"}
 
 
-def needs(module):
-    return pytest.importorskip(module, reason=f"{module} is built on another branch")
-
-
 def run_json(capsys, *argv):
     assert main(["analyse", *argv, "--json"]) == 0
     return json.loads(capsys.readouterr().out)
@@ -46,7 +42,6 @@ def fails(capsys, *argv):
 # (4, before filt#0 takes one); filt#1 puts the second frame at 7 (2, then enc#0 takes
 # both); 'out' and 'state' hold one token at most.
 def test_unmapped_json_keys_and_hand_computed_values(capsys):
-    needs("moc.timing")
     doc = run_json(capsys, VIDEO)
     assert KEYS <= set(doc)
     assert (doc["application"], doc["architecture"], doc["mapping"], doc["exec"]) == \
@@ -66,7 +61,6 @@ def test_unmapped_json_keys_and_hand_computed_values(capsys):
 
 
 def test_unmapped_table(capsys):
-    needs("moc.timing")
     assert main(["analyse", VIDEO]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
@@ -78,7 +72,6 @@ def test_unmapped_table(capsys):
 
 
 def test_no_simulate_gives_throughput_only(capsys):
-    needs("moc.timing")
     doc = run_json(capsys, VIDEO, "--no-simulate")
     assert doc["throughput"] == pytest.approx(1 / 6)
     assert doc["latency"] is None and doc["buffers"] is None and doc["schedule"] is None
@@ -87,7 +80,6 @@ def test_no_simulate_gives_throughput_only(capsys):
 
 
 def test_mapped_json_keys(capsys):
-    needs("mapping.timing")
     doc = run_json(capsys, VIDEO, DUO, MAPS, "--mapping", "split")
     assert KEYS | {"makespan"} <= set(doc)
     assert (doc["application"], doc["architecture"], doc["mapping"], doc["exec"]) == \
@@ -119,7 +111,6 @@ def test_mapped_json_keys(capsys):
     ("filt_little", 21, 21, ["src", "filt", "enc", "snk"]),
     ("all_big", 12, 12, ["src", "filt", "enc", "snk"])])
 def test_mapped_makespan_and_period_by_hand(capsys, mapping, makespan, period, critical):
-    needs("mapping.timing")
     doc = run_json(capsys, VIDEO, DUO, MAPS, "--mapping", mapping)
     assert doc["makespan"] == pytest.approx(makespan)
     assert doc["latency"] == pytest.approx(makespan)
@@ -129,7 +120,6 @@ def test_mapped_makespan_and_period_by_hand(capsys, mapping, makespan, period, c
 
 
 def test_mapped_schedule_of_split_by_hand(capsys):
-    needs("mapping.timing")
     doc = run_json(capsys, VIDEO, DUO, MAPS, "--mapping", "split")
     bars = {e: [(s["actor"], s["start"], s["end"]) for s in slots]
             for e, slots in doc["schedule"].items()}
@@ -144,7 +134,6 @@ def test_mapped_schedule_of_split_by_hand(capsys):
 
 
 def test_inline_mapping_and_files_in_any_order(capsys):
-    needs("mapping.timing")
     by_file = run_json(capsys, VIDEO, DUO, MAPS, "--mapping", "all_big")
     inline = run_json(capsys, "--map", "src=big,filt=big,enc=big,snk=big", DUO, VIDEO)
     assert inline["mapping"] == "inline"
@@ -186,7 +175,6 @@ TINY_XML = """\
 # and b#1 fire at once (2-5); their two tokens enable a#1 at 5. One token round of the
 # cycle a -> b -> a costs 2 + 3 = 5: period 5, throughput 1/5, latency 5.
 def test_sdf3_xml_written_in_the_test(tmp_path, capsys):
-    needs("moc.timing")
     path = tmp_path / "tiny.xml"
     path.write_text(TINY_XML)
     doc = run_json(capsys, str(path))
@@ -201,7 +189,6 @@ def test_sdf3_xml_written_in_the_test(tmp_path, capsys):
 # initial token (plus a0 -> a2): one firing of each at a time, 38 + 10 + 37 = 85 per
 # iteration, throughput 1/85.
 def test_sdf3_xml_from_the_shared_graphs(capsys):
-    needs("moc.timing")
     path = GRAPHS / "small_cyclic.xml"
     if not path.exists():
         pytest.skip(f"{path} is not on this machine")
@@ -212,7 +199,6 @@ def test_sdf3_xml_from_the_shared_graphs(capsys):
 
 
 def test_exec_attribute_is_chosen_with_exec(tmp_path, capsys):
-    needs("moc.timing")
     app = tmp_path / "two.sdf"
     app.write_text("sdf two {\n actor a [exec = 1, slow = 4]\n actor b [exec = 2, slow = 8]\n"
                    " a -> b\n b -> a [delay = 1]\n}\n")
@@ -261,7 +247,6 @@ def test_wrong_extension_and_missing_file(tmp_path, capsys):
 
 
 def test_deadlock_names_the_actors(tmp_path, capsys):
-    needs("moc.timing")
     app = tmp_path / "dead.sdf"
     app.write_text("sdf dead {\n actor a [exec = 1]\n actor b [exec = 1]\n a -> b\n"
                    " b -> a\n}\n")
@@ -270,7 +255,6 @@ def test_deadlock_names_the_actors(tmp_path, capsys):
 
 
 def test_missing_exec_names_the_actors(tmp_path, capsys):
-    needs("moc.timing")
     app = tmp_path / "noexec.sdf"
     app.write_text("sdf noexec {\n actor first [exec = 1]\n actor second\n"
                    " actor third\n first -> second\n second -> third\n}\n")
@@ -281,6 +265,5 @@ def test_missing_exec_names_the_actors(tmp_path, capsys):
 
 
 def test_a_limit_names_itself(capsys):
-    needs("moc.timing")
     err = fails(capsys, VIDEO, "--limit", "states=2")
     assert "states" in err and "--limit states=N" in err

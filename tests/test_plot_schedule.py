@@ -69,7 +69,6 @@ def test_png_is_not_blank(tmp_path):
 
 
 def test_mapped_through_the_cli(tmp_path):
-    pytest.importorskip("mapping.timing", reason="mapping.timing is built on another branch")
     png = tmp_path / "mapped.png"
     assert main(["plot", "schedule", VIDEO, DUO, MAPS, "--mapping", "split",
                  "-o", str(png)]) == 0
@@ -78,7 +77,6 @@ def test_mapped_through_the_cli(tmp_path):
 
 
 def test_unmapped_through_the_cli(tmp_path):
-    pytest.importorskip("moc.timing", reason="moc.timing is built on another branch")
     svg = tmp_path / "actors.svg"
     assert main(["plot", "schedule", VIDEO, "-o", str(svg)]) == 0
     text = svg.read_text()
@@ -108,7 +106,6 @@ def test_labels_wider_than_their_bars_are_shortened_or_hidden():
 
 
 def test_the_chart_of_a_mapping_from_the_inputs_of_eval(tmp_path):
-    pytest.importorskip("mapping.timing", reason="mapping.timing is built on another branch")
     import dsl
     app, arch = dsl.load_sdf(VIDEO)[0], dsl.load_moa(DUO)[0]
     split = {m.name: m for m in dsl.load_map(MAPS)}["split"]
@@ -134,3 +131,17 @@ def test_a_crowded_row_is_one_band_with_a_summary():
     shown = {t.get_text() for t in ax.texts if t.get_visible()}
     assert "20 firings, up to 20 at once" in shown and "b#0" in shown
     assert not any(text.startswith("a#") for text in shown)
+
+
+def test_plot_mapping_of_a_timed_aggregation_is_the_gantt_chart(tmp_path, capsys):
+    """SPEC §10: ``plot mapping`` draws a Gantt chart for ``schedule``: the same image as
+    ``plot schedule``; a metric other than time is refused as ``eval`` refuses it."""
+    gantt, bars = tmp_path / "gantt.png", tmp_path / "mapping.png"
+    assert main(["plot", "schedule", VIDEO, DUO, MAPS, "--mapping", "split",
+                 "-o", str(gantt)]) == 0
+    assert main(["plot", "mapping", VIDEO, DUO, MAPS, "--mapping", "split",
+                 "--aggregate", "schedule", "-o", str(bars)]) == 0
+    assert np.array_equal(mpimg.imread(gantt), mpimg.imread(bars))
+    assert main(["plot", "mapping", VIDEO, DUO, MAPS, "--mapping", "split", "--metric",
+                 "energy", "--aggregate", "period", "-o", str(tmp_path / "e.png")]) == 2
+    assert "time" in capsys.readouterr().err

@@ -7,6 +7,7 @@ from typing import Any, Mapping as MappingT
 
 from moa import Architecture
 from moc import SDFGraph
+from mapping.aggregation import aggregator
 from mapping.evaluation import Evaluation, evaluate
 from mapping.metrics import system_metrics
 from dsl.mappings import Mapping
@@ -63,8 +64,14 @@ def plot_mapping_load(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
                       params: MappingT[str, Any] | None = None, logy: bool = False,
                       inputs=()) -> Path:
     """Write the load chart of ``mapping`` to ``path`` (PNG, SVG or PDF by extension).
-    A system metric gets one chart per ``M[AGG]`` term, under its expression and value."""
+    A system metric gets one chart per ``M[AGG]`` term, under its expression and value.
+    A timed aggregation (``schedule``, ``period``) has no per-element bars that add up to
+    its value: its chart is the Gantt chart of the schedule (SPEC §10)."""
     plot_format(path)
+    if aggregate is not None and aggregator(aggregate).timed:
+        from mapping.plots.schedule import plot_mapping_schedule
+        evaluate(app, arch, mapping, metric, aggregate, params)    # refuses non-time metrics
+        return plot_mapping_schedule(app, arch, mapping, path, params, inputs)
     ev = evaluate(app, arch, mapping, metric, aggregate, params)
     system = system_metrics(arch).get(metric)
     terms = [evaluate(app, arch, mapping, m, agg, params) for m, agg in system.terms] \
