@@ -10,10 +10,15 @@ from moc.deadlock import (check_deadlock, firing_sequence, iteration_firings,
                           strongly_connected_components)
 from moc.activity import Activity, TokenGroup, activity
 from moc.hsdf import hsdf_expansion
+from moc.cycle_ratio import CycleRatio, UnboundedCycleError, max_cycle_ratio
+from moc.self_timed import Firing
+from moc.timing import ThroughputResult, TimingAnalysis, analyse, throughput
 
 __all__ = [
     "Actor", "Channel", "SDFGraph", "SDFError", "InconsistentGraphError", "DeadlockError",
     "ExpansionTooLargeError", "LimitError", "repetition_vector", "check_deadlock",
     "firing_sequence", "iteration_firings", "strongly_connected_components",
-    "Activity", "TokenGroup", "activity", "hsdf_expansion",
+    "Activity", "TokenGroup", "activity", "hsdf_expansion", "CycleRatio",
+    "UnboundedCycleError", "max_cycle_ratio", "Firing", "ThroughputResult", "TimingAnalysis",
+    "analyse", "throughput",
 ]

@@ -1,0 +1,221 @@
+"""Timing of the self-timed execution of an SDF graph alone (SPEC §13): throughput,
+period, critical cycle, latency, buffer occupancy and the schedule of one iteration.
+
+Actor attribute ``exec_attr`` is the time of one firing; resources are unlimited, so an
+actor's firings overlap unless a self-loop limits them (SDF3's ``throughput`` analysis,
+whose results are the reference).  Throughput is graph iterations per time unit and
+``period = 1/throughput``; integer or fractional times give exact fractions.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from types import MappingProxyType
+from typing import Mapping
+
+from moc.deadlock import strongly_connected_components
+from moc.errors import SDFError
+from moc.graph import SDFGraph
+from moc.kperiodic import kperiodic_throughput
+from moc.repetition import repetition_vector
+from moc.self_timed import Firing, first_iteration, simulate as explore
+
+KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
+STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
+
+__all__ = ["Firing", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
+           "throughput"]
+
+
+@dataclass(frozen=True)
+class ThroughputResult:
+    """``throughput`` (iterations per time unit, ``math.inf`` when no cycle bounds it),
+    ``period`` (its inverse, 0 then), ``critical_cycle`` (actors), ``method``."""
+
+    throughput: Fraction | float
+    period: Fraction | float
+    critical_cycle: tuple
+    method: str
+
+
+@dataclass(frozen=True)
+class TimingAnalysis:
+    """The SPEC §13 analysis of a graph alone.  ``latency``: the end of the last firing
+    of the first iteration (from time 0); ``buffers``: per channel, the most tokens it
+    holds (``math.inf`` where tokens pile up without bound, None where not explored);
+    ``schedule``: per actor, its :class:`Firing` s of the first iteration.  The last
+    three are None when the execution was not simulated."""
+
+    throughput: Fraction | float
+    period: Fraction | float
+    critical_cycle: tuple
+    latency: Fraction | float | None
+    buffers: Mapping[str, object] | None
+    schedule: Mapping[str, tuple] | None
+    method: str
+
+    def to_dict(self) -> dict:
+        """JSON-ready values with the SPEC §13 keys: fractions as floats, an unbounded
+        value as ``math.inf`` (the caller writes it as the project does)."""
+        return {
+            "throughput": _plain(self.throughput),
+            "period": _plain(self.period),
+            "critical_cycle": list(self.critical_cycle),
+            "latency": _plain(self.latency),
+            "buffers": None if self.buffers is None else
+            {name: _plain(n) for name, n in self.buffers.items()},
+            "schedule": None if self.schedule is None else
+            {actor: [{"firing": f.name, "start": _plain(f.start), "end": _plain(f.end)}
+                     for f in firings] for actor, firings in self.schedule.items()},
+            "method": self.method,
+        }
+
+    def __str__(self) -> str:
+        lines = [f"throughput     {_shown(self.throughput)} iterations per time unit",
+                 f"period         {_shown(self.period)}",
+                 f"critical cycle {' -> '.join(self.critical_cycle) or '(none)'}"]
+        if self.latency is not None:
+            lines.append(f"latency        {_shown(self.latency)}")
+        if self.buffers:
+            width = max(map(len, self.buffers))
+            lines.append("buffers (most tokens held)")
+            lines += [f"  {name:<{width}}  {_shown(n)}" for name, n in self.buffers.items()]
+        if self.schedule:
+            lines.append("first iteration (firing: start - end)")
+            for actor, firings in self.schedule.items():
+                lines.append(f"  {actor}: " + ", ".join(
+                    f"{f.name} {_shown(f.start)}-{_shown(f.end)}" for f in firings))
+        lines.append(f"method         {self.method}")
+        return "\n".join(lines)
+
+
+def execution_times(graph: SDFGraph, exec_attr: str = "exec") -> dict[str, object]:
+    """Actor attribute ``exec_attr`` of every actor: finite, non-negative numbers, or an
+    :class:`SDFError` naming every actor without one."""
+    times, bad = {}, []
+    for actor in graph.actors.values():
+        value = actor.attrs.get(exec_attr)
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
+            math.isfinite(value) and value >= 0
+        if ok:
+            times[actor.name] = value if isinstance(value, (int, float)) else Fraction(value)
+        else:
+            bad.append(actor)
+    if bad:
+        shown = ", ".join(f"'{a.name}'" + ("" if a.attrs.get(exec_attr) is None
+                                           else f" ({a.attrs[exec_attr]})") for a in bad)
+        raise SDFError(f"actors {shown} need a finite non-negative '{exec_attr}' "
+                       f"(the time of one firing) for a timing analysis", bad[0].origin)
+    return times
+
+
+def throughput(graph: SDFGraph, exec_attr: str = "exec") -> ThroughputResult:
+    """Throughput and critical cycle of the self-timed execution by K-periodic
+    scheduling (:mod:`moc.kperiodic`); errors as ``check`` for inconsistent or
+    deadlocked graphs."""
+    graph, durations, q, floats = _prepared(graph, exec_attr)
+    return _floats(_throughput(graph, durations, q)[0], floats)
+
+
+def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
+            ) -> TimingAnalysis:
+    """Throughput (K-periodic), and with ``simulate`` the latency, buffer maxima and
+    schedule of the first iteration of the self-timed execution.
+
+    The schedule comes from the precedences (:func:`moc.self_timed.first_iteration`);
+    the buffers from the state-space exploration (:func:`moc.self_timed.simulate`), in
+    which a channel whose producer outpaces its consumer holds unboundedly many tokens
+    (``math.inf``).  The exploration needs every actor to fire at a finite pace; where
+    one fires without bound (no cycle limits it, or one that takes no time), its
+    channels to other components hold ``math.inf``, a self-loop its initial tokens,
+    and the others are not explored (None).
+    """
+    graph, durations, q, floats = _prepared(graph, exec_attr)
+    result, pace = _throughput(graph, durations, q)
+    if not simulate:
+        return _floats(TimingAnalysis(result.throughput, result.period,
+                                      result.critical_cycle, None, None, None,
+                                      result.method), floats)
+    schedule = first_iteration(graph, durations, q)
+    latency = max((f.end for fs in schedule.values() for f in fs), default=0)
+    method = result.method
+    if all(pace[a] > 0 for a in graph.actors):
+        growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
+        run = explore(graph, durations, q, growing)
+        if run.throughput != result.throughput:
+            raise AssertionError(f"state space {run.throughput} != K-periodic "
+                                 f"{result.throughput} on '{graph.name}'")
+        buffers = run.buffers
+        method = f"{method}; {STATE_SPACE}"
+    else:
+        component = {a: i for i, c in enumerate(strongly_connected_components(graph))
+                     for a in c}
+        buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component)
+                                    for ch in graph.channels.values()})
+    return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
+                                  latency, buffers, MappingProxyType(schedule), method),
+                   floats)
+
+
+def _prepared(graph, exec_attr):
+    """The bound graph, its firing times as exact numbers, its repetition vector and
+    whether a time was a float (the results are then given as floats).  A float counts
+    as the decimal it prints as (0.1 as 1/10): three firings of 0.1 then take exactly
+    0.3, so equal paces are equal and the states of the execution recur."""
+    graph = graph.bind()
+    q = repetition_vector(graph)
+    durations = execution_times(graph, exec_attr)
+    floats = any(isinstance(v, float) for v in durations.values())
+    return graph, {a: Fraction(repr(v)) if isinstance(v, float) else v
+                   for a, v in durations.items()}, q, floats
+
+
+def _throughput(graph, durations, q):
+    found = kperiodic_throughput(graph, durations, q)
+    period = found.period
+    if period == 0:
+        value = ThroughputResult(math.inf, 0, (), KPERIODIC)
+    else:
+        value = ThroughputResult(1 / Fraction(period), Fraction(period),
+                                 found.critical_cycle, KPERIODIC)
+    return value, found.actor_periods
+
+
+def _floats(result, floats):
+    """``result`` with its times and rates as floats when the firing times were."""
+    if not floats:
+        return result
+    changes = {"throughput": float(result.throughput), "period": float(result.period)}
+    if getattr(result, "latency", None) is not None:
+        changes["latency"] = float(result.latency)
+        changes["schedule"] = MappingProxyType({
+            actor: tuple(replace(f, start=float(f.start), end=float(f.end)) for f in fs)
+            for actor, fs in result.schedule.items()})
+    return replace(result, **changes)
+
+
+def _unexplored(ch, pace, component):
+    """The most tokens ``ch`` holds without a simulation: a self-loop never holds more
+    than its initial tokens; a producer outside the consumer's strongly connected
+    component that fires faster (or without bound, at pace 0) piles tokens up for ever;
+    inside a component the tokens of its cycles bound it, but the value is unknown."""
+    if ch.src == ch.dst:
+        return ch.delay
+    if component[ch.src] == component[ch.dst]:
+        return None
+    return math.inf if pace[ch.src] == 0 or pace[ch.src] < pace[ch.dst] else None
+
+
+def _plain(value):
+    return float(value) if isinstance(value, Fraction) else value
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, Fraction):
+        return str(value.numerator) if value.denominator == 1 else \
+            f"{value} (~{float(value):.6g})"
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
