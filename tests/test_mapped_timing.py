@@ -400,3 +400,14 @@ def test_karp_on_the_transfer_matrix_equals_howard_on_the_static_order_graph():
             nodes, edges = static_order_graph(problem, ev.to_mapping(row))
             howard = cycle_ratio.max_cycle_ratio(nodes, edges).ratio
             assert value == pytest.approx(float(howard), rel=1e-9)
+
+
+def test_per_element_activity_refuses_timed_aggregations(tmp_path, capsys):
+    moa = tmp_path / "board.moa"
+    moa.write_text(board())
+    csv = tmp_path / "runs.csv"
+    csv.write_text("quanta_p0,quanta_p1,t\n10,0,11\n6,2,13\n")
+    assert main(["fidelity", str(moa), str(csv), "--measured", "t", "--quanta-column",
+                 "quanta_{element}", "--aggregate", "schedule"]) == 2
+    err = capsys.readouterr().err
+    assert "schedules the firings of a mapping" in err and "Traceback" not in err
