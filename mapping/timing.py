@@ -352,46 +352,42 @@ class TimingTables:
         return end[:, :, 0].max(axis=0) if len(end) else np.zeros(N)
 
     def transfer(self, XT, dur, delay) -> np.ndarray:
-        """``M (N, S, S)``, ``M[n, i, j]``: the weight of state ``j`` of iteration ``k-1``
-        in state ``i`` of iteration ``k`` (``-inf``: none), max-plus."""
+        """The max-plus matrix ``M`` of one iteration, ``x(k) = M ⊗ x(k-1)``, in the
+        layout Karp's recursion reads: ``(read, computed, N)``, ``[j, i, n]`` the weight
+        of state ``j`` of iteration ``k-1`` in state ``i`` of iteration ``k`` (``-inf``:
+        none), for the states the pass computes (PE free times, ends of this iteration)
+        and those it reads (PE free times, ends that delayed edges need).  The other rows
+        shift an end by one iteration (weight 0)."""
         P, S, N = self.n_pes, self.n_states, XT.shape[1]
         free = np.full((P, N, S), -np.inf)
         free[np.arange(P), :, np.arange(P)] = 0.0
         _, end = self._pass(XT, dur, delay, free, True)
-        M = np.full((N, S, S), -np.inf)
-        M[:, :P] = free.transpose(1, 0, 2)
-        for (u, j), s in self.state.items():
-            if j == 1:
-                M[:, s] = end[u]
-            else:
-                M[:, s, self.state[u, j - 1]] = 0.0
-        return M
+        last = [u for (u, j) in self.state if j == 1]         # states P, P + 1, ... in order
+        rows = np.concatenate([free, end[last]]) if last else free     # (computed, N, S)
+        return np.ascontiguousarray(rows.take(self._read, axis=2).transpose(2, 0, 1))
 
     def period(self, XT, dur, delay) -> np.ndarray:
         """``(N,)``: the maximum cycle mean of :meth:`transfer`, by Karp's theorem with
         every state a source: ``λ = max_v min_{0≤j<n} (D_n(v) - D_j(v)) / (n - j)``,
         ``D_0 = 0``, ``D_k(v) = max_u D_{k-1}(u) + M[v, u]`` (Karp 1978)."""
-        N = XT.shape[1]
+        N, n, r = XT.shape[1], self.n_states, self._computed
         out = np.empty(N)
         for lo in range(0, N, PERIOD_CHUNK):
             sl = slice(lo, lo + PERIOD_CHUNK)
-            # (old state, new state, mapping): the max runs over whole planes
-            Mt = np.ascontiguousarray(
-                self.transfer(XT[:, sl], dur[:, sl], delay[:, sl]).transpose(2, 1, 0))
-            n, m, r = Mt.shape[0], Mt.shape[2], self._computed
-            # a shifted state's row is one 0; the pass reads only some states (columns)
-            Mr = np.ascontiguousarray(Mt[self._read, :r])
+            Mr = self.transfer(XT[:, sl], dur[:, sl], delay[:, sl])
+            m = Mr.shape[2]
             D = np.empty((n + 1, n, m))
             D[0] = 0.0
             buf = np.empty_like(Mr)
             for k in range(1, n + 1):
+                # the max runs over whole (computed, N) planes
                 np.add(Mr, D[k - 1].take(self._read, axis=0)[:, None, :], out=buf)
                 buf.max(axis=0, out=D[k, :r])
                 D[k, r:] = D[k - 1, self._shifted]
             with np.errstate(invalid="ignore"):
                 ratios = (D[n] - D[:n]) / (n - np.arange(n))[:, None, None]
             ratios = np.where(np.isneginf(D[:n]), np.inf, ratios)
-            out[sl] = np.maximum(ratios.min(axis=0).max(axis=0), 0.0) if n else 0.0
+            out[sl] = np.maximum(ratios.min(axis=0).max(axis=0), 0.0)
         return out
 
     def value(self, what: str, XT: np.ndarray | None, inputs=None) -> np.ndarray:

@@ -358,7 +358,6 @@ def test_fidelity_and_fit_commands_with_schedule(files, tmp_path, capsys):
 
 # ------------------------------------------------------------ mapped_analysis
 def test_mapped_analysis_of_the_cycle():
-    pytest.importorskip("moc.cycle_ratio")
     from mapping.timing import Slot, mapped_analysis
     app, arch, mapping, problem = setup(CYCLE, board(bus_alpha=2), "pipelined")
     t = mapped_analysis(problem, mapping)
@@ -378,7 +377,6 @@ def test_mapped_analysis_of_the_cycle():
 
 
 def test_mapped_analysis_buffers_of_a_multirate_graph():
-    pytest.importorskip("moc.cycle_ratio")
     from mapping.timing import mapped_analysis
     app, arch, mapping, problem = setup(MULTI, board(), "split")
     t = mapped_analysis(problem, mapping)
@@ -390,8 +388,8 @@ def test_mapped_analysis_buffers_of_a_multirate_graph():
 
 
 def test_karp_on_the_transfer_matrix_equals_howard_on_the_static_order_graph():
-    cycle_ratio = pytest.importorskip("moc.cycle_ratio")
     from mapping.timing import static_order_graph
+    from moc import cycle_ratio
     arch, = parse_moa(RANDOM_BOARD.replace("CHARGE", "both"))
     rng = np.random.default_rng(11)
     for seed in range(4):
@@ -402,3 +400,14 @@ def test_karp_on_the_transfer_matrix_equals_howard_on_the_static_order_graph():
             nodes, edges = static_order_graph(problem, ev.to_mapping(row))
             howard = cycle_ratio.max_cycle_ratio(nodes, edges).ratio
             assert value == pytest.approx(float(howard), rel=1e-9)
+
+
+def test_per_element_activity_refuses_timed_aggregations(tmp_path, capsys):
+    moa = tmp_path / "board.moa"
+    moa.write_text(board())
+    csv = tmp_path / "runs.csv"
+    csv.write_text("quanta_p0,quanta_p1,t\n10,0,11\n6,2,13\n")
+    assert main(["fidelity", str(moa), str(csv), "--measured", "t", "--quanta-column",
+                 "quanta_{element}", "--aggregate", "schedule"]) == 2
+    err = capsys.readouterr().err
+    assert "schedules the firings of a mapping" in err and "Traceback" not in err
