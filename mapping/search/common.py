@@ -106,15 +106,40 @@ class Space:
         Y = X.copy()
         if not len(self.free):
             return Y
+        a, p = self.random_moves(rng, X)
+        Y[np.arange(len(X)), a] = p
+        return Y
+
+    def random_moves(self, rng: np.random.Generator, X: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """One random move per row of ``X`` (needs a free actor): a free actor and a
+        uniformly chosen *different* allowed PE for it."""
         n = len(X)
         a = self.free[rng.integers(0, len(self.free), n)]
         k = self.n_choices[a]
-        # a uniformly chosen *different* allowed PE
         cur = self._position[a, X[np.arange(n), a]]
         shift = 1 + (rng.random(n) * (k - 1)).astype(np.intp)
-        new = (cur + shift) % k
-        Y[np.arange(n), a] = self.choice_table[a, new]
-        return Y
+        return a, self.choice_table[a, (cur + shift) % k]
+
+    def moves_of(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every single-actor move of each row of ``X`` (free actors to their other
+        allowed PEs): ``(actors (N,), pes (K, N))``, the same ``N`` moves per row,
+        actor by actor."""
+        if not hasattr(self, "_move_list"):
+            k = self.n_choices[self.free] - 1
+            acts = np.repeat(self.free, k)
+            shift = 1 + np.arange(len(acts)) - np.repeat(np.cumsum(k) - k, k)
+            self._move_list = acts, shift
+        acts, shift = self._move_list
+        pos = self._position[acts, X[:, acts]]
+        return acts, self.choice_table[acts, (pos + shift) % self.n_choices[acts]]
+
+    def random_pes(self, rng: np.random.Generator, X: np.ndarray, a: int) -> np.ndarray:
+        """For each row of ``X``, a uniformly chosen allowed PE of actor ``a`` other than
+        its current one (``a`` free)."""
+        k = self.n_choices[a]
+        shift = 1 + (rng.random(len(X)) * (k - 1)).astype(np.intp)
+        return self.choice_table[a, (self._position[a, X[:, a]] + shift) % k]
 
     def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """All mappings one move away from ``x``: (rows, moved actor, new PE)."""
@@ -272,10 +297,15 @@ class Tracker:
 
     def evaluate(self, X: np.ndarray) -> np.ndarray:
         """Scalar fitness of the rows of ``X`` (truncated to the remaining budget)."""
+        return self.evaluate_all(X)[0]
+
+    def evaluate_all(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Scalar fitness ``(n,)`` and objective values ``(n, objectives)`` of the rows
+        of ``X`` (truncated to the remaining budget)."""
         if self.budget is not None and len(X) > self.remaining:
             X = X[:max(self.remaining, 0)]
         if not len(X):
-            return np.empty(0)
+            return np.empty(0), np.empty((0, len(self.objectives.evaluators)))
         F = self.objectives(X)
         s = self.scalarize(F)
         self.evaluations += len(X)
@@ -294,7 +324,35 @@ class Tracker:
             self.best_value, self.best_row, self.best_F = float(v), X[i].copy(), F[i].copy()
         if self.progress is not None:
             self.progress(len(X))
-        return s
+        return s, F
+
+    def offer(self, values: np.ndarray, rows: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Count candidates valued elsewhere (one objective, by delta evaluation):
+        ``values (n,)`` within the budget, ``rows(idx)`` the mappings of candidates
+        ``idx``, built only for a new best.  That best's exact value is taken when the
+        result is read (:func:`shard_result`)."""
+        n = len(values)
+        if not n:
+            return
+        self.evaluations += n
+        i = int(np.argmin(values))
+        v = float(values[i])
+        if v < self.best_value or (v == self.best_value and (
+                self.best_row is not None or math.isinf(v))):
+            ties = np.flatnonzero(values == v)
+            Y = rows(ties)
+            j = np.lexsort(Y.T[::-1])[0]
+            if v < self.best_value or self.best_row is None or _lex_less(Y[j], self.best_row):
+                self.best_value, self.best_row, self.best_F = v, Y[j].copy(), None
+        if self.progress is not None:
+            self.progress(n)
+
+    def exact_best(self) -> None:
+        """Value the best mapping with the objectives themselves (after :meth:`offer`)."""
+        if self.best_row is not None and self.best_F is None:
+            F = self.objectives(self.best_row[None, :])
+            self.best_F = F[0]
+            self.best_value = float(self.scalarize(F)[0])
 
     @property
     def exhausted(self) -> bool:
@@ -342,6 +400,7 @@ def combine(results: Sequence[ShardResult]) -> ShardResult:
 
 
 def shard_result(tracker: Tracker, optimal: bool = False) -> ShardResult:
+    tracker.exact_best()
     a = tracker.archive
     return ShardResult(tracker.best_value, tracker.best_row, tracker.best_F,
                        tracker.evaluations, None if a is None else a.rows,
