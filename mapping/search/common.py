@@ -237,6 +237,35 @@ def nondominated(F: np.ndarray) -> np.ndarray:
     return keep
 
 
+def hypervolume(F: np.ndarray, reference: Sequence[float]) -> float:
+    """The area dominated by the two-objective points ``F`` (minimized) and bounded by
+    ``reference`` (Zitzler & Thiele 1998's S metric), exact: the sum of the rectangles
+    between consecutive non-dominated points sorted by the first objective.  Points that
+    do not dominate the reference add nothing."""
+    F = np.asarray(F, dtype=float).reshape(-1, 2)
+    r = np.asarray(reference, dtype=float)
+    F = F[np.all(np.isfinite(F), axis=1) & np.all(F < r, axis=1)]
+    if not len(F):
+        return 0.0
+    F = F[nondominated(F)]
+    F = F[np.argsort(F[:, 0], kind="stable")]            # second objective falls
+    upper = np.concatenate([[r[1]], F[:-1, 1]])
+    return float(np.sum((r[0] - F[:, 0]) * (upper - F[:, 1])))
+
+
+#: the reference point of a reported hypervolume: the front's worst value of each
+#: objective plus this share of the front's range (of the worst value if the range is 0)
+REFERENCE_MARGIN = 0.1
+
+
+def reference_point(F: np.ndarray) -> np.ndarray:
+    """The reference point reported with a front's hypervolume (:data:`REFERENCE_MARGIN`)."""
+    F = np.asarray(F, dtype=float)
+    worst, best = F.max(axis=0), F.min(axis=0)
+    span = np.where(worst > best, worst - best, np.abs(worst))
+    return worst + REFERENCE_MARGIN * np.where(span > 0, span, 1.0)
+
+
 @dataclass
 class Archive:
     """Non-dominated mappings seen so far, with their objective values."""
@@ -436,12 +465,29 @@ class SearchResult:
             d["values"] = dict(self.values)
             d["front"] = [{"values": dict(p["values"]), "mapping": dict(p["mapping"])}
                           for p in self.front]
+            hv = self.hypervolume
+            if hv is not None:
+                d["hypervolume"] = hv
         if self.seed is not None:
             d["seed"] = self.seed
         if self.budget is not None:
             d["budget"] = self.budget
         d.update(self.extra)
         return d
+
+    @property
+    def hypervolume(self) -> dict | None:
+        """For a front of two objectives: ``{"value", "reference"}``, the exact area the
+        front dominates up to the reference point (:func:`reference_point`: the front's
+        worst values plus 10% of its range), so that fronts of one problem compare."""
+        if self.front is None or len(self.objectives) != 2 or not self.front:
+            return None
+        F = np.array([[p["values"][n] for n in self.objectives] for p in self.front])
+        if not np.all(np.isfinite(F)):
+            return None
+        ref = reference_point(F)
+        return {"value": hypervolume(F, ref),
+                "reference": {n: float(v) for n, v in zip(self.objectives, ref)}}
 
     def mappings(self) -> list[tuple[str, dict[str, str]]]:
         """``(name, actor → PE)`` of the best mapping, or of every point of the front."""
@@ -462,7 +508,11 @@ class SearchResult:
             lines += [f"  {a:<{width}} -> {p}" for a, p in self.mapping.items()]
         else:
             names = list(self.objectives)
-            lines.append(f"Pareto front: {len(self.front)} mappings")
+            hv = self.hypervolume
+            lines.append(f"Pareto front: {len(self.front)} mappings" + ("" if hv is None else
+                         f"; hypervolume {hv['value']:.6g} up to ("
+                         + ", ".join(f"{n} {v:.6g}" for n, v in hv["reference"].items())
+                         + ")"))
             lines.append("  " + "  ".join(f"{n:>12}" for n in names) + "  mapping")
             for p in self.front:
                 m = ", ".join(f"{a}={pe}" for a, pe in p["mapping"].items())
