@@ -9,7 +9,7 @@ is kept with its element loads (SPEC §6, §12)::
 
 Moving actor ``a`` to PE ``p`` (or swapping two actors) changes only ``a``'s row of
 ``proc`` and the entries of ``a``'s channels, so the loads after ``M`` candidate moves,
-``(P, M)`` and ``(C, M)``, cost a few gathers over those channels and one bincount,
+``(P, M)`` and ``(C, M)``, cost a few gathers and bincounts over those channels,
 whatever the size of the graph.  The system value is the aggregation's own ``combine``
 (:data:`mapping.aggregation.AGGREGATIONS`) on those arrays, ``inf`` where a channel has
 no route, as in :class:`mapping.batch.BatchEvaluator`; no rule is written twice.  Only
@@ -33,6 +33,8 @@ from mapping.search.common import Tracker
 MAX_PAIR_TABLE = 1 << 21
 #: move lists whose gathers are kept (a strategy's fixed lists, anneal's one per actor)
 MEMO = 1024
+#: and at most this many bytes of them
+MEMO_BYTES = 64 << 20
 #: loads are recomputed from scratch after this many applied moves (rounding drift)
 REFRESH = 64
 
@@ -110,6 +112,7 @@ class Delta:
         self.unroutable_pairs = np.tile(tables.unroutable.astype(np.int8), Ch)  # c·P² + pair
         self.any_unroutable = bool(tables.unroutable.any())
         self._memo: dict = {}
+        self._memo_bytes = 0
         # the channels of each actor (CSR), a self-loop once
         chans = np.arange(Ch)
         loop = self.src == self.dst
@@ -176,9 +179,12 @@ class Delta:
                 "ap": actors * P, "xs": rA + s, "xd": rA + d, "s_moves": s == a,
                 "d_moves": d == a, "cP2": hc * (P * P),
                 "flat": (np.arange(C)[None, :] * M + hm[:, None]).ravel()}
-        if len(self._memo) >= MEMO:
+        size = sum(v.nbytes for v in plan.values() if isinstance(v, np.ndarray))
+        if len(self._memo) >= MEMO or self._memo_bytes + size > MEMO_BYTES:
             self._memo.clear()
+            self._memo_bytes = 0
         self._memo[id(rows), id(actors)] = (rows, actors, plan)
+        self._memo_bytes += size
         return plan
 
     def moves(self, state: State, rows, actors, pes, actors2=None, pes2=None):
