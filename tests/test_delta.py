@@ -205,3 +205,18 @@ def test_ruin_draws_from_the_bottleneck_element():
     Y = nb.ruin(X, rng, 2)
     changed = Y != X
     assert (changed.sum(axis=1) <= 2).all() and not (changed & ~hot).any()
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "tabu", "anneal"])
+def test_searches_leave_unroutable_mappings(strategy):
+    """Two PEs on CNs without a link: only mappings on one PE have a route."""
+    a = Architecture("split")
+    a.add_cn("b1", costs={"time": lsla(1e-9)})
+    a.add_cn("b2", costs={"time": lsla(1e-9)})
+    a.add_pe("p", costs={"time": lsla(1e-9)})
+    a.add_pe("q", costs={"time": lsla(2e-9)})
+    a.add_link("p", "b1")
+    a.add_link("q", "b2")
+    problem = bind_problem(random_app(8, 10, seed=0), a)
+    res = search(problem, "time", "max", strategy=strategy, budget=3000, seed=0)
+    assert np.isfinite(res.value) and set(res.mapping.values()) == {"p"}

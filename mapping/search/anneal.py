@@ -50,23 +50,22 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
         a = int(space.free[rng.integers(0, len(space.free))])
         if a not in lists:
             k = int(space.n_choices[a]) - 1
-            lists[a] = (k, np.repeat(chains, k), np.full(K * k, a, dtype=np.intp),
-                        np.arange(1, k + 1))
-        k, rows, actors, shift = lists[a]
-        pos = space._position[a, st.X[:, a]]
-        pes = space.choice_table[a, (pos[:, None] + shift) % (k + 1)]        # (K, k)
-        mv = nb.evaluate(st, rows, actors, pes.ravel())
+            lists[a] = (k, np.repeat(chains, k), np.full(K * k, a, dtype=np.intp))
+        k, rows, actors = lists[a]
+        mv = nb.evaluate(st, rows, actors, space.alternatives(st.X, a).ravel())
         n = len(mv.values)
         if not n:
             break
         F = np.full((K, k + 1), np.inf)
         F[:, 0] = st.values
         F[:, 1:].flat[:n] = mv.values
-        low = np.where(np.isfinite(F), F, np.inf).min(axis=1, keepdims=True)
+        low = F.min(axis=1, keepdims=True)
         with np.errstate(invalid="ignore"):
             score = np.where(np.isfinite(F), (low - F) / T, -np.inf)
         score += rng.gumbel(size=score.shape)
         j = score.argmax(axis=1)
+        lost = np.flatnonzero(np.isinf(low[:, 0]))     # no route anywhere: wander
+        j[lost] = rng.integers(1, k + 1, len(lost))
         go = np.flatnonzero((j > 0) & (chains * k + j - 1 < n))
         nb.apply(st, mv, go * k + j[go] - 1)
         T *= cooling

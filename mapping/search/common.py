@@ -141,6 +141,13 @@ class Space:
         shift = 1 + (rng.random(len(X)) * (k - 1)).astype(np.intp)
         return self.choice_table[a, (self._position[a, X[:, a]] + shift) % k]
 
+    def alternatives(self, X: np.ndarray, a: int) -> np.ndarray:
+        """``(K, k)``: for each row of ``X``, the ``k`` allowed PEs of actor ``a`` other
+        than its current one, in a fixed cyclic order."""
+        k = int(self.n_choices[a])
+        shift = np.arange(1, k)
+        return self.choice_table[a, (self._position[a, X[:, a]][:, None] + shift) % k]
+
     def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """All mappings one move away from ``x``: (rows, moved actor, new PE)."""
         actors, pes = [], []

@@ -5,10 +5,11 @@ side by side.
 delta evaluation where the tables allow it (:mod:`mapping.search.delta`).  Moving an
 actor away from a PE makes moving it back tabu for a seeded random tenure around half
 the number of free actors; a tabu move is taken anyway if it beats the walk's best
-(aspiration).  Without improvement for a while a walk restarts: for a bottleneck
-aggregation (``max``) first by a large-neighbourhood kick from its best mapping (the
-actors of the bottleneck element re-placed at random, :meth:`Neighbourhood.ruin`), after
-:data:`KICKS` fruitless kicks, and for other aggregations always, from a random mapping.
+(aspiration); ties between the best moves are drawn at random.  Without improvement for
+a while a walk restarts: for a bottleneck aggregation (``max``) by a large-neighbourhood
+kick from its best mapping (actors of the bottleneck element re-placed at random,
+:meth:`Neighbourhood.ruin`), after :data:`KICKS` fruitless kicks (and for other
+aggregations always) from a random mapping.
 Every candidate move is one evaluation.
 """
 from __future__ import annotations
@@ -55,7 +56,10 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
         V = mv.values.reshape(K, N)
         ok = (tabu[rows, actors, pes.ravel()].reshape(K, N) < it) | (V < best_f[:, None])
         ok[~ok.any(axis=1)] = True
-        j = np.where(ok, V, np.inf).argmin(axis=1)
+        # the best allowed move, ties (plateaus of max, no route anywhere) drawn at random
+        Vm = np.where(ok, V, np.inf)
+        ties = ok & (Vm == Vm.min(axis=1, keepdims=True))
+        j = np.where(ties, rng.random(V.shape), 2.0).argmin(axis=1)
         moved = acts[j]
         tabu[walks, moved, st.X[walks, moved]] = it + base + rng.integers(0, base + 1, K)
         nb.apply(st, mv, walks * N + j)
