@@ -220,3 +220,26 @@ def test_searches_leave_unroutable_mappings(strategy):
     problem = bind_problem(random_app(8, 10, seed=0), a)
     res = search(problem, "time", "max", strategy=strategy, budget=3000, seed=0)
     assert np.isfinite(res.value) and set(res.mapping.values()) == {"p"}
+
+
+def test_sampled_neighbourhoods(monkeypatch):
+    """Neighbourhoods larger than the sample: random valid moves, valued and counted as
+    the full ones; greedy and tabu stay reproducible and report exact values."""
+    problem = bind_problem(random_app(12, 18, seed=2), bench_arch())
+    space = build_space(problem, pins={"a0": "gpu"}, allowed={"a1": "A15"})
+    nb = Neighbourhood(Task(space), tracker_for(problem))
+    X = space.random(np.random.default_rng(0), 3)
+    rows, actors, pes, per, full = nb.candidates(X, np.random.default_rng(1), 20)
+    assert not full and per == 20 and len(rows) == 60
+    assert (actors != 0).all() and space.allowed[actors, pes].all()
+    assert (pes != X[rows, actors]).all()
+    import mapping.search.greedy as greedy
+    import mapping.search.tabu as tabu
+    monkeypatch.setattr(greedy, "SAMPLE", 16)
+    monkeypatch.setattr(tabu, "SAMPLE", 16)
+    ev = BatchEvaluator(problem, "time", "max")
+    for strategy in ("greedy", "tabu"):
+        a = search(problem, "time", "max", strategy=strategy, budget=8000, seed=3)
+        b = search(problem, "time", "max", strategy=strategy, budget=8000, seed=3)
+        assert a.mapping == b.mapping and a.evaluations == 8000
+        assert a.value == ev.evaluate(ev.encode(a.mapping))[0]

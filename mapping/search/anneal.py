@@ -2,7 +2,8 @@
 
 ``chains`` Markov chains run side by side.  At every step one random free actor is
 drawn and, in every chain, each allowed PE of that actor is valued (its moves to the
-others, all chains in one call, by delta evaluation where the tables allow it:
+others, or to :data:`WIDTH` of them drawn at random when there are more; all chains in
+one call, by delta evaluation where the tables allow it:
 :mod:`mapping.search.delta`); each chain then puts the actor on PE ``j`` with
 probability ``∝ exp(-f_j / T)`` (heat-bath or Gibbs sampling, Geman & Geman 1984; the
 stay included), drawn by the Gumbel-max trick.  The temperature falls geometrically from
@@ -20,15 +21,22 @@ from mapping.search.delta import Neighbourhood
 CHAINS = 16
 #: at most this many chains (more: bigger batches, fewer steps per chain)
 MAX_CHAINS = 512
+#: at most this many other PEs valued per chain and step (drawn at random when more)
+WIDTH = 8
+#: steps per chain and free actor the number of chains leaves at least (400 at least)
+STEPS_PER_ACTOR = 20
 
 
 def run(task, tracker: Tracker, rng: np.random.Generator):
     space = task.space
     nb = Neighbourhood(task, tracker)
-    # more chains for larger budgets: bigger batches, same number of steps per chain
-    width = max(1, int(np.mean(space.n_choices[space.free])) - 1) if len(space.free) else 1
+    # more chains for larger budgets: bigger batches, enough steps per chain to visit
+    # every actor many times
+    width = max(1, min(WIDTH, int(np.mean(space.n_choices[space.free])) - 1)) \
+        if len(space.free) else 1
+    steps = max(400, STEPS_PER_ACTOR * len(space.free))
     K = int(task.params.get("chains", max(CHAINS, min(MAX_CHAINS,
-                                                      tracker.remaining // (400 * width)))))
+                                                      tracker.remaining // (steps * width)))))
     K = max(1, min(K, tracker.remaining // 8 or 1))
     st = nb.start(space.random(rng, K))
     if st is None or not len(space.free):
@@ -49,10 +57,14 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     while not tracker.exhausted:
         a = int(space.free[rng.integers(0, len(space.free))])
         if a not in lists:
-            k = int(space.n_choices[a]) - 1
+            k = min(int(space.n_choices[a]) - 1, WIDTH)
             lists[a] = (k, np.repeat(chains, k), np.full(K * k, a, dtype=np.intp))
         k, rows, actors = lists[a]
-        mv = nb.evaluate(st, rows, actors, space.alternatives(st.X, a).ravel())
+        shift = None
+        if k < space.n_choices[a] - 1:            # k of the other PEs, at random
+            keys = rng.random((K, int(space.n_choices[a]) - 1))
+            shift = 1 + np.argpartition(keys, k - 1, axis=1)[:, :k]
+        mv = nb.evaluate(st, rows, actors, space.alternatives(st.X, a, shift).ravel())
         n = len(mv.values)
         if not n:
             break

@@ -110,14 +110,15 @@ class Space:
         Y[np.arange(len(X)), a] = p
         return Y
 
-    def random_moves(self, rng: np.random.Generator, X: np.ndarray
+    def random_moves(self, rng: np.random.Generator, X: np.ndarray, rows=None
                      ) -> tuple[np.ndarray, np.ndarray]:
-        """One random move per row of ``X`` (needs a free actor): a free actor and a
-        uniformly chosen *different* allowed PE for it."""
-        n = len(X)
+        """One random move per row of ``X`` (of ``X[rows]``; needs a free actor): a free
+        actor and a uniformly chosen *different* allowed PE for it."""
+        rows = np.arange(len(X)) if rows is None else rows
+        n = len(rows)
         a = self.free[rng.integers(0, len(self.free), n)]
         k = self.n_choices[a]
-        cur = self._position[a, X[np.arange(n), a]]
+        cur = self._position[a, X[rows, a]]
         shift = 1 + (rng.random(n) * (k - 1)).astype(np.intp)
         return a, self.choice_table[a, (cur + shift) % k]
 
@@ -141,12 +142,13 @@ class Space:
         shift = 1 + (rng.random(len(X)) * (k - 1)).astype(np.intp)
         return self.choice_table[a, (self._position[a, X[:, a]] + shift) % k]
 
-    def alternatives(self, X: np.ndarray, a: int) -> np.ndarray:
+    def alternatives(self, X: np.ndarray, a: int, shift=None) -> np.ndarray:
         """``(K, k)``: for each row of ``X``, the ``k`` allowed PEs of actor ``a`` other
-        than its current one, in a fixed cyclic order."""
-        k = int(self.n_choices[a])
-        shift = np.arange(1, k)
-        return self.choice_table[a, (self._position[a, X[:, a]][:, None] + shift) % k]
+        than its current one, in a fixed cyclic order (or those ``shift (K, w)`` steps,
+        each in ``1 .. k``, along it)."""
+        n = int(self.n_choices[a])
+        shift = np.arange(1, n) if shift is None else shift
+        return self.choice_table[a, (self._position[a, X[:, a]][:, None] + shift) % n]
 
     def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """All mappings one move away from ``x``: (rows, moved actor, new PE)."""

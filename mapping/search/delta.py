@@ -284,6 +284,8 @@ class Neighbourhood:
         objectives = tracker.objectives
         delta = None if objectives.multi else Delta(objectives.evaluators[0])
         self.delta = delta if delta is not None and delta.supported else None
+        self._lists: dict = {}
+        self._acts = None
 
     @property
     def bottleneck_aggregation(self) -> bool:
@@ -358,6 +360,29 @@ class Neighbourhood:
             state.values = np.where(v == 0, state.values, v)
 
     # ------------------------------------------------------ neighbourhoods
+    def candidates(self, X: np.ndarray, rng: np.random.Generator, sample: int):
+        """The moves a local-search step values in each row of ``X``: all its single-actor
+        moves (free actors to their other allowed PEs), or, where those are more than
+        ``sample``, ``sample`` random ones.  ``(rows, actors, pes, per_row, full)``, each
+        row's moves consecutive (the same arrays of rows and actors step after step where
+        they can be: delta evaluation keeps their gathers)."""
+        K = len(X)
+        if self._acts is None:
+            self._acts = self.space.moves_of(X[:0])[0]
+        acts = self._acts
+        N = len(acts)
+        full = N <= sample
+        per = N if full else sample
+        key = (K, per, full)
+        if key not in self._lists:
+            self._lists = {key: (np.repeat(np.arange(K), per),
+                                 np.tile(acts, K) if full else None)}
+        rows, actors = self._lists[key]
+        if full:
+            return rows, actors, self.space.moves_of(X)[1].ravel(), per, True
+        actors, pes = self.space.random_moves(rng, X, rows)
+        return rows, actors, pes, per, False
+
     def swaps(self, x: np.ndarray):
         """Every swap of two actors of ``x`` on different PEs that both may use the
         other's PE: ``(a, b)`` with ``a < b``."""

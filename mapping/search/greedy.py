@@ -2,13 +2,15 @@
 kicks, several descents side by side.
 
 ``K`` descents run together: at every step the whole neighbourhood of each (every free
-actor moved to every other allowed PE) is valued in one call, by delta evaluation
-where the tables allow it (:mod:`mapping.search.delta`), and each descent takes its best
-move while it improves.  At a local minimum a descent is kicked from the best minimum
-of its walk: a few actors of its bottleneck element (``max``; any free actors for other
-aggregations) go to random allowed PEs (ruin) and the descent re-places them (recreate).
-After :data:`KICKS` kicks without a better minimum it restarts from a random mapping.
-The first start is the best of a random sample.  Every candidate move is one evaluation.
+actor moved to every other allowed PE; a random sample of :data:`SAMPLE` moves when it
+is larger) is valued in one call, by delta evaluation where the tables allow it
+(:mod:`mapping.search.delta`), and each descent takes its best move while it improves.
+At a local minimum (sampled: no improving move in a neighbourhood's worth of samples) a
+descent is kicked from the best minimum of its walk: a few actors of its bottleneck
+element (``max``; any free actors for other aggregations) go to random allowed PEs
+(ruin) and the descent re-places them (recreate). After :data:`KICKS` kicks
+without a better minimum it restarts from a random mapping. The first start is the best
+of a random sample. Every candidate move is one evaluation.
 """
 from __future__ import annotations
 
@@ -22,6 +24,9 @@ STEPS = 200
 MAX_DESCENTS = 16
 #: kicks from one minimum before a random restart
 KICKS = 8
+#: moves valued per descent and step: the whole neighbourhood up to this size, else a
+#: random sample of this many
+SAMPLE = 1024
 
 
 def kick_size(n_free: int) -> int:
@@ -36,31 +41,34 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     f = tracker.evaluate(sample)
     if not len(f) or not len(space.free):
         return shard_result(tracker)
-    acts, _ = space.moves_of(sample[:1])
-    N = len(acts)
+    N = len(space.moves_of(sample[:0])[0])
     K = int(task.params.get("descents", min(MAX_DESCENTS, max(1, tracker.remaining
-                                                             // (N * STEPS)))))
+                                                             // (min(N, SAMPLE) * STEPS)))))
     first = sample[int(np.argmin(f))][None]
     st = nb.start(np.vstack([first, space.random(rng, K - 1)]) if K > 1 else first)
     if st is None:
         return shard_result(tracker)
     anchor, anchor_f = st.X.copy(), st.values.copy()
     fails = np.zeros(K, dtype=np.int64)
-    actors = np.tile(acts, K)
-    rows = np.repeat(np.arange(K), N)
+    idle = np.zeros(K, dtype=np.int64)
     size = kick_size(len(space.free))
     while not tracker.exhausted:
-        _, pes = space.moves_of(st.X)
-        mv = nb.evaluate(st, rows, actors, pes.ravel())
-        if len(mv.values) < K * N:
+        rows, actors, pes, per, full = nb.candidates(st.X, rng, SAMPLE)
+        mv = nb.evaluate(st, rows, actors, pes)
+        if len(mv.values) < len(rows):
             break
-        V = mv.values.reshape(K, N)
+        V = mv.values.reshape(K, per)
         j = V.argmin(axis=1)
         down = V[np.arange(K), j] < st.values
-        nb.apply(st, mv, (np.arange(K) * N + j)[down])
-        stuck = np.flatnonzero(~down)
+        nb.apply(st, mv, (np.arange(K) * per + j)[down])
+        idle[down] = 0
+        idle[~down] += 1
+        # a local minimum: no improving move, or none in the samples of a neighbourhood's
+        # worth of steps
+        stuck = np.flatnonzero(idle >= (1 if full else -(-N // per)))
         if not len(stuck):
             continue
+        idle[stuck] = 0
         better = st.values[stuck] < anchor_f[stuck]
         won, lost = stuck[better], stuck[~better]
         anchor[won], anchor_f[won] = st.X[won], st.values[won]

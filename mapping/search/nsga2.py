@@ -30,6 +30,9 @@ def ranks(F: np.ndarray, enough: int | None = None) -> np.ndarray:
     out = np.full(n, n, dtype=np.int64)
     idx = np.flatnonzero(finite)
     G = F[idx]
+    if F.shape[1] == 1:                                  # one objective: ranks of values
+        out[idx] = np.unique(G[:, 0], return_inverse=True)[1]
+        return out
     le = np.all(G[:, None, :] <= G[None, :, :], axis=2)
     lt = np.any(G[:, None, :] < G[None, :, :], axis=2)
     dominates = (le & lt).astype(np.float64)            # [i, j]: i dominates j

@@ -1,16 +1,16 @@
 """Tabu search (Glover): the best non-tabu single-actor move at every step, several walks
 side by side.
 
-``K`` walks run together; the whole neighbourhood of each is valued in one call, by
-delta evaluation where the tables allow it (:mod:`mapping.search.delta`).  Moving an
-actor away from a PE makes moving it back tabu for a seeded random tenure around half
-the number of free actors; a tabu move is taken anyway if it beats the walk's best
-(aspiration); ties between the best moves are drawn at random.  Without improvement for
-a while a walk restarts: for a bottleneck aggregation (``max``) by a large-neighbourhood
-kick from its best mapping (actors of the bottleneck element re-placed at random,
+``K`` walks run together; the whole neighbourhood of each (a random sample of
+``greedy.SAMPLE`` moves when it is larger) is valued in one call, by delta evaluation
+where the tables allow it (:mod:`mapping.search.delta`). Moving an actor away from a PE
+makes moving it back tabu for a seeded random tenure around half the number of free
+actors; a tabu move is taken anyway if it beats the walk's best (aspiration); ties
+between the best moves are drawn at random. Without improvement for a while a walk
+restarts: for a bottleneck aggregation (``max``) by a large-neighbourhood kick from its
+best mapping (actors of the bottleneck element re-placed at random,
 :meth:`Neighbourhood.ruin`), after :data:`KICKS` fruitless kicks (and for other
-aggregations always) from a random mapping.
-Every candidate move is one evaluation.
+aggregations always) from a random mapping. Every candidate move is one evaluation.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from mapping.search.common import Tracker, shard_result
 from mapping.search.delta import Neighbourhood
-from mapping.search.greedy import MAX_DESCENTS, STEPS, kick_size
+from mapping.search.greedy import MAX_DESCENTS, SAMPLE, STEPS, kick_size
 
 KICKS = 4
 
@@ -30,10 +30,9 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     if not len(space.free):
         tracker.evaluate(space.random(rng, 1))
         return shard_result(tracker)
-    acts, _ = space.moves_of(np.zeros((0, A), dtype=np.intp))
-    N = len(acts)
+    N = len(space.moves_of(np.zeros((0, A), dtype=np.intp))[0])
     K = int(task.params.get("walks", min(MAX_DESCENTS, max(1, tracker.remaining
-                                                          // (N * STEPS)))))
+                                                          // (min(N, SAMPLE) * STEPS)))))
     base = max(2, len(space.free) // 2)
     patience = max(20, 4 * len(space.free))
     size = kick_size(len(space.free))
@@ -45,24 +44,23 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     stale = np.zeros(K, dtype=np.int64)
     kicks = np.zeros(K, dtype=np.int64)
     tabu = np.zeros((K, A, P), dtype=np.int64)
-    rows, actors = np.repeat(walks, N), np.tile(acts, K)
     it = 0
     while not tracker.exhausted:
         it += 1
-        _, pes = space.moves_of(st.X)
-        mv = nb.evaluate(st, rows, actors, pes.ravel())
-        if len(mv.values) < K * N:
+        rows, actors, pes, per, _ = nb.candidates(st.X, rng, SAMPLE)
+        mv = nb.evaluate(st, rows, actors, pes)
+        if len(mv.values) < len(rows):
             break
-        V = mv.values.reshape(K, N)
-        ok = (tabu[rows, actors, pes.ravel()].reshape(K, N) < it) | (V < best_f[:, None])
+        V = mv.values.reshape(K, per)
+        ok = (tabu[rows, actors, pes].reshape(K, per) < it) | (V < best_f[:, None])
         ok[~ok.any(axis=1)] = True
         # the best allowed move, ties (plateaus of max, no route anywhere) drawn at random
         Vm = np.where(ok, V, np.inf)
         ties = ok & (Vm == Vm.min(axis=1, keepdims=True))
-        j = np.where(ties, rng.random(V.shape), 2.0).argmin(axis=1)
-        moved = acts[j]
+        chosen = walks * per + np.where(ties, rng.random(V.shape), 2.0).argmin(axis=1)
+        moved = actors[chosen]
         tabu[walks, moved, st.X[walks, moved]] = it + base + rng.integers(0, base + 1, K)
-        nb.apply(st, mv, walks * N + j)
+        nb.apply(st, mv, chosen)
         better = st.values < best_f
         best_f[better], best_X[better] = st.values[better], st.X[better]
         stale[better] = kicks[better] = 0
