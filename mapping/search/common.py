@@ -135,13 +135,6 @@ class Space:
         pos = self._position[acts, X[:, acts]]
         return acts, self.choice_table[acts, (pos + shift) % self.n_choices[acts]]
 
-    def random_pes(self, rng: np.random.Generator, X: np.ndarray, a: int) -> np.ndarray:
-        """For each row of ``X``, a uniformly chosen allowed PE of actor ``a`` other than
-        its current one (``a`` free)."""
-        k = self.n_choices[a]
-        shift = 1 + (rng.random(len(X)) * (k - 1)).astype(np.intp)
-        return self.choice_table[a, (self._position[a, X[:, a]] + shift) % k]
-
     def alternatives(self, X: np.ndarray, a: int, shift=None) -> np.ndarray:
         """``(K, k)``: for each row of ``X``, the ``k`` allowed PEs of actor ``a`` other
         than its current one, in a fixed cyclic order (or those ``shift (K, w)`` steps,

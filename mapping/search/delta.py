@@ -383,14 +383,6 @@ class Neighbourhood:
         actors, pes = self.space.random_moves(rng, X, rows)
         return rows, actors, pes, per, False
 
-    def swaps(self, x: np.ndarray):
-        """Every swap of two actors of ``x`` on different PEs that both may use the
-        other's PE: ``(a, b)`` with ``a < b``."""
-        a, b = np.triu_indices(len(x), 1)
-        allowed = self.space.allowed
-        ok = (x[a] != x[b]) & allowed[a, x[b]] & allowed[b, x[a]]
-        return a[ok], b[ok]
-
     def replace(self, state: State, rows, X: np.ndarray) -> bool:
         """Put the mappings ``X`` in ``rows`` of ``state``, evaluated (counted); False
         when the budget is spent first."""
