@@ -68,12 +68,16 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
         n = len(mv.values)
         if not n:
             break
-        F = np.full((K, k + 1), np.inf)
+        F = np.empty((K, k + 1))
         F[:, 0] = st.values
-        F[:, 1:].flat[:n] = mv.values
+        if n == K * k:
+            F[:, 1:] = mv.values.reshape(K, k)
+        else:
+            F[:, 1:] = np.inf
+            F[:, 1:].flat[:n] = mv.values
         low = F.min(axis=1, keepdims=True)
         with np.errstate(invalid="ignore"):
-            score = np.where(np.isfinite(F), (low - F) / T, -np.inf)
+            score = (low - F) / T                         # -inf for no route
         score += rng.gumbel(size=score.shape)
         j = score.argmax(axis=1)
         lost = np.flatnonzero(np.isinf(low[:, 0]))     # no route anywhere: wander
