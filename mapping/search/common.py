@@ -106,15 +106,42 @@ class Space:
         Y = X.copy()
         if not len(self.free):
             return Y
-        n = len(X)
+        a, p = self.random_moves(rng, X)
+        Y[np.arange(len(X)), a] = p
+        return Y
+
+    def random_moves(self, rng: np.random.Generator, X: np.ndarray, rows=None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """One random move per row of ``X`` (of ``X[rows]``; needs a free actor): a free
+        actor and a uniformly chosen *different* allowed PE for it."""
+        rows = np.arange(len(X)) if rows is None else rows
+        n = len(rows)
         a = self.free[rng.integers(0, len(self.free), n)]
         k = self.n_choices[a]
-        # a uniformly chosen *different* allowed PE
-        cur = self._position[a, X[np.arange(n), a]]
+        cur = self._position[a, X[rows, a]]
         shift = 1 + (rng.random(n) * (k - 1)).astype(np.intp)
-        new = (cur + shift) % k
-        Y[np.arange(n), a] = self.choice_table[a, new]
-        return Y
+        return a, self.choice_table[a, (cur + shift) % k]
+
+    def moves_of(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every single-actor move of each row of ``X`` (free actors to their other
+        allowed PEs): ``(actors (N,), pes (K, N))``, the same ``N`` moves per row,
+        actor by actor."""
+        if not hasattr(self, "_move_list"):
+            k = self.n_choices[self.free] - 1
+            acts = np.repeat(self.free, k)
+            shift = 1 + np.arange(len(acts)) - np.repeat(np.cumsum(k) - k, k)
+            self._move_list = acts, shift
+        acts, shift = self._move_list
+        pos = self._position[acts, X[:, acts]]
+        return acts, self.choice_table[acts, (pos + shift) % self.n_choices[acts]]
+
+    def alternatives(self, X: np.ndarray, a: int, shift=None) -> np.ndarray:
+        """``(K, k)``: for each row of ``X``, the ``k`` allowed PEs of actor ``a`` other
+        than its current one, in a fixed cyclic order (or those ``shift (K, w)`` steps,
+        each in ``1 .. k``, along it)."""
+        n = int(self.n_choices[a])
+        shift = np.arange(1, n) if shift is None else shift
+        return self.choice_table[a, (self._position[a, X[:, a]][:, None] + shift) % n]
 
     def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """All mappings one move away from ``x``: (rows, moved actor, new PE)."""
@@ -212,6 +239,35 @@ def nondominated(F: np.ndarray) -> np.ndarray:
     return keep
 
 
+def hypervolume(F: np.ndarray, reference: Sequence[float]) -> float:
+    """The area dominated by the two-objective points ``F`` (minimized) and bounded by
+    ``reference`` (Zitzler & Thiele 1998's S metric), exact: the sum of the rectangles
+    between consecutive non-dominated points sorted by the first objective.  Points that
+    do not dominate the reference add nothing."""
+    F = np.asarray(F, dtype=float).reshape(-1, 2)
+    r = np.asarray(reference, dtype=float)
+    F = F[np.all(np.isfinite(F), axis=1) & np.all(F < r, axis=1)]
+    if not len(F):
+        return 0.0
+    F = F[nondominated(F)]
+    F = F[np.argsort(F[:, 0], kind="stable")]            # second objective falls
+    upper = np.concatenate([[r[1]], F[:-1, 1]])
+    return float(np.sum((r[0] - F[:, 0]) * (upper - F[:, 1])))
+
+
+#: the reference point of a reported hypervolume: the front's worst value of each
+#: objective plus this share of the front's range (of the worst value if the range is 0)
+REFERENCE_MARGIN = 0.1
+
+
+def reference_point(F: np.ndarray) -> np.ndarray:
+    """The reference point reported with a front's hypervolume (:data:`REFERENCE_MARGIN`)."""
+    F = np.asarray(F, dtype=float)
+    worst, best = F.max(axis=0), F.min(axis=0)
+    span = np.where(worst > best, worst - best, np.abs(worst))
+    return worst + REFERENCE_MARGIN * np.where(span > 0, span, 1.0)
+
+
 @dataclass
 class Archive:
     """Non-dominated mappings seen so far, with their objective values."""
@@ -272,10 +328,15 @@ class Tracker:
 
     def evaluate(self, X: np.ndarray) -> np.ndarray:
         """Scalar fitness of the rows of ``X`` (truncated to the remaining budget)."""
+        return self.evaluate_all(X)[0]
+
+    def evaluate_all(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Scalar fitness ``(n,)`` and objective values ``(n, objectives)`` of the rows
+        of ``X`` (truncated to the remaining budget)."""
         if self.budget is not None and len(X) > self.remaining:
             X = X[:max(self.remaining, 0)]
         if not len(X):
-            return np.empty(0)
+            return np.empty(0), np.empty((0, len(self.objectives.evaluators)))
         F = self.objectives(X)
         s = self.scalarize(F)
         self.evaluations += len(X)
@@ -294,7 +355,35 @@ class Tracker:
             self.best_value, self.best_row, self.best_F = float(v), X[i].copy(), F[i].copy()
         if self.progress is not None:
             self.progress(len(X))
-        return s
+        return s, F
+
+    def offer(self, values: np.ndarray, rows: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Count candidates valued elsewhere (one objective, by delta evaluation):
+        ``values (n,)`` within the budget, ``rows(idx)`` the mappings of candidates
+        ``idx``, built only for a new best.  That best's exact value is taken when the
+        result is read (:func:`shard_result`)."""
+        n = len(values)
+        if not n:
+            return
+        self.evaluations += n
+        i = int(np.argmin(values))
+        v = float(values[i])
+        if v < self.best_value or (v == self.best_value and (
+                self.best_row is not None or math.isinf(v))):
+            ties = np.flatnonzero(values == v)
+            Y = rows(ties)
+            j = np.lexsort(Y.T[::-1])[0]
+            if v < self.best_value or self.best_row is None or _lex_less(Y[j], self.best_row):
+                self.best_value, self.best_row, self.best_F = v, Y[j].copy(), None
+        if self.progress is not None:
+            self.progress(n)
+
+    def exact_best(self) -> None:
+        """Value the best mapping with the objectives themselves (after :meth:`offer`)."""
+        if self.best_row is not None and self.best_F is None:
+            F = self.objectives(self.best_row[None, :])
+            self.best_F = F[0]
+            self.best_value = float(self.scalarize(F)[0])
 
     @property
     def exhausted(self) -> bool:
@@ -342,6 +431,7 @@ def combine(results: Sequence[ShardResult]) -> ShardResult:
 
 
 def shard_result(tracker: Tracker, optimal: bool = False) -> ShardResult:
+    tracker.exact_best()
     a = tracker.archive
     return ShardResult(tracker.best_value, tracker.best_row, tracker.best_F,
                        tracker.evaluations, None if a is None else a.rows,
@@ -377,12 +467,29 @@ class SearchResult:
             d["values"] = dict(self.values)
             d["front"] = [{"values": dict(p["values"]), "mapping": dict(p["mapping"])}
                           for p in self.front]
+            hv = self.hypervolume
+            if hv is not None:
+                d["hypervolume"] = hv
         if self.seed is not None:
             d["seed"] = self.seed
         if self.budget is not None:
             d["budget"] = self.budget
         d.update(self.extra)
         return d
+
+    @property
+    def hypervolume(self) -> dict | None:
+        """For a front of two objectives: ``{"value", "reference"}``, the exact area the
+        front dominates up to the reference point (:func:`reference_point`: the front's
+        worst values plus 10% of its range), so that fronts of one problem compare."""
+        if self.front is None or len(self.objectives) != 2 or not self.front:
+            return None
+        F = np.array([[p["values"][n] for n in self.objectives] for p in self.front])
+        if not np.all(np.isfinite(F)):
+            return None
+        ref = reference_point(F)
+        return {"value": hypervolume(F, ref),
+                "reference": {n: float(v) for n, v in zip(self.objectives, ref)}}
 
     def mappings(self) -> list[tuple[str, dict[str, str]]]:
         """``(name, actor → PE)`` of the best mapping, or of every point of the front."""
@@ -403,7 +510,11 @@ class SearchResult:
             lines += [f"  {a:<{width}} -> {p}" for a, p in self.mapping.items()]
         else:
             names = list(self.objectives)
-            lines.append(f"Pareto front: {len(self.front)} mappings")
+            hv = self.hypervolume
+            lines.append(f"Pareto front: {len(self.front)} mappings" + ("" if hv is None else
+                         f"; hypervolume {hv['value']:.6g} up to ("
+                         + ", ".join(f"{n} {v:.6g}" for n, v in hv["reference"].items())
+                         + ")"))
             lines.append("  " + "  ".join(f"{n:>12}" for n in names) + "  mapping")
             for p in self.front:
                 m = ", ".join(f"{a}={pe}" for a, pe in p["mapping"].items())

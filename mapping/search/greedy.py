@@ -1,38 +1,87 @@
-"""Greedy: steepest descent on single-actor moves, restarted until the budget is spent.
+"""Greedy: steepest descent on single-actor moves, iterated with large-neighbourhood
+kicks, several descents side by side.
 
-Each step evaluates the whole neighbourhood of the current mapping (every actor moved to
-every other allowed PE) in one batch and takes the best move; at a local minimum it
-restarts from a seeded random mapping.  The first start is the best of a random sample.
+``K`` descents run together: at every step the whole neighbourhood of each (every free
+actor moved to every other allowed PE; a random sample of :data:`SAMPLE` moves when it
+is larger) is valued in one call, by delta evaluation where the tables allow it
+(:mod:`mapping.search.delta`), and each descent takes its best move while it improves.
+At a local minimum (sampled: no improving move in a neighbourhood's worth of samples) a
+descent is kicked from the best minimum of its walk: a few actors of its bottleneck
+element (``max``; any free actors for other aggregations) go to random allowed PEs
+(ruin) and the descent re-places them (recreate). After :data:`KICKS` kicks
+without a better minimum it restarts from a random mapping. The first start is the best
+of a random sample. Every candidate move is one evaluation.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from mapping.search.common import Tracker, shard_result
+from mapping.search.delta import Neighbourhood
+
+#: steps each descent should get at least before more descents run side by side
+STEPS = 200
+MAX_DESCENTS = 16
+#: kicks from one minimum before a random restart
+KICKS = 8
+#: moves valued per descent and step: the whole neighbourhood up to this size, else a
+#: random sample of this many
+SAMPLE = 1024
+
+
+def kick_size(n_free: int) -> int:
+    """How many actors a kick re-places."""
+    return max(2, min(8, n_free // 5))
 
 
 def run(task, tracker: Tracker, rng: np.random.Generator):
     space = task.space
-    first = True
+    nb = Neighbourhood(task, tracker)
+    sample = space.random(rng, min(64, max(1, tracker.remaining // 8)))
+    f = tracker.evaluate(sample)
+    if not len(f) or not len(space.free):
+        return shard_result(tracker)
+    N = len(space.moves_of(sample[:0])[0])
+    K = int(task.params.get("descents", min(MAX_DESCENTS, max(1, tracker.remaining
+                                                             // (min(N, SAMPLE) * STEPS)))))
+    first = sample[int(np.argmin(f))][None]
+    st = nb.start(np.vstack([first, space.random(rng, K - 1)]) if K > 1 else first)
+    if st is None:
+        return shard_result(tracker)
+    anchor, anchor_f = st.X.copy(), st.values.copy()
+    fails = np.zeros(K, dtype=np.int64)
+    idle = np.zeros(K, dtype=np.int64)
+    size = kick_size(len(space.free))
     while not tracker.exhausted:
-        sample = space.random(rng, min(64, max(1, tracker.remaining // 8)) if first else 1)
-        first = False
-        f = tracker.evaluate(sample)
-        if not len(f):
+        rows, actors, pes, per, full = nb.candidates(st.X, rng, SAMPLE)
+        mv = nb.evaluate(st, rows, actors, pes)
+        if len(mv.values) < len(rows):
             break
-        i = int(np.argmin(f))
-        x, fx = sample[i], f[i]
-        while not tracker.exhausted:
-            Y, _, _ = space.neighbours(x)
-            if not len(Y):
-                break
-            f = tracker.evaluate(Y)
-            if not len(f):
-                break
-            i = int(np.argmin(f))
-            if not f[i] < fx:
-                break
-            x, fx = Y[i], f[i]
-        if not len(space.free):
+        V = mv.values.reshape(K, per)
+        j = V.argmin(axis=1)
+        down = V[np.arange(K), j] < st.values
+        nb.apply(st, mv, (np.arange(K) * per + j)[down])
+        idle[down] = 0
+        idle[~down] += 1
+        # a local minimum: no improving move, or none in the samples of a neighbourhood's
+        # worth of steps
+        stuck = np.flatnonzero(idle >= (1 if full else -(-N // per)))
+        if not len(stuck):
+            continue
+        idle[stuck] = 0
+        better = st.values[stuck] < anchor_f[stuck]
+        won, lost = stuck[better], stuck[~better]
+        anchor[won], anchor_f[won] = st.X[won], st.values[won]
+        fails[won] = 0
+        fails[lost] += 1
+        fresh = stuck[fails[stuck] > KICKS]
+        fails[fresh] = 0
+        anchor_f[fresh] = np.inf
+        kicked = stuck[fails[stuck] <= KICKS]
+        base = anchor[kicked]
+        # the kick starts from the walk's best minimum
+        Y = nb.ruin(base, rng, size)
+        new = np.vstack([Y, space.random(rng, len(fresh))])
+        if not nb.replace(st, np.concatenate([kicked, fresh]), new):
             break
     return shard_result(tracker)

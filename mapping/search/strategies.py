@@ -24,6 +24,7 @@ STRATEGIES.add("greedy", "mapping.search.greedy:run", "steepest descent with res
 STRATEGIES.add("anneal", "mapping.search.anneal:run", "simulated annealing, parallel chains")
 STRATEGIES.add("genetic", "mapping.search.genetic:run", "genetic algorithm")
 STRATEGIES.add("tabu", "mapping.search.tabu:run", "tabu search")
+STRATEGIES.add("nsga2", "mapping.search.nsga2:run", "NSGA-II: Pareto fronts, non-convex parts too")
 
 #: strategies that are not heuristics (every other one spends a seeded budget)
 NOT_HEURISTICS = ("auto", "exhaustive", "exact")

@@ -1,0 +1,245 @@
+"""Delta evaluation of local-search moves (issue 13): the loads after moving or swapping
+actors, from the moved actors' rows and channels only, give the batch evaluator's values."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from mapping.batch import BatchEvaluator
+from mapping.problem import bind_problem
+from mapping.search import search
+from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
+from mapping.search.delta import Delta, Neighbourhood, State
+from moa import Architecture
+
+from search_problems import bench_arch, lsla, random_app, roofline_arch, small_arch
+
+RTOL = 1e-12
+
+
+def random_arch(rng: np.random.Generator) -> Architecture:
+    """2-5 PEs on 1-3 CNs, random links (some PE pairs may have no route), random
+    ``charge`` per CN, a random local CN, random lambda."""
+    a = Architecture("rand", lambda_=float(rng.uniform(0.1, 2.0)))
+    C = int(rng.integers(1, 4))
+    for k in range(C):
+        attrs = {"charge": str(rng.choice(["self", "ends", "both"]))}
+        a.add_cn(f"n{k}", costs={"time": lsla(float(rng.uniform(1e-10, 1e-8)),
+                                              float(rng.uniform(0, 1e-6)))}, attrs=attrs)
+    for k in range(1, C):
+        if rng.random() < 0.7:                 # otherwise a CN of its own: unroutable pairs
+            a.add_link(f"n{k}", f"n{int(rng.integers(0, k))}")
+    for p in range(int(rng.integers(2, 6))):
+        local = f"n{int(rng.integers(0, C))}" if rng.random() < 0.3 else None
+        a.add_pe(f"p{p}", costs={"time": lsla(float(rng.uniform(1e-10, 1e-8)),
+                                              float(rng.uniform(0, 1e-5)))}, local=local)
+        a.add_link(f"p{p}", f"n{int(rng.integers(0, C))}")
+    return a
+
+
+def state_of(delta: Delta, X: np.ndarray) -> State:
+    pe, cn, bad = delta.loads(X)
+    return State(X.copy(), delta.values(pe, cn, bad), pe, cn, bad)
+
+
+def moved(X, rows, a, p, b=None, pb=None):
+    Y = X[rows].copy()
+    n = np.arange(len(rows))
+    Y[n, a] = p
+    if b is not None:
+        two = b >= 0
+        Y[n[two], b[two]] = pb[two]
+    return Y
+
+
+def assert_same(got, want):
+    assert np.array_equal(np.isinf(got), np.isinf(want))
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=RTOL, atol=0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), aggregate=st.sampled_from(["sum", "max"]),
+       n_actors=st.integers(2, 9))
+def test_delta_equals_batch_on_random_problems(seed, aggregate, n_actors):
+    rng = np.random.default_rng(seed)
+    arch = random_arch(rng)
+    n_channels = min(int(rng.integers(n_actors - 1, 2 * n_actors)), n_actors * (n_actors - 1))
+    problem = bind_problem(random_app(n_actors, n_channels, seed=seed % 1000), arch)
+    ev = BatchEvaluator(problem, "time", aggregate)
+    delta = Delta(ev)
+    assert delta.supported
+    P = ev.n_pes
+    X = rng.integers(0, P, (4, n_actors))
+    s = state_of(delta, X)
+    assert_same(s.values, ev.evaluate(X))
+    M = 64
+    rows = rng.integers(0, 4, M)
+    a, p = rng.integers(0, n_actors, M), rng.integers(0, P, M)
+    assert_same(delta.values(*delta.moves(s, rows, a, p)), ev.evaluate(moved(X, rows, a, p)))
+    # swaps, and pairs of moves, mixed with single moves (-1)
+    b = rng.integers(0, n_actors, M)
+    b = np.where((b == a) | (rng.random(M) < 0.3), -1, b)
+    pb = np.where(rng.random(M) < 0.5, X[rows, a], rng.integers(0, P, M))
+    assert_same(delta.values(*delta.moves(s, rows, a, p, b, pb)),
+                ev.evaluate(moved(X, rows, a, p, b, pb)))
+
+
+@pytest.mark.parametrize("aggregate", ["sum", "max"])
+def test_delta_on_the_benchmark_board_with_self_loops(aggregate):
+    """A self-loop channel (an actor's state) moves with its actor."""
+    app = random_app(10, 14, seed=4)
+    app.add_channel("a3", "a3", "state", prod=1, cons=1, delay=1, size=8.0)
+    problem = bind_problem(app, bench_arch(lambda_=0.5))
+    ev = BatchEvaluator(problem, "time", aggregate)
+    delta = Delta(ev)
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 8, (3, 10))
+    s = state_of(delta, X)
+    rows = np.repeat(np.arange(3), 80)
+    a, p = np.tile(np.repeat(np.arange(10), 8), 3), np.tile(np.arange(8), 30)
+    assert_same(delta.values(*delta.moves(s, rows, a, p)), ev.evaluate(moved(X, rows, a, p)))
+
+
+def test_delta_is_refused_where_tables_are_not_linear():
+    problem = bind_problem(random_app(6, 8, seed=5), roofline_arch())
+    assert not Delta(BatchEvaluator(problem, "time", "max")).supported
+    problem = bind_problem(random_app(6, 8, seed=5), small_arch())
+    assert not Delta(BatchEvaluator(problem, "time", "exclusive")).supported
+
+
+def tracker_for(problem, metric="time", aggregate="max", budget=None):
+    evs = [BatchEvaluator(problem, metric, aggregate)]
+    return Tracker(Objectives(evs), Scalarizer(np.ones(1), np.ones(1)), budget)
+
+
+class Task:
+    def __init__(self, space):
+        self.space, self.params = space, {}
+
+
+@pytest.mark.parametrize("arch, aggregate", [(roofline_arch(), "max"), (small_arch(), "sum")])
+def test_neighbourhood_falls_back_to_the_batch_evaluator(arch, aggregate):
+    problem = bind_problem(random_app(6, 8, seed=5), arch)
+    tracker = tracker_for(problem, aggregate=aggregate)
+    space = build_space(problem)
+    nb = Neighbourhood(Task(space), tracker)
+    assert (nb.delta is None) == (aggregate == "max")
+    rng = np.random.default_rng(1)
+    s = nb.start(space.random(rng, 2))
+    acts, pes = space.moves_of(s.X)
+    rows = np.repeat(np.arange(2), len(acts))
+    mv = nb.evaluate(s, rows, np.tile(acts, 2), pes.ravel())
+    ev = tracker.objectives.evaluators[0]
+    assert_same(mv.values, ev.evaluate(mv.mappings(s.X, np.arange(len(rows)))))
+    assert tracker.evaluations == 2 + len(rows)
+
+
+def test_neighbourhood_counts_moves_within_the_budget():
+    problem = bind_problem(random_app(8, 12, seed=3), bench_arch())
+    tracker = tracker_for(problem, budget=100)
+    space = build_space(problem)
+    nb = Neighbourhood(Task(space), tracker)
+    s = nb.start(space.random(np.random.default_rng(0), 1))
+    acts, pes = space.moves_of(s.X)
+    assert len(acts) == 8 * 7
+    mv = nb.evaluate(s, 0, acts, pes[0])
+    assert len(mv.values) == 56 and tracker.evaluations == 57
+    mv = nb.evaluate(s, 0, acts, pes[0])
+    assert len(mv.values) == 43 and tracker.exhausted
+
+
+def test_unmodelled_mappings_cost_inf_as_in_the_batch_evaluator():
+    """A mapping whose every busy element has no model for the metric: the batch
+    evaluator makes it inf (the reference raises), so does delta evaluation."""
+    a = Architecture("half")
+    a.add_cn("bus", costs={"energy": lsla(1e-9)})
+    a.add_pe("p", costs={"energy": lsla(1e-9)})
+    a.add_pe("q", costs={"time": lsla(1e-9)})       # no energy model
+    a.add_link("p", "bus")
+    a.add_link("q", "bus")
+    problem = bind_problem(random_app(3, 2, seed=0), a)
+    tracker = tracker_for(problem, "energy", "max")
+    space = build_space(problem)
+    nb = Neighbourhood(Task(space), tracker)
+    assert nb.delta is not None
+    s = nb.start(np.array([[1, 1, 0]]))
+    mv = nb.evaluate(s, 0, np.array([2, 0]), np.array([1, 1]))
+    want = tracker.objectives.evaluators[0].evaluate(mv.mappings(s.X, np.arange(2)))
+    assert np.isinf(want[0]) and np.isfinite(want[1])
+    assert_same(mv.values, want)
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "tabu", "anneal"])
+@pytest.mark.parametrize("aggregate", ["sum", "max"])
+def test_reported_value_is_the_evaluators(strategy, aggregate):
+    """Delta values steer the search; the reported value is the batch evaluator's own,
+    exactly, and every candidate move counts against the budget."""
+    problem = bind_problem(random_app(12, 18, seed=2), bench_arch())
+    res = search(problem, "time", aggregate, strategy=strategy, budget=30_000, seed=1)
+    ev = BatchEvaluator(problem, "time", aggregate)
+    assert res.value == ev.evaluate(ev.encode(res.mapping))[0]
+    assert res.evaluations == 30_000
+
+
+def test_ruin_draws_from_the_bottleneck_element():
+    problem = bind_problem(random_app(10, 14, seed=1), bench_arch())
+    tracker = tracker_for(problem)
+    space = build_space(problem)
+    nb = Neighbourhood(Task(space), tracker)
+    rng = np.random.default_rng(3)
+    X = space.random(rng, 20)
+    hot = nb.loading(X)
+    ev = tracker.objectives.evaluators[0]
+    loads = ev.loads(X)                                       # elements in architecture order
+    names, order = ev.elements, ev.pes + ev.cns
+    for k in range(len(X)):
+        top = order[int(np.argmax(np.concatenate([
+            loads[k, [names.index(p) for p in ev.pes]],
+            ev.lambda_ * loads[k, [names.index(c) for c in ev.cns]]])))]
+        if top in ev.pes:
+            assert set(np.flatnonzero(hot[k])) == set(np.flatnonzero(X[k] == ev.pes.index(top)))
+        else:
+            assert hot[k].any()
+    Y = nb.ruin(X, rng, 2)
+    changed = Y != X
+    assert (changed.sum(axis=1) <= 2).all() and not (changed & ~hot).any()
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "tabu", "anneal"])
+def test_searches_leave_unroutable_mappings(strategy):
+    """Two PEs on CNs without a link: only mappings on one PE have a route."""
+    a = Architecture("split")
+    a.add_cn("b1", costs={"time": lsla(1e-9)})
+    a.add_cn("b2", costs={"time": lsla(1e-9)})
+    a.add_pe("p", costs={"time": lsla(1e-9)})
+    a.add_pe("q", costs={"time": lsla(2e-9)})
+    a.add_link("p", "b1")
+    a.add_link("q", "b2")
+    problem = bind_problem(random_app(8, 10, seed=0), a)
+    res = search(problem, "time", "max", strategy=strategy, budget=3000, seed=0)
+    assert np.isfinite(res.value) and set(res.mapping.values()) == {"p"}
+
+
+def test_sampled_neighbourhoods(monkeypatch):
+    """Neighbourhoods larger than the sample: random valid moves, valued and counted as
+    the full ones; greedy and tabu stay reproducible and report exact values."""
+    problem = bind_problem(random_app(12, 18, seed=2), bench_arch())
+    space = build_space(problem, pins={"a0": "gpu"}, allowed={"a1": "A15"})
+    nb = Neighbourhood(Task(space), tracker_for(problem))
+    X = space.random(np.random.default_rng(0), 3)
+    rows, actors, pes, per, full = nb.candidates(X, np.random.default_rng(1), 20)
+    assert not full and per == 20 and len(rows) == 60
+    assert (actors != 0).all() and space.allowed[actors, pes].all()
+    assert (pes != X[rows, actors]).all()
+    import mapping.search.greedy as greedy
+    import mapping.search.tabu as tabu
+    monkeypatch.setattr(greedy, "SAMPLE", 16)
+    monkeypatch.setattr(tabu, "SAMPLE", 16)
+    ev = BatchEvaluator(problem, "time", "max")
+    for strategy in ("greedy", "tabu"):
+        a = search(problem, "time", "max", strategy=strategy, budget=8000, seed=3)
+        b = search(problem, "time", "max", strategy=strategy, budget=8000, seed=3)
+        assert a.mapping == b.mapping and a.evaluations == 8000
+        assert a.value == ev.evaluate(ev.encode(a.mapping))[0]
