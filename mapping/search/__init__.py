@@ -11,7 +11,7 @@ import importlib
 _HOMES = {
     "Archive": "common", "Progress": "common", "SearchError": "common",
     "SearchResult": "common", "Space": "common", "build_space": "common",
-    "nondominated": "common", "parse_pins": "common",
+    "nondominated": "common", "parse_pins": "common", "hypervolume": "common",
     "search": "engine", "choose_strategy": "engine",
     "STRATEGIES": "strategies", "heuristics": "strategies",
 }
