@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Hashable, Iterable, Sequence
 
+import networkx as nx
+
 from moc.errors import SDFError
 
 
@@ -90,43 +92,11 @@ def _rational(x):
 
 def _components(n, arcs):
     """The strongly connected components that hold a cycle, each as a set of nodes."""
-    successors = [[] for _ in range(n)]
-    for u, v, _, _ in arcs:
-        successors[u].append(v)
-    index, low, on_stack, stack, found = {}, {}, set(), [], []
-    for root in range(n):
-        if root in index:
-            continue
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        work = [(root, iter(successors[root]))]
-        while work:
-            node, children = work[-1]
-            for child in children:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(successors[child])))
-                    break
-                if child in on_stack:
-                    low[node] = min(low[node], index[child])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    component = set()
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.add(member)
-                        if member == node:
-                            break
-                    if len(component) > 1 or node in successors[node]:
-                        found.append(component)
-    return found
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((u, v) for u, v, _, _ in arcs)
+    return [c for c in nx.strongly_connected_components(graph)
+            if len(c) > 1 or graph.has_edge(next(iter(c)), next(iter(c)))]
 
 
 def _nonpositive_cycle(n, arcs, exact):
