@@ -21,6 +21,16 @@ class Problem:
     activity: Activity
 
 
+def check_overrides(params: Mapping[str, Any], *declared: Mapping[str, Any]) -> None:
+    """Refuse an override that none of the ``declared`` parameter sets has (a typo must
+    never go unnoticed), listing the declared names."""
+    unknown = [k for k in params if not any(k in d for d in declared)]
+    if unknown:
+        names = sorted(set().union(*declared)) if declared else []
+        raise MappingError(f"unknown parameter {', '.join(repr(k) for k in unknown)} "
+                           f"(declared: {', '.join(names) or 'none'})")
+
+
 def bind_problem(app: SDFGraph, arch: Architecture,
                  params: Mapping[str, Any] | None = None) -> Problem:
     """Bind ``app`` and ``arch`` with ``params`` overriding their defaults.
@@ -29,11 +39,7 @@ def bind_problem(app: SDFGraph, arch: Architecture,
     neither file declares is an error, so that a typo never goes unnoticed.
     """
     params = dict(params or {})
-    unknown = [k for k in params if k not in app.params and k not in arch.params]
-    if unknown:
-        declared = sorted(set(app.params) | set(arch.params))
-        raise MappingError(f"unknown parameter {', '.join(repr(k) for k in unknown)} "
-                           f"(declared: {', '.join(declared) or 'none'})")
+    check_overrides(params, app.params, arch.params)
     bound_app = app.bind(params)
     q = repetition_vector(bound_app)
     check_deadlock(bound_app, q)

@@ -133,6 +133,7 @@ def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
     """Load ``args.files`` and run the analysis they call for (see :func:`add_parser`)."""
     from mapping.errors import InputError
     from mapping.inputs import classify, choose_mapping, load_single, one, parse_params
+    from mapping.problem import check_overrides
 
     inputs = classify(args.files, ("sdf", "moa", "map"))
     app = load_single(one(inputs.sdf, "sdf", command), "sdf", args.graph)
@@ -143,10 +144,7 @@ def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
         if map_path is not None or args.map is not None or args.mapping is not None:
             raise InputError(f"mapeval {command}: a mapping needs an architecture: give "
                              "ARCH.moa too")
-        unknown = [k for k in params if k not in app.params]
-        if unknown:
-            raise InputError(f"unknown parameter {', '.join(repr(k) for k in unknown)} "
-                             f"(declared: {', '.join(app.params) or 'none'})")
+        check_overrides(params, app.params)
         from moc.timing import analyse
         attr = args.exec_attr or "exec"
         analysis = analyse(app.bind(params), exec_attr=attr, simulate=simulate)
