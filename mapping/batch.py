@@ -209,12 +209,16 @@ class BatchEvaluator:
         self._cn_tables = None
 
         self._plan = None
+        #: ``(actors, PEs)``: pairs whose tokens the PE's rule refuses (a ``lookup`` key
+        #: without a default): ``inf`` in ``proc``, an error for a mapping that uses one
+        self._bad_cells = None
         self.vectorized = self._compile(arch, act, cn_index)
         #: every element value is a sum of table entries: the group tables apply
         self.fast = self.vectorized and not self._pe_finish and not self._cn_finish \
             and not self.has_traffic
+        if not self.vectorized or self._bad_cells is not None:
+            self._problem = problem         # the reference evaluator explains, or evaluates
         if not self.vectorized:
-            self._problem = problem
             return
         if self.fast:
             # a channel's whole contribution to sum: its CNs, and each end PE's charge
@@ -268,12 +272,14 @@ class BatchEvaluator:
         if any(r is not None and not r.vectorizable for r in pe_rules + cn_rules):
             return False
         try:
-            self.proc, self._pe_finish, self._pe_features = _tabulate(
+            self.proc, self._pe_finish, self._pe_features, self._bad_cells = _tabulate(
                 pe_rules, [act.processing[a] for a in self.actors])
-            self.comm, self._cn_finish, self._cn_features = _tabulate(
+            self.comm, self._cn_finish, self._cn_features, bad_comm = _tabulate(
                 cn_rules, [act.communication[c] for c in self.channels])
-        except (ValueError, TypeError, ZeroDivisionError):
-            return False                # a bad token attribute: the reference explains it
+        except ValueError:
+            return False                # a bad attribute under a non-additive rule
+        if bad_comm is not None:
+            return False                # a bad channel attribute: the reference explains it
         if self.aggregation.needs_shares and self._cn_finish:
             return False                # shares of a mean are not sums of tokens
         if not self._charge(cn_elems):
@@ -460,6 +466,8 @@ class BatchEvaluator:
     def evaluate(self, X) -> np.ndarray:
         """Values of the ``(N, actors)`` array ``X`` (a single row is accepted too)."""
         X = self._check(X, bounds=self._plan is None)      # a plan checks chunk by chunk
+        if self._bad_cells is not None:
+            self._refuse_bad_cells(self._check(X))
         out = np.empty(X.shape[0])
         if self._timing is not None:
             for start in range(0, X.shape[0], self.chunk):
@@ -475,6 +483,13 @@ class BatchEvaluator:
         if self.vectorized and not self._pe_modelled.all():
             self._unvalued(X, out)
         return out
+
+    def _refuse_bad_cells(self, X: np.ndarray) -> None:
+        """Raise the reference evaluator's error for the first mapping of ``X`` that puts
+        an actor on a PE whose rule refuses its tokens (as ``evaluate`` would)."""
+        used = self._bad_cells[np.arange(self.n_actors), X].any(axis=1)
+        if used.any():
+            self._reference(X[int(np.flatnonzero(used)[0])])
 
     def _unvalued(self, X: np.ndarray, out: np.ndarray) -> None:
         """Set to ``inf`` the values of mappings whose every busy element is unmodelled
@@ -612,6 +627,8 @@ class BatchEvaluator:
     def loads(self, X) -> np.ndarray:
         """Per-element values ``(N, elements)`` (architecture order, before lambda)."""
         X = self._check(X)
+        if self._bad_cells is not None:
+            self._refuse_bad_cells(X)
         rows = [self.pe_index[e] if e in self.pe_index else self.n_pes + self.cns.index(e)
                 for e in self.elements]
         out = np.empty((X.shape[0], len(self.elements)))
@@ -766,12 +783,19 @@ def _tabulate(rules, tokens):
     ``(elements, rule)`` are listed in ``finishes`` and finished on the summed totals (all
     the elements of a rule whose finish does not depend on the element at once)."""
     table = np.zeros((len(tokens), len(rules)))
+    bad = np.zeros((len(tokens), len(rules)), dtype=bool)
     finishes, columns, shared = [], {}, {}
     for e, r in enumerate(rules):
         if r is None:
             continue
-        F = np.array([[t.count * f for f in r.features(t)] for t in tokens],
-                     dtype=float).reshape(len(tokens), r.width)
+        F = np.zeros((len(tokens), r.width))
+        for i, t in enumerate(tokens):
+            try:
+                F[i] = [t.count * f for f in r.features(t)]
+            except (ValueError, TypeError, ZeroDivisionError):
+                bad[i, e] = True        # the reference evaluator explains it, if used
+        if bad[:, e].any() and not r.additive:
+            raise ValueError("a bad token attribute under a non-additive rule")
         if r.additive:
             table[:, e] = r.finish(F.T)
         elif r.uniform:
@@ -783,13 +807,15 @@ def _tabulate(rules, tokens):
             finishes.append((np.array([e]), r))
             columns[e] = F
     finishes += list(shared.values())
+    table[bad] = np.inf
+    bad = bad if bad.any() else None
     if not finishes:
-        return table, finishes, None
+        return table, finishes, None, bad
     width = max(r.width for _, r in finishes)
     features = np.zeros((width, len(tokens), len(rules)))
     for e, F in columns.items():
         features[:F.shape[1], :, e] = F.T
-    return table, finishes, features
+    return table, finishes, features, bad
 
 
 # ------------------------------------------------------------ factor tables

@@ -246,3 +246,31 @@ def test_an_inf_attribute_means_cannot_run_whatever_the_scale():
     res = search(bind_problem(app, arch), "time", "sum", strategy="exhaustive")
     assert res.mapping == {"a": "q"} and res.value == pytest.approx(6.0)
 
+
+
+def test_a_key_missing_without_default_keeps_the_fast_paths():
+    """c has no A15 time and lookup no default: the pair (c, big) is refused, not the
+    whole problem.  The batch evaluator stays compiled (before: every mapping went through
+    the reference evaluator and exact declined); a mapping that puts c on big is the
+    reference's error, naming actor, element and key; with c kept off big by ``allowed``,
+    exact and exhaustive agree.  By hand (sum): a, b on big 2 + 4, c on an A7 3, channel
+    b->c over the bus 2: 11."""
+    app, arch = objects(app=APP.replace("actor c [exec_A7 = 3, exec_A15 = 3]",
+                                        'actor c [exec_A7 = 3, allowed = "A7"]'))
+    problem = bind_problem(app, arch)
+    ev = BatchEvaluator(problem, "time", "sum")
+    assert ev.vectorized and ev.plan != "reference"
+    with pytest.raises(MappingError) as info:
+        ev.evaluate(np.array([ev.encode({"a": "big", "b": "big", "c": "big"}),
+                              ev.encode({"a": "big", "b": "big", "c": "little[0]"})]))
+    assert "'c'" in str(info.value) and "'exec_A15'" in str(info.value)
+    with pytest.raises(MappingError):
+        ev.loads(ev.encode({"a": "big", "b": "big", "c": "big"})[None, :])
+    assert ev.value({"a": "big", "b": "big", "c": "little[0]"}) == pytest.approx(11.0)
+    # max by hand: b alone on big (4), a on little[0] (4), c on little[1] (3), bus 1 + 2
+    for aggregate, best in (("sum", 11.0), ("max", 4.0)):
+        ex = search(problem, "time", aggregate, strategy="exhaustive")
+        milp = search(problem, "time", aggregate, strategy="exact")
+        assert ex.value == pytest.approx(best) and milp.value == pytest.approx(best)
+        assert milp.optimal
+        assert ex.mapping["c"] != "big" and milp.mapping["c"] != "big"
