@@ -250,6 +250,13 @@ class BatchEvaluator:
                           self.fast, self.charged)
 
     @property
+    def components(self) -> tuple["BatchEvaluator", ...]:
+        """The evaluators whose tables determine this one's values: itself (a system
+        metric's are those of its terms).  A PE permutation that leaves every
+        component's tables unchanged leaves the values unchanged (symmetry reduction)."""
+        return (self,)
+
+    @property
     def plan(self) -> str:
         """Which path evaluates arrays: ``"groups"`` (group tables), ``"tables"``
         (gathers of the compiled tables) or ``"reference"`` (one mapping at a time)."""
@@ -752,6 +759,11 @@ class SystemBatchEvaluator(BatchEvaluator):
         t = next(iter(self.parts.values())).tables
         return CostTables(t.proc, t.comm, t.route, t.unroutable, t.src, t.dst, t.lambda_,
                           t.traffic_slope, t.traffic_base, False, t.charged)
+
+    @property
+    def components(self) -> tuple[BatchEvaluator, ...]:
+        """The terms' evaluators: the expression is a function of their values only."""
+        return tuple(c for part in self.parts.values() for c in part.components)
 
     @property
     def plan(self) -> str:

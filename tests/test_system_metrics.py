@@ -346,3 +346,33 @@ def test_plot_mapping_draws_one_chart_per_term(tmp_path):
     # two stacked charts (energy[sum], time[max]) against one, at the same width
     (w1, h1), (w2, h2) = Image.open(system).size, Image.open(plain).size
     assert w1 == w2 and h1 == 2 * h2
+
+
+def test_exhaustive_reduces_interchangeable_pes_for_a_system_metric():
+    """Two identical cores p[0], p[1] and a distinct p2: every term of energy_total is
+    unchanged by swapping p[0] and p[1], so the expression is too, and the exhaustive
+    search enumerates one mapping per class (by count: 3 actors on {p[0], p[1], p2} up to
+    the swap: 3^3 = 27 mappings, (27 + 1) / 2 = 14 orbits — the swap fixes only
+    all-on-p2) yet finds the optimum of all 27."""
+    app = parse_sdf("""sdf chain {
+        actor a [quanta = 2]
+        actor b [quanta = 3]
+        actor c [quanta = 1]
+        a -> b [size = 4]
+        b -> c [size = 2]
+    }""")[0]
+    arch = parse_moa("""moa three {
+        param p_static = 1
+        metric energy_total = energy[sum] + p_static * time[max]
+        pe p[0..1] [time = lsla(alpha = 1), energy = lsla(alpha = 3)]
+        pe p2 [time = lsla(alpha = 3), energy = lsla(alpha = 1)]
+        cn bus [time = lsla(alpha = 0.5), energy = lsla(alpha = 0.25)]
+        p[*] -- bus; p2 -- bus
+    }""")[0]
+    problem = bind_problem(app, arch)
+    ex = search(problem, "energy_total", strategy="exhaustive")
+    assert ex.extra["interchangeable"] == [["p[0]", "p[1]"]]
+    assert ex.evaluations == 14
+    ev = BatchEvaluator(problem, "energy_total")
+    every = np.array(np.meshgrid(*[range(3)] * 3, indexing="ij")).reshape(3, -1).T
+    assert ex.value == pytest.approx(ev.evaluate(every).min())

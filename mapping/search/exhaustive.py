@@ -17,8 +17,7 @@ DEFAULT_LIMIT = 200_000_000
 
 
 def canonical(setup) -> Canonical:
-    evs = setup.objectives.evaluators
-    ev = evs[0]
+    evs = [c for e in setup.objectives.evaluators for c in e.components]
     P = setup.space.allowed.shape[1]
     if all(e.vectorized for e in evs):
         tables = [e.tables for e in evs]
