@@ -177,10 +177,9 @@ def _term_order(system) -> list[tuple[str, str]]:
 
 
 def refuse_aggregate(arch: Architecture, metric: str, aggregate: str | None) -> None:
-    """``--aggregate`` does not apply to a system metric: its terms name their own.  An
-    aggregation other than the architecture's default is refused (callers that resolve
-    the default before calling pass that one, which is accepted and ignored)."""
-    if aggregate is not None and aggregate != arch.aggregate:
+    """``--aggregate`` does not apply to a system metric: its terms name their own, so
+    any aggregation given is refused (callers pass ``None`` when none was asked for)."""
+    if aggregate is not None:
         raise MappingError(f"metric '{metric}' is a system metric: its terms name their own "
                            f"aggregations, so an aggregation ('{aggregate}') does not apply "
                            "to it (omit --aggregate)")

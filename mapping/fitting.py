@@ -324,6 +324,7 @@ class RowModel:
                  params: MappingT[str, Any] | None = None, source: str | None = None):
         self.arch, self.rows, self.metric, self.app = arch, list(rows), metric, app
         self.aggregate = aggregate or arch.aggregate
+        self._requested = aggregate         # None: each metric's own (a system metric's terms)
         self.params = dict(params or {})     # command-line overrides under the rows' own
         self.source = source
         self._bound: dict[tuple, Any] = {}
@@ -419,9 +420,9 @@ class RowModel:
     def _evaluate(self, i: int, bound) -> float:
         row = self.rows[i]
         if row.activity is not None:
-            return evaluate_activity(bound, row.activity, self.metric, self.aggregate)
+            return evaluate_activity(bound, row.activity, self.metric, self._requested)
         return evaluate(bound.app, bound.arch, row.mapping, metric=self.metric,
-                        aggregate=self.aggregate, problem=bound).value
+                        aggregate=self._requested, problem=bound).value
 
     def _variant(self, i: int, overrides, cache) -> Any:
         """Row ``i``'s bound problem (or architecture) under ``overrides``."""
@@ -495,7 +496,7 @@ class RowModel:
             first = next(iter(members.values()))
             try:
                 evaluator = BatchEvaluator(self._variant(first, overrides, cache), self.metric,
-                                           self.aggregate)
+                                           self._requested)
                 X = np.array([evaluator.encode(self.rows[i].mapping) for i in members.values()])
                 with np.errstate(all="ignore"):
                     values = evaluator.evaluate(X)

@@ -212,11 +212,18 @@ def test_cli_eval_and_params(tmp_path, capsys):
     assert "does not apply" in capsys.readouterr().err
 
 
-def test_default_aggregate_accepted_and_ignored():
+def test_any_aggregate_is_refused_for_a_system_metric():
+    """Even the architecture's default (sum): the terms name their own aggregations, and
+    an --aggregate that silently does nothing would mislead (it passed before)."""
     app, arch, prob = problem()
     m = parse_map(MAPS)[0]
-    assert evaluate(app, arch, m, "energy_total", "sum", problem=prob).value == 19.0
-    assert BatchEvaluator(prob, "energy_total", "sum").value(m) == 19.0
+    assert evaluate(app, arch, m, "energy_total", problem=prob).value == 19.0
+    assert BatchEvaluator(prob, "energy_total").value(m) == 19.0
+    for aggregate in ("sum", "max"):
+        with pytest.raises(MappingError, match="omit --aggregate"):
+            evaluate(app, arch, m, "energy_total", aggregate, problem=prob)
+        with pytest.raises(MappingError, match="omit --aggregate"):
+            BatchEvaluator(prob, "energy_total", aggregate)
 
 
 def test_name_of_an_element_metric_refused():
