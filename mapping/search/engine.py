@@ -219,7 +219,7 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
             extra["space"] = setup.info.get("space")
         if strategy == AUTO_HEURISTIC:
             from mapping.search.portfolio import member
-            extra["portfolio"] = [{"strategy": member(t.index), "value": float(r.best_value)}
+            extra["portfolio"] = [{"strategy": member(t), "value": float(r.best_value)}
                                   for t, r in zip(tasks, results)]
     if requested != strategy:
         extra["chosen_by"] = requested

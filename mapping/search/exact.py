@@ -128,11 +128,13 @@ def pair_variables(ev) -> int:
 
 
 def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
-          incumbent: np.ndarray | None = None) -> ExactResult:
+          incumbent: np.ndarray | None = None, node_limit: int | None = None
+          ) -> ExactResult:
     """The optimal mapping of ``setup``'s single objective (or, at ``time_limit``
-    seconds, the best found with the bound proven so far).  ``incumbent`` (default
-    ``setup.info["incumbent"]``): a mapping, a row of PE indices, the answer need not
-    beat; for ``max`` its value is a cutoff on ``z``."""
+    seconds of wall clock or ``node_limit`` branch-and-bound nodes, the best found with
+    the bound proven so far).  ``incumbent`` (default ``setup.info["incumbent"]``): a
+    mapping, a row of PE indices, the answer need not beat; for ``max`` its value is a
+    cutoff on ``z``."""
     ev = setup.objectives.evaluators[0]
     check(ev)
     agg = ev.aggregation
@@ -238,20 +240,27 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
     options = {"disp": False, "mip_rel_gap": gap}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
+    if node_limit is not None:
+        options["node_limit"] = int(node_limit)
     bounds, constraints = Bounds(np.zeros(nvar), upper), M.constraint(nvar)
     res = milp(cost, integrality=integrality, bounds=bounds, constraints=constraints,
                options=options)
     relaxed = None
-    if res.x is None and res.status == 1:
+    if res.x is None and res.status in (1, 4):
         # scipy reports no bound without a solution: the LP relaxation's is still valid
-        lp = milp(cost, bounds=bounds, constraints=constraints, options={"disp": False})
-        relaxed = None if lp.fun is None else float(lp.fun)
+        lp = milp(cost, bounds=bounds, constraints=constraints,
+                  options={k: v for k, v in options.items() if k != "mip_rel_gap"})
+        relaxed = None if lp.status != 0 or lp.fun is None else float(lp.fun)
     return _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed)
 
 
 def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None) -> ExactResult:
     status = STATUS.get(res.status, str(res.status))
-    limited = res.status == 1
+    # HiGHS's node limit reaches scipy as an unrecognized status (4) naming the limit
+    nodes = res.status == 4 and "limit" in str(res.message)
+    limited = res.status == 1 or nodes
+    if nodes:
+        status = "node limit"
     row = value = None
     if res.x is not None:
         A, P = ev.n_actors, ev.n_pes
@@ -283,11 +292,12 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None) -> Exac
         gap_ = 0.0 if value == bound else (value - bound) / abs(value) if value else math.inf
     message = ""
     if limited:
-        limit = f" of {time_limit:g} s" if time_limit is not None else ""
+        limit = " node limit" if nodes else " time limit" + (
+            f" of {time_limit:g} s" if time_limit is not None else "")
         proven = f" (gap {gap_:.2%} to the proven bound {bound:.6g})" if gap_ is not None \
             else " (no bound proven)"
-        message = (f"the MILP solver stopped at its time limit{limit} before proving "
-                   f"optimality; the mapping is the best found so far{proven}")
+        message = (f"the MILP solver stopped at its{limit} before proving "
+                   f"optimality{proven}")
     return ExactResult(value, row, optimal, status,
                        None if res.fun is None else float(res.fun) * scale, limited, message,
                        bound, gap_, cutoff)

@@ -29,7 +29,8 @@ STRATEGIES.add("anneal", "mapping.search.anneal:run", "simulated annealing, para
 STRATEGIES.add("genetic", "mapping.search.genetic:run", "genetic algorithm")
 STRATEGIES.add("tabu", "mapping.search.tabu:run", "tabu search")
 STRATEGIES.add("portfolio", "mapping.search.portfolio:run",
-               "genetic, tabu and anneal side by side, one per shard, sharing the budget")
+               "genetic, greedy and tabu side by side, one per shard, sharing the "
+               "budget (genetic alone where a shard cannot afford two descents)")
 
 #: strategies that are not heuristics (every other one spends a seeded budget)
 NOT_HEURISTICS = ("auto", "exhaustive", "exact")
