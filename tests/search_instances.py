@@ -118,7 +118,20 @@ def main(argv=None):
         if n <= 12:             # small enough to enumerate
             check = search(problem, "time", "max", strategy="exhaustive")
             entry["exhaustive"] = check.value
-            entry["how"] += f"; exhaustive ({check.evaluations:,} canonical mappings) agrees"
+            agrees = "agrees" if abs(check.value - res.value) <= 1e-9 * res.value \
+                else f"gives {check.value!r}"
+            entry["how"] += f"; exhaustive ({check.evaluations:,} canonical mappings) {agrees}"
+        entry["bound_how"] = entry["how"]
+        old = table.get(stem)
+        if old is not None:
+            # keep the best value found and the highest bound proven by any run
+            if old["value"] <= entry["value"]:
+                entry.update({k: old[k] for k in ("value", "mapping", "how")})
+            if old["bound"] > entry["bound"]:
+                entry["bound"] = old["bound"]
+                entry["bound_how"] = old.get("bound_how", old["how"])
+            entry["optimal"] = entry["optimal"] or old["optimal"]
+            entry["gap"] = (entry["value"] - entry["bound"]) / entry["value"]
         table[stem] = entry
         print(stem, json.dumps(entry), flush=True)
         path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")

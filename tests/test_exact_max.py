@@ -139,14 +139,18 @@ def test_auto_chooses_by_problem(aggregate, budget, want):
     assert choose_strategy(setup) == want
 
 
-def test_portfolio_leaves_descents_out_where_a_share_cannot_pay_for_them():
+def test_portfolio_islands_afford_their_descents():
     from mapping.search.engine import plan
     from mapping.search.portfolio import member
-    setup = prepare(stored("a30_p8_s1"), "time", "max", budget=4 * 2 * 30 * 30 * 7)
-    assert [member(t) for t in plan(setup, "portfolio")] == \
-        ["genetic", "greedy", "tabu", "genetic"]
-    setup = prepare(stored("a30_p8_s1"), "time", "max", budget=4 * 2 * 30 * 30 * 7 - 4)
-    assert {member(t) for t in plan(setup, "portfolio")} == {"genetic"}
+    setup = prepare(stored("a30_p8_s1"), "time", "max")
+    descent = 30 * 30 * 7                   # actors × (actors × other PEs) evaluations
+    for budget, want in [(4 * 8 * descent, ["tabu", "genetic", "greedy", "tabu"]),
+                         (2 * 8 * descent, ["tabu", "genetic"]),
+                         (8 * descent - 1, ["tabu"]), (2 * descent - 1, ["genetic"])]:
+        setup.budget = budget
+        tasks = plan(setup, "portfolio")
+        assert [member(t) for t in tasks] == want
+        assert sum(t.budget for t in tasks) == budget
 
 
 def test_auto_solves_sum_exactly():
@@ -156,9 +160,10 @@ def test_auto_solves_sum_exactly():
 
 
 def test_portfolio_reports_its_members():
-    res = search(stored("a10_p4_s0"), "time", "max", strategy="portfolio", budget=4000,
+    budget = 4 * 8 * 10 * 30                # four islands of eight descents
+    res = search(stored("a10_p4_s0"), "time", "max", strategy="portfolio", budget=budget,
                  seed=1)
     members = [m["strategy"] for m in res.extra["portfolio"]]
-    assert members == ["genetic", "greedy", "tabu", "genetic"]
+    assert members == ["tabu", "genetic", "greedy", "tabu"]
     assert res.value == min(m["value"] for m in res.extra["portfolio"])
-    assert res.evaluations <= 4000 and res.seed == 1
+    assert res.evaluations <= budget and res.seed == 1

@@ -112,7 +112,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     evaluations, extra = 0, {}
     if ev.aggregation.bottleneck:
         budget = EXACT_START_BUDGET if setup.budget is None else int(setup.budget)
-        budget = min(budget, max(64, setup.space.size))      # no more than the space
+        # a small space is the solver's to search, not the start's
+        budget = min(budget, max(64, setup.space.size // 16))
         start = replace(setup, budget=budget)
         tasks = plan(start, AUTO_HEURISTIC, shards)
         warm = combine(run_tasks(tasks, "exact: starting mapping", budget, progress,
@@ -166,6 +167,9 @@ def plan(setup: Setup, strategy: str, shards: int = DEFAULT_SHARDS) -> list[Task
     if budget < 1:
         raise SearchError(f"--budget must be positive, got {budget}")
     shards = max(1, min(shards, budget // 16 or 1))
+    if strategy == "portfolio" and not setup.objectives.multi:
+        from mapping.search.portfolio import islands
+        shards = islands(setup.space, budget, shards)
     shares = [budget // shards + (1 if i < budget % shards else 0) for i in range(shards)]
     return [Task(strategy, i, setup.objectives, setup.space,
                  Scalarizer(weights[i], setup.scales), shares[i], setup.seed)
@@ -184,9 +188,10 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     ``strategy``: ``auto`` (default: :func:`choose_strategy`), ``exhaustive`` (one
     mapping per class of mappings equivalent under
     interchangeable PEs), ``exact`` (MILP with HiGHS; ``sum``/``max`` of per-token
-    costs), or a heuristic (``greedy``, ``anneal``, ``genetic``, ``tabu``) seeded with
-    ``seed`` and limited to ``budget`` evaluations (default 20,000), run as ``shards``
-    independent islands.  ``pins`` fixes actors to PEs; ``allowed`` (or the actors'
+    costs; :func:`run_exact`, stopped after ``time_limit`` seconds with its proven
+    bound and gap), or a heuristic (``greedy``, ``anneal``, ``genetic``, ``tabu``,
+    ``portfolio``) seeded with ``seed`` and limited to ``budget`` evaluations (default
+    20,000), run as ``shards`` independent islands.  ``pins`` fixes actors to PEs; ``allowed`` (or the actors'
     ``allowed`` attribute) restricts their PEs.  ``executor`` is a
     :class:`mapping.search.distributed.DaskExecutor` (or anything with ``run(tasks)``)
     to run the shards on a cluster; the result is the same as locally.  ``progress``:

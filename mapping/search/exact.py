@@ -296,8 +296,8 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None) -> Exac
             f" of {time_limit:g} s" if time_limit is not None else "")
         proven = f" (gap {gap_:.2%} to the proven bound {bound:.6g})" if gap_ is not None \
             else " (no bound proven)"
-        message = (f"the MILP solver stopped at its{limit} before proving "
-                   f"optimality{proven}")
+        message = (f"the MILP solver stopped at its{limit} before proving optimality; "
+                   f"the mapping is the best found so far{proven}")
     return ExactResult(value, row, optimal, status,
                        None if res.fun is None else float(res.fun) * scale, limited, message,
                        bound, gap_, cutoff)

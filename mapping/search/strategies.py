@@ -29,8 +29,9 @@ STRATEGIES.add("anneal", "mapping.search.anneal:run", "simulated annealing, para
 STRATEGIES.add("genetic", "mapping.search.genetic:run", "genetic algorithm")
 STRATEGIES.add("tabu", "mapping.search.tabu:run", "tabu search")
 STRATEGIES.add("portfolio", "mapping.search.portfolio:run",
-               "genetic, greedy and tabu side by side, one per shard, sharing the "
-               "budget (genetic alone where a shard cannot afford two descents)")
+               "tabu, genetic and greedy side by side, one per island, as many islands "
+               "(up to 4) as the budget affords 8 descents each; genetic where an island "
+               "cannot afford two")
 
 #: strategies that are not heuristics (every other one spends a seeded budget)
 NOT_HEURISTICS = ("auto", "exhaustive", "exact")

@@ -14,7 +14,7 @@ any run, and ``auto_gap`` how far ``auto`` is above it (issue 13 asks for at mos
 ``exact`` is skipped beyond ``--exact-variables`` channel-pair variables.  The machine's
 load average is printed with the results: the seconds depend on it.
 
-``--quick``: 20 and 50 actors, budget 20,000, time limit 5 s (a few seconds).
+``--quick``: 20 and 50 actors, budget 20,000, time limit 2 s (a few seconds).
 """
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def main(argv=None):
     if args.quick:
         sizes = [(20, 8), (50, 12)]
         args.budget = args.budget or 20_000
-        args.time_limit = args.time_limit or 5.0
+        args.time_limit = args.time_limit or 2.0
     else:
         sizes = list(SIZES)
         args.budget = args.budget or 2_000_000
