@@ -191,8 +191,8 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     costs; :func:`run_exact`, stopped after ``time_limit`` seconds with its proven
     bound and gap), or a heuristic (``greedy``, ``anneal``, ``genetic``, ``tabu``,
     ``portfolio``) seeded with ``seed`` and limited to ``budget`` evaluations (default
-    20,000), run as ``shards`` independent islands.  ``pins`` fixes actors to PEs; ``allowed`` (or the actors'
-    ``allowed`` attribute) restricts their PEs.  ``executor`` is a
+    20,000), run as ``shards`` independent islands.  ``pins`` fixes actors to PEs;
+    ``allowed`` (or the actors' ``allowed`` attribute) restricts their PEs.  ``executor`` is a
     :class:`mapping.search.distributed.DaskExecutor` (or anything with ``run(tasks)``)
     to run the shards on a cluster; the result is the same as locally.  ``progress``:
     a line on stderr (None: only when stderr is a terminal).
