@@ -153,6 +153,18 @@ def test_portfolio_islands_afford_their_descents():
         assert sum(t.budget for t in tasks) == budget
 
 
+def test_auto_does_not_count_orbits_it_cannot_afford(monkeypatch):
+    # 50 actors on 12 PEs: 12^50 mappings, at least 12^50 / (6! 3! 3!) canonical ones;
+    # counting them exactly took minutes at 1,000 actors on 64 PEs
+    from mapping.search.symmetry import Canonical
+
+    def refuse(self, prefix_depth=None):
+        raise AssertionError("counted the canonical mappings")
+    setup = prepare(stored("a50_p12_s4"), "time", "max", budget=2_000_000)
+    monkeypatch.setattr(Canonical, "count", refuse)
+    assert choose_strategy(setup) == "portfolio"
+
+
 def test_auto_solves_sum_exactly():
     res = search(stored("a30_p8_s1"), "time", "sum")
     assert res.strategy == "exact" and res.extra["chosen_by"] == "auto" and res.optimal

@@ -76,7 +76,13 @@ def choose_strategy(setup: Setup) -> str:
     from mapping.search import exact, exhaustive
     cap = min(AUTO_EXHAUSTIVE if setup.budget is None else int(setup.budget),
               exhaustive.DEFAULT_LIMIT)
-    if setup.space.size <= cap or exhaustive.canonical(setup).count() <= cap:
+    if setup.space.size <= cap:
+        return "exhaustive"
+    canon = exhaustive.canonical(setup)
+    # an orbit holds at most Π |class|! mappings: counting (a dynamic program over the
+    # actors, minutes at 1,000 actors on 64 PEs) only when that leaves the cap in reach
+    orbit = math.prod(math.factorial(len(c)) for c in canon.classes)
+    if setup.space.size <= cap * orbit and canon.count() <= cap:
         return "exhaustive"
     ev = setup.objectives.evaluators[0]
     if not setup.objectives.multi and ev.aggregation.separable and ev.tables.linear \
