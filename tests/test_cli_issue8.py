@@ -106,7 +106,7 @@ def test_auto_with_a_budget_smaller_than_the_space_runs_a_heuristic(tmp_path, ca
     code, out, err = run(capsys, "search", sdf, moa, "--budget", "20000", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["strategy"] == "anneal" and doc["budget"] == 20000
+    assert doc["strategy"] == "portfolio" and doc["budget"] == 20000
     assert doc["evaluations"] <= 20000
     code, out, _ = run(capsys, "search", sdf, moa, "--budget", "70000", "--json")
     assert code == 0 and json.loads(out)["strategy"] == "exhaustive"

@@ -2,10 +2,13 @@
 actors, from the moved actors' rows and channels only, give the batch evaluator's values."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import dsl
 from mapping.batch import BatchEvaluator
 from mapping.problem import bind_problem
 from mapping.search import search
@@ -243,3 +246,30 @@ def test_sampled_neighbourhoods(monkeypatch):
         b = search(problem, "time", "max", strategy=strategy, budget=8000, seed=3)
         assert a.mapping == b.mapping and a.evaluations == 8000
         assert a.value == ev.evaluate(ev.encode(a.mapping))[0]
+
+
+def test_impossible_pairs_go_to_the_batch_evaluator():
+    """inf in ``proc`` (an actor that cannot run on a PE) is no load to subtract: delta
+    evaluation declines it (inf - inf would be nan, and argmin picks nan first) and the
+    heuristics still keep the actor off that PE."""
+    app = dsl.parse_sdf("""sdf s {
+        actor a [t_A = 1, t_B = 2]
+        actor b [t_A = 3]
+        a -> b [size = 2]
+    }""")[0]
+    arch = dsl.parse_moa("""moa m {
+        type A [time = lookup(key = "t_A")]
+        type B [time = lookup(key = "t_B", default = inf)]
+        pe x : A
+        pe y : B
+        cn bus [time = lsla(alpha = 1)]
+        x -- bus; y -- bus
+    }""")[0]
+    problem = bind_problem(app, arch)
+    assert not Delta(BatchEvaluator(problem, "time", "sum")).supported
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for strategy in ("greedy", "tabu", "anneal"):
+            res = search(problem, "time", "sum", strategy=strategy, budget=200, seed=1)
+            # by hand: a, b on x: 1 + 3 = 4; a on y: 2 + 3 + bus 2 = 7; b on y: inf
+            assert res.mapping["b"] == "x" and res.value == pytest.approx(4.0)

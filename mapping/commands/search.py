@@ -17,7 +17,8 @@ def add_search_options(p) -> None:
                    help="default auto. " + STRATEGIES.describe())
     p.add_argument("--budget", type=int, metavar="N",
                    help="evaluations a heuristic may spend (default 20000); for exhaustive, "
-                   "the largest enumeration allowed; auto enumerates only what fits in it")
+                   "the largest enumeration allowed; auto enumerates only what fits in it; "
+                   "exact for max spends it on its starting mapping (default 200000)")
     p.add_argument("--seed", type=int, default=0, metavar="N",
                    help="seed of the heuristics (default 0)")
     p.add_argument("--objectives", metavar="M1,M2,...",
@@ -25,7 +26,8 @@ def add_search_options(p) -> None:
     p.add_argument("--pin", action="append", default=[], metavar="ACTOR=PE",
                    help="fix an actor to a PE (repeatable, or comma-separated)")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
-                   help="stop the exact solver after this long (optimal: false)")
+                   help="stop the exact solver after this long (wall clock): the best "
+                   "mapping found, optimal: false, with the proven bound and the gap")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the search shards on this Dask scheduler (tcp://host:8786); "
                    "needs the 'distributed' extra")
@@ -87,6 +89,20 @@ def run_search(args, command: str = "search"):
             executor.close()
 
 
+def proof_line(result) -> str:
+    """How far ``exact``'s answer is from proven: its bound, gap and time limit."""
+    extra = result.extra
+    if result.strategy != "exact" or "bound" not in extra:
+        return ""
+    bound, gap = extra.get("bound"), extra.get("gap")
+    proof = "no lower bound proven" if bound is None else \
+        f"proven lower bound {bound:.6g}, gap {gap:.3%}"
+    limit = "time limit hit" if extra.get("time_limit_hit") else "within the time limit"
+    start = extra.get("start")
+    warm = f"; started from {start['strategy']} at {start['value']:.6g}" if start else ""
+    return f"{proof} ({limit}){warm}"
+
+
 def run(args):
     import dsl
     from dsl.mappings import Mapping
@@ -102,6 +118,9 @@ def run(args):
         print_json(result.to_dict())
     else:
         print(result)
+        line = proof_line(result)
+        if line:
+            print(line)
         if args.output:
             print(f"wrote {args.output}", file=sys.stderr)
     return 0

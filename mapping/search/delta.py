@@ -90,8 +90,11 @@ class Delta:
         tables = evaluator.tables
         self.evaluator = evaluator
         self.aggregation = agg
+        # an impossible pair (inf in proc: lookup's default = inf, a missing key) would
+        # turn a load difference into inf - inf: such problems go to the batch evaluator
         self.supported = bool(tables.linear) and agg is not None \
-            and (agg.separable or agg.bottleneck) and not agg.needs_shares
+            and (agg.separable or agg.bottleneck) and not agg.needs_shares \
+            and bool(np.isfinite(tables.proc).all())
         if not self.supported:
             return
         self.proc = tables.proc

@@ -2,8 +2,9 @@
 Dask cluster) and assembles a :class:`SearchResult`."""
 from __future__ import annotations
 
+import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -20,8 +21,14 @@ from mapping.metrics import aggregation_label
 #: ``auto`` enumerates exhaustively up to this many canonical mappings when no budget is
 #: given; with a budget, up to the budget
 AUTO_EXHAUSTIVE = 1_000_000
+#: ``auto`` solves ``sum`` exactly up to this many channel-pair variables (HiGHS proves
+#: 100 actors × 16 PEs, 38,400 of them, in about a second)
+AUTO_EXACT_VARIABLES = 200_000
 #: the heuristic ``auto`` falls back on
-AUTO_HEURISTIC = "anneal"
+AUTO_HEURISTIC = "portfolio"
+#: evaluations of the portfolio run that gives ``exact`` its starting mapping for
+#: bottleneck aggregations (``--budget`` overrides)
+EXACT_START_BUDGET = 200_000
 
 
 @dataclass
@@ -62,13 +69,75 @@ def run_task(task: Task, progress: Callable[[int], None] | None = None) -> Shard
 def choose_strategy(setup: Setup) -> str:
     """What ``auto`` runs: ``exhaustive`` when the canonical enumeration (mappings up to
     interchangeable PEs) fits the budget (:data:`AUTO_EXHAUSTIVE` without one, and never
-    more than exhaustive's own cap), else :data:`AUTO_HEURISTIC` with that budget."""
-    from mapping.search import exhaustive
+    more than exhaustive's own cap); else ``exact`` for one objective whose program is
+    linear with a separable aggregation (``sum``) and at most
+    :data:`AUTO_EXACT_VARIABLES` channel-pair variables; else :data:`AUTO_HEURISTIC`
+    (the portfolio of heuristics) with that budget."""
+    from mapping.search import exact, exhaustive
     cap = min(AUTO_EXHAUSTIVE if setup.budget is None else int(setup.budget),
               exhaustive.DEFAULT_LIMIT)
-    if setup.space.size <= cap or exhaustive.canonical(setup).count() <= cap:
+    if setup.space.size <= cap:
         return "exhaustive"
+    canon = exhaustive.canonical(setup)
+    # an orbit holds at most Π |class|! mappings: counting (a dynamic program over the
+    # actors, minutes at 1,000 actors on 64 PEs) only when that leaves the cap in reach
+    orbit = math.prod(math.factorial(len(c)) for c in canon.classes)
+    if setup.space.size <= cap * orbit and canon.count() <= cap:
+        return "exhaustive"
+    ev = setup.objectives.evaluators[0]
+    if not setup.objectives.multi and ev.aggregation.separable and ev.tables.linear \
+            and exact.pair_variables(ev) <= AUTO_EXACT_VARIABLES:
+        return "exact"
     return AUTO_HEURISTIC
+
+
+def run_tasks(tasks: list[Task], label: str, total: int | None, progress, executor
+              ) -> list[ShardResult]:
+    """Run the shards locally (one after the other) or with ``executor``."""
+    bar = Progress(total, label, progress)
+    try:
+        if executor is None:
+            return [run_task(t, bar) for t in tasks]
+        return executor.run(tasks, bar)
+    finally:
+        bar.close()
+
+
+def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, executor
+              ) -> tuple[ShardResult, dict]:
+    """``exact``: for a bottleneck aggregation, a portfolio run of the budget
+    (:data:`EXACT_START_BUDGET` without one) first gives the solver its starting mapping
+    (a cutoff); then the program.  The extras report the proven ``bound``, the ``gap``
+    ``(value − bound) / value`` and whether the ``time_limit_hit``."""
+    from mapping.search import exact
+    if setup.objectives.multi:
+        raise SearchError("strategy 'exact' optimizes one objective; use exhaustive or a "
+                          "heuristic for --objectives")
+    ev = setup.objectives.evaluators[0]
+    exact.check(ev)
+    evaluations, extra = 0, {}
+    if ev.aggregation.bottleneck:
+        budget = EXACT_START_BUDGET if setup.budget is None else int(setup.budget)
+        # a small space is the solver's to search, not the start's
+        budget = min(budget, max(64, setup.space.size // 16))
+        start = replace(setup, budget=budget)
+        tasks = plan(start, AUTO_HEURISTIC, shards)
+        warm = combine(run_tasks(tasks, "exact: starting mapping", budget, progress,
+                                 executor))
+        evaluations += int(warm.evaluations)
+        if warm.best_row is not None and math.isfinite(warm.best_value):
+            setup.info["incumbent"] = warm.best_row
+            extra["start"] = {"strategy": AUTO_HEURISTIC, "value": float(warm.best_value),
+                              "evaluations": int(warm.evaluations), "seed": setup.seed}
+    res = STRATEGIES.get("exact")(setup, time_limit=time_limit)
+    evaluations += 1
+    combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
+                           optimal=res.optimal)
+    extra.update(solver=res.status, bound=getattr(res, "bound", None),
+                 gap=getattr(res, "gap", None), time_limit_hit=bool(res.limited))
+    if res.limited:
+        extra["stopped"] = res.message
+    return combined, extra
 
 
 def prepare(problem: Problem, metric: str = "time", aggregate: str | None = None,
@@ -104,6 +173,9 @@ def plan(setup: Setup, strategy: str, shards: int = DEFAULT_SHARDS) -> list[Task
     if budget < 1:
         raise SearchError(f"--budget must be positive, got {budget}")
     shards = max(1, min(shards, budget // 16 or 1))
+    if strategy == "portfolio" and not setup.objectives.multi:
+        from mapping.search.portfolio import islands
+        shards = islands(setup.space, budget, shards)
     shares = [budget // shards + (1 if i < budget % shards else 0) for i in range(shards)]
     return [Task(strategy, i, setup.objectives, setup.space,
                  Scalarizer(weights[i], setup.scales), shares[i], setup.seed)
@@ -122,10 +194,11 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     ``strategy``: ``auto`` (default: :func:`choose_strategy`), ``exhaustive`` (one
     mapping per class of mappings equivalent under
     interchangeable PEs), ``exact`` (MILP with HiGHS; ``sum``/``max`` of per-token
-    costs), or a heuristic (``greedy``, ``anneal``, ``genetic``, ``tabu``) seeded with
-    ``seed`` and limited to ``budget`` evaluations (default 20,000), run as ``shards``
-    independent islands.  ``pins`` fixes actors to PEs; ``allowed`` (or the actors'
-    ``allowed`` attribute) restricts their PEs.  ``executor`` is a
+    costs; :func:`run_exact`, stopped after ``time_limit`` seconds with its proven
+    bound and gap), or a heuristic (``greedy``, ``anneal``, ``genetic``, ``tabu``,
+    ``portfolio``) seeded with ``seed`` and limited to ``budget`` evaluations (default
+    20,000), run as ``shards`` independent islands.  ``pins`` fixes actors to PEs;
+    ``allowed`` (or the actors' ``allowed`` attribute) restricts their PEs.  ``executor`` is a
     :class:`mapping.search.distributed.DaskExecutor` (or anything with ``run(tasks)``)
     to run the shards on a cluster; the result is the same as locally.  ``progress``:
     a line on stderr (None: only when stderr is a terminal).
@@ -141,35 +214,24 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     requested = strategy
     if strategy == "auto":
         strategy = choose_strategy(setup)
+    tasks: list[Task] = []
     if strategy == "exact":
-        if objs.multi:
-            raise SearchError("strategy 'exact' optimizes one objective; use exhaustive or a "
-                              "heuristic for --objectives")
-        res = STRATEGIES.get("exact")(setup, time_limit=time_limit)
-        evaluations = 1
-        combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
-                               optimal=res.optimal)
-        extra = {"solver": res.status}
-        if res.limited:
-            extra["stopped"] = res.message
+        combined, extra = run_exact(setup, time_limit, shards, progress, executor)
     else:
         tasks = plan(setup, strategy, shards)
         total = sum(t.budget for t in tasks) if strategy != "exhaustive" else \
             setup.info.get("count")
-        bar = Progress(total, strategy, progress)
-        try:
-            if executor is None:
-                results = [run_task(t, bar) for t in tasks]
-            else:
-                results = executor.run(tasks, bar)
-        finally:
-            bar.close()
+        results = run_tasks(tasks, strategy, total, progress, executor)
         combined = combine(results)
         extra = {}
         if setup.info.get("classes"):
             extra["interchangeable"] = setup.info["classes"]
         if strategy == "exhaustive":
             extra["space"] = setup.info.get("space")
+        if strategy == AUTO_HEURISTIC:
+            from mapping.search.portfolio import member
+            extra["portfolio"] = [{"strategy": member(t), "value": float(r.best_value)}
+                                  for t, r in zip(tasks, results)]
     if requested != strategy:
         extra["chosen_by"] = requested
     seconds = time.perf_counter() - start
@@ -191,6 +253,8 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     else:
         value, row = float(combined.best_F[0]), combined.best_row
     optimal = combined.optimal and strategy in ("exhaustive", "exact")
+    if optimal and strategy == "exhaustive" and not objs.multi:
+        extra.update(bound=value, gap=0.0)
     heuristic = strategy in heuristics()
     return SearchResult(strategy, names[0], aggregate_name,
                         value, ev0.decode(row), int(combined.evaluations), bool(optimal),

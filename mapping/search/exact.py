@@ -17,13 +17,24 @@ Communication charged to the cores (``charge = ends | both``, SPEC §12) adds
 ``λ·charged[c, s, d]`` to the load of PE ``s`` and of PE ``d`` (twice to one PE for a
 channel on it), so it enters the sum twice and each end PE's load once.
 
+Both formulations break the symmetry of interchangeable PEs
+(:mod:`mapping.search.symmetry`): within a class ``m_0, m_1, …`` an actor may use
+``m_r`` only if an earlier actor uses ``m_(r-1)`` (the canonical mappings of the
+exhaustive search, so one mapping per orbit stays feasible).  ``max`` adds valid
+inequalities — ``z ≥`` the cost of each actor on its PE, which the LP relaxation
+otherwise spreads over PEs — and, given the best mapping of a heuristic (``incumbent``),
+the cutoff ``z ≤`` its value (``milp`` takes no starting solution; the cutoff prunes as
+one would).
+
 Only linear tables (additive rules, no memory traffic) with such aggregations are
 linear programs; anything else is refused.  The result says whether HiGHS proved
-optimality (status 0) or stopped at the time limit with the best mapping found so far
-(``limited``, and ``message`` says so in words).
+optimality, the best lower bound it proved and the relative gap
+``(value − bound) / value``, and whether it stopped at the time limit (``limited``,
+with ``message`` in words).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,12 +45,18 @@ from mapping.search.common import SearchError
 
 STATUS = {0: "optimal", 1: "time or iteration limit", 2: "infeasible", 3: "unbounded",
           4: "solver error"}
+#: the cutoff sits this far (relative) above the incumbent, so that the incumbent itself
+#: stays feasible through HiGHS's tolerances
+CUTOFF_SLACK = 1e-7
 
 
 @dataclass(frozen=True)
 class ExactResult:
     """``limited``: HiGHS stopped at the time (or iteration) limit, so ``row`` is the
-    best mapping found, not proven optimal; ``message`` says what happened in words."""
+    best mapping found, not proven optimal; ``message`` says what happened in words.
+    ``bound`` is the proven lower bound on the optimum (``bound ≤ value``) and ``gap``
+    ``(value − bound) / value`` (0 when proven optimal); ``incumbent`` the value of the
+    starting mapping, if one was given."""
 
     value: float
     row: np.ndarray | None
@@ -48,20 +65,86 @@ class ExactResult:
     objective: float | None
     limited: bool = False
     message: str = ""
+    bound: float | None = None
+    gap: float | None = None
+    incumbent: float | None = None
 
 
-def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactResult:
-    ev = setup.objectives.evaluators[0]
+class _Rows:
+    """A sparse constraint matrix built block by block."""
+
+    def __init__(self):
+        self.rows, self.cols, self.vals, self.lb, self.ub = [], [], [], [], []
+        self.n = 0
+
+    def add(self, cols, vals, lb=-np.inf, ub=0.0) -> None:
+        cols = np.asarray(cols, dtype=np.intp)
+        self.rows.append(np.full(len(cols), self.n, dtype=np.intp))
+        self.cols.append(cols)
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=float), cols.shape))
+        self.lb.append(lb)
+        self.ub.append(ub)
+        self.n += 1
+
+    def block(self, rows, cols, vals, lb, ub) -> None:
+        """Rows ``0..k-1`` of a block (``rows`` local), appended below."""
+        k = len(lb)
+        self.rows.append(np.asarray(rows, dtype=np.intp) + self.n)
+        self.cols.append(np.asarray(cols, dtype=np.intp))
+        self.vals.append(np.asarray(vals, dtype=float))
+        self.lb.extend(lb)
+        self.ub.extend(ub)
+        self.n += k
+
+    def constraint(self, nvar: int) -> LinearConstraint:
+        cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts
+               else np.zeros(0, dtype=dt))
+        m = coo_matrix((cat(self.vals, float), (cat(self.rows, np.intp),
+                                                cat(self.cols, np.intp))),
+                       shape=(self.n, nvar)).tocsr()
+        return LinearConstraint(m, np.array(self.lb, dtype=float),
+                                np.array(self.ub, dtype=float))
+
+
+def symmetry_classes(setup) -> list[list[int]]:
+    """Classes of interchangeable PEs (two members or more) of the search ``setup``."""
+    from mapping.search.exhaustive import canonical
+    return [c for c in canonical(setup).classes if len(c) > 1]
+
+
+def check(ev) -> None:
+    """Refuse (:class:`SearchError`) what no linear program models."""
     agg = ev.aggregation
-    t = ev.tables
     if agg is not None and agg.timed:
         raise SearchError(f"strategy 'exact' does not cover '{ev.aggregate}': a list-scheduled "
-                          "timing is no linear program of the mapping — use exhaustive or a "
-                          "heuristic")
-    if not t.linear or not (agg.separable or agg.bottleneck):
+                          "timing is not a linear program of the mapping; use exhaustive or "
+                          "a heuristic")
+    if not ev.tables.linear or not (agg.separable or agg.bottleneck):
         raise SearchError(f"strategy 'exact' needs per-token cost models aggregated by sum or "
                           f"max; '{ev.metric}' with '{ev.aggregate}' is not linear here — use "
                           "exhaustive or a heuristic")
+
+
+def pair_variables(ev) -> int:
+    """How many ``y`` variables the program has: channels between two actors × PEs²."""
+    t = ev.tables
+    return int(np.count_nonzero(t.src != t.dst)) * ev.n_pes ** 2
+
+
+def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
+          incumbent: np.ndarray | None = None, node_limit: int | None = None
+          ) -> ExactResult:
+    """The optimal mapping of ``setup``'s single objective (or, at ``time_limit``
+    seconds of wall clock or ``node_limit`` branch-and-bound nodes, the best found with
+    the bound proven so far).  ``incumbent`` (default ``setup.info["incumbent"]``): a
+    mapping, a row of PE indices, the answer need not beat; for ``max`` its value is a
+    cutoff on ``z``."""
+    ev = setup.objectives.evaluators[0]
+    check(ev)
+    agg = ev.aggregation
+    t = ev.tables
+    if incumbent is None:
+        incumbent = setup.info.get("incumbent")
     allowed = setup.space.allowed
     A, P = allowed.shape
     C = len(ev.cns)
@@ -81,48 +164,48 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactRes
         if unroutable[diag].any():
             proc[src[c], unroutable[diag]] = np.inf
     nx_ = A * P
-    ny = len(pairs) * P * P
+    npair = len(pairs)
+    ny = npair * P * P
     is_max = agg.bottleneck
     nvar = nx_ + ny + (1 if is_max else 0)
     # scale costs to O(1) so that HiGHS tolerances are relative to the problem
     finite = np.concatenate([proc[np.isfinite(proc)].ravel(), (comm @ route.T).ravel() * lam,
                              charged.ravel() * lam, [1e-300]])
     scale = float(np.max(np.abs(finite))) or 1.0
-    rows, cols, vals = [], [], []
-    lb, ub = [], []
-    r = 0
+    M = _Rows()
     # one PE per actor
-    for a in range(A):
-        rows += [r] * P
-        cols += list(a * P + np.arange(P))
-        vals += [1.0] * P
-        lb.append(1.0)
-        ub.append(1.0)
-        r += 1
-    # transport constraints
-    for j, c in enumerate(pairs):
-        base = nx_ + j * P * P
-        a_src, a_dst = int(src[c]), int(dst[c])
-        for s in range(P):
-            rows += [r] * (P + 1)
-            cols += list(base + s * P + np.arange(P)) + [a_src * P + s]
-            vals += [1.0] * P + [-1.0]
-            lb.append(0.0)
-            ub.append(0.0)
-            r += 1
-        for d in range(P):
-            rows += [r] * (P + 1)
-            cols += list(base + np.arange(P) * P + d) + [a_dst * P + d]
-            vals += [1.0] * P + [-1.0]
-            lb.append(0.0)
-            ub.append(0.0)
-            r += 1
+    M.block(np.repeat(np.arange(A), P), np.arange(nx_), np.ones(nx_), [1.0] * A, [1.0] * A)
+    # transport constraints: row (j, s) sums y[j, s, :], row (j, d) sums y[j, :, d]
+    if npair:
+        j, s, d = np.meshgrid(np.arange(npair), np.arange(P), np.arange(P), indexing="ij")
+        ycol = nx_ + (j * P * P + s * P + d).ravel()
+        j, s, d = j.ravel(), s.ravel(), d.ravel()
+        out_row, in_row = j * 2 * P + s, j * 2 * P + P + d
+        jj, pp = np.divmod(np.arange(npair * P), P)
+        xs = src[pairs][jj] * P + pp
+        xd = dst[pairs][jj] * P + pp
+        M.block(np.concatenate([out_row, in_row, jj * 2 * P + pp, jj * 2 * P + P + pp]),
+                np.concatenate([ycol, ycol, xs, xd]),
+                np.concatenate([np.ones(2 * ycol.size), -np.ones(2 * npair * P)]),
+                [0.0] * (2 * npair * P), [0.0] * (2 * npair * P))
+    # canonical use of interchangeable PEs: x[a, m_r] ≤ Σ_{b<a} x[b, m_(r-1)]
+    for members in symmetry_classes(setup):
+        for prev, cur in zip(members[:-1], members[1:]):
+            for a in range(A):
+                before = np.arange(a) * P + prev
+                M.add(np.concatenate([[a * P + cur], before]),
+                      np.concatenate([[1.0], -np.ones(a)]))
     x_ub = allowed.astype(float).ravel()
     bad_proc = ~np.isfinite(proc).ravel()
     x_ub[bad_proc] = 0.0
-    y_ub = np.tile(np.where(unroutable, 0.0, 1.0), len(pairs))
+    y_ub = np.tile(np.where(unroutable, 0.0, 1.0), npair)
     cost = np.zeros(nvar)
     proc_s = np.where(np.isfinite(proc), proc, 0.0) / scale
+    cutoff = None
+    if incumbent is not None:
+        cutoff = float(ev.evaluate(np.asarray(incumbent, dtype=np.intp)[None, :])[0])
+        if not math.isfinite(cutoff):
+            cutoff = None
     if not is_max:
         cost[:nx_] = proc_s.ravel() + (lam * loop_cn.sum(axis=2).ravel()
                                        + loop_pe.ravel()) / scale
@@ -137,48 +220,88 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9) -> ExactRes
             at_p = (ends // P == p).astype(float) + (ends % P == p)      # 0, 1 or 2 ends
             coef_y = lam * charged[pairs] * at_p[None, :] / scale         # (Ch', P²)
             nz = np.flatnonzero(coef_y.ravel())
-            rows += [r] * (A + len(nz) + 1)
-            cols += list(np.arange(A) * P + p) + list(nx_ + nz) + [z]
-            vals += list(proc_s[:, p] + loop_pe[:, p] / scale) + list(coef_y.ravel()[nz]) \
-                + [-1.0]
-            lb.append(-np.inf)
-            ub.append(0.0)
-            r += 1
+            M.add(np.concatenate([np.arange(A) * P + p, nx_ + nz, [z]]),
+                  np.concatenate([proc_s[:, p] + loop_pe[:, p] / scale,
+                                  coef_y.ravel()[nz], [-1.0]]))
         # CN loads
         for k in range(C):
             coef_y = lam * (comm[pairs, k][:, None] * route[None, :, k]) / scale   # (Ch', P²)
             nz = np.flatnonzero(coef_y.ravel())
             coef_x = lam * loop_cn[:, :, k].ravel() / scale
             nzx = np.flatnonzero(coef_x)
-            rows += [r] * (len(nz) + len(nzx) + 1)
-            cols += list(nx_ + nz) + list(nzx) + [z]
-            vals += list(coef_y.ravel()[nz]) + list(coef_x[nzx]) + [-1.0]
-            lb.append(-np.inf)
-            ub.append(0.0)
-            r += 1
-    A_mat = coo_matrix((vals, (rows, cols)), shape=(r, nvar)).tocsr()
+            M.add(np.concatenate([nx_ + nz, nzx, [z]]),
+                  np.concatenate([coef_y.ravel()[nz], coef_x[nzx], [-1.0]]))
+        # valid: the bottleneck is at least each actor's own cost where it is placed
+        own = proc_s + loop_pe / scale
+        M.block(np.repeat(np.arange(A), P + 1),
+                np.column_stack([np.arange(nx_).reshape(A, P), np.full(A, z)]).ravel(),
+                np.column_stack([own, -np.ones(A)]).ravel(), [-np.inf] * A, [0.0] * A)
+    upper = np.concatenate([x_ub, y_ub, [np.inf] if is_max else []])
+    if is_max and cutoff is not None:
+        upper[-1] = cutoff / scale * (1 + CUTOFF_SLACK)
     integrality = np.zeros(nvar)
     integrality[:nx_] = 1
-    upper = np.concatenate([x_ub, y_ub, [np.inf] if is_max else []])
     options = {"disp": False, "mip_rel_gap": gap}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
-    res = milp(cost, integrality=integrality, bounds=Bounds(np.zeros(nvar), upper),
-               constraints=LinearConstraint(A_mat, lb, ub), options=options)
+    if node_limit is not None:
+        options["node_limit"] = int(node_limit)
+    bounds, constraints = Bounds(np.zeros(nvar), upper), M.constraint(nvar)
+    res = milp(cost, integrality=integrality, bounds=bounds, constraints=constraints,
+               options=options)
+    relaxed = None
+    if res.x is None and res.status in (1, 4):
+        # scipy reports no bound without a solution: the LP relaxation's is still valid
+        lp = milp(cost, bounds=bounds, constraints=constraints,
+                  options={k: v for k, v in options.items() if k != "mip_rel_gap"})
+        relaxed = None if lp.status != 0 or lp.fun is None else float(lp.fun)
+    return _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed)
+
+
+def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None) -> ExactResult:
     status = STATUS.get(res.status, str(res.status))
-    if res.x is None:
+    # HiGHS's node limit reaches scipy as an unrecognized status (4) naming the limit
+    nodes = res.status == 4 and "limit" in str(res.message)
+    limited = res.status == 1 or nodes
+    if nodes:
+        status = "node limit"
+    row = value = None
+    if res.x is not None:
+        A, P = ev.n_actors, ev.n_pes
+        row = np.argmax(res.x[:A * P].reshape(A, P), axis=1).astype(np.intp)
+        value = float(ev.evaluate(row[None, :])[0])
+    if cutoff is not None and (value is None or cutoff < value):
+        # nothing better than the starting mapping within the cutoff (or the time)
+        row, value = np.asarray(incumbent, dtype=np.intp).copy(), cutoff
+    if row is None:
         if res.status == 2:
             raise SearchError("no mapping satisfies the constraints with a route for every "
                               "channel")
         raise SearchError(f"the MILP solver stopped without a mapping ({status}: {res.message})")
-    x = res.x[:nx_].reshape(A, P)
-    row = np.argmax(x, axis=1).astype(np.intp)
-    value = float(ev.evaluate(row[None, :])[0])
-    limited = res.status == 1
+    bound = getattr(res, "mip_dual_bound", None)
+    if bound is None:
+        bound = relaxed
+    optimal = res.status == 0
+    if optimal and (bound is None or not math.isfinite(bound)):
+        bound = value
+    elif bound is not None and math.isfinite(bound):
+        bound = float(bound) * scale
+    else:
+        bound = None
+    if bound is not None:
+        bound = min(bound, value)            # solver tolerances: never above the value
+        bound = max(bound, 0.0) if value >= 0 else bound
+    gap_ = None
+    if bound is not None:
+        gap_ = 0.0 if value == bound else (value - bound) / abs(value) if value else math.inf
     message = ""
     if limited:
-        limit = f" of {time_limit:g} s" if time_limit is not None else ""
-        message = (f"the MILP solver stopped at its time limit{limit} before proving "
-                   "optimality; the mapping is the best found so far")
-    return ExactResult(value, row, res.status == 0, status,
-                       None if res.fun is None else float(res.fun) * scale, limited, message)
+        limit = " node limit" if nodes else " time limit" + (
+            f" of {time_limit:g} s" if time_limit is not None else "")
+        proven = f" (gap {gap_:.2%} to the proven bound {bound:.6g})" if gap_ is not None \
+            else " (no bound proven)"
+        message = (f"the MILP solver stopped at its{limit} before proving optimality; "
+                   f"the mapping is the best found so far{proven}")
+    return ExactResult(value, row, optimal, status,
+                       None if res.fun is None else float(res.fun) * scale, limited, message,
+                       bound, gap_, cutoff)

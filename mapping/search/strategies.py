@@ -5,7 +5,8 @@ the strategies (``mapeval search --help``) imports nothing.  A heuristic (and
 ``exhaustive``) is ``run(task, tracker, rng)`` on one shard (see
 :mod:`mapping.search.anneal`); adding a heuristic is that module plus one line here.
 ``exact`` is ``solve(setup, time_limit)`` and ``auto`` is ``choose_strategy(setup)``,
-which names the strategy to run.
+which names the strategy to run; ``portfolio`` runs the heuristics side by side, one per
+shard.
 """
 from __future__ import annotations
 
@@ -15,16 +16,23 @@ from mapping.errors import MappingError
 STRATEGIES: Registry = Registry("strategy", MappingError)
 STRATEGIES.add("auto", "mapping.search.engine:choose_strategy",
                "exhaustive when the canonical enumeration fits the budget (default "
-               "1,000,000 mappings), else anneal with that budget")
+               "1,000,000 mappings), else exact for sum of per-token costs (up to "
+               "200,000 channel-pair variables), else portfolio with the budget")
 STRATEGIES.add("exhaustive", "mapping.search.exhaustive:run",
                "every mapping up to interchangeable PEs (optimal)")
 STRATEGIES.add("exact", "mapping.search.exact:solve",
-               "mixed-integer program (HiGHS) for sum/max of per-token costs (optimal)")
+               "mixed-integer program (HiGHS) for sum/max of per-token costs: optimal, or "
+               "at --time-limit the best mapping with its proven bound and gap; max starts "
+               "from a portfolio run of --budget evaluations (default 200,000)")
 STRATEGIES.add("greedy", "mapping.search.greedy:run", "steepest descent with restarts")
 STRATEGIES.add("anneal", "mapping.search.anneal:run", "simulated annealing, parallel chains")
 STRATEGIES.add("genetic", "mapping.search.genetic:run", "genetic algorithm")
 STRATEGIES.add("tabu", "mapping.search.tabu:run", "tabu search")
 STRATEGIES.add("nsga2", "mapping.search.nsga2:run", "NSGA-II: Pareto fronts, non-convex parts too")
+STRATEGIES.add("portfolio", "mapping.search.portfolio:run",
+               "tabu, genetic and greedy side by side, one per island, as many islands "
+               "(up to 4) as the budget affords 8 descents each; genetic where an island "
+               "cannot afford two")
 
 #: strategies that are not heuristics (every other one spends a seeded budget)
 NOT_HEURISTICS = ("auto", "exhaustive", "exact")
