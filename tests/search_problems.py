@@ -109,3 +109,16 @@ def roofline_arch(lambda_: float = 1.0, aggregate: str = "max") -> Architecture:
     a.add_link("noc", "bus")
     a.add_link("bus", "dram")
     return a
+
+
+def split_arch(q_alpha: float = 1e-9) -> Architecture:
+    """PEs ``p`` and ``q`` on CNs ``b1`` and ``b2`` with no link between them: only
+    mappings on one PE route their channels."""
+    a = Architecture("split")
+    a.add_cn("b1", costs={"time": lsla(1e-9)})
+    a.add_cn("b2", costs={"time": lsla(1e-9)})
+    a.add_pe("p", costs={"time": lsla(1e-9)})
+    a.add_pe("q", costs={"time": lsla(q_alpha)})
+    a.add_link("p", "b1")
+    a.add_link("q", "b2")
+    return a

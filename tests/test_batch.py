@@ -14,7 +14,7 @@ from mapping.errors import MappingError
 from mapping.metrics import known_metrics
 from mapping.problem import bind_problem
 
-from search_problems import bench_arch, gsla, lsla, random_app, small_arch
+from search_problems import bench_arch, gsla, lsla, random_app, small_arch, split_arch
 
 RTOL = 1e-9
 
@@ -126,15 +126,8 @@ def test_public_fast_path_and_cache():
 
 
 def test_unroutable_pairs_cost_inf():
-    a = Architecture("split")
-    a.add_cn("b1", costs={"time": lsla(1e-9)})
-    a.add_cn("b2", costs={"time": lsla(1e-9)})
-    a.add_pe("p", costs={"time": lsla(1e-9)})
-    a.add_pe("q", costs={"time": lsla(1e-9)})
-    a.add_link("p", "b1")
-    a.add_link("q", "b2")
     app = random_app(3, 3, seed=0)
-    problem = bind_problem(app, a)
+    problem = bind_problem(app, split_arch())
     for agg in ("sum", "max"):
         ev = BatchEvaluator(problem, "time", agg)
         v = ev.evaluate(np.array([[0, 0, 0], [0, 1, 1], [1, 1, 1]]))

@@ -16,7 +16,7 @@ from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
 from mapping.search.delta import Delta, Neighbourhood, State
 from moa import Architecture
 
-from search_problems import bench_arch, lsla, random_app, roofline_arch, small_arch
+from search_problems import bench_arch, lsla, random_app, roofline_arch, small_arch, split_arch
 
 RTOL = 1e-12
 
@@ -213,14 +213,7 @@ def test_ruin_draws_from_the_bottleneck_element():
 @pytest.mark.parametrize("strategy", ["greedy", "tabu", "anneal"])
 def test_searches_leave_unroutable_mappings(strategy):
     """Two PEs on CNs without a link: only mappings on one PE have a route."""
-    a = Architecture("split")
-    a.add_cn("b1", costs={"time": lsla(1e-9)})
-    a.add_cn("b2", costs={"time": lsla(1e-9)})
-    a.add_pe("p", costs={"time": lsla(1e-9)})
-    a.add_pe("q", costs={"time": lsla(2e-9)})
-    a.add_link("p", "b1")
-    a.add_link("q", "b2")
-    problem = bind_problem(random_app(8, 10, seed=0), a)
+    problem = bind_problem(random_app(8, 10, seed=0), split_arch(q_alpha=2e-9))
     res = search(problem, "time", "max", strategy=strategy, budget=3000, seed=0)
     assert np.isfinite(res.value) and set(res.mapping.values()) == {"p"}
 

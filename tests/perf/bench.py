@@ -21,22 +21,13 @@ One core: BLAS/OpenMP threads are limited to one before numpy is imported.
 """
 from __future__ import annotations
 
-import os
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-             "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
-    os.environ[_var] = "1"
+import one_core  # noqa: F401  (first: one thread before numpy loads)
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from mapping.batch import BatchEvaluator, evaluate_value  # noqa: E402
 from moa import Architecture, CostSpec  # noqa: E402

@@ -18,19 +18,13 @@ load average is printed with the results: the seconds depend on it.
 """
 from __future__ import annotations
 
-import os
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+import one_core  # noqa: F401  (first: one thread before numpy loads)
 
 import argparse  # noqa: E402
+import os  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from mapping.batch import BatchEvaluator  # noqa: E402
 from mapping.problem import bind_problem  # noqa: E402
