@@ -143,9 +143,9 @@ def test_portfolio_islands_afford_their_descents():
     from mapping.search.engine import plan
     from mapping.search.portfolio import member
     setup = prepare(stored("a30_p8_s1"), "time", "max")
-    descent = 30 * 30 * 7                   # actors × (actors × other PEs) evaluations
-    for budget, want in [(4 * 8 * descent, ["tabu", "genetic", "greedy", "tabu"]),
-                         (2 * 8 * descent, ["tabu", "genetic"]),
+    descent = 30 * 30 * 7                   # actors × (actors × other PEs < SAMPLE) moves
+    for budget, want in [(4 * 8 * descent, ["tabu", "anneal", "greedy", "genetic"]),
+                         (2 * 8 * descent, ["tabu", "anneal"]),
                          (8 * descent - 1, ["tabu"]), (2 * descent - 1, ["genetic"])]:
         setup.budget = budget
         tasks = plan(setup, "portfolio")
@@ -176,6 +176,18 @@ def test_portfolio_reports_its_members():
     res = search(stored("a10_p4_s0"), "time", "max", strategy="portfolio", budget=budget,
                  seed=1)
     members = [m["strategy"] for m in res.extra["portfolio"]]
-    assert members == ["tabu", "genetic", "greedy", "tabu"]
+    assert members == ["tabu", "anneal", "greedy", "genetic"]
     assert res.value == min(m["value"] for m in res.extra["portfolio"])
     assert res.evaluations <= budget and res.seed == 1
+
+
+def test_a_descent_on_a_large_problem_values_a_sample():
+    """Beyond greedy.SAMPLE moves a step values a sample: 300 actors on 32 PEs afford
+    a descent of 300 × 1,024 moves, so 2,000,000 evaluations pay for a tabu island (by the
+    full neighbourhood, 300 × 300 × 31, not even one descent: genetic ran there)."""
+    from mapping.search.greedy import SAMPLE
+    from mapping.search.portfolio import descent
+    from search_instances import instance
+    app, arch = instance(300, 32, 1)
+    setup = prepare(bind_problem(app, arch), "time", "max", budget=2_000_000)
+    assert SAMPLE == 1024 and descent(setup.space) == 300 * 1024

@@ -1,17 +1,20 @@
 """A portfolio of heuristics: no heuristic wins on every problem, so the islands of one
 search run different ones, each with its share of the budget, and the best mapping wins.
 
-Measured on the benchmark (``tests/perf/search_bench.py``, ``max``): a heuristic needs
-a long run more than company — at 100 actors × 16 PEs, ``tabu`` with 2,000,000
-evaluations in one island ends 5% below the best of four islands of 500,000 of any
-heuristic, and ``greedy``/``tabu`` beat ``genetic`` there but trail it far at 300 × 32.
 A descent from a random mapping takes about one improving move per actor, each costing
-a neighbourhood (every other allowed PE of every actor), so:
+a neighbourhood (every other allowed PE of every actor, or the sample of
+:data:`mapping.search.greedy.SAMPLE` moves that the delta-evaluated local searches value
+on large problems), so:
 
 - the budget is split into at most ``shards`` islands, each affording
   :data:`ISLAND_DESCENTS` descents (one island if the budget is smaller);
-- island ``i`` runs :data:`MEMBERS` ``[i mod 3]``, but ``genetic`` where its share does
+- island ``i`` runs :data:`MEMBERS` ``[i mod 4]``, but ``genetic`` where its share does
   not afford :data:`DESCENTS` descents (then a descent would not even finish).
+
+Measured on the benchmark (``tests/perf/search_bench.py``, ``max``, 2,000,000
+evaluations, seeds 0-2): 4.3-6.0% above the best known value at 100 actors × 16 PEs and
+4.5-5.1% at 300 × 32, where the members sized by full neighbourhoods (before delta
+evaluation) gave 7.8% at both, and ``genetic`` alone at 300 × 32 took 30 s.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import numpy as np
 
 from mapping.search.common import Tracker
 
-MEMBERS = ("tabu", "genetic", "greedy")
+MEMBERS = ("tabu", "anneal", "greedy", "genetic")
 #: descents an island's share must afford before the budget is split further
 ISLAND_DESCENTS = 8
 #: descents an island's share must afford for ``tabu`` and ``greedy`` to run it
@@ -28,9 +31,11 @@ POPULATION_ONLY = "genetic"
 
 
 def descent(space) -> int:
-    """Evaluations of one descent from a random mapping: actors × neighbourhood size."""
+    """Evaluations of one descent from a random mapping: actors × the moves valued per
+    step (the neighbourhood, or its sample)."""
+    from mapping.search.greedy import SAMPLE
     free = space.n_choices[space.free]
-    return max(1, len(free) * int(np.sum(free - 1)))
+    return max(1, len(free) * min(SAMPLE, int(np.sum(free - 1))))
 
 
 def islands(space, budget: int, shards: int) -> int:
