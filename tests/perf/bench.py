@@ -15,7 +15,9 @@
   tables (``groups``) and of the generic path (``tables``), and the path the evaluator
   picks by itself (``picked``), which should be the faster one;
 - ``repetition_10k_s``: repetition vector and activity of a 10,000-actor graph;
-- ``parse_10k_s``: parsing a 10,000-actor ``.sdf`` text.
+- ``parse_10k_s``: parsing a 10,000-actor ``.sdf`` text;
+- ``--scaling``: only ``sum`` and ``max`` by actors (20, 100, 1,000) and PEs (8, 16, 64),
+  evaluations per second and the ratio to the plain-Python loop.
 
 One core: BLAS/OpenMP threads are limited to one before numpy is imported.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 import one_core  # noqa: F401  (first: one thread before numpy loads)
 
 import argparse  # noqa: E402
+import os  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
 
@@ -174,6 +177,31 @@ def bench_max_paths(n_batch, repeat, sizes=(8, 16, 64)):
     return out
 
 
+def bench_scaling(n_batch, repeat, actors=(20, 100, 1000), pes=(8, 16, 64)):
+    """Batch evaluations per second of ``sum`` and ``max`` by graph and platform size
+    (1.5 channels per actor; ``n_batch`` mappings scaled down by the actor count), with
+    the plain-Python baseline's rate for the ratio."""
+    out = {}
+    for A in actors:
+        for P in pes:
+            problem = bind_problem(random_app(A, A * 3 // 2, seed=1),
+                                   bench_arch() if P == 8 else wide_arch(P))
+            n = max(2000, n_batch * 20 // A)
+            X = np.random.default_rng(0).integers(0, P, (n, A)).astype(np.int32)
+            row = {}
+            for agg in ("sum", "max"):
+                ev = BatchEvaluator(problem, "time", agg)
+                ev.evaluate(X[:100])
+                batch = n / best_time(lambda: ev.evaluate(X), repeat)
+                one = python_baseline(problem, ev, agg)
+                maps = [dict(zip(ev.actors, (ev.pes[j] for j in x))) for x in X[:2000]]
+                python = len(maps) / best_time(lambda: [one(m) for m in maps], repeat)
+                row[agg] = {"batch_evals_per_s": round(batch),
+                            "ratio": round(batch / python, 1)}
+            out[f"{A}x{P}"] = row
+    return out
+
+
 def big_graph(n):
     g = SDFGraph("big")
     for i in range(n):
@@ -198,7 +226,13 @@ def big_sdf_text(n):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (under 30 s)")
+    ap.add_argument("--scaling", action="store_true",
+                    help="only the table by actors (20, 100, 1000) and PEs (8, 16, 64)")
     args = ap.parse_args(argv)
+    if args.scaling:
+        print(json.dumps({"load": [round(x, 2) for x in os.getloadavg()],
+                          "scaling": bench_scaling(200_000, 2)}))
+        return
     n_batch, n_python, repeat = (200_000, 10_000, 2) if args.quick else (2_000_000, 50_000, 3)
     problem = bind_problem(random_app(20, 30, seed=1), bench_arch())
     out = {"sum": bench_eval(problem, "sum", n_batch, n_python, repeat),
