@@ -28,3 +28,13 @@ mapping rev { a -> p1; b -> p0 }
 #: mapping -> (PE of a, PE of b)
 PLACES = {"both_p0": ("p0", "p0"), "both_p1": ("p1", "p1"), "split": ("p0", "p1"),
           "rev": ("p1", "p0")}
+
+
+def write_inputs(directory, arch: str = ARCH, maps: str = MAPS) -> dict:
+    """Write ``app.sdf``, ``arch.moa`` and ``maps.map`` into ``directory``: their paths by
+    extension (``sdf``, ``moa``, ``map``)."""
+    paths = {}
+    for name, text in (("app.sdf", APP), ("arch.moa", arch), ("maps.map", maps)):
+        (directory / name).write_text(text)
+        paths[name.split(".")[1]] = str(directory / name)
+    return paths

@@ -13,7 +13,7 @@ from scipy import stats
 from mapping.cli import main
 from mapping.fidelity import JSON_KEYS, FidelityResult, fidelity, pairwise_fidelity
 
-from duo_problem import APP, ARCH, MAPS, PLACES
+from duo_problem import PLACES, write_inputs
 
 
 def loop_fidelity(p, m):
@@ -112,10 +112,7 @@ ROWS = [("both_p0", 1, 3.0), ("both_p1", 1, 9.0), ("split", 1, 7.0), ("rev", 1, 
 
 @pytest.fixture
 def files(tmp_path):
-    paths = {}
-    for name, text in (("app.sdf", APP), ("arch.moa", ARCH), ("maps.map", MAPS)):
-        (tmp_path / name).write_text(text)
-        paths[name.split(".")[1]] = str(tmp_path / name)
+    paths = write_inputs(tmp_path)
     by_name = tmp_path / "by_name.csv"
     by_name.write_text("mapping,n,t\n" + "".join(f"{m},{n},{t}\n" for m, n, t in ROWS))
     by_actor = tmp_path / "by_actor.csv"

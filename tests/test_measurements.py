@@ -12,17 +12,10 @@ from mapping.fitting import assess
 from mapping.measurements import read_measurements
 from moa import Architecture, CostSpec
 
-from duo_problem import APP
+from duo_problem import ARCH as DUO_ARCH, write_inputs
 
-ARCH = """
-moa duo {
-    pe p0 [time = lsla(alpha = 1, beta = 0.5)]
-    pe p1 [time = lsla(alpha = 3)]
-    cn bus [time = lsla(alpha = 0.5)]
-    p0 -- bus
-    p1 -- bus
-}
-"""
+#: the duo architecture with an offset on p0
+ARCH = DUO_ARCH.replace("lsla(alpha = 1)", "lsla(alpha = 1, beta = 0.5)")
 MAPS = """
 mapping both_p0 { a -> p0; b -> p0 }
 mapping split { a -> p0; b -> p1 }
@@ -31,10 +24,7 @@ mapping split { a -> p0; b -> p1 }
 
 @pytest.fixture
 def files(tmp_path):
-    out = {}
-    for name, text in (("app.sdf", APP), ("arch.moa", ARCH), ("maps.map", MAPS)):
-        (tmp_path / name).write_text(text)
-        out[name.split(".")[1]] = str(tmp_path / name)
+    out = write_inputs(tmp_path, ARCH, MAPS)
     out["dir"] = tmp_path
     return out
 

@@ -15,7 +15,7 @@ from scipy import stats
 from mapping.cli import main
 from mapping.fidelity import fidelity, pairwise_fidelity, within_groups
 
-from duo_problem import APP, ARCH, MAPS, PLACES
+from duo_problem import ARCH, PLACES, write_inputs
 
 
 def parts(mapping, n):
@@ -51,10 +51,7 @@ ROWS = make_rows()
 
 @pytest.fixture
 def files(tmp_path):
-    paths = {}
-    for name, text in (("app.sdf", APP), ("arch.moa", ARCH), ("maps.map", MAPS)):
-        (tmp_path / name).write_text(text)
-        paths[name.split(".")[1]] = str(tmp_path / name)
+    paths = write_inputs(tmp_path)
     data = tmp_path / "data.csv"
     data.write_text("w,mapping,n,t\n" + "".join(f"{w},{m},{n},{t}\n" for w, m, n, t in ROWS))
     paths["csv"] = str(data)
@@ -127,6 +124,17 @@ def split_figures(test, alpha0):
             "fidelity_within": fw, "tau_within": tw}
 
 
+def check_split(got: dict, test: list[int]) -> dict:
+    """Check one split's JSON ``got`` against the independent fit on its training rows
+    and the figures of its test rows; return those figures."""
+    alpha0 = fit_alpha0([i for i in range(len(ROWS)) if i not in test])
+    assert got["fitted"]["p0.time.alpha"] == pytest.approx(alpha0, rel=1e-9)
+    want = split_figures(test, alpha0)
+    for key, value in want.items():
+        assert same(got[key], value), key
+    return want
+
+
 def mean(values):
     values = [v for v in values if v is not None and not np.isnan(v)]
     return float(np.mean(values)) if values else None
@@ -191,14 +199,8 @@ def test_folds_with_fit(files, capsys, seed):
     assert len(doc["folds"]) == 4 and doc["repeats"] is None
     wants = []
     for test, got in zip(folds, doc["folds"]):
-        train = [i for i in range(len(ROWS)) if i not in test]
-        alpha0 = fit_alpha0(train)
-        assert got["fitted"]["p0.time.alpha"] == pytest.approx(alpha0, rel=1e-9)
-        assert got["n_test"] == len(test) and got["n_train"] == len(train)
-        want = split_figures(test, alpha0)
-        for key, value in want.items():
-            assert same(got[key], value), key
-        wants.append(want)
+        wants.append(check_split(got, test))
+        assert got["n_test"] == len(test) and got["n_train"] == len(ROWS) - len(test)
     for key in ("tau", "fidelity", "fidelity_within", "tau_within"):
         assert same(doc[key], mean([w[key] for w in wants])), key
     assert doc["p_value"] is None
@@ -255,14 +257,7 @@ def test_repeats_with_fit(files, capsys):
     assert len(doc["repeats"]) == 5 and doc["folds"] is None
     wants = []
     for r, got in enumerate(doc["repeats"]):
-        test = documented_repeat(len(ROWS), 0.3, 11 + r)
-        train = [i for i in range(len(ROWS)) if i not in test]
-        alpha0 = fit_alpha0(train)
-        assert got["fitted"]["p0.time.alpha"] == pytest.approx(alpha0, rel=1e-9)
-        want = split_figures(test, alpha0)
-        for key, value in want.items():
-            assert same(got[key], value), key
-        wants.append(want)
+        wants.append(check_split(got, documented_repeat(len(ROWS), 0.3, 11 + r)))
     for key in ("tau", "fidelity", "fidelity_within", "tau_within"):
         assert same(doc[key], mean([w[key] for w in wants])), key
 
