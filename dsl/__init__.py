@@ -16,7 +16,7 @@ from dsl.mappings import Mapping
 
 __all__ = [
     "parse_sdf", "parse_moa", "parse_map", "parse_expression",
-    "load_sdf", "load_moa", "load_map", "load",
+    "load_sdf", "load_moa", "load_map", "load", "loads_sdf", "loads_moa", "loads_map",
     "format_sdf", "format_moa", "format_map", "format_diagnostic",
     "read_sdf3", "write_sdf3", "to_dot", "to_json",
     "ParseError", "ExpressionError", "INPUT_ERRORS", "Mapping",
@@ -74,6 +74,40 @@ def load_map(path):
     """The mappings (:class:`dsl.mappings.Mapping`) of a ``.map`` file."""
     from dsl.parser import parse_map
     return parse_map(*_read(path))
+
+
+def _loads(kind: str, text: str, filename: str):
+    """Parse ``text`` with ``dsl.parser.parse_<kind>``; an input error gets the note
+    ``FILE:LINE:COL: error: ...`` with the offending line, so that a traceback in a
+    script or notebook shows where the text is wrong (the CLI formats it itself)."""
+    import dsl.parser
+    try:
+        return getattr(dsl.parser, f"parse_{kind}")(text, filename)
+    except INPUT_ERRORS as exc:
+        if hasattr(exc, "add_note") and getattr(exc, "origin", None):
+            from dsl.diagnostics import format_diagnostic
+            exc.add_note(format_diagnostic(getattr(exc, "message", str(exc)), exc.origin,
+                                           source=text))
+        raise
+
+
+def loads_sdf(text: str, filename: str = "<string>"):
+    """The SDF graphs (:class:`moc.graph.SDFGraph`) of ``.sdf`` text.  A bad text raises
+    one of :data:`INPUT_ERRORS` whose ``origin`` is ``(filename, line, column)``, e.g.
+    ``("<string>", 3, 5)``."""
+    return _loads("sdf", text, filename)
+
+
+def loads_moa(text: str, filename: str = "<string>"):
+    """The architectures (:class:`moa.architecture.Architecture`) of ``.moa`` text
+    (errors as :func:`loads_sdf`)."""
+    return _loads("moa", text, filename)
+
+
+def loads_map(text: str, filename: str = "<string>"):
+    """The mappings (:class:`dsl.mappings.Mapping`) of ``.map`` text (errors as
+    :func:`loads_sdf`)."""
+    return _loads("map", text, filename)
 
 
 def load(path):

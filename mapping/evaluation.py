@@ -88,8 +88,9 @@ class Evaluation:
         return "\n".join(lines)
 
 
-def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = "time",
-             aggregate: str | None = None, params: MappingT[str, Any] | None = None,
+def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Mapping | None = None,
+             metric: str = "time", aggregate: str | None = None,
+             params: MappingT[str, Any] | None = None,
              problem: Problem | None = None) -> Evaluation:
     """Evaluate ``metric`` of ``mapping`` of ``app`` onto ``arch``.
 
@@ -98,12 +99,22 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
     the values combine by ``aggregate`` (the architecture's default when ``None``) with
     CNs scaled by lambda; a timed aggregation (``schedule``, ``period``) schedules the
     firings instead (:mod:`mapping.timing`, no bottleneck element).  Pass a ``problem``
-    from :func:`~mapping.problem.bind_problem` to skip re-binding.
+    from :func:`~mapping.problem.bind_problem` to skip re-binding, or call
+    ``evaluate(problem, mapping, metric, aggregate)`` with a :class:`Problem` first.
+    ``mapping`` may be a plain dict actor → PE.
 
     A metric that no element can value is an error listing the known metrics; so is a
     mapping whose tokens all sit on elements without a model for the metric (its value
     would be a meaningless 0).
     """
+    if isinstance(app, Problem):
+        problem = problem or app
+        app, arch, mapping, metric, aggregate = _shifted(app, arch, mapping, metric,
+                                                         aggregate, params)
+    if mapping is None:
+        raise MappingError("evaluate: no mapping given")
+    if not isinstance(mapping, Mapping):
+        mapping = Mapping("mapping", mapping)
     problem = problem or bind_problem(app, arch, params)
     app_b, arch_b = problem.app, problem.arch
     validate_mapping(app_b, arch_b, mapping)
@@ -139,6 +150,22 @@ def evaluate(app: SDFGraph, arch: Architecture, mapping: Mapping, metric: str = 
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
                       float(value), throughput, performance_, bottleneck, tuple(unmodelled),
                       elements)
+
+
+def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_slot, params):
+    """``(app, arch, mapping, metric, aggregate)`` of a call
+    ``evaluate(problem, mapping, metric, aggregate)``, whose arguments arrive one slot
+    early (the metric in ``mapping``'s, the aggregation in ``metric``'s)."""
+    if params is not None:
+        raise MappingError("evaluate: with a Problem, give the parameters to it: "
+                           "Problem(app, arch, params)")
+    if mapping_slot is None:                # evaluate(problem, m, metric=..., aggregate=...)
+        return problem.app, problem.arch, arch_slot, metric_slot, aggregate_slot
+    if metric_slot != "time" and aggregate_slot is not None:
+        raise MappingError("evaluate(problem, mapping, metric, aggregate): an argument "
+                           "too many")
+    aggregate = aggregate_slot if metric_slot == "time" else metric_slot
+    return problem.app, problem.arch, arch_slot, mapping_slot, aggregate
 
 
 def _evaluate_system(problem: Problem, mapping: Mapping, metric: str,

@@ -12,13 +12,28 @@ from mapping.errors import MappingError
 @dataclass(frozen=True)
 class Problem:
     """``app`` and ``arch`` with every expression evaluated, the repetition vector checked
-    for deadlock, and the activity of one iteration counted."""
+    for deadlock, and the activity of one iteration counted.
+
+    ``Problem(app, arch, params=None)`` binds the two with ``params`` overriding their
+    defaults (as :func:`bind_problem`); :func:`mapping.evaluation.evaluate` and
+    :func:`mapping.search.search` take the result directly.  ``params`` then holds every
+    parameter's value."""
 
     app: SDFGraph
     arch: Architecture
-    params: Mapping[str, Any]
-    repetitions: Mapping[str, int]
-    activity: Activity
+    params: Mapping[str, Any] | None = None
+    repetitions: Mapping[str, int] | None = None
+    activity: Activity | None = None
+
+    def __post_init__(self):
+        if self.repetitions is None or self.activity is None:
+            bound = bind_problem(self.app, self.arch, self.params)
+            for name in ("app", "arch", "params", "repetitions", "activity"):
+                object.__setattr__(self, name, getattr(bound, name))
+
+    def __repr__(self):
+        return (f"Problem(app={self.app.name!r}, arch={self.arch.name!r}, "
+                f"actors={len(self.app.actors)}, pes={len(self.arch.pes)})")
 
 
 def check_overrides(params: Mapping[str, Any], *declared: Mapping[str, Any]) -> None:
