@@ -8,6 +8,7 @@ cost models through the registry.
 from __future__ import annotations
 
 import math
+import numbers
 import string
 import sys
 from dataclasses import dataclass, field
@@ -116,6 +117,26 @@ class CostSpec:
     origin: tuple | None = field(default=None, compare=False, repr=False)
 
 
+def cost_text(cost) -> str:
+    """``model(arg=value, ...)`` of a :class:`CostSpec` or a bound :class:`CostModel`."""
+    if isinstance(cost, CostModel):
+        args = cost.params.model_dump()
+    else:
+        args = getattr(cost, "args", {})
+    name = getattr(cost, "model", None) or getattr(cost, "name", "?")
+    return f"{name}(" + ", ".join(f"{k}={_plain(v)}" for k, v in args.items()) + ")"
+
+
+def _plain(value):
+    """``value`` as GraphML and JSON hold it: numbers and strings as they are, anything
+    else (an expression, a tuple) as its text."""
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return str(value)
+
+
 @dataclass(frozen=True)
 class ElementType:
     name: str
@@ -199,7 +220,21 @@ class SystemMetric:
 
 
 class Architecture:
-    """A named MoA: ordered parameters, element types, elements and undirected links."""
+    """A named MoA: ordered parameters, element types, elements and undirected links.
+
+    Built by :func:`dsl.loads_moa` from text, or in Python (a cost model is a
+    :class:`CostSpec` per metric, bound to a :class:`~moa.cost_models.CostModel` by
+    :meth:`bind`)::
+
+        a = Architecture("duo", aggregate="sum")
+        a.add_pe("cpu", costs={"time": CostSpec("lsla", {"alpha": 1})})
+        a.add_pe("dsp", costs={"time": CostSpec("lsla", {"alpha": 0.5})})
+        a.add_cn("bus", costs={"time": CostSpec("lsla", {"alpha": 2})})
+        a.add_link("cpu", "bus")
+        a.add_link("dsp", "bus")
+
+    ``lambda_`` scales the CNs' values (LSLA's lambda); ``aggregate`` is the default
+    aggregation (one of :data:`AGGREGATES`)."""
 
     def __init__(self, name: str = "arch", params: Mapping[str, Any] | None = None,
                  lambda_: Any = 1.0, aggregate: str = "sum", origin=None):
@@ -232,6 +267,8 @@ class Architecture:
         return [e.name for e in self.elements.values() if e.kind == "cn"]
 
     def add_type(self, name, costs=None, attrs=None, local=None, origin=None) -> ElementType:
+        """Declare element type ``name``: ``costs`` (metric → :class:`CostSpec`),
+        ``attrs`` and ``local`` that elements declared with ``type_name=name`` inherit."""
         if name in self.types:
             raise ArchitectureError(f"duplicate type '{name}'", origin)
         t = ElementType(name, MappingProxyType(dict(costs or {})),
@@ -312,12 +349,19 @@ class Architecture:
                 MappingProxyType(own_costs), MappingProxyType(own_attrs), local)
 
     def add_pe(self, name, **kwargs) -> Element:
+        """Declare processing element ``name`` (keywords as :meth:`add_element`:
+        ``costs``, ``attrs``, ``local`` — the CN that carries channels between two
+        actors on this PE —, ``type_name``)."""
         return self.add_element(name, "pe", **kwargs)
 
     def add_cn(self, name, **kwargs) -> Element:
+        """Declare communication node ``name`` (keywords as :meth:`add_element`; the
+        attribute ``charge`` says who pays for its tokens: ``self``, ``ends``, ``both``)."""
         return self.add_element(name, "cn", **kwargs)
 
     def add_link(self, a: str, b: str, origin=None) -> None:
+        """Join elements ``a`` and ``b`` (a PE and a CN, or two CNs) by an undirected
+        link; routes between PEs follow links through CNs only."""
         for end in (a, b):
             if end not in self.elements:
                 raise ArchitectureError(f"link {a} -- {b} uses unknown element '{end}'", origin)
@@ -399,9 +443,25 @@ class Architecture:
         return bound
 
     def graph(self) -> nx.Graph:
+        """Elements as nodes, links as edges (the graph routes are found on; cached).
+
+        Node data are plain, so that ``nx.write_graphml`` and node-link JSON work:
+        ``kind`` (``pe``/``cn``), ``type`` and ``local`` where set, each attribute, and
+        ``model.METRIC`` the text of each cost model (``lsla(alpha=1)``).  Node ``n``'s
+        :class:`Element` is ``self.elements[n]``."""
         if self._graph is None:
             g = nx.Graph(name=self.name)
-            g.add_nodes_from((e.name, {"kind": e.kind}) for e in self.elements.values())
+            costs: dict[int, dict] = {}         # array members share their mappings
+            for e in self.elements.values():
+                if id(e.costs) not in costs:
+                    costs[id(e.costs)] = {f"model.{m}": cost_text(c) for m, c in e.costs.items()}
+                data = {"kind": e.kind, **{k: _plain(v) for k, v in e.attrs.items()},
+                        **costs[id(e.costs)]}
+                if e.type_name is not None:
+                    data["type"] = e.type_name
+                if e.local is not None:
+                    data["local"] = e.local
+                g.add_node(e.name, **data)
             g.add_edges_from(self.links)
             self._graph = g
         return self._graph

@@ -56,7 +56,17 @@ class Channel:
 
 
 class SDFGraph:
-    """A named Synchronous Dataflow graph with ordered parameters, actors and channels."""
+    """A named Synchronous Dataflow graph with ordered parameters, actors and channels.
+
+    Built by :func:`dsl.loads_sdf` from text, or in Python::
+
+        g = SDFGraph("pipe", params={"n": 4})
+        g.add_actor("src", quanta=1)
+        g.add_actor("work", quanta=100)
+        g.add_channel("src", "work", prod=2, cons=1, size=4)
+
+    ``params`` are the defaults of the parameters that attribute expressions (objects
+    with ``evaluate(env)``, e.g. :func:`dsl.parse_expression` ``("n * 8")``) use."""
 
     def __init__(self, name: str = "app", params: Mapping[str, Any] | None = None, origin=None):
         self.name = name
@@ -69,6 +79,9 @@ class SDFGraph:
         return f"SDFGraph({self.name!r}, actors={len(self.actors)}, channels={len(self.channels)})"
 
     def add_actor(self, name: str, origin=None, **attrs) -> Actor:
+        """Add actor ``name`` with attributes ``attrs`` (``quanta``: the work of one
+        firing that PE models price; ``exec``: its time for ``mapeval analyse``; any
+        other number a cost model reads); returns the :class:`Actor`."""
         if name in self.actors:
             raise SDFError(f"duplicate actor '{name}' in graph '{self.name}'", origin)
         actor = Actor(name, MappingProxyType(dict(attrs)), origin)
@@ -77,6 +90,11 @@ class SDFGraph:
 
     def add_channel(self, src: str, dst: str, name: str | None = None, *, prod=1, cons=1,
                     delay=0, size=1, origin=None, **attrs) -> Channel:
+        """Add a FIFO from actor ``src`` to actor ``dst``: ``prod`` tokens written per
+        firing of ``src``, ``cons`` read per firing of ``dst`` (positive integers),
+        ``delay`` initial tokens, ``size`` bytes per token.  ``name`` defaults to
+        ``src->dst`` (a second channel between the same actors needs one); returns the
+        :class:`Channel`."""
         for end in (src, dst):
             if end not in self.actors:
                 raise SDFError(f"channel {name or src + '->' + dst} uses unknown actor '{end}'", origin)
@@ -127,12 +145,18 @@ class SDFGraph:
         return bound
 
     def to_networkx(self) -> nx.MultiDiGraph:
-        """Actors as nodes, channels as keyed edges carrying the :class:`Channel`."""
+        """Actors as nodes, channels as edges keyed by their names, all data plain
+        (numbers and strings, expressions as their text), so that ``nx.write_graphml``
+        and ``json.dumps(nx.node_link_data(g))`` work.  Node ``a``'s :class:`Actor` is
+        ``self.actors[a]``; edge ``(u, v, k)``'s :class:`Channel` is ``self.channels[k]``.
+        """
         g = nx.MultiDiGraph(name=self.name)
         for actor in self.actors.values():
-            g.add_node(actor.name, actor=actor)
+            g.add_node(actor.name, **{k: plain(v) for k, v in actor.attrs.items()})
         for ch in self.channels.values():
-            g.add_edge(ch.src, ch.dst, key=ch.name, channel=ch)
+            data = {k: plain(v) for k, v in ch.attrs.items()}
+            data.update((f, plain(getattr(ch, f))) for f in CHANNEL_FIELDS)
+            g.add_edge(ch.src, ch.dst, key=ch.name, **data)
         return g
 
     def components(self) -> list[list[str]]:
@@ -140,6 +164,16 @@ class SDFGraph:
         order = {name: i for i, name in enumerate(self.actors)}
         comps = nx.weakly_connected_components(self.to_networkx())
         return sorted((sorted(c, key=order.__getitem__) for c in comps), key=lambda c: order[c[0]])
+
+
+def plain(value):
+    """``value`` as GraphML and JSON hold it: numbers and strings as they are, a
+    fraction as a float, anything else (an expression, a tuple) as its text."""
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return str(value)
 
 
 #: attributes that are amounts: finite and non-negative
