@@ -31,7 +31,7 @@ MAPPING_LAYERS = [
     ("search", ["mapping.search"]),
     ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting",
                      "mapping.validation", "mapping.profiler"]),
-    ("sweep and plots", ["mapping.sweep", "mapping.plots"]),
+    ("sweep and plots", ["mapping.sweep", "mapping.plots", "mapping.diagram"]),
     ("command line", ["mapping.cli", "mapping.commands", "mapping.inputs", "mapping.limits",
                       "mapping.diagnostics", "mapping.__init__"]),
 ]

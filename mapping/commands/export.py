@@ -1,7 +1,10 @@
-"""``mapeval export FORMAT``: a ``.sdf`` (or ``.moa``/``.map``) in other formats.
+"""``mapeval export FORMAT``: a ``.sdf`` (or ``.moa``/``.map``) in other formats, and
+``mapeval export dot APP.sdf ARCH.moa MAP.map``: the picture of a mapping.
 
 A format is one :class:`ExportFormat` in :data:`EXPORT_FORMATS`: the kinds of file it
-reads, the extension it writes and a function from the loaded object(s) to text."""
+reads, the extension it writes, a function from the loaded object(s) to text, and for
+formats that draw mappings, a function from ``(app, arch, mapping, metric, aggregate,
+params)`` to text."""
 from __future__ import annotations
 
 import io
@@ -22,6 +25,7 @@ class ExportFormat:
     extension: str
     text: Callable[[object], str]   # the chosen object (a list of mappings for map JSON)
     every_mapping: bool = False     # without --name, a .map file's mappings all go out
+    mapped: Callable[..., str] | None = None   # APP.sdf ARCH.moa MAP.map → text
 
 
 def _sdf3_text(graph) -> str:
@@ -34,6 +38,11 @@ def _dot_text(obj) -> str:
     return dsl.to_dot(obj)
 
 
+def _mapping_dot_text(app, arch, mapping, metric, aggregate, params) -> str:
+    from mapping.diagram import mapping_diagram
+    return mapping_diagram(app, arch, mapping, metric, aggregate, params)
+
+
 def _json_text(obj) -> str:
     import dsl
     buffer = io.StringIO()
@@ -44,8 +53,10 @@ def _json_text(obj) -> str:
 EXPORT_FORMATS: Registry[ExportFormat] = Registry("export format")
 EXPORT_FORMATS.add("sdf3", ExportFormat(("sdf",), ".xml", _sdf3_text),
                    "SDF3 XML of a .sdf graph")
-EXPORT_FORMATS.add("dot", ExportFormat(("sdf", "moa"), ".dot", _dot_text),
-                   "Graphviz DOT of a .sdf graph or a .moa architecture")
+EXPORT_FORMATS.add("dot", ExportFormat(("sdf", "moa"), ".dot", _dot_text,
+                                        mapped=_mapping_dot_text),
+                   "Graphviz DOT of a .sdf graph, a .moa architecture or a mapping "
+                   "(APP.sdf ARCH.moa MAP.map)")
 EXPORT_FORMATS.add("json", ExportFormat(("sdf", "moa", "map"), ".json", _json_text, True),
                    "JSON of a .sdf graph, a .moa architecture or .map mappings")
 
@@ -65,7 +76,16 @@ def add_parser(subparsers, name):
                              description=f"Write {files} as {fmt} ({spec.extension}).",
                              epilog=f"example: mapeval export {fmt} app.{spec.kinds[0]} "
                              f"-o app{spec.extension}")
-        k.add_argument("path", metavar="FILE")
+        if spec.mapped is None:
+            k.add_argument("path", metavar="FILE")
+        else:
+            from mapping.inputs import add_mapping_options, add_model_options
+            k.add_argument("path", metavar="FILE", nargs="+",
+                           help=f"{files}, or APP.sdf ARCH.moa MAP.map for a mapping (actors "
+                           "grouped by PE, channels over their CNs, the bottleneck of "
+                           "--metric highlighted)")
+            add_mapping_options(k)
+            add_model_options(k)
         k.add_argument("-o", "--output", metavar=f"FILE{spec.extension}",
                        help=f"write here, a {spec.extension} file, a FIFO or a device "
                        "(default: standard output)")
@@ -78,9 +98,13 @@ def add_parser(subparsers, name):
 def run(args):
     import dsl
 
+    spec = EXPORT_FORMATS.get(args.format)
+    if isinstance(args.path, list):
+        if len(args.path) > 1 or Path(args.path[0]).suffix.lower() == ".map":
+            return run_mapped(args, spec)
+        args.path = args.path[0]
     path = Path(args.path)
     kind = path.suffix.lower().lstrip(".")
-    spec = EXPORT_FORMATS.get(args.format)
     if kind not in spec.kinds:
         raise InputError(f"'{path}': 'mapeval export {args.format}' reads "
                          f"{' or '.join('.' + k for k in spec.kinds)} files")
@@ -95,13 +119,39 @@ def run(args):
     what = f"'export {args.format}'"
     if args.output is not None:
         check_output(args.output, [path], (spec.extension,), what)
-    text = spec.text(obj)
+    return _write(args, spec, spec.text(obj), [path])
+
+
+def run_mapped(args, spec: ExportFormat):
+    """``export FORMAT APP.sdf ARCH.moa MAP.map``: the text of the chosen mapping."""
+    from mapping.inputs import load_mapped_inputs, parse_params
+
+    command = f"export {args.format}"
+    if args.name is not None:
+        raise InputError(f"'{command}' of a mapping: choose with --mapping, --graph and "
+                         "--architecture (not --name)")
+    args.files = args.path
+    paths = [Path(p) for p in args.path]
+    suffixes = {p.suffix.lower() for p in paths}
+    if not suffixes & {".sdf", ".xml"} or ".moa" not in suffixes or \
+            ".map" not in suffixes and args.map is None:
+        raise InputError(f"'{command}' of a mapping needs APP.sdf ARCH.moa MAP.map "
+                         "(or APP.sdf ARCH.moa --map ACTOR=PE,...)")
+    app, arch, mapping = load_mapped_inputs(args, command)
+    if args.output is not None:
+        check_output(args.output, paths, (spec.extension,), f"'{command}'")
+    text = spec.mapped(app, arch, mapping, args.metric, args.aggregate,
+                       parse_params(args.param))
+    return _write(args, spec, text, paths)
+
+
+def _write(args, spec: ExportFormat, text: str, inputs: list[Path]) -> int:
     if not text.endswith("\n"):
         text += "\n"
     if args.output is None:
         sys.stdout.write(text)
     else:
-        write_atomically(args.output, text, inputs=[path], suffixes=(spec.extension,),
-                         what=what)
+        write_atomically(args.output, text, inputs=inputs, suffixes=(spec.extension,),
+                         what=f"'export {args.format}'")
     return 0
 
