@@ -443,28 +443,35 @@ class Architecture:
         return bound
 
     def graph(self) -> nx.Graph:
-        """Elements as nodes, links as edges (the graph routes are found on; cached).
-
-        Node data are plain, so that ``nx.write_graphml`` and node-link JSON work:
-        ``kind`` (``pe``/``cn``), ``type`` and ``local`` where set, each attribute, and
-        ``model.METRIC`` the text of each cost model (``lsla(alpha=1)``).  Node ``n``'s
-        :class:`Element` is ``self.elements[n]``."""
+        """Elements as nodes (data: ``kind``), links as edges: the graph routes are
+        found on (cached).  :meth:`to_networkx` has the elements' data too."""
         if self._graph is None:
             g = nx.Graph(name=self.name)
-            costs: dict[int, dict] = {}         # array members share their mappings
-            for e in self.elements.values():
-                if id(e.costs) not in costs:
-                    costs[id(e.costs)] = {f"model.{m}": cost_text(c) for m, c in e.costs.items()}
-                data = {"kind": e.kind, **{k: _plain(v) for k, v in e.attrs.items()},
-                        **costs[id(e.costs)]}
-                if e.type_name is not None:
-                    data["type"] = e.type_name
-                if e.local is not None:
-                    data["local"] = e.local
-                g.add_node(e.name, **data)
+            g.add_nodes_from((e.name, {"kind": e.kind}) for e in self.elements.values())
             g.add_edges_from(self.links)
             self._graph = g
         return self._graph
+
+    def to_networkx(self) -> nx.Graph:
+        """Elements as nodes, links as edges, with plain data so that
+        ``nx.write_graphml`` and node-link JSON work: ``kind`` (``pe``/``cn``), ``type``
+        and ``local`` where set, each attribute, and ``model.METRIC`` the text of each
+        cost model (``lsla(alpha=1)``).  Node ``n``'s :class:`Element` is
+        ``self.elements[n]``."""
+        g = nx.Graph(name=self.name)
+        costs: dict[int, dict] = {}             # array members share their mappings
+        for e in self.elements.values():
+            if id(e.costs) not in costs:
+                costs[id(e.costs)] = {f"model.{m}": cost_text(c) for m, c in e.costs.items()}
+            data = {"kind": e.kind, **{k: _plain(v) for k, v in e.attrs.items()},
+                    **costs[id(e.costs)]}
+            if e.type_name is not None:
+                data["type"] = e.type_name
+            if e.local is not None:
+                data["local"] = e.local
+            g.add_node(e.name, **data)
+        g.add_edges_from(self.links)
+        return g
 
     def route(self, src_pe: str, dst_pe: str) -> tuple[str, ...]:
         """The CNs between two PEs: fewest hops, never through another PE, ties broken by

@@ -109,11 +109,11 @@ def test_networkx_views_hold_plain_data(objects, tmp_path):
     assert app.bind().to_networkx().nodes["work"]["quanta"] == 16
     assert app.bind().to_networkx().edges["work", "work", "state"]["delay"] == 1
     for a in (arch, arch.bind()):
-        back = _exports(a.graph())
+        back = _exports(a.to_networkx())
         assert back.nodes["cpu"]["kind"] == "pe" and back.nodes["cpu"]["local"] == "mem"
-    assert arch.graph().nodes["dsp"]["model.time"] == "lsla(alpha=1 / s)"
-    assert arch.bind().graph().nodes["dsp"]["model.time"] == "lsla(alpha=0.5, beta=0.0)"
-    nx.write_graphml(arch.graph(), tmp_path / "arch.graphml")
+    assert arch.to_networkx().nodes["dsp"]["model.time"] == "lsla(alpha=1 / s)"
+    assert arch.bind().to_networkx().nodes["dsp"]["model.time"] == "lsla(alpha=0.5, beta=0.0)"
+    nx.write_graphml(arch.to_networkx(), tmp_path / "arch.graphml")
     assert (tmp_path / "arch.graphml").stat().st_size > 0
 
 
