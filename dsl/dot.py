@@ -118,9 +118,10 @@ def mapping_dot(app, arch, mapping, routes: MappingT[str, tuple[str, ...]],
                 caption: str = "") -> str:
     """DOT text of ``mapping`` of ``app`` onto ``arch``: one cluster per PE holding its
     actors (idle PEs as dashed boxes), the CNs as ellipses, and each channel drawn from
-    its source actor over the CNs of ``routes[channel]`` to its sink actor.  ``values``
-    (element → value) join the element labels; ``bottleneck`` is drawn in
-    :data:`HIGHLIGHT` with a thick border; ``caption`` is the graph's label."""
+    its source actor over the CNs of ``routes[channel]`` to its sink actor (a named
+    channel labelled on its first segment).  ``values`` (element → value) join the
+    element labels; ``bottleneck`` is drawn in :data:`HIGHLIGHT` with a thick border;
+    ``caption`` follows the title."""
     values = values or {}
 
     def label(name):
@@ -157,7 +158,8 @@ def mapping_dot(app, arch, mapping, routes: MappingT[str, tuple[str, ...]],
         hops = [f"actor:{ch.src}", *(f"cn:{c}" for c in routes.get(ch.name, ())),
                 f"actor:{ch.dst}"]
         for k, (a, b) in enumerate(zip(hops, hops[1:])):
-            attrs = [f"label={_q(ch.name)}"] if k == 0 else []
+            named = ch.name != f"{ch.src}->{ch.dst}"
+            attrs = [f"label={_q(ch.name)}"] if k == 0 and named else []
             if b != hops[-1]:
                 attrs.append("arrowhead=none")
             tail = f" [{', '.join(attrs)}]" if attrs else ""

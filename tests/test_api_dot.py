@@ -167,6 +167,21 @@ def test_export_dot_of_a_mapping(capsys, tmp_path):
     assert '"cn:bus" [shape=ellipse, label="bus\\n0", color=gray60, fontcolor=gray40];' in inline
 
 
+def test_mapping_diagram_in_python_routes_over_local_stores(objects):
+    from mapping.diagram import mapping_diagram
+    app, arch, mapping = objects
+    text = mapping_diagram(app, arch, mapping)                      # src on cpu, work on dsp
+    assert '"actor:src" -> "cn:bus" [arrowhead=none];' in text      # unnamed: no label
+    assert '"cn:bus" -> "actor:work";' in text
+    assert '"actor:work" -> "actor:work" [label="state"];' in text  # dsp has no local CN
+    assert '"cn:mem" [shape=ellipse, label="mem\\n0", color=gray60' in text
+    (all_cpu,) = dsl.loads_map("mapping c { src -> cpu; work -> cpu }")
+    on_cpu = mapping_diagram(app, arch, all_cpu, "energy", params={"n": 1})
+    assert '"actor:src" -> "cn:mem" [arrowhead=none];' in on_cpu    # over cpu's local store
+    assert '"actor:work" -> "cn:mem" [label="state", arrowhead=none];' in on_cpu
+    assert "energy (sum) = 33, bottleneck cpu" in on_cpu
+
+
 def test_export_dot_of_a_mapping_refuses_bad_input(capsys):
     assert main(["export", "dot", MAPS]) == 2
     assert "APP.sdf ARCH.moa MAP.map" in capsys.readouterr().err
