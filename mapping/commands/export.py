@@ -72,16 +72,20 @@ def add_parser(subparsers, name):
     for fmt in EXPORT_FORMATS:
         spec = EXPORT_FORMATS.get(fmt)
         files = " | ".join(f"FILE.{k}" for k in spec.kinds)
+        example = f"mapeval export {fmt} app.{spec.kinds[0]} -o app{spec.extension}"
+        if spec.mapped is not None:
+            files += " (or a mapping: APP.sdf ARCH.moa MAP.map)"
+            example += (f"; mapeval export {fmt} examples/timing/video.sdf "
+                        "examples/timing/duo.moa examples/timing/mappings.map --mapping split")
         k = kinds.add_parser(fmt, help=EXPORT_FORMATS.help(fmt),
                              description=f"Write {files} as {fmt} ({spec.extension}).",
-                             epilog=f"example: mapeval export {fmt} app.{spec.kinds[0]} "
-                             f"-o app{spec.extension}")
+                             epilog=f"example: {example}")
         if spec.mapped is None:
             k.add_argument("path", metavar="FILE")
         else:
             from mapping.inputs import add_mapping_options, add_model_options
             k.add_argument("path", metavar="FILE", nargs="+",
-                           help=f"{files}, or APP.sdf ARCH.moa MAP.map for a mapping (actors "
+                           help="one file, or APP.sdf ARCH.moa MAP.map for a mapping (actors "
                            "grouped by PE, channels over their CNs, the bottleneck of "
                            "--metric highlighted)")
             add_mapping_options(k)
