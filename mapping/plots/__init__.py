@@ -91,4 +91,10 @@ _plot("pareto", "Pareto front of a multi-objective search", "search",
       "draws the non-dominated mappings it finds.",
       "mapeval plot pareto app.sdf arch.moa --objectives time,energy --strategy genetic "
       "--budget 50000 -o front.png")
-_plot("diagram", "picture of a mapping: actors by PE, channels over CNs (needs Graphviz)", "eval", "mapping.plots.diagram:plot_from_inputs", "Render with Graphviz's dot the DOT of 'mapeval export dot APP.sdf ARCH.moa MAP.map': one box per PE holding its actors, the CNs, each channel drawn over the CNs of its route, every element's value of --metric and the bottleneck highlighted.", "mapeval plot diagram examples/timing/video.sdf examples/timing/duo.moa examples/timing/mappings.map --mapping split -o split.svg")
+_plot("diagram", "picture of a mapping: actors by PE, channels over CNs (needs Graphviz)",
+      "eval", "mapping.plots.diagram:plot_from_inputs",
+      "Render with Graphviz's dot the DOT of 'mapeval export dot APP.sdf ARCH.moa MAP.map': "
+      "one box per PE holding its actors, the CNs, each channel drawn over the CNs of its "
+      "route, every element's value of --metric and the bottleneck highlighted.",
+      "mapeval plot diagram examples/timing/video.sdf examples/timing/duo.moa "
+      "examples/timing/mappings.map --mapping split -o split.svg")
