@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["Mapping", "MappingError", "Evaluation", "ElementValue", "evaluate"]
+__all__ = ["Mapping", "MappingError", "Evaluation", "ElementValue", "evaluate", "Problem",
+           "bind_problem"]
 
 _LAZY = {"Mapping": "dsl.mappings", "MappingError": "mapping.errors",
          "Evaluation": "mapping.evaluation", "ElementValue": "mapping.evaluation",
-         "evaluate": "mapping.evaluation"}
+         "evaluate": "mapping.evaluation", "Problem": "mapping.problem",
+         "bind_problem": "mapping.problem"}
 
 
 def __getattr__(name):
