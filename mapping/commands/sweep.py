@@ -20,7 +20,7 @@ def add_parser(subparsers, name):
         "swept; the old spelling --param NAME=START:STOP:N[:log] of a range still works.",
         epilog="example: mapeval sweep examples/gables/fig8.sdf examples/gables/"
         "snapdragon835.moa examples/gables/fig8.map --range f=0:1:9 --range I=1:1024:6:log "
-        "-o fig8.csv --plot fig8.png --y performance")
+        "-o out/fig8.csv --plot out/fig8.png --y performance")
     p.add_argument("files", nargs="+", metavar="FILE", help="APP.sdf ARCH.moa [MAP.map]")
     add_mapping_options(p)
     add_choice_options(p)
