@@ -274,3 +274,27 @@ def test_readme_commands_write_into_out_or_tmp_and_mark_shorthand():
 def test_out_is_ignored_by_git():
     ignored = (ROOT / ".gitignore").read_text().splitlines()
     assert "out/" in ignored
+
+
+@pytest.mark.parametrize("example", ["sdf3_lookup", "timing", "logca"])
+def test_following_an_example_readme_leaves_files_only_in_out(example, tmp_path,
+                                                              monkeypatch, capsys):
+    """Run the README's commands that write a file in a copy of the example (commands
+    naming ``examples/...`` from the copy's root, the others from the example's folder);
+    every new file is under an ``out/`` folder."""
+    import shutil
+    shutil.copytree(EX / example, tmp_path / "examples" / example)
+    before = {p for p in tmp_path.rglob("*")}
+    ran = 0
+    for line, words in readme_commands(EX / example / "README.md"):
+        if any(c in w for w in words for c in "[|$<>") or not WRITES & set(words):
+            continue
+        root = any(w.startswith("examples/") for w in words)
+        monkeypatch.chdir(tmp_path if root else tmp_path / "examples" / example)
+        code, _, err = run(capsys, *words[1:])
+        assert code == 0, f"README.md:{line}: {err}"
+        assert _wrote(err), f"README.md:{line}"
+        ran += 1
+    new = {p for p in tmp_path.rglob("*") if p.is_file()} - before
+    assert ran and new
+    assert all("out" in p.relative_to(tmp_path).parts for p in new), sorted(new)
