@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mapping.output import announce_writes
 from mapping.registry import Registry
 
 #: subcommand -> ``"module:add_parser"`` (``add_parser(subparsers, name)`` defines its
@@ -151,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     cut = argv.index("--") if "--" in argv else len(argv)
     debug = "--debug" in argv[:cut]
     argv = [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
+    announce_writes()                   # every file a command writes: "wrote FILE" on stderr
     if not argv:
         print(overview(), end="")
         return 0

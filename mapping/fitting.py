@@ -41,7 +41,7 @@ import math
 import warnings
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Mapping as MappingT, Sequence
+from typing import Any, Callable, Mapping as MappingT, Sequence
 
 import numpy as np
 from scipy import optimize
@@ -698,19 +698,21 @@ STARTS = 8
 
 
 def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
-                   train: Sequence[int], starts: int = STARTS, seed: int = 0) -> FitResult:
+                   train: Sequence[int], starts: int = STARTS, seed: int = 0,
+                   progress: Callable[[int], None] | None = None) -> FitResult:
     """Fit ``free`` to the measured values of rows ``train`` (see the module doc); a
     non-linear fit starts from the file's values and from ``starts`` random points
-    (:func:`random_starts`, ``seed``) and keeps the best."""
+    (:func:`random_starts`, ``seed``) and keeps the best.  ``progress(n)``: n more of
+    the ``1 + starts`` starts done (a linear fit: all at once)."""
     if starts < 0:
         raise InputError(f"--starts must be at least 0, got {starts}")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")      # numpy/scipy chatter; results are checked
-        return _fit(model, tuple(free), [int(i) for i in train], starts, seed)
+        return _fit(model, tuple(free), [int(i) for i in train], starts, seed, progress)
 
 
 def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
-         starts: int = STARTS, seed: int = 0) -> FitResult:
+         starts: int = STARTS, seed: int = 0, progress=None) -> FitResult:
     y = np.array([model.rows[i].measured for i in train], dtype=float)
     names = [fp.spec for fp in free]
     theta0 = _current_values(model, free)
@@ -745,6 +747,8 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
         if np.max(np.abs(check - linear)) <= 1e-7 * scale:
             method = "nnls"
             residual = float(np.linalg.norm(check - y))
+            if progress is not None:
+                progress(1 + starts)
         else:
             warnings_.append("the prediction is not linear in the free parameters as their "
                              "models declare; fitted by non-linear least squares instead")
@@ -752,7 +756,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             groups = []
     if method is None:
         theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y, theta0,
-                                                             starts, seed)
+                                                             starts, seed, progress)
         method, n_starts = "least_squares", 1 + starts
     for g in groups:
         if len(g) == 1:
@@ -788,7 +792,7 @@ def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0
     return out
 
 
-def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0):
+def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=None):
     scale = np.where(theta0 > 0, theta0, 1.0)
     lower = np.zeros(len(free))
     bound = model.arch.bind(model.params)
@@ -817,6 +821,9 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0):
                                          x_scale="jac", method="trf")
         except (ValueError, InputError):     # scipy refuses infinities; a bad region
             return None
+        finally:
+            if progress is not None:
+                progress(1)
         ok = np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.jac)) \
             and math.isfinite(res.cost)
         return res if ok else None
@@ -896,9 +903,11 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
            metric: str = "time", aggregate: str | None = None,
            free: Sequence[str] | str | None = None, test_fraction: float = 0.2,
            seed: int = 0, params: MappingT[str, Any] | None = None,
-           source: str | None = None, starts: int = STARTS) -> Assessment:
+           source: str | None = None, starts: int = STARTS,
+           progress: Callable[[int], None] | None = None) -> Assessment:
     """Predict every row, fit ``free`` parameters on a seeded train split if any, and
-    compare predictions with measurements on the test rows."""
+    compare predictions with measurements on the test rows (``progress``: that of
+    :func:`fit_parameters`)."""
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     measured = np.array([r.measured for r in rows], dtype=float)
     free_params = parse_free(arch, free, app) if free else None
@@ -910,7 +919,7 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     if not free_params:
         return Assessment(fidelity(predicted, measured), None, predicted, measured, model)
     train, test = split_rows(len(rows), test_fraction, seed)
-    fit = fit_parameters(model, free_params, train, starts, seed)
+    fit = fit_parameters(model, free_params, train, starts, seed, progress)
     fit = replace(fit, test=tuple(int(i) for i in test))
     bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
     final = RowModel(fit.architecture, rows, metric, aggregate, app,

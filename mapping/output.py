@@ -3,7 +3,9 @@
 A regular file (or the target of a symlink) is replaced atomically through a temporary
 file beside it; a FIFO or a character device (``/dev/stdout``) is written through, never
 replaced; anything else is refused.  An output never overwrites an input of the command,
-its extension must fit what is written, and every error names the user's path.
+its extension must fit what is written, and every error names the user's path.  Under
+the command line (:func:`announce_writes`) every file written says so on stderr:
+``wrote FILE``, the one place of that rule.
 """
 from __future__ import annotations
 
@@ -22,6 +24,23 @@ from mapping.errors import InputError
 #: paths that name an open descriptor (``-o /dev/stdout`` redirected to a file): written
 #: through, as a shell redirection expects, never replaced
 DESCRIPTORS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
+
+_announce = False
+
+
+def announce_writes(on: bool = True) -> None:
+    """From now on, every regular file written here says ``wrote FILE`` on stderr (the
+    command line turns this on; a library caller writing a figure hears nothing).  A
+    stream written through (a FIFO, ``/dev/stdout``) is no file left behind: silent."""
+    global _announce
+    _announce = on
+
+
+def announce(path, note: str = "") -> None:
+    """``wrote PATH`` (and ``: note``) on stderr when writes are announced; for files
+    written other than through this module (a directory of logs)."""
+    if _announce:
+        print(f"wrote {path}" + (f": {note}" if note else ""), file=sys.stderr, flush=True)
 
 
 def print_json(document, stream=None) -> None:
@@ -76,11 +95,12 @@ def check_output(path: str | Path, inputs: Sequence = (),
 
 @contextlib.contextmanager
 def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
-                suffixes: Sequence[str] | None = None, what: str = "the output"
-                ) -> Iterator[IO]:
+                suffixes: Sequence[str] | None = None, what: str = "the output",
+                note: str = "") -> Iterator[IO]:
     """A file object writing to ``path`` as described in this module; a regular file
-    appears only when the block ends without an exception.  ``suffixes``: the extensions
-    that fit (``(".csv",)``), checked for regular files."""
+    appears only when the block ends without an exception (then announced, with
+    ``note``).  ``suffixes``: the extensions that fit (``(".csv",)``), checked for
+    regular files."""
     user = str(path)
     target, mode, through = check_output(path, inputs, suffixes, what)
     fmode = "wb" if binary else "w"
@@ -122,12 +142,14 @@ def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise _fail(user, "writing failed", exc) from None
+    announce(user, note)
 
 
 def write_atomically(path: str | Path, text: str | bytes, inputs: Sequence = (),
-                     suffixes: Sequence[str] | None = None, what: str = "the output"
-                     ) -> Path:
+                     suffixes: Sequence[str] | None = None, what: str = "the output",
+                     note: str = "") -> Path:
     """Write ``text`` to ``path`` through :func:`open_output`."""
-    with open_output(path, isinstance(text, bytes), inputs, suffixes, what) as stream:
+    with open_output(path, isinstance(text, bytes), inputs, suffixes, what,
+                     note) as stream:
         stream.write(text)
     return Path(path)

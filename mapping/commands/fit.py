@@ -94,8 +94,6 @@ def run(args):
               f"fidelity_within = {_f(result.fidelity_within)}")
     if args.skip_bad_rows:
         print(f"skipped rows: {study.skipped}")
-    if out is not None:
-        print(f"wrote {out}")
     if elsewhere:
         print(f"{', '.join(elsewhere)}: parameter{'s' if len(elsewhere) > 1 else ''} of the "
               f".sdf{', not written into ' + str(out) if out is not None else ''}; "

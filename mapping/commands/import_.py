@@ -87,12 +87,12 @@ def add_parser(subparsers, name):
                                             + ", ".join(IMPORT_FORMATS)))
 
 
-def _emit(text: str, output: str | None, inputs) -> None:
+def _emit(text: str, output: str | None, inputs, note: str = "") -> None:
     if output is None:
         sys.stdout.write(text)
         return
     write_atomically(output, text, inputs=inputs, suffixes=(".sdf",),
-                     what="the output of 'mapeval import'")
+                     what="the output of 'mapeval import'", note=note)
 
 
 def run_profile(args):
@@ -112,11 +112,9 @@ def run_profile(args):
     text = result.header(args.path) + dsl.format_sdf(result.graph)
     if not text.endswith("\n"):
         text += "\n"
-    _emit(text, args.output, [directory / f for f in files])
-    if args.output is not None:
-        g = result.graph
-        print(f"wrote {args.output}: graph '{g.name}', {len(g.actors)} actors, "
-              f"{len(g.channels)} channels", file=sys.stderr)
+    g = result.graph
+    _emit(text, args.output, [directory / f for f in files],
+          f"graph '{g.name}', {len(g.actors)} actors, {len(g.channels)} channels")
     return 0
 
 

@@ -12,6 +12,7 @@ from mapping.fitting import Assessment, RowModel, assess
 from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
                             load_single, one, parse_params)
 from mapping.measurements import Measurements, read_measurements
+from mapping.progress import add_progress_option, progress_bar
 from mapping.validation import cross_validate, fold_splits, repeat_splits
 
 FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
@@ -67,6 +68,7 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    "(fidelity_within, tau_within: the alternatives of one workload)")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip rows with a bad cell instead of stopping, and say how many")
+    add_progress_option(p)
 
 
 @dataclass
@@ -155,10 +157,12 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
         raise InputError(f"{data.path}: no column '{within}' for --within "
                          f"(columns: {', '.join(data.columns)})")
     cross = folds is not None or repeats is not None
-    assessment = assess(arch, rows, app=app, metric=args.metric, aggregate=args.aggregate,
-                        free=args.free, test_fraction=0.0 if cross else args.test_fraction,
-                        seed=args.seed, params=overrides, source=source,
-                        starts=args.starts)
+    with progress_bar(args, 1 + args.starts if args.free else None, "fit", "starts") as bar:
+        assessment = assess(arch, rows, app=app, metric=args.metric,
+                            aggregate=args.aggregate, free=args.free,
+                            test_fraction=0.0 if cross else args.test_fraction,
+                            seed=args.seed, params=overrides, source=source,
+                            starts=args.starts, progress=bar)
     groups = None if within is None else [_group(r, within) for r in rows]
     result = assessment.result
     if cross:

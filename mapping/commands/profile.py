@@ -64,7 +64,7 @@ def _names(items) -> list[str]:
 
 def run(args):
     from mapping.errors import InputError
-    from mapping.output import check_output
+    from mapping.output import announce, check_output
     from mapping.profiler import profile_program
 
     command = list(args.program)
@@ -83,9 +83,10 @@ def run(args):
                              exclude=_names(args.exclude))
     status = result.status
     how = f"exited with status {status}" if status >= 0 else f"was killed by signal {-status}"
-    print(f"mapeval profile: {command[0]} {how}; wrote {args.output}: "
-          f"{result.invocations} invocations of {result.functions} functions "
-          f"({result.seconds:.2f} s under Valgrind)", file=sys.stderr)
+    print(f"mapeval profile: {command[0]} {how} ({result.seconds:.2f} s under Valgrind)",
+          file=sys.stderr)
+    announce(args.output, f"{result.invocations} invocations of {result.functions} "
+             "functions")
     if result.excluded:
         print(f"mapeval profile: excluded {result.excluded} invocations", file=sys.stderr)
     for name in result.not_called:

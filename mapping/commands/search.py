@@ -1,8 +1,6 @@
 """``mapeval search``: find the best mappings (SPEC §9)."""
 from __future__ import annotations
 
-import sys
-
 from mapping.errors import InputError
 from mapping.inputs import add_model_options, classify, load_single, one, parse_params
 from mapping.output import check_output, print_json, write_atomically
@@ -77,8 +75,8 @@ def run_search(args, command: str = "search"):
     if args.scheduler or args.workers:
         from mapping.search.distributed import DaskExecutor
         executor = DaskExecutor(address=args.scheduler, workers=args.workers)
-    # progress goes to stderr only: when it is a terminal, or with --progress
-    progress = True if args.progress else None
+    from mapping.progress import shown
+    progress = shown(args.progress, getattr(args, "json", False))
     try:
         return search(problem, metric=args.metric, aggregate=args.aggregate,
                       strategy=args.strategy, budget=args.budget, seed=args.seed,
@@ -121,6 +119,4 @@ def run(args):
         line = proof_line(result)
         if line:
             print(line)
-        if args.output:
-            print(f"wrote {args.output}", file=sys.stderr)
     return 0

@@ -6,6 +6,7 @@ import sys
 from mapping.inputs import (add_aggregate_option, add_choice_options, add_mapping_options,
                             add_metric_option, add_param_option, load_mapped_inputs,
                             parse_params)
+from mapping.progress import add_progress_option
 
 
 def add_parser(subparsers, name):
@@ -19,7 +20,7 @@ def add_parser(subparsers, name):
         "swept; the old spelling --param NAME=START:STOP:N[:log] of a range still works.",
         epilog="example: mapeval sweep examples/gables/fig8.sdf examples/gables/"
         "snapdragon835.moa examples/gables/fig8.map --range f=0:1:9 --range I=1:1024:6:log "
-        "-o fig8.csv --plot fig8.png --y performance")
+        "-o out/fig8.csv --plot out/fig8.png --y performance")
     p.add_argument("files", nargs="+", metavar="FILE", help="APP.sdf ARCH.moa [MAP.map]")
     add_mapping_options(p)
     add_choice_options(p)
@@ -42,8 +43,10 @@ def add_parser(subparsers, name):
     p.add_argument("--normalize", action="store_true",
                    help="plot the column divided by its value at the first grid point "
                    "(as Gables Fig. 8, normalized to f = 0, I = 1)")
-    p.add_argument("--progress", action="store_true",
-                   help="show progress on stderr even when it is not a terminal")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (columns, rows) instead of the CSV on "
+                   "standard output")
+    add_progress_option(p)
     p.set_defaults(run=run)
 
 
@@ -75,24 +78,30 @@ def run(args):
                         aggregate=args.aggregate, params=parse_params(values))
     first = next(points)                      # a bad metric or parameter: before any output
     rows: list[dict] = []
-    keep = rows.append if args.plot else None
+    keep = rows.append if args.plot or args.json else None
 
     def streamed():
         yield first
         yield from points
 
-    from mapping.search.common import Progress
+    from mapping.progress import progress_bar
     from mapping.sweep import grid_size
-    bar = Progress(grid_size(ranges), "sweep", True if args.progress else None)
-    try:
-        if args.output:
-            with open_output(args.output, inputs=args.files, suffixes=(".csv",),
-                             what="the sweep") as stream:
-                columns = write_csv(stream, ranges, streamed(), args.metric, keep, bar)
-        else:
+    bar = progress_bar(args, grid_size(ranges), "sweep", "points")
+    if args.output:
+        with open_output(args.output, inputs=args.files, suffixes=(".csv",),
+                         what="the sweep") as stream, bar:
+            columns = write_csv(stream, ranges, streamed(), args.metric, keep, bar)
+    elif args.json:
+        import io
+        with bar:
+            columns = write_csv(io.StringIO(), ranges, streamed(), args.metric, keep, bar)
+    else:
+        with bar:
             columns = write_csv(sys.stdout, ranges, streamed(), args.metric, keep, bar)
-    finally:
-        bar.close()
+    if args.json:
+        from mapping.output import print_json
+        print_json({"columns": list(columns), "rows": [[r.get(c) for c in columns]
+                                                       for r in rows]})
     if args.plot:
         from mapping.plots.sweep import plot_sweep
         ev = first[1]
