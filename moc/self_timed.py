@@ -52,6 +52,9 @@ class SelfTimed:
     schedule: Mapping[str, tuple]
     states: int
 
+# a call per state would cost more than the state itself
+PROGRESS_STEP = 1024
+
 
 def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
                     q: Mapping[str, int]) -> dict[str, tuple[Firing, ...]]:
@@ -104,7 +107,7 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
 
 
 def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
-             growing: Collection[str] = ()) -> SelfTimed:
+             growing: Collection[str] = (), progress=None) -> SelfTimed:
     """Explore the self-timed execution of the bound, consistent, live ``graph`` until
     its state recurs and its first iteration has started.
 
@@ -116,7 +119,8 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     them held a firing back since its last visit and none holds fewer tokens: more
     tokens on a channel that never limits anything change nothing, so the execution
     between the two visits repeats for ever.  Their buffers are ``math.inf``.  Raises
-    :class:`LimitError` past ``moc.limits.MAX_STATES`` states.
+    :class:`LimitError` past ``moc.limits.MAX_STATES`` states.  ``progress(n)`` is told
+    of every ``PROGRESS_STEP`` states visited.
     """
     actors = list(graph.actors)
     where = {a: i for i, a in enumerate(actors)}
@@ -187,6 +191,8 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
             else:
                 seen[state] = visit
                 visits += 1
+                if progress is not None and visits % PROGRESS_STEP == 0:
+                    progress(PROGRESS_STEP)
                 if visits > limit:
                     raise _too_many(graph, limit)
         if recurrence is not None and all(s >= n for s, n in zip(started, need)):

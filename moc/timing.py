@@ -119,8 +119,8 @@ def throughput(graph: SDFGraph, exec_attr: str = "exec") -> ThroughputResult:
     return _floats(_throughput(graph, durations, q)[0], floats)
 
 
-def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
-            ) -> TimingAnalysis:
+def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
+            progress=None) -> TimingAnalysis:
     """Throughput (K-periodic), and with ``simulate`` the latency, buffer maxima and
     schedule of the first iteration of the self-timed execution.
 
@@ -130,7 +130,7 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
     (``math.inf``).  The exploration needs every actor to fire at a finite pace; where
     one fires without bound (no cycle limits it, or one that takes no time), its
     channels to other components hold ``math.inf``, a self-loop its initial tokens,
-    and the others are not explored (None).
+    and the others are not explored (None).  ``progress(n)``: n more states explored.
     """
     graph, durations, q, floats = _prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
@@ -143,7 +143,7 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True
     method = result.method
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
-        run = explore(graph, durations, q, growing)
+        run = explore(graph, durations, q, growing, progress)
         if run.throughput != result.throughput:
             raise AssertionError(f"state space {run.throughput} != K-periodic "
                                  f"{result.throughput} on '{graph.name}'")

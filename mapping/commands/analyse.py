@@ -14,6 +14,7 @@ from numbers import Rational
 from typing import Any, Mapping
 
 from mapping.output import print_json
+from mapping.progress import add_progress_option
 
 #: firings shown per row of the readable schedule (``--json`` has them all)
 SHOWN_FIRINGS = 8
@@ -67,6 +68,7 @@ def add_parser(subparsers, name):
         description=DESCRIPTION, epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_analyse_options(p)
+    add_progress_option(p)
     p.add_argument("--no-simulate", action="store_true",
                    help="without an architecture: throughput, period and critical cycle "
                    "only (no latency, buffers or schedule), for graphs too large to "
@@ -147,7 +149,10 @@ def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
         check_overrides(params, app.params)
         from moc.timing import analyse
         attr = args.exec_attr or "exec"
-        analysis = analyse(app.bind(params), exec_attr=attr, simulate=simulate)
+        from mapping.progress import progress_bar
+        with progress_bar(args, None, "analyse", "states") as bar:
+            analysis = analyse(app.bind(params), exec_attr=attr, simulate=simulate,
+                               progress=bar)
         return Analysed(app.name, None, None, attr, analysis, tuple(app.actors))
     if args.exec_attr is not None:
         raise InputError(f"mapeval {command}: --exec is for the application alone; with "

@@ -157,23 +157,27 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
         raise InputError(f"{data.path}: no column '{within}' for --within "
                          f"(columns: {', '.join(data.columns)})")
     cross = folds is not None or repeats is not None
-    with progress_bar(args, 1 + args.starts if args.free else None, "fit", "starts") as bar:
+    splits = None
+    if cross:
+        splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
+                  repeat_splits(len(rows), repeats, args.test_fraction, args.seed))
+    fits = (1 + len(splits) if cross else 1) if args.free else 0
+    with progress_bar(args, (1 + args.starts) * fits or None, "fit", "starts") as bar:
         assessment = assess(arch, rows, app=app, metric=args.metric,
                             aggregate=args.aggregate, free=args.free,
                             test_fraction=0.0 if cross else args.test_fraction,
                             seed=args.seed, params=overrides, source=source,
                             starts=args.starts, progress=bar)
-    groups = None if within is None else [_group(r, within) for r in rows]
-    result = assessment.result
-    if cross:
-        splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
-                  repeat_splits(len(rows), repeats, args.test_fraction, args.seed))
-        fit = assessment.fit
-        result = cross_validate(assessment.model, fit.free if fit else None, splits,
-                                "folds" if folds is not None else "repeats", groups=groups,
-                                within=within, fitted=fit.values if fit else None,
-                                starts=args.starts, seed=args.seed)
-    elif groups is not None:
+        groups = None if within is None else [_group(r, within) for r in rows]
+        result = assessment.result
+        if cross:
+            fit = assessment.fit
+            result = cross_validate(assessment.model, fit.free if fit else None, splits,
+                                    "folds" if folds is not None else "repeats",
+                                    groups=groups, within=within,
+                                    fitted=fit.values if fit else None,
+                                    starts=args.starts, seed=args.seed, progress=bar)
+    if not cross and groups is not None:
         on = assessment.scored
         fid, tau = within_groups(assessment.predicted[on], assessment.measured[on],
                                  [groups[i] for i in on])

@@ -3,8 +3,6 @@ evaluation budgets and progress reporting."""
 from __future__ import annotations
 
 import math
-import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -12,6 +10,7 @@ import numpy as np
 
 from mapping.batch import BatchEvaluator
 from mapping.errors import MappingError
+from mapping.progress import Progress  # noqa: F401 - its home is mapping.progress
 
 #: independent sub-runs ("islands") of a heuristic, each with its own seed and share of
 #: the budget; they run one after the other locally, in parallel on a Dask cluster, and
@@ -521,47 +520,3 @@ class SearchResult:
                 lines.append("  " + "  ".join(f"{p['values'][n]:>12.6g}" for n in names)
                              + f"  {m}")
         return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------- progress
-class Progress:
-    """A one-line progress report on stderr, redrawn at most a few times per second."""
-
-    def __init__(self, total: int | None, label: str = "search", enabled: bool | None = None,
-                 stream=None, interval: float = 0.25):
-        self.stream = stream or sys.stderr
-        if enabled is None:
-            enabled = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.enabled, self.total, self.label = enabled, total, label
-        self.done, self.interval = 0, interval
-        self._last = 0.0
-        self._start = time.perf_counter()
-        self._drawn = False
-
-    def __call__(self, n: int) -> None:
-        self.done += n
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if now - self._last >= self.interval:
-            self._last = now
-            self._draw(now)
-
-    def _draw(self, now):
-        rate = self.done / max(now - self._start, 1e-9)
-        if self.total:
-            frac = min(self.done / self.total, 1.0)
-            bar = "#" * int(frac * 30)
-            text = f"\r{self.label} [{bar:<30}] {frac:6.1%} {self.done}/{self.total} " \
-                   f"({rate:,.0f}/s)"
-        else:
-            text = f"\r{self.label}: {self.done} evaluations ({rate:,.0f}/s)"
-        self.stream.write(text)
-        self.stream.flush()
-        self._drawn = True
-
-    def close(self):
-        if self.enabled and self._drawn:
-            self._draw(time.perf_counter())
-            self.stream.write("\n")
-            self.stream.flush()
