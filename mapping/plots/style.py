@@ -91,12 +91,12 @@ _PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G"
 
 
 def number(value: float, digits: int = 3) -> str:
-    """A tick label: a plain number from 0.001 to 9999 (``0.5``, ``20``, ``4096``), else
-    an engineering prefix (``20k``, ``1.5M``, ``2µ``): never ``2x10^0``."""
+    """A tick label: a plain number from 0.01 to 9999 (``0.5``, ``20``, ``4096``), else
+    an engineering prefix (``20k``, ``1.5M``, ``2m``, ``800µ``): never ``2x10^0``."""
     if value == 0 or not math.isfinite(value):
         return "0" if value == 0 else str(value)
     magnitude = abs(value)
-    if 1e-3 <= magnitude < 1e4:
+    if 1e-2 <= magnitude < 1e4:
         return f"{float(f'{value:.{digits + 1}g}'):.10g}"
     exponent = max(-12, min(15, 3 * math.floor(math.log10(magnitude) / 3)))
     scaled = value / 10.0 ** exponent
