@@ -6,7 +6,7 @@ from mapping.plots.style import figure_style, label, number, text_color, tidy
 
 
 @pytest.mark.parametrize("value, text", [
-    (2.0, "2"), (3.0, "3"), (0.5, "0.5"), (1500, "1500"), (4096, "4096"), (0.002, "0.002"),
+    (2.0, "2"), (3.0, "3"), (0.5, "0.5"), (1500, "1500"), (4096, "4096"), (0.002, "2m"), (0.0012, "1.2m"), (0.05, "0.05"),
     (20_000, "20k"), (1.5e6, "1.5M"), (2e-6, "2µ"), (1e9, "1G"), (999_999, "1M"), (0, "0")])
 def test_tick_labels_are_plain_numbers_or_engineering_prefixes(value, text):
     assert number(value) == text
