@@ -21,16 +21,13 @@ TIMING = [str(EX / "timing" / n) for n in ("video.sdf", "duo.moa", "mappings.map
 STORE = [str(EX / "accelerator_store" / n) for n in ("decoder.sdf", "private.moa",
                                                      "mappings.map")]
 
-#: kind -> (arguments, (width, height) in pixels: the module's figure size x 100 dpi)
+#: kind -> (arguments, (width, height) in pixels: the module's figure size x 100 dpi);
+#: fidelity and gsla below share one fitted study; logca (1300 x 500):
+#: tests/test_logca.py::test_cli_plot_png
 KINDS = {
     "gables": (["plot", "gables", *TWO_IP, "-p", "f=0.75"], (750, 520)),
     "mapping": (["plot", "mapping", *TWO_IP, "-p", "f=0.75"], (600, 450)),
     "schedule": (["plot", "schedule", *TIMING, "--mapping", "split"], (1000, 295)),
-    "fidelity": (["plot", "fidelity", *GSLA, *GSLA_OPTIONS], (640, 560)),
-    "gsla": (["plot", "gsla", *GSLA, *GSLA_OPTIONS], (1200, 520)),
-    "logca": (["plot", "logca", "--interface-latency", "1500", "--overhead", "2.9e4",
-               "--compute-index", "90", "--acceleration", "19", "--latency",
-               "independent"], (1300, 500)),
     "pareto": (["plot", "pareto", str(EX / "odroid" / "stereo.sdf"),
                 str(EX / "odroid" / "odroid.moa"), "--objectives", "time,energy",
                 "--strategy", "genetic", "--budget", "300", "--seed", "1"], (700, 480)),
@@ -156,22 +153,32 @@ def test_sweep_value_axis_starts_at_zero_and_carries_units():
     assert ax.get_ylim()[0] > 0
 
 
-def _gsla_figure():
+@pytest.fixture(scope="module")
+def assessment():
+    """The fitted GSLA study of examples/gsla (as ``mapeval plot gsla`` loads it)."""
     import argparse
     from mapping.commands.measured import add_measurement_options, load_study
-    from mapping.plots.gsla import gsla_figure
     p = argparse.ArgumentParser()
     add_measurement_options(p, "--fit")
-    study = load_study(p.parse_args(GSLA + GSLA_OPTIONS), "plot gsla")
-    fig = gsla_figure(study.assessment, measured_label="measured time_s")
-    fig.draw_without_rendering()
-    return fig
+    return load_study(p.parse_args(GSLA + GSLA_OPTIONS), "plot gsla").assessment
 
 
-def test_gsla_heat_map_text_is_legible_and_z_label_clear_of_its_ticks():
+@pytest.mark.parametrize("kind, size", [("fidelity", (640, 560)), ("gsla", (1200, 520))])
+def test_fidelity_and_gsla_are_non_blank_images_of_their_size(assessment, kind, size,
+                                                              tmp_path):
+    from mapping.plots import fidelity, gsla
+    out = tmp_path / f"{kind}.png"
+    {"fidelity": fidelity, "gsla": gsla}[kind].plot_from_inputs(
+        out, assessment=assessment, measured_label="measured time_s")
+    assert_image(out, *size)
+
+
+def test_gsla_heat_map_text_is_legible_and_z_label_clear_of_its_ticks(assessment):
     from matplotlib.colors import to_rgb
+    from mapping.plots.gsla import gsla_figure
     from mapping.plots.style import text_color
-    fig = _gsla_figure()
+    fig = gsla_figure(assessment, measured_label="measured time_s")
+    fig.draw_without_rendering()
     ax3d, heat = fig.axes[0], fig.axes[1]
     cells = [t for t in heat.texts if t.get_text().lstrip("+-").isdigit()]
     image = heat.get_images()[0]
