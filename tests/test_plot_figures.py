@@ -196,3 +196,31 @@ def test_gsla_heat_map_text_is_legible_and_z_label_clear_of_its_ticks(assessment
     ticks = [t.get_window_extent(renderer) for t in ax3d.zaxis.get_ticklabels()
              if t.get_visible() and t.get_text()]
     assert ticks and not any(label.overlaps(t) for t in ticks)
+
+
+def test_gables_readme_states_the_fig8_speedups_the_model_gives():
+    """The README claimed 8x at f = 7/8 for every intensity; at I = 1 the GPU's 24·I
+    limits it to 24 / (7.5 · 7/8) = 3.66x."""
+    from mapping.evaluation import evaluate
+    app, m = load_sdf(G / "fig8.sdf")[0], load_map(G / "fig8.map")[0]
+    arch = load_moa(G / "snapdragon835.moa")[0]
+
+    def performance(f, i):
+        return evaluate(app, arch, m, params={"f": f, "I": i}).performance
+    base = performance(0, 1)
+    text = " ".join((G / "README.md").read_text().split())
+    for i, shown in ((1, "3.66x at `I = 1`"), (2, "7.31x at `I = 2`"), (4, "8x from `I = 4`")):
+        speedup = performance(0.875, i) / base
+        assert shown in text and f"{speedup:.3g}" == shown.split("x")[0]
+
+
+@pytest.mark.parametrize("kind", ["schedule", "mapping"])
+def test_a_declared_unit_reaches_the_axis_through_the_cli(kind, tmp_path, capsys):
+    moa = tmp_path / "duo.moa"
+    text = Path(TIMING[1]).read_text()
+    moa.write_text(text.replace("moa duo {", 'moa duo {\n    metric time [unit = "ms"]', 1))
+    out = tmp_path / f"{kind}.svg"
+    assert main(["plot", kind, TIMING[0], str(moa), TIMING[2], "--mapping", "split",
+                 "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert "time (ms)" in out.read_text()           # SVG keeps text as text
