@@ -224,3 +224,18 @@ def test_a_declared_unit_reaches_the_axis_through_the_cli(kind, tmp_path, capsys
                  "-o", str(out)]) == 0
     capsys.readouterr()
     assert "time (ms)" in out.read_text()           # SVG keeps text as text
+
+
+
+def test_a_declared_unit_reaches_the_sweep_plot_through_the_cli(tmp_path, capsys):
+    sdf, moa, maps = (tmp_path / n for n in ("one.sdf", "one.moa", "one.map"))
+    sdf.write_text("sdf one { actor a [quanta = 2] }\n")
+    moa.write_text('moa one {\n param s = 1 [unit = "GHz"]\n metric time [unit = "ms"]\n'
+                   ' pe p [time = lsla(alpha = 1 / s)]\n}\n')
+    maps.write_text("mapping only { a -> p }\n")
+    out = tmp_path / "sweep.svg"
+    assert main(["sweep", str(sdf), str(moa), str(maps), "--range", "s=1:4:4",
+                 "--plot", str(out), "-o", str(tmp_path / "sweep.csv")]) == 0
+    capsys.readouterr()
+    text = out.read_text()
+    assert "(ms)" in text and "(GHz)" in text

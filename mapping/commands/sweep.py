@@ -103,9 +103,10 @@ def run(args):
         print_json({"columns": list(columns), "rows": [[r.get(c) for c in columns]
                                                        for r in rows]})
     if args.plot:
-        from mapping.plots.sweep import plot_sweep
+        from mapping.plots.sweep import plot_sweep, sweep_units
         ev = first[1]
         title = f"{args.y} of '{ev.mapping}' ({ev.metric}, {ev.aggregate})"
         plot_sweep(columns, rows, ranges, args.plot, y=args.y, logy=args.logy,
-                   normalize=args.normalize, title=title, inputs=args.files)
+                   normalize=args.normalize, title=title, inputs=args.files,
+                   units=sweep_units(arch, args.metric, columns, ranges))
     return 0
