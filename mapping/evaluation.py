@@ -53,10 +53,15 @@ class Evaluation:
     elements: tuple[ElementValue, ...]
     #: a system metric's terms (``M[AGG]`` and the system metrics it uses) → their values
     terms: MappingT[str, float] = field(default_factory=dict)
+    #: the units of the metric and of time (``arch.unit``): labels, nothing is converted
+    unit: str | None = None
+    time_unit: str | None = None
 
     def to_dict(self) -> dict:
         # field by field: dataclasses.asdict deep-copies, seconds for 100,000 elements
         extra = {"terms": dict(self.terms)} if self.terms else {}
+        if self.unit is not None:
+            extra["unit"] = self.unit
         return {**extra, "application": self.application, "architecture": self.architecture,
                 "mapping": self.mapping, "metric": self.metric, "aggregate": self.aggregate,
                 "lambda": self.lambda_, "params": dict(self.params),
@@ -69,11 +74,12 @@ class Evaluation:
     def __str__(self):
         lines = [f"{self.metric} of mapping '{self.mapping}' of '{self.application}' on "
                  f"'{self.architecture}' ({self.aggregate}, lambda = {self.lambda_:g}): "
-                 f"{self.value:.6g}"]
+                 f"{self.value:.6g}{_unit(self.unit)}"]
+        per = self.time_unit or "time unit"
         if self.throughput is not None:
-            lines.append(f"throughput: {self.throughput:.6g} iterations per time unit")
+            lines.append(f"throughput: {self.throughput:.6g} iterations per {per}")
         if self.performance is not None:
-            lines.append(f"performance: {self.performance:.6g} ops per time unit")
+            lines.append(f"performance: {self.performance:.6g} ops per {per}")
         if self.bottleneck:
             lines.append(f"bottleneck: {self.bottleneck}")
         for term, value in self.terms.items():
@@ -81,11 +87,16 @@ class Evaluation:
         if self.unmodelled:
             lines.append(f"unmodelled for {self.metric}: {', '.join(self.unmodelled)}")
         width = max([len(e.name) for e in self.elements] + [7])
-        lines.append(f"{'element':<{width}}  kind  {'tokens':>8}  {'quanta':>12}  {'value':>12}")
+        value = f"value ({self.unit})" if self.unit else "value"
+        lines.append(f"{'element':<{width}}  kind  {'tokens':>8}  {'quanta':>12}  {value:>12}")
         for e in self.elements:
             lines.append(f"{e.name:<{width}}  {e.kind:<4}  {e.tokens:>8}  {e.quanta:>12.6g}  "
                          f"{e.value:>12.6g}")
         return "\n".join(lines)
+
+
+def _unit(unit: str | None) -> str:
+    return f" {unit}" if unit else ""
 
 
 def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Mapping | None = None,
@@ -149,7 +160,7 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
     return Evaluation(app_b.name, arch_b.name, mapping.name, metric, aggregate,
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
                       float(value), throughput, performance_, bottleneck, tuple(unmodelled),
-                      elements)
+                      elements, unit=arch_b.unit(metric), time_unit=arch_b.unit("time"))
 
 
 def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_slot, params):
@@ -194,7 +205,7 @@ def _evaluate_system(problem: Problem, mapping: Mapping, metric: str,
                       dict(problem.repetitions), value, None, None,
                       first.bottleneck if first else None,
                       first.unmodelled if first else (), first.elements if first else (),
-                      terms)
+                      terms, unit=problem.arch.unit(metric))
 
 
 def _term_order(system) -> list[tuple[str, str]]:

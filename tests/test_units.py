@@ -87,3 +87,16 @@ def test_bad_unit_through_the_cli_exits_2_with_position(tmp_path, capsys):
     assert main(["check", str(moa)]) == 2
     err = capsys.readouterr().err
     assert f"{moa}:2:" in err and "unit must be" in err and "Traceback" not in err
+
+
+def test_eval_prints_the_declared_units(capsys):
+    from mapping.cli import main
+    from pathlib import Path
+    odroid = Path(__file__).resolve().parent.parent / "examples" / "odroid"
+    files = [str(odroid / n) for n in ("stereo.sdf", "odroid.moa", "mappings.map")]
+    assert main(["eval", *files, "--mapping", "mixed"]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.endswith(" s") and "iterations per s" in out and "value (s)" in out
+    assert main(["eval", *files, "--mapping", "mixed", "--metric", "energy", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unit"] == "J"
