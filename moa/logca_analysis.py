@@ -358,11 +358,12 @@ def _fmt(value, unit=""):
 
 
 def _bytes(value):
-    """Bytes, with the paper's binary KB/MB/GB beside them."""
+    """Bytes, with decimal kB/MB/GB beside them (1 kB = 1000 B; the paper's sizes are
+    powers of two: 32 KB = 32768 B = 32.8 kB)."""
     if value is None:
         return "none"
     text = f"{value:.0f} B" if value == round(value) and value < 1e12 else f"{value:.6g} B"
-    for size, suffix in ((2 ** 30, "GB"), (2 ** 20, "MB"), (2 ** 10, "KB")):
+    for size, suffix in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
         if value >= size:
             return f"{text} ({value / size:.3g} {suffix})"
     return text

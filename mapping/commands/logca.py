@@ -200,8 +200,8 @@ def add_parser(subparsers, name):
 def plot_from_args(args, path, analysis: LogCAAnalysis | None = None):
     """Draw the LogCA figure of the options of :func:`add_logca_options` to ``path``
     (for ``mapeval logca --plot`` and ``mapeval plot logca -o``)."""
-    from mapping.plots.logca import plot_analysis
-    return plot_analysis(analysis or analysis_from_args(args), path)
+    from mapping.plots.logca import plot_from_inputs
+    return plot_from_inputs(path, analysis=analysis or analysis_from_args(args))
 
 
 def run(args):
@@ -245,7 +245,8 @@ def _text(analysis) -> str:
             "exact by root finding beside the paper's closed forms; none = never reached"]
     for c in analysis:
         a = c.analysis
-        ratio = f"{a.C / a.L:.3g}" if a.L > 0 else "inf"
+        ratio = ("-" if a.latency == "independent" else   # C/L bounds only L·g (eq. 9)
+                 f"{a.C / a.L:.3g}" if a.L > 0 else "inf")
         rows.append(f"{c.label:<28}{a.latency:<12}{a.beta:>5g}  {ratio:>9}  {_size(a.g1):>10}"
                     f"{_size(a.g1_closed_form):>10}  {_size(a.g_half):>10}"
                     f"{_size(a.g_half_closed_form):>10}  {a.speedup_limit:>8.3g}  {a.bound}")
