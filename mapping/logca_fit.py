@@ -171,6 +171,10 @@ def _start(g, t0, t1, latency, fixed):
         cols.append(h), names.append("inv_A")
     X = np.column_stack(cols) / t1[:, None]
     x, _ = nnls(X, rhs / t1)
+    if "L" in names and "inv_A" in names and x[-1] <= 0:
+        # L·g took all the work: start from L = 0 and let the joint fit decide
+        x, _ = nnls(X[:, [0, 2]], rhs / t1)
+        x = np.array([x[0], 0.0, x[1]])
     for name, value in zip(names, x):
         if name == "inv_A":
             if value <= 0:
@@ -254,11 +258,7 @@ def _choose(g, t0, t1, fixed):
     if math.sqrt(rss_i / m) < _EXACT:
         return "independent", (f"the granularity-independent form fits exactly "
                                f"(rms relative residual {math.sqrt(rss_i / m):.1e})")
-    try:
-        dep = _fit_form(g, t0, t1, "dependent", free, 0.95)
-    except InputError:
-        return "independent", ("the L·g form fits only with no acceleration term "
-                               "(1/A = 0): rejected")
+    dep = _fit_form(g, t0, t1, "dependent", free, 0.95)
     rss_d = dep[3]
     extra = len(dep[0]) - len(ind[0])
     dof = m - len(dep[0])
