@@ -188,10 +188,10 @@ def plot_analysis(a: LogCAAnalysis, path, title: str | None = None, fit=None) ->
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.1]})
     draw_speedup(left, a, fit=fit)
     draw_regions(right, a)
-    split = "" if fit is None or fit.separable else " (o + L; split not identified)"
-    fig.suptitle(title or (f"LogCA{' fit' if fit else ''}: L = {a.L:.4g}, o = {a.o:.4g}"
-                           f"{split}, C = {a.C:.4g}, A = {a.A:.4g}, β = {a.beta:.4g}, "
-                           f"latency {a.latency}"))
+    overheads = (f"L = {a.L:.4g}, o = {a.o:.4g}" if fit is None or fit.separable else
+                 f"o + L = {a.o:.4g} (split not identified)")
+    fig.suptitle(title or (f"LogCA{' fit' if fit else ''}: {overheads}, C = {a.C:.4g}, "
+                           f"A = {a.A:.4g}, β = {a.beta:.4g}, latency {a.latency}"))
     return save_figure(fig, path)
 
 
