@@ -53,6 +53,10 @@ def test_fit_and_table_plots_render(tmp_path, capsys):
     assert main(["plot", "logca", "--fit", str(data), "-o", str(svg)]) == 0
     text = svg.read_text()
     assert "observed T0/T1" in text and "latency bound" in text
+    two = tmp_path / "two.svg"
+    assert main(["logca", "--fit", str(data), "--fit", "examples/logca/t2_aes_measured.csv",
+                 "--plot", str(two)]) == 0
+    assert "observed T0/T1" in two.read_text() and "== t2_aes_measured" in capsys.readouterr().out
     rows = ["UltraSPARC T2 AES", "SPARC T4 AES", "Sandy Bridge AES", "APU AES"]
     chart = tmp_path / "fig7.png"
     assert main(["plot", "logca", "--table", "examples/logca/table5.csv",

@@ -53,9 +53,10 @@ def add_logca_options(parser: argparse.ArgumentParser) -> None:
                    "kept only if significant)")
     f = parser.add_argument_group(
         "parameters from measurements (LogCA §4) or from a table (Table 5)")
-    f.add_argument("--fit", metavar="DATA.csv",
+    f.add_argument("--fit", metavar="DATA.csv", action="append", default=[],
                    help="fit C, beta, A and the overheads to a CSV of granularity, host "
-                   "time and accelerator time (weighted least squares, confidence intervals)")
+                   "time and accelerator time (weighted least squares, confidence "
+                   "intervals); repeatable: one accelerator per file, one chart")
     f.add_argument("--granularity-column", default="granularity", metavar="NAME",
                    help="the column of g in bytes (default granularity)")
     f.add_argument("--host-column", default="host", metavar="NAME",
@@ -92,12 +93,12 @@ def _range(args) -> dict:
 
 def analysis_from_args(args):
     """What the options describe: a :class:`LogCAAnalysis` for one accelerator given by
-    its parameters, else a tuple of :class:`mapping.logca_fit.Curve` (the fitted one of
-    ``--fit``, or the rows of ``--table``) — what ``mapeval plot logca`` draws."""
+    its parameters, else a tuple of :class:`mapping.logca_fit.Curve` (one per ``--fit``
+    file, or per row of ``--table``) — what ``mapeval plot logca`` draws."""
     if args.fit and args.table:
         raise InputError("give --fit or --table, not both")
     if args.fit:
-        return (fit_from_args(args),)
+        return tuple(fit_from_args(args, path) for path in args.fit)
     if args.table:
         return table_from_args(args)
     missing = [flag for name, flag in _PARAMETER_FLAGS.items() if getattr(args, name) is None]
@@ -118,13 +119,13 @@ def _column(m, name, option):
     return name
 
 
-def fit_from_args(args):
-    """The :class:`Curve` of ``--fit``: read the CSV, fit (paper §4), analyse (SPEC §5)."""
+def fit_from_args(args, path):
+    """The :class:`Curve` of one ``--fit`` file: read it, fit (paper §4), analyse (SPEC §5)."""
     from mapping.logca_fit import Curve, analyse_fit, fit_logca
     from mapping.measurements import read_measurements
 
     gcol, hcol, acol = args.granularity_column, args.host_column, args.accelerator_column
-    m = read_measurements(args.fit, acol, params=(gcol, hcol))
+    m = read_measurements(path, acol, params=(gcol, hcol))
     _column(m, gcol, "--granularity-column")
     _column(m, hcol, "--host-column")
     for row in m.rows:
@@ -146,7 +147,7 @@ def fit_from_args(args):
     fit = fit_logca([r.params[gcol] for r in m.rows], [r.params[hcol] for r in m.rows],
                     m.measured, latency=args.latency or "auto", L=L, A=args.peak_ratio,
                     confidence=args.confidence)
-    return Curve(Path(args.fit).stem, analyse_fit(fit, **_range(args)), fit)
+    return Curve(Path(path).stem, analyse_fit(fit, **_range(args)), fit)
 
 
 def table_from_args(args):
@@ -227,7 +228,8 @@ def _document(analysis) -> dict:
     if len(analysis) == 1 and analysis[0].fit is not None:
         return {"fit": analysis[0].fit.to_dict(), **analysis[0].analysis.to_dict()}
     return {"accelerators": [{"name": c.label, "latency": c.analysis.latency,
-                              "beta": c.analysis.beta, **c.analysis.to_dict()}
+                              "beta": c.analysis.beta, **c.analysis.to_dict(),
+                              **({"fit": c.fit.to_dict()} if c.fit else {})}
                              for c in analysis]}
 
 
@@ -240,6 +242,8 @@ def _text(analysis) -> str:
         return str(analysis)
     if len(analysis) == 1 and analysis[0].fit is not None:
         return f"{analysis[0].fit}\n\n{analysis[0].analysis}"
+    if analysis[0].fit is not None:
+        return "\n\n".join(f"== {c.label}\n{c.fit}\n\n{c.analysis}" for c in analysis)
     rows = [f"{'accelerator':<28}{'latency':<12}{'beta':>5}  {'C/L':>9}  {'g1 (B)':>10}"
             f"{'eq. 5/11':>10}  {'g_A/2 (B)':>10}{'eq. 6/12':>10}  {'limit':>8}  bound",
             "exact by root finding beside the paper's closed forms; none = never reached"]

@@ -218,7 +218,7 @@ def draw_curves(ax, curves, points=400):
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
     values = np.concatenate(shown) if shown else np.array([1.0])
     values = values[values > 0]
-    lo = max(min(values.min() if values.size else 1.0, 1.0) / 1.5, 1e-4)
+    lo = max(min(values.min() if values.size else 1.0, 1.0) / 1.5, 1e-6)
     hi = max(values.max() if values.size else 1.0, 1.0) * 1.5
     ax.set_xlim(gmin, gmax)
     ax.set_ylim(lo, hi)
@@ -226,6 +226,8 @@ def draw_curves(ax, curves, points=400):
     ax.set_ylim(lo, hi)
     ax.plot([], [], "o", color="white", mec="black", label="$g_1$ (speedup 1)")
     ax.plot([], [], "^", color="white", mec="black", label="$g_{A/2}$ (speedup A/2)")
+    if any(c.fit is not None for c in curves):
+        ax.plot([], [], "x", color="black", label="observed T0/T1")
     ax.set_xlabel("granularity g")
     ax.set_ylabel("speedup T0(g) / T1(g)")
     ax.grid(True, which="major", alpha=0.3)
