@@ -316,6 +316,9 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
         separable = "L" in fixed
         if separable:
             Lg = fixed["L"]
+            if Lg > k.value:
+                raise InputError(f"LogCA fit: the given L = {Lg:g} exceeds the fitted "
+                                 f"o + L = {k.value:.6g}: o would be negative")
             estimates += [Estimate("o", k.value - Lg, k.low - Lg, k.high - Lg, "fit - given"),
                           Estimate("L", Lg, Lg, Lg, "given")]
     else:
