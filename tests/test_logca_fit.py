@@ -149,7 +149,7 @@ def test_bad_data_is_an_input_error():
     g, t0, t1 = synthetic(**T2_AES)
     with pytest.raises(InputError, match="> 0"):
         fit_logca(g, -t0, t1)
-    with pytest.raises(InputError, match="exceeds the fitted o \+ L"):
+    with pytest.raises(InputError, match=r"exceeds the fitted o \+ L"):
         fit_logca(g, t0, t1, L=4e4)
     with pytest.raises(InputError, match="three distinct"):
         fit_logca(g[:2], t0[:2], t1[:2])
