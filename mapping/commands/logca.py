@@ -186,10 +186,14 @@ def add_parser(subparsers, name):
         "break-even granularity g1 (speedup 1), g_A/2 (speedup A/2) both exactly and by the "
         "paper's closed forms (eqs. 5-6, 11-12), the speedup limit, whether the kernel is "
         "compute- or latency-bound, and the optimization regions: granularities where a 10x "
-        "better L, o, C or A raises speedup by 20% or more (paper §3.2).",
-        epilog="example (UltraSPARC T2, AES, Table 5): mapeval logca --interface-latency 1500 "
+        "better L, o, C or A raises speedup by 20% or more (paper §3.2). The parameters "
+        "come from the options, from measurements (--fit DATA.csv: granularity, host and "
+        "accelerator time; paper §4, with confidence intervals; with a latency independent "
+        "of g only o + L is identified) or from a table of accelerators (--table).",
+        epilog="examples (UltraSPARC T2, AES, Table 5): mapeval logca --interface-latency 1500 "
         "--overhead 2.9e4 --compute-index 90 --acceleration 19 --latency independent "
-        "--at 4K --plot aes.png")
+        "--at 4K --plot aes.png; mapeval logca --fit examples/logca/t2_aes_measured.csv "
+        "--interface-latency 1500; mapeval logca --table examples/logca/table5.csv")
     add_logca_options(p)
     p.add_argument("--plot", metavar="FILE",
                    help="also draw speedup and optimization regions (.png, .svg or .pdf)")
