@@ -234,11 +234,42 @@ def draw_curves(ax, curves, points=400):
     ax.legend(loc="lower right", fontsize=8, ncol=2 if len(curves) > 6 else 1)
 
 
+def draw_region_rows(ax, curves):
+    """LogCA Figs. 10-11: one row per accelerator, a stripe per parameter (L, o, C, A
+    from the top) over the granularities where its 10x improvement pays (§3.2)."""
+    gmin = min(c.analysis.gmin for c in curves)
+    gmax = max(c.analysis.gmax for c in curves)
+    stripe = 0.8 / len(PARAMETERS)
+    for i, c in enumerate(curves):
+        y = len(curves) - i
+        for k, p in enumerate(PARAMETERS):
+            spans = [(r.start, r.end - r.start) for r in c.analysis.regions if r.parameter == p]
+            ax.broken_barh(spans, (y + 0.4 - (k + 1) * stripe, stripe * 0.9),
+                           facecolors=COLOURS[p])
+    for p in PARAMETERS:
+        ax.plot([], [], "s", color=COLOURS[p], label=NAMES[p])
+    ax.set_xscale("log")
+    ax.set_xlim(gmin, gmax)
+    ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _size(v)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylim(0.5, len(curves) + 0.5)
+    ax.set_yticks(range(len(curves), 0, -1), [c.label for c in curves])
+    ax.set_xlabel("granularity g")
+    ax.set_title("optimization regions (10× better → ≥ 20% speedup)")
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=4, fontsize=8)
+
+
 def plot_curves(curves, path, title: str | None = None) -> Path:
-    """Write the speedup chart of several accelerators to ``path``."""
+    """Write the speedup chart of several accelerators (Fig. 7) beside their
+    optimization regions (Figs. 10-11) to ``path``."""
     path = _check_path(path)
-    fig = Figure(figsize=(10, 6), dpi=100, layout="constrained")
-    draw_curves(fig.subplots(), curves)
+    fig = Figure(figsize=(15, max(5.5, 1.5 + 0.4 * len(curves))), dpi=100,
+                 layout="constrained")
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.2, 1]})
+    draw_curves(left, curves)
+    draw_region_rows(right, curves)
     fig.suptitle(title or "LogCA speedup against granularity")
     return save_figure(fig, path)
 
