@@ -358,12 +358,12 @@ def _fmt(value, unit=""):
 
 
 def _bytes(value):
-    """Bytes, with decimal kB/MB/GB beside them (1 kB = 1000 B; the paper's sizes are
-    powers of two: 32 KB = 32768 B = 32.8 kB)."""
+    """Bytes, with binary KiB/MiB/GiB beside them (the paper's KB, 1024 B; the unit of
+    mapeval's figures, ``mapping.plots.style.size``)."""
     if value is None:
         return "none"
     text = f"{value:.0f} B" if value == round(value) and value < 1e12 else f"{value:.6g} B"
-    for size, suffix in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+    for size, suffix in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
         if value >= size:
             return f"{text} ({value / size:.3g} {suffix})"
     return text

@@ -1,7 +1,8 @@
 """The LogCA plots: speedup against granularity (LogCA Figs. 3, 4, 7) beside the
 optimization regions (LogCA Fig. 6); fitted curves with the observed speedups over them;
-several accelerators on one chart (Figs. 1b, 7, 10, 11). Sizes are in decimal units
-(1 kB = 1000 B). Drawn on an Agg canvas; never shown."""
+several accelerators on one chart (Figs. 1b, 7, 10, 11). Sizes in binary units (KiB,
+as LogCA's power-of-two granularities) and tick labels by :mod:`mapping.plots.style`.
+Drawn on an Agg canvas; never shown."""
 from __future__ import annotations
 
 import math
@@ -11,38 +12,30 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from mapping.plots import style
 from mapping.plots.figure_io import plot_format, save_figure
 from moa.logca_analysis import GMAX, GMIN, PARAMETERS, LogCAAnalysis, analyse
 
-COLOURS = {"L": "#2ca02c", "o": "#1f77b4", "C": "#9467bd", "A": "#d62728"}
+COLOURS = {"L": style.GREEN, "o": style.BLUE, "C": style.PURPLE, "A": style.VERMILLION}
 NAMES = {"L": "latency L", "o": "overhead o", "C": "comput. index C", "A": "acceleration A"}
+_size = style.size
 
 
-def _size(value):
-    """Decimal byte units (1 kB = 1000 B)."""
-    for size, suffix in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if value >= size:
-            return f"{value / size:.3g} {suffix}"
-    return f"{value:.3g} B"
-
-
-def _number(value, _pos=None):
-    return f"{value:g}" if 1e-3 <= value < 1e5 else f"{value:.0e}".replace("e-0", "e-").replace("e+0", "e")
+def granularity_axis(axis):
+    """Granularities at powers of 16 (16 B, 256 B, 4 KiB, 64 KiB, 1 MiB, 16 MiB)."""
+    axis.set_major_locator(LogLocator(base=16))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: style.size(v)))
+    axis.set_minor_locator(LogLocator(base=2))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def format_axes(ax):
-    """Readable log ticks: granularities as 10 B, 1 kB, 1 MB; speedups as 0.1, 1, 2, 5,
-    10 (1-2-5 steps when the axis spans at most three decades), never 2×10^0."""
+    """Log-log speedup axes: granularities in bytes, speedups by :func:`style.tick_format`
+    (plain numbers, never 2×10^0)."""
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.xaxis.set_major_locator(LogLocator(base=10))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _size(v)))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    lo, hi = ax.get_ylim()
-    subs = (1.0, 2.0, 5.0) if hi / lo <= 1e3 else (1.0,)
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
-    ax.yaxis.set_major_formatter(FuncFormatter(_number))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    granularity_axis(ax.xaxis)
+    style.tick_format(ax.yaxis)
 
 
 def _check_path(path) -> Path:
@@ -69,20 +62,20 @@ def draw_speedup(ax, a: LogCAAnalysis, points=400, fit=None):
     shown = [s[s > 0]]
     bound_line = latency_bound(a, g)
     if bound_line is not None:
-        ax.plot(g, bound_line, color="tab:green", ls="--", lw=1.2,
+        ax.plot(g, bound_line, color=style.GREEN, ls="--", lw=1.2,
                 label="latency bound (C/L)·g^(β−1) (Fig. 4b)")
     if fit is not None:
         observed = fit.observed_speedup()
-        ax.plot(fit.g, observed, "o", ms=4, mfc="none", color="tab:purple",
+        ax.plot(fit.g, observed, "o", ms=4, mfc="none", color=style.PURPLE,
                 label=f"observed T0/T1 ({len(fit.g)} rows)")
         shown.append(observed)
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
     if a.speedup_limit > 0:
         which = ("A (eq. 3)" if a.bound == "compute" else
                  "A·C/(A·L+C) (eq. 9)")
-        ax.axhline(a.speedup_limit, color="tab:red", ls="--", lw=1.2,
+        ax.axhline(a.speedup_limit, color=style.HIGHLIGHT, ls="--", lw=1.2,
                    label=f"limit {a.speedup_limit:.3g} = {which}")
-    marks = [("g_1", a.g1, 1.0, "tab:blue"), ("g_{A/2}", a.g_half, a.A / 2, "tab:orange")]
+    marks = [("g_1", a.g1, 1.0, style.BLUE), ("g_{A/2}", a.g_half, a.A / 2, style.ORANGE)]
     for name, value, level, colour in marks:
         if value is None or not (a.gmin <= value <= a.gmax):
             continue
@@ -91,10 +84,10 @@ def draw_speedup(ax, a: LogCAAnalysis, points=400, fit=None):
         ax.annotate(f"${name}$ = {_size(value)}", (value, level), textcoords="offset points",
                     xytext=(6, -14), color=colour, fontsize=9)
     if a.g_peak is not None and a.gmin <= a.g_peak <= a.gmax:
-        ax.plot([a.g_peak], [a.peak_speedup], "v", color="tab:red")
+        ax.plot([a.g_peak], [a.peak_speedup], "v", color=style.HIGHLIGHT)
         ax.annotate(f"peak {a.peak_speedup:.3g} at {_size(a.g_peak)}", (a.g_peak, a.peak_speedup),
                     textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8,
-                    color="tab:red")
+                    color=style.HIGHLIGHT)
     notes = [f"no ${name}$ (never reached)" if value is None else
              f"${name}$ = {_size(value)} (off the axis)"
              for name, value, _, _ in marks if value is None or not a.gmin <= value <= a.gmax]
@@ -103,9 +96,9 @@ def draw_speedup(ax, a: LogCAAnalysis, points=400, fit=None):
                 va="bottom", fontsize=8, color="grey")
     for gv, sv in a.speedup_at:
         if a.gmin <= gv <= a.gmax and sv > 0:
-            ax.plot([gv], [sv], "s", color="tab:green", ms=5)
+            ax.plot([gv], [sv], "s", color=style.SKY_BLUE, ms=5)
             ax.annotate(f"S({_size(gv)}) = {sv:.3g}", (gv, sv), textcoords="offset points",
-                        xytext=(-8, 6), ha="right", fontsize=8, color="tab:green")
+                        xytext=(-8, 6), ha="right", fontsize=8, color=style.SKY_BLUE)
     positive = np.concatenate(shown)
     positive = positive[positive > 0]
     lo = min(positive.min() if positive.size else 1.0, 1.0) / 1.5
@@ -170,9 +163,7 @@ def draw_regions(ax, a: LogCAAnalysis):
                     fontsize=9)
     ax.set_xscale("log")
     ax.set_xlim(a.gmin, a.gmax)
-    ax.xaxis.set_major_locator(LogLocator(base=10))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _size(v)))
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    granularity_axis(ax.xaxis)
     ax.set_ylim(0.4, len(rows) + 1.5)
     ax.set_yticks(range(len(rows) + 1, 0, -1), ["regions"] + [NAMES[p] for p in rows])
     ax.set_xlabel("granularity g")
@@ -180,6 +171,7 @@ def draw_regions(ax, a: LogCAAnalysis):
     ax.grid(True, axis="x", which="major", alpha=0.3)
 
 
+@style.styled
 def plot_analysis(a: LogCAAnalysis, path, title: str | None = None, fit=None) -> Path:
     """Write the two-panel LogCA figure of ``a`` to ``path`` (.png, .svg or .pdf); with
     ``fit``, the observed speedups over the fitted model."""
@@ -198,14 +190,12 @@ def plot_analysis(a: LogCAAnalysis, path, title: str | None = None, fit=None) ->
 def draw_curves(ax, curves, points=400):
     """Several accelerators on one speedup chart (LogCA Figs. 1b, 7): one curve each with
     its g1 (circle) and g_{A/2} (triangle) marked, observed speedups where fitted."""
-    from matplotlib import colormaps
     gmin = min(c.analysis.gmin for c in curves)
     gmax = max(c.analysis.gmax for c in curves)
     g = np.logspace(math.log10(gmin), math.log10(gmax), points)
-    colours = colormaps["tab10" if len(curves) <= 10 else "tab20"]
     shown = []
     for i, c in enumerate(curves):
-        a, colour = c.analysis, colours(i % colours.N)
+        a, colour = c.analysis, style.color(i)
         s = a.speedup(g)
         shown.append(s[s > 0])
         ax.plot(g, s, color=colour, lw=1.8, label=c.label)
@@ -250,9 +240,7 @@ def draw_region_rows(ax, curves):
         ax.plot([], [], "s", color=COLOURS[p], label=NAMES[p])
     ax.set_xscale("log")
     ax.set_xlim(gmin, gmax)
-    ax.xaxis.set_major_locator(LogLocator(base=10))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _size(v)))
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    granularity_axis(ax.xaxis)
     ax.set_ylim(0.5, len(curves) + 0.5)
     ax.set_yticks(range(len(curves), 0, -1), [c.label for c in curves])
     ax.set_xlabel("granularity g")
@@ -261,6 +249,7 @@ def draw_region_rows(ax, curves):
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=4, fontsize=8)
 
 
+@style.styled
 def plot_curves(curves, path, title: str | None = None) -> Path:
     """Write the speedup chart of several accelerators (Fig. 7) beside their
     optimization regions (Figs. 10-11) to ``path``."""
