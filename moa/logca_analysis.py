@@ -358,11 +358,12 @@ def _fmt(value, unit=""):
 
 
 def _bytes(value):
-    """Bytes, with the paper's binary KB/MB/GB beside them."""
+    """Bytes, with binary KiB/MiB/GiB beside them (the paper's KB, 1024 B; the unit of
+    mapeval's figures, ``mapping.plots.style.size``)."""
     if value is None:
         return "none"
     text = f"{value:.0f} B" if value == round(value) and value < 1e12 else f"{value:.6g} B"
-    for size, suffix in ((2 ** 30, "GB"), (2 ** 20, "MB"), (2 ** 10, "KB")):
+    for size, suffix in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
         if value >= size:
             return f"{text} ({value / size:.3g} {suffix})"
     return text

@@ -29,7 +29,7 @@ MAPPING_LAYERS = [
     ("evaluators", ["mapping.timing", "mapping.evaluation", "mapping.batch",
                     "mapping.element_activity"]),
     ("search", ["mapping.search"]),
-    ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting",
+    ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting", "mapping.logca_fit",
                      "mapping.validation", "mapping.profiler"]),
     ("sweep and plots", ["mapping.sweep", "mapping.plots", "mapping.diagram"]),
     ("command line", ["mapping.cli", "mapping.commands", "mapping.inputs", "mapping.limits",

@@ -1,5 +1,8 @@
-"""The LogCA plot: speedup against granularity (LogCA Figs. 3, 4, 7) beside the
-optimization regions (LogCA Fig. 6). Drawn on an Agg canvas; never shown."""
+"""The LogCA plots: speedup against granularity (LogCA Figs. 3, 4, 7) beside the
+optimization regions (LogCA Fig. 6); fitted curves with the observed speedups over them;
+several accelerators on one chart (Figs. 1b, 7, 10, 11). Sizes in binary units (KiB,
+as LogCA's power-of-two granularities) and tick labels by :mod:`mapping.plots.style`.
+Drawn on an Agg canvas; never shown."""
 from __future__ import annotations
 
 import math
@@ -7,19 +10,32 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from mapping.plots import style
 from mapping.plots.figure_io import plot_format, save_figure
 from moa.logca_analysis import GMAX, GMIN, PARAMETERS, LogCAAnalysis, analyse
 
-COLOURS = {"L": "#2ca02c", "o": "#1f77b4", "C": "#9467bd", "A": "#d62728"}
+COLOURS = {"L": style.GREEN, "o": style.BLUE, "C": style.PURPLE, "A": style.VERMILLION}
 NAMES = {"L": "latency L", "o": "overhead o", "C": "comput. index C", "A": "acceleration A"}
+_size = style.size
 
 
-def _size(value):
-    for size, suffix in ((2 ** 30, "GB"), (2 ** 20, "MB"), (2 ** 10, "KB")):
-        if value >= size:
-            return f"{value / size:.3g} {suffix}"
-    return f"{value:.3g} B"
+def granularity_axis(axis):
+    """Granularities at powers of 16 (16 B, 256 B, 4 KiB, 64 KiB, 1 MiB, 16 MiB)."""
+    axis.set_major_locator(LogLocator(base=16))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: style.size(v)))
+    axis.set_minor_locator(LogLocator(base=2))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def format_axes(ax):
+    """Log-log speedup axes: granularities in bytes, speedups by :func:`style.tick_format`
+    (plain numbers, never 2×10^0)."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    granularity_axis(ax.xaxis)
+    style.tick_format(ax.yaxis)
 
 
 def _check_path(path) -> Path:
@@ -28,18 +44,38 @@ def _check_path(path) -> Path:
     return Path(path)
 
 
-def draw_speedup(ax, a: LogCAAnalysis, points=400):
-    """Speedup vs granularity, log-log, with g1, g_{A/2} and the limit marked."""
+def latency_bound(a: LogCAAnalysis, g):
+    """The latency-bound line of LogCA Fig. 4b, ``(C/L)·g^(beta-1)`` (eq. 9 with A -> inf),
+    for granularity-dependent latency; ``None`` otherwise."""
+    if a.latency != "dependent" or a.L <= 0:
+        return None
+    return a.C / a.L * np.asarray(g, dtype=float) ** (a.beta - 1)
+
+
+def draw_speedup(ax, a: LogCAAnalysis, points=400, fit=None):
+    """Speedup vs granularity, log-log, with g1, g_{A/2} and the limit marked; the
+    latency bound (C/L)·g^(beta-1) when latency grows with g; the observed speedups of
+    ``fit`` (a :class:`mapping.logca_fit.LogCAFit`) over the model."""
     g = np.logspace(math.log10(a.gmin), math.log10(a.gmax), points)
     s = a.speedup(g)
-    ax.loglog(g, s, color="black", lw=2, label="LogCA speedup")
+    ax.plot(g, s, color="black", lw=2, label="LogCA model" if fit else "LogCA speedup")
+    shown = [s[s > 0]]
+    bound_line = latency_bound(a, g)
+    if bound_line is not None:
+        ax.plot(g, bound_line, color=style.GREEN, ls="--", lw=1.2,
+                label="latency bound (C/L)·g^(β−1) (Fig. 4b)")
+    if fit is not None:
+        observed = fit.observed_speedup()
+        ax.plot(fit.g, observed, "o", ms=4, mfc="none", color=style.PURPLE,
+                label=f"observed T0/T1 ({len(fit.g)} rows)")
+        shown.append(observed)
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
     if a.speedup_limit > 0:
         which = ("A (eq. 3)" if a.bound == "compute" else
                  "A·C/(A·L+C) (eq. 9)")
-        ax.axhline(a.speedup_limit, color="tab:red", ls="--", lw=1.2,
+        ax.axhline(a.speedup_limit, color=style.HIGHLIGHT, ls="--", lw=1.2,
                    label=f"limit {a.speedup_limit:.3g} = {which}")
-    marks = [("g_1", a.g1, 1.0, "tab:blue"), ("g_{A/2}", a.g_half, a.A / 2, "tab:orange")]
+    marks = [("g_1", a.g1, 1.0, style.BLUE), ("g_{A/2}", a.g_half, a.A / 2, style.ORANGE)]
     for name, value, level, colour in marks:
         if value is None or not (a.gmin <= value <= a.gmax):
             continue
@@ -48,10 +84,10 @@ def draw_speedup(ax, a: LogCAAnalysis, points=400):
         ax.annotate(f"${name}$ = {_size(value)}", (value, level), textcoords="offset points",
                     xytext=(6, -14), color=colour, fontsize=9)
     if a.g_peak is not None and a.gmin <= a.g_peak <= a.gmax:
-        ax.plot([a.g_peak], [a.peak_speedup], "v", color="tab:red")
+        ax.plot([a.g_peak], [a.peak_speedup], "v", color=style.HIGHLIGHT)
         ax.annotate(f"peak {a.peak_speedup:.3g} at {_size(a.g_peak)}", (a.g_peak, a.peak_speedup),
                     textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8,
-                    color="tab:red")
+                    color=style.HIGHLIGHT)
     notes = [f"no ${name}$ (never reached)" if value is None else
              f"${name}$ = {_size(value)} (off the axis)"
              for name, value, _, _ in marks if value is None or not a.gmin <= value <= a.gmax]
@@ -60,15 +96,18 @@ def draw_speedup(ax, a: LogCAAnalysis, points=400):
                 va="bottom", fontsize=8, color="grey")
     for gv, sv in a.speedup_at:
         if a.gmin <= gv <= a.gmax and sv > 0:
-            ax.plot([gv], [sv], "s", color="tab:green", ms=5)
+            ax.plot([gv], [sv], "s", color=style.SKY_BLUE, ms=5)
             ax.annotate(f"S({_size(gv)}) = {sv:.3g}", (gv, sv), textcoords="offset points",
-                        xytext=(-8, 6), ha="right", fontsize=8, color="tab:green")
-    positive = s[s > 0]
+                        xytext=(-8, 6), ha="right", fontsize=8, color=style.SKY_BLUE)
+    positive = np.concatenate(shown)
+    positive = positive[positive > 0]
     lo = min(positive.min() if positive.size else 1.0, 1.0) / 1.5
     hi = max(positive.max() if positive.size else 1.0, a.speedup_limit, 1.0) * 1.5
     ax.set_ylim(lo, hi)
     ax.set_xlim(a.gmin, a.gmax)
-    ax.set_xlabel("granularity g (bytes)")
+    format_axes(ax)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("granularity g")
     ax.set_ylabel("speedup T0(g) / T1(g)")
     ax.set_title(f"speedup ({a.bound}-bound)")
     ax.grid(True, which="major", alpha=0.3)
@@ -124,22 +163,103 @@ def draw_regions(ax, a: LogCAAnalysis):
                     fontsize=9)
     ax.set_xscale("log")
     ax.set_xlim(a.gmin, a.gmax)
+    granularity_axis(ax.xaxis)
     ax.set_ylim(0.4, len(rows) + 1.5)
     ax.set_yticks(range(len(rows) + 1, 0, -1), ["regions"] + [NAMES[p] for p in rows])
-    ax.set_xlabel("granularity g (bytes)")
+    ax.set_xlabel("granularity g")
     ax.set_title("optimization regions (10× better → ≥ 20% speedup)")
     ax.grid(True, axis="x", which="major", alpha=0.3)
 
 
-def plot_analysis(a: LogCAAnalysis, path, title: str | None = None) -> Path:
-    """Write the two-panel LogCA figure of ``a`` to ``path`` (.png, .svg or .pdf)."""
+@style.styled
+def plot_analysis(a: LogCAAnalysis, path, title: str | None = None, fit=None) -> Path:
+    """Write the two-panel LogCA figure of ``a`` to ``path`` (.png, .svg or .pdf); with
+    ``fit``, the observed speedups over the fitted model."""
     path = _check_path(path)
     fig = Figure(figsize=(13, 5), dpi=100, layout="constrained")   # Agg canvas, no pyplot
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.1]})
-    draw_speedup(left, a)
+    draw_speedup(left, a, fit=fit)
     draw_regions(right, a)
-    fig.suptitle(title or (f"LogCA: L = {a.L:g}, o = {a.o:g}, C = {a.C:g}, A = {a.A:g}, "
-                           f"β = {a.beta:g}, latency {a.latency}"))
+    overheads = (f"L = {a.L:.4g}, o = {a.o:.4g}" if fit is None or fit.separable else
+                 f"o + L = {a.o:.4g} (split not identified)")
+    fig.suptitle(title or (f"LogCA{' fit' if fit else ''}: {overheads}, C = {a.C:.4g}, "
+                           f"A = {a.A:.4g}, β = {a.beta:.4g}, latency {a.latency}"))
+    return save_figure(fig, path)
+
+
+def draw_curves(ax, curves, points=400):
+    """Several accelerators on one speedup chart (LogCA Figs. 1b, 7): one curve each with
+    its g1 (circle) and g_{A/2} (triangle) marked, observed speedups where fitted."""
+    gmin = min(c.analysis.gmin for c in curves)
+    gmax = max(c.analysis.gmax for c in curves)
+    g = np.logspace(math.log10(gmin), math.log10(gmax), points)
+    shown = []
+    for i, c in enumerate(curves):
+        a, colour = c.analysis, style.color(i)
+        s = a.speedup(g)
+        shown.append(s[s > 0])
+        ax.plot(g, s, color=colour, lw=1.8, label=c.label)
+        for value, level, marker in ((a.g1, 1.0, "o"), (a.g_half, a.A / 2, "^")):
+            if value is not None and gmin <= value <= gmax:
+                ax.plot([value], [level], marker, color=colour, ms=7, mec="black", mew=0.6)
+        if c.fit is not None:
+            ax.plot(c.fit.g, c.fit.observed_speedup(), "x", ms=4, color=colour)
+            shown.append(c.fit.observed_speedup())
+    ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+    values = np.concatenate(shown) if shown else np.array([1.0])
+    values = values[values > 0]
+    lo = max(min(values.min() if values.size else 1.0, 1.0) / 1.5, 1e-6)
+    hi = max(values.max() if values.size else 1.0, 1.0) * 1.5
+    ax.set_xlim(gmin, gmax)
+    ax.set_ylim(lo, hi)
+    format_axes(ax)
+    ax.set_ylim(lo, hi)
+    ax.plot([], [], "o", color="white", mec="black", label="$g_1$ (speedup 1)")
+    ax.plot([], [], "^", color="white", mec="black", label="$g_{A/2}$ (speedup A/2)")
+    if any(c.fit is not None for c in curves):
+        ax.plot([], [], "x", color="black", label="observed T0/T1")
+    ax.set_xlabel("granularity g")
+    ax.set_ylabel("speedup T0(g) / T1(g)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8, ncol=2 if len(curves) > 6 else 1)
+
+
+def draw_region_rows(ax, curves):
+    """LogCA Figs. 10-11: one row per accelerator, a stripe per parameter (L, o, C, A
+    from the top) over the granularities where its 10x improvement pays (§3.2)."""
+    gmin = min(c.analysis.gmin for c in curves)
+    gmax = max(c.analysis.gmax for c in curves)
+    stripe = 0.8 / len(PARAMETERS)
+    for i, c in enumerate(curves):
+        y = len(curves) - i
+        for k, p in enumerate(PARAMETERS):
+            spans = [(r.start, r.end - r.start) for r in c.analysis.regions if r.parameter == p]
+            ax.broken_barh(spans, (y + 0.4 - (k + 1) * stripe, stripe * 0.9),
+                           facecolors=COLOURS[p])
+    for p in PARAMETERS:
+        ax.plot([], [], "s", color=COLOURS[p], label=NAMES[p])
+    ax.set_xscale("log")
+    ax.set_xlim(gmin, gmax)
+    granularity_axis(ax.xaxis)
+    ax.set_ylim(0.5, len(curves) + 0.5)
+    ax.set_yticks(range(len(curves), 0, -1), [c.label for c in curves])
+    ax.set_xlabel("granularity g")
+    ax.set_title("optimization regions (10× better → ≥ 20% speedup)")
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=4, fontsize=8)
+
+
+@style.styled
+def plot_curves(curves, path, title: str | None = None) -> Path:
+    """Write the speedup chart of several accelerators (Fig. 7) beside their
+    optimization regions (Figs. 10-11) to ``path``."""
+    path = _check_path(path)
+    fig = Figure(figsize=(15, max(5.5, 1.5 + 0.4 * len(curves))), dpi=100,
+                 layout="constrained")
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.2, 1]})
+    draw_curves(left, curves)
+    draw_region_rows(right, curves)
+    fig.suptitle(title or "LogCA speedup against granularity")
     return save_figure(fig, path)
 
 
@@ -150,6 +270,13 @@ def plot_logca(L, o, C, A, beta=1.0, latency="dependent", gmin=GMIN, gmax=GMAX, 
     return plot_analysis(analyse(L, o, C, A, beta, latency, gmin, gmax, at), path, title)
 
 
-def plot_from_inputs(path, *, inputs=(), analysis: LogCAAnalysis) -> Path:
-    """``mapeval plot logca`` (see :mod:`mapping.plots`)."""
-    return plot_analysis(analysis, path)
+def plot_from_inputs(path, *, inputs=(), analysis) -> Path:
+    """``mapeval plot logca`` (see :mod:`mapping.plots`): ``analysis`` is one
+    :class:`LogCAAnalysis`, or curves (:class:`mapping.logca_fit.Curve`): one fitted
+    accelerator gets the two-panel figure with its observations, several one chart."""
+    if isinstance(analysis, LogCAAnalysis):
+        return plot_analysis(analysis, path)
+    if len(analysis) == 1:
+        return plot_analysis(analysis[0].analysis, path, fit=analysis[0].fit,
+                             title=None if analysis[0].fit else f"LogCA: {analysis[0].label}")
+    return plot_curves(analysis, path)

@@ -1,0 +1,371 @@
+"""LogCA parameters from measurements (Altaf & Wood, ISCA 2017, §4).
+
+Data: per granularity ``g``, the host time ``T0(g) = C·g^beta`` and the accelerator time
+``T1(g) = o + L1(g) + C·g^beta/A`` (LogCA eq. 1; ``L1 = L`` independent of ``g``, or
+``L·g``). The paper reads C and beta off a regression of T0 on g, ``o`` off the small-g
+limit of T1 and ``A`` off the large-g speedup (eq. 3). Here the same information is used
+in one weighted least-squares fit, so that every row counts:
+
+1. ``log T0 = log C + beta·log g`` (ordinary regression in log-log: relative errors);
+2. with C and beta, ``T1`` is linear in ``(o, L, 1/A)`` (or ``(o + L, 1/A)``): a
+   non-negative least-squares solve on the rows divided by T1 (relative residuals, so the
+   large granularities do not drown the small ones, where o shows);
+3. a joint :func:`scipy.optimize.least_squares` on the relative residuals of both columns
+   from there; the covariance ``s²·(JᵀJ)⁻¹`` of its Jacobian gives the confidence
+   intervals (Student t, ``2n - p`` degrees of freedom).
+
+What the columns identify: with granularity-independent latency only ``o + L`` (T1 holds
+the sum, nothing else): the split needs L from elsewhere (a micro-benchmark in the paper,
+``L = 1/bandwidth`` for its GPUs). With ``L·g`` the three columns give all five.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mapping.errors import InputError
+from moa.logca_analysis import LogCAAnalysis, analyse
+
+LATENCY_CHOICES = ("auto", "independent", "dependent")
+#: relative RMS residual under which a fit is exact to rounding
+_EXACT = 1e-10
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One parameter: its value and confidence interval; ``source`` says where it came
+    from (``fit``, ``given``, or ``fit - given`` for o = (o + L) - L)."""
+
+    name: str
+    value: float
+    low: float
+    high: float
+    source: str = "fit"
+
+    def to_dict(self):
+        return {"value": self.value, "low": self.low, "high": self.high, "source": self.source}
+
+
+@dataclass(frozen=True)
+class LogCAFit:
+    """The fitted parameters (``estimates``: C, beta, A, o_plus_L and, when identified or
+    given, o and L), the latency form and why, and the data (for plots)."""
+
+    latency: str
+    latency_reason: str
+    separable: bool
+    estimates: tuple[Estimate, ...]
+    confidence: float
+    g: tuple[float, ...]
+    host: tuple[float, ...]
+    accelerator: tuple[float, ...]
+    rms_relative: float
+    paper_readings: tuple[tuple[str, float], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def __getitem__(self, name) -> Estimate:
+        for e in self.estimates:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    def has(self, name) -> bool:
+        return any(e.name == name for e in self.estimates)
+
+    def parameters(self) -> dict:
+        """L, o, C, A, beta for the analysis: without a split, o := o + L and L := 0
+        (speedup, g1 and g_A/2 depend on the sum alone)."""
+        if self.has("L"):
+            L, o = self["L"].value, self["o"].value
+        else:
+            L, o = 0.0, self["o_plus_L"].value
+        return {"L": L, "o": o, "C": self["C"].value, "A": self["A"].value,
+                "beta": self["beta"].value, "latency": self.latency}
+
+    def observed_speedup(self):
+        return np.asarray(self.host) / np.asarray(self.accelerator)
+
+    def to_dict(self) -> dict:
+        return {"latency": self.latency, "latency_reason": self.latency_reason,
+                "separable": self.separable, "confidence": self.confidence,
+                "rows": len(self.g), "rms_relative_residual": self.rms_relative,
+                "parameters": {e.name: e.to_dict() for e in self.estimates},
+                "paper_readings": dict(self.paper_readings), "notes": list(self.notes)}
+
+    def __str__(self):
+        pct = f"{100 * self.confidence:g}%"
+        rows = [f"LogCA fit of {len(self.g)} rows, g = {min(self.g):g} .. {max(self.g):g} B "
+                f"(weighted least squares on relative residuals; {pct} confidence intervals "
+                "from the Jacobian)",
+                f"latency: {self.latency} — {self.latency_reason}", "",
+                f"{'parameter':<12}{'value':<14}{pct + ' interval':<30}source"]
+        for e in self.estimates:
+            interval = ("(fixed)" if e.source == "given" else f"[{e.low:.6g}, {e.high:.6g}]")
+            rows.append(f"{e.name:<12}{e.value:<14.6g}{interval:<30}{e.source}")
+        if not self.separable:
+            rows += ["", "o and L are not separable: with granularity-independent latency the "
+                     "columns determine only o + L. Give L (--interface-latency, or "
+                     "--bandwidth for L = 1/BW) to split them; the analysis below uses "
+                     "o = o + L, L = 0 (g1, g_A/2 and the speedup depend on the sum alone; "
+                     "the o region is that of o + L)."]
+        rows += ["", *self.notes] if self.notes else []
+        rows.append(f"rms relative residual {self.rms_relative:.3g}")
+        if self.paper_readings:
+            rows.append("the paper's direct readings (§4), for comparison: " + ", ".join(
+                f"{k} = {v:.6g}" for k, v in self.paper_readings))
+        return "\n".join(rows)
+
+
+def _check_data(g, host, accelerator):
+    g, t0, t1 = (np.asarray(v, dtype=float) for v in (g, host, accelerator))
+    if not (g.ndim == t0.ndim == t1.ndim == 1 and g.size == t0.size == t1.size):
+        raise InputError("LogCA fit: granularity, host and accelerator columns must have "
+                         "one value per row")
+    for name, v in (("granularity", g), ("host time", t0), ("accelerator time", t1)):
+        if not np.all(np.isfinite(v) & (v > 0)):
+            raise InputError(f"LogCA fit: every {name} must be a finite number > 0")
+    if np.unique(g).size < 3:
+        raise InputError("LogCA fit: needs at least three distinct granularities")
+    return g, t0, t1
+
+
+def fit_host(g, t0):
+    """C and beta of ``T0 = C·g^beta`` by regression of log T0 on log g (LogCA §4)."""
+    beta, log_c = np.polyfit(np.log(g), np.log(t0), 1)
+    return math.exp(log_c), float(beta)
+
+
+def _model(p, names, g, fixed):
+    v = dict(fixed)
+    v.update(zip(names, p))
+    work = v["C"] * g ** v["beta"]
+    if "K" in v:                          # independent: o + L as one parameter
+        t1 = v["K"] + work / v["A"]
+    else:
+        t1 = v["o"] + v["L"] * g + work / v["A"]
+    return work, t1
+
+
+def _start(g, t0, t1, latency, fixed):
+    """Steps 1 and 2: C, beta by log-log regression, then the linear parameters of T1
+    by non-negative least squares on relative residuals."""
+    from scipy.optimize import nnls
+    C, beta = fit_host(g, t0)
+    h = C * g ** beta
+    v = {"C": C, "beta": beta}
+    rhs = t1.copy()
+    cols, names = [], []
+    if latency == "independent":
+        cols.append(np.ones_like(g)), names.append("K")
+    else:
+        cols.append(np.ones_like(g)), names.append("o")
+        if "L" in fixed:
+            rhs = rhs - fixed["L"] * g
+        else:
+            cols.append(g), names.append("L")
+    if "A" in fixed:
+        rhs = rhs - h / fixed["A"]
+    else:
+        cols.append(h), names.append("inv_A")
+    X = np.column_stack(cols) / t1[:, None]
+    x, _ = nnls(X, rhs / t1)
+    if "L" in names and "inv_A" in names and x[-1] <= 0:
+        # L·g took all the work: start from L = 0 and let the joint fit decide
+        x, _ = nnls(X[:, [0, 2]], rhs / t1)
+        x = np.array([x[0], 0.0, x[1]])
+    for name, value in zip(names, x):
+        if name == "inv_A":
+            if value <= 0:
+                raise InputError("LogCA fit: the accelerator time does not grow with the "
+                                 "work: no acceleration A can be fitted (give --peak-ratio)")
+            v["A"] = 1.0 / value
+        else:
+            v[name] = float(value)
+    return v
+
+
+def _fit_form(g, t0, t1, latency, fixed, confidence):
+    """The joint fit of one latency form: (values, standard errors, t quantile, rss)."""
+    from scipy.optimize import least_squares
+    from scipy.stats import t as student
+
+    start = _start(g, t0, t1, latency, fixed)
+    names = [n for n in ("C", "beta", "K", "o", "L", "A") if n in start and n not in fixed]
+
+    def residuals(p):
+        work, model = _model(p, names, g, fixed)
+        return np.concatenate([work / t0 - 1.0, model / t1 - 1.0])
+
+    x0 = np.array([start[n] for n in names])
+    lower = np.array([0.0 if n in ("K", "o", "L") else -np.inf if n == "beta" else 0.0
+                      for n in names])
+    x0 = np.maximum(x0, lower)
+    r0 = residuals(x0)
+    if math.sqrt(np.mean(r0 ** 2)) < _EXACT:
+        x = x0                            # exact already: do not let the solver wander
+    else:
+        x = least_squares(residuals, x0, bounds=(lower, np.inf), x_scale="jac",
+                          jac=lambda p: _jacobian(names, p, g, t0, t1, fixed),
+                          ftol=1e-15, xtol=1e-15, gtol=1e-15, max_nfev=2000).x
+    r = residuals(x)
+    rss = float(r @ r)
+    dof = max(r.size - len(names), 1)
+    se = _standard_errors(_jacobian(names, x, g, t0, t1, fixed), rss / dof)
+    q = float(student.ppf(0.5 + confidence / 2, dof))
+    return dict(zip(names, x)), dict(zip(names, se)), q, rss
+
+
+def _standard_errors(J, s2):
+    """sqrt(diag(s²·(JᵀJ)⁻¹)); parameters along a direction the data do not see (a
+    singular value of the column-scaled J below 1e-9 of the largest) get infinity."""
+    norms = np.linalg.norm(J, axis=0)
+    norms[norms == 0] = 1.0
+    Js = J / norms
+    _, sv, vt = np.linalg.svd(Js, full_matrices=False)
+    blind = sv < 1e-9 * sv[0]
+    keep = ~blind
+    cov = (vt[keep].T / sv[keep] ** 2) @ vt[keep] * s2
+    se = np.sqrt(np.clip(np.diag(cov), 0, None)) / norms
+    for v in vt[blind]:
+        se[np.abs(v) > 1e-3] = np.inf
+    return se
+
+
+def _jacobian(names, x, g, t0, t1, fixed):
+    """d(relative residuals)/d(parameters), host rows above accelerator rows."""
+    v = dict(fixed)
+    v.update(zip(names, x))
+    gb = g ** v["beta"]
+    zero = np.zeros_like(g)
+    d = {"C": (gb / t0, gb / (v["A"] * t1)),
+         "beta": (v["C"] * gb * np.log(g) / t0, v["C"] * gb * np.log(g) / (v["A"] * t1)),
+         "K": (zero, 1 / t1), "o": (zero, 1 / t1), "L": (zero, g / t1),
+         "A": (zero, -v["C"] * gb / (v["A"] ** 2 * t1))}
+    return np.column_stack([np.concatenate(d[n]) for n in names])
+
+
+def _choose(g, t0, t1, fixed):
+    """The latency form the data support, and why: independent unless an L·g term is
+    significant (F-test at 1%; independent is the dependent form with L = 0). Both forms
+    are fitted with L free, whatever L is given: its meaning depends on the form."""
+    from scipy.stats import f as fisher
+    free = _independent_fixed(fixed)
+    ind = _fit_form(g, t0, t1, "independent", free, 0.95)
+    m = 2 * g.size
+    rss_i = ind[3]
+    if math.sqrt(rss_i / m) < _EXACT:
+        return "independent", (f"the granularity-independent form fits exactly "
+                               f"(rms relative residual {math.sqrt(rss_i / m):.1e})")
+    dep = _fit_form(g, t0, t1, "dependent", free, 0.95)
+    rss_d = dep[3]
+    extra = len(dep[0]) - len(ind[0])
+    dof = m - len(dep[0])
+    if dof <= 0:
+        return "independent", "too few rows to test an L·g term"
+    F = math.inf if rss_d == 0 else max(rss_i - rss_d, 0.0) / extra / (rss_d / dof)
+    p = 0.0 if math.isinf(F) else float(fisher.sf(F, extra, dof))
+    if p < 0.01:
+        return "dependent", (f"an L·g term lowers the sum of squared relative residuals "
+                             f"from {rss_i:.3g} to {rss_d:.3g} (F = {F:.3g}, p = {p:.2g} < 0.01)")
+    return "independent", (f"an L·g term is not significant (sum of squared relative "
+                           f"residuals {rss_i:.3g} -> {rss_d:.3g}, F = {F:.3g}, p = {p:.2g})")
+
+
+def _independent_fixed(fixed):
+    # in the independent form L only splits o + L after the fit
+    return {k: v for k, v in fixed.items() if k != "L"}
+
+
+def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0.95):
+    """Fit LogCA's C, beta, A and o + L (and o, L when identified or L is given) to
+    measured host and accelerator times per granularity (LogCA §4; see the module)."""
+    g, t0, t1 = _check_data(g, host, accelerator)
+    if latency not in LATENCY_CHOICES:
+        raise InputError(f"LogCA fit: latency must be one of {', '.join(LATENCY_CHOICES)}")
+    if not 0 < confidence < 1:
+        raise InputError(f"LogCA fit: confidence {confidence} must lie in (0, 1)")
+    fixed = {}
+    if L is not None:
+        if not (math.isfinite(L) and L >= 0):
+            raise InputError(f"LogCA fit: the given latency L = {L} must be >= 0")
+        fixed["L"] = float(L)
+    if A is not None:
+        if not (math.isfinite(A) and A > 0):
+            raise InputError(f"LogCA fit: the given acceleration A = {A} must be > 0")
+        fixed["A"] = float(A)
+    if latency == "auto":
+        latency, reason = _choose(g, t0, t1, fixed)
+    else:
+        reason = "chosen with --latency"
+    values, se, q, rss = _fit_form(g, t0, t1, latency, _independent_fixed(fixed)
+                                   if latency == "independent" else fixed, confidence)
+
+    def est(name, key=None, source="fit"):
+        key = key or name
+        if key in values:
+            v, d = values[key], q * se[key]
+            return Estimate(name, v, v - d, v + d, source)
+        return Estimate(name, fixed[key], fixed[key], fixed[key], "given")
+
+    estimates = [est("C"), est("beta"), est("A")]
+    if latency == "independent":
+        k = est("o_plus_L", "K")
+        estimates.append(k)
+        separable = "L" in fixed
+        if separable:
+            Lg = fixed["L"]
+            if Lg > k.value:
+                raise InputError(f"LogCA fit: the given L = {Lg:g} exceeds the fitted "
+                                 f"o + L = {k.value:.6g}: o would be negative")
+            estimates += [Estimate("o", k.value - Lg, k.low - Lg, k.high - Lg, "fit - given"),
+                          Estimate("L", Lg, Lg, Lg, "given")]
+    else:
+        estimates += [est("o"), est("L")]
+        separable = True
+    notes = []
+    b = estimates[1]
+    if b.low <= 1 <= b.high or abs(b.value - 1) < 1e-9:
+        if latency == "dependent" and "L" not in fixed and "A" not in fixed:
+            c = values["C"]
+            notes.append(f"with beta = 1, L·g and C·g/A have the same shape: only L + C/A = "
+                         f"{values['L'] + c / values['A']:.6g} is identified, not L and A "
+                         "apart (give A with --peak-ratio or L with --bandwidth).")
+        elif latency == "independent" and "A" not in fixed:
+            notes.append("with beta = 1 a granularity-dependent latency L·g would look like a "
+                         "lower acceleration (1/A_fit = 1/A + L/C): if the latency does grow "
+                         "with g, use --latency dependent with --peak-ratio or --bandwidth.")
+    readings = (("o ~ T1(g_min)", float(t1[np.argmin(g)])),
+                ("A ~ S(g_max)", float(t0[np.argmax(g)] / t1[np.argmax(g)])))
+    return LogCAFit(latency, reason, separable, tuple(estimates), confidence,
+                    tuple(g.tolist()), tuple(t0.tolist()), tuple(t1.tolist()),
+                    math.sqrt(rss / (2 * g.size)), readings, tuple(notes))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One accelerator of a LogCA chart: its label, analysis and, if fitted, the fit
+    (whose observed speedups are drawn over the model)."""
+
+    label: str
+    analysis: LogCAAnalysis
+    fit: LogCAFit | None = None
+
+
+def analyse_fit(fit: LogCAFit, **options) -> LogCAAnalysis:
+    """SPEC §5's analysis on the fitted parameters (:func:`moa.logca_analysis.analyse`)."""
+    return analyse(**fit.parameters(), **options)
+
+
+def synthetic(L, o, C, A, beta=1.0, latency="independent", g=None, noise=0.0, seed=0):
+    """(g, T0, T1) generated from LogCA (eq. 1) on the paper's grid 16 B .. 32 MB (powers
+    of two), each time times ``1 + noise·N(0, 1)`` (seeded): data for tests and examples."""
+    g = np.asarray(2.0 ** np.arange(4, 26) if g is None else g, dtype=float)
+    t0 = C * g ** beta
+    t1 = o + (L * g if latency == "dependent" else L) + t0 / A
+    if noise:
+        rng = np.random.default_rng(seed)
+        t0 = t0 * (1 + noise * rng.standard_normal(g.size))
+        t1 = t1 * (1 + noise * rng.standard_normal(g.size))
+    return g, t0, t1
