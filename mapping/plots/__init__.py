@@ -68,7 +68,10 @@ _plot("logca", "LogCA speedup against granularity, and the optimization regions"
       "mapping.plots.logca:plot_from_inputs",
       "Draw the LogCA speedup of one accelerator against granularity (log axes) with g1, "
       "g_A/2 and the speedup limit marked, beside the optimization-regions chart (Altaf & "
-      "Wood, ISCA 2017, Figs. 3 and 6). Takes the options of mapeval logca.",
+      "Wood, ISCA 2017, Figs. 3 and 6). Takes the options of mapeval logca: with --fit "
+      "DATA.csv (repeatable) the observed speedups over each fitted model, with --table "
+      "several accelerators on one chart (Figs. 7, 10, 11), and the latency bound "
+      "(C/L)·g^(beta-1) where latency grows with g (Fig. 4b).",
       "mapeval plot logca --interface-latency 1500 --overhead 2.9e4 --compute-index 90 "
       "--acceleration 19 --latency independent -o aes.png")
 _plot("mapping", "per-element load of a mapping (bar chart)", "eval",
