@@ -91,3 +91,10 @@ _plot("pareto", "Pareto front of a multi-objective search", "search",
       "draws the non-dominated mappings it finds.",
       "mapeval plot pareto app.sdf arch.moa --objectives time,energy --strategy genetic "
       "--budget 50000 -o front.png")
+_plot("roofline", "hierarchical roofline of ERT results, kernels classified", "roofline",
+      "mapping.plots.roofline:plot_from_inputs",
+      "Read an Empirical Roofline Toolkit roofline.json and draw one roof per memory level "
+      "and one ceiling per compute peak, each labelled with its value, the ridge points, "
+      "and the kernels of --kernels as points, coloured compute- or memory-bound "
+      "(measured performance with a seconds column, else on their roof).",
+      "mapeval plot roofline roofline.json --kernels kernels.csv -o roofline.png")
