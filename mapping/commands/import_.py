@@ -47,6 +47,38 @@ def _profile_arguments(prof) -> None:
     prof.set_defaults(run=run_profile)
 
 
+def profile_plot_options(p) -> None:
+    """The options of ``mapeval plot breakdown|heatmap``: runs as imported profiles."""
+    p.add_argument("files", nargs="+", metavar="RUN",
+                   help="an imported profile (.sdf from 'mapeval import profile') or a "
+                   "profile's directory, one per run")
+    p.add_argument("--inclusive", action="store_true",
+                   help="for profile directories: each entry function absorbs its callees")
+    p.add_argument("--entry", action="append", metavar="F1,F2,...",
+                   help="for profile directories: the entry functions of --inclusive")
+
+
+def profile_plot_source(args, command: str) -> dict:
+    """``runs``: the :class:`~moc.breakdown.Breakdown` of every RUN."""
+    import dsl
+    from dsl.profile import import_profile
+    from moc.breakdown import breakdown
+
+    entries = None
+    if args.entry:
+        entries = [e.strip() for item in args.entry for e in item.split(",") if e.strip()]
+    runs = []
+    for item in args.files:
+        path = Path(item)
+        if path.suffix.lower() == ".sdf":
+            for graph in dsl.load_sdf(path):
+                runs.append(breakdown(graph.bind()))
+        else:
+            graph = import_profile(path, inclusive=args.inclusive, entries=entries).graph
+            runs.append(breakdown(graph))
+    return {"runs": runs}
+
+
 def _sdf3_arguments(sdf3) -> None:
     sdf3.description = ("Read an SDF3 XML file (actors, port rates, channels, initial "
                         "tokens, token sizes) and write it as .sdf. Execution times become "

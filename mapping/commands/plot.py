@@ -82,6 +82,7 @@ TAKES = {
     "logca": (_logca_options, _logca_source),
     "analyse": (_analyse_options, _analyse_source),
     "roofline": (import_.ert_plot_options, import_.ert_plot_source),
+    "profile": (import_.profile_plot_options, import_.profile_plot_source),
 }
 
 
