@@ -132,8 +132,8 @@ KERNEL_COLUMNS = ("kernel", "flops", "bytes")
 
 
 def read_kernels(path: str | Path):
-    """Kernels for a roofline plot from a CSV with a header row: ``kernel,flops,bytes``
-    and optionally ``seconds`` (a measured time: the attained performance) and ``level``
+    """Kernels for a roofline plot from a CSV with a header row (``#`` lines are
+    comments): ``kernel,flops,bytes`` and optionally ``seconds`` (a measured time: the attained performance) and ``level``
     (the memory level the bytes are counted at; default the slowest).  Errors point at
     ``file:line:col``."""
     import csv
@@ -147,8 +147,10 @@ def read_kernels(path: str | Path):
         raise ParseError(f"'{path}': {exc.strerror or exc}") from None
     kernels = []
     with handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
+        # '#' lines stay as blank lines, so that line numbers keep counting them
+        reader = csv.reader("\n" if line.lstrip().startswith("#") else line
+                            for line in handle)
+        header = next((row for row in reader if any(c.strip() for c in row)), None)
         if header is None:
             raise ParseError(f"empty file: expected a header {','.join(KERNEL_COLUMNS)}",
                              (str(path), 1, 1))
@@ -157,7 +159,7 @@ def read_kernels(path: str | Path):
         if missing:
             raise ParseError(f"missing column{'s' if len(missing) > 1 else ''} "
                              f"{', '.join(missing)} (header: {','.join(header)})",
-                             (str(path), 1, 1))
+                             (str(path), reader.line_num, 1))
         col = {h: i for i, h in enumerate(header)}
         for row in reader:
             line = reader.line_num

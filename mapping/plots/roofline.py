@@ -54,7 +54,9 @@ def draw_roofline(ax, analysis: RooflineAnalysis) -> None:
     first_ridge = min(r for _, r in analysis.ridges)
     for label, value in analysis.ceilings:
         start = first_ridge * value / peak
-        ax.plot([start, xhi], [value, value], color="black", linewidth=1.8,
+        top = value == peak
+        ax.plot([start, xhi], [value, value], color="black" if top else "dimgray",
+                linestyle="-" if top else "--", linewidth=1.8 if top else 1.4,
                 label=f"{label}: {value:g} GFLOP/s")
         ax.annotate(f"{value:g} GFLOP/s", (xhi, value), xytext=(-4, 4),
                     textcoords="offset points", ha="right", fontsize=8)
