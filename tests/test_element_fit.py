@@ -103,3 +103,28 @@ def test_gsla_power4_is_eq7():
     terms = model.linear_terms(token)
     assert terms == pytest.approx({"a": 1.0, "b": 4096, "c": 1 / 16, "d": 256.0})
     assert model.linear_parameters == ("a", "b", "c", "d")
+
+
+def test_gsla_power4_fitted_by_nnls(tmp_path):
+    text = (GSLA / "gpu.moa").read_text().replace(
+        "power = gsla_power(a = 0.12, b = 1.0e-6, c = 2.0e-5)",
+        "power = gsla_power4(a = 0.1, b = 1e-6, c = 0.1, d = 1e-5)")
+    assert "gsla_power4" in text
+    (tmp_path / "p4.moa").write_text(text)
+    truth = {"gpu.power.a": 0.12, "gpu.power.b": 2e-6, "gpu.power.c": 0.3,
+             "gpu.power.d": 4e-5}
+    a, b, c, d = truth.values()
+    with open(tmp_path / "power.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["S", "gamma", "p"])
+        for S in (512, 1024, 2048, 4096, 8192, 16384):
+            for g in (8, 16, 32, 64, 128, 256):
+                w.writerow([S, g, repr(a + b * S + c / g + d * S / g)])
+    app, = dsl.load_sdf(GSLA / "opencl.sdf")
+    arch, = dsl.load_moa(tmp_path / "p4.moa")
+    mapping = next(m for m in dsl.load_map(GSLA / "mappings.map") if m.name == "gpu_offload")
+    rows = read_measurements(tmp_path / "power.csv", "p", params=["S", "gamma"],
+                             mapping=mapping).rows
+    got = assess(arch, list(rows), app=app, metric="power", free=",".join(truth))
+    assert got.fit.method == "nnls"
+    assert got.fit.values == pytest.approx(truth, rel=1e-9)
