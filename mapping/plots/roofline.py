@@ -49,8 +49,10 @@ def draw_roofline(ax, analysis: RooflineAnalysis) -> None:
                 label=f"{level}: {bw:g} GB/s, ridge at {ridge:.3g} FLOP/B")
         ax.plot([ridge], [peak], "D", color=color, markersize=5)
         x0 = xlo * 2
-        ax.annotate(f"{level}", (x0, bw * x0), xytext=(0, 3), textcoords="offset points",
-                    fontsize=8, color=color, rotation=_slope_angle(ax), rotation_mode="anchor")
+        text = ax.annotate(f"{level}", (x0, bw * x0), xytext=(0, 3),
+                           textcoords="offset points", fontsize=8, color=color,
+                           rotation_mode="anchor")
+        text.set_gid("level-label")
     first_ridge = min(r for _, r in analysis.ridges)
     for label, value in analysis.ceilings:
         start = first_ridge * value / peak
@@ -92,6 +94,10 @@ def plot_roofline(analysis: RooflineAnalysis, path, inputs=()) -> Path:
     ax = fig.add_subplot()
     draw_roofline(ax, analysis)
     ax.set_title(f"Empirical roofline of '{analysis.name}'", fontsize=10)
+    fig.draw_without_rendering()             # the final layout, then the labels' slope
+    for text in ax.texts:
+        if text.get_gid() == "level-label":
+            text.set_rotation(_slope_angle(ax))
     return save_figure(fig, path, inputs)
 
 
