@@ -178,9 +178,10 @@ def read_kernels(path: str | Path):
                     value = float(cell)
                 except ValueError:
                     raise ParseError(f"{name} must be a number, got '{cell}'", where) from None
-                if not math.isfinite(value) or value < 0 or (name == "seconds" and value == 0):
-                    raise ParseError(f"{name} must be a finite {'positive' if name == 'seconds' else 'non-negative'} "
-                                     f"number, got '{cell}'", where)
+                if not math.isfinite(value) or value <= 0:
+                    # a kernel without flops or bytes has no place on a roofline
+                    raise ParseError(f"{name} must be a finite positive number, got "
+                                     f"'{cell}'", where)
                 return value
 
             level = row[col["level"]].strip() or None if "level" in col else None

@@ -113,3 +113,7 @@ def test_bad_inputs_exit_2(tmp_path, capsys):
     with pytest.raises(ParseError) as info:
         read_kernels(kernels)
     assert info.value.origin == (str(kernels), 2, 3)
+    kernels.write_text("# no bytes\nkernel,flops,bytes\nk,3,0\n")
+    with pytest.raises(ParseError, match="bytes must be a finite positive") as info:
+        read_kernels(kernels)
+    assert info.value.origin == (str(kernels), 3, 5)

@@ -237,9 +237,8 @@ def run_sdf3(args):
 
 
 def run_ert(args):
-    import json
-
     from dsl.ert import ert_moa
+    from mapping.output import print_json
 
     path = Path(args.path)
     if args.output is not None:
@@ -247,7 +246,7 @@ def run_ert(args):
     ert, analysis = ert_analysis(args)
     text = ert_moa(ert, args.level, args.name)
     if args.json:
-        print(json.dumps(analysis.as_dict(), indent=2))
+        print_json(analysis.as_dict())
     if args.output is not None:
         write_atomically(args.output, text, inputs=[path], suffixes=(".moa",),
                          what="the output of 'mapeval import ert'")
