@@ -79,6 +79,8 @@ def test_cli_measured_element(tmp_path, capsys):
     assert main(["fidelity", *args]) == 0
     out = capsys.readouterr().out
     assert "per element" in out and "pcie" in out
+    assert main(["fidelity", *args, "--folds", "3"]) == 2
+    assert "does not go with --folds" in capsys.readouterr().err
 
 
 def test_measured_element_errors(tmp_path, capsys):
