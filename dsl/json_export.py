@@ -87,6 +87,7 @@ def to_json(obj) -> Any:
             "links": [[a, b] for a, b in obj.links],
             "metrics": {name: str(m.expr)
                         for name, m in getattr(obj, "system_metrics", {}).items()},
+            "units": dict(getattr(obj, "units", {})),
         }
     if hasattr(obj, "assignment"):
         return {"kind": "map", "name": obj.name, "assignment": dict(obj.assignment),

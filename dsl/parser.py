@@ -454,7 +454,9 @@ class _Builder:
 
     # --- .sdf ---
     def param(self, c):
-        return ("param", c[0], _strict(c[1]))
+        # a .moa parameter may carry a unit: ("param", NAME, expr, [(key, value)...] | None)
+        units = self._simple_attrs(c[2]) if len(c) > 2 and c[2] is not None else None
+        return ("param", c[0], _strict(c[1]), units)
 
     def actor(self, c):
         return ("actor", c[0], c[1] or [])
@@ -479,7 +481,11 @@ class _Builder:
         return ("aggregate", c[0], c[1])
 
     def metric_def(self, c):
-        return ("metric", c[0], _strict(c[1]))
+        units = self._simple_attrs(c[2]) if c[2] is not None else None
+        return ("metric", c[0], _strict(c[1]), units)
+
+    def metric_unit(self, c):
+        return ("unit", c[0], self._simple_attrs(c[1]))
 
     def type_decl(self, c):
         return ("type", c[0], c[1] or [])
@@ -1004,6 +1010,29 @@ def _split_attrs(attr_list, known, filename, what):
 WORD_ATTRIBUTES = frozenset({"charge"})
 
 
+def _set_units(arch: Architecture, stmts, filename) -> None:
+    """``arch.units`` from the ``[unit = "..."]`` of its parameters and metrics (a
+    metric's unit declared once; ``unit`` the only attribute, a string)."""
+    first: dict[str, Token] = {}
+    for st in stmts:
+        if st[0] not in ("param", "metric", "unit") or not st[-1]:
+            continue
+        tok, what = st[1], ("parameter" if st[0] == "param" else "metric")
+        for key, value in st[-1]:
+            if key.value != "unit":
+                raise ParseError(f"{what} '{tok.value}': unknown attribute '{key.value}' "
+                                 "(a parameter or metric takes only unit = \"...\")",
+                                 _origin(filename, key))
+            if not isinstance(value, str) or not value.strip():
+                raise ParseError(f"{what} '{tok.value}': unit must be a non-empty string, "
+                                 f"as in unit = \"s\"", _origin(filename, key))
+            if tok.value in first:
+                raise ParseError(f"{what} '{tok.value}': its unit is given twice (first on "
+                                 f"line {first[tok.value].line})", _origin(filename, key))
+            first[tok.value] = key
+            arch.units[tok.value] = value.strip()
+
+
 def _build_arch(block, filename) -> Architecture:
     name_tok, stmts = block
     params = _params(stmts, filename)
@@ -1030,10 +1059,11 @@ def _build_arch(block, filename) -> Architecture:
                         origin=_origin(filename, name_tok))
     metrics = [st for st in stmts if st[0] == "metric"]
     names = known | {st[1].value for st in metrics}
-    for _, tok, expr in metrics:
+    for _, tok, expr, _units in metrics:
         # bare names: parameters or other system metrics; terms are checked when evaluated
         _check_names(expr, names, "parameter or metric", terms=True)
         arch.add_metric(tok.value, expr, _origin(filename, tok))
+    _set_units(arch, stmts, filename)
     for st in stmts:
         if st[0] == "type":
             tok = st[1]

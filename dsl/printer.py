@@ -138,18 +138,28 @@ def _ref(name: str) -> str:
     return quote(name)
 
 
+def _unit(units, name: str) -> str:
+    """`` [unit = "..."]`` when ``name`` has a declared unit."""
+    return f" [unit = {quote(units[name])}]" if name in units else ""
+
+
 def _format_arch(arch) -> str:
     kw = MOA_KEYWORDS
     params = arch.params
     lines = [f"moa {format_name(arch.name, kw)} {{"]
+    units = getattr(arch, "units", {})
     for name, value in params.items():
-        lines.append(f"{INDENT}param {_key(name)} = {format_value(value)}")
+        lines.append(f"{INDENT}param {_key(name)} = {format_value(value)}{_unit(units, name)}")
     if not _is_default(arch.lambda_, 1):
         lines.append(f"{INDENT}lambda = {format_value(arch.lambda_)}")
     if arch.aggregate != "sum":
         lines.append(f"{INDENT}aggregate = {arch.aggregate}")
-    for m in getattr(arch, "system_metrics", {}).values():
-        lines.append(f"{INDENT}metric {_key(m.name)} = {m.expr}")
+    system = getattr(arch, "system_metrics", {})
+    for name in units:
+        if name not in params and name not in system:       # a metric's unit alone
+            lines.append(f"{INDENT}metric {_key(name)}{_unit(units, name)}")
+    for m in system.values():
+        lines.append(f"{INDENT}metric {_key(m.name)} = {m.expr}{_unit(units, m.name)}")
     for t in arch.types.values():
         items = _element_items(t.costs, t.local, t.attrs, params)
         lines.append(f"{INDENT}type {format_name(t.name, kw)}{_attr_list(items)}")

@@ -19,6 +19,7 @@ import networkx as nx
 from moa.cost_models import CostModel, make_model, model_class
 from moa.errors import ArchitectureError, CostModelError
 from moa.routing import route_to_cn, shortest_cn_path
+from moa.units import default_unit
 
 AGGREGATES = ("sum", "max", "exclusive", "schedule")
 #: who pays for a CN's communication tokens (SPEC §12): the CN itself (LSLA), the PEs at
@@ -215,6 +216,8 @@ class Architecture:
         self.links: list[tuple[str, str]] = []
         #: system metrics by name (``metric NAME = EXPR``), in declaration order
         self.system_metrics: dict[str, SystemMetric] = {}
+        #: declared units of metrics and parameters (``[unit = "s"]``), by name
+        self.units: dict[str, str] = {}
         self.origin = origin
         self._graph: nx.Graph | None = None
         self._routes: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -249,6 +252,12 @@ class Architecture:
             raise ArchitectureError(f"metric '{name}' has the name of a parameter", origin)
         m = self.system_metrics[name] = SystemMetric(name, expr, origin)
         return m
+
+    def unit(self, name: str) -> str | None:
+        """The unit of metric or parameter ``name``: declared, else (a metric) the unit
+        of its cost models' paper (:data:`moa.units.PAPER_UNITS`), else None."""
+        declared = self.units.get(name)
+        return declared if declared is not None else default_unit(name, self.elements.values())
 
     def add_element(self, name: str, kind: str, costs=None, attrs=None, local=None,
                     type_name=None, array=None, origin=None) -> Element:
@@ -356,6 +365,7 @@ class Architecture:
         bound.types = dict(self.types)
         bound.links = list(self.links)
         bound.system_metrics = dict(self.system_metrics)
+        bound.units = dict(self.units)
         bound_costs: dict[tuple, Mapping] = {}
         bound_attrs: dict[int, Mapping] = {}
         placeholders: dict[int, tuple[str, ...] | None] = {}

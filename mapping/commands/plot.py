@@ -51,7 +51,22 @@ def _search_source(args, command: str) -> dict:
         args.objectives = "time,energy"
     if len([m for m in args.objectives.split(",") if m.strip()]) < 2:
         raise InputError(f"{command}: --objectives needs at least two metrics")
-    return {"result": run_search(args, command)}
+    result = run_search(args, command)
+    return {"result": result, "units": _units(args, result.objectives)}
+
+
+def _arch(args):
+    """The architecture named by ``args`` (already loaded once by the command: no
+    error left to report), for the units of the axes; None without a .moa file."""
+    from mapping.inputs import classify, load_single
+    moa = classify(args.files, ("sdf", "moa", "map")).moa
+    return load_single(moa[0], "moa", getattr(args, "architecture", None)) if moa else None
+
+
+def _units(args, names) -> dict:
+    """The unit of each metric in ``names`` by the architecture of ``args.files``."""
+    arch = _arch(args)
+    return {n: arch.unit(n) for n in names} if arch is not None else {}
 
 
 def _logca_options(p) -> None:
@@ -71,7 +86,9 @@ def _analyse_options(p) -> None:
 
 def _analyse_source(args, command: str) -> dict:
     from mapping.commands.analyse import load_analysis
-    return {"analysed": load_analysis(args, command)}
+    analysed = load_analysis(args, command)
+    arch = _arch(args) if analysed.architecture is not None else None
+    return {"analysed": analysed, "time_unit": arch.unit("time") if arch else None}
 
 
 #: the command whose options a plot takes -> (define them, load what they name)

@@ -1,5 +1,5 @@
 """Plots of the field (SPEC §10; matplotlib, Agg backend): PNG, SVG or PDF by the file's
-extension.
+extension, all in the style of :mod:`mapping.plots.style`.
 
 :data:`PLOTS` names every ``mapeval plot KIND``.  A kind takes the options (and inputs)
 of one command (``takes``: ``eval``, ``fidelity``, ``search``, ``logca`` or ``analyse``) plus its own
@@ -60,7 +60,8 @@ _plot("gables", "Gables scaled rooflines of every IP and of memory", "eval",
       "buses) of a mapping on log-log axes, with drop lines at each IP's operational "
       "intensity and at the harmonic-mean intensity I_avg, and the attainable performance "
       "marked (Gables, HPCA 2019, Fig. 6). --aggregate chooses the aggregation of the "
-      "marked attainable performance.",
+      "marked attainable performance; under sum or exclusive (serialized work) the "
+      "system's curve, every intensity scaled, is drawn through that mark.",
       "mapeval plot gables examples/gables/two_ip.sdf examples/gables/two_ip.moa "
       "examples/gables/two_ip.map -p f=0.75 -o fig6b.png")
 _plot("logca", "LogCA speedup against granularity, and the optimization regions", "logca",
@@ -73,7 +74,8 @@ _plot("logca", "LogCA speedup against granularity, and the optimization regions"
 _plot("mapping", "per-element load of a mapping (bar chart)", "eval",
       "mapping.plots.mapping_load:plot_from_inputs",
       "Draw one bar per element of the architecture: its value of the metric under the "
-      "mapping (CNs scaled by lambda), the bottleneck highlighted.",
+      "mapping (CNs scaled by lambda), the bottleneck highlighted, the actors on each PE "
+      "named under its bar.",
       "mapeval plot mapping examples/gables/two_ip.sdf examples/gables/two_ip.moa "
       "examples/gables/two_ip.map -p f=0.75 -o load.svg",
       [(("--logy",), dict(action="store_true", help="log scale for the values"))])
@@ -88,7 +90,8 @@ _plot("schedule", "Gantt chart of a dataflow schedule (one row per PE and CN)", 
 _plot("pareto", "Pareto front of a multi-objective search", "search",
       "mapping.plots.pareto:plot_from_inputs",
       "Takes the options of 'mapeval search' (--objectives defaults to time,energy) and "
-      "draws the non-dominated mappings it finds.",
+      "draws the non-dominated mappings it finds, naming the two extremes, the knee and "
+      "a few more (all of a front of six or fewer).",
       "mapeval plot pareto app.sdf arch.moa --objectives time,energy --strategy genetic "
       "--budget 50000 -o front.png")
 _plot("roofline", "hierarchical roofline of ERT results, kernels classified", "roofline",

@@ -7,6 +7,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from mapping.fitting import Assessment
+from mapping.plots import style
 from mapping.plots.figure_io import new_figure, save_figure
 
 
@@ -19,6 +20,7 @@ def _f(x):
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
+@style.styled
 def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
                     metric: str = "time", title: str | None = None) -> Figure:
     """Scatter of predicted (x) against measured (y): the test rows in colour, the rows
@@ -32,9 +34,9 @@ def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
     if r.splits is not None:         # cross-validated figures; the points: the fit on all rows
         test, train = np.arange(len(a.measured)), np.array([], dtype=int)
     if len(train):
-        ax.scatter(a.predicted[train], a.measured[train], s=12, color="0.7", alpha=0.6,
+        ax.scatter(a.predicted[train], a.measured[train], s=12, color=style.MUTED, alpha=0.6,
                    label=f"train rows ({len(train)})", linewidths=0)
-    ax.scatter(a.predicted[test], a.measured[test], s=18, color="tab:blue", alpha=0.85,
+    ax.scatter(a.predicted[test], a.measured[test], s=18, color=style.BLUE, alpha=0.85,
                label=f"{'test' if len(train) else 'all'} rows ({len(test)})", linewidths=0)
     both = np.concatenate([a.predicted, a.measured])
     if _spans_decades(both):
@@ -44,17 +46,19 @@ def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
     if finite.size:
         lo, hi = finite.min(), finite.max()
         ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls="--", label="predicted = measured")
-    ax.set_xlabel(f"predicted {metric}")
+    style.tidy(ax)
+    ax.set_xlabel(style.label(f"predicted {metric}", a.model.arch.unit(metric)))
     ax.set_ylabel(measured_label)
     where = r.rows_described()
     heading = title or f"{a.model.arch.name}: model against measurements"
     ax.set_title(f"{heading}\nKendall tau-b = {_f(r.tau)}, pairs ordered = {_f(r.fidelity)} "
-                 f"({where})", fontsize=10)
+                 f"({where})")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left")
     return fig
 
 
+@style.styled
 def plot_fidelity(assessment: Assessment, path, *, inputs=(), **kwargs):
     """Draw :func:`fidelity_figure` to ``path`` (.png, .svg, .pdf)."""
     return save_figure(fidelity_figure(assessment, **kwargs), path, inputs)

@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 
 from mapping.errors import InputError
 from mapping.output import write_atomically
+from mapping.plots.style import DPI
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
@@ -23,8 +24,9 @@ def plot_format(path) -> str:
 
 
 def new_figure(width: float = 7.0, height: float = 4.8) -> Figure:
-    """A figure on the Agg canvas, without pyplot's global state."""
-    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+    """A figure on the Agg canvas, without pyplot's global state (``width`` x ``height``
+    inches; a PNG has :data:`mapping.plots.style.DPI` pixels per inch)."""
+    return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
 
 
 def save_figure(fig: Figure, path, inputs=()) -> Path:

@@ -8,11 +8,19 @@ with a drop line at its operational intensity ``I_i = ops_i / D_i``.  Every CN w
 ``I = Σ ops / bytes crossing it`` — for the memory with ``miss = 1`` the harmonic mean
 ``I_avg = 1 / Σ (f_i / I_i)`` of Gables eq. 13.  The attainable performance
 (``Σ ops / time`` of the evaluation) is marked and annotated.
+
+Under ``max`` (concurrent work, Gables eq. 11) that mark is the lowest scaled roofline at
+its own drop line.  Under another aggregation (``exclusive``: serialized work, Gables
+eq. 18-19; ``sum``) no roofline passes through it, so the plot draws the system's own
+curve: the attainable performance with every ``roofline`` and ``bandwidth`` bandwidth
+multiplied by ``s`` (every intensity scaled by ``s``), at ``x = s·I`` of the mark.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 from pathlib import Path
 from typing import Any, Mapping as MappingT
 
@@ -25,9 +33,11 @@ from moc import SDFGraph
 from mapping.errors import InputError
 from mapping.evaluation import Evaluation, evaluate
 from dsl.mappings import Mapping
+from mapping.plots import style
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 from mapping.problem import bind_problem
 from mapping.routing import place_tokens
+from moa.units import BYTES, OPS, per
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,39 @@ class GablesData:
     roofs: tuple[Roof, ...]
     work: float
     evaluation: Evaluation
+    #: the unit of time of the architecture (None: unknown)
+    time_unit: str | None = None
+    #: ``(s, performance)`` of the system curve (not under ``max``; see the module)
+    system_curve: tuple[tuple[float, float], ...] = ()
+
+
+def _scaled(arch: Architecture, s: float) -> Architecture:
+    """A copy of the bound ``arch`` whose roofline and bandwidth models have ``s`` times
+    their bandwidth (the same as every operational intensity times ``s``)."""
+    copy = object.__new__(Architecture)
+    copy.__dict__.update(arch.__dict__)
+    copy.elements = {}
+    for name, e in arch.elements.items():
+        model = e.model("time")
+        if isinstance(model, Roofline):
+            new = Roofline(model.params.model_copy(update={"bandwidth": model.params.bandwidth * s}))
+        elif isinstance(model, Bandwidth):
+            new = Bandwidth(model.params.model_copy(update={"B": model.params.B * s}))
+        else:
+            copy.elements[name] = e
+            continue
+        copy.elements[name] = dataclasses.replace(e, costs=MappingProxyType({**e.costs, "time": new}))
+    return copy
+
+
+def system_curve(problem, mapping: Mapping, aggregate: str | None, scales):
+    """``(s, P(s))``: the attainable performance of ``mapping`` with every intensity
+    scaled by ``s`` (Gables eq. 19 for ``exclusive``), P(1) that of the evaluation."""
+    out = []
+    for s in scales:
+        ev = evaluate(problem.app, _scaled(problem.arch, float(s)), mapping, "time", aggregate)
+        out.append((float(s), ev.performance))
+    return tuple(out)
 
 
 def gables_data(app: SDFGraph, arch: Architecture, mapping: Mapping,
@@ -92,7 +135,13 @@ def gables_data(app: SDFGraph, arch: Architecture, mapping: Mapping,
     if not any(r.kind == "pe" for r in roofs):
         raise InputError(f"architecture '{arch.name}': no PE with a roofline time model does "
                          "work under this mapping; the gables plot needs roofline PEs")
-    return GablesData(tuple(roofs), work, evaluation)
+    data = GablesData(tuple(roofs), work, evaluation, arch_b.unit("time"))
+    if evaluation.aggregate == "max" or not evaluation.performance:
+        return data
+    x, (xlo, xhi) = _attainable_x(data), _x_range(data)
+    scales = np.unique(np.concatenate([np.geomspace(xlo / x, xhi / x, 81), [1.0]]))
+    return dataclasses.replace(data, system_curve=system_curve(problem, mapping, aggregate,
+                                                               scales))
 
 
 def _decade_floor(x):
@@ -103,14 +152,19 @@ def _decade_ceil(x):
     return 10.0 ** math.ceil(math.log10(x))
 
 
-def draw_gables(ax, data: GablesData) -> None:
-    """Scaled rooflines, drop lines and the attainable point on ``ax`` (log-log)."""
-    ev = data.evaluation
+def _x_range(data: GablesData) -> tuple[float, float]:
+    """Whole decades around every drop line and ridge point, one more on each side."""
     xs = [r.intensity for r in data.roofs if math.isfinite(r.intensity)]
     xs += [r.peak / r.bandwidth for r in data.roofs
            if math.isfinite(r.peak) and math.isfinite(r.bandwidth)]
     xs = [x for x in xs if x > 0] or [1.0]
-    xlo, xhi = _decade_floor(min(xs)) / 10, _decade_ceil(max(xs)) * 10
+    return _decade_floor(min(xs)) / 10, _decade_ceil(max(xs)) * 10
+
+
+def draw_gables(ax, data: GablesData) -> None:
+    """Scaled rooflines, drop lines and the attainable point on ``ax`` (log-log)."""
+    ev = data.evaluation
+    xlo, xhi = _x_range(data)
     grid = np.geomspace(xlo, xhi, 400)
 
     ys = [r.selected for r in data.roofs]
@@ -120,24 +174,26 @@ def draw_gables(ax, data: GablesData) -> None:
     ys = [y for y in ys if 0 < y < math.inf] or [1.0]
     ylo, yhi = _decade_floor(min(ys)) / 10, _decade_ceil(max(ys)) * 10
 
-    colors = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink",
-              "tab:olive", "tab:cyan"]
+    perf_unit = per(OPS, data.time_unit)
+    rate = f" {perf_unit}" if perf_unit else ""
+    bw = f" {per(BYTES, data.time_unit)}" if perf_unit else ""
     pe_index = 0
+    memory = _memory_roof(data)
     for roof in data.roofs:
         if roof.kind == "pe":
-            color = colors[pe_index % len(colors)]
+            color = style.color(pe_index)
             pe_index += 1
             label = (f"{roof.name}: min({roof.bandwidth:g}·I, {roof.peak:g}) / {roof.f:.3g}"
                      if math.isfinite(roof.bandwidth) else f"{roof.name}: {roof.peak:g} / {roof.f:.3g}")
-            style = "-"
+            linestyle = "-"
             drop = f"I_{roof.name} = {roof.intensity:.4g}"
         else:
-            color = "black" if roof is _memory_roof(data) else "dimgray"
-            label = f"{roof.name}: {roof.bandwidth:g}·I"
-            style = "--" if color == "dimgray" else "-"
-            drop = (f"I_avg = {roof.intensity:.4g}" if color == "black"
+            color = style.BLACK if roof is memory else style.MUTED
+            label = f"{roof.name}: {roof.bandwidth:g}{bw}·I"
+            linestyle = "-" if roof is memory else "--"
+            drop = (f"I_avg = {roof.intensity:.4g}" if roof is memory
                     else f"I_{roof.name} = {roof.intensity:.4g}")
-        ax.plot(grid, roof.bound(grid), style, color=color, linewidth=2,
+        ax.plot(grid, roof.bound(grid), linestyle=linestyle, color=color, linewidth=2,
                 label=f"{label}; drop at {drop}")
         if math.isfinite(roof.intensity) and xlo <= roof.intensity <= xhi:
             top = roof.selected
@@ -146,19 +202,27 @@ def draw_gables(ax, data: GablesData) -> None:
 
     if ev.performance:
         x = _attainable_x(data)
-        ax.plot([x], [ev.performance], marker="*", color="red", markersize=16, zorder=5,
-                linestyle="none", label=f"P_attainable = {ev.performance:.4g}")
-        ax.annotate(f"P_attainable = {ev.performance:.4g}\n(bottleneck: {ev.bottleneck})",
+        if data.system_curve:
+            s, p = np.array(data.system_curve).T
+            ax.plot(s * x, p, color=style.HIGHLIGHT, linewidth=1.5, linestyle="-.",
+                    label=f"system ({ev.aggregate}): every intensity × s, mark at s = 1",
+                    gid="system-curve")
+        ax.plot([x], [ev.performance], marker="*", color=style.HIGHLIGHT, markersize=16,
+                zorder=5, linestyle="none", markeredgecolor="black", markeredgewidth=0.5,
+                label=f"P_attainable = {ev.performance:.4g}{rate}", gid="attainable")
+        ax.annotate(f"P_attainable = {ev.performance:.4g}{rate}\n(bottleneck: {ev.bottleneck})",
                     (x, ev.performance), xytext=(12, -22), textcoords="offset points",
-                    fontsize=9, color="red", arrowprops={"arrowstyle": "->", "color": "red"})
+                    fontsize=style.SMALL + 1, color=style.HIGHLIGHT,
+                    arrowprops={"arrowstyle": "->", "color": style.HIGHLIGHT})
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xlo, xhi)
     ax.set_ylim(ylo, yhi)
-    ax.set_xlabel("operational intensity I (ops per byte)")
-    ax.set_ylabel("attainable performance (ops per time unit)")
+    style.tidy(ax)
+    ax.set_xlabel(style.label("operational intensity I", per(OPS, BYTES)))
+    ax.set_ylabel(style.label("attainable performance", perf_unit or "ops per time unit"))
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(loc="upper left")
 
 
 def _memory_roof(data: GablesData) -> Roof | None:
@@ -179,6 +243,7 @@ def _attainable_x(data: GablesData) -> float:
     return float(np.exp(np.mean(np.log(finite)))) if finite else 1.0
 
 
+@style.styled
 def plot_gables(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
                 params: MappingT[str, Any] | None = None, aggregate: str | None = None,
                 inputs=()) -> Path:
@@ -190,7 +255,7 @@ def plot_gables(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
     draw_gables(ax, data)
     ev = data.evaluation
     ax.set_title(f"Gables: '{ev.application}' on '{ev.architecture}', mapping '{ev.mapping}' "
-                 f"({ev.aggregate})", fontsize=10)
+                 f"({ev.aggregate})")
     return save_figure(fig, path, inputs)
 
 

@@ -14,6 +14,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter
 from mapping.errors import InputError
 from mapping.fitting import Assessment, RowModel
 from mapping.measurements import MeasurementRow
+from mapping.plots import style
 from mapping.plots.figure_io import new_figure, save_figure
 
 
@@ -32,6 +33,7 @@ def _label(v, _pos=None):
     return f"{value:.0f}" if abs(value - round(value)) < 1e-9 else f"{value:.3g}"
 
 
+@style.styled
 def gsla_figure(assessment: Assessment, x: str = "S", y: str = "gamma", *,
                 measured_label: str = "measured", title: str | None = None) -> Figure:
     a = assessment
@@ -76,26 +78,31 @@ def gsla_figure(assessment: Assessment, x: str = "S", y: str = "gamma", *,
     fig = new_figure(12.0, 5.2)
     ax = fig.add_subplot(1, 2, 1, projection="3d")
     LX, LY = np.meshgrid(np.log2(gx), np.log2(gy))
-    ax.plot_wireframe(LX, LY, Z, color="tab:blue", linewidth=0.6, alpha=0.8,
-                      label=f"model ({a.model.arch.name})")
-    ax.scatter(np.log2(mx), np.log2(my), mz, color="tab:red", s=14, depthshade=False,
+    arch = a.model.arch
+    ax.plot_wireframe(LX, LY, Z, color=style.BLUE, linewidth=0.6, alpha=0.8,
+                      label=f"model ({arch.name})")
+    ax.scatter(np.log2(mx), np.log2(my), mz, color=style.HIGHLIGHT, s=14, depthshade=False,
                label=f"{measured_label} (mean of repeats)")
     for axis, values in ((ax.xaxis, mx), (ax.yaxis, my)):
         axis.set_major_locator(FixedLocator(np.unique(np.log2(values))))
         axis.set_major_formatter(FuncFormatter(_label))
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_zlabel(f"{a.model.metric}")
+    ax.zaxis.set_major_formatter(FuncFormatter(lambda v, _pos: style.number(v)))
+    ax.set_xlabel(style.label(x, arch.unit(x)))
+    ax.set_ylabel(style.label(y, arch.unit(y)))
+    # the z tick labels sit left of the axis at this view: the label beyond them
+    ax.set_zlabel(style.label(a.model.metric, arch.unit(a.model.metric)), labelpad=14)
+    ax.tick_params(axis="z", pad=6)
     ax.view_init(elev=22, azim=-130)
-    ax.set_box_aspect(None, zoom=0.88)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.set_box_aspect(None, zoom=0.8)
+    ax.legend(loc="upper left")
 
     r = a.result
     fit = a.fit
     heading = title or (f"{a.model.arch.name}: fitted {', '.join(fit.values)}" if fit
                         else f"{a.model.arch.name}: model as written")
     tau = "n/a" if not math.isfinite(r.tau) else f"{r.tau:.3f}"
-    ax.set_title(f"{heading}\nKendall tau-b = {tau} ({r.rows_described()})", fontsize=9)
+    ax.set_title(f"{heading}\nKendall tau-b = {tau} ({r.rows_described()})",
+                 fontsize=style.FONT)
 
     # Error of the model against the mean measurement of each configuration.
     hx, hy = np.unique(mx), np.unique(my)
@@ -105,19 +112,22 @@ def gsla_figure(assessment: Assessment, x: str = "S", y: str = "gamma", *,
             err[np.searchsorted(hy, Y), np.searchsorted(hx, X)] = (pred - meas) / meas * 100
     ax2 = fig.add_subplot(1, 2, 2)
     limit = max(float(np.nanmax(np.abs(err))) if np.any(np.isfinite(err)) else 1.0, 1e-9)
-    im = ax2.imshow(err, origin="lower", cmap="RdBu_r", vmin=-limit, vmax=limit,
+    im = ax2.imshow(err, origin="lower", cmap=style.DIVERGING, vmin=-limit, vmax=limit,
                     aspect="auto")
     ax2.set_xticks(range(len(hx)), [_label(v) for v in np.log2(hx)])
     ax2.set_yticks(range(len(hy)), [_label(v) for v in np.log2(hy)])
-    ax2.set_xlabel(x)
-    ax2.set_ylabel(y)
+    ax2.set_xlabel(style.label(x, arch.unit(x)))
+    ax2.set_ylabel(style.label(y, arch.unit(y)))
     if len(hx) * len(hy) <= 100:
         for i in range(len(hy)):
             for j in range(len(hx)):
                 if np.isfinite(err[i, j]):
-                    ax2.text(j, i, f"{err[i, j]:+.0f}", ha="center", va="center", fontsize=7)
+                    ax2.text(j, i, f"{err[i, j]:+.0f}", ha="center", va="center",
+                             fontsize=style.SMALL - 1, gid="cell",
+                             color=style.text_color(im.cmap(im.norm(err[i, j]))))
     fig.colorbar(im, ax=ax2, label="model error against the mean measurement (%)")
-    ax2.set_title("(predicted - measured) / measured, per configuration", fontsize=9)
+    ax2.set_title("(predicted - measured) / measured, per configuration",
+                  fontsize=style.FONT)
     return fig
 
 
@@ -125,6 +135,7 @@ def _num(v):
     return int(v) if float(v).is_integer() else float(v)
 
 
+@style.styled
 def plot_gsla(assessment: Assessment, path, *, inputs=(), **kwargs):
     """Draw :func:`gsla_figure` to ``path`` (.png, .svg, .pdf)."""
     return save_figure(gsla_figure(assessment, **kwargs), path, inputs)

@@ -1,5 +1,6 @@
 """The load of a mapping: one bar per element (its value of the metric, CNs scaled by
-lambda as the aggregation sees them), the bottleneck highlighted."""
+lambda as the aggregation sees them), the bottleneck highlighted, the actors mapped on
+each PE named under its bar."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,13 +12,37 @@ from mapping.aggregation import aggregator
 from mapping.evaluation import Evaluation, evaluate
 from mapping.metrics import system_metrics
 from dsl.mappings import Mapping
+from mapping.plots import style
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 
-PE_COLOR, CN_COLOR, BOTTLENECK_COLOR = "tab:blue", "tab:gray", "tab:red"
+PE_COLOR, CN_COLOR, BOTTLENECK_COLOR = style.BLUE, style.MUTED, style.HIGHLIGHT
+#: actors named per line under a PE, and lines at most (then "+N more")
+ACTORS_PER_LINE, ACTOR_LINES = 3, 3
 
 
-def draw_mapping_load(ax, ev: Evaluation, logy: bool = False) -> None:
-    """Bars of ``ev``'s element values on ``ax``."""
+def actors_on(mapping: Mapping) -> dict[str, list[str]]:
+    """PE -> the actors ``mapping`` places on it, in the mapping's order."""
+    out: dict[str, list[str]] = {}
+    for actor, pe in mapping.assignment.items():
+        out.setdefault(pe, []).append(actor)
+    return out
+
+
+def tick_label(name: str, actors=()) -> str:
+    """An element's name over the actors it runs (three a line, at most three lines)."""
+    actors = list(actors)
+    shown = actors[:ACTORS_PER_LINE * ACTOR_LINES]
+    if len(actors) > len(shown):
+        shown = shown[:-1] + [f"+{len(actors) - len(shown) + 1} more"]
+    lines = [", ".join(shown[i:i + ACTORS_PER_LINE])
+             for i in range(0, len(shown), ACTORS_PER_LINE)]
+    return "\n".join([name] + lines)
+
+
+def draw_mapping_load(ax, ev: Evaluation, logy: bool = False, unit: str | None = None,
+                      actors: MappingT[str, list[str]] | None = None) -> None:
+    """Bars of ``ev``'s element values on ``ax`` (``unit``: the metric's; ``actors``: PE ->
+    the actors on it, named under its bar)."""
     names = [e.name for e in ev.elements]
     heights = [e.value * (ev.lambda_ if e.kind == "cn" else 1.0) for e in ev.elements]
     colors, hatches = [], []
@@ -30,17 +55,21 @@ def draw_mapping_load(ax, ev: Evaluation, logy: bool = False) -> None:
     bars = ax.bar(range(len(names)), heights, color=colors, edgecolor="black", linewidth=0.6)
     for bar, hatch in zip(bars, hatches):
         bar.set_hatch(hatch)
-    ax.bar_label(bars, labels=[f"{h:.3g}" for h in heights], fontsize=8, padding=2)
-    ax.set_xticks(range(len(names)), names, rotation=30 if len(names) > 6 else 0,
-                  ha="right" if len(names) > 6 else "center")
-    unit = ev.metric + (" (CNs × lambda)" if ev.lambda_ != 1 else "")
-    ax.set_ylabel(unit)
-    ax.set_xlabel("element")
+    ax.bar_label(bars, labels=[style.number(h, 2) for h in heights], fontsize=style.SMALL,
+                 padding=2)
+    actors = actors or {}
+    ax.set_xticks(range(len(names)), [tick_label(n, actors.get(n, ())) for n in names],
+                  rotation=30 if len(names) > 6 else 0,
+                  ha="right" if len(names) > 6 else "center", fontsize=style.SMALL)
+    what = ev.metric + (" (CNs × lambda)" if ev.lambda_ != 1 else "")
+    ax.set_ylabel(style.label(what, unit))
+    ax.set_xlabel("element (the actors mapped on it)" if actors else "element")
     if logy:
         ax.set_yscale("log")
     if ev.aggregate in ("max", "exclusive") or ev.value <= 1.5 * max(heights + [0.0]):
         ax.axhline(ev.value, color=BOTTLENECK_COLOR, linestyle="--", linewidth=1,
-                   label=f"system {ev.metric} ({ev.aggregate}) = {ev.value:.4g}")
+                   label=f"system {ev.metric} ({ev.aggregate}) = {ev.value:.4g}"
+                   + (f" {unit}" if unit else ""))
     handles = [
         _patch(PE_COLOR, "PE"), _patch(CN_COLOR, "CN"),
         _patch(BOTTLENECK_COLOR, f"bottleneck: {ev.bottleneck}" if ev.bottleneck else "bottleneck"),
@@ -48,9 +77,10 @@ def draw_mapping_load(ax, ev: Evaluation, logy: bool = False) -> None:
     if ev.unmodelled:
         handles.append(_patch("white", "unmodelled", hatch="//"))
     line = ax.get_legend_handles_labels()
-    ax.legend(handles=handles + line[0], fontsize=8, loc="best")
+    ax.legend(handles=handles + line[0], loc="best")
     if not logy:
         ax.set_ylim(0, max(heights + [ev.value, 0.0]) * 1.45 or 1.0)
+    style.tick_format(ax.yaxis)
     ax.grid(True, axis="y", alpha=0.3)
 
 
@@ -59,6 +89,7 @@ def _patch(color, label, hatch=None):
     return Patch(facecolor=color, edgecolor="black", hatch=hatch, label=label)
 
 
+@style.styled
 def plot_mapping_load(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
                       metric: str = "time", aggregate: str | None = None,
                       params: MappingT[str, Any] | None = None, logy: bool = False,
@@ -77,14 +108,19 @@ def plot_mapping_load(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
     terms = [evaluate(app, arch, mapping, m, agg, params) for m, agg in system.terms] \
         if system is not None else [ev]
     fig = new_figure(max(6.0, 0.7 * len(ev.elements) + 2.5), 4.5 * len(terms))
+    on = actors_on(mapping)
     for i, term in enumerate(terms):
         ax = fig.add_subplot(len(terms), 1, i + 1)
-        draw_mapping_load(ax, term, logy)
+        unit = arch.unit(term.metric)
+        draw_mapping_load(ax, term, logy, unit, on)
         if system is not None:
-            ax.set_title(f"{term.metric}[{term.aggregate}] = {term.value:.4g}", fontsize=9)
+            ax.set_title(f"{term.metric}[{term.aggregate}] = {term.value:.4g}"
+                         + (f" {unit}" if unit else ""), fontsize=style.FONT)
     what = f"{ev.metric} = {system.expr}" if system is not None else ev.metric
+    unit = arch.unit(ev.metric)
     fig.suptitle(f"{what} of mapping '{ev.mapping}' of '{ev.application}' on "
-                 f"'{ev.architecture}': {ev.value:.4g} ({ev.aggregate})", fontsize=10)
+                 f"'{ev.architecture}': {ev.value:.4g}{' ' + unit if unit else ''} "
+                 f"({ev.aggregate})")
     return save_figure(fig, path, inputs)
 
 

@@ -8,13 +8,14 @@ import heapq
 import math
 from pathlib import Path
 
+from mapping.plots import style
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 
 #: a row with more firings than this is left unlabelled
 MAX_LABELS = 60
 #: lanes of one row drawn with edges; a row with more is drawn as one band, summarised
 MAX_LANES = 8
-PERIOD_COLOR, MAKESPAN_COLOR = "tab:red", "black"
+PERIOD_COLOR, MAKESPAN_COLOR = style.HIGHLIGHT, style.BLACK
 
 
 def lanes(slots: list[dict]) -> list[int]:
@@ -34,16 +35,21 @@ def lanes(slots: list[dict]) -> list[int]:
 
 
 def actor_colors(actors) -> dict[str, str]:
-    """One colour per actor, in declaration order (tab10, then tab20)."""
+    """One colour per actor, in declaration order: the palette's seven light enough for
+    black labels (not black), then tab20 for more actors."""
     from matplotlib import colormaps
-    cmap = colormaps["tab10" if len(actors) <= 10 else "tab20"]
+    light = [c for c in style.PALETTE if c != style.BLACK]
+    if len(actors) <= len(light):
+        return {a: light[i] for i, a in enumerate(actors)}
+    cmap = colormaps["tab20"]
     return {a: cmap(i % cmap.N) for i, a in enumerate(actors)}
 
 
-def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
+def draw_schedule(ax, document: dict, rows, actors, cns=(), time_unit: str | None = None
+                  ) -> None:
     """The Gantt chart of ``document`` (``mapeval analyse --json``) on ``ax``: ``rows``
     top to bottom, bars coloured by actor (``actors`` in legend order), the rows in
-    ``cns`` hatched (transfers)."""
+    ``cns`` hatched (transfers); ``time_unit`` on the time axis."""
     from matplotlib.patches import Patch
     schedule = document.get("schedule") or {}
     mapped = document.get("architecture") is not None
@@ -70,7 +76,8 @@ def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
             if label:
                 text = ax.text(slot["start"] + width / 2, bottom + height / 2,
                                slot["firing"], ha="center", va="center", fontsize=size,
-                               clip_on=True)
+                               clip_on=True,
+                               color=style.text_color(colors.get(actor, "lightgray")))
                 labels.append((text, slot["start"], slot["end"],
                                _shorter(slot["firing"], size)))
         for (lane, actor), xranges in bars.items():
@@ -86,7 +93,7 @@ def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
                     bbox=dict(facecolor="white", alpha=0.8, linewidth=0), clip_on=True)
     ax.set_yticks(range(len(rows)), rows)
     ax.set_ylim(len(rows) - 0.4, -1.0)      # first row on top, room for the period bracket
-    ax.set_xlabel("time")
+    ax.set_xlabel(style.label("time", time_unit))
     ax.set_ylabel("PE / CN" if mapped else "actor")
     ax.grid(True, axis="x", alpha=0.3)
     handles = [Patch(facecolor=colors[a], edgecolor="black", label=a) for a in actors]
@@ -98,6 +105,7 @@ def draw_schedule(ax, document: dict, rows, actors, cns=()) -> None:
               loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     period = _number(document.get("period")) or 0
     ax.set_xlim(0, max(span, period if math.isfinite(period) else 0) * 1.04)
+    style.tick_format(ax.xaxis)
     _fit_labels(ax, labels)
 
 
@@ -167,7 +175,9 @@ def _mark_period(ax, document: dict, ends: list[float]) -> None:
                    label=f"first start + period ({t0 + period:.4g})")
 
 
-def plot_schedule(document: dict, path, rows, actors, cns=(), inputs=()) -> Path:
+@style.styled
+def plot_schedule(document: dict, path, rows, actors, cns=(), inputs=(),
+                  time_unit: str | None = None) -> Path:
     """Write the Gantt chart of ``document`` (a ``mapeval analyse --json`` document) to
     ``path`` (PNG, SVG or PDF by extension): ``rows`` top to bottom (the PEs and CNs of
     a mapping, else the actors), one colour per actor of ``actors``, ``cns`` hatched."""
@@ -177,7 +187,7 @@ def plot_schedule(document: dict, path, rows, actors, cns=(), inputs=()) -> Path
         raise InputError("plot schedule: the analysis has no schedule to draw")
     fig = new_figure(10.0, 1.6 + 0.45 * max(len(rows), 2))
     ax = fig.add_subplot(1, 1, 1)
-    draw_schedule(ax, document, rows, actors, cns)
+    draw_schedule(ax, document, rows, actors, cns, time_unit)
     if document.get("architecture") is not None:
         title = (f"schedule of mapping '{document['mapping']}' of '{document['application']}'"
                  f" on '{document['architecture']}'")
@@ -188,7 +198,7 @@ def plot_schedule(document: dict, path, rows, actors, cns=(), inputs=()) -> Path
     throughput = _number(document.get("throughput"))
     figures = [f"period {period:.4g}" if period is not None else None,
                f"throughput {throughput:.4g}" if throughput is not None else None]
-    ax.set_title(title + "\n" + ", ".join(f for f in figures if f), fontsize=10)
+    ax.set_title(title + "\n" + ", ".join(f for f in figures if f))
     return save_figure(fig, path, inputs)
 
 
@@ -204,11 +214,11 @@ def plot_mapping_schedule(app, arch, mapping, path, params=None, inputs=()) -> P
                 **mapped_analysis(problem, mapping).to_dict()}
     cns = tuple(problem.arch.cns)
     return plot_schedule(document, path, tuple(problem.arch.pes) + cns, tuple(app.actors),
-                         cns, inputs)
+                         cns, inputs, problem.arch.unit("time"))
 
 
-def plot_from_inputs(path, *, inputs=(), analysed) -> Path:
+def plot_from_inputs(path, *, inputs=(), analysed, time_unit=None) -> Path:
     """``mapeval plot schedule`` (see :mod:`mapping.plots`): ``analysed`` is what
     ``mapeval analyse`` computes (its ``to_dict()``, ``rows``, ``actors``, ``cns``)."""
     return plot_schedule(analysed.to_dict(), path, analysed.rows, analysed.actors,
-                         analysed.cns, inputs)
+                         analysed.cns, inputs, time_unit)
