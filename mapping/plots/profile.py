@@ -18,11 +18,12 @@ import numpy as np
 
 from moc.breakdown import Breakdown
 from mapping.errors import InputError
+from mapping.plots import style
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 
-PARTS = (("computation", "tab:orange", "instructions"),
-         ("local communication", "tab:blue", "bytes within the function"),
-         ("global communication", "tab:gray", "bytes read from other functions"))
+PARTS = (("computation", style.ORANGE, "instructions"),
+         ("local communication", style.BLUE, "bytes within the function"),
+         ("global communication", style.MUTED, "bytes read from other functions"))
 
 
 def run_fractions(b: Breakdown, byte_cost: float = 1.0) -> tuple[float, float, float]:
@@ -35,6 +36,7 @@ def run_fractions(b: Breakdown, byte_cost: float = 1.0) -> tuple[float, float, f
     return tuple(p / total for p in parts)
 
 
+@style.styled
 def plot_breakdown(runs: Sequence[Breakdown], path, byte_cost: float = 1.0,
                    inputs=()) -> Path:
     """Write the per-run and per-function breakdowns of ``runs`` (module docstring)."""
@@ -52,13 +54,13 @@ def plot_breakdown(runs: Sequence[Breakdown], path, byte_cost: float = 1.0,
                  edgecolor="white")
         for x, (f, y0) in enumerate(zip(fractions[:, k], bottom)):
             if f >= 0.04:
-                left.text(x, y0 + f / 2, f"{f:.0%}", ha="center", va="center", fontsize=8,
-                          color="white")
+                left.text(x, y0 + f / 2, f"{f:.0%}", ha="center", va="center",
+                          fontsize=style.SMALL, color=style.text_color(color))
         bottom += fractions[:, k]
     left.set_ylim(0, 1)
     left.set_ylabel("fraction of the run" + (f" (1 byte = {byte_cost:g} instructions)"
                                              if byte_cost != 1 else " (1 byte = 1 instruction)"))
-    left.set_title("per run (Fig. 3)", fontsize=10)
+    left.set_title("per run (Fig. 3)")
     left.tick_params(axis="x", rotation=30)
 
     labels, y = [], 0.0
@@ -74,16 +76,17 @@ def plot_breakdown(runs: Sequence[Breakdown], path, byte_cost: float = 1.0,
             labels.append(f"{f.name}" + (f" [{b.name}]" if len(runs) > 1 else ""))
             y += 1.0
         y += 0.6
-    right.set_yticks(ticks, labels, fontsize=8)
+    right.set_yticks(ticks, labels, fontsize=style.SMALL)
     right.invert_yaxis()
     right.set_xscale("log")
     right.set_xlabel("instructions (computation) or bytes (communication), log scale")
-    right.set_title("per function (Fig. 4), by computation", fontsize=10)
+    style.tick_format(right.xaxis)
+    right.set_title("per function (Fig. 4), by computation")
     handles, _ = left.get_legend_handles_labels()
-    right.legend(handles, [f"{label}: {unit}" for label, _, unit in PARTS], fontsize=8,
-                 loc="lower right")
+    fig.legend(handles, [f"{label}: {unit}" for label, _, unit in PARTS],
+               loc="outside lower center", ncols=3)
     right.grid(True, axis="x", which="major", alpha=0.3)
-    fig.suptitle("Computation and communication", fontsize=11)
+    fig.suptitle("Computation and communication")
     return save_figure(fig, path, inputs)
 
 
@@ -98,6 +101,7 @@ def transfer_matrix(b: Breakdown) -> tuple[list[str], np.ndarray]:
     return order, M
 
 
+@style.styled
 def plot_heatmap(b: Breakdown, path, inputs=()) -> Path:
     """Write the producer-consumer heat map of run ``b`` (Fig. 9)."""
     from matplotlib.colors import LogNorm
@@ -110,24 +114,24 @@ def plot_heatmap(b: Breakdown, path, inputs=()) -> Path:
     ax = fig.add_subplot()
     shown = np.ma.masked_where(M <= 0, M)
     if shown.count():
-        image = ax.imshow(shown, cmap="viridis", norm=LogNorm(vmin=M[M > 0].min(),
-                                                              vmax=M.max()))
-        fig.colorbar(image, ax=ax, label="bytes (log scale)")
+        image = ax.imshow(shown, cmap=style.SEQUENTIAL, norm=LogNorm(vmin=M[M > 0].min(),
+                                                                     vmax=M.max()))
+        bar = fig.colorbar(image, ax=ax, label=style.label("transferred", "B, log scale"))
+        style.tick_format(bar.ax.yaxis)
     else:
         ax.imshow(np.zeros_like(M), cmap="Greys", vmin=0, vmax=1)
     for i in range(n):
         for j in range(n):
             if M[i, j] > 0:
-                ax.text(j, i, f"{M[i, j]:.3g}", ha="center", va="center", fontsize=7,
-                        color="white" if M[i, j] < math.sqrt(M.max() * M[M > 0].min())
-                        else "black")
-    ax.set_xticks(range(n), order, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(n), [f"{name} ({ops[name]:.3g} instr.)" for name in order],
-                  fontsize=8)
+                ax.text(j, i, style.number(M[i, j]), ha="center", va="center",
+                        fontsize=style.SMALL, color=style.text_color(image.to_rgba(M[i, j])))
+    ax.set_xticks(range(n), order, rotation=45, ha="right", fontsize=style.SMALL)
+    ax.set_yticks(range(n), [f"{name} ({style.number(ops[name])} instr.)" for name in order],
+                  fontsize=style.SMALL)
     ax.set_xlabel("consumer (reads the bytes)")
     ax.set_ylabel("producer (wrote them), by computation")
     ax.set_title(f"'{b.name}': bytes from producer to consumer (Fig. 9); "
-                 "diagonal = local", fontsize=10)
+                 "diagonal = local")
     return save_figure(fig, path, inputs)
 
 

@@ -10,9 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from moa.roofline_analysis import RooflineAnalysis
+from mapping.plots import style
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 
-BOUND_COLORS = {"compute": "tab:red", "memory": "tab:blue"}
+BOUND_COLORS = {"compute": style.HIGHLIGHT, "memory": style.BLUE}
+#: the memory levels, fastest first: dark to light (one hue, as the roofs are ordered)
+LEVEL_SHADES = ("#08306b", "#2171b5", "#4292c6", "#6baed6", "#9ecae1", "#c6dbef")
 
 
 def _decades(values, pad):
@@ -42,26 +45,25 @@ def draw_roofline(ax, analysis: RooflineAnalysis) -> None:
     ax.set_xlim(xlo, xhi)
     ax.set_ylim(ylo, yhi)
     grid = np.geomspace(xlo, xhi, 400)
-    shades = ["#08306b", "#2171b5", "#4292c6", "#6baed6", "#9ecae1", "#c6dbef"]
     for i, ((level, bw), (_, ridge)) in enumerate(zip(analysis.levels, analysis.ridges)):
-        color = shades[i % len(shades)]
+        color = LEVEL_SHADES[i % len(LEVEL_SHADES)]
         ax.plot(grid[grid <= ridge], bw * grid[grid <= ridge], color=color, linewidth=1.8,
                 label=f"{level}: {bw:g} GB/s, ridge at {ridge:.3g} FLOP/B")
         ax.plot([ridge], [peak], "D", color=color, markersize=5)
         x0 = xlo * 2
         text = ax.annotate(f"{level}", (x0, bw * x0), xytext=(0, 3),
-                           textcoords="offset points", fontsize=8, color=color,
+                           textcoords="offset points", fontsize=style.SMALL, color=color,
                            rotation_mode="anchor")
         text.set_gid("level-label")
     first_ridge = min(r for _, r in analysis.ridges)
     for label, value in analysis.ceilings:
         start = first_ridge * value / peak
         top = value == peak
-        ax.plot([start, xhi], [value, value], color="black" if top else "dimgray",
+        ax.plot([start, xhi], [value, value], color=style.BLACK if top else style.MUTED,
                 linestyle="-" if top else "--", linewidth=1.8 if top else 1.4,
                 label=f"{label}: {value:g} GFLOP/s")
         ax.annotate(f"{value:g} GFLOP/s", (xhi, value), xytext=(-4, 4),
-                    textcoords="offset points", ha="right", fontsize=8)
+                    textcoords="offset points", ha="right", fontsize=style.SMALL)
     for bound, color in BOUND_COLORS.items():
         points = [k for k in analysis.kernels if k.bound == bound]
         if not points:
@@ -76,24 +78,26 @@ def draw_roofline(ax, analysis: RooflineAnalysis) -> None:
             if k.fraction is not None:
                 note += f", {k.fraction:.0%} of roof"
             ax.annotate(note, (x, y), xytext=(5, -10), textcoords="offset points",
-                        fontsize=7, color=color)
+                        fontsize=style.SMALL, color=color)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xlo, xhi)
     ax.set_ylim(ylo, yhi)
-    ax.set_xlabel("operational intensity (FLOP/byte)")
-    ax.set_ylabel("performance (GFLOP/s)")
+    ax.set_xlabel(style.label("operational intensity", "FLOP/B"))
+    ax.set_ylabel(style.label("performance", "GFLOP/s"))
+    style.tidy(ax)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=style.SMALL, loc="upper left")
 
 
+@style.styled
 def plot_roofline(analysis: RooflineAnalysis, path, inputs=()) -> Path:
     """Write the hierarchical roofline of ``analysis`` to ``path`` (PNG, SVG or PDF)."""
     plot_format(path)
     fig = new_figure(7.5, 5.2)
     ax = fig.add_subplot()
     draw_roofline(ax, analysis)
-    ax.set_title(f"Empirical roofline of '{analysis.name}'", fontsize=10)
+    ax.set_title(f"Empirical roofline of '{analysis.name}'")
     fig.draw_without_rendering()             # the final layout, then the labels' slope
     for text in ax.texts:
         if text.get_gid() == "level-label":
