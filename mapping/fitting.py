@@ -321,8 +321,12 @@ class RowModel:
 
     def __init__(self, arch: Architecture, rows: Sequence[MeasurementRow],
                  metric: str = "time", aggregate: str | None = None, app=None,
-                 params: MappingT[str, Any] | None = None, source: str | None = None):
+                 params: MappingT[str, Any] | None = None, source: str | None = None,
+                 element: str | None = None):
         self.arch, self.rows, self.metric, self.app = arch, list(rows), metric, app
+        #: predict only this element's part of the system value (its own tokens, every
+        #: other element idle): the per-element fit of the GSLA paper
+        self.element = element
         self.aggregate = aggregate or arch.aggregate
         self._requested = aggregate         # None: each metric's own (a system metric's terms)
         self.params = dict(params or {})     # command-line overrides under the rows' own
@@ -414,11 +418,17 @@ class RowModel:
                     got = element_tokens(b, row.activity)
             except (ValueError, KeyError) as exc:
                 raise self._error(i, str(exc)) from None
+            if self.element is not None:
+                got = {name: (tokens if name == self.element else [])
+                       for name, tokens in got.items()}
             self._placed[key] = got
         return got
 
     def _evaluate(self, i: int, bound) -> float:
         row = self.rows[i]
+        if self.element is not None:
+            arch = bound if isinstance(bound, Architecture) else bound.arch
+            return combine(arch, self.placed(i), self.metric, self._requested)
         if row.activity is not None:
             return evaluate_activity(bound, row.activity, self.metric, self._requested)
         return evaluate(bound.app, bound.arch, row.mapping, metric=self.metric,
@@ -483,6 +493,8 @@ class RowModel:
         """Parameter sets with many distinct mappings (without fixed routes) through the
         batch evaluator, into ``memo``; a failure leaves them to :meth:`value`."""
         groups: dict[tuple, dict[tuple, int]] = {}
+        if self.element is not None:
+            return                           # one element's part: the reference path
         for i in indices:
             row = self.rows[i]
             if row.activity is None and not row.mapping.routes:
@@ -878,6 +890,8 @@ class Assessment:
     predicted: np.ndarray
     measured: np.ndarray
     model: RowModel
+    #: the per-element fits (:func:`assess_elements`), empty otherwise
+    elements: tuple["ElementFit", ...] = ()
 
     @property
     def test(self) -> np.ndarray:
@@ -929,3 +943,146 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     result = fidelity(predicted[on], measured[on], n=len(rows), n_train=len(train),
                       fitted=fit.values)
     return Assessment(result, fit, predicted, measured, final)
+
+
+# --------------------------------------------------------------------------- per element
+
+#: the column of an element given as ``ELEMENT=-``: the measured total minus the other
+#: elements' columns (GSLA: t_c = t_w - t_1 - t_k)
+REST = "-"
+
+
+@dataclass(frozen=True)
+class ElementFit:
+    """One element fitted on its own column: the ``column`` (``-``: the rest), its
+    parameters' ``fit`` and the ``result`` of its own values against that column on the
+    test rows (the training rows with ``--test-fraction 0``)."""
+
+    element: str
+    column: str
+    fit: FitResult | None
+    result: FidelityResult
+
+    def to_dict(self) -> dict:
+        return {"element": self.element, "column": self.column,
+                **(self.fit.to_dict() if self.fit else {"fitted": {}}),
+                "fidelity": self.result.to_dict()}
+
+
+def parse_element_columns(text: str | Sequence[str]) -> dict[str, str]:
+    """``host=t1,gpu=tk,pcie=-`` → ``{element: column}`` (``-``: :data:`REST`)."""
+    items = text.split(",") if isinstance(text, str) else [i for t in text for i in t.split(",")]
+    out: dict[str, str] = {}
+    for item in (i.strip() for i in items):
+        if not item:
+            continue
+        element, eq, column = (part.strip() for part in item.partition("="))
+        if not eq or not element or not column:
+            raise InputError(f"--measured-element '{item}': expected ELEMENT=COLUMN "
+                             f"(or ELEMENT={REST} for the measured total minus the others)")
+        if element in out:
+            raise InputError(f"--measured-element: element '{element}' is given twice")
+        out[element] = column
+    if not out:
+        raise InputError("--measured-element: no ELEMENT=COLUMN given")
+    if list(out.values()).count(REST) > 1:
+        raise InputError(f"--measured-element: only one element can take the rest ({REST})")
+    return out
+
+
+def _element_measured(rows: Sequence[MeasurementRow], columns: MappingT[str, str]
+                      ) -> dict[str, np.ndarray]:
+    """Each element's measured values, read from its column of every row (the rest:
+    the measured total minus the other columns)."""
+    from mapping.measurements import parse_cell_number
+
+    out = {}
+    for element, column in columns.items():
+        if column == REST:
+            continue
+        values = []
+        for row in rows:
+            if column not in row.cells:
+                raise row.error(f"no column '{column}' (--measured-element {element}="
+                                f"{column}; columns: {', '.join(row.cells)})")
+            value = parse_cell_number(row.cells[column])
+            if value is None:
+                raise row.error(f"expected a number for element '{element}', got "
+                                f"'{row.cells[column]}'", column)
+            values.append(float(value))
+        out[element] = np.array(values)
+    for element, column in columns.items():
+        if column == REST:
+            total = np.array([r.measured for r in rows], dtype=float)
+            out[element] = total - sum(out.values(), np.zeros(len(rows)))
+    return {e: out[e] for e in columns}
+
+
+def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
+                    columns: MappingT[str, str], *, app=None, metric: str = "time",
+                    aggregate: str | None = None,
+                    free: Sequence[str] | str | None = None, test_fraction: float = 0.2,
+                    seed: int = 0, params: MappingT[str, Any] | None = None,
+                    source: str | None = None, starts: int = STARTS) -> Assessment:
+    """The GSLA paper's procedure: each element of ``columns`` (element → measured
+    column) fitted on its own column -- its prediction being its own part of the
+    system value, the evaluator's per-element value (:class:`RowModel` with
+    ``element``) -- on one seeded train split; then the whole model, with every fitted
+    value, compared with the measured total on the test rows.  Every free parameter
+    must belong to the elements of one column."""
+    free_params = parse_free(arch, free, app) if free else []
+    for element in columns:
+        if element not in arch.elements:
+            raise InputError(f"--measured-element: '{element}' is not an element of "
+                             f"'{arch.name}' (elements: {', '.join(arch.elements)})")
+    owner: dict[str, list[FreeParameter]] = {e: [] for e in columns}
+    for fp in free_params:
+        holders = {e for e in fp.elements if e in columns}
+        if fp.level == "param" or len(holders) != 1 or set(fp.elements) - holders:
+            raise InputError(f"free parameter '{fp.spec}' does not belong to exactly one "
+                             "element of --measured-element: a per-element fit fits each "
+                             "element's own parameters on its own column")
+        owner[holders.pop()].append(fp)
+    measured_by = _element_measured(rows, columns)
+    train, test = split_rows(len(rows), test_fraction, seed)
+    on = scored_rows(train, test)
+    per, fits = [], []
+    for element, column in columns.items():
+        y = measured_by[element]
+        own = [replace(r, measured=float(v)) for r, v in zip(rows, y)]
+        model = RowModel(arch, own, metric, aggregate, app, params, source, element=element)
+        if owner[element]:
+            check_free(model.bound_arch(0), owner[element], model.metric)
+            fit = replace(fit_parameters(model, owner[element], train, starts, seed),
+                          test=tuple(int(i) for i in test))
+            predicted = predict_fitted(model, fit)
+            fits.append(fit)
+        else:
+            fit, predicted = None, model.predict()
+        per.append(ElementFit(element, column, fit, fidelity(
+            predicted[on], y[on], n=len(rows), n_train=len(train) if fit else 0,
+            fitted=fit.values if fit else None)))
+    merged = _merged_fit(arch, fits, train, test) if fits else None
+    final = RowModel(merged.architecture if merged else arch, rows, metric, aggregate, app,
+                     params, source)
+    predicted = final.predict()
+    measured = np.array([r.measured for r in rows], dtype=float)
+    result = fidelity(predicted[on], measured[on], n=len(rows),
+                      n_train=len(train) if merged else 0,
+                      fitted=merged.values if merged else None)
+    return Assessment(result, merged, predicted, measured, final, tuple(per))
+
+
+def _merged_fit(arch: Architecture, fits: Sequence[FitResult], train, test) -> FitResult:
+    """The per-element fits as one: every value, the architecture holding them all."""
+    free = tuple(fp for f in fits for fp in f.free)
+    theta = [f.values[fp.spec] for f in fits for fp in f.free]
+    methods = sorted({f.method for f in fits})
+    return FitResult(free, {fp.spec: float(v) for fp, v in zip(free, theta)},
+                     "per element: " + ", ".join(methods), fitted_architecture(arch, free, theta),
+                     tuple(int(i) for i in train), tuple(int(i) for i in test),
+                     sum(f.rank for f in fits),
+                     tuple(g for f in fits for g in f.indistinguishable),
+                     tuple(w for f in fits for w in f.warnings),
+                     float(math.sqrt(sum(f.residual_norm ** 2 for f in fits))),
+                     sum(f.starts for f in fits), 0)

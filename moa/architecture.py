@@ -19,7 +19,7 @@ import networkx as nx
 
 from moa.cost_models import CostModel, make_model, model_class
 from moa.errors import ArchitectureError, CostModelError
-from moa.routing import route_to_cn, shortest_cn_path
+from moa.routing import ROUTE_COST, route_to_cn, shortest_cn_path
 from moa.units import default_unit
 
 AGGREGATES = ("sum", "max", "exclusive", "schedule")
@@ -457,7 +457,10 @@ class Architecture:
         found on (cached).  :meth:`to_networkx` has the elements' data too."""
         if self._graph is None:
             g = nx.Graph(name=self.name)
-            g.add_nodes_from((e.name, {"kind": e.kind}) for e in self.elements.values())
+            # the route preference is the one attribute routing reads (moa.routing)
+            g.add_nodes_from((e.name, {"kind": e.kind, **({ROUTE_COST: e.attrs[ROUTE_COST]}
+                                                          if ROUTE_COST in e.attrs else {})})
+                             for e in self.elements.values())
             g.add_edges_from(self.links)
             self._graph = g
         return self._graph

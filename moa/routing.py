@@ -1,4 +1,11 @@
-"""Routes between PEs through communication nodes."""
+"""Routes between PEs through communication nodes.
+
+The one rule (:func:`shortest_cn_path`): fewest hops, never through another PE; among
+the fewest-hop routes the one whose CNs' ``route_cost`` sum is smallest (a CN attribute
+the user sets to prefer a route: ``cn bus [..., route_cost = 1]`` sends traffic that
+has an equally short alternative around the bus; default 0), and only then the one
+whose CN names come first, so that a preferred route does not depend on what the
+elements are called."""
 from __future__ import annotations
 
 from collections import deque
@@ -7,15 +14,25 @@ import networkx as nx
 
 from moa.errors import NoRouteError
 
+#: the node attribute holding a CN's route cost (``cn bus [route_cost = 1]``)
+ROUTE_COST = "route_cost"
+
+
+def cn_route_cost(graph: nx.Graph, cn: str) -> float:
+    """What a route pays for crossing CN ``cn``: its ``route_cost`` node attribute, 0
+    when unset."""
+    return float(graph.nodes[cn].get(ROUTE_COST, 0.0))
+
 
 def shortest_cn_path(graph: nx.Graph, src: str, dst: str) -> tuple[str, ...]:
-    """The CNs of a fewest-hop path from PE ``src`` to PE ``dst`` whose intermediate
-    nodes are all CNs (node attribute ``kind == "cn"``).  Among shortest paths, the one
-    whose sequence of CN names is lexicographically smallest is chosen, so routes do not
-    depend on declaration order.  ``src == dst`` gives the empty route."""
+    """The CNs of the preferred fewest-hop path from PE ``src`` to PE ``dst`` whose
+    intermediate nodes are all CNs (node attribute ``kind == "cn"``): the smallest
+    ``(Σ route_cost, CN names)`` among the fewest-hop paths (module docstring).
+    ``src == dst`` gives the empty route."""
     if src == dst:
         return ()
     distance = {dst: 0}
+    order = []
     queue = deque([dst])
     while queue:
         node = queue.popleft()
@@ -24,15 +41,25 @@ def shortest_cn_path(graph: nx.Graph, src: str, dst: str) -> tuple[str, ...]:
                 distance[nb] = distance[node] + 1
                 if nb != src:
                     queue.append(nb)
+                    order.append(nb)
     if src not in distance:
         raise NoRouteError(f"no route from PE '{src}' to PE '{dst}' through communication nodes")
-    path, node = [], src
-    while True:
-        node = min(nb for nb in graph.neighbors(node) if distance.get(nb) == distance[node] - 1
-                   and (nb == dst or graph.nodes[nb]["kind"] == "cn"))
-        if node == dst:
-            return tuple(path)
-        path.append(node)
+    # best[v] = (Σ cost, CNs from v to dst), built outward from dst
+    best = {dst: (0.0, ())}
+    for node in order + [src]:
+        if distance[node] > distance[src]:
+            continue
+        options = []
+        for nb in graph.neighbors(node):
+            if distance.get(nb) != distance[node] - 1 or nb not in best:
+                continue
+            cost, path = best[nb]
+            if nb != dst:
+                cost, path = cost + cn_route_cost(graph, nb), (nb, *path)
+            options.append((cost, path))
+        if options:
+            best[node] = min(options)
+    return best[src][1]
 
 
 def route_to_cn(graph: nx.Graph, src: str, cn: str) -> tuple[str, ...]:

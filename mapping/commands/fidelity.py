@@ -1,7 +1,8 @@
 """``mapeval fidelity``: does the model order alternatives as the measurements do?"""
 from __future__ import annotations
 
-from mapping.commands.measured import add_measurement_options, load_study, report_problems
+from mapping.commands.fit import add_element_option, element_lines, load_element_study
+from mapping.commands.measured import add_measurement_options, report_problems
 from mapping.output import print_json
 
 
@@ -21,21 +22,26 @@ def add_parser(subparsers, name):
         "examples/gsla/mappings.map examples/gsla/measurements.csv --mapping gpu_offload "
         "--measured time_s --fit gpu.time.alpha,gpu.time.beta --json")
     add_measurement_options(p, "--fit")
+    add_element_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(run=run)
 
 
 def run(args):
-    study = load_study(args, "fidelity")
+    study = load_element_study(args, "fidelity")
     report_problems(study)
     result = study.assessment.result
     if args.json:
         document = result.to_dict()
         if args.skip_bad_rows:
             document["skipped"] = study.skipped
+        if study.assessment.elements:
+            document["elements"] = [e.to_dict() for e in study.assessment.elements]
         print_json(document)
     else:
         print(result)
+        for line in element_lines(study.assessment):
+            print(line)
         if args.skip_bad_rows:
             print(f"skipped rows: {study.skipped}")
     return 0

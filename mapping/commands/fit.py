@@ -29,6 +29,7 @@ def add_parser(subparsers, name):
         "examples/gsla/mappings.map examples/gsla/measurements.csv --mapping gpu_offload "
         "--measured time_s --free gpu.time.alpha,gpu.time.beta -o fitted.moa")
     add_measurement_options(p, "--free", fit_required=True)
+    add_element_option(p)
     p.add_argument("-o", "--output", metavar="FITTED.moa",
                    help="write the fitted architecture to this new .moa file")
     p.add_argument("--json", action="store_true", help="print one JSON document")
@@ -46,9 +47,61 @@ def _check_output(path: str, files) -> Path:
     return out
 
 
+def add_element_option(p) -> None:
+    """``--measured-element``, shared with ``mapeval fidelity``."""
+    p.add_argument("--measured-element", action="append", metavar="ELEMENT=COLUMN,...",
+                   help="fit each element on its own measured column, as the GSLA paper "
+                   "fits host, kernel and interconnect on t_1, t_k and t_c "
+                   "(host=t_1,gpu=t_k,pcie=-; '-' is the --measured total minus the other "
+                   "columns, t_c = t_w - t_1 - t_k); the element's prediction is its own "
+                   "part of the system value; every free parameter must belong to one of "
+                   "these elements; fidelity is then reported on the --measured total")
+
+
+def load_element_study(args, command: str):
+    """The study of ``args``, fitted per element when ``--measured-element`` is given
+    (:func:`mapping.fitting.assess_elements`)."""
+    if not getattr(args, "measured_element", None):
+        return load_study(args, command)
+    from argparse import Namespace
+    from dataclasses import replace
+
+    from mapping.fitting import assess_elements, parse_element_columns
+    from mapping.inputs import parse_params
+
+    for option in ("folds", "repeats", "within"):
+        if getattr(args, option, None) is not None:
+            raise InputError(f"mapeval {command}: --measured-element does not go with "
+                             f"--{option}")
+    columns = parse_element_columns(args.measured_element)
+    study = load_study(Namespace(**{**vars(args), "free": None}), command)
+    assessment = assess_elements(
+        study.arch, study.assessment.model.rows, columns, app=study.app, metric=args.metric,
+        aggregate=args.aggregate, free=args.free, test_fraction=args.test_fraction,
+        seed=args.seed, params=parse_params(args.param), source=str(study.measurements.path),
+        starts=args.starts)
+    return replace(study, assessment=assessment)
+
+
+def element_lines(assessment) -> list[str]:
+    """The per-element fits in words (nothing without ``--measured-element``)."""
+    if not assessment.elements:
+        return []
+    first = assessment.elements[0].result
+    which = "test" if first.n_test and first.n_test != first.n else "training"
+    lines = [f"per element, each on its own column (on the {first.n_test} {which} rows):"]
+    width = max(len(e.element) for e in assessment.elements)
+    for e in assessment.elements:
+        column = "the rest" if e.column == "-" else e.column
+        r = e.result
+        lines.append(f"  {e.element:<{width}}  {column}: R^2 = {_f(r.r2)}, MAPE = "
+                     f"{_f(r.mape, '.3g')} %, tau = {_f(r.tau)}")
+    return lines
+
+
 def run(args):
     out = _check_output(args.output, args.files) if args.output else None
-    study = load_study(args, "fit")
+    study = load_element_study(args, "fit")
     report_problems(study)
     fit = study.assessment.fit
     result = study.assessment.result
@@ -71,6 +124,8 @@ def run(args):
         document["not_in_moa"] = dict(elsewhere)
         if args.skip_bad_rows:
             document["skipped"] = study.skipped
+        if study.assessment.elements:
+            document["elements"] = [e.to_dict() for e in study.assessment.elements]
         print_json(document)
         return 0
     width = max(len(k) for k in fit.values)
@@ -92,6 +147,8 @@ def run(args):
     if result.within is not None:
         print(f"within rows of equal {result.within}: tau_within = {_f(result.tau_within)}, "
               f"fidelity_within = {_f(result.fidelity_within)}")
+    for line in element_lines(study.assessment):
+        print(line)
     if args.skip_bad_rows:
         print(f"skipped rows: {study.skipped}")
     if elsewhere:

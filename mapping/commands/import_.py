@@ -47,6 +47,38 @@ def _profile_arguments(prof) -> None:
     prof.set_defaults(run=run_profile)
 
 
+def profile_plot_options(p) -> None:
+    """The options of ``mapeval plot breakdown|heatmap``: runs as imported profiles."""
+    p.add_argument("files", nargs="+", metavar="RUN",
+                   help="an imported profile (.sdf from 'mapeval import profile') or a "
+                   "profile's directory, one per run")
+    p.add_argument("--inclusive", action="store_true",
+                   help="for profile directories: each entry function absorbs its callees")
+    p.add_argument("--entry", action="append", metavar="F1,F2,...",
+                   help="for profile directories: the entry functions of --inclusive")
+
+
+def profile_plot_source(args, command: str) -> dict:
+    """``runs``: the :class:`~moc.breakdown.Breakdown` of every RUN."""
+    import dsl
+    from dsl.profile import import_profile
+    from moc.breakdown import breakdown
+
+    entries = None
+    if args.entry:
+        entries = [e.strip() for item in args.entry for e in item.split(",") if e.strip()]
+    runs = []
+    for item in args.files:
+        path = Path(item)
+        if path.suffix.lower() == ".sdf":
+            for graph in dsl.load_sdf(path):
+                runs.append(breakdown(graph.bind()))
+        else:
+            graph = import_profile(path, inclusive=args.inclusive, entries=entries).graph
+            runs.append(breakdown(graph))
+    return {"runs": runs}
+
+
 def _sdf3_arguments(sdf3) -> None:
     sdf3.description = ("Read an SDF3 XML file (actors, port rates, channels, initial "
                         "tokens, token sizes) and write it as .sdf. Execution times become "
@@ -61,6 +93,70 @@ def _sdf3_arguments(sdf3) -> None:
     sdf3.set_defaults(run=run_sdf3)
 
 
+ERT_HELP = """\
+FILE is the roofline.json the Empirical Roofline Toolkit writes: GFLOP/s ceilings under
+empirical.gflops, GB/s per memory level (L1, L2, ..., DRAM) under empirical.gbytes.
+The .moa keeps every number (x 1e9, in FLOP/s and B/s; time in seconds) as a parameter
+peak_NAME or bw_LEVEL, and models the machine as one roofline PE 'cpu' (peak = the
+highest ceiling, bandwidth = the --level's) whose traffic goes to a bandwidth CN 'mem'.
+--json prints instead the ceilings, the bandwidths, the ridge point of every level
+(peak / bandwidth, FLOP/B) and, with --kernels, each kernel's intensity, roof and
+compute- or memory-bound classification. KERNELS.csv: kernel,flops,bytes[,seconds][,level].
+"""
+
+
+def _ert_arguments(ert) -> None:
+    ert.description = ("Read Empirical Roofline Toolkit results (roofline.json) into "
+                       "roofline PE parameters (.moa).")
+    ert.epilog = ERT_HELP + "\nexample: mapeval import ert roofline.json -o machine.moa"
+    ert.formatter_class = argparse.RawDescriptionHelpFormatter
+    ert.add_argument("path", metavar="FILE.json")
+    ert.add_argument("-o", "--output", metavar="ARCH.moa",
+                     help="write the .moa here (default: standard output)")
+    ert_options(ert)
+    ert.add_argument("--name", help="name of the architecture (default: ERT's host name)")
+    ert.add_argument("--json", action="store_true",
+                     help="print the roofline analysis as JSON (the .moa only with -o)")
+    ert.set_defaults(run=run_ert)
+
+
+def ert_options(p) -> None:
+    """``--level`` and ``--kernels``, shared with ``mapeval plot roofline``."""
+    p.add_argument("--level", metavar="LEVEL",
+                   help="memory level of the PE's bandwidth, and of kernels without a "
+                   "level (default: the last, usually DRAM)")
+    p.add_argument("--kernels", metavar="KERNELS.csv",
+                   help="kernels to place: kernel,flops,bytes[,seconds][,level]")
+
+
+def ert_plot_options(p) -> None:
+    """The options of ``mapeval plot roofline``."""
+    p.add_argument("path", metavar="FILE.json", help="ERT's roofline.json")
+    ert_options(p)
+
+
+def ert_plot_source(args, command: str) -> dict:
+    ert, analysis = ert_analysis(args)
+    return {"analysis": analysis}
+
+
+def ert_analysis(args):
+    """The :class:`~moa.roofline_analysis.RooflineAnalysis` of ``args.path`` (and
+    ``--kernels``, ``--level``), with the ERT result it was read from."""
+    from dataclasses import replace
+
+    from dsl.ert import read_ert, read_kernels
+    from moa.roofline_analysis import analyse
+
+    ert = read_ert(args.path)
+    if args.level is not None:
+        ert.bandwidth(args.level)
+    kernels = read_kernels(args.kernels) if args.kernels else ()
+    if args.level is not None:
+        kernels = tuple(k if k.level else replace(k, level=args.level) for k in kernels)
+    return ert, analyse(ert.name, ert.ceilings, ert.levels, kernels)
+
+
 def _output_option(p) -> None:
     p.add_argument("-o", "--output", metavar="APP.sdf",
                    help="write the .sdf here, or to a FIFO or device (default: standard "
@@ -72,6 +168,8 @@ IMPORT_FORMATS: Registry = Registry("import format")
 IMPORT_FORMATS.add("profile", _profile_arguments,
                    "a function-level profile (Kim & Edwards) as a single-rate SDF graph")
 IMPORT_FORMATS.add("sdf3", _sdf3_arguments, "an SDF3 XML graph as a .sdf file")
+IMPORT_FORMATS.add("ert", _ert_arguments,
+                   "Empirical Roofline Toolkit results as roofline PE parameters (.moa)")
 
 
 def add_parser(subparsers, name):
@@ -133,4 +231,25 @@ def run_sdf3(args):
     if not text.endswith("\n"):
         text += "\n"
     _emit(text, args.output, [path])
+    return 0
+
+
+def run_ert(args):
+    from dsl.ert import ert_moa
+    from mapping.output import print_json
+
+    path = Path(args.path)
+    if args.output is not None:
+        check_output(args.output, [path], (".moa",), "the output of 'mapeval import ert'")
+    ert, analysis = ert_analysis(args)
+    text = ert_moa(ert, args.level, args.name)
+    if args.json:
+        print_json(analysis.as_dict())
+    if args.output is not None:
+        write_atomically(args.output, text, inputs=[path], suffixes=(".moa",),
+                         what="the output of 'mapeval import ert'")
+        print(f"wrote {args.output}: peak {ert.peak} GFLOP/s, "
+              + ", ".join(f"{n} {v} GB/s" for n, v in ert.levels), file=sys.stderr)
+    elif not args.json:
+        sys.stdout.write(text)
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 
+from mapping.commands import import_
 from mapping.plots import PLOTS
 
 
@@ -97,6 +98,8 @@ TAKES = {
     "search": (_search_options, _search_source),
     "logca": (_logca_options, _logca_source),
     "analyse": (_analyse_options, _analyse_source),
+    "roofline": (import_.ert_plot_options, import_.ert_plot_source),
+    "profile": (import_.profile_plot_options, import_.profile_plot_source),
 }
 
 

@@ -104,3 +104,28 @@ _plot("diagram", "picture of a mapping: actors by PE, channels over CNs (needs G
       "route, every element's value of --metric and the bottleneck highlighted.",
       "mapeval plot diagram examples/timing/video.sdf examples/timing/duo.moa "
       "examples/timing/mappings.map --mapping split -o split.svg")
+_plot("roofline", "hierarchical roofline of ERT results, kernels classified", "roofline",
+      "mapping.plots.roofline:plot_from_inputs",
+      "Read an Empirical Roofline Toolkit roofline.json and draw one roof per memory level "
+      "and one ceiling per compute peak, each labelled with its value, the ridge points, "
+      "and the kernels of --kernels as points, coloured compute- or memory-bound "
+      "(measured performance with a seconds column, else on their roof).",
+      "mapeval plot roofline roofline.json --kernels kernels.csv -o roofline.png")
+_plot("breakdown", "computation vs local and global communication per run and function",
+      "profile", "mapping.plots.profile:breakdown_from_inputs",
+      "Kim & Edwards' Figs. 3-4 from imported profiles (.sdf of 'mapeval import profile', "
+      "or profile directories): one stacked bar per run (fractions of computation, local "
+      "communication -- a function's bytes to itself or, with --inclusive, within its call "
+      "tree -- and global communication), and per function its instructions and the local "
+      "and global bytes it reads.",
+      "mapeval plot breakdown examples/accelerator_store/decoder.sdf "
+      "examples/accelerator_store/decoder_exclusive.sdf -o breakdown.png",
+      [(("--byte-cost",), dict(type=float, default=1.0, metavar="W",
+                               help="instructions one byte counts as in the per-run "
+                               "fractions (default 1)"))])
+_plot("heatmap", "producer-consumer bytes of a profile, functions by computation", "profile",
+      "mapping.plots.profile:heatmap_from_inputs",
+      "Kim & Edwards' Fig. 9 from one imported profile: the bytes each producer function "
+      "(row) wrote that each consumer (column) read, log colour scale, functions sorted by "
+      "computation, local traffic on the diagonal.",
+      "mapeval plot heatmap examples/accelerator_store/decoder_exclusive.sdf -o heatmap.png")

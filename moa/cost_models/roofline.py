@@ -26,7 +26,21 @@ from pydantic import Field, field_validator
 from moa.cost_models.base import CostModel, MemoryTraffic, Parameters, attribute
 from moa.cost_models.registry import register
 
-__all__ = ["Bandwidth", "MemoryTraffic", "Roofline", "token_bytes", "token_ops"]
+__all__ = ["Bandwidth", "MemoryTraffic", "Roofline", "attainable", "ridge_point",
+           "token_bytes", "token_ops"]
+
+
+def attainable(peak: float, bandwidth: float, intensity):
+    """Attainable performance at operational ``intensity`` (ops per byte): ``min(peak,
+    bandwidth·I)``, the rate form of :meth:`Roofline.finish` (Gables eq. 9, the
+    roofline of Williams et al.)."""
+    return np.minimum(peak, bandwidth * np.asarray(intensity, dtype=float))
+
+
+def ridge_point(peak: float, bandwidth: float) -> float:
+    """The intensity where the roof turns flat, ``peak / bandwidth``: below it a kernel
+    is memory-bound, at or above it compute-bound."""
+    return peak / bandwidth
 
 
 def token_ops(token) -> float:

@@ -1,0 +1,190 @@
+"""Empirical Roofline Toolkit results (``roofline.json``) as roofline parameters.
+
+ERT writes, under ``empirical``, ``gflops.data`` (``[label, GFLOP/s]``, usually one
+``GFLOPs`` row) and ``gbytes.data`` (``[level, GB/s]``, one row per memory level from the
+fastest, e.g. L1, L2, L3, DRAM), and under ``spec`` the vendor's figures in the same
+form (often empty).  :func:`read_ert` keeps the numbers exactly as written (GFLOP/s and
+GB/s); :func:`ert_moa` turns them into a ``.moa`` with one ``roofline`` PE (Gables
+eq. 9: ``peak`` in FLOP/s, ``bandwidth`` in B/s of one chosen level) and one
+``bandwidth`` CN for its memory.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from dsl.errors import ParseError
+
+
+@dataclass(frozen=True)
+class ErtRoofline:
+    """One ERT result: ``ceilings`` ``((label, GFLOP/s), ...)``, ``levels``
+    ``((level, GB/s), ...)`` fastest first as in the file, and the vendor's ``spec_*``
+    (empty when the file has none)."""
+
+    name: str
+    ceilings: tuple[tuple[str, float], ...]
+    levels: tuple[tuple[str, float], ...]
+    spec_ceilings: tuple[tuple[str, float], ...] = ()
+    spec_levels: tuple[tuple[str, float], ...] = ()
+    source: str = ""
+
+    @property
+    def peak(self) -> float:
+        """The highest compute ceiling, GFLOP/s."""
+        return max(v for _, v in self.ceilings)
+
+    def bandwidth(self, level: str) -> float:
+        """GB/s of memory ``level`` (case-insensitive)."""
+        for name, value in self.levels:
+            if name.lower() == level.lower():
+                return value
+        raise ParseError(f"{self.source or self.name}: no memory level '{level}' "
+                         f"(levels: {', '.join(n for n, _ in self.levels)})")
+
+
+def _rows(node, where: str, path: str) -> tuple[tuple[str, float], ...]:
+    data = node.get("data") if isinstance(node, dict) else None
+    if not isinstance(data, list):
+        raise ParseError(f"{path}: '{where}' has no 'data' list of [name, value] rows")
+    rows = []
+    for i, row in enumerate(data):
+        if (not isinstance(row, list) or len(row) != 2 or not isinstance(row[0], str)
+                or isinstance(row[1], bool) or not isinstance(row[1], (int, float))
+                or not math.isfinite(row[1]) or row[1] <= 0):
+            raise ParseError(f"{path}: {where}.data[{i}] must be [name, positive number], "
+                             f"got {json.dumps(row)}")
+        rows.append((row[0], float(row[1])))
+    names = [n.lower() for n, _ in rows]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise ParseError(f"{path}: {where} lists '{dup}' twice")
+    return tuple(rows)
+
+
+def read_ert(path: str | Path) -> ErtRoofline:
+    """The empirical (and, when present, vendor) ceilings and bandwidths of an ERT
+    ``roofline.json``; a :class:`ParseError` naming the file for anything else."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ParseError(f"'{path}': {exc.strerror or exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"not JSON: {exc.msg}", (str(path), exc.lineno, exc.colno)) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("empirical"), dict):
+        raise ParseError(f"{path}: expected an ERT roofline.json with an 'empirical' object")
+    emp = doc["empirical"]
+    ceilings = _rows(emp.get("gflops"), "empirical.gflops", str(path))
+    levels = _rows(emp.get("gbytes"), "empirical.gbytes", str(path))
+    if not ceilings or not levels:
+        raise ParseError(f"{path}: needs at least one GFLOP/s ceiling and one memory level")
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    spec_c = _rows(spec["gflops"], "spec.gflops", str(path)) if "gflops" in spec else ()
+    spec_l = _rows(spec["gbytes"], "spec.gbytes", str(path)) if "gbytes" in spec else ()
+    meta = emp.get("metadata") if isinstance(emp.get("metadata"), dict) else {}
+    host = meta.get("HOSTNAME") if isinstance(meta.get("HOSTNAME"), str) else None
+    return ErtRoofline(host or path.stem, ceilings, levels, spec_c, spec_l, str(path))
+
+
+def identifier(text: str) -> str:
+    """``text`` as a .moa name: letters, digits and ``_``, not starting with a digit."""
+    name = re.sub(r"\W+", "_", text).strip("_") or "x"
+    return name if not name[0].isdigit() else "m_" + name
+
+
+def _giga(value: float) -> str:
+    """``value`` x 1e9 written exactly (decimal shift, no binary rounding)."""
+    return format(Decimal(repr(value)).scaleb(9).normalize(), "f")
+
+
+def ert_moa(ert: ErtRoofline, level: str | None = None, name: str | None = None) -> str:
+    """A ``.moa`` for ``ert``: a parameter per ceiling (``peak_*``, FLOP/s) and per
+    memory level (``bw_*``, B/s); PE ``cpu`` is ``roofline(peak, bandwidth = bw_LEVEL,
+    memory = mem)``, CN ``mem`` is ``bandwidth(B = bw_LEVEL)``; ``level`` defaults to the
+    last (slowest) one.  Times come out in seconds."""
+    level = level or ert.levels[-1][0]
+    ert.bandwidth(level)
+    lvl = next(n for n, _ in ert.levels if n.lower() == level.lower())
+    top = max(ert.ceilings, key=lambda row: row[1])[0]
+    lines = [f"# Imported by 'mapeval import ert' from {ert.source}: peaks in FLOP/s,",
+             "# bandwidths in B/s (ERT's GFLOP/s and GB/s x 1e9); time in seconds.",
+             f"moa {identifier(name or ert.name)} {{"]
+    for label, value in ert.ceilings:
+        lines.append(f"    param peak_{identifier(label)} = {_giga(value)}    # {value} GFLOP/s")
+    for label, value in ert.levels:
+        lines.append(f"    param bw_{identifier(label)} = {_giga(value)}    # {value} GB/s")
+    lines += ["    aggregate = max", "",
+              f"    cn mem [time = bandwidth(B = bw_{identifier(lvl)})]    # {lvl}",
+              f"    pe cpu [time = roofline(peak = peak_{identifier(top)}, "
+              f"bandwidth = bw_{identifier(lvl)}, memory = mem)]",
+              "    cpu -- mem", "}"]
+    return "\n".join(lines) + "\n"
+
+
+KERNEL_COLUMNS = ("kernel", "flops", "bytes")
+
+
+def read_kernels(path: str | Path):
+    """Kernels for a roofline plot from a CSV with a header row (``#`` lines are
+    comments): ``kernel,flops,bytes`` and optionally ``seconds`` (a measured time: the attained performance) and ``level``
+    (the memory level the bytes are counted at; default the slowest).  Errors point at
+    ``file:line:col``."""
+    import csv
+
+    from moa.roofline_analysis import Kernel
+
+    path = Path(path)
+    try:
+        handle = path.open(newline="")
+    except OSError as exc:
+        raise ParseError(f"'{path}': {exc.strerror or exc}") from None
+    kernels = []
+    with handle:
+        # '#' lines stay as blank lines, so that line numbers keep counting them
+        reader = csv.reader("\n" if line.lstrip().startswith("#") else line
+                            for line in handle)
+        header = next((row for row in reader if any(c.strip() for c in row)), None)
+        if header is None:
+            raise ParseError(f"empty file: expected a header {','.join(KERNEL_COLUMNS)}",
+                             (str(path), 1, 1))
+        header = [h.strip().lower() for h in header]
+        missing = [c for c in KERNEL_COLUMNS if c not in header]
+        if missing:
+            raise ParseError(f"missing column{'s' if len(missing) > 1 else ''} "
+                             f"{', '.join(missing)} (header: {','.join(header)})",
+                             (str(path), reader.line_num, 1))
+        col = {h: i for i, h in enumerate(header)}
+        for row in reader:
+            line = reader.line_num
+            if not any(c.strip() for c in row):
+                continue
+            if len(row) != len(header):
+                raise ParseError(f"expected {len(header)} cells, got {len(row)}",
+                                 (str(path), line, 1))
+
+            def number(name, optional=False):
+                if name not in col or (optional and not row[col[name]].strip()):
+                    return None
+                cell = row[col[name]].strip()
+                where = (str(path), line, 1 + sum(len(c) + 1 for c in row[:col[name]]))
+                try:
+                    value = float(cell)
+                except ValueError:
+                    raise ParseError(f"{name} must be a number, got '{cell}'", where) from None
+                if not math.isfinite(value) or value <= 0:
+                    # a kernel without flops or bytes has no place on a roofline
+                    raise ParseError(f"{name} must be a finite positive number, got "
+                                     f"'{cell}'", where)
+                return value
+
+            level = row[col["level"]].strip() or None if "level" in col else None
+            kernels.append(Kernel(row[col["kernel"]].strip(), number("flops"),
+                                  number("bytes"), number("seconds", True), level))
+    return tuple(kernels)
