@@ -210,6 +210,9 @@ def test_graphviz_renders_every_dot(tmp_path, capsys):
     out = tmp_path / "split.png"
     assert main(["plot", "diagram", VIDEO, DUO, MAPS, "--mapping", "split", "-o", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    import matplotlib.image as mpimg
+    image = mpimg.imread(out)[..., :3]
+    assert min(image.shape[:2]) > 200 and image.std() > 0.05       # a picture, not blank
 
 
 def test_plot_diagram_without_graphviz_says_so(tmp_path, capsys, monkeypatch):

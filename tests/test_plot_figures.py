@@ -33,7 +33,22 @@ KINDS = {
                 "--strategy", "genetic", "--budget", "300", "--seed", "1"], (700, 480)),
     "sweep": (["sweep", *STORE, "--mapping", "idct", "--range", "s_comp=1:1000:4:log",
                "--y", "throughput", "-o", "{dir}/sweep.csv", "--plot"], (700, 480)),
+    "roofline": (["plot", "roofline", str(EX / "roofline" / "roofline.json"), "--kernels",
+                  str(EX / "roofline" / "kernels.csv")], (750, 520)),
+    "breakdown": (["plot", "breakdown", STORE[0],
+                   str(EX / "accelerator_store" / "decoder_exclusive.sdf")], (1100, 760)),
+    "heatmap": (["plot", "heatmap", str(EX / "accelerator_store" / "decoder_exclusive.sdf")],
+                (910, 720)),
 }
+#: kinds drawn by another test: fidelity and gsla below, logca in tests/test_logca.py,
+#: diagram (Graphviz's layout, its size follows the graph) in tests/test_api_dot.py
+ELSEWHERE = {"fidelity", "gsla", "logca", "diagram"}
+
+
+def test_every_registered_plot_kind_is_drawn_by_a_test():
+    from mapping.plots import PLOTS
+    drawn_by_commands = {"sweep"}                    # mapeval sweep --plot, not plot KIND
+    assert set(PLOTS.names()) == set(KINDS) - drawn_by_commands | ELSEWHERE
 
 
 def assert_image(path, width, height):

@@ -221,8 +221,6 @@ def run(args):
         print_json(_document(analysis))
     else:
         print(_text(analysis))
-        if args.plot:
-            print(f"\nplot written to {args.plot}")
     return 0
 
 
