@@ -25,6 +25,7 @@ import ctypes
 import logging
 import math
 import os
+import signal
 import socket
 import threading
 import time
@@ -105,14 +106,14 @@ def parse_address(text: str | None, option: str = "--scheduler") -> Address:
     else:
         host, sep, port_text = rest.partition(":")
         port_text = port_text if sep else None
-    if not host and scheme != "inproc":
-        raise InputError(f"{option} {raw}: no host (tcp://HOST:{DEFAULT_PORT})")
     port = DEFAULT_PORT
     if port_text is not None:
         if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
             raise InputError(f"{option} {raw}: invalid port '{port_text}' "
                              "(a number from 1 to 65535)")
         port = int(port_text)
+    if not host and scheme != "inproc":
+        raise InputError(f"{option} {raw}: no host (tcp://HOST:{DEFAULT_PORT})")
     return Address(scheme, host, port)
 
 
@@ -648,11 +649,30 @@ def _local_cluster(dd, n: int, processes: bool):
                                    "MKL_NUM_THREADS")})
     where = {"host": "127.0.0.1"} if processes else {}
     with dask.config.set({"distributed.worker.profile.enabled": False,
-                          "distributed.nanny.pre-spawn-environ": environ}):
+                          "distributed.nanny.pre-spawn-environ": environ}), \
+            _no_sigint(processes):
         return dd.LocalCluster(
             n_workers=n, threads_per_worker=1, processes=processes,
             dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0",
             silence_logs=logging.CRITICAL, **where)
+
+
+class _no_sigint:
+    """Worker processes started inside ignore SIGINT (they inherit it): a terminal's
+    Ctrl-C reaches the whole process group, and the client, not each worker with its
+    own traceback, handles it (it stops the search and shuts the cluster down)."""
+
+    def __init__(self, active: bool = True):
+        self.active = active and threading.current_thread() is threading.main_thread()
+        self.old = None
+
+    def __enter__(self):
+        if self.active:
+            self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc):
+        if self.active:
+            signal.signal(signal.SIGINT, self.old)
 
 
 def _kill_workers(cluster) -> None:
