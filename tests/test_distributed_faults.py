@@ -253,7 +253,8 @@ def test_killed_worker_same_result(external):
                              daemon=True)
         t.start()
         t.join(90)
-        assert box, "the distributed run did not end within 90 s"
+        assert box, f"the distributed run did not end within 90 s: " \
+            f"{ex.client.processing()} {ex.client.has_what()}"
         assert killed and ex.outcome.stopped is None and not ex.outcome.failed
     for a, b in zip(local, box[0]):
         assert a.best_value == b.best_value and a.evaluations == b.evaluations

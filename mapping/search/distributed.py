@@ -554,8 +554,13 @@ class DaskExecutor:
                             lost = True
                             break
                         failed[i] = _describe(exc, self.retries)
-                    elif status in ("cancelled", "lost"):
-                        lost = True
+                    elif status == "cancelled":
+                        # the client cancels every future when it loses the scheduler
+                        if client.status == "running":
+                            failed[i] = "cancelled on the cluster"
+                        else:
+                            lost = True
+                    # "lost": a worker holding the result died; Dask computes it again
                 if lost:
                     stopped = f"the scheduler {self.address} was lost"
                     break
