@@ -591,6 +591,8 @@ class DaskExecutor:
         self.outcome = Outcome(n, tuple(sorted(results)), tuple(partial), failed, stopped,
                                worker_speeds(stats), time.monotonic() - start)
         if all(r.best_row is None for r in out):
+            if stopped and stopped.startswith("interrupted"):
+                raise KeyboardInterrupt
             raise SearchError(f"{self.outcome.statement or 'no shard ran'}: no mapping was "
                               "reported before that")
         return out
@@ -642,7 +644,9 @@ class DaskExecutor:
 
 def _describe(exc, retries: int) -> str:
     tries = f" (after {retries} retr{'y' if retries == 1 else 'ies'})" if retries else ""
-    return f"{type(exc).__name__}: {exc}{tries}"
+    hint = " (is mapeval installed on the workers?)" \
+        if isinstance(exc, ImportError) else ""
+    return f"{type(exc).__name__}: {exc}{hint}{tries}"
 
 
 def _local_cluster(dd, n: int, processes: bool):
