@@ -613,6 +613,10 @@ class DaskExecutor:
     def close(self) -> None:
         """Close the client and shut down a cluster this executor started, on every
         path, within the timeout."""
+        with _no_sigint():          # a second Ctrl-C must not leave workers behind
+            self._close()
+
+    def _close(self) -> None:
         limit = min(getattr(self, "timeout", CONNECT_TIMEOUT), 10.0)
         client = getattr(self, "client", None)
         if self._own_client and client is not None:
@@ -667,9 +671,10 @@ def _local_cluster(dd, n: int, processes: bool):
 
 
 class _no_sigint:
-    """Worker processes started inside ignore SIGINT (they inherit it): a terminal's
-    Ctrl-C reaches the whole process group, and the client, not each worker with its
-    own traceback, handles it (it stops the search and shuts the cluster down)."""
+    """SIGINT ignored inside (main thread only).  Worker processes started inside
+    inherit it: a terminal's Ctrl-C reaches the whole process group, and the client,
+    not each worker with its own traceback, handles it (it stops the search and shuts
+    the cluster down, which a second Ctrl-C does not interrupt)."""
 
     def __init__(self, active: bool = True):
         self.active = active and threading.current_thread() is threading.main_thread()
