@@ -161,6 +161,8 @@ def test_bad_addresses_exit_2_within_deadline(inputs, capsys):
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err, err
         assert time.monotonic() - t < deadline + 1.5, address
+    assert main(["search", *inputs, "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"]) == 2
+    assert "not both" in capsys.readouterr().err
 
 
 def test_silent_listener_exit_2_within_deadline(inputs, silent_listener):
