@@ -286,7 +286,7 @@ def _reporter(topic: str, index: int, interval: float):
 
 def _abandoned(worker, key) -> bool:
     status = getattr(getattr(worker, "status", None), "name", "running")
-    if status in ("closing", "closed", "closing_gracefully", "failed"):
+    if status in ("closing", "closed", "failed"):       # not a graceful retirement
         return True
     tasks = getattr(getattr(worker, "state", None), "tasks", None)
     ts = tasks.get(key) if tasks is not None and key is not None else None

@@ -8,8 +8,10 @@ as in ``bench.py``), one heuristic with a fixed seed, run locally and on local D
 clusters of 1 and 2 single-thread worker processes, in turns, ``--repeat`` times (the
 best of each is kept: the machine may be shared).  Per core means total mappings per
 second divided by the cores in use, min(workers, cores); ``cpu_per_s`` divides by the
-CPU seconds the shards used instead, which the machine's load does not change.  Each
-worker's own speed is listed too, and the load average before and after.
+CPU seconds the shards used instead, which the machine's load does not change, and
+``cores_got`` is those CPU seconds over the wall time: the cores the search really had.  Each
+worker's own speed is listed too, the CPU seconds of the client's process (where the
+scheduler of a local cluster runs), and the load average before and after.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import time  # noqa: E402
 
 def measure(problem, args, executor=None):
     from mapping.search import search
-    cpu = time.thread_time()
+    cpu, client_cpu = time.thread_time(), time.process_time()
     t = time.perf_counter()
     r = search(problem, "time", args.aggregate, strategy=args.strategy, budget=args.budget,
                seed=args.seed, executor=executor)
@@ -31,13 +33,17 @@ def measure(problem, args, executor=None):
     out = {"value": r.value, "evaluations": r.evaluations, "seconds": round(wall, 3),
            "per_s": round(r.evaluations / wall)}
     if executor is None:
-        out["cpu_per_s"] = round(r.evaluations / (time.thread_time() - cpu))
+        busy = time.thread_time() - cpu
     else:
         workers = executor.outcome.workers
-        out["cpu_per_s"] = round(r.evaluations / sum(w["cpu_seconds"] for w in
-                                                     workers.values()))
+        busy = sum(w["cpu_seconds"] for w in workers.values())
         out["workers"] = {k: {"shards": w["shards"], "per_s": w["per_s"]}
                           for k, w in workers.items()}
+        # the client's process (scheduler included) while it waits for the shards
+        out["client_cpu_s"] = round(time.process_time() - client_cpu, 3)
+    out["cpu_per_s"] = round(r.evaluations / busy)
+    # the cores the search actually got from a shared machine
+    out["cores_got"] = round(busy / wall, 2)
     return out
 
 
