@@ -5,7 +5,7 @@ of the budget, or the canonical-prefix subtrees of an exhaustive enumeration —
 independent: :class:`DaskExecutor` submits them to a Dask scheduler and gathers the
 results in shard order, so a distributed search gives the same answer as a local one
 for the same seed and budget.  The compiled objectives and the space go to each worker
-once (scattered to all of them); a shard is one long run of the batch evaluator.
+once (one task every shard depends on); a shard is one long run of the batch evaluator.
 
 Anytime: every shard reports its best mapping so far to the client (Dask events, at
 most every :data:`REPORT_INTERVAL` seconds).  When the scheduler is lost, the time limit
@@ -324,6 +324,20 @@ def run_shard(task, shared=None, topic: str | None = None,
     return result, stats
 
 
+def _shared(payload):
+    """The task every shard depends on: the objectives and the space, sent to each
+    worker once."""
+    return payload
+
+
+def _worker_addresses(client, timeout: float) -> list[str]:
+    try:
+        done, info = _deadline_call(client.scheduler_info, timeout)
+    except Exception:  # noqa: BLE001 - no placement hint then
+        return []
+    return sorted(info.get("workers", {})) if done and isinstance(info, dict) else []
+
+
 def _worker_address() -> str:
     try:
         from distributed import get_worker
@@ -513,14 +527,20 @@ class DaskExecutor:
                        for t in tasks)
             shared = None
             if same and tasks:
-                # a copy on every worker: no worker is preferred for the shards
-                shared = client.scatter((tasks[0].objectives, tasks[0].space),
-                                        broadcast=True, hash=False, timeout=self.timeout)
+                # a task, not scattered data: Dask computes it again if every worker
+                # holding it is lost
+                shared = client.submit(_shared, (tasks[0].objectives, tasks[0].space),
+                                       pure=False, key=f"mapeval-shared-{topic}")
+            # the shards spread over the workers (Dask would put them all where the
+            # shared data is); any worker may take them over
+            workers = _worker_addresses(client, self.timeout)
             for i, t in enumerate(tasks):
                 sent = replace(t, objectives=None, space=None) if shared is not None else t
+                where = {"workers": [workers[i % len(workers)]],
+                         "allow_other_workers": True} if workers else {}
                 futures.append(client.submit(run_shard, sent, shared, topic,
                                              pure=False, retries=self.retries,
-                                             key=f"mapeval-shard-{i}-{topic}"))
+                                             key=f"mapeval-shard-{i}-{topic}", **where))
             away_since = None
             while len(results) + len(failed) < n:
                 if self._deadline is not None and time.monotonic() >= self._deadline:
