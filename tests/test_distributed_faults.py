@@ -367,3 +367,25 @@ def test_failed_shard_keeps_the_others(monkeypatch):
     assert ATTEMPTS == {0: 1, 1: 2, 2: 2, 3: 1}
     assert "shard 1: RuntimeError: shard 1 broke (after 1 retry)" in outcome.statement
     assert result.mapping and result.evaluations == 6000
+
+
+def test_outcome_in_the_result():
+    from mapping.commands.search import cluster_line, distributed_outcome
+    from mapping.search.common import SearchResult
+    from mapping.search.distributed import Outcome
+    workers = {"tcp://127.0.0.1:1": {"shards": 2, "evaluations": 10, "seconds": 1.0,
+                                     "cpu_seconds": 1.0, "per_s": 2_500_000}}
+    lost = Outcome(4, (0, 2), (1,), {3: "RuntimeError: x"}, "interrupted (Ctrl-C)",
+                   workers, 1.0)
+
+    class Ran:
+        outcome = lost
+    for strategy, optimal in (("exhaustive", False), ("exact", True)):
+        r = distributed_outcome(SearchResult(strategy, "time", "max", 1.0, {"a": "p"}, 10,
+                                             True, 1.0), Ran())
+        assert r.optimal is optimal
+        assert r.extra["stopped"] == ("interrupted (Ctrl-C); 2 of 4 shards finished, 1 "
+                                      "returned their best so far, failed: shard 3: "
+                                      "RuntimeError: x")
+        assert r.extra["cluster"]["partial"] == [1] and "stopped: interrupted" in str(r)
+    assert cluster_line(r) == "workers: tcp://127.0.0.1:1 2 shards, 2.50 M mappings/s"

@@ -120,7 +120,8 @@ def distributed_outcome(result, executor):
     if statement:
         extra["stopped"] = f"{extra['stopped']}; {statement}" if "stopped" in extra \
             else statement
-        optimal = False
+        # exact's proof does not depend on its starting mapping
+        optimal = optimal and result.strategy == "exact"
     return replace(result, extra=extra, optimal=optimal)
 
 
