@@ -1,6 +1,8 @@
 """``mapeval search``: find the best mappings (SPEC §9)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mapping.errors import InputError
 from mapping.inputs import add_model_options, classify, load_single, one, parse_params
 from mapping.output import check_output, print_json, write_atomically
@@ -25,12 +27,24 @@ def add_search_options(p) -> None:
                    help="fix an actor to a PE (repeatable, or comma-separated)")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="stop the exact solver after this long (wall clock): the best "
-                   "mapping found, optimal: false, with the proven bound and the gap")
+                   "mapping found, optimal: false, with the proven bound and the gap; on "
+                   "--scheduler/--workers, stop the shards after this long and return the "
+                   "best mapping they found so far (exit 0, with what was lost)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the search shards on this Dask scheduler (tcp://host:8786); "
-                   "needs the 'distributed' extra")
+                   "needs the 'distributed' extra. A bad, unreachable or silent address is "
+                   "an error (exit 2) within --connect-timeout; if the scheduler is lost "
+                   "or you press Ctrl-C, the best mapping found so far is returned (exit "
+                   "0, with a 'stopped:' line saying what was lost)")
     p.add_argument("--workers", type=int, metavar="N",
-                   help="run the shards on a local Dask cluster of N workers (127.0.0.1)")
+                   help="run the shards on a local Dask cluster of N single-thread workers "
+                   "(127.0.0.1), shut down at the end on every path")
+    p.add_argument("--retries", type=int, default=1, metavar="N",
+                   help="with --scheduler/--workers: run a failed shard again up to N times "
+                   "(default 1); a shard that still fails is left out and reported")
+    p.add_argument("--connect-timeout", type=float, default=20.0, metavar="SECONDS",
+                   help="with --scheduler: seconds allowed to connect, and for every wait "
+                   "on the scheduler (default 20)")
     p.add_argument("--progress", action="store_true",
                    help="show progress on stderr even when it is not a terminal")
 
@@ -70,21 +84,44 @@ def run_search(args, command: str = "search"):
         raise InputError(f"--budget must be positive, got {args.budget}")
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be positive, got {args.workers}")
+    if args.scheduler is not None and args.workers is not None:
+        raise InputError("give --scheduler ADDRESS or --workers N, not both")
     pins = parse_pins(args.pin)
     executor = None
-    if args.scheduler or args.workers:
+    if args.scheduler is not None or args.workers:
         from mapping.search.distributed import DaskExecutor
-        executor = DaskExecutor(address=args.scheduler, workers=args.workers)
+        executor = DaskExecutor(address=args.scheduler, workers=args.workers,
+                                timeout=args.connect_timeout, retries=args.retries,
+                                time_limit=args.time_limit)
     from mapping.progress import shown
     progress = shown(args.progress, getattr(args, "json", False))
     try:
-        return search(problem, metric=args.metric, aggregate=args.aggregate,
-                      strategy=args.strategy, budget=args.budget, seed=args.seed,
-                      objectives=objectives, pins=pins, progress=progress,
-                      executor=executor, time_limit=args.time_limit)
+        result = search(problem, metric=args.metric, aggregate=args.aggregate,
+                        strategy=args.strategy, budget=args.budget, seed=args.seed,
+                        objectives=objectives, pins=pins, progress=progress,
+                        executor=executor, time_limit=args.time_limit)
+        return distributed_outcome(result, executor)
     finally:
         if executor is not None:
             executor.close()
+
+
+def distributed_outcome(result, executor):
+    """``result`` with what the cluster reports: each worker's speed (``cluster``) and,
+    when shards were lost, a ``stopped`` statement and ``optimal: false``."""
+    outcome = getattr(executor, "outcome", None)
+    if outcome is None:
+        return result
+    extra = dict(result.extra)
+    extra["cluster"] = outcome.to_dict()
+    statement = outcome.statement
+    optimal = result.optimal
+    if statement:
+        extra["stopped"] = f"{extra['stopped']}; {statement}" if "stopped" in extra \
+            else statement
+        # exact's proof does not depend on its starting mapping
+        optimal = optimal and result.strategy == "exact"
+    return replace(result, extra=extra, optimal=optimal)
 
 
 def proof_line(result) -> str:
@@ -99,6 +136,15 @@ def proof_line(result) -> str:
     start = extra.get("start")
     warm = f"; started from {start['strategy']} at {start['value']:.6g}" if start else ""
     return f"{proof} ({limit}){warm}"
+
+
+def cluster_line(result) -> str:
+    """Each Dask worker's speed: shards run and mappings per second while busy."""
+    workers = result.extra.get("cluster", {}).get("workers") or {}
+    return "workers: " + "; ".join(
+        f"{w} {s['shards']} shard{'s' if s['shards'] != 1 else ''}, "
+        f"{(s['per_s'] or 0) / 1e6:.2f} M mappings/s" for w, s in sorted(workers.items())
+    ) if workers else ""
 
 
 def run(args):
@@ -117,6 +163,9 @@ def run(args):
     else:
         print(result)
         line = proof_line(result)
+        if line:
+            print(line)
+        line = cluster_line(result)
         if line:
             print(line)
     return 0
