@@ -100,3 +100,20 @@ def test_eval_prints_the_declared_units(capsys):
     assert first.endswith(" s") and "iterations per s" in out and "value (s)" in out
     assert main(["eval", *files, "--mapping", "mixed", "--metric", "energy", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["unit"] == "J"
+
+
+def test_a_mapped_analysis_prints_the_unit_of_time(tmp_path, capsys):
+    from pathlib import Path
+    from mapping.cli import main
+    timing = Path(__file__).resolve().parent.parent / "examples" / "timing"
+    moa = tmp_path / "duo.moa"
+    moa.write_text((timing / "duo.moa").read_text().replace(
+        "moa duo {", 'moa duo {\n    metric time [unit = "ms"]', 1))
+    args = ["analyse", str(timing / "video.sdf"), str(moa), str(timing / "mappings.map"),
+            "--mapping", "split"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "0.1 iterations per ms" in out and "period          10 ms" in out
+    assert "makespan        18 ms" in out
+    assert main(args + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["time_unit"] == "ms"

@@ -93,6 +93,8 @@ class Analysed:
     actors: tuple[str, ...]
     pes: tuple[str, ...] = ()
     cns: tuple[str, ...] = ()
+    #: the architecture's unit of time (``metric time [unit = "s"]``), a label
+    time_unit: str | None = None
 
     @property
     def rows(self) -> tuple[str, ...]:
@@ -102,6 +104,8 @@ class Analysed:
     def to_dict(self) -> dict:
         document = {"application": self.application, "architecture": self.architecture,
                     "mapping": self.mapping, "exec": self.exec}
+        if self.time_unit is not None:
+            document["time_unit"] = self.time_unit
         document.update(plain(self.analysis.to_dict()))
         document["exact"] = {key: exact(getattr(self.analysis, key, None))
                              for key in ("throughput", "period", "latency", "makespan")
@@ -167,7 +171,8 @@ def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
     from mapping.timing import mapped_analysis
     analysis = mapped_analysis(problem, mapping)
     return Analysed(app.name, arch.name, mapping.name, None, analysis, tuple(app.actors),
-                    tuple(problem.arch.pes), tuple(problem.arch.cns))
+                    tuple(problem.arch.pes), tuple(problem.arch.cns),
+                    problem.arch.unit("time"))
 
 
 def _number(value) -> str:
@@ -193,12 +198,15 @@ def table(document: dict, rows: tuple[str, ...]) -> str:
              f"'{document['architecture']}'" if mapped else
              f"timing of '{document['application']}' (firing times: actor attribute "
              f"'{document['exec']}', unlimited processors)")
-    figures = [("throughput", _rate(document, "throughput") + " iterations per time unit"),
-               ("period", _rate(document, "period"))]
+    unit = document.get("time_unit")
+    timed = (lambda key: f"{_rate(document, key)} {unit}") if unit else \
+        (lambda key: _rate(document, key))
+    figures = [("throughput", _rate(document, "throughput") +
+                f" iterations per {unit or 'time unit'}"), ("period", timed("period"))]
     if "makespan" in document:
-        figures.append(("makespan", _rate(document, "makespan")))
+        figures.append(("makespan", timed("makespan")))
     figures += [("critical cycle", " -> ".join(document["critical_cycle"] or []) or "-"),
-                ("latency", _rate(document, "latency"))]
+                ("latency", timed("latency"))]
     if document.get("method"):
         figures.append(("method", document["method"]))
     width = max(len(name) for name, _ in figures)
