@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mapping.aggregation import contributions
 from mapping.search.common import Tracker
 
 #: largest ``channels × P² × CNs`` table of per-pair CN loads kept (float64 entries);
@@ -157,6 +158,13 @@ class Delta:
         v[bad > 0] = np.inf
         return v
 
+    def pressure(self, pe: np.ndarray, cn: np.ndarray) -> np.ndarray:
+        """``(M,)``: the sum of the squared element contributions, a local search's
+        tie-break under a bottleneck aggregation: on a plateau of the maximum, the move
+        that unloads the busy elements (the bottleneck's ties among them) leads down."""
+        c = contributions(pe, cn, self.lambda_)
+        return np.einsum("em,em->m", c, c)
+
     # ------------------------------------------------------------------ moves
     def _channels(self, actors: np.ndarray):
         """Flattened channels of ``actors``: (move of each entry, channel)."""
@@ -266,7 +274,9 @@ class Delta:
                 pairs = P * P
                 dh = (self.route.take(pnew % pairs, 0) - self.route.take(pold % pairs, 0)) \
                     * self.comm.take(hc, 0)
-            cn = np.bincount(flat, dh.ravel(), minlength=M * C).reshape(C, M)
+            # float even without channels (bincount of nothing counts in integers)
+            cn = np.bincount(flat, dh.ravel(), minlength=M * C).reshape(C, M) \
+                .astype(float, copy=False)
             cn += state.cn.take(rows, 1)
         else:
             cn = np.zeros((0, M))
@@ -293,6 +303,13 @@ class Neighbourhood:
     @property
     def bottleneck_aggregation(self) -> bool:
         return self.delta is not None and bool(self.delta.aggregation.bottleneck)
+
+    def pressure(self, loads) -> np.ndarray | None:
+        """The tie-break of a :class:`State` or :class:`Moves` (:meth:`Delta.pressure`)
+        under a bottleneck aggregation, else None."""
+        if not self.bottleneck_aggregation:
+            return None
+        return self.delta.pressure(loads.pe, loads.cn)
 
     def start(self, X: np.ndarray) -> State | None:
         """A state of the mappings ``X``, evaluated (counted) by the batch evaluator;

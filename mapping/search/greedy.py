@@ -27,6 +27,11 @@ KICKS = 8
 #: moves valued per descent and step: the whole neighbourhood up to this size, else a
 #: random sample of this many
 SAMPLE = 1024
+#: relative tolerance of equal values and of a lower pressure (a plateau move)
+TIE = 1e-12
+#: the sample of the first steps (doubled while fewer than half the descents improve,
+#: halved while nearly all do)
+FIRST_SAMPLE = 32
 
 
 def kick_size(n_free: int) -> int:
@@ -52,17 +57,36 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     fails = np.zeros(K, dtype=np.int64)
     idle = np.zeros(K, dtype=np.int64)
     size = kick_size(len(space.free))
+    sample = min(SAMPLE, FIRST_SAMPLE)
     while not tracker.exhausted:
-        rows, actors, pes, per, full = nb.candidates(st.X, rng, SAMPLE)
+        rows, actors, pes, per, full = nb.candidates(st.X, rng, sample)
         mv = nb.evaluate(st, rows, actors, pes)
         if len(mv.values) < len(rows):
             break
         V = mv.values.reshape(K, per)
-        j = V.argmin(axis=1)
-        down = V[np.arange(K), j] < st.values
+        S = nb.pressure(mv)
+        if S is None:
+            j = V.argmin(axis=1)
+            down = V[np.arange(K), j] < st.values
+        else:
+            # lexicographic (value, pressure): plateau moves that unload busy elements
+            low = V.min(axis=1)
+            level = V <= low[:, None] * (1 + TIE)
+            j = np.where(level, S.reshape(K, per), np.inf).argmin(axis=1)
+            cur = st.values * (1 + TIE)
+            down = (low < st.values) | ((low <= cur)
+                                        & (S.reshape(K, per)[np.arange(K), j]
+                                           < nb.pressure(st) * (1 - TIE)))
         nb.apply(st, mv, (np.arange(K) * per + j)[down])
         idle[down] = 0
         idle[~down] += 1
+        # a small sample while most descents improve (far from a minimum), a larger
+        # one as improving moves become rare
+        share = down.mean()
+        if share < 0.5 and sample < SAMPLE:
+            sample *= 2
+        elif share > 0.9 and sample > FIRST_SAMPLE:
+            sample //= 2
         # a local minimum: no improving move, or none in the samples of a neighbourhood's
         # worth of steps
         stuck = np.flatnonzero(idle >= (1 if full else -(-N // per)))
