@@ -44,3 +44,33 @@ def test_delta_evaluation_of_an_application_without_channels(strategy, aggregate
     res = search(plateau_problem(6, 2), "time", aggregate, strategy=strategy, budget=400,
                  shards=1)
     assert res.value == pytest.approx(6 * 100e-9 if aggregate == "sum" else 3 * 100e-9)
+
+
+def test_pair_moves_respect_pins_and_allowed_pes():
+    """A pair move carries a channel's ends to one PE (or swaps two actors): never a
+    pinned actor, never to a PE an actor may not use."""
+    import numpy as np
+    from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
+    from mapping.search.delta import Neighbourhood
+    from mapping.batch import BatchEvaluator
+    from types import SimpleNamespace
+    from search_problems import bench_arch, random_app
+
+    problem = bind_problem(random_app(12, 18, seed=3), bench_arch(aggregate="max"))
+    pes = problem.arch.pes
+    space = build_space(problem, {"a0": pes[0]}, {"a1": pes[:2]})
+    objectives = Objectives([BatchEvaluator(problem, "time", "max")])
+    tracker = Tracker(objectives, Scalarizer(np.ones(1), np.ones(1)), 10_000)
+    nb = Neighbourhood(SimpleNamespace(space=space), tracker)
+    rng = np.random.default_rng(0)
+    X = space.random(rng, 4)
+    a, p, b, q = nb.pairs(X, rng, 500)
+    rows = np.repeat(np.arange(4), 500)
+    assert space.allowed[a, p].all()
+    two = b >= 0
+    assert space.allowed[b[two], q[two]].all() and (b[two] != a[two]).all()
+    assert not np.isin(0, a) and not np.isin(0, b)
+    Y = X[rows]
+    Y[np.arange(len(a)), a] = p
+    Y[np.flatnonzero(two), b[two]] = q[two]
+    assert space.allowed[np.arange(space.allowed.shape[0]), Y].all()

@@ -22,7 +22,7 @@ import numpy as np
 
 from mapping.search.common import Tracker
 
-MEMBERS = ("greedy", "tabu", "anneal", "genetic")
+MEMBERS = ("greedy", "greedy", "tabu", "anneal")
 #: descents an island's share must afford before the budget is split further
 ISLAND_DESCENTS = 8
 #: descents an island's share must afford for ``tabu`` and ``greedy`` to run it
