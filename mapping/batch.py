@@ -98,9 +98,10 @@ MAX_PAIR_ROWS = 65536
 MAX_TABLE = 1 << 22
 
 #: from this many PEs on, the generic path beats the group tables for ``max``: above 8
-#: PEs a group holds two actors instead of three; both paths are level from 9 to 13 PEs,
-#: the generic one 1.2x faster at 16 and 5x at 64 (``tests/perf/bench.py``: ``max_paths``)
-MAX_PLAN_PES = 12
+#: PEs a group holds two actors instead of three, above 22 one; gathered table by table,
+#: the groups are 1.4-1.8x faster at 12 to 20 PEs, level at 22, slower beyond
+#: (``tests/perf/bench.py``: ``max_paths``, load about 6)
+MAX_PLAN_PES = 21
 _WIDTH = 4              # at most this many element values per gathered row for max
 
 
