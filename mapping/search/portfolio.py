@@ -12,9 +12,10 @@ on large problems), so:
   not afford :data:`DESCENTS` descents (then a descent would not even finish).
 
 Measured on the benchmark (``tests/perf/search_bench.py``, ``max``, 2,000,000
-evaluations, seeds 0-2): 4.3-6.0% above the best known value at 100 actors × 16 PEs and
-4.5-5.1% at 300 × 32, where the members sized by full neighbourhoods (before delta
-evaluation) gave 7.8% at both, and ``genetic`` alone at 300 × 32 took 30 s.
+evaluations, seeds 0-2): 0.3-1.0% above the best value of any run with 20,000,000 at 100
+actors × 16 PEs; at 300 × 32 the result depends on the seed (0-11% above the best known,
+which seed 0 found).  Two greedy islands beat greedy and tabu at 100 × 16 (0.92e-4
+against 0.94e-4 over six seeds), and one island beats two at 300 × 32.
 """
 from __future__ import annotations
 
