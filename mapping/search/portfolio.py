@@ -12,9 +12,8 @@ on large problems), so:
   not afford :data:`DESCENTS` descents (then a descent would not even finish).
 
 Measured on the benchmark (``tests/perf/search_bench.py``, ``max``, 2,000,000
-evaluations, seeds 0-2): 0.3-1.0% above the best value of any run with 20,000,000 at 100
-actors × 16 PEs; at 300 × 32 the result depends on the seed (0-11% above the best known,
-which seed 0 found).  Two greedy islands beat greedy and tabu at 100 × 16 (0.922e-4
+evaluations, seeds 0-2): 0.3-1.1% above the best value known at 100 actors × 16 PEs; at
+300 × 32 the result depends on the seed (2.8-14% above the best known).  Two greedy islands beat greedy and tabu at 100 × 16 (0.922e-4
 against 0.932e-4 on average over six seeds), and one island beats two at 300 × 32.
 """
 from __future__ import annotations
