@@ -1,13 +1,15 @@
-"""Greedy: steepest descent on single-actor (and, for ``max``, pair) moves, iterated with large-neighbourhood
-kicks, several descents side by side.
+"""Greedy: steepest descent on single-actor (and, for ``max``, pair) moves, iterated with
+large-neighbourhood kicks, several descents side by side.
 
 ``K`` descents run together: at every step the whole neighbourhood of each (every free
 actor moved to every other allowed PE; a random sample of :data:`SAMPLE` moves when it
-is larger; :data:`FIRST_SAMPLE` while nearly every descent improves, doubled as they
-stall) is valued in one call, by delta evaluation where the tables allow it
+is larger: then :data:`FIRST_SAMPLE` while nearly every descent improves, doubled as
+they stall) is valued in one call, by delta evaluation where the tables allow it
 (:mod:`mapping.search.delta`), and each descent takes its best move while it improves.
-Under a bottleneck aggregation (``max``) the step also values as many pair moves (a
-channel's ends moved together, or two actors swapped: :meth:`Neighbourhood.pairs`), and
+Under a bottleneck aggregation (``max``) a sampled step (a neighbourhood larger than
+:data:`SAMPLE`) also values as many pair moves (a channel's ends moved together, or two
+actors swapped: :meth:`Neighbourhood.pairs`; they cost three times a single move, and
+small problems reach their best known values without them), and
 a move that keeps the value but lowers the pressure (:meth:`Delta.pressure`) counts as
 improving: the maximum has plateaus where several elements tie.  Measured on the
 benchmark (``tests/perf/search_bench.py``, 2,000,000 evaluations, one descent island):
@@ -68,10 +70,12 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     fails = np.zeros(K, dtype=np.int64)
     idle = np.zeros(K, dtype=np.int64)
     size = kick_size(len(space.free))
-    sample = min(SAMPLE, FIRST_SAMPLE)
+    # whole neighbourhoods where they fit the sample, else a small sample first
+    least = SAMPLE if N <= SAMPLE else FIRST_SAMPLE
+    sample = least
     while not tracker.exhausted:
         rows, actors, pes, per, full = nb.candidates(st.X, rng, sample)
-        two = nb.pairs(st.X, rng, max(1, int(per * PAIRS))) if PAIRS else None
+        two = nb.pairs(st.X, rng, max(1, int(per * PAIRS))) if PAIRS and not full else None
         if two is None:
             mv = nb.evaluate(st, rows, actors, pes)
         else:
@@ -108,7 +112,7 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
         share = down.mean()
         if share < 0.5 and sample < SAMPLE:
             sample *= 2
-        elif share > 0.9 and sample > FIRST_SAMPLE:
+        elif share > 0.9 and sample > least:
             sample //= 2
         # a local minimum: no improving move, or none in the samples of a neighbourhood's
         # worth of steps
