@@ -98,9 +98,10 @@ MAX_PAIR_ROWS = 65536
 MAX_TABLE = 1 << 22
 
 #: from this many PEs on, the generic path beats the group tables for ``max``: above 8
-#: PEs a group holds two actors instead of three; both paths are level from 9 to 13 PEs,
-#: the generic one 1.2x faster at 16 and 5x at 64 (``tests/perf/bench.py``: ``max_paths``)
-MAX_PLAN_PES = 12
+#: PEs a group holds two actors instead of three, above 22 one; gathered table by table,
+#: the groups are 1.4-1.8x faster at 12 to 20 PEs, level at 22, slower beyond
+#: (``tests/perf/bench.py``: ``max_paths``, load about 6)
+MAX_PLAN_PES = 21
 _WIDTH = 4              # at most this many element values per gathered row for max
 
 
@@ -957,6 +958,10 @@ class _Part:
         # a one-column table stays 2-D: a scalar table would sum its segments, not take
         # their maximum (max with one PE and one CN)
         self.table = np.concatenate(tables)
+        # rows of element values: gathered table by table into a small accumulator (in
+        # cache) rather than all at once into a (tables, n, width) block
+        self.split = [self.table[o:o + len(t)] for o, t in zip(self.offsets.ravel(), tables)] \
+            if self.table.ndim == 2 else None
         self.columns = max(columns)
         bounds = np.cumsum([0] + [len(m) for m in members]).tolist()
         self.segments = list(zip(bounds[:-1], bounds[1:]))
@@ -999,7 +1004,8 @@ class _Plan:
         for part in self.parts:
             F, width = len(part.groups), part.table.shape[1:]
             # an intp index: ndarray.take converts any other type into a fresh copy
-            parts.append((np.empty((F, n), dtype=np.intp), np.empty((F, n) + width),
+            parts.append((np.empty((F, n), dtype=np.intp),
+                          np.empty((F, n) + width if part.split is None else (n,) + width),
                           np.empty((n,) + width), np.empty((n,) + width)))
         return {"x": np.empty((n, self.n_actors), dtype=self.itype), "xt": xt,
                 "idx": np.empty((G, n), dtype=self.itype),
@@ -1033,15 +1039,20 @@ class _Plan:
             first = True
             for part, span, (flat, vals, top, other) in zip(self.parts, self.spans, b["parts"]):
                 sub = idx[span]
-                np.add(sub, part.offsets, out=sub)      # narrow, then widen: mixed adds are slow
-                np.copyto(flat, sub)
-                if vals.ndim == 2:                                  # scalar tables: sum
+                if part.split is None:                              # scalar tables: sum
+                    np.add(sub, part.offsets, out=sub)  # narrow, then widen: mixed adds are slow
+                    np.copyto(flat, sub)
                     part.table.take(flat, None, vals, "clip")
                     np.add.reduce(vals, 0, out=res)
                     continue
-                part.table.take(flat, 0, vals, "clip")             # (F, n, width)
+                np.copyto(flat, sub)
+                tables = part.split
                 for s, (lo, hi) in enumerate(part.segments):
-                    np.add.reduce(vals[lo:hi], 0, out=top if s == 0 else other)
+                    acc = top if s == 0 else other
+                    tables[lo].take(flat[lo], 0, acc, "clip")
+                    for r in range(lo + 1, hi):
+                        tables[r].take(flat[r], 0, vals, "clip")
+                        np.add(acc, vals, out=acc)
                     if s:
                         np.maximum(top, other, out=top)
                 # column by column: 1-D strided maxima are far faster than (n, 2) ones

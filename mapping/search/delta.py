@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mapping.aggregation import contributions
 from mapping.search.common import Tracker
 
 #: largest ``channels × P² × CNs`` table of per-pair CN loads kept (float64 entries);
@@ -37,6 +38,8 @@ MEMO = 1024
 MEMO_BYTES = 64 << 20
 #: loads are recomputed from scratch after this many applied moves (rounding drift)
 REFRESH = 64
+#: the share of pair moves that are swaps of two actors' PEs
+SWAPS = 0.3
 
 
 @dataclass
@@ -157,6 +160,13 @@ class Delta:
         v[bad > 0] = np.inf
         return v
 
+    def pressure(self, pe: np.ndarray, cn: np.ndarray) -> np.ndarray:
+        """``(M,)``: the sum of the squared element contributions, a local search's
+        tie-break under a bottleneck aggregation: on a plateau of the maximum, the move
+        that unloads the busy elements (the bottleneck's ties among them) leads down."""
+        c = contributions(pe, cn, self.lambda_)
+        return np.einsum("em,em->m", c, c)
+
     # ------------------------------------------------------------------ moves
     def _channels(self, actors: np.ndarray):
         """Flattened channels of ``actors``: (move of each entry, channel)."""
@@ -266,7 +276,9 @@ class Delta:
                 pairs = P * P
                 dh = (self.route.take(pnew % pairs, 0) - self.route.take(pold % pairs, 0)) \
                     * self.comm.take(hc, 0)
-            cn = np.bincount(flat, dh.ravel(), minlength=M * C).reshape(C, M)
+            # float even without channels (bincount of nothing counts in integers)
+            cn = np.bincount(flat, dh.ravel(), minlength=M * C).reshape(C, M) \
+                .astype(float, copy=False)
             cn += state.cn.take(rows, 1)
         else:
             cn = np.zeros((0, M))
@@ -293,6 +305,13 @@ class Neighbourhood:
     @property
     def bottleneck_aggregation(self) -> bool:
         return self.delta is not None and bool(self.delta.aggregation.bottleneck)
+
+    def pressure(self, loads) -> np.ndarray | None:
+        """The tie-break of a :class:`State` or :class:`Moves` (:meth:`Delta.pressure`)
+        under a bottleneck aggregation, else None."""
+        if not self.bottleneck_aggregation:
+            return None
+        return self.delta.pressure(loads.pe, loads.cn)
 
     def start(self, X: np.ndarray) -> State | None:
         """A state of the mappings ``X``, evaluated (counted) by the batch evaluator;
@@ -385,6 +404,45 @@ class Neighbourhood:
             return rows, actors, self.space.moves_of(X)[1].ravel(), per, True
         actors, pes = self.space.random_moves(rng, X, rows)
         return rows, actors, pes, per, False
+
+    def pairs(self, X: np.ndarray, rng: np.random.Generator, count: int):
+        """``count`` random pair moves per row of ``X`` (delta-evaluated, under a
+        bottleneck aggregation only; else None): an end of a random channel goes to a
+        random allowed PE and the other end follows it there where allowed, so that
+        clusters of communicating actors cross to another cluster of PEs without their
+        channels loading the bus on the way; a share :data:`SWAPS` of them instead swap
+        the PEs of an actor and a random other one (balance without a new load).
+        ``(actors, pes, actors2, pes2)``, each ``(K·count,)``, row-major;
+        ``actors2 = -1``: a single move."""
+        if not self.bottleneck_aggregation:
+            return None
+        if not hasattr(self, "_links"):
+            d, sp = self.delta, self.space
+            free = np.zeros(len(sp.n_choices), dtype=bool)
+            free[sp.free] = True
+            ends = np.stack([d.src, d.dst], axis=1)
+            self._links = ends[(d.src != d.dst) & free[d.src] & free[d.dst]]
+        links = self._links
+        if not len(links):
+            return None
+        K, sp = len(X), self.space
+        pick = links[rng.integers(0, len(links), K * count)]
+        flip = rng.random(K * count) < 0.5
+        a = np.where(flip, pick[:, 1], pick[:, 0])
+        b = np.where(flip, pick[:, 0], pick[:, 1])
+        p = sp.choice_table[a, (rng.random(K * count) * sp.n_choices[a]).astype(np.intp)]
+        rows = np.repeat(np.arange(K), count)
+        follow = sp.allowed[b, p] & (X[rows, b] != p)
+        b, q = np.where(follow, b, -1), np.where(follow, p, -1)
+        if SWAPS:
+            swap = rng.random(K * count) < SWAPS
+            c = sp.free[rng.integers(0, len(sp.free), K * count)]
+            pc, pa = X[rows, c], X[rows, a]
+            ok = swap & (c != a) & sp.allowed[a, pc] & sp.allowed[c, pa]
+            p = np.where(ok, pc, p)
+            b = np.where(ok, c, b)
+            q = np.where(ok, pa, q)
+        return a, p, b, q
 
     def replace(self, state: State, rows, X: np.ndarray) -> bool:
         """Put the mappings ``X`` in ``rows`` of ``state``, evaluated (counted); False

@@ -1,10 +1,20 @@
-"""Greedy: steepest descent on single-actor moves, iterated with large-neighbourhood
-kicks, several descents side by side.
+"""Greedy: steepest descent on single-actor (and, for ``max``, pair) moves, iterated with
+large-neighbourhood kicks, several descents side by side.
 
 ``K`` descents run together: at every step the whole neighbourhood of each (every free
 actor moved to every other allowed PE; a random sample of :data:`SAMPLE` moves when it
-is larger) is valued in one call, by delta evaluation where the tables allow it
+is larger: then :data:`FIRST_SAMPLE` while nearly every descent improves, doubled as
+they stall) is valued in one call, by delta evaluation where the tables allow it
 (:mod:`mapping.search.delta`), and each descent takes its best move while it improves.
+Under a bottleneck aggregation (``max``) a sampled step (a neighbourhood larger than
+:data:`SAMPLE`) also values as many pair moves (a channel's ends moved together, or two
+actors swapped: :meth:`Neighbourhood.pairs`; they cost three times a single move, and
+small problems reach their best known values without them), and
+a move that keeps the value but lowers the pressure (:meth:`Delta.pressure`) counts as
+improving: the maximum has plateaus where several elements tie.  Measured on the
+benchmark (``tests/perf/search_bench.py``, 2,000,000 evaluations, one descent island):
+pair moves took 100 actors × 16 PEs from about 0.98e-4 to 0.94e-4 and 300 × 32 from
+about 1.73e-4 to 1.64e-4; the tie-break from 1.06e-4 and 1.82e-4 before.
 At a local minimum (sampled: no improving move in a neighbourhood's worth of samples) a
 descent is kicked from the best minimum of its walk: a few actors of its bottleneck
 element (``max``; any free actors for other aggregations) go to random allowed PEs
@@ -27,6 +37,14 @@ KICKS = 8
 #: moves valued per descent and step: the whole neighbourhood up to this size, else a
 #: random sample of this many
 SAMPLE = 1024
+#: relative tolerance of equal values and of a lower pressure (a plateau move)
+TIE = 1e-12
+#: pair moves (:meth:`Neighbourhood.pairs`, bottleneck aggregations) valued per sampled
+#: single move
+PAIRS = 1.0
+#: the sample of the first steps (doubled while fewer than half the descents improve,
+#: halved while nearly all do)
+FIRST_SAMPLE = 32
 
 
 def kick_size(n_free: int) -> int:
@@ -52,17 +70,50 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     fails = np.zeros(K, dtype=np.int64)
     idle = np.zeros(K, dtype=np.int64)
     size = kick_size(len(space.free))
+    # whole neighbourhoods where they fit the sample, else a small sample first
+    least = SAMPLE if N <= SAMPLE else FIRST_SAMPLE
+    sample = least
     while not tracker.exhausted:
-        rows, actors, pes, per, full = nb.candidates(st.X, rng, SAMPLE)
-        mv = nb.evaluate(st, rows, actors, pes)
+        rows, actors, pes, per, full = nb.candidates(st.X, rng, sample)
+        two = nb.pairs(st.X, rng, max(1, int(per * PAIRS))) if PAIRS and not full else None
+        if two is None:
+            mv = nb.evaluate(st, rows, actors, pes)
+        else:
+            q = len(two[0]) // K
+            wide = per + q
+            actors = np.hstack([actors.reshape(K, per), two[0].reshape(K, q)]).ravel()
+            pes = np.hstack([pes.reshape(K, per), two[1].reshape(K, q)]).ravel()
+            actors2 = np.hstack([np.full((K, per), -1), two[2].reshape(K, q)]).ravel()
+            pes2 = np.hstack([np.full((K, per), -1), two[3].reshape(K, q)]).ravel()
+            rows = np.repeat(np.arange(K), wide)
+            mv = nb.evaluate(st, rows, actors, pes, actors2, pes2)
+            per = wide
         if len(mv.values) < len(rows):
             break
         V = mv.values.reshape(K, per)
-        j = V.argmin(axis=1)
-        down = V[np.arange(K), j] < st.values
+        S = nb.pressure(mv)
+        if S is None:
+            j = V.argmin(axis=1)
+            down = V[np.arange(K), j] < st.values
+        else:
+            # lexicographic (value, pressure): plateau moves that unload busy elements
+            low = V.min(axis=1)
+            level = V <= low[:, None] * (1 + TIE)
+            j = np.where(level, S.reshape(K, per), np.inf).argmin(axis=1)
+            cur = st.values * (1 + TIE)
+            down = (low < st.values) | ((low <= cur)
+                                        & (S.reshape(K, per)[np.arange(K), j]
+                                           < nb.pressure(st) * (1 - TIE)))
         nb.apply(st, mv, (np.arange(K) * per + j)[down])
         idle[down] = 0
         idle[~down] += 1
+        # a small sample while most descents improve (far from a minimum), a larger
+        # one as improving moves become rare
+        share = down.mean()
+        if share < 0.5 and sample < SAMPLE:
+            sample *= 2
+        elif share > 0.9 and sample > least:
+            sample //= 2
         # a local minimum: no improving move, or none in the samples of a neighbourhood's
         # worth of steps
         stuck = np.flatnonzero(idle >= (1 if full else -(-N // per)))

@@ -12,9 +12,9 @@ on large problems), so:
   not afford :data:`DESCENTS` descents (then a descent would not even finish).
 
 Measured on the benchmark (``tests/perf/search_bench.py``, ``max``, 2,000,000
-evaluations, seeds 0-2): 4.3-6.0% above the best known value at 100 actors × 16 PEs and
-4.5-5.1% at 300 × 32, where the members sized by full neighbourhoods (before delta
-evaluation) gave 7.8% at both, and ``genetic`` alone at 300 × 32 took 30 s.
+evaluations, seeds 0-2): 0.3-1.1% above the best value known at 100 actors × 16 PEs; at
+300 × 32 the result depends on the seed (2.8-14% above the best known).  Two greedy islands beat greedy and tabu at 100 × 16 (0.922e-4
+against 0.932e-4 on average over six seeds), and one island beats two at 300 × 32.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import numpy as np
 
 from mapping.search.common import Tracker
 
-MEMBERS = ("tabu", "anneal", "greedy", "genetic")
+MEMBERS = ("greedy", "greedy", "tabu", "anneal")
 #: descents an island's share must afford before the budget is split further
 ISLAND_DESCENTS = 8
 #: descents an island's share must afford for ``tabu`` and ``greedy`` to run it

@@ -18,7 +18,7 @@ import numpy as np
 
 from mapping.search.common import Tracker, shard_result
 from mapping.search.delta import Neighbourhood
-from mapping.search.greedy import MAX_DESCENTS, SAMPLE, STEPS, kick_size
+from mapping.search.greedy import MAX_DESCENTS, SAMPLE, STEPS, TIE, kick_size
 
 KICKS = 4
 
@@ -56,8 +56,11 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
         ok[~ok.any(axis=1)] = True
         # the best allowed move, ties (plateaus of max, no route anywhere) drawn at random
         Vm = np.where(ok, V, np.inf)
-        ties = ok & (Vm == Vm.min(axis=1, keepdims=True))
-        chosen = walks * per + np.where(ties, rng.random(V.shape), 2.0).argmin(axis=1)
+        ties = ok & (Vm <= Vm.min(axis=1, keepdims=True) * (1 + TIE))
+        S = nb.pressure(mv)
+        # among equal values the least pressure (bottleneck aggregations), else at random
+        key = rng.random(V.shape) if S is None else S.reshape(K, per)
+        chosen = walks * per + np.where(ties, key, np.inf).argmin(axis=1)
         moved = actors[chosen]
         tabu[walks, moved, st.X[walks, moved]] = it + base + rng.integers(0, base + 1, K)
         nb.apply(st, mv, chosen)
