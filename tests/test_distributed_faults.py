@@ -189,6 +189,18 @@ def test_run_shard_is_run_task():
             assert stats["evaluations"] == b.evaluations
 
 
+def test_run_task_reports_its_tracker_as_it_goes():
+    from mapping.problem import bind_problem
+    from mapping.search.engine import plan, prepare, run_task
+    from search_problems import bench_arch, random_app
+    problem = bind_problem(random_app(10, 14, seed=1), bench_arch())
+    (task,) = plan(prepare(problem, "time", "sum", budget=20_000, seed=2), "anneal", 1)
+    seen, counted = [], []
+    result = run_task(task, counted.append, report=seen.append)
+    assert seen and len(seen) == len(counted) and sum(counted) == result.evaluations
+    assert seen[-1].best_value == result.best_value
+
+
 # ------------------------------------------------ scheduler killed, time limit
 @pytest.fixture(scope="module")
 def external(tmp_path_factory):

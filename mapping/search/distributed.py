@@ -299,26 +299,13 @@ def run_shard(task, shared=None, topic: str | None = None,
     :func:`mapping.search.engine.run_task`, and the worker's address, evaluations and
     seconds (wall and CPU) for its speed.  ``shared``: ``(objectives, space)`` when the
     task was sent without them; ``topic``: where best-so-far reports go."""
-    from mapping.search.common import Tracker
-    from mapping.search.strategies import STRATEGIES
+    from mapping.search.engine import run_task
     if shared is not None:
         task = replace(task, objectives=shared[0], space=shared[1])
     report = _reporter(topic, task.index, interval) if topic else None
-    holder = []
-
-    def progress(n: int) -> None:
-        report(holder[0])
-
-    # the tracker and the generator as mapping.search.engine.run_task builds them; the
-    # progress hook gives the reporter the tracker (the tests check both stay equal)
-    run = STRATEGIES.get(task.strategy)
-    rng = np.random.default_rng(np.random.SeedSequence(task.seed, spawn_key=(task.index,)))
-    tracker = Tracker(task.objectives, task.scalarizer, task.budget,
-                      progress if report else None)
-    holder.append(tracker)
     wall, cpu = time.perf_counter(), time.thread_time()
     with _HeapKept():
-        result = run(task, tracker, rng)
+        result = run_task(task, report=report)
     stats = {"worker": _worker_address(), "evaluations": int(result.evaluations),
              "seconds": time.perf_counter() - wall, "cpu_seconds": time.thread_time() - cpu}
     return result, stats

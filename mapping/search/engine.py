@@ -58,11 +58,20 @@ class Task:
     params: dict = field(default_factory=dict)
 
 
-def run_task(task: Task, progress: Callable[[int], None] | None = None) -> ShardResult:
-    """Run one shard (also the function Dask workers execute)."""
+def run_task(task: Task, progress: Callable[[int], None] | None = None,
+             report: Callable[[Tracker], None] | None = None) -> ShardResult:
+    """Run one shard (also what Dask workers run).  ``progress(n)``: n more evaluations;
+    ``report(tracker)`` at the same moments, for a shard that streams its best so far."""
     run = STRATEGIES.get(task.strategy)
     rng = np.random.default_rng(np.random.SeedSequence(task.seed, spawn_key=(task.index,)))
-    tracker = Tracker(task.objectives, task.scalarizer, task.budget, progress)
+
+    def told(n: int) -> None:
+        if progress is not None:
+            progress(n)
+        report(tracker)
+
+    tracker = Tracker(task.objectives, task.scalarizer, task.budget,
+                      progress if report is None else told)
     return run(task, tracker, rng)
 
 
