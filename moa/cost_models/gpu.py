@@ -118,17 +118,21 @@ def occupancy(cc: float, block: int, regs: int = 0, smem: int = 0) -> Occupancy:
     if smem > lim.shared_per_block:
         raise ValueError(f"{smem} bytes of shared memory per block exceed the "
                          f"{lim.shared_per_block} of compute capability {cc}")
-    warps = -(-block // WARP)                                  # warps per block, rounded up
-    by = {"blocks": lim.blocks,
-          "warps": lim.warps // warps}                          # threads/warps per SM
+    # Programming Guide, "Hardware Implementation": a block runs as ceil(threads/32) warps
+    warps = -(-block // WARP)
+    by = {"blocks": lim.blocks,                 # "Maximum number of resident blocks per SM"
+          "warps": lim.warps // warps}          # "Maximum number of resident warps per SM"
     if regs > 0:
-        # calculator: registers per warp rounded up to the allocation unit; warps that fit
-        # in a block's register file rounded down to the warp allocation granularity
+        # Occupancy Calculator: registers per warp = ceil(regs*32, allocation unit 256);
+        # warps per SM by registers = floor(registers per block / that, granularity 4);
+        # blocks = floor(those warps / warps per block) x (registers per SM / per block)
         per_warp = _ceil_to(regs * WARP, lim.register_unit)
         fit = (lim.registers_per_block // per_warp) // lim.warp_granularity \
             * lim.warp_granularity
         by["registers"] = fit // warps * (lim.registers // lim.registers_per_block)
     if smem > 0:
+        # Occupancy Calculator: shared memory per block rounded up to the 256-byte unit;
+        # blocks = floor("Maximum amount of shared memory per SM" / that)
         by["shared"] = lim.shared // _ceil_to(smem, lim.shared_unit)
     limit = min(by, key=lambda k: (by[k], k != "blocks"))
     resident = by[limit]
