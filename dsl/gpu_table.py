@@ -21,8 +21,8 @@ the gpuperfpredict data set writes them (one file per kernel and GPU).  The colu
   cores, and the Titan Black 15 SMX, 2880 cores, not the 3072 of the files).
 
 :func:`study_files` writes the study: an application whose ``kernel`` actor carries
-the launch (``grid``, ``block``, ``regs``, ``smem``, and ``bytes``/``flops`` per element
-and ``syncs`` per block where the user states them) from parameters that each row of
+the launch (``grid``, ``block``, ``regs``, ``smem``, and ``bytes``/``l2_bytes``/``flops``
+per element and ``syncs`` per block where the user states them) from parameters that each row of
 the measurements sets;
 architectures with one PE per GPU (the ``gpu`` occupancy model, and LSLA, GSLA and
 roofline baselines); one mapping per GPU; the measurements CSV.
@@ -243,7 +243,7 @@ def _g(x: float) -> str:
 def application_text(table: GPUTable, *, elements: str = "size",
                      bytes_per_element: str | None = None,
                      flops_per_element: str | None = None, syncs: str | None = None,
-                     name: str | None = None) -> str:
+                     l2_bytes_per_element: str | None = None, name: str | None = None) -> str:
     """The ``.sdf`` application: one ``kernel`` actor whose attributes are the launch,
     from parameters the measurements set per row."""
     first = table.launches[0]
@@ -254,6 +254,8 @@ def application_text(table: GPUTable, *, elements: str = "size",
         attrs.append(f"bytes = ({elements}) * ({bytes_per_element})")
     if flops_per_element is not None:
         attrs.append(f"flops = ({elements}) * ({flops_per_element})")
+    if l2_bytes_per_element is not None:
+        attrs.append(f"l2_bytes = ({elements}) * ({l2_bytes_per_element})")
     if syncs is not None:
         attrs.append(f"syncs = {syncs}")
     lines = [f"# The kernel '{table.kernel}' as one actor: a launch per iteration.",
@@ -295,18 +297,19 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
              "# cc, sms, cores, clock (MHz), bandwidth (GB/s). To fit: each GPU's",
              "# efficiency (achieved / data-sheet bandwidth), per generation hide_* (warps",
              "# per SM that saturate memory), ceff_* (achieved / peak flops), sync_* (cycles",
-             "# per warp and barrier step of a block) and launch (s).",
+             "# per warp and barrier step of a block), l2_* (L2 bytes per cycle), launch (s).",
              f"moa {name} {{", "    param launch = 5e-06"]
     for gen in gens:
         lines += [f"    param hide_{gen} = 16", f"    param ceff_{gen} = 0.5",
-                  f"    param sync_{gen} = 10"]
+                  f"    param sync_{gen} = 10", f"    param l2_{gen} = 256"]
     lines.append("")
     for g in table.gpus:
         lines.append(f"    pe {g.ident} [time = gpu({_attributes(g)}, bandwidth = "
                      f"{_g(g.bandwidth)}, efficiency = 0.7, compute_efficiency = "
                      f"ceff_{g.generation}, hide = hide_{g.generation}, sync = sync_{g.generation}, "
+                     f"l2 = l2_{g.generation}, "
                      f"launch = launch), "
-                     f"l2 = {_g(g.l2)}]")
+                     f"l2_mb = {_g(g.l2)}]")
     return "\n".join(lines + ["}", ""])
 
 
@@ -332,11 +335,13 @@ def baseline_moa_texts(table: GPUTable) -> dict[str, str]:
 
 def study_files(table: GPUTable, *, elements: str = "size",
                 bytes_per_element: str | None = None, flops_per_element: str | None = None,
-                syncs: str | None = None, name: str | None = None) -> dict[str, str]:
+                syncs: str | None = None, l2_bytes_per_element: str | None = None,
+                name: str | None = None) -> dict[str, str]:
     """File name -> text of the whole study."""
     files = {"app.sdf": application_text(table, elements=elements,
                                          bytes_per_element=bytes_per_element,
                                          flops_per_element=flops_per_element, syncs=syncs,
+                                         l2_bytes_per_element=l2_bytes_per_element,
                                          name=name),
              "gpu.moa": gpu_moa_text(table),
              **baseline_moa_texts(table),

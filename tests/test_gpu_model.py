@@ -75,6 +75,17 @@ def test_time_by_hand_waves_hiding_and_barriers():
                                                      rel=1e-12)
 
 
+def test_l2_roof():
+    """The same launch with 2.56e8 bytes of L2 sectors at l2 = 128 bytes per cycle x
+    1000 MHz = 1.28e11 B/s: 2e-3 s in all, above DRAM's 1e-3 s.  Per full wave 128/1000
+    of it, 2.56e-4 s; the last 104/1000 at 0.8125 of the rate, also 2.56e-4 s."""
+    model = _gpu(hide=32, launch=5e-6, l2=128)
+    token = _Token(grid=1000, block=64, regs=13, bytes=1e8, l2_bytes=2.56e8)
+    assert model.token_cost(token) == pytest.approx(8 * 2.56e-4 + 5e-6, rel=1e-12)
+    token["l2_bytes"] = 1e7                     # below DRAM's time: DRAM decides
+    assert model.token_cost(token) == pytest.approx(8 * 1.28e-4 + 5e-6, rel=1e-12)
+
+
 def test_compute_roof_and_tail_wave():
     """Titan X-like (cc 5.2, 24 SMs, 3072 cores at 1000 MHz): 1024-thread blocks with 27
     registers: 2 resident (warps), 48 slots; 256 blocks: 5 full waves and one of 16

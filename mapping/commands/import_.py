@@ -103,6 +103,9 @@ def _gpu_table_arguments(p) -> None:
                    "(default: none, no memory traffic)")
     p.add_argument("--flops-per-element", metavar="EXPR",
                    help="floating-point operations per element (default: none)")
+    p.add_argument("--l2-bytes-per-element", metavar="EXPR",
+                   help="bytes per element between the SMs and the L2 cache, counted in "
+                   "the 32-byte sectors the access pattern requests (default: none)")
     p.add_argument("--syncs-per-block", metavar="EXPR",
                    help="barrier steps of one block, e.g. a tree reduction's "
                    "log2(block_x) (default: none)")
@@ -203,7 +206,8 @@ def run_gpu_table(args):
     files = study_files(table, elements=args.elements,
                         bytes_per_element=args.bytes_per_element,
                         flops_per_element=args.flops_per_element,
-                        syncs=args.syncs_per_block, name=args.name)
+                        syncs=args.syncs_per_block,
+                        l2_bytes_per_element=args.l2_bytes_per_element, name=args.name)
     dsl.parse_sdf(files["app.sdf"], "app.sdf")      # a bad --elements/... expression
     directory = Path(args.output)
     if directory.exists() and not directory.is_dir():

@@ -1,11 +1,12 @@
 """A GPU as a PE: a roofline per wave of thread blocks, occupancy from the CUDA rules.
 
 ``gpu(cc, sms, cores, clock, bandwidth, efficiency=1, compute_efficiency=1, hide=0,
-hide_compute=0, sync=0, launch=0)`` costs one kernel launch (a token) in seconds.  The token
+hide_compute=0, sync=0, l2=inf, launch=0)`` costs one kernel launch (a token) in seconds.  The token
 gives the launch: ``grid`` (blocks), ``block`` (threads per block), ``regs`` (registers
 per thread, 0: not limiting), ``smem`` (shared memory bytes per block), ``bytes`` (DRAM
-traffic), ``flops`` (default its ``ops``, else 0) and ``syncs`` (barrier steps per
-block, default 0).
+traffic), ``l2_bytes`` (traffic between the SMs and the L2 cache, in 32-byte sectors
+as the access pattern requests them), ``flops`` (default its ``ops``, else 0) and
+``syncs`` (barrier steps per block, default 0).
 
 **Occupancy** (:func:`occupancy`): the blocks resident on one multiprocessor (SM) are the
 fewest allowed by blocks, warps, registers and shared memory per SM, as the CUDA
@@ -22,8 +23,13 @@ warps per SM saturate the memory system), and does its share of the flops at
 ``compute_efficiency · 2 · cores · clock`` (one FMA per core and cycle) likewise with
 ``hide_compute``.  Per wave, the larger of the two (roofline, Williams et al. 2009)::
 
-    time = launch + Σ_waves [max(bytes_w / (B_eff · h(W)), flops_w / (P_eff · h_c(W)))
+    time = launch + Σ_waves [max(bytes_w / (B_eff · h(W)), l2_bytes_w / (l2 · clock · h(W)),
+                                 flops_w / (P_eff · h_c(W)))
                              + syncs · warps per block · sync / clock]
+
+The L2 roof (``l2`` bytes per core cycle) is the hierarchical roofline's cache ceiling
+(Williams et al. 2009; the ERT measures it): a strided access requests many sectors per
+useful byte, and is bound there long before DRAM is.
 
 The last term is the part of a block no other block hides: ``syncs`` barrier steps
 (``__syncthreads``, a tree reduction's ``log2(block)``), each taking ``sync`` cycles per
@@ -158,6 +164,7 @@ class GPU(CostModel):
         hide: float = Field(default=0.0, ge=0)                # warps/SM saturating memory
         hide_compute: float = Field(default=0.0, ge=0)        # warps/SM saturating compute
         sync: float = Field(default=0.0, ge=0)                # cycles per warp and barrier
+        l2: float = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
         launch: float = Field(default=0.0, ge=0)              # seconds per launch
 
         @field_validator("cc")
@@ -182,6 +189,7 @@ class GPU(CostModel):
         data = attribute(token, "bytes", 0.0)
         flops = attribute(token, "flops", token.get("ops", 0.0))
         syncs = attribute(token, "syncs", 0.0)
+        l2_data = attribute(token, "l2_bytes", 0.0)
         occ = occupancy(p.cc, block, regs, smem)
         slots = occ.blocks * p.sms
         full, rest = divmod(int(math.ceil(grid)), slots)
@@ -194,7 +202,8 @@ class GPU(CostModel):
                 continue
             share = n / grid                             # this wave's part of the work
             in_flight = n * occ.warps_per_block          # warps of the wave, all SMs
-            memory = share * data / (bandwidth * _hidden(in_flight, p.hide, p.sms))
+            hidden = _hidden(in_flight, p.hide, p.sms)
+            memory = share * max(data / bandwidth, l2_data / (p.l2 * p.clock * 1e6)) / hidden
             compute = share * flops / (peak * _hidden(in_flight, p.hide_compute, p.sms))
             time += times * (max(memory, compute) + serial)
         return time
