@@ -301,7 +301,7 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
              f"moa {name} {{", "    param launch = 5e-06"]
     for gen in gens:
         lines += [f"    param hide_{gen} = 16", f"    param ceff_{gen} = 0.5",
-                  f"    param sync_{gen} = 10", f"    param l2_{gen} = 256"]
+                  f"    param sync_{gen} = 10", f"    param l2_{gen} = 1024"]
     lines.append("")
     for g in table.gpus:
         lines.append(f"    pe {g.ident} [time = gpu({_attributes(g)}, bandwidth = "
