@@ -11,6 +11,7 @@ figures from :mod:`mapping.fidelity`.  Free parameters are named as for ``mapeva
 a bare ``param`` of the ``.moa`` or ``PE.time.PARAM``.
 
     python3 examples/gpu_choice/crossval.py DIR MODEL.moa FREE[,FREE...] [--folds 5]
+        [--starts N]
 
 prints one JSON document with ``tau``, ``tau_within``, ``fidelity_within`` (means over
 the folds, on the held-out rows) and the per-fold fitted values.
@@ -29,6 +30,7 @@ from scipy import optimize, stats
 import dsl
 from moa.cost_models import make_model
 from mapping.fidelity import within_groups
+from mapping.fitting import random_starts
 from mapping.validation import fold_splits
 
 
@@ -51,6 +53,8 @@ def main():
     ap.add_argument("free", nargs="?", default="")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--starts", type=int, default=0,
+                    help="random starts besides the file's values, as mapeval fit's")
     args = ap.parse_args()
     d = Path(args.dir)
     app = dsl.load_sdf(d / "app.sdf")[0]
@@ -99,9 +103,15 @@ def main():
             def residuals(u):
                 p = predict(u * theta0, train)
                 return np.log(np.maximum(p, 1e-300) / measured[train])
-            sol = optimize.least_squares(residuals, np.ones(len(free)),
-                                         bounds=(1e-9, np.inf), x_scale="jac")
-            theta = sol.x * theta0
+            lower = np.full(len(free), 1e-9)
+            best = None
+            for start in [np.ones(len(free))] + random_starts(np.ones(len(free)), lower,
+                                                              args.starts, args.seed):
+                sol = optimize.least_squares(residuals, start, bounds=(lower, np.inf),
+                                             x_scale="jac")
+                if best is None or sol.cost < best.cost:
+                    best = sol
+            theta = best.x * theta0
         p = predict(theta, test)
         fw, tw = within_groups(np.round(p, 12), measured[test], [sizes[i] for i in test])
         figures.append({"tau": float(stats.kendalltau(np.round(p, 12), measured[test])[0]),
