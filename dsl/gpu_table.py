@@ -297,17 +297,18 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
              "# cc, sms, cores, clock (MHz), bandwidth (GB/s). To fit: each GPU's",
              "# efficiency (achieved / data-sheet bandwidth), per generation hide_* (warps",
              "# per SM that saturate memory), ceff_* (achieved / peak flops), sync_* (cycles",
-             "# per warp and barrier step of a block), l2_* (L2 bytes per cycle), launch (s).",
+             "# per warp and barrier step of a block), l2_* (L2 bytes per cycle and 64-bit",
+             "# memory partition: an L2 slice serves each), launch (s).",
              f"moa {name} {{", "    param launch = 5e-06"]
     for gen in gens:
         lines += [f"    param hide_{gen} = 16", f"    param ceff_{gen} = 0.5",
-                  f"    param sync_{gen} = 10", f"    param l2_{gen} = 1024"]
+                  f"    param sync_{gen} = 10", f"    param l2_{gen} = 256"]
     lines.append("")
     for g in table.gpus:
         lines.append(f"    pe {g.ident} [time = gpu({_attributes(g)}, bandwidth = "
                      f"{_g(g.bandwidth)}, efficiency = 0.7, compute_efficiency = "
                      f"ceff_{g.generation}, hide = hide_{g.generation}, sync = sync_{g.generation}, "
-                     f"l2 = l2_{g.generation}, "
+                     f"l2 = l2_{g.generation} * {_g(g.bus / 64)}, "
                      f"launch = launch), "
                      f"l2_mb = {_g(g.l2)}]")
     return "\n".join(lines + ["}", ""])
