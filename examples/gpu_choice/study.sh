@@ -32,8 +32,10 @@ study() {  # KERNEL MODEL.moa NAME [--fit ...]
         "$OUT/$k/measurements.csv" --mapping-column gpu --measured time_s \
         --within size --folds 5 --starts 0 --json "$@" > "$OUT/${k}_$name.json"
 }
-cv() {  # KERNEL MODEL.moa NAME FREE
-    python3 "$(dirname "$0")/crossval.py" "$OUT/$1" "$2" "$4" --folds 5 > "$OUT/${1}_$3.json"
+cv() {  # KERNEL MODEL.moa NAME FREE [--starts N]
+    k=$1; moa=$2; name=$3; free=$4; shift 4
+    python3 "$(dirname "$0")/crossval.py" "$OUT/$k" "$moa" "$free" --folds 5 "$@" \
+        > "$OUT/${k}_$name.json"
 }
 for k in msum dot mm mms; do
     study $k roofline.moa roofline
@@ -44,5 +46,5 @@ done
 cv msum gpu.moa gpu launch,hide_kepler,hide_maxwell,l2_kepler,l2_maxwell,$EFF
 cv dot gpu.moa gpu launch,hide_kepler,hide_maxwell,sync_kepler,sync_maxwell,$EFF
 cv mm gpu.moa gpu hide_kepler,hide_maxwell,l2_kepler,l2_maxwell,ceff_kepler,ceff_maxwell,$EFF
-cv mms gpu.moa gpu launch,hide_kepler,hide_maxwell,ceff_kepler,ceff_maxwell,sync_kepler,sync_maxwell,$EFF
+cv mms gpu.moa gpu launch,hide_kepler,hide_maxwell,ceff_kepler,ceff_maxwell,sync_kepler,sync_maxwell,$EFF --starts 3
 python3 "$(dirname "$0")/table.py" "$OUT"
