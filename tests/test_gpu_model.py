@@ -107,6 +107,8 @@ def test_compute_roof_and_tail_wave():
 def test_bad_parameters_and_launches():
     with pytest.raises(CostModelError, match="compute capability 2.1"):
         _gpu(cc=2.1)
+    with pytest.raises(CostModelError, match="'l2'"):
+        _gpu(l2=float("nan"))
     with pytest.raises(ValueError, match="2048 threads"):
         _gpu().token_cost(_Token(grid=1, block=2048))
     with pytest.raises(ValueError, match="registers per thread exceed"):

@@ -1,8 +1,8 @@
 """A GPU as a PE: a roofline per wave of thread blocks, occupancy from the CUDA rules.
 
 ``gpu(cc, sms, cores, clock, bandwidth, efficiency=1, compute_efficiency=1, hide=0,
-hide_compute=0, sync=0, l2=inf, launch=0)`` costs one kernel launch (a token) in seconds.  The token
-gives the launch: ``grid`` (blocks), ``block`` (threads per block), ``regs`` (registers
+hide_compute=0, sync=0, l2=inf, launch=0)`` costs one kernel launch (a token) in
+seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads per block), ``regs`` (registers
 per thread, 0: not limiting), ``smem`` (shared memory bytes per block), ``bytes`` (DRAM
 traffic), ``l2_bytes`` (traffic between the SMs and the L2 cache, in 32-byte sectors
 as the access pattern requests them), ``flops`` (default its ``ops``, else 0) and
@@ -173,6 +173,13 @@ class GPU(CostModel):
             limits(value)
             return value
 
+        @field_validator("l2")
+        @classmethod
+        def _not_nan(cls, value):
+            if math.isnan(value):
+                raise ValueError("must be a number or inf, not nan")
+            return value
+
         @field_validator("sms", mode="before")
         @classmethod
         def _integral(cls, value):
@@ -192,7 +199,8 @@ class GPU(CostModel):
         l2_data = attribute(token, "l2_bytes", 0.0)
         occ = occupancy(p.cc, block, regs, smem)
         slots = occ.blocks * p.sms
-        full, rest = divmod(int(math.ceil(grid)), slots)
+        blocks = math.ceil(grid)
+        full, rest = divmod(blocks, slots)
         bandwidth = p.efficiency * p.bandwidth * 1e9
         peak = p.compute_efficiency * 2.0 * p.cores * p.clock * 1e6
         time = p.launch
@@ -200,7 +208,7 @@ class GPU(CostModel):
         for n, times in ((slots, full), (rest, 1)):
             if n == 0 or times == 0:
                 continue
-            share = n / grid                             # this wave's part of the work
+            share = n / blocks                           # this wave's part of the work
             in_flight = n * occ.warps_per_block          # warps of the wave, all SMs
             hidden = _hidden(in_flight, p.hide, p.sms)
             memory = share * max(data / bandwidth, l2_data / (p.l2 * p.clock * 1e6)) / hidden
