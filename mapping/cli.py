@@ -35,7 +35,7 @@ _command("fit", "fit", "APP.sdf ARCH.moa DATA.csv", "fit cost parameters to meas
 _command("sweep", "sweep", "APP.sdf ARCH.moa [MAP.map]", "evaluate over a grid of parameters")
 _command("logca", "logca", "--overhead .. --acceleration .. | --fit DATA.csv | --table T.csv",
          "LogCA accelerator analysis, and its parameters from measurements")
-_command("import", "import_", "FORMAT FILE", "read other formats into a .sdf file")
+_command("import", "import_", "FORMAT FILE", "read other formats into .sdf/.moa/.map/.csv files")
 _command("export", "export", "FORMAT FILE", "write a .sdf, .moa or .map in other formats")
 _command("plot", "plot", "KIND ... -o FILE", "the plots of the field")
 _command("profile", "profile", "-o OUTDIR -- PROGRAM", "profile a compiled program (its logs)")

@@ -1,4 +1,5 @@
-"""``mapeval import profile|sdf3``: other formats into a ``.sdf`` application."""
+"""``mapeval import profile|sdf3|ert|gpu-table``: other formats into mapeval's files (an
+application, roofline PE parameters, a whole measured study)."""
 from __future__ import annotations
 
 import argparse
@@ -163,6 +164,55 @@ def _output_option(p) -> None:
                    "output)")
 
 
+GPU_TABLE_HELP = """\
+Each FILE is a CSV table of one kernel's launches timed on GPUs (the gpuperfpredict
+format: gpu_name, compute_version, num_of_cores, max_clock_rate, bandwith, bus,
+memory_clock, L2, AppName, Input.Size, Grid.X/Y/Z, Block.X/Y/Z, Registers.Per.Thread,
+Static.SMem, Dynamic.SMem, Duration in seconds). DIR receives:
+  app.sdf           the kernel as one actor; each row sets size, grid_*, block_*, regs, smem
+  gpu.moa           one PE per GPU under the gpu model (occupancy, waves, roofline)
+  lsla.moa gsla.moa roofline.moa   baselines
+  mappings.map      one mapping per GPU, named like its PE
+  measurements.csv  gpu (the mapping), the launch, time_s
+Corrections of the data (a decimal comma, core counts against the data sheet) are
+reported on standard error and under "corrections" with --json.
+
+study: mapeval fidelity DIR/app.sdf DIR/gpu.moa DIR/mappings.map DIR/measurements.csv \\
+         --mapping-column gpu --measured time_s --within size --folds 5 --fit ...
+"""
+
+
+def _gpu_table_arguments(p) -> None:
+    p.description = ("Turn GPU measurement tables of one kernel into a study: an "
+                     "application, architectures with one PE per GPU, mappings and "
+                     "the measurements.")
+    p.epilog = GPU_TABLE_HELP + "\nexample: mapeval import gpu-table dotProd-*.csv " \
+        "--bytes-per-element 8 --flops-per-element 2 -o dotprod/"
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("paths", nargs="+", metavar="FILE.csv")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="the study's directory (created if absent)")
+    p.add_argument("--elements", default="size", metavar="EXPR",
+                   help="elements one launch processes, an expression in size "
+                   "(default: size; a square matrix: size**2)")
+    p.add_argument("--bytes-per-element", metavar="EXPR",
+                   help="DRAM bytes per element, an expression in size, block_x, ... "
+                   "(default: none, no memory traffic)")
+    p.add_argument("--flops-per-element", metavar="EXPR",
+                   help="floating-point operations per element (default: none)")
+    p.add_argument("--l2-bytes-per-element", metavar="EXPR",
+                   help="bytes per element between the SMs and the L2 cache, counted in "
+                   "the 32-byte sectors the access pattern requests (default: none)")
+    p.add_argument("--syncs-per-block", metavar="EXPR",
+                   help="barrier steps of one block, e.g. a tree reduction's "
+                   "log2(block_x) (default: none)")
+    p.add_argument("--sms", action="append", default=[], metavar="GPU=N",
+                   help="multiprocessors of a GPU (overrides the data-sheet table)")
+    p.add_argument("--name", help="name of the graph (default: the kernel's AppName)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.set_defaults(run=run_gpu_table)
+
+
 #: format -> the function defining its options (and its ``run``)
 IMPORT_FORMATS: Registry = Registry("import format")
 IMPORT_FORMATS.add("profile", _profile_arguments,
@@ -170,12 +220,16 @@ IMPORT_FORMATS.add("profile", _profile_arguments,
 IMPORT_FORMATS.add("sdf3", _sdf3_arguments, "an SDF3 XML graph as a .sdf file")
 IMPORT_FORMATS.add("ert", _ert_arguments,
                    "Empirical Roofline Toolkit results as roofline PE parameters (.moa)")
+IMPORT_FORMATS.add("gpu-table", _gpu_table_arguments,
+                   "GPU measurement tables of one kernel as a study (application, GPUs, "
+                   "mappings, measurements)")
 
 
 def add_parser(subparsers, name):
     p = subparsers.add_parser(
-        name, help="read other formats (a program profile, SDF3 XML) into a .sdf file",
-        description="Read another format into an SDF application (.sdf): "
+        name, help="read other formats (a program profile, SDF3 XML, ERT rooflines, GPU "
+        "measurement tables) into .sdf, .moa, .map and .csv files",
+        description="Read another format into mapeval's files: "
         + IMPORT_FORMATS.describe() + ".")
     kinds = p.add_subparsers(dest="kind", metavar="FORMAT", parser_class=type(p))
     for fmt in IMPORT_FORMATS:
@@ -247,9 +301,51 @@ def run_ert(args):
         print_json(analysis.as_dict())
     if args.output is not None:
         write_atomically(args.output, text, inputs=[path], suffixes=(".moa",),
-                         what="the output of 'mapeval import ert'")
-        print(f"wrote {args.output}: peak {ert.peak} GFLOP/s, "
-              + ", ".join(f"{n} {v} GB/s" for n, v in ert.levels), file=sys.stderr)
+                         what="the output of 'mapeval import ert'",
+                         note=f"peak {ert.peak} GFLOP/s, "
+                         + ", ".join(f"{n} {v} GB/s" for n, v in ert.levels))
     elif not args.json:
         sys.stdout.write(text)
+    return 0
+
+
+def run_gpu_table(args):
+    import dsl
+    from dsl.gpu_table import read_gpu_tables, study_files
+    from mapping.output import print_json
+
+    sms = {}
+    for item in args.sms:
+        name, _, value = item.partition("=")
+        try:
+            sms[name.strip()] = int(value)
+        except ValueError:
+            raise InputError(f"--sms {item}: expected GPU=N with N a whole number") from None
+    table = read_gpu_tables(args.paths, sms=sms)
+    files = study_files(table, elements=args.elements,
+                        bytes_per_element=args.bytes_per_element,
+                        flops_per_element=args.flops_per_element,
+                        syncs=args.syncs_per_block,
+                        l2_bytes_per_element=args.l2_bytes_per_element, name=args.name)
+    dsl.parse_sdf(files["app.sdf"], "app.sdf")      # a bad --elements/... expression
+    directory = Path(args.output)
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"'{directory}' is not a directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in files.items():
+        target = directory / name
+        check_output(target, args.paths, None, "the output of 'mapeval import gpu-table'")
+        write_atomically(target, text, inputs=args.paths,
+                         what="the output of 'mapeval import gpu-table'")
+        written.append(str(target))
+    for c in table.corrections:
+        print(f"corrected: {c}", file=sys.stderr)
+    if args.json:
+        print_json({"kernel": table.kernel, "gpus": [g.ident for g in table.gpus],
+                    "launches": len(table.launches), "corrections": list(table.corrections),
+                    "files": written})
+    else:
+        print(f"study in {directory}: kernel '{table.kernel}', {len(table.gpus)} GPUs, "
+              f"{len(table.launches)} launches ({', '.join(files)})", file=sys.stderr)
     return 0

@@ -6,6 +6,7 @@ from moa.cost_models import linear  # noqa: F401  (registers lsla, gsla, gsla_po
 from moa.cost_models import roofline  # noqa: F401  (registers roofline, bandwidth)
 from moa.cost_models import logca  # noqa: F401  (registers logca)
 from moa.cost_models import lookup  # noqa: F401  (registers lookup)
+from moa.cost_models import gpu  # noqa: F401  (registers gpu)
 
 __all__ = ["CostModel", "MemoryTraffic", "Parameters", "attribute", "ENTRY_POINT_GROUP",
            "available_models", "make_model", "model_class", "register"]

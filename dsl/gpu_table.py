@@ -1,0 +1,351 @@
+"""GPU measurement tables (one kernel, many GPUs and launches) as a mapeval study.
+
+A table is a CSV file with a header row, one row per kernel launch timed by nvprof, as
+the gpuperfpredict data set writes them (one file per kernel and GPU).  The columns read
+(others are ignored):
+
+- the GPU: ``gpu_name``, ``compute_version`` (compute capability), ``num_of_cores``,
+  ``max_clock_rate`` (MHz), ``bandwith`` (GB/s), ``bus`` (bits), ``memory_clock`` (MHz),
+  ``L2`` (MB);
+- the launch: ``AppName`` (the kernel), ``Input.Size``, ``Grid.X/Y/Z``,
+  ``Block.X/Y/Z``, ``Registers.Per.Thread``, ``Static.SMem`` and ``Dynamic.SMem`` (bytes
+  per block), ``Duration`` (seconds).
+
+**Corrections**, each reported (:attr:`GPUTable.corrections`):
+
+- a number written with a decimal comma (``192,256``) is read with a decimal point, after
+  checking it against the bandwidth the memory clock and bus give
+  (``2 · memory_clock · bus / 8`` MB/s: double data rate);
+- the cores of a GPU whose data sheet (:data:`DATA_SHEET_SMS`) or ``sms`` says otherwise
+  become ``SMs · cores per SM`` of its compute capability (the GTX 970 has 13 SMs, 1664
+  cores, and the Titan Black 15 SMX, 2880 cores, not the 3072 of the files).
+
+:func:`study_files` writes the study: an application whose ``kernel`` actor carries
+the launch (``grid``, ``block``, ``regs``, ``smem``, and ``bytes``/``l2_bytes``/``flops``
+per element and ``syncs`` per block where the user states them) from parameters that each row of
+the measurements sets;
+architectures with one PE per GPU (the ``gpu`` occupancy model, and LSLA, GSLA and
+roofline baselines); one mapping per GPU; the measurements CSV.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from dsl.errors import ParseError
+
+#: multiprocessors of the GPUs of the data set, from NVIDIA's data sheets
+DATA_SHEET_SMS: dict[str, int] = {
+    "gtx680": 8, "gtx970": 13, "gtx980": 16, "quadro": 12,   # Quadro K5200
+    "teslak20": 13, "teslak40": 15, "titan": 14, "titanblack": 15, "titanx": 24,
+}
+
+#: FP32 cores per multiprocessor by the compute capability's major version
+CORES_PER_SM = {3: 192, 5: 128, 6: 64, 7: 64, 8: 64}
+
+#: GPU generations by the major version (named parameters shared by a generation)
+GENERATIONS = {2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 7: "volta", 8: "ampere"}
+
+GPU_COLUMNS = ("gpu_name", "compute_version", "num_of_cores", "max_clock_rate",
+               "bandwith", "bus", "memory_clock", "L2")
+LAUNCH_COLUMNS = ("AppName", "Input.Size", "Grid.X", "Grid.Y", "Grid.Z", "Block.X",
+                  "Block.Y", "Block.Z", "Registers.Per.Thread", "Static.SMem",
+                  "Dynamic.SMem", "Duration")
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    """One GPU's columns (corrected); ``ident`` names its PE and its mapping."""
+
+    name: str
+    ident: str
+    cc: float
+    sms: int
+    cores: int
+    clock: float
+    bandwidth: float
+    bus: float
+    memory_clock: float
+    l2: float
+
+    @property
+    def generation(self) -> str:
+        major = int(self.cc)
+        return GENERATIONS.get(major, f"cc{major}")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One measured launch: ``gpu`` is the GPU's ``ident``; ``origin`` its file and line."""
+
+    gpu: str
+    size: float
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    regs: int
+    smem: int
+    time: float
+    origin: tuple[str, int]
+
+
+@dataclass(frozen=True)
+class GPUTable:
+    kernel: str
+    gpus: tuple[GPUSpec, ...]
+    launches: tuple[Launch, ...]
+    corrections: tuple[str, ...] = field(default=())
+
+
+def _ident(name: str) -> str:
+    out = re.sub(r"[^A-Za-z0-9_]", "_", name.strip()).lower() or "gpu"
+    return "_" + out if out[0].isdigit() else out
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _number(text: str, where, column: str, commas: dict) -> float:
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if re.fullmatch(r"[+-]?\d+,\d+", text):
+        commas.setdefault(column, set()).add(text)
+        return float(text.replace(",", "."))
+    raise ParseError(f"column '{column}' holds {text!r}, not a number", where)
+
+
+def read_gpu_tables(paths: Sequence[str | Path], sms: Mapping[str, int] | None = None
+                    ) -> GPUTable:
+    """Read and check the tables ``paths`` (one kernel); ``sms`` gives (or overrides)
+    multiprocessor counts by GPU name."""
+    if not paths:
+        raise ParseError("no table given")
+    overrides = {_key(k): int(v) for k, v in (sms or {}).items()}
+    gpus: dict[str, dict] = {}
+    launches: list[Launch] = []
+    kernels: dict[str, str] = {}
+    commas: dict[str, set] = {}
+    corrections: list[str] = []
+    for path in map(Path, paths):
+        try:
+            stream = path.open(newline="", encoding="utf-8-sig")
+        except OSError as exc:
+            raise ParseError(f"'{path}': {exc.strerror or exc}") from None
+        with stream:
+            reader = csv.reader(stream)
+            header = next(reader, None)
+            if header is None:
+                raise ParseError(f"'{path}' is empty", (str(path), 1, 1))
+            index = {}
+            for i, name in enumerate(header):
+                index.setdefault(name.strip(), i)
+            missing = [c for c in GPU_COLUMNS + LAUNCH_COLUMNS if c not in index]
+            if missing:
+                raise ParseError(f"'{path}' lacks the column{'s' if len(missing) > 1 else ''} "
+                                 f"{', '.join(missing)} of a GPU measurement table",
+                                 (str(path), 1, 1))
+            for row in reader:
+                line = reader.line_num
+                if not any(cell.strip() for cell in row):
+                    continue
+                if len(row) < len(header):
+                    raise ParseError(f"row has {len(row)} cells, the header {len(header)}",
+                                     (str(path), line, 1))
+
+                def cell(c):
+                    return row[index[c]]
+
+                def num(c):
+                    return _number(cell(c), (str(path), line, 1), c, commas)
+
+                name = cell("gpu_name").strip()
+                spec = {c: num(c) for c in GPU_COLUMNS[1:]}
+                known = gpus.setdefault(name, {"spec": spec, "origin": (str(path), line)})
+                if known["spec"] != spec:
+                    diff = [c for c in spec if spec[c] != known["spec"][c]]
+                    raise ParseError(f"GPU '{name}' has {diff[0]} = {spec[diff[0]]:g} here but "
+                                     f"{known['spec'][diff[0]]:g} at "
+                                     f"{known['origin'][0]}:{known['origin'][1]}",
+                                     (str(path), line, 1))
+                kernels.setdefault(cell("AppName").strip(), str(path))
+                grid = tuple(int(num(c)) for c in ("Grid.X", "Grid.Y", "Grid.Z"))
+                block = tuple(int(num(c)) for c in ("Block.X", "Block.Y", "Block.Z"))
+                time = num("Duration")
+                if min(grid + block) <= 0 or not time > 0 or not math.isfinite(time):
+                    raise ParseError("a launch needs positive grid, block and Duration",
+                                     (str(path), line, 1))
+                launches.append(Launch(name, num("Input.Size"), grid, block,
+                                       int(num("Registers.Per.Thread")),
+                                       int(num("Static.SMem") + num("Dynamic.SMem")),
+                                       time, (str(path), line)))
+    if len(kernels) > 1:
+        shown = ", ".join(f"'{k}' ({p})" for k, p in kernels.items())
+        raise ParseError(f"the tables hold different kernels: {shown}; import one at a time")
+    for column, texts in sorted(commas.items()):
+        corrections.append(f"{column}: decimal comma read as a decimal point "
+                           "(" + "; ".join(sorted(texts)) + ")")
+
+    specs, idents = [], {}
+    for name, info in gpus.items():
+        s = info["spec"]
+        where = info["origin"]
+        cc = s["compute_version"]
+        major = int(cc)
+        if "bandwith" in commas:
+            implied = 2 * s["memory_clock"] * s["bus"] / 8 / 1000
+            if abs(implied - s["bandwith"]) > 0.01 * implied:
+                raise ParseError(f"GPU '{name}': bandwith {s['bandwith']:g} GB/s disagrees "
+                                 f"with memory_clock and bus ({implied:g} GB/s)", (*where, 1))
+        per_sm = CORES_PER_SM.get(major)
+        if per_sm is None:
+            raise ParseError(f"GPU '{name}': compute capability {cc:g} is not known here",
+                             (*where, 1))
+        cores = int(s["num_of_cores"])
+        n_sms = overrides.get(_key(name), DATA_SHEET_SMS.get(_key(name)))
+        if n_sms is None:
+            if cores % per_sm:
+                raise ParseError(f"GPU '{name}': {cores} cores are no whole number of "
+                                 f"{per_sm}-core multiprocessors (give --sms {name}=N)",
+                                 (*where, 1))
+            n_sms = cores // per_sm
+        elif n_sms * per_sm != cores:
+            corrections.append(f"{name}: num_of_cores {cores} corrected to "
+                               f"{n_sms * per_sm} ({n_sms} SMs x {per_sm} cores of compute "
+                               f"capability {cc:g}, data sheet)")
+            cores = n_sms * per_sm
+        ident = _ident(name)
+        while ident in idents.values():
+            ident += "_"
+        idents[name] = ident
+        specs.append(GPUSpec(name, ident, cc, n_sms, cores, s["max_clock_rate"],
+                             s["bandwith"], s["bus"], s["memory_clock"], s["L2"]))
+    launches = [Launch(idents[x.gpu], *[getattr(x, f) for f in
+                                        ("size", "grid", "block", "regs", "smem", "time",
+                                         "origin")]) for x in launches]
+    kernel = next(iter(kernels))
+    return GPUTable(kernel, tuple(sorted(specs, key=lambda g: g.ident)), tuple(launches),
+                    tuple(corrections))
+
+
+# --------------------------------------------------------------------------- the study
+
+def _g(x: float) -> str:
+    return repr(float(x)) if not float(x).is_integer() else str(int(x))
+
+
+def application_text(table: GPUTable, *, elements: str = "size",
+                     bytes_per_element: str | None = None,
+                     flops_per_element: str | None = None, syncs: str | None = None,
+                     l2_bytes_per_element: str | None = None, name: str | None = None) -> str:
+    """The ``.sdf`` application: one ``kernel`` actor whose attributes are the launch,
+    from parameters the measurements set per row."""
+    first = table.launches[0]
+    graph = _ident(name or table.kernel)
+    attrs = [f"quanta = {elements}", "grid = grid_x * grid_y * grid_z",
+             "block = block_x * block_y * block_z", "regs = regs", "smem = smem"]
+    if bytes_per_element is not None:
+        attrs.append(f"bytes = ({elements}) * ({bytes_per_element})")
+    if flops_per_element is not None:
+        attrs.append(f"flops = ({elements}) * ({flops_per_element})")
+    if l2_bytes_per_element is not None:
+        attrs.append(f"l2_bytes = ({elements}) * ({l2_bytes_per_element})")
+    if syncs is not None:
+        attrs.append(f"syncs = {syncs}")
+    lines = [f"# The kernel '{table.kernel}' as one actor: a launch per iteration.",
+             "# Every parameter below is set by a column of the measurements.",
+             f"sdf {graph} {{",
+             f"    param size = {_g(first.size)}"]
+    for axis, values in (("grid", first.grid), ("block", first.block)):
+        for c, v in zip("xyz", values):
+            lines.append(f"    param {axis}_{c} = {v}")
+    lines += [f"    param regs = {first.regs}", f"    param smem = {first.smem}", "",
+              "    actor kernel [" + ",\n                  ".join(attrs) + "]", "}", ""]
+    return "\n".join(lines)
+
+
+def mappings_text(table: GPUTable) -> str:
+    lines = ["# One mapping per GPU: the kernel on it."]
+    lines += [f"mapping {g.ident} {{ kernel -> {g.ident} }}" for g in table.gpus]
+    return "\n".join(lines) + "\n"
+
+
+def measurements_text(table: GPUTable) -> str:
+    lines = ["gpu,size,grid_x,grid_y,grid_z,block_x,block_y,block_z,regs,smem,time_s,source"]
+    for x in table.launches:
+        lines.append(",".join([x.gpu, _g(x.size), *map(str, x.grid), *map(str, x.block),
+                               str(x.regs), str(x.smem), repr(x.time),
+                               f"{Path(x.origin[0]).name}:{x.origin[1]}"]))
+    return "\n".join(lines) + "\n"
+
+
+def _attributes(g: GPUSpec) -> str:
+    return f"cc = {_g(g.cc)}, sms = {g.sms}, cores = {g.cores}, clock = {_g(g.clock)}"
+
+
+def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
+    """The occupancy-aware architecture: achieved bandwidth per GPU (``efficiency``),
+    latency hiding, compute efficiency per generation, one launch overhead."""
+    gens = sorted({g.generation for g in table.gpus})
+    lines = ["# One PE per GPU under the gpu model (moa/cost_models/gpu.py). Data sheet:",
+             "# cc, sms, cores, clock (MHz), bandwidth (GB/s). To fit: each GPU's",
+             "# efficiency (achieved / data-sheet bandwidth), per generation hide_* (warps",
+             "# per SM that saturate memory), ceff_* (achieved / peak flops), sync_* (cycles",
+             "# per warp and barrier step of a block), l2_* (L2 bytes per cycle and 64-bit",
+             "# memory partition: an L2 slice serves each), launch (s).",
+             f"moa {name} {{", "    param launch = 5e-06"]
+    for gen in gens:
+        lines += [f"    param hide_{gen} = 16", f"    param ceff_{gen} = 0.5",
+                  f"    param sync_{gen} = 10", f"    param l2_{gen} = 256"]
+    lines.append("")
+    for g in table.gpus:
+        lines.append(f"    pe {g.ident} [time = gpu({_attributes(g)}, bandwidth = "
+                     f"{_g(g.bandwidth)}, efficiency = 0.7, compute_efficiency = "
+                     f"ceff_{g.generation}, hide = hide_{g.generation}, sync = sync_{g.generation}, "
+                     f"l2 = l2_{g.generation} * {_g(g.bus / 64)}, "
+                     f"launch = launch), "
+                     f"l2_mb = {_g(g.l2)}]")
+    return "\n".join(lines + ["}", ""])
+
+
+def baseline_moa_texts(table: GPUTable) -> dict[str, str]:
+    """LSLA (one alpha and beta for every GPU), GSLA with gamma = cores, and the
+    roofline from data-sheet peak (2 flops per core and cycle) and bandwidth."""
+    lsla = ["# LSLA: a launch costs a*quanta + b on every GPU alike (fit a, b).",
+            "moa gpus_lsla {", "    param a = 1e-09", "    param b = 1e-05"]
+    lsla += [f"    pe {g.ident} [time = lsla(alpha = a, beta = b)]" for g in table.gpus]
+    gsla = ["# GSLA with gamma = cores: (a/cores + b)*S, S = quanta (fit a, b).",
+            "moa gpus_gsla {", "    param a = 1e-06", "    param b = 1e-10"]
+    gsla += [f"    pe {g.ident} [time = gsla(alpha = a / {g.cores}, beta = b)]"
+             for g in table.gpus]
+    roof = ["# Roofline from the data sheet: peak = 2*cores*clock flops/s, bandwidth in",
+            "# bytes/s; nothing fitted (free X.time.bandwidth for the achieved bandwidth).",
+            "moa gpus_roofline {"]
+    roof += [f"    pe {g.ident} [time = roofline(peak = {_g(2 * g.cores * g.clock * 1e6)}, "
+             f"bandwidth = {_g(g.bandwidth * 1e9)})]" for g in table.gpus]
+    return {"lsla.moa": "\n".join(lsla + ["}", ""]),
+            "gsla.moa": "\n".join(gsla + ["}", ""]),
+            "roofline.moa": "\n".join(roof + ["}", ""])}
+
+
+def study_files(table: GPUTable, *, elements: str = "size",
+                bytes_per_element: str | None = None, flops_per_element: str | None = None,
+                syncs: str | None = None, l2_bytes_per_element: str | None = None,
+                name: str | None = None) -> dict[str, str]:
+    """File name -> text of the whole study."""
+    files = {"app.sdf": application_text(table, elements=elements,
+                                         bytes_per_element=bytes_per_element,
+                                         flops_per_element=flops_per_element, syncs=syncs,
+                                         l2_bytes_per_element=l2_bytes_per_element,
+                                         name=name),
+             "gpu.moa": gpu_moa_text(table),
+             **baseline_moa_texts(table),
+             "mappings.map": mappings_text(table),
+             "measurements.csv": measurements_text(table)}
+    return files

@@ -1,0 +1,224 @@
+"""A GPU as a PE: a roofline per wave of thread blocks, occupancy from the CUDA rules.
+
+``gpu(cc, sms, cores, clock, bandwidth, efficiency=1, compute_efficiency=1, hide=0,
+hide_compute=0, sync=0, l2=inf, launch=0)`` costs one kernel launch (a token) in
+seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads per block), ``regs`` (registers
+per thread, 0: not limiting), ``smem`` (shared memory bytes per block), ``bytes`` (DRAM
+traffic), ``l2_bytes`` (traffic between the SMs and the L2 cache, in 32-byte sectors
+as the access pattern requests them), ``flops`` (default its ``ops``, else 0) and
+``syncs`` (barrier steps per block, default 0).
+
+**Occupancy** (:func:`occupancy`): the blocks resident on one multiprocessor (SM) are the
+fewest allowed by blocks, warps, registers and shared memory per SM, as the CUDA
+Occupancy Calculator computes them from the limits of the compute capability
+(:data:`LIMITS`, the CUDA C Programming Guide's table "Technical Specifications per
+Compute Capability").
+
+**Time**: the grid runs in waves of ``slots = resident · sms`` blocks: ``grid // slots``
+full waves and one partial wave of the rest.  A wave of ``n`` blocks keeps
+``W = n · warps per block`` warps in flight; it moves its share of the bytes at the
+achieved bandwidth ``efficiency · bandwidth`` scaled down by Little's law when too few
+warps are in flight to cover the memory latency (``min(1, W / (hide · sms))``: ``hide``
+warps per SM saturate the memory system), and does its share of the flops at
+``compute_efficiency · 2 · cores · clock`` (one FMA per core and cycle) likewise with
+``hide_compute``.  Per wave, the larger of the two (roofline, Williams et al. 2009)::
+
+    time = launch + Σ_waves [max(bytes_w / (B_eff · h(W)), l2_bytes_w / (l2 · clock · h(W)),
+                                 flops_w / (P_eff · h_c(W)))
+                             + syncs · warps per block · sync / clock]
+
+The L2 roof (``l2`` bytes per core cycle) is the hierarchical roofline's cache ceiling
+(Williams et al. 2009; the ERT measures it): a strided access requests many sectors per
+useful byte, and is bound there long before DRAM is.
+
+The last term is the part of a block no other block hides: ``syncs`` barrier steps
+(``__syncthreads``, a tree reduction's ``log2(block)``), each taking ``sync`` cycles per
+warp of the block, as all its warps pass the barrier before any goes on.
+
+Units: ``clock`` in MHz, ``bandwidth`` in GB/s (10^9 bytes/s), the time in seconds.
+Every parameter is a plain number, so that a ``.moa`` may set it from the data sheet or
+from a ``param`` shared by a GPU generation, and ``mapeval fit`` may free it.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from pydantic import Field, field_validator
+
+from moa.cost_models.base import CostModel, Parameters, attribute
+from moa.cost_models.registry import register
+
+__all__ = ["GPU", "LIMITS", "Limits", "Occupancy", "occupancy"]
+
+WARP = 32
+
+
+class Limits(NamedTuple):
+    """Per-SM limits of one compute capability (CUDA C Programming Guide, Appendix
+    "Compute Capabilities", table "Technical Specifications per Compute Capability"; the
+    allocation units are the CUDA Occupancy Calculator's)."""
+
+    blocks: int                 # maximum resident blocks per multiprocessor
+    warps: int                  # maximum resident warps per multiprocessor
+    threads_per_block: int      # maximum threads per block
+    registers: int              # 32-bit registers per multiprocessor
+    registers_per_block: int    # maximum registers per block
+    registers_per_thread: int   # maximum registers per thread
+    register_unit: int          # register allocation unit (per warp)
+    warp_granularity: int       # warp allocation granularity (of the register limit)
+    shared: int                 # shared memory per multiprocessor (bytes)
+    shared_per_block: int       # maximum shared memory per block (bytes)
+    shared_unit: int            # shared memory allocation unit (bytes)
+    cores_per_sm: int           # FP32 cores per multiprocessor
+
+
+#: compute capability -> its limits.  Kepler 3.x: 16 blocks, 64 warps, 64K registers
+#: (128K on 3.7), 48 KB shared memory with the 48/16 KB split (112 KB on 3.7), 192 cores;
+#: Maxwell 5.x: 32 blocks, 64 warps, 64K registers, 64 KB shared (96 KB on 5.2), 128
+#: cores; registers allocated per warp in units of 256, warps in groups of 4 (calculator)
+LIMITS: dict[float, Limits] = {
+    3.0: Limits(16, 64, 1024, 65536, 65536, 63, 256, 4, 49152, 49152, 256, 192),
+    3.5: Limits(16, 64, 1024, 65536, 65536, 255, 256, 4, 49152, 49152, 256, 192),
+    3.7: Limits(16, 64, 1024, 131072, 65536, 255, 256, 4, 114688, 49152, 256, 192),
+    5.0: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 65536, 49152, 256, 128),
+    5.2: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 98304, 49152, 256, 128),
+    5.3: Limits(32, 64, 1024, 65536, 32768, 255, 256, 4, 65536, 49152, 256, 128),
+}
+
+
+def limits(cc: float) -> Limits:
+    """The limits of compute capability ``cc`` (an error lists the known ones)."""
+    found = LIMITS.get(round(float(cc), 1))
+    if found is None:
+        known = ", ".join(f"{c:.1f}" for c in LIMITS)
+        raise ValueError(f"compute capability {cc} has no occupancy rules here (known: {known})")
+    return found
+
+
+def _ceil_to(x: int, unit: int) -> int:
+    return -(-x // unit) * unit
+
+
+class Occupancy(NamedTuple):
+    """Blocks resident on one SM and what limits them (``limit``: ``blocks``,
+    ``warps``, ``registers`` or ``shared``); ``occupancy`` = resident warps / max warps."""
+
+    blocks: int
+    warps_per_block: int
+    limit: str
+    occupancy: float
+
+
+def occupancy(cc: float, block: int, regs: int = 0, smem: int = 0) -> Occupancy:
+    """Resident blocks per SM of a launch of ``block`` threads, ``regs`` registers per
+    thread and ``smem`` shared bytes per block (CUDA Occupancy Calculator rules)."""
+    lim = limits(cc)
+    block, regs, smem = int(block), int(regs), int(smem)
+    if not 0 < block <= lim.threads_per_block:
+        raise ValueError(f"a block of {block} threads cannot run on compute capability "
+                         f"{cc} (1 to {lim.threads_per_block} threads)")
+    if regs > lim.registers_per_thread:
+        raise ValueError(f"{regs} registers per thread exceed the {lim.registers_per_thread} "
+                         f"of compute capability {cc}")
+    if smem > lim.shared_per_block:
+        raise ValueError(f"{smem} bytes of shared memory per block exceed the "
+                         f"{lim.shared_per_block} of compute capability {cc}")
+    # Programming Guide, "Hardware Implementation": a block runs as ceil(threads/32) warps
+    warps = -(-block // WARP)
+    by = {"blocks": lim.blocks,                 # "Maximum number of resident blocks per SM"
+          "warps": lim.warps // warps}          # "Maximum number of resident warps per SM"
+    if regs > 0:
+        # Occupancy Calculator: registers per warp = ceil(regs*32, allocation unit 256);
+        # warps per SM by registers = floor(registers per block / that, granularity 4);
+        # blocks = floor(those warps / warps per block) x (registers per SM / per block)
+        per_warp = _ceil_to(regs * WARP, lim.register_unit)
+        fit = (lim.registers_per_block // per_warp) // lim.warp_granularity \
+            * lim.warp_granularity
+        by["registers"] = fit // warps * (lim.registers // lim.registers_per_block)
+    if smem > 0:
+        # Occupancy Calculator: shared memory per block rounded up to the 256-byte unit;
+        # blocks = floor("Maximum amount of shared memory per SM" / that)
+        by["shared"] = lim.shared // _ceil_to(smem, lim.shared_unit)
+    limit = min(by, key=lambda k: (by[k], k != "blocks"))
+    resident = by[limit]
+    if resident == 0:
+        raise ValueError(f"a block of {block} threads with {regs} registers per thread "
+                         f"does not fit on a multiprocessor of compute capability {cc} "
+                         f"(limited by {limit})")
+    return Occupancy(resident, warps, limit, resident * warps / lim.warps)
+
+
+@register
+class GPU(CostModel):
+    name = "gpu"
+
+    class Parameters(Parameters):
+        cc: float = Field(gt=0)                  # compute capability, e.g. 3.5
+        sms: int = Field(gt=0)                   # multiprocessors
+        cores: float = Field(gt=0)               # FP32 cores in all
+        clock: float = Field(gt=0)               # core clock, MHz
+        bandwidth: float = Field(gt=0)           # data-sheet DRAM bandwidth, GB/s
+        efficiency: float = Field(default=1.0, gt=0)          # achieved / data sheet
+        compute_efficiency: float = Field(default=1.0, gt=0)  # achieved / peak flops
+        hide: float = Field(default=0.0, ge=0)                # warps/SM saturating memory
+        hide_compute: float = Field(default=0.0, ge=0)        # warps/SM saturating compute
+        sync: float = Field(default=0.0, ge=0)                # cycles per warp and barrier
+        l2: float = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
+        launch: float = Field(default=0.0, ge=0)              # seconds per launch
+
+        @field_validator("cc")
+        @classmethod
+        def _known(cls, value):
+            limits(value)
+            return value
+
+        @field_validator("l2")
+        @classmethod
+        def _not_nan(cls, value):
+            if math.isnan(value):
+                raise ValueError("must be a number or inf, not nan")
+            return value
+
+        @field_validator("sms", mode="before")
+        @classmethod
+        def _integral(cls, value):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            return value
+
+    def token_cost(self, token) -> float:
+        p = self.params
+        grid = attribute(token, "grid", None, positive=True)
+        block = attribute(token, "block", None, positive=True)
+        regs = attribute(token, "regs", 0.0)
+        smem = attribute(token, "smem", 0.0)
+        data = attribute(token, "bytes", 0.0)
+        flops = attribute(token, "flops", token.get("ops", 0.0))
+        syncs = attribute(token, "syncs", 0.0)
+        l2_data = attribute(token, "l2_bytes", 0.0)
+        occ = occupancy(p.cc, block, regs, smem)
+        slots = occ.blocks * p.sms
+        blocks = math.ceil(grid)
+        full, rest = divmod(blocks, slots)
+        bandwidth = p.efficiency * p.bandwidth * 1e9
+        peak = p.compute_efficiency * 2.0 * p.cores * p.clock * 1e6
+        time = p.launch
+        serial = syncs * occ.warps_per_block * p.sync / (p.clock * 1e6)
+        for n, times in ((slots, full), (rest, 1)):
+            if n == 0 or times == 0:
+                continue
+            share = n / blocks                           # this wave's part of the work
+            in_flight = n * occ.warps_per_block          # warps of the wave, all SMs
+            hidden = _hidden(in_flight, p.hide, p.sms)
+            memory = share * max(data / bandwidth, l2_data / (p.l2 * p.clock * 1e6)) / hidden
+            compute = share * flops / (peak * _hidden(in_flight, p.hide_compute, p.sms))
+            time += times * (max(memory, compute) + serial)
+        return time
+
+
+def _hidden(warps: float, hide: float, sms: int) -> float:
+    """The fraction of the throughput ``warps`` in flight reach (Little's law: the
+    throughput grows with the work in flight until ``hide`` warps per SM cover the
+    latency)."""
+    return 1.0 if hide <= 0 else min(1.0, warps / (hide * sms))
