@@ -117,10 +117,12 @@ def ert_moa(ert: ErtRoofline, level: str | None = None, name: str | None = None)
              "# bandwidths in B/s (ERT's GFLOP/s and GB/s x 1e9); time in seconds.",
              f"moa {identifier(name or ert.name)} {{"]
     for label, value in ert.ceilings:
-        lines.append(f"    param peak_{identifier(label)} = {_giga(value)}    # {value} GFLOP/s")
+        lines.append(f"    param peak_{identifier(label)} = {_giga(value)} [unit = \"FLOP/s\"]"
+                     f"    # {value} GFLOP/s")
     for label, value in ert.levels:
-        lines.append(f"    param bw_{identifier(label)} = {_giga(value)}    # {value} GB/s")
-    lines += ["    aggregate = max", "",
+        lines.append(f"    param bw_{identifier(label)} = {_giga(value)} [unit = \"B/s\"]"
+                     f"    # {value} GB/s")
+    lines += ["    aggregate = max", '    metric time [unit = "s"]', "",
               f"    cn mem [time = bandwidth(B = bw_{identifier(lvl)})]    # {lvl}",
               f"    pe cpu [time = roofline(peak = peak_{identifier(top)}, "
               f"bandwidth = bw_{identifier(lvl)}, memory = mem)]",
