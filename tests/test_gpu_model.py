@@ -164,3 +164,12 @@ def test_fit_recovers_the_parameters_that_made_the_times():
                 "k20.time.efficiency": 0.72, "k680.time.efficiency": 0.61}
     for name, value in expected.items():
         assert math.isclose(got[name], value, rel_tol=1e-6), (name, got[name], value)
+
+
+@pytest.mark.parametrize("model, args", [
+    ("gpu", dict(cc=3.0, sms=8, cores=1536, clock=1000, bandwidth=200, efficiency=0.5,
+                 l2=float("nan"))),
+    ("roofline", dict(peak=1.0, bandwidth=float("nan")))])
+def test_a_nan_limit_is_named_as_nan_not_as_out_of_bounds(model, args):
+    with pytest.raises(CostModelError, match="not nan"):
+        make_model(model, args)

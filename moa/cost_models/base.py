@@ -18,9 +18,9 @@ duck-typed: ``token.count``, ``token.quanta`` and ``token.get(name, default)``.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, ClassVar, Iterable, NamedTuple, Sequence
+from typing import Annotated, Any, Callable, ClassVar, Iterable, NamedTuple, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 
 class Parameters(BaseModel):
@@ -81,6 +81,17 @@ def attribute(token, name: str, default: Any, *, positive: bool = False,
                          f"{'positive' if positive else 'non-negative'}")
     return value
 
+
+
+def _not_nan(value):
+    # before the field's bounds: a nan fails "> 0" with a message that hides the cause
+    if isinstance(value, float) and math.isnan(value):
+        raise ValueError("must be a number or inf, not nan")
+    return value
+
+
+#: a float parameter that may be infinite (no limit) but never nan
+NumberOrInf = Annotated[float, BeforeValidator(_not_nan)]
 
 def sum_features(features: Callable[[Any], Sequence[float]], width: int,
                  tokens: Iterable) -> list[float]:

@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 from pydantic import Field, field_validator
 
-from moa.cost_models.base import CostModel, Parameters, attribute
+from moa.cost_models.base import CostModel, NumberOrInf, Parameters, attribute
 from moa.cost_models.registry import register
 
 __all__ = ["GPU", "LIMITS", "Limits", "Occupancy", "occupancy"]
@@ -164,20 +164,13 @@ class GPU(CostModel):
         hide: float = Field(default=0.0, ge=0)                # warps/SM saturating memory
         hide_compute: float = Field(default=0.0, ge=0)        # warps/SM saturating compute
         sync: float = Field(default=0.0, ge=0)                # cycles per warp and barrier
-        l2: float = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
+        l2: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
         launch: float = Field(default=0.0, ge=0)              # seconds per launch
 
         @field_validator("cc")
         @classmethod
         def _known(cls, value):
             limits(value)
-            return value
-
-        @field_validator("l2")
-        @classmethod
-        def _not_nan(cls, value):
-            if math.isnan(value):
-                raise ValueError("must be a number or inf, not nan")
             return value
 
         @field_validator("sms", mode="before")

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from pydantic import Field, field_validator
 
-from moa.cost_models.base import CostModel, MemoryTraffic, Parameters, attribute
+from moa.cost_models.base import CostModel, MemoryTraffic, NumberOrInf, Parameters, attribute
 from moa.cost_models.registry import register
 
 __all__ = ["Bandwidth", "MemoryTraffic", "Roofline", "attainable", "ridge_point",
@@ -67,16 +67,9 @@ class Roofline(CostModel):
     class Parameters(Parameters):
         peak: float = Field(gt=0)
         #: infinity means no limit: the element is never transfer-bound
-        bandwidth: float = Field(default=math.inf, gt=0, allow_inf_nan=True)
+        bandwidth: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)
         memory: str | None = None
         miss: float = Field(default=1.0, ge=0.0, le=1.0)
-
-        @field_validator("bandwidth")
-        @classmethod
-        def _finite_or_inf(cls, value):
-            if math.isnan(value):
-                raise ValueError("must be a number or inf, not nan")
-            return value
 
         @field_validator("memory", mode="before")
         @classmethod
