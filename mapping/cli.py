@@ -33,8 +33,8 @@ _command("fidelity", "fidelity", "APP.sdf ARCH.moa DATA.csv",
          "does the model rank alternatives like measurements?")
 _command("fit", "fit", "APP.sdf ARCH.moa DATA.csv", "fit cost parameters to measurements")
 _command("sweep", "sweep", "APP.sdf ARCH.moa [MAP.map]", "evaluate over a grid of parameters")
-_command("logca", "logca", "--overhead .. --acceleration .. | --fit DATA.csv | --table T.csv",
-         "LogCA accelerator analysis, and its parameters from measurements")
+_command("logca", "logca", "--overhead .. | --fit CSV | --table CSV",
+         "LogCA accelerator analysis (or fitted to measurements)")
 _command("import", "import_", "FORMAT FILE", "read other formats into .sdf/.moa/.map/.csv files")
 _command("export", "export", "FORMAT FILE", "write a .sdf, .moa or .map in other formats")
 _command("plot", "plot", "KIND ... -o FILE", "the plots of the field")
