@@ -18,11 +18,16 @@ against 0.932e-4 on average over six seeds), and one island beats two at 300 × 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from mapping.search.common import Tracker
 
 MEMBERS = ("greedy", "greedy", "tabu", "anneal")
+#: the parameters of each member: the first greedy island cuts plateau walks short and
+#: halves its descents (:data:`mapping.search.greedy.FLAT`, ``HALVINGS``)
+PARAMS = ({"plateau": 1}, {}, {}, {})
 #: descents an island's share must afford before the budget is split further
 ISLAND_DESCENTS = 8
 #: descents an island's share must afford for ``tabu`` and ``greedy`` to run it
@@ -54,4 +59,5 @@ def member(task) -> str:
 
 def run(task, tracker: Tracker, rng: np.random.Generator):
     from mapping.search.strategies import STRATEGIES
-    return STRATEGIES.get(member(task))(task, tracker, rng)
+    params = {**PARAMS[task.index % len(MEMBERS)], **task.params}
+    return STRATEGIES.get(member(task))(replace(task, params=params), tracker, rng)
