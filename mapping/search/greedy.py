@@ -21,6 +21,15 @@ element (``max``; any free actors for other aggregations) go to random allowed P
 (ruin) and the descent re-places them (recreate). After :data:`KICKS` kicks
 without a better minimum it restarts from a random mapping. The first start is the best
 of a random sample. Every candidate move is one evaluation.
+
+With ``params["plateau"]`` (the portfolio's first island) a descent also counts as stuck
+after :data:`FLAT` steps without a lower value (a plateau walk that only lowers the
+pressure, which on 300 actors took nearly the whole budget: one kick in 2,000,000
+evaluations), it is never restarted from a random mapping, and at each share of the
+budget in :data:`HALVINGS` the worse half of the descents (by their best minimum) stop,
+so that the survivors descend deeper (successive halving: the basin is chosen early).
+Measured on the benchmark at 300 × 32 (``max``, 2,000,000 evaluations, seeds 0-2):
+1.459/1.457/1.463e-4 against 1.520/1.665/1.686e-4 without it.
 """
 from __future__ import annotations
 
