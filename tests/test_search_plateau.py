@@ -74,3 +74,52 @@ def test_pair_moves_respect_pins_and_allowed_pes():
     Y[np.arange(len(a)), a] = p
     Y[np.flatnonzero(two), b[two]] = q[two]
     assert space.allowed[np.arange(space.allowed.shape[0]), Y].all()
+
+
+def _greedy_task(n: int, pes: int, budget: int, **params):
+    from mapping.search.engine import plan, prepare
+    from search_instances import instance
+    app, arch = instance(n, pes, 1)
+    setup = prepare(bind_problem(app, arch), "time", "max", None, None, None, budget, 0)
+    task = plan(setup, "greedy", 1)[0]
+    task.params.update(params)
+    return task
+
+
+def test_plateau_mode_cuts_plateau_walks_and_halves_the_descents(monkeypatch):
+    # 200 actors on 16 PEs: a descent from a random mapping walks plateaus of the maximum
+    # (lowering only the pressure) for most of the budget and is hardly ever kicked; in
+    # plateau mode it is kicked after greedy.FLAT steps without a lower value, and the
+    # worse half of the descents stop at each of greedy.HALVINGS
+    from mapping.search import delta
+    from mapping.search.engine import run_task
+    kicks, widths = {}, {}
+    ruin, candidates = delta.Neighbourhood.ruin, delta.Neighbourhood.candidates
+    results = {}
+    for plateau in (0, 1):
+        kicks[plateau], widths[plateau] = [], []
+        monkeypatch.setattr(delta.Neighbourhood, "ruin", lambda self, X, *a:
+                            kicks[plateau].append(len(X)) or ruin(self, X, *a))
+        monkeypatch.setattr(delta.Neighbourhood, "candidates", lambda self, X, *a:
+                            widths[plateau].append(len(X)) or candidates(self, X, *a))
+        results[plateau] = run_task(_greedy_task(200, 16, 200_000, plateau=plateau,
+                                                     descents=4))
+    assert sum(kicks[1]) >= 2 * sum(kicks[0])
+    assert widths[0][0] == widths[0][-1] > 1
+    assert widths[1][0] == widths[0][0] and widths[1][-1] == 1
+    assert results[1].best_value < 0.95 * results[0].best_value
+
+
+def test_a_subset_of_a_state_keeps_its_loads():
+    import numpy as np
+    from mapping.search.common import Tracker
+    from mapping.search.delta import Neighbourhood
+    task = _greedy_task(30, 8, 10_000)
+    nb = Neighbourhood(task, Tracker(task.objectives, task.scalarizer, task.budget))
+    st = nb.start(task.space.random(np.random.default_rng(0), 5))
+    sub = nb.subset(st, [3, 1])
+    pe, cn, bad = nb.delta.loads(st.X[[3, 1]])
+    assert np.allclose(sub.pe, pe) and np.allclose(sub.cn, cn) and (sub.bad == bad).all()
+    assert list(sub.values) == list(st.values[[3, 1]])
+    sub.X[0, 0] = -1
+    assert st.X[3, 0] != -1

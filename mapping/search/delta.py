@@ -444,6 +444,15 @@ class Neighbourhood:
             q = np.where(ok, pa, q)
         return a, p, b, q
 
+    def subset(self, state: State, rows) -> State:
+        """A new state of the rows ``rows`` of ``state``."""
+        rows = np.asarray(rows, dtype=np.intp)
+        sub = State(state.X[rows].copy(), state.values[rows].copy())
+        if self.delta is not None:
+            sub.pe, sub.cn = state.pe[:, rows].copy(), state.cn[:, rows].copy()
+            sub.bad = state.bad[rows].copy()
+        return sub
+
     def replace(self, state: State, rows, X: np.ndarray) -> bool:
         """Put the mappings ``X`` in ``rows`` of ``state``, evaluated (counted); False
         when the budget is spent first."""

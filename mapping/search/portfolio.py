@@ -11,18 +11,26 @@ on large problems), so:
 - island ``i`` runs :data:`MEMBERS` ``[i mod 4]``, but ``genetic`` where its share does
   not afford :data:`DESCENTS` descents (then a descent would not even finish).
 
-Measured on the benchmark (``tests/perf/search_bench.py``, ``max``, 2,000,000
-evaluations, seeds 0-2): 0.3-1.1% above the best value known at 100 actors × 16 PEs; at
-300 × 32 the result depends on the seed (2.8-14% above the best known).  Two greedy islands beat greedy and tabu at 100 × 16 (0.922e-4
-against 0.932e-4 on average over six seeds), and one island beats two at 300 × 32.
+The first greedy island runs in plateau mode (:data:`PARAMS`; plateau walks cut short,
+no random restarts, successive halving of its descents: :mod:`mapping.search.greedy`),
+the second as before: at 300 actors × 32 PEs (one island) plateau mode took ``max`` at
+2,000,000 evaluations from 1.520/1.665/1.686e-4 (seeds 0-2) to 1.459/1.457/1.463e-4,
+while at 100 × 16 plain descents were as good or better on some seeds.  Two greedy
+islands beat greedy and tabu at 100 × 16 (0.922e-4 against 0.932e-4 on average over
+six seeds), and one island beats two at 300 × 32.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from mapping.search.common import Tracker
 
 MEMBERS = ("greedy", "greedy", "tabu", "anneal")
+#: the parameters of each member: the first greedy island cuts plateau walks short and
+#: halves its descents (:data:`mapping.search.greedy.FLAT`, ``HALVINGS``)
+PARAMS = ({"plateau": 1}, {}, {}, {})
 #: descents an island's share must afford before the budget is split further
 ISLAND_DESCENTS = 8
 #: descents an island's share must afford for ``tabu`` and ``greedy`` to run it
@@ -54,4 +62,5 @@ def member(task) -> str:
 
 def run(task, tracker: Tracker, rng: np.random.Generator):
     from mapping.search.strategies import STRATEGIES
-    return STRATEGIES.get(member(task))(task, tracker, rng)
+    params = {**PARAMS[task.index % len(MEMBERS)], **task.params}
+    return STRATEGIES.get(member(task))(replace(task, params=params), tracker, rng)
