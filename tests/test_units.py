@@ -117,3 +117,19 @@ def test_a_mapped_analysis_prints_the_unit_of_time(tmp_path, capsys):
     assert "makespan        18 ms" in out
     assert main(args + ["--json"]) == 0
     assert json.loads(capsys.readouterr().out)["time_unit"] == "ms"
+
+
+def test_search_prints_the_units_of_its_objectives(capsys):
+    from pathlib import Path
+    from mapping.cli import main
+    odroid = Path(__file__).resolve().parent.parent / "examples" / "odroid"
+    files = [str(odroid / "stereo.sdf"), str(odroid / "odroid.moa")]
+    assert main(["search", *files, "--strategy", "anneal", "--budget", "2000"]) == 0
+    assert " s;" in capsys.readouterr().out.splitlines()[0]
+    assert main(["search", *files, "--objectives", "time,energy", "--strategy", "nsga2",
+                 "--budget", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "time (s)" in out and "energy (J)" in out
+    assert main(["search", *files, "--objectives", "time,energy", "--strategy", "nsga2",
+                 "--budget", "2000", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["units"] == {"time": "s", "energy": "J"}

@@ -455,6 +455,8 @@ class SearchResult:
     seed: int | None = None
     budget: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: objective -> its declared (or the papers') unit, a label
+    units: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d = {"strategy": self.strategy, "metric": self.metric, "aggregate": self.aggregate,
@@ -473,6 +475,8 @@ class SearchResult:
             d["seed"] = self.seed
         if self.budget is not None:
             d["budget"] = self.budget
+        if self.units:
+            d["units"] = dict(self.units)
         d.update(self.extra)
         return d
 
@@ -498,8 +502,9 @@ class SearchResult:
 
     def __str__(self):
         chosen = f" (chosen by {self.extra['chosen_by']})" if "chosen_by" in self.extra else ""
+        unit = f" {self.units[self.metric]}" if self.metric in self.units else ""
         lines = [f"{self.strategy} search{chosen}: {self.metric} ({self.aggregate}) = "
-                 f"{self.value:.6g}{' (optimal)' if self.optimal else ''}; "
+                 f"{self.value:.6g}{unit}{' (optimal)' if self.optimal else ''}; "
                  f"{self.evaluations} evaluations in {self.seconds:.3g} s"]
         if "stopped" in self.extra:
             lines.append(f"stopped: {self.extra['stopped']}; the best mapping found, not "
@@ -514,7 +519,8 @@ class SearchResult:
                          f"; hypervolume {hv['value']:.6g} up to ("
                          + ", ".join(f"{n} {v:.6g}" for n, v in hv["reference"].items())
                          + ")"))
-            lines.append("  " + "  ".join(f"{n:>12}" for n in names) + "  mapping")
+            heads = [f"{n} ({self.units[n]})" if n in self.units else n for n in names]
+            lines.append("  " + "  ".join(f"{h:>12}" for h in heads) + "  mapping")
             for p in self.front:
                 m = ", ".join(f"{a}={pe}" for a, pe in p["mapping"].items())
                 lines.append("  " + "  ".join(f"{p['values'][n]:>12.6g}" for n in names)

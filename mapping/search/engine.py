@@ -268,4 +268,5 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     return SearchResult(strategy, names[0], aggregate_name,
                         value, ev0.decode(row), int(combined.evaluations), bool(optimal),
                         seconds, tuple(names), values, front, seed if heuristic else None,
-                        sum(t.budget for t in tasks) if heuristic else None, extra)
+                        sum(t.budget for t in tasks) if heuristic else None, extra,
+                        {n: u for n in names if (u := problem.arch.unit(n)) is not None})
