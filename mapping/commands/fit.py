@@ -79,7 +79,7 @@ def load_element_study(args, command: str):
         study.arch, study.assessment.model.rows, columns, app=study.app, metric=args.metric,
         aggregate=args.aggregate, free=args.free, test_fraction=args.test_fraction,
         seed=args.seed, params=parse_params(args.param), source=str(study.measurements.path),
-        starts=args.starts)
+        starts=args.starts, residuals=getattr(args, "residuals", "absolute"))
     return replace(study, assessment=assessment)
 
 
