@@ -165,3 +165,14 @@ def test_a_prediction_binds_the_architecture_once_not_once_per_row(monkeypatch):
     free = parse_free(arch, "launch,rate", app)
     model.predict(None, _overrides(free, [2e-5, 3e-9]))
     assert len(calls) == 1
+
+
+def test_fit_table_says_relative_residuals(tmp_path, capsys):
+    from mapping.cli import main
+    files = _study(tmp_path, TRUTH)
+    capsys.readouterr()
+    assert main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+                 "--free", "a_bus", "--test-fraction", "0", "--starts", "0",
+                 "--residuals", "relative"]) == 0
+    assert "fitted by least_squares on relative residuals on 8 of 8 rows" in \
+        capsys.readouterr().out

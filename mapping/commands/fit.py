@@ -129,7 +129,9 @@ def run(args):
         print_json(document)
         return 0
     width = max(len(k) for k in fit.values)
-    print(f"fitted by {fit.method} on {len(fit.train)} of {result.n} rows "
+    how = fit.method if fit.residuals == "absolute" else \
+        f"{fit.method} on {fit.residuals} residuals"
+    print(f"fitted by {how} on {len(fit.train)} of {result.n} rows "
           f"(rank {fit.rank} of {len(fit.free)}):")
     for k, v in fit.values.items():
         print(f"  {k:<{width}}  {v!r}")
