@@ -969,18 +969,25 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
 
 
 def _check_bare(model: RowModel, free: Sequence[FreeParameter], predicted) -> None:
-    """An error naming a bare parameter that changes no row's prediction (its value
-    doubled, plus one), like :func:`check_free` for model parameters."""
+    """An error naming a bare parameter that changes no row's prediction, like
+    :func:`check_free` for model parameters: neither doubled plus one nor moved to the
+    ends of the random starts' range (``10^±START_DECADES`` times its value; a
+    parameter behind a ``max`` may matter in one direction only)."""
     theta0 = _current_values(model, free)
     for j, fp in enumerate(free):
         if fp.level != "param":
             continue
-        other = fp.parameter_values(2 * theta0[j] + 1)
-        try:
-            moved = model.predict(None, {_PARAMS: other})
-        except InputError:
-            continue                         # it changes them enough to break a row
-        if np.array_equal(moved, predicted):
+        moves = [2 * theta0[j] + 1]
+        if theta0[j] > 0:
+            moves += [theta0[j] * 10.0 ** START_DECADES, theta0[j] / 10.0 ** START_DECADES]
+        for value in moves:
+            try:
+                moved = model.predict(None, {_PARAMS: fp.parameter_values(value)})
+            except InputError:
+                break                        # it changes them enough to break a row
+            if not np.array_equal(moved, predicted):
+                break
+        else:
             raise InputError(f"free parameter '{fp.spec}' cannot affect the evaluated metric "
                              f"'{model.metric}': no row's prediction depends on it (is it "
                              "set by a column of every row, or used by another metric?)")

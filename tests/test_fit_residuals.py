@@ -176,3 +176,21 @@ def test_fit_table_says_relative_residuals(tmp_path, capsys):
                  "--residuals", "relative"]) == 0
     assert "fitted by least_squares on relative residuals on 8 of 8 rows" in \
         capsys.readouterr().out
+
+
+def test_a_bare_parameter_that_matters_only_when_lowered_is_fitted_not_refused():
+    """Found by the GPU study: a compute efficiency behind the roofline's max (memory
+    bound at the start) only matters when lowered; doubling it changed nothing and the
+    fit refused it as unable to affect the metric."""
+    moa = ("moa r {{\n    param ceff = {}\n    aggregate = max\n"
+           "    pe a [time = lsla(alpha = 1 / ceff)]\n    pe b [time = lsla(alpha = 10)]\n"
+           "    cn bus [time = lsla(alpha = 0)]\n    a -- bus\n    b -- bus\n}}\n")
+    arch, truth = (dsl.parse_moa(moa.format(v))[0] for v in (0.5, 0.04))
+    app = dsl.parse_sdf("sdf k2 {\n    param size = 100\n    actor x [quanta = size]\n"
+                        "    actor y [quanta = size]\n    x -> y [size = 1]\n}\n")[0]
+    m = Mapping("m", {"x": "a", "y": "b"})
+    rows = [MeasurementRow(i + 2, i + 1, {"size": s},
+                           evaluate(app, truth, m, params={"size": s}).value, m)
+            for i, s in enumerate([10.0, 100.0, 1000.0])]
+    a = assess(arch, rows, app=app, free="ceff", test_fraction=0, starts=4)
+    assert a.fit.values["ceff"] == pytest.approx(0.04, rel=1e-6)
