@@ -56,8 +56,10 @@ from mapping.evaluation import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
 from mapping.aggregation import aggregator
-from mapping.metrics import base_metrics, check_metric, element_metric, is_charged
+from mapping.metrics import (base_metrics, check_metric, element_metric, is_charged,
+                             system_metrics)
 from mapping.problem import bind_problem
+from mapping.registry import Registry
 from mapping.routing import place_tokens, validate_mapping
 
 
@@ -334,6 +336,9 @@ class RowModel:
         self._bound: dict[tuple, Any] = {}
         self._placed: dict[tuple, dict] = {}
         self._checked = False
+        self._combines: bool | None = None
+        self._arch_parts: dict[int, tuple] = {}
+        self._identities: dict[int, tuple] = {}
         for row in self.rows:
             if row.activity is None and (app is None or row.mapping is None):
                 raise InputError(f"{row.where}: no mapping for this row (give a .map file, "
@@ -352,9 +357,13 @@ class RowModel:
 
     def _identity(self, i: int) -> tuple:
         """Rows with equal identities have equal predictions."""
-        row = self.rows[i]
-        what = id(row.mapping) if row.activity is None else tuple(sorted(row.activity.items()))
-        return self._key(row), what
+        got = self._identities.get(i)
+        if got is None:
+            row = self.rows[i]
+            what = id(row.mapping) if row.activity is None \
+                else tuple(sorted(row.activity.items()))
+            got = self._identities[i] = (self._key(row), what)
+        return got
 
     def _error(self, i: int, message: str, good=math.isfinite) -> InputError:
         """An error about row ``i``, at the column whose value causes it if one does."""
@@ -424,9 +433,20 @@ class RowModel:
             self._placed[key] = got
         return got
 
-    def _evaluate(self, i: int, bound) -> float:
+    def _direct(self, arch: Architecture) -> bool:
+        """Whether the evaluator's value of a mapping is :func:`combine` of its placed
+        tokens: no system metric, no timed aggregation, no per-PE shares of the CNs."""
+        if self._combines is None:
+            agg = aggregator(self.aggregate)
+            self._combines = not (agg.timed or agg.needs_shares
+                                  or self.metric in system_metrics(arch))
+        return self._combines
+
+    def _evaluate(self, i: int, bound, again: bool = False) -> float:
+        """Row ``i``'s value on ``bound``; ``again``: its tokens are those of
+        :meth:`placed` and its value is their :func:`combine` (:meth:`_direct`)."""
         row = self.rows[i]
-        if self.element is not None:
+        if self.element is not None or again:
             arch = bound if isinstance(bound, Architecture) else bound.arch
             return combine(arch, self.placed(i), self.metric, self._requested)
         if row.activity is not None:
@@ -434,42 +454,75 @@ class RowModel:
         return evaluate(bound.app, bound.arch, row.mapping, metric=self.metric,
                         aggregate=self._requested, problem=bound).value
 
-    def _variant(self, i: int, overrides, cache) -> Any:
-        """Row ``i``'s bound problem (or architecture) under ``overrides``."""
+    def _variant(self, i: int, overrides, cache, arch_only: bool = False) -> Any:
+        """Row ``i``'s bound problem (or architecture; only that with ``arch_only``)
+        under ``overrides``.
+
+        The architecture binds only its own parameters, so rows whose values of those
+        agree share one bound, rebuilt architecture per call (``cache``): each row keeps
+        its bound application, and a set of free values costs one binding, not one per
+        row.  A free parameter of the application rebinds the row's whole problem."""
         b = self.bound(i)
         if not overrides:
-            return b
+            return b.arch if arch_only and not isinstance(b, Architecture) else b
         row = self.rows[i]
-        key = self._key(row)
-        params = overrides.get(_PARAMS)
-        if params:                           # the row's own cells still win
-            key = tuple(sorted({**self.params, **params, **row.params}.items()))
-        got = cache.get(key) if cache is not None else None
+        params = overrides.get(_PARAMS) or {}
+        rebind = self._rebinds_app(overrides)
+        if rebind:
+            values = {**self.params, **params, **row.params}   # the row's own cells win
+            key = ("problem", tuple(sorted(values.items())))
+        else:
+            key = ("arch", tuple(sorted(params.items())), self._arch_part(i))
+        cache = {} if cache is None else cache
+        got = cache.get(key)
         if got is None:
-            if params:
-                try:
-                    b = self._bind(row, key)
-                except (ValueError, ArithmeticError) as exc:
-                    raise self._error(i, str(exc)) from None
-            arch = b if isinstance(b, Architecture) else b.arch
             models = {k: v for k, v in overrides.items() if k != _PARAMS}
             try:
-                arch = _rebuilt(arch, models,
-                                cache.setdefault("models", {}) if cache is not None else None)
-            except ValueError as exc:
+                if rebind:
+                    got = self._bind(row, key[1])
+                elif params:
+                    got = self.arch.bind({**self.params, **params, **row.params})
+                else:
+                    got = self.bound_arch(i)
+                arch = got if isinstance(got, Architecture) else got.arch
+                arch = _rebuilt(arch, models, cache.setdefault("models", {}))
+            except (ValueError, ArithmeticError) as exc:
                 raise self._error(i, str(exc)) from None
-            got = arch if isinstance(b, Architecture) else replace(b, arch=arch)
-            if cache is not None:
-                cache[key] = got
+            got = arch if isinstance(got, Architecture) else replace(got, arch=arch)
+            cache[key] = got
+        if rebind:
+            return got.arch if arch_only and not isinstance(got, Architecture) else got
+        if arch_only or isinstance(b, Architecture):
+            return got
+        if params:                           # the row's problem with the new architecture
+            return replace(b, arch=got, params={**b.params, **got.params})
+        return replace(b, arch=got)
+
+    def _arch_part(self, i: int) -> tuple:
+        """The values of row ``i``'s parameters that its architecture declares."""
+        got = self._arch_parts.get(i)
+        if got is None:
+            values = {**self.params, **self.rows[i].params}
+            got = self._arch_parts[i] = tuple(sorted(
+                (k, v) for k, v in values.items() if k in self.arch.params))
         return got
+
+    def _rebinds_app(self, overrides) -> bool:
+        """Whether ``overrides`` set a parameter of the application (its tokens change)."""
+        params = (overrides or {}).get(_PARAMS) or {}
+        return self.app is not None and any(k in self.app.params for k in params)
 
     def value(self, i: int, overrides=None, cache=None) -> float:
         """Row ``i`` predicted; ``overrides`` replace model arguments of the bound
         architecture (``element → metric → {param: value}``)."""
-        bound = self._variant(i, overrides, cache)
+        # Under overrides that leave the application alone the row's tokens are those
+        # placed once (:meth:`placed`): only the element values are computed anew.
+        again = bool(overrides) and self.rows[i].activity is None \
+            and not self._rebinds_app(overrides) and self._direct(self.bound_arch(i))
+        bound = self._variant(i, overrides, cache, arch_only=again)
         try:
             with np.errstate(all="ignore"):
-                value = float(self._evaluate(i, bound))
+                value = float(self._evaluate(i, bound, again))
         except (ValueError, ArithmeticError) as exc:
             raise self._error(i, str(exc)) from None
         if not math.isfinite(value):
@@ -519,6 +572,46 @@ class RowModel:
                     memo[ident] = float(v)
 
 
+# --------------------------------------------------------------------------- residuals
+
+@dataclass(frozen=True)
+class Residual:
+    """What the non-linear fit minimises the squares of: ``rule(predicted, measured)``
+    per row, divided by ``unit(measured)`` so that its tolerances mean the same whatever
+    the measurements' unit."""
+
+    name: str
+    rule: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    unit: Callable[[np.ndarray], float]
+    #: whether every measured value must be positive
+    positive: bool = False
+
+
+def _rms(y: np.ndarray) -> float:
+    """Root mean square of ``y``, without overflow (1 for all zeros)."""
+    top = float(np.max(np.abs(y))) if len(y) else 0.0
+    return float(np.sqrt(np.mean((y / top) ** 2))) * top if top > 0 else 1.0
+
+
+def _log_ratio(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    # A prediction of 0 or below is as far from the measurement as floating point goes.
+    return np.log(np.maximum(predicted, np.finfo(float).tiny) / measured)
+
+
+#: the residuals ``--residuals NAME`` selects (absolute: the default)
+RESIDUALS: Registry[Residual] = Registry("residuals")
+RESIDUALS.add("absolute", Residual("absolute", lambda p, y: p - y, _rms),
+              "predicted - measured: the rows with the largest values decide the fit")
+RESIDUALS.add("relative", Residual("relative", _log_ratio, lambda y: 1.0, positive=True),
+              "log(predicted / measured): every row weighs alike, whatever its size "
+              "(measurements spanning decades, e.g. microseconds to seconds)")
+
+
+def residual_rule(name: str) -> Residual:
+    """The :class:`Residual` registered as ``name`` (an error naming the known ones)."""
+    return RESIDUALS.get(name)
+
+
 # --------------------------------------------------------------------------- the fit
 
 @dataclass(frozen=True)
@@ -543,9 +636,12 @@ class FitResult:
     residual_norm: float
     starts: int = 0
     best_start: int = 0
+    #: the :data:`RESIDUALS` rule the fit minimised
+    residuals: str = "absolute"
 
     def to_dict(self) -> dict:
         return {"fitted": dict(self.values), "method": self.method, "rank": self.rank,
+                "residuals": self.residuals,
                 "starts": self.starts, "best_start": self.best_start,
                 "parameters": len(self.free),
                 "indistinguishable": [list(g) for g in self.indistinguishable],
@@ -711,21 +807,33 @@ STARTS = 8
 
 def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
                    train: Sequence[int], starts: int = STARTS, seed: int = 0,
-                   progress: Callable[[int], None] | None = None) -> FitResult:
+                   progress: Callable[[int], None] | None = None,
+                   residuals: str = "absolute") -> FitResult:
     """Fit ``free`` to the measured values of rows ``train`` (see the module doc); a
     non-linear fit starts from the file's values and from ``starts`` random points
     (:func:`random_starts`, ``seed``) and keeps the best.  ``progress(n)``: n more of
-    the ``1 + starts`` starts done (a linear fit: all at once)."""
+    the ``1 + starts`` starts done (a linear fit: all at once).  ``residuals`` names
+    the :data:`RESIDUALS` rule minimised; any but ``absolute`` fits by non-linear least
+    squares (NNLS is linear in absolute errors only)."""
     if starts < 0:
         raise InputError(f"--starts must be at least 0, got {starts}")
+    rule = residual_rule(residuals)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")      # numpy/scipy chatter; results are checked
-        return _fit(model, tuple(free), [int(i) for i in train], starts, seed, progress)
+        return _fit(model, tuple(free), [int(i) for i in train], starts, seed, progress,
+                    rule)
 
 
 def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
-         starts: int = STARTS, seed: int = 0, progress=None) -> FitResult:
+         starts: int = STARTS, seed: int = 0, progress=None,
+         rule: Residual = RESIDUALS.get("absolute")) -> FitResult:
     y = np.array([model.rows[i].measured for i in train], dtype=float)
+    if rule.positive:
+        for i in train:
+            if not model.rows[i].measured > 0:
+                raise model._error(i, f"--residuals {rule.name} needs a positive measured "
+                                   f"value, got "
+                                   f"{model.rows[i].measured!r}", lambda v: False)
     names = [fp.spec for fp in free]
     theta0 = _current_values(model, free)
     warnings_: list[str] = []
@@ -734,7 +842,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
     rank, groups, residual = len(free), [], math.nan
     best, n_starts = 0, 0
 
-    if _is_linear(model, free):
+    if rule.name == "absolute" and _is_linear(model, free):
         A, c = design_matrix(model, free, train)
         norms = _column_norms(A)
         active = norms > 0
@@ -768,7 +876,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             groups = []
     if method is None:
         theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y, theta0,
-                                                             starts, seed, progress)
+                                                             starts, seed, progress, rule)
         method, n_starts = "least_squares", 1 + starts
     for g in groups:
         if len(g) == 1:
@@ -784,7 +892,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
     fitted = fitted_architecture(model.arch, free, theta)
     return FitResult(free, values, method, fitted, tuple(train), (), rank,
                      tuple(tuple(g) for g in groups), tuple(warnings_), float(residual),
-                     n_starts, best)
+                     n_starts, best, rule.name)
 
 
 #: random starts are drawn log-uniformly within this many decades of the start values
@@ -804,7 +912,8 @@ def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0
     return out
 
 
-def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=None):
+def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=None,
+                   rule: Residual = RESIDUALS.get("absolute")):
     scale = np.where(theta0 > 0, theta0, 1.0)
     lower = np.zeros(len(free))
     bound = model.arch.bind(model.params)
@@ -821,11 +930,10 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
 
     # Residuals in units of the measurements' size: the same minimum, but tolerances
     # (gtol in particular) that mean something whether times are in seconds or cycles.
-    unit = float(np.sqrt(np.mean((y / np.max(np.abs(y))) ** 2))) * float(np.max(np.abs(y))) \
-        if np.any(y) else 1.0
+    unit = rule.unit(y)
 
     def residuals(u):
-        return (model.predict(train, _overrides(free, u * scale)) - y) / unit
+        return rule.rule(model.predict(train, _overrides(free, u * scale)), y) / unit
 
     def solve(start):
         try:
@@ -850,7 +958,8 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
         limit = math.sqrt(np.finfo(float).max) / len(train)
         raise model._error(train[worst], "the fit failed: the squared difference between "
                            "this row's prediction and its measurement overflows floating "
-                           "point", lambda v: abs(v - y[worst]) / unit < limit) from None
+                           "point", lambda v: abs(rule.rule(np.array([v]), y[worst:worst + 1])[0])
+                           / unit < limit) from None
     theta = res.x * scale
     # Each column scaled by its parameter's value (d residual / d log theta: a relative
     # change of every parameter alike), singular values compared with the largest.
@@ -860,18 +969,25 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
 
 
 def _check_bare(model: RowModel, free: Sequence[FreeParameter], predicted) -> None:
-    """An error naming a bare parameter that changes no row's prediction (its value
-    doubled, plus one), like :func:`check_free` for model parameters."""
+    """An error naming a bare parameter that changes no row's prediction, like
+    :func:`check_free` for model parameters: neither doubled plus one nor moved to the
+    ends of the random starts' range (``10^±START_DECADES`` times its value; a
+    parameter behind a ``max`` may matter in one direction only)."""
     theta0 = _current_values(model, free)
     for j, fp in enumerate(free):
         if fp.level != "param":
             continue
-        other = fp.parameter_values(2 * theta0[j] + 1)
-        try:
-            moved = model.predict(None, {_PARAMS: other})
-        except InputError:
-            continue                         # it changes them enough to break a row
-        if np.array_equal(moved, predicted):
+        moves = [2 * theta0[j] + 1]
+        if theta0[j] > 0:
+            moves += [theta0[j] * 10.0 ** START_DECADES, theta0[j] / 10.0 ** START_DECADES]
+        for value in moves:
+            try:
+                moved = model.predict(None, {_PARAMS: fp.parameter_values(value)})
+            except InputError:
+                break                        # it changes them enough to break a row
+            if not np.array_equal(moved, predicted):
+                break
+        else:
             raise InputError(f"free parameter '{fp.spec}' cannot affect the evaluated metric "
                              f"'{model.metric}': no row's prediction depends on it (is it "
                              "set by a column of every row, or used by another metric?)")
@@ -918,10 +1034,11 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
            free: Sequence[str] | str | None = None, test_fraction: float = 0.2,
            seed: int = 0, params: MappingT[str, Any] | None = None,
            source: str | None = None, starts: int = STARTS,
-           progress: Callable[[int], None] | None = None) -> Assessment:
+           progress: Callable[[int], None] | None = None,
+           residuals: str = "absolute") -> Assessment:
     """Predict every row, fit ``free`` parameters on a seeded train split if any, and
-    compare predictions with measurements on the test rows (``progress``: that of
-    :func:`fit_parameters`)."""
+    compare predictions with measurements on the test rows (``progress`` and
+    ``residuals``: those of :func:`fit_parameters`)."""
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     measured = np.array([r.measured for r in rows], dtype=float)
     free_params = parse_free(arch, free, app) if free else None
@@ -933,7 +1050,7 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     if not free_params:
         return Assessment(fidelity(predicted, measured), None, predicted, measured, model)
     train, test = split_rows(len(rows), test_fraction, seed)
-    fit = fit_parameters(model, free_params, train, starts, seed, progress)
+    fit = fit_parameters(model, free_params, train, starts, seed, progress, residuals)
     fit = replace(fit, test=tuple(int(i) for i in test))
     bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
     final = RowModel(fit.architecture, rows, metric, aggregate, app,
@@ -1023,7 +1140,8 @@ def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
                     aggregate: str | None = None,
                     free: Sequence[str] | str | None = None, test_fraction: float = 0.2,
                     seed: int = 0, params: MappingT[str, Any] | None = None,
-                    source: str | None = None, starts: int = STARTS) -> Assessment:
+                    source: str | None = None, starts: int = STARTS,
+                    residuals: str = "absolute") -> Assessment:
     """The GSLA paper's procedure: each element of ``columns`` (element → measured
     column) fitted on its own column -- its prediction being its own part of the
     system value, the evaluator's per-element value (:class:`RowModel` with
@@ -1053,7 +1171,8 @@ def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
         model = RowModel(arch, own, metric, aggregate, app, params, source, element=element)
         if owner[element]:
             check_free(model.bound_arch(0), owner[element], model.metric)
-            fit = replace(fit_parameters(model, owner[element], train, starts, seed),
+            fit = replace(fit_parameters(model, owner[element], train, starts, seed,
+                                         residuals=residuals),
                           test=tuple(int(i) for i in test))
             predicted = predict_fitted(model, fit)
             fits.append(fit)

@@ -50,18 +50,19 @@ def cross_validate(model: RowModel, free: Sequence[FreeParameter] | None,
                    splits: Sequence[tuple[np.ndarray, np.ndarray]], kind: str, *,
                    groups: Sequence | None = None, within: str | None = None,
                    fitted=None, starts: int = STARTS, seed: int = 0,
-                   progress=None) -> FidelityResult:
+                   progress=None, residuals: str = "absolute") -> FidelityResult:
     """Fit ``free`` (if any) on the train rows of each split and compare on its test
     rows; the figures averaged over the splits (``kind``: ``folds`` or ``repeats``).
     ``fitted`` annotates the result (the values fitted on every row); ``progress(1)``
-    after every start of every split's fit."""
+    after every start of every split's fit; ``residuals``: the rule each fit minimises
+    (:data:`~mapping.fitting.RESIDUALS`)."""
     measured = np.array([r.measured for r in model.rows], dtype=float)
     plain = None if free else model.predict()
     results = []
     for train, test in splits:
         test = [int(i) for i in test]
         if free:
-            fit = fit_parameters(model, free, train, starts, seed, progress)
+            fit = fit_parameters(model, free, train, starts, seed, progress, residuals)
             predicted, n_train, values = predict_fitted(model, fit, test), len(train), fit.values
         else:
             predicted, n_train, values = plain[test], 0, None

@@ -1,8 +1,8 @@
 """K-fold fit and fidelity of a study written by ``mapeval import gpu-table``, fitting on
-relative (log) errors.  ``mapeval fidelity --fit`` minimises absolute errors: the
-largest input sizes, seconds long, then decide every parameter and the small sizes,
-microseconds long, are left to chance.  The design question is asked at every size, so
-here each row weighs alike: residual ``log(predicted / measured)``.
+relative (log) errors: an independent cross-check of ``mapeval fidelity --folds K
+--residuals relative --fit ...`` (which study.sh runs), with its own predictor and
+bounds (every parameter at least 1e-9 of its start value).  Each row weighs alike:
+residual ``log(predicted / measured)``.
 
 Predictions come from the architecture's own cost models (``element_value`` of the
 kernel's token, bound from the row's parameters exactly as the evaluator binds them);

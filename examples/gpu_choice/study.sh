@@ -22,29 +22,28 @@ mapeval import gpu-table "$DATA"/matMul_gpu_sharedmem-*.csv -o "$OUT/mms" \
     --elements 'size**2' --bytes-per-element '8*size/block_x + 4' --flops-per-element '2*size' \
     --syncs-per-block '2*size/block_x'
 
-# 2. study: fidelity of every model, 5-fold, within each input size.  The models with
-# two or no free parameters through mapeval fidelity; those with 9-16 (one achieved
-# bandwidth per GPU) through crossval.py: the same folds and figures, fitted on relative
-# errors (see README.md), and faster than mapeval's generic fit on a loaded machine.
+# 2. study: fidelity of every model, 5-fold, within each input size, all through
+# mapeval fidelity.  The per-GPU fits (9-16 parameters) minimise relative errors
+# (--residuals relative, log(predicted/measured)): times span 10 us to 20 s, and the
+# design question is asked at every size.
 study() {  # KERNEL MODEL.moa NAME [--fit ...]
     k=$1; moa=$2; name=$3; shift 3
     mapeval fidelity "$OUT/$k/app.sdf" "$OUT/$k/$moa" "$OUT/$k/mappings.map" \
         "$OUT/$k/measurements.csv" --mapping-column gpu --measured time_s \
         --within size --folds 5 --starts 0 --json "$@" > "$OUT/${k}_$name.json"
 }
-cv() {  # KERNEL MODEL.moa NAME FREE [--starts N]
-    k=$1; moa=$2; name=$3; free=$4; shift 4
-    python3 "$(dirname "$0")/crossval.py" "$OUT/$k" "$moa" "$free" --folds 5 "$@" \
-        > "$OUT/${k}_$name.json"
-}
+study msum gpu.moa gpu --residuals relative \
+    --fit launch,hide_kepler,hide_maxwell,l2_kepler,l2_maxwell,$EFF
+study dot gpu.moa gpu --residuals relative \
+    --fit launch,hide_kepler,hide_maxwell,sync_kepler,sync_maxwell,$EFF
+study mm gpu.moa gpu --residuals relative \
+    --fit hide_kepler,hide_maxwell,l2_kepler,l2_maxwell,ceff_kepler,ceff_maxwell,$EFF
+study mms gpu.moa gpu --residuals relative --starts 3 \
+    --fit launch,hide_kepler,hide_maxwell,ceff_kepler,ceff_maxwell,sync_kepler,sync_maxwell,$EFF
 for k in msum dot mm mms; do
     study $k roofline.moa roofline
     study $k lsla.moa lsla --fit a,b
     study $k gsla.moa gsla --fit a,b
-    cv $k roofline.moa roofline_bw $BW
+    study $k roofline.moa roofline_bw --fit $BW --residuals relative
 done
-cv msum gpu.moa gpu launch,hide_kepler,hide_maxwell,l2_kepler,l2_maxwell,$EFF
-cv dot gpu.moa gpu launch,hide_kepler,hide_maxwell,sync_kepler,sync_maxwell,$EFF
-cv mm gpu.moa gpu hide_kepler,hide_maxwell,l2_kepler,l2_maxwell,ceff_kepler,ceff_maxwell,$EFF
-cv mms gpu.moa gpu launch,hide_kepler,hide_maxwell,ceff_kepler,ceff_maxwell,sync_kepler,sync_maxwell,$EFF --starts 3
 python3 "$(dirname "$0")/table.py" "$OUT"

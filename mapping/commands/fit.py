@@ -79,7 +79,7 @@ def load_element_study(args, command: str):
         study.arch, study.assessment.model.rows, columns, app=study.app, metric=args.metric,
         aggregate=args.aggregate, free=args.free, test_fraction=args.test_fraction,
         seed=args.seed, params=parse_params(args.param), source=str(study.measurements.path),
-        starts=args.starts)
+        starts=args.starts, residuals=getattr(args, "residuals", "absolute"))
     return replace(study, assessment=assessment)
 
 
@@ -129,7 +129,9 @@ def run(args):
         print_json(document)
         return 0
     width = max(len(k) for k in fit.values)
-    print(f"fitted by {fit.method} on {len(fit.train)} of {result.n} rows "
+    how = fit.method if fit.residuals == "absolute" else \
+        f"{fit.method} on {fit.residuals} residuals"
+    print(f"fitted by {how} on {len(fit.train)} of {result.n} rows "
           f"(rank {fit.rank} of {len(fit.free)}):")
     for k, v in fit.values.items():
         print(f"  {k:<{width}}  {v!r}")

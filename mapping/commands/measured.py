@@ -8,7 +8,7 @@ from pathlib import Path
 import dsl
 from mapping.errors import InputError
 from mapping.fidelity import within_groups
-from mapping.fitting import Assessment, RowModel, assess
+from mapping.fitting import RESIDUALS, Assessment, RowModel, assess
 from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
                             load_single, one, parse_params)
 from mapping.measurements import Measurements, read_measurements
@@ -51,6 +51,13 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    help="seeded random starts of a non-linear fit besides the files' values, "
                    "each start value times 10^U(-2,2) within the bounds; the best fit is "
                    "kept (default 8)")
+    p.add_argument("--residuals", choices=RESIDUALS.names(), default="absolute",
+                   help="what a non-linear fit minimises the squares of: absolute "
+                   "(predicted - measured, the default: the largest values decide) or "
+                   "relative (log(predicted/measured): every row weighs alike). Use "
+                   "relative when the measurements span decades (microseconds to seconds) "
+                   "and the small ones matter, e.g. ranking within one input size "
+                   "(--within); it always fits by non-linear least squares")
     p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
                    help="fraction of the rows held out for testing when fitting (default 0.2)")
     p.add_argument("--seed", type=int, default=0,
@@ -167,7 +174,8 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
                             aggregate=args.aggregate, free=args.free,
                             test_fraction=0.0 if cross else args.test_fraction,
                             seed=args.seed, params=overrides, source=source,
-                            starts=args.starts, progress=bar)
+                            starts=args.starts, progress=bar,
+                            residuals=getattr(args, "residuals", "absolute"))
         groups = None if within is None else [_group(r, within) for r in rows]
         result = assessment.result
         if cross:
@@ -176,7 +184,8 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
                                     "folds" if folds is not None else "repeats",
                                     groups=groups, within=within,
                                     fitted=fit.values if fit else None,
-                                    starts=args.starts, seed=args.seed, progress=bar)
+                                    starts=args.starts, seed=args.seed, progress=bar,
+                                    residuals=getattr(args, "residuals", "absolute"))
     if not cross and groups is not None:
         on = assessment.scored
         fid, tau = within_groups(assessment.predicted[on], assessment.measured[on],
