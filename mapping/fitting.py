@@ -585,6 +585,9 @@ class Residual:
     unit: Callable[[np.ndarray], float]
     #: whether every measured value must be positive
     positive: bool = False
+    #: whether the residual is the plain difference predicted - measured, so that a
+    #: model linear in its free parameters fits by non-negative least squares
+    linear: bool = False
 
 
 def _rms(y: np.ndarray) -> float:
@@ -600,7 +603,8 @@ def _log_ratio(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
 
 #: the residuals ``--residuals NAME`` selects (absolute: the default)
 RESIDUALS: Registry[Residual] = Registry("residuals")
-RESIDUALS.add("absolute", Residual("absolute", lambda p, y: p - y, _rms),
+RESIDUALS.add("absolute", Residual("absolute", lambda p, y: p - y, _rms,
+                                    linear=True),
               "predicted - measured: the rows with the largest values decide the fit")
 RESIDUALS.add("relative", Residual("relative", _log_ratio, lambda y: 1.0, positive=True),
               "log(predicted / measured): every row weighs alike, whatever its size "
@@ -813,8 +817,8 @@ def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
     non-linear fit starts from the file's values and from ``starts`` random points
     (:func:`random_starts`, ``seed``) and keeps the best.  ``progress(n)``: n more of
     the ``1 + starts`` starts done (a linear fit: all at once).  ``residuals`` names
-    the :data:`RESIDUALS` rule minimised; any but ``absolute`` fits by non-linear least
-    squares (NNLS is linear in absolute errors only)."""
+    the :data:`RESIDUALS` rule minimised; a rule that is not ``linear`` fits by
+    non-linear least squares (NNLS minimises plain differences only)."""
     if starts < 0:
         raise InputError(f"--starts must be at least 0, got {starts}")
     rule = residual_rule(residuals)
@@ -842,7 +846,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
     rank, groups, residual = len(free), [], math.nan
     best, n_starts = 0, 0
 
-    if rule.name == "absolute" and _is_linear(model, free):
+    if rule.linear and _is_linear(model, free):
         A, c = design_matrix(model, free, train)
         norms = _column_norms(A)
         active = norms > 0

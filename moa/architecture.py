@@ -292,7 +292,7 @@ class Architecture:
 
     def unit(self, name: str) -> str | None:
         """The unit of metric or parameter ``name``: declared, else (a metric) the unit
-        of its cost models' paper (:data:`moa.units.PAPER_UNITS`), else None."""
+        of its cost models' paper (their ``units``), else None."""
         declared = self.units.get(name)
         return declared if declared is not None else default_unit(name, self.elements.values())
 

@@ -4,28 +4,29 @@ paper states, when every element that prices the metric with a model of known un
 agrees on it.  The units are labels: nothing is converted."""
 from __future__ import annotations
 
-#: (metric, cost model) -> the unit the model's paper states for that metric
-PAPER_UNITS: dict[tuple[str, str], str] = {
-    ("time", "roofline"): "s",      # Gables (Hill & Reddi 2019): P in ops/s, B in bytes/s
-    ("time", "bandwidth"): "s",     # Gables eq. 13: B_peak in bytes/s
-    ("time", "logca"): "cycles",    # LogCA (Altaf & Wood 2017): L, o and C·g^β in cycles
-}
-
 #: the units of the quantities whose unit follows from the formats themselves
 #: (a channel's ``bytes``, an actor's ``ops``; LogCA's granularity g is in bytes)
 BYTES, OPS = "B", "ops"
 
 
 def default_unit(metric: str, elements) -> str | None:
-    """The unit :data:`PAPER_UNITS` gives ``metric`` on ``elements`` (objects with a
-    ``costs`` mapping of metric -> cost spec or model): the one unit every model of known
-    unit agrees on, else None."""
+    """The unit the cost models pricing ``metric`` on ``elements`` (objects with a
+    ``costs`` mapping of metric -> cost spec or model) state for it (their ``units``):
+    the one unit every model of known unit agrees on, else None."""
+    from moa.cost_models import model_class
+    from moa.errors import CostModelError
+
     found = set()
     for element in elements:
         spec = element.costs.get(metric)
         model = getattr(spec, "model", None) if spec is not None else None
         name = model if isinstance(model, str) else getattr(spec, "name", None)
-        unit = PAPER_UNITS.get((metric, name))
+        if name is None:
+            continue
+        try:
+            unit = model_class(name).units.get(metric)
+        except CostModelError:
+            continue
         if unit is not None:
             found.add(unit)
     return found.pop() if len(found) == 1 else None

@@ -116,6 +116,9 @@ class CostModel:
     additive: ClassVar[bool] = True
     #: the cost of a token is affine in its ``quanta`` (= its ``bytes`` for traffic)
     affine_in_quanta: ClassVar[bool] = False
+    #: metric -> the unit the model's paper states for its value there (a label; the
+    #: architecture's declared unit wins, :func:`moa.units.default_unit`)
+    units: ClassVar[dict[str, str]] = {}
 
     def __init__(self, params: Parameters):
         self.params = params

@@ -25,6 +25,7 @@ from moa.cost_models.registry import register
 @register
 class LogCA(CostModel):
     name = "logca"
+    units = {"time": "cycles"}    # LogCA (Altaf & Wood 2017): L, o and C·g^β in cycles
 
     class Parameters(Parameters):
         A: PositiveFloat = 1.0

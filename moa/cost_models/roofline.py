@@ -60,6 +60,7 @@ def token_bytes(token) -> float:
 @register
 class Roofline(CostModel):
     name = "roofline"
+    units = {"time": "s"}    # Gables (Hill & Reddi 2019): P in ops/s, B in bytes/s
     per_token = False
     additive = False
     features = ("ops", "bytes")
@@ -106,6 +107,7 @@ class Roofline(CostModel):
 @register
 class Bandwidth(CostModel):
     name = "bandwidth"
+    units = {"time": "s"}    # Gables eq. 13: B_peak in bytes/s
     per_token = False
     affine_in_quanta = True
     features = ("bytes",)
