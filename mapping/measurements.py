@@ -120,8 +120,10 @@ def read_measurements(path, measured: str, *,
                       tokens_column: str | None = None,
                       elements: Sequence[str] | None = None,
                       mapping: Mapping | None = None,
-                      skip_bad_rows: bool = False) -> Measurements:
-    """Read the measurement table at ``path``.
+                      skip_bad_rows: bool = False,
+                      measured_option: str = "--measured") -> Measurements:
+    """Read the measurement table at ``path``; ``measured_option`` is the option that
+    named the ``measured`` column (for the error when it is missing).
 
     ``params``: the parameter names a column may set.  The mapping of each row comes
     from ``mapping_column`` (a cell names one of ``mappings``), from ``actor_column``
@@ -138,7 +140,7 @@ def read_measurements(path, measured: str, *,
     if len(modes) > 1:
         raise InputError("give only one of --mapping-column, --actor-column and "
                          "--quanta-column")
-    table.require(measured, "the measured column (--measured)")
+    table.require(measured, f"the measured column ({measured_option})")
 
     actor_cols: dict[str, str] = {}
     if mapping_column is not None:

@@ -209,3 +209,12 @@ def test_table5_example_is_read(capsys):
         30 * 174 / (30 * 3000 + 174))
     assert main(["logca", "--table", "examples/logca/table5.csv", "--row", "T2 AES"]) == 2
     assert "no row named 'T2 AES'" in capsys.readouterr().err
+
+
+def test_a_missing_accelerator_column_names_its_option(tmp_path, capsys):
+    from mapping.cli import main
+    data = tmp_path / "l.csv"
+    data.write_text("g,host,acc\n16,1,2\n")
+    assert main(["logca", "--fit", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "l.csv:1:1" in err and "--accelerator-column" in err and "Traceback" not in err

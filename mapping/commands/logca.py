@@ -125,7 +125,8 @@ def fit_from_args(args, path):
     from mapping.measurements import read_measurements
 
     gcol, hcol, acol = args.granularity_column, args.host_column, args.accelerator_column
-    m = read_measurements(path, acol, params=(gcol, hcol))
+    m = read_measurements(path, acol, params=(gcol, hcol),
+                          measured_option="--accelerator-column")
     _column(m, gcol, "--granularity-column")
     _column(m, hcol, "--host-column")
     for row in m.rows:
