@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from dsl.csv_table import csv_rows
 from dsl.errors import ParseError
 
 
@@ -135,58 +136,31 @@ KERNEL_COLUMNS = ("kernel", "flops", "bytes")
 
 def read_kernels(path: str | Path):
     """Kernels for a roofline plot from a CSV with a header row (``#`` lines are
-    comments): ``kernel,flops,bytes`` and optionally ``seconds`` (a measured time: the attained performance) and ``level``
-    (the memory level the bytes are counted at; default the slowest).  Errors point at
-    ``file:line:col``."""
-    import csv
-
+    comments): ``kernel,flops,bytes`` and optionally ``seconds`` (a measured time: the
+    attained performance) and ``level`` (the memory level the bytes are counted at;
+    default the slowest).  Errors point at ``file:line:col``."""
     from moa.roofline_analysis import Kernel
 
     path = Path(path)
-    try:
-        handle = path.open(newline="")
-    except OSError as exc:
-        raise ParseError(f"'{path}': {exc.strerror or exc}") from None
     kernels = []
-    with handle:
-        # '#' lines stay as blank lines, so that line numbers keep counting them
-        reader = csv.reader("\n" if line.lstrip().startswith("#") else line
-                            for line in handle)
-        header = next((row for row in reader if any(c.strip() for c in row)), None)
-        if header is None:
-            raise ParseError(f"empty file: expected a header {','.join(KERNEL_COLUMNS)}",
-                             (str(path), 1, 1))
-        header = [h.strip().lower() for h in header]
-        missing = [c for c in KERNEL_COLUMNS if c not in header]
-        if missing:
-            raise ParseError(f"missing column{'s' if len(missing) > 1 else ''} "
-                             f"{', '.join(missing)} (header: {','.join(header)})",
-                             (str(path), reader.line_num, 1))
-        col = {h: i for i, h in enumerate(header)}
-        for row in reader:
-            line = reader.line_num
-            if not any(c.strip() for c in row):
-                continue
-            if len(row) != len(header):
-                raise ParseError(f"expected {len(header)} cells, got {len(row)}",
-                                 (str(path), line, 1))
+    for line, cells in csv_rows(path, KERNEL_COLUMNS, optional=("seconds", "level")):
 
-            def number(name, optional=False):
-                if name not in col or (optional and not row[col[name]].strip()):
-                    return None
-                cell = row[col[name]].strip()
-                where = (str(path), line, 1 + sum(len(c) + 1 for c in row[:col[name]]))
-                try:
-                    value = float(cell)
-                except ValueError:
-                    raise ParseError(f"{name} must be a number, got '{cell}'", where) from None
-                if not math.isfinite(value) or value <= 0:
-                    # a kernel without flops or bytes has no place on a roofline
-                    raise ParseError(f"{name} must be a finite positive number, got "
-                                     f"'{cell}'", where)
-                return value
+        def number(name):
+            text, col = cells.get(name, ("", 1))
+            if not text:
+                return None
+            try:
+                value = float(text)
+            except ValueError:
+                raise ParseError(f"{name} must be a number, got '{text}'",
+                                 (str(path), line, col)) from None
+            if not math.isfinite(value) or value <= 0:
+                # a kernel without flops or bytes has no place on a roofline
+                raise ParseError(f"{name} must be a finite positive number, got '{text}'",
+                                 (str(path), line, col))
+            return value
 
-            level = row[col["level"]].strip() or None if "level" in col else None
-            kernels.append(Kernel(row[col["kernel"]].strip(), number("flops"),
-                                  number("bytes"), number("seconds", True), level))
+        level = cells.get("level", ("", 1))[0] or None
+        kernels.append(Kernel(cells["kernel"][0], number("flops"), number("bytes"),
+                              number("seconds"), level))
     return tuple(kernels)

@@ -59,13 +59,13 @@ function name (``mapeval import profile`` lists them in comments at the top of t
 """
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from moc import SDFGraph
+from dsl.csv_table import csv_rows
 from dsl.errors import ParseError
 
 LOG_FILES = ("function", "subcalls", "icount", "xfers")
@@ -285,44 +285,13 @@ def merge(trace: CallTrace, owner: Mapping[str, str]) -> Profile:
     return profile
 
 
-def _csv_rows(path: Path, columns: tuple[str, ...]):
-    """``(line, {column: (text, col)})`` for each data row; the header is checked."""
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f)
-        header = None
-        for row in reader:
-            line = reader.line_num
-            if not any(cell.strip() for cell in row) or row[0].lstrip().startswith("#"):
-                continue
-            if header is None:
-                header = [cell.strip().lower() for cell in row]
-                missing = [c for c in columns if c not in header]
-                if missing:
-                    raise ParseError(f"missing column{'s' if len(missing) > 1 else ''} "
-                                     f"{', '.join(missing)} (the header must name "
-                                     f"{', '.join(columns)})", (str(path), line, 1))
-                index = {c: header.index(c) for c in columns}
-                continue
-            cells = {}
-            for c in columns:
-                i = index[c]
-                if i >= len(row) or not row[i].strip():
-                    raise ParseError(f"row has no '{c}' cell", (str(path), line, 1))
-                col = 1 + sum(len(cell) + 1 for cell in row[:i])
-                cells[c] = (row[i].strip(), col)
-            yield line, cells
-        if header is None:
-            raise ParseError(f"empty file: expected a header naming {', '.join(columns)}",
-                             (str(path), 1, 1))
-
-
 def read_csv_profile(directory: str | Path) -> Profile:
     """Read ``functions.csv`` and ``transfers.csv`` from ``directory``."""
     directory = Path(directory)
     profile = Profile()
     path = directory / "functions.csv"
     where = {}
-    for line, cells in _csv_rows(path, ("function", "instructions")):
+    for line, cells in csv_rows(path, ("function", "instructions")):
         name, col = cells["function"]
         if name in profile.ops:
             raise ParseError(f"function '{name}' listed twice (first at line {where[name]})",
@@ -331,7 +300,7 @@ def read_csv_profile(directory: str | Path) -> Profile:
         profile.ops[name] = _count(text, col, "an instruction count", path, line)
         where[name] = line
     path = directory / "transfers.csv"
-    for line, cells in _csv_rows(path, ("producer", "consumer", "bytes")):
+    for line, cells in csv_rows(path, ("producer", "consumer", "bytes")):
         ends = []
         for role in ("producer", "consumer"):
             name, col = cells[role]
