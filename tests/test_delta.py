@@ -15,6 +15,7 @@ from mapping.search import search
 from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
 from mapping.search.delta import Delta, Neighbourhood, State
 from moa import Architecture
+from moc import SDFGraph
 
 from search_problems import bench_arch, lsla, random_app, roofline_arch, small_arch, split_arch
 
@@ -205,9 +206,55 @@ def test_ruin_draws_from_the_bottleneck_element():
             assert set(np.flatnonzero(hot[k])) == set(np.flatnonzero(X[k] == ev.pes.index(top)))
         else:
             assert hot[k].any()
-    Y = nb.ruin(X, rng, 2)
+    Y = nb.ruin(X, rng, 4)
     changed = Y != X
-    assert (changed.sum(axis=1) <= 2).all() and not (changed & ~hot).any()
+    assert changed.any() and (changed.sum(axis=1) <= 4).all()
+    src, dst = ev.tables.src, ev.tables.dst
+    for k in np.flatnonzero(changed.any(axis=1)):
+        moved = np.flatnonzero(changed[k])
+        to = Y[k, moved[0]]
+        assert (Y[k, moved] == to).all()             # the group lands on one PE
+        # and is connected, through channels among the actors now there, to an actor
+        # that loads the bottleneck element
+        there = set(np.flatnonzero(Y[k] == to))
+        reached = {a for a in there if hot[k, a]}
+        assert reached
+        grew = True
+        while grew:
+            grew = False
+            for s, d in zip(src, dst):
+                if s in there and d in there and (s in reached) != (d in reached):
+                    reached |= {s, d}
+                    grew = True
+        assert set(moved) <= reached
+
+
+def test_ruin_moves_a_connected_group_to_one_pe():
+    """On a chain a0 - a1 - ... - a7, every kick moves consecutive actors together."""
+    app = SDFGraph("chain")
+    for i in range(8):
+        app.add_actor(f"a{i}", quanta=100.0)
+    for i in range(7):
+        app.add_channel(f"a{i}", f"a{i + 1}", f"c{i}", prod=1, cons=1, size=1.0)
+    problem = bind_problem(app, bench_arch())
+    tracker = tracker_for(problem)
+    space = build_space(problem)
+    nb = Neighbourhood(Task(space), tracker)
+    rng = np.random.default_rng(0)
+    X = space.random(rng, 200)
+    Y = nb.ruin(X, rng, 5)
+    sizes = []
+    for k in range(len(X)):
+        to_pe = {int(Y[k, a]) for a in np.flatnonzero(Y[k] != X[k])}
+        assert len(to_pe) <= 1
+        if to_pe:
+            on = Y[k] == to_pe.pop()
+            moved = np.flatnonzero(Y[k] != X[k])
+            # the moved actors lie inside one run of consecutive actors on that PE
+            lo, hi = moved.min(), moved.max()
+            assert on[lo:hi + 1].all()
+            sizes.append(hi - lo + 1)
+    assert max(sizes) >= 3
 
 
 @pytest.mark.parametrize("strategy", ["greedy", "tabu", "anneal"])

@@ -141,12 +141,12 @@ def test_auto_chooses_by_problem(aggregate, budget, want):
 
 def test_portfolio_islands_afford_their_descents():
     from mapping.search.engine import plan
-    from mapping.search.portfolio import member
+    from mapping.search.portfolio import ISLAND_DESCENTS as n, member
     setup = prepare(stored("a30_p8_s1"), "time", "max")
     descent = 30 * 30 * 7                   # actors × (actors × other PEs < SAMPLE) moves
-    for budget, want in [(4 * 8 * descent, ["greedy", "greedy", "tabu", "anneal"]),
-                         (2 * 8 * descent, ["greedy", "greedy"]),
-                         (8 * descent - 1, ["greedy"]), (2 * descent - 1, ["genetic"])]:
+    for budget, want in [(4 * n * descent, ["greedy", "greedy", "tabu", "anneal"]),
+                         (2 * n * descent, ["greedy", "greedy"]),
+                         (n * descent - 1, ["greedy"]), (2 * descent - 1, ["genetic"])]:
         setup.budget = budget
         tasks = plan(setup, "portfolio")
         assert [member(t) for t in tasks] == want
@@ -172,7 +172,8 @@ def test_auto_solves_sum_exactly():
 
 
 def test_portfolio_reports_its_members():
-    budget = 4 * 8 * 10 * 30                # four islands of eight descents
+    from mapping.search.portfolio import ISLAND_DESCENTS
+    budget = 4 * ISLAND_DESCENTS * 10 * 30  # four islands of ISLAND_DESCENTS descents
     res = search(stored("a10_p4_s0"), "time", "max", strategy="portfolio", budget=budget,
                  seed=1)
     members = [m["strategy"] for m in res.extra["portfolio"]]

@@ -479,27 +479,67 @@ class Neighbourhood:
 
     def ruin(self, X: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
         """The ruin half of a large-neighbourhood move (the descent that follows
-        recreates): in each row of ``X``, up to ``size`` actors go to random allowed
-        PEs, drawn among the free actors that load the row's bottleneck element when the
-        aggregation has one (:meth:`loading`), else among all free actors."""
+        recreates): in each row of ``X`` a connected group of 2 to ``size`` free actors
+        moves to one random allowed PE of its first actor (members not allowed there
+        stay).  The group grows from a random free actor that loads the row's bottleneck
+        element (:meth:`loading`; any free actor without a bottleneck aggregation) along
+        random channels, so its inner channels stay on one PE: a cluster of
+        communicating actors changes sides without loading the bus, which the same
+        actors scattered over random PEs would (the descent then mostly puts them
+        back)."""
         sp = self.space
         K, A = X.shape
-        pool = np.zeros((K, A), dtype=bool)
-        pool[:, sp.free] = True
+        free = np.zeros(A, dtype=bool)
+        free[sp.free] = True
+        pool = np.broadcast_to(free, (K, A)).copy()
         if self.bottleneck_aggregation:
             hot = self.loading(X) & pool
             some = hot.any(axis=1)
             pool[some] = hot[some]
-        # ``size`` pooled actors per row, uniformly: the smallest random keys
-        keys = np.where(pool, rng.random((K, A)), 2.0)
-        order = np.argsort(keys, axis=1)[:, :size]
-        chosen = np.take_along_axis(keys, order, 1) < 1.0
-        r, a = np.nonzero(chosen)
-        a = order[r, a]
-        pick = (rng.random(len(a)) * sp.n_choices[a]).astype(np.intp)
+        rows = np.flatnonzero(pool.any(axis=1))
         Y = X.copy()
-        Y[r, a] = sp.choice_table[a, pick]
+        if not len(rows):
+            return Y
+        n = len(rows)
+        first = np.where(pool[rows], rng.random((n, A)), 2.0).argmin(axis=1)
+        src, dst, incident, start, degree = self._adjacency()
+        group = np.full((n, max(size, 1)), -1, dtype=np.intp)
+        group[:, 0] = first
+        count = np.ones(n, dtype=np.intp)
+        want = rng.integers(2, size + 1, n) if size >= 2 else count
+        for _ in range(2 * size if len(incident) else 0):
+            grow = count < want
+            if not grow.any():
+                break
+            # a random member's random channel brings its other end in
+            u = group[np.arange(n), (rng.random(n) * count).astype(np.intp)]
+            deg = degree[u]
+            at = np.minimum(start[u] + (rng.random(n) * deg).astype(np.intp), len(incident) - 1)
+            ch = incident[at]
+            v = np.where(src[ch] == u, dst[ch], src[ch])
+            new = grow & (deg > 0) & free[v] & ~(group == v[:, None]).any(axis=1)
+            group[new, count[new]] = v[new]
+            count += new
+        to = sp.choice_table[first, (rng.random(n) * sp.n_choices[first]).astype(np.intp)]
+        r, j = np.nonzero(group >= 0)
+        a, p = group[r, j], to[r]
+        ok = sp.allowed[a, p]
+        Y[rows[r[ok]], a[ok]] = p[ok]
         return Y
+
+    def _adjacency(self):
+        """``(src, dst, incident, start, degree)``: the channels' ends and each actor's
+        channels, ``incident[start[a]:start[a] + degree[a]]`` (self-loops left out)."""
+        if not hasattr(self, "_csr"):
+            tables = self.tracker.objectives.evaluators[0].tables
+            src, dst = np.asarray(tables.src, np.intp), np.asarray(tables.dst, np.intp)
+            links = np.flatnonzero(src != dst)
+            ends = np.concatenate([src[links], dst[links]])
+            order = np.argsort(ends, kind="stable")
+            degree = np.bincount(ends, minlength=self.space.allowed.shape[0])
+            start = np.concatenate([[0], np.cumsum(degree)[:-1]]).astype(np.intp)
+            self._csr = (src, dst, np.concatenate([links, links])[order], start, degree)
+        return self._csr
 
     def loading(self, X: np.ndarray) -> np.ndarray:
         """``(K, A)``: the actors that load the bottleneck element of each mapping of

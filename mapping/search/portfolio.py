@@ -12,12 +12,13 @@ on large problems), so:
   not afford :data:`DESCENTS` descents (then a descent would not even finish).
 
 The first greedy island runs in plateau mode (:data:`PARAMS`; plateau walks cut short,
-no random restarts, successive halving of its descents: :mod:`mapping.search.greedy`),
-the second as before: at 300 actors × 32 PEs (one island) plateau mode took ``max`` at
-2,000,000 evaluations from 1.520/1.665/1.686e-4 (seeds 0-2) to 1.459/1.457/1.463e-4,
-while at 100 × 16 plain descents were as good or better on some seeds.  Two greedy
-islands beat greedy and tabu at 100 × 16 (0.922e-4 against 0.932e-4 on average over
-six seeds), and one island beats two at 300 × 32.
+no random restarts, successive halving of its descents, drift between nearby minima:
+:mod:`mapping.search.greedy`), the second as before.  Measured on the benchmark's
+100 actors × 16 PEs (``max``, 2,000,000 evaluations, seeds 0-23): with islands that
+afford 8 descents (two greedy islands there) the values averaged 0.932e-4 (0.890 to
+0.956e-4); with one plateau island up to 100 descents' worth (so that successive
+halving has descents to choose from), drift and connected-group kicks, 0.908e-4 (0.890
+to 0.953e-4).  At 300 × 32 (one island either way, seeds 0-5) 1.492e-4 against 1.502e-4.
 """
 from __future__ import annotations
 
@@ -31,8 +32,9 @@ MEMBERS = ("greedy", "greedy", "tabu", "anneal")
 #: the parameters of each member: the first greedy island cuts plateau walks short and
 #: halves its descents (:data:`mapping.search.greedy.FLAT`, ``HALVINGS``)
 PARAMS = ({"plateau": 1}, {}, {}, {})
-#: descents an island's share must afford before the budget is split further
-ISLAND_DESCENTS = 8
+#: descents an island's share must afford before the budget is split further (the
+#: plateau island's successive halving uses a large share better than more islands)
+ISLAND_DESCENTS = 100
 #: descents an island's share must afford for ``tabu`` and ``greedy`` to run it
 DESCENTS = 2
 POPULATION_ONLY = "genetic"

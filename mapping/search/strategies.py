@@ -31,7 +31,7 @@ STRATEGIES.add("tabu", "mapping.search.tabu:run", "tabu search")
 STRATEGIES.add("nsga2", "mapping.search.nsga2:run", "NSGA-II: Pareto fronts, non-convex parts too")
 STRATEGIES.add("portfolio", "mapping.search.portfolio:run",
                "tabu, genetic and greedy side by side, one per island, as many islands "
-               "(up to 4) as the budget affords 8 descents each; genetic where an island "
+               "(up to 4) as the budget affords 100 descents each; genetic where an island "
                "cannot afford two")
 
 #: strategies that are not heuristics (every other one spends a seeded budget)
