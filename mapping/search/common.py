@@ -356,6 +356,13 @@ class Tracker:
             self.progress(len(X))
         return s, F
 
+    def count(self, n: int) -> None:
+        """Count ``n`` valuations that are not of whole mappings (the candidate
+        placements of a construction): they spend the budget as evaluations do."""
+        self.evaluations += n
+        if self.progress is not None:
+            self.progress(n)
+
     def offer(self, values: np.ndarray, rows: Callable[[np.ndarray], np.ndarray]) -> None:
         """Count candidates valued elsewhere (one objective, by delta evaluation):
         ``values (n,)`` within the budget, ``rows(idx)`` the mappings of candidates

@@ -220,6 +220,48 @@ class Delta:
         return self._finish(state, rows, M, hm, hc, pl["cP2"], pl["flat"], xs, xd, ns, nd,
                             idx, w)
 
+    def placements(self, pe: np.ndarray, cn: np.ndarray, bad: np.ndarray, X: np.ndarray,
+                   placed: np.ndarray, actors: np.ndarray):
+        """Loads ``(pe (P, K·P), cn (C, K·P), bad (K·P,))`` of partial mappings: row
+        ``k`` of ``X``, whose ``placed`` actors make up ``pe[:, k]``, ``cn[:, k]`` and
+        ``bad[k]``, with ``actors[k]`` put on each PE ``p`` in turn (column ``k·P + p``).
+        A channel counts once both its ends are placed (the module's formulas over the
+        placed actors)."""
+        K, P, C = len(actors), self.n_pes, self.n_cns
+        M = K * P
+        cand = np.tile(np.arange(P), K)
+        pe_new = np.repeat(pe, P, axis=1)
+        pe_new[cand, np.arange(M)] += self.proc[np.repeat(actors, P), cand]
+        cn_new = np.repeat(cn, P, axis=1)
+        bad_new = np.repeat(bad, P)
+        hm, hc = self._channels(actors)
+        s, d = self.src.take(hc), self.dst.take(hc)
+        a = actors.take(hm)
+        other = np.where(s == a, d, s)
+        keep = placed[hm, other] | (s == d)
+        hm, hc, s, d, other, a = hm[keep], hc[keep], s[keep], d[keep], other[keep], a[keep]
+        if not len(hc):
+            return pe_new, cn_new, bad_new
+        col = (hm[:, None] * P + np.arange(P)[None, :]).ravel()
+        p = np.tile(np.arange(P), len(hc))
+        xo = np.repeat(X[hm, other], P)
+        ns = np.where(np.repeat(s == a, P), p, xo)
+        nd = np.where(np.repeat(d == a, P), p, xo)
+        pair = ns * P + nd
+        ch = np.repeat(hc, P)
+        if self.paid is not None:
+            w = self.paid[ch, pair]
+            for end in (ns, nd):
+                pe_new += np.bincount(end * M + col, w, minlength=P * M).reshape(P, M)
+        if C:
+            add = self.comm.take(ch, 0) * self.route.take(pair, 0)          # (H·P, C)
+            cn_new += np.bincount((np.arange(C)[None, :] * M + col[:, None]).ravel(),
+                                  add.ravel(), minlength=C * M).reshape(C, M)
+        if self.any_unroutable:
+            bad_new += np.bincount(col, self.unroutable.take(pair), minlength=M) \
+                .astype(np.int64)
+        return pe_new, cn_new, bad_new
+
     def _swaps(self, state, rows, actors, pes, actors2, pes2):
         X, A, P, C, M = state.X, self.n_actors, self.n_pes, self.n_cns, len(actors)
         Xf = X.ravel()

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mapping.search import construct
 from mapping.search.common import Tracker, shard_result
 from mapping.search.delta import Neighbourhood
 
@@ -66,6 +67,10 @@ FLAT = 20
 #: with ``params["plateau"]``: the shares of the budget after which the worse half of
 #: the descents stop (successive halving: the survivors get the rest)
 HALVINGS = (0.25, 0.5, 0.75)
+#: under a bottleneck aggregation the descents start from greedy randomized
+#: constructions (:mod:`mapping.search.construct`) where they cost at most this share of
+#: the budget
+START_SHARE = 0.1
 #: with ``params["plateau"]``: a kicked descent's new minimum replaces the one it was
 #: kicked from unless it is worse by more than this share (the walk drifts between
 #: nearby minima instead of returning to one until a kick happens to go lower)
@@ -89,8 +94,13 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
                                                              // (min(N, SAMPLE) * STEPS)))))
     plateau = bool(task.params.get("plateau"))
     drift = DRIFT if plateau else 0.0
-    first = sample[int(np.argmin(f))][None]
-    st = nb.start(np.vstack([first, space.random(rng, K - 1)]) if K > 1 else first)
+    starts = None
+    if nb.bottleneck_aggregation and construct.cost(space, K) <= START_SHARE * tracker.remaining:
+        starts = construct.construct(nb, rng, K)
+    if starts is None:
+        first = sample[int(np.argmin(f))][None]
+        starts = np.vstack([first, space.random(rng, K - 1)]) if K > 1 else first
+    st = nb.start(starts)
     if st is None:
         return shard_result(tracker)
     anchor, anchor_f = st.X.copy(), st.values.copy()
