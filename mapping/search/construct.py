@@ -9,19 +9,18 @@ own ``combine``) is within :data:`ALPHA` of the best.  Every valued placement co
 one evaluation.
 
 Measured as the starts of the plateau greedy island (``max``, 2,000,000 evaluations,
-the benchmark's instances, ``tests/perf/search_bench.py``): at 300 actors × 32 PEs
-(instance 3, seeds 0-8) the values averaged 1.319e-4 against 1.361e-4 from random starts,
-at 300 × 32 (instance 1, seeds 0-5) 1.43e-4 against 1.49e-4, at 100 × 16 (instance 0,
-seeds 0-23) 0.903e-4 against 0.908e-4.  Placing each actor on its best PE (``ALPHA``
-0) or nearly anywhere (1.0) gave 1.332e-4 and 1.353e-4 at 300 × 32: the starts need
-both some balance and diversity.
+``tests/perf/search_bench.py``'s instance 3 at 300 actors × 32 PEs, seeds 10-39): the
+values averaged 1.305e-4 (1.234 to 1.383) against 1.370e-4 (1.295 to 1.414) from random
+starts; candidate lists of PEs within 0 or 0.8% of the best gave 1.310e-4 and 1.314e-4,
+5% 1.321e-4, 15% 1.342e-4: the starts need both balance and diversity.  At 100 × 16
+(instance 0, seeds 0-23) they neither help nor hurt (0.908e-4 either way).
 """
 from __future__ import annotations
 
 import numpy as np
 
 #: the restricted candidate list: PEs within this share of the best placement's value
-ALPHA = 0.05
+ALPHA = 0.02
 
 
 def walk_orders(adjacency, n_actors: int, rng: np.random.Generator, count: int
@@ -56,13 +55,14 @@ def cost(space, count: int) -> int:
     return count * int(space.n_choices.sum())
 
 
-def construct(nb, rng: np.random.Generator, count: int, alpha: float = ALPHA
+def construct(nb, rng: np.random.Generator, count: int, alpha: float | None = None
               ) -> np.ndarray | None:
     """``count`` mappings built by greedy randomized construction, their placements
     counted on ``nb``'s tracker; None without delta evaluation or within the budget."""
     d, sp, tracker = nb.delta, nb.space, nb.tracker
     if d is None or count < 1 or tracker.remaining < cost(sp, count):
         return None
+    alpha = ALPHA if alpha is None else alpha
     A, P = d.n_actors, d.n_pes
     order = walk_orders(nb._adjacency(), A, rng, count)
     X = np.zeros((count, A), dtype=np.intp)

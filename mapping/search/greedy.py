@@ -16,11 +16,14 @@ benchmark (``tests/perf/search_bench.py``, 2,000,000 evaluations, one descent is
 pair moves took 100 actors × 16 PEs from about 0.98e-4 to 0.94e-4 and 300 × 32 from
 about 1.73e-4 to 1.64e-4; the tie-break from 1.06e-4 and 1.82e-4 before.
 At a local minimum (sampled: no improving move in a neighbourhood's worth of samples) a
-descent is kicked from the best minimum of its walk: a few actors of its bottleneck
-element (``max``; any free actors for other aggregations) go to random allowed PEs
-(ruin) and the descent re-places them (recreate). After :data:`KICKS` kicks
+descent is kicked from the best minimum of its walk: a connected group of actors, grown
+from one that loads its bottleneck element (``max``; any free actor for other
+aggregations), moves to one random allowed PE (ruin: :meth:`Neighbourhood.ruin`) and
+the descent re-places what it must (recreate). After :data:`KICKS` kicks
 without a better minimum it restarts from a random mapping. The first start is the best
-of a random sample. Every candidate move is one evaluation.
+of a random sample, the others random mappings; under a bottleneck aggregation as many
+starts as :data:`START_SHARE` of the budget pays for are greedy randomized constructions
+instead (:mod:`mapping.search.construct`).  Every candidate move is one evaluation.
 
 With ``params["plateau"]`` (the portfolio's first island) a descent also counts as stuck
 after :data:`FLAT` steps without a lower value (a plateau walk that only lowers the
@@ -68,8 +71,8 @@ FLAT = 20
 #: the descents stop (successive halving: the survivors get the rest)
 HALVINGS = (0.25, 0.5, 0.75)
 #: under a bottleneck aggregation the descents start from greedy randomized
-#: constructions (:mod:`mapping.search.construct`) where they cost at most this share of
-#: the budget
+#: constructions (:mod:`mapping.search.construct`), as many as this share of the budget
+#: pays for (the others from random mappings)
 START_SHARE = 0.1
 #: with ``params["plateau"]``: a kicked descent's new minimum replaces the one it was
 #: kicked from unless it is worse by more than this share (the walk drifts between
@@ -94,12 +97,14 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
                                                              // (min(N, SAMPLE) * STEPS)))))
     plateau = bool(task.params.get("plateau"))
     drift = DRIFT if plateau else 0.0
-    starts = None
-    if nb.bottleneck_aggregation and construct.cost(space, K) <= START_SHARE * tracker.remaining:
-        starts = construct.construct(nb, rng, K)
-    if starts is None:
-        first = sample[int(np.argmin(f))][None]
-        starts = np.vstack([first, space.random(rng, K - 1)]) if K > 1 else first
+    first = sample[int(np.argmin(f))][None]
+    starts = np.vstack([first, space.random(rng, K - 1)]) if K > 1 else first
+    # as many constructed starts as START_SHARE of the budget pays for
+    built = min(K, int(START_SHARE * tracker.remaining) // max(1, construct.cost(space, 1))) \
+        if nb.bottleneck_aggregation else 0
+    X = construct.construct(nb, rng, built) if built else None
+    if X is not None:
+        starts[:built] = X
     st = nb.start(starts)
     if st is None:
         return shard_result(tracker)

@@ -8,8 +8,8 @@ makes moving it back tabu for a seeded random tenure around half the number of f
 actors; a tabu move is taken anyway if it beats the walk's best (aspiration); ties
 between the best moves are drawn at random. Without improvement for a while a walk
 restarts: for a bottleneck aggregation (``max``) by a large-neighbourhood kick from its
-best mapping (actors of the bottleneck element re-placed at random,
-:meth:`Neighbourhood.ruin`), after :data:`KICKS` fruitless kicks (and for other
+best mapping (a connected group of actors from the bottleneck element moved to one
+PE, :meth:`Neighbourhood.ruin`), after :data:`KICKS` fruitless kicks (and for other
 aggregations always) from a random mapping. Every candidate move is one evaluation.
 """
 from __future__ import annotations
