@@ -74,9 +74,10 @@ HALVINGS = (0.25, 0.5, 0.75)
 #: constructions (:mod:`mapping.search.construct`), as many as this share of the budget
 #: pays for (the others from random mappings)
 START_SHARE = 0.1
-#: with ``params["plateau"]``: a kicked descent's new minimum replaces the one it was
-#: kicked from unless it is worse by more than this share (the walk drifts between
-#: nearby minima instead of returning to one until a kick happens to go lower)
+#: with ``params["plateau"]``, under a bottleneck aggregation: a kicked descent's new
+#: minimum replaces the one it was kicked from unless it is worse by more than this
+#: share (the walk drifts between nearby minima instead of returning to one until a
+#: kick happens to go lower)
 DRIFT = 0.02
 
 
@@ -96,7 +97,7 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     K = int(task.params.get("descents", min(MAX_DESCENTS, max(1, tracker.remaining
                                                              // (min(N, SAMPLE) * STEPS)))))
     plateau = bool(task.params.get("plateau"))
-    drift = DRIFT if plateau else 0.0
+    drift = DRIFT if plateau and nb.bottleneck_aggregation else 0.0
     first = sample[int(np.argmin(f))][None]
     starts = np.vstack([first, space.random(rng, K - 1)]) if K > 1 else first
     # as many constructed starts as START_SHARE of the budget pays for
