@@ -93,7 +93,7 @@ def test_placements_are_the_loads_of_the_placed_actors(arch):
 def test_walk_orders_visit_every_actor_once_neighbours_early():
     problem = bind_problem(random_app(30, 45, seed=0), bench_arch())
     nb, _ = neighbourhood(problem)
-    adjacency = nb._adjacency()
+    adjacency = nb.adjacency()
     orders = walk_orders(adjacency, 30, np.random.default_rng(0), 5)
     src, dst = adjacency[0], adjacency[1]
     for order in orders:

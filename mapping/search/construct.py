@@ -64,7 +64,7 @@ def construct(nb, rng: np.random.Generator, count: int, alpha: float | None = No
         return None
     alpha = ALPHA if alpha is None else alpha
     A, P = d.n_actors, d.n_pes
-    order = walk_orders(nb._adjacency(), A, rng, count)
+    order = walk_orders(nb.adjacency(), A, rng, count)
     X = np.zeros((count, A), dtype=np.intp)
     placed = np.zeros((count, A), dtype=bool)
     pe = np.zeros((P, count))

@@ -42,6 +42,19 @@ REFRESH = 64
 SWAPS = 0.3
 
 
+def incidence(src: np.ndarray, dst: np.ndarray, n_actors: int):
+    """Each actor's channels in compressed rows, ``(incident, start, degree)``: actor
+    ``a``'s are ``incident[start[a]:start[a] + degree[a]]``, a self-loop once."""
+    chans = np.arange(len(src))
+    loop = src == dst
+    ends = np.concatenate([src, dst[~loop]])
+    owner = np.concatenate([chans, chans[~loop]])
+    order = np.argsort(ends, kind="stable")
+    degree = np.bincount(ends, minlength=n_actors)
+    start = np.concatenate([[0], np.cumsum(degree)[:-1]]).astype(np.intp)
+    return owner[order], start, degree
+
+
 @dataclass
 class State:
     """``K`` mappings ``X (K, A)`` with their values and, under delta evaluation, their
@@ -119,15 +132,7 @@ class Delta:
         self.any_unroutable = bool(tables.unroutable.any())
         self._memo: dict = {}
         self._memo_bytes = 0
-        # the channels of each actor (CSR), a self-loop once
-        chans = np.arange(Ch)
-        loop = self.src == self.dst
-        ends = np.concatenate([self.src, self.dst[~loop]])
-        owner = np.concatenate([chans, chans[~loop]])
-        order = np.argsort(ends, kind="stable")
-        self.incident = owner[order]
-        self.degree = np.bincount(ends, minlength=A)
-        self.start = np.concatenate([[0], np.cumsum(self.degree)[:-1]]).astype(np.intp)
+        self.incident, self.start, self.degree = incidence(self.src, self.dst, A)
 
     # ------------------------------------------------------------------ loads
     def loads(self, X: np.ndarray):
@@ -544,7 +549,7 @@ class Neighbourhood:
             return Y
         n = len(rows)
         first = np.where(pool[rows], rng.random((n, A)), 2.0).argmin(axis=1)
-        src, dst, incident, start, degree = self._adjacency()
+        src, dst, incident, start, degree = self.adjacency()
         group = np.full((n, max(size, 1)), -1, dtype=np.intp)
         group[:, 0] = first
         count = np.ones(n, dtype=np.intp)
@@ -569,18 +574,17 @@ class Neighbourhood:
         Y[rows[r[ok]], a[ok]] = p[ok]
         return Y
 
-    def _adjacency(self):
+    def adjacency(self):
         """``(src, dst, incident, start, degree)``: the channels' ends and each actor's
-        channels, ``incident[start[a]:start[a] + degree[a]]`` (self-loops left out)."""
+        channels (:func:`incidence`)."""
         if not hasattr(self, "_csr"):
-            tables = self.tracker.objectives.evaluators[0].tables
-            src, dst = np.asarray(tables.src, np.intp), np.asarray(tables.dst, np.intp)
-            links = np.flatnonzero(src != dst)
-            ends = np.concatenate([src[links], dst[links]])
-            order = np.argsort(ends, kind="stable")
-            degree = np.bincount(ends, minlength=self.space.allowed.shape[0])
-            start = np.concatenate([[0], np.cumsum(degree)[:-1]]).astype(np.intp)
-            self._csr = (src, dst, np.concatenate([links, links])[order], start, degree)
+            if self.delta is not None:
+                d = self.delta
+                self._csr = (d.src, d.dst, d.incident, d.start, d.degree)
+            else:
+                tables = self.tracker.objectives.evaluators[0].tables
+                src, dst = np.asarray(tables.src, np.intp), np.asarray(tables.dst, np.intp)
+                self._csr = (src, dst, *incidence(src, dst, self.space.allowed.shape[0]))
         return self._csr
 
     def loading(self, X: np.ndarray) -> np.ndarray:
