@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, TextIO
 
 from dsl.errors import ParseError
+
+
+def open_table(path: str | Path) -> TextIO:
+    """The CSV file at ``path`` opened for :mod:`csv` (UTF-8; a byte-order mark, as
+    spreadsheets write, dropped); an unreadable file is a :class:`ParseError` naming it."""
+    try:
+        return Path(path).open(encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        raise ParseError(f"'{path}': {exc.strerror or exc}") from None
 
 
 def csv_rows(path: str | Path, columns: tuple[str, ...], optional: tuple[str, ...] = ()
@@ -18,11 +27,7 @@ def csv_rows(path: str | Path, columns: tuple[str, ...], optional: tuple[str, ..
     text may be empty).  Blank rows and rows whose first cell starts with ``#`` are
     skipped, and line numbers count them."""
     path = Path(path)
-    try:
-        handle = path.open(encoding="utf-8", newline="")
-    except OSError as exc:
-        raise ParseError(f"'{path}': {exc.strerror or exc}") from None
-    with handle:
+    with open_table(path) as handle:
         reader = csv.reader(handle)
         index = None
         for row in reader:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from dsl.csv_table import open_table
 from dsl.errors import ParseError
 
 #: multiprocessors of the GPUs of the data set, from NVIDIA's data sheets
@@ -134,11 +135,7 @@ def read_gpu_tables(paths: Sequence[str | Path], sms: Mapping[str, int] | None =
     commas: dict[str, set] = {}
     corrections: list[str] = []
     for path in map(Path, paths):
-        try:
-            stream = path.open(newline="", encoding="utf-8-sig")
-        except OSError as exc:
-            raise ParseError(f"'{path}': {exc.strerror or exc}") from None
-        with stream:
+        with open_table(path) as stream:
             reader = csv.reader(stream)
             header = next(reader, None)
             if header is None:
