@@ -144,9 +144,9 @@ def test_portfolio_islands_afford_their_descents():
     from mapping.search.portfolio import ISLAND_DESCENTS as n, member
     setup = prepare(stored("a30_p8_s1"), "time", "max")
     descent = 30 * 30 * 7                   # actors × (actors × other PEs < SAMPLE) moves
-    for budget, want in [(4 * n * descent, ["greedy", "greedy", "tabu", "anneal"]),
-                         (2 * n * descent, ["greedy", "greedy"]),
-                         (n * descent - 1, ["greedy"]), (2 * descent - 1, ["genetic"])]:
+    for budget, want in [(4 * n * descent, ["multilevel", "greedy", "tabu", "anneal"]),
+                         (2 * n * descent, ["multilevel", "greedy"]),
+                         (n * descent - 1, ["multilevel"]), (2 * descent - 1, ["genetic"])]:
         setup.budget = budget
         tasks = plan(setup, "portfolio")
         assert [member(t) for t in tasks] == want
@@ -177,7 +177,7 @@ def test_portfolio_reports_its_members():
     res = search(stored("a10_p4_s0"), "time", "max", strategy="portfolio", budget=budget,
                  seed=1)
     members = [m["strategy"] for m in res.extra["portfolio"]]
-    assert members == ["greedy", "greedy", "tabu", "anneal"]
+    assert members == ["multilevel", "greedy", "tabu", "anneal"]
     assert res.value == min(m["value"] for m in res.extra["portfolio"])
     assert res.evaluations <= budget and res.seed == 1
 

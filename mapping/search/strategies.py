@@ -25,6 +25,9 @@ STRATEGIES.add("exact", "mapping.search.exact:solve",
                "at --time-limit the best mapping with its proven bound and gap; max starts "
                "from a portfolio run of --budget evaluations (default 200,000)")
 STRATEGIES.add("greedy", "mapping.search.greedy:run", "steepest descent with restarts")
+STRATEGIES.add("multilevel", "mapping.search.multilevel:run",
+               "greedy on coarsened graphs (channels' ends joined), coarsest first, then "
+               "V-cycles within the PEs of the best mapping")
 STRATEGIES.add("anneal", "mapping.search.anneal:run", "simulated annealing, parallel chains")
 STRATEGIES.add("genetic", "mapping.search.genetic:run", "genetic algorithm")
 STRATEGIES.add("tabu", "mapping.search.tabu:run", "tabu search")

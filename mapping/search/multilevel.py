@@ -1,0 +1,169 @@
+"""Multilevel search: the greedy engine (:mod:`mapping.search.greedy`) on a hierarchy
+of coarsened problems, coarsest first, each level starting from the projection of the
+one above; then V-cycles that coarsen only within the PEs of the best mapping so far.
+
+This is the multilevel scheme of graph partitioning (Hendrickson & Leland 1995; Karypis
+& Kumar's METIS, 1998) and its iterated V-cycles (Walshaw 2004): a mapping of the
+benchmark's problems under ``max`` is a balanced partition whose bottleneck is the bus
+(each channel between two parts costs one transfer on it), and single-actor moves
+cannot carry a cluster of communicating actors across without first loading the bus.
+A coarse node is a set of actors joined by channels (heavy-channel matching, repeated);
+moving it moves the whole cluster, so the coarse levels search the partition and the
+fine level balances it.
+
+A coarse problem is exact, not a model of the fine one: its tables are the fine
+tables with ``proc`` summed over each node's actors and the channels' ends renamed
+(inner channels become self-loops on one PE, costing what they cost in the fine
+mapping), so a coarse mapping's value is the value of the fine mapping it expands to,
+and every coarse evaluation counts as one evaluation of the search.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from mapping.search import greedy
+from mapping.search.common import Objectives, Space, Tracker, shard_result
+
+#: coarsen until at most this many nodes per PE remain
+NODES_PER_PE = 2
+#: or until a round of matching leaves more than this share of the nodes
+MIN_SHRINK = 0.97
+#: V-cycles after the first descent through the levels
+CYCLES = 3
+
+
+def matching(src: np.ndarray, dst: np.ndarray, weight: np.ndarray, allowed: np.ndarray,
+             rng: np.random.Generator, same=None) -> np.ndarray:
+    """One round of heavy-channel matching: ``(n,)`` the coarse node of each of ``n``
+    nodes.  Channels are taken heaviest first (random order among equal weights); a
+    channel joins its two ends when neither is matched yet, they share an allowed PE
+    and, with ``same`` (a mapping of the nodes), they sit on the same PE."""
+    n = len(allowed)
+    order = rng.permutation(len(src))
+    order = order[np.argsort(-weight[order], kind="stable")]
+    mate = np.full(n, -1, dtype=np.intp)
+    for c in order:
+        a, b = src[c], dst[c]
+        if a == b or mate[a] >= 0 or mate[b] >= 0:
+            continue
+        if same is not None and same[a] != same[b]:
+            continue
+        if not (allowed[a] & allowed[b]).any():
+            continue
+        mate[a], mate[b] = b, a
+    lead = np.where(mate >= 0, np.minimum(np.arange(n), mate), np.arange(n))
+    _, node = np.unique(lead, return_inverse=True)
+    return node.astype(np.intp)
+
+
+class CoarseEvaluator:
+    """The fine evaluator seen through ``member`` (fine actor → coarse node): the same
+    tables with ``proc`` summed per node and the channel ends renamed; ``evaluate`` of
+    a coarse mapping is the fine value of its expansion."""
+
+    def __init__(self, fine, member: np.ndarray, n_nodes: int):
+        self.fine, self.member = fine, member
+        t = fine.tables
+        proc = np.zeros((n_nodes, t.proc.shape[1]))
+        np.add.at(proc, member, t.proc)
+        self.tables = replace(t, proc=proc, src=member[t.src], dst=member[t.dst])
+        self.aggregation = getattr(fine, "aggregation", None)
+        self.metric = fine.metric
+
+    def evaluate(self, X) -> np.ndarray:
+        return self.fine.evaluate(np.asarray(X)[:, self.member])
+
+
+def coarse_space(space: Space, member: np.ndarray, n_nodes: int) -> Space:
+    """The space of the coarse nodes: a node may use the PEs all its actors may use."""
+    allowed = np.ones((n_nodes, space.allowed.shape[1]), dtype=bool)
+    np.logical_and.at(allowed, member, space.allowed)
+    return Space([f"~{i}" for i in range(n_nodes)], list(space.pes), allowed)
+
+
+def hierarchy(evaluator, space: Space, rng: np.random.Generator, same=None):
+    """The members (fine actor → node) of each coarser level, finest first (the fine
+    level itself not included): matching rounds until :data:`NODES_PER_PE` nodes per PE
+    remain or a round shrinks by less than :data:`MIN_SHRINK`.  With ``same`` (a fine
+    mapping) only actors on one PE are joined, so ``same`` is a mapping of every
+    level."""
+    t = evaluator.tables
+    weight = t.comm.sum(axis=1) if t.comm.size else np.zeros(len(t.src))
+    if t.charged is not None:
+        weight = weight + t.charged.max(axis=1)
+    member = np.arange(len(space.allowed), dtype=np.intp)
+    allowed, src, dst = space.allowed, t.src, t.dst
+    placed = same
+    levels = []
+    while allowed.shape[0] > NODES_PER_PE * allowed.shape[1]:
+        node = matching(src, dst, weight, allowed, rng, placed)
+        n = int(node.max()) + 1
+        if n > MIN_SHRINK * allowed.shape[0]:
+            break
+        member = node[member]
+        levels.append(member)
+        coarse = np.ones((n, allowed.shape[1]), dtype=bool)
+        np.logical_and.at(coarse, node, allowed)
+        allowed, src, dst = coarse, node[src], node[dst]
+        if placed is not None:
+            nxt = np.empty(n, dtype=np.intp)
+            nxt[node] = placed
+            placed = nxt
+    return levels
+
+
+def _descend(task, tracker: Tracker, rng, evaluator, space, member, start, budget):
+    """The greedy engine on the level ``member`` (None: the fine level) with ``budget``
+    evaluations, from the fine mapping ``start`` (None: its own starts); the best fine
+    mapping found, counted on ``tracker``."""
+    if member is None:
+        ev, sp, n = evaluator, space, len(space.allowed)
+    else:
+        n = int(member.max()) + 1
+        ev, sp = CoarseEvaluator(evaluator, member, n), coarse_space(space, member, n)
+    params = {"plateau": 1}
+    if start is not None:
+        x = np.empty(n, dtype=np.intp)
+        x[member if member is not None else np.arange(n)] = start
+        params["start"] = x
+    sub = replace(task, strategy="greedy", objectives=Objectives([ev]), space=sp,
+                  budget=int(budget), params=params)
+    inner = Tracker(sub.objectives, task.scalarizer, sub.budget)
+    res = greedy.run(sub, inner, rng)
+    if res.best_row is None:
+        tracker.count(res.evaluations)
+        return start
+    fine = res.best_row if member is None else res.best_row[member]
+    tracker.count(max(0, res.evaluations - 1))
+    tracker.offer(np.array([res.best_value]), lambda i: fine[None])
+    return fine
+
+
+def _cycle(task, tracker, rng, evaluator, space, x, budget):
+    """One pass down the levels: from ``x`` (None: the first pass, whose hierarchy
+    ignores any mapping) coarsest level first, ``budget`` evaluations shared evenly."""
+    levels = hierarchy(evaluator, space, rng, x)
+    share = budget / (len(levels) + 1)
+    stop = tracker.evaluations + budget
+    for member in reversed(levels):
+        x = _descend(task, tracker, rng, evaluator, space, member, x,
+                     min(share, tracker.remaining))
+    return _descend(task, tracker, rng, evaluator, space, None, x,
+                    max(0, min(stop - tracker.evaluations, tracker.remaining)))
+
+
+def run(task, tracker: Tracker, rng: np.random.Generator):
+    evaluator = task.objectives.evaluators[0]
+    space = task.space
+    if task.objectives.multi or tracker.budget is None or getattr(
+            evaluator, "tables", None) is None or len(space.free) < 2:
+        return greedy.run(task, tracker, rng)
+    unit = max(1, tracker.remaining // (CYCLES + 1))
+    x = None
+    while not tracker.exhausted:
+        x = _cycle(task, tracker, rng, evaluator, space, x, min(unit, tracker.remaining))
+        if tracker.best_row is not None:
+            x = tracker.best_row.copy()
+    return shard_result(tracker)

@@ -1,0 +1,89 @@
+"""Multilevel search (mapping/search/multilevel.py): coarse problems are exact views of
+the fine one, matchings join channel ends only, and V-cycle levels keep the mapping."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import dsl
+from mapping.batch import BatchEvaluator
+from mapping.problem import bind_problem
+from mapping.search import search
+from mapping.search import multilevel as ml
+from mapping.search.common import build_space
+from mapping.search.delta import Delta
+
+DATA = Path(__file__).parent / "data" / "search_instances"
+
+
+def stored(stem):
+    return bind_problem(dsl.load_sdf(DATA / f"{stem}.sdf")[0],
+                        dsl.load_moa(DATA / f"{stem}.moa")[0], {})
+
+
+def setup(stem="a30_p8_s1", aggregate="max"):
+    problem = stored(stem)
+    ev = BatchEvaluator(problem, "time", aggregate)
+    return ev, build_space(problem)
+
+
+def test_a_coarse_mapping_is_valued_as_its_expansion_by_both_evaluations():
+    ev, space = setup()
+    rng = np.random.default_rng(0)
+    for member in ml.hierarchy(ev, space, rng):
+        n = int(member.max()) + 1
+        coarse = ml.CoarseEvaluator(ev, member, n)
+        X = rng.integers(0, space.allowed.shape[1], (20, n))
+        fine = ev.evaluate(X[:, member])
+        assert np.allclose(coarse.evaluate(X), fine, rtol=1e-12)
+        d = Delta(coarse)
+        assert d.supported
+        # the summed proc rows and renamed channel ends give the same loads
+        assert np.allclose(d.values(*d.loads(X)), fine, rtol=1e-9)
+
+
+def test_matching_joins_the_two_ends_of_one_channel():
+    ev, space = setup()
+    t = ev.tables
+    node = ml.matching(t.src, t.dst, t.comm.sum(axis=1), space.allowed,
+                       np.random.default_rng(1))
+    sizes = np.bincount(node)
+    assert sizes.max() == 2 and sizes.sum() == len(space.allowed)
+    ends = {frozenset((int(a), int(b))) for a, b in zip(t.src, t.dst)}
+    for k in np.flatnonzero(sizes == 2):
+        assert frozenset(np.flatnonzero(node == k).tolist()) in ends
+
+
+def test_matching_never_joins_actors_without_a_common_pe_nor_across_pes():
+    src, dst = np.array([0, 1, 2]), np.array([1, 2, 3])
+    allowed = np.array([[1, 0], [0, 1], [0, 1], [0, 1]], dtype=bool)
+    node = ml.matching(src, dst, np.ones(3), allowed, np.random.default_rng(0))
+    assert node[0] != node[1]
+    same = np.array([0, 1, 0, 1])
+    node = ml.matching(src, dst, np.ones(3), np.ones((4, 2), bool),
+                       np.random.default_rng(0), same)
+    assert len(set(node)) == 4          # every channel crosses PEs: nothing joins
+
+
+def test_v_cycle_levels_keep_the_mapping():
+    ev, space = setup("a50_p8_s3")
+    rng = np.random.default_rng(2)
+    x = space.random(rng, 1)[0]
+    levels = ml.hierarchy(ev, space, rng, x)
+    assert levels
+    for member in levels:
+        n = int(member.max()) + 1
+        y = np.full(n, -1)
+        y[member] = x
+        assert np.array_equal(y[member], x)     # one PE per node
+        assert n < len(x)
+
+
+def test_multilevel_search_keeps_its_budget_and_reports_the_exact_value():
+    problem = stored("a30_p8_s1")
+    res = search(problem, "time", "max", strategy="multilevel", budget=60_000, seed=3,
+                 shards=1)
+    assert res.evaluations <= 60_000
+    ev = BatchEvaluator(problem, "time", "max")
+    assert res.value == ev.evaluate(ev.encode(res.mapping)[None])[0]
