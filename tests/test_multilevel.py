@@ -2,24 +2,14 @@
 the fine one, matchings join channel ends only, and V-cycle levels keep the mapping."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-import dsl
 from mapping.batch import BatchEvaluator
-from mapping.problem import bind_problem
 from mapping.search import search
 from mapping.search import multilevel as ml
 from mapping.search.common import build_space
 from mapping.search.delta import Delta
-
-DATA = Path(__file__).parent / "data" / "search_instances"
-
-
-def stored(stem):
-    return bind_problem(dsl.load_sdf(DATA / f"{stem}.sdf")[0],
-                        dsl.load_moa(DATA / f"{stem}.moa")[0], {})
+from test_exact_max import stored
 
 
 def setup(stem="a30_p8_s1", aggregate="max"):

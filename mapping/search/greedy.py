@@ -81,7 +81,6 @@ START_SHARE = 0.1
 #: share (the walk drifts between nearby minima instead of returning to one until a
 #: kick happens to go lower)
 DRIFT = 0.02
-OVER = 0.0
 
 
 def kick_size(n_free: int) -> int:
@@ -107,9 +106,8 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     built = min(K, int(START_SHARE * tracker.remaining) // max(1, construct.cost(space, 1))) \
         if nb.bottleneck_aggregation else 0
     if "start" in task.params:
-        # a given start (a multilevel search's projected mapping) for every descent
-        start = np.asarray(task.params["start"], dtype=np.intp)
-        starts = np.repeat(start[None], K, axis=0)
+        # a multilevel search's projected mapping starts every descent
+        starts = np.repeat(np.asarray(task.params["start"], dtype=np.intp)[None], K, axis=0)
         built = 0
     X = construct.construct(nb, rng, built) if built else None
     if X is not None:
@@ -158,22 +156,7 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
             break
         V = mv.values.reshape(K, per)
         S = nb.pressure(mv)
-        if OVER and plateau and S is not None:
-            T = np.minimum(anchor_f, st.values) * (1 - OVER)
-            rowsT = np.repeat(T, per)
-            c = np.concatenate([mv.pe, nb.delta.lambda_ * mv.cn])
-            G = np.maximum(c - rowsT[None, :], 0).sum(axis=0)
-            G[~np.isfinite(mv.values)] = np.inf
-            c0 = np.concatenate([st.pe, nb.delta.lambda_ * st.cn])
-            g0 = np.maximum(c0 - T[None, :], 0).sum(axis=0)
-            G = G.reshape(K, per)
-            gmin = G.min(axis=1)
-            level = G <= gmin[:, None] * (1 + TIE) + 1e-300
-            j = np.where(level, S.reshape(K, per), np.inf).argmin(axis=1)
-            down = (gmin < g0 * (1 - TIE)) | ((gmin <= g0 * (1 + TIE))
-                                              & (S.reshape(K, per)[np.arange(K), j]
-                                                 < nb.pressure(st) * (1 - TIE)))
-        elif S is None:
+        if S is None:
             j = V.argmin(axis=1)
             down = V[np.arange(K), j] < st.values
         else:

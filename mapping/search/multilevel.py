@@ -76,11 +76,17 @@ class CoarseEvaluator:
         return self.fine.evaluate(np.asarray(X)[:, self.member])
 
 
+def node_allowed(allowed: np.ndarray, node: np.ndarray, n_nodes: int) -> np.ndarray:
+    """``(n_nodes, P)``: a node may use the PEs that all its members may use."""
+    out = np.ones((n_nodes, allowed.shape[1]), dtype=bool)
+    np.logical_and.at(out, node, allowed)
+    return out
+
+
 def coarse_space(space: Space, member: np.ndarray, n_nodes: int) -> Space:
-    """The space of the coarse nodes: a node may use the PEs all its actors may use."""
-    allowed = np.ones((n_nodes, space.allowed.shape[1]), dtype=bool)
-    np.logical_and.at(allowed, member, space.allowed)
-    return Space([f"~{i}" for i in range(n_nodes)], list(space.pes), allowed)
+    """The space of the coarse nodes (:func:`node_allowed` of the actors)."""
+    return Space([f"~{i}" for i in range(n_nodes)], list(space.pes),
+                 node_allowed(space.allowed, member, n_nodes))
 
 
 def hierarchy(evaluator, space: Space, rng: np.random.Generator, same=None):
@@ -104,9 +110,7 @@ def hierarchy(evaluator, space: Space, rng: np.random.Generator, same=None):
             break
         member = node[member]
         levels.append(member)
-        coarse = np.ones((n, allowed.shape[1]), dtype=bool)
-        np.logical_and.at(coarse, node, allowed)
-        allowed, src, dst = coarse, node[src], node[dst]
+        allowed, src, dst = node_allowed(allowed, node, n), node[src], node[dst]
         if placed is not None:
             nxt = np.empty(n, dtype=np.intp)
             nxt[node] = placed
