@@ -117,7 +117,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     """``exact``: for a bottleneck aggregation, a portfolio run of the budget
     (:data:`EXACT_START_BUDGET` without one) first gives the solver its starting mapping
     (a cutoff); then the program.  The extras report the proven ``bound``, the ``gap``
-    ``(value − bound) / value`` and whether the ``time_limit_hit``."""
+    ``(value − bound) / value``, whether the ``time_limit_hit`` and the
+    ``relaxation_bound`` of the cluster relaxation (None where none applied)."""
     from mapping.search import exact
     if setup.objectives.multi:
         raise SearchError("strategy 'exact' optimizes one objective; use exhaustive or a "
@@ -143,7 +144,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
                            optimal=res.optimal)
     extra.update(solver=res.status, bound=getattr(res, "bound", None),
-                 gap=getattr(res, "gap", None), time_limit_hit=bool(res.limited))
+                 gap=getattr(res, "gap", None), time_limit_hit=bool(res.limited),
+                 relaxation_bound=getattr(res, "relaxation_bound", None))
     if res.limited:
         extra["stopped"] = res.message
     return combined, extra

@@ -26,6 +26,11 @@ otherwise spreads over PEs — and, given the best mapping of a heuristic (``inc
 the cutoff ``z ≤`` its value (``milp`` takes no starting solution; the cutoff prunes as
 one would).
 
+Under ``max`` the cluster relaxation (:mod:`mapping.search.relaxation`: alike PEs merged
+into one of averaged load) is solved first; its proven bound is a floor under ``z``
+(``z ≥ floor``), which the LP relaxation alone, where fractional actors make
+communication nearly free, is far below.
+
 Only linear tables (additive rules, no memory traffic) with such aggregations are
 linear programs; anything else is refused.  The result says whether HiGHS proved
 optimality, the best lower bound it proved and the relative gap
@@ -35,6 +40,7 @@ with ``message`` in words).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,12 +48,15 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from mapping.search.common import SearchError
+from mapping.search.relaxation import relax
 
 STATUS = {0: "optimal", 1: "time or iteration limit", 2: "infeasible", 3: "unbounded",
           4: "solver error"}
 #: the cutoff sits this far (relative) above the incumbent, so that the incumbent itself
 #: stays feasible through HiGHS's tolerances
 CUTOFF_SLACK = 1e-7
+#: the share of the time limit that the cluster relaxation may take (``max``)
+RELAXATION_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -56,7 +65,8 @@ class ExactResult:
     best mapping found, not proven optimal; ``message`` says what happened in words.
     ``bound`` is the proven lower bound on the optimum (``bound ≤ value``) and ``gap``
     ``(value − bound) / value`` (0 when proven optimal); ``incumbent`` the value of the
-    starting mapping, if one was given."""
+    starting mapping, if one was given; ``relaxation_bound`` the bound proven on the
+    cluster relaxation (:mod:`mapping.search.relaxation`), if one applied."""
 
     value: float
     row: np.ndarray | None
@@ -68,6 +78,7 @@ class ExactResult:
     bound: float | None = None
     gap: float | None = None
     incumbent: float | None = None
+    relaxation_bound: float | None = None
 
 
 class _Rows:
@@ -138,14 +149,45 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
     seconds of wall clock or ``node_limit`` branch-and-bound nodes, the best found with
     the bound proven so far).  ``incumbent`` (default ``setup.info["incumbent"]``): a
     mapping, a row of PE indices, the answer need not beat; for ``max`` its value is a
-    cutoff on ``z``."""
+    cutoff on ``z``.  Under ``max``, where PEs are alike, the cluster relaxation
+    (:mod:`mapping.search.relaxation`) is solved first, with :data:`RELAXATION_SHARE` of
+    the time limit: its proven bound is a floor under ``z``."""
     ev = setup.objectives.evaluators[0]
     check(ev)
-    agg = ev.aggregation
-    t = ev.tables
     if incumbent is None:
         incumbent = setup.info.get("incumbent")
     allowed = setup.space.allowed
+    floor = None
+    merged = relax(ev, allowed)
+    if merged is not None:
+        began = time.monotonic()
+        share = None if time_limit is None else time_limit * RELAXATION_SHARE
+        start = None if incumbent is None else merged.project(incumbent)
+        try:
+            floor = _program(merged.evaluator, merged.allowed, [], share, gap, start,
+                             node_limit).bound
+        except SearchError:             # stopped without a mapping: no floor
+            floor = None
+        if time_limit is not None:
+            time_limit = max(time_limit - (time.monotonic() - began),
+                             time_limit * (1 - RELAXATION_SHARE) / 10)
+        if floor is not None and incumbent is not None:
+            value = float(ev.evaluate(np.asarray(incumbent, dtype=np.intp)[None, :])[0])
+            if value <= floor * (1 + gap):
+                # the starting mapping meets the bound: nothing is left to prove
+                return ExactResult(value, np.asarray(incumbent, dtype=np.intp).copy(), True,
+                                   "optimal", value, bound=min(floor, value), gap=0.0,
+                                   incumbent=value, relaxation_bound=floor)
+    return _program(ev, allowed, symmetry_classes(setup), time_limit, gap, incumbent,
+                    node_limit, floor)
+
+
+def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor=None
+             ) -> ExactResult:
+    """The program of the compiled objective ``ev`` over the mask ``allowed``, with the
+    interchangeable PE ``classes`` broken and, under ``max``, ``z ≥ floor``."""
+    agg = ev.aggregation
+    t = ev.tables
     A, P = allowed.shape
     C = len(ev.cns)
     lam = t.lambda_
@@ -189,7 +231,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
                 np.concatenate([np.ones(2 * ycol.size), -np.ones(2 * npair * P)]),
                 [0.0] * (2 * npair * P), [0.0] * (2 * npair * P))
     # canonical use of interchangeable PEs: x[a, m_r] ≤ Σ_{b<a} x[b, m_(r-1)]
-    for members in symmetry_classes(setup):
+    for members in classes:
         for prev, cur in zip(members[:-1], members[1:]):
             for a in range(A):
                 before = np.arange(a) * P + prev
@@ -237,8 +279,11 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
                 np.column_stack([np.arange(nx_).reshape(A, P), np.full(A, z)]).ravel(),
                 np.column_stack([own, -np.ones(A)]).ravel(), [-np.inf] * A, [0.0] * A)
     upper = np.concatenate([x_ub, y_ub, [np.inf] if is_max else []])
+    lower = np.zeros(nvar)
     if is_max and cutoff is not None:
         upper[-1] = cutoff / scale * (1 + CUTOFF_SLACK)
+    if is_max and floor is not None:
+        lower[-1] = min(floor / scale * (1 - CUTOFF_SLACK), upper[-1])
     integrality = np.zeros(nvar)
     integrality[:nx_] = 1
     options = {"disp": False, "mip_rel_gap": gap}
@@ -246,7 +291,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
         options["time_limit"] = float(time_limit)
     if node_limit is not None:
         options["node_limit"] = int(node_limit)
-    bounds, constraints = Bounds(np.zeros(nvar), upper), M.constraint(nvar)
+    bounds, constraints = Bounds(lower, upper), M.constraint(nvar)
     res = milp(cost, integrality=integrality, bounds=bounds, constraints=constraints,
                options=options)
     relaxed = None
@@ -255,10 +300,11 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
         lp = milp(cost, bounds=bounds, constraints=constraints,
                   options={k: v for k, v in options.items() if k != "mip_rel_gap"})
         relaxed = None if lp.status != 0 or lp.fun is None else float(lp.fun)
-    return _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed)
+    return _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed, floor)
 
 
-def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None) -> ExactResult:
+def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=None
+            ) -> ExactResult:
     status = STATUS.get(res.status, str(res.status))
     # HiGHS's node limit reaches scipy as an unrecognized status (4) naming the limit
     nodes = res.status == 4 and "limit" in str(res.message)
@@ -288,6 +334,9 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None) -> Exac
         bound = float(bound) * scale
     else:
         bound = None
+    if floor is not None:
+        bound = floor if bound is None else max(bound, floor)
+        optimal = optimal or value <= bound * (1 + 1e-9)
     if bound is not None:
         bound = min(bound, value)            # solver tolerances: never above the value
         bound = max(bound, 0.0) if value >= 0 else bound
@@ -304,4 +353,4 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None) -> Exac
                    f"the mapping is the best found so far{proven}")
     return ExactResult(value, row, optimal, status,
                        None if res.fun is None else float(res.fun) * scale, limited, message,
-                       bound, gap_, cutoff)
+                       bound, gap_, cutoff, floor)

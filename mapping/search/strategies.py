@@ -33,9 +33,9 @@ STRATEGIES.add("genetic", "mapping.search.genetic:run", "genetic algorithm")
 STRATEGIES.add("tabu", "mapping.search.tabu:run", "tabu search")
 STRATEGIES.add("nsga2", "mapping.search.nsga2:run", "NSGA-II: Pareto fronts, non-convex parts too")
 STRATEGIES.add("portfolio", "mapping.search.portfolio:run",
-               "tabu, genetic and greedy side by side, one per island, as many islands "
-               "(up to 4) as the budget affords 100 descents each; genetic where an island "
-               "cannot afford two")
+               "multilevel, greedy, tabu and anneal side by side, one per island, as many "
+               "islands (up to 4) as the budget affords 100 descents each; genetic where an "
+               "island cannot afford two")
 
 #: strategies that are not heuristics (every other one spends a seeded budget)
 NOT_HEURISTICS = ("auto", "exhaustive", "exact")
