@@ -72,6 +72,13 @@ def test_no_two_pes_alike_no_relaxation():
     allowed[0, 1] = False                      # one actor may not use little[1]
     assert mergeable_classes(ev.tables, allowed) == [[0], [1], [2], [3]]
     assert relax(ev, allowed) is None
+    # an actor that cannot run on the big core: delta loads take no inf, so no merging
+    proc = ev.tables.proc.copy()
+    proc[0, 2] = np.inf
+    impossible = SimpleNamespace(tables=replace(ev.tables, proc=proc),
+                                 aggregation=ev.aggregation, pes=ev.pes, cns=ev.cns,
+                                 metric=ev.metric)
+    assert relax(impossible, setup.space.allowed) is None
 
 
 @settings(max_examples=25, deadline=None)

@@ -13,8 +13,10 @@ below; unlike the LP relaxation, in which fractional actors make communication n
 free, it counts every channel between classes (the bus between the little and the big
 cluster) exactly and relaxes only the balance within a class.
 
-Only linear tables without communication charged to the cores are merged (the charged
-part of a channel would depend on which members its ends use).
+Only linear tables without communication charged to the cores (the charged part of a
+channel would depend on which members its ends use) and without impossible actor-PE
+pairs (``inf`` costs, which :class:`~mapping.search.delta.Delta` does not take) are
+merged.
 """
 from __future__ import annotations
 
@@ -113,11 +115,12 @@ class Relaxation:
 def relax(ev, allowed: np.ndarray) -> Relaxation | None:
     """The cluster relaxation of the compiled objective ``ev`` over the mask
     ``allowed``, or None where it does not apply (not a bottleneck aggregation, tables
-    that are not linear or charge the cores, or no two PEs alike)."""
+    that are not linear or charge the cores, an impossible actor-PE pair, or no two PEs
+    alike)."""
     t = ev.tables
     agg = getattr(ev, "aggregation", None)
     if agg is None or not agg.bottleneck or not t.linear \
-            or (t.charged is not None and t.charged.any()):
+            or (t.charged is not None and t.charged.any()) or not np.isfinite(t.proc).all():
         return None
     classes = mergeable_classes(t, allowed)
     if len(classes) == t.proc.shape[1]:
