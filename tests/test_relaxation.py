@@ -137,3 +137,15 @@ def test_an_incumbent_at_the_floor_is_optimal_without_the_full_program(monkeypat
     assert res.optimal and res.gap == 0.0 and not programs
     assert res.value == pytest.approx(proc[0, 0], rel=1e-12)
     assert res.relaxation_bound == pytest.approx(res.value, rel=1e-9)
+
+
+def test_cli_names_the_relaxation_bound(capsys):
+    from mapping.cli import main
+    from test_exact_max import DATA
+    code = main(["search", str(DATA / "a10_p4_s0.sdf"), str(DATA / "a10_p4_s0.moa"),
+                 "--strategy", "exact", "--budget", "200", "--time-limit", "60"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    relaxed = OPTIMA["a10_p4_s0"]["value"]
+    assert "(cluster relaxation 2.44648e-05), gap 0.000% (within the time limit)" in out
+    assert f"{relaxed:.6g}" in out

@@ -130,11 +130,11 @@ def proof_line(result) -> str:
     if result.strategy != "exact" or "bound" not in extra:
         return ""
     bound, gap = extra.get("bound"), extra.get("gap")
+    relaxed = extra.get("relaxation_bound")
+    floor = "" if relaxed is None else f" (cluster relaxation {relaxed:.6g})"
     proof = "no lower bound proven" if bound is None else \
-        f"proven lower bound {bound:.6g}, gap {gap:.3%}"
+        f"proven lower bound {bound:.6g}{floor}, gap {gap:.3%}"
     limit = "time limit hit" if extra.get("time_limit_hit") else "within the time limit"
-    if extra.get("relaxation_bound") is not None:
-        limit += f"; cluster relaxation {extra['relaxation_bound']:.6g}"
     start = extra.get("start")
     warm = f"; started from {start['strategy']} at {start['value']:.6g}" if start else ""
     return f"{proof} ({limit}){warm}"
