@@ -149,3 +149,25 @@ def test_cli_names_the_relaxation_bound(capsys):
     relaxed = OPTIMA["a10_p4_s0"]["value"]
     assert "(cluster relaxation 2.44648e-05), gap 0.000% (within the time limit)" in out
     assert f"{relaxed:.6g}" in out
+
+
+def test_members_whose_own_routes_differ_charge_only_what_every_inner_route_uses():
+    # little[0]'s channels to itself made to cross l2_little while little[1]'s do not:
+    # the alike test compares routes to other PEs only, so the class keeps both and
+    # its inner channels may charge only the CNs common to every inner route
+    setup, ev = compiled("a10_p4_s0")
+    t = ev.tables
+    P = ev.n_pes
+    l2 = list(ev.cns).index("l2_little")
+    route = t.route.copy()
+    route[0 * P + 0, l2] = 1
+    fine = TablesEvaluator(replace(t, route=route), ev.aggregation, ev.metric, ev.cns,
+                           ev.pes)
+    merged = relax(fine, setup.space.allowed)
+    assert merged.classes[0] == [0, 1]
+    inner = merged.evaluator.tables.route.reshape(3, 3, -1)[0, 0]
+    assert inner.tolist() == [0.0, 0.0]
+    X = np.random.default_rng(3).integers(0, P, size=(500, ev.n_actors))
+    X[:250] %= 2                                   # many on the little cores alone
+    assert np.all(merged.evaluator.evaluate(merged.project(X))
+                  <= fine.evaluate(X) * (1 + 1e-12))

@@ -5,7 +5,7 @@ PEs that are alike in the compiled tables (the same ``proc`` column, the same al
 actors, the same routes to and from every other PE) merge into one PE whose load is the
 members' average: ``proc[a, class] = proc[a, member] / |class|``.  A channel between
 two classes uses the CNs of the route between any of their members; a channel inside a
-class only the CNs common to its route within one member and between two members.
+class only the CNs common to every route within a member and between two members.
 Projecting a mapping (each PE to its class) therefore never raises its value: a class's
 average load is at most its largest member's, and every CN carries at most what it
 carries in the mapping.  So the optimum of the merged problem bounds the optimum from
@@ -68,11 +68,12 @@ def merged_tables(tables: CostTables, classes: list[list[int]]) -> CostTables:
                 blocked[i, j] = unroutable[ci[0], cj[0]]
                 continue
             # within a class: a channel on one member or between two; the bound may
-            # only count CNs that both kinds of route use (an unroutable kind: the other)
-            kinds = [(a, b) for a, b in ((ci[0], ci[0]), (ci[0], ci[-1]))
-                     if not unroutable[a, b]]
-            if kinds:
-                merged[i, i] = np.min([route[a, b] for a, b in kinds], axis=0)
+            # only count the CNs that every such route uses (the alike test compares
+            # routes to the other PEs, not the members' own diagonals)
+            inner = np.array(ci)
+            usable = ~unroutable[np.ix_(inner, inner)]
+            if usable.any():
+                merged[i, i] = route[np.ix_(inner, inner)][usable].min(axis=0)
             else:
                 blocked[i, i] = True
     return replace(tables, proc=proc, route=merged.reshape(S * S, -1),
