@@ -13,6 +13,10 @@ below; unlike the LP relaxation, in which fractional actors make communication n
 free, it counts every channel between classes (the bus between the little and the big
 cluster) exactly and relaxes only the balance within a class.
 
+The classes are not those of :mod:`mapping.search.symmetry`, whose automorphisms may
+permute CNs (a core's private CN with another's): averaging such members would mix the
+loads of different CNs.  Here alike PEs see the very same CNs.
+
 Only linear tables without communication charged to the cores (the charged part of a
 channel would depend on which members its ends use) and without impossible actor-PE
 pairs (``inf`` costs, which :class:`~mapping.search.delta.Delta` does not take) are
