@@ -173,7 +173,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
                              time_limit * (1 - RELAXATION_SHARE) / 10)
         if floor is not None and incumbent is not None:
             value = float(ev.evaluate(np.asarray(incumbent, dtype=np.intp)[None, :])[0])
-            if value <= floor * (1 + gap):
+            if _meets(value, floor, gap):
                 # the starting mapping meets the bound: nothing is left to prove
                 return ExactResult(value, np.asarray(incumbent, dtype=np.intp).copy(), True,
                                    "optimal", value, bound=min(floor, value), gap=0.0,
@@ -300,11 +300,16 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
         lp = milp(cost, bounds=bounds, constraints=constraints,
                   options={k: v for k, v in options.items() if k != "mip_rel_gap"})
         relaxed = None if lp.status != 0 or lp.fun is None else float(lp.fun)
-    return _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed, floor)
+    return _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed, floor, gap)
 
 
-def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=None
-            ) -> ExactResult:
+def _meets(value: float, bound: float, gap: float) -> bool:
+    """A mapping of ``value`` is proven optimal by a lower ``bound`` within ``gap``."""
+    return value <= bound * (1 + gap)
+
+
+def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=None,
+            gap=1e-9) -> ExactResult:
     status = STATUS.get(res.status, str(res.status))
     # HiGHS's node limit reaches scipy as an unrecognized status (4) naming the limit
     nodes = res.status == 4 and "limit" in str(res.message)
@@ -336,7 +341,7 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=N
         bound = None
     if floor is not None:
         bound = floor if bound is None else max(bound, floor)
-        optimal = optimal or value <= bound * (1 + 1e-9)
+        optimal = optimal or _meets(value, bound, gap)
     if bound is not None:
         bound = min(bound, value)            # solver tolerances: never above the value
         bound = max(bound, 0.0) if value >= 0 else bound
