@@ -313,3 +313,72 @@ def test_impossible_pairs_go_to_the_batch_evaluator():
             res = search(problem, "time", "sum", strategy=strategy, budget=200, seed=1)
             # by hand: a, b on x: 1 + 3 = 4; a on y: 2 + 3 + bus 2 = 7; b on y: inf
             assert res.mapping["b"] == "x" and res.value == pytest.approx(4.0)
+
+
+def test_fill_moves_a_connected_region_that_fits_onto_a_pe_with_room():
+    problem = bind_problem(random_app(30, 45, seed=4), bench_arch(aggregate="max"))
+    tracker = tracker_for(problem)
+    space = build_space(problem)
+    nb = Neighbourhood(Task(space), tracker)
+    rng = np.random.default_rng(5)
+    X = space.random(rng, 40)
+    d = nb.delta
+    pe, cn, _ = d.loads(X)
+    top = np.concatenate([pe, d.lambda_ * cn]).max(axis=0)
+    Y = nb.fill(X, rng)
+    src, dst = d.src, d.dst
+    filled = 0
+    for k in range(len(X)):
+        moved = np.flatnonzero(Y[k] != X[k])
+        if not len(moved):
+            continue
+        filled += 1
+        to = {int(p) for p in Y[k, moved]}
+        assert len(to) == 1                              # one PE
+        p = to.pop()
+        room = top[k] - pe[:, k]
+        assert room[p] >= 0.5 * room.max()               # one with room
+        after = d.loads(Y[k][None])[0][p, 0]
+        assert after <= top[k] * (1 + 1e-12)             # and the region fits it
+        reached, grew = {int(moved[0])}, True            # connected through its channels
+        while grew:
+            grew = False
+            for s, t in zip(src, dst):
+                if s in moved and t in moved and (s in reached) != (t in reached):
+                    reached |= {int(s), int(t)}
+                    grew = True
+        assert reached == set(moved.tolist())
+    assert filled >= 30
+
+
+def test_fill_takes_a_whole_cluster_not_its_neighbour():
+    """Two cliques of four actors joined by one channel, all on a fast PE; a slow PE has
+    room for four: greedy graph growing from any actor takes exactly its own clique (an
+    actor of the other has more channels out than in)."""
+    app = SDFGraph("rings")
+    rings = ("a", "b")
+    for r in rings:
+        for i in range(4):
+            app.add_actor(f"{r}{i}", quanta=100.0)
+    n = 0
+    for r in rings:
+        for i, j in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)):
+            app.add_channel(f"{r}{i}", f"{r}{j}", f"c{n}", prod=1, cons=1, size=1.0)
+            n += 1
+    app.add_channel("a3", "b1", "bridge", prod=1, cons=1, size=1.0)
+    arch = Architecture("two_speeds", aggregate="max")
+    arch.add_cn("bus", costs={"time": lsla(1e-9, 0.0)})
+    arch.add_pe("fast", costs={"time": lsla(1e-9, 0.0)})
+    arch.add_pe("slow", costs={"time": lsla(1.99e-9, 0.0)})     # four fit, not five
+    for p in ("fast", "slow"):
+        arch.add_link(p, "bus")
+    problem = bind_problem(app, arch)
+    tracker = tracker_for(problem)
+    space = build_space(problem)
+    nb = Neighbourhood(Task(space), tracker)
+    fast, slow = space.pes.index("fast"), space.pes.index("slow")
+    X = np.full((100, 8), fast)
+    Y = nb.fill(X, np.random.default_rng(0))
+    regions = {tuple(sorted(space.actors[a] for a in np.flatnonzero(row == slow)))
+               for row in Y}
+    assert regions == {("a0", "a1", "a2", "a3"), ("b0", "b1", "b2", "b3")}

@@ -77,3 +77,22 @@ def test_multilevel_search_keeps_its_budget_and_reports_the_exact_value():
     assert res.evaluations <= 60_000
     ev = BatchEvaluator(problem, "time", "max")
     assert res.value == ev.evaluate(ev.encode(res.mapping)[None])[0]
+
+
+def test_a_stalled_chain_of_v_cycles_is_followed_by_a_new_one(monkeypatch):
+    """A V-cycle that lowers its chain's value by less than ml.STALL ends the chain: the
+    next cycle starts from scratch (no mapping), then V-cycles from its result."""
+    values = iter([10.0, 9.0, 9.0 * (1 - ml.STALL / 2), 7.0, 6.0])
+    starts = []
+
+    def cycle(task, tracker, rng, evaluator, space, x, budget):
+        starts.append(None if x is None else int(x[0]))
+        tracker.evaluate(space.random(rng, 1))
+        tracker.count(budget - 1)
+        return np.full(len(space.allowed), len(starts)), next(values)
+
+    monkeypatch.setattr(ml, "_cycle", cycle)
+    monkeypatch.setattr(ml, "CYCLES", 4)
+    search(stored("a30_p8_s1"), "time", "max", strategy="multilevel", budget=50_000,
+           seed=0, shards=1)
+    assert starts == [None, 1, 2, None, 4]

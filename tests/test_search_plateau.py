@@ -93,9 +93,10 @@ def test_plateau_mode_cuts_plateau_walks_and_halves_the_descents(monkeypatch):
     # worse half of the descents stop at each of greedy.HALVINGS
     from mapping.search import delta, greedy
     from mapping.search.engine import run_task
-    # from random starts, as the mechanism was measured (constructed starts are tested
-    # in test_construct.py)
+    # from random starts and with group kicks only, as the mechanism was measured
+    # (constructed starts are tested in test_construct.py, filling kicks in test_delta.py)
     monkeypatch.setattr(greedy, "START_SHARE", 0.0)
+    monkeypatch.setattr(delta, "FILL", 0.0)
     kicks, widths = {}, {}
     ruin, candidates = delta.Neighbourhood.ruin, delta.Neighbourhood.candidates
     results = {}

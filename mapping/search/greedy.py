@@ -18,8 +18,10 @@ about 1.73e-4 to 1.64e-4; the tie-break from 1.06e-4 and 1.82e-4 before.
 At a local minimum (sampled: no improving move in a neighbourhood's worth of samples) a
 descent is kicked from the best minimum of its walk: a connected group of actors, grown
 from one that loads its bottleneck element (``max``; any free actor for other
-aggregations), moves to one random allowed PE (ruin: :meth:`Neighbourhood.ruin`) and
-the descent re-places what it must (recreate). After :data:`KICKS` kicks
+aggregations), moves to one random allowed PE (ruin: :meth:`Neighbourhood.ruin`), or,
+under a bottleneck aggregation in a share :data:`mapping.search.delta.FILL` of the kicks,
+a PE with room takes a region grown around a random actor (:meth:`Neighbourhood.fill`),
+and the descent re-places what it must (recreate). After :data:`KICKS` kicks
 without a better minimum it restarts from a random mapping. The first start is the best
 of a random sample, the others random mappings; under a bottleneck aggregation as many
 starts as :data:`START_SHARE` of the budget pays for are greedy randomized constructions
@@ -200,7 +202,7 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
         kicked = stuck[fails[stuck] <= kicks]
         base = anchor[kicked]
         # the kick starts from the walk's best minimum
-        Y = nb.ruin(base, rng, size)
+        Y = nb.kick(base, rng, size)
         new = np.vstack([Y, space.random(rng, len(fresh))])
         if not nb.replace(st, np.concatenate([kicked, fresh]), new):
             break

@@ -9,7 +9,8 @@ actors; a tabu move is taken anyway if it beats the walk's best (aspiration); ti
 between the best moves are drawn at random. Without improvement for a while a walk
 restarts: for a bottleneck aggregation (``max``) by a large-neighbourhood kick from its
 best mapping (a connected group of actors from the bottleneck element moved to one
-PE, :meth:`Neighbourhood.ruin`), after :data:`KICKS` fruitless kicks (and for other
+PE, or a PE with room filled with a grown region: :meth:`Neighbourhood.kick`), after
+:data:`KICKS` fruitless kicks (and for other
 aggregations always) from a random mapping. Every candidate move is one evaluation.
 """
 from __future__ import annotations
@@ -77,7 +78,7 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
         kicks[fresh] = 0
         stale[done] = 0
         tabu[done] = 0
-        new = np.vstack([nb.ruin(best_X[kick], rng, size), space.random(rng, len(fresh))])
+        new = np.vstack([nb.kick(best_X[kick], rng, size), space.random(rng, len(fresh))])
         if not nb.replace(st, np.concatenate([kick, fresh]), new):
             break
         best_f[fresh], best_X[fresh] = st.values[fresh], st.X[fresh]
