@@ -45,6 +45,16 @@ SWAPS = 0.3
 FILL = 0.5
 
 
+def channel_weights(tables) -> np.ndarray:
+    """``(channels,)`` what each channel costs when its ends sit apart: its values on the
+    CNs summed, plus the most a route charges to one end PE (the edge weights of graph
+    partitioning; :mod:`mapping.search.multilevel` matches by them)."""
+    weight = tables.comm.sum(axis=1) if tables.comm.size else np.zeros(len(tables.src))
+    if tables.charged is not None:
+        weight = weight + tables.charged.max(axis=1)
+    return weight
+
+
 def incidence(src: np.ndarray, dst: np.ndarray, n_actors: int):
     """Each actor's channels in compressed rows, ``(incident, start, degree)``: actor
     ``a``'s are ``incident[start[a]:start[a] + degree[a]]``, a self-loop once."""
@@ -601,8 +611,7 @@ class Neighbourhood:
         known 0.7177e-4) leave a big core nearly idle while the best mapping gives it a
         cluster of 13 actors with 12 channels out."""
         d, sp = self.delta, self.space
-        src, dst, incident, start, degree = self.adjacency()
-        weight = d.comm.sum(axis=1) if d.comm.size else np.ones(len(src))
+        weight = channel_weights(d.evaluator.tables)
         free = np.zeros(X.shape[1], dtype=bool)
         free[sp.free] = True
         pe, cn, _ = d.loads(X)

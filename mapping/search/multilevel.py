@@ -35,6 +35,7 @@ import numpy as np
 
 from mapping.search import greedy
 from mapping.search.common import Objectives, Space, Tracker, shard_result
+from mapping.search.delta import channel_weights
 
 #: coarsen until at most this many nodes per PE remain
 NODES_PER_PE = 2
@@ -109,9 +110,7 @@ def hierarchy(evaluator, space: Space, rng: np.random.Generator, same=None):
     mapping) only actors on one PE are joined, so ``same`` is a mapping of every
     level."""
     t = evaluator.tables
-    weight = t.comm.sum(axis=1) if t.comm.size else np.zeros(len(t.src))
-    if t.charged is not None:
-        weight = weight + t.charged.max(axis=1)
+    weight = channel_weights(t)
     member = np.arange(len(space.allowed), dtype=np.intp)
     allowed, src, dst = space.allowed, t.src, t.dst
     placed = same
