@@ -508,86 +508,82 @@ class DaskExecutor:
             if progress is not None and evaluations > shown.get(i, 0):
                 progress(evaluations - shown.get(i, 0))
                 shown[i] = evaluations
-        ctrl_c = _SigintFlag()
-        try:
-            ctrl_c.install()
-            client.subscribe_topic(topic, board.receive)
-            same = all(t.objectives is tasks[0].objectives and t.space is tasks[0].space
-                       for t in tasks)
-            shared = None
-            if same and tasks:
-                # a task, not scattered data: Dask computes it again if every worker
-                # holding it is lost
-                shared = client.submit(_shared, (tasks[0].objectives, tasks[0].space),
-                                       pure=False, key=f"mapeval-shared-{topic}")
-            # the shards spread over the workers (Dask would put them all where the
-            # shared data is); any worker may take them over
-            workers = _worker_addresses(client, self.timeout)
-            for i, t in enumerate(tasks):
-                sent = replace(t, objectives=None, space=None) if shared is not None else t
-                where = {"workers": [workers[i % len(workers)]],
-                         "allow_other_workers": True} if workers else {}
-                futures.append(client.submit(run_shard, sent, shared, topic,
-                                             pure=False, retries=self.retries,
-                                             key=f"mapeval-shard-{i}-{topic}", **where))
-            away_since = None
-            while len(results) + len(failed) < n:
-                if ctrl_c.raised:
-                    stopped = "interrupted (Ctrl-C)"
-                    break
-                if self._deadline is not None and time.monotonic() >= self._deadline:
-                    stopped = f"the time limit of {self.time_limit:g} s was reached"
-                    break
-                if client.status != "running":
-                    away_since = away_since or time.monotonic()
-                    if time.monotonic() - away_since > min(self.timeout, 5.0):
+        with _SigintFlag() as ctrl_c:
+            try:
+                client.subscribe_topic(topic, board.receive)
+                same = all(t.objectives is tasks[0].objectives and t.space is tasks[0].space
+                           for t in tasks)
+                shared = None
+                if same and tasks:
+                    # a task, not scattered data: Dask computes it again if every worker
+                    # holding it is lost
+                    shared = client.submit(_shared, (tasks[0].objectives, tasks[0].space),
+                                           pure=False, key=f"mapeval-shared-{topic}")
+                # the shards spread over the workers (Dask would put them all where the
+                # shared data is); any worker may take them over
+                workers = _worker_addresses(client, self.timeout)
+                for i, t in enumerate(tasks):
+                    sent = replace(t, objectives=None, space=None) if shared is not None else t
+                    where = {"workers": [workers[i % len(workers)]],
+                             "allow_other_workers": True} if workers else {}
+                    futures.append(client.submit(run_shard, sent, shared, topic,
+                                                 pure=False, retries=self.retries,
+                                                 key=f"mapeval-shard-{i}-{topic}", **where))
+                away_since = None
+                while len(results) + len(failed) < n:
+                    if ctrl_c.raised:
+                        stopped = "interrupted (Ctrl-C)"
+                        break
+                    if self._deadline is not None and time.monotonic() >= self._deadline:
+                        stopped = f"the time limit of {self.time_limit:g} s was reached"
+                        break
+                    if client.status != "running":
+                        away_since = away_since or time.monotonic()
+                        if time.monotonic() - away_since > min(self.timeout, 5.0):
+                            stopped = f"the scheduler {self.address} was lost"
+                            break
+                    else:
+                        away_since = None
+                    lost = False
+                    for i, f in enumerate(futures):
+                        if i in results or i in failed:
+                            continue
+                        status = f.status
+                        if status == "finished":
+                            try:
+                                res, st = f.result(timeout=self.timeout)
+                            except Exception:  # noqa: BLE001 - the scheduler went away
+                                lost = True
+                                break
+                            results[i] = res
+                            stats.append(st)
+                            show(i, res.evaluations)
+                        elif status == "error":
+                            try:
+                                exc = f.exception(timeout=self.timeout)
+                            except Exception:  # noqa: BLE001
+                                lost = True
+                                break
+                            failed[i] = _describe(exc, self.retries)
+                        elif status == "cancelled":
+                            # the client cancels every future when it loses the scheduler
+                            if client.status == "running":
+                                failed[i] = "cancelled on the cluster"
+                            else:
+                                lost = True
+                        # "lost": a worker holding the result died; Dask computes it again
+                    if lost:
                         stopped = f"the scheduler {self.address} was lost"
                         break
-                else:
-                    away_since = None
-                lost = False
-                for i, f in enumerate(futures):
-                    if i in results or i in failed:
-                        continue
-                    status = f.status
-                    if status == "finished":
-                        try:
-                            res, st = f.result(timeout=self.timeout)
-                        except Exception:  # noqa: BLE001 - the scheduler went away
-                            lost = True
-                            break
-                        results[i] = res
-                        stats.append(st)
-                        show(i, res.evaluations)
-                    elif status == "error":
-                        try:
-                            exc = f.exception(timeout=self.timeout)
-                        except Exception:  # noqa: BLE001
-                            lost = True
-                            break
-                        failed[i] = _describe(exc, self.retries)
-                    elif status == "cancelled":
-                        # the client cancels every future when it loses the scheduler
-                        if client.status == "running":
-                            failed[i] = "cancelled on the cluster"
-                        else:
-                            lost = True
-                    # "lost": a worker holding the result died; Dask computes it again
-                if lost:
-                    stopped = f"the scheduler {self.address} was lost"
-                    break
-                evals, _ = board.snapshot()
-                for i, e in evals.items():
-                    if i not in results:
-                        show(i, e)
-                time.sleep(0.05)
-        except KeyboardInterrupt:
-            stopped = "interrupted (Ctrl-C)"
-        finally:
-            ctrl_c.restore()
-            if ctrl_c.raised:
+                    evals, _ = board.snapshot()
+                    for i, e in evals.items():
+                        if i not in results:
+                            show(i, e)
+                    time.sleep(0.05)
+            except KeyboardInterrupt:
                 stopped = "interrupted (Ctrl-C)"
-            with _no_sigint():      # a second Ctrl-C must not leave shards running
+            finally:
+                # (a second Ctrl-C only sets the flag again: no shard is left running)
                 self._release(topic, [f for i, f in enumerate(futures)
                                       if i not in results and i not in failed])
         if stopped is None and failed and len(failed) == n:
@@ -696,37 +692,31 @@ class _no_sigint:
         self.active = active and threading.current_thread() is threading.main_thread()
         self.old = None
 
+    def _handler(self):
+        return signal.SIG_IGN
+
     def __enter__(self):
         if self.active:
-            self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            self.old = signal.signal(signal.SIGINT, self._handler())
+        return self
 
     def __exit__(self, *exc):
         if self.active:
             signal.signal(signal.SIGINT, self.old)
 
 
-class _SigintFlag:
+class _SigintFlag(_no_sigint):
     """SIGINT sets :attr:`raised` instead of raising KeyboardInterrupt (main thread
     only), so that a Ctrl-C stops the poll loop between two polls and never lands
     inside a Dask call (a KeyboardInterrupt raised there may leave the client's state
     half-updated; with it, the test of Ctrl-C timed out in 2 of 6 full test runs)."""
 
-    def __init__(self):
-        self.active = threading.current_thread() is threading.main_thread()
-        self.raised = False
-        self.old = None
+    raised = False
 
-    def _set(self, signum, frame) -> None:
-        self.raised = True
-
-    def install(self) -> None:
-        if self.active and self.old is None:
-            self.old = signal.signal(signal.SIGINT, self._set)
-
-    def restore(self) -> None:
-        if self.old is not None:
-            signal.signal(signal.SIGINT, self.old)
-            self.old = None
+    def _handler(self):
+        def record(signum, frame):
+            self.raised = True
+        return record
 
 
 def _kill_workers(cluster) -> None:
