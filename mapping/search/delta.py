@@ -611,7 +611,7 @@ class Neighbourhood:
         known 0.7177e-4) leave a big core nearly idle while the best mapping gives it a
         cluster of 13 actors with 12 channels out."""
         d, sp = self.delta, self.space
-        weight = channel_weights(d.evaluator.tables)
+        neighbours = self._weighted_neighbours()
         free = np.zeros(X.shape[1], dtype=bool)
         free[sp.free] = True
         pe, cn, _ = d.loads(X)
@@ -620,49 +620,55 @@ class Neighbourhood:
         for r in range(len(X)):
             x = Y[r]
             spare = room[:, r]
-            p = int(rng.choice(np.flatnonzero(spare >= 0.5 * spare.max())))
+            roomy = np.flatnonzero(spare >= 0.5 * spare.max())
+            p = int(roomy[int(rng.random() * len(roomy))])
             pool = free & (x != p) & sp.allowed[:, p]
-            if not pool.any():
+            starts = np.flatnonzero(pool)
+            if not len(starts):
                 continue
-            seed = int(rng.choice(np.flatnonzero(pool)))
-            if d.proc[seed, p] > spare[p]:
+            seed = int(starts[int(rng.random() * len(starts))])
+            cost, cap = d.proc[:, p].tolist(), float(spare[p])
+            if cost[seed] > cap:
                 continue
-            load = 0.0
-            inside, on_p = np.zeros(len(x), dtype=bool), x == p
+            # near: joined the region or already on p; open: may still join
+            near = (x == p).tolist()
+            open_ = pool.tolist()
             gain: dict[int, float] = {}
-            v = seed
-            while True:
-                load += d.proc[v, p]
-                inside[v], pool[v] = True, False
-                self._frontier(v, on_p, inside, pool, gain, weight)
+            load, region, v = 0.0, [], seed
+            while v >= 0:
+                load += cost[v]
+                region.append(v)
+                near[v], open_[v] = True, False
+                gain.pop(v, None)
+                for u, w in neighbours[v]:
+                    if not open_[u]:
+                        continue
+                    if u in gain:
+                        gain[u] += 2 * w            # its channel to v is no longer cut
+                    else:
+                        gain[u] = sum(c if near[o] else -c for o, c in neighbours[u])
                 v = -1
                 while gain and v < 0:
                     u = max(gain, key=gain.__getitem__)
                     del gain[u]
-                    if load + d.proc[u, p] <= spare[p]:
+                    if load + cost[u] <= cap:
                         v = u
                     else:
-                        pool[u] = False
-                if v < 0:
-                    break
-            x[inside] = p
+                        open_[u] = False
+            x[region] = p
         return Y
 
-    def _frontier(self, u, on_p, inside, pool, gain, weight) -> None:
-        """Update the frontier ``gain`` (an actor's channel weight to the region or to
-        the PE's actors ``on_p``, minus its other channels) after ``u`` joined."""
-        src, dst, incident, start, degree = self.adjacency()
-        for ch in incident[start[u]:start[u] + degree[u]]:
-            v = int(dst[ch] if src[ch] == u else src[ch])
-            if not pool[v]:
-                continue
-            if v in gain:
-                gain[v] += 2 * weight[ch]       # the channel to u is no longer cut
-                continue
-            cs = incident[start[v]:start[v] + degree[v]]
-            ends = np.where(src[cs] == v, dst[cs], src[cs])
-            near = inside[ends] | on_p[ends]
-            gain[v] = float(weight[cs][near].sum() - weight[cs][~near].sum())
+    def _weighted_neighbours(self) -> list[list[tuple[int, float]]]:
+        """Each actor's ``(other end, channel weight)`` pairs (:func:`channel_weights`),
+        as Python lists: a region grows one actor at a time."""
+        if not hasattr(self, "_neighbours"):
+            src, dst, incident, start, degree = self.adjacency()
+            weight = channel_weights(self.delta.evaluator.tables)
+            self._neighbours = [
+                [(int(dst[c] if src[c] == a else src[c]), float(weight[c]))
+                 for c in incident[start[a]:start[a] + degree[a]]]
+                for a in range(len(start))]
+        return self._neighbours
 
     def adjacency(self):
         """``(src, dst, incident, start, degree)``: the channels' ends and each actor's

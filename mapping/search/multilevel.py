@@ -24,8 +24,9 @@ evaluations) the first cycle decides the basin and the V-cycles after it lowered
 value by at most 0.2% in 5 seeds of 5, while at 300 × 32 (instance 3) each V-cycle
 still gained 0.2-4%; together with filling kicks (:meth:`Neighbourhood.fill
 <mapping.search.delta.Neighbourhood.fill>`) the runs within 2% of the best known value
-went from 30 to 47 of 48 seeds at 100 × 16 (mean 0.7320e-4 to 0.7216e-4); at 300 × 32
-the mean stayed 1.293e-4 (24 seeds).
+went from 30 to 44 of 48 seeds at 100 × 16 (mean 0.7320e-4 to 0.7234e-4; 47 of 48 with
+another draw of the kicks' random numbers); at 300 × 32 the mean stayed 1.293-1.295e-4
+(24 seeds).
 """
 from __future__ import annotations
 
