@@ -172,7 +172,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
             time_limit = max(time_limit - (time.monotonic() - began),
                              time_limit * (1 - RELAXATION_SHARE) / 10)
         if floor is not None and incumbent is not None:
-            value = float(ev.evaluate(np.asarray(incumbent, dtype=np.intp)[None, :])[0])
+            value = _value(ev, incumbent)
             if _meets(value, floor, gap):
                 # the starting mapping meets the bound: nothing is left to prove
                 return ExactResult(value, np.asarray(incumbent, dtype=np.intp).copy(), True,
@@ -245,7 +245,7 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
     proc_s = np.where(np.isfinite(proc), proc, 0.0) / scale
     cutoff = None
     if incumbent is not None:
-        cutoff = float(ev.evaluate(np.asarray(incumbent, dtype=np.intp)[None, :])[0])
+        cutoff = _value(ev, incumbent)
         if not math.isfinite(cutoff):
             cutoff = None
     if not is_max:
@@ -303,6 +303,11 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
     return _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed, floor, gap)
 
 
+def _value(ev, row) -> float:
+    """The value of one mapping (a row of PE indices) under ``ev``."""
+    return float(ev.evaluate(np.asarray(row, dtype=np.intp)[None, :])[0])
+
+
 def _meets(value: float, bound: float, gap: float) -> bool:
     """A mapping of ``value`` is proven optimal by a lower ``bound`` within ``gap``."""
     return value <= bound * (1 + gap)
@@ -320,7 +325,7 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=N
     if res.x is not None:
         A, P = ev.n_actors, ev.n_pes
         row = np.argmax(res.x[:A * P].reshape(A, P), axis=1).astype(np.intp)
-        value = float(ev.evaluate(row[None, :])[0])
+        value = _value(ev, row)
     if cutoff is not None and (value is None or cutoff < value):
         # nothing better than the starting mapping within the cutoff (or the time)
         row, value = np.asarray(incumbent, dtype=np.intp).copy(), cutoff
