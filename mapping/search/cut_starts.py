@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mapping.search.delta import channel_weights
 from mapping.search.partition import partition, refine
 from mapping.search.relaxation import relax
 
@@ -93,8 +94,8 @@ def spread(part: np.ndarray, groups: list[list[int]], tables, cost: np.ndarray
             index = np.full(len(part), -1, dtype=np.intp)
             index[actors] = np.arange(len(actors))
             inner = (part[tables.src] == c) & (part[tables.dst] == c)
-            weight = tables.comm.sum(axis=1)[inner] if tables.comm.size else None
-            if weight is not None and weight.any():
+            weight = channel_weights(tables)[inner]
+            if weight.any():
                 slot = refine(len(actors), index[tables.src[inner]],
                               index[tables.dst[inner]], weight,
                               tables.proc[np.ix_(actors, members)],
@@ -126,7 +127,7 @@ def cut_starts(evaluator, space, rng: np.random.Generator, count: int, evaluate=
     allowed = relaxation.allowed
     S = len(groups)
     cost = group_costs(t, groups)
-    weight = t.comm.sum(axis=1) if t.comm.size else np.zeros(len(t.src))
+    weight = channel_weights(t)
     X = np.empty((count, len(space.allowed)), dtype=np.intp)
     values = np.empty(count)
     capacities = np.empty(count)
