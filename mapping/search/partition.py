@@ -205,9 +205,7 @@ def partition(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
     load = np.asarray(load, dtype=float)
     allowed = np.asarray(allowed, dtype=bool)
     k = load.shape[1]
-    if cost is None:
-        cost = 1.0 - np.eye(k)
-    cost = (np.asarray(cost, dtype=float) + np.asarray(cost, dtype=float).T) / 2
+    cost = _symmetric(cost, k)
     levels = []         # (adjacency, load, allowed, coarse vertex of each finer vertex)
     s, d, w, ld, al = src, dst, np.asarray(weight, dtype=float), load, allowed
     size = n
@@ -246,12 +244,17 @@ def refine(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
     parts stay within ``capacity`` (or overflow less) and whose cut is at most
     ``part``'s (the arguments as for :func:`partition`)."""
     load = np.asarray(load, dtype=float)
-    k = load.shape[1]
-    cost = 1.0 - np.eye(k) if cost is None else np.asarray(cost, dtype=float)
     level = _Level(adjacency(n, src, dst, np.asarray(weight, dtype=float)), load,
-                   np.asarray(allowed, dtype=bool), (cost + cost.T) / 2, capacity, 0.0,
-                   PATIENCE)
+                   np.asarray(allowed, dtype=bool), _symmetric(cost, load.shape[1]),
+                   capacity, 0.0, PATIENCE)
     return level.refine(np.asarray(part, dtype=np.intp))
+
+
+def _symmetric(cost, k: int) -> np.ndarray:
+    """The ``(k, k)`` cost per pair of parts, averaged over both directions (an edge has
+    no direction); None: the plain cut."""
+    cost = 1.0 - np.eye(k) if cost is None else np.asarray(cost, dtype=float)
+    return (cost + cost.T) / 2
 
 
 def _rating(weight, load, src, dst):
@@ -264,8 +267,9 @@ def _rating(weight, load, src, dst):
 
 
 def _tolerance(load: np.ndarray, capacity: float, tolerance: float) -> float:
-    """The tolerance on a coarse graph: at least half its heaviest vertex's share of
-    the capacity, which one move may need to shift."""
+    """The tolerance on a coarse graph: at least half the capacity share of its
+    heaviest vertex (each vertex weighed in its lightest part), which one move may need
+    to shift."""
     if capacity <= 0:
         return tolerance
     return max(tolerance, float(load.min(axis=1).max() / capacity) / 2)
