@@ -96,3 +96,39 @@ def test_a_stalled_chain_of_v_cycles_is_followed_by_a_new_one(monkeypatch):
     search(stored("a30_p8_s1"), "time", "max", strategy="multilevel", budget=50_000,
            seed=0, shards=1)
     assert starts == [None, 1, 2, None, 4]
+
+
+def _sources(monkeypatch, pool_value, cycle_values):
+    """Which start each cycle had ('scratch', 'cut' for a pool start, or the index of the
+    cycle whose result it continues) with one cut start of ``pool_value``."""
+    values = iter(cycle_values)
+    starts = []
+
+    def pool(tracker, rng, evaluator, space):
+        return [(np.full(len(space.allowed), -7), pool_value)]
+
+    def cycle(task, tracker, rng, evaluator, space, x, budget):
+        starts.append("scratch" if x is None else "cut" if x[0] == -7 else int(x[0]))
+        tracker.evaluate(space.random(rng, 1))
+        tracker.count(budget - 1)
+        return np.full(len(space.allowed), len(starts) - 1), next(values)
+
+    monkeypatch.setattr(ml, "_pool", pool)
+    monkeypatch.setattr(ml, "_cycle", cycle)
+    monkeypatch.setattr(ml, "CYCLES", 4)
+    search(stored("a30_p8_s1"), "time", "max", strategy="multilevel", budget=50_000,
+           seed=0, shards=1)
+    return starts
+
+
+def test_cut_starts_better_than_a_cycle_from_scratch_take_the_later_cycles(monkeypatch):
+    # scratch reaches 10; the cut start (5) is better, so its chain gets the cycles,
+    # and when that chain stalls the next one starts from the pool again
+    assert _sources(monkeypatch, 5.0, [10.0, 4.0, 3.0, 3.0, 2.5]) == \
+        ["scratch", "cut", 1, 2, "cut"]
+
+
+def test_cut_starts_worse_than_a_cycle_from_scratch_are_never_used(monkeypatch):
+    # the chain from scratch stalls at its third cycle; the next starts from scratch too
+    assert _sources(monkeypatch, 20.0, [10.0, 9.0, 9.0, 8.0, 7.0]) == \
+        ["scratch", 0, 1, "scratch", 3]

@@ -37,7 +37,7 @@ CAPACITY = (1.0, 2.0)
 #: the share of the starts whose capacities explore :data:`CAPACITY`; the others
 #: vary the capacities of the best :data:`FOCUS` starts so far by at most ``STEP``
 #: (logarithmic)
-EXPLORE = 0.5
+EXPLORE = 0.25
 FOCUS = 4
 STEP = 0.05
 #: a route between clusters that no channel can take costs this many times the dearest

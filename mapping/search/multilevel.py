@@ -30,12 +30,18 @@ another draw of the kicks' random numbers); at 300 × 32 the mean stayed 1.293-1
 
 Where the cluster relaxation applies (:mod:`mapping.search.relaxation`), the search
 first builds :data:`STARTS` cut starts (:mod:`mapping.search.cut_starts`: min-cut
-partitions over the clusters under a capacity, each valued once) and chains alternate
-between one of the best :data:`POOL` of them and scratch, cut starts first.  At 300 ×
-32 the 1.275e-4 basin that most runs ended in is the mirror partition (the little
-cluster full, the big one light) of the best known mapping (big full, little light);
-the cut starts reach the right side of it.  See the README for the measured effect at
-100 × 16 and 300 × 32.
+partitions over the clusters under a capacity, each valued once).  Scratch and the cut
+starts are two sources of chains: after a first cycle from scratch, each cycle goes to
+the source that has found the lower value, the cut starts competing with their own
+values (a new cut chain takes the best of the :data:`POOL` distinct starts not used
+yet).  So cut starts take the cycles only where they are already better than a whole
+cycle from scratch: at 300 × 32 (best starts 1.22-1.31e-4, a cycle from scratch
+1.29-1.48e-4), not at 100 × 16 (0.93e-4, 0.72-0.85e-4), where the big cores talk over
+the bus and the partition of merged loads misses what their inner channels cost.  At
+300 × 32 the 1.275e-4 basin that most runs ended in before is the mirror partition
+(the little cluster full, the big one light) of the best known mapping (big full,
+little light); the cut starts reach the right side of it.  See the README for the
+measured effect.
 """
 from __future__ import annotations
 
@@ -58,9 +64,10 @@ CYCLES = 3
 #: a V-cycle that lowers its chain's value by less than this share ends the chain, and
 #: the next cycle starts a new one from scratch (its own hierarchy and starts)
 STALL = 0.002
-#: cut starts built where the cluster relaxation applies; a chain starts from one of
-#: the best :data:`POOL` of them instead of from scratch
-STARTS = 128
+#: cut starts built where the cluster relaxation applies; cut chains start from the
+#: best :data:`POOL` distinct ones, best first (at 300 × 32 128 starts found the
+#: 1.223e-4 start that leads to the best known basin in 2 of 8 seeds, 384 in 7 of 8)
+STARTS = 384
 POOL = 16
 #: the budget must afford this many evaluations per cut start for them to be built
 STARTS_PER_BUDGET = 1000
@@ -166,17 +173,24 @@ def _cycle(task, tracker, rng, evaluator, space, x, budget):
 
 
 def _pool(tracker: Tracker, rng, evaluator, space):
-    """The best :data:`POOL` of :data:`STARTS` cut starts
-    (:func:`mapping.search.cut_starts.cut_starts`) with their values, each valued once
-    on ``tracker``; empty where they do not apply or the budget is too small."""
+    """The best :data:`POOL` distinct values of :data:`STARTS` cut starts
+    (:func:`mapping.search.cut_starts.cut_starts`), best first, with their values, each
+    valued once on ``tracker``; empty where they do not apply or the budget is too
+    small."""
     if tracker.remaining < STARTS * STARTS_PER_BUDGET:
         return []
     found = cut_starts(evaluator, space, rng, STARTS, tracker.evaluate)
     if found is None:
         return []
     X, values = found
-    order = np.argsort(values, kind="stable")[:POOL]
-    return [(X[i], float(values[i])) for i in order]
+    pool = []
+    for i in np.argsort(values, kind="stable"):
+        # starts of one value are almost always one partition: keep the first
+        if len(pool) == POOL:
+            break
+        if not pool or values[i] > pool[-1][1] * (1 + 1e-9):
+            pool.append((X[i], float(values[i])))
+    return pool
 
 
 def run(task, tracker: Tracker, rng: np.random.Generator):
@@ -187,18 +201,24 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
         return greedy.run(task, tracker, rng)
     pool = _pool(tracker, rng, evaluator, space)
     unit = max(1, tracker.remaining // (CYCLES + 1))
-    x, value = None, np.inf
-    chains = 0
+    # each source of starts keeps its own chain, and after a first cycle from scratch
+    # the cycles go to the source that has found the lower value: the cut starts
+    # compete with their own values, so they win only where they are already better
+    # than a whole cycle from scratch
+    sources = ["scratch", "cut"] if pool else ["scratch"]
+    chain = {source: (None, np.inf) for source in sources}
+    found = {"scratch": np.inf, "cut": pool[0][1] if pool else np.inf}
+    drawn = 0
     while not tracker.exhausted:
-        if x is None:
-            # chains alternate between a cut start and scratch, cut starts first
-            if pool and chains % 2 == 0:
-                start, value = pool[int(rng.integers(len(pool)))]
-                x = start.copy()
-            chains += 1
+        source = min(sources, key=lambda s: (found[s] < np.inf, found[s]))
+        x, value = chain[source]
+        if x is None and source == "cut":
+            start, value = pool[drawn % len(pool)]     # the best starts first
+            x, drawn = start.copy(), drawn + 1
         y, v = _cycle(task, tracker, rng, evaluator, space, x, min(unit, tracker.remaining))
+        found[source] = min(found[source], v)
         if x is not None and v > value * (1 - STALL):
-            x, value = None, np.inf             # the chain has stalled: a new one
+            chain[source] = (None, np.inf)      # the chain has stalled: a new one
         elif v < value:
-            x, value = y.copy(), v
+            chain[source] = (y.copy(), v)
     return shard_result(tracker)
