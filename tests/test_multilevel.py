@@ -99,8 +99,8 @@ def test_a_stalled_chain_of_v_cycles_is_followed_by_a_new_one(monkeypatch):
 
 
 def _sources(monkeypatch, pool_value, cycle_values):
-    """Which start each cycle had ('scratch', 'cut' for a pool start, or the index of the
-    cycle whose result it continues) with one cut start of ``pool_value``."""
+    """Which start each cycle had ('scratch', 'cut' for a pool start, or the index of
+    the cycle whose result it continues) with one cut start of ``pool_value``."""
     values = iter(cycle_values)
     starts = []
 
