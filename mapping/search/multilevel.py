@@ -208,12 +208,11 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     # the cycles go to the source that has found the lower value: the cut starts
     # compete with their own values, so they win only where they are already better
     # than a whole cycle from scratch
-    sources = ["scratch", "cut"] if pool else ["scratch"]
-    chain = {source: (None, np.inf) for source in sources}
-    found = {"scratch": np.inf, "cut": pool[0][1] if pool else np.inf}
+    found = {"scratch": np.inf, **({"cut": pool[0][1]} if pool else {})}
+    chain = dict.fromkeys(found, (None, np.inf))
     drawn = 0
     while not tracker.exhausted:
-        source = min(sources, key=lambda s: (found[s] < np.inf, found[s]))
+        source = min(found, key=lambda s: (found[s] < np.inf, found[s]))
         x, value = chain[source]
         if x is None and source == "cut":
             start, value = pool[drawn % len(pool)]     # the best starts first
