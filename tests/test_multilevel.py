@@ -81,34 +81,40 @@ def test_multilevel_search_keeps_its_budget_and_reports_the_exact_value():
 
 def test_a_stalled_chain_of_v_cycles_is_followed_by_a_new_one(monkeypatch):
     """A V-cycle that lowers its chain's value by less than ml.STALL ends the chain: the
-    next cycle starts from scratch (no mapping), then V-cycles from its result."""
-    values = iter([10.0, 9.0, 9.0 * (1 - ml.STALL / 2), 7.0, 6.0])
-    starts = []
+    next cycle starts from scratch (no mapping), then V-cycles from its result, each
+    with ml.V_CYCLE_SHARE['scratch'] of the first cycle's budget."""
+    values = iter([10.0, 9.0, 9.0 * (1 - ml.STALL / 2), 7.0, 6.0, 5.0, 4.0, 3.0])
+    starts, budgets = [], []
 
     def cycle(task, tracker, rng, evaluator, space, x, budget):
         starts.append(None if x is None else int(x[0]))
+        budgets.append(budget)
         tracker.evaluate(space.random(rng, 1))
         tracker.count(budget - 1)
         return np.full(len(space.allowed), len(starts)), next(values)
 
     monkeypatch.setattr(ml, "_cycle", cycle)
     monkeypatch.setattr(ml, "CYCLES", 4)
+    monkeypatch.setitem(ml.V_CYCLE_SHARE, "scratch", 0.5)
     search(stored("a30_p8_s1"), "time", "max", strategy="multilevel", budget=50_000,
            seed=0, shards=1)
-    assert starts == [None, 1, 2, None, 4]
+    assert starts == [None, 1, 2, None, 4, 5, 6, 7]
+    assert budgets == [10_000, 5_000, 5_000, 10_000, 5_000, 5_000, 5_000, 5_000]
 
 
 def _sources(monkeypatch, pool_value, cycle_values):
     """Which start each cycle had ('scratch', 'cut' for a pool start, or the index of
-    the cycle whose result it continues) with one cut start of ``pool_value``."""
+    the cycle whose result it continues) with one cut start of ``pool_value``, and
+    each cycle's budget in thousands (a unit is 10,000)."""
     values = iter(cycle_values)
-    starts = []
+    starts, budgets = [], []
 
     def pool(tracker, rng, evaluator, space):
         return [(np.full(len(space.allowed), -7), pool_value)]
 
     def cycle(task, tracker, rng, evaluator, space, x, budget):
         starts.append("scratch" if x is None else "cut" if x[0] == -7 else int(x[0]))
+        budgets.append(budget // 1000)
         tracker.evaluate(space.random(rng, 1))
         tracker.count(budget - 1)
         return np.full(len(space.allowed), len(starts) - 1), next(values)
@@ -116,19 +122,21 @@ def _sources(monkeypatch, pool_value, cycle_values):
     monkeypatch.setattr(ml, "_pool", pool)
     monkeypatch.setattr(ml, "_cycle", cycle)
     monkeypatch.setattr(ml, "CYCLES", 4)
+    monkeypatch.setattr(ml, "V_CYCLE_SHARE", {"scratch": 0.5, "cut": 1.0})
     search(stored("a30_p8_s1"), "time", "max", strategy="multilevel", budget=50_000,
            seed=0, shards=1)
-    return starts
+    return starts, budgets
 
 
 def test_cut_starts_better_than_a_cycle_from_scratch_take_the_later_cycles(monkeypatch):
-    # scratch reaches 10; the cut start (5) is better, so its chain gets the cycles,
-    # and when that chain stalls the next one starts from the pool again
+    # scratch reaches 10; the cut start (5) is better, so its chain gets the cycles
+    # (whole units), and when that chain stalls the next one starts from the pool again
     assert _sources(monkeypatch, 5.0, [10.0, 4.0, 3.0, 3.0, 2.5]) == \
-        ["scratch", "cut", 1, 2, "cut"]
+        (["scratch", "cut", 1, 2, "cut"], [10, 10, 10, 10, 10])
 
 
 def test_cut_starts_worse_than_a_cycle_from_scratch_are_never_used(monkeypatch):
-    # the chain from scratch stalls at its third cycle; the next starts from scratch too
-    assert _sources(monkeypatch, 20.0, [10.0, 9.0, 9.0, 8.0, 7.0]) == \
-        ["scratch", 0, 1, "scratch", 3]
+    # the chain from scratch stalls at its third cycle; the next starts from scratch
+    # too; V-cycles from scratch have half a unit
+    assert _sources(monkeypatch, 20.0, [10.0, 9.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0]) == \
+        (["scratch", 0, 1, "scratch", 3, 4, 5, 6], [10, 5, 5, 10, 5, 5, 5, 5])

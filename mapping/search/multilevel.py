@@ -20,13 +20,15 @@ and every coarse evaluation counts as one evaluation of the search.
 Cycles form chains: a V-cycle starts from its chain's best mapping, and one that lowers
 it by less than :data:`STALL` ends the chain, so that the next cycle starts a new one
 from scratch.  At 100 actors × 16 PEs (the benchmark's instance 2, ``max``, 2,000,000
-evaluations) the first cycle decides the basin and the V-cycles after it lowered the
-value by at most 0.2% in 5 seeds of 5, while at 300 × 32 (instance 3) each V-cycle
-still gained 0.2-4%; together with filling kicks (:meth:`Neighbourhood.fill
+evaluations) the first cycle decides the basin: the first V-cycle after it gained 1-3%
+and the next at most 0.4% (16 seeds), while at 300 × 32 (instance 3) each V-cycle
+still gained 0.2-4%.  So V-cycles from scratch have half the budget of the chain's
+first cycle (:data:`V_CYCLE_SHARE`), which leaves room for a third chain from scratch
+where equal cycles gave two.  Together with filling kicks (:meth:`Neighbourhood.fill
 <mapping.search.delta.Neighbourhood.fill>`) the runs within 2% of the best known value
-went from 30 to 44 of 48 seeds at 100 × 16 (mean 0.7320e-4 to 0.7234e-4; 47 of 48 with
-another draw of the kicks' random numbers); at 300 × 32 the mean stayed 1.293-1.295e-4
-(24 seeds).
+went from 30 to 41-47 of 48 seeds at 100 × 16 over four draws of the random numbers
+(mean 0.7320e-4 to 0.7234-0.7253e-4), and with the half-size V-cycles to 47 of 48
+(mean 0.7218e-4).
 
 Where the cluster relaxation applies (:mod:`mapping.search.relaxation`), the search
 first builds :data:`STARTS` cut starts (:mod:`mapping.search.cut_starts`: min-cut
@@ -61,6 +63,13 @@ NODES_PER_PE = 2
 MIN_SHRINK = 0.97
 #: V-cycles after the first descent through the levels
 CYCLES = 3
+#: the budget of a V-cycle, as a share of a chain's first cycle, by the chain's source.
+#: From scratch the first cycle decides the basin (at 100 actors × 16 PEs the first
+#: V-cycle gained 1-3% and the next at most 0.4%), so shorter V-cycles leave budget for
+#: another chain: 47 of 48 seeds came within 2% of the best known value against 41 of
+#: 48.  From a cut start the V-cycles do the search (at 300 × 32 half-size ones stalled
+#: where full ones went on gaining 1-2%: 29 of 32 seeds against 31 of 32)
+V_CYCLE_SHARE = {"scratch": 0.5, "cut": 1.0}
 #: a V-cycle that lowers its chain's value by less than this share ends the chain, and
 #: the next cycle starts a new one from scratch (its own hierarchy and starts)
 STALL = 0.002
@@ -214,10 +223,11 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     while not tracker.exhausted:
         source = min(found, key=lambda s: (found[s] < np.inf, found[s]))
         x, value = chain[source]
+        size = unit if x is None else max(1, int(unit * V_CYCLE_SHARE[source]))
         if x is None and source == "cut":
             start, value = pool[drawn % len(pool)]     # the best starts first
             x, drawn = start.copy(), drawn + 1
-        y, v = _cycle(task, tracker, rng, evaluator, space, x, min(unit, tracker.remaining))
+        y, v = _cycle(task, tracker, rng, evaluator, space, x, min(size, tracker.remaining))
         found[source] = min(found[source], v)
         if x is not None and v > value * (1 - STALL):
             chain[source] = (None, np.inf)      # the chain has stalled: a new one
