@@ -27,8 +27,8 @@ first cycle (:data:`V_CYCLE_SHARE`), which leaves room for a third chain from sc
 where equal cycles gave two.  Together with filling kicks (:meth:`Neighbourhood.fill
 <mapping.search.delta.Neighbourhood.fill>`) the runs within 2% of the best known value
 went from 30 to 41-47 of 48 seeds at 100 × 16 over four draws of the random numbers
-(mean 0.7320e-4 to 0.7234-0.7253e-4), and with the half-size V-cycles to 47 of 48
-(mean 0.7218e-4).
+(mean 0.7320e-4 to 0.7234-0.7253e-4), and with the half-size V-cycles to 94 of 96
+(seeds 0-95; means 0.7218e-4 and 0.7215e-4 over their halves).
 
 Where the cluster relaxation applies (:mod:`mapping.search.relaxation`), the search
 first builds :data:`STARTS` cut starts (:mod:`mapping.search.cut_starts`: min-cut
@@ -63,12 +63,13 @@ NODES_PER_PE = 2
 MIN_SHRINK = 0.97
 #: V-cycles after the first descent through the levels
 CYCLES = 3
-#: the budget of a V-cycle, as a share of a chain's first cycle, by the chain's source.
-#: From scratch the first cycle decides the basin (at 100 actors × 16 PEs the first
-#: V-cycle gained 1-3% and the next at most 0.4%), so shorter V-cycles leave budget for
-#: another chain: 47 of 48 seeds came within 2% of the best known value against 41 of
-#: 48.  From a cut start the V-cycles do the search (at 300 × 32 half-size ones stalled
-#: where full ones went on gaining 1-2%: 29 of 32 seeds against 31 of 32)
+#: the budget of a V-cycle, as a share of its chain's first cycle, by the chain's
+#: source.  From scratch the first cycle decides the basin (at 100 actors × 16 PEs the
+#: first V-cycle gained 1-3% and the next at most 0.4%), so shorter V-cycles leave
+#: budget for another chain: 94 of 96 seeds came within 2% of the best known value
+#: against 41 of 48.  From a cut start the V-cycles do the search (at 300 × 32 half-size
+#: ones stalled where whole ones went on gaining: 29 and 30 of 32 seeds in two variants
+#: against 31 of 32)
 V_CYCLE_SHARE = {"scratch": 0.5, "cut": 1.0}
 #: a V-cycle that lowers its chain's value by less than this share ends the chain, and
 #: the next cycle starts a new one from scratch (its own hierarchy and starts)
