@@ -109,7 +109,9 @@ def _sources(monkeypatch, pool_value, cycle_values):
     values = iter(cycle_values)
     starts, budgets = [], []
 
-    def pool(tracker, rng, evaluator, space):
+    def pool(tracker, rng, evaluator, space, scratch):
+        # built once the first cycle from scratch has its value, which the sweep meets
+        assert starts == ["scratch"] and scratch == cycle_values[0]
         return [(np.full(len(space.allowed), -7), pool_value)]
 
     def cycle(task, tracker, rng, evaluator, space, x, budget):

@@ -137,6 +137,26 @@ def test_cut_starts_are_valued_mappings_of_the_space():
     assert values.min() < np.median(random)
 
 
+def test_the_sweep_stops_after_its_exploring_starts_unless_they_are_worth_it():
+    problem = stored("a50_p8_s3")
+    ev = BatchEvaluator(problem, "time", "max")
+    space = build_space(problem)
+    explore = int(cs.EXPLORE * 12)
+    seen = []
+
+    def worth(best):
+        seen.append(best)
+        return best < threshold
+
+    threshold = 0.0
+    X, values = cs.cut_starts(ev, space, np.random.default_rng(0), 12, worth=worth)
+    assert len(values) == explore and X.shape == (explore, len(space.allowed))
+    assert seen == [values.min()]
+    threshold = np.inf
+    full = cs.cut_starts(ev, space, np.random.default_rng(0), 12, worth=worth)[1]
+    assert len(full) == 12 and np.array_equal(full[:explore], values)
+
+
 def test_cut_starts_do_not_apply_without_alike_pes_or_under_sum():
     problem = stored("a50_p8_s3")
     space = build_space(problem)

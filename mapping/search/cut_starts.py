@@ -111,11 +111,13 @@ def spread(part: np.ndarray, groups: list[list[int]], tables, cost: np.ndarray
     return x
 
 
-def cut_starts(evaluator, space, rng: np.random.Generator, count: int, evaluate=None
-               ) -> tuple[np.ndarray, np.ndarray] | None:
+def cut_starts(evaluator, space, rng: np.random.Generator, count: int, evaluate=None,
+               worth=None) -> tuple[np.ndarray, np.ndarray] | None:
     """``(count, actors)`` mappings from partitions over the classes of alike PEs (see
     the module) and their values (by ``evaluate``, default the evaluator's), or None
-    where the cluster relaxation does not apply.
+    where the cluster relaxation does not apply.  With ``worth`` (a test of the best
+    value found) the sweep stops after the exploring starts unless their best passes
+    it, and returns those.
 
     The first :data:`EXPLORE` share of the starts each use a random non-empty subset of
     the classes (an actor that may use none of them keeps its own) and a capacity drawn
@@ -140,6 +142,8 @@ def cut_starts(evaluator, space, rng: np.random.Generator, count: int, evaluate=
     subsets = np.zeros((count, S), dtype=bool)
     explore = max(1, int(EXPLORE * count))
     for k in range(count):
+        if k == explore and worth is not None and not worth(values[:k].min()):
+            return X[:k], values[:k]
         if k < explore:
             while not subsets[k].any():
                 subsets[k] = rng.random(S) < 0.5

@@ -27,12 +27,15 @@ first cycle (:data:`V_CYCLE_SHARE`), which leaves room for a third chain from sc
 where equal cycles gave two.  Together with filling kicks (:meth:`Neighbourhood.fill
 <mapping.search.delta.Neighbourhood.fill>`) the runs within 2% of the best known value
 went from 30 to 41-47 of 48 seeds at 100 × 16 over four draws of the random numbers
-(mean 0.7320e-4 to 0.7234-0.7253e-4), and with the half-size V-cycles to 94 of 96
-(seeds 0-95; means 0.7218e-4 and 0.7215e-4 over their halves).
+(mean 0.7320e-4 to 0.7234-0.7253e-4), and with the half-size V-cycles to 183 of 192
+(two draws of seeds 0-95; means 0.7211-0.7238e-4).
 
 Where the cluster relaxation applies (:mod:`mapping.search.relaxation`), the search
-first builds :data:`STARTS` cut starts (:mod:`mapping.search.cut_starts`: min-cut
-partitions over the clusters under a capacity, each valued once).  Scratch and the cut
+builds :data:`STARTS` cut starts after its first cycle from scratch
+(:mod:`mapping.search.cut_starts`: min-cut partitions over the clusters under a
+capacity, each valued once), unless the exploring quarter of them are all more than
+:data:`MARGIN` above that cycle's value: then the sweep stops there and only scratch
+makes chains (at 100 × 16 that cut a run from 9-18 s to 4-7 s).  Scratch and the cut
 starts are two sources of chains: after a first cycle from scratch, each cycle goes to
 the source that has found the lower value, the cut starts competing with their own
 values (a new cut chain takes the best of the :data:`POOL` distinct starts not used
@@ -66,10 +69,10 @@ CYCLES = 3
 #: the budget of a V-cycle, as a share of its chain's first cycle, by the chain's
 #: source.  From scratch the first cycle decides the basin (at 100 actors × 16 PEs the
 #: first V-cycle gained 1-3% and the next at most 0.4%), so shorter V-cycles leave
-#: budget for another chain: 94 of 96 seeds came within 2% of the best known value
-#: against 41 of 48.  From a cut start the V-cycles do the search (at 300 × 32 half-size
-#: ones stalled where whole ones went on gaining: 29 and 30 of 32 seeds in two variants
-#: against 31 of 32)
+#: budget for another chain: 183 of 192 runs came within 2% of the best known value
+#: against 174 of 192.  From a cut start the V-cycles do the search (at 300 × 32
+#: half-size ones stalled where whole ones went on gaining: seeds 0-31 came within 2%
+#: in 29 and 30 of 32 in two variants, against 31 of 32)
 V_CYCLE_SHARE = {"scratch": 0.5, "cut": 1.0}
 #: a V-cycle that lowers its chain's value by less than this share ends the chain, and
 #: the next cycle starts a new one from scratch (its own hierarchy and starts)
@@ -84,6 +87,11 @@ STARTS = 512
 POOL = 16
 #: the budget must afford this many evaluations per cut start for them to be built
 STARTS_PER_BUDGET = 1000
+#: the sweep of cut starts goes on past its exploring starts only if their best is
+#: within this share above the first cycle from scratch: at 300 × 32 they were at most
+#: 7% above it (best exploring starts 1.27-1.38e-4, cycles 1.29-1.48e-4), at 100 × 16
+#: at least 25% (0.96-0.97e-4 against 0.72-0.77e-4), where the full sweep never won
+MARGIN = 0.15
 
 
 class CoarseEvaluator:
@@ -185,15 +193,17 @@ def _cycle(task, tracker, rng, evaluator, space, x, budget):
                     max(0, min(stop - tracker.evaluations, tracker.remaining)))
 
 
-def _pool(tracker: Tracker, rng, evaluator, space):
+def _pool(tracker: Tracker, rng, evaluator, space, scratch: float):
     """The best :data:`POOL` distinct values of :data:`STARTS` cut starts
     (:func:`mapping.search.cut_starts.cut_starts`), best first, with their values, each
-    valued once on ``tracker``; empty where they do not apply or the budget is too
-    small."""
-    if tracker.remaining < STARTS * STARTS_PER_BUDGET:
+    valued once on ``tracker``; empty where they do not apply, the budget is too small
+    or the exploring starts are all more than :data:`MARGIN` above ``scratch`` (the
+    value of a cycle from scratch)."""
+    if tracker.budget < STARTS * STARTS_PER_BUDGET:
         return []
-    found = cut_starts(evaluator, space, rng, STARTS, tracker.evaluate)
-    if found is None:
+    found = cut_starts(evaluator, space, rng, STARTS, tracker.evaluate,
+                       worth=lambda best: best <= scratch * (1 + MARGIN))
+    if found is None or len(found[1]) < STARTS:
         return []
     X, values = found
     pool = []
@@ -212,16 +222,19 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
     if task.objectives.multi or tracker.budget is None or getattr(
             evaluator, "tables", None) is None or len(space.free) < 2:
         return greedy.run(task, tracker, rng)
-    pool = _pool(tracker, rng, evaluator, space)
     unit = max(1, tracker.remaining // (CYCLES + 1))
     # each source of starts keeps its own chain, and after a first cycle from scratch
     # the cycles go to the source that has found the lower value: the cut starts
     # compete with their own values, so they win only where they are already better
     # than a whole cycle from scratch
-    found = {"scratch": np.inf, **({"cut": pool[0][1]} if pool else {})}
-    chain = dict.fromkeys(found, (None, np.inf))
-    drawn = 0
+    found = {"scratch": np.inf}
+    chain = {"scratch": (None, np.inf)}
+    pool, drawn = None, 0
     while not tracker.exhausted:
+        if pool is None and found["scratch"] < np.inf:
+            pool = _pool(tracker, rng, evaluator, space, found["scratch"])
+            if pool:
+                found["cut"], chain["cut"] = pool[0][1], (None, np.inf)
         source = min(found, key=lambda s: (found[s] < np.inf, found[s]))
         x, value = chain[source]
         size = unit if x is None else max(1, int(unit * V_CYCLE_SHARE[source]))
