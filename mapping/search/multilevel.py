@@ -241,7 +241,8 @@ def run(task, tracker: Tracker, rng: np.random.Generator):
         if x is None and source == "cut":
             start, value = pool[drawn % len(pool)]     # the best starts first
             x, drawn = start.copy(), drawn + 1
-        y, v = _cycle(task, tracker, rng, evaluator, space, x, min(size, tracker.remaining))
+        y, v = _cycle(task, tracker, rng, evaluator, space, x,
+                      min(size, tracker.remaining))
         found[source] = min(found[source], v)
         if x is not None and v > value * (1 - STALL):
             chain[source] = (None, np.inf)      # the chain has stalled: a new one
