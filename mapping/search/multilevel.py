@@ -34,8 +34,8 @@ Where the cluster relaxation applies (:mod:`mapping.search.relaxation`), the sea
 builds :data:`STARTS` cut starts after its first cycle from scratch
 (:mod:`mapping.search.cut_starts`: min-cut partitions over the clusters under a
 capacity, each valued once), unless the exploring quarter of them are all more than
-:data:`MARGIN` above that cycle's value: then the sweep stops there and only scratch
-makes chains (at 100 × 16 that cut a run from 9-18 s to 4-7 s).  Scratch and the cut
+:data:`MARGIN` above that cycle's value: then the sweep stops there (at 100 × 16 that
+cut a run from 9-18 s to 4-7 s), and those starts, worse than scratch, take no cycle.  Scratch and the cut
 starts are two sources of chains: after a first cycle from scratch, each cycle goes to
 the source that has found the lower value, the cut starts competing with their own
 values (a new cut chain takes the best of the :data:`POOL` distinct starts not used
@@ -196,14 +196,14 @@ def _cycle(task, tracker, rng, evaluator, space, x, budget):
 def _pool(tracker: Tracker, rng, evaluator, space, scratch: float):
     """The best :data:`POOL` distinct values of :data:`STARTS` cut starts
     (:func:`mapping.search.cut_starts.cut_starts`), best first, with their values, each
-    valued once on ``tracker``; empty where they do not apply, the budget is too small
-    or the exploring starts are all more than :data:`MARGIN` above ``scratch`` (the
-    value of a cycle from scratch)."""
+    valued once on ``tracker``; empty where they do not apply or the budget is too
+    small.  Where the exploring starts are all more than :data:`MARGIN` above
+    ``scratch`` (the value of a cycle from scratch) the sweep ends with them."""
     if tracker.budget < STARTS * STARTS_PER_BUDGET:
         return []
     found = cut_starts(evaluator, space, rng, STARTS, tracker.evaluate,
                        worth=lambda best: best <= scratch * (1 + MARGIN))
-    if found is None or len(found[1]) < STARTS:
+    if found is None:
         return []
     X, values = found
     pool = []
