@@ -24,10 +24,10 @@ Measured on the benchmark's 300 actors × 32 PEs (instance 3, seeds 0-7): with 1
 starts (half exploring) the best starts are 1.223-1.337e-4 s (the best known mapping
 1.2164e-4), about what a whole search of 2,000,000 evaluations reached before, and take
 3-5 s; with 384 starts, a quarter exploring, 7 of 8 seeds have a start of 1.223e-4 (the
-best known basin's; with half exploring 1 of 8), in 10-14 s (512 starts: 14-16 s).  The value of a partition
-jumps with its capacity (at a fixed capacity the partitioner mostly returns one
-partition, at 1% more capacity another, 3-10% apart), so the focused starts sample
-capacities densely around the best ones.
+best known basin's; with half exploring 1 of 8), in 10-14 s (512 starts: 14-16 s).
+The value of a partition jumps with its capacity (at a fixed capacity the partitioner
+mostly returns one partition, at 1% more capacity another, 3-10% apart), so the
+focused starts sample capacities densely around the best ones.
 """
 from __future__ import annotations
 
