@@ -35,18 +35,18 @@ builds :data:`STARTS` cut starts after its first cycle from scratch
 (:mod:`mapping.search.cut_starts`: min-cut partitions over the clusters under a
 capacity, each valued once), unless the exploring quarter of them are all more than
 :data:`MARGIN` above that cycle's value: then the sweep stops there (at 100 × 16 that
-cut a run from 9-18 s to 4-7 s), and those starts, worse than scratch, take no cycle.
-Scratch and the cut starts are two sources of chains: after a first cycle from
+cut a run from 9-18 s to 4-7 s), and those starts, worse than scratch, take no
+cycle.  Scratch and the cut starts are two sources of chains: after a first cycle from
 scratch, each cycle goes to the source that has found the lower value, the cut starts
 competing with their own values (a new cut chain takes the best of the :data:`POOL`
 distinct starts not used yet).  So cut starts take the cycles only where they are
-already better than a whole cycle from scratch: at 300 × 32 (best starts
-1.22-1.31e-4, a cycle from scratch 1.29-1.48e-4), not at 100 × 16 (0.93e-4, 0.72-0.85e-4), where the big cores talk over
-the bus and the partition of merged loads misses what their inner channels cost.  At
-300 × 32 the 1.275e-4 basin that most runs ended in before is the mirror partition
-(the little cluster full, the big one light) of the best known mapping (big full,
-little light); the cut starts reach the right side of it.  See the README for the
-measured effect.
+already better than a whole cycle from scratch: at 300 × 32 (best starts 1.22-1.31e-4,
+a cycle from scratch 1.29-1.48e-4), not at 100 × 16 (0.93e-4, 0.72-0.85e-4), where the
+big cores talk over the bus and the partition of merged loads misses what their inner
+channels cost.  At 300 × 32 the 1.275e-4 basin that most runs ended in before is the
+mirror partition (the little cluster full, the big one light) of the best known
+mapping (big full, little light); the cut starts reach the right side of it.  See the
+README for the measured effect.
 """
 from __future__ import annotations
 
