@@ -186,6 +186,7 @@ def fitted_architecture(arch: Architecture, free: Sequence[FreeParameter],
     (a fitted argument written as an expression becomes a number)."""
     new = Architecture(arch.name, dict(arch.params), arch.lambda_, arch.aggregate, arch.origin)
     new.system_metrics = dict(arch.system_metrics)
+    new.units = dict(arch.units)
     types = dict(arch.types)
     elements = dict(arch.elements)
     # Types first, then elements and arrays: an element's own value overrides its type's.
