@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from mapping.errors import InputError
+from mapping.options import POSITIVE_WHOLE
 from mapping.registry import Registry
 
 
@@ -50,13 +51,10 @@ def parse_limit(text: str) -> tuple[str, int]:
     if not sep:
         raise InputError(f"--limit {text}: expected NAME=N (limits: {', '.join(LIMITS)})")
     LIMITS.get(name)
-    try:
-        value = float(number.strip().replace("_", ""))
-    except ValueError:
-        value = float("nan")
-    if not (value >= 1 and value.is_integer()):
-        raise InputError(f"--limit {text}: N must be a positive whole number")
-    return name, int(value)
+    value = POSITIVE_WHOLE.parse(number)
+    if value is None:
+        raise InputError(f"--limit {text}: N must be {POSITIVE_WHOLE.description}")
+    return name, value
 
 
 @contextmanager

@@ -28,7 +28,7 @@ def test_limits_are_set_for_a_block_then_restored():
 
 
 @pytest.mark.parametrize("text, needle", [
-    ("sweep", "NAME=N"), ("nope=3", "unknown limit 'nope'"), ("sweep=0", "positive"),
+    ("sweep", "NAME=N"), ("nope=3", "unknown limit 'nope'"), ("sweep=0", "whole number >= 1"),
     ("sweep=2.5", "whole"), ("sweep=x", "whole"), ("sweep=nan", "whole"),
 ])
 def test_bad_limits(text, needle):
