@@ -39,6 +39,10 @@ def _limit(name: str, module: str, constant: str, help: str) -> None:
 
 
 _limit("array", "dsl.limits", "MAX_ARRAY_MEMBERS", "members of one array declaration")
+_limit("elements", "dsl.limits", "MAX_ELEMENTS",
+       "elements (PEs, CNs, array members) of one architecture")
+_limit("links", "dsl.limits", "MAX_LINKS",
+       "links of one architecture, a link between arrays counting one per pair")
 _limit("firings", "moc.limits", "MAX_FIRINGS", "firings of one iteration an analysis expands")
 _limit("states", "moc.limits", "MAX_STATES", "states of one self-timed execution explored")
 _limit("sweep", "mapping.sweep", "MAX_POINTS", "points of one sweep grid")

@@ -39,9 +39,9 @@ class Kind:
             what += f" of {self.unit}"
         bounds = []
         if self.low is not None:
-            bounds.append(f"{'>' if self.low_open else '>='} {self.low:g}")
+            bounds.append(f"{'>' if self.low_open else '>='} {_shown(self.low)}")
         if self.high is not None:
-            bounds.append(f"{'<' if self.high_open else '<='} {self.high:g}")
+            bounds.append(f"{'<' if self.high_open else '<='} {_shown(self.high)}")
         return " ".join([what] + [" and ".join(bounds)] if bounds else [what])
 
     def fits(self, value) -> bool:
@@ -92,6 +92,10 @@ class Kind:
 
     def __repr__(self) -> str:        # argparse names the type in some messages
         return self.description
+
+
+def _shown(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
 def whole(low: int | None = None, high: int | None = None) -> Kind:

@@ -9,8 +9,10 @@ from mapping.limits import LIMITS, limits_set, parse_limit
 
 
 def test_every_limit_names_its_constant():
-    assert LIMITS.names() == ["array", "firings", "states", "sweep"]
+    assert LIMITS.names() == ["array", "elements", "links", "firings", "states", "sweep"]
     assert LIMITS.get("array").value == dsl.limits.MAX_ARRAY_MEMBERS
+    assert LIMITS.get("elements").value == dsl.limits.MAX_ELEMENTS
+    assert LIMITS.get("links").value == dsl.limits.MAX_LINKS
     assert LIMITS.get("firings").value == moc.limits.MAX_FIRINGS
     assert LIMITS.get("sweep").value == mapping.sweep.MAX_POINTS
     assert LIMITS.get("states").value == moc.limits.MAX_STATES
