@@ -58,6 +58,7 @@ from mapping.measurements import MeasurementRow
 from mapping.aggregation import aggregator
 from mapping.metrics import (base_metrics, check_metric, element_metric, is_charged,
                              system_metrics)
+from mapping.options import FRACTION, NATURAL
 from mapping.problem import bind_problem
 from mapping.registry import Registry
 from mapping.routing import place_tokens, validate_mapping
@@ -657,8 +658,7 @@ def split_rows(n: int, test_fraction: float = 0.2, seed: int = 0
                ) -> tuple[np.ndarray, np.ndarray]:
     """Seeded random split of ``range(n)`` into sorted (train, test) indices; the test
     set has ``round(n·test_fraction)`` rows."""
-    if not 0 <= test_fraction < 1 or math.isnan(test_fraction):
-        raise InputError(f"--test-fraction must be at least 0 and below 1, got {test_fraction}")
+    FRACTION.check(test_fraction, "--test-fraction")
     n_test = int(round(n * test_fraction))
     if n - n_test < 1:
         raise InputError(f"{n} rows leave none to fit on with --test-fraction {test_fraction}")
@@ -820,8 +820,7 @@ def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
     the ``1 + starts`` starts done (a linear fit: all at once).  ``residuals`` names
     the :data:`RESIDUALS` rule minimised; a rule that is not ``linear`` fits by
     non-linear least squares (NNLS minimises plain differences only)."""
-    if starts < 0:
-        raise InputError(f"--starts must be at least 0, got {starts}")
+    NATURAL.check(starts, "--starts")
     rule = residual_rule(residuals)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")      # numpy/scipy chatter; results are checked

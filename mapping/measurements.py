@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterable, Mapping as MappingT, Sequence
 
 from mapping.errors import InputError
+from dsl.files import read_text
 from dsl.mappings import Mapping
 
 ACTOR_FIELD = "{actor}"
@@ -314,11 +315,7 @@ class _Table:
 
     @classmethod
     def load(cls, path: Path) -> "_Table":
-        try:
-            text = path.read_bytes().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{path}: not a UTF-8 text file ({exc.reason} at byte "
-                             f"{exc.start})", (str(path), 1, 1)) from None
+        text = read_text(path, newline="")
         lines = text.splitlines(keepends=True)
         # Leading blank lines and '#' comment lines come before the header.
         first = 0

@@ -19,13 +19,16 @@ import numpy as np
 from mapping.errors import InputError
 from mapping.fidelity import FidelityResult, fidelity, mean_over_splits
 from mapping.fitting import STARTS, FreeParameter, RowModel, fit_parameters, predict_fitted, split_rows
+from mapping.options import POSITIVE_WHOLE, whole
+
+#: K of K-fold cross-validation: two folds at least
+FOLDS = whole(2)
 
 
 def fold_splits(n: int, folds: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
     """``folds`` (train, test) index pairs of K-fold cross-validation (see the module
     doc); every row is a test row exactly once."""
-    if folds < 2:
-        raise InputError(f"--folds must be at least 2, got {folds}")
+    FOLDS.check(folds, "--folds")
     if folds > n:
         raise InputError(f"--folds {folds}: only {n} rows; at most one fold per row")
     parts = np.array_split(np.random.default_rng(seed).permutation(n), folds)
@@ -36,8 +39,7 @@ def fold_splits(n: int, folds: int, seed: int = 0) -> list[tuple[np.ndarray, np.
 def repeat_splits(n: int, repeats: int, test_fraction: float = 0.2, seed: int = 0
                   ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``repeats`` seeded train/test splits, repeat ``r`` with seed ``seed + r``."""
-    if repeats < 1:
-        raise InputError(f"--repeats must be at least 1, got {repeats}")
+    POSITIVE_WHOLE.check(repeats, "--repeats")
     splits = [split_rows(n, test_fraction, seed + r) for r in range(repeats)]
     if len(splits[0][1]) < 2:
         raise InputError(f"--repeats with --test-fraction {test_fraction} leaves "

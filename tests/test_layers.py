@@ -21,7 +21,7 @@ PACKAGES = ("moc", "moa", "dsl", "mapping")
 
 #: the layers of ``mapping``, lowest first; a module's layer is its longest matching prefix
 MAPPING_LAYERS = [
-    ("errors, registries, output files", ["mapping.errors", "mapping.registry",
+    ("errors, registries, output files", ["mapping.errors", "mapping.options", "mapping.registry",
                                           "mapping.output", "mapping.progress"]),
     ("domain", ["mapping.problem"]),
     ("placement", ["mapping.routing", "mapping.traffic"]),

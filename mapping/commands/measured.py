@@ -11,9 +11,10 @@ from mapping.fidelity import within_groups
 from mapping.fitting import RESIDUALS, Assessment, RowModel, assess
 from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
                             load_single, one, parse_params)
+from mapping.options import FRACTION, NATURAL, POSITIVE_WHOLE
 from mapping.measurements import Measurements, read_measurements
 from mapping.progress import add_progress_option, progress_bar
-from mapping.validation import cross_validate, fold_splits, repeat_splits
+from mapping.validation import FOLDS, cross_validate, fold_splits, repeat_splits
 
 FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
 
@@ -47,7 +48,7 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
     free_help += f" ({alias} is another spelling)"
     p.add_argument(fit_option, alias, dest="free", metavar="PARAMS", required=fit_required,
                    help=free_help)
-    p.add_argument("--starts", type=int, default=8, metavar="N",
+    p.add_argument("--starts", type=NATURAL, default=8, metavar="N",
                    help="seeded random starts of a non-linear fit besides the files' values, "
                    "each start value times 10^U(-2,2) within the bounds; the best fit is "
                    "kept (default 8)")
@@ -58,16 +59,16 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    "relative when the measurements span decades (microseconds to seconds) "
                    "and the small ones matter, e.g. ranking within one input size "
                    "(--within); it always fits by non-linear least squares")
-    p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
+    p.add_argument("--test-fraction", type=FRACTION, default=0.2, metavar="F",
                    help="fraction of the rows held out for testing when fitting (default 0.2)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=NATURAL, default=0,
                    help="seed of the train/test split, the folds and the repeats (default 0)")
     v = p.add_argument_group("validation (SPEC §12)")
-    v.add_argument("--folds", type=int, metavar="K",
+    v.add_argument("--folds", type=FOLDS, metavar="K",
                    help="K-fold cross-validation: fit on K-1 folds, rank the held-out one; "
                    "each figure is the mean over the folds (without --fit: the model's "
                    "own figures on each fold; --test-fraction does not apply)")
-    v.add_argument("--repeats", type=int, metavar="R",
+    v.add_argument("--repeats", type=POSITIVE_WHOLE, metavar="R",
                    help="the mean over R seeded train/test splits of --test-fraction "
                    "(split r uses seed --seed + r)")
     v.add_argument("--within", metavar="COLUMN",
