@@ -133,8 +133,11 @@ def run(args):
         f"{fit.method} on {fit.residuals} residuals"
     print(f"fitted by {how} on {len(fit.train)} of {result.n} rows "
           f"(rank {fit.rank} of {len(fit.free)}):")
+    at = dict(fit.at_bound)
+    bounds = {fp.spec: b for fp, b in zip(fit.free, fit.bounds)}
     for k, v in fit.values.items():
-        print(f"  {k:<{width}}  {v!r}")
+        mark = f"  (on its {at[k]} bound: {bounds[k]})" if k in at else ""
+        print(f"  {k:<{width}}  {v!r}{mark}")
     if fit.starts:
         won = "the files' values" if fit.best_start == 0 else f"random start {fit.best_start}"
         print(f"best of {fit.starts} starts: {won}")
