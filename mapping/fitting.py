@@ -96,8 +96,9 @@ class FreeParameter:
         return {self.target: float(value)} if self.level == "param" else {}
 
 
-#: the characters that make a free parameter a pattern (:func:`fnmatch.fnmatchcase`)
-PATTERN_CHARACTERS = "*?["
+#: the wildcards of a free-parameter pattern (:func:`fnmatch.fnmatchcase`; a ``[`` is
+#: itself, as in the names of array members, so ``big[*]`` is every member of ``big``)
+PATTERN_CHARACTERS = "*?"
 
 
 def free_names(arch: Architecture, app=None) -> list[str]:
@@ -118,18 +119,19 @@ def _model_name(spec) -> str:
 
 
 def expand_free(arch: Architecture, items: Sequence[str], app=None) -> list[str]:
-    """``items`` with each pattern (``*``, ``?``, ``[...]``: fnmatch, e.g.
-    ``*.time.efficiency``, ``hide_*``) replaced by the names it matches
-    (:func:`free_names`, in their order); a name that exists as written is never a
-    pattern (``big[0].time.alpha``).  A pattern that matches nothing is an error."""
+    """``items`` with each pattern (wildcards ``*`` and ``?``, e.g.
+    ``*.time.efficiency``, ``hide_*``, ``big[*].time.alpha``) replaced by the names it
+    matches (:func:`free_names`, in their order).  A pattern that matches nothing is an
+    error."""
     names = None
     out: list[str] = []
     for item in items:
-        if not any(c in item for c in PATTERN_CHARACTERS) or _exists(arch, item, app):
+        if not any(c in item for c in PATTERN_CHARACTERS):
             out.append(item)
             continue
         names = free_names(arch, app) if names is None else names
-        matched = [n for n in names if fnmatch.fnmatchcase(n, item)]
+        literal = item.replace("[", "[[]")
+        matched = [n for n in names if fnmatch.fnmatchcase(n, literal)]
         if not matched:
             shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)"
                                              if len(names) > 12 else "")
@@ -138,14 +140,6 @@ def expand_free(arch: Architecture, items: Sequence[str], app=None) -> list[str]
                              f"model and the bare names of params: {shown or 'none'})")
         out += [n for n in matched if n not in out]
     return out
-
-
-def _exists(arch: Architecture, item: str, app=None) -> bool:
-    if item in arch.params or (app is not None and item in app.params):
-        return True
-    target = item.rsplit(".", 2)[0]
-    return item.count(".") >= 2 and (target in arch.elements or target in arch.types
-                                     or target in arch.arrays())
 
 
 def parse_free(arch: Architecture, specs: str | Sequence[str], app=None
@@ -958,6 +952,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
                     within, unit / norms[active]), method="bvls").x
                 solver = "lsq_linear"
             theta[active] = x * unit / norms[active]
+            theta = np.array([_clip(v, bd) for v, bd in zip(theta, bounds)])
             rank, groups = _rank_and_groups(As, [n for n, a in zip(names, active) if a])
         if not np.all(np.isfinite(theta)):
             raise InputError("the fit failed: the measurements and the model differ by "
@@ -986,6 +981,9 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
     if method == "least_squares" and rank < len(free) and not groups:
         warnings_.append(f"the fit is rank deficient (rank {rank} for {len(free)} parameters)")
     at = _at_bounds(theta, bounds, np.where(theta0 != 0, np.abs(theta0), 1.0), names)
+    for spec, side, bd in at:               # a closed end the solver only approached
+        if not (bd.low_open if side == "lower" else bd.high_open):
+            theta[names.index(spec)] = bd.low if side == "lower" else bd.high
     warnings_ += [f"{spec} = {theta[names.index(spec)]:.6g} sits on its {side} bound "
                   f"(it means a value in {bd}): the measurements push it beyond what it "
                   "means, so the model lacks something they show (or the parameter does "
