@@ -6,12 +6,22 @@ that takes its ``METRIC`` model from the type) or an array (``big``: one value s
 its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
 (SPEC §12): each row is then bound again with its value.
 
+Every free parameter stays within the bounds of its meaning, declared once on its
+model's pydantic ``Parameters`` (``Field(gt=0, le=1)`` for an efficiency;
+:func:`moa.cost_models.parameter_bounds`); a bare ``param`` is non-negative and takes
+the bounds of any model argument that is that param alone (:func:`free_bounds`).  A
+fitted value that ends on a bound is reported (``at_bound``): the data push it past what
+it means.  A free parameter may be a pattern (``*.time.efficiency``, ``hide_*``;
+:func:`expand_free`).
+
 Where the prediction is linear in the free parameters -- every free parameter is one of
 its model's ``linear_parameters`` (LSLA alpha/beta, GSLA alpha/beta, GSLA power a/b/c),
 the model values per token, and the aggregation is ``sum`` -- the fit is a non-negative
 linear least-squares problem: each row's prediction is ``c + Σ_j A[j]·θ_j``, with ``A``
 built from the tokens placed on the elements (:meth:`CostModel.linear_terms`), solved by
-:func:`scipy.optimize.nnls` on unit-norm columns (the parameters span many decades).
+:func:`scipy.optimize.nnls` on unit-norm columns (the parameters span many decades),
+or, where a bound is other than ``>= 0``, by bounded-variable least squares
+(:func:`scipy.optimize.lsq_linear`, ``bvls``).
 Otherwise (``max``, ``exclusive``, ``charge``, LogCA, bare parameters, ...) it is a
 bounded non-linear least-squares problem (:func:`scipy.optimize.least_squares`) started
 from the values in the files and from ``--starts N`` seeded random points (each positive
