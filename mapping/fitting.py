@@ -6,12 +6,22 @@ that takes its ``METRIC`` model from the type) or an array (``big``: one value s
 its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
 (SPEC §12): each row is then bound again with its value.
 
+Every free parameter stays within the bounds of its meaning, declared once on its
+model's pydantic ``Parameters`` (``Field(gt=0, le=1)`` for an efficiency;
+:func:`moa.cost_models.parameter_bounds`); a bare ``param`` is non-negative and takes
+the bounds of any model argument that is that param alone (:func:`free_bounds`).  A
+fitted value that ends on a bound is reported (``at_bound``): the data push it past what
+it means.  A free parameter may be a pattern (``*.time.efficiency``, ``hide_*``;
+:func:`expand_free`).
+
 Where the prediction is linear in the free parameters -- every free parameter is one of
 its model's ``linear_parameters`` (LSLA alpha/beta, GSLA alpha/beta, GSLA power a/b/c),
 the model values per token, and the aggregation is ``sum`` -- the fit is a non-negative
 linear least-squares problem: each row's prediction is ``c + Σ_j A[j]·θ_j``, with ``A``
 built from the tokens placed on the elements (:meth:`CostModel.linear_terms`), solved by
-:func:`scipy.optimize.nnls` on unit-norm columns (the parameters span many decades).
+:func:`scipy.optimize.nnls` on unit-norm columns (the parameters span many decades),
+or, where a bound is other than ``>= 0``, by bounded-variable least squares
+(:func:`scipy.optimize.lsq_linear`, ``bvls``).
 Otherwise (``max``, ``exclusive``, ``charge``, LogCA, bare parameters, ...) it is a
 bounded non-linear least-squares problem (:func:`scipy.optimize.least_squares`) started
 from the values in the files and from ``--starts N`` seeded random points (each positive
@@ -37,6 +47,7 @@ counts as zero.
 from __future__ import annotations
 
 import copy
+import fnmatch
 import math
 import warnings
 from dataclasses import dataclass, replace
@@ -47,7 +58,8 @@ import numpy as np
 from scipy import optimize
 
 from moa import Architecture, CostModel, CostSpec, make_model
-from moa.cost_models import Parameters, model_class
+from moa.cost_models import (NON_NEGATIVE, Bounds, Parameters, fittable_parameters,
+                             model_class, parameter_bounds)
 from moc import TokenGroup
 from mapping.batch import BatchEvaluator
 from mapping.errors import InputError
@@ -95,15 +107,63 @@ class FreeParameter:
         return {self.target: float(value)} if self.level == "param" else {}
 
 
+#: the wildcards of a free-parameter pattern (:func:`fnmatch.fnmatchcase`; a ``[`` is
+#: itself, as in the names of array members, so ``big[*]`` is every member of ``big``)
+PATTERN_CHARACTERS = "*?"
+
+
+def free_names(arch: Architecture, app=None) -> list[str]:
+    """What a ``--fit`` pattern is matched against: every ``ELEMENT.METRIC.PARAM`` of a
+    fittable number of an element's model (:func:`moa.cost_models.fittable_parameters`)
+    and the bare name of every ``param`` of ``app`` and ``arch``."""
+    names = [] if app is None else list(app.params)
+    names += [p for p in arch.params if p not in names]
+    for e in arch.elements.values():
+        for metric, spec in e.costs.items():
+            names += [f"{e.name}.{metric}.{p}" for p in
+                      fittable_parameters(model_class(_model_name(spec)).Parameters)]
+    return names
+
+
+def _model_name(spec) -> str:
+    return getattr(spec, "model", None) or spec.name
+
+
+def expand_free(arch: Architecture, items: Sequence[str], app=None) -> list[str]:
+    """``items`` with each pattern (wildcards ``*`` and ``?``, e.g.
+    ``*.time.efficiency``, ``hide_*``, ``big[*].time.alpha``) replaced by the names it
+    matches (:func:`free_names`, in their order).  A pattern that matches nothing is an
+    error."""
+    names = None
+    out: list[str] = []
+    for item in items:
+        if not any(c in item for c in PATTERN_CHARACTERS):
+            out.append(item)
+            continue
+        names = free_names(arch, app) if names is None else names
+        literal = item.replace("[", "[[]")
+        matched = [n for n in names if fnmatch.fnmatchcase(n, literal)]
+        if not matched:
+            shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)"
+                                             if len(names) > 12 else "")
+            raise InputError(f"free parameter pattern '{item}' matches nothing (it is "
+                             "matched against ELEMENT.METRIC.PARAM of every element's "
+                             f"model and the bare names of params: {shown or 'none'})")
+        out += [n for n in matched if n not in out]
+    return out
+
+
 def parse_free(arch: Architecture, specs: str | Sequence[str], app=None
                ) -> list[FreeParameter]:
     """Resolve ``ELEMENT.METRIC.PARAM`` / ``TYPE.METRIC.PARAM`` / ``ARRAY.METRIC.PARAM``
     or the bare name of a ``param`` of the ``.moa`` or of the application ``app`` (a
-    comma-separated string or a list) against the unbound architecture ``arch``."""
+    comma-separated string or a list; patterns expanded by :func:`expand_free`) against
+    the unbound architecture ``arch``."""
     items = specs.split(",") if isinstance(specs, str) else list(specs)
     items = [s.strip() for s in items if s and s.strip()]
     if not items:
         raise InputError("no free parameter given (expected ELEMENT.METRIC.PARAM,...)")
+    items = expand_free(arch, items, app)
     out, seen = [], {}
     declared = list(app.params) if app is not None else []
     declared += [p for p in arch.params if p not in declared]
@@ -132,10 +192,16 @@ def parse_free(arch: Architecture, specs: str | Sequence[str], app=None
             raise InputError(f"free parameter '{spec}': the elements of '{target}' use "
                              f"different models for {metric} ({', '.join(sorted(models))})")
         model = models.pop()
-        known = tuple(model_class(model).Parameters.model_fields)
+        parameters = model_class(model).Parameters
+        known = tuple(parameters.model_fields)
         if param not in known:
             raise InputError(f"free parameter '{spec}': model '{model}' has no parameter "
                              f"'{param}' (its parameters: {', '.join(known)})")
+        if parameter_bounds(parameters, param) is None:
+            raise InputError(f"free parameter '{spec}': '{param}' of model '{model}' is "
+                             "not a quantity a fit can vary (a choice, an integer or a "
+                             "key; fittable: "
+                             f"{', '.join(fittable_parameters(parameters)) or 'none'})")
         for e in elements:
             key = (e, metric, param)
             if key in seen:
@@ -143,6 +209,29 @@ def parse_free(arch: Architecture, specs: str | Sequence[str], app=None
                                  f"(both set {e}.{metric}.{param})")
             seen[key] = spec
         out.append(FreeParameter(spec, target, metric, param, level, tuple(elements), model))
+    return out
+
+
+def free_bounds(arch: Architecture, free: Sequence[FreeParameter]) -> list[Bounds]:
+    """The bounds of each free parameter, read from its model's declaration
+    (:func:`moa.cost_models.parameter_bounds`).  A bare ``param`` is non-negative, and
+    within the bounds of every model argument that is that param alone
+    (``compute_efficiency = ceff``: ``ceff`` is in (0, 1])."""
+    out = []
+    for fp in free:
+        if fp.level != "param":
+            out.append(parameter_bounds(model_class(fp.model).Parameters, fp.param))
+            continue
+        b = NON_NEGATIVE
+        specs = [s for e in arch.elements.values() for s in e.costs.values()]
+        specs += [s for t in arch.types.values() for s in t.costs.values()]
+        for spec in specs:
+            for arg, value in getattr(spec, "args", {}).items():
+                if getattr(value, "name", None) == fp.target and \
+                        getattr(value, "names", None) == {fp.target}:
+                    declared = parameter_bounds(model_class(spec.model).Parameters, arg)
+                    b = b.intersect(declared) if declared else b
+        out.append(b)
     return out
 
 
@@ -644,10 +733,16 @@ class FitResult:
     best_start: int = 0
     #: the :data:`RESIDUALS` rule the fit minimised
     residuals: str = "absolute"
+    #: each free parameter's bounds (:func:`free_bounds`), in the order of ``free``
+    bounds: tuple[Bounds, ...] = ()
+    #: ``(spec, "lower" | "upper")`` of each fitted value that sits on its bound
+    at_bound: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict:
         return {"fitted": dict(self.values), "method": self.method, "rank": self.rank,
                 "residuals": self.residuals,
+                "bounds": {fp.spec: str(b) for fp, b in zip(self.free, self.bounds)},
+                "at_bound": dict(self.at_bound),
                 "starts": self.starts, "best_start": self.best_start,
                 "parameters": len(self.free),
                 "indistinguishable": [list(g) for g in self.indistinguishable],
@@ -840,8 +935,9 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
                                    f"{model.rows[i].measured!r}", lambda v: False)
     names = [fp.spec for fp in free]
     theta0 = _current_values(model, free)
+    bounds = free_bounds(model.arch, free)
     warnings_: list[str] = []
-    method = None
+    method, solver = None, "nnls"
     theta = theta0.copy()
     rank, groups, residual = len(free), [], math.nan
     best, n_starts = 0, 0
@@ -858,8 +954,15 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             b = y - c - A[:, ~active] @ theta0[~active]
             unit = float(np.linalg.norm(b / np.max(np.abs(b)))) * float(np.max(np.abs(b))) \
                 if np.any(b) else 1.0                        # NNLS tolerances are absolute
-            x, residual = optimize.nnls(As, b / unit, maxiter=max(100, 50 * As.shape[1]))
+            within = [bounds[j] for j in np.flatnonzero(active)]
+            if all(bd == NON_NEGATIVE for bd in within):
+                x, residual = optimize.nnls(As, b / unit, maxiter=max(100, 50 * As.shape[1]))
+            else:                            # bounds other than >= 0: BVLS (Stark & Parker)
+                x = optimize.lsq_linear(As, b / unit, _solver_bounds(
+                    within, unit / norms[active]), method="bvls").x
+                solver = "lsq_linear"
             theta[active] = x * unit / norms[active]
+            theta = np.array([_clip(v, bd) for v, bd in zip(theta, bounds)])
             rank, groups = _rank_and_groups(As, [n for n, a in zip(names, active) if a])
         if not np.all(np.isfinite(theta)):
             raise InputError("the fit failed: the measurements and the model differ by "
@@ -869,7 +972,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
         linear = c + A @ theta
         scale = max(float(np.max(np.abs(check))), 1e-300)
         if np.max(np.abs(check - linear)) <= 1e-7 * scale:
-            method = "nnls"
+            method = solver
             residual = float(np.linalg.norm(check - y))
             if progress is not None:
                 progress(1 + starts)
@@ -880,57 +983,115 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             groups = []
     if method is None:
         theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y, theta0,
-                                                             starts, seed, progress, rule)
+                                                             starts, seed, progress, rule,
+                                                             bounds)
         method, n_starts = "least_squares", 1 + starts
-    for g in groups:
-        if len(g) == 1:
-            warnings_.append(f"{g[0]} has no effect on the training rows at the fitted "
-                             "values: the fit cannot determine it")
-        else:
-            warnings_.append(f"the training rows cannot tell apart {', '.join(g)}: only a "
-                             "combination of them is determined (the fit chose one of many "
-                             "equally good values)")
+    theta = np.array([_clip(v, bd) for v, bd in zip(theta, bounds)])
+    warnings_ += [_indistinguishable(g, free) for g in groups]
     if method == "least_squares" and rank < len(free) and not groups:
         warnings_.append(f"the fit is rank deficient (rank {rank} for {len(free)} parameters)")
+    at = _at_bounds(theta, bounds, np.where(theta0 != 0, np.abs(theta0), 1.0), names)
+    for spec, side, bd in at:               # a closed end the solver only approached
+        if not (bd.low_open if side == "lower" else bd.high_open):
+            theta[names.index(spec)] = bd.low if side == "lower" else bd.high
+    warnings_ += [f"{spec} = {theta[names.index(spec)]:.6g} sits on its {side} bound "
+                  f"(it means a value in {bd}): the measurements push it beyond what it "
+                  "means, so the model lacks something they show (or the parameter does "
+                  "not matter there)" for spec, side, bd in at]
     values = {fp.spec: float(v) for fp, v in zip(free, theta)}
     fitted = fitted_architecture(model.arch, free, theta)
     return FitResult(free, values, method, fitted, tuple(train), (), rank,
                      tuple(tuple(g) for g in groups), tuple(warnings_), float(residual),
-                     n_starts, best, rule.name)
+                     n_starts, best, rule.name, tuple(bounds),
+                     tuple((spec, side) for spec, side, _ in at))
+
+
+def _solver_bounds(bounds: Sequence[Bounds], scale) -> tuple[np.ndarray, np.ndarray]:
+    """Closed ``(lower, upper)`` for a solver whose unknowns are ``value / scale``; an
+    open end is moved inside by 1e-12 of the scale (or of itself, if larger)."""
+    scale = np.broadcast_to(np.asarray(scale, dtype=float), (len(bounds),))
+    lower, upper = np.empty(len(bounds)), np.empty(len(bounds))
+    for j, (b, s) in enumerate(zip(bounds, scale)):
+        lo, hi = b.low / s, b.high / s
+        lower[j] = lo + 1e-12 * max(1.0, abs(lo)) if b.low_open and math.isfinite(lo) else lo
+        upper[j] = hi - 1e-12 * max(1.0, abs(hi)) if b.high_open and math.isfinite(hi) else hi
+    return lower, upper
+
+
+def _clip(value: float, b: Bounds) -> float:
+    """``value`` within ``b`` (a solver's round-off past an end; an open end excluded)."""
+    value = float(min(max(value, b.low), b.high))
+    if value == b.low and b.low_open:
+        value = float(np.nextafter(value, math.inf))
+    if value == b.high and b.high_open:
+        value = float(np.nextafter(value, -math.inf))
+    return value
+
+
+#: a fitted value within this fraction of its scale from an end of its bounds sits on it
+AT_BOUND_RTOL = 1e-6
+
+
+def _at_bounds(theta, bounds: Sequence[Bounds], scale, names) -> list[tuple[str, str, Bounds]]:
+    """``(spec, "lower" | "upper", bounds)`` of each value that sits on an end of its
+    bounds (within :data:`AT_BOUND_RTOL` of its ``scale``, the start value)."""
+    out = []
+    for name, v, b, s in zip(names, theta, bounds, scale):
+        near = AT_BOUND_RTOL * max(float(s), abs(b.low) if math.isfinite(b.low) else 0.0)
+        if math.isfinite(b.low) and v - b.low <= near:
+            out.append((name, "lower", b))
+        elif math.isfinite(b.high) and b.high - v <= AT_BOUND_RTOL * max(float(s), abs(b.high)):
+            out.append((name, "upper", b))
+    return out
+
+
+def _indistinguishable(group: Sequence[str], free: Sequence[FreeParameter]) -> str:
+    """A warning naming parameters the rows cannot determine, with what would fix it."""
+    if len(group) == 1:
+        return (f"{group[0]} has no effect on the training rows at the fitted values: the "
+                "fit cannot determine it (fix it: leave it out of --fit, or add rows in "
+                "which it matters)")
+    by = {fp.spec: fp for fp in free}
+    members = [by[g] for g in group if g in by]
+    same_param = len({(fp.metric, fp.param) for fp in members}) == 1 and \
+        all(fp.level != "param" for fp in members)
+    hints = [f"fix all but one (leave e.g. {', '.join(group[1:])} out of --fit)"]
+    if same_param:
+        hints.append(f"share one value across {', '.join(e for fp in members for e in fp.elements)} "
+                     f"(a type's {members[0].metric} model, or a param both use)")
+    else:
+        hints.append("add rows in which they act differently (vary the quantity that "
+                     "separates them: sizes, block sizes or mappings that load one and not "
+                     "the other)")
+    return (f"the training rows cannot tell apart {', '.join(group)}: only a combination "
+            "of them is determined (the fit chose one of many equally good values); to "
+            "fix: " + "; or ".join(hints))
 
 
 #: random starts are drawn log-uniformly within this many decades of the start values
 START_DECADES = 2.0
 
 
-def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0
-                  ) -> list[np.ndarray]:
+def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0,
+                  upper: np.ndarray | None = None) -> list[np.ndarray]:
     """``starts`` seeded random starting points around ``u0``: each positive coordinate
-    ``u0_j · 10^U(-START_DECADES, START_DECADES)``, raised to its lower bound; a
-    coordinate starting at 0 (no scale to draw around) stays at its start."""
+    ``u0_j · 10^U(-START_DECADES, START_DECADES)``, within its ``lower`` and ``upper``
+    bounds; a coordinate starting at 0 (no scale to draw around) stays at its start."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(max(0, int(starts))):
         factor = 10.0 ** rng.uniform(-START_DECADES, START_DECADES, size=len(u0))
-        out.append(np.maximum(np.where(u0 > 0, u0 * factor, u0), lower))
+        out.append(np.clip(np.where(u0 > 0, u0 * factor, u0), lower,
+                           np.inf if upper is None else upper))
     return out
 
 
 def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=None,
-                   rule: Residual = RESIDUALS.get("absolute")):
+                   rule: Residual = RESIDUALS.get("absolute"), bounds=None):
     scale = np.where(theta0 > 0, theta0, 1.0)
-    lower = np.zeros(len(free))
-    bound = model.arch.bind(model.params)
-    for j, fp in enumerate(free):
-        if fp.level == "param":
-            continue                         # bare parameters: non-negative
-        cls = model_class(fp.model)
-        try:
-            args = bound.elements[fp.elements[0]].costs[fp.metric].params.model_dump()
-            cls(cls.Parameters(**{**args, fp.param: 0.0}))
-        except Exception:  # noqa: BLE001 - the model refuses 0: stay strictly positive
-            lower[j] = 1e-12
-    u0 = np.maximum(theta0 / scale, lower)
+    bounds = free_bounds(model.arch, free) if bounds is None else bounds
+    lower, upper = _solver_bounds(bounds, scale)
+    u0 = np.clip(theta0 / scale, lower, upper)
 
     # Residuals in units of the measurements' size: the same minimum, but tolerances
     # (gtol in particular) that mean something whether times are in seconds or cycles.
@@ -941,7 +1102,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
 
     def solve(start):
         try:
-            res = optimize.least_squares(residuals, start, bounds=(lower, np.inf),
+            res = optimize.least_squares(residuals, start, bounds=(lower, upper),
                                          x_scale="jac", method="trf")
         except (ValueError, InputError):     # scipy refuses infinities; a bad region
             return None
@@ -953,7 +1114,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
         return res if ok else None
 
     res, best = solve(u0), 0
-    for k, start in enumerate(random_starts(u0, lower, starts, seed), start=1):
+    for k, start in enumerate(random_starts(u0, lower, starts, seed, upper), start=1):
         other = solve(start)
         if other is not None and (res is None or other.cost < res.cost):
             res, best = other, k
@@ -1208,4 +1369,6 @@ def _merged_fit(arch: Architecture, fits: Sequence[FitResult], train, test) -> F
                      tuple(g for f in fits for g in f.indistinguishable),
                      tuple(w for f in fits for w in f.warnings),
                      float(math.sqrt(sum(f.residual_norm ** 2 for f in fits))),
-                     sum(f.starts for f in fits), 0)
+                     sum(f.starts for f in fits), 0, fits[0].residuals,
+                     tuple(b for f in fits for b in f.bounds),
+                     tuple(a for f in fits for a in f.at_bound))

@@ -41,7 +41,10 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
     add_model_options(p)
     free_help = ("free parameters ELEMENT.METRIC.PARAM, TYPE.METRIC.PARAM or the bare name "
                  "of a param of the .sdf or .moa, comma-separated "
-                 "(e.g. gpu.time.alpha,gpu.time.beta,p_static)")
+                 "(e.g. gpu.time.alpha,gpu.time.beta,p_static); * and ? are wildcards over "
+                 "every element's ELEMENT.METRIC.PARAM and the params' names "
+                 "('*.time.efficiency', 'hide_*', 'big[*].time.alpha'); each value stays "
+                 "within the bounds its model declares")
     if fit_option == "--fit":
         free_help += ": fit them on the train rows, report fidelity on the test rows"
     alias = {"--fit": "--free", "--free": "--fit"}[fit_option]

@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 from pydantic import Field, field_validator
 
-from moa.cost_models.base import CostModel, NumberOrInf, Parameters, attribute
+from moa.cost_models.base import FACT, CostModel, NumberOrInf, Parameters, attribute
 from moa.cost_models.registry import register
 
 __all__ = ["GPU", "LIMITS", "Limits", "Occupancy", "occupancy"]
@@ -154,13 +154,13 @@ class GPU(CostModel):
     name = "gpu"
 
     class Parameters(Parameters):
-        cc: float = Field(gt=0)                  # compute capability, e.g. 3.5
+        cc: float = Field(gt=0, json_schema_extra=FACT)  # compute capability, e.g. 3.5
         sms: int = Field(gt=0)                   # multiprocessors
         cores: float = Field(gt=0)               # FP32 cores in all
         clock: float = Field(gt=0)               # core clock, MHz
         bandwidth: float = Field(gt=0)           # data-sheet DRAM bandwidth, GB/s
-        efficiency: float = Field(default=1.0, gt=0)          # achieved / data sheet
-        compute_efficiency: float = Field(default=1.0, gt=0)  # achieved / peak flops
+        efficiency: float = Field(default=1.0, gt=0, le=1)          # achieved / data sheet
+        compute_efficiency: float = Field(default=1.0, gt=0, le=1)  # achieved / peak flops
         hide: float = Field(default=0.0, ge=0)                # warps/SM saturating memory
         hide_compute: float = Field(default=0.0, ge=0)        # warps/SM saturating compute
         sync: float = Field(default=0.0, ge=0)                # cycles per warp and barrier
