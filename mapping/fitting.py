@@ -916,10 +916,42 @@ def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0
     return out
 
 
+def _field_upper(model_name: str, param: str) -> float:
+    """The upper bound a cost model's pydantic field declares (``le``/``lt``; ``inf``
+    without): what the parameter means, e.g. an efficiency of at most 1."""
+    field = model_class(model_name).Parameters.model_fields.get(param)
+    upper = math.inf
+    for m in getattr(field, "metadata", ()):
+        if getattr(m, "le", None) is not None:
+            upper = min(upper, float(m.le))
+        if getattr(m, "lt", None) is not None:
+            upper = min(upper, math.nextafter(float(m.lt), -math.inf))
+    return upper
+
+
+def upper_bounds(arch: Architecture, free: Sequence[FreeParameter]) -> np.ndarray:
+    """Each free parameter's upper bound: its field's (:func:`_field_upper`); a bare
+    ``param`` takes the tightest of the fields it is passed to as it is
+    (``efficiency = eff_volta``)."""
+    upper = np.full(len(free), math.inf)
+    holders = list(arch.elements.values()) + list(arch.types.values())
+    for j, fp in enumerate(free):
+        if fp.level != "param":
+            upper[j] = _field_upper(fp.model, fp.param)
+            continue
+        for holder in holders:
+            for spec in getattr(holder, "costs", {}).values():
+                for key, arg in getattr(spec, "args", {}).items():
+                    if getattr(arg, "name", None) == fp.target and type(arg).__name__ == "Name":
+                        upper[j] = min(upper[j], _field_upper(spec.model, key))
+    return upper
+
+
 def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=None,
                    rule: Residual = RESIDUALS.get("absolute")):
     scale = np.where(theta0 > 0, theta0, 1.0)
     lower = np.zeros(len(free))
+    upper = upper_bounds(model.arch, free) / scale
     bound = model.arch.bind(model.params)
     for j, fp in enumerate(free):
         if fp.level == "param":
@@ -930,7 +962,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
             cls(cls.Parameters(**{**args, fp.param: 0.0}))
         except Exception:  # noqa: BLE001 - the model refuses 0: stay strictly positive
             lower[j] = 1e-12
-    u0 = np.maximum(theta0 / scale, lower)
+    u0 = np.minimum(np.maximum(theta0 / scale, lower), upper)
 
     # Residuals in units of the measurements' size: the same minimum, but tolerances
     # (gtol in particular) that mean something whether times are in seconds or cycles.
@@ -941,7 +973,8 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
 
     def solve(start):
         try:
-            res = optimize.least_squares(residuals, start, bounds=(lower, np.inf),
+            res = optimize.least_squares(residuals, np.minimum(start, upper),
+                                         bounds=(lower, upper),
                                          x_scale="jac", method="trf")
         except (ValueError, InputError):     # scipy refuses infinities; a bad region
             return None
