@@ -122,6 +122,9 @@ LIMITS: dict[float, Limits] = {
                  "blackwell", _K, _GA10X),
 }
 
+#: the most warps any SM holds (64): no more can be in flight to hide a latency
+MAX_WARPS = max(lim.warps for lim in LIMITS.values())
+
 #: generations by name, oldest first (a .moa shares parameters by them)
 GENERATIONS: tuple[str, ...] = tuple(dict.fromkeys(lim.generation for lim in LIMITS.values()))
 
@@ -229,8 +232,9 @@ class GPU(CostModel):
         bandwidth: float = Field(gt=0)           # data-sheet DRAM bandwidth, GB/s
         efficiency: float = Field(default=1.0, gt=0, le=1)          # achieved / data sheet
         compute_efficiency: float = Field(default=1.0, gt=0, le=1)  # achieved / peak flops
-        hide: float = Field(default=0.0, ge=0)                # warps/SM saturating memory
-        hide_compute: float = Field(default=0.0, ge=0)        # warps/SM saturating compute
+        # warps per SM saturating memory / compute: at most the most warps an SM holds
+        hide: float = Field(default=0.0, ge=0, le=MAX_WARPS)
+        hide_compute: float = Field(default=0.0, ge=0, le=MAX_WARPS)
         sync: float = Field(default=0.0, ge=0)                # cycles per warp and barrier
         l2: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
         launch: float = Field(default=0.0, ge=0)              # seconds per launch
