@@ -1,18 +1,19 @@
 """A GPU as a PE: a roofline per wave of thread blocks, occupancy from the CUDA rules.
 
 ``gpu(cc, sms, cores, clock, bandwidth, efficiency=1, compute_efficiency=1, hide=0,
-hide_compute=0, sync=0, l2=inf, launch=0)`` costs one kernel launch (a token) in
-seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads per block), ``regs`` (registers
-per thread, 0: not limiting), ``smem`` (shared memory bytes per block), ``bytes`` (DRAM
-traffic), ``l2_bytes`` (traffic between the SMs and the L2 cache, in 32-byte sectors
-as the access pattern requests them), ``flops`` (default its ``ops``, else 0) and
-``syncs`` (barrier steps per block, default 0).
+hide_compute=0, sync=0, l2=inf, dispatch=0, launch=0)`` costs one kernel launch (a token)
+in seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads per block),
+``regs`` (registers per thread, 0: not limiting), ``smem`` (shared memory bytes per
+block), ``carveout`` (the preferred shared memory share of the L1 in percent; absent: the
+largest), ``bytes`` (DRAM traffic), ``l2_bytes`` (traffic between the SMs and the L2
+cache, in 32-byte sectors as the access pattern requests them), ``flops`` (default its
+``ops``, else 0) and ``syncs`` (barrier steps per block, default 0).
 
 **Occupancy** (:func:`occupancy`): the blocks resident on one multiprocessor (SM) are the
 fewest allowed by blocks, warps, registers and shared memory per SM, as the CUDA
 Occupancy Calculator computes them from the limits of the compute capability
-(:data:`LIMITS`, the CUDA C Programming Guide's table "Technical Specifications per
-Compute Capability").
+(:data:`LIMITS`: 3.0 to 12.0, Kepler to Blackwell, from the CUDA C++ Programming Guide's
+table "Technical Specifications per Compute Capability" and ``cuda_occupancy.h``).
 
 **Time**: the grid runs in waves of ``slots = resident · sms`` blocks: ``grid // slots``
 full waves and one partial wave of the rest.  A wave of ``n`` blocks keeps
@@ -21,19 +22,42 @@ achieved bandwidth ``efficiency · bandwidth`` scaled down by Little's law when 
 warps are in flight to cover the memory latency (``min(1, W / (hide · sms))``: ``hide``
 warps per SM saturate the memory system), and does its share of the flops at
 ``compute_efficiency · 2 · cores · clock`` (one FMA per core and cycle) likewise with
-``hide_compute``.  Per wave, the larger of the two (roofline, Williams et al. 2009)::
+``hide_compute``.  Per wave, the largest of these roofs (roofline, Williams et al.
+2009) and of the blocks' dispatch::
 
     time = launch + Σ_waves [max(bytes_w / (B_eff · h(W)), l2_bytes_w / (l2 · clock · h(W)),
-                                 flops_w / (P_eff · h_c(W)))
+                                 flops_w / (P_eff · h_c(W)), ceil(n / sms) · dispatch / clock)
                              + syncs · warps per block · sync / clock]
 
 The L2 roof (``l2`` bytes per core cycle) is the hierarchical roofline's cache ceiling
 (Williams et al. 2009; the ERT measures it): a strided access requests many sectors per
 useful byte, and is bound there long before DRAM is.
 
+**Dispatch** (issue 32).  An SM starts a block only when its warps, registers and shared
+memory are allocated and initialised, and frees them when the block retires; let that
+take ``dispatch`` cycles per block, done by each SM one block after another.  Then an SM
+that runs ``b`` blocks needs at least ``b · dispatch / clock`` seconds whatever the
+occupancy: a roof on blocks, as the bandwidth is one on bytes.  A wave of ``n`` blocks
+gives its busiest SM ``ceil(n / sms)`` of them, so the grid takes at least
+``Σ_waves ceil(n / sms) · dispatch / clock ≈ grid / sms · dispatch / clock``.  A block of
+``T`` threads streaming ``s`` bytes each is dispatch bound when ``T · s / dispatch``
+(bytes per SM and cycle it supplies) falls below the DRAM bandwidth per SM and cycle,
+``B_eff / (sms · clock)``: small blocks, fast memory, many SMs.  The H100 (132 SMs,
+1980 MHz) streaming 2^28 floats shows it: with 64-thread blocks 2.56 ms although both
+launches fill every SM, against 1.17 ms with 256 threads: 2^28 / 64 / 132 = 31775 blocks
+per SM in 2.56 ms is ``dispatch`` = 2.56e-3 · 1.98e9 / 31775 ≈ 160 cycles; with 256-thread
+blocks the 7944 blocks per SM need 0.64 ms, under the 1.17 ms of DRAM, which then
+bounds.  ``dispatch`` is a property of the SM's block scheduler: a ``.moa`` shares it by
+generation, and ``mapeval fit`` frees it.
+
 The last term is the part of a block no other block hides: ``syncs`` barrier steps
 (``__syncthreads``, a tree reduction's ``log2(block)``), each taking ``sync`` cycles per
 warp of the block, as all its warps pass the barrier before any goes on.
+
+**Bounds** (the parameters' pydantic fields, which ``mapeval fit`` keeps): the
+efficiencies are fractions of a data-sheet peak, in (0, 1]; ``hide`` and
+``hide_compute`` are warps per SM, at most 64 (:data:`MAX_WARPS`); cycles, bytes per
+cycle and seconds are non-negative.
 
 Units: ``clock`` in MHz, ``bandwidth`` in GB/s (10^9 bytes/s), the time in seconds.
 Every parameter is a plain number, so that a ``.moa`` may set it from the data sheet or
