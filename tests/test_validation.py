@@ -240,6 +240,9 @@ def test_folds_text_output_shows_the_figures(files, capsys):
     (["--folds", "3", "--repeats", "2"], "not both"),
     (["--repeats", "0"], "--repeats must be at least 1"),
     (["--repeats", "2", "--test-fraction", "0"], "at least two are needed"),
+    (["--folds-by", "nosuch"], "no column 'nosuch' for --folds-by"),
+    (["--folds-by", "w", "--folds", "3"], "not both"),
+    (["--folds-by", "w", "--folds", "3", "--repeats", "2"], "only one"),
 ])
 def test_bad_validation_options(files, capsys, extra, message):
     argv = ["fidelity", files["sdf"], files["moa"], files["map"], files["csv"],
@@ -384,19 +387,6 @@ def test_folds_by_leaves_each_group_out(files, capsys):
                  "p0.time.alpha", "--folds-by", "mapping"]) == 0
     out = capsys.readouterr().out
     assert "folds (one per mapping)" in out and "mdape" in out
-
-
-@pytest.mark.parametrize("extra, message", [
-    (["--folds-by", "nosuch"], "no column 'nosuch' for --folds-by"),
-    (["--folds-by", "w", "--folds", "3"], "not both"),
-    (["--folds-by", "w", "--folds", "3", "--repeats", "2"], "only one"),
-])
-def test_bad_folds_by(files, capsys, extra, message):
-    argv = ["fidelity", files["sdf"], files["moa"], files["map"], files["csv"],
-            "--measured", "t", "--mapping-column", "mapping", *extra]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
 
 
 def test_one_group_is_no_cross_validation():
