@@ -9,7 +9,9 @@ Two views of the same question, as in the papers:
   a tie in one but not the other counts as a disagreement and a tie in both as an
   agreement.
 
-Spearman's rho, the mean absolute percentage error and R² come beside them.
+Spearman's rho, the mean and the median absolute percentage error (``mape``, ``mdape``:
+the median is what a typical row misses by, whatever a few outliers do) and R² come
+beside them.
 
 Every ranking statistic sees the predictions through :func:`ranking_values`: rounded to
 12 significant digits, so that alternatives equal in exact arithmetic but not in
@@ -32,10 +34,12 @@ from scipy import stats
 
 #: keys of the JSON document of ``mapeval fidelity``, in order (SPEC §7)
 JSON_KEYS = ("n", "n_train", "n_test", "tau", "p_value", "fidelity", "spearman", "mape",
-             "r2", "fidelity_within", "tau_within", "fitted", "folds", "repeats")
+             "mdape", "r2", "fidelity_within", "tau_within", "fitted", "folds", "folds_by",
+             "repeats")
 
 #: the figures averaged over folds or repeats (SPEC §12)
-FIGURES = ("tau", "fidelity", "spearman", "mape", "r2", "fidelity_within", "tau_within")
+FIGURES = ("tau", "fidelity", "spearman", "mape", "mdape", "r2", "fidelity_within",
+           "tau_within")
 
 #: significant digits the predictions keep before ranking (SPEC §12)
 RANK_DIGITS = 12
@@ -56,7 +60,8 @@ class FidelityResult:
     ``within`` (``nan`` without one).  Under cross-validation ``folds`` (or ``repeats``)
     holds one result per split and every figure is their mean (``nan`` splits left out);
     ``n_train``/``n_test`` are then the mean split sizes, rounded, and ``p_value`` is
-    ``nan`` (a mean of p-values is no p-value; each split has its own).
+    ``nan`` (a mean of p-values is no p-value; each split has its own).  Folds by a
+    column (leave one group out) name it in ``folds_by``, and each fold its ``group``.
     """
 
     n: int
@@ -69,11 +74,14 @@ class FidelityResult:
     mape: float
     r2: float
     fitted: Mapping[str, float] | None = field(default=None)
+    mdape: float = math.nan
     fidelity_within: float = math.nan
     tau_within: float = math.nan
     within: str | None = None
     folds: tuple["FidelityResult", ...] | None = None
     repeats: tuple["FidelityResult", ...] | None = None
+    folds_by: str | None = None
+    group: str | None = None
 
     @property
     def splits(self) -> tuple["FidelityResult", ...] | None:
@@ -97,9 +105,10 @@ class FidelityResult:
 
     def split_dict(self) -> dict:
         """The figures of one fold or repeat (JSON)."""
-        keys = ("n_train", "n_test", "tau", "p_value", "fidelity", "spearman", "mape", "r2",
-                "fidelity_within", "tau_within")
-        d = {k: getattr(self, k) for k in keys}
+        keys = ("n_train", "n_test", "tau", "p_value", "fidelity", "spearman", "mape",
+                "mdape", "r2", "fidelity_within", "tau_within")
+        d = {"group": self.group} if self.group is not None else {}
+        d.update((k, getattr(self, k)) for k in keys)
         d["fitted"] = dict(self.fitted) if self.fitted is not None else None
         return _finite(d)
 
@@ -108,6 +117,8 @@ class FidelityResult:
         if splits is not None:
             kind = "folds" if self.folds is not None else "repeated splits"
             fitted = f", fitted on ~{self.n_train} each" if self.n_train else ""
+            if self.folds_by is not None:
+                kind = f"folds (one per {self.folds_by})"
             where = (f"{len(splits)} {kind} of {self.n} rows (~{self.n_test} test rows "
                      f"each{fitted}), the mean")
         else:
@@ -119,6 +130,7 @@ class FidelityResult:
                  f"  pairs ordered  {_fmt(self.fidelity)}   (fraction of pairs ordered as measured)",
                  f"  Spearman rho   {_fmt(self.spearman)}",
                  f"  MAPE           {_fmt(self.mape, '.3g')} %",
+                 f"  median APE     {_fmt(self.mdape, '.3g')} %",
                  f"  R^2            {_fmt(self.r2)}"]
         if self.within is not None:
             lines += [f"within rows of equal {self.within}:",
@@ -129,12 +141,18 @@ class FidelityResult:
             head = f"  {label:>6}  {'train':>5}  {'test':>5}  {'tau':>7}  {'fidelity':>8}"
             if self.within is not None:
                 head += f"  {'tau_within':>10}  {'fid_within':>10}"
+            head += f"  {'mdape %':>8}"
+            if self.folds_by is not None:
+                head += f"  {self.folds_by}"
             lines += [f"per {label}:", head]
             for i, r in enumerate(splits, 1):
                 row = (f"  {i:>6}  {r.n_train:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
                        f"{_fmt(r.fidelity):>8}")
                 if self.within is not None:
                     row += f"  {_fmt(r.tau_within):>10}  {_fmt(r.fidelity_within):>10}"
+                row += f"  {_fmt(r.mdape, '.3g'):>8}"
+                if r.group is not None:
+                    row += f"  {r.group}"
                 lines.append(row)
         if self.fitted:
             width = max(len(k) for k in self.fitted)
@@ -252,7 +270,7 @@ def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
     tau, p_value = _tau(p, m)
     rho = float(stats.spearmanr(p, m).statistic) if not math.isnan(tau) else math.nan
     with np.errstate(all="ignore"):      # an overflow is an infinite error, not a warning
-        mape, r2 = _errors(raw, m)
+        mape, mdape, r2 = _errors(raw, m)
     fid_within = tau_within = math.nan
     if groups is not None:
         fid_within, tau_within = within_groups(p, m, groups)
@@ -260,16 +278,18 @@ def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
                           n_test=n_test, tau=tau, p_value=p_value,
                           fidelity=_agreeing_pairs(p, m) / (n_test * (n_test - 1) / 2)
                           if n_test >= 2 else math.nan,
-                          spearman=rho, mape=mape, r2=r2,
+                          spearman=rho, mape=mape, mdape=mdape, r2=r2,
                           fitted=dict(fitted) if fitted is not None else None,
                           fidelity_within=fid_within, tau_within=tau_within,
                           within=within if groups is not None else None)
 
 
 def mean_over_splits(splits: Sequence[FidelityResult], kind: str, *, n: int,
-                     fitted: Mapping[str, float] | None = None) -> FidelityResult:
+                     fitted: Mapping[str, float] | None = None,
+                     folds_by: str | None = None) -> FidelityResult:
     """One result whose figures are the means of ``splits`` (``kind`` ``"folds"`` or
-    ``"repeats"``), leaving out the splits where a figure is undefined."""
+    ``"repeats"``), leaving out the splits where a figure is undefined; ``folds_by``
+    names the column whose groups the folds are."""
     if kind not in ("folds", "repeats"):
         raise ValueError(f"kind must be 'folds' or 'repeats', not {kind!r}")
     splits = tuple(splits)
@@ -284,15 +304,16 @@ def mean_over_splits(splits: Sequence[FidelityResult], kind: str, *, n: int,
                           n_test=int(round(np.mean([r.n_test for r in splits]))),
                           p_value=math.nan, fitted=dict(fitted) if fitted is not None else None,
                           within=splits[0].within if splits else None,
-                          **figures, **{kind: splits})
+                          folds_by=folds_by, **figures, **{kind: splits})
 
 
-def _errors(p: np.ndarray, m: np.ndarray) -> tuple[float, float]:
-    """MAPE (percent, over the non-zero measurements) and R²."""
+def _errors(p: np.ndarray, m: np.ndarray) -> tuple[float, float, float]:
+    """MAPE and its median (percent, over the non-zero measurements) and R²."""
     n_test = p.size
     nonzero = m != 0
-    mape = float(np.mean(np.abs((p[nonzero] - m[nonzero]) / m[nonzero])) * 100) \
-        if np.any(nonzero) else math.nan
+    ape = np.abs((p[nonzero] - m[nonzero]) / m[nonzero]) * 100
+    mape = float(np.mean(ape)) if ape.size else math.nan
+    mdape = float(np.median(ape)) if ape.size else math.nan
     ss_tot = float(np.sum((m - m.mean()) ** 2)) if n_test else 0.0
     r2 = 1.0 - float(np.sum((m - p) ** 2)) / ss_tot if ss_tot > 0 else math.nan
-    return mape, r2
+    return mape, mdape, r2

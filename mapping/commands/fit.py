@@ -71,10 +71,10 @@ def load_element_study(args, command: str):
     from mapping.fitting import assess_elements, parse_element_columns
     from mapping.inputs import parse_params
 
-    for option in ("folds", "repeats", "within"):
+    for option in ("folds", "folds_by", "repeats", "within"):
         if getattr(args, option, None) is not None:
             raise InputError(f"mapeval {command}: --measured-element does not go with "
-                             f"--{option}")
+                             f"--{option.replace('_', '-')}")
     columns = parse_element_columns(args.measured_element)
     study = load_study(Namespace(**{**vars(args), "free": None}), command)
     assessment = assess_elements(

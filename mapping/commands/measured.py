@@ -14,7 +14,7 @@ from mapping.inputs import (add_mapping_options, add_model_options, choose_mappi
 from mapping.options import FRACTION, NATURAL, POSITIVE_WHOLE
 from mapping.measurements import Measurements, read_measurements
 from mapping.progress import add_progress_option, progress_bar
-from mapping.validation import FOLDS, cross_validate, fold_splits, repeat_splits
+from mapping.validation import FOLDS, cross_validate, fold_splits, group_splits, repeat_splits
 
 FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
 
@@ -71,6 +71,10 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    help="K-fold cross-validation: fit on K-1 folds, rank the held-out one; "
                    "each figure is the mean over the folds (without --fit: the model's "
                    "own figures on each fold; --test-fraction does not apply)")
+    v.add_argument("--folds-by", metavar="COLUMN",
+                   help="leave one group out: each value of COLUMN (e.g. gpu) is the test "
+                   "fold in turn, the model fitted on the other rows; the JSON's folds give "
+                   "each group's tau, median relative error (mdape) and value (group)")
     v.add_argument("--repeats", type=POSITIVE_WHOLE, metavar="R",
                    help="the mean over R seeded train/test splits of --test-fraction "
                    "(split r uses seed --seed + r)")
@@ -161,15 +165,22 @@ def load_study(args, command: str) -> Study:
 def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessment:
     """The assessment, then the figures within groups and over folds or repeats
     (SPEC §12): with folds or repeats the reported parameters are fitted on every row."""
-    folds, repeats, within = (getattr(args, k, None) for k in ("folds", "repeats", "within"))
-    if folds is not None and repeats is not None:
-        raise InputError(f"mapeval {command}: give --folds or --repeats, not both")
-    if within is not None and within not in data.columns:
-        raise InputError(f"{data.path}: no column '{within}' for --within "
-                         f"(columns: {', '.join(data.columns)})")
-    cross = folds is not None or repeats is not None
-    splits = None
-    if cross:
+    folds, repeats, within, by = (getattr(args, k, None)
+                                  for k in ("folds", "repeats", "within", "folds_by"))
+    given = [o for o, v in (("--folds", folds), ("--folds-by", by), ("--repeats", repeats))
+             if v is not None]
+    if len(given) > 1:
+        raise InputError(f"mapeval {command}: give {' or '.join(given)}, "
+                         f"{'not both' if len(given) == 2 else 'only one'}")
+    for option, column in (("--within", within), ("--folds-by", by)):
+        if column is not None and column not in data.columns:
+            raise InputError(f"{data.path}: no column '{column}' for {option} "
+                             f"(columns: {', '.join(data.columns)})")
+    cross = folds is not None or repeats is not None or by is not None
+    splits = labels = None
+    if by is not None:
+        splits, labels = group_splits([_group(r, by, "--folds-by") for r in rows])
+    elif cross:
         splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
                   repeat_splits(len(rows), repeats, args.test_fraction, args.seed))
     fits = (1 + len(splits) if cross else 1) if args.free else 0
@@ -185,11 +196,12 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
         if cross:
             fit = assessment.fit
             result = cross_validate(assessment.model, fit.free if fit else None, splits,
-                                    "folds" if folds is not None else "repeats",
+                                    "repeats" if repeats is not None else "folds",
                                     groups=groups, within=within,
                                     fitted=fit.values if fit else None,
                                     starts=args.starts, seed=args.seed, progress=bar,
-                                    residuals=getattr(args, "residuals", "absolute"))
+                                    residuals=getattr(args, "residuals", "absolute"),
+                                    labels=labels, folds_by=by)
     if not cross and groups is not None:
         on = assessment.scored
         fid, tau = within_groups(assessment.predicted[on], assessment.measured[on],
@@ -198,10 +210,10 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
     return replace(assessment, result=result)
 
 
-def _group(row, column: str) -> str:
+def _group(row, column: str, option: str = "--within") -> str:
     label = row.cells.get(column, "").strip()
     if not label:
-        raise row.error("missing cell (--within needs every row's group)", column)
+        raise row.error(f"missing cell ({option} needs every row's group)", column)
     return label
 
 
