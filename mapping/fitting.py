@@ -787,9 +787,13 @@ def _rank_and_groups(J: np.ndarray, names: Sequence[str], rtol: float | None = N
     round-off of an exactly computed matrix)."""
     if J.size == 0:
         return 0, []
-    s, vt = np.linalg.svd(J, full_matrices=True)[1:]
     if rtol is None:
         rtol = max(J.shape) * np.finfo(float).eps * 10
+    if J.shape[0] > J.shape[1]:
+        # the triangle of a thin QR has J's singular values and right vectors: never an
+        # n x n matrix for n rows
+        J = np.linalg.qr(J, mode="r")
+    s, vt = np.linalg.svd(J, full_matrices=True)[1:]
     tol = (s[0] if s.size else 0.0) * rtol
     rank = int(np.sum(s > tol))
     null = vt[rank:]                       # rows spanning the null space
