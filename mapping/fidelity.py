@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -43,10 +43,6 @@ FIGURES = ("tau", "fidelity", "spearman", "mape", "mdape", "r2", "fidelity_withi
 
 #: significant digits the predictions keep before ranking (SPEC §12)
 RANK_DIGITS = 12
-
-# Rows per block of the pairwise comparison: bounds memory to ~BLOCK·n bytes per array.
-_BLOCK = 1024
-
 
 @dataclass(frozen=True)
 class FidelityResult:
@@ -181,21 +177,109 @@ def ranking_values(predicted) -> np.ndarray:
     """The predictions as every ranking statistic sees them: rounded to ``RANK_DIGITS``
     significant digits, so that values equal in exact arithmetic tie."""
     p = np.asarray(predicted, dtype=float).ravel()
-    return np.array([float(format(v, f".{RANK_DIGITS}g")) for v in p.tolist()], dtype=float)
+    distinct, back = np.unique(p, return_inverse=True)     # each value formatted once
+    rounded = np.array([float(format(v, f".{RANK_DIGITS}g")) for v in distinct.tolist()],
+                       dtype=float)
+    return rounded[back.ravel()]
 
 
-def _agreeing_pairs(p: np.ndarray, m: np.ndarray) -> int:
-    """How many of the pairs ``i < j`` ``p`` orders as ``m`` (ties an order of their own)."""
+@dataclass(frozen=True)
+class PairCounts:
+    """The pairs of rows within each group (``(G,)`` integer arrays, group ``g`` the
+    ``g``-th smallest label): ``pairs`` = k(k-1)/2, ``tied_p``/``tied_m`` the pairs tied
+    in the predictions / measurements, ``tied_both`` tied in both, ``discordant`` ordered
+    oppositely.  The concordant pairs are what is left (inclusion-exclusion)."""
+
+    pairs: np.ndarray
+    tied_p: np.ndarray
+    tied_m: np.ndarray
+    tied_both: np.ndarray
+    discordant: np.ndarray
+
+    @property
+    def concordant(self) -> np.ndarray:
+        return self.pairs - self.discordant - self.tied_p - self.tied_m + self.tied_both
+
+    @property
+    def agreeing(self) -> np.ndarray:
+        """Pairs ordered alike, a tie in both counting as alike (Bambha & Bhattacharyya)."""
+        return self.concordant + self.tied_both
+
+    def tau_b(self) -> np.ndarray:
+        """Kendall's tau-b per group, ``(C - D) / sqrt((n0 - n1)(n0 - n2))``; ``nan``
+        where every prediction or every measurement of the group ties."""
+        left = (self.pairs - self.tied_p).astype(float)
+        right = (self.pairs - self.tied_m).astype(float)
+        defined = (left > 0) & (right > 0)
+        num = (self.concordant - self.discordant).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(defined, num / np.sqrt(left * right), np.nan)
+
+
+def _dense(x: np.ndarray) -> np.ndarray:
+    """Dense ranks (0, 1, ...) of ``x``; equal values share a rank."""
+    return np.unique(x, return_inverse=True)[1].ravel().astype(np.int64)
+
+
+def _tied_pairs(key: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
+    """Per group, the pairs of rows of equal ``key`` (a key determines its group)."""
+    _, first, size = np.unique(key, return_index=True, return_counts=True)
+    return np.bincount(group[first], weights=size * (size - 1) // 2, minlength=groups
+                       ).astype(np.int64)
+
+
+def _inversions(values: np.ndarray) -> np.ndarray:
+    """For each position ``j``, how many ``i < j`` have ``values[i] > values[j]``
+    (``values``: integers in ``[0, n)``).  A bottom-up merge sort whose levels are
+    numpy operations over all blocks at once: O(n log n) comparisons, O(n) memory."""
+    n = values.size
+    out = np.zeros(n, dtype=np.int64)
+    vals = values.astype(np.int64)
+    pos = np.arange(n)
+    idx = np.arange(n)
+    width = 1
+    while width < n:
+        pair = idx // (2 * width)
+        key = pair * n + vals                          # blocks stay apart, in order
+        left = (idx % (2 * width)) < width
+        lkeys = key[left]                              # sorted: blocks are sorted
+        right = ~left
+        q, b = key[right], pair[right]
+        greater = np.searchsorted(lkeys, (b + 1) * n, "left") \
+            - np.searchsorted(lkeys, q, "right")
+        out[pos[right]] += greater
+        order = np.argsort(key, kind="stable")         # merges two sorted runs per block
+        vals, pos = vals[order], pos[order]
+        width *= 2
+    return out
+
+
+def pair_counts(predicted, measured, groups=None) -> PairCounts:
+    """:class:`PairCounts` of ``predicted`` (already :func:`ranking_values`) against
+    ``measured``, within each group of ``groups`` (one label per row; ``None``: one
+    group).  Knight's method (as scipy's ``kendalltau``): the rows sorted by group,
+    measurement and prediction, the discordant pairs are the inversions of the
+    predictions in that order, counted by merge sort; ties by sorting.  O(n log n) time,
+    O(n) memory."""
+    p = np.asarray(predicted, dtype=float).ravel()
+    m = np.asarray(measured, dtype=float).ravel()
+    if groups is None:
+        g = np.zeros(p.size, dtype=np.int64)
+    else:
+        g = np.unique(np.asarray(groups), return_inverse=True)[1].ravel().astype(np.int64)
     n = p.size
-    agree = 0
-    cols = np.arange(n)
-    for start in range(0, n - 1, _BLOCK):
-        stop = min(start + _BLOCK, n)
-        sp = np.sign(p[start:stop, None] - p[None, :])
-        sm = np.sign(m[start:stop, None] - m[None, :])
-        upper = cols[None, :] > np.arange(start, stop)[:, None]   # each pair once, i < j
-        agree += int(np.count_nonzero((sp == sm) & upper))
-    return agree
+    G = int(g.max()) + 1 if n else 0
+    size = np.bincount(g, minlength=G).astype(np.int64)
+    rp, rm = _dense(p), _dense(m)
+    gp = _dense(g * n + rp)                            # (group, p) ranked together
+    order = np.lexsort((rp, rm, g))                    # by group, then m, then p
+    # within a group, an inversion of p in this order is a discordant pair; ranking
+    # (group, p) together keeps pairs across groups from counting
+    discordant = np.bincount(g[order], weights=_inversions(gp[order]), minlength=G
+                             ).astype(np.int64)
+    return PairCounts(size * (size - 1) // 2, _tied_pairs(gp, g, G),
+                      _tied_pairs(g * n + rm, g, G), _tied_pairs(gp * n + rm, g, G),
+                      discordant)
 
 
 def _pair(predicted, measured) -> tuple[np.ndarray, np.ndarray]:
@@ -206,13 +290,16 @@ def _pair(predicted, measured) -> tuple[np.ndarray, np.ndarray]:
     return ranking_values(p), m
 
 
+def _agreeing_fraction(p: np.ndarray, m: np.ndarray) -> float:
+    counts = pair_counts(p, m)
+    return float(counts.agreeing[0] / counts.pairs[0]) if p.size >= 2 else math.nan
+
+
 def pairwise_fidelity(predicted, measured) -> float:
     """The fraction of the ``n·(n-1)/2`` row pairs that ``predicted`` orders as
     ``measured`` does; a tie counts as an order of its own (tie against tie agrees,
     tie against an order disagrees).  ``nan`` for fewer than two rows."""
-    p, m = _pair(predicted, measured)
-    n = p.size
-    return _agreeing_pairs(p, m) / (n * (n - 1) / 2) if n >= 2 else math.nan
+    return _agreeing_fraction(*_pair(predicted, measured))
 
 
 def _tau(p: np.ndarray, m: np.ndarray) -> tuple[float, float]:
@@ -228,29 +315,22 @@ def within_groups(predicted, measured, groups) -> tuple[float, float]:
     only (``groups[i]`` is row ``i``'s group): the agreeing pairs of all groups over
     their pairs, and the groups' tau-b weighted by their pair counts (an undefined
     tau-b, all predictions or measurements of the group equal, counts as 0).
-    ``nan`` when no group has two rows."""
+    ``nan`` when no group has two rows.  O(n log n) (:func:`pair_counts`)."""
     p, m = _pair(predicted, measured)
-    keys = list(groups)
-    if len(keys) != p.size:
-        raise ValueError(f"{len(keys)} group labels for {p.size} rows")
-    members: dict[Any, list[int]] = {}
-    for i, key in enumerate(keys):
-        members.setdefault(key, []).append(i)
-    pairs = agree = 0
-    weighted_tau = 0.0
-    for rows in members.values():
-        k = len(rows)
-        if k < 2:
-            continue
-        idx = np.array(rows)
-        n_pairs = k * (k - 1) // 2
-        pairs += n_pairs
-        agree += _agreeing_pairs(p[idx], m[idx])
-        tau = _tau(p[idx], m[idx])[0]
-        weighted_tau += n_pairs * (0.0 if math.isnan(tau) else tau)
+    labels = np.asarray(groups if not isinstance(groups, np.ndarray) else groups)
+    if labels.size != p.size:
+        raise ValueError(f"{labels.size} group labels for {p.size} rows")
+    if not p.size:
+        return math.nan, math.nan
+    if labels.dtype == object:
+        labels = labels.astype(str)
+    counts = pair_counts(p, m, labels)
+    pairs = int(counts.pairs.sum())
     if not pairs:
         return math.nan, math.nan
-    return agree / pairs, weighted_tau / pairs
+    tau = np.nan_to_num(counts.tau_b(), nan=0.0)
+    return (float(counts.agreeing.sum() / pairs),
+            float(np.sum(counts.pairs * tau) / pairs))
 
 
 def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
@@ -276,8 +356,7 @@ def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
         fid_within, tau_within = within_groups(p, m, groups)
     return FidelityResult(n=n_test + n_train if n is None else n, n_train=n_train,
                           n_test=n_test, tau=tau, p_value=p_value,
-                          fidelity=_agreeing_pairs(p, m) / (n_test * (n_test - 1) / 2)
-                          if n_test >= 2 else math.nan,
+                          fidelity=_agreeing_fraction(p, m),
                           spearman=rho, mape=mape, mdape=mdape, r2=r2,
                           fitted=dict(fitted) if fitted is not None else None,
                           fidelity_within=fid_within, tau_within=tau_within,

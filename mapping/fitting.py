@@ -74,6 +74,7 @@ from mapping.options import FRACTION, NATURAL
 from mapping.problem import bind_problem
 from mapping.registry import Registry
 from mapping.routing import place_tokens, validate_mapping
+from mapping.row_batch import RowBatch, Unsupported
 
 
 # --------------------------------------------------------------------------- free params
@@ -428,6 +429,9 @@ class RowModel:
         self._placed: dict[tuple, dict] = {}
         self._checked = False
         self._combines: bool | None = None
+        self._batches: dict = {}
+        #: bound applications and architectures shared by rows (:func:`bind_problem`)
+        self._bindings: dict = {}
         self._arch_parts: dict[int, tuple] = {}
         self._identities: dict[int, tuple] = {}
         for row in self.rows:
@@ -441,6 +445,12 @@ class RowModel:
         else:
             check_metric(at_defaults, metric)
             self._checked = True
+
+    def share_applications(self, other: "RowModel") -> None:
+        """Reuse the applications ``other`` bound (same ``.sdf``, another architecture,
+        e.g. the fitted one): binding each row's application is the costly part."""
+        if other.app is self.app:
+            self._bindings.update({k: v for k, v in other._bindings.items() if k[0] == "app"})
 
     def _key(self, row, drop: str | None = None):
         values = {**self.params, **{k: v for k, v in row.params.items() if k != drop}}
@@ -480,7 +490,7 @@ class RowModel:
     def _bind(self, row, key):
         values = dict(key)
         if row.activity is None:
-            return bind_problem(self.app, self.arch, values)
+            return bind_problem(self.app, self.arch, values, cache=self._bindings)
         return self.arch.bind(values)
 
     def bound(self, i: int):
@@ -505,15 +515,19 @@ class RowModel:
 
     def placed(self, i: int) -> dict[str, list]:
         """Element → the token groups of row ``i`` (independent of cost parameters)."""
-        key = self._identity(i)
+        return self.placed_for(i, self.metric)
+
+    def placed_for(self, i: int, metric: str) -> dict[str, list]:
+        """:meth:`placed` for ``metric`` (a term of a system metric places its own)."""
+        key = (self._identity(i), metric)
         got = self._placed.get(key)
         if got is None:
             row, b = self.rows[i], self.bound(i)
             try:
                 if row.activity is None:
                     validate_mapping(b.app, b.arch, row.mapping)
-                    got = place_tokens(b.app, b.arch, row.mapping, b.activity, self.metric,
-                                     charge=is_charged(self.metric))
+                    got = place_tokens(b.app, b.arch, row.mapping, b.activity, metric,
+                                     charge=is_charged(metric))
                 else:
                     got = element_tokens(b, row.activity)
             except (ValueError, KeyError) as exc:
@@ -620,9 +634,60 @@ class RowModel:
             raise self._error(i, f"the predicted {self.metric} is {value}, not a finite number")
         return value
 
+    def _reference_value(self, i: int) -> float:
+        """Row ``i`` by the reference evaluator, at the files' values."""
+        with np.errstate(all="ignore"):
+            return float(self._evaluate(i, self.bound(i)))
+
+    def row_batch(self, indices) -> RowBatch | None:
+        """The :class:`~mapping.row_batch.RowBatch` of rows ``indices`` (``None``: they
+        are evaluated one at a time).  Built once for every row, sliced for subsets."""
+        indices = np.asarray(indices, dtype=np.intp)
+        key = indices.tobytes()
+        if key in self._batches:
+            return self._batches[key]
+        every = self._batches.get(None, False)
+        if every is False:
+            try:
+                every = RowBatch(self, range(len(self.rows)))
+            except (Unsupported, ValueError, KeyError, ArithmeticError, InputError):
+                every = None                 # the reference path reports any bad row
+            self._batches[None] = every
+        got = None
+        if every is not None:
+            got = every if len(indices) == len(self.rows) and \
+                np.array_equal(indices, np.arange(len(self.rows))) else every.subset(indices)
+        if len(self._batches) > 16:
+            self._batches = {None: every}
+        self._batches[key] = got
+        return got
+
+    def _predict_batch(self, indices, overrides, cache) -> np.ndarray | None:
+        """All rows at once (:mod:`mapping.row_batch`), or ``None`` where they must go
+        one at a time: unsupported, or a row that fails (the reference explains it)."""
+        if not indices or self._rebinds_app(overrides):
+            return None
+        batch = self.row_batch(indices)
+        if batch is None:
+            return None
+        if overrides:
+            def arch_of(i):
+                return self._variant(i, overrides, cache, arch_only=True)
+        else:
+            arch_of = self.bound_arch
+        try:
+            with np.errstate(all="ignore"):
+                out = batch.values(arch_of)
+        except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError):
+            return None
+        return out if np.all(np.isfinite(out)) else None
+
     def predict(self, indices=None, overrides=None) -> np.ndarray:
         indices = list(range(len(self.rows)) if indices is None else indices)
         cache: dict = {}
+        fast = self._predict_batch(indices, overrides, cache)
+        if fast is not None:
+            return fast
         memo: dict[tuple, float] = {}
         self._batch(indices, overrides, cache, memo)
         out = np.empty(len(indices))
@@ -823,26 +888,60 @@ def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
     return True
 
 
+def _probes(arch: Architecture, fp: FreeParameter, metric: str) -> Architecture:
+    """The bound ``arch`` whose value of ``metric`` is ``d prediction / d θ`` of ``fp``:
+    its models replaced by their linear terms in ``fp`` (:meth:`CostModel.linear_terms`),
+    every other element's model by zero."""
+    models = {name: {metric: _ZERO} for name in arch.elements}
+    for name in fp.elements:
+        linear = arch.elements[name].costs[fp.metric]
+        models[name][metric] = _Probe(
+            lambda t, m=linear, p=fp.param: m.linear_terms(t).get(p, 0.0))
+    return _variant(arch, models)
+
+
 def coefficients(arch: Architecture, placed: MappingT[str, list],
                  free: Sequence[FreeParameter], metric: str, aggregate: str) -> list[float]:
     """``d prediction / d θ_j`` of one row (tokens ``placed`` on the bound ``arch``) for
     free parameters in which their models are linear: the core's rule and aggregation
     evaluated with each free model replaced by its linear terms in ``θ_j``
     (:meth:`CostModel.linear_terms`) and every other element's model by zero."""
-    out = []
-    for fp in free:
-        models = {name: {metric: _ZERO} for name in arch.elements}
-        for name in fp.elements:
-            linear = arch.elements[name].costs[fp.metric]
-            models[name][metric] = _Probe(
-                lambda t, m=linear, p=fp.param: m.linear_terms(t).get(p, 0.0))
-        out.append(float(combine(_variant(arch, models), placed, metric, aggregate)))
-    return out
+    return [float(combine(_probes(arch, fp, metric), placed, metric, aggregate))
+            for fp in free]
+
+
+def _design_batch(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`design_matrix` with every row at once (:mod:`mapping.row_batch`), or
+    ``None`` where the rows go one at a time."""
+    batch = model.row_batch(rows) if len(rows) else None
+    if batch is None:
+        return None
+    A = np.zeros((len(rows), len(free)))
+    probed: dict[tuple, Architecture] = {}
+
+    def arch_of(i, fp):
+        key = (id(model.bound_arch(i)), fp.spec)
+        if key not in probed:
+            probed[key] = _probes(model.bound_arch(i), fp, model.metric)
+        return probed[key]
+    try:
+        for j, fp in enumerate(free):
+            A[:, j] = batch.values(lambda i, fp=fp: arch_of(i, fp))
+    except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError):
+        return None
+    predicted = model._predict_batch(list(rows), None, {})
+    if predicted is None or not np.all(np.isfinite(A)):
+        return None
+    return A, predicted - A @ _current_values(model, free)
 
 
 def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``(A, c)`` with prediction ``= c + A @ θ`` on ``rows`` (a linear problem only)."""
+    fast = _design_batch(model, free, rows)
+    if fast is not None:
+        return fast
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
     theta0 = _current_values(model, free)
@@ -883,9 +982,13 @@ def _rank_and_groups(J: np.ndarray, names: Sequence[str], rtol: float | None = N
     round-off of an exactly computed matrix)."""
     if J.size == 0:
         return 0, []
-    s, vt = np.linalg.svd(J, full_matrices=True)[1:]
     if rtol is None:
         rtol = max(J.shape) * np.finfo(float).eps * 10
+    if J.shape[0] > J.shape[1]:
+        # the triangle of a thin QR has J's singular values and right vectors: never an
+        # n x n matrix for n rows
+        J = np.linalg.qr(J, mode="r")
+    s, vt = np.linalg.svd(J, full_matrices=True)[1:]
     tol = (s[0] if s.size else 0.0) * rtol
     rank = int(np.sum(s > tol))
     null = vt[rank:]                       # rows spanning the null space
@@ -1220,6 +1323,7 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
     final = RowModel(fit.architecture, rows, metric, aggregate, app,
                      {**(params or {}), **bare}, source)
+    final.share_applications(model)
     predicted = final.predict()
     on = scored_rows(train, test)
     result = fidelity(predicted[on], measured[on], n=len(rows), n_train=len(train),
