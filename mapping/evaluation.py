@@ -129,38 +129,139 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
     problem = problem or bind_problem(app, arch, params)
     app_b, arch_b = problem.app, problem.arch
     validate_mapping(app_b, arch_b, mapping)
-    check_metric(arch_b, metric)
-    if metric in system_metrics(arch_b):
-        return _evaluate_system(problem, mapping, metric, aggregate)
-    aggregate = aggregate or arch_b.aggregate
-    agg = aggregator(aggregate)
-    timing = timing_tables(problem, metric, aggregate) if agg.timed else None
-    placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric,
-                          charge=is_charged(metric))
-    values, unmodelled = element_values(arch_b, placed, metric)
-    check_modelled(placed, unmodelled, metric, f"mapping '{mapping.name}'", mapping.origin)
-    if timing is not None:
-        # the batch code with one mapping, routed as placed (its own ``via`` routes)
-        inputs = timing.inputs_for(problem, mapping)
-        value = float(agg.timed_value(timing, None, inputs)[0])
-        bottleneck = None
-    else:
-        shares = pe_shares(app_b, arch_b, mapping, placed, metric) if agg.needs_shares \
-            else None
-        value, bottleneck = system_value(arch_b, values, agg, shares)
-
+    got = placed_value(arch_b, MappedTokens(problem, mapping), metric, aggregate,
+                       problem.params)
     throughput = performance_ = None
-    if metric == "time" and value > 0 and np.isfinite(value):
-        throughput = 1.0 / value
-        performance_ = performance(total_ops(problem.activity), value)
-    elements = tuple(
-        ElementValue(name, arch_b.elements[name].kind, sum(t.count for t in placed[name]),
-                     float(sum(t.count * t.quanta for t in placed[name])), values[name])
-        for name in arch_b.elements)
-    return Evaluation(app_b.name, arch_b.name, mapping.name, metric, aggregate,
+    if metric == "time" and got.value > 0 and np.isfinite(got.value):
+        throughput = 1.0 / got.value
+        performance_ = performance(total_ops(problem.activity), got.value)
+    return Evaluation(app_b.name, arch_b.name, mapping.name, metric, got.aggregate,
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
-                      float(value), throughput, performance_, bottleneck, tuple(unmodelled),
-                      elements, unit=arch_b.unit(metric), time_unit=arch_b.unit("time"))
+                      got.value, throughput, performance_, got.bottleneck,
+                      tuple(got.unmodelled), got.elements(arch_b), got.terms,
+                      unit=arch_b.unit(metric),
+                      time_unit=None if got.aggregate == SYSTEM else arch_b.unit("time"))
+
+
+class Placement:
+    """Where the tokens of one alternative sit: what :func:`placed_value` needs besides
+    the rules and the aggregations.  ``what`` and ``origin`` name it in errors."""
+
+    what: str = "the alternative"
+    origin = None
+
+    def tokens(self, metric: str) -> MappingT[str, list]:
+        """Element → its token groups when evaluating ``metric``."""
+        raise NotImplementedError
+
+    def shares(self, metric: str, placed) -> MappingT[str, MappingT[str, float]]:
+        """PE → CN → the value of ``metric`` of the CN's tokens attributed to the PE
+        (an aggregation that :attr:`~mapping.aggregation.Aggregation.needs_shares`)."""
+        raise NotImplementedError
+
+    def timed(self, metric: str, aggregate: str) -> float:
+        """The value of a timed aggregation (``schedule``, ``period``)."""
+        raise NotImplementedError
+
+
+class MappedTokens(Placement):
+    """The tokens of one iteration of ``problem``'s application under ``mapping``:
+    processing tokens on the mapped PEs, communication tokens on every CN of their
+    channel's route (charged to the end PEs for a charged metric, SPEC §12)."""
+
+    def __init__(self, problem: Problem, mapping: Mapping):
+        self.problem, self.mapping = problem, mapping
+        self.what, self.origin = f"mapping '{mapping.name}'", mapping.origin
+        self._placed: dict[bool, MappingT[str, list]] = {}
+
+    def tokens(self, metric):
+        charge = is_charged(metric)
+        got = self._placed.get(charge)
+        if got is None:
+            p = self.problem
+            got = self._placed[charge] = place_tokens(p.app, p.arch, self.mapping,
+                                                      p.activity, metric, charge=charge)
+        return got
+
+    def shares(self, metric, placed):
+        return pe_shares(self.problem.app, self.problem.arch, self.mapping, placed, metric)
+
+    def timed(self, metric, aggregate):
+        # the batch code with one mapping, routed as placed (its own ``via`` routes)
+        timing = timing_tables(self.problem, metric, aggregate)
+        inputs = timing.inputs_for(self.problem, self.mapping)
+        return float(aggregator(aggregate).timed_value(timing, None, inputs)[0])
+
+
+@dataclass(frozen=True)
+class PlacedValue:
+    """The system ``value`` of one metric for one :class:`Placement`, the
+    ``aggregate`` that produced it (``system`` for a system metric), its
+    ``bottleneck``, and the element ``values`` over the ``placed`` tokens with the
+    ``unmodelled`` elements -- for a system metric those of its first term, with every
+    term's value in ``terms``."""
+
+    value: float
+    aggregate: str
+    bottleneck: str | None
+    placed: MappingT[str, list]
+    values: MappingT[str, float]
+    unmodelled: tuple[str, ...]
+    terms: MappingT[str, float] = field(default_factory=dict)
+
+    def elements(self, arch: Architecture) -> tuple[ElementValue, ...]:
+        return tuple(
+            ElementValue(name, arch.elements[name].kind,
+                         sum(t.count for t in self.placed.get(name, ())),
+                         float(sum(t.count * t.quanta for t in self.placed.get(name, ()))),
+                         self.values.get(name, 0.0))
+            for name in arch.elements)
+
+
+def placed_value(arch: Architecture, placement: Placement, metric: str,
+                 aggregate: str | None = None, params: MappingT[str, Any] | None = None
+                 ) -> PlacedValue:
+    """The value of ``metric`` for the tokens of ``placement`` on the *bound* ``arch``:
+    the semantic core every alternative goes through, a mapping (:func:`evaluate`) or
+    per-element activity (:mod:`mapping.element_activity`).
+
+    Each element values its tokens by its rule for ``metric`` (:mod:`mapping.metrics`);
+    the values combine by ``aggregate`` (the architecture's default when ``None``,
+    :data:`~mapping.aggregation.AGGREGATIONS`) with CNs scaled by lambda; a timed
+    aggregation asks the placement for its timing.  A system metric (SPEC §12) is its
+    expression of the values of its terms ``M[AGG]`` (each this function again) and
+    of the system metrics it uses, with the parameters ``params``."""
+    check_metric(arch, metric)
+    system = system_metrics(arch).get(metric)
+    if system is not None:
+        refuse_aggregate(arch, metric, aggregate)
+        terms: dict[str, float] = {}
+        first = None
+        for name, agg in _term_order(system):
+            got = placed_value(arch, placement, name, agg, params)
+            terms[f"{name}[{agg}]"] = got.value
+            first = first or got
+        for name in system.references:
+            if name in system_metrics(arch):
+                got = placed_value(arch, placement, name, None, params)
+                terms[name] = got.value
+                first = first or got
+        value = float(system_metric_value(system.expr, {**(params or {}), **terms}))
+        return PlacedValue(value, SYSTEM, first.bottleneck if first else None,
+                           first.placed if first else {}, first.values if first else {},
+                           first.unmodelled if first else (), terms)
+    aggregate = aggregate or arch.aggregate
+    agg = aggregator(aggregate)
+    if agg.timed:                # the timing's own checks (time only) come first
+        value, bottleneck = placement.timed(metric, aggregate), None
+    placed = placement.tokens(metric)
+    values, unmodelled = element_values(arch, placed, metric)
+    check_modelled(placed, unmodelled, metric, placement.what, placement.origin)
+    if not agg.timed:
+        shares = placement.shares(metric, placed) if agg.needs_shares else None
+        value, bottleneck = system_value(arch, values, agg, shares)
+    return PlacedValue(float(value), aggregate, bottleneck, placed, values,
+                       tuple(unmodelled))
 
 
 def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_slot, params):
@@ -177,35 +278,6 @@ def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_s
                            "too many")
     aggregate = aggregate_slot if metric_slot == "time" else metric_slot
     return problem.app, problem.arch, arch_slot, mapping_slot, aggregate
-
-
-def _evaluate_system(problem: Problem, mapping: Mapping, metric: str,
-                     aggregate: str | None) -> Evaluation:
-    """A system metric (SPEC §12): its expression of the values of its terms ``M[AGG]``
-    (each a full evaluation of ``M`` by ``AGG``) and of the system metrics it uses.
-    ``elements``, ``unmodelled`` and ``bottleneck`` are those of its first term (in the
-    order the expression is printed); ``terms`` lists every term's value."""
-    system = system_metrics(problem.arch)[metric]
-    refuse_aggregate(problem.arch, metric, aggregate)
-    terms: dict[str, float] = {}
-    first = None
-    for name, agg in _term_order(system):
-        ev = evaluate(problem.app, problem.arch, mapping, name, agg, problem=problem)
-        terms[f"{name}[{agg}]"] = ev.value
-        first = first or ev
-    for name in system.references:
-        if name in system_metrics(problem.arch):
-            ev = evaluate(problem.app, problem.arch, mapping, name, problem=problem)
-            terms[name] = ev.value
-            first = first or ev
-    env = {**problem.params, **terms}
-    value = float(system_metric_value(system.expr, env))
-    return Evaluation(problem.app.name, problem.arch.name, mapping.name, metric, SYSTEM,
-                      float(problem.arch.lambda_), dict(problem.params),
-                      dict(problem.repetitions), value, None, None,
-                      first.bottleneck if first else None,
-                      first.unmodelled if first else (), first.elements if first else (),
-                      terms, unit=problem.arch.unit(metric))
 
 
 def _term_order(system) -> list[tuple[str, str]]:

@@ -448,7 +448,8 @@ class RowModel:
         row = self.rows[i]
         if self.element is not None or again:
             arch = bound if isinstance(bound, Architecture) else bound.arch
-            return combine(arch, self.placed(i), self.metric, self._requested)
+            return combine(arch, self.placed(i), self.metric, self._requested,
+                           arch.params if bound is arch else bound.params)
         if row.activity is not None:
             return evaluate_activity(bound, row.activity, self.metric, self._requested)
         return evaluate(bound.app, bound.arch, row.mapping, metric=self.metric,

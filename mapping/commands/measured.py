@@ -36,6 +36,11 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
     g.add_argument("--tokens-column", metavar="TEMPLATE",
                    help="token counts per element with --quanta-column, e.g. 'tokens_{element}' "
                    "(default: one token per element)")
+    g.add_argument("--attribute-column", action="append", metavar="NAME=TEMPLATE",
+                   help="with --quanta-column, a token attribute per element, e.g. "
+                   "'gamma=gamma_{element}' (GSLA's parallelism) or 'S=S_{element}'; "
+                   "repeat for several; an element without the column has tokens "
+                   "without the attribute (its model's default)")
     add_mapping_options(p)
     add_model_options(p)
     free_help = ("free parameters ELEMENT.METRIC.PARAM, TYPE.METRIC.PARAM or the bare name "
@@ -118,6 +123,7 @@ def load_study(args, command: str) -> Study:
                       pes=arch.pes, cns=arch.cns)
     elif args.quanta_column:
         kwargs = dict(quanta_column=args.quanta_column, tokens_column=args.tokens_column,
+                      attribute_columns=_attribute_columns(args.attribute_column),
                       elements=list(arch.elements))
     else:
         if map_path is None and args.map is None:
@@ -128,6 +134,8 @@ def load_study(args, command: str) -> Study:
         kwargs = dict(mapping=choose_mapping(map_path, args.mapping, args.map))
     if args.tokens_column and not args.quanta_column:
         raise InputError("--tokens-column needs --quanta-column")
+    if args.attribute_column and not args.quanta_column:
+        raise InputError("--attribute-column needs --quanta-column")
     params = list(app.params) if app is not None else []
     params += [p for p in arch.params if p not in params]
     data = read_measurements(csv_path, args.measured, params=params,
@@ -152,6 +160,23 @@ def load_study(args, command: str) -> Study:
     assessment = _assess(args, arch, rows, app, overrides, str(csv_path), data, command)
     files = [Path(f) for f in args.files]
     return Study(app, arch, files, moa_path, data, assessment, len(problems), problems)
+
+
+def _attribute_columns(items) -> dict[str, str]:
+    """``['gamma=gamma_{element}', ...]`` → ``{'gamma': 'gamma_{element}'}``."""
+    out: dict[str, str] = {}
+    for item in items or ():
+        name, eq, template = (part.strip() for part in item.partition("="))
+        if not eq or not name or not template:
+            raise InputError(f"--attribute-column '{item}': expected NAME=TEMPLATE, e.g. "
+                             "gamma=gamma_{element}")
+        if name in ("quanta", "count"):
+            raise InputError(f"--attribute-column '{item}': '{name}' is not an attribute "
+                             "(--quanta-column and --tokens-column give it)")
+        if name in out:
+            raise InputError(f"--attribute-column: attribute '{name}' is given twice")
+        out[name] = template
+    return out
 
 
 def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessment:
