@@ -7,13 +7,15 @@ from pathlib import Path
 
 import dsl
 from mapping.errors import InputError
-from mapping.fidelity import within_groups
-from mapping.fitting import RESIDUALS, Assessment, RowModel, assess
+from mapping.fidelity import fidelity
+from mapping.fitting import (GROUP_MARK, RESIDUALS, Assessment, RowModel, assess,
+                             expand_groups, group_label, parse_free)
 from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
                             load_single, one, parse_params)
 from mapping.measurements import Measurements, read_measurements
 from mapping.progress import add_progress_option, progress_bar
-from mapping.validation import cross_validate, fold_splits, repeat_splits
+from mapping.validation import (assess_by, cross_validate, fold_splits, group_splits,
+                                repeat_splits, with_group_details)
 
 FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
 
@@ -77,7 +79,14 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    "(split r uses seed --seed + r)")
     v.add_argument("--within", metavar="COLUMN",
                    help="also rank within groups of rows sharing this column's value "
-                   "(fidelity_within, tau_within: the alternatives of one workload)")
+                   "(fidelity_within, tau_within: the alternatives of one workload) and "
+                   "report each group's own figures ('groups' in JSON)")
+    v.add_argument("--fit-by", metavar="COLUMN",
+                   help="one parameter set per value of this column: each group fitted on "
+                   "its own training rows, the splits (and folds) made within each group; "
+                   "--within defaults to it. To share some parameters and not others, "
+                   "fit one pooled model with PARAM@COLUMN for the group-specific ones "
+                   "(e.g. --fit A7.energy.alpha,A15.energy.alpha@config,p_static)")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip rows with a bad cell instead of stopping, and say how many")
     add_progress_option(p)
@@ -181,49 +190,75 @@ def _attribute_columns(items) -> dict[str, str]:
 
 def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessment:
     """The assessment, then the figures within groups and over folds or repeats
-    (SPEC §12): with folds or repeats the reported parameters are fitted on every row."""
+    (SPEC §12): with folds or repeats the reported parameters are fitted on every row.
+    With ``--fit-by COLUMN`` each group of the column has its own parameters; with a
+    ``SPEC@COLUMN`` parameter the pooled fit has one value of it per group.  Either
+    way the splits are made within each group of that column (every group trains and
+    tests), and ``--within`` defaults to it."""
     folds, repeats, within = (getattr(args, k, None) for k in ("folds", "repeats", "within"))
+    fit_by = getattr(args, "fit_by", None)
     if folds is not None and repeats is not None:
         raise InputError(f"mapeval {command}: give --folds or --repeats, not both")
-    if within is not None and within not in data.columns:
-        raise InputError(f"{data.path}: no column '{within}' for --within "
-                         f"(columns: {', '.join(data.columns)})")
+    for option, column in (("--within", within), ("--fit-by", fit_by)):
+        if column is not None and column not in data.columns:
+            raise InputError(f"{data.path}: no column '{column}' for {option} "
+                             f"(columns: {', '.join(data.columns)})")
+    grouped = {item.strip(): item.partition(GROUP_MARK)[2].strip()
+               for item in (args.free or "").split(",") if GROUP_MARK in item}
+    for item, column in grouped.items():
+        if column and column not in data.columns:
+            raise InputError(f"{data.path}: no column '{column}' for {item} "
+                             f"(columns: {', '.join(data.columns)})")
+    by = [c for c in dict.fromkeys(grouped.values()) if c]
+    stratum = fit_by or (by[0] if by else None)
+    within = within or stratum
     cross = folds is not None or repeats is not None
-    splits = None
-    if cross:
+    strata = None if stratum is None else \
+        [group_label(r, stratum, f"--fit-by {stratum}" if fit_by else
+                     f"the parameters {GROUP_MARK}{stratum}") for r in rows]
+    split = splits = None
+    if strata is not None:
+        made = group_splits(strata, stratum, folds=folds, repeats=repeats,
+                            test_fraction=args.test_fraction, seed=args.seed)
+        splits, split = (made, None) if cross else (None, made[0])
+    elif cross:
         splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
                   repeat_splits(len(rows), repeats, args.test_fraction, args.seed))
     fits = (1 + len(splits) if cross else 1) if args.free else 0
+    fits *= len(set(strata)) if fit_by else 1
+    residuals = getattr(args, "residuals", "absolute")
+    groups = None if within is None else [group_label(r, within, f"--within {within}")
+                                          for r in rows]
     with progress_bar(args, (1 + args.starts) * fits or None, "fit", "starts") as bar:
-        assessment = assess(arch, rows, app=app, metric=args.metric,
-                            aggregate=args.aggregate, free=args.free,
-                            test_fraction=0.0 if cross else args.test_fraction,
-                            seed=args.seed, params=overrides, source=source,
-                            starts=args.starts, progress=bar,
-                            residuals=getattr(args, "residuals", "absolute"))
-        groups = None if within is None else [_group(r, within) for r in rows]
+        common = dict(app=app, metric=args.metric, aggregate=args.aggregate, free=args.free,
+                      test_fraction=0.0 if cross else args.test_fraction, seed=args.seed,
+                      params=overrides, source=source, starts=args.starts, progress=bar,
+                      residuals=residuals)
+        if fit_by:
+            assessment = assess_by(arch, rows, fit_by, within=within, **common)
+        else:
+            assessment = assess(arch, rows, split=split, **common)
         result = assessment.result
         if cross:
             fit = assessment.fit
-            result = cross_validate(assessment.model, fit.free if fit else None, splits,
+            free = None
+            if fit is not None:
+                free = expand_groups(parse_free(arch, args.free, app), rows) if fit_by \
+                    else fit.free
+            result = cross_validate(assessment.model, free, splits,
                                     "folds" if folds is not None else "repeats",
                                     groups=groups, within=within,
                                     fitted=fit.values if fit else None,
                                     starts=args.starts, seed=args.seed, progress=bar,
-                                    residuals=getattr(args, "residuals", "absolute"))
-    if not cross and groups is not None:
+                                    residuals=residuals, fit_by=strata if fit_by else None,
+                                    fit_column=fit_by)
+    if not cross and groups is not None and not fit_by:
         on = assessment.scored
-        fid, tau = within_groups(assessment.predicted[on], assessment.measured[on],
-                                 [groups[i] for i in on])
-        result = replace(result, fidelity_within=fid, tau_within=tau, within=within)
+        result = fidelity(assessment.predicted[on], assessment.measured[on], n=result.n,
+                          n_train=result.n_train, fitted=result.fitted,
+                          groups=[groups[i] for i in on], within=within)
+        result = with_group_details(result, groups, assessment.train, fit=assessment.fit)
     return replace(assessment, result=result)
-
-
-def _group(row, column: str) -> str:
-    label = row.cells.get(column, "").strip()
-    if not label:
-        raise row.error("missing cell (--within needs every row's group)", column)
-    return label
 
 
 def report_problems(study: Study, stream=None) -> None:
