@@ -11,12 +11,14 @@ with activity on a CN) and the firings and their order (``schedule``, ``period``
 """
 from __future__ import annotations
 
-from typing import Any, Mapping as MappingT
+from typing import Any, Mapping as MappingT, Sequence
+
+import numpy as np
 
 from moa import Architecture
 from moc import TokenGroup
 from mapping.errors import MappingError
-from mapping.evaluation import Placement, PlacedValue, placed_value
+from mapping.evaluation import Placement, PlacedValue, placed_value, placed_values
 
 #: one element's activity: ``(quanta, tokens)`` or ``(quanta, tokens, attributes)``
 ElementActivity = tuple
@@ -37,24 +39,27 @@ def element_tokens(arch: Architecture, activity: MappingT[str, ElementActivity]
 
 
 class PlacedTokens(Placement):
-    """Tokens already on their elements (``placed``: element → token groups), the same
-    whatever the metric: per-element activity, or one element's share of a mapping."""
+    """Tokens already on their elements, the same whatever the metric: per-element
+    activity, or one element's share of a mapping; ``placed``: one dict element →
+    token groups per alternative."""
 
-    def __init__(self, arch: Architecture, placed: MappingT[str, list],
+    def __init__(self, arch: Architecture, placed: Sequence[MappingT[str, list]],
                  what: str = "the activity"):
-        self.placed, self.what, self._cns = placed, what, frozenset(arch.cns)
+        self.placed, self.what, self._cns = list(placed), what, frozenset(arch.cns)
+        self.count = len(self.placed)
 
     def tokens(self, metric):
         return self.placed
 
     def shares(self, metric, placed):
-        busy = [name for name, tokens in placed.items() if tokens and name in self._cns]
-        if busy:
-            raise MappingError(f"{self.what}: aggregation 'exclusive' needs the share of "
-                               "each CN's tokens that belongs to each PE (a mapping); "
-                               f"counted activity gives only the totals of CN "
-                               f"{', '.join(busy)}")
-        return {}                            # no CN traffic: each phase is its PE's value
+        for tokens in placed:
+            busy = [name for name, groups in tokens.items() if groups and name in self._cns]
+            if busy:
+                raise MappingError(f"{self.what}: aggregation 'exclusive' needs the share of "
+                                   "each CN's tokens that belongs to each PE (a mapping); "
+                                   f"counted activity gives only the totals of CN "
+                                   f"{', '.join(busy)}")
+        return [{}] * len(placed)            # no CN traffic: each phase is its PE's value
 
     def timed(self, metric, aggregate):
         raise MappingError(f"{self.what}: aggregation '{aggregate}' schedules the firings of "
@@ -68,7 +73,7 @@ def activity_value(arch: Architecture, activity: MappingT[str, ElementActivity],
     """The :class:`~mapping.evaluation.PlacedValue` of ``metric`` for per-element
     ``activity`` on a *bound* architecture; a system metric reads ``params`` (default:
     the architecture's)."""
-    return placed_value(arch, PlacedTokens(arch, element_tokens(arch, activity)), metric,
+    return placed_value(arch, PlacedTokens(arch, [element_tokens(arch, activity)]), metric,
                         aggregate, arch.params if params is None else params)
 
 
@@ -84,8 +89,17 @@ def combine(arch: Architecture, placed: MappingT[str, list], metric: str,
             aggregate: str | None = None, params: MappingT[str, Any] | None = None,
             what: str = "the activity") -> float:
     """The system value of ``metric`` for tokens already ``placed`` on the elements of
-    the bound ``arch`` (:func:`~mapping.evaluation.placed_value`; a system metric reads
+    the bound ``arch``: :func:`combine_rows` of one alternative."""
+    return float(combine_rows(arch, [placed], metric, aggregate, params, what)[0])
+
+
+def combine_rows(arch: Architecture, placed: Sequence[MappingT[str, list]], metric: str,
+                 aggregate: str | None = None, params: MappingT[str, Any] | None = None,
+                 what: str = "the activity") -> np.ndarray:
+    """The system values of ``metric`` for alternatives whose tokens are already
+    ``placed`` (one dict element → token groups each) on the elements of the bound
+    ``arch``, at once (:func:`~mapping.evaluation.placed_values`; a system metric reads
     ``params``, default the architecture's); unmodelled elements count 0, but tokens on
     unmodelled elements only are an error."""
-    return placed_value(arch, PlacedTokens(arch, placed, what), metric, aggregate,
-                        arch.params if params is None else params).value
+    return placed_values(arch, PlacedTokens(arch, placed, what), metric, aggregate,
+                         arch.params if params is None else params).value

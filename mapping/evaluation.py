@@ -1,8 +1,8 @@
 """The reference evaluator: one metric of one mapping (SPEC §6)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping as MappingT
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping as MappingT, Sequence
 
 from moa import Architecture, ArchitectureError
 from moc import SDFGraph
@@ -144,23 +144,26 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
 
 
 class Placement:
-    """Where the tokens of one alternative sit: what :func:`placed_value` needs besides
-    the rules and the aggregations.  ``what`` and ``origin`` name it in errors."""
+    """Where the tokens of ``count`` alternatives sit: what :func:`placed_values` needs
+    besides the rules and the aggregations.  ``what`` and ``origin`` name them in
+    errors."""
 
     what: str = "the alternative"
     origin = None
+    count: int = 1
 
-    def tokens(self, metric: str) -> MappingT[str, list]:
-        """Element → its token groups when evaluating ``metric``."""
+    def tokens(self, metric: str) -> Sequence[MappingT[str, list]]:
+        """Per alternative, element → its token groups when evaluating ``metric``."""
         raise NotImplementedError
 
-    def shares(self, metric: str, placed) -> MappingT[str, MappingT[str, float]]:
-        """PE → CN → the value of ``metric`` of the CN's tokens attributed to the PE
-        (an aggregation that :attr:`~mapping.aggregation.Aggregation.needs_shares`)."""
+    def shares(self, metric: str, placed: Sequence) -> Sequence[MappingT[str, MappingT]]:
+        """Per alternative, PE → CN → the value of ``metric`` of the CN's tokens
+        attributed to the PE (an aggregation that
+        :attr:`~mapping.aggregation.Aggregation.needs_shares`)."""
         raise NotImplementedError
 
-    def timed(self, metric: str, aggregate: str) -> float:
-        """The value of a timed aggregation (``schedule``, ``period``)."""
+    def timed(self, metric: str, aggregate: str) -> np.ndarray:
+        """The values of a timed aggregation (``schedule``, ``period``), ``(count,)``."""
         raise NotImplementedError
 
 
@@ -181,25 +184,25 @@ class MappedTokens(Placement):
             p = self.problem
             got = self._placed[charge] = place_tokens(p.app, p.arch, self.mapping,
                                                       p.activity, metric, charge=charge)
-        return got
+        return [got]
 
     def shares(self, metric, placed):
-        return pe_shares(self.problem.app, self.problem.arch, self.mapping, placed, metric)
+        return [pe_shares(self.problem.app, self.problem.arch, self.mapping, placed[0],
+                          metric)]
 
     def timed(self, metric, aggregate):
         # the batch code with one mapping, routed as placed (its own ``via`` routes)
         timing = timing_tables(self.problem, metric, aggregate)
         inputs = timing.inputs_for(self.problem, self.mapping)
-        return float(aggregator(aggregate).timed_value(timing, None, inputs)[0])
+        return aggregator(aggregate).timed_value(timing, None, inputs)
 
 
 @dataclass(frozen=True)
 class PlacedValue:
-    """The system ``value`` of one metric for one :class:`Placement`, the
-    ``aggregate`` that produced it (``system`` for a system metric), its
-    ``bottleneck``, and the element ``values`` over the ``placed`` tokens with the
-    ``unmodelled`` elements -- for a system metric those of its first term, with every
-    term's value in ``terms``."""
+    """The system ``value`` of one metric for one alternative, the ``aggregate`` that
+    produced it (``system`` for a system metric), its ``bottleneck``, and the element
+    ``values`` over the ``placed`` tokens with the ``unmodelled`` elements -- for a
+    system metric those of its first term, with every term's value in ``terms``."""
 
     value: float
     aggregate: str
@@ -218,12 +221,42 @@ class PlacedValue:
             for name in arch.elements)
 
 
+@dataclass(frozen=True)
+class PlacedValues:
+    """:class:`PlacedValue` of ``n`` alternatives at once: ``value (n,)``, a
+    ``bottleneck`` per alternative, ``values``: element → ``(n,)``, ``terms``: term →
+    ``(n,)``."""
+
+    value: np.ndarray
+    aggregate: str
+    bottleneck: Sequence[str | None]
+    placed: Sequence[MappingT[str, list]]
+    values: MappingT[str, np.ndarray]
+    unmodelled: Sequence[tuple[str, ...]]
+    terms: MappingT[str, np.ndarray] = field(default_factory=dict)
+
+    def one(self, k: int = 0) -> PlacedValue:
+        """Alternative ``k`` alone."""
+        return PlacedValue(float(self.value[k]), self.aggregate, self.bottleneck[k],
+                           self.placed[k] if self.placed else {},
+                           {name: float(v[k]) for name, v in self.values.items()},
+                           self.unmodelled[k] if self.unmodelled else (),
+                           {name: float(v[k]) for name, v in self.terms.items()})
+
+
 def placed_value(arch: Architecture, placement: Placement, metric: str,
                  aggregate: str | None = None, params: MappingT[str, Any] | None = None
                  ) -> PlacedValue:
-    """The value of ``metric`` for the tokens of ``placement`` on the *bound* ``arch``:
-    the semantic core every alternative goes through, a mapping (:func:`evaluate`) or
-    per-element activity (:mod:`mapping.element_activity`).
+    """:func:`placed_values` of a placement of one alternative."""
+    return placed_values(arch, placement, metric, aggregate, params).one(0)
+
+
+def placed_values(arch: Architecture, placement: Placement, metric: str,
+                  aggregate: str | None = None, params: MappingT[str, Any] | None = None
+                  ) -> PlacedValues:
+    """The values of ``metric`` for the alternatives of ``placement`` on the *bound*
+    ``arch``: the semantic core every alternative goes through, a mapping
+    (:func:`evaluate`) or per-element activity (:mod:`mapping.element_activity`).
 
     Each element values its tokens by its rule for ``metric`` (:mod:`mapping.metrics`);
     the values combine by ``aggregate`` (the architecture's default when ``None``,
@@ -232,36 +265,45 @@ def placed_value(arch: Architecture, placement: Placement, metric: str,
     expression of the values of its terms ``M[AGG]`` (each this function again) and
     of the system metrics it uses, with the parameters ``params``."""
     check_metric(arch, metric)
+    n = placement.count
     system = system_metrics(arch).get(metric)
     if system is not None:
         refuse_aggregate(arch, metric, aggregate)
-        terms: dict[str, float] = {}
+        terms: dict[str, np.ndarray] = {}
         first = None
         for name, agg in _term_order(system):
-            got = placed_value(arch, placement, name, agg, params)
+            got = placed_values(arch, placement, name, agg, params)
             terms[f"{name}[{agg}]"] = got.value
             first = first or got
         for name in system.references:
             if name in system_metrics(arch):
-                got = placed_value(arch, placement, name, None, params)
+                got = placed_values(arch, placement, name, None, params)
                 terms[name] = got.value
                 first = first or got
-        value = float(system_metric_value(system.expr, {**(params or {}), **terms}))
-        return PlacedValue(value, SYSTEM, first.bottleneck if first else None,
-                           first.placed if first else {}, first.values if first else {},
-                           first.unmodelled if first else (), terms)
+        value = np.broadcast_to(system_metric_value(system.expr, {**(params or {}), **terms}),
+                                (n,)).astype(float)
+        if first is None:
+            return PlacedValues(value, SYSTEM, [None] * n, (), {}, (), terms)
+        return replace(first, value=value, aggregate=SYSTEM, terms=terms)
     aggregate = aggregate or arch.aggregate
     agg = aggregator(aggregate)
     if agg.timed:                # the timing's own checks (time only) come first
-        value, bottleneck = placement.timed(metric, aggregate), None
+        timed = np.asarray(placement.timed(metric, aggregate), dtype=float)
     placed = placement.tokens(metric)
-    values, unmodelled = element_values(arch, placed, metric)
-    check_modelled(placed, unmodelled, metric, placement.what, placement.origin)
-    if not agg.timed:
+    values = {name: np.empty(n) for name in arch.elements}
+    unmodelled, rules = [], {}
+    for k, tokens in enumerate(placed):
+        own, lacking = element_values(arch, tokens, metric, rules)
+        check_modelled(tokens, lacking, metric, placement.what, placement.origin)
+        for name, v in own.items():
+            values[name][k] = v
+        unmodelled.append(tuple(lacking))
+    if agg.timed:
+        value, bottleneck = timed, [None] * n
+    else:
         shares = placement.shares(metric, placed) if agg.needs_shares else None
         value, bottleneck = system_value(arch, values, agg, shares)
-    return PlacedValue(float(value), aggregate, bottleneck, placed, values,
-                       tuple(unmodelled))
+    return PlacedValues(value, aggregate, bottleneck, placed, values, tuple(unmodelled))
 
 
 def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_slot, params):
@@ -295,8 +337,8 @@ def refuse_aggregate(arch: Architecture, metric: str, aggregate: str | None) -> 
                            "to it (omit --aggregate)")
 
 
-def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
-                   ) -> tuple[dict[str, float], list[str]]:
+def element_values(arch: Architecture, placed: MappingT[str, list], metric: str,
+                   rules: dict | None = None) -> tuple[dict[str, float], list[str]]:
     """Element → its value of ``metric`` over its ``placed`` tokens (0 when it has no
     rule for the metric), and the elements with tokens but no rule.
 
@@ -306,8 +348,10 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
     to that PE (``Σ`` of per-token costs for additive models).  PE values are thus
     before ``lambda`` for their own tokens and after it for charged ones, so that every
     aggregation (``sum``, ``max``, ``exclusive``) sees the charged cost on the PE at the
-    same scale as it would on the CN."""
+    same scale as it would on the CN.  ``rules`` keeps each element's rule between
+    calls for the same ``metric``."""
     values, unmodelled = {}, []
+    rules = {} if rules is None else rules
     lam, charging = float(arch.lambda_), arch.charging
     for name, element in arch.elements.items():
         tokens = placed.get(name, [])
@@ -317,7 +361,9 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
             for t in tokens:
                 (charged.setdefault(t.cn, []) if isinstance(t, ChargedToken) else own).append(t)
             tokens = own
-        value = _element_value(element, tokens, metric)
+        if name not in rules:
+            rules[name] = rule(element, metric)
+        value = _element_value(element, tokens, metric, rules[name])
         if value is None:
             if tokens:
                 unmodelled.append(name)
@@ -340,20 +386,23 @@ def check_modelled(placed: MappingT[str, list], unmodelled: list[str], metric: s
                            "meaningless 0", origin)
 
 
-def system_value(arch: Architecture, values: MappingT[str, float], agg: Aggregation,
-                 shares: MappingT[str, MappingT[str, float]] | None = None
-                 ) -> tuple[float, str | None]:
-    """The system value of element ``values`` by ``agg`` and its bottleneck element."""
+def system_value(arch: Architecture, values: MappingT[str, Any], agg: Aggregation,
+                 shares: Sequence[MappingT[str, MappingT[str, float]]] | None = None
+                 ) -> tuple[np.ndarray, list[str | None]]:
+    """The system values of element ``values`` (element → ``(n,)`` values of ``n``
+    alternatives) by ``agg`` and their bottleneck elements; ``shares``: one table per
+    alternative (PE → CN → value)."""
     pes, cns = arch.pes, arch.cns
-    pe = np.array([values[p] for p in pes], dtype=float)[:, None]
-    cn = np.array([values[k] for k in cns], dtype=float)[:, None]
+    n = len(np.atleast_1d(next(iter(values.values())))) if values else 1
+    pe = np.array([np.broadcast_to(values[p], (n,)) for p in pes], dtype=float).reshape(-1, n)
+    cn = np.array([np.broadcast_to(values[k], (n,)) for k in cns], dtype=float).reshape(-1, n)
     table = None
     if shares is not None:
-        table = np.array([[[shares.get(p, {}).get(k, 0.0)] for k in cns] for p in pes],
-                         dtype=float).reshape(len(pes), len(cns), 1)
+        table = np.array([[[share.get(p, {}).get(k, 0.0) for share in shares] for k in cns]
+                          for p in pes], dtype=float).reshape(len(pes), len(cns), n)
     value, where = agg.combine(pe, cn, float(arch.lambda_), table)
-    i = int(where[0])
-    return float(value[0]), ((pes + cns)[i] if i >= 0 else None)
+    names = pes + cns
+    return np.asarray(value, dtype=float), [names[int(i)] if i >= 0 else None for i in where]
 
 
 def pe_shares(app: SDFGraph, arch: Architecture, mapping: Mapping, placed, metric: str
@@ -369,8 +418,8 @@ def pe_shares(app: SDFGraph, arch: Architecture, mapping: Mapping, placed, metri
     return shares
 
 
-def _element_value(element, tokens, metric):
-    r = rule(element, metric)
+def _element_value(element, tokens, metric, r=False):
+    r = rule(element, metric) if r is False else r
     if r is None:
         return None
     try:

@@ -51,7 +51,8 @@ from moa.cost_models import Parameters, model_class
 from moc import TokenGroup
 from mapping.batch import BatchEvaluator
 from mapping.errors import InputError
-from mapping.element_activity import combine, element_tokens, evaluate_activity
+from mapping.element_activity import (combine, combine_rows, element_tokens,
+                                     evaluate_activity)
 from mapping.evaluation import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
@@ -632,13 +633,30 @@ class RowModel:
         """Parameter sets with many distinct mappings (without fixed routes) through the
         batch evaluator, into ``memo``; a failure leaves them to :meth:`value`."""
         groups: dict[tuple, dict[tuple, int]] = {}
+        counted: dict[tuple, dict[tuple, int]] = {}
         if self.element is not None:
             return                           # one element's part: the reference path
         for i in indices:
             row = self.rows[i]
-            if row.activity is None and not row.mapping.routes:
+            if row.activity is not None:
+                key, what = self._identity(i)
+                counted.setdefault(key, {}).setdefault((key, what), i)
+            elif not row.mapping.routes:
                 key, what = self._identity(i)
                 groups.setdefault(key, {}).setdefault((key, what), i)
+        for members in counted.values():
+            # per-element activity: every row of a parameter set through the core at once
+            first = next(iter(members.values()))
+            try:
+                arch = self._variant(first, overrides, cache, arch_only=True)
+                with np.errstate(all="ignore"):
+                    values = combine_rows(arch, [self.placed(i) for i in members.values()],
+                                          self.metric, self._requested)
+            except (ValueError, KeyError, ArithmeticError, InputError):
+                continue                     # the rows one by one say which is wrong
+            for ident, v in zip(members, values):
+                if math.isfinite(v):
+                    memo[ident] = float(v)
         for members in groups.values():
             if len(members) < BATCH_MIN:
                 continue
