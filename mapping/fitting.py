@@ -1161,12 +1161,11 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
            seed: int = 0, params: MappingT[str, Any] | None = None,
            source: str | None = None, starts: int = STARTS,
            progress: Callable[[int], None] | None = None,
-           residuals: str = "absolute", split=None) -> Assessment:
+           residuals: str = "absolute") -> Assessment:
     """Predict every row, fit ``free`` parameters on a seeded train split if any, and
     compare predictions with measurements on the test rows (``progress`` and
-    ``residuals``: those of :func:`fit_parameters`; ``split``: a ``(train, test)`` pair
-    of row indices instead of :func:`split_rows`).  A ``SPEC@COLUMN`` parameter has one
-    value per value of the column (:func:`expand_groups`)."""
+    ``residuals``: those of :func:`fit_parameters`).  A ``SPEC@COLUMN`` parameter has
+    one value per value of the column (:func:`expand_groups`)."""
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     measured = np.array([r.measured for r in rows], dtype=float)
     free_params = expand_groups(parse_free(arch, free, app), rows) if free else None
@@ -1177,7 +1176,7 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
         _check_bare(model, free_params, predicted)
     if not free_params:
         return Assessment(fidelity(predicted, measured), None, predicted, measured, model)
-    train, test = split if split is not None else split_rows(len(rows), test_fraction, seed)
+    train, test = split_rows(len(rows), test_fraction, seed)
     fit = fit_parameters(model, free_params, train, starts, seed, progress, residuals)
     fit = replace(fit, test=tuple(int(i) for i in test))
     if any(fp.label is not None for fp in fit.free):

@@ -191,10 +191,10 @@ def _attribute_columns(items) -> dict[str, str]:
 def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessment:
     """The assessment, then the figures within groups and over folds or repeats
     (SPEC §12): with folds or repeats the reported parameters are fitted on every row.
-    With ``--fit-by COLUMN`` each group of the column has its own parameters; with a
-    ``SPEC@COLUMN`` parameter the pooled fit has one value of it per group.  Either
-    way the splits are made within each group of that column (every group trains and
-    tests), and ``--within`` defaults to it."""
+    With ``--fit-by COLUMN`` each group of the column has its own parameters, fitted
+    and tested on splits made within each group; with a ``SPEC@COLUMN`` parameter the
+    pooled fit (on the usual splits) has one value of it per group.  ``--within``
+    defaults to that column."""
     folds, repeats, within = (getattr(args, k, None) for k in ("folds", "repeats", "within"))
     fit_by = getattr(args, "fit_by", None)
     if folds is not None and repeats is not None:
@@ -210,17 +210,14 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
             raise InputError(f"{data.path}: no column '{column}' for {item} "
                              f"(columns: {', '.join(data.columns)})")
     by = [c for c in dict.fromkeys(grouped.values()) if c]
-    stratum = fit_by or (by[0] if by else None)
-    within = within or stratum
+    within = within or fit_by or (by[0] if by else None)
     cross = folds is not None or repeats is not None
-    strata = None if stratum is None else \
-        [group_label(r, stratum, f"--fit-by {stratum}" if fit_by else
-                     f"the parameters {GROUP_MARK}{stratum}") for r in rows]
-    split = splits = None
-    if strata is not None:
-        made = group_splits(strata, stratum, folds=folds, repeats=repeats,
-                            test_fraction=args.test_fraction, seed=args.seed)
-        splits, split = (made, None) if cross else (None, made[0])
+    strata = None if fit_by is None else \
+        [group_label(r, fit_by, f"--fit-by {fit_by}") for r in rows]
+    splits = None
+    if cross and strata is not None:
+        splits = group_splits(strata, fit_by, folds=folds, repeats=repeats,
+                              test_fraction=args.test_fraction, seed=args.seed)
     elif cross:
         splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
                   repeat_splits(len(rows), repeats, args.test_fraction, args.seed))
@@ -237,7 +234,7 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
         if fit_by:
             assessment = assess_by(arch, rows, fit_by, within=within, **common)
         else:
-            assessment = assess(arch, rows, split=split, **common)
+            assessment = assess(arch, rows, **common)
         result = assessment.result
         if cross:
             fit = assessment.fit
