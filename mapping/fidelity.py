@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -78,6 +78,9 @@ class FidelityResult:
     repeats: tuple["FidelityResult", ...] | None = None
     folds_by: str | None = None
     group: str | None = None
+    #: each group of ``within`` → its own figures (over its rows; under cross-validation
+    #: the mean over the splits), in the order the groups first appear
+    groups: Mapping[str, "FidelityResult"] | None = None
 
     @property
     def splits(self) -> tuple["FidelityResult", ...] | None:
@@ -97,7 +100,17 @@ class FidelityResult:
         for key in ("folds", "repeats"):
             if d[key] is not None:
                 d[key] = [r.split_dict() for r in d[key]]
+        if self.groups is not None:
+            d["within"] = self.within
+            d["groups"] = [{"group": label, **r.group_dict()}
+                           for label, r in self.groups.items()]
         return _finite(d)
+
+    def group_dict(self) -> dict:
+        """The figures of one group (JSON): those of :meth:`split_dict` but the
+        within-group ones, and ``n``."""
+        return {"n": self.n, **{k: v for k, v in self.split_dict().items()
+                                if k not in ("fidelity_within", "tau_within")}}
 
     def split_dict(self) -> dict:
         """The figures of one fold or repeat (JSON)."""
@@ -150,6 +163,14 @@ class FidelityResult:
                 if r.group is not None:
                     row += f"  {r.group}"
                 lines.append(row)
+        if self.groups:
+            width = max([len(str(k)) for k in self.groups] + [5])
+            lines += [f"per group of {self.within}:",
+                      f"  {'group':<{width}}  {'rows':>5}  {'test':>5}  {'tau':>7}  "
+                      f"{'fidelity':>8}  {'MAPE %':>7}"]
+            for label, r in self.groups.items():
+                lines.append(f"  {str(label):<{width}}  {r.n:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
+                             f"{_fmt(r.fidelity):>8}  {_fmt(r.mape, '.3g'):>7}")
         if self.fitted:
             width = max(len(k) for k in self.fitted)
             what = " (on every row)" if splits is not None else ""
@@ -352,23 +373,36 @@ def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
     with np.errstate(all="ignore"):      # an overflow is an infinite error, not a warning
         mape, mdape, r2 = _errors(raw, m)
     fid_within = tau_within = math.nan
+    per_group = None
     if groups is not None:
         fid_within, tau_within = within_groups(p, m, groups)
+        per_group = {label: fidelity(raw[idx], m[idx]) for label, idx in
+                     group_rows(groups).items()}
     return FidelityResult(n=n_test + n_train if n is None else n, n_train=n_train,
                           n_test=n_test, tau=tau, p_value=p_value,
                           fidelity=_agreeing_fraction(p, m),
                           spearman=rho, mape=mape, mdape=mdape, r2=r2,
                           fitted=dict(fitted) if fitted is not None else None,
                           fidelity_within=fid_within, tau_within=tau_within,
-                          within=within if groups is not None else None)
+                          within=within if groups is not None else None, groups=per_group)
+
+
+def group_rows(groups) -> dict[Any, np.ndarray]:
+    """Each label of ``groups`` (one per row) → its rows, in order of first appearance."""
+    members: dict[Any, list[int]] = {}
+    for i, key in enumerate(groups):
+        members.setdefault(key, []).append(i)
+    return {key: np.array(rows, dtype=int) for key, rows in members.items()}
 
 
 def mean_over_splits(splits: Sequence[FidelityResult], kind: str, *, n: int,
                      fitted: Mapping[str, float] | None = None,
-                     folds_by: str | None = None) -> FidelityResult:
+                     folds_by: str | None = None, group: bool = False) -> FidelityResult:
     """One result whose figures are the means of ``splits`` (``kind`` ``"folds"`` or
-    ``"repeats"``), leaving out the splits where a figure is undefined; ``folds_by``
-    names the column whose groups the folds are."""
+    ``"repeats"``), leaving out the splits where a figure is undefined; each group's
+    figures are the means of its own.  ``folds_by`` names the column whose groups the
+    folds are (leave one group out); ``group``: the splits are one group's (their ``n``
+    is kept and they are not listed again)."""
     if kind not in ("folds", "repeats"):
         raise ValueError(f"kind must be 'folds' or 'repeats', not {kind!r}")
     splits = tuple(splits)
@@ -379,11 +413,18 @@ def mean_over_splits(splits: Sequence[FidelityResult], kind: str, *, n: int,
         return float(np.mean(values)) if values else math.nan
 
     figures = {key: mean(key) for key in FIGURES}
+    labels = dict.fromkeys(k for r in splits for k in (r.groups or ()))
+    groups = {label: mean_over_splits([r.groups[label] for r in splits
+                                       if r.groups and label in r.groups], kind,
+                                      n=0, group=True)
+              for label in labels} if labels else None
+    if group:
+        n = int(round(np.mean([r.n for r in splits])))
     return FidelityResult(n=n, n_train=int(round(np.mean([r.n_train for r in splits]))),
                           n_test=int(round(np.mean([r.n_test for r in splits]))),
                           p_value=math.nan, fitted=dict(fitted) if fitted is not None else None,
-                          within=splits[0].within if splits else None,
-                          folds_by=folds_by, **figures, **{kind: splits})
+                          within=splits[0].within if splits else None, groups=groups,
+                          folds_by=folds_by, **figures, **({} if group else {kind: splits}))
 
 
 def _errors(p: np.ndarray, m: np.ndarray) -> tuple[float, float, float]:

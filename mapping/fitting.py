@@ -63,7 +63,8 @@ from moa.cost_models import (NON_NEGATIVE, Bounds, Parameters, fittable_paramete
 from moc import TokenGroup
 from mapping.batch import BatchEvaluator
 from mapping.errors import InputError
-from mapping.element_activity import combine, element_tokens, evaluate_activity
+from mapping.element_activity import (combine, combine_rows, element_tokens,
+                                     evaluate_activity)
 from mapping.evaluation import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
@@ -93,9 +94,22 @@ class FreeParameter:
     level: str
     elements: tuple[str, ...]
     model: str
+    #: ``SPEC@COLUMN``: one value per value of the measurement column ``by``; ``label``
+    #: is the value this copy holds (``spec`` then reads ``SPEC@COLUMN=LABEL``)
+    by: str | None = None
+    label: str | None = None
 
     def __str__(self):
         return self.spec
+
+    @property
+    def base(self) -> str:
+        """The spec without ``@COLUMN``: the parameter of the model it sets."""
+        return self.spec.split(GROUP_MARK, 1)[0]
+
+    def applies_to(self, row) -> bool:
+        """Whether this value holds for ``row`` (a parameter of one group: its rows)."""
+        return self.label is None or row.cells.get(self.by, "").strip() == self.label
 
     def model_arguments(self, value: float) -> dict[str, dict[str, dict[str, float]]]:
         """What setting this parameter to ``value`` changes: ``element → metric →
@@ -141,9 +155,10 @@ def expand_free(arch: Architecture, items: Sequence[str], app=None) -> list[str]
         if not any(c in item for c in PATTERN_CHARACTERS):
             out.append(item)
             continue
+        pattern, mark, by = item.partition(GROUP_MARK)      # 'hide_*@gpu': one per gpu
         names = free_names(arch, app) if names is None else names
-        literal = item.replace("[", "[[]")
-        matched = [n for n in names if fnmatch.fnmatchcase(n, literal)]
+        literal = pattern.strip().replace("[", "[[]")
+        matched = [n + mark + by for n in names if fnmatch.fnmatchcase(n, literal)]
         if not matched:
             shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)"
                                              if len(names) > 12 else "")
@@ -168,49 +183,100 @@ def parse_free(arch: Architecture, specs: str | Sequence[str], app=None
     out, seen = [], {}
     declared = list(app.params) if app is not None else []
     declared += [p for p in arch.params if p not in declared]
-    for spec in items:
-        if "." not in spec:
-            if spec not in declared:
-                raise InputError(f"free parameter '{spec}' is neither a declared parameter "
-                                 "nor ELEMENT.METRIC.PARAM (declared parameters: "
-                                 f"{', '.join(declared) or 'none'})")
-            if spec in seen:
-                raise InputError(f"free parameter '{spec}' is given twice")
-            seen[spec] = spec
-            out.append(FreeParameter(spec, spec, "", spec, "param", (), ""))
-            continue
-        parts = spec.rsplit(".", 2)
-        if len(parts) != 3 or not all(parts):
-            raise InputError(f"free parameter '{spec}': expected ELEMENT.METRIC.PARAM, "
-                             "TYPE.METRIC.PARAM or a declared parameter's name, e.g. "
-                             "gpu.time.alpha")
-        target, metric, param = parts
-        level, elements = _target_elements(arch, target, metric, spec)
-        models = {_spec_of(arch, e, metric).model for e in elements}
-        if level == "type":
-            models = {arch.types[target].costs[metric].model}
-        if len(models) != 1:
-            raise InputError(f"free parameter '{spec}': the elements of '{target}' use "
-                             f"different models for {metric} ({', '.join(sorted(models))})")
-        model = models.pop()
-        parameters = model_class(model).Parameters
-        known = tuple(parameters.model_fields)
-        if param not in known:
-            raise InputError(f"free parameter '{spec}': model '{model}' has no parameter "
-                             f"'{param}' (its parameters: {', '.join(known)})")
-        if parameter_bounds(parameters, param) is None:
-            raise InputError(f"free parameter '{spec}': '{param}' of model '{model}' is "
-                             "not a quantity a fit can vary (a choice, an integer or a "
-                             "key; fittable: "
-                             f"{', '.join(fittable_parameters(parameters)) or 'none'})")
-        for e in elements:
-            key = (e, metric, param)
-            if key in seen:
-                raise InputError(f"free parameter '{spec}' overlaps '{seen[key]}' "
-                                 f"(both set {e}.{metric}.{param})")
-            seen[key] = spec
-        out.append(FreeParameter(spec, target, metric, param, level, tuple(elements), model))
+    for item in items:
+        spec, mark, by = (part.strip() for part in item.partition(GROUP_MARK))
+        if mark and (not by or not spec):
+            raise InputError(f"free parameter '{item}': expected PARAM{GROUP_MARK}COLUMN, "
+                             f"e.g. A15.energy.alpha{GROUP_MARK}config (one value per value "
+                             "of the column)")
+        got = _parse_one(arch, spec, declared, seen)
+        out.append(replace(got, spec=item.replace(" ", ""), by=by) if mark else got)
     return out
+
+
+#: ``SPEC@COLUMN``: a free parameter with one value per value of a column
+GROUP_MARK = "@"
+
+
+def _parse_one(arch, spec, declared, seen) -> FreeParameter:
+    """One free parameter without ``@COLUMN`` (``seen``: what the earlier ones set)."""
+    if "." not in spec:
+        if spec not in declared:
+            raise InputError(f"free parameter '{spec}' is neither a declared parameter "
+                             "nor ELEMENT.METRIC.PARAM (declared parameters: "
+                             f"{', '.join(declared) or 'none'})")
+        if spec in seen:
+            raise InputError(f"free parameter '{spec}' is given twice")
+        seen[spec] = spec
+        return FreeParameter(spec, spec, "", spec, "param", (), "")
+    parts = spec.rsplit(".", 2)
+    if len(parts) != 3 or not all(parts):
+        raise InputError(f"free parameter '{spec}': expected ELEMENT.METRIC.PARAM, "
+                         "TYPE.METRIC.PARAM or a declared parameter's name, e.g. "
+                         "gpu.time.alpha")
+    target, metric, param = parts
+    level, elements = _target_elements(arch, target, metric, spec)
+    models = {_spec_of(arch, e, metric).model for e in elements}
+    if level == "type":
+        models = {arch.types[target].costs[metric].model}
+    if len(models) != 1:
+        raise InputError(f"free parameter '{spec}': the elements of '{target}' use "
+                         f"different models for {metric} ({', '.join(sorted(models))})")
+    model = models.pop()
+    parameters = model_class(model).Parameters
+    known = tuple(parameters.model_fields)
+    if param not in known:
+        raise InputError(f"free parameter '{spec}': model '{model}' has no parameter "
+                         f"'{param}' (its parameters: {', '.join(known)})")
+    if parameter_bounds(parameters, param) is None:
+        raise InputError(f"free parameter '{spec}': '{param}' of model '{model}' is "
+                         "not a quantity a fit can vary (a choice, an integer or a "
+                         "key; fittable: "
+                         f"{', '.join(fittable_parameters(parameters)) or 'none'})")
+    for e in elements:
+        key = (e, metric, param)
+        if key in seen:
+            raise InputError(f"free parameter '{spec}' overlaps '{seen[key]}' "
+                             f"(both set {e}.{metric}.{param})")
+        seen[key] = spec
+    return FreeParameter(spec, target, metric, param, level, tuple(elements), model)
+
+
+def expand_groups(free: Sequence[FreeParameter], rows: Sequence[MeasurementRow]
+                  ) -> list[FreeParameter]:
+    """Each ``SPEC@COLUMN`` parameter as one parameter per value of ``COLUMN`` among
+    ``rows`` (in order of first appearance), ``SPEC@COLUMN=VALUE``; the others as
+    they are.  A row without a value in the column is an error at its cell."""
+    out = []
+    for fp in free:
+        if fp.by is None or fp.label is not None:
+            out.append(fp)
+            continue
+        labels = dict.fromkeys(group_label(row, fp.by, fp.spec) for row in rows)
+        out += [replace(fp, spec=f"{fp.spec}={label}", label=label) for label in labels]
+    return out
+
+
+def group_values(values: MappingT[str, float], free: Sequence[FreeParameter],
+                 column: str, label: str) -> dict[str, float]:
+    """The fitted ``values`` that hold for the rows whose ``column`` is ``label``: the
+    shared ones and that group's own, each under its parameter's name (``spec`` without
+    ``@COLUMN=VALUE``); parameters of groups of another column are left out."""
+    return {fp.base: values[fp.spec] for fp in free
+            if fp.label is None or (fp.by == column and fp.label == label)}
+
+
+def group_label(row: MeasurementRow, column: str, what: str) -> str:
+    """``row``'s value of ``column``, which groups rows for ``what`` (an option or a
+    parameter): an error naming the row and column where there is none."""
+    if column not in row.cells:
+        raise row.error(f"no column '{column}' for {what} (columns: {', '.join(row.cells)})")
+    label = row.cells[column].strip()
+    if not label:
+        raise row.error(f"missing cell ({what} needs every row's group)", column)
+    return label
+
+
 
 
 def free_bounds(arch: Architecture, free: Sequence[FreeParameter]) -> list[Bounds]:
@@ -274,7 +340,11 @@ def _target_elements(arch: Architecture, target: str, metric: str, spec: str):
 def fitted_architecture(arch: Architecture, free: Sequence[FreeParameter],
                         values: Sequence[float]) -> Architecture:
     """A copy of the unbound ``arch`` whose cost-model arguments hold the fitted values
-    (a fitted argument written as an expression becomes a number)."""
+    (a fitted argument written as an expression becomes a number); a parameter of one
+    group of rows (``SPEC@COLUMN=VALUE``) keeps the file's value there: one
+    architecture cannot hold a value per group (:func:`group_values` lists them)."""
+    free, values = zip(*[(fp, v) for fp, v in zip(free, values) if fp.label is None]) \
+        if any(fp.label is None for fp in free) else ((), ())
     new = Architecture(arch.name, dict(arch.params), arch.lambda_, arch.aggregate, arch.origin)
     new.system_metrics = dict(arch.system_metrics)
     new.units = dict(arch.units)
@@ -553,7 +623,8 @@ class RowModel:
         row = self.rows[i]
         if self.element is not None or again:
             arch = bound if isinstance(bound, Architecture) else bound.arch
-            return combine(arch, self.placed(i), self.metric, self._requested)
+            return combine(arch, self.placed(i), self.metric, self._requested,
+                           arch.params if bound is arch else bound.params)
         if row.activity is not None:
             return evaluate_activity(bound, row.activity, self.metric, self._requested)
         return evaluate(bound.app, bound.arch, row.mapping, metric=self.metric,
@@ -684,6 +755,8 @@ class RowModel:
 
     def predict(self, indices=None, overrides=None) -> np.ndarray:
         indices = list(range(len(self.rows)) if indices is None else indices)
+        if overrides and _GROUPS in overrides:
+            return self._predict_groups(indices, overrides)
         cache: dict = {}
         fast = self._predict_batch(indices, overrides, cache)
         if fast is not None:
@@ -698,17 +771,51 @@ class RowModel:
             out[r] = memo[ident]
         return out
 
+    def _predict_groups(self, indices, overrides) -> np.ndarray:
+        """:meth:`predict` where some values hold for one group of rows each: the rows
+        under the same such values predicted together, with the shared ones."""
+        grouped = overrides[_GROUPS]
+        shared = {k: v for k, v in overrides.items() if k != _GROUPS}
+        parts: dict[tuple, list[int]] = {}
+        for r, i in enumerate(indices):
+            key = tuple(j for j, (fp, _) in enumerate(grouped) if fp.applies_to(self.rows[i]))
+            parts.setdefault(key, []).append(r)
+        out = np.empty(len(indices))
+        for key, at in parts.items():
+            merged = copy.deepcopy(shared)
+            for j in key:
+                _add_override(merged, *grouped[j])
+            out[at] = self.predict([indices[r] for r in at], merged)
+        return out
+
     def _batch(self, indices, overrides, cache, memo) -> None:
         """Parameter sets with many distinct mappings (without fixed routes) through the
         batch evaluator, into ``memo``; a failure leaves them to :meth:`value`."""
         groups: dict[tuple, dict[tuple, int]] = {}
+        counted: dict[tuple, dict[tuple, int]] = {}
         if self.element is not None:
             return                           # one element's part: the reference path
         for i in indices:
             row = self.rows[i]
-            if row.activity is None and not row.mapping.routes:
+            if row.activity is not None:
+                key, what = self._identity(i)
+                counted.setdefault(key, {}).setdefault((key, what), i)
+            elif not row.mapping.routes:
                 key, what = self._identity(i)
                 groups.setdefault(key, {}).setdefault((key, what), i)
+        for members in counted.values():
+            # per-element activity: every row of a parameter set through the core at once
+            first = next(iter(members.values()))
+            try:
+                arch = self._variant(first, overrides, cache, arch_only=True)
+                with np.errstate(all="ignore"):
+                    values = combine_rows(arch, [self.placed(i) for i in members.values()],
+                                          self.metric, self._requested)
+            except (ValueError, KeyError, ArithmeticError, InputError):
+                continue                     # the rows one by one say which is wrong
+            for ident, v in zip(members, values):
+                if math.isfinite(v):
+                    memo[ident] = float(v)
         for members in groups.values():
             if len(members) < BATCH_MIN:
                 continue
@@ -861,18 +968,32 @@ def _current_values(model: RowModel, free: Sequence[FreeParameter]) -> np.ndarra
 _PARAMS = ("params",)
 
 
+#: the key of :func:`_overrides` under which the parameters of one group go, with values
+_GROUPS = ("groups",)
+
+
 def _overrides(free: Sequence[FreeParameter], theta) -> dict:
     """The model arguments of all ``free`` parameters at values ``theta``, merged; the
-    values of bare parameters under the key ``_PARAMS``."""
+    values of bare parameters under the key ``_PARAMS``; parameters of one group of rows
+    (``SPEC@COLUMN=VALUE``) as ``(parameter, value)`` pairs under ``_GROUPS``, applied by
+    :meth:`RowModel.predict` to their rows only."""
     out: dict = {}
     for fp, value in zip(free, theta):
-        if fp.level == "param":
-            out.setdefault(_PARAMS, {}).update(fp.parameter_values(value))
-            continue
-        for element, by_metric in fp.model_arguments(value).items():
-            for metric, args in by_metric.items():
-                out.setdefault(element, {}).setdefault(metric, {}).update(args)
+        if fp.label is not None:
+            out.setdefault(_GROUPS, []).append((fp, float(value)))
+        else:
+            _add_override(out, fp, value)
     return out
+
+
+def _add_override(out: dict, fp: FreeParameter, value: float) -> None:
+    """Merge what setting ``fp`` to ``value`` changes into the overrides ``out``."""
+    if fp.level == "param":
+        out.setdefault(_PARAMS, {}).update(fp.parameter_values(value))
+        return
+    for element, by_metric in fp.model_arguments(value).items():
+        for metric, args in by_metric.items():
+            out.setdefault(element, {}).setdefault(metric, {}).update(args)
 
 
 def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
@@ -945,22 +1066,26 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
     theta0 = _current_values(model, free)
-    done: dict[tuple, int] = {}              # rows alike in parameters and mapping
+    done: dict[tuple, tuple] = {}            # rows alike in parameters and mapping
     for r, i in enumerate(rows):
-        same = done.setdefault(model._identity(i), r)
-        if same != r:
-            A[r], c[r] = A[same], c[same]
-            continue
-        try:
-            with np.errstate(all="ignore"):
-                A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
-                                    model.aggregate)
-        except (ValueError, ArithmeticError) as exc:
-            raise model._error(i, str(exc)) from None
-        if not np.all(np.isfinite(A[r])):
-            raise model._error(i, "the prediction's coefficient of a free parameter is not "
-                               "a finite number")
-        c[r] = model.value(i) - float(A[r] @ theta0)
+        got = done.get(model._identity(i))
+        if got is None:
+            try:
+                with np.errstate(all="ignore"):
+                    a = np.array(coefficients(model.bound_arch(i), model.placed(i), free,
+                                              model.metric, model.aggregate))
+            except (ValueError, ArithmeticError) as exc:
+                raise model._error(i, str(exc)) from None
+            if not np.all(np.isfinite(a)):
+                raise model._error(i, "the prediction's coefficient of a free parameter is "
+                                   "not a finite number")
+            got = done[model._identity(i)] = (a, model.value(i))
+        a, value = got
+        # a parameter of one group of rows: a coefficient 0 on the others' rows, whose
+        # prediction keeps the file's value of that parameter (in ``value``)
+        keep = np.array([fp.applies_to(model.rows[i]) for fp in free])
+        A[r] = np.where(keep, a, 0.0)
+        c[r] = value - float(A[r] @ theta0)
     return A, c
 
 
@@ -1306,10 +1431,11 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
            residuals: str = "absolute") -> Assessment:
     """Predict every row, fit ``free`` parameters on a seeded train split if any, and
     compare predictions with measurements on the test rows (``progress`` and
-    ``residuals``: those of :func:`fit_parameters`)."""
+    ``residuals``: those of :func:`fit_parameters`).  A ``SPEC@COLUMN`` parameter has
+    one value per value of the column (:func:`expand_groups`)."""
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     measured = np.array([r.measured for r in rows], dtype=float)
-    free_params = parse_free(arch, free, app) if free else None
+    free_params = expand_groups(parse_free(arch, free, app), rows) if free else None
     if free_params and rows:
         check_free(model.bound_arch(0), free_params, model.metric)
     predicted = model.predict()          # a row that cannot be evaluated stops here
@@ -1320,11 +1446,15 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     train, test = split_rows(len(rows), test_fraction, seed)
     fit = fit_parameters(model, free_params, train, starts, seed, progress, residuals)
     fit = replace(fit, test=tuple(int(i) for i in test))
-    bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
-    final = RowModel(fit.architecture, rows, metric, aggregate, app,
-                     {**(params or {}), **bare}, source)
-    final.share_applications(model)
-    predicted = final.predict()
+    if any(fp.label is not None for fp in fit.free):
+        final = model                    # no one architecture holds a value per group
+        predicted = predict_fitted(model, fit)
+    else:
+        bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
+        final = RowModel(fit.architecture, rows, metric, aggregate, app,
+                         {**(params or {}), **bare}, source)
+        final.share_applications(model)
+        predicted = final.predict()
     on = scored_rows(train, test)
     result = fidelity(predicted[on], measured[on], n=len(rows), n_train=len(train),
                       fitted=fit.values)

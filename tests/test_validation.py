@@ -395,10 +395,10 @@ def test_folds_by_leaves_each_group_out(files, capsys):
 
 def test_one_group_is_no_cross_validation():
     from mapping.errors import InputError
-    from mapping.validation import group_splits
-    splits, labels = group_splits(["b", "a", "b", "c"])
+    from mapping.validation import leave_one_group_out
+    splits, labels = leave_one_group_out(["b", "a", "b", "c"])
     assert labels == ["a", "b", "c"]
     assert [list(test) for _, test in splits] == [[1], [0, 2], [3]]
     assert [list(train) for train, _ in splits] == [[0, 2, 3], [1, 3], [0, 1, 2]]
     with pytest.raises(InputError, match="at least two groups"):
-        group_splits(["a", "a"])
+        leave_one_group_out(["a", "a"])
