@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Hashable, Iterable, Sequence
 
 import networkx as nx
+import numpy as np
 
 from moc.errors import SDFError
 
@@ -142,24 +143,64 @@ def _any_cycle(n, pairs):
 
 
 def _negative_cycle(n, costs):
-    distance = [0] * n
-    parent = [None] * n
-    for _ in range(n):
-        changed = None
-        for u, v, c in costs:
-            if distance[u] + c < distance[v]:
-                distance[v] = distance[u] + c
-                parent[v] = u
-                changed = v
-        if changed is None:
+    """A cycle of negative cost, or None: Bellman-Ford with every edge relaxed at once
+    (numpy; each round is a vector operation over the edges), from distance 0 at every
+    node.  A cycle of the parent pointers is checked exactly and returned when it is
+    negative; rounds go on until none is left to relax (no negative cycle) or one is
+    found, which takes at most ``n`` rounds more once every distance has settled."""
+    if not costs:
+        return None
+    u, v, c = (np.array(column) for column in zip(*costs))
+    integral = all(isinstance(x, int) for x in (c.max(), c.min())) or \
+        np.issubdtype(c.dtype, np.integer)
+    # int64 where no path sum can overflow, else Python numbers in object arrays
+    bound = (n + 1) * max(abs(int(c.min())), abs(int(c.max()))) if integral else 0
+    kind = np.int64 if integral and bound < 2 ** 62 else (object if integral else float)
+    u, v, c = u.astype(np.int64), v.astype(np.int64), c.astype(kind)
+    distance = np.zeros(n, dtype=kind)
+    parent = np.full(n, -1, dtype=np.int64)
+    check = 8
+    for rounds in range(1, 2 * n + 2):
+        candidate = distance[u] + c
+        lowered = distance.copy()
+        np.minimum.at(lowered, v, candidate)
+        changed = lowered < distance
+        if not changed.any():
             return None
-    node = changed
-    for _ in range(n):                                        # step back into the cycle
-        node = parent[node]
-    cycle = [node]
-    while parent[cycle[-1]] != node:
-        cycle.append(parent[cycle[-1]])
-    return cycle[::-1]
+        attained = changed[v] & (candidate == lowered[v])
+        parent[v[attained]] = u[attained]
+        distance = lowered
+        if rounds >= check or rounds > n:
+            check *= 2
+            cycle = _parent_cycle(parent, u, v, c)
+            if cycle is not None:
+                return cycle
+    raise AssertionError("Bellman-Ford found no negative cycle in 2n + 1 rounds")
+
+
+def _parent_cycle(parent, u, v, c):
+    """A cycle of the parent pointers whose cost (the cheapest edge of each step) is
+    negative, or None: pointer doubling sends every node onto a cycle or a root."""
+    n = len(parent)
+    nodes = np.arange(n)
+    step = np.where(parent < 0, nodes, parent)
+    reach = step.copy()
+    for _ in range(max(1, int(n).bit_length())):
+        reach = reach[reach]
+    for node in np.unique(reach[parent[reach] >= 0]):
+        cycle, here = [int(node)], int(step[node])
+        while here != node and len(cycle) <= n:
+            cycle.append(here)
+            here = int(step[here])
+        if here != node:
+            continue
+        cycle.reverse()                                     # parents point backwards
+        cost = 0
+        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+            cost += c[(u == a) & (v == b)].min()
+        if cost < 0:
+            return cycle
+    return None
 
 
 def _howard(component, arcs, exact):
