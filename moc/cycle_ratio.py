@@ -308,7 +308,10 @@ def _nonpositive_cycle(n, u, v, h, exact):
     if (h >= 0).all():
         # only cycles of zero-height edges can sum to zero
         zero = h == 0
-        return _any_cycle(n, list(zip(u[zero].tolist(), v[zero].tolist())))
+        kept, _, _ = _cyclic_part(n, u[zero], v[zero])
+        if not kept.any():
+            return None
+        return _any_cycle(n, list(zip(u[zero][kept].tolist(), v[zero][kept].tolist())))
     # Bellman-Ford on integer costs that are negative exactly on cycles of height ≤ 0:
     # a cycle of L ≤ n edges costs (n+1)·Σh − L
     if exact:

@@ -251,15 +251,15 @@ def _tightest(found, cycle, channels):
     """For each step of ``cycle`` (node numbers), the channel of its tightest edge: of
     parallel edges the critical one has the smallest height (same weight)."""
     n = len(found.actor)
-    steps = {(int(a), int(b)) for a, b in zip(cycle, list(cycle[1:]) + list(cycle[:1]))}
-    keys = found.u * n + found.v
-    tightest = {}
-    for e in np.flatnonzero(np.isin(keys, [a * n + b for a, b in steps])):
-        pair = (int(found.u[e]), int(found.v[e]))
-        if pair in steps and (pair not in tightest or found.h[e] < tightest[pair][0]):
-            tightest[pair] = (found.h[e], channels[found.channel[e]])
-    name = lambda i: (found.actor[i], int(found.k[i]))
-    return {(name(a), name(b)): ch for (a, b), (_, ch) in tightest.items()}
+    heads = np.asarray(cycle, dtype=np.int64)
+    keys = heads * n + np.roll(heads, -1)
+    edges = np.flatnonzero(np.isin(found.u * n + found.v, keys))
+    # the smallest height first, so that it is the one kept per step
+    edges = edges[np.argsort(found.h[edges], kind="stable")[::-1]]
+    pick = dict(zip((found.u[edges] * n + found.v[edges]).tolist(), edges.tolist()))
+    names = list(zip(found.actor, found.k.tolist()))
+    return {(names[a], names[b]): channels[found.channel[pick[a * n + b]]]
+            for a, b in zip(heads.tolist(), np.roll(heads, -1).tolist())}
 
 
 def _realizable(circuit, tightest, K) -> bool:
