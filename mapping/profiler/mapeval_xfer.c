@@ -26,10 +26,11 @@
    sets the condition codes (cmp, test, and every flag-setting ALU instruction) or when
    a value computed by an arithmetic/logic IR operation of the instruction itself --
    integer Add, Sub, Mul, Div, Mod, And, Or, Xor, Not, Shl, Shr, Sar, Cmp*, Clz, Ctz,
-   PopCount; floating-point Add, Sub, Mul, Div, Neg, Abs, Sqrt, Cmp; the SSE vector forms
-   -- is written to a register other than the stack and instruction pointers, or to
-   memory.  Address arithmetic (mov rax,[rbx+8]) and stack-pointer updates (push, call)
-   are not arithmetic; lea, which writes an address to a register, is.
+   PopCount; floating-point Add, Sub, Mul, Div, Neg, Abs, Sqrt, Cmp, fused multiply-add;
+   the SSE and AVX (128- and 256-bit) vector forms -- is written to a register other
+   than the stack and instruction pointers, or to memory.  Address arithmetic
+   (mov rax,[rbx+8]) and stack-pointer updates (push, call) are not arithmetic; lea,
+   which writes an address to a register, is.
    The rule reads each instruction's IR as Valgrind's front end made it: the tool turns
    VEX's IR optimiser off (iropt level 0, as --vex-iropt-level=0 would), because the
    optimiser works across instructions and would make a class depend on the neighbours.
@@ -451,8 +452,12 @@ static Bool arith_op(IROp op)
    return (op >= Iop_Add8 && op <= Iop_ModS128)           /* integer, incl. Cmp, Not */
        || (op >= Iop_Not1 && op <= Iop_Or1)
        || (op >= Iop_AddF64 && op <= Iop_CmpF16)          /* scalar floating point */
+       || (op >= Iop_MAddF32 && op <= Iop_MSubF64r32)     /* fused multiply-add (FMA) */
        || (op >= Iop_Add32Fx4 && op <= Iop_Sqrt64F0x2)    /* SSE floating point */
-       || (op >= Iop_NotV128 && op <= Iop_Sar64x2);       /* SSE integer and logic */
+       || (op >= Iop_NotV128 && op <= Iop_Sar64x2)        /* SSE integer and logic */
+       || (op >= Iop_AndV256 && op <= Iop_Avg16Ux16)      /* AVX integer and logic */
+       || (op >= Iop_Add64Fx4 && op <= Iop_Div32Fx8)      /* AVX floating point */
+       || (op >= Iop_Sqrt32Fx8 && op <= Iop_Min64Fx4);
 }
 
 static Int sp_offset, ip_offset;
