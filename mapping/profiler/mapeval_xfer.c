@@ -453,7 +453,9 @@ static Bool arith_op(IROp op)
        || (op >= Iop_Not1 && op <= Iop_Or1)
        || (op >= Iop_AddF64 && op <= Iop_CmpF16)          /* scalar floating point */
        || (op >= Iop_MAddF32 && op <= Iop_MSubF64r32)     /* fused multiply-add (FMA) */
-       || (op >= Iop_Add32Fx4 && op <= Iop_Sqrt64F0x2)    /* SSE floating point */
+       || (op >= Iop_Add32Fx4 && op <= Iop_RSqrtStep32Fx4) /* SSE floating point, */
+       || (op >= Iop_Add32F0x4 && op <= Iop_RSqrtStep64Fx2) /* not its conversions */
+       || (op >= Iop_Add64F0x2 && op <= Iop_Sqrt64F0x2)
        || (op >= Iop_NotV128 && op <= Iop_Sar64x2)        /* SSE integer and logic */
        || (op >= Iop_AndV256 && op <= Iop_Avg16Ux16)      /* AVX integer and logic */
        || (op >= Iop_Add64Fx4 && op <= Iop_Div32Fx8)      /* AVX floating point */
@@ -464,7 +466,11 @@ static Int sp_offset, ip_offset;
 
 /* Per instruction (IMark) of the superblock: is it arithmetic/logic?  Tmps remember
    the index of the instruction whose arithmetic operation computed them (-1: none), so
-   a value computed by an earlier instruction does not make a later one arithmetic. */
+   a value computed by an earlier instruction does not make a later one arithmetic.
+   The rounding mode an instruction reads (an And of the SSE or x87 control state) is
+   ROUNDING: operations on it alone compute no data, so that a conversion such as
+   cvtsi2sd, which rounds by the current mode, stays a conversion. */
+#define ROUNDING (-2)
 static Bool *classify(IRSB *sb, Int *n_instr)
 {
    Int *made = VG_(malloc)("xf.made", (sb->tyenv->types_used + 1) * sizeof(Int));
@@ -474,6 +480,7 @@ static Bool *classify(IRSB *sb, Int *n_instr)
 
 #define FROM(e) ((e)->tag == Iex_RdTmp ? made[(e)->Iex.RdTmp.tmp] : -1)
 #define MINE(e) ((e) != NULL && k >= 0 && FROM(e) == k)
+#define CONTROL(e) ((e)->tag == Iex_Const || FROM(e) == ROUNDING)
    for (i = 0; i < sb->stmts_used; i++) {
       IRStmt *st = sb->stmts[i];
       switch (st->tag) {
@@ -484,11 +491,23 @@ static Bool *classify(IRSB *sb, Int *n_instr)
          IRExpr *e = st->Ist.WrTmp.data;
          Int m = -1, j;
          switch (e->tag) {
-         case Iex_Unop:  m = arith_op(e->Iex.Unop.op) ? k : FROM(e->Iex.Unop.arg); break;
-         case Iex_Binop:
-            m = arith_op(e->Iex.Binop.op) ? k
-              : (FROM(e->Iex.Binop.arg1) == k || FROM(e->Iex.Binop.arg2) == k) ? k : -1;
+         case Iex_Get:
+            m = (e->Iex.Get.offset == __builtin_offsetof(VexGuestAMD64State, guest_SSEROUND)
+                 || e->Iex.Get.offset == __builtin_offsetof(VexGuestAMD64State,
+                                                            guest_FPROUND)) ? ROUNDING : -1;
             break;
+         case Iex_Unop:
+            m = FROM(e->Iex.Unop.arg) == ROUNDING ? ROUNDING
+              : arith_op(e->Iex.Unop.op) ? k : FROM(e->Iex.Unop.arg);
+            break;
+         case Iex_Binop: {
+            IRExpr *a = e->Iex.Binop.arg1, *b = e->Iex.Binop.arg2;
+            m = (FROM(a) == ROUNDING || FROM(b) == ROUNDING) && CONTROL(a) && CONTROL(b)
+                   ? ROUNDING
+              : arith_op(e->Iex.Binop.op) ? k
+              : (FROM(a) == k || FROM(b) == k) ? k : -1;
+            break;
+         }
          case Iex_Triop:
             m = arith_op(e->Iex.Triop.details->op) ? k
               : (FROM(e->Iex.Triop.details->arg2) == k
@@ -505,7 +524,7 @@ static Bool *classify(IRSB *sb, Int *n_instr)
                if (FROM(e->Iex.CCall.args[j]) == k) m = k;
             break;
          case Iex_RdTmp: m = FROM(e); break;
-         default: m = -1;              /* Get, Load, Const: no arithmetic of its own */
+         default: m = -1;              /* Load, Const: no arithmetic of its own */
          }
          made[st->Ist.WrTmp.tmp] = m;
          break;
@@ -548,6 +567,7 @@ static Bool *classify(IRSB *sb, Int *n_instr)
    }
 #undef FROM
 #undef MINE
+#undef CONTROL
    VG_(free)(made);
    *n_instr = k + 1;
    return arith;
