@@ -34,7 +34,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from moa.cost_models import model_class
 from mapping.aggregation import aggregator
 from mapping.metrics import base_metrics, rule, system_metrics, system_value
 from mapping.traffic import ChargedToken, TrafficToken
@@ -208,6 +207,14 @@ class RowBatch:
             if not math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-300):
                 raise Unsupported(f"row {r}: {value!r} here, {want!r} by the reference")
 
+    def rebound(self, model) -> "RowBatch":
+        """These rows' tokens for another model of the same rows (see
+        :meth:`mapping.fitting.RowModel.share_rows`)."""
+        new = object.__new__(RowBatch)
+        new.__dict__.update(self.__dict__)
+        new.model, new._memo = model, {}
+        return new
+
     def subset(self, positions, *, check: bool = False) -> "RowBatch":
         """The batch of the rows at ``positions`` (of this batch), tokens sliced, not
         gathered again (the folds of a cross-validation)."""
@@ -291,18 +298,21 @@ class RowBatch:
         return value
 
     def _element(self, k, name, element, metric, tokens: Tokens, n: int):
+        # memoized by the identity of the element's models (kept alive by the memo):
+        # unchanged models are the same objects from one evaluation to the next
+        models = tuple(element.costs.values())
+        key = (k, name, metric, tuple(map(id, models)))
+        got = self._memo.get(key)
+        if got is not None:
+            return got[1]
         r = rule(element, metric)
         if r is None:
-            return None
-        key = _memo_key(k, name, metric, element)
-        if key is not None and key in self._memo:
-            return self._memo[key]
-        if not r.vectorizable:
+            values = None
+        elif not r.vectorizable:
             values = np.array([r.value(ts) for ts in tokens.per_row], dtype=float)
         else:
             values = self._finished(r, tokens, n)
-        if key is not None:
-            self._memo[key] = values
+        self._memo[key] = (models, values)
         return values
 
     @staticmethod
@@ -330,26 +340,3 @@ class RowBatch:
 def _refuses(name: str) -> bool:
     agg = aggregator(name)
     return agg.timed or agg.needs_shares
-
-
-_REGISTERED: dict[type, bool] = {}
-
-
-def _registered(cls) -> bool:
-    got = _REGISTERED.get(cls)
-    if got is None:
-        try:
-            got = model_class(cls.name) is cls
-        except Exception:  # noqa: BLE001 - not a registered model
-            got = False
-        _REGISTERED[cls] = got
-    return got
-
-
-def _memo_key(k: int, name: str, metric: str, element):
-    """The key of an element's values: its models (registered ones compare by their
-    parameters; a stand-in model may not, so it is never memoized)."""
-    models = tuple(element.costs.items())
-    if not all(_registered(type(model)) for _, model in models):
-        return None
-    return (k, name, metric, models)
