@@ -447,10 +447,11 @@ class RowModel:
         """Element → the token groups of row ``i`` (independent of cost parameters)."""
         return self.placed_for(i, self.metric)
 
-    def placed_for(self, i: int, metric: str) -> dict[str, list]:
-        """:meth:`placed` for ``metric`` (a term of a system metric places its own)."""
-        key = (self._identity(i), metric)
-        got = self._placed.get(key)
+    def placed_for(self, i: int, metric: str, keep: bool = True) -> dict[str, list]:
+        """:meth:`placed` for ``metric`` (a term of a system metric places its own);
+        ``keep=False``: not kept for later calls (rows gathered once, by the million)."""
+        key = (self._identity(i), metric) if keep else None
+        got = self._placed.get(key) if keep else None
         if got is None:
             row, b = self.rows[i], self.bound(i)
             try:
@@ -465,7 +466,8 @@ class RowModel:
             if self.element is not None:
                 got = {name: (tokens if name == self.element else [])
                        for name, tokens in got.items()}
-            self._placed[key] = got
+            if keep:
+                self._placed[key] = got
         return got
 
     def _direct(self, arch: Architecture) -> bool:

@@ -35,6 +35,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mapping.aggregation import aggregator
+from mapping.bulk import paused
 from mapping.metrics import base_metrics, rule, system_metrics, system_value
 from mapping.traffic import ChargedToken, TrafficToken
 
@@ -42,6 +43,8 @@ from mapping.traffic import ChargedToken, TrafficToken
 CHECKED_ROWS = 4
 #: memoized element values kept per batch before the memo is cleared
 MEMO_LIMIT = 4096
+#: rows whose token objects exist at once while a batch gathers their arrays
+GATHER_CHUNK = 8192
 
 
 class Unsupported(Exception):
@@ -52,30 +55,63 @@ class Tokens:
     """The tokens of one element in one group of rows, as one duck-typed token whose
     ``count``, ``quanta`` and attributes (``get``) are arrays over the tokens; ``row``
     is each token's row within the group.  An attribute some tokens lack takes the
-    default given to ``get`` there."""
+    default given to ``get`` there.  The token objects themselves (:attr:`per_row`,
+    :attr:`flat`, for rules evaluated token by token) are placed again when asked for:
+    kept for a million rows, they would cost gigabytes."""
 
     source = "the rows"
 
-    def __init__(self, groups: Sequence[Sequence[Any]]):
-        #: the token groups of each row (for rules evaluated token by token)
-        self.per_row = [list(g) for g in groups]
-        flat = [t for g in self.per_row for t in g]
-        self.row = np.repeat(np.arange(len(self.per_row)),
-                             [len(g) for g in self.per_row]).astype(np.intp)
-        self.count = np.array([t.count for t in flat], dtype=float)
-        self.quanta = np.array([t.quanta for t in flat], dtype=float)
-        names = {k for t in flat for k in t.attrs}
+    def __init__(self, groups: Sequence[Sequence[Any]], again: Callable[[], list]):
+        self._again = again
+        sizes = [len(g) for g in groups]
+        self.row = np.repeat(np.arange(len(groups)), sizes).astype(np.intp)
+        self.count = np.fromiter((t.count for g in groups for t in g), dtype=float,
+                                 count=len(self.row))
+        self.quanta = np.fromiter((t.quanta for g in groups for t in g), dtype=float,
+                                  count=len(self.row))
+        names = {k for g in groups for t in g if t.attrs for k in t.attrs}
         self._attrs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
         for name in names:
-            has = np.array([name in t.attrs for t in flat], dtype=bool)
-            values = np.array([t.attrs.get(name, 0.0) for t in flat], dtype=float)
+            has = np.array([name in t.attrs for g in groups for t in g], dtype=bool)
+            values = np.array([t.attrs.get(name, 0.0) for g in groups for t in g],
+                              dtype=float)
             self._attrs[name] = (values, None if has.all() else has)
-        self.flat = flat
         #: the rows with at least one token here
-        self.used = np.array([bool(g) for g in self.per_row], dtype=bool)
+        self.used = np.array(sizes, dtype=np.intp) > 0
+
+    @classmethod
+    def joined(cls, parts: Sequence["Tokens"], again: Callable[[], list]) -> "Tokens":
+        """The tokens of consecutive chunks of rows as one."""
+        new = object.__new__(cls)
+        new._again = again
+        offsets = np.cumsum([0] + [len(p.used) for p in parts[:-1]])
+        new.row = np.concatenate([p.row + o for p, o in zip(parts, offsets)]) \
+            if parts else np.zeros(0, dtype=np.intp)
+        new.count = np.concatenate([p.count for p in parts]) if parts else np.zeros(0)
+        new.quanta = np.concatenate([p.quanta for p in parts]) if parts else np.zeros(0)
+        new.used = np.concatenate([p.used for p in parts]) if parts else np.zeros(0, bool)
+        new._attrs = {}
+        for name in {k for p in parts for k in p._attrs}:
+            values, has = [], []
+            for p in parts:
+                v, h = p._attrs.get(name, (np.zeros(len(p)), np.zeros(len(p), dtype=bool)))
+                values.append(v)
+                has.append(np.ones(len(p), dtype=bool) if h is None else h)
+            has_all = np.concatenate(has)
+            new._attrs[name] = (np.concatenate(values), None if has_all.all() else has_all)
+        return new
 
     def __len__(self):
         return self.count.size
+
+    @property
+    def per_row(self) -> list[list]:
+        """The token groups of each row."""
+        return self._again()
+
+    @property
+    def flat(self) -> list:
+        return [t for g in self.per_row for t in g]
 
     def get(self, key, default=None):
         if key == "quanta":
@@ -98,15 +134,14 @@ class Tokens:
         mask = keep[self.row]
         renumber = np.full(n_rows, -1, dtype=np.intp)
         renumber[rows] = np.arange(len(rows))
-        new.per_row = [self.per_row[r] for r in rows]
         new.row = renumber[self.row[mask]]
         order = np.argsort(new.row, kind="stable")        # rows in their new order
         new.row = new.row[order]
         new.count, new.quanta = self.count[mask][order], self.quanta[mask][order]
         new._attrs = {k: (v[mask][order], None if h is None else h[mask][order])
                       for k, (v, h) in self._attrs.items()}
-        flat_idx = np.flatnonzero(mask)[order]
-        new.flat = [self.flat[i] for i in flat_idx]
+        again, picked = self._again, list(rows)
+        new._again = lambda: [again()[r] for r in picked]
         new.used = self.used[rows]
         return new
 
@@ -147,7 +182,8 @@ class RowBatch:
             raise Unsupported("CNs charge their ends")
         self._names = sorted({n for s in systems.values() for n in s.references
                               if n not in systems}) if self._system else []
-        self.groups = self._gather(arch0)
+        with paused():        # millions of small objects that all stay alive
+            self.groups = self._gather(arch0)
         self._memo: dict = {}
         if check and self.n:
             self._check()
@@ -177,17 +213,20 @@ class RowBatch:
             tokens: dict[str, dict[str, Tokens]] = {}
             busy: dict[str, np.ndarray] = {}
             for metric in self.metrics:
-                placed = [model.placed_for(i, metric) for i in rows]
-                tokens[metric] = {}
-                used = np.zeros(len(rows), dtype=bool)
-                for name in arch0.elements:
-                    lists = [p.get(name, ()) for p in placed]
-                    if any(isinstance(t, (TrafficToken, ChargedToken))
-                           for g in lists for t in g):
-                        raise Unsupported("memory traffic or charged tokens")
-                    tokens[metric][name] = Tokens(lists)
-                    used |= tokens[metric][name].used
-                busy[metric] = used
+                parts: dict[str, list[Tokens]] = {name: [] for name in arch0.elements}
+                for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
+                    placed = [model.placed_for(i, metric, keep=False)
+                              for i in rows[start:start + GATHER_CHUNK]]
+                    for name in arch0.elements:
+                        lists = [p.get(name, ()) for p in placed]
+                        if any(isinstance(t, (TrafficToken, ChargedToken))
+                               for g in lists for t in g):
+                            raise Unsupported("memory traffic or charged tokens")
+                        parts[name].append(Tokens(lists, None))
+                tokens[metric] = {name: Tokens.joined(p, self._placer(rows, metric, name))
+                                  for name, p in parts.items()}
+                busy[metric] = np.logical_or.reduce(
+                    [t.used for t in tokens[metric].values()] + [np.zeros(len(rows), bool)])
             params = {}
             for name in self._names:
                 values = [model.bound(i).params.get(name) for i in rows]
@@ -196,6 +235,13 @@ class RowBatch:
             groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
                                  busy, params))
         return groups
+
+    def _placer(self, rows: list[int], metric: str, name: str):
+        model = self.model
+
+        def again():
+            return [model.placed_for(i, metric, keep=False).get(name, ()) for i in rows]
+        return again
 
     def _check(self) -> None:
         """The first rows against the reference evaluator: a difference means a rule

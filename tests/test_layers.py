@@ -22,7 +22,8 @@ PACKAGES = ("moc", "moa", "dsl", "mapping")
 #: the layers of ``mapping``, lowest first; a module's layer is its longest matching prefix
 MAPPING_LAYERS = [
     ("errors, registries, output files", ["mapping.errors", "mapping.registry",
-                                          "mapping.output", "mapping.progress"]),
+                                          "mapping.output", "mapping.progress",
+                                          "mapping.bulk"]),
     ("domain", ["mapping.problem"]),
     ("placement", ["mapping.routing", "mapping.traffic"]),
     ("semantics", ["mapping.metrics", "mapping.aggregation"]),
