@@ -344,6 +344,7 @@ class RowModel:
         self._batches: dict = {}
         #: bound applications and architectures shared by rows (:func:`bind_problem`)
         self._bindings: dict = {}
+        self._transient: dict = {}
         #: models and architectures bound under free values, kept across predictions
         self._made: dict = {}
         self._param_archs: dict = {}
@@ -417,26 +418,37 @@ class RowModel:
                 return name
         return None
 
-    def _bind(self, row, key):
+    def _bind(self, row, key, keep: bool = True):
         values = dict(key)
         if row.activity is None:
-            return bind_problem(self.app, self.arch, values, cache=self._bindings)
-        return self.arch.bind(values)
+            if keep:
+                return bind_problem(self.app, self.arch, values, cache=self._bindings)
+            # the architectures and repetition vectors are kept, not each application
+            problem = bind_problem(self.app, self.arch, values, cache=self._transient)
+            for k in [k for k in self._transient if k[0] == "app"]:
+                del self._transient[k]
+            return problem
+        arch = self._bindings.get(("arch", key))
+        if arch is None:
+            arch = self._bindings[("arch", key)] = self.arch.bind(values)
+        return arch
 
-    def bound(self, i: int):
-        """The problem (application rows) or bound architecture (activity rows) of row i."""
+    def bound(self, i: int, keep: bool = True):
+        """The problem (application rows) or bound architecture (activity rows) of row
+        i; ``keep=False``: not kept unless it already was (rows gathered once)."""
         row = self.rows[i]
         key = self._key(row)
         got = self._bound.get(key)
         if got is None:
             try:
-                got = self._bind(row, key)
+                got = self._bind(row, key, keep)
             except ValueError as exc:
                 raise self._error(i, str(exc)) from None
             if not self._checked:
                 check_metric(got if isinstance(got, Architecture) else got.arch, self.metric)
                 self._checked = True
-            self._bound[key] = got
+            if keep:
+                self._bound[key] = got
         return got
 
     def bound_arch(self, i: int) -> Architecture:
@@ -453,7 +465,7 @@ class RowModel:
         key = (self._identity(i), metric) if keep else None
         got = self._placed.get(key) if keep else None
         if got is None:
-            row, b = self.rows[i], self.bound(i)
+            row, b = self.rows[i], self.bound(i, keep)
             try:
                 if row.activity is None:
                     validate_mapping(b.app, b.arch, row.mapping)

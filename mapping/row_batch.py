@@ -229,7 +229,7 @@ class RowBatch:
                     [t.used for t in tokens[metric].values()] + [np.zeros(len(rows), bool)])
             params = {}
             for name in self._names:
-                values = [model.bound(i).params.get(name) for i in rows]
+                values = [model.bound(i, keep=False).params.get(name) for i in rows]
                 if all(v is not None for v in values):
                     params[name] = np.array(values, dtype=float)
             groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
