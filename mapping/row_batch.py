@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -47,6 +49,9 @@ MEMO_LIMIT = 4096
 GATHER_CHUNK = 8192
 
 
+_COUNT, _QUANTA, _ATTRS = attrgetter("count"), attrgetter("quanta"), attrgetter("attrs")
+
+
 class Unsupported(Exception):
     """These rows are evaluated one at a time (see the module doc)."""
 
@@ -61,20 +66,20 @@ class Tokens:
 
     source = "the rows"
 
-    def __init__(self, groups: Sequence[Sequence[Any]], again: Callable[[], list]):
+    def __init__(self, groups: Sequence[Sequence[Any]], again: Callable[[], list] | None):
         self._again = again
-        sizes = [len(g) for g in groups]
+        sizes = list(map(len, groups))
+        flat = list(chain.from_iterable(groups))
         self.row = np.repeat(np.arange(len(groups)), sizes).astype(np.intp)
-        self.count = np.fromiter((t.count for g in groups for t in g), dtype=float,
-                                 count=len(self.row))
-        self.quanta = np.fromiter((t.quanta for g in groups for t in g), dtype=float,
-                                  count=len(self.row))
-        names = {k for g in groups for t in g if t.attrs for k in t.attrs}
+        self.count = np.fromiter(map(_COUNT, flat), dtype=float, count=len(flat))
+        self.quanta = np.fromiter(map(_QUANTA, flat), dtype=float, count=len(flat))
+        #: the classes of the tokens (traffic and charged copies are refused)
+        self.kinds = set(map(type, flat))
+        attrs = list(map(_ATTRS, flat))
         self._attrs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-        for name in names:
-            has = np.array([name in t.attrs for g in groups for t in g], dtype=bool)
-            values = np.array([t.attrs.get(name, 0.0) for g in groups for t in g],
-                              dtype=float)
+        for name in set().union(*attrs):
+            has = np.array([name in a for a in attrs], dtype=bool)
+            values = np.array([a.get(name, 0.0) for a in attrs], dtype=float)
             self._attrs[name] = (values, None if has.all() else has)
         #: the rows with at least one token here
         self.used = np.array(sizes, dtype=np.intp) > 0
@@ -91,6 +96,7 @@ class Tokens:
         new.quanta = np.concatenate([p.quanta for p in parts]) if parts else np.zeros(0)
         new.used = np.concatenate([p.used for p in parts]) if parts else np.zeros(0, bool)
         new._attrs = {}
+        new.kinds = set().union(*(p.kinds for p in parts))
         for name in {k for p in parts for k in p._attrs}:
             values, has = [], []
             for p in parts:
@@ -143,6 +149,7 @@ class Tokens:
         again, picked = self._again, list(rows)
         new._again = lambda: [again()[r] for r in picked]
         new.used = self.used[rows]
+        new.kinds = self.kinds
         return new
 
 
@@ -218,11 +225,10 @@ class RowBatch:
                     placed = [model.placed_for(i, metric, keep=False)
                               for i in rows[start:start + GATHER_CHUNK]]
                     for name in arch0.elements:
-                        lists = [p.get(name, ()) for p in placed]
-                        if any(isinstance(t, (TrafficToken, ChargedToken))
-                               for g in lists for t in g):
+                        part = Tokens([p.get(name, ()) for p in placed], None)
+                        if any(issubclass(k, (TrafficToken, ChargedToken)) for k in part.kinds):
                             raise Unsupported("memory traffic or charged tokens")
-                        parts[name].append(Tokens(lists, None))
+                        parts[name].append(part)
                 tokens[metric] = {name: Tokens.joined(p, self._placer(rows, metric, name))
                                   for name, p in parts.items()}
                 busy[metric] = np.logical_or.reduce(
