@@ -171,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args) or 0
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        print("mapeval: error: out of memory: the input is too large for this machine "
+              "(a measurement table takes about 4 KB per row; lower --limit rows=N to "
+              "refuse such tables before reading them)", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader went away (``| head``): not an error of ours; keep Python quiet on exit.
         import os

@@ -41,6 +41,7 @@ _limit("array", "dsl.limits", "MAX_ARRAY_MEMBERS", "members of one array declara
 _limit("firings", "moc.limits", "MAX_FIRINGS", "firings of one iteration an analysis expands")
 _limit("states", "moc.limits", "MAX_STATES", "states of one self-timed execution explored")
 _limit("sweep", "mapping.sweep", "MAX_POINTS", "points of one sweep grid")
+_limit("rows", "mapping.measurements", "MAX_ROWS", "data rows of one measurement table")
 
 
 def parse_limit(text: str) -> tuple[str, int]:

@@ -30,6 +30,10 @@ from mapping.bulk import paused
 from mapping.errors import InputError
 from dsl.mappings import Mapping
 
+#: the most data rows one table may hold (``--limit rows=N``): reading, evaluating and
+#: ranking take about 4 KB of memory per row (1,000,000 rows: about 4 GB)
+MAX_ROWS = 2_000_000
+
 ACTOR_FIELD = "{actor}"
 ELEMENT_FIELD = "{element}"
 
@@ -438,6 +442,10 @@ class _Table:
             if values[0].lstrip().startswith("#"):
                 continue                                    # comment line
             index += 1
+            if index > MAX_ROWS:
+                raise InputError(f"{path}: more than {MAX_ROWS:,} data rows, the stated limit "
+                                 "(about 4 KB of memory each: raise it with --limit "
+                                 "rows=N where memory allows)", (str(path), start + 1, 1))
             raw = lines[start] if feeder.position == start + 1 else None
             records.append(_Record(None, values, start + 1, index, raw))
         table = cls(path, header, header_line, records, dialect)
