@@ -467,6 +467,9 @@ def check_free(arch: Architecture, free: Sequence[FreeParameter], metric: str) -
 
 # --------------------------------------------------------------------------- row values
 
+#: models and architectures built under free values that a RowModel keeps at most
+_KEEP = 512
+
 #: a parameter set with at least this many distinct mappings goes to the batch evaluator
 #: (compiling it costs as much as 5 to 16 reference evaluations on the examples)
 BATCH_MIN = 16
@@ -502,6 +505,10 @@ class RowModel:
         self._batches: dict = {}
         #: bound applications and architectures shared by rows (:func:`bind_problem`)
         self._bindings: dict = {}
+        self._transient: dict = {}
+        #: models and architectures bound under free values, kept across predictions
+        self._made: dict = {}
+        self._param_archs: dict = {}
         self._arch_parts: dict[int, tuple] = {}
         self._identities: dict[int, tuple] = {}
         for row in self.rows:
@@ -516,11 +523,26 @@ class RowModel:
             check_metric(at_defaults, metric)
             self._checked = True
 
-    def share_applications(self, other: "RowModel") -> None:
-        """Reuse the applications ``other`` bound (same ``.sdf``, another architecture,
-        e.g. the fitted one): binding each row's application is the costly part."""
-        if other.app is self.app:
-            self._bindings.update({k: v for k, v in other._bindings.items() if k[0] == "app"})
+    def share_rows(self, other: "RowModel") -> None:
+        """Reuse what ``other`` (the same rows, application and metric; another
+        architecture of the same elements, e.g. the fitted one) gathered: the bound
+        applications and, where the application is bound alike, the rows' tokens
+        (:class:`~mapping.row_batch.RowBatch`, which refuses tokens that depend on
+        cost models)."""
+        if other.app is not self.app:
+            return
+        self._bindings.update({k: v for k, v in other._bindings.items() if k[0] != "arch"})
+        names = set(self.app.params) if self.app is not None else set()
+        alike = (len(self.rows) == len(other.rows)
+                 and all(a is b for a, b in zip(self.rows, other.rows))
+                 and (self.metric, self.element, self._requested)
+                 == (other.metric, other.element, other._requested)
+                 and {k: v for k, v in self.params.items() if k in names}
+                 == {k: v for k, v in other.params.items() if k in names}
+                 and list(self.arch.elements) == list(other.arch.elements))
+        batch = other._batches.get(None)
+        if alike and batch:
+            self._batches = {None: batch.rebound(self)}
 
     def _key(self, row, drop: str | None = None):
         values = {**self.params, **{k: v for k, v in row.params.items() if k != drop}}
@@ -557,26 +579,37 @@ class RowModel:
                 return name
         return None
 
-    def _bind(self, row, key):
+    def _bind(self, row, key, keep: bool = True):
         values = dict(key)
         if row.activity is None:
-            return bind_problem(self.app, self.arch, values, cache=self._bindings)
-        return self.arch.bind(values)
+            if keep:
+                return bind_problem(self.app, self.arch, values, cache=self._bindings)
+            # the architectures and repetition vectors are kept, not each application
+            problem = bind_problem(self.app, self.arch, values, cache=self._transient)
+            for k in [k for k in self._transient if k[0] == "app"]:
+                del self._transient[k]
+            return problem
+        arch = self._bindings.get(("arch", key))
+        if arch is None:
+            arch = self._bindings[("arch", key)] = self.arch.bind(values)
+        return arch
 
-    def bound(self, i: int):
-        """The problem (application rows) or bound architecture (activity rows) of row i."""
+    def bound(self, i: int, keep: bool = True):
+        """The problem (application rows) or bound architecture (activity rows) of row
+        i; ``keep=False``: not kept unless it already was (rows gathered once)."""
         row = self.rows[i]
         key = self._key(row)
         got = self._bound.get(key)
         if got is None:
             try:
-                got = self._bind(row, key)
+                got = self._bind(row, key, keep)
             except ValueError as exc:
                 raise self._error(i, str(exc)) from None
             if not self._checked:
                 check_metric(got if isinstance(got, Architecture) else got.arch, self.metric)
                 self._checked = True
-            self._bound[key] = got
+            if keep:
+                self._bound[key] = got
         return got
 
     def bound_arch(self, i: int) -> Architecture:
@@ -587,12 +620,13 @@ class RowModel:
         """Element → the token groups of row ``i`` (independent of cost parameters)."""
         return self.placed_for(i, self.metric)
 
-    def placed_for(self, i: int, metric: str) -> dict[str, list]:
-        """:meth:`placed` for ``metric`` (a term of a system metric places its own)."""
-        key = (self._identity(i), metric)
-        got = self._placed.get(key)
+    def placed_for(self, i: int, metric: str, keep: bool = True) -> dict[str, list]:
+        """:meth:`placed` for ``metric`` (a term of a system metric places its own);
+        ``keep=False``: not kept for later calls (rows gathered once, by the million)."""
+        key = (self._identity(i), metric) if keep else None
+        got = self._placed.get(key) if keep else None
         if got is None:
-            row, b = self.rows[i], self.bound(i)
+            row, b = self.rows[i], self.bound(i, keep)
             try:
                 if row.activity is None:
                     validate_mapping(b.app, b.arch, row.mapping)
@@ -605,7 +639,8 @@ class RowModel:
             if self.element is not None:
                 got = {name: (tokens if name == self.element else [])
                        for name, tokens in got.items()}
-            self._placed[key] = got
+            if keep:
+                self._placed[key] = got
         return got
 
     def _direct(self, arch: Architecture) -> bool:
@@ -653,15 +688,27 @@ class RowModel:
         got = cache.get(key)
         if got is None:
             models = {k: v for k, v in overrides.items() if k != _PARAMS}
+            if len(self._made) > _KEEP:
+                self._made.clear()
+            if len(self._param_archs) > _KEEP:
+                self._param_archs.clear()
             try:
                 if rebind:
-                    got = self._bind(row, key[1])
+                    values = dict(key[1])
+                    got = bind_problem(self.app, self.arch, values,
+                                       cache=cache.setdefault("bindings", {})) \
+                        if row.activity is None else self.arch.bind(values)
                 elif params:
-                    got = self.arch.bind({**self.params, **params, **row.params})
+                    # kept across calls: the steps of a finite-difference Jacobian in
+                    # the other parameters bind the architecture with the same values
+                    got = self._param_archs.get(key)
+                    if got is None:
+                        got = self._param_archs[key] = self.arch.bind(
+                            {**self.params, **params, **row.params})
                 else:
                     got = self.bound_arch(i)
                 arch = got if isinstance(got, Architecture) else got.arch
-                arch = _rebuilt(arch, models, cache.setdefault("models", {}))
+                arch = _rebuilt(arch, models, self._made)
             except (ValueError, ArithmeticError) as exc:
                 raise self._error(i, str(exc)) from None
             got = arch if isinstance(got, Architecture) else replace(got, arch=arch)
@@ -1453,7 +1500,7 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
         bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
         final = RowModel(fit.architecture, rows, metric, aggregate, app,
                          {**(params or {}), **bare}, source)
-        final.share_applications(model)
+        final.share_rows(model)
         predicted = final.predict()
     on = scored_rows(train, test)
     result = fidelity(predicted[on], measured[on], n=len(rows), n_train=len(train),

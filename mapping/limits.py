@@ -46,6 +46,7 @@ _limit("links", "dsl.limits", "MAX_LINKS",
 _limit("firings", "moc.limits", "MAX_FIRINGS", "firings of one iteration an analysis expands")
 _limit("states", "moc.limits", "MAX_STATES", "instants (states) of one self-timed execution explored")
 _limit("sweep", "mapping.sweep", "MAX_POINTS", "points of one sweep grid")
+_limit("rows", "mapping.measurements", "MAX_ROWS", "data rows of one measurement table")
 
 
 def parse_limit(text: str) -> tuple[str, int]:
