@@ -362,8 +362,11 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str,
                 (charged.setdefault(t.cn, []) if isinstance(t, ChargedToken) else own).append(t)
             tokens = own
         if name not in rules:
-            rules[name] = rule(element, metric)
-        value = _element_value(element, tokens, metric, rules[name])
+            r = rule(element, metric)
+            # an idle element's value (its rule on no tokens) is the same on every call
+            rules[name] = (r, _element_value(element, [], metric, r))
+        r, idle = rules[name]
+        value = _element_value(element, tokens, metric, r) if tokens else idle
         if value is None:
             if tokens:
                 unmodelled.append(name)

@@ -1280,6 +1280,10 @@ def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
     value, compared with the measured total on the test rows.  Every free parameter
     must belong to the elements of one column."""
     free_params = parse_free(arch, free, app) if free else []
+    for fp in free_params:
+        if fp.by is not None:
+            raise InputError(f"free parameter '{fp.spec}': a per-element fit "
+                             "(--measured-element) does not take group-specific parameters")
     for element in columns:
         if element not in arch.elements:
             raise InputError(f"--measured-element: '{element}' is not an element of "

@@ -187,3 +187,10 @@ def test_group_errors(tmp_path, capsys):
     err = fails("--free", "p_static@config", "-o", str(tmp_path / "out.moa"))
     assert "one value per group of config" in err
     assert not (tmp_path / "out.moa").exists()
+
+
+def test_per_element_fits_refuse_group_specific_parameters(tmp_path, capsys):
+    files = write_study(tmp_path, rows=4)
+    assert main(["fit", *files, "--metric", "energy", "--free", "A15.energy.alpha@config",
+                 "--measured-element", "big[0]=energy"]) == 2
+    assert "does not take group-specific parameters" in capsys.readouterr().err
