@@ -8,9 +8,11 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mapping.cli import main
 from mapping.fidelity import fidelity
+from mapping.validation import group_splits
 
 MOA = """
 moa board {
@@ -194,3 +196,23 @@ def test_per_element_fits_refuse_group_specific_parameters(tmp_path, capsys):
     assert main(["fit", *files, "--metric", "energy", "--free", "A15.energy.alpha@config",
                  "--measured-element", "big[0]=energy"]) == 2
     assert "does not take group-specific parameters" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from("abc"), min_size=9, max_size=40), st.integers(2, 3),
+       st.integers(0, 5))
+def test_folds_within_groups_test_every_row_once(labels, folds, seed):
+    """``--fit-by`` folds: each fold tests part of every group and trains on the rest of
+    that group; over the folds every row is tested exactly once."""
+    counts = {g: labels.count(g) for g in set(labels)}
+    if min(counts.values()) < folds:
+        return
+    splits = group_splits(labels, "g", folds=folds, seed=seed)
+    tested = np.concatenate([test for _, test in splits])
+    assert sorted(tested.tolist()) == list(range(len(labels)))
+    for train, test in splits:
+        assert not set(train.tolist()) & set(test.tolist())
+        assert len(train) + len(test) == len(labels)
+        for g, n in counts.items():
+            in_test = sum(labels[i] == g for i in test)
+            assert n // folds <= in_test <= -(-n // folds)
