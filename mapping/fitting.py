@@ -868,27 +868,37 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
     theta0 = _current_values(model, free)
-    done: dict[tuple, tuple] = {}            # rows alike in parameters and mapping
+    done: dict[tuple, int] = {}              # rows alike in parameters and mapping
     for r, i in enumerate(rows):
-        got = done.get(model._identity(i))
-        if got is None:
-            try:
-                with np.errstate(all="ignore"):
-                    a = np.array(coefficients(model.bound_arch(i), model.placed(i), free,
-                                              model.metric, model.aggregate))
-            except (ValueError, ArithmeticError) as exc:
-                raise model._error(i, str(exc)) from None
-            if not np.all(np.isfinite(a)):
-                raise model._error(i, "the prediction's coefficient of a free parameter is "
-                                   "not a finite number")
-            got = done[model._identity(i)] = (a, model.value(i))
-        a, value = got
-        # a parameter of one group of rows: a coefficient 0 on the others' rows, whose
-        # prediction keeps the file's value of that parameter (in ``value``)
-        keep = np.array([fp.applies_to(model.rows[i]) for fp in free])
-        A[r] = np.where(keep, a, 0.0)
-        c[r] = value - float(A[r] @ theta0)
+        same = done.setdefault(model._identity(i), r)
+        if same != r:
+            A[r], c[r] = A[same], c[same]
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
+                                    model.aggregate)
+        except (ValueError, ArithmeticError) as exc:
+            raise model._error(i, str(exc)) from None
+        if not np.all(np.isfinite(A[r])):
+            raise model._error(i, "the prediction's coefficient of a free parameter is not "
+                               "a finite number")
+        c[r] = model.value(i) - float(A[r] @ theta0)
     return A, c
+
+
+def group_columns(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int],
+                  A: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(A, c)`` of :func:`design_matrix` where a parameter of one group of rows
+    (``SPEC@COLUMN=VALUE``) has coefficient 0 on the other groups' rows, whose
+    prediction keeps the file's value of it (moved into ``c``)."""
+    keep = np.array([[fp.applies_to(model.rows[i]) for fp in free] for i in rows],
+                    dtype=bool).reshape(len(rows), len(free))
+    if keep.all():
+        return A, c
+    theta0 = _current_values(model, free)
+    dropped = np.where(keep, 0.0, A)
+    return A - dropped, c + dropped @ theta0
 
 
 def _column_norms(A: np.ndarray) -> np.ndarray:
@@ -969,7 +979,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
     best, n_starts = 0, 0
 
     if rule.linear and _is_linear(model, free):
-        A, c = design_matrix(model, free, train)
+        A, c = group_columns(model, free, train, *design_matrix(model, free, train))
         norms = _column_norms(A)
         active = norms > 0
         for j in np.flatnonzero(~active):

@@ -216,3 +216,15 @@ def test_folds_within_groups_test_every_row_once(labels, folds, seed):
         for g, n in counts.items():
             in_test = sum(labels[i] == g for i in test)
             assert n // folds <= in_test <= -(-n // folds)
+
+
+def test_per_group_figures_are_listed_up_to_a_limit(monkeypatch):
+    import mapping.fidelity as fid
+    rng = np.random.default_rng(0)
+    p, m = rng.random(40), rng.random(40)
+    labels = [f"g{i // 4}" for i in range(40)]
+    assert len(fidelity(p, m, groups=labels, within="g").groups) == 10
+    monkeypatch.setattr(fid, "GROUPS_LISTED", 9)
+    capped = fidelity(p, m, groups=labels, within="g")
+    assert capped.groups is None and "groups" not in capped.to_dict()
+    assert capped.fidelity_within == fidelity(p, m, groups=labels, within="g").fidelity_within
