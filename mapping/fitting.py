@@ -4,7 +4,11 @@ A free parameter is written ``TARGET.METRIC.PARAM``: ``TARGET`` is an element (`
 ``big[0]``), an element type (``A15``: one value shared by every element of that type
 that takes its ``METRIC`` model from the type) or an array (``big``: one value shared by
 its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
-(SPEC §12): each row is then bound again with its value.
+(SPEC §12): each row is then bound again with its value.  ``SPEC@COLUMN`` makes it
+group-specific: one value per value of the measurement column ``COLUMN``
+(:func:`expand_groups`, ``SPEC@COLUMN=VALUE``), each applied to its group's rows only
+(:meth:`RowModel.predict`; in the linear problem a coefficient 0 on the other rows,
+:func:`group_columns`), the other free parameters shared by every row.
 
 Where the prediction is linear in the free parameters -- every free parameter is one of
 its model's ``linear_parameters`` (LSLA alpha/beta, GSLA alpha/beta, GSLA power a/b/c),
