@@ -41,6 +41,10 @@ JSON_KEYS = ("n", "n_train", "n_test", "tau", "p_value", "fidelity", "spearman",
 FIGURES = ("tau", "fidelity", "spearman", "mape", "mdape", "r2", "fidelity_within",
            "tau_within")
 
+#: the most groups whose own figures a result lists (``groups``); beyond, only the
+#: within-group figures (each group's figures cost a tau and a rho of their own)
+GROUPS_LISTED = 1000
+
 #: significant digits the predictions keep before ranking (SPEC §12)
 RANK_DIGITS = 12
 
@@ -79,7 +83,8 @@ class FidelityResult:
     folds_by: str | None = None
     group: str | None = None
     #: each group of ``within`` → its own figures (over its rows; under cross-validation
-    #: the mean over the splits), in the order the groups first appear
+    #: the mean over the splits), in the order the groups first appear; ``None``
+    #: beyond :data:`GROUPS_LISTED` groups
     groups: Mapping[str, "FidelityResult"] | None = None
 
     @property
@@ -376,8 +381,9 @@ def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
     per_group = None
     if groups is not None:
         fid_within, tau_within = within_groups(p, m, groups)
-        per_group = {label: fidelity(raw[idx], m[idx]) for label, idx in
-                     group_rows(groups).items()}
+        members = group_rows(groups)
+        if len(members) <= GROUPS_LISTED:
+            per_group = {label: fidelity(raw[idx], m[idx]) for label, idx in members.items()}
     return FidelityResult(n=n_test + n_train if n is None else n, n_train=n_train,
                           n_test=n_test, tau=tau, p_value=p_value,
                           fidelity=_agreeing_fraction(p, m),

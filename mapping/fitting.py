@@ -4,7 +4,11 @@ A free parameter is written ``TARGET.METRIC.PARAM``: ``TARGET`` is an element (`
 ``big[0]``), an element type (``A15``: one value shared by every element of that type
 that takes its ``METRIC`` model from the type) or an array (``big``: one value shared by
 its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
-(SPEC §12): each row is then bound again with its value.
+(SPEC §12): each row is then bound again with its value.  ``SPEC@COLUMN`` makes it
+group-specific: one value per value of the measurement column ``COLUMN``
+(:func:`expand_groups`, ``SPEC@COLUMN=VALUE``), each applied to its group's rows only
+(:meth:`RowModel.predict`; in the linear problem a coefficient 0 on the other rows,
+:func:`group_columns`), the other free parameters shared by every row.
 
 Every free parameter stays within the bounds of its meaning, declared once on its
 model's pydantic ``Parameters`` (``Field(gt=0, le=1)`` for an efficiency;
@@ -1113,27 +1117,37 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
     theta0 = _current_values(model, free)
-    done: dict[tuple, tuple] = {}            # rows alike in parameters and mapping
+    done: dict[tuple, int] = {}              # rows alike in parameters and mapping
     for r, i in enumerate(rows):
-        got = done.get(model._identity(i))
-        if got is None:
-            try:
-                with np.errstate(all="ignore"):
-                    a = np.array(coefficients(model.bound_arch(i), model.placed(i), free,
-                                              model.metric, model.aggregate))
-            except (ValueError, ArithmeticError) as exc:
-                raise model._error(i, str(exc)) from None
-            if not np.all(np.isfinite(a)):
-                raise model._error(i, "the prediction's coefficient of a free parameter is "
-                                   "not a finite number")
-            got = done[model._identity(i)] = (a, model.value(i))
-        a, value = got
-        # a parameter of one group of rows: a coefficient 0 on the others' rows, whose
-        # prediction keeps the file's value of that parameter (in ``value``)
-        keep = np.array([fp.applies_to(model.rows[i]) for fp in free])
-        A[r] = np.where(keep, a, 0.0)
-        c[r] = value - float(A[r] @ theta0)
+        same = done.setdefault(model._identity(i), r)
+        if same != r:
+            A[r], c[r] = A[same], c[same]
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
+                                    model.aggregate)
+        except (ValueError, ArithmeticError) as exc:
+            raise model._error(i, str(exc)) from None
+        if not np.all(np.isfinite(A[r])):
+            raise model._error(i, "the prediction's coefficient of a free parameter is not "
+                               "a finite number")
+        c[r] = model.value(i) - float(A[r] @ theta0)
     return A, c
+
+
+def group_columns(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int],
+                  A: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(A, c)`` of :func:`design_matrix` where a parameter of one group of rows
+    (``SPEC@COLUMN=VALUE``) has coefficient 0 on the other groups' rows, whose
+    prediction keeps the file's value of it (moved into ``c``)."""
+    keep = np.array([[fp.applies_to(model.rows[i]) for fp in free] for i in rows],
+                    dtype=bool).reshape(len(rows), len(free))
+    if keep.all():
+        return A, c
+    theta0 = _current_values(model, free)
+    dropped = np.where(keep, 0.0, A)
+    return A - dropped, c + dropped @ theta0
 
 
 def _column_norms(A: np.ndarray) -> np.ndarray:
@@ -1218,7 +1232,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
     best, n_starts = 0, 0
 
     if rule.linear and _is_linear(model, free):
-        A, c = design_matrix(model, free, train)
+        A, c = group_columns(model, free, train, *design_matrix(model, free, train))
         norms = _column_norms(A)
         active = norms > 0
         for j in np.flatnonzero(~active):
@@ -1595,6 +1609,10 @@ def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
     value, compared with the measured total on the test rows.  Every free parameter
     must belong to the elements of one column."""
     free_params = parse_free(arch, free, app) if free else []
+    for fp in free_params:
+        if fp.by is not None:
+            raise InputError(f"free parameter '{fp.spec}': a per-element fit "
+                             "(--measured-element) does not take group-specific parameters")
     for element in columns:
         if element not in arch.elements:
             raise InputError(f"--measured-element: '{element}' is not an element of "

@@ -8,9 +8,11 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mapping.cli import main
 from mapping.fidelity import fidelity
+from mapping.validation import group_splits
 
 MOA = """
 moa board {
@@ -187,3 +189,42 @@ def test_group_errors(tmp_path, capsys):
     err = fails("--free", "p_static@config", "-o", str(tmp_path / "out.moa"))
     assert "one value per group of config" in err
     assert not (tmp_path / "out.moa").exists()
+
+
+def test_per_element_fits_refuse_group_specific_parameters(tmp_path, capsys):
+    files = write_study(tmp_path, rows=4)
+    assert main(["fit", *files, "--metric", "energy", "--free", "A15.energy.alpha@config",
+                 "--measured-element", "big[0]=energy"]) == 2
+    assert "does not take group-specific parameters" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from("abc"), min_size=9, max_size=40), st.integers(2, 3),
+       st.integers(0, 5))
+def test_folds_within_groups_test_every_row_once(labels, folds, seed):
+    """``--fit-by`` folds: each fold tests part of every group and trains on the rest of
+    that group; over the folds every row is tested exactly once."""
+    counts = {g: labels.count(g) for g in set(labels)}
+    if min(counts.values()) < folds:
+        return
+    splits = group_splits(labels, "g", folds=folds, seed=seed)
+    tested = np.concatenate([test for _, test in splits])
+    assert sorted(tested.tolist()) == list(range(len(labels)))
+    for train, test in splits:
+        assert not set(train.tolist()) & set(test.tolist())
+        assert len(train) + len(test) == len(labels)
+        for g, n in counts.items():
+            in_test = sum(labels[i] == g for i in test)
+            assert n // folds <= in_test <= -(-n // folds)
+
+
+def test_per_group_figures_are_listed_up_to_a_limit(monkeypatch):
+    import mapping.fidelity as fid
+    rng = np.random.default_rng(0)
+    p, m = rng.random(40), rng.random(40)
+    labels = [f"g{i // 4}" for i in range(40)]
+    assert len(fidelity(p, m, groups=labels, within="g").groups) == 10
+    monkeypatch.setattr(fid, "GROUPS_LISTED", 9)
+    capped = fidelity(p, m, groups=labels, within="g")
+    assert capped.groups is None and "groups" not in capped.to_dict()
+    assert capped.fidelity_within == fidelity(p, m, groups=labels, within="g").fidelity_within
