@@ -72,10 +72,10 @@ def test_bounds_are_read_from_the_pydantic_declarations():
 
 def test_every_registered_model_states_bounds_for_its_fittable_parameters():
     """Every built-in model with a numeric parameter has a call above, so the property
-    test below covers it."""
+    test below covers it (models other tests register are not built in)."""
     for name in available_models():
-        params = model_class(name).Parameters
-        if fittable_parameters(params):
+        cls = model_class(name)
+        if cls.__module__.startswith("moa.") and fittable_parameters(cls.Parameters):
             assert name in CALLS, name
 
 
