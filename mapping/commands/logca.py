@@ -67,11 +67,12 @@ def add_logca_options(parser: argparse.ArgumentParser) -> None:
                    help="take A as given (the paper's peak-FLOPS ratio for GPUs), not fitted")
     f.add_argument("--bandwidth", type=float, metavar="BYTES_PER_CYCLE",
                    help="take L = 1/bandwidth (the paper's GPU latency), not fitted")
-    f.add_argument("--host-overhead", choices=("auto", "none", "fit"), default="auto",
+    f.add_argument("--host-overhead", choices=("auto", "none", "fit", "range"), default="auto",
                    help="with --fit: the host's fixed cost o0, T0 = o0 + C·g^beta (an "
                    "extension of LogCA for library calls whose time is flat at small g): "
-                   "fit it, none (the paper's T0 = C·g^beta), or auto (the default: kept "
-                   "only if significant, F-test at 1%%)")
+                   "fit it, none (the paper's T0 = C·g^beta), auto (the default: kept "
+                   "only if significant, F-test at 1%%), or range (the paper's form on the "
+                   "granularities where it holds: o0, fitted on every row, below 5%% of T0)")
     f.add_argument("--confidence", type=float, default=0.95,
                    help="level of the confidence intervals (default 0.95)")
     f.add_argument("--table", metavar="TABLE.csv",
