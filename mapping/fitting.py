@@ -219,7 +219,8 @@ def free_bounds(arch: Architecture, free: Sequence[FreeParameter]) -> list[Bound
     out = []
     for fp in free:
         if fp.level != "param":
-            out.append(parameter_bounds(model_class(fp.model).Parameters, fp.param))
+            out.append(parameter_bounds(model_class(fp.model).Parameters, fp.param)
+                       or NON_NEGATIVE)         # a FreeParameter built by hand
             continue
         b = NON_NEGATIVE
         specs = [s for e in arch.elements.values() for s in e.costs.values()]
