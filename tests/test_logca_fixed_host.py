@@ -201,3 +201,20 @@ def test_range_fits_the_papers_form_where_it_holds():
     late = case(2 ** 25)
     with pytest.raises(InputError, match="--host-overhead range needs 6"):
         fit_logca(*synthetic(**late, g=G), host_overhead="range")
+
+
+def test_a_table_may_give_the_hosts_fixed_cost(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text("name,L,o,C,A,beta,latency,o0\n"
+                     "paper host,0,3e5,0.003,30,1.5,independent,\n"
+                     "library host,0,3e5,0.003,30,1.5,independent,5e4\n"
+                     "bad,0,3e5,0.003,30,1.5,independent,lots\n")
+    assert main(["logca", "--table", str(table), "--row", "paper host",
+                 "--row", "library host", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["accelerators"]}
+    assert rows["paper host"]["g1"] == pytest.approx((3e5 * 30 / (29 * 0.003)) ** (1 / 1.5))
+    assert rows["library host"]["g1"] == pytest.approx(
+        ((3e5 - 5e4) * 30 / (29 * 0.003)) ** (1 / 1.5))
+    assert rows["library host"]["o0"] == 5e4 and "o0" not in rows["paper host"]
+    assert main(["logca", "--table", str(table), "--row", "bad"]) == 2
+    assert "'o0'" in capsys.readouterr().err

@@ -77,7 +77,8 @@ def add_logca_options(parser: argparse.ArgumentParser) -> None:
                    help="level of the confidence intervals (default 0.95)")
     f.add_argument("--table", metavar="TABLE.csv",
                    help="analyse the accelerators of a table with columns "
-                   "name,L,o,C,A,beta,latency (examples/logca/table5.csv)")
+                   "name,L,o,C,A,beta,latency (examples/logca/table5.csv) and optionally "
+                   "o0, a host's fixed cost (an extension)")
     f.add_argument("--row", action="append", default=[], metavar="NAME",
                    help="with --table: only this row (repeatable; default every row)")
     r = parser.add_argument_group("granularities (bytes; suffixes K, M, G are powers of 2)")
@@ -177,9 +178,15 @@ def table_from_args(args):
         latency = r.cells["latency"].strip()
         if latency not in LATENCIES:
             raise r.error(f"latency must be one of {', '.join(LATENCIES)}", "latency")
+        o0 = 0.0
+        if r.cells.get("o0", "").strip():           # optional: a host's fixed cost
+            from mapping.measurements import parse_cell_number
+            o0 = parse_cell_number(r.cells["o0"])
+            if o0 is None:
+                raise r.error(f"expected a number, got '{r.cells['o0']}'", "o0")
         try:
             a = analyse(r.params["L"], r.params["o"], r.params["C"], r.measured,
-                        r.params["beta"], latency, **_range(args))
+                        r.params["beta"], latency, **_range(args), o0=o0)
         except LogCAError as exc:
             raise r.error(str(exc)) from None
         curves.append(Curve(name, a))
