@@ -46,16 +46,8 @@ _LOADERS = {".sdf": "load_sdf", ".moa": "load_moa", ".map": "load_map"}
 
 
 def _read(path) -> tuple[str, str]:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ParseError(f"no such file: {path}", (str(path), None, None)) from None
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"not a UTF-8 text file ({exc.reason})", (str(path), None, None)) from None
-    except OSError as exc:
-        raise ParseError(f"cannot read {path}: {exc.strerror}", (str(path), None, None)) from None
-    return text, str(path)
+    from dsl.files import read_text
+    return read_text(path), str(path)
 
 
 def load_sdf(path):

@@ -8,15 +8,13 @@ from pathlib import Path
 from typing import Iterator, TextIO
 
 from dsl.errors import ParseError
+from dsl.files import open_text
 
 
 def open_table(path: str | Path) -> TextIO:
     """The CSV file at ``path`` opened for :mod:`csv` (UTF-8; a byte-order mark, as
     spreadsheets write, dropped); an unreadable file is a :class:`ParseError` naming it."""
-    try:
-        return Path(path).open(encoding="utf-8-sig", newline="")
-    except OSError as exc:
-        raise ParseError(f"'{path}': {exc.strerror or exc}") from None
+    return open_text(path, newline="")
 
 
 def csv_rows(path: str | Path, columns: tuple[str, ...], optional: tuple[str, ...] = ()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dsl.csv_table import csv_rows
 from dsl.errors import ParseError
+from dsl.files import read_text
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,7 @@ def read_ert(path: str | Path) -> ErtRoofline:
     """The empirical (and, when present, vendor) ceilings and bandwidths of an ERT
     ``roofline.json``; a :class:`ParseError` naming the file for anything else."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ParseError(f"'{path}': {exc.strerror or exc}") from None
+    text = read_text(path)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -56,8 +56,9 @@ def _floor(x):
 
 #: function name -> (implementation, minimum arity, maximum arity or None)
 FUNCTIONS: dict[str, tuple[Callable, int, int | None]] = {
-    "min": (min, 1, None),
-    "max": (max, 1, None),
+    # the least (greatest) of one or more numbers: min(x) is x
+    "min": (lambda *xs: min(xs), 1, None),
+    "max": (lambda *xs: max(xs), 1, None),
     "abs": (abs, 1, 1),
     "sqrt": (_sqrt, 1, 1),
     "log": (_log, 1, 2),

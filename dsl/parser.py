@@ -1087,12 +1087,16 @@ def _build_arch(block, filename) -> Architecture:
             if hi < lo:
                 raise ArchitectureError(f"{kind} '{tok.value}[{lo}..{hi}]': empty range",
                                         _origin(filename, rng[0]))
-            limit = limits.MAX_ARRAY_MEMBERS
-            if hi - lo + 1 > limit:
-                raise ArchitectureError(f"{kind} '{tok.value}[{lo}..{hi}]' has {hi - lo + 1} "
-                                        f"members, more than the limit of {limit} members per "
-                                        f"array (raise it with --limit array=N)",
-                                        _origin(filename, rng[0]))
+            size = hi - lo + 1
+            if size > limits.MAX_ARRAY_MEMBERS:
+                raise ArchitectureError(limits.exceeded(
+                    f"{kind} '{tok.value}[{lo}..{hi}]' has {size} members", "array",
+                    limits.MAX_ARRAY_MEMBERS), _origin(filename, rng[0]))
+            if len(arch.elements) + size > limits.MAX_ELEMENTS:
+                raise ArchitectureError(limits.exceeded(
+                    f"{kind} '{tok.value}[{lo}..{hi}]' brings the elements of "
+                    f"'{arch.name}' to {len(arch.elements) + size}", "elements",
+                    limits.MAX_ELEMENTS), _origin(filename, rng[0]))
             members = arch.add_array(tok.value, lo, hi, kind, costs, attrs, local, type_name,
                                      origin=origin)
             if members and members[0].local is not None:
@@ -1109,6 +1113,7 @@ def _build_arch(block, filename) -> Architecture:
             raise ArchitectureError(f"{element.kind} '{element.name}': local "
                                     f"'{element.local}' {what}; it must name a CN", origin)
     arrays = None
+    expanded = 0
     for st in stmts:
         if st[0] != "link":
             continue
@@ -1116,6 +1121,12 @@ def _build_arch(block, filename) -> Architecture:
             arrays = arch.arrays()
         ends = [_expand_ref(ref, arch, arrays, filename) for ref in (st[1], st[2])]
         origin = _origin(filename, st[1][1])
+        expanded += len(ends[0]) * len(ends[1])
+        if expanded > limits.MAX_LINKS:
+            raise ArchitectureError(limits.exceeded(
+                f"this link expands to {len(ends[0])} x {len(ends[1])} links ({expanded} "
+                f"in '{arch.name}' counting those before it)", "links", limits.MAX_LINKS),
+                origin)
         for a in ends[0]:
             for b in ends[1]:
                 arch.add_link(a, b, origin=origin)

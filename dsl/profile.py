@@ -67,6 +67,7 @@ from typing import Iterable, Mapping
 from moc import SDFGraph
 from dsl.csv_table import csv_rows
 from dsl.errors import ParseError
+from dsl.files import open_text
 
 LOG_FILES = ("function", "subcalls", "icount", "xfers")
 CSV_FILES = ("functions.csv", "transfers.csv")
@@ -112,7 +113,7 @@ class ImportResult:
 
 def _lines(path: Path):
     """``(line number, fields with their 1-based columns)`` of the non-blank lines."""
-    with open(path, encoding="utf-8") as f:
+    with open_text(path) as f:
         for number, text in enumerate(f, 1):
             body = text.split("#", 1)[0]
             fields = [(m.group(), m.start() + 1) for m in re.finditer(r"\S+", body)]

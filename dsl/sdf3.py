@@ -38,6 +38,7 @@ from pathlib import Path
 from xml.parsers import expat
 
 from dsl.errors import ParseError
+from dsl.files import read_bytes
 from moc.graph import SDFGraph
 
 EXEC_PREFIX = "exec_"
@@ -153,13 +154,10 @@ def _parse(path):
     parser.EndElementHandler = builder.end
     parser.buffer_text = True
     try:
-        with open(path, "rb") as f:
-            parser.ParseFile(f)
+        parser.Parse(read_bytes(path), True)
     except expat.ExpatError as exc:
         raise ParseError(f"malformed XML: {expat.ErrorString(exc.code)}",
                          (path, exc.lineno, exc.offset + 1)) from None
-    except OSError as exc:
-        raise ParseError(f"cannot read {path}: {exc.strerror}", (path, None, None)) from None
     root = builder.close()
     return root, lambda el: (path, *lines.get(id(el), (None, None)))
 

@@ -6,7 +6,10 @@ option definitions import nothing heavy (numpy, scipy and matplotlib load in ``r
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 
 from mapping.output import announce_writes
 from mapping.registry import Registry
@@ -59,7 +62,8 @@ Example:
 
 Run 'mapeval COMMAND --help' for the options of a command; 'mapeval --version'.
 Every command takes --limit NAME=N (repeatable) to raise a stated limit, and --debug.
-Exit status: 0 success, 2 bad input, 1 internal error (add --debug for a traceback).
+Exit status: 0 success, 2 bad input (or an output that cannot be written: a full disk),
+1 internal error (add --debug for a traceback), 130 on Ctrl-C, 143 on SIGTERM.
 """
 
 
@@ -147,7 +151,38 @@ def _add_common_options(parser: argparse.ArgumentParser) -> None:
                    help="show the traceback of an error")
 
 
+def _terminate(signum, frame):
+    from mapping.errors import Terminated
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM raises :class:`mapping.errors.Terminated` (a KeyboardInterrupt) while the
+    command runs, so that it cleans up as on Ctrl-C (the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: what is left in its buffer cannot be written (the
+    reader went away, the disk is full) and Python must not complain again on exit."""
+    import os
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: list[str] | None = None) -> int:
+    with _sigterm_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # after "--" the words belong to the profiled program (mapeval profile -- PROG ARGS)
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -167,19 +202,28 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "limit", None):
             from mapping.limits import limits_set
             with limits_set(args.limit):
-                return args.run(args) or 0
-        return args.run(args) or 0
-    except KeyboardInterrupt:
-        return 130
+                code = args.run(args) or 0
+        else:
+            code = args.run(args) or 0
+        sys.stdout.flush()          # a full disk under stdout: found here, not at exit
+        return code
+    except KeyboardInterrupt as exc:
+        from mapping.errors import Terminated
+        return 143 if isinstance(exc, Terminated) else 130
     except BrokenPipeError:
         # The reader went away (``| head``): not an error of ours; keep Python quiet on exit.
-        import os
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return 0
     except Exception as exc:  # noqa: BLE001 - the last resort of a CLI
         from mapping.diagnostics import BAD_INPUT_ERRORS, report_error
+        from mapping.output import output_failure
         if debug:
             raise
+        if output_failure(exc):
+            print(f"mapeval: error: cannot write the standard output: {exc.strerror}",
+                  file=sys.stderr)
+            _silence_stdout()
+            return 2
         if isinstance(exc, BAD_INPUT_ERRORS):
             report_error(exc)
             return 2

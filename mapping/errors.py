@@ -21,3 +21,8 @@ class InputError(ValueError):
     def __init__(self, message, origin=None):
         super().__init__(message)
         self.origin = origin
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM under the command line: handled as Ctrl-C is (temporary files removed,
+    the cluster shut down), with exit status 143."""

@@ -63,16 +63,19 @@ from moa.cost_models import (NON_NEGATIVE, Bounds, Parameters, fittable_paramete
 from moc import TokenGroup
 from mapping.batch import BatchEvaluator
 from mapping.errors import InputError
-from mapping.element_activity import combine, element_tokens, evaluate_activity
+from mapping.element_activity import (combine, combine_rows, element_tokens,
+                                     evaluate_activity)
 from mapping.evaluation import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
 from mapping.aggregation import aggregator
 from mapping.metrics import (base_metrics, check_metric, element_metric, is_charged,
                              system_metrics)
+from mapping.options import FRACTION, NATURAL
 from mapping.problem import bind_problem
 from mapping.registry import Registry
 from mapping.routing import place_tokens, validate_mapping
+from mapping.row_batch import RowBatch, Unsupported
 
 
 # --------------------------------------------------------------------------- free params
@@ -91,9 +94,22 @@ class FreeParameter:
     level: str
     elements: tuple[str, ...]
     model: str
+    #: ``SPEC@COLUMN``: one value per value of the measurement column ``by``; ``label``
+    #: is the value this copy holds (``spec`` then reads ``SPEC@COLUMN=LABEL``)
+    by: str | None = None
+    label: str | None = None
 
     def __str__(self):
         return self.spec
+
+    @property
+    def base(self) -> str:
+        """The spec without ``@COLUMN``: the parameter of the model it sets."""
+        return self.spec.split(GROUP_MARK, 1)[0]
+
+    def applies_to(self, row) -> bool:
+        """Whether this value holds for ``row`` (a parameter of one group: its rows)."""
+        return self.label is None or row.cells.get(self.by, "").strip() == self.label
 
     def model_arguments(self, value: float) -> dict[str, dict[str, dict[str, float]]]:
         """What setting this parameter to ``value`` changes: ``element → metric →
@@ -139,9 +155,10 @@ def expand_free(arch: Architecture, items: Sequence[str], app=None) -> list[str]
         if not any(c in item for c in PATTERN_CHARACTERS):
             out.append(item)
             continue
+        pattern, mark, by = item.partition(GROUP_MARK)      # 'hide_*@gpu': one per gpu
         names = free_names(arch, app) if names is None else names
-        literal = item.replace("[", "[[]")
-        matched = [n for n in names if fnmatch.fnmatchcase(n, literal)]
+        literal = pattern.strip().replace("[", "[[]")
+        matched = [n + mark + by for n in names if fnmatch.fnmatchcase(n, literal)]
         if not matched:
             shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)"
                                              if len(names) > 12 else "")
@@ -166,49 +183,100 @@ def parse_free(arch: Architecture, specs: str | Sequence[str], app=None
     out, seen = [], {}
     declared = list(app.params) if app is not None else []
     declared += [p for p in arch.params if p not in declared]
-    for spec in items:
-        if "." not in spec:
-            if spec not in declared:
-                raise InputError(f"free parameter '{spec}' is neither a declared parameter "
-                                 "nor ELEMENT.METRIC.PARAM (declared parameters: "
-                                 f"{', '.join(declared) or 'none'})")
-            if spec in seen:
-                raise InputError(f"free parameter '{spec}' is given twice")
-            seen[spec] = spec
-            out.append(FreeParameter(spec, spec, "", spec, "param", (), ""))
-            continue
-        parts = spec.rsplit(".", 2)
-        if len(parts) != 3 or not all(parts):
-            raise InputError(f"free parameter '{spec}': expected ELEMENT.METRIC.PARAM, "
-                             "TYPE.METRIC.PARAM or a declared parameter's name, e.g. "
-                             "gpu.time.alpha")
-        target, metric, param = parts
-        level, elements = _target_elements(arch, target, metric, spec)
-        models = {_spec_of(arch, e, metric).model for e in elements}
-        if level == "type":
-            models = {arch.types[target].costs[metric].model}
-        if len(models) != 1:
-            raise InputError(f"free parameter '{spec}': the elements of '{target}' use "
-                             f"different models for {metric} ({', '.join(sorted(models))})")
-        model = models.pop()
-        parameters = model_class(model).Parameters
-        known = tuple(parameters.model_fields)
-        if param not in known:
-            raise InputError(f"free parameter '{spec}': model '{model}' has no parameter "
-                             f"'{param}' (its parameters: {', '.join(known)})")
-        if parameter_bounds(parameters, param) is None:
-            raise InputError(f"free parameter '{spec}': '{param}' of model '{model}' is "
-                             "not a quantity a fit can vary (a choice, an integer or a "
-                             "key; fittable: "
-                             f"{', '.join(fittable_parameters(parameters)) or 'none'})")
-        for e in elements:
-            key = (e, metric, param)
-            if key in seen:
-                raise InputError(f"free parameter '{spec}' overlaps '{seen[key]}' "
-                                 f"(both set {e}.{metric}.{param})")
-            seen[key] = spec
-        out.append(FreeParameter(spec, target, metric, param, level, tuple(elements), model))
+    for item in items:
+        spec, mark, by = (part.strip() for part in item.partition(GROUP_MARK))
+        if mark and (not by or not spec):
+            raise InputError(f"free parameter '{item}': expected PARAM{GROUP_MARK}COLUMN, "
+                             f"e.g. A15.energy.alpha{GROUP_MARK}config (one value per value "
+                             "of the column)")
+        got = _parse_one(arch, spec, declared, seen)
+        out.append(replace(got, spec=item.replace(" ", ""), by=by) if mark else got)
     return out
+
+
+#: ``SPEC@COLUMN``: a free parameter with one value per value of a column
+GROUP_MARK = "@"
+
+
+def _parse_one(arch, spec, declared, seen) -> FreeParameter:
+    """One free parameter without ``@COLUMN`` (``seen``: what the earlier ones set)."""
+    if "." not in spec:
+        if spec not in declared:
+            raise InputError(f"free parameter '{spec}' is neither a declared parameter "
+                             "nor ELEMENT.METRIC.PARAM (declared parameters: "
+                             f"{', '.join(declared) or 'none'})")
+        if spec in seen:
+            raise InputError(f"free parameter '{spec}' is given twice")
+        seen[spec] = spec
+        return FreeParameter(spec, spec, "", spec, "param", (), "")
+    parts = spec.rsplit(".", 2)
+    if len(parts) != 3 or not all(parts):
+        raise InputError(f"free parameter '{spec}': expected ELEMENT.METRIC.PARAM, "
+                         "TYPE.METRIC.PARAM or a declared parameter's name, e.g. "
+                         "gpu.time.alpha")
+    target, metric, param = parts
+    level, elements = _target_elements(arch, target, metric, spec)
+    models = {_spec_of(arch, e, metric).model for e in elements}
+    if level == "type":
+        models = {arch.types[target].costs[metric].model}
+    if len(models) != 1:
+        raise InputError(f"free parameter '{spec}': the elements of '{target}' use "
+                         f"different models for {metric} ({', '.join(sorted(models))})")
+    model = models.pop()
+    parameters = model_class(model).Parameters
+    known = tuple(parameters.model_fields)
+    if param not in known:
+        raise InputError(f"free parameter '{spec}': model '{model}' has no parameter "
+                         f"'{param}' (its parameters: {', '.join(known)})")
+    if parameter_bounds(parameters, param) is None:
+        raise InputError(f"free parameter '{spec}': '{param}' of model '{model}' is "
+                         "not a quantity a fit can vary (a choice, an integer or a "
+                         "key; fittable: "
+                         f"{', '.join(fittable_parameters(parameters)) or 'none'})")
+    for e in elements:
+        key = (e, metric, param)
+        if key in seen:
+            raise InputError(f"free parameter '{spec}' overlaps '{seen[key]}' "
+                             f"(both set {e}.{metric}.{param})")
+        seen[key] = spec
+    return FreeParameter(spec, target, metric, param, level, tuple(elements), model)
+
+
+def expand_groups(free: Sequence[FreeParameter], rows: Sequence[MeasurementRow]
+                  ) -> list[FreeParameter]:
+    """Each ``SPEC@COLUMN`` parameter as one parameter per value of ``COLUMN`` among
+    ``rows`` (in order of first appearance), ``SPEC@COLUMN=VALUE``; the others as
+    they are.  A row without a value in the column is an error at its cell."""
+    out = []
+    for fp in free:
+        if fp.by is None or fp.label is not None:
+            out.append(fp)
+            continue
+        labels = dict.fromkeys(group_label(row, fp.by, fp.spec) for row in rows)
+        out += [replace(fp, spec=f"{fp.spec}={label}", label=label) for label in labels]
+    return out
+
+
+def group_values(values: MappingT[str, float], free: Sequence[FreeParameter],
+                 column: str, label: str) -> dict[str, float]:
+    """The fitted ``values`` that hold for the rows whose ``column`` is ``label``: the
+    shared ones and that group's own, each under its parameter's name (``spec`` without
+    ``@COLUMN=VALUE``); parameters of groups of another column are left out."""
+    return {fp.base: values[fp.spec] for fp in free
+            if fp.label is None or (fp.by == column and fp.label == label)}
+
+
+def group_label(row: MeasurementRow, column: str, what: str) -> str:
+    """``row``'s value of ``column``, which groups rows for ``what`` (an option or a
+    parameter): an error naming the row and column where there is none."""
+    if column not in row.cells:
+        raise row.error(f"no column '{column}' for {what} (columns: {', '.join(row.cells)})")
+    label = row.cells[column].strip()
+    if not label:
+        raise row.error(f"missing cell ({what} needs every row's group)", column)
+    return label
+
+
 
 
 def free_bounds(arch: Architecture, free: Sequence[FreeParameter]) -> list[Bounds]:
@@ -273,9 +341,14 @@ def _target_elements(arch: Architecture, target: str, metric: str, spec: str):
 def fitted_architecture(arch: Architecture, free: Sequence[FreeParameter],
                         values: Sequence[float]) -> Architecture:
     """A copy of the unbound ``arch`` whose cost-model arguments hold the fitted values
-    (a fitted argument written as an expression becomes a number)."""
+    (a fitted argument written as an expression becomes a number); a parameter of one
+    group of rows (``SPEC@COLUMN=VALUE``) keeps the file's value there: one
+    architecture cannot hold a value per group (:func:`group_values` lists them)."""
+    free, values = zip(*[(fp, v) for fp, v in zip(free, values) if fp.label is None]) \
+        if any(fp.label is None for fp in free) else ((), ())
     new = Architecture(arch.name, dict(arch.params), arch.lambda_, arch.aggregate, arch.origin)
     new.system_metrics = dict(arch.system_metrics)
+    new.units = dict(arch.units)
     types = dict(arch.types)
     elements = dict(arch.elements)
     # Types first, then elements and arrays: an element's own value overrides its type's.
@@ -427,6 +500,9 @@ class RowModel:
         self._placed: dict[tuple, dict] = {}
         self._checked = False
         self._combines: bool | None = None
+        self._batches: dict = {}
+        #: bound applications and architectures shared by rows (:func:`bind_problem`)
+        self._bindings: dict = {}
         self._arch_parts: dict[int, tuple] = {}
         self._identities: dict[int, tuple] = {}
         for row in self.rows:
@@ -440,6 +516,12 @@ class RowModel:
         else:
             check_metric(at_defaults, metric)
             self._checked = True
+
+    def share_applications(self, other: "RowModel") -> None:
+        """Reuse the applications ``other`` bound (same ``.sdf``, another architecture,
+        e.g. the fitted one): binding each row's application is the costly part."""
+        if other.app is self.app:
+            self._bindings.update({k: v for k, v in other._bindings.items() if k[0] == "app"})
 
     def _key(self, row, drop: str | None = None):
         values = {**self.params, **{k: v for k, v in row.params.items() if k != drop}}
@@ -479,7 +561,7 @@ class RowModel:
     def _bind(self, row, key):
         values = dict(key)
         if row.activity is None:
-            return bind_problem(self.app, self.arch, values)
+            return bind_problem(self.app, self.arch, values, cache=self._bindings)
         return self.arch.bind(values)
 
     def bound(self, i: int):
@@ -504,15 +586,19 @@ class RowModel:
 
     def placed(self, i: int) -> dict[str, list]:
         """Element → the token groups of row ``i`` (independent of cost parameters)."""
-        key = self._identity(i)
+        return self.placed_for(i, self.metric)
+
+    def placed_for(self, i: int, metric: str) -> dict[str, list]:
+        """:meth:`placed` for ``metric`` (a term of a system metric places its own)."""
+        key = (self._identity(i), metric)
         got = self._placed.get(key)
         if got is None:
             row, b = self.rows[i], self.bound(i)
             try:
                 if row.activity is None:
                     validate_mapping(b.app, b.arch, row.mapping)
-                    got = place_tokens(b.app, b.arch, row.mapping, b.activity, self.metric,
-                                     charge=is_charged(self.metric))
+                    got = place_tokens(b.app, b.arch, row.mapping, b.activity, metric,
+                                     charge=is_charged(metric))
                 else:
                     got = element_tokens(b, row.activity)
             except (ValueError, KeyError) as exc:
@@ -538,7 +624,8 @@ class RowModel:
         row = self.rows[i]
         if self.element is not None or again:
             arch = bound if isinstance(bound, Architecture) else bound.arch
-            return combine(arch, self.placed(i), self.metric, self._requested)
+            return combine(arch, self.placed(i), self.metric, self._requested,
+                           arch.params if bound is arch else bound.params)
         if row.activity is not None:
             return evaluate_activity(bound, row.activity, self.metric, self._requested)
         return evaluate(bound.app, bound.arch, row.mapping, metric=self.metric,
@@ -619,9 +706,62 @@ class RowModel:
             raise self._error(i, f"the predicted {self.metric} is {value}, not a finite number")
         return value
 
+    def _reference_value(self, i: int) -> float:
+        """Row ``i`` by the reference evaluator, at the files' values."""
+        with np.errstate(all="ignore"):
+            return float(self._evaluate(i, self.bound(i)))
+
+    def row_batch(self, indices) -> RowBatch | None:
+        """The :class:`~mapping.row_batch.RowBatch` of rows ``indices`` (``None``: they
+        are evaluated one at a time).  Built once for every row, sliced for subsets."""
+        indices = np.asarray(indices, dtype=np.intp)
+        key = indices.tobytes()
+        if key in self._batches:
+            return self._batches[key]
+        every = self._batches.get(None, False)
+        if every is False:
+            try:
+                every = RowBatch(self, range(len(self.rows)))
+            except (Unsupported, ValueError, KeyError, ArithmeticError, InputError):
+                every = None                 # the reference path reports any bad row
+            self._batches[None] = every
+        got = None
+        if every is not None:
+            got = every if len(indices) == len(self.rows) and \
+                np.array_equal(indices, np.arange(len(self.rows))) else every.subset(indices)
+        if len(self._batches) > 16:
+            self._batches = {None: every}
+        self._batches[key] = got
+        return got
+
+    def _predict_batch(self, indices, overrides, cache) -> np.ndarray | None:
+        """All rows at once (:mod:`mapping.row_batch`), or ``None`` where they must go
+        one at a time: unsupported, or a row that fails (the reference explains it)."""
+        if not indices or self._rebinds_app(overrides):
+            return None
+        batch = self.row_batch(indices)
+        if batch is None:
+            return None
+        if overrides:
+            def arch_of(i):
+                return self._variant(i, overrides, cache, arch_only=True)
+        else:
+            arch_of = self.bound_arch
+        try:
+            with np.errstate(all="ignore"):
+                out = batch.values(arch_of)
+        except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError):
+            return None
+        return out if np.all(np.isfinite(out)) else None
+
     def predict(self, indices=None, overrides=None) -> np.ndarray:
         indices = list(range(len(self.rows)) if indices is None else indices)
+        if overrides and _GROUPS in overrides:
+            return self._predict_groups(indices, overrides)
         cache: dict = {}
+        fast = self._predict_batch(indices, overrides, cache)
+        if fast is not None:
+            return fast
         memo: dict[tuple, float] = {}
         self._batch(indices, overrides, cache, memo)
         out = np.empty(len(indices))
@@ -632,17 +772,51 @@ class RowModel:
             out[r] = memo[ident]
         return out
 
+    def _predict_groups(self, indices, overrides) -> np.ndarray:
+        """:meth:`predict` where some values hold for one group of rows each: the rows
+        under the same such values predicted together, with the shared ones."""
+        grouped = overrides[_GROUPS]
+        shared = {k: v for k, v in overrides.items() if k != _GROUPS}
+        parts: dict[tuple, list[int]] = {}
+        for r, i in enumerate(indices):
+            key = tuple(j for j, (fp, _) in enumerate(grouped) if fp.applies_to(self.rows[i]))
+            parts.setdefault(key, []).append(r)
+        out = np.empty(len(indices))
+        for key, at in parts.items():
+            merged = copy.deepcopy(shared)
+            for j in key:
+                _add_override(merged, *grouped[j])
+            out[at] = self.predict([indices[r] for r in at], merged)
+        return out
+
     def _batch(self, indices, overrides, cache, memo) -> None:
         """Parameter sets with many distinct mappings (without fixed routes) through the
         batch evaluator, into ``memo``; a failure leaves them to :meth:`value`."""
         groups: dict[tuple, dict[tuple, int]] = {}
+        counted: dict[tuple, dict[tuple, int]] = {}
         if self.element is not None:
             return                           # one element's part: the reference path
         for i in indices:
             row = self.rows[i]
-            if row.activity is None and not row.mapping.routes:
+            if row.activity is not None:
+                key, what = self._identity(i)
+                counted.setdefault(key, {}).setdefault((key, what), i)
+            elif not row.mapping.routes:
                 key, what = self._identity(i)
                 groups.setdefault(key, {}).setdefault((key, what), i)
+        for members in counted.values():
+            # per-element activity: every row of a parameter set through the core at once
+            first = next(iter(members.values()))
+            try:
+                arch = self._variant(first, overrides, cache, arch_only=True)
+                with np.errstate(all="ignore"):
+                    values = combine_rows(arch, [self.placed(i) for i in members.values()],
+                                          self.metric, self._requested)
+            except (ValueError, KeyError, ArithmeticError, InputError):
+                continue                     # the rows one by one say which is wrong
+            for ident, v in zip(members, values):
+                if math.isfinite(v):
+                    memo[ident] = float(v)
         for members in groups.values():
             if len(members) < BATCH_MIN:
                 continue
@@ -752,8 +926,7 @@ def split_rows(n: int, test_fraction: float = 0.2, seed: int = 0
                ) -> tuple[np.ndarray, np.ndarray]:
     """Seeded random split of ``range(n)`` into sorted (train, test) indices; the test
     set has ``round(n·test_fraction)`` rows."""
-    if not 0 <= test_fraction < 1 or math.isnan(test_fraction):
-        raise InputError(f"--test-fraction must be at least 0 and below 1, got {test_fraction}")
+    FRACTION.check(test_fraction, "--test-fraction")
     n_test = int(round(n * test_fraction))
     if n - n_test < 1:
         raise InputError(f"{n} rows leave none to fit on with --test-fraction {test_fraction}")
@@ -796,18 +969,32 @@ def _current_values(model: RowModel, free: Sequence[FreeParameter]) -> np.ndarra
 _PARAMS = ("params",)
 
 
+#: the key of :func:`_overrides` under which the parameters of one group go, with values
+_GROUPS = ("groups",)
+
+
 def _overrides(free: Sequence[FreeParameter], theta) -> dict:
     """The model arguments of all ``free`` parameters at values ``theta``, merged; the
-    values of bare parameters under the key ``_PARAMS``."""
+    values of bare parameters under the key ``_PARAMS``; parameters of one group of rows
+    (``SPEC@COLUMN=VALUE``) as ``(parameter, value)`` pairs under ``_GROUPS``, applied by
+    :meth:`RowModel.predict` to their rows only."""
     out: dict = {}
     for fp, value in zip(free, theta):
-        if fp.level == "param":
-            out.setdefault(_PARAMS, {}).update(fp.parameter_values(value))
-            continue
-        for element, by_metric in fp.model_arguments(value).items():
-            for metric, args in by_metric.items():
-                out.setdefault(element, {}).setdefault(metric, {}).update(args)
+        if fp.label is not None:
+            out.setdefault(_GROUPS, []).append((fp, float(value)))
+        else:
+            _add_override(out, fp, value)
     return out
+
+
+def _add_override(out: dict, fp: FreeParameter, value: float) -> None:
+    """Merge what setting ``fp`` to ``value`` changes into the overrides ``out``."""
+    if fp.level == "param":
+        out.setdefault(_PARAMS, {}).update(fp.parameter_values(value))
+        return
+    for element, by_metric in fp.model_arguments(value).items():
+        for metric, args in by_metric.items():
+            out.setdefault(element, {}).setdefault(metric, {}).update(args)
 
 
 def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
@@ -823,45 +1010,83 @@ def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
     return True
 
 
+def _probes(arch: Architecture, fp: FreeParameter, metric: str) -> Architecture:
+    """The bound ``arch`` whose value of ``metric`` is ``d prediction / d θ`` of ``fp``:
+    its models replaced by their linear terms in ``fp`` (:meth:`CostModel.linear_terms`),
+    every other element's model by zero."""
+    models = {name: {metric: _ZERO} for name in arch.elements}
+    for name in fp.elements:
+        linear = arch.elements[name].costs[fp.metric]
+        models[name][metric] = _Probe(
+            lambda t, m=linear, p=fp.param: m.linear_terms(t).get(p, 0.0))
+    return _variant(arch, models)
+
+
 def coefficients(arch: Architecture, placed: MappingT[str, list],
                  free: Sequence[FreeParameter], metric: str, aggregate: str) -> list[float]:
     """``d prediction / d θ_j`` of one row (tokens ``placed`` on the bound ``arch``) for
     free parameters in which their models are linear: the core's rule and aggregation
     evaluated with each free model replaced by its linear terms in ``θ_j``
     (:meth:`CostModel.linear_terms`) and every other element's model by zero."""
-    out = []
-    for fp in free:
-        models = {name: {metric: _ZERO} for name in arch.elements}
-        for name in fp.elements:
-            linear = arch.elements[name].costs[fp.metric]
-            models[name][metric] = _Probe(
-                lambda t, m=linear, p=fp.param: m.linear_terms(t).get(p, 0.0))
-        out.append(float(combine(_variant(arch, models), placed, metric, aggregate)))
-    return out
+    return [float(combine(_probes(arch, fp, metric), placed, metric, aggregate))
+            for fp in free]
+
+
+def _design_batch(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`design_matrix` with every row at once (:mod:`mapping.row_batch`), or
+    ``None`` where the rows go one at a time."""
+    batch = model.row_batch(rows) if len(rows) else None
+    if batch is None:
+        return None
+    A = np.zeros((len(rows), len(free)))
+    probed: dict[tuple, Architecture] = {}
+
+    def arch_of(i, fp):
+        key = (id(model.bound_arch(i)), fp.spec)
+        if key not in probed:
+            probed[key] = _probes(model.bound_arch(i), fp, model.metric)
+        return probed[key]
+    try:
+        for j, fp in enumerate(free):
+            A[:, j] = batch.values(lambda i, fp=fp: arch_of(i, fp))
+    except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError):
+        return None
+    predicted = model._predict_batch(list(rows), None, {})
+    if predicted is None or not np.all(np.isfinite(A)):
+        return None
+    return A, predicted - A @ _current_values(model, free)
 
 
 def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``(A, c)`` with prediction ``= c + A @ θ`` on ``rows`` (a linear problem only)."""
+    fast = _design_batch(model, free, rows)
+    if fast is not None:
+        return fast
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
     theta0 = _current_values(model, free)
-    done: dict[tuple, int] = {}              # rows alike in parameters and mapping
+    done: dict[tuple, tuple] = {}            # rows alike in parameters and mapping
     for r, i in enumerate(rows):
-        same = done.setdefault(model._identity(i), r)
-        if same != r:
-            A[r], c[r] = A[same], c[same]
-            continue
-        try:
-            with np.errstate(all="ignore"):
-                A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
-                                    model.aggregate)
-        except (ValueError, ArithmeticError) as exc:
-            raise model._error(i, str(exc)) from None
-        if not np.all(np.isfinite(A[r])):
-            raise model._error(i, "the prediction's coefficient of a free parameter is not "
-                               "a finite number")
-        c[r] = model.value(i) - float(A[r] @ theta0)
+        got = done.get(model._identity(i))
+        if got is None:
+            try:
+                with np.errstate(all="ignore"):
+                    a = np.array(coefficients(model.bound_arch(i), model.placed(i), free,
+                                              model.metric, model.aggregate))
+            except (ValueError, ArithmeticError) as exc:
+                raise model._error(i, str(exc)) from None
+            if not np.all(np.isfinite(a)):
+                raise model._error(i, "the prediction's coefficient of a free parameter is "
+                                   "not a finite number")
+            got = done[model._identity(i)] = (a, model.value(i))
+        a, value = got
+        # a parameter of one group of rows: a coefficient 0 on the others' rows, whose
+        # prediction keeps the file's value of that parameter (in ``value``)
+        keep = np.array([fp.applies_to(model.rows[i]) for fp in free])
+        A[r] = np.where(keep, a, 0.0)
+        c[r] = value - float(A[r] @ theta0)
     return A, c
 
 
@@ -883,9 +1108,13 @@ def _rank_and_groups(J: np.ndarray, names: Sequence[str], rtol: float | None = N
     round-off of an exactly computed matrix)."""
     if J.size == 0:
         return 0, []
-    s, vt = np.linalg.svd(J, full_matrices=True)[1:]
     if rtol is None:
         rtol = max(J.shape) * np.finfo(float).eps * 10
+    if J.shape[0] > J.shape[1]:
+        # the triangle of a thin QR has J's singular values and right vectors: never an
+        # n x n matrix for n rows
+        J = np.linalg.qr(J, mode="r")
+    s, vt = np.linalg.svd(J, full_matrices=True)[1:]
     tol = (s[0] if s.size else 0.0) * rtol
     rank = int(np.sum(s > tol))
     null = vt[rank:]                       # rows spanning the null space
@@ -917,8 +1146,7 @@ def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
     non-linear least squares (NNLS minimises plain differences only).  ``explain``:
     the warning about parameters that cannot be told apart names the measured columns
     that would (:func:`separating_columns`; a few more predictions)."""
-    if starts < 0:
-        raise InputError(f"--starts must be at least 0, got {starts}")
+    NATURAL.check(starts, "--starts")
     rule = residual_rule(residuals)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")      # numpy/scipy chatter; results are checked
@@ -1092,9 +1320,10 @@ def separating_columns(model: RowModel, free: Sequence[FreeParameter], train: Se
                        ) -> tuple[list[str], list[str]]:
     """``(separating, tried)``: the numeric columns of the training rows (parameters they
     set, at most :data:`SEPARATING_COLUMNS`) that, varied, tell ``group`` apart (or make
-    a lone parameter matter), and every column whose varied rows could be evaluated.  A few training rows are copied with the column halved and
-    doubled; the sensitivities of their predictions to a relative change of each
-    parameter of ``group`` at the fitted ``theta`` (one-sided differences of 1e-6,
+    a lone parameter matter), and every column whose varied rows could be evaluated.
+    A few training rows that load the group's elements are copied with the column
+    halved and doubled; the sensitivities of their predictions to a relative change of
+    each parameter of ``group`` at the fitted ``theta`` (one-sided differences of 1e-6,
     inside the bounds) get full column rank with the rows' own."""
     names = [fp.spec for fp in free]
     index = [names.index(g) for g in group]
@@ -1290,10 +1519,11 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
            residuals: str = "absolute") -> Assessment:
     """Predict every row, fit ``free`` parameters on a seeded train split if any, and
     compare predictions with measurements on the test rows (``progress`` and
-    ``residuals``: those of :func:`fit_parameters`)."""
+    ``residuals``: those of :func:`fit_parameters`).  A ``SPEC@COLUMN`` parameter has
+    one value per value of the column (:func:`expand_groups`)."""
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     measured = np.array([r.measured for r in rows], dtype=float)
-    free_params = parse_free(arch, free, app) if free else None
+    free_params = expand_groups(parse_free(arch, free, app), rows) if free else None
     if free_params and rows:
         check_free(model.bound_arch(0), free_params, model.metric)
     predicted = model.predict()          # a row that cannot be evaluated stops here
@@ -1305,10 +1535,15 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     fit = fit_parameters(model, free_params, train, starts, seed, progress, residuals,
                          explain=True)
     fit = replace(fit, test=tuple(int(i) for i in test))
-    bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
-    final = RowModel(fit.architecture, rows, metric, aggregate, app,
-                     {**(params or {}), **bare}, source)
-    predicted = final.predict()
+    if any(fp.label is not None for fp in fit.free):
+        final = model                    # no one architecture holds a value per group
+        predicted = predict_fitted(model, fit)
+    else:
+        bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
+        final = RowModel(fit.architecture, rows, metric, aggregate, app,
+                         {**(params or {}), **bare}, source)
+        final.share_applications(model)
+        predicted = final.predict()
     on = scored_rows(train, test)
     result = fidelity(predicted[on], measured[on], n=len(rows), n_train=len(train),
                       fitted=fit.values)

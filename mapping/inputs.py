@@ -5,6 +5,7 @@ import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dsl.files import check_readable
 from mapping.errors import InputError
 
 KINDS = {".sdf": "sdf", ".moa": "moa", ".map": "map", ".csv": "csv", ".xml": "xml"}
@@ -34,9 +35,7 @@ def classify(files: list[str], allowed: tuple[str, ...]) -> Inputs:
             if "sdf" in allowed and "xml" not in allowed:
                 wanted += ", .xml (SDF3)"
             raise InputError(f"'{name}': expected a file ending in {wanted}")
-        path = Path(name)
-        if not path.exists():
-            raise InputError(f"'{name}': no such file")
+        path = check_readable(name)
         getattr(inputs, kind).append(path)
     return inputs
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from mapping.errors import InputError
+from mapping.options import POSITIVE_WHOLE
 from mapping.registry import Registry
 
 
@@ -38,8 +39,12 @@ def _limit(name: str, module: str, constant: str, help: str) -> None:
 
 
 _limit("array", "dsl.limits", "MAX_ARRAY_MEMBERS", "members of one array declaration")
+_limit("elements", "dsl.limits", "MAX_ELEMENTS",
+       "elements (PEs, CNs, array members) of one architecture")
+_limit("links", "dsl.limits", "MAX_LINKS",
+       "links of one architecture, a link between arrays counting one per pair")
 _limit("firings", "moc.limits", "MAX_FIRINGS", "firings of one iteration an analysis expands")
-_limit("states", "moc.limits", "MAX_STATES", "states of one self-timed execution explored")
+_limit("states", "moc.limits", "MAX_STATES", "instants (states) of one self-timed execution explored")
 _limit("sweep", "mapping.sweep", "MAX_POINTS", "points of one sweep grid")
 
 
@@ -50,13 +55,10 @@ def parse_limit(text: str) -> tuple[str, int]:
     if not sep:
         raise InputError(f"--limit {text}: expected NAME=N (limits: {', '.join(LIMITS)})")
     LIMITS.get(name)
-    try:
-        value = float(number.strip().replace("_", ""))
-    except ValueError:
-        value = float("nan")
-    if not (value >= 1 and value.is_integer()):
-        raise InputError(f"--limit {text}: N must be a positive whole number")
-    return name, int(value)
+    value = POSITIVE_WHOLE.parse(number)
+    if value is None:
+        raise InputError(f"--limit {text}: N must be {POSITIVE_WHOLE.description}")
+    return name, value
 
 
 @contextmanager

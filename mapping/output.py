@@ -1,8 +1,12 @@
 """Writing results: JSON on stdout, and output files written safely.
 
 A regular file (or the target of a symlink) is replaced atomically through a temporary
-file beside it; a FIFO or a character device (``/dev/stdout``) is written through, never
-replaced; anything else is refused.  An output never overwrites an input of the command,
+file beside it; missing directories on its way are created and said so on stderr
+(``created directory DIR``), and removed again if the write fails; a FIFO or a character
+device (``/dev/stdout``) is written through, never replaced; anything else is refused.
+A write that fails (a full disk, a quota, an I/O error) is an :class:`InputError` naming
+the path, and the temporary file goes, as it does on any exception or signal
+(:func:`mapping.cli.main` turns SIGTERM into :class:`mapping.errors.Terminated`).  An output never overwrites an input of the command,
 its extension must fit what is written, and every error names the user's path.  Under
 the command line (:func:`announce_writes`) every file written says so on stderr:
 ``wrote FILE``, the one place of that rule.
@@ -10,6 +14,7 @@ the command line (:func:`announce_writes`) every file written says so on stderr:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -57,6 +62,16 @@ def _fail(path, what: str, exc: OSError | None = None) -> InputError:
     return InputError(f"cannot write '{path}': {what}{reason}")
 
 
+#: what a failed write of a file or a stream (no file name: the data, not the path) is
+#: caused by: the output's condition, not a bug
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+
+
+def output_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failed write (:data:`OUTPUT_ERRNOS`) of data to a stream."""
+    return isinstance(exc, OSError) and exc.errno in OUTPUT_ERRNOS and exc.filename is None
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)
@@ -74,8 +89,8 @@ def check_output(path: str | Path, inputs: Sequence = (),
     user = str(path)
     try:
         mode = os.stat(path).st_mode             # through symlinks (and /dev/stdout)
-    except FileNotFoundError:
-        mode = None
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None                              # (a file on its way: said below)
     except OSError as exc:
         raise _fail(user, "cannot reach it", exc) from None
     if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
@@ -90,7 +105,36 @@ def check_output(path: str | Path, inputs: Sequence = (),
     if suffixes and Path(path).suffix.lower() not in suffixes:
         raise InputError(f"refusing to write '{user}': {what} is written to a "
                          f"{' or '.join(suffixes)} file")
+    existing = next(p for p in Path(os.path.abspath(path)).parents if p.exists())
+    if not existing.is_dir():
+        raise InputError(f"cannot write '{user}': '{os.path.relpath(existing)}' is not a "
+                         "directory")
     return target, mode, False
+
+
+def _make_parents(target: Path, user: str) -> list[Path]:
+    """Create the missing directories of ``target`` (said so on stderr), the deepest
+    last; the list of those created."""
+    missing = [p for p in reversed(target.parents) if not p.exists()]
+    for directory in missing:
+        try:
+            directory.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            _remove_dirs(missing)
+            raise _fail(user, f"cannot create the directory '{directory}'", exc) from None
+        if _announce:
+            shown = os.path.relpath(directory)
+            shown = directory if shown.startswith("..") else shown
+            print(f"created directory {shown}", file=sys.stderr, flush=True)
+    return missing
+
+
+def _remove_dirs(created: list[Path]) -> None:
+    for directory in reversed(created):
+        with contextlib.suppress(OSError):
+            directory.rmdir()
 
 
 @contextlib.contextmanager
@@ -113,21 +157,30 @@ def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
             stream = open(target, "ab" if binary else "a", encoding=encoding)
         except OSError as exc:
             raise _fail(user, "cannot open it", exc) from None
-        with stream:
-            yield stream
+        try:
+            with stream:
+                yield stream
+        except OSError as exc:
+            if output_failure(exc):
+                raise _fail(user, "writing failed", exc) from None
+            raise
         return
+    created = _make_parents(target, user)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     except OSError as exc:
+        _remove_dirs(created)
         raise _fail(user, f"cannot create a file in '{target.parent}'", exc) from None
     stream = os.fdopen(fd, fmode, encoding=encoding)
     try:
         with stream:
             yield stream
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _remove_dirs(created)
+        if output_failure(exc):
+            raise _fail(user, "writing failed", exc) from None
         raise
     try:
         # mkstemp creates 0600: keep an existing file's permissions, else the umask's
@@ -141,6 +194,7 @@ def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _remove_dirs(created)
         raise _fail(user, "writing failed", exc) from None
     announce(user, note)
 

@@ -25,6 +25,7 @@ from moc import SDFGraph
 from mapping.evaluation import Evaluation, evaluate
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
+from mapping.options import FINITE, POSITIVE_WHOLE
 from mapping.problem import bind_problem
 
 #: the largest number of points of one sweep grid (``--limit sweep=N``)
@@ -70,18 +71,12 @@ def parse_range(text: str) -> Range:
     log = len(parts) == 4 and parts[3].lower() == "log"
     if len(parts) not in (3, 4) or (len(parts) == 4 and not log):
         raise MappingError(f"{where}: expected NAME=START:STOP:N[:log]")
-    try:
-        start, stop = float(parts[0].replace("_", "")), float(parts[1].replace("_", ""))
-    except ValueError:
-        raise MappingError(f"{where}: START and STOP must be numbers") from None
-    try:
-        n = int(parts[2])
-    except ValueError:
-        raise MappingError(f"{where}: N must be a whole number of points") from None
-    if n < 1:
-        raise MappingError(f"{where}: N must be at least 1")
-    if not (math.isfinite(start) and math.isfinite(stop)):
-        raise MappingError(f"{where}: START and STOP must be finite")
+    start, stop = FINITE.parse(parts[0]), FINITE.parse(parts[1])
+    if start is None or stop is None:
+        raise MappingError(f"{where}: START and STOP must be finite numbers")
+    n = POSITIVE_WHOLE.parse(parts[2])
+    if n is None:
+        raise MappingError(f"{where}: N (points) must be {POSITIVE_WHOLE.description}")
     if log and (start <= 0 or stop <= 0):
         raise MappingError(f"{where}: a log range needs positive START and STOP")
     return Range(name, start, stop, n, log)

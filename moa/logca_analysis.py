@@ -437,7 +437,9 @@ def optimization_regions(L, o, C, A, beta=1.0, latency: Latency = "dependent", g
     if not factor > 1 or not gain > 0:
         raise LogCAError("improvement factor must be > 1 and gain > 0")
     xs = np.linspace(math.log(gmin), math.log(gmax),
-                     max(64, int(math.ceil(points_per_decade * math.log10(gmax / gmin)))) + 1)
+                     # decades as a difference: gmax / gmin overflows for 1e-300 .. 1e300
+                     max(64, int(math.ceil(points_per_decade
+                                           * (math.log10(gmax) - math.log10(gmin))))) + 1)
     base_terms = _terms(L, o, C, A, beta, latency)
     base_host = _host_terms(o0, C, beta)
     threshold = math.log1p(gain)

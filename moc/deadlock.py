@@ -180,14 +180,19 @@ def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
 
 
 def _raise_deadlock(graph, blocked, tokens):
+    """The error at the first starving channel declared: its source is blocked too (an
+    unblocked one would have left it enough tokens), so it lies on a cycle lacking
+    initial tokens, and its ``delay`` is one place to add them."""
     names = ", ".join(f"'{a}'" for a in blocked)
     blocked_set = set(blocked)
-    starving = sorted(ch.name for ch in graph.channels.values()
-                      if ch.dst in blocked_set and tokens[ch.name] < ch.cons)
+    starving = [ch for ch in graph.channels.values()
+                if ch.dst in blocked_set and tokens[ch.name] < ch.cons]
+    where = starving[0].origin if starving and starving[0].origin else \
+        graph.actors[blocked[0]].origin
     raise DeadlockError(
         f"deadlock: actors {names} cannot complete one iteration "
-        f"(not enough initial tokens on {', '.join(starving)})",
-        blocked, graph.actors[blocked[0]].origin)
+        f"(not enough initial tokens on {', '.join(sorted(ch.name for ch in starving))})",
+        blocked, where)
 
 
 def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tuple[str, int]]:

@@ -56,7 +56,7 @@ def test_bounds_are_read_from_the_pydantic_declarations():
     gpu = model_class("gpu").Parameters
     assert parameter_bounds(gpu, "efficiency") == Bounds(0.0, 1.0, True, False)
     assert str(parameter_bounds(gpu, "compute_efficiency")) == "(0, 1]"
-    assert str(parameter_bounds(gpu, "hide")) == "[0, inf)"        # a count
+    assert str(parameter_bounds(gpu, "hide")) == "[0, 64]"   # warps per SM: at most an SM's 64
     assert str(parameter_bounds(gpu, "l2")) == "(0, inf)"
     assert parameter_bounds(gpu, "cc") is None                      # a key: never fitted
     assert parameter_bounds(gpu, "sms") is None                     # an integer

@@ -165,9 +165,10 @@ def test_multistart_is_seeded_and_reported(tmp_path):
 def test_negative_starts_is_an_input_error(tmp_path, capsys):
     from mapping.cli import main
     files = _study(tmp_path, TRUTH)
-    code = main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
-                 "--free", "c_fft", "--starts", "-1"])
-    assert code == 2 and "--starts must be at least 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
+              "--free", "c_fft", "--starts", "-1"])
+    assert exit_.value.code == 2 and "argument --starts: expected a whole number >= 0, got '-1'" in capsys.readouterr().err
 
 
 def test_starts_zero_uses_the_files_values_only(tmp_path, capsys):

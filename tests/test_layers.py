@@ -21,13 +21,13 @@ PACKAGES = ("moc", "moa", "dsl", "mapping")
 
 #: the layers of ``mapping``, lowest first; a module's layer is its longest matching prefix
 MAPPING_LAYERS = [
-    ("errors, registries, output files", ["mapping.errors", "mapping.registry",
+    ("errors, registries, output files", ["mapping.errors", "mapping.options", "mapping.registry",
                                           "mapping.output", "mapping.progress"]),
     ("domain", ["mapping.problem"]),
     ("placement", ["mapping.routing", "mapping.traffic"]),
     ("semantics", ["mapping.metrics", "mapping.aggregation"]),
     ("evaluators", ["mapping.timing", "mapping.evaluation", "mapping.batch",
-                    "mapping.element_activity"]),
+                    "mapping.element_activity", "mapping.row_batch"]),
     ("search", ["mapping.search"]),
     ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting", "mapping.logca_fit",
                      "mapping.validation", "mapping.profiler"]),

@@ -9,8 +9,10 @@ from mapping.limits import LIMITS, limits_set, parse_limit
 
 
 def test_every_limit_names_its_constant():
-    assert LIMITS.names() == ["array", "firings", "states", "sweep"]
+    assert LIMITS.names() == ["array", "elements", "links", "firings", "states", "sweep"]
     assert LIMITS.get("array").value == dsl.limits.MAX_ARRAY_MEMBERS
+    assert LIMITS.get("elements").value == dsl.limits.MAX_ELEMENTS
+    assert LIMITS.get("links").value == dsl.limits.MAX_LINKS
     assert LIMITS.get("firings").value == moc.limits.MAX_FIRINGS
     assert LIMITS.get("sweep").value == mapping.sweep.MAX_POINTS
     assert LIMITS.get("states").value == moc.limits.MAX_STATES
@@ -28,7 +30,7 @@ def test_limits_are_set_for_a_block_then_restored():
 
 
 @pytest.mark.parametrize("text, needle", [
-    ("sweep", "NAME=N"), ("nope=3", "unknown limit 'nope'"), ("sweep=0", "positive"),
+    ("sweep", "NAME=N"), ("nope=3", "unknown limit 'nope'"), ("sweep=0", "whole number >= 1"),
     ("sweep=2.5", "whole"), ("sweep=x", "whole"), ("sweep=nan", "whole"),
 ])
 def test_bad_limits(text, needle):

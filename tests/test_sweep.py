@@ -29,7 +29,7 @@ def test_parse_range():
 
 @pytest.mark.parametrize("text, needle", [
     ("f", "NAME=START:STOP:N"), ("f=0:1", "NAME=START:STOP:N"), ("f=a:1:3", "numbers"),
-    ("f=0:1:x", "whole number"), ("f=0:1:0", "at least 1"), ("f=0:1:3:lin", "NAME=START"),
+    ("f=0:1:x", "whole number"), ("f=0:1:0", "whole number >= 1"), ("f=0:1:3:lin", "NAME=START"),
     ("I=0:10:3:log", "positive"), ("1f=0:1:2", "NAME="),
 ])
 def test_parse_range_errors(text, needle):

@@ -73,6 +73,7 @@ def _kind(name: str) -> str | None:
 
 
 def run(args):
+    from dsl.files import check_readable
     from mapping.diagnostics import BAD_INPUT_ERRORS, report_error
     from mapping.errors import InputError
 
@@ -83,8 +84,7 @@ def run(args):
             if kind is None:
                 raise InputError(f"'{name}': expected a file ending in .sdf, .xml (SDF3), "
                                  ".moa or .map")
-            if not Path(name).is_file():
-                raise InputError(f"'{name}': no such file")
+            check_readable(name)
             found = check_file(name)
         except BAD_INPUT_ERRORS as exc:
             failed = True

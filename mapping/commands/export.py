@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from dsl.files import check_readable
 from mapping.errors import InputError
 from mapping.inputs import choose_named
 from mapping.output import check_output, print_json, write_atomically
@@ -112,8 +113,7 @@ def run(args):
     if kind not in spec.kinds:
         raise InputError(f"'{path}': 'mapeval export {args.format}' reads "
                          f"{' or '.join('.' + k for k in spec.kinds)} files")
-    if not path.exists():
-        raise InputError(f"'{path}': no such file")
+    check_readable(path)
     loader = {"sdf": dsl.load_sdf, "moa": dsl.load_moa, "map": dsl.load_map}[kind]
     objects = loader(path)
     if spec.every_mapping and kind == "map" and args.name is None:

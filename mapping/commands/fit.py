@@ -71,10 +71,10 @@ def load_element_study(args, command: str):
     from mapping.fitting import assess_elements, parse_element_columns
     from mapping.inputs import parse_params
 
-    for option in ("folds", "repeats", "within"):
+    for option in ("folds", "folds_by", "repeats", "within", "fit_by"):
         if getattr(args, option, None) is not None:
             raise InputError(f"mapeval {command}: --measured-element does not go with "
-                             f"--{option}")
+                             f"--{option.replace('_', '-')}")
     columns = parse_element_columns(args.measured_element)
     study = load_study(Namespace(**{**vars(args), "free": None}), command)
     assessment = assess_elements(
@@ -111,6 +111,12 @@ def run(args):
     elsewhere = {fp.target: fit.values[fp.spec] for fp in fit.free
                  if fp.level == "param" and fp.target not in study.arch.params}
     apply = " ".join(f"-p {k}={v!r}" for k, v in elsewhere.items())
+    grouped = sorted({fp.by for fp in fit.free if fp.label is not None})
+    if out is not None and grouped:
+        raise InputError(f"-o {args.output}: the fit has one value per group of "
+                         f"{', '.join(grouped)} for some parameters, and one .moa file holds "
+                         "one value of each; the values are in the output ('fitted', and "
+                         "each group's in 'groups' with --json)")
     if out is not None:
         text = dsl.format_moa(fit.architecture)
         header = (f"# {fit.architecture.name}: parameters fitted by mapeval fit to "

@@ -6,7 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from dsl.files import check_readable
 from mapping.errors import InputError
+from mapping.options import POSITIVE_WHOLE
 from mapping.output import check_output, write_atomically
 from mapping.registry import Registry
 
@@ -276,8 +278,7 @@ def run_sdf3(args):
     path = Path(args.path)
     if path.suffix.lower() != ".xml":
         raise InputError(f"'{path}': expected an SDF3 .xml file")
-    if not path.exists():
-        raise InputError(f"'{path}': no such file")
+    check_readable(path)
     if args.output is not None:
         check_output(args.output, [path], (".sdf",), "the output of 'mapeval import'")
     graph = dsl.read_sdf3(path)
@@ -316,11 +317,11 @@ def run_gpu_table(args):
 
     sms = {}
     for item in args.sms:
-        name, _, value = item.partition("=")
-        try:
-            sms[name.strip()] = int(value)
-        except ValueError:
-            raise InputError(f"--sms {item}: expected GPU=N with N a whole number") from None
+        name, sep, value = item.partition("=")
+        sms[name.strip()] = POSITIVE_WHOLE.parse(value)
+        if not sep or sms[name.strip()] is None:
+            raise InputError(f"--sms {item}: expected GPU=N with N "
+                             f"{POSITIVE_WHOLE.description}")
     table = read_gpu_tables(args.paths, sms=sms)
     files = study_files(table, elements=args.elements,
                         bytes_per_element=args.bytes_per_element,

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from mapping.errors import InputError
+from mapping.options import NON_NEGATIVE, POSITIVE, PROBABILITY
 from moa.logca_analysis import GMAX, GMIN, LATENCIES, LogCAAnalysis, LogCAError, analyse
 
 _SIZE = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9_]*(?:[eE][-+]?[0-9]+)?)\s*([kKmMgG]i?[bB]?|[bB])?\s*$")
@@ -27,7 +28,11 @@ def granularity(text: str) -> float:
     if not match:
         raise argparse.ArgumentTypeError(f"'{text}' is not a size in bytes (e.g. 4096, 2K, 32MB)")
     unit = (match.group(2) or "").lower()[:1]
-    return float(match.group(1)) * _UNITS[unit]
+    value = float(match.group(1).replace("_", "")) * _UNITS[unit]
+    if not POSITIVE.fits(value):
+        raise argparse.ArgumentTypeError(f"'{text}': a size in bytes must be "
+                                         f"{POSITIVE.description}")
+    return value
 
 
 def add_logca_options(parser: argparse.ArgumentParser) -> None:
@@ -35,17 +40,17 @@ def add_logca_options(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group(
         "LogCA parameters (LogCA Table 1; the one-letter spellings --L, --o, --C, --A "
         "are kept as aliases)")
-    g.add_argument("--interface-latency", "--L", dest="L", type=float,
+    g.add_argument("--interface-latency", "--L", dest="L", type=NON_NEGATIVE,
                    metavar="L", help="L: cycles per byte to move data to the accelerator "
                    "(--latency dependent) or cycles (independent); with --fit, the L that "
                    "splits o + L")
-    g.add_argument("--overhead", "--o", dest="o", type=float, metavar="o",
+    g.add_argument("--overhead", "--o", dest="o", type=NON_NEGATIVE, metavar="o",
                    help="o: host cycles to set up one offload")
-    g.add_argument("--compute-index", "--C", dest="C", type=float,
+    g.add_argument("--compute-index", "--C", dest="C", type=POSITIVE,
                    metavar="C", help="C: host cycles per byte (per g^beta)")
-    g.add_argument("--acceleration", "--A", dest="A", type=float,
+    g.add_argument("--acceleration", "--A", dest="A", type=POSITIVE,
                    metavar="A", help="A: peak speedup of the accelerator over the host (> 0)")
-    g.add_argument("--beta", type=float, default=1.0,
+    g.add_argument("--beta", type=POSITIVE, default=1.0,
                    help="complexity exponent: host time C·g^beta (default 1)")
     g.add_argument("--latency", choices=LATENCIES + ("auto",), default=None,
                    help="latency L·g (dependent, the default) or L (independent: "
@@ -63,9 +68,9 @@ def add_logca_options(parser: argparse.ArgumentParser) -> None:
                    help="the column of host time T0, cycles (default host)")
     f.add_argument("--accelerator-column", default="accelerator", metavar="NAME",
                    help="the column of accelerator time T1, cycles (default accelerator)")
-    f.add_argument("--peak-ratio", type=float, metavar="A",
+    f.add_argument("--peak-ratio", type=POSITIVE, metavar="A",
                    help="take A as given (the paper's peak-FLOPS ratio for GPUs), not fitted")
-    f.add_argument("--bandwidth", type=float, metavar="BYTES_PER_CYCLE",
+    f.add_argument("--bandwidth", type=POSITIVE, metavar="BYTES_PER_CYCLE",
                    help="take L = 1/bandwidth (the paper's GPU latency), not fitted")
     f.add_argument("--host-overhead", choices=("auto", "none", "fit", "range"), default="auto",
                    help="with --fit: the host's fixed cost o0, T0 = o0 + C·g^beta (an "
@@ -73,7 +78,7 @@ def add_logca_options(parser: argparse.ArgumentParser) -> None:
                    "fit it, none (the paper's T0 = C·g^beta), auto (the default: kept "
                    "only if significant, F-test at 1%%), or range (the paper's form on the "
                    "granularities where it holds: o0, fitted on every row, below 5%% of T0)")
-    f.add_argument("--confidence", type=float, default=0.95,
+    f.add_argument("--confidence", type=PROBABILITY, default=0.95,
                    help="level of the confidence intervals (default 0.95)")
     f.add_argument("--table", metavar="TABLE.csv",
                    help="analyse the accelerators of a table with columns "
@@ -145,8 +150,6 @@ def fit_from_args(args, path):
     if args.bandwidth is not None:
         if L is not None:
             raise InputError("give --interface-latency or --bandwidth, not both")
-        if not args.bandwidth > 0:
-            raise InputError(f"--bandwidth {args.bandwidth:g} must be > 0")
         L = 1.0 / args.bandwidth                       # LogCA §4: L = 1/BW_peak
     for name in ("o", "C", "A"):
         if getattr(args, name) is not None:

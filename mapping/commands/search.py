@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mapping.errors import InputError
+from mapping.options import NATURAL, POSITIVE_WHOLE, SECONDS
 from mapping.inputs import add_model_options, classify, load_single, one, parse_params
 from mapping.output import check_output, print_json, write_atomically
 from mapping.search.strategies import STRATEGIES
@@ -15,17 +16,17 @@ def add_search_options(p) -> None:
     add_model_options(p)
     p.add_argument("--strategy", choices=STRATEGIES.names(), default="auto",
                    help="default auto. " + STRATEGIES.describe())
-    p.add_argument("--budget", type=int, metavar="N",
+    p.add_argument("--budget", type=POSITIVE_WHOLE, metavar="N",
                    help="evaluations a heuristic may spend (default 20000); for exhaustive, "
                    "the largest enumeration allowed; auto enumerates only what fits in it; "
                    "exact for max spends it on its starting mapping (default 200000)")
-    p.add_argument("--seed", type=int, default=0, metavar="N",
+    p.add_argument("--seed", type=NATURAL, default=0, metavar="N",
                    help="seed of the heuristics (default 0)")
     p.add_argument("--objectives", metavar="M1,M2,...",
                    help="several metrics: report the Pareto front of non-dominated mappings")
     p.add_argument("--pin", action="append", default=[], metavar="ACTOR=PE",
                    help="fix an actor to a PE (repeatable, or comma-separated)")
-    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+    p.add_argument("--time-limit", type=SECONDS, metavar="SECONDS",
                    help="stop the exact solver after this long (wall clock): the best "
                    "mapping found, optimal: false, with the proven bound and the gap; on "
                    "--scheduler/--workers, stop the shards after this long and return the "
@@ -36,13 +37,13 @@ def add_search_options(p) -> None:
                    "an error (exit 2) within --connect-timeout; if the scheduler is lost "
                    "or you press Ctrl-C, the best mapping found so far is returned (exit "
                    "0, with a 'stopped:' line saying what was lost)")
-    p.add_argument("--workers", type=int, metavar="N",
+    p.add_argument("--workers", type=POSITIVE_WHOLE, metavar="N",
                    help="run the shards on a local Dask cluster of N single-thread workers "
                    "(127.0.0.1), shut down at the end on every path")
-    p.add_argument("--retries", type=int, default=1, metavar="N",
+    p.add_argument("--retries", type=NATURAL, default=1, metavar="N",
                    help="with --scheduler/--workers: run a failed shard again up to N times "
                    "(default 1); a shard that still fails is left out and reported")
-    p.add_argument("--connect-timeout", type=float, default=20.0, metavar="SECONDS",
+    p.add_argument("--connect-timeout", type=SECONDS, default=20.0, metavar="SECONDS",
                    help="with --scheduler: seconds allowed to connect, and for every wait "
                    "on the scheduler (default 20)")
     p.add_argument("--progress", action="store_true",
@@ -80,10 +81,6 @@ def run_search(args, command: str = "search"):
         objectives = [m.strip() for m in args.objectives.split(",") if m.strip()]
         if not objectives:
             raise InputError("--objectives: give metric names separated by commas")
-    if args.budget is not None and args.budget < 1:
-        raise InputError(f"--budget must be positive, got {args.budget}")
-    if args.workers is not None and args.workers < 1:
-        raise InputError(f"--workers must be positive, got {args.workers}")
     if args.scheduler is not None and args.workers is not None:
         raise InputError("give --scheduler ADDRESS or --workers N, not both")
     pins = parse_pins(args.pin)

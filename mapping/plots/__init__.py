@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mapping.options import POSITIVE
 from mapping.registry import Registry
 
 
@@ -120,7 +121,7 @@ _plot("breakdown", "computation vs local and global communication per run and fu
       "and global bytes it reads.",
       "mapeval plot breakdown examples/accelerator_store/decoder.sdf "
       "examples/accelerator_store/decoder_exclusive.sdf -o breakdown.png",
-      [(("--byte-cost",), dict(type=float, default=1.0, metavar="W",
+      [(("--byte-cost",), dict(type=POSITIVE, default=1.0, metavar="W",
                                help="instructions one byte counts as in the per-run "
                                "fractions (default 1)"))])
 _plot("heatmap", "producer-consumer bytes of a profile, functions by computation", "profile",

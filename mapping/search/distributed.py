@@ -36,6 +36,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from mapping.errors import InputError
+from mapping.options import NATURAL, POSITIVE_WHOLE, SECONDS
 from mapping.search.common import SearchError, ShardResult
 
 INSTALL_HINT = ("the distributed engine needs Dask: pip install 'mapeval[distributed]' "
@@ -444,12 +445,10 @@ class DaskExecutor:
                  processes: bool = True, client=None, timeout: float = CONNECT_TIMEOUT,
                  retries: int = 0, time_limit: float | None = None):
         dd = _dask()
-        if timeout is None or not timeout > 0:
-            raise InputError(f"--connect-timeout must be positive, got {timeout}")
-        if retries is None or retries < 0:
-            raise InputError(f"--retries must be 0 or more, got {retries}")
-        if time_limit is not None and not time_limit > 0:
-            raise InputError(f"--time-limit must be positive, got {time_limit}")
+        SECONDS.check(timeout, "--connect-timeout")
+        NATURAL.check(retries, "--retries")
+        if time_limit is not None:
+            SECONDS.check(time_limit, "--time-limit")
         self.timeout, self.retries, self.time_limit = float(timeout), int(retries), time_limit
         self._deadline = None
         self._own_cluster = None
@@ -462,8 +461,8 @@ class DaskExecutor:
         target = None
         if address is not None:
             target = parse_address(address)
-        elif not workers:
-            raise InputError("--workers must be positive")
+        else:
+            POSITIVE_WHOLE.check(workers, "--workers")
         self._quiet = _Quiet()
         try:
             if target is not None:

@@ -17,6 +17,7 @@ from mapping.search.common import (DEFAULT_BUDGET, DEFAULT_SHARDS, Objectives, P
 
 from mapping.search.strategies import STRATEGIES, heuristics
 from mapping.metrics import aggregation_label
+from mapping.options import POSITIVE_WHOLE
 
 #: ``auto`` enumerates exhaustively up to this many canonical mappings when no budget is
 #: given; with a budget, up to the budget
@@ -181,8 +182,7 @@ def plan(setup: Setup, strategy: str, shards: int = DEFAULT_SHARDS) -> list[Task
         return [Task(strategy, i, setup.objectives, setup.space, scal, None, setup.seed, p)
                 for i, p in enumerate(parts)]
     budget = DEFAULT_BUDGET if setup.budget is None else int(setup.budget)
-    if budget < 1:
-        raise SearchError(f"--budget must be positive, got {budget}")
+    POSITIVE_WHOLE.check(budget, "--budget", SearchError)
     shards = max(1, min(shards, budget // 16 or 1))
     if strategy == "portfolio" and not setup.objectives.multi:
         from mapping.search.portfolio import islands
@@ -217,8 +217,8 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     start = time.perf_counter()
     if strategy not in STRATEGIES:
         raise SearchError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
-    if budget is not None and budget < 1:
-        raise SearchError(f"--budget must be positive, got {budget}")
+    if budget is not None:
+        POSITIVE_WHOLE.check(budget, "--budget", SearchError)
     aggregate_name = aggregation_label(problem.arch, metric, aggregate)
     setup = prepare(problem, metric, aggregate, objectives, pins, allowed, budget, seed)
     objs = setup.objectives

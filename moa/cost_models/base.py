@@ -21,6 +21,7 @@ import math
 from typing import Annotated, Any, Callable, ClassVar, Iterable, NamedTuple, Sequence
 
 import annotated_types
+import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 
@@ -72,6 +73,24 @@ def attribute(token, name: str, default: Any, *, positive: bool = False,
             return value                        # the common case, checked at once
     except TypeError:
         pass
+    except ValueError:
+        # an array: the tokens of many rows at once (mapping.row_batch); checked alike
+        return _array_attribute(token, name, value, positive, signed, allow_inf)
+    return _refused(token, name, value, positive, signed, allow_inf)
+
+
+def _array_attribute(token, name, values, positive, signed, allow_inf):
+    v = np.asarray(values, dtype=float)
+    good = np.isfinite(v) | ((v == math.inf) & allow_inf)
+    if not signed:
+        good &= (v > 0) if positive else (v >= 0)
+    if good.all():
+        return values
+    return _refused(token, name, float(v[~good][0]), positive, signed, allow_inf)
+
+
+def _refused(token, name, value, positive, signed, allow_inf):
+    """``value`` of attribute ``name`` unless out of range: then the error saying why."""
     where = f"token of '{getattr(token, 'source', '?')}'"
     if isinstance(value, (str, bytes)) or value is None:
         raise ValueError(f"{where} has {name} = {value!r}; it must be a number")

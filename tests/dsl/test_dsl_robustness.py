@@ -35,13 +35,13 @@ def test_an_array_beyond_the_limit_is_refused_with_its_position():
     e = error_of(dsl.parse_moa, text)
     assert isinstance(e, ArchitectureError)
     assert e.origin == ("f.txt", 2, 8)
-    assert f"limit of {limits.MAX_ARRAY_MEMBERS}" in str(e)
+    assert f"limit array = {limits.MAX_ARRAY_MEMBERS}" in str(e)
     assert "raise it with --limit array=N" in str(e)
 
 
 def test_the_array_limit_is_read_when_checked(monkeypatch):
     monkeypatch.setattr(limits, "MAX_ARRAY_MEMBERS", 3)
-    with pytest.raises(ArchitectureError, match="limit of 3"):
+    with pytest.raises(ArchitectureError, match="limit array = 3"):
         dsl.parse_moa("moa m { pe p[0..3] }")
     assert len(dsl.parse_moa("moa m { pe p[1..3] }")[0].pes) == 3
 

@@ -1,21 +1,37 @@
-"""Fuzzer of the text formats through the command line.
+"""Fuzzer of the input formats and the options, through the command line.
 
-    python tests/fuzz/fuzz.py --format sdf|moa|map --count N --seed S [--quick] [--jobs J]
+    python tests/fuzz/fuzz.py --format FORMAT --count N --seed S [--quick] [--jobs J]
+                              [--timeout SECONDS]
 
-Inputs are mutations of valid files (the examples and the snippets of the SPEC) and
-files generated at random from the grammar.  Each runs through ``mapping.cli.main``
-in-process (``check FILE``, or ``eval APP ARCH MAP`` with the input in place of one of
-an example's files), in a pool of worker processes, with its output captured and a time
-budget.  Each run falls in one class:
+FORMAT is one of:
+
+- ``sdf``, ``moa``, ``map``: mutations of valid files (the examples and the snippets of
+  the SPEC), files generated at random from the grammar, and (``moa``) links between
+  arrays that expand past the ``links`` limit; run as ``check FILE`` or ``eval APP ARCH
+  MAP`` with the input in place of one of an example's files;
+- ``csv``: mutations of the examples' measurement tables (a slice of their rows), run
+  by the ``fidelity``, ``fit`` and ``logca --fit/--table`` commands the examples show;
+- ``options``: a valid command with one option given a weird value (negative, zero,
+  ``nan``, ``inf``, ``1e400``, text, empty, fractional where whole; small valid ones),
+  for every option with a typed value of every command the examples use;
+- ``signals``: ``sweep -o out.csv`` or ``search -o best.map`` over an existing output,
+  in a subprocess sent SIGTERM or SIGINT after a random delay.
+
+Text inputs run through ``mapping.cli.main`` in-process, in a pool of worker processes,
+with output captured and a time budget (``--timeout``, 5 s by default).  Each run falls
+in one class:
 
 - ``ok``: exit 0;
 - ``bad input``: exit 2 with a ``FILE:LINE:COL: error:`` diagnostic;
 - ``unpositioned``: exit 2 without a position;
-- ``exit 1``: an internal error;
-- ``timeout``: longer than the budget (5 s);
+- ``interrupted``: (signals) exit 130 or 143, the old output intact, nothing left behind;
+- ``exit 1``: an internal error (any other status, too);
+- ``traceback``: a Python traceback on stderr, whatever the status;
+- ``timeout``: longer than the budget;
 - ``wrong line``: the input has an error injected at a known line, and the diagnostic
   names another line (or none);
-- ``missed``: the input has an error injected and the run succeeds.
+- ``missed``: the input has an error injected and the run succeeds;
+- ``left behind``: (signals) a temporary file left, or the old output damaged.
 
 It prints one JSON document: the count of each class and, for the bad classes (exit 1,
 timeout, wrong line, missed), a few example inputs with their diagnostics.
@@ -30,17 +46,21 @@ import multiprocessing
 import os
 import random
 import re
+import shutil
 import signal
+import subprocess
 import sys
+import time
 import tempfile
 import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FORMATS = ("sdf", "moa", "map")
-BAD_CLASSES = ("exit 1", "timeout", "wrong line", "missed")
-CLASSES = ("ok", "bad input", "unpositioned") + BAD_CLASSES
-BUDGET = 5  # seconds per input
+TEXT_FORMATS = ("sdf", "moa", "map")
+FORMATS = TEXT_FORMATS + ("csv", "options", "signals")
+BAD_CLASSES = ("exit 1", "traceback", "timeout", "wrong line", "missed", "left behind")
+CLASSES = ("ok", "bad input", "unpositioned", "interrupted") + BAD_CLASSES
+BUDGET = 5  # seconds per input (--timeout)
 
 #: example triples (application, architecture, mappings), relative to the repository
 TRIPLES = [
@@ -205,7 +225,7 @@ def mutate(text: str, rng: random.Random, quick: bool) -> str:
     """``text`` with one to three random edits."""
     for _ in range(rng.choice((1, 1, 2, 3))):
         lines = text.split("\n")
-        kind = rng.randrange(11)
+        kind = rng.randrange(12)
         if kind == 0 and text:                          # delete a span
             i = rng.randrange(len(text))
             text = text[:i] + text[i + rng.randrange(1, 4):]
@@ -250,7 +270,22 @@ def mutate(text: str, rng: random.Random, quick: bool) -> str:
             text = reflow(text, rng)
         elif kind == 10 and text:                       # truncate
             text = text[:rng.randrange(len(text))]
+        elif kind == 11 and "moa" in text:              # a link between two arrays
+            text = blow_up_links(text, rng)
     return text
+
+
+def blow_up_links(text: str, rng: random.Random) -> str:
+    """``text`` with two arrays and links between all their members added before the
+    last ``}``: from a few links to 10^10 (past the ``array``, ``elements`` and ``links``
+    limits)."""
+    n, m = (rng.choice(["3", "999", "9999", "99999", "999999", "1" + "0" * 12])
+            for _ in range(2))
+    more = "" if rng.random() < 0.5 else f"\n    zz_pe[*] -- zz_cn[0]"
+    block = (f"\n    pe zz_pe[0..{n}] [time = lsla(alpha = 1)]\n    cn zz_cn[0..{m}]"
+             f"\n    zz_pe[*] -- zz_cn[*]{more}\n")
+    at = text.rfind("}")
+    return text + block if at < 0 else text[:at] + block + text[at:]
 
 
 def reflow(text: str, rng: random.Random) -> str:
@@ -347,11 +382,14 @@ def run_case(case: dict) -> dict:
     """Run one input; ``case`` holds ``text``, ``fmt``, ``argv`` (with ``{}`` where the
     input file goes) and ``line`` (the injected error's line, or ``None``)."""
     from mapping.cli import main
+    if case["fmt"] == "signals":
+        return run_signal_case(case)
     workdir = tempfile.mkdtemp(prefix="mapeval-fuzz-")
     path = os.path.join(workdir, f"input.{case['fmt']}")
-    with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
-        fh.write(case["text"])
-    argv = [path if a == "{}" else a for a in case["argv"]]
+    if case["text"] is not None:
+        with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
+            fh.write(case["text"])
+    argv = [path if a == "{}" else a.replace("{dir}", workdir) for a in case["argv"]]
     out, err = io.StringIO(), io.StringIO()
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(BUDGET)
@@ -389,9 +427,7 @@ def run_case(case: dict) -> dict:
         finally:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, old)
-    for name in os.listdir(workdir):
-        os.unlink(os.path.join(workdir, name))
-    os.rmdir(workdir)
+    shutil.rmtree(workdir, ignore_errors=True)
     return {"class": classify(rc, stderr, case.get("line"), path), "rc": rc,
             "stderr": stderr.replace(path, "INPUT")[:4000]}
 
@@ -401,6 +437,8 @@ def classify(rc, stderr: str, line: int | None, path: str) -> str:
         return "timeout"
     if rc == 1 or rc not in (0, 2):
         return "exit 1"
+    if "Traceback (most recent call last)" in stderr:
+        return "traceback"
     if line is not None:
         if rc == 0:
             return "missed"
@@ -436,11 +474,321 @@ def seeds(fmt: str) -> list[str]:
     return [f.read_text(encoding="utf-8") for f in files] + SNIPPETS[fmt]
 
 
+# ---------------------------------------------------------------------------------------
+# CSV tables: the examples' measurements, run by the commands their READMEs show
+
+_GSLA, _BIG, _STREAM = "examples/gsla", "examples/calibration/biglittle", \
+    "examples/calibration/streaming"
+_F1 = ("q_src,q_deint,q_fir_l,q_fir_r,q_mix,q_eq,q_comp,q_sink,A15.time.alpha,"
+       "l2_little.time.alpha,l2_big.time.alpha,cci.time.alpha")
+
+#: (table, its measured column, the command with ``{}`` for the table, extra options
+#: added to half the runs)
+CSV_CONTEXTS = [
+    (f"{_GSLA}/measurements.csv", "time_s",
+     ["fidelity", f"{_GSLA}/opencl.sdf", f"{_GSLA}/gpu.moa", f"{_GSLA}/mappings.map", "{}",
+      "--mapping", "gpu_offload", "--measured", "time_s"],
+     ["--fit", "gpu.time.alpha,gpu.time.beta", "--starts", "1"]),
+    (f"{_GSLA}/element_measurements.csv", "t_w",
+     ["fit", f"{_GSLA}/opencl.sdf", f"{_GSLA}/gpu.moa", f"{_GSLA}/mappings.map", "{}",
+      "--mapping", "gpu_offload", "--measured", "t_w", "--measured-element",
+      "host=t_1,gpu=t_k,pcie=-", "--free", "host.time.alpha,host.time.beta,"
+      "gpu.time.alpha,gpu.time.beta,pcie.time.alpha,pcie.time.beta"],
+     ["--test-fraction", "0"]),
+    (f"{_BIG}/measurements.csv", "energy_J",
+     ["fidelity", f"{_BIG}/stereo.sdf", f"{_BIG}/lsla.moa", "{}", "--measured", "energy_J",
+      "--actor-column", "t_{actor}", "--within", "workload", "--metric", "energy"],
+     ["--fit", "A7.energy.alpha,A15.energy.alpha", "--starts", "1"]),
+    (f"{_BIG}/measurements.csv", "energy_J",
+     ["fit", f"{_BIG}/stereo.sdf", f"{_BIG}/static.moa", "{}", "--measured", "energy_J",
+      "--actor-column", "t_{actor}", "--metric", "energy_total", "--free",
+      "A7.energy.alpha,A15.energy.alpha,p_static", "--starts", "1"],
+     ["--skip-bad-rows"]),
+    (f"{_STREAM}/measurements.csv", "time_us",
+     ["fidelity", f"{_STREAM}/audio.sdf", f"{_STREAM}/board_lsla.moa", "{}", "--measured",
+      "time_us", "--actor-column", "t_{actor}"],
+     ["--fit", _F1, "--starts", "0"]),
+    ("examples/logca/t2_aes_measured.csv", "accelerator",
+     ["logca", "--fit", "{}", "--interface-latency", "1500"], ["--latency", "independent"]),
+    ("examples/logca/table5.csv", "A", ["logca", "--table", "{}"], ["--at", "4K"]),
+]
+
+_CSV_TOKENS = [",", '"', "\n", "\r\n", "#", ";", "\t", " ", "nan", "inf", "-inf", "-1", "0",
+               "1e400", "1e-400", "x", "é", "\udcff", "\x00", "little[9]", "big[0]",
+               "zz_unknown", "\ufeff", ",,,", '""', "1,2"]
+_CSV_CELLS = ["", " ", "nan", "inf", "-inf", "-1", "0", "1e400", "1e-320", "x", "1,5",
+              '"1"', "little[9]", "big[0]", "gpu_offload", "zz", "1_000", "0x10", "9" * 400]
+
+
+def _csv_seed(path: Path, rng: random.Random) -> str:
+    """The header (and comments before it) of the table at ``path`` and a random slice of
+    8 to 40 of its rows: small enough for a fit to run in a fraction of a second."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    head = 0
+    while head < len(lines) and lines[head].lstrip().startswith("#"):
+        head += 1
+    rows = lines[head + 1:]
+    n = min(len(rows), rng.randrange(8, 41))
+    start = rng.randrange(len(rows) - n + 1)
+    return "".join(lines[:head + 1] + rows[start:start + n])
+
+
+def _cells(line: str) -> list[str]:
+    return line.rstrip("\r\n").split(",")
+
+
+def mutate_csv(text: str, rng: random.Random) -> str:
+    """``text`` with one to three random edits, generic and CSV-specific."""
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        lines = text.splitlines(keepends=True)
+        kind = rng.randrange(11)
+        if kind == 0 and text:                          # delete a span
+            i = rng.randrange(len(text))
+            text = text[:i] + text[i + rng.randrange(1, 6):]
+        elif kind == 1:                                 # insert a token
+            i = rng.randrange(len(text) + 1)
+            text = text[:i] + rng.choice(_CSV_TOKENS) + text[i:]
+        elif kind == 2 and lines:                       # duplicate a line
+            i = rng.randrange(len(lines))
+            lines.insert(i, lines[i])
+            text = "".join(lines)
+        elif kind == 3 and lines:                       # delete a line
+            del lines[rng.randrange(len(lines))]
+            text = "".join(lines)
+        elif kind == 4 and len(lines) > 1:              # swap two lines
+            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+            text = "".join(lines)
+        elif kind in (5, 6) and lines:                  # a weird cell (header too)
+            i = rng.randrange(len(lines))
+            cells = _cells(lines[i])
+            cells[rng.randrange(len(cells))] = rng.choice(_CSV_CELLS)
+            lines[i] = ",".join(cells) + "\n"
+            text = "".join(lines)
+        elif kind == 7 and lines:                       # a cell more or less
+            i = rng.randrange(len(lines))
+            cells = _cells(lines[i])
+            if rng.random() < 0.5 and len(cells) > 1:
+                del cells[rng.randrange(len(cells))]
+            else:
+                cells.insert(rng.randrange(len(cells) + 1), rng.choice(_CSV_CELLS))
+            lines[i] = ",".join(cells) + "\n"
+            text = "".join(lines)
+        elif kind == 8:                                 # line endings, BOM, delimiter
+            text = rng.choice([text.replace("\n", "\r\n"), "\ufeff" + text,
+                               text.replace(",", ";"), text.replace(",", "\t"),
+                               text.replace("\n", "\r")])
+        elif kind == 9 and text:                        # truncate
+            text = text[:rng.randrange(len(text))]
+        elif kind == 10 and len(lines) > 1:             # many rows
+            text = "".join(lines + lines[1:] * rng.randrange(1, 20))
+    return text
+
+
+def inject_csv(text: str, measured: str, rng: random.Random) -> tuple[str, int] | None:
+    """``text`` with the measured cell of one data row made bad: ``(text, its line)``."""
+    lines = text.splitlines(keepends=True)
+    head = 0
+    while head < len(lines) and lines[head].lstrip().startswith("#"):
+        head += 1
+    header = [c.strip() for c in _cells(lines[head])]
+    if measured not in header or head + 1 >= len(lines):
+        return None
+    k = rng.randrange(head + 1, len(lines))
+    cells = _cells(lines[k])
+    column = header.index(measured)
+    if column >= len(cells):
+        return None
+    cells[column] = rng.choice(["zz", "nan", "1e400", "-", "inf"])
+    lines[k] = ",".join(cells) + "\n"
+    return "".join(lines), k + 1
+
+
+def make_csv_cases(count: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = []
+    for i in range(count):
+        table, measured, argv, extra = rng.choice(CSV_CONTEXTS)
+        argv = [a if a == "{}" or a.startswith("-") or "/" not in a else str(ROOT / a)
+                for a in argv]
+        if rng.random() < 0.5:
+            argv += extra
+        text, line = _csv_seed(ROOT / table, rng), None
+        if rng.random() < 0.3 and "--skip-bad-rows" not in argv:
+            injected = inject_csv(text, measured, rng)
+            if injected:
+                text, line = injected
+        else:
+            text = mutate_csv(text, rng)
+        cases.append({"id": i, "fmt": "csv", "text": text, "argv": argv, "line": line})
+    return cases
+
+
+# ---------------------------------------------------------------------------------------
+# Option values: every typed option of the commands the examples show
+
+_ODROID = ["examples/odroid/stereo.sdf", "examples/odroid/odroid.moa"]
+#: valid commands; each run adds one option with a weird value after them
+OPTION_BASES = [
+    ["search", *_ODROID, "--strategy", "anneal", "--budget", "300"],
+    ["search", *_ODROID, "--strategy", "exact", "--budget", "300"],
+    ["search", *_ODROID, "--strategy", "genetic", "--budget", "300", "-o", "{dir}/b.map"],
+    CSV_CONTEXTS[0][2] + ["--fit", "gpu.time.alpha,gpu.time.beta"],
+    CSV_CONTEXTS[3][2],
+    ["sweep", *_ODROID, "examples/odroid/mappings.map", "--mapping", "big_only",
+     "-r", "f=0.5:2:5", "-o", "{dir}/s.csv"],
+    ["logca", "--interface-latency", "1500", "--overhead", "2.9e4", "--compute-index",
+     "90", "--acceleration", "19"],
+    CSV_CONTEXTS[5][2],
+    ["eval", *_ODROID, "examples/odroid/mappings.map", "--mapping", "big_only"],
+    ["analyse", "examples/timing/video.sdf"],
+    ["check", "examples/odroid/odroid.moa"],
+]
+#: options that start a Dask cluster: their values are tested in test_distributed*
+_NOT_FUZZED = {"--workers", "--scheduler", "--retries", "--connect-timeout"}
+#: weird values of a typed option, and small valid ones (a huge valid count is a request
+#: for that much work, not a fault: only seeds get one)
+_VALUES = ["-1", "0", "1", "2", "3", "0.5", "0.95", "-0", "nan", "inf", "-inf", "1e400",
+           "-1e400", "1e-400", "x", "", " ", "1_0", "0x10", "1e1", "2.5", "1/2", "--", "é"]
+_HUGE = ["1" + "0" * 30, "1" + "0" * 5000]
+#: string-valued options with numbers inside, and their weird values
+_TEXT_OPTIONS = {
+    "--limit": ["links=-1", "links=0", "links=nan", "links=1e400", "nope=3", "array=2.5",
+                "links", "=3", "elements=1"],
+    "--param": ["f=nan", "f=-1", "f=1e400", "f=x", "f=", "=1", "zz=1", "f=inf", "f=1e-400"],
+}
+_SWEEP_RANGES = ["f=0:1:0", "f=nan:1:3", "f=0:1:1e9", "f=1:0:3:log", "f=-1:1:3:log",
+                 "f=0:1:2.5", "f=0:inf:3", "f=0:1", "f=0:1:3:lin", "zz=0:1:3"]
+
+
+def typed_options(argv: list[str]) -> list[str]:
+    """The options with a typed value (an argparse ``type=``) of the command ``argv``
+    starts with (descending ``plot KIND`` and ``import FORMAT``)."""
+    from mapping import cli
+    parser = cli.build_parser(argv[0])
+    for word in argv:
+        action = cli._subparsers(parser)
+        if action is None or word not in action.choices:
+            break
+        parser = action.choices[word]
+    configure = parser._defaults.get("configure")
+    if configure is not None:
+        configure(parser)
+    return [a.option_strings[-1] if a.option_strings[-1].startswith("--")
+            else a.option_strings[0]
+            for a in parser._actions if a.option_strings and a.type is not None]
+
+
+def make_option_cases(count: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    menu = []
+    for base in OPTION_BASES:
+        base = [str(ROOT / a) if a.startswith("examples/") else a for a in base]
+        options = [o for o in typed_options(base) if o not in _NOT_FUZZED]
+        options += list(_TEXT_OPTIONS) + (["--range"] if base[0] == "sweep" else [])
+        menu += [(base, option) for option in options]
+    cases = []
+    for i in range(count):
+        base, option = rng.choice(menu)
+        if option in _TEXT_OPTIONS:
+            value = rng.choice(_TEXT_OPTIONS[option])
+        elif option == "--range":
+            value = rng.choice(_SWEEP_RANGES)
+        else:
+            value = rng.choice(_VALUES + (_HUGE if option == "--seed" else []))
+        cases.append({"id": i, "fmt": "options", "text": None,
+                      "argv": base + [f"{option}={value}"], "line": None})
+    return cases
+
+
+# ---------------------------------------------------------------------------------------
+# Signals: SIGTERM or SIGINT to a command writing an existing output
+
+SIGNAL_BASES = [
+    (["sweep", *_ODROID, "examples/odroid/mappings.map", "--mapping", "big_only",
+      "-r", "f=0.5:2:300000"], "out.csv"),
+    (["search", *_ODROID, "--strategy", "anneal", "--budget", "20000000"], "best.map"),
+]
+
+
+def _complete(path: str, text: str) -> bool:
+    """Whether ``text`` is a whole output of a :data:`SIGNAL_BASES` command (a signal
+    after the output was replaced, before the exit, leaves it so)."""
+    if path.endswith(".csv"):
+        return text.count("\n") == 300001 and text.endswith("\n")
+    import dsl
+    try:
+        return bool(dsl.parse_map(text, path))
+    except Exception:
+        return False
+OLD = "old output\n"
+
+
+def make_signal_cases(count: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = []
+    for i in range(count):
+        base, output = rng.choice(SIGNAL_BASES)
+        argv = [str(ROOT / a) if a.startswith("examples/") else a for a in base]
+        cases.append({"id": i, "fmt": "signals", "text": None, "line": None,
+                      "argv": argv + ["-o", "{dir}/" + output], "output": output,
+                      "signal": rng.choice(["SIGTERM", "SIGINT"]),
+                      "delay": round(rng.uniform(0.2, 6.0), 2)})
+    return cases
+
+
+def run_signal_case(case: dict) -> dict:
+    """Run ``case`` in a subprocess, signal it after ``delay`` seconds, and look at what
+    it leaves: exit 0 (done first) with a new output, or 130/143 with the old one, never
+    a temporary file or a traceback."""
+    workdir = tempfile.mkdtemp(prefix="mapeval-fuzz-")
+    output = os.path.join(workdir, case["output"])
+    with open(output, "w", encoding="utf-8") as fh:
+        fh.write(OLD)
+    argv = [a.replace("{dir}", workdir) for a in case["argv"]]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
+    proc = subprocess.Popen([sys.executable, "-m", "mapping.cli", *argv], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(case["delay"])
+    proc.send_signal(getattr(signal, case["signal"]))
+    try:
+        _, stderr = proc.communicate(timeout=BUDGET)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate()
+        rc = "timeout"
+    with open(output, encoding="utf-8", errors="replace") as fh:
+        now = fh.read()
+    left = sorted(set(os.listdir(workdir)) - {case["output"]})
+    shutil.rmtree(workdir, ignore_errors=True)
+    if rc == "timeout":
+        cls = "timeout"
+    elif "Traceback (most recent call last)" in stderr:
+        cls = "traceback"
+    elif left or (now != OLD and not _complete(output, now)) or (rc == 0 and now == OLD):
+        cls = "left behind"
+        stderr += f"\nleft: {left}; output {'unchanged' if now == OLD else 'replaced'}"
+    elif rc == 0:
+        cls = "ok"
+    elif rc in (130, 143, -2, -15):
+        cls = "interrupted"     # -2/-15: the signal came before Python installed handlers
+    else:
+        cls = "exit 1"
+    return {"class": cls, "rc": rc, "stderr": stderr[-4000:]}
+
+
 def make_cases(fmt: str, count: int, seed: int, quick: bool) -> list[dict]:
+    if fmt == "csv":
+        return make_csv_cases(count, seed)
+    if fmt == "options":
+        return make_option_cases(count, seed)
+    if fmt == "signals":
+        return make_signal_cases(count, seed)
     rng = random.Random(seed)
     bases = seeds(fmt)
     triples = _good_triples()
-    slot = FORMATS.index(fmt)
+    slot = TEXT_FORMATS.index(fmt)
     cases = []
     for i in range(count):
         roll = rng.random()
@@ -505,12 +853,13 @@ def run(fmt: str, count: int, seed: int, quick: bool = False, jobs: int = 1,
         counts[cls] += 1
         if cls in BAD_CLASSES + ("unpositioned",) and len(shown.setdefault(cls, [])) < examples:
             shown[cls].append({"argv": case["argv"], "injected_line": case["line"],
-                               "input": case["text"][:1500], "stderr": result["stderr"]})
+                               "input": (case["text"] or "")[:1500], "stderr": result["stderr"]})
     return {"format": fmt, "count": count, "seed": seed, "quick": quick, "classes": counts,
             "examples": shown}
 
 
 def main(argv=None) -> int:
+    global BUDGET
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--format", choices=FORMATS, required=True)
     parser.add_argument("--count", type=int, default=1000)
@@ -520,7 +869,10 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--examples", type=int, default=3,
                         help="example inputs shown per bad class")
+    parser.add_argument("--timeout", type=float, default=BUDGET,
+                        help=f"seconds allowed per input (default {BUDGET})")
     args = parser.parse_args(argv)
+    BUDGET = max(1, round(args.timeout))
     os.environ.setdefault("MPLBACKEND", "Agg")
     summary = run(args.format, args.count, args.seed, args.quick, args.jobs, args.examples)
     print(json.dumps(summary, indent=2, ensure_ascii=False))
