@@ -1302,8 +1302,9 @@ def _indistinguishable(group: Sequence[str], free: Sequence[FreeParameter],
         all(fp.level != "param" for fp in members)
     hints = [f"fix all but one (leave e.g. {', '.join(group[1:])} out of --fit)"]
     if same_param:
-        hints.append(f"share one value across {', '.join(e for fp in members for e in fp.elements)} "
-                     f"(a type's {members[0].metric} model, or a param both use)")
+        shared = ", ".join(e for fp in members for e in fp.elements)
+        hints.append(f"share one value across {shared} (a type's {members[0].metric} "
+                     "model, or a param both use)")
     hints.append(rows)
     return (f"the training rows cannot tell apart {', '.join(group)}: only a combination "
             "of them is determined (the fit chose one of many equally good values); to "

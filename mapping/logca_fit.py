@@ -193,7 +193,8 @@ class RunsTest:
 
 def runs_test(residuals) -> RunsTest:
     """Wald-Wolfowitz runs test on the signs of ``residuals`` (in their order; zeros
-    dropped): mean ``2·n₊·n₋/n + 1``, variance ``2·n₊·n₋·(2·n₊·n₋ - n)/(n²·(n - 1))``;
+    dropped): mean ``2·n₊·n₋/n + 1``, variance
+    ``2·n₊·n₋·(2·n₊·n₋ - n)/(n²·(n - 1))``;
     ``p = Φ(z)`` with a continuity correction of 1/2 (one-sided: too few runs)."""
     from scipy.stats import norm
 

@@ -196,7 +196,8 @@ def test_no_fit_returns_a_parameter_outside_its_bounds(name, logs, relative):
 
 # --------------------------------------------------------------------------- patterns
 
-GPUS = ("moa g {\n    param hide_kepler = 16\n    param hide_maxwell = 16\n    param launch = 5e-6\n"
+GPUS = ("moa g {\n    param hide_kepler = 16\n    param hide_maxwell = 16\n"
+        "    param launch = 5e-6\n"
         "    pe k20 [time = gpu(cc = 3.5, sms = 13, cores = 2496, clock = 706, bandwidth = 208, "
         "efficiency = 0.7, hide = hide_kepler, launch = launch)]\n"
         "    pe k40 [time = gpu(cc = 3.5, sms = 15, cores = 2880, clock = 745, bandwidth = 288, "
