@@ -49,9 +49,9 @@ class SelfTimed:
 
     throughput: Fraction | float
     period: Fraction | float
-    latency: Fraction | float
+    latency: Fraction | float | None
     buffers: Mapping[str, int]
-    schedule: Mapping[str, tuple]
+    schedule: Mapping[str, tuple] | None
     states: int
     periods: Mapping[str, Fraction | float]
 
@@ -110,7 +110,7 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
 
 
 def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
-             growing: Collection[str] = (), progress=None) -> SelfTimed:
+             growing: Collection[str] = (), progress=None, record=True) -> SelfTimed:
     """Explore the self-timed execution of the bound, consistent, live ``graph`` until
     the state of each of its groups recurs and its first iteration has started.
 
@@ -132,7 +132,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     those instants recur with the execution, at most one period later.
 
     Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants simulated.
-    ``progress(n)`` is told of every ``PROGRESS_STEP`` instants.
+    ``progress(n)`` is told of every ``PROGRESS_STEP`` instants.  Without ``record``
+    the first iteration is not kept (``latency`` and ``schedule`` are None; the
+    precedences give them: :func:`first_iteration`).
     """
     actors = list(graph.actors)
     where = {a: i for i, a in enumerate(actors)}
@@ -174,7 +176,7 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     held = [set() for _ in groups]          # actors a growing channel holds back
     held_back = [None] * len(groups)        # the last instant it did
     waiting = len(groups)
-    unstarted = sum(1 for n in need if n > 0)
+    unstarted = sum(1 for n in need if n > 0) if record else 0
     dirty = set(range(len(actors)))
     instants = 0
     now = 0
@@ -209,7 +211,7 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                     continue
                 for c, cons, _ in ins[i]:
                     tokens[c] -= n * cons
-                if started[i] < need[i]:
+                if record and started[i] < need[i]:
                     for k in range(started[i], min(started[i] + n, need[i])):
                         first[i].append(Firing(actors[i], k, now, now + d[i]))
                     if started[i] + n >= need[i]:
@@ -272,11 +274,12 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         periods.update((actors[i], period) for i in members)
     period = max(periods.values())
     throughput = 1 / Fraction(period) if isinstance(period, (int, Fraction)) else 1 / period
-    latency = max(f.end for fs in first for f in fs)
-    schedule = {a: tuple(first[i]) for i, a in enumerate(actors)}
+    latency = max(f.end for fs in first for f in fs) if record else None
+    schedule = {a: tuple(first[i]) for i, a in enumerate(actors)} if record else None
     buffers = {ch.name: math.inf if grows[c] else peak[c] for c, ch in enumerate(channels)}
     return SelfTimed(throughput, period, latency, MappingProxyType(buffers),
-                     MappingProxyType(schedule), instants, MappingProxyType(periods))
+                     schedule and MappingProxyType(schedule), instants,
+                     MappingProxyType(periods))
 
 
 def _groups(n, pairs):
