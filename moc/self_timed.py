@@ -19,6 +19,8 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Collection, Mapping
 
+import numpy as np
+
 from moc import limits
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
@@ -284,19 +286,14 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
 
 def _groups(n, pairs):
     """The connected components of ``n`` nodes joined by ``pairs``, in node order."""
-    parent = list(range(n))
-
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, j in pairs:
-        parent[root(i)] = root(j)
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    ends = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    joined = coo_matrix((np.ones(len(ends)), (ends[:, 0], ends[:, 1])), shape=(n, n))
+    _, label = connected_components(joined, directed=False)
     members: dict[int, list[int]] = {}
-    for i in range(n):
-        members.setdefault(root(i), []).append(i)
+    for i, group in enumerate(label.tolist()):
+        members.setdefault(group, []).append(i)
     return list(members.values())
 
 
