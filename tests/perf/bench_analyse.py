@@ -9,7 +9,7 @@ of ``--repeat``) and as a whole process (``python -m mapping.cli analyse FILE --
 interpreter start included); SDF3's ``sdf3analysis --algo throughput`` and Kiter's
 ``kiter -a KPeriodicThroughput`` on the same graph written by ``export sdf3``, as whole
 processes and as the time each prints for its own analysis; the throughputs each gave
-and whether they agree (relative 1e-6).  Ratios: ``default / sdf3`` and
+and whether they agree (relative 1e-5: SDF3 prints 6 digits).  Ratios: ``default / sdf3`` and
 ``no_simulate / kiter``, in process against the tool's own time, both measured here.
 ``--sdf3``/``--kiter`` (or ``$SDF3_ANALYSIS``/``$KITER``) name the programs
 (``tests/oracle_sdf3/build.sh`` builds SDF3; Kiter builds with CMake, boost, libxml2
@@ -42,7 +42,7 @@ from dataflow_graphs import big_two_actor_cycle, random_strongly_connected, ring
 from moc.timing import analyse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 120
+TIMEOUT = 60
 
 
 def graphs(quick):
@@ -102,7 +102,7 @@ def mapeval(path, *options):
 
 
 def agree(a, b):
-    return a is None or b is None or abs(a - b) <= 1e-6 * max(abs(a), abs(b))
+    return a is None or b is None or abs(a - b) <= 1e-5 * max(abs(a), abs(b))
 
 
 def main(argv=None):
