@@ -148,7 +148,7 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
         try:
-            run = explore(graph, durations, q, growing, progress)
+            run = explore(graph, durations, q, growing, progress, record=False)
         except LimitError as exc:
             if exc.limit != "states":
                 raise
