@@ -152,7 +152,7 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
     throughput = performance_ = None
     if metric == "time" and value > 0 and np.isfinite(value):
         throughput = 1.0 / value
-        performance_ = performance(total_ops(problem.activity), value)
+        performance_ = performance(total_ops(problem.activity, app_b), value)
     elements = tuple(
         ElementValue(name, arch_b.elements[name].kind, sum(t.count for t in placed[name]),
                      float(sum(t.count * t.quanta for t in placed[name])), values[name])
