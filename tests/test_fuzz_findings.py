@@ -151,7 +151,7 @@ TYPED = sorted({(tuple(path), action.option_strings[-1]) for path, action in eve
 
 
 @pytest.mark.parametrize("path, option", TYPED, ids=[" ".join(p) + " " + o for p, o in TYPED])
-@pytest.mark.parametrize("value", ["nan", "inf", "x"])
+@pytest.mark.parametrize("value", ["nan", "inf", "x", "--"])
 def test_every_typed_option_refuses_a_value_outside_its_kind(path, option, value, capsys):
     assert exit_code([*path, f"{option}={value}"]) == 2
     err = capsys.readouterr().err
