@@ -221,28 +221,41 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(\.\d+)?([eE][-+]?\d+)?(?![\w.])")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
+def edit_lines(text: str, kind: int, rng: random.Random, tokens: list[str], span: int,
+               split, join) -> str | None:
+    """Edit ``kind`` (0-4) of every format: delete a span (up to ``span - 1``
+    characters), insert one of ``tokens``, duplicate, delete or swap lines (``split``
+    into lines, ``join`` them back); ``None`` for another kind or one that does not
+    apply."""
+    lines = split(text)
+    if kind == 0 and text:                              # delete a span
+        i = rng.randrange(len(text))
+        return text[:i] + text[i + rng.randrange(1, span):]
+    if kind == 1:                                       # insert a token
+        i = rng.randrange(len(text) + 1)
+        return text[:i] + rng.choice(tokens) + text[i:]
+    if kind == 2 and lines:                             # duplicate a line
+        i = rng.randrange(len(lines))
+        lines.insert(i, lines[i])
+        return join(lines)
+    if kind == 3 and lines:                             # delete a line
+        del lines[rng.randrange(len(lines))]
+        return join(lines)
+    if kind == 4 and len(lines) > 1:                    # swap two lines
+        i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+        return join(lines)
+    return None
+
+
 def mutate(text: str, rng: random.Random, quick: bool) -> str:
     """``text`` with one to three random edits."""
     for _ in range(rng.choice((1, 1, 2, 3))):
-        lines = text.split("\n")
         kind = rng.randrange(12)
-        if kind == 0 and text:                          # delete a span
-            i = rng.randrange(len(text))
-            text = text[:i] + text[i + rng.randrange(1, 4):]
-        elif kind == 1:                                 # insert a token
-            i = rng.randrange(len(text) + 1)
-            text = text[:i] + rng.choice(_TOKENS) + text[i:]
-        elif kind == 2 and lines:                       # duplicate a line
-            i = rng.randrange(len(lines))
-            lines.insert(i, lines[i])
-            text = "\n".join(lines)
-        elif kind == 3 and lines:                       # delete a line
-            del lines[rng.randrange(len(lines))]
-            text = "\n".join(lines)
-        elif kind == 4 and len(lines) > 1:              # swap two lines
-            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
-            lines[i], lines[j] = lines[j], lines[i]
-            text = "\n".join(lines)
+        edited = edit_lines(text, kind, rng, _TOKENS, 4, lambda t: t.split("\n"),
+                            "\n".join)
+        if edited is not None:
+            text = edited
         elif kind == 5:                                 # a weird number
             matches = list(_NUMBER.finditer(text))
             if matches:
@@ -542,23 +555,10 @@ def mutate_csv(text: str, rng: random.Random) -> str:
     for _ in range(rng.choice((1, 1, 2, 3))):
         lines = text.splitlines(keepends=True)
         kind = rng.randrange(11)
-        if kind == 0 and text:                          # delete a span
-            i = rng.randrange(len(text))
-            text = text[:i] + text[i + rng.randrange(1, 6):]
-        elif kind == 1:                                 # insert a token
-            i = rng.randrange(len(text) + 1)
-            text = text[:i] + rng.choice(_CSV_TOKENS) + text[i:]
-        elif kind == 2 and lines:                       # duplicate a line
-            i = rng.randrange(len(lines))
-            lines.insert(i, lines[i])
-            text = "".join(lines)
-        elif kind == 3 and lines:                       # delete a line
-            del lines[rng.randrange(len(lines))]
-            text = "".join(lines)
-        elif kind == 4 and len(lines) > 1:              # swap two lines
-            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
-            lines[i], lines[j] = lines[j], lines[i]
-            text = "".join(lines)
+        edited = edit_lines(text, kind, rng, _CSV_TOKENS, 6,
+                            lambda t: t.splitlines(keepends=True), "".join)
+        if edited is not None:
+            text = edited
         elif kind in (5, 6) and lines:                  # a weird cell (header too)
             i = rng.randrange(len(lines))
             cells = _cells(lines[i])
