@@ -115,18 +115,19 @@ def _moa_dot(arch) -> str:
 
 def mapping_dot(app, arch, mapping, routes: MappingT[str, tuple[str, ...]],
                 values: MappingT[str, float] | None = None, bottleneck: str | None = None,
-                caption: str = "") -> str:
+                caption: str = "", unit: str | None = None) -> str:
     """DOT text of ``mapping`` of ``app`` onto ``arch``: one cluster per PE holding its
     actors (idle PEs as dashed boxes), the CNs as ellipses, and each channel drawn from
     its source actor over the CNs of ``routes[channel]`` to its sink actor (a named
     channel labelled on its first segment).  ``values`` (element → value) join the
     element labels; ``bottleneck`` is drawn in :data:`HIGHLIGHT` with a thick border;
-    ``caption`` follows the title."""
+    ``caption`` follows the title; ``unit`` follows every value."""
     values = values or {}
+    suffix = f" {unit}" if unit else ""
 
     def label(name):
         value = values.get(name)
-        return name if value is None else f"{name}\n{float(value):.6g}"
+        return name if value is None else f"{name}\n{float(value):.6g}{suffix}"
 
     def marked(name):
         return [f"color={_q(HIGHLIGHT)}", f"fontcolor={_q(HIGHLIGHT)}", "penwidth=3"] \

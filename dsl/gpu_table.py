@@ -1,15 +1,21 @@
 """GPU measurement tables (one kernel, many GPUs and launches) as a mapeval study.
 
-A table is a CSV file with a header row, one row per kernel launch timed by nvprof, as
-the gpuperfpredict data set writes them (one file per kernel and GPU).  The columns read
-(others are ignored):
+A table is a CSV file with a header row, one row per kernel launch, as the
+gpuperfpredict data set writes them from nvprof (one file per kernel and GPU); rows timed
+otherwise (Nsight Compute, CUDA events) import alike when they carry these columns (others
+are ignored):
 
-- the GPU: ``gpu_name``, ``compute_version`` (compute capability), ``num_of_cores``,
-  ``max_clock_rate`` (MHz), ``bandwith`` (GB/s), ``bus`` (bits), ``memory_clock`` (MHz),
-  ``L2`` (MB);
-- the launch: ``AppName`` (the kernel), ``Input.Size``, ``Grid.X/Y/Z``,
-  ``Block.X/Y/Z``, ``Registers.Per.Thread``, ``Static.SMem`` and ``Dynamic.SMem`` (bytes
-  per block), ``Duration`` (seconds).
+- required: the GPU, ``gpu_name``, ``compute_version`` (compute capability),
+  ``max_clock_rate`` (MHz), ``bandwith`` (GB/s), ``bus`` (bits); the launch,
+  ``AppName`` (the kernel), ``Input.Size``, ``Grid.X``, ``Block.X``, ``Duration``
+  (seconds);
+- the cores: ``num_of_cores``, or ``sms`` (multiprocessors; cores = SMs x the FP32
+  cores per SM of the compute capability), or neither for a GPU of
+  :data:`DATA_SHEET_SMS` or named by ``--sms``;
+- optional: ``memory_clock`` (MHz; checks a decimal comma), ``L2`` (MB), ``Grid.Y``,
+  ``Grid.Z``, ``Block.Y``, ``Block.Z`` (default 1), ``Registers.Per.Thread`` (default
+  0: registers do not limit occupancy), ``Static.SMem`` and ``Dynamic.SMem`` (bytes per
+  block, default 0).
 
 **Corrections**, each reported (:attr:`GPUTable.corrections`):
 
@@ -38,6 +44,7 @@ from typing import Mapping, Sequence
 
 from dsl.csv_table import open_table
 from dsl.errors import ParseError
+from moa.cost_models.gpu import GENERATIONS, LIMITS, limits
 
 #: multiprocessors of the GPUs of the data set, from NVIDIA's data sheets
 DATA_SHEET_SMS: dict[str, int] = {
@@ -45,17 +52,19 @@ DATA_SHEET_SMS: dict[str, int] = {
     "teslak20": 13, "teslak40": 15, "titan": 14, "titanblack": 15, "titanx": 24,
 }
 
-#: FP32 cores per multiprocessor by the compute capability's major version
-CORES_PER_SM = {3: 192, 5: 128, 6: 64, 7: 64, 8: 64}
+#: the columns a table must have: the GPU's data sheet and the launch (the cores: the
+#: column ``num_of_cores`` or ``sms``, or the data sheet's multiprocessors of the GPU)
+GPU_COLUMNS = ("gpu_name", "compute_version", "max_clock_rate", "bandwith", "bus")
+LAUNCH_COLUMNS = ("AppName", "Input.Size", "Grid.X", "Block.X", "Duration")
 
-#: GPU generations by the major version (named parameters shared by a generation)
-GENERATIONS = {2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 7: "volta", 8: "ampere"}
-
-GPU_COLUMNS = ("gpu_name", "compute_version", "num_of_cores", "max_clock_rate",
-               "bandwith", "bus", "memory_clock", "L2")
-LAUNCH_COLUMNS = ("AppName", "Input.Size", "Grid.X", "Grid.Y", "Grid.Z", "Block.X",
-                  "Block.Y", "Block.Z", "Registers.Per.Thread", "Static.SMem",
-                  "Dynamic.SMem", "Duration")
+#: columns read where present, with the value taken where absent (nan: not known)
+OPTIONAL_COLUMNS: dict[str, float] = {
+    "num_of_cores": math.nan, "sms": math.nan, "memory_clock": math.nan, "L2": math.nan,
+    "Grid.Y": 1, "Grid.Z": 1, "Block.Y": 1, "Block.Z": 1,
+    "Registers.Per.Thread": 0, "Static.SMem": 0, "Dynamic.SMem": 0,
+}
+_SPEC_COLUMNS = ("compute_version", "max_clock_rate", "bandwith", "bus", "num_of_cores",
+                 "sms", "memory_clock", "L2")
 
 
 @dataclass(frozen=True)
@@ -75,8 +84,7 @@ class GPUSpec:
 
     @property
     def generation(self) -> str:
-        major = int(self.cc)
-        return GENERATIONS.get(major, f"cc{major}")
+        return limits(self.cc).generation
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,13 @@ class GPUTable:
     gpus: tuple[GPUSpec, ...]
     launches: tuple[Launch, ...]
     corrections: tuple[str, ...] = field(default=())
+
+
+def _same(a: dict, b: dict) -> bool:
+    """Equal values, nan equal to nan (a column both rows lack)."""
+    return a.keys() == b.keys() and all(
+        x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x)
+                   and math.isnan(y)) for x, y in ((a[k], b[k]) for k in a))
 
 
 def _ident(name: str) -> str:
@@ -160,13 +175,15 @@ def read_gpu_tables(paths: Sequence[str | Path], sms: Mapping[str, int] | None =
                     return row[index[c]]
 
                 def num(c):
-                    return _number(cell(c), (str(path), line, 1), c, commas)
+                    if c not in index or (c in OPTIONAL_COLUMNS and not cell(c).strip()):
+                        return float(OPTIONAL_COLUMNS[c])
+                    return _number(cell(c), (str(path), line, index[c] + 1), c, commas)
 
                 name = cell("gpu_name").strip()
-                spec = {c: num(c) for c in GPU_COLUMNS[1:]}
+                spec = {c: num(c) for c in _SPEC_COLUMNS}
                 known = gpus.setdefault(name, {"spec": spec, "origin": (str(path), line)})
-                if known["spec"] != spec:
-                    diff = [c for c in spec if spec[c] != known["spec"][c]]
+                if not _same(known["spec"], spec):
+                    diff = [c for c in spec if not _same({0: spec[c]}, {0: known["spec"][c]})]
                     raise ParseError(f"GPU '{name}' has {diff[0]} = {spec[diff[0]]:g} here but "
                                      f"{known['spec'][diff[0]]:g} at "
                                      f"{known['origin'][0]}:{known['origin'][1]}",
@@ -194,18 +211,26 @@ def read_gpu_tables(paths: Sequence[str | Path], sms: Mapping[str, int] | None =
         s = info["spec"]
         where = info["origin"]
         cc = s["compute_version"]
-        major = int(cc)
-        if "bandwith" in commas:
+        if "bandwith" in commas and math.isfinite(s["memory_clock"]):
             implied = 2 * s["memory_clock"] * s["bus"] / 8 / 1000
             if abs(implied - s["bandwith"]) > 0.01 * implied:
                 raise ParseError(f"GPU '{name}': bandwith {s['bandwith']:g} GB/s disagrees "
                                  f"with memory_clock and bus ({implied:g} GB/s)", (*where, 1))
-        per_sm = CORES_PER_SM.get(major)
-        if per_sm is None:
-            raise ParseError(f"GPU '{name}': compute capability {cc:g} is not known here",
-                             (*where, 1))
-        cores = int(s["num_of_cores"])
+        try:
+            per_sm = limits(cc).cores_per_sm
+        except ValueError:
+            known = ", ".join(f"{c:g}" for c in LIMITS)
+            raise ParseError(f"GPU '{name}': compute capability {cc:g} is not known here "
+                             f"(known: {known})", (*where, 1)) from None
         n_sms = overrides.get(_key(name), DATA_SHEET_SMS.get(_key(name)))
+        if n_sms is None and math.isfinite(s["sms"]):
+            n_sms = int(s["sms"])
+        if not math.isfinite(s["num_of_cores"]):
+            if n_sms is None:
+                raise ParseError(f"GPU '{name}' has neither num_of_cores nor sms (give "
+                                 f"--sms {name}=N)", (*where, 1))
+            s["num_of_cores"] = n_sms * per_sm
+        cores = int(s["num_of_cores"])
         if n_sms is None:
             if cores % per_sm:
                 raise ParseError(f"GPU '{name}': {cores} cores are no whole number of "
@@ -287,27 +312,32 @@ def _attributes(g: GPUSpec) -> str:
 
 
 def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
-    """The occupancy-aware architecture: achieved bandwidth per GPU (``efficiency``),
-    latency hiding, compute efficiency per generation, one launch overhead."""
-    gens = sorted({g.generation for g in table.gpus})
+    """The occupancy-aware architecture: every GPU from its data sheet and parameters
+    shared by its generation (so that a GPU not measured is predicted from its data
+    sheet), one launch overhead."""
+    gens = [g for g in GENERATIONS if any(x.generation == g for x in table.gpus)]
     lines = ["# One PE per GPU under the gpu model (moa/cost_models/gpu.py). Data sheet:",
-             "# cc, sms, cores, clock (MHz), bandwidth (GB/s). To fit: each GPU's",
-             "# efficiency (achieved / data-sheet bandwidth), per generation hide_* (warps",
-             "# per SM that saturate memory), ceff_* (achieved / peak flops), sync_* (cycles",
-             "# per warp and barrier step of a block), l2_* (L2 bytes per cycle and 64-bit",
-             "# memory partition: an L2 slice serves each), launch (s).",
+             "# cc, sms, cores, clock (MHz), bandwidth (GB/s). To fit, per generation:",
+             "# eff_* (achieved / data-sheet DRAM bandwidth, at most 1; or free each GPU's",
+             "# X.time.efficiency), hide_* (warps per SM that saturate memory), ceff_*",
+             "# (achieved / peak flops, at most 1), sync_* (cycles per warp and barrier",
+             "# step of a block), l2_* (L2 bytes per cycle and 64-bit memory partition: an",
+             "# L2 slice serves each), dispatch_* (cycles an SM takes per block it starts",
+             "# and retires); launch (s).",
              f"moa {name} {{", "    param launch = 5e-06"]
     for gen in gens:
-        lines += [f"    param hide_{gen} = 16", f"    param ceff_{gen} = 0.5",
-                  f"    param sync_{gen} = 10", f"    param l2_{gen} = 256"]
+        lines += [f"    param eff_{gen} = 0.7", f"    param hide_{gen} = 16",
+                  f"    param ceff_{gen} = 0.5", f"    param sync_{gen} = 10",
+                  f"    param l2_{gen} = 256", f"    param dispatch_{gen} = 100"]
     lines.append("")
     for g in table.gpus:
-        lines.append(f"    pe {g.ident} [time = gpu({_attributes(g)}, bandwidth = "
-                     f"{_g(g.bandwidth)}, efficiency = 0.7, compute_efficiency = "
-                     f"ceff_{g.generation}, hide = hide_{g.generation}, sync = sync_{g.generation}, "
-                     f"l2 = l2_{g.generation} * {_g(g.bus / 64)}, "
-                     f"launch = launch), "
-                     f"l2_mb = {_g(g.l2)}]")
+        gen = g.generation
+        args = (f"{_attributes(g)}, bandwidth = {_g(g.bandwidth)}, efficiency = eff_{gen}, "
+                f"compute_efficiency = ceff_{gen}, hide = hide_{gen}, sync = sync_{gen}, "
+                f"l2 = l2_{gen} * {_g(g.bus / 64)}, dispatch = dispatch_{gen}, "
+                f"launch = launch")
+        extra = f", l2_mb = {_g(g.l2)}" if math.isfinite(g.l2) else ""
+        lines.append(f"    pe {g.ident} [time = gpu({args}){extra}]")
     return "\n".join(lines + ["}", ""])
 
 

@@ -22,9 +22,10 @@ def mapping_diagram(app, arch, mapping: Mapping, metric: str = "time",
     ev = evaluate(problem.app, problem.arch, mapping, metric, aggregate, problem=problem)
     routes = {name: channel_route(problem.app, problem.arch, mapping, name)
               for name in problem.app.channels}
-    caption = f"{ev.metric} ({ev.aggregate}) = {ev.value:.6g}"
+    unit = problem.arch.unit(metric)
+    caption = f"{ev.metric} ({ev.aggregate}) = {ev.value:.6g}{' ' + unit if unit else ''}"
     if ev.bottleneck:
         caption += f", bottleneck {ev.bottleneck}"
     values = {e.name: e.value for e in ev.elements}
     return mapping_dot(problem.app, problem.arch, mapping, routes, values, ev.bottleneck,
-                       caption)
+                       caption, unit)

@@ -1,8 +1,8 @@
 """The reference evaluator: one metric of one mapping (SPEC §6)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping as MappingT
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping as MappingT, Sequence
 
 from moa import Architecture, ArchitectureError
 from moc import SDFGraph
@@ -129,38 +129,181 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
     problem = problem or bind_problem(app, arch, params)
     app_b, arch_b = problem.app, problem.arch
     validate_mapping(app_b, arch_b, mapping)
-    check_metric(arch_b, metric)
-    if metric in system_metrics(arch_b):
-        return _evaluate_system(problem, mapping, metric, aggregate)
-    aggregate = aggregate or arch_b.aggregate
-    agg = aggregator(aggregate)
-    timing = timing_tables(problem, metric, aggregate) if agg.timed else None
-    placed = place_tokens(app_b, arch_b, mapping, problem.activity, metric,
-                          charge=is_charged(metric))
-    values, unmodelled = element_values(arch_b, placed, metric)
-    check_modelled(placed, unmodelled, metric, f"mapping '{mapping.name}'", mapping.origin)
-    if timing is not None:
-        # the batch code with one mapping, routed as placed (its own ``via`` routes)
-        inputs = timing.inputs_for(problem, mapping)
-        value = float(agg.timed_value(timing, None, inputs)[0])
-        bottleneck = None
-    else:
-        shares = pe_shares(app_b, arch_b, mapping, placed, metric) if agg.needs_shares \
-            else None
-        value, bottleneck = system_value(arch_b, values, agg, shares)
-
+    got = placed_value(arch_b, MappedTokens(problem, mapping), metric, aggregate,
+                       problem.params)
     throughput = performance_ = None
-    if metric == "time" and value > 0 and np.isfinite(value):
-        throughput = 1.0 / value
-        performance_ = performance(total_ops(problem.activity, app_b), value)
-    elements = tuple(
-        ElementValue(name, arch_b.elements[name].kind, sum(t.count for t in placed[name]),
-                     float(sum(t.count * t.quanta for t in placed[name])), values[name])
-        for name in arch_b.elements)
-    return Evaluation(app_b.name, arch_b.name, mapping.name, metric, aggregate,
+    if metric == "time" and got.value > 0 and np.isfinite(got.value):
+        throughput = 1.0 / got.value
+        performance_ = performance(total_ops(problem.activity, app_b), got.value)
+    return Evaluation(app_b.name, arch_b.name, mapping.name, metric, got.aggregate,
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
-                      float(value), throughput, performance_, bottleneck, tuple(unmodelled),
-                      elements, unit=arch_b.unit(metric), time_unit=arch_b.unit("time"))
+                      got.value, throughput, performance_, got.bottleneck,
+                      tuple(got.unmodelled), got.elements(arch_b), got.terms,
+                      unit=arch_b.unit(metric),
+                      time_unit=None if got.aggregate == SYSTEM else arch_b.unit("time"))
+
+
+class Placement:
+    """Where the tokens of ``count`` alternatives sit: what :func:`placed_values` needs
+    besides the rules and the aggregations.  ``what`` and ``origin`` name them in
+    errors."""
+
+    what: str = "the alternative"
+    origin = None
+    count: int = 1
+
+    def tokens(self, metric: str) -> Sequence[MappingT[str, list]]:
+        """Per alternative, element → its token groups when evaluating ``metric``."""
+        raise NotImplementedError
+
+    def shares(self, metric: str, placed: Sequence) -> Sequence[MappingT[str, MappingT]]:
+        """Per alternative, PE → CN → the value of ``metric`` of the CN's tokens
+        attributed to the PE (an aggregation that
+        :attr:`~mapping.aggregation.Aggregation.needs_shares`)."""
+        raise NotImplementedError
+
+    def timed(self, metric: str, aggregate: str) -> np.ndarray:
+        """The values of a timed aggregation (``schedule``, ``period``), ``(count,)``."""
+        raise NotImplementedError
+
+
+class MappedTokens(Placement):
+    """The tokens of one iteration of ``problem``'s application under ``mapping``:
+    processing tokens on the mapped PEs, communication tokens on every CN of their
+    channel's route (charged to the end PEs for a charged metric, SPEC §12)."""
+
+    def __init__(self, problem: Problem, mapping: Mapping):
+        self.problem, self.mapping = problem, mapping
+        self.what, self.origin = f"mapping '{mapping.name}'", mapping.origin
+        self._placed: dict[bool, MappingT[str, list]] = {}
+
+    def tokens(self, metric):
+        charge = is_charged(metric)
+        got = self._placed.get(charge)
+        if got is None:
+            p = self.problem
+            got = self._placed[charge] = place_tokens(p.app, p.arch, self.mapping,
+                                                      p.activity, metric, charge=charge)
+        return [got]
+
+    def shares(self, metric, placed):
+        return [pe_shares(self.problem.app, self.problem.arch, self.mapping, placed[0],
+                          metric)]
+
+    def timed(self, metric, aggregate):
+        # the batch code with one mapping, routed as placed (its own ``via`` routes)
+        timing = timing_tables(self.problem, metric, aggregate)
+        inputs = timing.inputs_for(self.problem, self.mapping)
+        return aggregator(aggregate).timed_value(timing, None, inputs)
+
+
+@dataclass(frozen=True)
+class PlacedValue:
+    """The system ``value`` of one metric for one alternative, the ``aggregate`` that
+    produced it (``system`` for a system metric), its ``bottleneck``, and the element
+    ``values`` over the ``placed`` tokens with the ``unmodelled`` elements -- for a
+    system metric those of its first term, with every term's value in ``terms``."""
+
+    value: float
+    aggregate: str
+    bottleneck: str | None
+    placed: MappingT[str, list]
+    values: MappingT[str, float]
+    unmodelled: tuple[str, ...]
+    terms: MappingT[str, float] = field(default_factory=dict)
+
+    def elements(self, arch: Architecture) -> tuple[ElementValue, ...]:
+        return tuple(
+            ElementValue(name, arch.elements[name].kind,
+                         sum(t.count for t in self.placed.get(name, ())),
+                         float(sum(t.count * t.quanta for t in self.placed.get(name, ()))),
+                         self.values.get(name, 0.0))
+            for name in arch.elements)
+
+
+@dataclass(frozen=True)
+class PlacedValues:
+    """:class:`PlacedValue` of ``n`` alternatives at once: ``value (n,)``, a
+    ``bottleneck`` per alternative, ``values``: element → ``(n,)``, ``terms``: term →
+    ``(n,)``."""
+
+    value: np.ndarray
+    aggregate: str
+    bottleneck: Sequence[str | None]
+    placed: Sequence[MappingT[str, list]]
+    values: MappingT[str, np.ndarray]
+    unmodelled: Sequence[tuple[str, ...]]
+    terms: MappingT[str, np.ndarray] = field(default_factory=dict)
+
+    def one(self, k: int = 0) -> PlacedValue:
+        """Alternative ``k`` alone."""
+        return PlacedValue(float(self.value[k]), self.aggregate, self.bottleneck[k],
+                           self.placed[k] if self.placed else {},
+                           {name: float(v[k]) for name, v in self.values.items()},
+                           self.unmodelled[k] if self.unmodelled else (),
+                           {name: float(v[k]) for name, v in self.terms.items()})
+
+
+def placed_value(arch: Architecture, placement: Placement, metric: str,
+                 aggregate: str | None = None, params: MappingT[str, Any] | None = None
+                 ) -> PlacedValue:
+    """:func:`placed_values` of a placement of one alternative."""
+    return placed_values(arch, placement, metric, aggregate, params).one(0)
+
+
+def placed_values(arch: Architecture, placement: Placement, metric: str,
+                  aggregate: str | None = None, params: MappingT[str, Any] | None = None
+                  ) -> PlacedValues:
+    """The values of ``metric`` for the alternatives of ``placement`` on the *bound*
+    ``arch``: the semantic core every alternative goes through, a mapping
+    (:func:`evaluate`) or per-element activity (:mod:`mapping.element_activity`).
+
+    Each element values its tokens by its rule for ``metric`` (:mod:`mapping.metrics`);
+    the values combine by ``aggregate`` (the architecture's default when ``None``,
+    :data:`~mapping.aggregation.AGGREGATIONS`) with CNs scaled by lambda; a timed
+    aggregation asks the placement for its timing.  A system metric (SPEC §12) is its
+    expression of the values of its terms ``M[AGG]`` (each this function again) and
+    of the system metrics it uses, with the parameters ``params``."""
+    check_metric(arch, metric)
+    n = placement.count
+    system = system_metrics(arch).get(metric)
+    if system is not None:
+        refuse_aggregate(arch, metric, aggregate)
+        terms: dict[str, np.ndarray] = {}
+        first = None
+        for name, agg in _term_order(system):
+            got = placed_values(arch, placement, name, agg, params)
+            terms[f"{name}[{agg}]"] = got.value
+            first = first or got
+        for name in system.references:
+            if name in system_metrics(arch):
+                got = placed_values(arch, placement, name, None, params)
+                terms[name] = got.value
+                first = first or got
+        value = np.broadcast_to(system_metric_value(system.expr, {**(params or {}), **terms}),
+                                (n,)).astype(float)
+        if first is None:
+            return PlacedValues(value, SYSTEM, [None] * n, (), {}, (), terms)
+        return replace(first, value=value, aggregate=SYSTEM, terms=terms)
+    aggregate = aggregate or arch.aggregate
+    agg = aggregator(aggregate)
+    if agg.timed:                # the timing's own checks (time only) come first
+        timed = np.asarray(placement.timed(metric, aggregate), dtype=float)
+    placed = placement.tokens(metric)
+    values = {name: np.empty(n) for name in arch.elements}
+    unmodelled, rules = [], {}
+    for k, tokens in enumerate(placed):
+        own, lacking = element_values(arch, tokens, metric, rules)
+        check_modelled(tokens, lacking, metric, placement.what, placement.origin)
+        for name, v in own.items():
+            values[name][k] = v
+        unmodelled.append(tuple(lacking))
+    if agg.timed:
+        value, bottleneck = timed, [None] * n
+    else:
+        shares = placement.shares(metric, placed) if agg.needs_shares else None
+        value, bottleneck = system_value(arch, values, agg, shares)
+    return PlacedValues(value, aggregate, bottleneck, placed, values, tuple(unmodelled))
 
 
 def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_slot, params):
@@ -179,35 +322,6 @@ def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_s
     return problem.app, problem.arch, arch_slot, mapping_slot, aggregate
 
 
-def _evaluate_system(problem: Problem, mapping: Mapping, metric: str,
-                     aggregate: str | None) -> Evaluation:
-    """A system metric (SPEC §12): its expression of the values of its terms ``M[AGG]``
-    (each a full evaluation of ``M`` by ``AGG``) and of the system metrics it uses.
-    ``elements``, ``unmodelled`` and ``bottleneck`` are those of its first term (in the
-    order the expression is printed); ``terms`` lists every term's value."""
-    system = system_metrics(problem.arch)[metric]
-    refuse_aggregate(problem.arch, metric, aggregate)
-    terms: dict[str, float] = {}
-    first = None
-    for name, agg in _term_order(system):
-        ev = evaluate(problem.app, problem.arch, mapping, name, agg, problem=problem)
-        terms[f"{name}[{agg}]"] = ev.value
-        first = first or ev
-    for name in system.references:
-        if name in system_metrics(problem.arch):
-            ev = evaluate(problem.app, problem.arch, mapping, name, problem=problem)
-            terms[name] = ev.value
-            first = first or ev
-    env = {**problem.params, **terms}
-    value = float(system_metric_value(system.expr, env))
-    return Evaluation(problem.app.name, problem.arch.name, mapping.name, metric, SYSTEM,
-                      float(problem.arch.lambda_), dict(problem.params),
-                      dict(problem.repetitions), value, None, None,
-                      first.bottleneck if first else None,
-                      first.unmodelled if first else (), first.elements if first else (),
-                      terms, unit=problem.arch.unit(metric))
-
-
 def _term_order(system) -> list[tuple[str, str]]:
     """The terms of a system metric in the order its expression prints them."""
     text = str(system.expr)
@@ -223,8 +337,8 @@ def refuse_aggregate(arch: Architecture, metric: str, aggregate: str | None) -> 
                            "to it (omit --aggregate)")
 
 
-def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
-                   ) -> tuple[dict[str, float], list[str]]:
+def element_values(arch: Architecture, placed: MappingT[str, list], metric: str,
+                   rules: dict | None = None) -> tuple[dict[str, float], list[str]]:
     """Element → its value of ``metric`` over its ``placed`` tokens (0 when it has no
     rule for the metric), and the elements with tokens but no rule.
 
@@ -234,8 +348,10 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
     to that PE (``Σ`` of per-token costs for additive models).  PE values are thus
     before ``lambda`` for their own tokens and after it for charged ones, so that every
     aggregation (``sum``, ``max``, ``exclusive``) sees the charged cost on the PE at the
-    same scale as it would on the CN."""
+    same scale as it would on the CN.  ``rules`` keeps each element's rule between
+    calls for the same ``metric``."""
     values, unmodelled = {}, []
+    rules = {} if rules is None else rules
     lam, charging = float(arch.lambda_), arch.charging
     for name, element in arch.elements.items():
         tokens = placed.get(name, [])
@@ -245,7 +361,9 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str
             for t in tokens:
                 (charged.setdefault(t.cn, []) if isinstance(t, ChargedToken) else own).append(t)
             tokens = own
-        value = _element_value(element, tokens, metric)
+        if name not in rules:
+            rules[name] = rule(element, metric)
+        value = _element_value(element, tokens, metric, rules[name])
         if value is None:
             if tokens:
                 unmodelled.append(name)
@@ -268,20 +386,23 @@ def check_modelled(placed: MappingT[str, list], unmodelled: list[str], metric: s
                            "meaningless 0", origin)
 
 
-def system_value(arch: Architecture, values: MappingT[str, float], agg: Aggregation,
-                 shares: MappingT[str, MappingT[str, float]] | None = None
-                 ) -> tuple[float, str | None]:
-    """The system value of element ``values`` by ``agg`` and its bottleneck element."""
+def system_value(arch: Architecture, values: MappingT[str, Any], agg: Aggregation,
+                 shares: Sequence[MappingT[str, MappingT[str, float]]] | None = None
+                 ) -> tuple[np.ndarray, list[str | None]]:
+    """The system values of element ``values`` (element → ``(n,)`` values of ``n``
+    alternatives) by ``agg`` and their bottleneck elements; ``shares``: one table per
+    alternative (PE → CN → value)."""
     pes, cns = arch.pes, arch.cns
-    pe = np.array([values[p] for p in pes], dtype=float)[:, None]
-    cn = np.array([values[k] for k in cns], dtype=float)[:, None]
+    n = len(np.atleast_1d(next(iter(values.values())))) if values else 1
+    pe = np.array([np.broadcast_to(values[p], (n,)) for p in pes], dtype=float).reshape(-1, n)
+    cn = np.array([np.broadcast_to(values[k], (n,)) for k in cns], dtype=float).reshape(-1, n)
     table = None
     if shares is not None:
-        table = np.array([[[shares.get(p, {}).get(k, 0.0)] for k in cns] for p in pes],
-                         dtype=float).reshape(len(pes), len(cns), 1)
+        table = np.array([[[share.get(p, {}).get(k, 0.0) for share in shares] for k in cns]
+                          for p in pes], dtype=float).reshape(len(pes), len(cns), n)
     value, where = agg.combine(pe, cn, float(arch.lambda_), table)
-    i = int(where[0])
-    return float(value[0]), ((pes + cns)[i] if i >= 0 else None)
+    names = pes + cns
+    return np.asarray(value, dtype=float), [names[int(i)] if i >= 0 else None for i in where]
 
 
 def pe_shares(app: SDFGraph, arch: Architecture, mapping: Mapping, placed, metric: str
@@ -297,8 +418,8 @@ def pe_shares(app: SDFGraph, arch: Architecture, mapping: Mapping, placed, metri
     return shares
 
 
-def _element_value(element, tokens, metric):
-    r = rule(element, metric)
+def _element_value(element, tokens, metric, r=False):
+    r = rule(element, metric) if r is False else r
     if r is None:
         return None
     try:

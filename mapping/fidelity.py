@@ -9,7 +9,9 @@ Two views of the same question, as in the papers:
   a tie in one but not the other counts as a disagreement and a tie in both as an
   agreement.
 
-Spearman's rho, the mean absolute percentage error and R² come beside them.
+Spearman's rho, the mean and the median absolute percentage error (``mape``, ``mdape``:
+the median is what a typical row misses by, whatever a few outliers do) and R² come
+beside them.
 
 Every ranking statistic sees the predictions through :func:`ranking_values`: rounded to
 12 significant digits, so that alternatives equal in exact arithmetic but not in
@@ -32,17 +34,15 @@ from scipy import stats
 
 #: keys of the JSON document of ``mapeval fidelity``, in order (SPEC §7)
 JSON_KEYS = ("n", "n_train", "n_test", "tau", "p_value", "fidelity", "spearman", "mape",
-             "r2", "fidelity_within", "tau_within", "fitted", "folds", "repeats")
+             "mdape", "r2", "fidelity_within", "tau_within", "fitted", "folds", "folds_by",
+             "repeats")
 
 #: the figures averaged over folds or repeats (SPEC §12)
-FIGURES = ("tau", "fidelity", "spearman", "mape", "r2", "fidelity_within", "tau_within")
+FIGURES = ("tau", "fidelity", "spearman", "mape", "mdape", "r2", "fidelity_within",
+           "tau_within")
 
 #: significant digits the predictions keep before ranking (SPEC §12)
 RANK_DIGITS = 12
-
-# Rows per block of the pairwise comparison: bounds memory to ~BLOCK·n bytes per array.
-_BLOCK = 1024
-
 
 @dataclass(frozen=True)
 class FidelityResult:
@@ -56,7 +56,8 @@ class FidelityResult:
     ``within`` (``nan`` without one).  Under cross-validation ``folds`` (or ``repeats``)
     holds one result per split and every figure is their mean (``nan`` splits left out);
     ``n_train``/``n_test`` are then the mean split sizes, rounded, and ``p_value`` is
-    ``nan`` (a mean of p-values is no p-value; each split has its own).
+    ``nan`` (a mean of p-values is no p-value; each split has its own).  Folds by a
+    column (leave one group out) name it in ``folds_by``, and each fold its ``group``.
     """
 
     n: int
@@ -69,11 +70,17 @@ class FidelityResult:
     mape: float
     r2: float
     fitted: Mapping[str, float] | None = field(default=None)
+    mdape: float = math.nan
     fidelity_within: float = math.nan
     tau_within: float = math.nan
     within: str | None = None
     folds: tuple["FidelityResult", ...] | None = None
     repeats: tuple["FidelityResult", ...] | None = None
+    folds_by: str | None = None
+    group: str | None = None
+    #: each group of ``within`` → its own figures (over its rows; under cross-validation
+    #: the mean over the splits), in the order the groups first appear
+    groups: Mapping[str, "FidelityResult"] | None = None
 
     @property
     def splits(self) -> tuple["FidelityResult", ...] | None:
@@ -93,13 +100,24 @@ class FidelityResult:
         for key in ("folds", "repeats"):
             if d[key] is not None:
                 d[key] = [r.split_dict() for r in d[key]]
+        if self.groups is not None:
+            d["within"] = self.within
+            d["groups"] = [{"group": label, **r.group_dict()}
+                           for label, r in self.groups.items()]
         return _finite(d)
+
+    def group_dict(self) -> dict:
+        """The figures of one group (JSON): those of :meth:`split_dict` but the
+        within-group ones, and ``n``."""
+        return {"n": self.n, **{k: v for k, v in self.split_dict().items()
+                                if k not in ("fidelity_within", "tau_within")}}
 
     def split_dict(self) -> dict:
         """The figures of one fold or repeat (JSON)."""
-        keys = ("n_train", "n_test", "tau", "p_value", "fidelity", "spearman", "mape", "r2",
-                "fidelity_within", "tau_within")
-        d = {k: getattr(self, k) for k in keys}
+        keys = ("n_train", "n_test", "tau", "p_value", "fidelity", "spearman", "mape",
+                "mdape", "r2", "fidelity_within", "tau_within")
+        d = {"group": self.group} if self.group is not None else {}
+        d.update((k, getattr(self, k)) for k in keys)
         d["fitted"] = dict(self.fitted) if self.fitted is not None else None
         return _finite(d)
 
@@ -108,6 +126,8 @@ class FidelityResult:
         if splits is not None:
             kind = "folds" if self.folds is not None else "repeated splits"
             fitted = f", fitted on ~{self.n_train} each" if self.n_train else ""
+            if self.folds_by is not None:
+                kind = f"folds (one per {self.folds_by})"
             where = (f"{len(splits)} {kind} of {self.n} rows (~{self.n_test} test rows "
                      f"each{fitted}), the mean")
         else:
@@ -119,6 +139,7 @@ class FidelityResult:
                  f"  pairs ordered  {_fmt(self.fidelity)}   (fraction of pairs ordered as measured)",
                  f"  Spearman rho   {_fmt(self.spearman)}",
                  f"  MAPE           {_fmt(self.mape, '.3g')} %",
+                 f"  median APE     {_fmt(self.mdape, '.3g')} %",
                  f"  R^2            {_fmt(self.r2)}"]
         if self.within is not None:
             lines += [f"within rows of equal {self.within}:",
@@ -129,13 +150,27 @@ class FidelityResult:
             head = f"  {label:>6}  {'train':>5}  {'test':>5}  {'tau':>7}  {'fidelity':>8}"
             if self.within is not None:
                 head += f"  {'tau_within':>10}  {'fid_within':>10}"
+            head += f"  {'mdape %':>8}"
+            if self.folds_by is not None:
+                head += f"  {self.folds_by}"
             lines += [f"per {label}:", head]
             for i, r in enumerate(splits, 1):
                 row = (f"  {i:>6}  {r.n_train:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
                        f"{_fmt(r.fidelity):>8}")
                 if self.within is not None:
                     row += f"  {_fmt(r.tau_within):>10}  {_fmt(r.fidelity_within):>10}"
+                row += f"  {_fmt(r.mdape, '.3g'):>8}"
+                if r.group is not None:
+                    row += f"  {r.group}"
                 lines.append(row)
+        if self.groups:
+            width = max([len(str(k)) for k in self.groups] + [5])
+            lines += [f"per group of {self.within}:",
+                      f"  {'group':<{width}}  {'rows':>5}  {'test':>5}  {'tau':>7}  "
+                      f"{'fidelity':>8}  {'MAPE %':>7}"]
+            for label, r in self.groups.items():
+                lines.append(f"  {str(label):<{width}}  {r.n:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
+                             f"{_fmt(r.fidelity):>8}  {_fmt(r.mape, '.3g'):>7}")
         if self.fitted:
             width = max(len(k) for k in self.fitted)
             what = " (on every row)" if splits is not None else ""
@@ -163,21 +198,109 @@ def ranking_values(predicted) -> np.ndarray:
     """The predictions as every ranking statistic sees them: rounded to ``RANK_DIGITS``
     significant digits, so that values equal in exact arithmetic tie."""
     p = np.asarray(predicted, dtype=float).ravel()
-    return np.array([float(format(v, f".{RANK_DIGITS}g")) for v in p.tolist()], dtype=float)
+    distinct, back = np.unique(p, return_inverse=True)     # each value formatted once
+    rounded = np.array([float(format(v, f".{RANK_DIGITS}g")) for v in distinct.tolist()],
+                       dtype=float)
+    return rounded[back.ravel()]
 
 
-def _agreeing_pairs(p: np.ndarray, m: np.ndarray) -> int:
-    """How many of the pairs ``i < j`` ``p`` orders as ``m`` (ties an order of their own)."""
+@dataclass(frozen=True)
+class PairCounts:
+    """The pairs of rows within each group (``(G,)`` integer arrays, group ``g`` the
+    ``g``-th smallest label): ``pairs`` = k(k-1)/2, ``tied_p``/``tied_m`` the pairs tied
+    in the predictions / measurements, ``tied_both`` tied in both, ``discordant`` ordered
+    oppositely.  The concordant pairs are what is left (inclusion-exclusion)."""
+
+    pairs: np.ndarray
+    tied_p: np.ndarray
+    tied_m: np.ndarray
+    tied_both: np.ndarray
+    discordant: np.ndarray
+
+    @property
+    def concordant(self) -> np.ndarray:
+        return self.pairs - self.discordant - self.tied_p - self.tied_m + self.tied_both
+
+    @property
+    def agreeing(self) -> np.ndarray:
+        """Pairs ordered alike, a tie in both counting as alike (Bambha & Bhattacharyya)."""
+        return self.concordant + self.tied_both
+
+    def tau_b(self) -> np.ndarray:
+        """Kendall's tau-b per group, ``(C - D) / sqrt((n0 - n1)(n0 - n2))``; ``nan``
+        where every prediction or every measurement of the group ties."""
+        left = (self.pairs - self.tied_p).astype(float)
+        right = (self.pairs - self.tied_m).astype(float)
+        defined = (left > 0) & (right > 0)
+        num = (self.concordant - self.discordant).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(defined, num / np.sqrt(left * right), np.nan)
+
+
+def _dense(x: np.ndarray) -> np.ndarray:
+    """Dense ranks (0, 1, ...) of ``x``; equal values share a rank."""
+    return np.unique(x, return_inverse=True)[1].ravel().astype(np.int64)
+
+
+def _tied_pairs(key: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
+    """Per group, the pairs of rows of equal ``key`` (a key determines its group)."""
+    _, first, size = np.unique(key, return_index=True, return_counts=True)
+    return np.bincount(group[first], weights=size * (size - 1) // 2, minlength=groups
+                       ).astype(np.int64)
+
+
+def _inversions(values: np.ndarray) -> np.ndarray:
+    """For each position ``j``, how many ``i < j`` have ``values[i] > values[j]``
+    (``values``: integers in ``[0, n)``).  A bottom-up merge sort whose levels are
+    numpy operations over all blocks at once: O(n log n) comparisons, O(n) memory."""
+    n = values.size
+    out = np.zeros(n, dtype=np.int64)
+    vals = values.astype(np.int64)
+    pos = np.arange(n)
+    idx = np.arange(n)
+    width = 1
+    while width < n:
+        pair = idx // (2 * width)
+        key = pair * n + vals                          # blocks stay apart, in order
+        left = (idx % (2 * width)) < width
+        lkeys = key[left]                              # sorted: blocks are sorted
+        right = ~left
+        q, b = key[right], pair[right]
+        greater = np.searchsorted(lkeys, (b + 1) * n, "left") \
+            - np.searchsorted(lkeys, q, "right")
+        out[pos[right]] += greater
+        order = np.argsort(key, kind="stable")         # merges two sorted runs per block
+        vals, pos = vals[order], pos[order]
+        width *= 2
+    return out
+
+
+def pair_counts(predicted, measured, groups=None) -> PairCounts:
+    """:class:`PairCounts` of ``predicted`` (already :func:`ranking_values`) against
+    ``measured``, within each group of ``groups`` (one label per row; ``None``: one
+    group).  Knight's method (as scipy's ``kendalltau``): the rows sorted by group,
+    measurement and prediction, the discordant pairs are the inversions of the
+    predictions in that order, counted by merge sort; ties by sorting.  O(n log n) time,
+    O(n) memory."""
+    p = np.asarray(predicted, dtype=float).ravel()
+    m = np.asarray(measured, dtype=float).ravel()
+    if groups is None:
+        g = np.zeros(p.size, dtype=np.int64)
+    else:
+        g = np.unique(np.asarray(groups), return_inverse=True)[1].ravel().astype(np.int64)
     n = p.size
-    agree = 0
-    cols = np.arange(n)
-    for start in range(0, n - 1, _BLOCK):
-        stop = min(start + _BLOCK, n)
-        sp = np.sign(p[start:stop, None] - p[None, :])
-        sm = np.sign(m[start:stop, None] - m[None, :])
-        upper = cols[None, :] > np.arange(start, stop)[:, None]   # each pair once, i < j
-        agree += int(np.count_nonzero((sp == sm) & upper))
-    return agree
+    G = int(g.max()) + 1 if n else 0
+    size = np.bincount(g, minlength=G).astype(np.int64)
+    rp, rm = _dense(p), _dense(m)
+    gp = _dense(g * n + rp)                            # (group, p) ranked together
+    order = np.lexsort((rp, rm, g))                    # by group, then m, then p
+    # within a group, an inversion of p in this order is a discordant pair; ranking
+    # (group, p) together keeps pairs across groups from counting
+    discordant = np.bincount(g[order], weights=_inversions(gp[order]), minlength=G
+                             ).astype(np.int64)
+    return PairCounts(size * (size - 1) // 2, _tied_pairs(gp, g, G),
+                      _tied_pairs(g * n + rm, g, G), _tied_pairs(gp * n + rm, g, G),
+                      discordant)
 
 
 def _pair(predicted, measured) -> tuple[np.ndarray, np.ndarray]:
@@ -188,13 +311,16 @@ def _pair(predicted, measured) -> tuple[np.ndarray, np.ndarray]:
     return ranking_values(p), m
 
 
+def _agreeing_fraction(p: np.ndarray, m: np.ndarray) -> float:
+    counts = pair_counts(p, m)
+    return float(counts.agreeing[0] / counts.pairs[0]) if p.size >= 2 else math.nan
+
+
 def pairwise_fidelity(predicted, measured) -> float:
     """The fraction of the ``n·(n-1)/2`` row pairs that ``predicted`` orders as
     ``measured`` does; a tie counts as an order of its own (tie against tie agrees,
     tie against an order disagrees).  ``nan`` for fewer than two rows."""
-    p, m = _pair(predicted, measured)
-    n = p.size
-    return _agreeing_pairs(p, m) / (n * (n - 1) / 2) if n >= 2 else math.nan
+    return _agreeing_fraction(*_pair(predicted, measured))
 
 
 def _tau(p: np.ndarray, m: np.ndarray) -> tuple[float, float]:
@@ -210,29 +336,22 @@ def within_groups(predicted, measured, groups) -> tuple[float, float]:
     only (``groups[i]`` is row ``i``'s group): the agreeing pairs of all groups over
     their pairs, and the groups' tau-b weighted by their pair counts (an undefined
     tau-b, all predictions or measurements of the group equal, counts as 0).
-    ``nan`` when no group has two rows."""
+    ``nan`` when no group has two rows.  O(n log n) (:func:`pair_counts`)."""
     p, m = _pair(predicted, measured)
-    keys = list(groups)
-    if len(keys) != p.size:
-        raise ValueError(f"{len(keys)} group labels for {p.size} rows")
-    members: dict[Any, list[int]] = {}
-    for i, key in enumerate(keys):
-        members.setdefault(key, []).append(i)
-    pairs = agree = 0
-    weighted_tau = 0.0
-    for rows in members.values():
-        k = len(rows)
-        if k < 2:
-            continue
-        idx = np.array(rows)
-        n_pairs = k * (k - 1) // 2
-        pairs += n_pairs
-        agree += _agreeing_pairs(p[idx], m[idx])
-        tau = _tau(p[idx], m[idx])[0]
-        weighted_tau += n_pairs * (0.0 if math.isnan(tau) else tau)
+    labels = np.asarray(groups if not isinstance(groups, np.ndarray) else groups)
+    if labels.size != p.size:
+        raise ValueError(f"{labels.size} group labels for {p.size} rows")
+    if not p.size:
+        return math.nan, math.nan
+    if labels.dtype == object:
+        labels = labels.astype(str)
+    counts = pair_counts(p, m, labels)
+    pairs = int(counts.pairs.sum())
     if not pairs:
         return math.nan, math.nan
-    return agree / pairs, weighted_tau / pairs
+    tau = np.nan_to_num(counts.tau_b(), nan=0.0)
+    return (float(counts.agreeing.sum() / pairs),
+            float(np.sum(counts.pairs * tau) / pairs))
 
 
 def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
@@ -252,24 +371,38 @@ def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
     tau, p_value = _tau(p, m)
     rho = float(stats.spearmanr(p, m).statistic) if not math.isnan(tau) else math.nan
     with np.errstate(all="ignore"):      # an overflow is an infinite error, not a warning
-        mape, r2 = _errors(raw, m)
+        mape, mdape, r2 = _errors(raw, m)
     fid_within = tau_within = math.nan
+    per_group = None
     if groups is not None:
         fid_within, tau_within = within_groups(p, m, groups)
+        per_group = {label: fidelity(raw[idx], m[idx]) for label, idx in
+                     group_rows(groups).items()}
     return FidelityResult(n=n_test + n_train if n is None else n, n_train=n_train,
                           n_test=n_test, tau=tau, p_value=p_value,
-                          fidelity=_agreeing_pairs(p, m) / (n_test * (n_test - 1) / 2)
-                          if n_test >= 2 else math.nan,
-                          spearman=rho, mape=mape, r2=r2,
+                          fidelity=_agreeing_fraction(p, m),
+                          spearman=rho, mape=mape, mdape=mdape, r2=r2,
                           fitted=dict(fitted) if fitted is not None else None,
                           fidelity_within=fid_within, tau_within=tau_within,
-                          within=within if groups is not None else None)
+                          within=within if groups is not None else None, groups=per_group)
+
+
+def group_rows(groups) -> dict[Any, np.ndarray]:
+    """Each label of ``groups`` (one per row) → its rows, in order of first appearance."""
+    members: dict[Any, list[int]] = {}
+    for i, key in enumerate(groups):
+        members.setdefault(key, []).append(i)
+    return {key: np.array(rows, dtype=int) for key, rows in members.items()}
 
 
 def mean_over_splits(splits: Sequence[FidelityResult], kind: str, *, n: int,
-                     fitted: Mapping[str, float] | None = None) -> FidelityResult:
+                     fitted: Mapping[str, float] | None = None,
+                     folds_by: str | None = None, group: bool = False) -> FidelityResult:
     """One result whose figures are the means of ``splits`` (``kind`` ``"folds"`` or
-    ``"repeats"``), leaving out the splits where a figure is undefined."""
+    ``"repeats"``), leaving out the splits where a figure is undefined; each group's
+    figures are the means of its own.  ``folds_by`` names the column whose groups the
+    folds are (leave one group out); ``group``: the splits are one group's (their ``n``
+    is kept and they are not listed again)."""
     if kind not in ("folds", "repeats"):
         raise ValueError(f"kind must be 'folds' or 'repeats', not {kind!r}")
     splits = tuple(splits)
@@ -280,19 +413,27 @@ def mean_over_splits(splits: Sequence[FidelityResult], kind: str, *, n: int,
         return float(np.mean(values)) if values else math.nan
 
     figures = {key: mean(key) for key in FIGURES}
+    labels = dict.fromkeys(k for r in splits for k in (r.groups or ()))
+    groups = {label: mean_over_splits([r.groups[label] for r in splits
+                                       if r.groups and label in r.groups], kind,
+                                      n=0, group=True)
+              for label in labels} if labels else None
+    if group:
+        n = int(round(np.mean([r.n for r in splits])))
     return FidelityResult(n=n, n_train=int(round(np.mean([r.n_train for r in splits]))),
                           n_test=int(round(np.mean([r.n_test for r in splits]))),
                           p_value=math.nan, fitted=dict(fitted) if fitted is not None else None,
-                          within=splits[0].within if splits else None,
-                          **figures, **{kind: splits})
+                          within=splits[0].within if splits else None, groups=groups,
+                          folds_by=folds_by, **figures, **({} if group else {kind: splits}))
 
 
-def _errors(p: np.ndarray, m: np.ndarray) -> tuple[float, float]:
-    """MAPE (percent, over the non-zero measurements) and R²."""
+def _errors(p: np.ndarray, m: np.ndarray) -> tuple[float, float, float]:
+    """MAPE and its median (percent, over the non-zero measurements) and R²."""
     n_test = p.size
     nonzero = m != 0
-    mape = float(np.mean(np.abs((p[nonzero] - m[nonzero]) / m[nonzero])) * 100) \
-        if np.any(nonzero) else math.nan
+    ape = np.abs((p[nonzero] - m[nonzero]) / m[nonzero]) * 100
+    mape = float(np.mean(ape)) if ape.size else math.nan
+    mdape = float(np.median(ape)) if ape.size else math.nan
     ss_tot = float(np.sum((m - m.mean()) ** 2)) if n_test else 0.0
     r2 = 1.0 - float(np.sum((m - p) ** 2)) / ss_tot if ss_tot > 0 else math.nan
-    return mape, r2
+    return mape, mdape, r2

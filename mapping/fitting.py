@@ -6,12 +6,22 @@ that takes its ``METRIC`` model from the type) or an array (``big``: one value s
 its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
 (SPEC §12): each row is then bound again with its value.
 
+Every free parameter stays within the bounds of its meaning, declared once on its
+model's pydantic ``Parameters`` (``Field(gt=0, le=1)`` for an efficiency;
+:func:`moa.cost_models.parameter_bounds`); a bare ``param`` is non-negative and takes
+the bounds of any model argument that is that param alone (:func:`free_bounds`).  A
+fitted value that ends on a bound is reported (``at_bound``): the data push it past what
+it means.  A free parameter may be a pattern (``*.time.efficiency``, ``hide_*``;
+:func:`expand_free`).
+
 Where the prediction is linear in the free parameters -- every free parameter is one of
 its model's ``linear_parameters`` (LSLA alpha/beta, GSLA alpha/beta, GSLA power a/b/c),
 the model values per token, and the aggregation is ``sum`` -- the fit is a non-negative
 linear least-squares problem: each row's prediction is ``c + Σ_j A[j]·θ_j``, with ``A``
 built from the tokens placed on the elements (:meth:`CostModel.linear_terms`), solved by
-:func:`scipy.optimize.nnls` on unit-norm columns (the parameters span many decades).
+:func:`scipy.optimize.nnls` on unit-norm columns (the parameters span many decades),
+or, where a bound is other than ``>= 0``, by bounded-variable least squares
+(:func:`scipy.optimize.lsq_linear`, ``bvls``).
 Otherwise (``max``, ``exclusive``, ``charge``, LogCA, bare parameters, ...) it is a
 bounded non-linear least-squares problem (:func:`scipy.optimize.least_squares`) started
 from the values in the files and from ``--starts N`` seeded random points (each positive
@@ -37,6 +47,7 @@ counts as zero.
 from __future__ import annotations
 
 import copy
+import fnmatch
 import math
 import warnings
 from dataclasses import dataclass, replace
@@ -47,11 +58,13 @@ import numpy as np
 from scipy import optimize
 
 from moa import Architecture, CostModel, CostSpec, make_model
-from moa.cost_models import Parameters, model_class
+from moa.cost_models import (NON_NEGATIVE, Bounds, Parameters, fittable_parameters,
+                             model_class, parameter_bounds)
 from moc import TokenGroup
 from mapping.batch import BatchEvaluator
 from mapping.errors import InputError
-from mapping.element_activity import combine, element_tokens, evaluate_activity
+from mapping.element_activity import (combine, combine_rows, element_tokens,
+                                     evaluate_activity)
 from mapping.evaluation import evaluate
 from mapping.fidelity import FidelityResult, fidelity
 from mapping.measurements import MeasurementRow
@@ -62,6 +75,7 @@ from mapping.options import FRACTION, NATURAL
 from mapping.problem import bind_problem
 from mapping.registry import Registry
 from mapping.routing import place_tokens, validate_mapping
+from mapping.row_batch import RowBatch, Unsupported
 
 
 # --------------------------------------------------------------------------- free params
@@ -80,9 +94,22 @@ class FreeParameter:
     level: str
     elements: tuple[str, ...]
     model: str
+    #: ``SPEC@COLUMN``: one value per value of the measurement column ``by``; ``label``
+    #: is the value this copy holds (``spec`` then reads ``SPEC@COLUMN=LABEL``)
+    by: str | None = None
+    label: str | None = None
 
     def __str__(self):
         return self.spec
+
+    @property
+    def base(self) -> str:
+        """The spec without ``@COLUMN``: the parameter of the model it sets."""
+        return self.spec.split(GROUP_MARK, 1)[0]
+
+    def applies_to(self, row) -> bool:
+        """Whether this value holds for ``row`` (a parameter of one group: its rows)."""
+        return self.label is None or row.cells.get(self.by, "").strip() == self.label
 
     def model_arguments(self, value: float) -> dict[str, dict[str, dict[str, float]]]:
         """What setting this parameter to ``value`` changes: ``element → metric →
@@ -95,54 +122,183 @@ class FreeParameter:
         return {self.target: float(value)} if self.level == "param" else {}
 
 
+#: the wildcards of a free-parameter pattern (:func:`fnmatch.fnmatchcase`; a ``[`` is
+#: itself, as in the names of array members, so ``big[*]`` is every member of ``big``)
+PATTERN_CHARACTERS = "*?"
+
+
+def free_names(arch: Architecture, app=None) -> list[str]:
+    """What a ``--fit`` pattern is matched against: every ``ELEMENT.METRIC.PARAM`` of a
+    fittable number of an element's model (:func:`moa.cost_models.fittable_parameters`)
+    and the bare name of every ``param`` of ``app`` and ``arch``."""
+    names = [] if app is None else list(app.params)
+    names += [p for p in arch.params if p not in names]
+    for e in arch.elements.values():
+        for metric, spec in e.costs.items():
+            names += [f"{e.name}.{metric}.{p}" for p in
+                      fittable_parameters(model_class(_model_name(spec)).Parameters)]
+    return names
+
+
+def _model_name(spec) -> str:
+    return getattr(spec, "model", None) or spec.name
+
+
+def expand_free(arch: Architecture, items: Sequence[str], app=None) -> list[str]:
+    """``items`` with each pattern (wildcards ``*`` and ``?``, e.g.
+    ``*.time.efficiency``, ``hide_*``, ``big[*].time.alpha``) replaced by the names it
+    matches (:func:`free_names`, in their order).  A pattern that matches nothing is an
+    error."""
+    names = None
+    out: list[str] = []
+    for item in items:
+        if not any(c in item for c in PATTERN_CHARACTERS):
+            out.append(item)
+            continue
+        pattern, mark, by = item.partition(GROUP_MARK)      # 'hide_*@gpu': one per gpu
+        names = free_names(arch, app) if names is None else names
+        literal = pattern.strip().replace("[", "[[]")
+        matched = [n + mark + by for n in names if fnmatch.fnmatchcase(n, literal)]
+        if not matched:
+            shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)"
+                                             if len(names) > 12 else "")
+            raise InputError(f"free parameter pattern '{item}' matches nothing (it is "
+                             "matched against ELEMENT.METRIC.PARAM of every element's "
+                             f"model and the bare names of params: {shown or 'none'})")
+        out += [n for n in matched if n not in out]
+    return out
+
+
 def parse_free(arch: Architecture, specs: str | Sequence[str], app=None
                ) -> list[FreeParameter]:
     """Resolve ``ELEMENT.METRIC.PARAM`` / ``TYPE.METRIC.PARAM`` / ``ARRAY.METRIC.PARAM``
     or the bare name of a ``param`` of the ``.moa`` or of the application ``app`` (a
-    comma-separated string or a list) against the unbound architecture ``arch``."""
+    comma-separated string or a list; patterns expanded by :func:`expand_free`) against
+    the unbound architecture ``arch``."""
     items = specs.split(",") if isinstance(specs, str) else list(specs)
     items = [s.strip() for s in items if s and s.strip()]
     if not items:
         raise InputError("no free parameter given (expected ELEMENT.METRIC.PARAM,...)")
+    items = expand_free(arch, items, app)
     out, seen = [], {}
     declared = list(app.params) if app is not None else []
     declared += [p for p in arch.params if p not in declared]
-    for spec in items:
-        if "." not in spec:
-            if spec not in declared:
-                raise InputError(f"free parameter '{spec}' is neither a declared parameter "
-                                 "nor ELEMENT.METRIC.PARAM (declared parameters: "
-                                 f"{', '.join(declared) or 'none'})")
-            if spec in seen:
-                raise InputError(f"free parameter '{spec}' is given twice")
-            seen[spec] = spec
-            out.append(FreeParameter(spec, spec, "", spec, "param", (), ""))
+    for item in items:
+        spec, mark, by = (part.strip() for part in item.partition(GROUP_MARK))
+        if mark and (not by or not spec):
+            raise InputError(f"free parameter '{item}': expected PARAM{GROUP_MARK}COLUMN, "
+                             f"e.g. A15.energy.alpha{GROUP_MARK}config (one value per value "
+                             "of the column)")
+        got = _parse_one(arch, spec, declared, seen)
+        out.append(replace(got, spec=item.replace(" ", ""), by=by) if mark else got)
+    return out
+
+
+#: ``SPEC@COLUMN``: a free parameter with one value per value of a column
+GROUP_MARK = "@"
+
+
+def _parse_one(arch, spec, declared, seen) -> FreeParameter:
+    """One free parameter without ``@COLUMN`` (``seen``: what the earlier ones set)."""
+    if "." not in spec:
+        if spec not in declared:
+            raise InputError(f"free parameter '{spec}' is neither a declared parameter "
+                             "nor ELEMENT.METRIC.PARAM (declared parameters: "
+                             f"{', '.join(declared) or 'none'})")
+        if spec in seen:
+            raise InputError(f"free parameter '{spec}' is given twice")
+        seen[spec] = spec
+        return FreeParameter(spec, spec, "", spec, "param", (), "")
+    parts = spec.rsplit(".", 2)
+    if len(parts) != 3 or not all(parts):
+        raise InputError(f"free parameter '{spec}': expected ELEMENT.METRIC.PARAM, "
+                         "TYPE.METRIC.PARAM or a declared parameter's name, e.g. "
+                         "gpu.time.alpha")
+    target, metric, param = parts
+    level, elements = _target_elements(arch, target, metric, spec)
+    models = {_spec_of(arch, e, metric).model for e in elements}
+    if level == "type":
+        models = {arch.types[target].costs[metric].model}
+    if len(models) != 1:
+        raise InputError(f"free parameter '{spec}': the elements of '{target}' use "
+                         f"different models for {metric} ({', '.join(sorted(models))})")
+    model = models.pop()
+    parameters = model_class(model).Parameters
+    known = tuple(parameters.model_fields)
+    if param not in known:
+        raise InputError(f"free parameter '{spec}': model '{model}' has no parameter "
+                         f"'{param}' (its parameters: {', '.join(known)})")
+    if parameter_bounds(parameters, param) is None:
+        raise InputError(f"free parameter '{spec}': '{param}' of model '{model}' is "
+                         "not a quantity a fit can vary (a choice, an integer or a "
+                         "key; fittable: "
+                         f"{', '.join(fittable_parameters(parameters)) or 'none'})")
+    for e in elements:
+        key = (e, metric, param)
+        if key in seen:
+            raise InputError(f"free parameter '{spec}' overlaps '{seen[key]}' "
+                             f"(both set {e}.{metric}.{param})")
+        seen[key] = spec
+    return FreeParameter(spec, target, metric, param, level, tuple(elements), model)
+
+
+def expand_groups(free: Sequence[FreeParameter], rows: Sequence[MeasurementRow]
+                  ) -> list[FreeParameter]:
+    """Each ``SPEC@COLUMN`` parameter as one parameter per value of ``COLUMN`` among
+    ``rows`` (in order of first appearance), ``SPEC@COLUMN=VALUE``; the others as
+    they are.  A row without a value in the column is an error at its cell."""
+    out = []
+    for fp in free:
+        if fp.by is None or fp.label is not None:
+            out.append(fp)
             continue
-        parts = spec.rsplit(".", 2)
-        if len(parts) != 3 or not all(parts):
-            raise InputError(f"free parameter '{spec}': expected ELEMENT.METRIC.PARAM, "
-                             "TYPE.METRIC.PARAM or a declared parameter's name, e.g. "
-                             "gpu.time.alpha")
-        target, metric, param = parts
-        level, elements = _target_elements(arch, target, metric, spec)
-        models = {_spec_of(arch, e, metric).model for e in elements}
-        if level == "type":
-            models = {arch.types[target].costs[metric].model}
-        if len(models) != 1:
-            raise InputError(f"free parameter '{spec}': the elements of '{target}' use "
-                             f"different models for {metric} ({', '.join(sorted(models))})")
-        model = models.pop()
-        known = tuple(model_class(model).Parameters.model_fields)
-        if param not in known:
-            raise InputError(f"free parameter '{spec}': model '{model}' has no parameter "
-                             f"'{param}' (its parameters: {', '.join(known)})")
-        for e in elements:
-            key = (e, metric, param)
-            if key in seen:
-                raise InputError(f"free parameter '{spec}' overlaps '{seen[key]}' "
-                                 f"(both set {e}.{metric}.{param})")
-            seen[key] = spec
-        out.append(FreeParameter(spec, target, metric, param, level, tuple(elements), model))
+        labels = dict.fromkeys(group_label(row, fp.by, fp.spec) for row in rows)
+        out += [replace(fp, spec=f"{fp.spec}={label}", label=label) for label in labels]
+    return out
+
+
+def group_values(values: MappingT[str, float], free: Sequence[FreeParameter],
+                 column: str, label: str) -> dict[str, float]:
+    """The fitted ``values`` that hold for the rows whose ``column`` is ``label``: the
+    shared ones and that group's own, each under its parameter's name (``spec`` without
+    ``@COLUMN=VALUE``); parameters of groups of another column are left out."""
+    return {fp.base: values[fp.spec] for fp in free
+            if fp.label is None or (fp.by == column and fp.label == label)}
+
+
+def group_label(row: MeasurementRow, column: str, what: str) -> str:
+    """``row``'s value of ``column``, which groups rows for ``what`` (an option or a
+    parameter): an error naming the row and column where there is none."""
+    if column not in row.cells:
+        raise row.error(f"no column '{column}' for {what} (columns: {', '.join(row.cells)})")
+    label = row.cells[column].strip()
+    if not label:
+        raise row.error(f"missing cell ({what} needs every row's group)", column)
+    return label
+
+
+
+
+def free_bounds(arch: Architecture, free: Sequence[FreeParameter]) -> list[Bounds]:
+    """The bounds of each free parameter, read from its model's declaration
+    (:func:`moa.cost_models.parameter_bounds`).  A bare ``param`` is non-negative, and
+    within the bounds of every model argument that is that param alone
+    (``compute_efficiency = ceff``: ``ceff`` is in (0, 1])."""
+    out = []
+    for fp in free:
+        if fp.level != "param":
+            out.append(parameter_bounds(model_class(fp.model).Parameters, fp.param))
+            continue
+        b = NON_NEGATIVE
+        specs = [s for e in arch.elements.values() for s in e.costs.values()]
+        specs += [s for t in arch.types.values() for s in t.costs.values()]
+        for spec in specs:
+            for arg, value in getattr(spec, "args", {}).items():
+                if getattr(value, "name", None) == fp.target and \
+                        getattr(value, "names", None) == {fp.target}:
+                    declared = parameter_bounds(model_class(spec.model).Parameters, arg)
+                    b = b.intersect(declared) if declared else b
+        out.append(b)
     return out
 
 
@@ -184,9 +340,14 @@ def _target_elements(arch: Architecture, target: str, metric: str, spec: str):
 def fitted_architecture(arch: Architecture, free: Sequence[FreeParameter],
                         values: Sequence[float]) -> Architecture:
     """A copy of the unbound ``arch`` whose cost-model arguments hold the fitted values
-    (a fitted argument written as an expression becomes a number)."""
+    (a fitted argument written as an expression becomes a number); a parameter of one
+    group of rows (``SPEC@COLUMN=VALUE``) keeps the file's value there: one
+    architecture cannot hold a value per group (:func:`group_values` lists them)."""
+    free, values = zip(*[(fp, v) for fp, v in zip(free, values) if fp.label is None]) \
+        if any(fp.label is None for fp in free) else ((), ())
     new = Architecture(arch.name, dict(arch.params), arch.lambda_, arch.aggregate, arch.origin)
     new.system_metrics = dict(arch.system_metrics)
+    new.units = dict(arch.units)
     types = dict(arch.types)
     elements = dict(arch.elements)
     # Types first, then elements and arrays: an element's own value overrides its type's.
@@ -338,6 +499,9 @@ class RowModel:
         self._placed: dict[tuple, dict] = {}
         self._checked = False
         self._combines: bool | None = None
+        self._batches: dict = {}
+        #: bound applications and architectures shared by rows (:func:`bind_problem`)
+        self._bindings: dict = {}
         self._arch_parts: dict[int, tuple] = {}
         self._identities: dict[int, tuple] = {}
         for row in self.rows:
@@ -351,6 +515,12 @@ class RowModel:
         else:
             check_metric(at_defaults, metric)
             self._checked = True
+
+    def share_applications(self, other: "RowModel") -> None:
+        """Reuse the applications ``other`` bound (same ``.sdf``, another architecture,
+        e.g. the fitted one): binding each row's application is the costly part."""
+        if other.app is self.app:
+            self._bindings.update({k: v for k, v in other._bindings.items() if k[0] == "app"})
 
     def _key(self, row, drop: str | None = None):
         values = {**self.params, **{k: v for k, v in row.params.items() if k != drop}}
@@ -390,7 +560,7 @@ class RowModel:
     def _bind(self, row, key):
         values = dict(key)
         if row.activity is None:
-            return bind_problem(self.app, self.arch, values)
+            return bind_problem(self.app, self.arch, values, cache=self._bindings)
         return self.arch.bind(values)
 
     def bound(self, i: int):
@@ -415,15 +585,19 @@ class RowModel:
 
     def placed(self, i: int) -> dict[str, list]:
         """Element → the token groups of row ``i`` (independent of cost parameters)."""
-        key = self._identity(i)
+        return self.placed_for(i, self.metric)
+
+    def placed_for(self, i: int, metric: str) -> dict[str, list]:
+        """:meth:`placed` for ``metric`` (a term of a system metric places its own)."""
+        key = (self._identity(i), metric)
         got = self._placed.get(key)
         if got is None:
             row, b = self.rows[i], self.bound(i)
             try:
                 if row.activity is None:
                     validate_mapping(b.app, b.arch, row.mapping)
-                    got = place_tokens(b.app, b.arch, row.mapping, b.activity, self.metric,
-                                     charge=is_charged(self.metric))
+                    got = place_tokens(b.app, b.arch, row.mapping, b.activity, metric,
+                                     charge=is_charged(metric))
                 else:
                     got = element_tokens(b, row.activity)
             except (ValueError, KeyError) as exc:
@@ -449,7 +623,8 @@ class RowModel:
         row = self.rows[i]
         if self.element is not None or again:
             arch = bound if isinstance(bound, Architecture) else bound.arch
-            return combine(arch, self.placed(i), self.metric, self._requested)
+            return combine(arch, self.placed(i), self.metric, self._requested,
+                           arch.params if bound is arch else bound.params)
         if row.activity is not None:
             return evaluate_activity(bound, row.activity, self.metric, self._requested)
         return evaluate(bound.app, bound.arch, row.mapping, metric=self.metric,
@@ -530,9 +705,62 @@ class RowModel:
             raise self._error(i, f"the predicted {self.metric} is {value}, not a finite number")
         return value
 
+    def _reference_value(self, i: int) -> float:
+        """Row ``i`` by the reference evaluator, at the files' values."""
+        with np.errstate(all="ignore"):
+            return float(self._evaluate(i, self.bound(i)))
+
+    def row_batch(self, indices) -> RowBatch | None:
+        """The :class:`~mapping.row_batch.RowBatch` of rows ``indices`` (``None``: they
+        are evaluated one at a time).  Built once for every row, sliced for subsets."""
+        indices = np.asarray(indices, dtype=np.intp)
+        key = indices.tobytes()
+        if key in self._batches:
+            return self._batches[key]
+        every = self._batches.get(None, False)
+        if every is False:
+            try:
+                every = RowBatch(self, range(len(self.rows)))
+            except (Unsupported, ValueError, KeyError, ArithmeticError, InputError):
+                every = None                 # the reference path reports any bad row
+            self._batches[None] = every
+        got = None
+        if every is not None:
+            got = every if len(indices) == len(self.rows) and \
+                np.array_equal(indices, np.arange(len(self.rows))) else every.subset(indices)
+        if len(self._batches) > 16:
+            self._batches = {None: every}
+        self._batches[key] = got
+        return got
+
+    def _predict_batch(self, indices, overrides, cache) -> np.ndarray | None:
+        """All rows at once (:mod:`mapping.row_batch`), or ``None`` where they must go
+        one at a time: unsupported, or a row that fails (the reference explains it)."""
+        if not indices or self._rebinds_app(overrides):
+            return None
+        batch = self.row_batch(indices)
+        if batch is None:
+            return None
+        if overrides:
+            def arch_of(i):
+                return self._variant(i, overrides, cache, arch_only=True)
+        else:
+            arch_of = self.bound_arch
+        try:
+            with np.errstate(all="ignore"):
+                out = batch.values(arch_of)
+        except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError):
+            return None
+        return out if np.all(np.isfinite(out)) else None
+
     def predict(self, indices=None, overrides=None) -> np.ndarray:
         indices = list(range(len(self.rows)) if indices is None else indices)
+        if overrides and _GROUPS in overrides:
+            return self._predict_groups(indices, overrides)
         cache: dict = {}
+        fast = self._predict_batch(indices, overrides, cache)
+        if fast is not None:
+            return fast
         memo: dict[tuple, float] = {}
         self._batch(indices, overrides, cache, memo)
         out = np.empty(len(indices))
@@ -543,17 +771,51 @@ class RowModel:
             out[r] = memo[ident]
         return out
 
+    def _predict_groups(self, indices, overrides) -> np.ndarray:
+        """:meth:`predict` where some values hold for one group of rows each: the rows
+        under the same such values predicted together, with the shared ones."""
+        grouped = overrides[_GROUPS]
+        shared = {k: v for k, v in overrides.items() if k != _GROUPS}
+        parts: dict[tuple, list[int]] = {}
+        for r, i in enumerate(indices):
+            key = tuple(j for j, (fp, _) in enumerate(grouped) if fp.applies_to(self.rows[i]))
+            parts.setdefault(key, []).append(r)
+        out = np.empty(len(indices))
+        for key, at in parts.items():
+            merged = copy.deepcopy(shared)
+            for j in key:
+                _add_override(merged, *grouped[j])
+            out[at] = self.predict([indices[r] for r in at], merged)
+        return out
+
     def _batch(self, indices, overrides, cache, memo) -> None:
         """Parameter sets with many distinct mappings (without fixed routes) through the
         batch evaluator, into ``memo``; a failure leaves them to :meth:`value`."""
         groups: dict[tuple, dict[tuple, int]] = {}
+        counted: dict[tuple, dict[tuple, int]] = {}
         if self.element is not None:
             return                           # one element's part: the reference path
         for i in indices:
             row = self.rows[i]
-            if row.activity is None and not row.mapping.routes:
+            if row.activity is not None:
+                key, what = self._identity(i)
+                counted.setdefault(key, {}).setdefault((key, what), i)
+            elif not row.mapping.routes:
                 key, what = self._identity(i)
                 groups.setdefault(key, {}).setdefault((key, what), i)
+        for members in counted.values():
+            # per-element activity: every row of a parameter set through the core at once
+            first = next(iter(members.values()))
+            try:
+                arch = self._variant(first, overrides, cache, arch_only=True)
+                with np.errstate(all="ignore"):
+                    values = combine_rows(arch, [self.placed(i) for i in members.values()],
+                                          self.metric, self._requested)
+            except (ValueError, KeyError, ArithmeticError, InputError):
+                continue                     # the rows one by one say which is wrong
+            for ident, v in zip(members, values):
+                if math.isfinite(v):
+                    memo[ident] = float(v)
         for members in groups.values():
             if len(members) < BATCH_MIN:
                 continue
@@ -643,10 +905,16 @@ class FitResult:
     best_start: int = 0
     #: the :data:`RESIDUALS` rule the fit minimised
     residuals: str = "absolute"
+    #: each free parameter's bounds (:func:`free_bounds`), in the order of ``free``
+    bounds: tuple[Bounds, ...] = ()
+    #: ``(spec, "lower" | "upper")`` of each fitted value that sits on its bound
+    at_bound: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict:
         return {"fitted": dict(self.values), "method": self.method, "rank": self.rank,
                 "residuals": self.residuals,
+                "bounds": {fp.spec: str(b) for fp, b in zip(self.free, self.bounds)},
+                "at_bound": dict(self.at_bound),
                 "starts": self.starts, "best_start": self.best_start,
                 "parameters": len(self.free),
                 "indistinguishable": [list(g) for g in self.indistinguishable],
@@ -700,18 +968,32 @@ def _current_values(model: RowModel, free: Sequence[FreeParameter]) -> np.ndarra
 _PARAMS = ("params",)
 
 
+#: the key of :func:`_overrides` under which the parameters of one group go, with values
+_GROUPS = ("groups",)
+
+
 def _overrides(free: Sequence[FreeParameter], theta) -> dict:
     """The model arguments of all ``free`` parameters at values ``theta``, merged; the
-    values of bare parameters under the key ``_PARAMS``."""
+    values of bare parameters under the key ``_PARAMS``; parameters of one group of rows
+    (``SPEC@COLUMN=VALUE``) as ``(parameter, value)`` pairs under ``_GROUPS``, applied by
+    :meth:`RowModel.predict` to their rows only."""
     out: dict = {}
     for fp, value in zip(free, theta):
-        if fp.level == "param":
-            out.setdefault(_PARAMS, {}).update(fp.parameter_values(value))
-            continue
-        for element, by_metric in fp.model_arguments(value).items():
-            for metric, args in by_metric.items():
-                out.setdefault(element, {}).setdefault(metric, {}).update(args)
+        if fp.label is not None:
+            out.setdefault(_GROUPS, []).append((fp, float(value)))
+        else:
+            _add_override(out, fp, value)
     return out
+
+
+def _add_override(out: dict, fp: FreeParameter, value: float) -> None:
+    """Merge what setting ``fp`` to ``value`` changes into the overrides ``out``."""
+    if fp.level == "param":
+        out.setdefault(_PARAMS, {}).update(fp.parameter_values(value))
+        return
+    for element, by_metric in fp.model_arguments(value).items():
+        for metric, args in by_metric.items():
+            out.setdefault(element, {}).setdefault(metric, {}).update(args)
 
 
 def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
@@ -727,45 +1009,83 @@ def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
     return True
 
 
+def _probes(arch: Architecture, fp: FreeParameter, metric: str) -> Architecture:
+    """The bound ``arch`` whose value of ``metric`` is ``d prediction / d θ`` of ``fp``:
+    its models replaced by their linear terms in ``fp`` (:meth:`CostModel.linear_terms`),
+    every other element's model by zero."""
+    models = {name: {metric: _ZERO} for name in arch.elements}
+    for name in fp.elements:
+        linear = arch.elements[name].costs[fp.metric]
+        models[name][metric] = _Probe(
+            lambda t, m=linear, p=fp.param: m.linear_terms(t).get(p, 0.0))
+    return _variant(arch, models)
+
+
 def coefficients(arch: Architecture, placed: MappingT[str, list],
                  free: Sequence[FreeParameter], metric: str, aggregate: str) -> list[float]:
     """``d prediction / d θ_j`` of one row (tokens ``placed`` on the bound ``arch``) for
     free parameters in which their models are linear: the core's rule and aggregation
     evaluated with each free model replaced by its linear terms in ``θ_j``
     (:meth:`CostModel.linear_terms`) and every other element's model by zero."""
-    out = []
-    for fp in free:
-        models = {name: {metric: _ZERO} for name in arch.elements}
-        for name in fp.elements:
-            linear = arch.elements[name].costs[fp.metric]
-            models[name][metric] = _Probe(
-                lambda t, m=linear, p=fp.param: m.linear_terms(t).get(p, 0.0))
-        out.append(float(combine(_variant(arch, models), placed, metric, aggregate)))
-    return out
+    return [float(combine(_probes(arch, fp, metric), placed, metric, aggregate))
+            for fp in free]
+
+
+def _design_batch(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`design_matrix` with every row at once (:mod:`mapping.row_batch`), or
+    ``None`` where the rows go one at a time."""
+    batch = model.row_batch(rows) if len(rows) else None
+    if batch is None:
+        return None
+    A = np.zeros((len(rows), len(free)))
+    probed: dict[tuple, Architecture] = {}
+
+    def arch_of(i, fp):
+        key = (id(model.bound_arch(i)), fp.spec)
+        if key not in probed:
+            probed[key] = _probes(model.bound_arch(i), fp, model.metric)
+        return probed[key]
+    try:
+        for j, fp in enumerate(free):
+            A[:, j] = batch.values(lambda i, fp=fp: arch_of(i, fp))
+    except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError):
+        return None
+    predicted = model._predict_batch(list(rows), None, {})
+    if predicted is None or not np.all(np.isfinite(A)):
+        return None
+    return A, predicted - A @ _current_values(model, free)
 
 
 def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``(A, c)`` with prediction ``= c + A @ θ`` on ``rows`` (a linear problem only)."""
+    fast = _design_batch(model, free, rows)
+    if fast is not None:
+        return fast
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
     theta0 = _current_values(model, free)
-    done: dict[tuple, int] = {}              # rows alike in parameters and mapping
+    done: dict[tuple, tuple] = {}            # rows alike in parameters and mapping
     for r, i in enumerate(rows):
-        same = done.setdefault(model._identity(i), r)
-        if same != r:
-            A[r], c[r] = A[same], c[same]
-            continue
-        try:
-            with np.errstate(all="ignore"):
-                A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
-                                    model.aggregate)
-        except (ValueError, ArithmeticError) as exc:
-            raise model._error(i, str(exc)) from None
-        if not np.all(np.isfinite(A[r])):
-            raise model._error(i, "the prediction's coefficient of a free parameter is not "
-                               "a finite number")
-        c[r] = model.value(i) - float(A[r] @ theta0)
+        got = done.get(model._identity(i))
+        if got is None:
+            try:
+                with np.errstate(all="ignore"):
+                    a = np.array(coefficients(model.bound_arch(i), model.placed(i), free,
+                                              model.metric, model.aggregate))
+            except (ValueError, ArithmeticError) as exc:
+                raise model._error(i, str(exc)) from None
+            if not np.all(np.isfinite(a)):
+                raise model._error(i, "the prediction's coefficient of a free parameter is "
+                                   "not a finite number")
+            got = done[model._identity(i)] = (a, model.value(i))
+        a, value = got
+        # a parameter of one group of rows: a coefficient 0 on the others' rows, whose
+        # prediction keeps the file's value of that parameter (in ``value``)
+        keep = np.array([fp.applies_to(model.rows[i]) for fp in free])
+        A[r] = np.where(keep, a, 0.0)
+        c[r] = value - float(A[r] @ theta0)
     return A, c
 
 
@@ -787,9 +1107,13 @@ def _rank_and_groups(J: np.ndarray, names: Sequence[str], rtol: float | None = N
     round-off of an exactly computed matrix)."""
     if J.size == 0:
         return 0, []
-    s, vt = np.linalg.svd(J, full_matrices=True)[1:]
     if rtol is None:
         rtol = max(J.shape) * np.finfo(float).eps * 10
+    if J.shape[0] > J.shape[1]:
+        # the triangle of a thin QR has J's singular values and right vectors: never an
+        # n x n matrix for n rows
+        J = np.linalg.qr(J, mode="r")
+    s, vt = np.linalg.svd(J, full_matrices=True)[1:]
     tol = (s[0] if s.size else 0.0) * rtol
     rank = int(np.sum(s > tol))
     null = vt[rank:]                       # rows spanning the null space
@@ -839,8 +1163,9 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
                                    f"{model.rows[i].measured!r}", lambda v: False)
     names = [fp.spec for fp in free]
     theta0 = _current_values(model, free)
+    bounds = free_bounds(model.arch, free)
     warnings_: list[str] = []
-    method = None
+    method, solver = None, "nnls"
     theta = theta0.copy()
     rank, groups, residual = len(free), [], math.nan
     best, n_starts = 0, 0
@@ -857,8 +1182,15 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             b = y - c - A[:, ~active] @ theta0[~active]
             unit = float(np.linalg.norm(b / np.max(np.abs(b)))) * float(np.max(np.abs(b))) \
                 if np.any(b) else 1.0                        # NNLS tolerances are absolute
-            x, residual = optimize.nnls(As, b / unit, maxiter=max(100, 50 * As.shape[1]))
+            within = [bounds[j] for j in np.flatnonzero(active)]
+            if all(bd == NON_NEGATIVE for bd in within):
+                x, residual = optimize.nnls(As, b / unit, maxiter=max(100, 50 * As.shape[1]))
+            else:                            # bounds other than >= 0: BVLS (Stark & Parker)
+                x = optimize.lsq_linear(As, b / unit, _solver_bounds(
+                    within, unit / norms[active]), method="bvls").x
+                solver = "lsq_linear"
             theta[active] = x * unit / norms[active]
+            theta = np.array([_clip(v, bd) for v, bd in zip(theta, bounds)])
             rank, groups = _rank_and_groups(As, [n for n, a in zip(names, active) if a])
         if not np.all(np.isfinite(theta)):
             raise InputError("the fit failed: the measurements and the model differ by "
@@ -868,7 +1200,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
         linear = c + A @ theta
         scale = max(float(np.max(np.abs(check))), 1e-300)
         if np.max(np.abs(check - linear)) <= 1e-7 * scale:
-            method = "nnls"
+            method = solver
             residual = float(np.linalg.norm(check - y))
             if progress is not None:
                 progress(1 + starts)
@@ -879,57 +1211,115 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             groups = []
     if method is None:
         theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y, theta0,
-                                                             starts, seed, progress, rule)
+                                                             starts, seed, progress, rule,
+                                                             bounds)
         method, n_starts = "least_squares", 1 + starts
-    for g in groups:
-        if len(g) == 1:
-            warnings_.append(f"{g[0]} has no effect on the training rows at the fitted "
-                             "values: the fit cannot determine it")
-        else:
-            warnings_.append(f"the training rows cannot tell apart {', '.join(g)}: only a "
-                             "combination of them is determined (the fit chose one of many "
-                             "equally good values)")
+    theta = np.array([_clip(v, bd) for v, bd in zip(theta, bounds)])
+    warnings_ += [_indistinguishable(g, free) for g in groups]
     if method == "least_squares" and rank < len(free) and not groups:
         warnings_.append(f"the fit is rank deficient (rank {rank} for {len(free)} parameters)")
+    at = _at_bounds(theta, bounds, np.where(theta0 != 0, np.abs(theta0), 1.0), names)
+    for spec, side, bd in at:               # a closed end the solver only approached
+        if not (bd.low_open if side == "lower" else bd.high_open):
+            theta[names.index(spec)] = bd.low if side == "lower" else bd.high
+    warnings_ += [f"{spec} = {theta[names.index(spec)]:.6g} sits on its {side} bound "
+                  f"(it means a value in {bd}): the measurements push it beyond what it "
+                  "means, so the model lacks something they show (or the parameter does "
+                  "not matter there)" for spec, side, bd in at]
     values = {fp.spec: float(v) for fp, v in zip(free, theta)}
     fitted = fitted_architecture(model.arch, free, theta)
     return FitResult(free, values, method, fitted, tuple(train), (), rank,
                      tuple(tuple(g) for g in groups), tuple(warnings_), float(residual),
-                     n_starts, best, rule.name)
+                     n_starts, best, rule.name, tuple(bounds),
+                     tuple((spec, side) for spec, side, _ in at))
+
+
+def _solver_bounds(bounds: Sequence[Bounds], scale) -> tuple[np.ndarray, np.ndarray]:
+    """Closed ``(lower, upper)`` for a solver whose unknowns are ``value / scale``; an
+    open end is moved inside by 1e-12 of the scale (or of itself, if larger)."""
+    scale = np.broadcast_to(np.asarray(scale, dtype=float), (len(bounds),))
+    lower, upper = np.empty(len(bounds)), np.empty(len(bounds))
+    for j, (b, s) in enumerate(zip(bounds, scale)):
+        lo, hi = b.low / s, b.high / s
+        lower[j] = lo + 1e-12 * max(1.0, abs(lo)) if b.low_open and math.isfinite(lo) else lo
+        upper[j] = hi - 1e-12 * max(1.0, abs(hi)) if b.high_open and math.isfinite(hi) else hi
+    return lower, upper
+
+
+def _clip(value: float, b: Bounds) -> float:
+    """``value`` within ``b`` (a solver's round-off past an end; an open end excluded)."""
+    value = float(min(max(value, b.low), b.high))
+    if value == b.low and b.low_open:
+        value = float(np.nextafter(value, math.inf))
+    if value == b.high and b.high_open:
+        value = float(np.nextafter(value, -math.inf))
+    return value
+
+
+#: a fitted value within this fraction of its scale from an end of its bounds sits on it
+AT_BOUND_RTOL = 1e-6
+
+
+def _at_bounds(theta, bounds: Sequence[Bounds], scale, names) -> list[tuple[str, str, Bounds]]:
+    """``(spec, "lower" | "upper", bounds)`` of each value that sits on an end of its
+    bounds (within :data:`AT_BOUND_RTOL` of its ``scale``, the start value)."""
+    out = []
+    for name, v, b, s in zip(names, theta, bounds, scale):
+        near = AT_BOUND_RTOL * max(float(s), abs(b.low) if math.isfinite(b.low) else 0.0)
+        if math.isfinite(b.low) and v - b.low <= near:
+            out.append((name, "lower", b))
+        elif math.isfinite(b.high) and b.high - v <= AT_BOUND_RTOL * max(float(s), abs(b.high)):
+            out.append((name, "upper", b))
+    return out
+
+
+def _indistinguishable(group: Sequence[str], free: Sequence[FreeParameter]) -> str:
+    """A warning naming parameters the rows cannot determine, with what would fix it."""
+    if len(group) == 1:
+        return (f"{group[0]} has no effect on the training rows at the fitted values: the "
+                "fit cannot determine it (fix it: leave it out of --fit, or add rows in "
+                "which it matters)")
+    by = {fp.spec: fp for fp in free}
+    members = [by[g] for g in group if g in by]
+    same_param = len({(fp.metric, fp.param) for fp in members}) == 1 and \
+        all(fp.level != "param" for fp in members)
+    hints = [f"fix all but one (leave e.g. {', '.join(group[1:])} out of --fit)"]
+    if same_param:
+        hints.append(f"share one value across {', '.join(e for fp in members for e in fp.elements)} "
+                     f"(a type's {members[0].metric} model, or a param both use)")
+    else:
+        hints.append("add rows in which they act differently (vary the quantity that "
+                     "separates them: sizes, block sizes or mappings that load one and not "
+                     "the other)")
+    return (f"the training rows cannot tell apart {', '.join(group)}: only a combination "
+            "of them is determined (the fit chose one of many equally good values); to "
+            "fix: " + "; or ".join(hints))
 
 
 #: random starts are drawn log-uniformly within this many decades of the start values
 START_DECADES = 2.0
 
 
-def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0
-                  ) -> list[np.ndarray]:
+def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0,
+                  upper: np.ndarray | None = None) -> list[np.ndarray]:
     """``starts`` seeded random starting points around ``u0``: each positive coordinate
-    ``u0_j · 10^U(-START_DECADES, START_DECADES)``, raised to its lower bound; a
-    coordinate starting at 0 (no scale to draw around) stays at its start."""
+    ``u0_j · 10^U(-START_DECADES, START_DECADES)``, within its ``lower`` and ``upper``
+    bounds; a coordinate starting at 0 (no scale to draw around) stays at its start."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(max(0, int(starts))):
         factor = 10.0 ** rng.uniform(-START_DECADES, START_DECADES, size=len(u0))
-        out.append(np.maximum(np.where(u0 > 0, u0 * factor, u0), lower))
+        out.append(np.clip(np.where(u0 > 0, u0 * factor, u0), lower,
+                           np.inf if upper is None else upper))
     return out
 
 
 def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=None,
-                   rule: Residual = RESIDUALS.get("absolute")):
+                   rule: Residual = RESIDUALS.get("absolute"), bounds=None):
     scale = np.where(theta0 > 0, theta0, 1.0)
-    lower = np.zeros(len(free))
-    bound = model.arch.bind(model.params)
-    for j, fp in enumerate(free):
-        if fp.level == "param":
-            continue                         # bare parameters: non-negative
-        cls = model_class(fp.model)
-        try:
-            args = bound.elements[fp.elements[0]].costs[fp.metric].params.model_dump()
-            cls(cls.Parameters(**{**args, fp.param: 0.0}))
-        except Exception:  # noqa: BLE001 - the model refuses 0: stay strictly positive
-            lower[j] = 1e-12
-    u0 = np.maximum(theta0 / scale, lower)
+    bounds = free_bounds(model.arch, free) if bounds is None else bounds
+    lower, upper = _solver_bounds(bounds, scale)
+    u0 = np.clip(theta0 / scale, lower, upper)
 
     # Residuals in units of the measurements' size: the same minimum, but tolerances
     # (gtol in particular) that mean something whether times are in seconds or cycles.
@@ -940,7 +1330,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
 
     def solve(start):
         try:
-            res = optimize.least_squares(residuals, start, bounds=(lower, np.inf),
+            res = optimize.least_squares(residuals, start, bounds=(lower, upper),
                                          x_scale="jac", method="trf")
         except (ValueError, InputError):     # scipy refuses infinities; a bad region
             return None
@@ -952,7 +1342,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
         return res if ok else None
 
     res, best = solve(u0), 0
-    for k, start in enumerate(random_starts(u0, lower, starts, seed), start=1):
+    for k, start in enumerate(random_starts(u0, lower, starts, seed, upper), start=1):
         other = solve(start)
         if other is not None and (res is None or other.cost < res.cost):
             res, best = other, k
@@ -1041,10 +1431,11 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
            residuals: str = "absolute") -> Assessment:
     """Predict every row, fit ``free`` parameters on a seeded train split if any, and
     compare predictions with measurements on the test rows (``progress`` and
-    ``residuals``: those of :func:`fit_parameters`)."""
+    ``residuals``: those of :func:`fit_parameters`).  A ``SPEC@COLUMN`` parameter has
+    one value per value of the column (:func:`expand_groups`)."""
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     measured = np.array([r.measured for r in rows], dtype=float)
-    free_params = parse_free(arch, free, app) if free else None
+    free_params = expand_groups(parse_free(arch, free, app), rows) if free else None
     if free_params and rows:
         check_free(model.bound_arch(0), free_params, model.metric)
     predicted = model.predict()          # a row that cannot be evaluated stops here
@@ -1055,10 +1446,15 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     train, test = split_rows(len(rows), test_fraction, seed)
     fit = fit_parameters(model, free_params, train, starts, seed, progress, residuals)
     fit = replace(fit, test=tuple(int(i) for i in test))
-    bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
-    final = RowModel(fit.architecture, rows, metric, aggregate, app,
-                     {**(params or {}), **bare}, source)
-    predicted = final.predict()
+    if any(fp.label is not None for fp in fit.free):
+        final = model                    # no one architecture holds a value per group
+        predicted = predict_fitted(model, fit)
+    else:
+        bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
+        final = RowModel(fit.architecture, rows, metric, aggregate, app,
+                         {**(params or {}), **bare}, source)
+        final.share_applications(model)
+        predicted = final.predict()
     on = scored_rows(train, test)
     result = fidelity(predicted[on], measured[on], n=len(rows), n_train=len(train),
                       fitted=fit.values)
@@ -1207,4 +1603,6 @@ def _merged_fit(arch: Architecture, fits: Sequence[FitResult], train, test) -> F
                      tuple(g for f in fits for g in f.indistinguishable),
                      tuple(w for f in fits for w in f.warnings),
                      float(math.sqrt(sum(f.residual_norm ** 2 for f in fits))),
-                     sum(f.starts for f in fits), 0)
+                     sum(f.starts for f in fits), 0, fits[0].residuals,
+                     tuple(b for f in fits for b in f.bounds),
+                     tuple(a for f in fits for a in f.at_bound))

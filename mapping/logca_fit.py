@@ -17,6 +17,21 @@ in one weighted least-squares fit, so that every row counts:
 What the columns identify: with granularity-independent latency only ``o + L`` (T1 holds
 the sum, nothing else): the split needs L from elsewhere (a micro-benchmark in the paper,
 ``L = 1/bandwidth`` for its GPUs). With ``L·g`` the three columns give all five.
+
+**A host with a fixed cost** (an extension, reported as such): a library call costs a
+fixed ``o0`` however small its input, so real host times are flat at small g and the
+paper's ``T0 = C·g^beta`` bends beta and A (a matrix product flat below 64 KB and
+``g^1.5`` above gave beta = 1.08 and A = 6.8 against a measured speedup of 25).  Here
+``T0 = o0 + C·g^beta`` (``--host-overhead fit``; the paper's form when o0 = 0), with
+``auto`` (the default) keeping o0 only when an F-test on the host column says so (1%);
+step 1 then profiles beta (for each beta, o0 and C by non-negative least squares).  The
+granularities where the paper's form holds (o0 below 5% of T0) are reported.
+
+**Checks** on every fit: a runs test (Wald-Wolfowitz) on the signs of each column's
+residuals in granularity order warns when they are systematic (too few runs: the shape
+is wrong, however small the residuals); and since ``T1 >= C·g^beta/A`` by LogCA's eq. 1,
+no speedup can exceed ``A·T0/(C·g^beta)`` (A itself for the paper's host): a measured
+speedup above it, beyond the noise, is a warning.
 """
 from __future__ import annotations
 
@@ -29,6 +44,12 @@ from mapping.errors import InputError
 from moa.logca_analysis import LogCAAnalysis, analyse
 
 LATENCY_CHOICES = ("auto", "independent", "dependent")
+#: the host's form: ``none`` (the paper's C·g^beta), ``fit`` (o0 + C·g^beta), ``auto``
+HOST_CHOICES = ("auto", "none", "fit")
+#: a runs test below this p-value (too few runs) flags systematic residuals
+RUNS_P = 0.01
+#: the paper's form holds where the host's fixed cost is below this share of T0
+PAPER_FORM_SHARE = 0.05
 #: relative RMS residual under which a fit is exact to rounding
 _EXACT = 1e-10
 
@@ -64,6 +85,15 @@ class LogCAFit:
     rms_relative: float
     paper_readings: tuple[tuple[str, float], ...] = ()
     notes: tuple[str, ...] = ()
+    #: ``fit`` when the host's fixed cost o0 is modelled (an extension), else ``none``
+    host_form: str = "none"
+    host_reason: str = ""
+    #: per column (``host``, ``accelerator``): the runs test of its residuals' signs
+    runs: tuple[tuple[str, "RunsTest"], ...] = ()
+    #: what the fit should make a user doubt (systematic residuals, A below a speedup)
+    warnings: tuple[str, ...] = ()
+    #: the smallest granularity where o0 is below 5% of T0 (the paper's form holds)
+    paper_form_from: float | None = None
 
     def __getitem__(self, name) -> Estimate:
         for e in self.estimates:
@@ -82,7 +112,8 @@ class LogCAFit:
         else:
             L, o = 0.0, self["o_plus_L"].value
         return {"L": L, "o": o, "C": self["C"].value, "A": self["A"].value,
-                "beta": self["beta"].value, "latency": self.latency}
+                "beta": self["beta"].value, "latency": self.latency,
+                "o0": self["o0"].value if self.has("o0") else 0.0}
 
     def observed_speedup(self):
         return np.asarray(self.host) / np.asarray(self.accelerator)
@@ -92,14 +123,20 @@ class LogCAFit:
                 "separable": self.separable, "confidence": self.confidence,
                 "rows": len(self.g), "rms_relative_residual": self.rms_relative,
                 "parameters": {e.name: e.to_dict() for e in self.estimates},
-                "paper_readings": dict(self.paper_readings), "notes": list(self.notes)}
+                "paper_readings": dict(self.paper_readings), "notes": list(self.notes),
+                "host_form": self.host_form, "host_reason": self.host_reason,
+                "paper_form_from": self.paper_form_from,
+                "runs_test": {k: r.to_dict() for k, r in self.runs},
+                "warnings": list(self.warnings)}
 
     def __str__(self):
         pct = f"{100 * self.confidence:g}%"
         rows = [f"LogCA fit of {len(self.g)} rows, g = {min(self.g):g} .. {max(self.g):g} B "
                 f"(weighted least squares on relative residuals; {pct} confidence intervals "
                 "from the Jacobian)",
-                f"latency: {self.latency} — {self.latency_reason}", "",
+                f"latency: {self.latency} — {self.latency_reason}",
+                f"host: {'o0 + C·g^beta (a fixed cost: an extension of LogCA)' if self.host_form == 'fit' else 'C·g^beta (the paper)'}"
+                f" — {self.host_reason}", "",
                 f"{'parameter':<12}{'value':<14}{pct + ' interval':<30}source"]
         for e in self.estimates:
             interval = ("(fixed)" if e.source == "given" else f"[{e.low:.6g}, {e.high:.6g}]")
@@ -111,11 +148,58 @@ class LogCAFit:
                      "o = o + L, L = 0 (g1, g_A/2 and the speedup depend on the sum alone; "
                      "the o region is that of o + L)."]
         rows += ["", *self.notes] if self.notes else []
-        rows.append(f"rms relative residual {self.rms_relative:.3g}")
+        if self.paper_form_from is not None:
+            rows.append(f"the paper's host form C·g^beta holds (o0 below "
+                        f"{100 * PAPER_FORM_SHARE:g}% of T0) from g = {self.paper_form_from:.6g} B")
+        rows.append(f"rms relative residual {self.rms_relative:.3g}" + "".join(
+            f"; {k} residuals: {r}" for k, r in self.runs))
+        rows += [f"warning: {w}" for w in self.warnings]
         if self.paper_readings:
             rows.append("the paper's direct readings (§4), for comparison: " + ", ".join(
                 f"{k} = {v:.6g}" for k, v in self.paper_readings))
         return "\n".join(rows)
+
+
+@dataclass(frozen=True)
+class RunsTest:
+    """The Wald-Wolfowitz runs test of a sequence of residual signs: ``runs`` observed
+    against ``expected`` = 2·n₊·n₋/n + 1, and ``p``, the one-sided (normal) probability
+    of so few runs by chance; ``p`` is None when there are too few of a sign to test."""
+
+    runs: int
+    expected: float
+    p: float | None
+
+    @property
+    def systematic(self) -> bool:
+        return self.p is not None and self.p < RUNS_P
+
+    def to_dict(self):
+        return {"runs": self.runs, "expected": self.expected, "p": self.p,
+                "systematic": self.systematic}
+
+    def __str__(self):
+        p = "n/a" if self.p is None else f"{self.p:.2g}"
+        return f"{self.runs} sign runs (expected {self.expected:.3g}, p = {p})"
+
+
+def runs_test(residuals) -> RunsTest:
+    """Wald-Wolfowitz runs test on the signs of ``residuals`` (in their order; zeros
+    dropped): mean ``2·n₊·n₋/n + 1``, variance ``2·n₊·n₋·(2·n₊·n₋ - n)/(n²·(n - 1))``;
+    ``p = Φ(z)`` with a continuity correction of 1/2 (one-sided: too few runs)."""
+    from scipy.stats import norm
+
+    signs = np.sign(np.asarray(residuals, dtype=float))
+    signs = signs[signs != 0]
+    n, pos = signs.size, int(np.sum(signs > 0))
+    neg = n - pos
+    runs = int(1 + np.sum(signs[1:] != signs[:-1])) if n else 0
+    if pos < 2 or neg < 2:
+        return RunsTest(runs, float(runs), None)
+    mean = 2.0 * pos * neg / n + 1.0
+    var = 2.0 * pos * neg * (2.0 * pos * neg - n) / (n * n * (n - 1.0))
+    z = (runs - mean + 0.5) / math.sqrt(var)
+    return RunsTest(runs, mean, float(norm.cdf(z)))
 
 
 def _check_data(g, host, accelerator):
@@ -137,6 +221,26 @@ def fit_host(g, t0):
     return math.exp(log_c), float(beta)
 
 
+def fit_host_fixed(g, t0):
+    """o0, C and beta of ``T0 = o0 + C·g^beta`` (the host with a fixed cost, an
+    extension): for each beta on a grid, o0 and C by non-negative least squares on
+    relative residuals; the best beta refined by a bounded scalar minimisation."""
+    from scipy.optimize import minimize_scalar, nnls
+
+    def solve(beta):
+        X = np.column_stack([np.ones_like(g), g ** beta]) / t0[:, None]
+        x, r = nnls(X, np.ones_like(g))
+        return x, r
+
+    betas = np.linspace(0.02, 4.0, 200)
+    k = int(np.argmin([solve(b)[1] for b in betas]))
+    lo, hi = betas[max(k - 1, 0)], betas[min(k + 1, betas.size - 1)]
+    beta = float(minimize_scalar(lambda b: solve(b)[1], bounds=(lo, hi), method="bounded",
+                                 options={"xatol": 1e-10}).x)
+    (o0, C), _ = solve(beta)
+    return float(o0), float(C), beta
+
+
 def _model(p, names, g, fixed):
     v = dict(fixed)
     v.update(zip(names, p))
@@ -145,16 +249,21 @@ def _model(p, names, g, fixed):
         t1 = v["K"] + work / v["A"]
     else:
         t1 = v["o"] + v["L"] * g + work / v["A"]
-    return work, t1
+    return work + v.get("o0", 0.0), t1, work
 
 
-def _start(g, t0, t1, latency, fixed):
-    """Steps 1 and 2: C, beta by log-log regression, then the linear parameters of T1
-    by non-negative least squares on relative residuals."""
+def _start(g, t0, t1, latency, fixed, host="none"):
+    """Steps 1 and 2: C, beta by log-log regression (and o0 with ``host = "fit"``:
+    :func:`fit_host_fixed`), then the linear parameters of T1 by non-negative least
+    squares on relative residuals."""
     from scipy.optimize import nnls
-    C, beta = fit_host(g, t0)
+    if host == "fit":
+        o0, C, beta = fit_host_fixed(g, t0)
+        v = {"C": C, "beta": beta, "o0": o0}
+    else:
+        C, beta = fit_host(g, t0)
+        v = {"C": C, "beta": beta}
     h = C * g ** beta
-    v = {"C": C, "beta": beta}
     rhs = t1.copy()
     cols, names = [], []
     if latency == "independent":
@@ -186,20 +295,22 @@ def _start(g, t0, t1, latency, fixed):
     return v
 
 
-def _fit_form(g, t0, t1, latency, fixed, confidence):
-    """The joint fit of one latency form: (values, standard errors, t quantile, rss)."""
+def _fit_form(g, t0, t1, latency, fixed, confidence, host="none"):
+    """The joint fit of one latency and host form: (values, standard errors, t quantile,
+    rss, residuals)."""
     from scipy.optimize import least_squares
     from scipy.stats import t as student
 
-    start = _start(g, t0, t1, latency, fixed)
-    names = [n for n in ("C", "beta", "K", "o", "L", "A") if n in start and n not in fixed]
+    start = _start(g, t0, t1, latency, fixed, host)
+    names = [n for n in ("C", "beta", "o0", "K", "o", "L", "A")
+             if n in start and n not in fixed]
 
     def residuals(p):
-        work, model = _model(p, names, g, fixed)
-        return np.concatenate([work / t0 - 1.0, model / t1 - 1.0])
+        host_time, model, _ = _model(p, names, g, fixed)
+        return np.concatenate([host_time / t0 - 1.0, model / t1 - 1.0])
 
     x0 = np.array([start[n] for n in names])
-    lower = np.array([0.0 if n in ("K", "o", "L") else -np.inf if n == "beta" else 0.0
+    lower = np.array([0.0 if n in ("K", "o", "L", "o0") else -np.inf if n == "beta" else 0.0
                       for n in names])
     x0 = np.maximum(x0, lower)
     r0 = residuals(x0)
@@ -214,7 +325,7 @@ def _fit_form(g, t0, t1, latency, fixed, confidence):
     dof = max(r.size - len(names), 1)
     se = _standard_errors(_jacobian(names, x, g, t0, t1, fixed), rss / dof)
     q = float(student.ppf(0.5 + confidence / 2, dof))
-    return dict(zip(names, x)), dict(zip(names, se)), q, rss
+    return dict(zip(names, x)), dict(zip(names, se)), q, rss, r
 
 
 def _standard_errors(J, s2):
@@ -241,31 +352,63 @@ def _jacobian(names, x, g, t0, t1, fixed):
     zero = np.zeros_like(g)
     d = {"C": (gb / t0, gb / (v["A"] * t1)),
          "beta": (v["C"] * gb * np.log(g) / t0, v["C"] * gb * np.log(g) / (v["A"] * t1)),
-         "K": (zero, 1 / t1), "o": (zero, 1 / t1), "L": (zero, g / t1),
+         "K": (zero, 1 / t1), "o": (zero, 1 / t1), "L": (zero, g / t1), "o0": (1 / t0, zero),
          "A": (zero, -v["C"] * gb / (v["A"] ** 2 * t1))}
     return np.column_stack([np.concatenate(d[n]) for n in names])
 
 
-def _choose(g, t0, t1, fixed):
+def _f_test(rss_small, rss_big, extra, dof):
+    """(F, p) of ``extra`` more parameters lowering the residual sum of squares from
+    ``rss_small`` to ``rss_big`` with ``dof`` residual degrees of freedom left."""
+    from scipy.stats import f as fisher
+    F = math.inf if rss_big == 0 else max(rss_small - rss_big, 0.0) / extra / (rss_big / dof)
+    return F, 0.0 if math.isinf(F) else float(fisher.sf(F, extra, dof))
+
+
+def _choose_host(g, t0):
+    """``fit`` when a fixed host cost o0 is significant (F-test at 1% on the host column,
+    relative residuals: C·g^beta against o0 + C·g^beta), else ``none``; and why."""
+    from scipy.optimize import least_squares
+
+    C, beta = fit_host(g, t0)
+    paper = least_squares(lambda p: p[0] * g ** p[1] / t0 - 1.0, [C, beta], x_scale="jac",
+                          bounds=([0.0, -np.inf], np.inf))
+    rss_p = float(paper.fun @ paper.fun)
+    if math.sqrt(rss_p / g.size) < _EXACT:
+        return "none", "the paper's C·g^beta fits the host times exactly"
+    o0, C, beta = fit_host_fixed(g, t0)
+    fixed = least_squares(lambda p: (p[0] + p[1] * g ** p[2]) / t0 - 1.0, [o0, C, beta],
+                          x_scale="jac", bounds=([0.0, 0.0, -np.inf], np.inf))
+    rss_f = float(fixed.fun @ fixed.fun)
+    dof = g.size - 3
+    if dof <= 0:
+        return "none", "too few rows to test a fixed host cost"
+    F, p = _f_test(rss_p, rss_f, 1, dof)
+    words = (f"host sum of squared relative residuals {rss_p:.3g} -> {rss_f:.3g} with o0, "
+             f"F = {F:.3g}, p = {p:.2g}")
+    if p < 0.01:
+        return "fit", f"a fixed host cost o0 is significant ({words} < 0.01)"
+    return "none", f"a fixed host cost o0 is not significant ({words})"
+
+
+def _choose(g, t0, t1, fixed, host="none"):
     """The latency form the data support, and why: independent unless an L·g term is
     significant (F-test at 1%; independent is the dependent form with L = 0). Both forms
     are fitted with L free, whatever L is given: its meaning depends on the form."""
-    from scipy.stats import f as fisher
     free = _independent_fixed(fixed)
-    ind = _fit_form(g, t0, t1, "independent", free, 0.95)
+    ind = _fit_form(g, t0, t1, "independent", free, 0.95, host)
     m = 2 * g.size
     rss_i = ind[3]
     if math.sqrt(rss_i / m) < _EXACT:
         return "independent", (f"the granularity-independent form fits exactly "
                                f"(rms relative residual {math.sqrt(rss_i / m):.1e})")
-    dep = _fit_form(g, t0, t1, "dependent", free, 0.95)
+    dep = _fit_form(g, t0, t1, "dependent", free, 0.95, host)
     rss_d = dep[3]
     extra = len(dep[0]) - len(ind[0])
     dof = m - len(dep[0])
     if dof <= 0:
         return "independent", "too few rows to test an L·g term"
-    F = math.inf if rss_d == 0 else max(rss_i - rss_d, 0.0) / extra / (rss_d / dof)
-    p = 0.0 if math.isinf(F) else float(fisher.sf(F, extra, dof))
+    F, p = _f_test(rss_i, rss_d, extra, dof)
     if p < 0.01:
         return "dependent", (f"an L·g term lowers the sum of squared relative residuals "
                              f"from {rss_i:.3g} to {rss_d:.3g} (F = {F:.3g}, p = {p:.2g} < 0.01)")
@@ -278,12 +421,17 @@ def _independent_fixed(fixed):
     return {k: v for k, v in fixed.items() if k != "L"}
 
 
-def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0.95):
+def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0.95,
+              host_overhead="auto"):
     """Fit LogCA's C, beta, A and o + L (and o, L when identified or L is given) to
-    measured host and accelerator times per granularity (LogCA §4; see the module)."""
+    measured host and accelerator times per granularity (LogCA §4; see the module);
+    ``host_overhead``: the host's fixed cost o0 (:data:`HOST_CHOICES`, an extension)."""
     g, t0, t1 = _check_data(g, host, accelerator)
     if latency not in LATENCY_CHOICES:
         raise InputError(f"LogCA fit: latency must be one of {', '.join(LATENCY_CHOICES)}")
+    if host_overhead not in HOST_CHOICES:
+        raise InputError(f"LogCA fit: the host overhead must be one of "
+                         f"{', '.join(HOST_CHOICES)}")
     if not 0 < confidence < 1:
         raise InputError(f"LogCA fit: confidence {confidence} must lie in (0, 1)")
     fixed = {}
@@ -295,12 +443,18 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
         if not (math.isfinite(A) and A > 0):
             raise InputError(f"LogCA fit: the given acceleration A = {A} must be > 0")
         fixed["A"] = float(A)
+    if host_overhead == "auto":
+        host_form, host_reason = _choose_host(g, t0)
+    else:
+        host_form = host_overhead
+        host_reason = "chosen with --host-overhead"
     if latency == "auto":
-        latency, reason = _choose(g, t0, t1, fixed)
+        latency, reason = _choose(g, t0, t1, fixed, host_form)
     else:
         reason = "chosen with --latency"
-    values, se, q, rss = _fit_form(g, t0, t1, latency, _independent_fixed(fixed)
-                                   if latency == "independent" else fixed, confidence)
+    values, se, q, rss, res = _fit_form(g, t0, t1, latency, _independent_fixed(fixed)
+                                        if latency == "independent" else fixed, confidence,
+                                        host_form)
 
     def est(name, key=None, source="fit"):
         key = key or name
@@ -310,6 +464,8 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
         return Estimate(name, fixed[key], fixed[key], fixed[key], "given")
 
     estimates = [est("C"), est("beta"), est("A")]
+    if host_form == "fit":
+        estimates.append(est("o0"))
     if latency == "independent":
         k = est("o_plus_L", "K")
         estimates.append(k)
@@ -338,9 +494,64 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
                          "with g, use --latency dependent with --peak-ratio or --bandwidth.")
     readings = (("o ~ T1(g_min)", float(t1[np.argmin(g)])),
                 ("A ~ S(g_max)", float(t0[np.argmax(g)] / t1[np.argmax(g)])))
+    rms = math.sqrt(rss / (2 * g.size))
+    order = np.argsort(g)
+    runs = (("host", runs_test(res[:g.size][order])),
+            ("accelerator", runs_test(res[g.size:][order])))
+    warnings = []
+    if rms > _NOISELESS:
+        for column, r in runs:
+            if r.systematic:
+                warnings.append(
+                    f"the {column} residuals are systematic ({r}): the model's shape "
+                    "misses something the measurements show, however small the residuals "
+                    "(a fixed host cost: --host-overhead fit; a latency that grows with g: "
+                    "--latency dependent; or a range of g where another effect rules, "
+                    "such as caches)")
+    warnings += _speedup_above_bound(g, t0, t1, values, estimates, _noise(res, order))
+    o0 = values.get("o0", 0.0)
+    paper_from = None
+    if o0 > 0:
+        C, beta = values["C"], values["beta"]
+        paper_from = float(((1 - PAPER_FORM_SHARE) / PAPER_FORM_SHARE * o0 / C)
+                           ** (1 / beta)) if beta > 0 else None
     return LogCAFit(latency, reason, separable, tuple(estimates), confidence,
                     tuple(g.tolist()), tuple(t0.tolist()), tuple(t1.tolist()),
-                    math.sqrt(rss / (2 * g.size)), readings, tuple(notes))
+                    rms, readings, tuple(notes), host_form, host_reason, runs,
+                    tuple(warnings), paper_from)
+
+
+#: a fit with an rms relative residual below this is exact to the solver's tolerance:
+#: the signs of its residuals are round-off, not a shape
+_NOISELESS = 1e-6
+
+
+def _noise(res, order) -> float:
+    """The rows' relative noise, whatever the fit: from the differences of successive
+    relative residuals in granularity order (a misfit's smooth trend cancels there),
+    ``median |Δr| / (0.6745·√2)`` over both columns."""
+    n = order.size
+    diffs = np.concatenate([np.diff(res[:n][order]), np.diff(res[n:][order])])
+    return float(np.median(np.abs(diffs))) / (0.6745 * math.sqrt(2)) if diffs.size else 0.0
+
+
+def _speedup_above_bound(g, t0, t1, values, estimates, noise) -> list[str]:
+    """Rows whose measured speedup exceeds what LogCA allows: T1 >= C·g^beta/A (eq. 1),
+    so S = T0/T1 <= A·T0/(C·g^beta) -- A itself for the paper's host -- beyond 4 times
+    the noise of a ratio of two measurements (:func:`_noise`)."""
+    a = next(e for e in estimates if e.name == "A")
+    work = values["C"] * g ** values["beta"]
+    limit = a.value * (values.get("o0", 0.0) + work) / work
+    measured = t0 / t1
+    over = measured > limit * (1 + 4 * math.sqrt(2) * noise)
+    if not over.any():
+        return []
+    i = int(np.argmax(np.where(over, measured / limit, 0)))
+    host = "o0 + C·g^beta" if "o0" in values else "C·g^beta"
+    return [f"the measured speedup {measured[i]:.4g} at g = {g[i]:.6g} B exceeds the "
+            f"{limit[i]:.4g} LogCA allows with A = {a.value:.4g} (T1 >= C·g^beta/A, so "
+            f"S <= A·T0/(C·g^beta) with T0 = {host}) on {int(over.sum())} row(s): the fit "
+            "misreads the data (is the host's fixed cost modelled? --host-overhead fit)"]
 
 
 @dataclass(frozen=True)
@@ -358,12 +569,15 @@ def analyse_fit(fit: LogCAFit, **options) -> LogCAAnalysis:
     return analyse(**fit.parameters(), **options)
 
 
-def synthetic(L, o, C, A, beta=1.0, latency="independent", g=None, noise=0.0, seed=0):
+def synthetic(L, o, C, A, beta=1.0, latency="independent", g=None, noise=0.0, seed=0,
+              o0=0.0):
     """(g, T0, T1) generated from LogCA (eq. 1) on the paper's grid 16 B .. 32 MB (powers
-    of two), each time times ``1 + noise·N(0, 1)`` (seeded): data for tests and examples."""
+    of two), each time times ``1 + noise·N(0, 1)`` (seeded): data for tests and examples.
+    ``o0``: a fixed host cost, ``T0 = o0 + C·g^beta`` (an extension)."""
     g = np.asarray(2.0 ** np.arange(4, 26) if g is None else g, dtype=float)
-    t0 = C * g ** beta
-    t1 = o + (L * g if latency == "dependent" else L) + t0 / A
+    work = C * g ** beta
+    t0 = o0 + work
+    t1 = o + (L * g if latency == "dependent" else L) + work / A
     if noise:
         rng = np.random.default_rng(seed)
         t0 = t0 * (1 + noise * rng.standard_normal(g.size))

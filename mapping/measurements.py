@@ -8,7 +8,8 @@ One row is one measured alternative.  Its columns say
   (``mapping_column``); one column per actor naming its PE (``actor_column``, a
   template such as ``t_{actor}``); or nothing, when one mapping holds for every row;
 - or, instead of a mapping, the activity each element saw, already counted
-  (``quanta_column`` such as ``quanta_{element}``, optionally ``tokens_column``);
+  (``quanta_column`` such as ``quanta_{element}``, optionally ``tokens_column`` and
+  token attributes such as ``gamma=gamma_{element}``);
 - the measured value (``measured``).
 
 Every bad cell is an :class:`~mapping.diagnostics.InputError` whose ``origin`` is
@@ -37,7 +38,7 @@ ELEMENT_FIELD = "{element}"
 class MeasurementRow:
     """One data row: ``line`` in the file, its 1-based ``index`` among data rows, the
     ``params`` it sets, its ``mapping`` or per-element ``activity`` (element →
-    ``(quanta, tokens)``), the ``measured`` value and every cell in ``cells``.
+    ``(quanta, tokens)``, or ``(quanta, tokens, ((attribute, value), ...))``), the ``measured`` value and every cell in ``cells``.
     ``path`` and ``positions`` (column name → ``(column number, character column)``)
     locate its cells for :meth:`error`."""
 
@@ -46,7 +47,7 @@ class MeasurementRow:
     params: MappingT[str, float]
     measured: float
     mapping: Mapping | None = None
-    activity: MappingT[str, tuple[float, int]] | None = None
+    activity: MappingT[str, tuple] | None = None
     cells: MappingT[str, str] = field(default_factory=dict, repr=False, compare=False)
     path: str | None = field(default=None, repr=False, compare=False)
     positions: MappingT[str, tuple[int, int]] = field(default_factory=dict, repr=False,
@@ -119,6 +120,7 @@ def read_measurements(path, measured: str, *,
                       cns: Sequence[str] = (),
                       quanta_column: str | None = None,
                       tokens_column: str | None = None,
+                      attribute_columns: MappingT[str, str] | None = None,
                       elements: Sequence[str] | None = None,
                       mapping: Mapping | None = None,
                       skip_bad_rows: bool = False,
@@ -130,7 +132,9 @@ def read_measurements(path, measured: str, *,
     from ``mapping_column`` (a cell names one of ``mappings``), from ``actor_column``
     (template with ``{actor}``, for each of ``actors``; cells name one of ``pes``), from
     ``quanta_column``/``tokens_column`` (templates with ``{element}``, for the
-    ``elements`` that have such a column), or is ``mapping`` for every row.
+    ``elements`` that have such a column; ``attribute_columns`` maps a token attribute
+    such as ``gamma`` to its template, read where the element has that column), or is
+    ``mapping`` for every row.
     """
     path = Path(path)
     table = _Table.load(path)
@@ -157,6 +161,9 @@ def read_measurements(path, measured: str, *,
                                               f"the PE of actor '{actor}' (--actor-column)")
         pe_set, cn_set = set(pes or ()), set(cns)
     element_cols: dict[str, tuple[str, str | None]] = {}
+    attr_cols: dict[str, dict[str, str]] = {}
+    if attribute_columns and quanta_column is None:
+        raise InputError("--attribute-column needs --quanta-column")
     if quanta_column is not None:
         _check_template(quanta_column, ELEMENT_FIELD, "--quanta-column")
         if tokens_column is not None:
@@ -170,6 +177,17 @@ def read_measurements(path, measured: str, *,
                 tcol = table.require(tokens_column.replace(ELEMENT_FIELD, element),
                                      f"the tokens of element '{element}' (--tokens-column)")
             element_cols[element] = (qcol, tcol)
+            attr_cols[element] = {}
+            for attr, template in (attribute_columns or {}).items():
+                _check_template(template, ELEMENT_FIELD, "--attribute-column")
+                column = template.replace(ELEMENT_FIELD, element)
+                if column in table.index:
+                    attr_cols[element][attr] = column
+        for attr, template in (attribute_columns or {}).items():
+            if not any(attr in cols for cols in attr_cols.values()):
+                raise InputError(f"{path}: no column matches --attribute-column "
+                                 f"'{attr}={template}' for an element with activity",
+                                 (str(path), table.header_line, 1))
         if not element_cols:
             expected = ", ".join(quanta_column.replace(ELEMENT_FIELD, e) for e in elements or ())
             raise InputError(f"{path}: no column matches --quanta-column '{quanta_column}' "
@@ -221,7 +239,15 @@ def read_measurements(path, measured: str, *,
                                            f"integer, got {tokens}")
                     if tokens == 0 and quanta > 0:
                         raise record.error(tcol, f"{quanta} quanta in 0 tokens")
-                    row_activity[element] = (float(quanta), int(tokens))
+                    attrs = []
+                    for attr, col in attr_cols[element].items():
+                        value = record.number(col)
+                        if value < 0:
+                            raise record.error(col, f"token attribute '{attr}' must be "
+                                               f"non-negative, got {value}")
+                        attrs.append((attr, float(value)))
+                    row_activity[element] = (float(quanta), int(tokens), tuple(attrs)) \
+                        if attrs else (float(quanta), int(tokens))
             rows.append(MeasurementRow(record.line, record.index, values, float(value),
                                        row_mapping, row_activity, cells, str(path),
                                        record.positions()))

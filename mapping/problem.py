@@ -47,17 +47,31 @@ def check_overrides(params: Mapping[str, Any], *declared: Mapping[str, Any]) -> 
 
 
 def bind_problem(app: SDFGraph, arch: Architecture,
-                 params: Mapping[str, Any] | None = None) -> Problem:
+                 params: Mapping[str, Any] | None = None, *,
+                 cache: dict | None = None) -> Problem:
     """Bind ``app`` and ``arch`` with ``params`` overriding their defaults.
 
     A parameter declared in both files is set in both by one override; an override that
-    neither file declares is an error, so that a typo never goes unnoticed.
+    neither file declares is an error, so that a typo never goes unnoticed.  ``cache``
+    (a dict the caller keeps for one ``app`` and ``arch``) reuses the bound application
+    (with its repetition vector and activity) and the bound architecture of earlier
+    calls that gave their own parameters the same values: each binds from its own
+    parameters only, and many measurement rows share one of the two.
     """
     params = dict(params or {})
     check_overrides(params, app.params, arch.params)
-    bound_app = app.bind(params)
-    q = repetition_vector(bound_app)
-    check_deadlock(bound_app, q)
-    bound_arch = arch.bind(params)
+    cache = {} if cache is None else cache
+    key = ("app", tuple(sorted((k, v) for k, v in params.items() if k in app.params)))
+    got = cache.get(key)
+    if got is None:
+        bound_app = app.bind(params)
+        q = repetition_vector(bound_app)
+        check_deadlock(bound_app, q)
+        got = cache[key] = (bound_app, q, activity(bound_app, q))
+    bound_app, q, act = got
+    key = ("arch", tuple(sorted((k, v) for k, v in params.items() if k in arch.params)))
+    bound_arch = cache.get(key)
+    if bound_arch is None:
+        bound_arch = cache[key] = arch.bind(params)
     values = {**bound_app.params, **bound_arch.params}
-    return Problem(bound_app, bound_arch, values, q, activity(bound_app, q))
+    return Problem(bound_app, bound_arch, values, q, act)

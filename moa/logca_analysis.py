@@ -22,6 +22,13 @@ a sum of exponentials of ``x``, so ``log(1/S)`` is a log-sum-exp of affine funct
 paper's closed forms (eqs. 5, 6, 11, 12) are reported beside the exact values: eqs. 5-6
 (granularity-independent latency) are exact for every beta, eqs. 11-12 (dependent
 latency) are one Newton step from g = 1 and exact only for beta = 1.
+
+**A fixed host cost** (an extension, not in the paper): a host whose time is
+``T0(g) = o0 + C·g^beta`` (a library call's fixed cost) has ``1/S = T1/(C·g^beta) /
+(1 + o0/C·g^-beta)``: the log of a ratio of two sums of exponentials, no longer convex,
+so with ``o0 > 0`` the crossings are found by scanning ``x`` on a dense grid that spans
+every place where the dominant term changes, each sign change refined by brentq. With
+``o0 = 0`` (the paper's form) every result is computed exactly as before.
 """
 from __future__ import annotations
 
@@ -49,8 +56,8 @@ class LogCAError(CostModelError):
 
 # --------------------------------------------------------------------------- validation
 
-def _check(L, o, C, A, beta, latency):
-    values = {"L": L, "o": o, "C": C, "A": A, "beta": beta}
+def _check(L, o, C, A, beta, latency, o0=0.0):
+    values = {"L": L, "o": o, "C": C, "A": A, "beta": beta, "o0": o0}
     for name, value in values.items():
         try:
             value = float(value)
@@ -59,7 +66,7 @@ def _check(L, o, C, A, beta, latency):
         if not math.isfinite(value):
             raise LogCAError(f"LogCA parameter {name} = {value} must be finite")
         values[name] = value
-    for name in ("L", "o"):
+    for name in ("L", "o", "o0"):
         if values[name] < 0:
             raise LogCAError(f"LogCA parameter {name} = {values[name]:g} must be >= 0")
     for name in ("C", "A", "beta"):
@@ -68,6 +75,13 @@ def _check(L, o, C, A, beta, latency):
     if latency not in LATENCIES:
         raise LogCAError(f"LogCA latency = {latency!r} must be one of: {', '.join(LATENCIES)}")
     return values["L"], values["o"], values["C"], values["A"], values["beta"], latency
+
+
+def _check_host(o0, args):
+    """``args`` (L, o, C, A, beta, latency) checked, with the host's fixed cost ``o0``
+    appended (a float, 0 for the paper's host)."""
+    L, o, C, A, beta, latency = _check(*args, o0=o0)
+    return L, o, C, A, beta, latency, float(o0)
 
 
 def _check_range(gmin, gmax):
@@ -93,9 +107,14 @@ def _terms(L, o, C, A, beta, latency):
     return terms
 
 
-def _log_inv_speedup(x, terms):
-    """log(1/S) at x = log g (vectorized); x = -inf is g = 0."""
-    x = np.asarray(x, dtype=float)
+def _host_terms(o0, C, beta):
+    """``T0(g)/(C·g^beta) = 1 + o0/C·g^-beta`` as (c, s) terms; none for the paper's host
+    (``o0 = 0``)."""
+    return [(0.0, 0.0), (math.log(o0 / C), -beta)] if o0 > 0 else []
+
+
+def _lse(x, terms):
+    """log Σ exp(c + s·x) over ``terms`` at x (vectorized)."""
     out = None
     with np.errstate(invalid="ignore", over="ignore"):
         for c, s in terms:
@@ -104,20 +123,35 @@ def _log_inv_speedup(x, terms):
     return out
 
 
-def speedup(g, L, o, C, A, beta=1.0, latency: Latency = "dependent"):
+def _log_inv_speedup(x, terms, host=()):
+    """log(1/S) at x = log g (vectorized); x = -inf is g = 0; ``host``: the terms of a
+    fixed host cost (:func:`_host_terms`)."""
+    x = np.asarray(x, dtype=float)
+    out = _lse(x, terms)
+    if host:
+        with np.errstate(invalid="ignore"):
+            out = out - _lse(x, host)
+    return out
+
+
+def speedup(g, L, o, C, A, beta=1.0, latency: Latency = "dependent", o0=0.0):
     """Speedup T0(g)/T1(g) at granularity ``g`` (bytes; scalar or array).
 
     LogCA eq. 2 (latency independent) / eq. 8 (dependent):
     ``C·g^beta / (o + L1(g) + C·g^beta/A)``, computed as exp(-log(1/S)) so that no
     granularity overflows; at g = 0 it is the limit (0, or A when o = 0 and beta < 1).
+    ``o0``: the host's fixed cost, ``T0 = o0 + C·g^beta`` (an extension; 0: the paper's).
     """
-    L, o, C, A, beta, latency = _check(L, o, C, A, beta, latency)
+    L, o, C, A, beta, latency, o0 = _check_host(o0, (L, o, C, A, beta, latency))
     garr = np.asarray(g, dtype=float)
     if np.any(garr < 0) or np.any(np.isnan(garr)):
         raise LogCAError("granularity must be >= 0")
     with np.errstate(divide="ignore"):
         x = np.log(garr)
-    s = np.exp(-_log_inv_speedup(x, _terms(L, o, C, A, beta, latency)))
+    s = np.exp(-_log_inv_speedup(x, _terms(L, o, C, A, beta, latency), _host_terms(o0, C, beta)))
+    if o0 > 0:                                # g = 0: both fixed costs, S = o0 / T1(0)
+        t1 = o + (L if latency == "independent" else 0.0)
+        s = np.where(garr == 0, o0 / t1 if t1 > 0 else math.inf, s)
     return float(s) if np.ndim(g) == 0 else s
 
 
@@ -166,18 +200,84 @@ def _walk(h, x0, direction, want_positive):
     raise LogCAError("LogCA: could not bracket a root (parameters out of numeric range)")
 
 
-def crossings(s_target, L, o, C, A, beta=1.0, latency: Latency = "dependent"):
+def _tails(terms):
+    """The (c, s) term of ``terms`` that dominates as x -> -inf and as x -> +inf."""
+    left = min(terms, key=lambda t: (t[1], -t[0]))
+    right = max(terms, key=lambda t: (t[1], t[0]))
+    return left, right
+
+
+def _grid(terms, host, levels=()):
+    """x = log g on a 0.005-spaced grid wide enough that beyond it log(1/S) is the affine
+    function of its dominant terms: it spans every point where two terms of ``terms`` or
+    of ``host`` are equal, and every point where a tail meets a ``level``, with margin."""
+    every = list(terms) + list(host)
+    points = [(c1 - c2) / (s2 - s1) for i, (c1, s1) in enumerate(every)
+              for c2, s2 in every[i + 1:] if s1 != s2]
+    for side in (0, 1):
+        (cn, sn), (ch, sh) = _tails(terms)[side], _tails(host)[side]
+        for level in levels:
+            if sn != sh:
+                points.append((level - (cn - ch)) / (sn - sh))
+    lo, hi = (min(points), max(points)) if points else (0.0, 0.0)
+    return np.arange(lo - 40.0, hi + 40.0, 0.005)
+
+
+def _scan_crossings(level, terms, host):
+    """The first interval of x where log(1/S) <= ``level`` as (g_lo, g_hi), by a dense
+    scan and brentq (the non-convex case of a fixed host cost); None if there is none."""
+    from scipy.optimize import brentq
+
+    def h(x):
+        return float(_log_inv_speedup(x, terms, host)) - level
+
+    xs = _grid(terms, host, (level,))
+    inside = _log_inv_speedup(xs, terms, host) - level <= 0
+    if not inside.any():
+        return None
+    i = int(np.argmax(inside))
+    lo = 0.0 if i == 0 else math.exp(brentq(h, xs[i - 1], xs[i], xtol=_XTOL))
+    out = np.flatnonzero(~inside[i:])
+    if not out.size:
+        return lo, None
+    j = i + int(out[0])
+    return lo, math.exp(brentq(h, xs[j - 1], xs[j], xtol=_XTOL))
+
+
+def _scan_peak(terms, host):
+    """(x of the peak speedup, log(1/S) there) with a fixed host cost: the grid's
+    minimum refined by a bounded scalar minimisation (±inf: approached at that end)."""
+    from scipy.optimize import minimize_scalar
+
+    xs = _grid(terms, host)
+    values = _log_inv_speedup(xs, terms, host)
+    k = int(np.argmin(values))
+    for side, end in ((1, -1), (-1, 0)):
+        slope = _tails(terms)[side > 0][1] - _tails(host)[side > 0][1]
+        if slope * side <= 0 and values[end] <= values[k] + 1e-12 * max(1.0, abs(values[k])):
+            # still falling (or flat) towards that end: the peak is approached there
+            return side * math.inf, (_limit(terms, 1) if side > 0 else float(values[end]))
+    lo, hi = xs[max(k - 1, 0)], xs[min(k + 1, xs.size - 1)]
+    best = minimize_scalar(lambda x: float(_log_inv_speedup(x, terms, host)),
+                           bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
+    return float(best.x), float(best.fun)
+
+
+def crossings(s_target, L, o, C, A, beta=1.0, latency: Latency = "dependent", o0=0.0):
     """The interval ``(g_lo, g_hi)`` of granularities with speedup >= ``s_target``.
 
     ``None`` when the speedup never reaches ``s_target``; ``g_lo = 0`` when it holds down
     to g -> 0; ``g_hi = None`` when it holds for every larger g (always, except with
     granularity-dependent latency and beta < 1, where speedup falls again, implication 4).
+    With a fixed host cost ``o0 > 0`` (an extension), the first such interval.
     """
-    L, o, C, A, beta, latency = _check(L, o, C, A, beta, latency)
+    L, o, C, A, beta, latency, o0 = _check_host(o0, (L, o, C, A, beta, latency))
     if not s_target > 0:
         raise LogCAError(f"target speedup {s_target!r} must be > 0")
     terms = _terms(L, o, C, A, beta, latency)
     level = -math.log(s_target)          # S >= s  <=>  log(1/S) <= level
+    if o0 > 0:
+        return _scan_crossings(level, terms, _host_terms(o0, C, beta))
 
     def h(x):
         return float(_log_inv_speedup(x, terms)) - level
@@ -208,26 +308,33 @@ def crossings(s_target, L, o, C, A, beta=1.0, latency: Latency = "dependent"):
     return (0.0 if lo is None else lo), hi
 
 
-def break_even(L, o, C, A, beta=1.0, latency: Latency = "dependent"):
+def break_even(L, o, C, A, beta=1.0, latency: Latency = "dependent", o0=0.0):
     """Exact ``g1``: the smallest granularity with speedup 1 (LogCA §2.2), by root finding;
     ``0.0`` if the accelerator wins at every granularity, ``None`` if it never breaks even."""
-    interval = crossings(1.0, L, o, C, A, beta, latency)
+    interval = crossings(1.0, L, o, C, A, beta, latency, o0)
     return None if interval is None else interval[0]
 
 
-def g_half(L, o, C, A, beta=1.0, latency: Latency = "dependent"):
+def g_half(L, o, C, A, beta=1.0, latency: Latency = "dependent", o0=0.0):
     """Exact ``g_{A/2}``: the smallest granularity with speedup A/2 (LogCA §2.2)."""
     L, o, C, A, beta, latency = _check(L, o, C, A, beta, latency)
-    interval = crossings(A / 2.0, L, o, C, A, beta, latency)
+    interval = crossings(A / 2.0, L, o, C, A, beta, latency, o0)
     return None if interval is None else interval[0]
 
 
 # --------------------------------------------------------------------------- closed forms
 
-def break_even_closed_form(L, o, C, A, beta=1.0, latency: Latency = "dependent"):
+def break_even_closed_form(L, o, C, A, beta=1.0, latency: Latency = "dependent", o0=0.0):
     """The paper's g1: eq. 5 (latency independent, exact) or eq. 11 (dependent; one Newton
-    step from g = 1, exact for beta = 1). ``None`` where the paper says it does not exist."""
-    L, o, C, A, beta, latency = _check(L, o, C, A, beta, latency)
+    step from g = 1, exact for beta = 1). ``None`` where the paper says it does not exist.
+    With a fixed host cost ``o0 > 0``: eq. 5 with o + L - o0 for o + L (solving
+    o0 + C·g^beta = o + L + C·g^beta/A; 0 where the host's fixed cost alone loses), none
+    for eq. 11."""
+    L, o, C, A, beta, latency, o0 = _check_host(o0, (L, o, C, A, beta, latency))
+    if o0 > 0:
+        if latency != "independent" or A <= 1:
+            return None
+        return (A / (A - 1) * max(o + L - o0, 0.0) / C) ** (1 / beta)
     if latency == "independent":
         if A <= 1:
             return None
@@ -239,10 +346,16 @@ def break_even_closed_form(L, o, C, A, beta=1.0, latency: Latency = "dependent")
     return num / den
 
 
-def g_half_closed_form(L, o, C, A, beta=1.0, latency: Latency = "dependent"):
+def g_half_closed_form(L, o, C, A, beta=1.0, latency: Latency = "dependent", o0=0.0):
     """The paper's g_{A/2}: eq. 6 (latency independent, exact) or eq. 12 (= eq. 13 for g_A;
-    dependent, one Newton step from g = 1, exact for beta = 1)."""
-    L, o, C, A, beta, latency = _check(L, o, C, A, beta, latency)
+    dependent, one Newton step from g = 1, exact for beta = 1).  With a fixed host cost
+    ``o0 > 0``: ``((A·(o + L) - 2·o0)/C)^(1/beta)`` (eq. 6 solved with T0 = o0 +
+    C·g^beta), none for eq. 12."""
+    L, o, C, A, beta, latency, o0 = _check_host(o0, (L, o, C, A, beta, latency))
+    if o0 > 0:
+        if latency != "independent":
+            return None
+        return (max(A * (o + L) - 2 * o0, 0.0) / C) ** (1 / beta)
     if latency == "independent":
         return (A * (o + L) / C) ** (1 / beta)                       # LogCA eq. 6
     num = C * (beta - 1) + A * o                                     # LogCA eq. 12
@@ -286,10 +399,12 @@ def improved(parameter, L, o, C, A, factor=10.0):
     return p
 
 
-def gain(parameter, g, L, o, C, A, beta=1.0, latency: Latency = "dependent", factor=10.0):
+def gain(parameter, g, L, o, C, A, beta=1.0, latency: Latency = "dependent", factor=10.0,
+         o0=0.0):
     """Relative speedup gain at ``g`` from improving ``parameter`` ``factor`` times."""
-    base = speedup(g, L, o, C, A, beta, latency)
-    better = speedup(g, **improved(parameter, L, o, C, A, factor), beta=beta, latency=latency)
+    base = speedup(g, L, o, C, A, beta, latency, o0)
+    better = speedup(g, **improved(parameter, L, o, C, A, factor), beta=beta, latency=latency,
+                     o0=o0)
     return better / base - 1.0
 
 
@@ -306,17 +421,18 @@ class Region:
 
 
 def optimization_regions(L, o, C, A, beta=1.0, latency: Latency = "dependent", gmin=GMIN,
-                         gmax=GMAX, factor=10.0, gain=0.2, points_per_decade=200):
+                         gmax=GMAX, factor=10.0, gain=0.2, points_per_decade=200, o0=0.0):
     """For each of L, o, C, A, the intervals of [gmin, gmax] where improving it alone
     ``factor`` times raises speedup by at least ``gain`` (LogCA §3.2: 10x, 20%).
 
     The sign of ``log(S'/S) - log(1 + gain)`` is sampled on a dense log grid
     (``points_per_decade``); each sign change is refined by brentq, so interval ends are
     exact; a region narrower than one grid step (1.2% of g at 200/decade) could be missed.
+    ``o0``: the host's fixed cost (an extension; it is the host's, so never improved).
     """
     from scipy.optimize import brentq
 
-    L, o, C, A, beta, latency = _check(L, o, C, A, beta, latency)
+    L, o, C, A, beta, latency, o0 = _check_host(o0, (L, o, C, A, beta, latency))
     gmin, gmax = _check_range(gmin, gmax)
     if not factor > 1 or not gain > 0:
         raise LogCAError("improvement factor must be > 1 and gain > 0")
@@ -325,15 +441,18 @@ def optimization_regions(L, o, C, A, beta=1.0, latency: Latency = "dependent", g
                      max(64, int(math.ceil(points_per_decade
                                            * (math.log10(gmax) - math.log10(gmin))))) + 1)
     base_terms = _terms(L, o, C, A, beta, latency)
+    base_host = _host_terms(o0, C, beta)
     threshold = math.log1p(gain)
     regions = []
     for parameter in PARAMETERS:
         p = improved(parameter, L, o, C, A, factor)
         terms = _terms(p["L"], p["o"], p["C"], p["A"], beta, latency)
+        host = _host_terms(o0, p["C"], beta)
 
-        def d(x, terms=terms):
+        def d(x, terms=terms, host=host):
             # log(S'/S) - log(1 + gain) = log(1/S) - log(1/S') - log(1 + gain)
-            return _log_inv_speedup(x, base_terms) - _log_inv_speedup(x, terms) - threshold
+            return (_log_inv_speedup(x, base_terms, base_host)
+                    - _log_inv_speedup(x, terms, host) - threshold)
 
         values = d(xs)
         inside = values >= 0
@@ -400,9 +519,12 @@ class LogCAAnalysis:
     g_half_upper: float | None = None
     peak_speedup: float = field(default=math.nan)
     g_peak: float | None = None
+    #: the host's fixed cost (T0 = o0 + C·g^beta; an extension, 0 in the paper)
+    o0: float = 0.0
 
     def to_dict(self) -> dict:
-        return {
+        host = {"o0": self.o0} if self.o0 else {}
+        return {**host,
             "g1": self.g1,
             "g1_closed_form": self.g1_closed_form,
             "g_half": self.g_half,
@@ -414,15 +536,19 @@ class LogCAAnalysis:
         }
 
     def speedup(self, g):
-        return speedup(g, self.L, self.o, self.C, self.A, self.beta, self.latency)
+        return speedup(g, self.L, self.o, self.C, self.A, self.beta, self.latency, self.o0)
 
     def __str__(self):
-        closed = ("eqs. 5-6, exact" if self.latency == "independent" else
+        closed = ("eqs. 5-6 with o0, exact" if self.o0 and self.latency == "independent" else
+                  "none with o0 and L·g" if self.o0 else
+                  "eqs. 5-6, exact" if self.latency == "independent" else
                   "eqs. 11-12, exact" if self.beta == 1 else
                   "eqs. 11-12, one Newton step: approximate")
         rows = [
             f"LogCA  L = {self.L:g}  o = {self.o:g}  C = {self.C:g}  A = {self.A:g}  "
             f"beta = {self.beta:g}  latency = {self.latency}",
+            *([f"host fixed cost o0 = {self.o0:g} (T0 = o0 + C·g^beta: an extension of "
+               "LogCA, whose host is C·g^beta)"] if self.o0 else []),
             "",
             f"{'quantity':<22}{'exact':<30}closed form ({closed})",
             f"{'g1 (speedup 1)':<22}{_bytes(self.g1):<30}{_bytes(self.g1_closed_form)}",
@@ -449,33 +575,39 @@ class LogCAAnalysis:
 
 
 def analyse(L, o, C, A, beta=1.0, latency: Latency = "dependent", gmin=GMIN, gmax=GMAX,
-            at: Iterable[float] = (), factor=10.0, gain=0.2) -> LogCAAnalysis:
-    """The complete LogCA analysis of one accelerator (the ``mapeval logca`` command)."""
-    L, o, C, A, beta, latency = _check(L, o, C, A, beta, latency)
+            at: Iterable[float] = (), factor=10.0, gain=0.2, o0=0.0) -> LogCAAnalysis:
+    """The complete LogCA analysis of one accelerator (the ``mapeval logca`` command);
+    ``o0``: the host's fixed cost (an extension; 0, the paper's host, by default)."""
+    L, o, C, A, beta, latency, o0 = _check_host(o0, (L, o, C, A, beta, latency))
     gmin, gmax = _check_range(gmin, gmax)
     at = tuple(float(g) for g in at)
     if any(not (g >= 0 and math.isfinite(g)) for g in at):
         raise LogCAError("granularities given to --at must be finite and >= 0")
     args = (L, o, C, A, beta, latency)
-    one = crossings(1.0, *args)
-    half = crossings(A / 2.0, *args)
-    x_peak, log_inv = _peak(_terms(*args))
+    one = crossings(1.0, *args, o0=o0)
+    half = crossings(A / 2.0, *args, o0=o0)
+    if o0 > 0:
+        x_peak, log_inv = _scan_peak(_terms(*args), _host_terms(o0, C, beta))
+    else:
+        x_peak, log_inv = _peak(_terms(*args))
     g_peak = math.exp(x_peak) if x_peak is not None and math.isfinite(x_peak) else None
     return LogCAAnalysis(
         L=L, o=o, C=C, A=A, beta=beta, latency=latency, gmin=gmin, gmax=gmax,
         g1=None if one is None else one[0],
-        g1_closed_form=break_even_closed_form(*args),
+        g1_closed_form=break_even_closed_form(*args, o0=o0),
         g_half=None if half is None else half[0],
-        g_half_closed_form=g_half_closed_form(*args),
+        g_half_closed_form=g_half_closed_form(*args, o0=o0),
         speedup_limit=speedup_limit(*args),
         bound=bound(*args),
-        speedup_at=tuple((g, speedup(g, *args)) for g in at),
-        regions=optimization_regions(*args, gmin=gmin, gmax=gmax, factor=factor, gain=gain),
+        speedup_at=tuple((g, speedup(g, *args, o0=o0)) for g in at),
+        regions=optimization_regions(*args, gmin=gmin, gmax=gmax, factor=factor, gain=gain,
+                                     o0=o0),
         g1_upper=None if one is None else one[1],
         g_half_upper=None if half is None else half[1],
         peak_speedup=(speedup_limit(*args) if x_peak == math.inf or x_peak is None
                       else math.exp(-log_inv)),
         g_peak=g_peak,
+        o0=o0,
     )
 
 

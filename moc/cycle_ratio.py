@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Hashable, Iterable, Sequence
 
 import networkx as nx
+import numpy as np
 
 from moc.errors import SDFError
 
@@ -43,9 +44,7 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
     Exact when weights and heights are integers or fractions (the ratio is then a
     :class:`~fractions.Fraction`), a float otherwise.  Every cycle must have a positive
     height sum: one with a sum of zero or less raises :class:`UnboundedCycleError`.
-    Howard's policy iteration (Cochet-Terrasson, Cohen, Gaubert, McGettrick & Quadrat,
-    1998), the fastest method in Dasdan's comparison (ACM TODAES 9(4), 2004), run on each
-    strongly connected component.
+    See :func:`max_cycle_ratio_arrays` for the method.
     """
     nodes = list(dict.fromkeys(nodes))
     index = {n: i for i, n in enumerate(nodes)}
@@ -55,27 +54,230 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
             if end not in index:
                 raise SDFError(f"max_cycle_ratio: edge endpoint {end!r} is not a node")
     exact = all(_exact(w) and _exact(h) for _, _, w, h in edges)
-    number = _rational if exact else float
-    arcs = [(index[u], index[v], number(w), number(h)) for u, v, w, h in edges]
-    bad = _nonpositive_cycle(len(nodes), arcs, exact)
-    if bad is not None:
-        names = [nodes[i] for i in bad]
-        raise UnboundedCycleError(
-            f"the cycle {' -> '.join(map(str, names + names[:1]))} has a height sum of "
-            f"zero or less: its ratio is unbounded (a cycle without tokens deadlocks)", names)
+    us = np.array([index[e[0]] for e in edges], dtype=np.int64)
+    vs = np.array([index[e[1]] for e in edges], dtype=np.int64)
     unit = 1
     if exact:
-        # integer weights and heights keep the potentials in integer arithmetic
-        lw = math.lcm(*(Fraction(w).denominator for _, _, w, _ in arcs))
-        lh = math.lcm(*(Fraction(h).denominator for _, _, _, h in arcs))
-        arcs = [(u, v, int(w * lw), int(h * lh)) for u, v, w, h in arcs]
+        # integer weights and heights keep every sum exact
+        ws = [_rational(e[2]) for e in edges]
+        hs = [_rational(e[3]) for e in edges]
+        lw = math.lcm(*(Fraction(w).denominator for w in ws))
+        lh = math.lcm(*(Fraction(h).denominator for h in hs))
+        ws = _integers([int(w * lw) for w in ws])
+        hs = _integers([int(h * lh) for h in hs])
         unit = Fraction(lh, lw)
-    best = CycleRatio(None, ())
-    for component in _components(len(nodes), arcs):
-        ratio, cycle = _howard(component, arcs, exact)
-        ratio = ratio * unit
-        if best.ratio is None or ratio > best.ratio:
-            best = CycleRatio(ratio, tuple(nodes[i] for i in cycle))
+    else:
+        ws = np.array([float(e[2]) for e in edges])
+        hs = np.array([float(e[3]) for e in edges])
+    try:
+        ratio, cycle = max_cycle_ratio_arrays(len(nodes), us, vs, ws, hs)
+    except UnboundedCycleError as exc:
+        names = [nodes[i] for i in exc.cycle]
+        raise UnboundedCycleError(
+            f"the cycle {' -> '.join(map(str, names + names[:1]))} has a height sum of "
+            f"zero or less: its ratio is unbounded (a cycle without tokens deadlocks)",
+            names) from None
+    if ratio is None:
+        return CycleRatio(None, ())
+    return CycleRatio(ratio * unit, tuple(nodes[i] for i in cycle))
+
+
+def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
+    """``(ratio, cycle)`` of the graph of nodes ``0..n-1`` and edges ``u[e] -> v[e]``
+    of weight ``w[e]`` and height ``h[e]`` (numpy arrays: integers, exact, the ratio a
+    :class:`~fractions.Fraction`; or floats); ``(None, ())`` without a cycle.  Raises
+    :class:`UnboundedCycleError` (``cycle``: node numbers) on a cycle of height sum
+    zero or less.
+
+    Howard's policy iteration (Cochet-Terrasson, Cohen, Gaubert, McGettrick & Quadrat,
+    1998), the fastest method in Dasdan's comparison (ACM TODAES 9(4), 2004), on every
+    strongly connected component at once, each step a numpy operation over all nodes
+    or edges, in floats.  Integer input is then certified exactly: with ``λ = N/D`` the
+    ratio of the best cycle found, integer potentials ``y`` along the final policy must
+    satisfy ``y[u] ≥ w·D − N·h + y[v]`` on every edge, which bounds every cycle's ratio
+    by ``λ``; where rounding spoiled the policy, the exact policy iteration runs
+    instead.
+    """
+    if not len(u):
+        return None, ()
+    exact = w.dtype != np.float64
+    bad = _nonpositive_cycle(n, u, v, h, exact)
+    if bad is not None:
+        raise UnboundedCycleError("a cycle of height sum zero or less", bad)
+    kept, local, label = _cyclic_part(n, u, v)
+    if not kept.any():
+        return None, ()
+    u, v, w, h = local[u[kept]], local[v[kept]], w[kept], h[kept]
+    nodes = np.flatnonzero(local >= 0)
+    component = label[nodes]
+    m = len(nodes)
+    wf, hf = w.astype(np.float64), h.astype(np.float64)
+    scale = max(float(np.abs(wf).max()), 1.0)
+    policy, converged = _policy_iteration(m, u, v, wf / scale, hf)
+    succ = v[policy]
+    roots = _cycle_roots(succ)
+    cycles = {int(r): _cycle(succ, int(r)) for r in roots}
+    if not exact:
+        ratio, cycle = max(((float(w[policy[c]].sum() / h[policy[c]].sum()), c)
+                            for c in cycles.values()), key=lambda rc: rc[0])
+        return ratio, tuple(int(nodes[i]) for i in cycle)
+    exact_ratio = {r: Fraction(int(sum(w[policy[c]].tolist())), int(sum(h[policy[c]].tolist())))
+                   for r, c in cycles.items()}
+    best = {}                                      # per component: its best cycle
+    for r, value in exact_ratio.items():
+        c = int(component[r])
+        if c not in best or value > exact_ratio[best[c]]:
+            best[c] = r
+    top = max(best.values(), key=exact_ratio.__getitem__)
+    ratio, cycle = exact_ratio[top], cycles[top]
+    bound = {c: exact_ratio[r] for c, r in best.items()}
+    if not (converged and _certified(u, v, w, h, policy, roots, component, bound)):
+        ratio, cycle = _exact_howard(m, u, v, w, h)
+    return ratio, tuple(int(nodes[i]) for i in cycle)
+
+
+def _integers(values):
+    """Python integers as an int64 array, or an object array past int64's range."""
+    big = any(abs(x) >= 2 ** 62 for x in values)
+    return np.array(values, dtype=object if big else np.int64)
+
+
+def _cyclic_part(n, u, v):
+    """The edges inside strongly connected components that hold a cycle, the new
+    number of every node (-1 for the others) and its component."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    graph = coo_matrix((np.ones(len(u)), (u, v)), shape=(n, n)).tocsr()
+    _, label = connected_components(graph, directed=True, connection="strong")
+    inside = label[u] == label[v]
+    cyclic = np.bincount(label, minlength=n) > 1
+    cyclic[label[u[u == v]]] = True                  # a self-loop is a cycle
+    keep = inside & cyclic[label[u]]
+    node_kept = cyclic[label]
+    local = np.full(n, -1, dtype=np.int64)
+    local[node_kept] = np.arange(int(node_kept.sum()))
+    return keep, local, label
+
+
+def _first_per(group, key):
+    """For each distinct ``group`` value the position of its largest ``key``."""
+    order = np.lexsort((-key, group))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = group[order][1:] != group[order][:-1]
+    return order[first]
+
+
+def _policy_iteration(n, u, v, w, h):
+    """Howard's iteration in floats: the final policy (an edge per node) and whether it
+    converged within its bound of steps."""
+    policy = np.empty(n, dtype=np.int64)
+    chosen = _first_per(u, w)                    # start from the heaviest edges (Dasdan)
+    policy[u[chosen]] = chosen
+    tol = 1e-9
+    for _ in range(max(100, 10 * int(math.isqrt(n)))):
+        eta, x = _policy_values(n, v, w, h, policy)
+        upward = eta[v] > eta[u] + tol * (1 + np.abs(eta[u]))
+        if upward.any():
+            edges = np.flatnonzero(upward)
+            best = edges[_first_per(u[edges], eta[v[edges]])]
+            policy[u[best]] = best
+            continue
+        value = w - eta[u] * h + x[v]
+        level = np.abs(eta[v] - eta[u]) <= tol * (1 + np.abs(eta[u]))
+        better = level & (value > x[u] + tol * (1 + np.abs(x[u])))
+        if not better.any():
+            return policy, True
+        edges = np.flatnonzero(better)
+        best = edges[_first_per(u[edges], value[edges])]
+        policy[u[best]] = best
+    return policy, False
+
+
+def _doubling(n):
+    return max(1, int(n).bit_length())
+
+
+def _cycle_roots(succ):
+    """The smallest node of every cycle of the functional graph ``succ``."""
+    n = len(succ)
+    reach = succ.copy()
+    for _ in range(_doubling(n)):
+        reach = reach[reach]
+    on = np.zeros(n, dtype=bool)
+    on[reach] = True
+    label = np.where(on, np.arange(n), n)
+    step = succ.copy()
+    for _ in range(_doubling(n)):
+        label = np.minimum(label, label[step])
+        step = step[step]
+    return np.flatnonzero(on & (label == np.arange(n)))
+
+
+def _cycle(succ, root):
+    cycle, here = [root], int(succ[root])
+    while here != root:
+        cycle.append(here)
+        here = int(succ[here])
+    return cycle
+
+
+def _path_sums(succ, value, roots):
+    """``Σ value`` along ``succ`` from every node to the root of its cycle (0 at the
+    roots, the root's own edge cut), by pointer doubling."""
+    total = value.copy()
+    step = succ.copy()
+    total[roots] = 0
+    step[roots] = roots
+    for _ in range(_doubling(len(succ))):
+        total = total + total[step]
+        step = step[step]
+    return total
+
+
+def _policy_values(n, v, w, h, policy):
+    """Per node, the ratio ``eta`` of the policy cycle it reaches and its potential
+    ``x`` (``x[u] = w − eta·h + x[v]`` along the policy, 0 at each cycle's root)."""
+    succ = v[policy]
+    roots = _cycle_roots(succ)
+    root_of = np.full(n, -1, dtype=np.int64)
+    root_of[roots] = roots
+    step = np.where(root_of >= 0, np.arange(n), succ)
+    for _ in range(_doubling(n)):
+        step = step[step]
+    weight = _path_sums(succ, w[policy], roots)
+    height = _path_sums(succ, h[policy], roots)
+    ratio = (w[policy[roots]] + weight[succ[roots]]) / \
+        (h[policy[roots]] + height[succ[roots]])
+    eta_root = np.zeros(n)
+    eta_root[roots] = ratio
+    eta = eta_root[step]
+    return eta, _path_sums(succ, w[policy] - eta * h[policy], roots)
+
+
+def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
+    """Whether exact integer potentials along ``policy`` prove that no cycle of a
+    component ``c`` has a ratio above ``bound[c] = N/D``: ``y[u] ≥ w·D − N·h + y[v]``
+    on every edge, ``y`` summed along the policy from 0 at each cycle's root."""
+    ratio = [bound[int(c)] for c in component[u]]
+    N = np.array([r.numerator for r in ratio], dtype=object)
+    D = np.array([r.denominator for r in ratio], dtype=object)
+    largest = max(abs(r.numerator) + r.denominator for r in bound.values())
+    big = (int(np.abs(w).max()) + int(np.abs(h).max())) * largest * (len(policy) + 1) \
+        >= 2 ** 62
+    cost = w.astype(object) * D - h.astype(object) * N
+    cost = cost if big else cost.astype(np.int64)
+    y = _path_sums(v[policy], cost[policy], roots)
+    return bool(np.all(y[u] - y[v] - cost >= 0))
+
+
+def _exact_howard(n, u, v, w, h):
+    """The exact policy iteration of :func:`_howard` on every component."""
+    arcs = list(zip(u.tolist(), v.tolist(), (int(x) for x in w), (int(x) for x in h)))
+    best = None
+    for component in _components(n, arcs):
+        ratio, cycle = _howard(component, arcs, True)
+        if best is None or ratio > best[0]:
+            best = (ratio, cycle)
     return best
 
 
@@ -99,21 +301,25 @@ def _components(n, arcs):
             if len(c) > 1 or graph.has_edge(next(iter(c)), next(iter(c)))]
 
 
-def _nonpositive_cycle(n, arcs, exact):
+def _nonpositive_cycle(n, u, v, h, exact):
     """A cycle (node list) whose heights sum to zero or less, or None."""
-    if all(h > 0 for _, _, _, h in arcs):
+    if not len(h) or (h > 0).all():
         return None
-    if all(h >= 0 for _, _, _, h in arcs):
+    if (h >= 0).all():
         # only cycles of zero-height edges can sum to zero
-        return _any_cycle(n, [(u, v) for u, v, _, h in arcs if h == 0])
+        zero = h == 0
+        kept, _, _ = _cyclic_part(n, u[zero], v[zero])
+        if not kept.any():
+            return None
+        return _any_cycle(n, list(zip(u[zero][kept].tolist(), v[zero][kept].tolist())))
     # Bellman-Ford on integer costs that are negative exactly on cycles of height ≤ 0:
-    # a cycle of L ≤ n edges costs (n+1)·scale·Σh − L
+    # a cycle of L ≤ n edges costs (n+1)·Σh − L
     if exact:
-        scale = math.lcm(*(Fraction(h).denominator for _, _, _, h in arcs))
-        costs = [(u, v, int(Fraction(h) * scale) * (n + 1) - 1) for u, v, _, h in arcs]
+        costs = h.astype(object) * (n + 1) - 1
+        costs = _integers(costs.tolist())
     else:
-        costs = [(u, v, h) for u, v, _, h in arcs]          # floats: Σh < 0 only
-    return _negative_cycle(n, costs)
+        costs = h                                              # floats: Σh < 0 only
+    return _negative_cycle(n, u, v, costs)
 
 
 def _any_cycle(n, pairs):
@@ -141,25 +347,63 @@ def _any_cycle(n, pairs):
     return None
 
 
-def _negative_cycle(n, costs):
-    distance = [0] * n
-    parent = [None] * n
-    for _ in range(n):
-        changed = None
-        for u, v, c in costs:
-            if distance[u] + c < distance[v]:
-                distance[v] = distance[u] + c
-                parent[v] = u
-                changed = v
-        if changed is None:
+def _negative_cycle(n, u, v, c):
+    """A cycle of negative cost, or None: Bellman-Ford with every edge relaxed at once
+    (numpy; each round is a vector operation over the edges), from distance 0 at every
+    node.  A cycle of the parent pointers is checked exactly and returned when it is
+    negative; rounds go on until none is left to relax (no negative cycle) or one is
+    found, which takes at most ``n`` rounds more once every distance has settled."""
+    if not len(c):
+        return None
+    integral = c.dtype != np.float64
+    # int64 where no path sum can overflow, else Python numbers in object arrays
+    bound = (n + 1) * max(abs(int(c.min())), abs(int(c.max()))) if integral else 0
+    kind = np.int64 if integral and bound < 2 ** 62 else (object if integral else float)
+    c = c.astype(kind)
+    distance = np.zeros(n, dtype=kind)
+    parent = np.full(n, -1, dtype=np.int64)
+    check = 8
+    for rounds in range(1, 2 * n + 2):
+        candidate = distance[u] + c
+        lowered = distance.copy()
+        np.minimum.at(lowered, v, candidate)
+        changed = lowered < distance
+        if not changed.any():
             return None
-    node = changed
-    for _ in range(n):                                        # step back into the cycle
-        node = parent[node]
-    cycle = [node]
-    while parent[cycle[-1]] != node:
-        cycle.append(parent[cycle[-1]])
-    return cycle[::-1]
+        attained = changed[v] & (candidate == lowered[v])
+        parent[v[attained]] = u[attained]
+        distance = lowered
+        if rounds >= check or rounds > n:
+            check *= 2
+            cycle = _parent_cycle(parent, u, v, c)
+            if cycle is not None:
+                return cycle
+    raise AssertionError("Bellman-Ford found no negative cycle in 2n + 1 rounds")
+
+
+def _parent_cycle(parent, u, v, c):
+    """A cycle of the parent pointers whose cost (the cheapest edge of each step) is
+    negative, or None: pointer doubling sends every node onto a cycle or a root."""
+    n = len(parent)
+    nodes = np.arange(n)
+    step = np.where(parent < 0, nodes, parent)
+    reach = step.copy()
+    for _ in range(max(1, int(n).bit_length())):
+        reach = reach[reach]
+    for node in np.unique(reach[parent[reach] >= 0]):
+        cycle, here = [int(node)], int(step[node])
+        while here != node and len(cycle) <= n:
+            cycle.append(here)
+            here = int(step[here])
+        if here != node:
+            continue
+        cycle.reverse()                                     # parents point backwards
+        cost = 0
+        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+            cost += c[(u == a) & (v == b)].min()
+        if cost < 0:
+            return cycle
+    return None
 
 
 def _howard(component, arcs, exact):

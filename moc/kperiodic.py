@@ -21,9 +21,13 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
-from moc.cycle_ratio import UnboundedCycleError, max_cycle_ratio
+import numpy as np
+
+from moc.cycle_ratio import UnboundedCycleError, max_cycle_ratio_arrays
 from moc.deadlock import check_deadlock, strongly_connected_components
+from moc.errors import LimitError
 from moc.graph import SDFGraph
+from moc import limits
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,7 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
         if not channels:
             own.append(0)
             continue
-        value, cycle, K = _component_period(actors, channels, durations, q, live)
+        value, cycle, K = _component_period(graph, actors, channels, durations, q, live)
         periodicity.update(K)
         own.append(value)
         if not critical or value > period:
@@ -93,35 +97,145 @@ def constraint_edges(channels, durations, q, K):
     ``s(b, k_b) − s(a, k_a) ≥ d(a) + Ω·x/R`` with ``R = p·q_a`` tokens per iteration,
     so the edge has height ``−x_max/R`` iterations.
     """
-    for ch in channels:
-        a, b, p, c, m0 = ch.src, ch.dst, ch.prod, ch.cons, ch.delay
-        R = p * q[a]
-        g = math.gcd(p * K[a], c * K[b])
-        for ka in range(1, K[a] + 1):
-            for kb in range(1, K[b] + 1):
-                c0 = m0 + p * ka - c * kb
-                x = g * ((p - c0 - 1) // g)
-                if x >= -c0:
-                    yield (a, ka), (b, kb), durations[a], Fraction(-x, R), ch
+    channels = list(channels)
+    graph = _constraint_graph(channels, durations, q, K)
+    for e in range(len(graph.u)):
+        ch = channels[graph.channel[e]]
+        yield ((ch.src, int(graph.k[graph.u[e]])), (ch.dst, int(graph.k[graph.v[e]])),
+               durations[ch.src], Fraction(int(graph.h[e]), graph.h_unit), ch)
 
 
-def _component_period(actors, channels, durations, q, live):
+@dataclass(frozen=True)
+class _Graph:
+    """The constraint graph as arrays: node ``i`` is firing class ``k[i]`` of actor
+    ``actor[i]``; edge ``e`` goes ``u[e] -> v[e]`` with weight ``w[e]/w_unit`` and
+    height ``h[e]/h_unit`` (integers) and comes from ``channel[e]``."""
+
+    actor: list
+    k: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+    w: np.ndarray
+    h: np.ndarray
+    channel: np.ndarray
+    w_unit: int
+    h_unit: int
+
+
+def _constraint_graph(channels, durations, q, K, cache=None) -> _Graph:
+    """The edges of :func:`constraint_edges` as integer arrays; ``cache`` keeps each
+    channel's pairs and heights for the ``K`` of its ends, which mostly stay."""
+    cache = {} if cache is None else cache
+    actors = list(dict.fromkeys(a for ch in channels for a in (ch.src, ch.dst)))
+    offset, n = {}, 0
+    for a in actors:
+        offset[a], n = n, n + K[a]
+    w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
+    h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
+    parts = []
+    for i, ch in enumerate(channels):
+        key = (i, K[ch.src], K[ch.dst])
+        if key not in cache:
+            cache[key] = _channel_edges(ch, K[ch.src], K[ch.dst])
+        parts.append(cache[key])
+    channel = np.repeat(np.arange(len(channels)), [len(ka) for ka, _, _ in parts])
+    big = any(x.dtype == object for _, _, x in parts)
+    ka, kb, x = (np.concatenate([part[j].astype(object) if big else part[j]
+                                 for part in parts]) for j in range(3))
+    src = np.array([offset[ch.src] for ch in channels], dtype=np.int64)
+    dst = np.array([offset[ch.dst] for ch in channels], dtype=np.int64)
+    factor = [h_unit // (ch.prod * q[ch.src]) for ch in channels]
+    weight = [int(durations[ch.src] * w_unit) for ch in channels]
+    if not big and len(x) and max(factor) * int(np.abs(x).max()) >= 2 ** 62:
+        big, x = True, x.astype(object)
+    factor = np.array(factor, dtype=object if big else np.int64)
+    return _Graph([a for a in actors for _ in range(K[a])],
+                  np.concatenate([np.arange(1, K[a] + 1) for a in actors]),
+                  (src[channel] + ka - 1).astype(np.int64),
+                  (dst[channel] + kb - 1).astype(np.int64),
+                  _ints(np.array(weight, dtype=object)[channel]),
+                  _ints(-x * factor[channel]), channel, w_unit, h_unit)
+
+
+def _channel_edges(ch, K_a, K_b):
+    """The pairs ``(k_a, k_b)`` of channel ``ch`` (:func:`_linked`) and their
+    ``x_max``, as arrays."""
+    p, c, m0 = ch.prod, ch.cons, ch.delay
+    g = math.gcd(p * K_a, c * K_b)
+    ka, kb = _linked(p, c, m0, K_a, K_b)
+    c0 = m0 + p * ka - c * kb
+    return ka, kb, g * ((p - c0 - 1) // g)
+
+
+def _ints(values):
+    """``values`` as int64 where they fit, else as Python integers."""
+    values = np.asarray(values)
+    if values.dtype != object:
+        return values.astype(np.int64)
+    fits = all(-2 ** 62 < int(x) < 2 ** 62 for x in values)
+    return values.astype(np.int64) if fits else values
+
+
+def _edge_count(p, c, K_a, K_b):
+    """The pairs :func:`_linked` tries: all ``K_a·K_b`` where ``g ≤ p``, else
+    ``K_b·α/g``."""
+    g = math.gcd(p * K_a, c * K_b)
+    return K_a * K_b if g <= p else K_b * (p * K_a // g)
+
+
+def _linked(p, c, m0, K_a, K_b):
+    """The pairs ``(k_a, k_b)`` joined by an edge, as two arrays: those with
+    ``(C0 mod g) < p``.
+
+    Where ``g ≤ p`` that is every pair.  Otherwise each firing ``ν_b = k_b + m·K_b``
+    waits for ``ν_a = ⌈(c·ν_b − M0)/p⌉``, whose class modulo ``K_a`` repeats with ``m``
+    every ``α/g`` steps, so ``K_b·α/g`` firings name every pair, far fewer than
+    ``K_a·K_b`` when ``K`` follows the repetition vector (``α = β = g``: one pair per
+    ``k_b``, the HSDF expansion's edges).  Numbers past int64 are Python integers."""
+    g = math.gcd(p * K_a, c * K_b)
+    big = (m0 + (p + c) * (K_a + 1) * (K_b + 1)) * (p + c) >= 2 ** 62
+    kind = object if big else np.int64
+    if g <= p:
+        return (np.repeat(np.arange(1, K_a + 1), K_b).astype(kind),
+                np.tile(np.arange(1, K_b + 1), K_a).astype(kind))
+    span = p * K_a // g
+    kb = np.repeat(np.arange(1, K_b + 1), span).astype(kind)
+    nu_b = kb + np.tile(np.arange(span), K_b).astype(kind) * K_b
+    ka = (-((m0 - c * nu_b) // p) - 1) % K_a + 1
+    pairs = np.unique(ka.astype(np.int64) * (K_b + 1) + kb.astype(np.int64))
+    return (pairs // (K_b + 1)).astype(kind), (pairs % (K_b + 1)).astype(kind)
+
+
+def _component_period(graph, actors, channels, durations, q, live):
     """Kiter's iteration: K = 1, then enlarge K on the critical circuit until that
-    circuit is a true cycle of the self-timed execution (:func:`_realizable`)."""
+    circuit is a true cycle of the self-timed execution (:func:`_realizable`).  Refuses
+    with :class:`LimitError` a constraint graph of more than ``moc.limits.MAX_FIRINGS``
+    nodes and tried pairs."""
     K = {a: 1 for a in actors}
+    cache: dict = {}
     while True:
-        nodes = [(a, k) for a in actors for k in range(1, K[a] + 1)]
-        edges = list(constraint_edges(channels, durations, q, K))
+        size = sum(K.values()) + sum(_edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst])
+                                     for ch in channels)
+        if size > limits.MAX_FIRINGS:
+            raise LimitError(
+                f"the K-periodic constraint graph of '{graph.name}' (actors "
+                f"{', '.join(map(repr, actors[:5]))}{', ...' if len(actors) > 5 else ''}) "
+                f"would have {size} nodes and edges, more than the limit firings = "
+                f"{limits.MAX_FIRINGS}; raise it with --limit firings=N", "firings",
+                limits.MAX_FIRINGS, graph.origin)
+        found = _constraint_graph(channels, durations, q, K, cache)
         try:
-            found = max_cycle_ratio(nodes, [e[:4] for e in edges])
+            ratio, cycle = max_cycle_ratio_arrays(len(found.actor), found.u, found.v,
+                                                  found.w, found.h)
         except UnboundedCycleError as exc:
             # no K-periodic schedule with this K: a deadlock, or the circuit needs more
             live()
-            circuit = exc.cycle
+            circuit = [(found.actor[i], int(found.k[i])) for i in exc.cycle]
         else:
-            circuit, ratio = found.cycle, found.ratio
+            ratio = ratio * Fraction(found.h_unit, found.w_unit)
+            circuit = [(found.actor[i], int(found.k[i])) for i in cycle]
             # no period is below 0, so a zero ratio needs no proof
-            if ratio == 0 or _realizable(circuit, edges, K):
+            if ratio == 0 or _realizable(circuit, _tightest(found, cycle, channels), K):
                 return ratio, tuple(dict.fromkeys(a for a, _ in circuit)), K
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))
         common = math.gcd(*(q[a] for a in on_circuit))
@@ -133,27 +247,37 @@ def _component_period(actors, channels, durations, q, live):
         K.update(grown)
 
 
-def _realizable(circuit, edges, K) -> bool:
+def _tightest(found, cycle, channels):
+    """For each step of ``cycle`` (node numbers), the channel of its tightest edge: of
+    parallel edges the critical one has the smallest height (same weight)."""
+    n = len(found.actor)
+    heads = np.asarray(cycle, dtype=np.int64)
+    keys = heads * n + np.roll(heads, -1)
+    edges = np.flatnonzero(np.isin(found.u * n + found.v, keys))
+    # the smallest height first, so that it is the one kept per step
+    edges = edges[np.argsort(found.h[edges], kind="stable")[::-1]]
+    pick = dict(zip((found.u[edges] * n + found.v[edges]).tolist(), edges.tolist()))
+    names = list(zip(found.actor, found.k.tolist()))
+    return {(names[a], names[b]): channels[found.channel[pick[a * n + b]]]
+            for a, b in zip(heads.tolist(), np.roll(heads, -1).tolist())}
+
+
+def _realizable(circuit, tightest, K) -> bool:
     """Whether the critical circuit is a cycle of real precedences that repeats.
 
     A sufficient condition for optimality, checked rather than assumed: follow the
     firings ``ν_0 ≡ k_0 (mod K)`` around the circuit, each edge at its tightest
-    ``x_max`` (firing ``ν_b = (M0 + p·ν_a − z)/c`` for ``z = C0 + x_max``); the
-    firings that can start it form an arithmetic progression, and if the firing
-    reached at the end belongs to it, the chain repeats for ever.  Its ratio is then a
-    cycle mean of the HSDF expansion, at most the optimal period, while no K-periodic
-    schedule beats the optimum: the two are equal.
+    ``x_max`` (firing ``ν_b = (M0 + p·ν_a − z)/c`` for ``z = C0 + x_max``, the channel
+    ``tightest[step]``); the firings that can start it form an arithmetic progression,
+    and if the firing reached at the end belongs to it, the chain repeats for ever.
+    Its ratio is then a cycle mean of the HSDF expansion, at most the optimal period,
+    while no K-periodic schedule beats the optimum: the two are equal.
     """
-    tightest = {}
-    for u, v, _, h, ch in edges:
-        # of parallel edges the critical one has the smallest height (same weight d(u))
-        if (u, v) not in tightest or h < tightest[u, v][0]:
-            tightest[u, v] = (h, ch)
     start = (circuit[0][1], K[circuit[0][0]])      # ν_0 = A + B·s
     here = start
     for i, (a, ka) in enumerate(circuit):
         b, kb = circuit[(i + 1) % len(circuit)]
-        _, ch = tightest[(a, ka), (b, kb)]
+        ch = tightest[(a, ka), (b, kb)]
         p, c, m0 = ch.prod, ch.cons, ch.delay
         c0 = m0 + p * ka - c * kb
         g = math.gcd(p * K[a], c * K[b])

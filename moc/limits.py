@@ -7,5 +7,7 @@ Each is a module constant read where it is enforced; the command line raises it 
 #: firings (HSDF expansion) or firing runs (deadlock check) of one iteration
 MAX_FIRINGS = 10_000_000
 
-#: states of one state-space exploration of a self-timed execution (moc.self_timed)
-MAX_STATES = 1_000_000
+#: instants (states visited) of one exploration of a self-timed execution
+#: (moc.self_timed); a few microseconds each, so the default ``analyse`` answers in
+#: about a second, leaving buffers it cannot reach unexplored
+MAX_STATES = 200_000

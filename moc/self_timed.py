@@ -11,6 +11,7 @@ graphs", ACSD 2006).
 """
 from __future__ import annotations
 
+import heapq
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -42,8 +43,9 @@ class SelfTimed:
     """What one state-space exploration shows: ``throughput`` (iterations per time unit
     of the periodic phase) and ``period``, ``latency`` (the end of the last firing of
     the first iteration), ``buffers`` (per channel, the most tokens it ever holds),
-    ``schedule`` (per actor, its firings of the first iteration) and ``states`` (the
-    number of states visited)."""
+    ``schedule`` (per actor, its firings of the first iteration), ``states`` (the
+    number of instants simulated) and ``periods`` (per actor, the period of its own
+    firings: the period of its group)."""
 
     throughput: Fraction | float
     period: Fraction | float
@@ -51,6 +53,7 @@ class SelfTimed:
     buffers: Mapping[str, int]
     schedule: Mapping[str, tuple]
     states: int
+    periods: Mapping[str, Fraction | float]
 
 # a call per state would cost more than the state itself
 PROGRESS_STEP = 1024
@@ -109,18 +112,27 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
 def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
              growing: Collection[str] = (), progress=None) -> SelfTimed:
     """Explore the self-timed execution of the bound, consistent, live ``graph`` until
-    its state recurs and its first iteration has started.
+    the state of each of its groups recurs and its first iteration has started.
 
     At each instant the firings that end produce their tokens, then every enabled
-    firing starts (zero-time firings end at once, and the instant goes on); the state is
-    taken after the starts.  Every actor must fire at a bounded rate.  The channels
-    ``growing`` (a producer faster than its consumer) pile tokens up without bound, so
-    they are left out of the state, and a state counts as recurring only if none of
-    them held a firing back since its last visit and none holds fewer tokens: more
-    tokens on a channel that never limits anything change nothing, so the execution
-    between the two visits repeats for ever.  Their buffers are ``math.inf``.  Raises
-    :class:`LimitError` past ``moc.limits.MAX_STATES`` states.  ``progress(n)`` is told
-    of every ``PROGRESS_STEP`` states visited.
+    firing starts (zero-time firings end at once, and the instant goes on).  Every actor
+    must fire at a bounded rate.  The channels ``growing`` (a producer faster than its
+    consumer) pile tokens up without bound, so they are left out of the state, and a
+    state counts as recurring only if none of them held a firing back since its last
+    visit and none holds fewer tokens: more tokens on a channel that never limits
+    anything change nothing, so the execution between the two visits repeats for ever.
+    Their buffers are ``math.inf``.
+
+    The actors joined by the other channels form groups that only growing channels
+    connect; each group's state (its tokens and the remaining times of its firings)
+    recurs on its own, so a group is never made to wait for the common multiple of
+    unrelated periods.  As in SDF3's throughput analysis (Ghamarian et al. 2006), a
+    group's state is stored only when its reference actor (the one with the fewest
+    firings per iteration) completes an iteration's worth of firings: the states at
+    those instants recur with the execution, at most one period later.
+
+    Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants simulated.
+    ``progress(n)`` is told of every ``PROGRESS_STEP`` instants.
     """
     actors = list(graph.actors)
     where = {a: i for i, a in enumerate(actors)}
@@ -130,91 +142,159 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     outs = [[] for _ in actors]
     for c, ch in enumerate(channels):
         ins[where[ch.dst]].append((c, ch.cons, grows[c]))
-        outs[where[ch.src]].append((c, ch.prod))
+        outs[where[ch.src]].append((c, ch.prod, where[ch.dst]))
     free = [a for a, i in where.items() if not ins[i]]
     if free:
         raise SDFError(f"the self-timed execution of '{graph.name}' is unbounded: actors "
                        f"{', '.join(map(repr, free))} have no input and fire without limit",
                        graph.origin)
-    kept = [c for c, g in enumerate(grows) if not g]
-    piled = [c for c, g in enumerate(grows) if g]
+    groups = _groups(len(actors), [(where[ch.src], where[ch.dst])
+                                   for c, ch in enumerate(channels) if not grows[c]])
+    group_of = [0] * len(actors)
+    for g, members in enumerate(groups):
+        for i in members:
+            group_of[i] = g
+    kept = [[c for c, ch in enumerate(channels) if not grows[c]
+             and group_of[where[ch.dst]] == g] for g in range(len(groups))]
+    piled = [[c for c, ch in enumerate(channels) if grows[c]
+              and group_of[where[ch.dst]] == g] for g in range(len(groups))]
+    need = [q[a] for a in actors]
+    reference = [min(members, key=lambda i: need[i]) for members in groups]
     d = [durations[a] for a in actors]
     tokens = [ch.delay for ch in channels]
     peak = list(tokens)
     started = [0] * len(actors)
-    ending = [deque() for _ in actors]      # one duration per actor: ends come in order
+    completed = [0] * len(actors)
+    ending = [deque() for _ in actors]      # [end, firings]: one duration, ends in order
+    events: list = []                       # (end, actor), one per distinct end
     first = [[] for _ in actors]
-    need = [q[a] for a in actors]
-    seen: dict = {}
-    visits = 0
-    recurrence = None
-    held_back = None                        # the last instant a growing channel limited
+    seen = [{} for _ in groups]
+    marks = [0] * len(groups)
+    recurrence = [None] * len(groups)
+    held = [set() for _ in groups]          # actors a growing channel holds back
+    held_back = [None] * len(groups)        # the last instant it did
+    waiting = len(groups)
+    unstarted = sum(1 for n in need if n > 0)
+    dirty = set(range(len(actors)))
+    instants = 0
     now = 0
     limit = limits.MAX_STATES
     while True:
         steps = 0
         while True:
-            for i, queue in enumerate(ending):
-                while queue and queue[0] == now:
-                    queue.popleft()
-                    for c, p in outs[i]:
-                        tokens[c] += p
-                        peak[c] = max(peak[c], tokens[c])
+            while events and events[0][0] == now:
+                i = heapq.heappop(events)[1]
+                n = ending[i].popleft()[1]
+                completed[i] += n
+                for c, p, j in outs[i]:
+                    tokens[c] += p * n
+                    if tokens[c] > peak[c]:
+                        peak[c] = tokens[c]
+                    dirty.add(j)
             instant = False
-            for i in range(len(actors)):
-                n = min((tokens[c] // cons for c, cons, g in ins[i] if not g), default=None)
-                piling = min((tokens[c] // cons for c, cons, g in ins[i] if g), default=None)
+            for i in dirty:
+                n = piling = None
+                for c, cons, g in ins[i]:
+                    k = tokens[c] // cons
+                    if g:
+                        piling = k if piling is None or k < piling else piling
+                    elif n is None or k < n:
+                        n = k
                 if piling is not None and (n is None or piling < n):
-                    n, held_back = piling, now
+                    n = piling
+                    held[group_of[i]].add(i)
+                else:
+                    held[group_of[i]].discard(i)
                 if n <= 0:
                     continue
                 for c, cons, _ in ins[i]:
                     tokens[c] -= n * cons
-                for k in range(started[i], min(started[i] + n, need[i])):
-                    first[i].append(Firing(actors[i], k, now, now + d[i]))
+                if started[i] < need[i]:
+                    for k in range(started[i], min(started[i] + n, need[i])):
+                        first[i].append(Firing(actors[i], k, now, now + d[i]))
+                    if started[i] + n >= need[i]:
+                        unstarted -= 1
                 started[i] += n
-                ending[i].extend([now + d[i]] * n)
+                end = now + d[i]
+                queue = ending[i]
+                if queue and queue[-1][0] == end:
+                    queue[-1][1] += n
+                else:
+                    queue.append([end, n])
+                    heapq.heappush(events, (end, i))
                 instant = instant or d[i] == 0
+            dirty = set()
             steps += 1
             if not instant:
                 break
             if steps > limit:
                 raise _too_many(graph, limit)
-        if recurrence is None:
-            state = (tuple(tokens[c] for c in kept),
-                     tuple(tuple(t - now for t in queue) for queue in ending))
-            visit = (now, tuple(started), tuple(tokens[c] for c in piled))
-            before = seen.get(state)
-            if before is not None and (held_back is None or held_back <= before[0]) and \
-                    all(n >= m for n, m in zip(visit[2], before[2])):
-                recurrence = before, visit
+        instants += 1
+        if progress is not None and instants % PROGRESS_STEP == 0:
+            progress(PROGRESS_STEP)
+        if instants > limit:
+            raise _too_many(graph, limit)
+        for g, members in enumerate(groups):
+            if held[g]:
+                held_back[g] = now
+            ref = reference[g]
+            if recurrence[g] is not None or completed[ref] // need[ref] <= marks[g]:
+                continue
+            marks[g] = completed[ref] // need[ref]
+            state = (tuple(tokens[c] for c in kept[g]),
+                     tuple(tuple((e - now, k) for e, k in ending[i]) for i in members))
+            visit = (now, tuple(started[i] for i in members),
+                     tuple(tokens[c] for c in piled[g]))
+            before = seen[g].get(state)
+            if before is not None and (held_back[g] is None or held_back[g] <= before[0]) \
+                    and all(n >= m for n, m in zip(visit[2], before[2])):
+                recurrence[g] = before, visit
+                waiting -= 1
+                seen[g] = None
             else:
-                seen[state] = visit
-                visits += 1
-                if progress is not None and visits % PROGRESS_STEP == 0:
-                    progress(PROGRESS_STEP)
-                if visits > limit:
-                    raise _too_many(graph, limit)
-        if recurrence is not None and all(s >= n for s, n in zip(started, need)):
+                seen[g][state] = visit
+        if not waiting and not unstarted:
             break
-        upcoming = [queue[0] for queue in ending if queue]
-        if not upcoming:
+        if not events:
             raise SDFError(f"the self-timed execution of '{graph.name}' stops", graph.origin)
-        now = min(upcoming)
-    (t1, fired1, _), (t2, fired2, _) = recurrence
-    if t2 == t1:
-        raise SDFError(f"the self-timed execution of '{graph.name}' fires without bound "
-                       f"in zero time", graph.origin)
-    # the slowest actor sets the pace of graph iterations
-    iterations = min(Fraction(fired2[i] - fired1[i], need[i]) for i in range(len(actors)))
-    exact = isinstance(t2 - t1, (int, Fraction))
-    throughput = iterations / (t2 - t1) if exact else float(iterations) / (t2 - t1)
-    period = 1 / throughput
+        now = events[0][0]
+    periods = {}
+    for g, members in enumerate(groups):
+        (t1, fired1, _), (t2, fired2, _) = recurrence[g]
+        if t2 == t1:
+            raise SDFError(f"the self-timed execution of '{graph.name}' fires without "
+                           f"bound in zero time", graph.origin)
+        # the slowest actor sets the pace of graph iterations
+        iterations = min(Fraction(f2 - f1, need[i])
+                         for i, f1, f2 in zip(members, fired1, fired2))
+        exact = isinstance(t2 - t1, (int, Fraction))
+        period = (t2 - t1) / iterations if exact else (t2 - t1) / float(iterations)
+        periods.update((actors[i], period) for i in members)
+    period = max(periods.values())
+    throughput = 1 / Fraction(period) if isinstance(period, (int, Fraction)) else 1 / period
     latency = max(f.end for fs in first for f in fs)
     schedule = {a: tuple(first[i]) for i, a in enumerate(actors)}
     buffers = {ch.name: math.inf if grows[c] else peak[c] for c, ch in enumerate(channels)}
     return SelfTimed(throughput, period, latency, MappingProxyType(buffers),
-                     MappingProxyType(schedule), visits)
+                     MappingProxyType(schedule), instants, MappingProxyType(periods))
+
+
+def _groups(n, pairs):
+    """The connected components of ``n`` nodes joined by ``pairs``, in node order."""
+    parent = list(range(n))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in pairs:
+        parent[root(i)] = root(j)
+    members: dict[int, list[int]] = {}
+    for i in range(n):
+        members.setdefault(root(i), []).append(i)
+    return list(members.values())
 
 
 def _too_many(graph, limit):

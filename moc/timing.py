@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from moc.deadlock import strongly_connected_components
-from moc.errors import SDFError
+from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.kperiodic import kperiodic_throughput
 from moc.repetition import repetition_vector
@@ -127,10 +127,13 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     The schedule comes from the precedences (:func:`moc.self_timed.first_iteration`);
     the buffers from the state-space exploration (:func:`moc.self_timed.simulate`), in
     which a channel whose producer outpaces its consumer holds unboundedly many tokens
-    (``math.inf``).  The exploration needs every actor to fire at a finite pace; where
-    one fires without bound (no cycle limits it, or one that takes no time), its
-    channels to other components hold ``math.inf``, a self-loop its initial tokens,
-    and the others are not explored (None).  ``progress(n)``: n more states explored.
+    (``math.inf``); each group of actors of one pace must repeat its period there as
+    the K-periodic analysis found it.  The exploration needs every actor to fire at a
+    finite pace; where one fires without bound (no cycle limits it, or one that takes
+    no time), or where it would pass ``moc.limits.MAX_STATES`` instants (``method``
+    says so), channels to other components hold ``math.inf`` where their producer is
+    faster, a self-loop its initial tokens, and the others are not explored (None).
+    ``progress(n)``: n more instants explored.
     """
     graph, durations, q, floats = _prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
@@ -141,15 +144,24 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     schedule = first_iteration(graph, durations, q)
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
     method = result.method
+    buffers = None
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
-        run = explore(graph, durations, q, growing, progress)
-        if run.throughput != result.throughput:
-            raise AssertionError(f"state space {run.throughput} != K-periodic "
-                                 f"{result.throughput} on '{graph.name}'")
-        buffers = run.buffers
-        method = f"{method}; {STATE_SPACE}"
-    else:
+        try:
+            run = explore(graph, durations, q, growing, progress)
+        except LimitError as exc:
+            if exc.limit != "states":
+                raise
+            method = f"{method}; buffers not explored: {exc}"
+        else:
+            wrong = [a for a in graph.actors if run.periods[a] != pace[a]]
+            if wrong:
+                raise AssertionError(f"state space period {run.periods[wrong[0]]} != "
+                                     f"K-periodic {pace[wrong[0]]} of '{wrong[0]}' in "
+                                     f"'{graph.name}'")
+            buffers = run.buffers
+            method = f"{method}; {STATE_SPACE}"
+    if buffers is None:
         component = {a: i for i, c in enumerate(strongly_connected_components(graph))
                      for a in c}
         buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component)

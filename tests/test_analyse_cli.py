@@ -265,5 +265,14 @@ def test_missing_exec_names_the_actors(tmp_path, capsys):
 
 
 def test_a_limit_names_itself(capsys):
-    err = fails(capsys, VIDEO, "--limit", "states=2")
-    assert "states" in err and "--limit states=N" in err
+    err = fails(capsys, VIDEO, "--limit", "firings=2")
+    assert "firings" in err and "--limit firings=N" in err
+
+
+def test_the_states_limit_leaves_buffers_unexplored_and_says_so(capsys):
+    # issue 33: past the limit the default still answers; the method says what is missing
+    assert main(["analyse", VIDEO, "--limit", "states=2", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert "buffers not explored" in document["method"]
+    assert "--limit states=N" in document["method"]
+    assert document["latency"] is not None and document["schedule"]

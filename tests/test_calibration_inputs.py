@@ -236,12 +236,23 @@ def test_many_mappings_per_parameter_set_go_through_the_batch_evaluator(monkeypa
         for m in mappings:
             value = evaluate(app, truth, m, aggregate="max", params={"n": n}).value
             rows.append(MeasurementRow(len(rows) + 2, len(rows) + 1, {"n": n}, value, m))
-    used = []
+    used, one_by_one = [], []
     real = fitting.BatchEvaluator
     monkeypatch.setattr(fitting, "BatchEvaluator", lambda *a: used.append(a) or real(*a))
     model = RowModel(truth, rows, "time", "max", app)
+    # all rows at once (mapping.row_batch): neither one at a time nor per parameter set
+    value = RowModel.value
+    monkeypatch.setattr(RowModel, "value", lambda *a: one_by_one.append(a) or value(*a))
     assert np.allclose(model.predict(), [r.measured for r in rows], rtol=1e-12)
-    assert len(used) == 3
+    assert model.row_batch(range(len(rows))) is not None
+    assert not used and not one_by_one
+    # where the rows cannot go at once, each parameter set's mappings go to the batch
+    # evaluator
+    model = RowModel(truth, rows, "time", "max", app)
+    monkeypatch.setattr(RowModel, "row_batch", lambda self, indices: None)
+    assert np.allclose(model.predict(), [r.measured for r in rows], rtol=1e-12)
+    assert len(used) == 3 and not one_by_one
+    monkeypatch.undo()
     start = fitted_architecture(truth, parse_free(truth, "p0.time.alpha,q.time.alpha"),
                                 [5e-9, 3e-9])
     a = assess(start, rows, app=app, aggregate="max", free="p0.time.alpha,q.time.alpha",

@@ -173,3 +173,29 @@ def test_fit_recovers_the_parameters_that_made_the_times():
 def test_a_nan_limit_is_named_as_nan_not_as_out_of_bounds(model, args):
     with pytest.raises(CostModelError, match="not nan"):
         make_model(model, args)
+
+
+def test_dispatch_bounds_small_blocks_on_h100():
+    """Issue 32: an H100 (cc 9.0, 132 SMs, 1980 MHz, 3352 GB/s) streams 2^28 floats
+    (12 bytes per element) in 1.17 ms with 256-thread blocks and 2.56 ms with 64-thread
+    ones, both at full occupancy.  With efficiency e = 3221225472 / (1.17e-3 x 3.352e12)
+    = 0.8213 and dispatch = 160 cycles per block and SM:
+    256 threads: 8 resident blocks x 132 = 1056 slots, 1048576 blocks = 992 full waves +
+    1024: dispatch per wave ceil(1056/132) = 8 x 160 / 1.98e9 = 0.646 us, 0.642 ms in
+    all, under the DRAM time 3221225472 / (e x 3.352e12) = 1.17 ms: DRAM bound.
+    64 threads: 32 x 132 = 4224 slots, 4194304 blocks = 992 full waves + 4096 (32 per
+    SM as well): 993 x 32 x 160 / 1.98e9 = 2.568 ms, above 1.17 ms: dispatch bound."""
+    e = 3221225472 / (1.17e-3 * 3.352e12)
+    h100 = make_model("gpu", dict(cc=9.0, sms=132, cores=16896, clock=1980,
+                                  bandwidth=3352, efficiency=e, dispatch=160))
+    n = 2 ** 28
+    t256 = h100.token_cost(_Token(grid=n // 256, block=256, bytes=12 * n))
+    t64 = h100.token_cost(_Token(grid=n // 64, block=64, bytes=12 * n))
+    assert t256 == pytest.approx(1.17e-3, rel=1e-9)
+    assert t64 == pytest.approx(993 * 32 * 160 / 1.98e9, rel=1e-12)
+    assert t64 == pytest.approx(2.568e-3, rel=1e-3)
+    # without the dispatch cost both launches move the same bytes at full occupancy
+    flat = make_model("gpu", dict(cc=9.0, sms=132, cores=16896, clock=1980,
+                                  bandwidth=3352, efficiency=e))
+    assert flat.token_cost(_Token(grid=n // 64, block=64, bytes=12 * n)) == \
+        pytest.approx(t256, rel=1e-9)

@@ -27,7 +27,7 @@ MAPPING_LAYERS = [
     ("placement", ["mapping.routing", "mapping.traffic"]),
     ("semantics", ["mapping.metrics", "mapping.aggregation"]),
     ("evaluators", ["mapping.timing", "mapping.evaluation", "mapping.batch",
-                    "mapping.element_activity"]),
+                    "mapping.element_activity", "mapping.row_batch"]),
     ("search", ["mapping.search"]),
     ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting", "mapping.logca_fit",
                      "mapping.validation", "mapping.profiler"]),

@@ -255,11 +255,21 @@ def test_errors():
 
 
 def test_state_limit(monkeypatch):
+    q = {"a": 3, "b": 2}
+    durations = {"a": 1, "b": 2}
+    graph = two_actor_cycle(6, self_loop=True)
+    exact = analyse(graph)
     monkeypatch.setattr(moc.limits, "MAX_STATES", 2)
     with pytest.raises(LimitError, match="raise it with --limit states=N") as info:
-        analyse(two_actor_cycle(6, self_loop=True))
+        simulate(graph, durations, q)
     assert info.value.limit == "states"
-    assert analyse(two_actor_cycle(6, self_loop=True), simulate=False).period == 4
+    # issue 33: the default answers past the limit, with the buffers it cannot reach
+    # unexplored and the reason in its method
+    limited = analyse(graph)
+    assert (limited.period, limited.latency, limited.schedule) == \
+        (exact.period, exact.latency, exact.schedule) and limited.period == 4
+    assert "buffers not explored" in limited.method and "states" in limited.method
+    assert dict(limited.buffers) == {"a->b": None, "b->a": None, "a->a": 1}
 
 
 def hsdf_period(graph):

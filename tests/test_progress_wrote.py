@@ -222,7 +222,8 @@ def test_the_library_writes_silently(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- the READMEs' commands
-READMES = [ROOT / "README.md", *sorted(EX.glob("**/README.md"))]
+READMES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md")),
+           *sorted(EX.glob("**/README.md"))]
 #: options whose value is a file or directory a command writes
 WRITES = {"-o", "--output", "--plot", "--sdf"}
 PLACES = ("out/", "/tmp/", "/dev/")

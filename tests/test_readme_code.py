@@ -1,4 +1,5 @@
-"""The ``python`` blocks of README.md and of examples/*/README.md run (issue 14).
+"""The ``python`` blocks of README.md, of the documentation (docs/) and of
+examples/*/README.md run (issue 14).
 
 Each block runs in a fresh namespace, in a temporary directory holding a copy of
 ``examples/`` (the blocks read the examples by relative path, and whatever they write
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-READMES = [ROOT / "README.md", *sorted((ROOT / "examples").glob("*/README.md"))]
+READMES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md")),
+           *sorted((ROOT / "examples").glob("*/README.md"))]
 BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
@@ -29,7 +31,7 @@ BLOCKS = [(path, line, code) for path in READMES
 
 
 def test_the_readme_has_python_blocks():
-    assert any(path.name == "README.md" and path.parent == ROOT for path, _, _ in BLOCKS)
+    assert any(path == ROOT / "docs" / "api.md" for path, _, _ in BLOCKS)
     assert python_blocks("a\n```python\nx = 1\n```\n```sh\nls\n```\n") == [(3, "x = 1\n")]
 
 

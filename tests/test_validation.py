@@ -240,6 +240,9 @@ def test_folds_text_output_shows_the_figures(files, capsys):
     (["--folds", "3", "--repeats", "2"], "not both"),
     (["--repeats", "0"], "argument --repeats: expected a whole number >= 1, got '0'"),
     (["--repeats", "2", "--test-fraction", "0"], "at least two are needed"),
+    (["--folds-by", "nosuch"], "no column 'nosuch' for --folds-by"),
+    (["--folds-by", "w", "--folds", "3"], "not both"),
+    (["--folds-by", "w", "--folds", "3", "--repeats", "2"], "only one"),
 ])
 def test_bad_validation_options(files, capsys, extra, message):
     argv = ["fidelity", files["sdf"], files["moa"], files["map"], files["csv"],
@@ -356,3 +359,46 @@ def test_folds_of_a_fit_to_noisy_data_rank_as_the_truth(files, tmp_path, capsys)
     assert got["fitted"]["p1.time.alpha"] == pytest.approx(2.4, rel=0.05)
     assert abs(got["tau"] - want["tau"]) <= 0.05
     assert abs(got["tau_within"] - want["tau_within"]) <= 0.05
+
+
+# --------------------------------------------------------------------------- --folds-by
+
+def test_folds_by_leaves_each_group_out(files, capsys):
+    """``--folds-by mapping``: each mapping's rows are predicted by alpha_p0 fitted (by
+    hand: least squares of x·alpha + c on the other mappings' rows) without them; each
+    fold's tau by scipy and median absolute percentage error by numpy."""
+    doc = run_json(capsys, files, "--fit", "p0.time.alpha", "--folds-by", "mapping")
+    assert doc["folds_by"] == "mapping" and doc["repeats"] is None
+    groups = sorted({m for _, m, _, _ in ROWS})
+    assert [f["group"] for f in doc["folds"]] == groups
+    for fold in doc["folds"]:
+        train = [r for r in ROWS if r[1] != fold["group"]]
+        test = [r for r in ROWS if r[1] == fold["group"]]
+        x = np.array([parts(m, n)[0] for _, m, n, _ in train])
+        c = np.array([parts(m, n)[1] for _, m, n, _ in train])
+        t = np.array([r[3] for r in train])
+        alpha = max(0.0, float(x @ (t - c) / (x @ x)))
+        assert fold["fitted"]["p0.time.alpha"] == pytest.approx(alpha, rel=1e-9)
+        p = np.array([predicted(m, n, alpha) for _, m, n, _ in test])
+        m = np.array([r[3] for r in test])
+        assert (fold["n_train"], fold["n_test"]) == (len(train), len(test))
+        assert fold["mdape"] == pytest.approx(float(np.median(np.abs(p - m) / m)) * 100)
+        if np.ptp(p) > 0:
+            assert fold["tau"] == pytest.approx(stats.kendalltau(p, m).statistic)
+    assert doc["mdape"] == pytest.approx(np.mean([f["mdape"] for f in doc["folds"]]))
+    assert main(["fidelity", files["sdf"], files["moa"], files["map"], files["csv"],
+                 "--measured", "t", "--mapping-column", "mapping", "--fit",
+                 "p0.time.alpha", "--folds-by", "mapping"]) == 0
+    out = capsys.readouterr().out
+    assert "folds (one per mapping)" in out and "mdape" in out
+
+
+def test_one_group_is_no_cross_validation():
+    from mapping.errors import InputError
+    from mapping.validation import leave_one_group_out
+    splits, labels = leave_one_group_out(["b", "a", "b", "c"])
+    assert labels == ["a", "b", "c"]
+    assert [list(test) for _, test in splits] == [[1], [0, 2], [3]]
+    assert [list(train) for train, _ in splits] == [[0, 2, 3], [1, 3], [0, 1, 2]]
+    with pytest.raises(InputError, match="at least two groups"):
+        leave_one_group_out(["a", "a"])

@@ -16,10 +16,12 @@ def add_parser(subparsers, name):
         "TYPE.METRIC.PARAM or the bare name of a param of the .sdf or .moa, "
         "comma-separated; --fit is another spelling) to the measured "
         "column of a .csv table, each of which must be able to change the evaluated metric: "
-        "non-negative linear least squares where the prediction is linear in them (LSLA, "
-        "GSLA, GSLA power with aggregate sum), bounded non-linear least squares otherwise "
+        "bounded linear least squares where the prediction is linear in them (LSLA, "
+        "GSLA, GSLA power with aggregate sum; NNLS when the bounds are >= 0), bounded "
+        "non-linear least squares otherwise "
         "(max, exclusive, charge, bare params), from the files' values and --starts N "
-        "random starts, keeping the best. "
+        "random starts, keeping the best. Every value stays within the bounds its model "
+        "declares (an efficiency in (0, 1]); one that ends on a bound is marked. "
         "The fit uses the train rows of a seeded split (--test-fraction 0 uses every row) "
         "and reports fidelity on the test rows. -o writes the architecture with the "
         "fitted values as a new .moa file (never over an input); a fitted param of the "
@@ -69,10 +71,10 @@ def load_element_study(args, command: str):
     from mapping.fitting import assess_elements, parse_element_columns
     from mapping.inputs import parse_params
 
-    for option in ("folds", "repeats", "within"):
+    for option in ("folds", "folds_by", "repeats", "within", "fit_by"):
         if getattr(args, option, None) is not None:
             raise InputError(f"mapeval {command}: --measured-element does not go with "
-                             f"--{option}")
+                             f"--{option.replace('_', '-')}")
     columns = parse_element_columns(args.measured_element)
     study = load_study(Namespace(**{**vars(args), "free": None}), command)
     assessment = assess_elements(
@@ -109,6 +111,12 @@ def run(args):
     elsewhere = {fp.target: fit.values[fp.spec] for fp in fit.free
                  if fp.level == "param" and fp.target not in study.arch.params}
     apply = " ".join(f"-p {k}={v!r}" for k, v in elsewhere.items())
+    grouped = sorted({fp.by for fp in fit.free if fp.label is not None})
+    if out is not None and grouped:
+        raise InputError(f"-o {args.output}: the fit has one value per group of "
+                         f"{', '.join(grouped)} for some parameters, and one .moa file holds "
+                         "one value of each; the values are in the output ('fitted', and "
+                         "each group's in 'groups' with --json)")
     if out is not None:
         text = dsl.format_moa(fit.architecture)
         header = (f"# {fit.architecture.name}: parameters fitted by mapeval fit to "
@@ -133,8 +141,11 @@ def run(args):
         f"{fit.method} on {fit.residuals} residuals"
     print(f"fitted by {how} on {len(fit.train)} of {result.n} rows "
           f"(rank {fit.rank} of {len(fit.free)}):")
+    at = dict(fit.at_bound)
+    bounds = {fp.spec: b for fp, b in zip(fit.free, fit.bounds)}
     for k, v in fit.values.items():
-        print(f"  {k:<{width}}  {v!r}")
+        mark = f"  (on its {at[k]} bound: {bounds[k]})" if k in at else ""
+        print(f"  {k:<{width}}  {v!r}{mark}")
     if fit.starts:
         won = "the files' values" if fit.best_start == 0 else f"random start {fit.best_start}"
         print(f"best of {fit.starts} starts: {won}")

@@ -72,6 +72,11 @@ def add_logca_options(parser: argparse.ArgumentParser) -> None:
                    help="take A as given (the paper's peak-FLOPS ratio for GPUs), not fitted")
     f.add_argument("--bandwidth", type=POSITIVE, metavar="BYTES_PER_CYCLE",
                    help="take L = 1/bandwidth (the paper's GPU latency), not fitted")
+    f.add_argument("--host-overhead", choices=("auto", "none", "fit"), default="auto",
+                   help="with --fit: the host's fixed cost o0, T0 = o0 + C·g^beta (an "
+                   "extension of LogCA for library calls whose time is flat at small g): "
+                   "fit it, none (the paper's T0 = C·g^beta), or auto (the default: kept "
+                   "only if significant, F-test at 1%%)")
     f.add_argument("--confidence", type=PROBABILITY, default=0.95,
                    help="level of the confidence intervals (default 0.95)")
     f.add_argument("--table", metavar="TABLE.csv",
@@ -150,7 +155,7 @@ def fit_from_args(args, path):
                              "(--peak-ratio gives A)")
     fit = fit_logca([r.params[gcol] for r in m.rows], [r.params[hcol] for r in m.rows],
                     m.measured, latency=args.latency or "auto", L=L, A=args.peak_ratio,
-                    confidence=args.confidence)
+                    confidence=args.confidence, host_overhead=args.host_overhead)
     return Curve(Path(path).stem, analyse_fit(fit, **_range(args)), fit)
 
 

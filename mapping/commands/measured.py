@@ -7,14 +7,16 @@ from pathlib import Path
 
 import dsl
 from mapping.errors import InputError
-from mapping.fidelity import within_groups
-from mapping.fitting import RESIDUALS, Assessment, RowModel, assess
+from mapping.fidelity import fidelity
+from mapping.fitting import (GROUP_MARK, RESIDUALS, Assessment, RowModel, assess,
+                             expand_groups, group_label, parse_free)
 from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
                             load_single, one, parse_params)
 from mapping.options import FRACTION, NATURAL, POSITIVE_WHOLE
 from mapping.measurements import Measurements, read_measurements
 from mapping.progress import add_progress_option, progress_bar
-from mapping.validation import FOLDS, cross_validate, fold_splits, repeat_splits
+from mapping.validation import (FOLDS, assess_by, cross_validate, fold_splits, group_splits,
+                                leave_one_group_out, repeat_splits, with_group_details)
 
 FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
 
@@ -37,11 +39,19 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
     g.add_argument("--tokens-column", metavar="TEMPLATE",
                    help="token counts per element with --quanta-column, e.g. 'tokens_{element}' "
                    "(default: one token per element)")
+    g.add_argument("--attribute-column", action="append", metavar="NAME=TEMPLATE",
+                   help="with --quanta-column, a token attribute per element, e.g. "
+                   "'gamma=gamma_{element}' (GSLA's parallelism) or 'S=S_{element}'; "
+                   "repeat for several; an element without the column has tokens "
+                   "without the attribute (its model's default)")
     add_mapping_options(p)
     add_model_options(p)
     free_help = ("free parameters ELEMENT.METRIC.PARAM, TYPE.METRIC.PARAM or the bare name "
                  "of a param of the .sdf or .moa, comma-separated "
-                 "(e.g. gpu.time.alpha,gpu.time.beta,p_static)")
+                 "(e.g. gpu.time.alpha,gpu.time.beta,p_static); * and ? are wildcards over "
+                 "every element's ELEMENT.METRIC.PARAM and the params' names "
+                 "('*.time.efficiency', 'hide_*', 'big[*].time.alpha'); each value stays "
+                 "within the bounds its model declares")
     if fit_option == "--fit":
         free_help += ": fit them on the train rows, report fidelity on the test rows"
     alias = {"--fit": "--free", "--free": "--fit"}[fit_option]
@@ -68,12 +78,23 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    help="K-fold cross-validation: fit on K-1 folds, rank the held-out one; "
                    "each figure is the mean over the folds (without --fit: the model's "
                    "own figures on each fold; --test-fraction does not apply)")
+    v.add_argument("--folds-by", metavar="COLUMN",
+                   help="leave one group out: each value of COLUMN (e.g. gpu) is the test "
+                   "fold in turn, the model fitted on the other rows; the JSON's folds give "
+                   "each group's tau, median relative error (mdape) and value (group)")
     v.add_argument("--repeats", type=POSITIVE_WHOLE, metavar="R",
                    help="the mean over R seeded train/test splits of --test-fraction "
                    "(split r uses seed --seed + r)")
     v.add_argument("--within", metavar="COLUMN",
                    help="also rank within groups of rows sharing this column's value "
-                   "(fidelity_within, tau_within: the alternatives of one workload)")
+                   "(fidelity_within, tau_within: the alternatives of one workload) and "
+                   "report each group's own figures ('groups' in JSON)")
+    v.add_argument("--fit-by", metavar="COLUMN",
+                   help="one parameter set per value of this column: each group fitted on "
+                   "its own training rows, the splits (and folds) made within each group; "
+                   "--within defaults to it. To share some parameters and not others, "
+                   "fit one pooled model with PARAM@COLUMN for the group-specific ones "
+                   "(e.g. --fit A7.energy.alpha,A15.energy.alpha@config,p_static)")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip rows with a bad cell instead of stopping, and say how many")
     add_progress_option(p)
@@ -119,6 +140,7 @@ def load_study(args, command: str) -> Study:
                       pes=arch.pes, cns=arch.cns)
     elif args.quanta_column:
         kwargs = dict(quanta_column=args.quanta_column, tokens_column=args.tokens_column,
+                      attribute_columns=_attribute_columns(args.attribute_column),
                       elements=list(arch.elements))
     else:
         if map_path is None and args.map is None:
@@ -129,6 +151,8 @@ def load_study(args, command: str) -> Study:
         kwargs = dict(mapping=choose_mapping(map_path, args.mapping, args.map))
     if args.tokens_column and not args.quanta_column:
         raise InputError("--tokens-column needs --quanta-column")
+    if args.attribute_column and not args.quanta_column:
+        raise InputError("--attribute-column needs --quanta-column")
     params = list(app.params) if app is not None else []
     params += [p for p in arch.params if p not in params]
     data = read_measurements(csv_path, args.measured, params=params,
@@ -155,51 +179,102 @@ def load_study(args, command: str) -> Study:
     return Study(app, arch, files, moa_path, data, assessment, len(problems), problems)
 
 
+def _attribute_columns(items) -> dict[str, str]:
+    """``['gamma=gamma_{element}', ...]`` → ``{'gamma': 'gamma_{element}'}``."""
+    out: dict[str, str] = {}
+    for item in items or ():
+        name, eq, template = (part.strip() for part in item.partition("="))
+        if not eq or not name or not template:
+            raise InputError(f"--attribute-column '{item}': expected NAME=TEMPLATE, e.g. "
+                             "gamma=gamma_{element}")
+        if name in ("quanta", "count"):
+            raise InputError(f"--attribute-column '{item}': '{name}' is not an attribute "
+                             "(--quanta-column and --tokens-column give it)")
+        if name in out:
+            raise InputError(f"--attribute-column: attribute '{name}' is given twice")
+        out[name] = template
+    return out
+
+
 def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessment:
     """The assessment, then the figures within groups and over folds or repeats
-    (SPEC §12): with folds or repeats the reported parameters are fitted on every row."""
-    folds, repeats, within = (getattr(args, k, None) for k in ("folds", "repeats", "within"))
-    if folds is not None and repeats is not None:
-        raise InputError(f"mapeval {command}: give --folds or --repeats, not both")
-    if within is not None and within not in data.columns:
-        raise InputError(f"{data.path}: no column '{within}' for --within "
-                         f"(columns: {', '.join(data.columns)})")
-    cross = folds is not None or repeats is not None
-    splits = None
-    if cross:
+    (SPEC §12): with folds or repeats the reported parameters are fitted on every row.
+    With ``--fit-by COLUMN`` each group of the column has its own parameters, fitted
+    and tested on splits made within each group; with a ``SPEC@COLUMN`` parameter the
+    pooled fit (on the usual splits) has one value of it per group.  ``--within``
+    defaults to that column.  ``--folds-by COLUMN`` leaves each group of the column out
+    in turn."""
+    folds, repeats, within, by = (getattr(args, k, None)
+                                  for k in ("folds", "repeats", "within", "folds_by"))
+    fit_by = getattr(args, "fit_by", None)
+    given = [o for o, v in (("--folds", folds), ("--folds-by", by), ("--repeats", repeats))
+             if v is not None]
+    if len(given) > 1:
+        raise InputError(f"mapeval {command}: give {' or '.join(given)}, "
+                         f"{'not both' if len(given) == 2 else 'only one'}")
+    if by is not None and fit_by is not None:
+        raise InputError(f"mapeval {command}: --fit-by fits each group on its own rows, "
+                         "so --folds-by cannot leave a group out: give one of them")
+    for option, column in (("--within", within), ("--fit-by", fit_by), ("--folds-by", by)):
+        if column is not None and column not in data.columns:
+            raise InputError(f"{data.path}: no column '{column}' for {option} "
+                             f"(columns: {', '.join(data.columns)})")
+    grouped = {item.strip(): item.partition(GROUP_MARK)[2].strip()
+               for item in (args.free or "").split(",") if GROUP_MARK in item}
+    for item, column in grouped.items():
+        if column and column not in data.columns:
+            raise InputError(f"{data.path}: no column '{column}' for {item} "
+                             f"(columns: {', '.join(data.columns)})")
+    pooled_by = [c for c in dict.fromkeys(grouped.values()) if c]
+    within = within or fit_by or (pooled_by[0] if pooled_by else None)
+    cross = folds is not None or repeats is not None or by is not None
+    strata = None if fit_by is None else \
+        [group_label(r, fit_by, f"--fit-by {fit_by}") for r in rows]
+    splits = labels = None
+    if by is not None:
+        splits, labels = leave_one_group_out([group_label(r, by, f"--folds-by {by}")
+                                              for r in rows])
+    elif cross and strata is not None:
+        splits = group_splits(strata, fit_by, folds=folds, repeats=repeats,
+                              test_fraction=args.test_fraction, seed=args.seed)
+    elif cross:
         splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
                   repeat_splits(len(rows), repeats, args.test_fraction, args.seed))
     fits = (1 + len(splits) if cross else 1) if args.free else 0
+    fits *= len(set(strata)) if fit_by else 1
+    residuals = getattr(args, "residuals", "absolute")
+    groups = None if within is None else [group_label(r, within, f"--within {within}")
+                                          for r in rows]
     with progress_bar(args, (1 + args.starts) * fits or None, "fit", "starts") as bar:
-        assessment = assess(arch, rows, app=app, metric=args.metric,
-                            aggregate=args.aggregate, free=args.free,
-                            test_fraction=0.0 if cross else args.test_fraction,
-                            seed=args.seed, params=overrides, source=source,
-                            starts=args.starts, progress=bar,
-                            residuals=getattr(args, "residuals", "absolute"))
-        groups = None if within is None else [_group(r, within) for r in rows]
+        common = dict(app=app, metric=args.metric, aggregate=args.aggregate, free=args.free,
+                      test_fraction=0.0 if cross else args.test_fraction, seed=args.seed,
+                      params=overrides, source=source, starts=args.starts, progress=bar,
+                      residuals=residuals)
+        if fit_by:
+            assessment = assess_by(arch, rows, fit_by, within=within, **common)
+        else:
+            assessment = assess(arch, rows, **common)
         result = assessment.result
         if cross:
             fit = assessment.fit
-            result = cross_validate(assessment.model, fit.free if fit else None, splits,
-                                    "folds" if folds is not None else "repeats",
+            free = None
+            if fit is not None:
+                free = expand_groups(parse_free(arch, args.free, app), rows) if fit_by \
+                    else fit.free
+            result = cross_validate(assessment.model, free, splits,
+                                    "repeats" if repeats is not None else "folds",
                                     groups=groups, within=within,
                                     fitted=fit.values if fit else None,
                                     starts=args.starts, seed=args.seed, progress=bar,
-                                    residuals=getattr(args, "residuals", "absolute"))
-    if not cross and groups is not None:
+                                    residuals=residuals, fit_by=strata if fit_by else None,
+                                    fit_column=fit_by, labels=labels, folds_by=by)
+    if not cross and groups is not None and not fit_by:
         on = assessment.scored
-        fid, tau = within_groups(assessment.predicted[on], assessment.measured[on],
-                                 [groups[i] for i in on])
-        result = replace(result, fidelity_within=fid, tau_within=tau, within=within)
+        result = fidelity(assessment.predicted[on], assessment.measured[on], n=result.n,
+                          n_train=result.n_train, fitted=result.fitted,
+                          groups=[groups[i] for i in on], within=within)
+        result = with_group_details(result, groups, assessment.train, fit=assessment.fit)
     return replace(assessment, result=result)
-
-
-def _group(row, column: str) -> str:
-    label = row.cells.get(column, "").strip()
-    if not label:
-        raise row.error("missing cell (--within needs every row's group)", column)
-    return label
 
 
 def report_problems(study: Study, stream=None) -> None:

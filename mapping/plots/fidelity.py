@@ -47,8 +47,10 @@ def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
         lo, hi = finite.min(), finite.max()
         ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls="--", label="predicted = measured")
     style.tidy(ax)
-    ax.set_xlabel(style.label(f"predicted {metric}", a.model.arch.unit(metric)))
-    ax.set_ylabel(measured_label)
+    # measurements are compared with predictions, so they are in the metric's unit
+    unit = a.model.arch.unit(metric)
+    ax.set_xlabel(style.label(f"predicted {metric}", unit))
+    ax.set_ylabel(style.label(measured_label, unit))
     where = r.rows_described()
     heading = title or f"{a.model.arch.name}: model against measurements"
     ax.set_title(f"{heading}\nKendall tau-b = {_f(r.tau)}, pairs ordered = {_f(r.fidelity)} "

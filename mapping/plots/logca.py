@@ -195,10 +195,10 @@ def draw_curves(ax, curves, points=400):
     g = np.logspace(math.log10(gmin), math.log10(gmax), points)
     shown = []
     for i, c in enumerate(curves):
-        a, colour = c.analysis, style.color(i)
+        a, (colour, line) = c.analysis, style.series(i)
         s = a.speedup(g)
         shown.append(s[s > 0])
-        ax.plot(g, s, color=colour, lw=1.8, label=c.label)
+        ax.plot(g, s, color=colour, ls=line, lw=1.8, label=c.label)
         for value, level, marker in ((a.g1, 1.0, "o"), (a.g_half, a.A / 2, "^")):
             if value is not None and gmin <= value <= gmax:
                 ax.plot([value], [level], marker, color=colour, ms=7, mec="black", mew=0.6)
@@ -221,7 +221,11 @@ def draw_curves(ax, curves, points=400):
     ax.set_xlabel("granularity g")
     ax.set_ylabel("speedup T0(g) / T1(g)")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8, ncol=2 if len(curves) > 6 else 1)
+    if len(curves) > 6:     # outside, below the chart: inside it would hide the lowest curves
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize=8,
+                  ncol=3, frameon=False)
+    else:
+        ax.legend(loc="lower right", fontsize=8)
 
 
 def draw_region_rows(ax, curves):

@@ -79,7 +79,8 @@ def plot_breakdown(runs: Sequence[Breakdown], path, byte_cost: float = 1.0,
     right.set_yticks(ticks, labels, fontsize=style.SMALL)
     right.invert_yaxis()
     right.set_xscale("log")
-    right.set_xlabel("instructions (computation) or bytes (communication), log scale")
+    right.set_xlabel(style.label("computation or communication, log scale",
+                                 "instructions or B"))
     style.tick_format(right.xaxis)
     right.set_title("per function (Fig. 4), by computation")
     handles, _ = left.get_legend_handles_labels()

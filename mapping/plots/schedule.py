@@ -93,7 +93,8 @@ def draw_schedule(ax, document: dict, rows, actors, cns=(), time_unit: str | Non
                     bbox=dict(facecolor="white", alpha=0.8, linewidth=0), clip_on=True)
     ax.set_yticks(range(len(rows)), rows)
     ax.set_ylim(len(rows) - 0.4, -1.0)      # first row on top, room for the period bracket
-    ax.set_xlabel(style.label("time", time_unit))
+    # without a declared unit, time is in the unit of the firing times (the file's)
+    ax.set_xlabel(style.label("time", time_unit or "time units"))
     ax.set_ylabel("PE / CN" if mapped else "actor")
     ax.grid(True, axis="x", alpha=0.3)
     handles = [Patch(facecolor=colors[a], edgecolor="black", label=a) for a in actors]

@@ -71,6 +71,17 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
+#: line styles that tell apart series whose colours repeat (more than the palette holds)
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def series(i: int) -> tuple[str, str]:
+    """The ``i``-th series' colour and line style: the palette's colours first with solid
+    lines, then again dashed, dotted and dash-dotted, so that the first
+    ``len(PALETTE) * len(LINESTYLES)`` series all differ."""
+    return color(i), LINESTYLES[(i // len(PALETTE)) % len(LINESTYLES)]
+
+
 def text_color(rgba) -> str:
     """Black or white, whichever reads better on a cell of colour ``rgba``: black when
     the colour's relative luminance (WCAG 2.x) is above 0.179, where the contrast
@@ -146,5 +157,6 @@ def tidy(ax) -> None:
 
 
 __all__ = ["PALETTE", "HIGHLIGHT", "MUTED", "SEQUENTIAL", "DIVERGING", "FONT", "SMALL",
-           "TITLE", "COLUMN", "PAGE", "DPI", "RC", "figure_style", "styled", "color",
+           "TITLE", "COLUMN", "PAGE", "DPI", "RC", "LINESTYLES", "figure_style", "styled", "color",
+           "series",
            "text_color", "label", "number", "size", "tick_format", "tidy"]

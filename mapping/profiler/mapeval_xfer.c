@@ -30,6 +30,18 @@
    -- is written to a register other than the stack and instruction pointers, or to
    memory.  Address arithmetic (mov rax,[rbx+8]) and stack-pointer updates (push, call)
    are not arithmetic; lea, which writes an address to a register, is.
+   The rule reads each instruction's IR as Valgrind's front end made it: the tool turns
+   VEX's IR optimiser off (iropt level 0, as --vex-iropt-level=0 would), because the
+   optimiser works across instructions and would make a class depend on the neighbours.
+   It drops a register write, and a condition-code write, that a later instruction of
+   the superblock overwrites (in rol; add; xor on one register only the xor kept
+   either), folds constants (pxor of a register with itself), merges equal computations
+   (two identical lea) and turns the condition-code helper of a setcc after a cmp into a
+   compare of the setcc's own.  Before it, an instruction's IR is its own: the front
+   end's minimal pass only replaces reads of registers written earlier in the
+   superblock by the values written and propagates copies, which moves no operation
+   and removes no write.  Valgrind's clean-up after instrumentation still folds
+   constants and removes dead code from the code that runs.
 
    Transfers.  Shadow memory maps every byte to the invocation that last wrote it (0:
    none recorded) and the one that last read it.  A load of byte b by invocation c adds
@@ -544,10 +556,10 @@ static void call(IRSB *out, const HChar *name, void *fn, Int regparms, IRExpr **
    addStmtToIRSB(out, IRStmt_Dirty(d));
 }
 
-/* The stack pointer at this point of the superblock.  The guest state is exact at the
-   start of a superblock; later, iropt may have removed a PUT that a later instruction
-   overwrote, so the value last put in the superblock is used.  (Without chasing, an
-   entry inside a superblock is reached only by falling through into it.) */
+/* The stack pointer at this point of the superblock: the value last put in the
+   superblock, else the guest state's, which is exact at the start of a superblock.
+   (Without chasing, an entry inside a superblock is reached only by falling through
+   into it.) */
 static IRExpr *stack_pointer(IRSB *out, IRType word, IRExpr *last_put)
 {
    IRTemp t;
@@ -757,6 +769,8 @@ static void xf_post_clo_init(void)
    /* One superblock per jump target: a call or jump then starts a superblock, where the
       guest state (the stack pointer read on entry) is exact. */
    VG_(clo_vex_control).guest_chase = False;
+   /* Each instruction classified on its own IR, unoptimised (see Instructions above). */
+   VG_(clo_vex_control).iropt_level = 0;
 }
 
 static void xf_pre_clo_init(void)

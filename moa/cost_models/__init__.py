@@ -1,5 +1,7 @@
 """The cost-model library: import registers the built-in models."""
-from moa.cost_models.base import CostModel, MemoryTraffic, Parameters, attribute
+from moa.cost_models.base import (FACT, NON_NEGATIVE, Bounds, CostModel, MemoryTraffic,
+                                  Parameters, attribute, fittable_parameters,
+                                  parameter_bounds)
 from moa.cost_models.registry import (ENTRY_POINT_GROUP, available_models, make_model,
                                       model_class, register)
 from moa.cost_models import linear  # noqa: F401  (registers lsla, gsla, gsla_power)
@@ -8,5 +10,6 @@ from moa.cost_models import logca  # noqa: F401  (registers logca)
 from moa.cost_models import lookup  # noqa: F401  (registers lookup)
 from moa.cost_models import gpu  # noqa: F401  (registers gpu)
 
-__all__ = ["CostModel", "MemoryTraffic", "Parameters", "attribute", "ENTRY_POINT_GROUP",
+__all__ = ["FACT", "NON_NEGATIVE", "Bounds", "CostModel", "MemoryTraffic", "Parameters",
+           "attribute", "fittable_parameters", "parameter_bounds", "ENTRY_POINT_GROUP",
            "available_models", "make_model", "model_class", "register"]

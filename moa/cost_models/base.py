@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Callable, ClassVar, Iterable, NamedTuple, Sequence
 
+import annotated_types
+import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 
@@ -71,6 +73,24 @@ def attribute(token, name: str, default: Any, *, positive: bool = False,
             return value                        # the common case, checked at once
     except TypeError:
         pass
+    except ValueError:
+        # an array: the tokens of many rows at once (mapping.row_batch); checked alike
+        return _array_attribute(token, name, value, positive, signed, allow_inf)
+    return _refused(token, name, value, positive, signed, allow_inf)
+
+
+def _array_attribute(token, name, values, positive, signed, allow_inf):
+    v = np.asarray(values, dtype=float)
+    good = np.isfinite(v) | ((v == math.inf) & allow_inf)
+    if not signed:
+        good &= (v > 0) if positive else (v >= 0)
+    if good.all():
+        return values
+    return _refused(token, name, float(v[~good][0]), positive, signed, allow_inf)
+
+
+def _refused(token, name, value, positive, signed, allow_inf):
+    """``value`` of attribute ``name`` unless out of range: then the error saying why."""
     where = f"token of '{getattr(token, 'source', '?')}'"
     if isinstance(value, (str, bytes)) or value is None:
         raise ValueError(f"{where} has {name} = {value!r}; it must be a number")
@@ -92,6 +112,65 @@ def _not_nan(value):
 
 #: a float parameter that may be infinite (no limit) but never nan
 NumberOrInf = Annotated[float, BeforeValidator(_not_nan)]
+
+#: ``Field(json_schema_extra=FACT)`` marks a number that is a key or a fact, never fitted
+#: (a compute capability): a ``--fit`` pattern does not expand to it
+FACT = {"fit": False}
+
+
+class Bounds(NamedTuple):
+    """The values a parameter may take by its meaning: ``low`` to ``high``, each end
+    open (excluded) or closed; an efficiency is ``(0, 1]``, a count ``[0, inf)``."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = True
+    high_open: bool = True
+
+    def __contains__(self, value) -> bool:
+        return ((value > self.low) if self.low_open else (value >= self.low)) and \
+            ((value < self.high) if self.high_open else (value <= self.high))
+
+    def intersect(self, other: "Bounds") -> "Bounds":
+        """The values both allow."""
+        low = max((self.low, self.low_open), (other.low, other.low_open))
+        high = min((self.high, not self.high_open), (other.high, not other.high_open))
+        return Bounds(low[0], high[0], low[1], not high[1])
+
+    def __str__(self):
+        return (f"{'(' if self.low_open else '['}{self.low:g}, "
+                f"{self.high:g}{')' if self.high_open else ']'}")
+
+
+#: what a fitted parameter without declared bounds may take (a bare ``param``)
+NON_NEGATIVE = Bounds(0.0, math.inf, False, True)
+
+
+def parameter_bounds(parameters: type[Parameters], name: str) -> Bounds | None:
+    """The bounds of numeric parameter ``name`` as its pydantic field declares them
+    (``gt``, ``ge``, ``lt``, ``le``, on the ``Field`` or in the type: ``PositiveFloat``);
+    None for a field that is not a fittable number (a string, an integer, a choice, or
+    one marked :data:`FACT`)."""
+    field = parameters.model_fields.get(name)
+    if field is None or field.annotation is not float or \
+            (field.json_schema_extra or {}).get("fit") is False:
+        return None
+    b = Bounds()
+    for m in field.metadata:
+        if isinstance(m, annotated_types.Gt):
+            b = b.intersect(Bounds(float(m.gt), math.inf, True))
+        elif isinstance(m, annotated_types.Ge):
+            b = b.intersect(Bounds(float(m.ge), math.inf, False))
+        elif isinstance(m, annotated_types.Lt):
+            b = b.intersect(Bounds(high=float(m.lt), high_open=True))
+        elif isinstance(m, annotated_types.Le):
+            b = b.intersect(Bounds(high=float(m.le), high_open=False))
+    return b
+
+
+def fittable_parameters(parameters: type[Parameters]) -> tuple[str, ...]:
+    """The parameters a ``--fit`` pattern may expand to: those with bounds."""
+    return tuple(n for n in parameters.model_fields if parameter_bounds(parameters, n))
 
 def sum_features(features: Callable[[Any], Sequence[float]], width: int,
                  tokens: Iterable) -> list[float]:

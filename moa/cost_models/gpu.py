@@ -1,18 +1,19 @@
 """A GPU as a PE: a roofline per wave of thread blocks, occupancy from the CUDA rules.
 
 ``gpu(cc, sms, cores, clock, bandwidth, efficiency=1, compute_efficiency=1, hide=0,
-hide_compute=0, sync=0, l2=inf, launch=0)`` costs one kernel launch (a token) in
-seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads per block), ``regs`` (registers
-per thread, 0: not limiting), ``smem`` (shared memory bytes per block), ``bytes`` (DRAM
-traffic), ``l2_bytes`` (traffic between the SMs and the L2 cache, in 32-byte sectors
-as the access pattern requests them), ``flops`` (default its ``ops``, else 0) and
-``syncs`` (barrier steps per block, default 0).
+hide_compute=0, sync=0, l2=inf, dispatch=0, launch=0)`` costs one kernel launch (a token)
+in seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads per block),
+``regs`` (registers per thread, 0: not limiting), ``smem`` (shared memory bytes per
+block), ``carveout`` (the preferred shared memory share of the L1 in percent; absent: the
+largest), ``bytes`` (DRAM traffic), ``l2_bytes`` (traffic between the SMs and the L2
+cache, in 32-byte sectors as the access pattern requests them), ``flops`` (default its
+``ops``, else 0) and ``syncs`` (barrier steps per block, default 0).
 
 **Occupancy** (:func:`occupancy`): the blocks resident on one multiprocessor (SM) are the
 fewest allowed by blocks, warps, registers and shared memory per SM, as the CUDA
 Occupancy Calculator computes them from the limits of the compute capability
-(:data:`LIMITS`, the CUDA C Programming Guide's table "Technical Specifications per
-Compute Capability").
+(:data:`LIMITS`: 3.0 to 12.0, Kepler to Blackwell, from the CUDA C++ Programming Guide's
+table "Technical Specifications per Compute Capability" and ``cuda_occupancy.h``).
 
 **Time**: the grid runs in waves of ``slots = resident · sms`` blocks: ``grid // slots``
 full waves and one partial wave of the rest.  A wave of ``n`` blocks keeps
@@ -21,19 +22,42 @@ achieved bandwidth ``efficiency · bandwidth`` scaled down by Little's law when 
 warps are in flight to cover the memory latency (``min(1, W / (hide · sms))``: ``hide``
 warps per SM saturate the memory system), and does its share of the flops at
 ``compute_efficiency · 2 · cores · clock`` (one FMA per core and cycle) likewise with
-``hide_compute``.  Per wave, the larger of the two (roofline, Williams et al. 2009)::
+``hide_compute``.  Per wave, the largest of these roofs (roofline, Williams et al.
+2009) and of the blocks' dispatch::
 
     time = launch + Σ_waves [max(bytes_w / (B_eff · h(W)), l2_bytes_w / (l2 · clock · h(W)),
-                                 flops_w / (P_eff · h_c(W)))
+                                 flops_w / (P_eff · h_c(W)), ceil(n / sms) · dispatch / clock)
                              + syncs · warps per block · sync / clock]
 
 The L2 roof (``l2`` bytes per core cycle) is the hierarchical roofline's cache ceiling
 (Williams et al. 2009; the ERT measures it): a strided access requests many sectors per
 useful byte, and is bound there long before DRAM is.
 
+**Dispatch** (issue 32).  An SM starts a block only when its warps, registers and shared
+memory are allocated and initialised, and frees them when the block retires; let that
+take ``dispatch`` cycles per block, done by each SM one block after another.  Then an SM
+that runs ``b`` blocks needs at least ``b · dispatch / clock`` seconds whatever the
+occupancy: a roof on blocks, as the bandwidth is one on bytes.  A wave of ``n`` blocks
+gives its busiest SM ``ceil(n / sms)`` of them, so the grid takes at least
+``Σ_waves ceil(n / sms) · dispatch / clock ≈ grid / sms · dispatch / clock``.  A block of
+``T`` threads streaming ``s`` bytes each is dispatch bound when ``T · s / dispatch``
+(bytes per SM and cycle it supplies) falls below the DRAM bandwidth per SM and cycle,
+``B_eff / (sms · clock)``: small blocks, fast memory, many SMs.  The H100 (132 SMs,
+1980 MHz) streaming 2^28 floats shows it: with 64-thread blocks 2.56 ms although both
+launches fill every SM, against 1.17 ms with 256 threads: 2^28 / 64 / 132 = 31775 blocks
+per SM in 2.56 ms is ``dispatch`` = 2.56e-3 · 1.98e9 / 31775 ≈ 160 cycles; with 256-thread
+blocks the 7944 blocks per SM need 0.64 ms, under the 1.17 ms of DRAM, which then
+bounds.  ``dispatch`` is a property of the SM's block scheduler: a ``.moa`` shares it by
+generation, and ``mapeval fit`` frees it.
+
 The last term is the part of a block no other block hides: ``syncs`` barrier steps
 (``__syncthreads``, a tree reduction's ``log2(block)``), each taking ``sync`` cycles per
 warp of the block, as all its warps pass the barrier before any goes on.
+
+**Bounds** (the parameters' pydantic fields, which ``mapeval fit`` keeps): the
+efficiencies are fractions of a data-sheet peak, in (0, 1]; ``hide`` and
+``hide_compute`` are warps per SM, at most 64 (:data:`MAX_WARPS`); cycles, bytes per
+cycle and seconds are non-negative.
 
 Units: ``clock`` in MHz, ``bandwidth`` in GB/s (10^9 bytes/s), the time in seconds.
 Every parameter is a plain number, so that a ``.moa`` may set it from the data sheet or
@@ -46,18 +70,21 @@ from typing import NamedTuple
 
 from pydantic import Field, field_validator
 
-from moa.cost_models.base import CostModel, NumberOrInf, Parameters, attribute
+from moa.cost_models.base import FACT, CostModel, NumberOrInf, Parameters, attribute
 from moa.cost_models.registry import register
 
-__all__ = ["GPU", "LIMITS", "Limits", "Occupancy", "occupancy"]
+__all__ = ["GENERATIONS", "GPU", "LIMITS", "Limits", "Occupancy", "limits", "occupancy"]
 
 WARP = 32
 
 
 class Limits(NamedTuple):
-    """Per-SM limits of one compute capability (CUDA C Programming Guide, Appendix
-    "Compute Capabilities", table "Technical Specifications per Compute Capability"; the
-    allocation units are the CUDA Occupancy Calculator's)."""
+    """Per-SM limits of one compute capability: the CUDA C++ Programming Guide's table
+    "Technical Specifications per Compute Capability" (Appendix "Compute
+    Capabilities"), and the allocation rules of the CUDA Occupancy Calculator
+    (``cuda_occupancy.h``: register unit, sub-partitions, shared memory unit, the
+    carveouts each capability supports and the shared memory the driver reserves per
+    block from compute capability 8.0 on)."""
 
     blocks: int                 # maximum resident blocks per multiprocessor
     warps: int                  # maximum resident warps per multiprocessor
@@ -66,25 +93,64 @@ class Limits(NamedTuple):
     registers_per_block: int    # maximum registers per block
     registers_per_thread: int   # maximum registers per thread
     register_unit: int          # register allocation unit (per warp)
-    warp_granularity: int       # warp allocation granularity (of the register limit)
-    shared: int                 # shared memory per multiprocessor (bytes)
-    shared_per_block: int       # maximum shared memory per block (bytes)
+    warp_granularity: int       # sub-partitions: warps are given registers in groups of it
+    shared: int                 # maximum shared memory per multiprocessor (bytes)
+    shared_per_block: int       # maximum shared memory per block (bytes; > 48 KB: opt-in)
     shared_unit: int            # shared memory allocation unit (bytes)
     cores_per_sm: int           # FP32 cores per multiprocessor
+    generation: str             # architecture name: parameters a .moa shares by it
+    reserved: int = 0           # shared memory the driver reserves per block (bytes)
+    carveouts: tuple = ()       # shared memory sizes per SM one may choose (KB); () fixed
 
 
-#: compute capability -> its limits.  Kepler 3.x: 16 blocks, 64 warps, 64K registers
-#: (128K on 3.7), 48 KB shared memory with the 48/16 KB split (112 KB on 3.7), 192 cores;
-#: Maxwell 5.x: 32 blocks, 64 warps, 64K registers, 64 KB shared (96 KB on 5.2), 128
-#: cores; registers allocated per warp in units of 256, warps in groups of 4 (calculator)
+_K = 1024
+_VOLTA = (0, 8, 16, 32, 64, 96)
+_AMPERE = (0, 8, 16, 32, 64, 100, 132, 164)        # 8.0 and 8.7 (A100, Orin)
+_GA10X = (0, 8, 16, 32, 64, 100)                   # 8.6, 8.9, 12.0
+_HOPPER = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+
+#: compute capability -> its limits (CUDA C++ Programming Guide, table "Technical
+#: Specifications per Compute Capability"; cuda_occupancy.h for the allocation units,
+#: the sub-partitions -- 2 on 6.0, 4 elsewhere -- the carveouts and the reserved 1 KB)
 LIMITS: dict[float, Limits] = {
-    3.0: Limits(16, 64, 1024, 65536, 65536, 63, 256, 4, 49152, 49152, 256, 192),
-    3.5: Limits(16, 64, 1024, 65536, 65536, 255, 256, 4, 49152, 49152, 256, 192),
-    3.7: Limits(16, 64, 1024, 131072, 65536, 255, 256, 4, 114688, 49152, 256, 192),
-    5.0: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 65536, 49152, 256, 128),
-    5.2: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 98304, 49152, 256, 128),
-    5.3: Limits(32, 64, 1024, 65536, 32768, 255, 256, 4, 65536, 49152, 256, 128),
+    #       blocks warps thr  registers   /block /thr unit sub  shared     /block    unit cores
+    3.0: Limits(16, 64, 1024, 65536, 65536, 63, 256, 4, 48 * _K, 48 * _K, 256, 192, "kepler"),
+    3.5: Limits(16, 64, 1024, 65536, 65536, 255, 256, 4, 48 * _K, 48 * _K, 256, 192, "kepler"),
+    3.7: Limits(16, 64, 1024, 131072, 65536, 255, 256, 4, 112 * _K, 48 * _K, 256, 192,
+                "kepler"),
+    5.0: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 64 * _K, 48 * _K, 256, 128, "maxwell"),
+    5.2: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 96 * _K, 48 * _K, 256, 128, "maxwell"),
+    5.3: Limits(32, 64, 1024, 65536, 32768, 255, 256, 4, 64 * _K, 48 * _K, 256, 128, "maxwell"),
+    6.0: Limits(32, 64, 1024, 65536, 65536, 255, 256, 2, 64 * _K, 48 * _K, 256, 64, "pascal"),
+    6.1: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 96 * _K, 48 * _K, 256, 128, "pascal"),
+    6.2: Limits(32, 64, 1024, 65536, 32768, 255, 256, 4, 64 * _K, 48 * _K, 256, 128, "pascal"),
+    7.0: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 96 * _K, 96 * _K, 256, 64, "volta",
+                0, _VOLTA),
+    7.2: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 96 * _K, 96 * _K, 256, 64, "volta",
+                0, _VOLTA),
+    7.5: Limits(16, 32, 1024, 65536, 65536, 255, 256, 4, 64 * _K, 64 * _K, 256, 64, "turing",
+                0, (32, 64)),
+    8.0: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 164 * _K, 163 * _K, 128, 64, "ampere",
+                _K, _AMPERE),
+    8.6: Limits(16, 48, 1024, 65536, 65536, 255, 256, 4, 100 * _K, 99 * _K, 128, 128, "ampere",
+                _K, _GA10X),
+    8.7: Limits(16, 48, 1024, 65536, 65536, 255, 256, 4, 164 * _K, 163 * _K, 128, 128, "ampere",
+                _K, _AMPERE),
+    8.9: Limits(24, 48, 1024, 65536, 65536, 255, 256, 4, 100 * _K, 99 * _K, 128, 128, "ada",
+                _K, _GA10X),
+    9.0: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 228 * _K, 227 * _K, 128, 128, "hopper",
+                _K, _HOPPER),
+    10.0: Limits(32, 64, 1024, 65536, 65536, 255, 256, 4, 228 * _K, 227 * _K, 128, 128,
+                 "blackwell", _K, _HOPPER),
+    12.0: Limits(32, 48, 1024, 65536, 65536, 255, 256, 4, 100 * _K, 99 * _K, 128, 128,
+                 "blackwell", _K, _GA10X),
 }
+
+#: the most warps any SM holds (64): no more can be in flight to hide a latency
+MAX_WARPS = max(lim.warps for lim in LIMITS.values())
+
+#: generations by name, oldest first (a .moa shares parameters by them)
+GENERATIONS: tuple[str, ...] = tuple(dict.fromkeys(lim.generation for lim in LIMITS.values()))
 
 
 def limits(cc: float) -> Limits:
@@ -110,9 +176,33 @@ class Occupancy(NamedTuple):
     occupancy: float
 
 
-def occupancy(cc: float, block: int, regs: int = 0, smem: int = 0) -> Occupancy:
+def _register_blocks(lim: Limits, warps: int, regs: int, sub: int) -> int:
+    """Blocks per SM by registers (Occupancy Calculator): a warp gets ``regs · 32``
+    registers rounded up to the allocation unit, each of the ``sub`` sub-partitions
+    holds ``registers / sub`` of them; a block must fit the per-block limit with its
+    warps rounded up to a multiple of ``sub`` (the hardware's check)."""
+    per_warp = _ceil_to(regs * WARP, lim.register_unit)
+    if per_warp * _ceil_to(warps, sub) > lim.registers_per_block:
+        return 0
+    return (lim.registers // sub // per_warp) * sub // warps
+
+
+def _carveout_bytes(lim: Limits, want: int) -> int:
+    """The smallest supported shared memory size per SM of at least ``want`` bytes."""
+    for kb in lim.carveouts:
+        if kb * _K >= want:
+            return kb * _K
+    return lim.shared
+
+
+def occupancy(cc: float, block: int, regs: int = 0, smem: int = 0,
+              carveout: float | None = None) -> Occupancy:
     """Resident blocks per SM of a launch of ``block`` threads, ``regs`` registers per
-    thread and ``smem`` shared bytes per block (CUDA Occupancy Calculator rules)."""
+    thread and ``smem`` shared bytes per block (CUDA Occupancy Calculator rules).
+    ``carveout``: the preferred shared memory share of the unified L1 in percent
+    (``cudaFuncAttributePreferredSharedMemoryCarveout``; ``None``, the default: the
+    largest), rounded up to a size the capability supports and never below one
+    block's need."""
     lim = limits(cc)
     block, regs, smem = int(block), int(regs), int(smem)
     if not 0 < block <= lim.threads_per_block:
@@ -124,22 +214,27 @@ def occupancy(cc: float, block: int, regs: int = 0, smem: int = 0) -> Occupancy:
     if smem > lim.shared_per_block:
         raise ValueError(f"{smem} bytes of shared memory per block exceed the "
                          f"{lim.shared_per_block} of compute capability {cc}")
+    if carveout is not None and not 0 <= carveout <= 100:
+        raise ValueError(f"a shared memory carveout is 0 to 100 percent, not {carveout}")
     # Programming Guide, "Hardware Implementation": a block runs as ceil(threads/32) warps
     warps = -(-block // WARP)
     by = {"blocks": lim.blocks,                 # "Maximum number of resident blocks per SM"
           "warps": lim.warps // warps}          # "Maximum number of resident warps per SM"
     if regs > 0:
-        # Occupancy Calculator: registers per warp = ceil(regs*32, allocation unit 256);
-        # warps per SM by registers = floor(registers per block / that, granularity 4);
-        # blocks = floor(those warps / warps per block) x (registers per SM / per block)
-        per_warp = _ceil_to(regs * WARP, lim.register_unit)
-        fit = (lim.registers_per_block // per_warp) // lim.warp_granularity \
-            * lim.warp_granularity
-        by["registers"] = fit // warps * (lim.registers // lim.registers_per_block)
-    if smem > 0:
-        # Occupancy Calculator: shared memory per block rounded up to the 256-byte unit;
-        # blocks = floor("Maximum amount of shared memory per SM" / that)
-        by["shared"] = lim.shared // _ceil_to(smem, lim.shared_unit)
+        by["registers"] = _register_blocks(lim, warps, regs, lim.warp_granularity)
+        if round(float(cc), 1) == 6.0 and by["registers"]:
+            # cuda_occupancy.h: a launch that cannot run on GP10x (4 sub-partitions)
+            # runs on no Pascal part
+            by["registers"] = by["registers"] if _register_blocks(lim, warps, regs, 4) else 0
+    need = smem + lim.reserved                  # the driver's 1 KB per block from 8.0 on
+    if need > 0:
+        per_block = _ceil_to(need, lim.shared_unit)
+        per_sm = lim.shared
+        if carveout is not None and lim.carveouts:
+            per_sm = _carveout_bytes(lim, int(carveout * lim.shared / 100))
+            if per_sm < per_block:              # Volta on: the driver takes a larger one
+                per_sm = _carveout_bytes(lim, per_block)
+        by["shared"] = per_sm // per_block
     limit = min(by, key=lambda k: (by[k], k != "blocks"))
     resident = by[limit]
     if resident == 0:
@@ -154,18 +249,20 @@ class GPU(CostModel):
     name = "gpu"
 
     class Parameters(Parameters):
-        cc: float = Field(gt=0)                  # compute capability, e.g. 3.5
+        cc: float = Field(gt=0, json_schema_extra=FACT)  # compute capability, e.g. 3.5
         sms: int = Field(gt=0)                   # multiprocessors
         cores: float = Field(gt=0)               # FP32 cores in all
         clock: float = Field(gt=0)               # core clock, MHz
         bandwidth: float = Field(gt=0)           # data-sheet DRAM bandwidth, GB/s
-        efficiency: float = Field(default=1.0, gt=0)          # achieved / data sheet
-        compute_efficiency: float = Field(default=1.0, gt=0)  # achieved / peak flops
-        hide: float = Field(default=0.0, ge=0)                # warps/SM saturating memory
-        hide_compute: float = Field(default=0.0, ge=0)        # warps/SM saturating compute
+        efficiency: float = Field(default=1.0, gt=0, le=1)          # achieved / data sheet
+        compute_efficiency: float = Field(default=1.0, gt=0, le=1)  # achieved / peak flops
+        # warps per SM saturating memory / compute: at most the most warps an SM holds
+        hide: float = Field(default=0.0, ge=0, le=MAX_WARPS)
+        hide_compute: float = Field(default=0.0, ge=0, le=MAX_WARPS)
         sync: float = Field(default=0.0, ge=0)                # cycles per warp and barrier
         l2: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
         launch: float = Field(default=0.0, ge=0)              # seconds per launch
+        dispatch: float = Field(default=0.0, ge=0)            # cycles per block and SM
 
         @field_validator("cc")
         @classmethod
@@ -190,7 +287,8 @@ class GPU(CostModel):
         flops = attribute(token, "flops", token.get("ops", 0.0))
         syncs = attribute(token, "syncs", 0.0)
         l2_data = attribute(token, "l2_bytes", 0.0)
-        occ = occupancy(p.cc, block, regs, smem)
+        carveout = None if token.get("carveout") is None else attribute(token, "carveout", 0.0)
+        occ = occupancy(p.cc, block, regs, smem, carveout)
         slots = occ.blocks * p.sms
         blocks = math.ceil(grid)
         full, rest = divmod(blocks, slots)
@@ -206,7 +304,9 @@ class GPU(CostModel):
             hidden = _hidden(in_flight, p.hide, p.sms)
             memory = share * max(data / bandwidth, l2_data / (p.l2 * p.clock * 1e6)) / hidden
             compute = share * flops / (peak * _hidden(in_flight, p.hide_compute, p.sms))
-            time += times * (max(memory, compute) + serial)
+            blocks_per_sm = -(-n // p.sms)               # the busiest SM's blocks
+            dispatched = blocks_per_sm * p.dispatch / (p.clock * 1e6)
+            time += times * (max(memory, compute, dispatched) + serial)
         return time
 
 

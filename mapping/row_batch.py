@@ -1,0 +1,355 @@
+"""Measurement rows evaluated all at once (SPEC §8): the engine of fast fits.
+
+A fit evaluates the same rows under thousands of parameter values; only the cost
+models change, never the tokens the rows place on the elements.  A :class:`RowBatch`
+gathers those tokens once: per group of rows sharing a bound architecture (rows whose
+parameters of the ``.moa`` agree), per element and metric, one array per token
+attribute over the tokens of all the rows.  An evaluation then asks each element's rule
+of the semantic core (:func:`mapping.metrics.rule`) for its features of all those tokens
+at once -- the models' own ``token_cost``/``token_features``, written with operators
+numpy broadcasts, applied to arrays -- sums them per row (``bincount``, in token order,
+as the reference evaluator sums) and applies the rule's ``finish``; the aggregation's
+own :meth:`~mapping.aggregation.Aggregation.combine` and, for a system metric, its
+expression (:func:`mapping.metrics.system_value`) take the element values of all rows
+as the batch evaluator's chunks.  No rule is restated here.
+
+An element whose models are unchanged since the last evaluation keeps its values
+(memoized by its models): a finite-difference step in one parameter recomputes only
+the elements that parameter touches.  Folds and random starts share the gathered
+tokens: :meth:`RowBatch.subset` slices them for the rows of a fold.
+
+What this path does not cover raises :class:`Unsupported` and the caller evaluates row
+by row (:class:`mapping.fitting.RowModel`): timed aggregations, ``exclusive`` (its
+shares follow the mapping), CNs that charge their ends, memory traffic (its bytes come
+from the models), and a system metric on per-element activity or on one element's part.
+A rule whose features do not broadcast (a lookup table) is evaluated token by token
+over the same gathered tokens.  The first rows are checked against the reference
+evaluator when a batch is built.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from moa.cost_models import model_class
+from mapping.aggregation import aggregator
+from mapping.metrics import base_metrics, rule, system_metrics, system_value
+from mapping.traffic import ChargedToken, TrafficToken
+
+#: rows compared with the reference evaluator when a batch is built
+CHECKED_ROWS = 4
+#: memoized element values kept per batch before the memo is cleared
+MEMO_LIMIT = 4096
+
+
+class Unsupported(Exception):
+    """These rows are evaluated one at a time (see the module doc)."""
+
+
+class Tokens:
+    """The tokens of one element in one group of rows, as one duck-typed token whose
+    ``count``, ``quanta`` and attributes (``get``) are arrays over the tokens; ``row``
+    is each token's row within the group.  An attribute some tokens lack takes the
+    default given to ``get`` there."""
+
+    source = "the rows"
+
+    def __init__(self, groups: Sequence[Sequence[Any]]):
+        #: the token groups of each row (for rules evaluated token by token)
+        self.per_row = [list(g) for g in groups]
+        flat = [t for g in self.per_row for t in g]
+        self.row = np.repeat(np.arange(len(self.per_row)),
+                             [len(g) for g in self.per_row]).astype(np.intp)
+        self.count = np.array([t.count for t in flat], dtype=float)
+        self.quanta = np.array([t.quanta for t in flat], dtype=float)
+        names = {k for t in flat for k in t.attrs}
+        self._attrs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+        for name in names:
+            has = np.array([name in t.attrs for t in flat], dtype=bool)
+            values = np.array([t.attrs.get(name, 0.0) for t in flat], dtype=float)
+            self._attrs[name] = (values, None if has.all() else has)
+        self.flat = flat
+        #: the rows with at least one token here
+        self.used = np.array([bool(g) for g in self.per_row], dtype=bool)
+
+    def __len__(self):
+        return self.count.size
+
+    def get(self, key, default=None):
+        if key == "quanta":
+            return self.quanta
+        got = self._attrs.get(key)
+        if got is None:
+            return default
+        values, has = got
+        if has is None:
+            return values
+        if default is None:
+            raise TypeError(f"attribute '{key}' is missing on some tokens")
+        return np.where(has, values, default)
+
+    def subset(self, rows: np.ndarray, n_rows: int) -> "Tokens":
+        """The tokens of ``rows`` (positions in this group, renumbered 0..)."""
+        new = object.__new__(Tokens)
+        keep = np.zeros(n_rows, dtype=bool)
+        keep[rows] = True
+        mask = keep[self.row]
+        renumber = np.full(n_rows, -1, dtype=np.intp)
+        renumber[rows] = np.arange(len(rows))
+        new.per_row = [self.per_row[r] for r in rows]
+        new.row = renumber[self.row[mask]]
+        order = np.argsort(new.row, kind="stable")        # rows in their new order
+        new.row = new.row[order]
+        new.count, new.quanta = self.count[mask][order], self.quanta[mask][order]
+        new._attrs = {k: (v[mask][order], None if h is None else h[mask][order])
+                      for k, (v, h) in self._attrs.items()}
+        flat_idx = np.flatnonzero(mask)[order]
+        new.flat = [self.flat[i] for i in flat_idx]
+        new.used = self.used[rows]
+        return new
+
+
+@dataclass
+class _Group:
+    """Rows sharing a bound architecture: ``first`` (a row index of the model) stands
+    for them; ``at`` are their positions in the batch; ``tokens[metric][element]``;
+    ``params[name]`` the per-row values of parameters a system metric reads."""
+
+    first: int
+    at: np.ndarray
+    tokens: dict[str, dict[str, Tokens]]
+    busy: dict[str, np.ndarray]
+    params: dict[str, np.ndarray]
+
+
+class RowBatch:
+    """Rows ``indices`` of ``model`` (:class:`mapping.fitting.RowModel`) at once;
+    :meth:`values` evaluates them under the bound architectures ``arch_of`` gives."""
+
+    def __init__(self, model, indices: Sequence[int], *, check: bool = True):
+        self.model = model
+        self.indices = np.asarray(indices, dtype=np.intp)
+        self.n = len(self.indices)
+        arch0 = model.bound_arch(int(self.indices[0])) if self.n else model.arch
+        self.metric = model.metric
+        systems = system_metrics(arch0)
+        self._system = self.metric in systems
+        if self._system and (model.element is not None or model._requested is not None
+                             or any(model.rows[int(i)].activity is not None
+                                    for i in self.indices)):
+            raise Unsupported("a system metric of activity rows or of one element")
+        self.metrics = sorted(base_metrics(arch0, self.metric))
+        if any(_refuses(name) for name in self._aggregations(arch0)):
+            raise Unsupported("an aggregation that needs more than element values")
+        if arch0.charging:
+            raise Unsupported("CNs charge their ends")
+        self._names = sorted({n for s in systems.values() for n in s.references
+                              if n not in systems}) if self._system else []
+        self.groups = self._gather(arch0)
+        self._memo: dict = {}
+        if check and self.n:
+            self._check()
+
+    def _aggregations(self, arch) -> list[str]:
+        if not self._system:
+            return [self.model.aggregate]
+        out, seen, todo = [], set(), [self.metric]
+        systems = system_metrics(arch)
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            out += [agg for _, agg in systems[name].terms]
+            todo += [r for r in systems[name].references if r in systems]
+        return out
+
+    def _gather(self, arch0) -> list[_Group]:
+        model = self.model
+        by_part: dict[tuple, list[int]] = {}
+        for pos, i in enumerate(self.indices.tolist()):
+            by_part.setdefault(model._arch_part(i), []).append(pos)
+        groups = []
+        for positions in by_part.values():
+            rows = [int(self.indices[p]) for p in positions]
+            tokens: dict[str, dict[str, Tokens]] = {}
+            busy: dict[str, np.ndarray] = {}
+            for metric in self.metrics:
+                placed = [model.placed_for(i, metric) for i in rows]
+                tokens[metric] = {}
+                used = np.zeros(len(rows), dtype=bool)
+                for name in arch0.elements:
+                    lists = [p.get(name, ()) for p in placed]
+                    if any(isinstance(t, (TrafficToken, ChargedToken))
+                           for g in lists for t in g):
+                        raise Unsupported("memory traffic or charged tokens")
+                    tokens[metric][name] = Tokens(lists)
+                    used |= tokens[metric][name].used
+                busy[metric] = used
+            params = {}
+            for name in self._names:
+                values = [model.bound(i).params.get(name) for i in rows]
+                if all(v is not None for v in values):
+                    params[name] = np.array(values, dtype=float)
+            groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
+                                 busy, params))
+        return groups
+
+    def _check(self) -> None:
+        """The first rows against the reference evaluator: a difference means a rule
+        this path does not know; then every row goes the reference way."""
+        take = np.arange(min(CHECKED_ROWS, self.n))
+        ours = self.subset(take, check=False).values(self.model.bound_arch)
+        for r, value in zip(take.tolist(), ours.tolist()):
+            want = self.model._reference_value(int(self.indices[r]))
+            if not math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-300):
+                raise Unsupported(f"row {r}: {value!r} here, {want!r} by the reference")
+
+    def subset(self, positions, *, check: bool = False) -> "RowBatch":
+        """The batch of the rows at ``positions`` (of this batch), tokens sliced, not
+        gathered again (the folds of a cross-validation)."""
+        positions = np.asarray(positions, dtype=np.intp)
+        new = object.__new__(RowBatch)
+        new.__dict__.update({k: v for k, v in self.__dict__.items()
+                             if k not in ("groups", "indices", "n", "_memo")})
+        new.indices = self.indices[positions]
+        new.n = len(positions)
+        where = np.full(self.n, -1, dtype=np.intp)
+        where[positions] = np.arange(len(positions))
+        new.groups = []
+        for g in self.groups:
+            mine = where[g.at]
+            keep = np.flatnonzero(mine >= 0)
+            if not keep.size:
+                continue
+            n_rows = len(g.at)
+            tokens = {m: {e: t.subset(keep, n_rows) for e, t in by.items()}
+                      for m, by in g.tokens.items()}
+            new.groups.append(_Group(int(self.indices[g.at[keep[0]]]), mine[keep], tokens,
+                                     {m: b[keep] for m, b in g.busy.items()},
+                                     {k: v[keep] for k, v in g.params.items()}))
+        new._memo = {}
+        if check and new.n:
+            new._check()
+        return new
+
+    # ------------------------------------------------------------------ evaluation
+
+    def values(self, arch_of: Callable[[int], Any]) -> np.ndarray:
+        """The rows' values under ``arch_of(first row of each group)``, a bound
+        architecture; :class:`Unsupported` where a row needs the reference evaluator
+        (its tokens all on unmodelled elements, a token its rule refuses)."""
+        out = np.empty(self.n)
+        if len(self._memo) > MEMO_LIMIT:
+            self._memo.clear()
+        for k, g in enumerate(self.groups):
+            arch = arch_of(g.first)
+            with np.errstate(all="ignore"):     # an overflow is an infinite value, checked
+                out[g.at] = self._metric_values(
+                    k, g, arch, self.metric, None if self._system else self.model._requested)
+        return out
+
+    def _metric_values(self, k: int, g: _Group, arch, metric: str, aggregate):
+        systems = system_metrics(arch)
+        if metric not in systems:
+            return self._plain(k, g, arch, metric, aggregate)
+        system = systems[metric]
+        env: dict[str, Any] = {}
+        for name, agg in system.terms:
+            env[f"{name}[{agg}]"] = self._plain(k, g, arch, name, agg)
+        for name in system.references:
+            if name in systems:
+                env[name] = self._metric_values(k, g, arch, name, None)
+            elif name in arch.params:
+                env[name] = arch.params[name]
+            elif name in g.params:
+                env[name] = g.params[name]
+        return np.broadcast_to(system_value(system.expr, env), (len(g.at),))
+
+    def _plain(self, k: int, g: _Group, arch, metric: str, aggregate) -> np.ndarray:
+        agg = aggregator(aggregate or arch.aggregate)
+        if agg.timed or agg.needs_shares:
+            raise Unsupported(f"aggregation '{agg.name}'")
+        n = len(g.at)
+        values, modelled = {}, np.zeros(n, dtype=bool)
+        for name, element in arch.elements.items():
+            tokens = g.tokens[metric][name]
+            v = self._element(k, name, element, metric, tokens, n)
+            if v is None:
+                values[name] = np.zeros(n)
+            else:
+                values[name] = v
+                modelled |= tokens.used
+        if np.any(g.busy[metric] & ~modelled):
+            raise Unsupported("a row's tokens are all on unmodelled elements")
+        pe = np.array([values[p] for p in arch.pes]).reshape(len(arch.pes), n)
+        cn = np.array([values[c] for c in arch.cns]).reshape(len(arch.cns), n)
+        value, _ = agg.combine(pe, cn, float(arch.lambda_), None, locate=False)
+        return value
+
+    def _element(self, k, name, element, metric, tokens: Tokens, n: int):
+        r = rule(element, metric)
+        if r is None:
+            return None
+        key = _memo_key(k, name, metric, element)
+        if key is not None and key in self._memo:
+            return self._memo[key]
+        if not r.vectorizable:
+            values = np.array([r.value(ts) for ts in tokens.per_row], dtype=float)
+        else:
+            values = self._finished(r, tokens, n)
+        if key is not None:
+            self._memo[key] = values
+        return values
+
+    @staticmethod
+    def _finished(r, tokens: Tokens, n: int) -> np.ndarray:
+        """``finish(Σ count·features)`` per row, the features of all tokens at once
+        (token by token where they do not broadcast)."""
+        size = len(tokens)
+        try:
+            features = [np.broadcast_to(np.asarray(f, dtype=float), (size,))
+                        for f in r.features(tokens)]
+        except (ValueError, TypeError, ZeroDivisionError, ArithmeticError, AttributeError,
+                KeyError):
+            try:
+                features = list(np.array([r.features(t) for t in tokens.flat],
+                                         dtype=float).reshape(size, r.width).T)
+            except (ValueError, TypeError, ZeroDivisionError, ArithmeticError) as exc:
+                raise Unsupported(str(exc)) from None
+        if len(features) != r.width:
+            raise Unsupported("features of unexpected width")
+        totals = [np.bincount(tokens.row, weights=tokens.count * f, minlength=n)
+                  for f in features]
+        return np.broadcast_to(np.asarray(r.finish(totals), dtype=float), (n,))
+
+
+def _refuses(name: str) -> bool:
+    agg = aggregator(name)
+    return agg.timed or agg.needs_shares
+
+
+_REGISTERED: dict[type, bool] = {}
+
+
+def _registered(cls) -> bool:
+    got = _REGISTERED.get(cls)
+    if got is None:
+        try:
+            got = model_class(cls.name) is cls
+        except Exception:  # noqa: BLE001 - not a registered model
+            got = False
+        _REGISTERED[cls] = got
+    return got
+
+
+def _memo_key(k: int, name: str, metric: str, element):
+    """The key of an element's values: its models (registered ones compare by their
+    parameters; a stand-in model may not, so it is never memoized)."""
+    models = tuple(element.costs.items())
+    if not all(_registered(type(model)) for _, model in models):
+        return None
+    return (k, name, metric, models)

@@ -1,0 +1,72 @@
+"""Generated SDF graphs for the timing analyses' tests and benchmarks (issue 33): rings
+of a given repetition vector, random strongly connected graphs, and the two-actor cycle
+whose iteration has about 2·10^5 firings.
+
+Every graph is consistent and live by construction: rates come from a drawn repetition
+vector ``q`` (``prod·q(src) = cons·q(dst)``), and a channel that goes back in the order
+of the actors carries one iteration's worth of tokens (``prod·q(src)``), so that one
+iteration fires in that order.
+"""
+from __future__ import annotations
+
+import math
+import random
+
+from moc import SDFGraph
+
+
+def _rates(q, i, j, scale=1):
+    g = math.gcd(q[i], q[j])
+    return scale * q[j] // g, scale * q[i] // g
+
+
+def ring(q, exec_times=None, tokens=None, name="ring"):
+    """Actors ``a0 -> a1 -> ... -> a{n-1} -> a0`` with repetition vector ``q``; the
+    closing channel holds ``tokens`` (default one iteration's worth)."""
+    n = len(q)
+    g = SDFGraph(name)
+    for i in range(n):
+        g.add_actor(f"a{i}", exec=(exec_times or [1] * n)[i])
+    for i in range(n):
+        j = (i + 1) % n
+        prod, cons = _rates(q, i, j)
+        delay = 0 if j else (tokens if tokens is not None else prod * q[i])
+        g.add_channel(f"a{i}", f"a{j}", f"c{i}", prod=prod, cons=cons, delay=delay)
+    return g
+
+
+def random_strongly_connected(n, seed=0, chords=None, max_q=4, max_exec=100,
+                              self_loops=0.3, name=None):
+    """A ring of ``n`` actors with ``chords`` (default ``n``) more channels between
+    random actors, repetition counts ``1..max_q``, times ``1..max_exec``, a self-loop of
+    one token on a fraction ``self_loops`` of the actors; back channels carry between
+    one and one and a half iterations' worth of tokens."""
+    rng = random.Random(seed)
+    q = [rng.randint(1, max_q) for _ in range(n)]
+    g = SDFGraph(name or f"scc{n}s{seed}")
+    for i in range(n):
+        g.add_actor(f"a{i}", exec=rng.randint(1, max_exec))
+    pairs = [(i, (i + 1) % n) for i in range(n)]
+    pairs += [(rng.randrange(n), rng.randrange(n)) for _ in range(n if chords is None
+                                                                   else chords)]
+    for k, (i, j) in enumerate(pairs):
+        if i == j:
+            continue
+        prod, cons = _rates(q, i, j)
+        delay = 0 if i < j else rng.randint(prod * q[i], 3 * prod * q[i] // 2)
+        g.add_channel(f"a{i}", f"a{j}", f"c{k}", prod=prod, cons=cons, delay=delay)
+    for i in range(n):
+        if rng.random() < self_loops:
+            g.add_channel(f"a{i}", f"a{i}", f"s{i}", delay=1)
+    return g
+
+
+def big_two_actor_cycle(name="big_cycle"):
+    """Issue 33: ``a -> b`` at rates 99,991/99,989 and back, with 9,999,100,000 tokens
+    on the way back (q = (99989, 99991), about 2·10^5 firings per iteration)."""
+    g = SDFGraph(name)
+    g.add_actor("a", exec=1)
+    g.add_actor("b", exec=1)
+    g.add_channel("a", "b", "ab", prod=99_991, cons=99_989)
+    g.add_channel("b", "a", "ba", prod=99_989, cons=99_991, delay=9_999_100_000)
+    return g

@@ -1,0 +1,106 @@
+"""The ``console`` blocks of README.md and of the documentation run, and print what they show.
+
+A block is a shell session: ``$ COMMAND`` lines (a trailing backslash continues one),
+each followed by the output it shows. Commands run with ``bash`` in a temporary directory
+holding a copy of ``examples/`` (and an empty ``out/``), one block after another in one
+directory, so that a later command may read what an earlier one wrote. The output shown
+must appear in what the command prints (stdout then stderr), line by line in order:
+whitespace runs compare equal, ``...`` inside a line matches any text, and a line that is
+only ``...`` skips any number of lines."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", ROOT / "docs" / "tutorial.md"]
+BLOCK = re.compile(r"^```console[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+
+
+def sessions(text: str) -> list[tuple[int, str, list[str]]]:
+    """``(line, command, expected output lines)`` of every ``$`` command of the console
+    blocks of a Markdown text."""
+    found = []
+    for block in BLOCK.finditer(text):
+        first = text.count("\n", 0, block.start()) + 2
+        lines = block.group(1).split("\n")
+        i = 0
+        while i < len(lines):
+            if not lines[i].startswith("$ "):
+                i += 1
+                continue
+            at, command = first + i, lines[i][2:]
+            while command.endswith("\\") and i + 1 < len(lines):
+                i += 1
+                command = command[:-1] + " " + lines[i].strip()
+            i += 1
+            expected = []
+            while i < len(lines) and not lines[i].startswith("$ "):
+                expected.append(lines[i])
+                i += 1
+            while expected and not expected[-1].strip():
+                expected.pop()
+            found.append((at, command, expected))
+    return found
+
+
+def _pattern(line: str) -> re.Pattern:
+    parts = [r"\s+".join(map(re.escape, chunk.split())) for chunk in line.strip().split("...")]
+    return re.compile(r"\s*" + ".*".join(parts) + r"\s*$")
+
+
+def shows(expected: list[str], actual: list[str]) -> bool:
+    """Whether ``actual`` (output lines) shows ``expected`` as the module doc says."""
+    def match(e: int, a: int) -> bool:
+        if e == len(expected):
+            return True
+        if expected[e].strip() == "...":
+            return any(match(e + 1, k) for k in range(a, len(actual) + 1))
+        pattern = _pattern(expected[e])
+        return any(pattern.match(actual[k]) and match(e + 1, k + 1)
+                   for k in range(a, len(actual)))
+    return match(0, 0)
+
+
+def test_the_matcher():
+    assert shows(["a  b", "...", "c ... d"], ["x", "a b", "y", "z", "c 12 d"])
+    assert shows([], ["anything"])
+    assert not shows(["a", "b"], ["b", "a"])
+    assert not shows(["c ... d"], ["c 12 e"])
+    assert sessions("```console\n$ echo a \\\n  b\na b\n\n$ true\n```\n") == \
+        [(2, "echo a  b", ["a b"]), (6, "true", [])]
+
+
+CASES = [(page, line, command, expected) for page in PAGES if page.exists()
+         for line, command, expected in sessions(page.read_text(encoding="utf-8"))]
+
+
+def test_the_pages_have_commands():
+    assert {page.name for page, *_ in CASES} == {"README.md", "tutorial.md"}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    work = tmp_path_factory.mktemp("docs")
+    shutil.copytree(ROOT / "examples", work / "examples")
+    (work / "out").mkdir()
+    return work
+
+
+@pytest.mark.parametrize("page, line, command, expected", CASES,
+                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _, _ in CASES])
+def test_console_command(page, line, command, expected, workdir):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg",
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    done = subprocess.run(["bash", "-c", command], cwd=workdir, env=env, text=True,
+                          capture_output=True, timeout=300)
+    output = (done.stdout + done.stderr).splitlines()
+    assert done.returncode == 0, f"{page.name}:{line}: exit {done.returncode}\n{done.stderr}"
+    assert shows(expected, output), (f"{page.name}:{line}: the output does not show what "
+                                     f"the page says:\n" + "\n".join(output))
