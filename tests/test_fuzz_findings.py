@@ -321,3 +321,16 @@ def test_a_negative_ops_is_bad_input_at_its_actor(tmp_path, capsys):
     assert main(["eval", str(app), str(arch), "--map", "a=p"]) == 2
     assert f"{app}:2:9: error: token of 'a' has ops = -1; it must be non-negative" in \
         capsys.readouterr().err
+
+
+def test_an_output_whose_directory_vanishes_is_bad_input_naming_it(tmp_path):
+    import shutil
+    from mapping.output import open_output
+    target = tmp_path / "d" / "out.csv"
+    target.parent.mkdir()
+    with pytest.raises(InputError, match=f"cannot write '{target}': writing failed: "
+                       "No such file or directory"):
+        with open_output(target) as stream:
+            stream.write("a,b\n")
+            shutil.rmtree(target.parent)
+    assert list(tmp_path.iterdir()) == []
