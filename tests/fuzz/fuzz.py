@@ -284,16 +284,18 @@ def mutate(text: str, rng: random.Random, quick: bool) -> str:
         elif kind == 10 and text:                       # truncate
             text = text[:rng.randrange(len(text))]
         elif kind == 11 and "moa" in text:              # a link between two arrays
-            text = blow_up_links(text, rng)
+            text = blow_up_links(text, rng, quick)
     return text
 
 
-def blow_up_links(text: str, rng: random.Random) -> str:
+def blow_up_links(text: str, rng: random.Random, quick: bool = False) -> str:
     """``text`` with two arrays and links between all their members added before the
-    last ``}``: from a few links to 10^10 (past the ``array``, ``elements`` and ``links``
-    limits)."""
-    n, m = (rng.choice(["3", "999", "9999", "99999", "999999", "1" + "0" * 12])
-            for _ in range(2))
+    last ``}``: from a few links to 10^24 (past the ``array``, ``elements`` and ``links``
+    limits); ``quick``: those within the limits at most 10^5 links (a million take
+    about 1.5 s)."""
+    sizes = ["3", "30", "3000", "999999", "1" + "0" * 12] if quick else \
+        ["3", "999", "9999", "99999", "999999", "1" + "0" * 12]
+    n, m = (rng.choice(sizes) for _ in range(2))
     more = "" if rng.random() < 0.5 else f"\n    zz_pe[*] -- zz_cn[0]"
     block = (f"\n    pe zz_pe[0..{n}] [time = lsla(alpha = 1)]\n    cn zz_cn[0..{m}]"
              f"\n    zz_pe[*] -- zz_cn[*]{more}\n")
