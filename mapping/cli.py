@@ -68,6 +68,13 @@ Exit status: 0 success, 2 bad input (or an output that cannot be written: a full
 
 
 class _Parser(argparse.ArgumentParser):
+    def _get_values(self, action, arg_strings):
+        # argparse drops a value '--' (``--seed=--``) and hands the option a list
+        # that its type never saw
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            return self._get_value(action, "--")
+        return super()._get_values(action, arg_strings)
+
     def error(self, message):
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)

@@ -134,7 +134,7 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
     throughput = performance_ = None
     if metric == "time" and got.value > 0 and np.isfinite(got.value):
         throughput = 1.0 / got.value
-        performance_ = performance(total_ops(problem.activity), got.value)
+        performance_ = performance(total_ops(problem.activity, app_b), got.value)
     return Evaluation(app_b.name, arch_b.name, mapping.name, metric, got.aggregate,
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
                       got.value, throughput, performance_, got.bottleneck,

@@ -339,18 +339,26 @@ def system_value(expr, env: Mapping[str, object]) -> np.ndarray:
     return np.asarray(stack[0], dtype=float)
 
 
-def work(activity) -> float:
+def work(activity, graph=None) -> float:
     """``Σ ops`` over the processing tokens of one iteration (``ops`` defaulting to
-    ``quanta``, as ``roofline`` reads it): Gables' work ``f``."""
-    return float(sum(t.count * token_ops(t) for t in activity.processing.values()))
+    ``quanta``, as ``roofline`` reads it): Gables' work ``f``.  A bad ``ops`` (negative,
+    not finite) is a :class:`MappingError` at its actor in ``graph`` where given."""
+    total = 0.0
+    for t in activity.processing.values():
+        try:
+            total += t.count * token_ops(t)
+        except ValueError as exc:
+            actor = graph.actors.get(t.source) if graph is not None else None
+            raise MappingError(str(exc), getattr(actor, "origin", None)) from None
+    return float(total)
 
 
-def total_ops(activity) -> float | None:
+def total_ops(activity, graph=None) -> float | None:
     """:func:`work`, or ``None`` when no token carries ``ops`` (then ``performance`` is
     not reported: a count of quanta is no count of operations)."""
     if not any("ops" in t.attrs for t in activity.processing.values()):
         return None
-    return work(activity)
+    return work(activity, graph)
 
 
 def performance(ops: float | None, time: float) -> float | None:

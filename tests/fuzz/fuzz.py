@@ -221,28 +221,41 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(\.\d+)?([eE][-+]?\d+)?(?![\w.])")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
+def edit_lines(text: str, kind: int, rng: random.Random, tokens: list[str], span: int,
+               split, join) -> str | None:
+    """Edit ``kind`` (0-4) of every format: delete a span (up to ``span - 1``
+    characters), insert one of ``tokens``, duplicate, delete or swap lines (``split``
+    into lines, ``join`` them back); ``None`` for another kind or one that does not
+    apply."""
+    lines = split(text)
+    if kind == 0 and text:                              # delete a span
+        i = rng.randrange(len(text))
+        return text[:i] + text[i + rng.randrange(1, span):]
+    if kind == 1:                                       # insert a token
+        i = rng.randrange(len(text) + 1)
+        return text[:i] + rng.choice(tokens) + text[i:]
+    if kind == 2 and lines:                             # duplicate a line
+        i = rng.randrange(len(lines))
+        lines.insert(i, lines[i])
+        return join(lines)
+    if kind == 3 and lines:                             # delete a line
+        del lines[rng.randrange(len(lines))]
+        return join(lines)
+    if kind == 4 and len(lines) > 1:                    # swap two lines
+        i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+        return join(lines)
+    return None
+
+
 def mutate(text: str, rng: random.Random, quick: bool) -> str:
     """``text`` with one to three random edits."""
     for _ in range(rng.choice((1, 1, 2, 3))):
-        lines = text.split("\n")
         kind = rng.randrange(12)
-        if kind == 0 and text:                          # delete a span
-            i = rng.randrange(len(text))
-            text = text[:i] + text[i + rng.randrange(1, 4):]
-        elif kind == 1:                                 # insert a token
-            i = rng.randrange(len(text) + 1)
-            text = text[:i] + rng.choice(_TOKENS) + text[i:]
-        elif kind == 2 and lines:                       # duplicate a line
-            i = rng.randrange(len(lines))
-            lines.insert(i, lines[i])
-            text = "\n".join(lines)
-        elif kind == 3 and lines:                       # delete a line
-            del lines[rng.randrange(len(lines))]
-            text = "\n".join(lines)
-        elif kind == 4 and len(lines) > 1:              # swap two lines
-            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
-            lines[i], lines[j] = lines[j], lines[i]
-            text = "\n".join(lines)
+        edited = edit_lines(text, kind, rng, _TOKENS, 4, lambda t: t.split("\n"),
+                            "\n".join)
+        if edited is not None:
+            text = edited
         elif kind == 5:                                 # a weird number
             matches = list(_NUMBER.finditer(text))
             if matches:
@@ -271,16 +284,18 @@ def mutate(text: str, rng: random.Random, quick: bool) -> str:
         elif kind == 10 and text:                       # truncate
             text = text[:rng.randrange(len(text))]
         elif kind == 11 and "moa" in text:              # a link between two arrays
-            text = blow_up_links(text, rng)
+            text = blow_up_links(text, rng, quick)
     return text
 
 
-def blow_up_links(text: str, rng: random.Random) -> str:
+def blow_up_links(text: str, rng: random.Random, quick: bool = False) -> str:
     """``text`` with two arrays and links between all their members added before the
-    last ``}``: from a few links to 10^10 (past the ``array``, ``elements`` and ``links``
-    limits)."""
-    n, m = (rng.choice(["3", "999", "9999", "99999", "999999", "1" + "0" * 12])
-            for _ in range(2))
+    last ``}``: from a few links to 10^24 (past the ``array``, ``elements`` and ``links``
+    limits); ``quick``: those within the limits at most 10^5 links (a million take
+    about 1.5 s)."""
+    sizes = ["3", "30", "3000", "999999", "1" + "0" * 12] if quick else \
+        ["3", "999", "9999", "99999", "999999", "1" + "0" * 12]
+    n, m = (rng.choice(sizes) for _ in range(2))
     more = "" if rng.random() < 0.5 else f"\n    zz_pe[*] -- zz_cn[0]"
     block = (f"\n    pe zz_pe[0..{n}] [time = lsla(alpha = 1)]\n    cn zz_cn[0..{m}]"
              f"\n    zz_pe[*] -- zz_cn[*]{more}\n")
@@ -542,23 +557,10 @@ def mutate_csv(text: str, rng: random.Random) -> str:
     for _ in range(rng.choice((1, 1, 2, 3))):
         lines = text.splitlines(keepends=True)
         kind = rng.randrange(11)
-        if kind == 0 and text:                          # delete a span
-            i = rng.randrange(len(text))
-            text = text[:i] + text[i + rng.randrange(1, 6):]
-        elif kind == 1:                                 # insert a token
-            i = rng.randrange(len(text) + 1)
-            text = text[:i] + rng.choice(_CSV_TOKENS) + text[i:]
-        elif kind == 2 and lines:                       # duplicate a line
-            i = rng.randrange(len(lines))
-            lines.insert(i, lines[i])
-            text = "".join(lines)
-        elif kind == 3 and lines:                       # delete a line
-            del lines[rng.randrange(len(lines))]
-            text = "".join(lines)
-        elif kind == 4 and len(lines) > 1:              # swap two lines
-            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
-            lines[i], lines[j] = lines[j], lines[i]
-            text = "".join(lines)
+        edited = edit_lines(text, kind, rng, _CSV_TOKENS, 6,
+                            lambda t: t.splitlines(keepends=True), "".join)
+        if edited is not None:
+            text = edited
         elif kind in (5, 6) and lines:                  # a weird cell (header too)
             i = rng.randrange(len(lines))
             cells = _cells(lines[i])
@@ -580,8 +582,8 @@ def mutate_csv(text: str, rng: random.Random) -> str:
                                text.replace("\n", "\r")])
         elif kind == 9 and text:                        # truncate
             text = text[:rng.randrange(len(text))]
-        elif kind == 10 and len(lines) > 1:             # many rows
-            text = "".join(lines + lines[1:] * rng.randrange(1, 20))
+        elif kind == 10 and 1 < len(lines) < 100:       # more rows (a few hundred)
+            text = "".join(lines + lines[1:] * rng.randrange(1, 5))
     return text
 
 
