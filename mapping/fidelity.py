@@ -212,7 +212,7 @@ def ranking_values(predicted) -> np.ndarray:
 @dataclass(frozen=True)
 class PairCounts:
     """The pairs of rows within each group (``(G,)`` integer arrays, group ``g`` the
-    ``g``-th smallest label): ``pairs`` = k(k-1)/2, ``tied_p``/``tied_m`` the pairs tied
+    ``g``-th distinct label in order of appearance): ``pairs`` = k(k-1)/2, ``tied_p``/``tied_m`` the pairs tied
     in the predictions / measurements, ``tied_both`` tied in both, ``discordant`` ordered
     oppositely.  The concordant pairs are what is left (inclusion-exclusion)."""
 
@@ -245,6 +245,17 @@ class PairCounts:
 def _dense(x: np.ndarray) -> np.ndarray:
     """Dense ranks (0, 1, ...) of ``x``; equal values share a rank."""
     return np.unique(x, return_inverse=True)[1].ravel().astype(np.int64)
+
+
+def _group_codes(groups) -> np.ndarray:
+    """Group ``g`` (0, 1, ...) of each row: the ``g``-th distinct label in order of first
+    appearance (any hashable labels)."""
+    if isinstance(groups, np.ndarray) and groups.ndim == 1 and groups.dtype != object:
+        _, first, back = np.unique(groups, return_index=True, return_inverse=True)
+        return np.argsort(np.argsort(first))[back.ravel()].astype(np.int64)
+    codes: dict = {}
+    return np.array([codes.setdefault(label, len(codes)) for label in groups],
+                    dtype=np.int64)
 
 
 def _tied_pairs(key: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
@@ -289,10 +300,7 @@ def pair_counts(predicted, measured, groups=None) -> PairCounts:
     O(n) memory."""
     p = np.asarray(predicted, dtype=float).ravel()
     m = np.asarray(measured, dtype=float).ravel()
-    if groups is None:
-        g = np.zeros(p.size, dtype=np.int64)
-    else:
-        g = np.unique(np.asarray(groups), return_inverse=True)[1].ravel().astype(np.int64)
+    g = np.zeros(p.size, dtype=np.int64) if groups is None else _group_codes(groups)
     n = p.size
     G = int(g.max()) + 1 if n else 0
     size = np.bincount(g, minlength=G).astype(np.int64)
@@ -343,13 +351,11 @@ def within_groups(predicted, measured, groups) -> tuple[float, float]:
     tau-b, all predictions or measurements of the group equal, counts as 0).
     ``nan`` when no group has two rows.  O(n log n) (:func:`pair_counts`)."""
     p, m = _pair(predicted, measured)
-    labels = np.asarray(groups if not isinstance(groups, np.ndarray) else groups)
-    if labels.size != p.size:
-        raise ValueError(f"{labels.size} group labels for {p.size} rows")
+    labels = groups if isinstance(groups, np.ndarray) else list(groups)
+    if len(labels) != p.size:
+        raise ValueError(f"{len(labels)} group labels for {p.size} rows")
     if not p.size:
         return math.nan, math.nan
-    if labels.dtype == object:
-        labels = labels.astype(str)
     counts = pair_counts(p, m, labels)
     pairs = int(counts.pairs.sum())
     if not pairs:

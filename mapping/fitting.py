@@ -773,7 +773,7 @@ class RowModel:
         if every is False:
             try:
                 every = RowBatch(self, range(len(self.rows)))
-            except (Unsupported, ValueError, KeyError, ArithmeticError, InputError):
+            except (Unsupported, ValueError, KeyError, TypeError, ArithmeticError):
                 every = None                 # the reference path reports any bad row
             self._batches[None] = every
         got = None

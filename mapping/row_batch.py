@@ -43,8 +43,8 @@ from mapping.traffic import ChargedToken, TrafficToken
 
 #: rows compared with the reference evaluator when a batch is built
 CHECKED_ROWS = 4
-#: memoized element values kept per batch before the memo is cleared
-MEMO_LIMIT = 4096
+#: element values (floats) a batch keeps memoized before it forgets them: 128 MB
+MEMO_LIMIT = 1 << 24
 #: rows whose token objects exist at once while a batch gathers their arrays
 GATHER_CHUNK = 8192
 
@@ -302,7 +302,7 @@ class RowBatch:
         architecture; :class:`Unsupported` where a row needs the reference evaluator
         (its tokens all on unmodelled elements, a token its rule refuses)."""
         out = np.empty(self.n)
-        if len(self._memo) > MEMO_LIMIT:
+        if len(self._memo) * max(self.n, 1) > MEMO_LIMIT:
             self._memo.clear()
         for k, g in enumerate(self.groups):
             arch = arch_of(g.first)
