@@ -39,7 +39,8 @@ def _limit(name: str, module: str, constant: str, help: str) -> None:
 
 _limit("array", "dsl.limits", "MAX_ARRAY_MEMBERS", "members of one array declaration")
 _limit("firings", "moc.limits", "MAX_FIRINGS", "firings of one iteration an analysis expands")
-_limit("states", "moc.limits", "MAX_STATES", "instants (states) of one self-timed execution explored")
+_limit("states", "moc.limits", "MAX_STATES",
+       "instants (states) of one self-timed execution explored")
 _limit("sweep", "mapping.sweep", "MAX_POINTS", "points of one sweep grid")
 
 

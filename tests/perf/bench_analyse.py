@@ -9,8 +9,9 @@ of ``--repeat``) and as a whole process (``python -m mapping.cli analyse FILE --
 interpreter start included); SDF3's ``sdf3analysis --algo throughput`` and Kiter's
 ``kiter -a KPeriodicThroughput`` on the same graph written by ``export sdf3``, as whole
 processes and as the time each prints for its own analysis; the throughputs each gave
-and whether they agree (relative 1e-5: SDF3 prints 6 digits).  Ratios: ``default / sdf3`` and
-``no_simulate / kiter``, in process against the tool's own time, both measured here.
+and whether they agree (relative 1e-5: SDF3 prints 6 digits).  Ratios:
+``default / sdf3`` and ``no_simulate / kiter``, in process against the tool's own time,
+both measured here; ``TIMEOUT`` seconds per external run.
 ``--sdf3``/``--kiter`` (or ``$SDF3_ANALYSIS``/``$KITER``) name the programs
 (``tests/oracle_sdf3/build.sh`` builds SDF3; Kiter builds with CMake, boost, libxml2
 and GLPK); without one its columns are null.
@@ -38,7 +39,8 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import dsl  # noqa: E402
-from dataflow_graphs import big_two_actor_cycle, random_strongly_connected, ring  # noqa: E402
+from dataflow_graphs import (big_two_actor_cycle, random_strongly_connected,  # noqa: E402
+                             ring)
 from moc.timing import analyse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,14 +128,16 @@ def main(argv=None):
             row = {"graph": name, "actors": len(graph.actors),
                    "channels": len(graph.channels),
                    "throughput": float(result.throughput), "method": result.method,
-                   "default_s": round(default_s, 4), "no_simulate_s": round(throughput_s, 4),
+                   "default_s": round(default_s, 4),
+                   "no_simulate_s": round(throughput_s, 4),
                    "default_process_s": mapeval(sdf),
                    "no_simulate_process_s": mapeval(sdf, "--no-simulate")}
             if args.sdf3:
                 row["sdf3"] = run([args.sdf3, "--graph", str(xml), "--algo", "throughput"],
                                   r"thr\(.*\) = (\S+)\s+analysis time: ([\d.]+)ms")
             if args.kiter:
-                row["kiter"] = run([args.kiter, "-f", str(xml), "-a", "KPeriodicThroughput"],
+                row["kiter"] = run([args.kiter, "-f", str(xml), "-a",
+                                    "KPeriodicThroughput"],
                                    r"KPeriodic Throughput is\s+(\S+)\s+KPeriodic Period is"
                                    r"\s+\S+\s+KPeriodic Execution Time is\s+(\S+)")
             for tool, mine in (("sdf3", "default_s"), ("kiter", "no_simulate_s")):
@@ -141,7 +145,8 @@ def main(argv=None):
                 if other.get("own_s"):
                     row[f"{mine}_over_{tool}"] = round(row[mine] / other["own_s"], 1)
                 if "throughput" in other:
-                    row[f"agrees_with_{tool}"] = agree(other["throughput"], row["throughput"])
+                    row[f"agrees_with_{tool}"] = agree(other["throughput"],
+                                                       row["throughput"])
             report["graphs"].append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     report["load_after"] = os.getloadavg()
