@@ -138,23 +138,38 @@ def _constraint_graph(channels, durations, q, K, cache=None) -> _Graph:
         w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
         h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
         factor = [h_unit // (ch.prod * q[ch.src]) for ch in channels]
+        p, c, m0 = (integer_array([getattr(ch, f) for ch in channels])
+                    for f in ("prod", "cons", "delay"))
+        # K = 1 at both ends: one pair, x_max from C0 = M0 + p − c, all channels at once
+        plain = all(a.dtype == np.int64 for a in (p, c, m0)) and len(channels) and \
+            int(m0.max()) + 2 * int(max(p.max(), c.max())) < 2 ** 60
+        g = np.gcd(p, c) if plain else None
+        single = g * ((c - m0 - 1) // g) if plain else None
         cache["static"] = (
             actors, np.array([where[ch.src] for ch in channels], dtype=np.int64),
             np.array([where[ch.dst] for ch in channels], dtype=np.int64), w_unit, h_unit,
-            factor, integer_array([int(durations[ch.src] * w_unit) for ch in channels]))
-    actors, src, dst, w_unit, h_unit, factor, weight = cache["static"]
+            factor, integer_array([int(durations[ch.src] * w_unit) for ch in channels]),
+            single)
+    actors, src, dst, w_unit, h_unit, factor, weight, single = cache["static"]
     sizes = np.array([K[a] for a in actors], dtype=np.int64)
     offset = np.cumsum(sizes) - sizes
-    parts = []
-    for i, ch in enumerate(channels):
+    ones = (sizes[src] == 1) & (sizes[dst] == 1) if single is not None else \
+        np.zeros(len(channels), dtype=bool)
+    parts = [(np.ones(int(ones.sum()), dtype=np.int64),) * 2 + (single[ones],)]
+    rest = np.flatnonzero(~ones).tolist()
+    for i in rest:
+        ch = channels[i]
         key = (i, K[ch.src], K[ch.dst])
         if key not in cache:
             cache[key] = _channel_edges(ch, K[ch.src], K[ch.dst])
         parts.append(cache[key])
-    channel = np.repeat(np.arange(len(channels)), [len(part[0]) for part in parts])
+    channel = np.concatenate([np.flatnonzero(ones), np.repeat(
+        np.array(rest, dtype=np.int64), [len(part[0]) for part in parts[1:]])])
     big = any(part[2].dtype == object for part in parts)
     ka, kb, x = (np.concatenate([part[j].astype(object) if big else part[j]
                                  for part in parts]) for j in range(3))
+    order = np.argsort(channel, kind="stable")       # edges in channel order, as before
+    channel, ka, kb, x = channel[order], ka[order], kb[order], x[order]
     if not big and len(x) and max(factor) * int(np.abs(x).max()) >= 2 ** 62:
         big, x = True, x.astype(object)
     scale = np.array(factor, dtype=object if big else np.int64)
@@ -214,8 +229,9 @@ def _component_period(graph, actors, channels, durations, q, live):
     K = {a: 1 for a in actors}
     cache: dict = {}
     while True:
-        size = sum(K.values()) + sum(_edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst])
-                                     for ch in channels)
+        size = sum(K.values()) + sum(
+            1 if K[ch.src] == K[ch.dst] == 1 else
+            _edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst]) for ch in channels)
         if size > limits.MAX_FIRINGS:
             raise LimitError(
                 f"the K-periodic constraint graph of '{graph.name}' (actors "

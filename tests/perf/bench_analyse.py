@@ -5,10 +5,11 @@ test): prints one JSON object.
 
 For every graph: the default analysis (throughput, latency, buffers, schedule) and
 ``--no-simulate`` (throughput only), each in process (:func:`moc.timing.analyse`, best
-of ``--repeat``) and as a whole process (``python -m mapping.cli analyse FILE --json``,
+of ``--repeat``, wall and CPU time: CPU time hardly depends on the load) and as a
+whole process (``python -m mapping.cli analyse FILE --json``,
 interpreter start included); SDF3's ``sdf3analysis --algo throughput`` and Kiter's
 ``kiter -a KPeriodicThroughput`` on the same graph written by ``export sdf3``, as whole
-processes and as the time each prints for its own analysis; the throughputs each gave
+processes (wall and CPU time) and as the time each prints for its own analysis; the throughputs each gave
 and whether they agree (relative 1e-5: SDF3 prints 6 digits).  Ratios:
 ``default / sdf3`` and ``no_simulate / kiter``, in process against the tool's own time,
 both measured here; ``TIMEOUT`` seconds per external run.
@@ -32,6 +33,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
 import re  # noqa: E402
+import resource  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -66,41 +68,53 @@ def graphs(quick):
 
 
 def best(fn, repeat):
-    times, value = [], None
+    """The best wall and CPU time of ``repeat`` calls, and the value."""
+    times, cpu, value = [], [], None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, used = time.perf_counter(), time.process_time()
         value = fn()
         times.append(time.perf_counter() - start)
-    return min(times), value
+        cpu.append(time.process_time() - used)
+    return min(times), min(cpu), value
+
+
+def children_cpu():
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def run(argv, pattern):
     """Wall time of ``argv``, the float ``pattern`` finds in its output (group 1) and
     group 2 if any; None on a timeout or a failure."""
-    start = time.perf_counter()
+    start, used = time.perf_counter(), children_cpu()
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         return {"wall_s": None, "error": f"no answer within {TIMEOUT} s"}
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, children_cpu() - used
     match = re.search(pattern, done.stdout)
     if done.returncode or not match:
         return {"wall_s": round(wall, 4), "error": (done.stderr or done.stdout)[-200:]}
     own = match.group(2) if match.re.groups > 1 else None
-    return {"wall_s": round(wall, 4), "throughput": float(match.group(1)),
+    return {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4),
+            "throughput": float(match.group(1)),
             "own_s": None if own is None else float(own) / 1000}
 
 
 def mapeval(path, *options):
+    """Wall and CPU seconds of ``mapeval analyse PATH --json OPTIONS``, or None."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    start = time.perf_counter()
+    start, used = time.perf_counter(), children_cpu()
     try:
         done = subprocess.run([sys.executable, "-m", "mapping.cli", "analyse", str(path),
                                "--json", *options], capture_output=True, text=True,
                               timeout=TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return None
-    return round(time.perf_counter() - start, 4) if done.returncode == 0 else None
+    if done.returncode:
+        return None
+    return {"wall_s": round(time.perf_counter() - start, 4),
+            "cpu_s": round(children_cpu() - used, 4)}
 
 
 def agree(a, b):
@@ -123,15 +137,18 @@ def main(argv=None):
             sdf.write_text(dsl.format_sdf(graph))
             dsl.write_sdf3(graph, xml)
             analyse(graph, simulate=False)                 # warm: imports, caches
-            default_s, result = best(lambda: analyse(graph), args.repeat)
-            throughput_s, _ = best(lambda: analyse(graph, simulate=False), args.repeat)
+            default_s, default_cpu, result = best(lambda: analyse(graph), args.repeat)
+            throughput_s, throughput_cpu, _ = best(lambda: analyse(graph, simulate=False),
+                                                   args.repeat)
             row = {"graph": name, "actors": len(graph.actors),
                    "channels": len(graph.channels),
                    "throughput": float(result.throughput), "method": result.method,
                    "default_s": round(default_s, 4),
                    "no_simulate_s": round(throughput_s, 4),
-                   "default_process_s": mapeval(sdf),
-                   "no_simulate_process_s": mapeval(sdf, "--no-simulate")}
+                   "default_cpu_s": round(default_cpu, 4),
+                   "no_simulate_cpu_s": round(throughput_cpu, 4),
+                   "default_process": mapeval(sdf),
+                   "no_simulate_process": mapeval(sdf, "--no-simulate")}
             if args.sdf3:
                 row["sdf3"] = run([args.sdf3, "--graph", str(xml), "--algo", "throughput"],
                                   r"thr\(.*\) = (\S+)\s+analysis time: ([\d.]+)ms")
