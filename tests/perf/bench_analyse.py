@@ -5,12 +5,14 @@ test): prints one JSON object.
 
 For every graph: the default analysis (throughput, latency, buffers, schedule) and
 ``--no-simulate`` (throughput only), each in process (:func:`moc.timing.analyse`, best
-of ``--repeat``) and as a whole process (``python -m mapping.cli analyse FILE --json``,
+of ``--repeat``, wall and CPU time: CPU time hardly depends on the load) and as a
+whole process (``python -m mapping.cli analyse FILE --json``,
 interpreter start included); SDF3's ``sdf3analysis --algo throughput`` and Kiter's
 ``kiter -a KPeriodicThroughput`` on the same graph written by ``export sdf3``, as whole
-processes and as the time each prints for its own analysis; the throughputs each gave
-and whether they agree (relative 1e-5: SDF3 prints 6 digits).  Ratios: ``default / sdf3`` and
-``no_simulate / kiter``, in process against the tool's own time, both measured here.
+processes (wall and CPU time) and as the time each prints for its own analysis; the throughputs each gave
+and whether they agree (relative 1e-5: SDF3 prints 6 digits).  Ratios:
+``default / sdf3`` and ``no_simulate / kiter``, in process against the tool's own time,
+both measured here; ``TIMEOUT`` seconds per external run.
 ``--sdf3``/``--kiter`` (or ``$SDF3_ANALYSIS``/``$KITER``) name the programs
 (``tests/oracle_sdf3/build.sh`` builds SDF3; Kiter builds with CMake, boost, libxml2
 and GLPK); without one its columns are null.
@@ -31,6 +33,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
 import re  # noqa: E402
+import resource  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -38,7 +41,8 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import dsl  # noqa: E402
-from dataflow_graphs import big_two_actor_cycle, random_strongly_connected, ring  # noqa: E402
+from dataflow_graphs import (big_two_actor_cycle, random_strongly_connected,  # noqa: E402
+                             ring)
 from moc.timing import analyse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,41 +68,53 @@ def graphs(quick):
 
 
 def best(fn, repeat):
-    times, value = [], None
+    """The best wall and CPU time of ``repeat`` calls, and the value."""
+    times, cpu, value = [], [], None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, used = time.perf_counter(), time.process_time()
         value = fn()
         times.append(time.perf_counter() - start)
-    return min(times), value
+        cpu.append(time.process_time() - used)
+    return min(times), min(cpu), value
+
+
+def children_cpu():
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def run(argv, pattern):
     """Wall time of ``argv``, the float ``pattern`` finds in its output (group 1) and
     group 2 if any; None on a timeout or a failure."""
-    start = time.perf_counter()
+    start, used = time.perf_counter(), children_cpu()
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         return {"wall_s": None, "error": f"no answer within {TIMEOUT} s"}
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, children_cpu() - used
     match = re.search(pattern, done.stdout)
     if done.returncode or not match:
         return {"wall_s": round(wall, 4), "error": (done.stderr or done.stdout)[-200:]}
     own = match.group(2) if match.re.groups > 1 else None
-    return {"wall_s": round(wall, 4), "throughput": float(match.group(1)),
+    return {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4),
+            "throughput": float(match.group(1)),
             "own_s": None if own is None else float(own) / 1000}
 
 
 def mapeval(path, *options):
+    """Wall and CPU seconds of ``mapeval analyse PATH --json OPTIONS``, or None."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    start = time.perf_counter()
+    start, used = time.perf_counter(), children_cpu()
     try:
         done = subprocess.run([sys.executable, "-m", "mapping.cli", "analyse", str(path),
                                "--json", *options], capture_output=True, text=True,
                               timeout=TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return None
-    return round(time.perf_counter() - start, 4) if done.returncode == 0 else None
+    if done.returncode:
+        return None
+    return {"wall_s": round(time.perf_counter() - start, 4),
+            "cpu_s": round(children_cpu() - used, 4)}
 
 
 def agree(a, b):
@@ -121,19 +137,24 @@ def main(argv=None):
             sdf.write_text(dsl.format_sdf(graph))
             dsl.write_sdf3(graph, xml)
             analyse(graph, simulate=False)                 # warm: imports, caches
-            default_s, result = best(lambda: analyse(graph), args.repeat)
-            throughput_s, _ = best(lambda: analyse(graph, simulate=False), args.repeat)
+            default_s, default_cpu, result = best(lambda: analyse(graph), args.repeat)
+            throughput_s, throughput_cpu, _ = best(lambda: analyse(graph, simulate=False),
+                                                   args.repeat)
             row = {"graph": name, "actors": len(graph.actors),
                    "channels": len(graph.channels),
                    "throughput": float(result.throughput), "method": result.method,
-                   "default_s": round(default_s, 4), "no_simulate_s": round(throughput_s, 4),
-                   "default_process_s": mapeval(sdf),
-                   "no_simulate_process_s": mapeval(sdf, "--no-simulate")}
+                   "default_s": round(default_s, 4),
+                   "no_simulate_s": round(throughput_s, 4),
+                   "default_cpu_s": round(default_cpu, 4),
+                   "no_simulate_cpu_s": round(throughput_cpu, 4),
+                   "default_process": mapeval(sdf),
+                   "no_simulate_process": mapeval(sdf, "--no-simulate")}
             if args.sdf3:
                 row["sdf3"] = run([args.sdf3, "--graph", str(xml), "--algo", "throughput"],
                                   r"thr\(.*\) = (\S+)\s+analysis time: ([\d.]+)ms")
             if args.kiter:
-                row["kiter"] = run([args.kiter, "-f", str(xml), "-a", "KPeriodicThroughput"],
+                row["kiter"] = run([args.kiter, "-f", str(xml), "-a",
+                                    "KPeriodicThroughput"],
                                    r"KPeriodic Throughput is\s+(\S+)\s+KPeriodic Period is"
                                    r"\s+\S+\s+KPeriodic Execution Time is\s+(\S+)")
             for tool, mine in (("sdf3", "default_s"), ("kiter", "no_simulate_s")):
@@ -141,7 +162,8 @@ def main(argv=None):
                 if other.get("own_s"):
                     row[f"{mine}_over_{tool}"] = round(row[mine] / other["own_s"], 1)
                 if "throughput" in other:
-                    row[f"agrees_with_{tool}"] = agree(other["throughput"], row["throughput"])
+                    row[f"agrees_with_{tool}"] = agree(other["throughput"],
+                                                       row["throughput"])
             report["graphs"].append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     report["load_after"] = os.getloadavg()
