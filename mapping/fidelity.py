@@ -168,20 +168,26 @@ class FidelityResult:
                 if r.group is not None:
                     row += f"  {r.group}"
                 lines.append(row)
-        if self.groups:
-            width = max([len(str(k)) for k in self.groups] + [5])
-            lines += [f"per group of {self.within}:",
-                      f"  {'group':<{width}}  {'rows':>5}  {'test':>5}  {'tau':>7}  "
-                      f"{'fidelity':>8}  {'MAPE %':>7}"]
-            for label, r in self.groups.items():
-                lines.append(f"  {str(label):<{width}}  {r.n:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
-                             f"{_fmt(r.fidelity):>8}  {_fmt(r.mape, '.3g'):>7}")
+        lines += self.group_lines()
         if self.fitted:
             width = max(len(k) for k in self.fitted)
             what = " (on every row)" if splits is not None else ""
             lines.append(f"fitted parameters{what}:")
             lines += [f"  {k:<{width}}  {v:.6g}" for k, v in self.fitted.items()]
         return "\n".join(lines)
+
+    def group_lines(self) -> list[str]:
+        """Each group's own figures, one line each (nothing without groups)."""
+        if not self.groups:
+            return []
+        width = max([len(str(k)) for k in self.groups] + [5])
+        lines = [f"per group of {self.within}:",
+                 f"  {'group':<{width}}  {'rows':>5}  {'test':>5}  {'tau':>7}  "
+                 f"{'fidelity':>8}  {'MAPE %':>7}"]
+        for label, r in self.groups.items():
+            lines.append(f"  {str(label):<{width}}  {r.n:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
+                         f"{_fmt(r.fidelity):>8}  {_fmt(r.mape, '.3g'):>7}")
+        return lines
 
     def __repr__(self):
         fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in JSON_KEYS)
