@@ -141,3 +141,15 @@ def test_a_ring_of_large_rates_answers():
     result = analyse(graph)
     assert result.latency is not None and None not in result.buffers.values()
     assert result.period == analyse(graph, simulate=False).period
+
+
+def test_a_constraint_graph_past_the_firings_limit_stops_with_its_name(monkeypatch):
+    import moc.limits
+    from moc.errors import LimitError
+    monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 100_000)
+    for simulate in (True, False):
+        with pytest.raises(LimitError, match=r"K-periodic constraint graph of 'big_cycle' "
+                           r".* more than the limit firings = 100000; raise it with "
+                           r"--limit firings=N") as info:
+            analyse(big_two_actor_cycle(), simulate=simulate)
+        assert info.value.limit == "firings"

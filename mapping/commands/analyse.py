@@ -8,10 +8,11 @@ inputs, hands them over and prints the result."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Rational
-from typing import Any, Mapping
+from typing import Any
 
 from mapping.output import print_json
 from mapping.progress import add_progress_option
@@ -119,6 +120,8 @@ class Analysed:
 def plain(value):
     """``value`` with every :class:`~fractions.Fraction` as an int (whole) or a float, as
     JSON carries numbers; the exact values go under ``exact``."""
+    if value is None or isinstance(value, (int, float, str)):     # most of a schedule
+        return value
     if isinstance(value, Fraction):
         return value.numerator if value.denominator == 1 else float(value)
     if isinstance(value, Mapping):
