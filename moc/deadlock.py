@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections import deque
 
 from moc import limits
-from moc.errors import DeadlockError, LimitError
+from moc.errors import DeadlockError, LimitError, SDFError
 from moc.graph import SDFGraph
+from moc.phases import cyclo_static, phase_counts, phase_value
 from moc.repetition import repetition_vector
 
 
@@ -28,6 +29,9 @@ def iteration_firings(graph: SDFGraph, q: dict[str, int] | None = None) -> dict[
     Raises :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` simulated firing runs.
     """
     q = repetition_vector(graph) if q is None else q
+    if cyclo_static(graph):
+        from moc.csdf import iteration_firings as phased
+        return phased(graph, q)
     inputs = {a: [] for a in graph.actors}
     for ch in graph.channels.values():
         inputs[ch.dst].append(ch)
@@ -174,16 +178,22 @@ def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
     fired = iteration_firings(graph, q)
     blocked = [a for a in graph.actors if fired[a] < q[a]]
     if blocked:
-        tokens = {ch.name: ch.delay + ch.prod * fired[ch.src] - ch.cons * fired[ch.dst]
+        from moc.csdf import tokens_after
+        n = phase_counts(graph)
+        tokens = {ch.name: tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst])
                   for ch in graph.channels.values()}
-        _raise_deadlock(graph, blocked, tokens)
+        starving = {ch.name for ch in graph.channels.values() if ch.dst in blocked and
+                    tokens[ch.name] < phase_value(ch.cons, fired[ch.dst])}
+        _raise_deadlock(graph, blocked, tokens, starving)
 
 
-def _raise_deadlock(graph, blocked, tokens):
+def _raise_deadlock(graph, blocked, tokens, starving=None):
     names = ", ".join(f"'{a}'" for a in blocked)
     blocked_set = set(blocked)
-    starving = sorted(ch.name for ch in graph.channels.values()
-                      if ch.dst in blocked_set and tokens[ch.name] < ch.cons)
+    if starving is None:
+        starving = {ch.name for ch in graph.channels.values()
+                    if ch.dst in blocked_set and tokens[ch.name] < ch.cons}
+    starving = sorted(starving)
     raise DeadlockError(
         f"deadlock: actors {names} cannot complete one iteration "
         f"(not enough initial tokens on {', '.join(starving)})",
@@ -202,6 +212,9 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
     has that many entries).
     """
     q = repetition_vector(graph) if q is None else q
+    if cyclo_static(graph):
+        raise SDFError(f"'{graph.name}' is cyclo-static: a sequential schedule in runs "
+                       f"of one actor is for SDF graphs", graph.origin)
     limit = limits.MAX_FIRINGS
     tokens = {name: ch.delay for name, ch in graph.channels.items()}
     inputs = {a: [] for a in graph.actors}
