@@ -16,14 +16,15 @@ Bodin, Munier-Kordon & de Dinechin, DAC 2016, for the precedences).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from typing import Mapping
 
 from moc import limits
 from moc.cycle_ratio import UnboundedCycleError, max_cycle_ratio
-from moc.errors import ExpansionTooLargeError, LimitError
+from moc.errors import LimitError
 from moc.graph import SDFGraph
-from moc.phases import cumulative, cycle_total, phase_counts, phase_value
+from moc.phases import cumulative, phase_counts, phase_value
 
 
 def iteration_firings(graph: SDFGraph, q: Mapping[str, int]) -> dict[str, int]:
@@ -73,17 +74,25 @@ def tokens_after(ch, fired_src: int, fired_dst: int, n_src: int, n_dst: int) -> 
         cumulative(ch.cons, n_dst, fired_dst)
 
 
-def _writer(ch, needed: int, n_src: int) -> int:
-    """The least ``w`` with ``P(w + 1) ≥ needed`` (``P`` the producer's cumulative
-    production, extended periodically below 0)."""
-    total = cycle_total(ch.prod, n_src)
-    best = None
-    for r in range(n_src):
-        have = cumulative(ch.prod, n_src, r)
-        cycles = -((have - needed) // total)          # ⌈(needed − have)/total⌉
-        nu = n_src * cycles + r
-        best = nu if best is None or nu < best else best
-    return best - 1
+class _Cumulative:
+    """The cumulative sums of a per-phase value over ``n`` phases, and their inverse."""
+
+    def __init__(self, value, n: int):
+        self.n = n
+        self.prefix = [0]
+        for k in range(n):
+            self.prefix.append(self.prefix[-1] + phase_value(value, k))
+        self.total = self.prefix[-1]
+
+    def __call__(self, firings: int) -> int:
+        cycles, rest = divmod(firings, self.n)
+        return cycles * self.total + self.prefix[rest]
+
+    def writer(self, needed: int) -> int:
+        """The least ``w`` with ``self(w + 1) ≥ needed``."""
+        cycles = (needed - 1) // self.total         # needed − cycles·total in (0, total]
+        rest = bisect_left(self.prefix, needed - cycles * self.total)
+        return cycles * self.n + rest - 1
 
 
 def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
@@ -92,13 +101,8 @@ def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[st
     of the timed event graph of one iteration's firings (see the module docstring);
     ``channel`` is None for the order of an actor's own firings.  Refuses with
     :class:`ExpansionTooLargeError` past ``moc.limits.MAX_FIRINGS`` firings."""
-    total = sum(q.values())
-    limit = limits.MAX_FIRINGS if max_firings is None else max_firings
-    if total > limit:
-        raise ExpansionTooLargeError(
-            f"the firings of one iteration of '{graph.name}' number {total}, more than "
-            f"the limit firings = {limit}; raise it with --limit firings=N",
-            "firings", limit, graph.origin)
+    from moc.hsdf import check_expansion_size
+    check_expansion_size(graph, q, max_firings)
     n = phase_counts(graph)
     nodes, edges = [], []
     for a in graph.actors:
@@ -110,10 +114,11 @@ def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[st
             edges.append(((a, back, "e"), (a, k, "e"), 0, wrap, None))
     for ch in graph.channels.values():
         a, b = ch.src, ch.dst
+        made, read = _Cumulative(ch.prod, n[a]), _Cumulative(ch.cons, n[b])
         for nu in range(q[b]):
             if phase_value(ch.cons, nu) == 0:
                 continue
-            w = _writer(ch, cumulative(ch.cons, n[b], nu + 1) - ch.delay, n[a])
+            w = made.writer(read(nu + 1) - ch.delay)
             back, k = divmod(w, q[a])
             edges.append(((a, k, "e"), (b, nu, "s"), 0, -back, ch.name))
     return nodes, edges

@@ -7,8 +7,20 @@ from types import MappingProxyType
 from moc import limits
 from moc.errors import ExpansionTooLargeError
 from moc.graph import Channel, SDFGraph
-from moc.phases import cumulative, is_phased, phase_counts, phase_value
+from moc.phases import is_phased, phase_counts, phase_value
 from moc.repetition import repetition_vector
+
+
+def check_expansion_size(graph: SDFGraph, q, max_firings: int | None = None) -> None:
+    """Raise :class:`ExpansionTooLargeError` where one iteration has more firings than
+    ``max_firings`` (default: ``moc.limits.MAX_FIRINGS`` when called)."""
+    total = sum(q.values())
+    limit = limits.MAX_FIRINGS if max_firings is None else max_firings
+    if total > limit:
+        raise ExpansionTooLargeError(
+            f"HSDF expansion of '{graph.name}' would have {total} firings, more than the "
+            f"limit firings = {limit}; raise it with --limit firings=N",
+            "firings", limit, graph.origin)
 
 
 def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
@@ -24,13 +36,7 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
     (default: ``moc.limits.MAX_FIRINGS`` when called).
     """
     q = repetition_vector(graph)
-    total = sum(q.values())
-    limit = limits.MAX_FIRINGS if max_firings is None else max_firings
-    if total > limit:
-        raise ExpansionTooLargeError(
-            f"HSDF expansion of '{graph.name}' would have {total} firings, more than the "
-            f"limit firings = {limit}; raise it with --limit firings=N",
-            "firings", limit, graph.origin)
+    check_expansion_size(graph, q, max_firings)
     h = SDFGraph(f"{graph.name}_hsdf")
     n = phase_counts(graph)
     # names are unique by construction, and the firings of an actor share its attributes
@@ -69,14 +75,14 @@ def _phased_edges(ch, q, n, edges):
     """The edges of a channel with rates per phase: reader ``ν`` reads tokens
     ``C(ν) .. C(ν+1) − 1``; token ``t`` (initial tokens first) is written by the least
     firing ``w`` with ``M0 + P(w + 1) > t`` (moc.csdf)."""
-    from moc.csdf import _writer
+    from moc.csdf import _Cumulative
+    made, read = _Cumulative(ch.prod, n[ch.src]), _Cumulative(ch.cons, n[ch.dst])
     for reader in range(q[ch.dst]):
-        low = cumulative(ch.cons, n[ch.dst], reader)
-        high = cumulative(ch.cons, n[ch.dst], reader + 1)
+        low, high = read(reader), read(reader + 1)
         if high == low:
             continue
-        first = _writer(ch, low + 1 - ch.delay, n[ch.src])
-        last = _writer(ch, high - ch.delay, n[ch.src])
+        first = made.writer(low + 1 - ch.delay)
+        last = made.writer(high - ch.delay)
         for firing in range(first, last + 1):
             if phase_value(ch.prod, firing) == 0:
                 continue

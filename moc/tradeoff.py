@@ -265,14 +265,20 @@ class _BoundedExecution:
         idle = [a for i, a in enumerate(self.actors) if not self.ins[i] and not self.outs[i]]
         if idle:
             raise SDFError(f"actor '{idle[0]}' of '{graph.name}' has no channel: it fires "
-                           f"without limit, whatever the buffers", graph.actors[idle[0]].origin)
+                           f"without limit, whatever the buffers",
+                           graph.actors[idle[0]].origin)
         self.src = [where[ch.src] for ch in self.channels]
         self.dst = [where[ch.dst] for ch in self.channels]
-        self.d = [durations[a] for a in self.actors]
         counts = phase_counts(graph)
         self.phases = [counts[a] for a in self.actors]
-        self.phased = [counts[a] > 1 or is_phased(self.d[i])
-                       for i, a in enumerate(self.actors)]
+        self.phased = [counts[a] > 1 for a in self.actors]
+        # per actor and phase: its duration, and (channel, tokens) read and written
+        self.d = [[phase_value(durations[a], k) for k in range(counts[a])]
+                  for a in self.actors]
+        self.ins = [[[(c, phase_value(r, k)) for c, r in ins] for k in range(m)]
+                    for ins, m in zip(self.ins, self.phases)]
+        self.outs = [[[(c, phase_value(p, k)) for c, p in outs] for k in range(m)]
+                     for outs, m in zip(self.outs, self.phases)]
         low = min(q.values())
         self.output = next(i for i, a in enumerate(self.actors) if q[a] == low)
         self.per_iteration = low
@@ -298,10 +304,10 @@ class _BoundedExecution:
                 queue = ending[i]
                 while queue and queue[0][0] <= now:
                     k = queue.popleft()[1]
-                    for c, p in outs[i]:
-                        tokens[c] += phase_value(p, k)
-                    for c, r in ins[i]:
-                        space[c] += phase_value(r, k)
+                    for c, p in outs[i][k]:
+                        tokens[c] += p
+                    for c, r in ins[i][k]:
+                        space[c] += r
                     completed += i == self.output
             recurred = stored = None
             if completed >= self.per_iteration:
@@ -325,26 +331,25 @@ class _BoundedExecution:
             for i in range(n):
                 while True:
                     k = started[i] % phases[i]
+                    reads, writes = ins[i][k], outs[i][k]
                     if phased[i]:
-                        fire = all(tokens[c] >= phase_value(r, k) for c, r in ins[i]) and \
-                            all(space[c] >= phase_value(p, k) for c, p in outs[i])
+                        fire = all(tokens[c] >= r for c, r in reads) and \
+                            all(space[c] >= p for c, p in writes)
                     else:
-                        fire = min([tokens[c] // r for c, r in ins[i]] +
-                                   [space[c] // p for c, p in outs[i]])
+                        fire = min([tokens[c] // r for c, r in reads if r] +
+                                   [space[c] // p for c, p in writes if p])
                     if not fire:
                         break
                     fire = int(fire)
-                    for c, r in ins[i]:
-                        r = phase_value(r, k)
+                    for c, r in reads:
                         tokens[c] -= fire * r
                         if before_t[c] < r:
                             waits.add((dst[c], src[c]))
-                    for c, p in outs[i]:
-                        p = phase_value(p, k)
+                    for c, p in writes:
                         space[c] -= fire * p
                         if before_s[c] < p:
                             waits.add((src[c], dst[c]))
-                    end = now + phase_value(d[i], k)
+                    end = now + d[i][k]
                     if ending[i] and ending[i][-1][0] > end:
                         end = ending[i][-1][0]             # ends in order
                     ending[i].extend([(end, k)] * fire)

@@ -2,8 +2,9 @@
 extension, all in the style of :mod:`mapping.plots.style`.
 
 :data:`PLOTS` names every ``mapeval plot KIND``.  A kind takes the options (and inputs)
-of one command (``takes``: ``eval``, ``fidelity``, ``search``, ``logca``, ``analyse`` or ``tradeoff``) plus its own
-``options``, and is drawn by ``draw``, a lazy ``"module:function"`` called as
+of one command (``takes``: ``eval``, ``fidelity``, ``search``, ``logca``, ``analyse`` or
+``tradeoff``) plus its own ``options``, and is drawn by ``draw``, a lazy
+``"module:function"`` called as
 ``draw(path, inputs=FILES, **source, **options)``; ``source`` is what that command loads
 (``eval``: ``app, arch, mapping, metric, aggregate, params``; ``fidelity``:
 ``assessment, measured_label, metric``; ``search``: ``result``; ``logca``: ``analysis``;

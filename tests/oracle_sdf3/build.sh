@@ -24,7 +24,8 @@ find base sdf -name '*.cc' -not -path '*/tools/*' | \
     xargs -P "$(nproc)" -I{} sh -c "g++ $FLAGS -c {} -o $OBJ/\$(echo {} | tr / _).o"
 TOOL=sdf/tools/sdf3analysis
 sed -e 's|out << "thr(" << g->getName() << ") = " << thr << endl;|out.precision(17); &|' \
-    -e 's|out << p->thr;|out.precision(17); &|' $TOOL/sdf3analysis.cc > $TOOL/sdf3analysis_precise.cc
+    -e 's|out << p->thr;|out.precision(17); &|' \
+    $TOOL/sdf3analysis.cc > $TOOL/sdf3analysis_precise.cc
 g++ $FLAGS $TOOL/sdf3analysis.cc "$OBJ"/*.o -o "$WORK/sdf3analysis" -lxml2
 g++ $FLAGS $TOOL/sdf3analysis_precise.cc "$OBJ"/*.o -o "$WORK/sdf3analysis-precise" -lxml2
 # libxml2 rejects sdf3-sdf.xsd as it is (the content model of <network>, an architecture

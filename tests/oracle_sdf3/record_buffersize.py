@@ -16,7 +16,6 @@ under ``tests/data/sdf3_examples/`` (see ``record.py``); the tests time those.
 from __future__ import annotations
 
 import datetime
-import json
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import ROOT, SHARED, exact  # noqa: E402
+from record import ROOT, SHARED, exact, write_records  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "sdf3_buffersize.json"
 TIMEOUT = 60
@@ -76,7 +75,7 @@ def main(argv):
             record["restated"] = f"tests/data/sdf3_examples/{path.stem}.sdf"
         records.append(record)
         print(relative, record["answered"], record["seconds"], len(record.get("points", ())))
-    DATA.write_text(json.dumps({
+    write_records(DATA, {
         "sdf3": {"repository": "https://github.com/rhishi/SDF3", "commit": commit,
                  "program": "sdf3analysis-sdf 1.0 --algo buffersize, built by "
                             "tests/oracle_sdf3/build.sh (throughputs from the precise "
@@ -87,9 +86,8 @@ def main(argv):
                  "sdf3": "paths relative to the SDF3 source tree; restated in "
                          "tests/data/sdf3_examples/",
                  "throughput": "graph iterations per time unit, exact",
-                 "size": "total capacity of the channels in tokens (self-loops included)"},
-        "graphs": records}, indent=1) + "\n")
-    print(f"wrote {DATA.relative_to(ROOT)}: {len(records)} graphs")
+                 "size": "total capacity of the channels in tokens (self-loops "
+                         "included)"}}, records)
 
 
 if __name__ == "__main__":
