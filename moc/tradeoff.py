@@ -43,10 +43,15 @@ from moc.csdf import tokens_after
 from moc.kperiodic import kperiodic_throughput
 from moc.phases import is_phased, phase_counts, phase_value
 
-METHOD = ("storage-dependency exploration (Stuijk et al., DAC 2006) with K-periodic "
-          "throughput and critical circuits (Bodin et al., DAC 2016)")
-
 STATE_SPACE, KPERIODIC = "state-space", "kperiodic"
+#: what ``method`` says of each way of timing a distribution
+METHODS = {
+    STATE_SPACE: "storage dependencies (Stuijk et al., DAC 2006): each distribution timed "
+                 "by its bounded self-timed state space, growing the channels on cycles "
+                 "of waits",
+    KPERIODIC: "storage dependencies (Stuijk et al., DAC 2006): each distribution timed "
+               "by K-periodic scheduling, growing the channels on its critical circuit "
+               "(Bodin et al., DAC 2016; Kiter's KDSE)"}
 
 #: the attribute that marks a back-edge as the free space of the channel it names
 SPACE_OF = "space_of"
@@ -77,7 +82,7 @@ class TradeOff:
     complete: bool
     proven_size: int
     explored: int
-    method: str = METHOD
+    method: str = METHODS[STATE_SPACE]
 
     def to_dict(self) -> dict:
         return {
@@ -186,7 +191,7 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
                     (max_explored is not None and explored >= max_explored):
                 # every distribution smaller than this size has been timed
                 return _result(points, max_throughput, False, size - 1, explored, names,
-                               floats)
+                               floats, method)
             capacities = dict(zip(names, dist))
             value, depends = evaluate(capacities)
             explored += 1
@@ -203,10 +208,10 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
                 MappingProxyType(c) for v, c in found if v == top)))
         if top >= max_throughput:
             break
-    return _result(points, max_throughput, True, size, explored, names, floats)
+    return _result(points, max_throughput, True, size, explored, names, floats, method)
 
 
-def _result(points, max_throughput, complete, proven, explored, names, floats):
+def _result(points, max_throughput, complete, proven, explored, names, floats, method):
     if points and points[0].throughput == 0:
         # as SDF3: what deadlocks at the lower bounds has no throughput with no storage
         points[0] = StoragePoint(0, 0, (MappingProxyType({n: 0 for n in names}),))
@@ -214,7 +219,8 @@ def _result(points, max_throughput, complete, proven, explored, names, floats):
         points = [StoragePoint(float(p.throughput), p.size, p.distributions)
                   for p in points]
         max_throughput = float(max_throughput)
-    return TradeOff(tuple(points), max_throughput, complete, proven, explored)
+    return TradeOff(tuple(points), max_throughput, complete, proven, explored,
+                    METHODS[method])
 
 
 def _kperiodic(bounded: SDFGraph, durations, q):

@@ -232,3 +232,30 @@ def test_front_is_exact_against_brute_force(graph, method):
         # a lower bound that deadlocks is reported, as SDF3 does, as size 0
         want = [(0, 0)] + [w for w in want if w[1] > 0]
     assert got == want
+
+
+def test_waits_of_the_periodic_phase_only():
+    """a0 -> a1 -> a2 (times 2, 1, 2): at capacities (2, 1) only a1 -> a2 bounds the
+    throughput (a1 waits for its space).  Taking the waits of the first recurrent
+    instant, which still come from the transient, gave a0 -> a1 instead, and the search
+    grew that channel for ever: the front stopped at size 2."""
+    g = SDFGraph("chain")
+    for name, time in (("a0", 2), ("a1", 1), ("a2", 2)):
+        g.add_actor(name, exec=time)
+    g.add_channel("a0", "a1")
+    g.add_channel("a1", "a2")
+    result = tradeoff(g, max_explored=40)
+    assert [(p.size, p.throughput) for p in result.points][:4] == \
+        [(2, Fraction(1, 3)), (4, Fraction(2, 3)), (6, Fraction(1, 1)), (8, Fraction(4, 3))]
+
+
+def test_timing_option_chooses_the_method(capsys):
+    sdf = str(EXAMPLES / "samplerate.sdf")
+    fronts = []
+    for timing, explored in (("state-space", 16), ("kperiodic", 3)):
+        assert main(["analyse", sdf, "--tradeoff", "--timing", timing, "--json"]) == 0
+        document = json.loads(capsys.readouterr().out)
+        assert document["explored"] == explored
+        assert ("KDSE" in document["method"]) == (timing == "kperiodic")
+        fronts.append([(p["size"], p["exact"]) for p in document["points"]])
+    assert fronts[0] == fronts[1]

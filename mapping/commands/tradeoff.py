@@ -20,6 +20,11 @@ def add_tradeoff_options(p, output: bool = True) -> None:
                    help="with --tradeoff: stop the search after this long and give the "
                    f"front found so far, with the size up to which it is proven "
                    f"(default {DEFAULT_BUDGET:g}; 0: no limit)")
+    p.add_argument("--timing", choices=("state-space", "kperiodic"), default="state-space",
+                   help="with --tradeoff: how each distribution of capacities is timed: its "
+                   "bounded state space, as SDF3 (default), or K-periodic scheduling of "
+                   "the graph with back-edges, as Kiter's KDSE (fewer distributions, each "
+                   "dearer); the front is the same")
     if output:
         p.add_argument("--point", type=int, metavar="N",
                        help="with --tradeoff -o: the point to write (1 = the smallest "
@@ -86,7 +91,8 @@ def load_front(args, command: str) -> Front:
     attr = args.exec_attr or "exec"
     graph = app.bind(params)
     budget = args.budget if args.budget and args.budget > 0 else None
-    return Front(app.name, attr, tradeoff(graph, exec_attr=attr, budget=budget), graph)
+    return Front(app.name, attr, tradeoff(graph, exec_attr=attr, budget=budget,
+                                          method=args.timing), graph)
 
 
 def run_tradeoff(args) -> int:
