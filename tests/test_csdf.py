@@ -192,3 +192,53 @@ def test_hsdf_expansion_takes_each_phase_s_attributes():
     assert {(c.src, c.dst) for c in h.channels.values() if c.src.startswith("a")
             and c.dst.startswith("b")} == {("a#0", "b#0"), ("a#0", "b#1"), ("a#1", "b#2")}
     assert throughput(h).throughput == Fraction(1, 6)
+
+
+# ------------------------------------------------------------------ two implementations agree
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def phased_rings(draw):
+    """Two or three actors of 1-3 phases (times 1-3), each with a self-loop, on a ring
+    whose channels move 1-6 tokens per cycle, split at random over the phases (0 in a
+    phase too), the closing one holding 6-12 tokens."""
+    from moc import SDFGraph
+    k = draw(st.integers(2, 3))
+    g = SDFGraph("ring")
+    n = [draw(st.integers(1, 3)) for _ in range(k)]
+    for i in range(k):
+        times = [draw(st.integers(1, 3)) for _ in range(n[i])]
+        g.add_actor(f"a{i}", exec=Phases(times) if n[i] > 1 else times[0])
+        g.add_channel(f"a{i}", f"a{i}", prod=Phases([1] * n[i]), cons=Phases([1] * n[i]),
+                      delay=1)
+
+    def split(total, m):
+        """``total`` tokens over ``m`` phases (consistent: one cycle each per iteration)"""
+        cuts = sorted(draw(st.integers(0, total)) for _ in range(m - 1))
+        values = [b - a for a, b in zip([0] + cuts, cuts + [total])]
+        return Phases(values) if m > 1 else values[0]
+
+    for i in range(k):
+        j = (i + 1) % k
+        total = draw(st.integers(1, 6))
+        g.add_channel(f"a{i}", f"a{j}", prod=split(total, n[i]), cons=split(total, n[j]),
+                      delay=draw(st.integers(6, 12)) if j == 0 else 0)
+    return g
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(phased_rings())
+def test_state_space_reaches_the_throughput_of_the_graph_of_firings(graph):
+    """The bounded state space (phase by phase, moc.tradeoff) and the maximum cycle ratio
+    of the firings (moc.csdf) are separate implementations of the same semantics: with
+    buffers grown until nothing limits, the first reaches the second's throughput."""
+    try:
+        expected = throughput(graph).throughput
+    except (DeadlockError, SDFError):
+        return
+    result = tradeoff(graph, max_explored=300)
+    assert result.complete
+    assert result.points[-1].throughput == expected
+    assert all(p.throughput <= expected for p in result.points)
