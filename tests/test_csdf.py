@@ -6,6 +6,7 @@ cyclo-static ``sdf3analysis`` printed (``tests/data/sdf3_csdf.json``, recorded b
 ``tests/oracle_sdf3/record_csdf.py``)."""
 from __future__ import annotations
 
+import functools
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -30,6 +31,13 @@ RECORDS = DATA["graphs"]
 def _load(path):
     (graph,) = dsl.load_sdf(path)
     return graph
+
+
+@functools.lru_cache(maxsize=None)
+def _timed(path):
+    """The graph of ``path``, its repetition vector and its throughput, once per run."""
+    graph = _load(path)
+    return graph, repetition_vector(graph.bind()), throughput(graph)
 
 
 # ------------------------------------------------------------------ language and model
@@ -155,10 +163,9 @@ def _rate(value, q):
 @pytest.mark.parametrize("record", [r for r in RECORDS if "throughput" in r],
                          ids=lambda r: Path(r["file"]).stem)
 def test_throughput_equals_sdf3(record):
-    g = _load(ROOT / record["file"])
-    q = repetition_vector(g.bind())
+    g, q, timed = _timed(ROOT / record["file"])
     first = next(iter(q))
-    ours = throughput(g).throughput
+    ours = timed.throughput
     sdf3 = Fraction(record["throughput"])
     assert float(ours * q[first]) == pytest.approx(
         float(sdf3 * record["repetition_vector"][first]), rel=1e-12)
@@ -242,3 +249,13 @@ def test_state_space_reaches_the_throughput_of_the_graph_of_firings(graph):
     assert result.complete
     assert result.points[-1].throughput == expected
     assert all(p.throughput <= expected for p in result.points)
+
+
+KITER = json.loads((ROOT / "tests" / "data" / "kiter_csdf.json").read_text())
+
+
+@pytest.mark.parametrize("record", KITER["graphs"], ids=lambda r: Path(r["file"]).stem)
+def test_period_equals_kiter(record):
+    """Kiter's K-periodic period (tests/data/kiter_csdf.json, recorded by
+    tests/oracle_sdf3/record_kiter.py): the same iteration, the same exact value."""
+    assert _timed(ROOT / record["file"])[2].period == Fraction(record["period"])
