@@ -12,14 +12,16 @@ as one ends.  A distribution's throughput is then that of the bounded graph.
 The exploration is the paper's: start from the smallest capacity each channel needs
 alone, ``p + c − g + M0 mod g`` (at least ``M0``; ``g = gcd(p, c)``; a self-loop
 ``p + max(c, M0)`` and never enlarged, as SDF3 does), visit distributions in order of
-total size, and grow by one step ``g`` each channel that a distribution depends on.  SDF3
-finds those dependencies as cycles of blocked channels in the state space; here they
-are the back-edges of the critical circuit of the K-periodic schedule (Bodin et al.,
-DAC 2016: the KDSE of Kiter), or of the starving channels where the distribution
-deadlocks.  Both are sound: a distribution that keeps those capacities keeps that
-circuit, so its period is no smaller; hence every minimal distribution is reached from
-the lower bound through such steps, and listing each explored size's best ones in
-order of size gives the exact front.  The search stops at the size whose throughput is
+total size, and grow by one step ``g`` each channel that a distribution depends on.  The
+dependencies are, timing a distribution by its bounded state space as SDF3 does, the
+channels whose space a firing waited for on a cycle of waits of the periodic phase (or
+of the deadlock), the cycles taken as strongly connected components (SDF3's search
+misses some); or, timing it by K-periodic scheduling (Bodin et al., DAC 2016: the KDSE
+of Kiter), the back-edges of the critical circuit (or the starving ones at a deadlock).
+Both are sound: a distribution that keeps those capacities keeps a critical circuit,
+so its period is no smaller; hence every minimal distribution is reached from the lower
+bound through such steps, and listing each explored size's best ones in order of size
+gives the exact front.  Cyclo-static graphs are timed phase by phase.  The search stops at the size whose throughput is
 the most the graph can reach, or at a time budget; ``proven_size`` says up to which
 total size the front given is then known to be exact.
 """
@@ -38,8 +40,8 @@ import networkx as nx
 from moc import limits
 from moc.deadlock import check_deadlock, iteration_firings
 from moc.errors import DeadlockError, LimitError, SDFError
-from moc.graph import Channel, SDFGraph
 from moc.csdf import tokens_after
+from moc.graph import Channel, SDFGraph
 from moc.kperiodic import kperiodic_throughput
 from moc.phases import is_phased, phase_counts, phase_value
 

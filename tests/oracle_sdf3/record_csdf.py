@@ -40,9 +40,11 @@ SOURCES = [("sdf3", "csdf/testbench/buffersizing/simple_example.xml"),
            ("kiter", "benchmarks/mp3_csdf.xml"),
            ("kiter", "benchmarks/IB5CSDF/BlackScholes.xml"),
            ("kiter", "benchmarks/IB5CSDF/Echo.xml"),
-           ("kiter", "benchmarks/IB5CSDF/PDectect.xml")]
+           ("kiter", "benchmarks/IB5CSDF/PDectect.xml"),
+           ("ours", "examples/csdf/pair.sdf")]
 REPOSITORIES = {"sdf3": "https://github.com/rhishi/SDF3",
                 "kiter": "https://github.com/bbodin/kiter"}
+#: ``ours``: a graph of this repository, given to SDF3 as exported
 
 
 def run(tool: Path, xml: Path, algo: str):
@@ -57,13 +59,25 @@ def run(tool: Path, xml: Path, algo: str):
     return out, time.monotonic() - start
 
 
+def restate(repo, relative, commit, source, sdf):
+    """``sdf``: the graph of ``repo``'s file ``relative`` as ``mapeval import sdf3``
+    reads it, under a header naming where it comes from."""
+    from mapping.cli import main as mapeval
+    assert mapeval(["import", "sdf3", str(source), "-o", str(sdf)]) == 0
+    text = sdf.read_text().split("\n", 1)[1]
+    sdf.write_text(f"# The cyclo-static graph of {repo}'s {relative}\n# "
+                   f"({REPOSITORIES[repo]} at {commit}): actors, port rates per phase, "
+                   f"initial\n# tokens and execution times, restated by 'mapeval import "
+                   f"sdf3'.\n# SDF3's analyses of it: tests/data/sdf3_csdf.json.\n" + text)
+
+
 def main(argv):
     work = Path(argv[1] if len(argv) > 1 else "/tmp/sdf3-build")
-    checkouts = {"sdf3": work / "sdf3", "kiter": Path(argv[2])}
+    checkouts = {"sdf3": work / "sdf3", "kiter": Path(argv[2]), "ours": ROOT}
     tool = work / "sdf3analysis-csdf"
     commits = {k: subprocess.run(["git", "-C", str(p), "rev-parse", "HEAD"],
                                  capture_output=True, text=True, check=True).stdout.strip()
-               for k, p in checkouts.items()}
+               for k, p in checkouts.items() if k != "ours"}
     from mapping.cli import main as mapeval
     OUT.mkdir(exist_ok=True)
     records = []
@@ -71,14 +85,9 @@ def main(argv):
         for repo, relative in SOURCES:
             source = checkouts[repo] / relative
             stem = Path(relative).stem
-            sdf = OUT / f"{stem}.sdf"
-            assert mapeval(["import", "sdf3", str(source), "-o", str(sdf)]) == 0
-            text = sdf.read_text().split("\n", 1)[1]
-            sdf.write_text(f"# The cyclo-static graph of {repo}'s {relative}\n# "
-                           f"({REPOSITORIES[repo]} at {commits[repo][:7]}): actors, port "
-                           f"rates per phase, initial\n# tokens and execution times, "
-                           f"restated by 'mapeval import sdf3'.\n# SDF3's analyses of it: "
-                           f"tests/data/sdf3_csdf.json.\n" + text)
+            sdf = source if repo == "ours" else OUT / f"{stem}.sdf"
+            if repo != "ours":
+                restate(repo, relative, commits[repo][:7], source, sdf)
             xml = Path(tmp) / f"{stem}.xml"
             assert mapeval(["export", "sdf3", str(sdf), "-o", str(xml)]) == 0
             record = {"file": str(sdf.relative_to(ROOT)), "source": relative,
