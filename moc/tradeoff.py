@@ -45,7 +45,7 @@ from moc.graph import Channel, SDFGraph
 from moc.kperiodic import kperiodic_throughput
 from moc.phases import is_phased, phase_counts, phase_value
 
-STATE_SPACE, KPERIODIC = "state-space", "kperiodic"
+STATE_SPACE, KPERIODIC, AUTO = "state-space", "kperiodic", "auto"
 #: what ``method`` says of each way of timing a distribution
 METHODS = {
     STATE_SPACE: "storage dependencies (Stuijk et al., DAC 2006): each distribution timed "
@@ -150,7 +150,7 @@ def bounded_graph(graph: SDFGraph, capacities: Mapping[str, int]) -> SDFGraph:
 
 
 def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = None,
-             max_throughput=None, method: str = "state-space",
+             max_throughput=None, method: str = AUTO,
              max_explored: int | None = None) -> TradeOff:
     """The storage-throughput Pareto front of ``graph`` (see the module docstring).
 
@@ -162,7 +162,9 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     distribution is timed, ``"state-space"`` (the bounded self-timed execution until its
     state recurs, and its cycles of waits, as SDF3) or ``"kperiodic"`` (the K-periodic
     schedule of the graph with back-edges, and its critical circuit, as Kiter's KDSE);
-    both give the same front, at different costs.  ``max_explored``: stop, as at the
+    both give the same front, at costs that differ by orders of magnitude either way, so
+    ``"auto"`` runs both in turn, each for as long as the other has run, and gives the
+    first to end (at the budget, the one proven further).  ``max_explored``: stop, as at the
     budget, once that many distributions were timed.  Raises :class:`DeadlockError`
     where the graph deadlocks whatever its buffers."""
     from moc.timing import _prepared
@@ -173,47 +175,84 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     loops = {n: bounds[n][0] for n, ch in graph.channels.items() if ch.src == ch.dst}
     if max_throughput is None:
         max_throughput = _kperiodic(bounded_graph(graph, loops), durations, q)[0]
-    if method == STATE_SPACE:
+    evaluators = {}
+    if method in (STATE_SPACE, AUTO):
         execution = _BoundedExecution(graph, durations, q)
-        evaluate = lambda caps: execution.run([caps[n] for n in names])  # noqa: E731
-    elif method == KPERIODIC:
-        evaluate = lambda caps: _kperiodic(bounded_graph(graph, caps), durations, q)  # noqa
-    else:
-        raise ValueError(f"unknown trade-off method {method!r}: {STATE_SPACE} or {KPERIODIC}")
+        evaluators[STATE_SPACE] = lambda caps: execution.run([caps[n] for n in names])
+    if method in (KPERIODIC, AUTO):
+        evaluators[KPERIODIC] = lambda caps: _kperiodic(bounded_graph(graph, caps),
+                                                        durations, q)
+    if not evaluators:
+        raise ValueError(f"unknown trade-off method {method!r}: {STATE_SPACE}, "
+                         f"{KPERIODIC} or {AUTO}")
     deadline = None if budget is None else time.monotonic() + budget
-    lower = tuple(bounds[n][0] for n in names)
-    pending: dict[int, dict[tuple, None]] = {sum(lower): {lower: None}}
-    points: list[StoragePoint] = []
-    explored, best = 0, None
-    while pending:
-        size = min(pending)
-        found = []
-        for dist in pending[size]:
-            if (deadline is not None and time.monotonic() > deadline) or \
-                    (max_explored is not None and explored >= max_explored):
-                # every distribution smaller than this size has been timed
-                return _result(points, max_throughput, False, size - 1, explored, names,
-                               floats, method)
-            capacities = dict(zip(names, dist))
-            value, depends = evaluate(capacities)
-            explored += 1
-            found.append((value, capacities))
-            for i, name in enumerate(names):
-                if name in depends and name not in loops:
-                    child = dist[:i] + (dist[i] + bounds[name][1],) + dist[i + 1:]
-                    pending.setdefault(size + bounds[name][1], {})[child] = None
-        del pending[size]
-        top = max(v for v, _ in found)
-        if best is None or top > best:
-            best = top
-            points.append(StoragePoint(top, size, tuple(
-                MappingProxyType(c) for v, c in found if v == top)))
-        if top >= max_throughput:
-            break
-    return _result(points, max_throughput, True, size, explored, names, floats, method)
+    searches = {m: _Search(names, bounds, loops, e, max_throughput)
+                for m, e in evaluators.items()}
+    spent = dict.fromkeys(searches, 0.0)
+    while True:
+        # the search that has had the least time goes on (auto: both, in turn)
+        m = min(spent, key=spent.get)
+        search = searches[m]
+        if (deadline is not None and time.monotonic() > deadline) or \
+                (max_explored is not None and search.explored >= max_explored):
+            m = max(searches, key=lambda k: searches[k].proven)
+            return _result(searches[m], max_throughput, names, floats, m, method)
+        start = time.monotonic()
+        if search.step():
+            return _result(search, max_throughput, names, floats, m, method)
+        spent[m] += time.monotonic() - start
 
 
-def _result(points, max_throughput, complete, proven, explored, names, floats, method):
+class _Search:
+    """The exploration of distributions in order of total size, one timed per
+    :meth:`step`; ``proven``: every distribution smaller than the size at hand was
+    timed (or cannot do better than one that was)."""
+
+    def __init__(self, names, bounds, loops, evaluate, max_throughput):
+        self.names, self.bounds, self.loops = names, bounds, loops
+        self.evaluate, self.max_throughput = evaluate, max_throughput
+        lower = tuple(bounds[n][0] for n in names)
+        self.pending: dict[int, dict[tuple, None]] = {sum(lower): {lower: None}}
+        self.points: list[StoragePoint] = []
+        self.explored, self.best, self.complete = 0, None, False
+        self._open()
+
+    def _open(self):
+        self.size = min(self.pending)
+        self.queue = deque(self.pending.pop(self.size))
+        self.found = []
+        self.proven = self.size - 1
+
+    def step(self) -> bool:
+        """Time one distribution; True once the search is over."""
+        dist = self.queue.popleft()
+        capacities = dict(zip(self.names, dist))
+        value, depends = self.evaluate(capacities)
+        self.explored += 1
+        self.found.append((value, capacities))
+        for i, name in enumerate(self.names):
+            if name in depends and name not in self.loops:
+                step = self.bounds[name][1]
+                child = dist[:i] + (dist[i] + step,) + dist[i + 1:]
+                self.pending.setdefault(self.size + step, {})[child] = None
+        if self.queue:
+            return False
+        # every distribution of this size is timed: is its best a Pareto point?
+        top = max(v for v, _ in self.found)
+        if self.best is None or top > self.best:
+            self.best = top
+            self.points.append(StoragePoint(top, self.size, tuple(
+                MappingProxyType(c) for v, c in self.found if v == top)))
+        self.proven = self.size
+        if top >= self.max_throughput or not self.pending:
+            self.complete = True
+            return True
+        self._open()
+        return False
+
+
+def _result(search, max_throughput, names, floats, used, method):
+    points = list(search.points)
     if points and points[0].throughput == 0:
         # as SDF3: what deadlocks at the lower bounds has no throughput with no storage
         points[0] = StoragePoint(0, 0, (MappingProxyType({n: 0 for n in names}),))
@@ -221,8 +260,10 @@ def _result(points, max_throughput, complete, proven, explored, names, floats, m
         points = [StoragePoint(float(p.throughput), p.size, p.distributions)
                   for p in points]
         max_throughput = float(max_throughput)
-    return TradeOff(tuple(points), max_throughput, complete, proven, explored,
-                    METHODS[method])
+    said = METHODS[used] if method == used else f"{AUTO} (the first of both to end): " \
+        f"{METHODS[used]}"
+    return TradeOff(tuple(points), max_throughput, search.complete, search.proven,
+                    search.explored, said)
 
 
 def _kperiodic(bounded: SDFGraph, durations, q):

@@ -78,7 +78,7 @@ def test_samplerate_front_is_the_issue_s():
 
 @pytest.mark.parametrize("record", ANSWERED, ids=lambda r: Path(r["file"]).name)
 def test_front_equals_sdf3_buffersize(record):
-    result = tradeoff(_graph(record))
+    result = tradeoff(_graph(record), method="state-space")
     assert result.complete
     assert _front(result) == _sdf3_front(record)
 
@@ -86,7 +86,18 @@ def test_front_equals_sdf3_buffersize(record):
 @pytest.mark.parametrize("name", ["samplerate", "modem", "h263encoder"])
 def test_kperiodic_exploration_gives_the_same_front(name):
     (graph,) = dsl.load_sdf(EXAMPLES / f"{name}.sdf")
-    assert _front(tradeoff(graph, method="kperiodic")) == _front(tradeoff(graph))
+    assert _front(tradeoff(graph, method="kperiodic")) == \
+        _front(tradeoff(graph, method="state-space"))
+
+
+def test_auto_gives_the_first_to_end():
+    """satellite: K-periodic timing ends after 3 distributions, the state space needs 41;
+    auto gives the K-periodic result, equal to SDF3's."""
+    (graph,) = dsl.load_sdf(EXAMPLES / "satellite.sdf")
+    result = tradeoff(graph)
+    assert result.method.startswith("auto") and "KDSE" in result.method
+    assert result.explored == 3
+    assert _front(result) == _front(tradeoff(graph, method="state-space"))
 
 
 @pytest.mark.parametrize("name", ["samplerate", "h263encoder"])
@@ -140,7 +151,7 @@ def test_a_budget_gives_the_front_up_to_the_proven_size():
     (graph,) = dsl.load_sdf(EXAMPLES / "h263encoder.sdf")
     full = _front(tradeoff(graph))
     for n in (1, 5, 30, 60):
-        part = tradeoff(graph, max_explored=n)
+        part = tradeoff(graph, max_explored=n, method="state-space")
         assert not part.complete and part.explored == n
         assert _front(part) == [p for p in full if p[0] <= part.proven_size]
         assert part.proven_size >= 302                  # below the lower bounds: nothing
@@ -244,7 +255,7 @@ def test_waits_of_the_periodic_phase_only():
         g.add_actor(name, exec=time)
     g.add_channel("a0", "a1")
     g.add_channel("a1", "a2")
-    result = tradeoff(g, max_explored=40)
+    result = tradeoff(g, max_explored=40, method="state-space")
     assert [(p.size, p.throughput) for p in result.points][:4] == \
         [(2, Fraction(1, 3)), (4, Fraction(2, 3)), (6, Fraction(1, 1)), (8, Fraction(4, 3))]
 

@@ -20,11 +20,12 @@ def add_tradeoff_options(p, output: bool = True) -> None:
                    help="with --tradeoff: stop the search after this long and give the "
                    f"front found so far, with the size up to which it is proven "
                    f"(default {DEFAULT_BUDGET:g}; 0: no limit)")
-    p.add_argument("--timing", choices=("state-space", "kperiodic"), default="state-space",
+    p.add_argument("--timing", choices=("auto", "state-space", "kperiodic"), default="auto",
                    help="with --tradeoff: how each distribution of capacities is timed: its "
-                   "bounded state space, as SDF3 (default), or K-periodic scheduling of "
-                   "the graph with back-edges, as Kiter's KDSE (fewer distributions, each "
-                   "dearer); the front is the same")
+                   "bounded state space, as SDF3, or K-periodic scheduling of the graph "
+                   "with back-edges, as Kiter's KDSE (fewer distributions, each dearer); "
+                   "the front is the same; auto (default) runs both in turn and keeps "
+                   "the first to end")
     if output:
         p.add_argument("--point", type=int, metavar="N",
                        help="with --tradeoff -o: the point to write (1 = the smallest "
