@@ -175,6 +175,10 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     loops = {n: bounds[n][0] for n, ch in graph.channels.items() if ch.src == ch.dst}
     if max_throughput is None:
         max_throughput = _kperiodic(bounded_graph(graph, loops), durations, q)[0]
+    if max_throughput == math.inf and budget is None and max_explored is None:
+        raise SDFError(f"the throughput of '{graph.name}' grows without bound with its "
+                       f"buffers (no cycle of its own bounds it): its trade-off has no last "
+                       f"point; give a budget", graph.origin)
     evaluators = {}
     if method in (STATE_SPACE, AUTO):
         execution = _BoundedExecution(graph, durations, q)

@@ -9,6 +9,7 @@ write-back of each point against ``analyse``."""
 from __future__ import annotations
 
 import itertools
+import math
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -19,7 +20,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import dsl
 from mapping.cli import main
 from moc import SDFGraph, throughput
-from moc.errors import DeadlockError
+from moc.errors import DeadlockError, SDFError
 from moc.tradeoff import bounded_graph, capacity_bounds, tradeoff
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -287,3 +288,17 @@ def test_scales_where_sdf3_does_not():
     part = tradeoff(graph, method="state-space", max_explored=150)
     assert not part.complete and part.proven_size >= 26
     assert _front(part) == [p for p in _front(full) if p[0] <= part.proven_size]
+
+
+def test_unbounded_throughput_needs_a_budget(capsys):
+    """An acyclic chain: more buffer always buys more throughput (unlimited
+    auto-concurrency), so the front has no end."""
+    g = SDFGraph("open")
+    g.add_actor("a", exec=1)
+    g.add_actor("b", exec=1)
+    g.add_channel("a", "b")
+    with pytest.raises(SDFError, match="give a budget"):
+        tradeoff(g)
+    part = tradeoff(g, max_explored=10)
+    assert not part.complete and part.max_throughput == math.inf
+    assert [p.size for p in part.points][:3] == [1, 2, 3]
