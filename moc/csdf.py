@@ -104,10 +104,14 @@ def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[st
     from moc.hsdf import check_expansion_size
     check_expansion_size(graph, q, max_firings)
     n = phase_counts(graph)
+    alone = _one_at_a_time(graph)
     nodes, edges = [], []
     for a in graph.actors:
         for k in range(q[a]):
-            nodes += [(a, k, "s"), (a, k, "e")]
+            nodes.append((a, k, "s"))
+            if a in alone:          # its self-loop already orders its firings
+                continue
+            nodes.append((a, k, "e"))
             edges.append(((a, k, "s"), (a, k, "e"), phase_value(durations[a], k), 0, None))
             back, wrap = (k - 1) % q[a], int(k == 0)
             edges.append(((a, back, "s"), (a, k, "s"), 0, wrap, None))
@@ -120,8 +124,21 @@ def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[st
                 continue
             w = made.writer(read(nu + 1) - ch.delay)
             back, k = divmod(w, q[a])
-            edges.append(((a, k, "e"), (b, nu, "s"), 0, -back, ch.name))
+            # from the producer's end: its end node, or its start plus its time
+            edge = ((a, k, "s"), (b, nu, "s"), phase_value(durations[a], k)) if a in alone \
+                else ((a, k, "e"), (b, nu, "s"), 0)
+            edges.append((*edge, -back, ch.name))
     return nodes, edges
+
+
+def _one_at_a_time(graph) -> set:
+    """The actors that a self-loop keeps to one firing at a time (it holds as many
+    tokens as every phase reads and writes back): their firings start and end in
+    order without the order's own nodes and edges."""
+    return {ch.src for ch in graph.channels.values() if ch.src == ch.dst and ch.delay > 0
+            and all(phase_value(ch.prod, k) == phase_value(ch.cons, k) == ch.delay
+                    for k in range(max(len(v) if isinstance(v, tuple) else 1
+                                       for v in (ch.prod, ch.cons))))}
 
 
 def throughput(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int]):
@@ -171,5 +188,6 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object], q: Mapping
             indegree[v] -= 1
             if indegree[v] == 0:
                 ready.append(v)
-    return {a: tuple((time[(a, k, "s")], time[(a, k, "e")]) for k in range(q[a]))
-            for a in graph.actors}
+    return {a: tuple((time[(a, k, "s")], time.get((a, k, "e"), time[(a, k, "s")] +
+                                                   phase_value(durations[a], k)))
+                     for k in range(q[a])) for a in graph.actors}
