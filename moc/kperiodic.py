@@ -263,7 +263,7 @@ def _component_period(graph, actors, channels, durations, q, live):
             circuit = [found.name(i) for i in cycle]
             # no period is below 0, so a zero ratio needs no proof
             if ratio == 0 or _realizable(circuit, _tightest(found, cycle, channels), K):
-                return (ratio, tuple(dict.fromkeys(a for a, _ in circuit)), K,
+                return (ratio, _named(circuit, actors), K,
                         _circuit_channels(found, cycle, channels))
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))
         common = math.gcd(*(q[a] for a in on_circuit))
@@ -273,6 +273,13 @@ def _component_period(graph, actors, channels, durations, q, live):
         if all(grown[a] == K[a] for a in on_circuit):
             raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
         K.update(grown)
+
+
+def _named(circuit, actors):
+    """The actors of ``circuit`` in its order, from the one declared first."""
+    place = {a: i for i, a in enumerate(actors)}
+    start = min(range(len(circuit)), key=lambda i: (place[circuit[i][0]], circuit[i][1]))
+    return tuple(dict.fromkeys(a for a, _ in circuit[start:] + circuit[:start]))
 
 
 def _tightest(found, cycle, channels):
