@@ -230,6 +230,9 @@ def test_a_gpu_without_cores_or_sms_is_named(tmp_path, capsys):
     code = main(["import", "gpu-table", str(table), "-o", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 2 and "'MyGPU' has neither num_of_cores nor sms" in err
+    # CUDA events time in milliseconds
     assert main(["import", "gpu-table", str(table), "-o", str(tmp_path / "o"),
-                 "--sms", "MyGPU=128"]) == 0
+                 "--sms", "MyGPU=128", "--duration-unit", "ms"]) == 0
     assert "cores = 16384" in (tmp_path / "o" / "gpu.moa").read_text()
+    row = (tmp_path / "o" / "measurements.csv").read_text().splitlines()[1].split(",")
+    assert float(row[10]) == pytest.approx(1e-6)
