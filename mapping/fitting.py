@@ -46,6 +46,7 @@ from typing import Any, Callable, Mapping as MappingT, Sequence
 import numpy as np
 from scipy import optimize
 
+from dsl.expression import Name
 from moa import Architecture, CostModel, CostSpec, make_model
 from moa.cost_models import Parameters, model_class
 from moc import TokenGroup
@@ -942,7 +943,7 @@ def upper_bounds(arch: Architecture, free: Sequence[FreeParameter]) -> np.ndarra
         for holder in holders:
             for spec in getattr(holder, "costs", {}).values():
                 for key, arg in getattr(spec, "args", {}).items():
-                    if getattr(arg, "name", None) == fp.target and type(arg).__name__ == "Name":
+                    if isinstance(arg, Name) and arg.name == fp.target:
                         upper[j] = min(upper[j], _field_upper(spec.model, key))
     return upper
 
