@@ -61,7 +61,6 @@ from typing import Any, Callable, Mapping as MappingT, Sequence
 import numpy as np
 from scipy import optimize
 
-from dsl.expression import Name
 from moa import Architecture, CostModel, CostSpec, make_model
 from moa.cost_models import (NON_NEGATIVE, Bounds, Parameters, fittable_parameters,
                              model_class, parameter_bounds)
