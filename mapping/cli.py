@@ -217,6 +217,11 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt as exc:
         from mapping.errors import Terminated
         return 143 if isinstance(exc, Terminated) else 130
+    except MemoryError:
+        print("mapeval: error: out of memory: the input is too large for this machine "
+              "(a measurement table takes about 4 KB per row; lower --limit rows=N to "
+              "refuse such tables before reading them)", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader went away (``| head``): not an error of ours; keep Python quiet on exit.
         _silence_stdout()

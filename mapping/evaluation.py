@@ -224,8 +224,8 @@ class PlacedValue:
 @dataclass(frozen=True)
 class PlacedValues:
     """:class:`PlacedValue` of ``n`` alternatives at once: ``value (n,)``, a
-    ``bottleneck`` per alternative, ``values``: element → ``(n,)``, ``terms``: term →
-    ``(n,)``."""
+    ``bottleneck`` per alternative, ``values``: element → ``(n,)`` (a number when
+    ``n`` is 1), ``terms``: term → ``(n,)``."""
 
     value: np.ndarray
     aggregate: str
@@ -239,7 +239,8 @@ class PlacedValues:
         """Alternative ``k`` alone."""
         return PlacedValue(float(self.value[k]), self.aggregate, self.bottleneck[k],
                            self.placed[k] if self.placed else {},
-                           {name: float(v[k]) for name, v in self.values.items()},
+                           {name: v if isinstance(v, float) else float(v[k])
+                            for name, v in self.values.items()},
                            self.unmodelled[k] if self.unmodelled else (),
                            {name: float(v[k]) for name, v in self.terms.items()})
 
@@ -290,14 +291,14 @@ def placed_values(arch: Architecture, placement: Placement, metric: str,
     if agg.timed:                # the timing's own checks (time only) come first
         timed = np.asarray(placement.timed(metric, aggregate), dtype=float)
     placed = placement.tokens(metric)
-    values = {name: np.empty(n) for name in arch.elements}
-    unmodelled, rules = [], {}
-    for k, tokens in enumerate(placed):
+    per_row, unmodelled, rules = [], [], {}
+    for tokens in placed:
         own, lacking = element_values(arch, tokens, metric, rules)
         check_modelled(tokens, lacking, metric, placement.what, placement.origin)
-        for name, v in own.items():
-            values[name][k] = v
+        per_row.append(own)
         unmodelled.append(tuple(lacking))
+    values = per_row[0] if n == 1 else \
+        {name: np.array([own[name] for own in per_row]) for name in arch.elements}
     if agg.timed:
         value, bottleneck = timed, [None] * n
     else:
@@ -361,9 +362,16 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str,
             for t in tokens:
                 (charged.setdefault(t.cn, []) if isinstance(t, ChargedToken) else own).append(t)
             tokens = own
-        if name not in rules:
-            rules[name] = rule(element, metric)
-        value = _element_value(element, tokens, metric, rules[name])
+        r = rules.get(name, False)
+        if r is False:
+            r = rules[name] = rule(element, metric)
+        if tokens:
+            value = _element_value(element, tokens, metric, r)
+        else:                    # an idle element's value is the same on every call
+            key = (name, "idle")
+            if key not in rules:
+                rules[key] = _element_value(element, [], metric, r)
+            value = rules[key]
         if value is None:
             if tokens:
                 unmodelled.append(name)
@@ -393,9 +401,9 @@ def system_value(arch: Architecture, values: MappingT[str, Any], agg: Aggregatio
     alternatives) by ``agg`` and their bottleneck elements; ``shares``: one table per
     alternative (PE → CN → value)."""
     pes, cns = arch.pes, arch.cns
-    n = len(np.atleast_1d(next(iter(values.values())))) if values else 1
-    pe = np.array([np.broadcast_to(values[p], (n,)) for p in pes], dtype=float).reshape(-1, n)
-    cn = np.array([np.broadcast_to(values[k], (n,)) for k in cns], dtype=float).reshape(-1, n)
+    n = np.size(next(iter(values.values()))) if values else 1
+    pe = np.array([values[p] for p in pes], dtype=float).reshape(len(pes), n)
+    cn = np.array([values[k] for k in cns], dtype=float).reshape(len(cns), n)
     table = None
     if shares is not None:
         table = np.array([[[share.get(p, {}).get(k, 0.0) for share in shares] for k in cns]

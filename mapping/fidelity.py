@@ -41,6 +41,10 @@ JSON_KEYS = ("n", "n_train", "n_test", "tau", "p_value", "fidelity", "spearman",
 FIGURES = ("tau", "fidelity", "spearman", "mape", "mdape", "r2", "fidelity_within",
            "tau_within")
 
+#: the most groups whose own figures a result lists (``groups``); beyond, only the
+#: within-group figures (each group's figures cost a tau and a rho of their own)
+GROUPS_LISTED = 1000
+
 #: significant digits the predictions keep before ranking (SPEC §12)
 RANK_DIGITS = 12
 
@@ -79,7 +83,8 @@ class FidelityResult:
     folds_by: str | None = None
     group: str | None = None
     #: each group of ``within`` → its own figures (over its rows; under cross-validation
-    #: the mean over the splits), in the order the groups first appear
+    #: the mean over the splits), in the order the groups first appear; ``None``
+    #: beyond :data:`GROUPS_LISTED` groups
     groups: Mapping[str, "FidelityResult"] | None = None
 
     @property
@@ -163,20 +168,26 @@ class FidelityResult:
                 if r.group is not None:
                     row += f"  {r.group}"
                 lines.append(row)
-        if self.groups:
-            width = max([len(str(k)) for k in self.groups] + [5])
-            lines += [f"per group of {self.within}:",
-                      f"  {'group':<{width}}  {'rows':>5}  {'test':>5}  {'tau':>7}  "
-                      f"{'fidelity':>8}  {'MAPE %':>7}"]
-            for label, r in self.groups.items():
-                lines.append(f"  {str(label):<{width}}  {r.n:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
-                             f"{_fmt(r.fidelity):>8}  {_fmt(r.mape, '.3g'):>7}")
+        lines += self.group_lines()
         if self.fitted:
             width = max(len(k) for k in self.fitted)
             what = " (on every row)" if splits is not None else ""
             lines.append(f"fitted parameters{what}:")
             lines += [f"  {k:<{width}}  {v:.6g}" for k, v in self.fitted.items()]
         return "\n".join(lines)
+
+    def group_lines(self) -> list[str]:
+        """Each group's own figures, one line each (nothing without groups)."""
+        if not self.groups:
+            return []
+        width = max([len(str(k)) for k in self.groups] + [5])
+        lines = [f"per group of {self.within}:",
+                 f"  {'group':<{width}}  {'rows':>5}  {'test':>5}  {'tau':>7}  "
+                 f"{'fidelity':>8}  {'MAPE %':>7}"]
+        for label, r in self.groups.items():
+            lines.append(f"  {str(label):<{width}}  {r.n:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
+                         f"{_fmt(r.fidelity):>8}  {_fmt(r.mape, '.3g'):>7}")
+        return lines
 
     def __repr__(self):
         fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in JSON_KEYS)
@@ -207,7 +218,7 @@ def ranking_values(predicted) -> np.ndarray:
 @dataclass(frozen=True)
 class PairCounts:
     """The pairs of rows within each group (``(G,)`` integer arrays, group ``g`` the
-    ``g``-th smallest label): ``pairs`` = k(k-1)/2, ``tied_p``/``tied_m`` the pairs tied
+    ``g``-th distinct label in order of appearance): ``pairs`` = k(k-1)/2, ``tied_p``/``tied_m`` the pairs tied
     in the predictions / measurements, ``tied_both`` tied in both, ``discordant`` ordered
     oppositely.  The concordant pairs are what is left (inclusion-exclusion)."""
 
@@ -240,6 +251,17 @@ class PairCounts:
 def _dense(x: np.ndarray) -> np.ndarray:
     """Dense ranks (0, 1, ...) of ``x``; equal values share a rank."""
     return np.unique(x, return_inverse=True)[1].ravel().astype(np.int64)
+
+
+def _group_codes(groups) -> np.ndarray:
+    """Group ``g`` (0, 1, ...) of each row: the ``g``-th distinct label in order of first
+    appearance (any hashable labels)."""
+    if isinstance(groups, np.ndarray) and groups.ndim == 1 and groups.dtype != object:
+        _, first, back = np.unique(groups, return_index=True, return_inverse=True)
+        return np.argsort(np.argsort(first))[back.ravel()].astype(np.int64)
+    codes: dict = {}
+    return np.array([codes.setdefault(label, len(codes)) for label in groups],
+                    dtype=np.int64)
 
 
 def _tied_pairs(key: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
@@ -284,10 +306,7 @@ def pair_counts(predicted, measured, groups=None) -> PairCounts:
     O(n) memory."""
     p = np.asarray(predicted, dtype=float).ravel()
     m = np.asarray(measured, dtype=float).ravel()
-    if groups is None:
-        g = np.zeros(p.size, dtype=np.int64)
-    else:
-        g = np.unique(np.asarray(groups), return_inverse=True)[1].ravel().astype(np.int64)
+    g = np.zeros(p.size, dtype=np.int64) if groups is None else _group_codes(groups)
     n = p.size
     G = int(g.max()) + 1 if n else 0
     size = np.bincount(g, minlength=G).astype(np.int64)
@@ -338,13 +357,11 @@ def within_groups(predicted, measured, groups) -> tuple[float, float]:
     tau-b, all predictions or measurements of the group equal, counts as 0).
     ``nan`` when no group has two rows.  O(n log n) (:func:`pair_counts`)."""
     p, m = _pair(predicted, measured)
-    labels = np.asarray(groups if not isinstance(groups, np.ndarray) else groups)
-    if labels.size != p.size:
-        raise ValueError(f"{labels.size} group labels for {p.size} rows")
+    labels = groups if isinstance(groups, np.ndarray) else list(groups)
+    if len(labels) != p.size:
+        raise ValueError(f"{len(labels)} group labels for {p.size} rows")
     if not p.size:
         return math.nan, math.nan
-    if labels.dtype == object:
-        labels = labels.astype(str)
     counts = pair_counts(p, m, labels)
     pairs = int(counts.pairs.sum())
     if not pairs:
@@ -376,8 +393,9 @@ def fidelity(predicted, measured, *, n: int | None = None, n_train: int = 0,
     per_group = None
     if groups is not None:
         fid_within, tau_within = within_groups(p, m, groups)
-        per_group = {label: fidelity(raw[idx], m[idx]) for label, idx in
-                     group_rows(groups).items()}
+        members = group_rows(groups)
+        if len(members) <= GROUPS_LISTED:
+            per_group = {label: fidelity(raw[idx], m[idx]) for label, idx in members.items()}
     return FidelityResult(n=n_test + n_train if n is None else n, n_train=n_train,
                           n_test=n_test, tau=tau, p_value=p_value,
                           fidelity=_agreeing_fraction(p, m),

@@ -4,7 +4,11 @@ A free parameter is written ``TARGET.METRIC.PARAM``: ``TARGET`` is an element (`
 ``big[0]``), an element type (``A15``: one value shared by every element of that type
 that takes its ``METRIC`` model from the type) or an array (``big``: one value shared by
 its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
-(SPEC §12): each row is then bound again with its value.
+(SPEC §12): each row is then bound again with its value.  ``SPEC@COLUMN`` makes it
+group-specific: one value per value of the measurement column ``COLUMN``
+(:func:`expand_groups`, ``SPEC@COLUMN=VALUE``), each applied to its group's rows only
+(:meth:`RowModel.predict`; in the linear problem a coefficient 0 on the other rows,
+:func:`group_columns`), the other free parameters shared by every row.
 
 Every free parameter stays within the bounds of its meaning, declared once on its
 model's pydantic ``Parameters`` (``Field(gt=0, le=1)`` for an efficiency;
@@ -287,7 +291,8 @@ def free_bounds(arch: Architecture, free: Sequence[FreeParameter]) -> list[Bound
     out = []
     for fp in free:
         if fp.level != "param":
-            out.append(parameter_bounds(model_class(fp.model).Parameters, fp.param))
+            out.append(parameter_bounds(model_class(fp.model).Parameters, fp.param)
+                       or NON_NEGATIVE)         # a FreeParameter built by hand
             continue
         b = NON_NEGATIVE
         specs = [s for e in arch.elements.values() for s in e.costs.values()]
@@ -467,6 +472,9 @@ def check_free(arch: Architecture, free: Sequence[FreeParameter], metric: str) -
 
 # --------------------------------------------------------------------------- row values
 
+#: models and architectures built under free values that a RowModel keeps at most
+_KEEP = 512
+
 #: a parameter set with at least this many distinct mappings goes to the batch evaluator
 #: (compiling it costs as much as 5 to 16 reference evaluations on the examples)
 BATCH_MIN = 16
@@ -502,6 +510,10 @@ class RowModel:
         self._batches: dict = {}
         #: bound applications and architectures shared by rows (:func:`bind_problem`)
         self._bindings: dict = {}
+        self._transient: dict = {}
+        #: models and architectures bound under free values, kept across predictions
+        self._made: dict = {}
+        self._param_archs: dict = {}
         self._arch_parts: dict[int, tuple] = {}
         self._identities: dict[int, tuple] = {}
         for row in self.rows:
@@ -516,11 +528,26 @@ class RowModel:
             check_metric(at_defaults, metric)
             self._checked = True
 
-    def share_applications(self, other: "RowModel") -> None:
-        """Reuse the applications ``other`` bound (same ``.sdf``, another architecture,
-        e.g. the fitted one): binding each row's application is the costly part."""
-        if other.app is self.app:
-            self._bindings.update({k: v for k, v in other._bindings.items() if k[0] == "app"})
+    def share_rows(self, other: "RowModel") -> None:
+        """Reuse what ``other`` (the same rows, application and metric; another
+        architecture of the same elements, e.g. the fitted one) gathered: the bound
+        applications and, where the application is bound alike, the rows' tokens
+        (:class:`~mapping.row_batch.RowBatch`, which refuses tokens that depend on
+        cost models)."""
+        if other.app is not self.app:
+            return
+        self._bindings.update({k: v for k, v in other._bindings.items() if k[0] != "arch"})
+        names = set(self.app.params) if self.app is not None else set()
+        alike = (len(self.rows) == len(other.rows)
+                 and all(a is b for a, b in zip(self.rows, other.rows))
+                 and (self.metric, self.element, self._requested)
+                 == (other.metric, other.element, other._requested)
+                 and {k: v for k, v in self.params.items() if k in names}
+                 == {k: v for k, v in other.params.items() if k in names}
+                 and list(self.arch.elements) == list(other.arch.elements))
+        batch = other._batches.get(None)
+        if alike and batch:
+            self._batches = {None: batch.rebound(self)}
 
     def _key(self, row, drop: str | None = None):
         values = {**self.params, **{k: v for k, v in row.params.items() if k != drop}}
@@ -557,26 +584,37 @@ class RowModel:
                 return name
         return None
 
-    def _bind(self, row, key):
+    def _bind(self, row, key, keep: bool = True):
         values = dict(key)
         if row.activity is None:
-            return bind_problem(self.app, self.arch, values, cache=self._bindings)
-        return self.arch.bind(values)
+            if keep:
+                return bind_problem(self.app, self.arch, values, cache=self._bindings)
+            # the architectures and repetition vectors are kept, not each application
+            problem = bind_problem(self.app, self.arch, values, cache=self._transient)
+            for k in [k for k in self._transient if k[0] == "app"]:
+                del self._transient[k]
+            return problem
+        arch = self._bindings.get(("arch", key))
+        if arch is None:
+            arch = self._bindings[("arch", key)] = self.arch.bind(values)
+        return arch
 
-    def bound(self, i: int):
-        """The problem (application rows) or bound architecture (activity rows) of row i."""
+    def bound(self, i: int, keep: bool = True):
+        """The problem (application rows) or bound architecture (activity rows) of row
+        i; ``keep=False``: not kept unless it already was (rows gathered once)."""
         row = self.rows[i]
         key = self._key(row)
         got = self._bound.get(key)
         if got is None:
             try:
-                got = self._bind(row, key)
+                got = self._bind(row, key, keep)
             except ValueError as exc:
                 raise self._error(i, str(exc)) from None
             if not self._checked:
                 check_metric(got if isinstance(got, Architecture) else got.arch, self.metric)
                 self._checked = True
-            self._bound[key] = got
+            if keep:
+                self._bound[key] = got
         return got
 
     def bound_arch(self, i: int) -> Architecture:
@@ -587,12 +625,13 @@ class RowModel:
         """Element → the token groups of row ``i`` (independent of cost parameters)."""
         return self.placed_for(i, self.metric)
 
-    def placed_for(self, i: int, metric: str) -> dict[str, list]:
-        """:meth:`placed` for ``metric`` (a term of a system metric places its own)."""
-        key = (self._identity(i), metric)
-        got = self._placed.get(key)
+    def placed_for(self, i: int, metric: str, keep: bool = True) -> dict[str, list]:
+        """:meth:`placed` for ``metric`` (a term of a system metric places its own);
+        ``keep=False``: not kept for later calls (rows gathered once, by the million)."""
+        key = (self._identity(i), metric) if keep else None
+        got = self._placed.get(key) if keep else None
         if got is None:
-            row, b = self.rows[i], self.bound(i)
+            row, b = self.rows[i], self.bound(i, keep)
             try:
                 if row.activity is None:
                     validate_mapping(b.app, b.arch, row.mapping)
@@ -605,7 +644,8 @@ class RowModel:
             if self.element is not None:
                 got = {name: (tokens if name == self.element else [])
                        for name, tokens in got.items()}
-            self._placed[key] = got
+            if keep:
+                self._placed[key] = got
         return got
 
     def _direct(self, arch: Architecture) -> bool:
@@ -653,15 +693,27 @@ class RowModel:
         got = cache.get(key)
         if got is None:
             models = {k: v for k, v in overrides.items() if k != _PARAMS}
+            if len(self._made) > _KEEP:
+                self._made.clear()
+            if len(self._param_archs) > _KEEP:
+                self._param_archs.clear()
             try:
                 if rebind:
-                    got = self._bind(row, key[1])
+                    values = dict(key[1])
+                    got = bind_problem(self.app, self.arch, values,
+                                       cache=cache.setdefault("bindings", {})) \
+                        if row.activity is None else self.arch.bind(values)
                 elif params:
-                    got = self.arch.bind({**self.params, **params, **row.params})
+                    # kept across calls: the steps of a finite-difference Jacobian in
+                    # the other parameters bind the architecture with the same values
+                    got = self._param_archs.get(key)
+                    if got is None:
+                        got = self._param_archs[key] = self.arch.bind(
+                            {**self.params, **params, **row.params})
                 else:
                     got = self.bound_arch(i)
                 arch = got if isinstance(got, Architecture) else got.arch
-                arch = _rebuilt(arch, models, cache.setdefault("models", {}))
+                arch = _rebuilt(arch, models, self._made)
             except (ValueError, ArithmeticError) as exc:
                 raise self._error(i, str(exc)) from None
             got = arch if isinstance(got, Architecture) else replace(got, arch=arch)
@@ -721,7 +773,7 @@ class RowModel:
         if every is False:
             try:
                 every = RowBatch(self, range(len(self.rows)))
-            except (Unsupported, ValueError, KeyError, ArithmeticError, InputError):
+            except (Unsupported, ValueError, KeyError, TypeError, ArithmeticError):
                 every = None                 # the reference path reports any bad row
             self._batches[None] = every
         got = None
@@ -1066,27 +1118,37 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
     theta0 = _current_values(model, free)
-    done: dict[tuple, tuple] = {}            # rows alike in parameters and mapping
+    done: dict[tuple, int] = {}              # rows alike in parameters and mapping
     for r, i in enumerate(rows):
-        got = done.get(model._identity(i))
-        if got is None:
-            try:
-                with np.errstate(all="ignore"):
-                    a = np.array(coefficients(model.bound_arch(i), model.placed(i), free,
-                                              model.metric, model.aggregate))
-            except (ValueError, ArithmeticError) as exc:
-                raise model._error(i, str(exc)) from None
-            if not np.all(np.isfinite(a)):
-                raise model._error(i, "the prediction's coefficient of a free parameter is "
-                                   "not a finite number")
-            got = done[model._identity(i)] = (a, model.value(i))
-        a, value = got
-        # a parameter of one group of rows: a coefficient 0 on the others' rows, whose
-        # prediction keeps the file's value of that parameter (in ``value``)
-        keep = np.array([fp.applies_to(model.rows[i]) for fp in free])
-        A[r] = np.where(keep, a, 0.0)
-        c[r] = value - float(A[r] @ theta0)
+        same = done.setdefault(model._identity(i), r)
+        if same != r:
+            A[r], c[r] = A[same], c[same]
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
+                                    model.aggregate)
+        except (ValueError, ArithmeticError) as exc:
+            raise model._error(i, str(exc)) from None
+        if not np.all(np.isfinite(A[r])):
+            raise model._error(i, "the prediction's coefficient of a free parameter is not "
+                               "a finite number")
+        c[r] = model.value(i) - float(A[r] @ theta0)
     return A, c
+
+
+def group_columns(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int],
+                  A: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(A, c)`` of :func:`design_matrix` where a parameter of one group of rows
+    (``SPEC@COLUMN=VALUE``) has coefficient 0 on the other groups' rows, whose
+    prediction keeps the file's value of it (moved into ``c``)."""
+    keep = np.array([[fp.applies_to(model.rows[i]) for fp in free] for i in rows],
+                    dtype=bool).reshape(len(rows), len(free))
+    if keep.all():
+        return A, c
+    theta0 = _current_values(model, free)
+    dropped = np.where(keep, 0.0, A)
+    return A - dropped, c + dropped @ theta0
 
 
 def _column_norms(A: np.ndarray) -> np.ndarray:
@@ -1136,24 +1198,26 @@ STARTS = 8
 def fit_parameters(model: RowModel, free: Sequence[FreeParameter],
                    train: Sequence[int], starts: int = STARTS, seed: int = 0,
                    progress: Callable[[int], None] | None = None,
-                   residuals: str = "absolute") -> FitResult:
+                   residuals: str = "absolute", explain: bool = False) -> FitResult:
     """Fit ``free`` to the measured values of rows ``train`` (see the module doc); a
     non-linear fit starts from the file's values and from ``starts`` random points
     (:func:`random_starts`, ``seed``) and keeps the best.  ``progress(n)``: n more of
     the ``1 + starts`` starts done (a linear fit: all at once).  ``residuals`` names
     the :data:`RESIDUALS` rule minimised; a rule that is not ``linear`` fits by
-    non-linear least squares (NNLS minimises plain differences only)."""
+    non-linear least squares (NNLS minimises plain differences only).  ``explain``:
+    the warning about parameters that cannot be told apart names the measured columns
+    that would (:func:`separating_columns`; a few more predictions)."""
     NATURAL.check(starts, "--starts")
     rule = residual_rule(residuals)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")      # numpy/scipy chatter; results are checked
         return _fit(model, tuple(free), [int(i) for i in train], starts, seed, progress,
-                    rule)
+                    rule, explain)
 
 
 def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
          starts: int = STARTS, seed: int = 0, progress=None,
-         rule: Residual = RESIDUALS.get("absolute")) -> FitResult:
+         rule: Residual = RESIDUALS.get("absolute"), explain: bool = False) -> FitResult:
     y = np.array([model.rows[i].measured for i in train], dtype=float)
     if rule.positive:
         for i in train:
@@ -1171,7 +1235,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
     best, n_starts = 0, 0
 
     if rule.linear and _is_linear(model, free):
-        A, c = design_matrix(model, free, train)
+        A, c = group_columns(model, free, train, *design_matrix(model, free, train))
         norms = _column_norms(A)
         active = norms > 0
         for j in np.flatnonzero(~active):
@@ -1215,7 +1279,10 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
                                                              bounds)
         method, n_starts = "least_squares", 1 + starts
     theta = np.array([_clip(v, bd) for v, bd in zip(theta, bounds)])
-    warnings_ += [_indistinguishable(g, free) for g in groups]
+    warnings_ += [_indistinguishable(g, free, separating_columns(model, free, train, theta,
+                                                                 bounds, g)
+                                     if explain else ([], []))
+                  for g in groups]
     if method == "least_squares" and rank < len(free) and not groups:
         warnings_.append(f"the fit is rank deficient (rank {rank} for {len(free)} parameters)")
     at = _at_bounds(theta, bounds, np.where(theta0 != 0, np.abs(theta0), 1.0), names)
@@ -1273,27 +1340,110 @@ def _at_bounds(theta, bounds: Sequence[Bounds], scale, names) -> list[tuple[str,
     return out
 
 
-def _indistinguishable(group: Sequence[str], free: Sequence[FreeParameter]) -> str:
-    """A warning naming parameters the rows cannot determine, with what would fix it."""
+def _indistinguishable(group: Sequence[str], free: Sequence[FreeParameter],
+                       columns: tuple[list[str], list[str]] = ([], [])) -> str:
+    """A warning naming parameters the rows cannot determine, with what would fix it;
+    ``columns``: the measured columns that, varied, would tell them apart, and those
+    tried (:func:`separating_columns`)."""
+    separating, tried = columns
+    effect = "make it matter" if len(group) == 1 else "tell them apart"
+    if separating:
+        rows = f"add rows that vary {' or '.join(separating)} (other values there {effect})"
+    elif tried:
+        rows = (f"add rows of other mappings or workloads (other values of "
+                f"{', '.join(tried)} alone would not {effect})")
+    else:
+        rows = f"add rows of other mappings or workloads that {effect}"
     if len(group) == 1:
         return (f"{group[0]} has no effect on the training rows at the fitted values: the "
-                "fit cannot determine it (fix it: leave it out of --fit, or add rows in "
-                "which it matters)")
+                f"fit cannot determine it (to fix: leave it out of --fit; or {rows})")
     by = {fp.spec: fp for fp in free}
     members = [by[g] for g in group if g in by]
     same_param = len({(fp.metric, fp.param) for fp in members}) == 1 and \
         all(fp.level != "param" for fp in members)
     hints = [f"fix all but one (leave e.g. {', '.join(group[1:])} out of --fit)"]
     if same_param:
-        hints.append(f"share one value across {', '.join(e for fp in members for e in fp.elements)} "
-                     f"(a type's {members[0].metric} model, or a param both use)")
-    else:
-        hints.append("add rows in which they act differently (vary the quantity that "
-                     "separates them: sizes, block sizes or mappings that load one and not "
-                     "the other)")
+        shared = ", ".join(e for fp in members for e in fp.elements)
+        hints.append(f"share one value across {shared} (a type's {members[0].metric} "
+                     "model, or a param both use)")
+    hints.append(rows)
     return (f"the training rows cannot tell apart {', '.join(group)}: only a combination "
             "of them is determined (the fit chose one of many equally good values); to "
             "fix: " + "; or ".join(hints))
+
+
+#: at most this many measured columns and training rows are varied to find the columns
+#: that would tell indistinguishable parameters apart (:func:`separating_columns`)
+SEPARATING_COLUMNS, SEPARATING_ROWS = 12, 4
+
+
+def separating_columns(model: RowModel, free: Sequence[FreeParameter], train: Sequence[int],
+                       theta, bounds: Sequence[Bounds], group: Sequence[str]
+                       ) -> tuple[list[str], list[str]]:
+    """``(separating, tried)``: the numeric columns of the training rows (parameters they
+    set, at most :data:`SEPARATING_COLUMNS`) that, varied, tell ``group`` apart (or make
+    a lone parameter matter), and every column whose varied rows could be evaluated.
+    A few training rows that load the group's elements are copied with the column
+    halved and doubled; the sensitivities of their predictions to a relative change of
+    each parameter of ``group`` at the fitted ``theta`` (one-sided differences of 1e-6,
+    inside the bounds) get full column rank with the rows' own."""
+    names = [fp.spec for fp in free]
+    index = [names.index(g) for g in group]
+    elements = set().union(*(_elements_of(model.arch, free[j]) for j in index))
+    candidates = [i for i in train if any(model.placed(i).get(e) for e in elements)] \
+        or list(train)
+    picks = [candidates[int(k)] for k in np.unique(np.linspace(
+        0, len(candidates) - 1, min(SEPARATING_ROWS, len(candidates))).round().astype(int))]
+    columns: list[str] = []
+    for i in picks:
+        columns += [c for c, v in model.rows[i].params.items()
+                    if c not in columns and isinstance(v, (int, float)) and v != 0]
+    base = [model.rows[i] for i in picks]
+    separating, tried = [], []
+    for column in columns[:SEPARATING_COLUMNS]:
+        rows = base + [replace(r, params={**r.params, column: r.params[column] * f})
+                       for r in base if column in r.params for f in (0.5, 2.0)]
+        varied = RowModel(model.arch, rows, model.metric, model._requested, model.app,
+                          model.params, model.source, element=model.element)
+        try:
+            J = _relative_sensitivities(varied, free, theta, bounds, index)
+        except (InputError, ValueError, ArithmeticError):
+            continue                         # a varied row the model cannot evaluate
+        tried.append(column)
+        norms = np.linalg.norm(J, axis=0)
+        if np.all(norms > 0):
+            sv = np.linalg.svd(J / norms, compute_uv=False)
+            if sv[-1] > 1e-4 * sv[0]:
+                separating.append(column)
+    return separating, tried
+
+
+def _elements_of(arch: Architecture, fp: FreeParameter) -> set[str]:
+    """The elements whose models a free parameter sets: its own, or for a bare param
+    those with a model argument that uses it."""
+    if fp.level != "param":
+        return set(fp.elements)
+    return {e.name for e in arch.elements.values() for spec in e.costs.values()
+            if any(fp.target in getattr(v, "names", ()) for v in
+                   getattr(spec, "args", {}).values())}
+
+
+def _relative_sensitivities(model: RowModel, free, theta, bounds, index) -> np.ndarray:
+    """d log(prediction) / d log(theta_j) of every row of ``model`` for j in ``index``
+    (one-sided differences of 1e-6, stepping inwards at a bound)."""
+    theta = np.asarray(theta, dtype=float)
+    with np.errstate(all="ignore"):
+        base = model.predict(None, _overrides(free, theta))
+        scale = np.where(base != 0, np.abs(base), 1.0)
+        out = []
+        for j in index:
+            h = 1e-6 * (abs(theta[j]) if theta[j] != 0 else 1.0)
+            step = h if theta[j] + h in bounds[j] else -h
+            moved = theta.copy()
+            moved[j] += step
+            out.append((model.predict(None, _overrides(free, moved)) - base) / scale
+                       * (theta[j] if theta[j] != 0 else 1.0) / step)
+    return np.column_stack(out)
 
 
 #: random starts are drawn log-uniformly within this many decades of the start values
@@ -1444,7 +1594,8 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
     if not free_params:
         return Assessment(fidelity(predicted, measured), None, predicted, measured, model)
     train, test = split_rows(len(rows), test_fraction, seed)
-    fit = fit_parameters(model, free_params, train, starts, seed, progress, residuals)
+    fit = fit_parameters(model, free_params, train, starts, seed, progress, residuals,
+                         explain=True)
     fit = replace(fit, test=tuple(int(i) for i in test))
     if any(fp.label is not None for fp in fit.free):
         final = model                    # no one architecture holds a value per group
@@ -1453,7 +1604,7 @@ def assess(arch: Architecture, rows: Sequence[MeasurementRow], *, app=None,
         bare = {fp.target: fit.values[fp.spec] for fp in fit.free if fp.level == "param"}
         final = RowModel(fit.architecture, rows, metric, aggregate, app,
                          {**(params or {}), **bare}, source)
-        final.share_applications(model)
+        final.share_rows(model)
         predicted = final.predict()
     on = scored_rows(train, test)
     result = fidelity(predicted[on], measured[on], n=len(rows), n_train=len(train),
@@ -1548,6 +1699,10 @@ def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
     value, compared with the measured total on the test rows.  Every free parameter
     must belong to the elements of one column."""
     free_params = parse_free(arch, free, app) if free else []
+    for fp in free_params:
+        if fp.by is not None:
+            raise InputError(f"free parameter '{fp.spec}': a per-element fit "
+                             "(--measured-element) does not take group-specific parameters")
     for element in columns:
         if element not in arch.elements:
             raise InputError(f"--measured-element: '{element}' is not an element of "
@@ -1571,7 +1726,7 @@ def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
         if owner[element]:
             check_free(model.bound_arch(0), owner[element], model.metric)
             fit = replace(fit_parameters(model, owner[element], train, starts, seed,
-                                         residuals=residuals),
+                                         residuals=residuals, explain=True),
                           test=tuple(int(i) for i in test))
             predicted = predict_fitted(model, fit)
             fits.append(fit)

@@ -44,8 +44,10 @@ _limit("elements", "dsl.limits", "MAX_ELEMENTS",
 _limit("links", "dsl.limits", "MAX_LINKS",
        "links of one architecture, a link between arrays counting one per pair")
 _limit("firings", "moc.limits", "MAX_FIRINGS", "firings of one iteration an analysis expands")
-_limit("states", "moc.limits", "MAX_STATES", "instants (states) of one self-timed execution explored")
+_limit("states", "moc.limits", "MAX_STATES",
+       "instants (states) of one self-timed execution explored")
 _limit("sweep", "mapping.sweep", "MAX_POINTS", "points of one sweep grid")
+_limit("rows", "mapping.measurements", "MAX_ROWS", "data rows of one measurement table")
 
 
 def parse_limit(text: str) -> tuple[str, int]:

@@ -36,7 +36,7 @@ speedup above it, beyond the noise, is a warning.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -45,7 +45,10 @@ from moa.logca_analysis import LogCAAnalysis, analyse
 
 LATENCY_CHOICES = ("auto", "independent", "dependent")
 #: the host's form: ``none`` (the paper's C·g^beta), ``fit`` (o0 + C·g^beta), ``auto``
-HOST_CHOICES = ("auto", "none", "fit")
+#: (o0 if significant), ``range`` (the paper's form on the rows where it holds)
+HOST_CHOICES = ("auto", "none", "fit", "range")
+#: the fewest distinct granularities ``range`` fits on
+RANGE_MIN_ROWS = 6
 #: a runs test below this p-value (too few runs) flags systematic residuals
 RUNS_P = 0.01
 #: the paper's form holds where the host's fixed cost is below this share of T0
@@ -135,7 +138,7 @@ class LogCAFit:
                 f"(weighted least squares on relative residuals; {pct} confidence intervals "
                 "from the Jacobian)",
                 f"latency: {self.latency} — {self.latency_reason}",
-                f"host: {'o0 + C·g^beta (a fixed cost: an extension of LogCA)' if self.host_form == 'fit' else 'C·g^beta (the paper)'}"
+                f"host: {_HOST_WORDS[self.host_form]}"
                 f" — {self.host_reason}", "",
                 f"{'parameter':<12}{'value':<14}{pct + ' interval':<30}source"]
         for e in self.estimates:
@@ -158,6 +161,11 @@ class LogCAFit:
             rows.append("the paper's direct readings (§4), for comparison: " + ", ".join(
                 f"{k} = {v:.6g}" for k, v in self.paper_readings))
         return "\n".join(rows)
+
+
+_HOST_WORDS = {"fit": "o0 + C·g^beta (a fixed cost: an extension of LogCA)",
+               "none": "C·g^beta (the paper)",
+               "range": "C·g^beta (the paper) where it holds"}
 
 
 @dataclass(frozen=True)
@@ -185,7 +193,8 @@ class RunsTest:
 
 def runs_test(residuals) -> RunsTest:
     """Wald-Wolfowitz runs test on the signs of ``residuals`` (in their order; zeros
-    dropped): mean ``2·n₊·n₋/n + 1``, variance ``2·n₊·n₋·(2·n₊·n₋ - n)/(n²·(n - 1))``;
+    dropped): mean ``2·n₊·n₋/n + 1``, variance
+    ``2·n₊·n₋·(2·n₊·n₋ - n)/(n²·(n - 1))``;
     ``p = Φ(z)`` with a continuity correction of 1/2 (one-sided: too few runs)."""
     from scipy.stats import norm
 
@@ -445,6 +454,8 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
         fixed["A"] = float(A)
     try:
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            if host_overhead == "range":
+                return _fit_range(g, t0, t1, latency, L, A, confidence)
             if host_overhead == "auto":
                 host_form, host_reason = _choose_host(g, t0)
             else:
@@ -527,6 +538,29 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
                     tuple(g.tolist()), tuple(t0.tolist()), tuple(t1.tolist()),
                     rms, readings, tuple(notes), host_form, host_reason, runs,
                     tuple(warnings), paper_from)
+
+
+def _fit_range(g, t0, t1, latency, L, A, confidence) -> "LogCAFit":
+    """The paper's form fitted on the granularities where it holds, chosen by the data:
+    those from which the host's fixed cost, fitted on every row (``o0 + C·g^beta``), is
+    below :data:`PAPER_FORM_SHARE` of T0."""
+    full = fit_logca(g, t0, t1, latency, L, A, confidence, host_overhead="fit")
+    start = full.paper_form_from
+    keep = g >= start if start is not None else np.ones(g.size, dtype=bool)
+    if np.unique(g[keep]).size < RANGE_MIN_ROWS:
+        raise InputError(f"LogCA fit: the paper's host form holds (a fixed cost below "
+                         f"{100 * PAPER_FORM_SHARE:g}% of T0) only from g = {start:.6g} B, "
+                         f"on {np.unique(g[keep]).size} granularities; --host-overhead "
+                         f"range needs {RANGE_MIN_ROWS} (measure larger g, or use "
+                         "--host-overhead fit)")
+    fit = fit_logca(g[keep], t0[keep], t1[keep], latency, L, A, confidence,
+                    host_overhead="none")
+    o0 = full["o0"].value
+    why = (f"the paper's C·g^beta on the {int(keep.sum())} rows from g = {start:.6g} B, "
+           f"where the host's fixed cost (o0 = {o0:.6g}, fitted on all {g.size} rows) is "
+           f"below {100 * PAPER_FORM_SHARE:g}% of T0" if start is not None else
+           "the paper's C·g^beta on every row (no fixed host cost was found)")
+    return replace(fit, host_form="range", host_reason=why, paper_form_from=start)
 
 
 #: a fit with an rms relative residual below this is exact to the solver's tolerance:

@@ -24,11 +24,17 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from collections.abc import Mapping as MappingABC
 from typing import Iterable, Mapping as MappingT, Sequence
 
+from mapping.bulk import paused
 from mapping.errors import InputError
 from dsl.files import read_text
 from dsl.mappings import Mapping
+
+#: the most data rows one table may hold (``--limit rows=N``): reading, evaluating and
+#: ranking take about 4 KB of memory per row (1,000,000 rows: about 4 GB)
+MAX_ROWS = 2_000_000
 
 ACTOR_FIELD = "{actor}"
 ELEMENT_FIELD = "{element}"
@@ -93,6 +99,14 @@ class Measurements:
 def parse_cell_number(text: str) -> float | int | None:
     """A number from a cell (``12``, ``1e-3``, ``0x10``, ``1_000``), or ``None``."""
     text = text.strip()
+    if "_" not in text and ("." in text or "e" in text or "E" in text):
+        try:                                # the common case of a measured table first
+            value = float(text)
+        except ValueError:
+            pass
+        else:
+            if math.isfinite(value):
+                return value
     try:
         value = int(text.replace("_", ""), 0)
     except ValueError:
@@ -197,64 +211,68 @@ def read_measurements(path, measured: str, *,
         raise InputError("--tokens-column needs --quanta-column")
 
     rows, problems = [], []
+    where = str(path)
     shared_mappings: dict[tuple, Mapping] = {}
-    for record in table.records:
-        try:
-            if len(record.values) > len(header):
-                raise record.error(None, f"{len(record.values)} cells, but the header names "
-                                   f"{len(header)} columns")
-            cells = record.cells
-            values = {p: record.number(p) for p in params}
-            value = record.number(measured)
-            row_mapping, row_activity = mapping, None
-            if mapping_column is not None:
-                name = record.cell(mapping_column).strip()
-                row_mapping = by_name.get(name)
-                if row_mapping is None:
-                    raise record.error(mapping_column, f"no mapping named '{name}' in the "
-                                       f".map file (one of: {', '.join(by_name)})")
-            elif actor_column is not None:
-                assignment = {}
-                for actor, col in actor_cols.items():
-                    pe = record.cell(col).strip()
-                    if pe not in pe_set:
-                        what = ("a communication node, not a PE" if pe in cn_set
-                                else "an unknown PE")
-                        raise record.error(col, f"'{pe}' is {what} (PEs: {', '.join(pes or ())})")
-                    assignment[actor] = pe
-                key = tuple(assignment.values())
-                row_mapping = shared_mappings.get(key)
-                if row_mapping is None:
-                    name = ",".join(f"{a}={pe}" for a, pe in assignment.items())
-                    row_mapping = shared_mappings[key] = Mapping(name, assignment)
-            elif quanta_column is not None:
-                row_activity = {}
-                for element, (qcol, tcol) in element_cols.items():
-                    quanta = record.number(qcol)
-                    tokens = 1 if tcol is None else record.number(tcol)
-                    if quanta < 0:
-                        raise record.error(qcol, f"quanta must be non-negative, got {quanta}")
-                    if tokens < 0 or tokens != int(tokens):
-                        raise record.error(tcol, "a token count must be a non-negative "
-                                           f"integer, got {tokens}")
-                    if tokens == 0 and quanta > 0:
-                        raise record.error(tcol, f"{quanta} quanta in 0 tokens")
-                    attrs = []
-                    for attr, col in attr_cols[element].items():
-                        value = record.number(col)
-                        if value < 0:
-                            raise record.error(col, f"token attribute '{attr}' must be "
-                                               f"non-negative, got {value}")
-                        attrs.append((attr, float(value)))
-                    row_activity[element] = (float(quanta), int(tokens), tuple(attrs)) \
-                        if attrs else (float(quanta), int(tokens))
-            rows.append(MeasurementRow(record.line, record.index, values, float(value),
-                                       row_mapping, row_activity, cells, str(path),
-                                       record.positions()))
-        except InputError as exc:
-            if not skip_bad_rows:
-                raise
-            problems.append(_located(exc))
+    with paused():        # millions of small objects that all stay alive
+        for record in table.records:
+            try:
+                if len(record.values) > len(header):
+                    raise record.error(None, f"{len(record.values)} cells, but the header names "
+                                       f"{len(header)} columns")
+                cells = record.cells
+                values = {p: record.number(p) for p in params}
+                value = record.number(measured)
+                row_mapping, row_activity = mapping, None
+                if mapping_column is not None:
+                    name = record.cell(mapping_column).strip()
+                    row_mapping = by_name.get(name)
+                    if row_mapping is None:
+                        raise record.error(mapping_column, f"no mapping named '{name}' in the "
+                                           f".map file (one of: {', '.join(by_name)})")
+                elif actor_column is not None:
+                    assignment = {}
+                    for actor, col in actor_cols.items():
+                        pe = record.cell(col).strip()
+                        if pe not in pe_set:
+                            what = ("a communication node, not a PE" if pe in cn_set
+                                    else "an unknown PE")
+                            raise record.error(col, f"'{pe}' is {what} "
+                                               f"(PEs: {', '.join(pes or ())})")
+                        assignment[actor] = pe
+                    key = tuple(assignment.values())
+                    row_mapping = shared_mappings.get(key)
+                    if row_mapping is None:
+                        name = ",".join(f"{a}={pe}" for a, pe in assignment.items())
+                        row_mapping = shared_mappings[key] = Mapping(name, assignment)
+                elif quanta_column is not None:
+                    row_activity = {}
+                    for element, (qcol, tcol) in element_cols.items():
+                        quanta = record.number(qcol)
+                        tokens = 1 if tcol is None else record.number(tcol)
+                        if quanta < 0:
+                            raise record.error(qcol, f"quanta must be non-negative, got {quanta}")
+                        if tokens < 0 or tokens != int(tokens):
+                            raise record.error(tcol, "a token count must be a non-negative "
+                                               f"integer, got {tokens}")
+                        if tokens == 0 and quanta > 0:
+                            raise record.error(tcol, f"{quanta} quanta in 0 tokens")
+                        attrs = []
+                        for attr, col in attr_cols[element].items():
+                            value = record.number(col)
+                            if value < 0:
+                                raise record.error(col, f"token attribute '{attr}' must be "
+                                                   f"non-negative, got {value}")
+                            attrs.append((attr, float(value)))
+                        row_activity[element] = (float(quanta), int(tokens), tuple(attrs)) \
+                            if attrs else (float(quanta), int(tokens))
+                rows.append(MeasurementRow(record.line, record.index, values, float(value),
+                                           row_mapping, row_activity, cells, where,
+                                           _Positions(record)))
+                record.release()
+            except InputError as exc:
+                if not skip_bad_rows:
+                    raise
+                problems.append(_located(exc))
     if not rows:
         if problems:
             raise InputError(f"{path}: every data row is bad ({len(problems)} skipped); "
@@ -276,6 +294,57 @@ def _check_template(template: str, field_: str, option: str) -> None:
                          f"e.g. '{field_.strip('{}')[0]}_{field_}'")
 
 
+class _Cells(MappingABC):
+    """Column name → cell of one record, through the header's index (not a dict per
+    row: a million rows are read)."""
+
+    __slots__ = ("_record",)
+
+    def __init__(self, record: "_Record"):
+        self._record = record
+
+    def __getitem__(self, key):
+        i = self._record.table.index[key]
+        values = self._record.cell_values()
+        if i >= len(values):
+            raise KeyError(key)
+        return values[i]
+
+    def __iter__(self):
+        n = len(self._record.cell_values())
+        return (name for name, i in self._record.table.index.items() if i < n)
+
+    def __len__(self):
+        return min(len(self._record.table.index), len(self._record.cell_values()))
+
+    def __repr__(self):
+        return repr(dict(self))
+
+
+class _Positions(MappingABC):
+    """A row's :meth:`_Record.positions`, found when an error first asks (finding them
+    for every row of a large table costs more than reading it)."""
+
+    __slots__ = ("_record", "_got")
+
+    def __init__(self, record: "_Record"):
+        self._record, self._got = record, None
+
+    def _all(self) -> dict[str, tuple[int, int]]:
+        if self._got is None:
+            self._got = self._record.positions()
+        return self._got
+
+    def __getitem__(self, key):
+        return self._all()[key]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self):
+        return len(self._all())
+
+
 class _Record:
     """One CSV record with its position, for error messages."""
 
@@ -288,9 +357,20 @@ class _Record:
         return _field_starts(self.raw, self.table.dialect) if self.raw is not None else None
 
     @property
-    def cells(self) -> dict[str, str]:
-        return {name: self.values[i] for i, name in enumerate(self.table.header)
-                if i < len(self.values)}
+    def cells(self) -> MappingT[str, str]:
+        return _Cells(self)
+
+    def cell_values(self) -> list[str]:
+        """The cells; after :meth:`release`, parsed again from the line."""
+        if self.values is None:
+            return next(csv.reader([self.raw], self.table.dialect))
+        return self.values
+
+    def release(self) -> None:
+        """Drop the parsed cells of a one-line record (kept: its line): a million rows'
+        cells as strings cost gigabytes, their lines a tenth of that."""
+        if self.raw is not None:
+            self.values = None
 
     def origin(self, column: str | None) -> tuple:
         if column is None:
@@ -317,9 +397,10 @@ class _Record:
 
     def cell(self, column: str) -> str:
         i = self.table.index[column]
-        if i >= len(self.values) or not self.values[i].strip():
+        values = self.cell_values()
+        if i >= len(values) or not values[i].strip():
             raise self.error(column, "missing cell")
-        return self.values[i]
+        return values[i]
 
     def number(self, column: str) -> float | int:
         text = self.cell(column)
@@ -384,6 +465,10 @@ class _Table:
             if values[0].lstrip().startswith("#"):
                 continue                                    # comment line
             index += 1
+            if index > MAX_ROWS:
+                raise InputError(f"{path}: more than {MAX_ROWS:,} data rows, the stated limit "
+                                 "(about 4 KB of memory each: raise it with --limit "
+                                 "rows=N where memory allows)", (str(path), start + 1, 1))
             raw = lines[start] if feeder.position == start + 1 else None
             records.append(_Record(None, values, start + 1, index, raw))
         table = cls(path, header, header_line, records, dialect)

@@ -65,8 +65,14 @@ def bind_problem(app: SDFGraph, arch: Architecture,
     got = cache.get(key)
     if got is None:
         bound_app = app.bind(params)
-        q = repetition_vector(bound_app)
-        check_deadlock(bound_app, q)
+        # the repetition vector and the deadlock check read the rates and delays only
+        rates = ("rates", tuple((c.src, c.dst, c.prod, c.cons, c.delay)
+                                for c in bound_app.channels.values()))
+        q = cache.get(rates)
+        if q is None:
+            q = repetition_vector(bound_app)
+            check_deadlock(bound_app, q)
+            cache[rates] = q
         got = cache[key] = (bound_app, q, activity(bound_app, q))
     bound_app, q, act = got
     key = ("arch", tuple(sorted((k, v) for k, v in params.items() if k in arch.params)))

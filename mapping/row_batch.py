@@ -30,19 +30,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from moa.cost_models import model_class
 from mapping.aggregation import aggregator
+from mapping.bulk import paused
 from mapping.metrics import base_metrics, rule, system_metrics, system_value
 from mapping.traffic import ChargedToken, TrafficToken
 
 #: rows compared with the reference evaluator when a batch is built
 CHECKED_ROWS = 4
-#: memoized element values kept per batch before the memo is cleared
-MEMO_LIMIT = 4096
+#: element values (floats) a batch keeps memoized before it forgets them: 128 MB
+MEMO_LIMIT = 1 << 24
+#: rows whose token objects exist at once while a batch gathers their arrays
+GATHER_CHUNK = 8192
+
+
+_COUNT, _QUANTA, _ATTRS = attrgetter("count"), attrgetter("quanta"), attrgetter("attrs")
 
 
 class Unsupported(Exception):
@@ -53,30 +60,64 @@ class Tokens:
     """The tokens of one element in one group of rows, as one duck-typed token whose
     ``count``, ``quanta`` and attributes (``get``) are arrays over the tokens; ``row``
     is each token's row within the group.  An attribute some tokens lack takes the
-    default given to ``get`` there."""
+    default given to ``get`` there.  The token objects themselves (:attr:`per_row`,
+    :attr:`flat`, for rules evaluated token by token) are placed again when asked for:
+    kept for a million rows, they would cost gigabytes."""
 
     source = "the rows"
 
-    def __init__(self, groups: Sequence[Sequence[Any]]):
-        #: the token groups of each row (for rules evaluated token by token)
-        self.per_row = [list(g) for g in groups]
-        flat = [t for g in self.per_row for t in g]
-        self.row = np.repeat(np.arange(len(self.per_row)),
-                             [len(g) for g in self.per_row]).astype(np.intp)
-        self.count = np.array([t.count for t in flat], dtype=float)
-        self.quanta = np.array([t.quanta for t in flat], dtype=float)
-        names = {k for t in flat for k in t.attrs}
+    def __init__(self, groups: Sequence[Sequence[Any]], again: Callable[[], list] | None):
+        self._again = again
+        sizes = list(map(len, groups))
+        flat = list(chain.from_iterable(groups))
+        self.row = np.repeat(np.arange(len(groups)), sizes).astype(np.intp)
+        self.count = np.fromiter(map(_COUNT, flat), dtype=float, count=len(flat))
+        self.quanta = np.fromiter(map(_QUANTA, flat), dtype=float, count=len(flat))
+        #: the classes of the tokens (traffic and charged copies are refused)
+        self.kinds = set(map(type, flat))
+        attrs = list(map(_ATTRS, flat))
         self._attrs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-        for name in names:
-            has = np.array([name in t.attrs for t in flat], dtype=bool)
-            values = np.array([t.attrs.get(name, 0.0) for t in flat], dtype=float)
+        for name in set().union(*attrs):
+            has = np.array([name in a for a in attrs], dtype=bool)
+            values = np.array([a.get(name, 0.0) for a in attrs], dtype=float)
             self._attrs[name] = (values, None if has.all() else has)
-        self.flat = flat
         #: the rows with at least one token here
-        self.used = np.array([bool(g) for g in self.per_row], dtype=bool)
+        self.used = np.array(sizes, dtype=np.intp) > 0
+
+    @classmethod
+    def joined(cls, parts: Sequence["Tokens"], again: Callable[[], list]) -> "Tokens":
+        """The tokens of consecutive chunks of rows as one."""
+        new = object.__new__(cls)
+        new._again = again
+        offsets = np.cumsum([0] + [len(p.used) for p in parts[:-1]])
+        new.row = np.concatenate([p.row + o for p, o in zip(parts, offsets)]) \
+            if parts else np.zeros(0, dtype=np.intp)
+        new.count = np.concatenate([p.count for p in parts]) if parts else np.zeros(0)
+        new.quanta = np.concatenate([p.quanta for p in parts]) if parts else np.zeros(0)
+        new.used = np.concatenate([p.used for p in parts]) if parts else np.zeros(0, bool)
+        new._attrs = {}
+        new.kinds = set().union(*(p.kinds for p in parts))
+        for name in {k for p in parts for k in p._attrs}:
+            values, has = [], []
+            for p in parts:
+                v, h = p._attrs.get(name, (np.zeros(len(p)), np.zeros(len(p), dtype=bool)))
+                values.append(v)
+                has.append(np.ones(len(p), dtype=bool) if h is None else h)
+            has_all = np.concatenate(has)
+            new._attrs[name] = (np.concatenate(values), None if has_all.all() else has_all)
+        return new
 
     def __len__(self):
         return self.count.size
+
+    @property
+    def per_row(self) -> list[list]:
+        """The token groups of each row."""
+        return self._again()
+
+    @property
+    def flat(self) -> list:
+        return [t for g in self.per_row for t in g]
 
     def get(self, key, default=None):
         if key == "quanta":
@@ -99,16 +140,16 @@ class Tokens:
         mask = keep[self.row]
         renumber = np.full(n_rows, -1, dtype=np.intp)
         renumber[rows] = np.arange(len(rows))
-        new.per_row = [self.per_row[r] for r in rows]
         new.row = renumber[self.row[mask]]
         order = np.argsort(new.row, kind="stable")        # rows in their new order
         new.row = new.row[order]
         new.count, new.quanta = self.count[mask][order], self.quanta[mask][order]
         new._attrs = {k: (v[mask][order], None if h is None else h[mask][order])
                       for k, (v, h) in self._attrs.items()}
-        flat_idx = np.flatnonzero(mask)[order]
-        new.flat = [self.flat[i] for i in flat_idx]
+        again, picked = self._again, list(rows)
+        new._again = lambda: [again()[r] for r in picked]
         new.used = self.used[rows]
+        new.kinds = self.kinds
         return new
 
 
@@ -148,7 +189,8 @@ class RowBatch:
             raise Unsupported("CNs charge their ends")
         self._names = sorted({n for s in systems.values() for n in s.references
                               if n not in systems}) if self._system else []
-        self.groups = self._gather(arch0)
+        with paused():        # millions of small objects that all stay alive
+            self.groups = self._gather(arch0)
         self._memo: dict = {}
         if check and self.n:
             self._check()
@@ -178,25 +220,34 @@ class RowBatch:
             tokens: dict[str, dict[str, Tokens]] = {}
             busy: dict[str, np.ndarray] = {}
             for metric in self.metrics:
-                placed = [model.placed_for(i, metric) for i in rows]
-                tokens[metric] = {}
-                used = np.zeros(len(rows), dtype=bool)
-                for name in arch0.elements:
-                    lists = [p.get(name, ()) for p in placed]
-                    if any(isinstance(t, (TrafficToken, ChargedToken))
-                           for g in lists for t in g):
-                        raise Unsupported("memory traffic or charged tokens")
-                    tokens[metric][name] = Tokens(lists)
-                    used |= tokens[metric][name].used
-                busy[metric] = used
+                parts: dict[str, list[Tokens]] = {name: [] for name in arch0.elements}
+                for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
+                    placed = [model.placed_for(i, metric, keep=False)
+                              for i in rows[start:start + GATHER_CHUNK]]
+                    for name in arch0.elements:
+                        part = Tokens([p.get(name, ()) for p in placed], None)
+                        if any(issubclass(k, (TrafficToken, ChargedToken)) for k in part.kinds):
+                            raise Unsupported("memory traffic or charged tokens")
+                        parts[name].append(part)
+                tokens[metric] = {name: Tokens.joined(p, self._placer(rows, metric, name))
+                                  for name, p in parts.items()}
+                busy[metric] = np.logical_or.reduce(
+                    [t.used for t in tokens[metric].values()] + [np.zeros(len(rows), bool)])
             params = {}
             for name in self._names:
-                values = [model.bound(i).params.get(name) for i in rows]
+                values = [model.bound(i, keep=False).params.get(name) for i in rows]
                 if all(v is not None for v in values):
                     params[name] = np.array(values, dtype=float)
             groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
                                  busy, params))
         return groups
+
+    def _placer(self, rows: list[int], metric: str, name: str):
+        model = self.model
+
+        def again():
+            return [model.placed_for(i, metric, keep=False).get(name, ()) for i in rows]
+        return again
 
     def _check(self) -> None:
         """The first rows against the reference evaluator: a difference means a rule
@@ -207,6 +258,14 @@ class RowBatch:
             want = self.model._reference_value(int(self.indices[r]))
             if not math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-300):
                 raise Unsupported(f"row {r}: {value!r} here, {want!r} by the reference")
+
+    def rebound(self, model) -> "RowBatch":
+        """These rows' tokens for another model of the same rows (see
+        :meth:`mapping.fitting.RowModel.share_rows`)."""
+        new = object.__new__(RowBatch)
+        new.__dict__.update(self.__dict__)
+        new.model, new._memo = model, {}
+        return new
 
     def subset(self, positions, *, check: bool = False) -> "RowBatch":
         """The batch of the rows at ``positions`` (of this batch), tokens sliced, not
@@ -243,7 +302,7 @@ class RowBatch:
         architecture; :class:`Unsupported` where a row needs the reference evaluator
         (its tokens all on unmodelled elements, a token its rule refuses)."""
         out = np.empty(self.n)
-        if len(self._memo) > MEMO_LIMIT:
+        if len(self._memo) * max(self.n, 1) > MEMO_LIMIT:
             self._memo.clear()
         for k, g in enumerate(self.groups):
             arch = arch_of(g.first)
@@ -291,18 +350,21 @@ class RowBatch:
         return value
 
     def _element(self, k, name, element, metric, tokens: Tokens, n: int):
+        # memoized by the identity of the element's models (kept alive by the memo):
+        # unchanged models are the same objects from one evaluation to the next
+        models = tuple(element.costs.values())
+        key = (k, name, metric, tuple(map(id, models)))
+        got = self._memo.get(key)
+        if got is not None:
+            return got[1]
         r = rule(element, metric)
         if r is None:
-            return None
-        key = _memo_key(k, name, metric, element)
-        if key is not None and key in self._memo:
-            return self._memo[key]
-        if not r.vectorizable:
+            values = None
+        elif not r.vectorizable:
             values = np.array([r.value(ts) for ts in tokens.per_row], dtype=float)
         else:
             values = self._finished(r, tokens, n)
-        if key is not None:
-            self._memo[key] = values
+        self._memo[key] = (models, values)
         return values
 
     @staticmethod
@@ -330,26 +392,3 @@ class RowBatch:
 def _refuses(name: str) -> bool:
     agg = aggregator(name)
     return agg.timed or agg.needs_shares
-
-
-_REGISTERED: dict[type, bool] = {}
-
-
-def _registered(cls) -> bool:
-    got = _REGISTERED.get(cls)
-    if got is None:
-        try:
-            got = model_class(cls.name) is cls
-        except Exception:  # noqa: BLE001 - not a registered model
-            got = False
-        _REGISTERED[cls] = got
-    return got
-
-
-def _memo_key(k: int, name: str, metric: str, element):
-    """The key of an element's values: its models (registered ones compare by their
-    parameters; a stand-in model may not, so it is never memoized)."""
-    models = tuple(element.costs.items())
-    if not all(_registered(type(model)) for _, model in models):
-        return None
-    return (k, name, metric, models)

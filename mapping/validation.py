@@ -11,6 +11,11 @@ fitted without it -- a GPU one has not measured).  Every figure is the mean
 over the splits, each split's figures are kept.  Without free parameters nothing is
 fitted: each split's figures are those of the model's own predictions on its test rows,
 the baseline a fitted model is compared with on the same rows.
+
+``--fit-by COLUMN`` fits one parameter set per group of rows sharing the column's value:
+the split (or every fold, every repeat) is made within each group by the same rules
+(:func:`group_splits`), so every group trains and tests; each group's test rows are
+predicted by its own fit, and the figures are those of all test rows together.
 """
 from __future__ import annotations
 
@@ -22,8 +27,9 @@ import numpy as np
 from mapping.errors import InputError
 from mapping.fidelity import FidelityResult, fidelity, group_rows, mean_over_splits
 from mapping.fitting import (GROUP_MARK, STARTS, Assessment, FitResult, FreeParameter, RowModel,
-                             fit_parameters, fitted_architecture, group_values,
-                             predict_fitted, split_rows)
+                             _check_bare, check_free, expand_groups, fit_parameters,
+                             fitted_architecture, group_label, group_values, parse_free,
+                             predict_fitted, scored_rows, split_rows)
 from mapping.options import POSITIVE_WHOLE, whole
 
 #: K of K-fold cross-validation: two folds at least
@@ -146,7 +152,7 @@ def merged_group_fit(arch, fits: MappingT[str, FitResult], column: str, train, t
                      tuple(f"group '{label}': {w}" for label, f in fits.items()
                            for w in f.warnings),
                      float(np.sqrt(sum(f.residual_norm ** 2 for f in fits.values()))),
-                     sum(f.starts for f in fits.values()), 0, some.residuals)
+                     0, 0, some.residuals)     # each group's fit has its own best start
 
 
 def with_group_details(result: FidelityResult, labels: Sequence, train, *,
@@ -183,8 +189,6 @@ def assess_by(arch, rows, column: str, *, app=None, metric: str = "time",
     group's parameters fitted on its training rows and its test rows predicted with
     them.  The figures are over all test rows, within and per group of ``within``
     (default ``column``); ``fit`` holds every group's values as ``SPEC@COLUMN=LABEL``."""
-    from mapping.fitting import (_check_bare, check_free, expand_groups, group_label,
-                                 parse_free, scored_rows)
     within = within or column
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     labels = [group_label(r, column, f"--fit-by {column}") for r in rows]

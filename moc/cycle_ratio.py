@@ -63,8 +63,8 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
         hs = [_rational(e[3]) for e in edges]
         lw = math.lcm(*(Fraction(w).denominator for w in ws))
         lh = math.lcm(*(Fraction(h).denominator for h in hs))
-        ws = _integers([int(w * lw) for w in ws])
-        hs = _integers([int(h * lh) for h in hs])
+        ws = integer_array([int(w * lw) for w in ws])
+        hs = integer_array([int(h * lh) for h in hs])
         unit = Fraction(lh, lw)
     else:
         ws = np.array([float(e[2]) for e in edges])
@@ -121,7 +121,8 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
         ratio, cycle = max(((float(w[policy[c]].sum() / h[policy[c]].sum()), c)
                             for c in cycles.values()), key=lambda rc: rc[0])
         return ratio, tuple(int(nodes[i]) for i in cycle)
-    exact_ratio = {r: Fraction(int(sum(w[policy[c]].tolist())), int(sum(h[policy[c]].tolist())))
+    exact_ratio = {r: Fraction(int(sum(w[policy[c]].tolist())),
+                               int(sum(h[policy[c]].tolist())))
                    for r, c in cycles.items()}
     best = {}                                      # per component: its best cycle
     for r, value in exact_ratio.items():
@@ -136,10 +137,14 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     return ratio, tuple(int(nodes[i]) for i in cycle)
 
 
-def _integers(values):
-    """Python integers as an int64 array, or an object array past int64's range."""
-    big = any(abs(x) >= 2 ** 62 for x in values)
-    return np.array(values, dtype=object if big else np.int64)
+def integer_array(values) -> np.ndarray:
+    """Integers (a list or an array) as int64 where all fit, else as Python integers in
+    an object array."""
+    values = values if isinstance(values, np.ndarray) else np.array(values, dtype=object)
+    if values.dtype != object or not len(values):
+        return values.astype(np.int64)
+    big = max(abs(int(values.max())), abs(int(values.min()))) >= 2 ** 62
+    return values if big else values.astype(np.int64)
 
 
 def _cyclic_part(n, u, v):
@@ -315,8 +320,9 @@ def _nonpositive_cycle(n, u, v, h, exact):
     # Bellman-Ford on integer costs that are negative exactly on cycles of height ≤ 0:
     # a cycle of L ≤ n edges costs (n+1)·Σh − L
     if exact:
-        costs = h.astype(object) * (n + 1) - 1
-        costs = _integers(costs.tolist())
+        small = h.dtype != object and int(np.abs(h).max()) * (n + 2) < 2 ** 62
+        costs = h * (n + 1) - 1 if small else \
+            integer_array((h.astype(object) * (n + 1) - 1).tolist())
     else:
         costs = h                                              # floats: Σh < 0 only
     return _negative_cycle(n, u, v, costs)

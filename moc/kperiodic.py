@@ -23,11 +23,12 @@ from typing import Mapping
 
 import numpy as np
 
-from moc.cycle_ratio import UnboundedCycleError, max_cycle_ratio_arrays
+from moc.cycle_ratio import UnboundedCycleError, integer_array, max_cycle_ratio_arrays
 from moc.deadlock import check_deadlock, strongly_connected_components
 from moc.errors import LimitError
 from moc.graph import SDFGraph
 from moc import limits
+from moc.phases import cyclo_static
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,15 @@ class KPeriodicThroughput:
     """``period``: time of one graph iteration in the periodic regime (0 when no cycle
     bounds it); ``critical_cycle``: the actors of a critical circuit, in order;
     ``periodicity``: the ``K`` that proved it; ``actor_periods``: per actor, the period
-    of its own firings, the largest over the components upstream of it."""
+    of its own firings, the largest over the components upstream of it;
+    ``critical_channels``: the channels whose precedences close that circuit (where
+    parallel ones are equally tight, all of them)."""
 
     period: Fraction | float
     critical_cycle: tuple
     periodicity: Mapping[str, int]
     actor_periods: Mapping[str, Fraction | float]
+    critical_channels: frozenset = frozenset()
 
 
 def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
@@ -49,10 +53,15 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
     with firing times ``durations`` and repetition vector ``q``, component by component
     (a strongly connected component without a cycle bounds nothing).
 
-    A feasible K-periodic schedule proves the graph live, so the deadlock check
+    A cyclo-static graph is timed through the graph of its firings instead
+    (:func:`moc.csdf.throughput`).  A feasible K-periodic schedule proves the graph
+    live, so the deadlock check
     (:func:`moc.deadlock.check_deadlock`, which raises :class:`DeadlockError`) runs only
     when some ``K`` admits none.
     """
+    if cyclo_static(graph):
+        from moc.csdf import throughput
+        return throughput(graph, durations, q)
     components = strongly_connected_components(graph)
     component_of = {a: i for i, actors in enumerate(components) for a in actors}
     inside = [[] for _ in components]
@@ -60,16 +69,18 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
         if component_of[ch.src] == component_of[ch.dst]:
             inside[component_of[ch.src]].append(ch)
     period, critical, periodicity, own = 0, (), {a: 1 for a in graph.actors}, []
+    channels_of_critical = frozenset()
     live = functools.cache(lambda: check_deadlock(graph, q))
     for actors, channels in zip(components, inside):
         if not channels:
             own.append(0)
             continue
-        value, cycle, K = _component_period(graph, actors, channels, durations, q, live)
+        value, cycle, K, through = _component_period(graph, actors, channels, durations, q,
+                                                     live)
         periodicity.update(K)
         own.append(value)
         if not critical or value > period:
-            period, critical = value, cycle
+            period, critical, channels_of_critical = value, cycle, through
     # upstream components come first: an actor fires no faster than anything before it
     reach = list(own)
     upstream = [set() for _ in components]
@@ -81,7 +92,7 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
         reach[j] = max([own[j]] + [reach[i] for i in upstream[j]])
     actor_periods = {a: reach[component_of[a]] for a in graph.actors}
     return KPeriodicThroughput(period, critical, MappingProxyType(periodicity),
-                               MappingProxyType(actor_periods))
+                               MappingProxyType(actor_periods), channels_of_critical)
 
 
 def constraint_edges(channels, durations, q, K):
@@ -101,17 +112,19 @@ def constraint_edges(channels, durations, q, K):
     graph = _constraint_graph(channels, durations, q, K)
     for e in range(len(graph.u)):
         ch = channels[graph.channel[e]]
-        yield ((ch.src, int(graph.k[graph.u[e]])), (ch.dst, int(graph.k[graph.v[e]])),
+        yield (graph.name(graph.u[e]), graph.name(graph.v[e]),
                durations[ch.src], Fraction(int(graph.h[e]), graph.h_unit), ch)
 
 
 @dataclass(frozen=True)
 class _Graph:
     """The constraint graph as arrays: node ``i`` is firing class ``k[i]`` of actor
-    ``actor[i]``; edge ``e`` goes ``u[e] -> v[e]`` with weight ``w[e]/w_unit`` and
-    height ``h[e]/h_unit`` (integers) and comes from ``channel[e]``."""
+    ``actors[actor[i]]``; edge ``e`` goes ``u[e] -> v[e]`` with weight
+    ``w[e]/w_unit`` and height ``h[e]/h_unit`` (integers) and comes from
+    ``channel[e]``."""
 
-    actor: list
+    actors: list
+    actor: np.ndarray
     k: np.ndarray
     u: np.ndarray
     v: np.ndarray
@@ -121,40 +134,62 @@ class _Graph:
     w_unit: int
     h_unit: int
 
+    def name(self, i):
+        return self.actors[self.actor[i]], int(self.k[i])
+
 
 def _constraint_graph(channels, durations, q, K, cache=None) -> _Graph:
-    """The edges of :func:`constraint_edges` as integer arrays; ``cache`` keeps each
-    channel's pairs and heights for the ``K`` of its ends, which mostly stay."""
+    """The edges of :func:`constraint_edges` as integer arrays; ``cache`` keeps what
+    does not depend on ``K`` and each channel's pairs and heights for the ``K`` of its
+    ends, which mostly stay from one step of the iteration to the next."""
     cache = {} if cache is None else cache
-    actors = list(dict.fromkeys(a for ch in channels for a in (ch.src, ch.dst)))
-    offset, n = {}, 0
-    for a in actors:
-        offset[a], n = n, n + K[a]
-    w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
-    h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
-    parts = []
-    for i, ch in enumerate(channels):
+    if "static" not in cache:
+        actors = list(dict.fromkeys(a for ch in channels for a in (ch.src, ch.dst)))
+        where = {a: i for i, a in enumerate(actors)}
+        w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
+        h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
+        factor = [h_unit // (ch.prod * q[ch.src]) for ch in channels]
+        p, c, m0 = (integer_array([getattr(ch, f) for ch in channels])
+                    for f in ("prod", "cons", "delay"))
+        # K = 1 at both ends: one pair, x_max from C0 = M0 + p − c, all channels at once
+        plain = all(a.dtype == np.int64 for a in (p, c, m0)) and len(channels) and \
+            int(m0.max()) + 2 * int(max(p.max(), c.max())) < 2 ** 60
+        g = np.gcd(p, c) if plain else None
+        single = g * ((c - m0 - 1) // g) if plain else None
+        cache["static"] = (
+            actors, np.array([where[ch.src] for ch in channels], dtype=np.int64),
+            np.array([where[ch.dst] for ch in channels], dtype=np.int64), w_unit, h_unit,
+            factor, integer_array([int(durations[ch.src] * w_unit) for ch in channels]),
+            single)
+    actors, src, dst, w_unit, h_unit, factor, weight, single = cache["static"]
+    sizes = np.array([K[a] for a in actors], dtype=np.int64)
+    offset = np.cumsum(sizes) - sizes
+    ones = (sizes[src] == 1) & (sizes[dst] == 1) if single is not None else \
+        np.zeros(len(channels), dtype=bool)
+    parts = [(np.ones(int(ones.sum()), dtype=np.int64),) * 2 + (single[ones],)]
+    rest = np.flatnonzero(~ones).tolist()
+    for i in rest:
+        ch = channels[i]
         key = (i, K[ch.src], K[ch.dst])
         if key not in cache:
             cache[key] = _channel_edges(ch, K[ch.src], K[ch.dst])
         parts.append(cache[key])
-    channel = np.repeat(np.arange(len(channels)), [len(ka) for ka, _, _ in parts])
-    big = any(x.dtype == object for _, _, x in parts)
+    channel = np.concatenate([np.flatnonzero(ones), np.repeat(
+        np.array(rest, dtype=np.int64), [len(part[0]) for part in parts[1:]])])
+    big = any(part[2].dtype == object for part in parts)
     ka, kb, x = (np.concatenate([part[j].astype(object) if big else part[j]
                                  for part in parts]) for j in range(3))
-    src = np.array([offset[ch.src] for ch in channels], dtype=np.int64)
-    dst = np.array([offset[ch.dst] for ch in channels], dtype=np.int64)
-    factor = [h_unit // (ch.prod * q[ch.src]) for ch in channels]
-    weight = [int(durations[ch.src] * w_unit) for ch in channels]
+    order = np.argsort(channel, kind="stable")       # edges in channel order, as before
+    channel, ka, kb, x = channel[order], ka[order], kb[order], x[order]
     if not big and len(x) and max(factor) * int(np.abs(x).max()) >= 2 ** 62:
         big, x = True, x.astype(object)
-    factor = np.array(factor, dtype=object if big else np.int64)
-    return _Graph([a for a in actors for _ in range(K[a])],
-                  np.concatenate([np.arange(1, K[a] + 1) for a in actors]),
-                  (src[channel] + ka - 1).astype(np.int64),
-                  (dst[channel] + kb - 1).astype(np.int64),
-                  _ints(np.array(weight, dtype=object)[channel]),
-                  _ints(-x * factor[channel]), channel, w_unit, h_unit)
+    scale = np.array(factor, dtype=object if big else np.int64)
+    actor = np.repeat(np.arange(len(actors)), sizes)
+    return _Graph(actors, actor, np.arange(int(sizes.sum())) - offset[actor] + 1,
+                  (offset[src[channel]] + ka - 1).astype(np.int64),
+                  (offset[dst[channel]] + kb - 1).astype(np.int64),
+                  weight[channel], integer_array(-x * scale[channel]), channel, w_unit,
+                  h_unit)
 
 
 def _channel_edges(ch, K_a, K_b):
@@ -165,15 +200,6 @@ def _channel_edges(ch, K_a, K_b):
     ka, kb = _linked(p, c, m0, K_a, K_b)
     c0 = m0 + p * ka - c * kb
     return ka, kb, g * ((p - c0 - 1) // g)
-
-
-def _ints(values):
-    """``values`` as int64 where they fit, else as Python integers."""
-    values = np.asarray(values)
-    if values.dtype != object:
-        return values.astype(np.int64)
-    fits = all(-2 ** 62 < int(x) < 2 ** 62 for x in values)
-    return values.astype(np.int64) if fits else values
 
 
 def _edge_count(p, c, K_a, K_b):
@@ -214,8 +240,9 @@ def _component_period(graph, actors, channels, durations, q, live):
     K = {a: 1 for a in actors}
     cache: dict = {}
     while True:
-        size = sum(K.values()) + sum(_edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst])
-                                     for ch in channels)
+        size = sum(K.values()) + sum(
+            1 if K[ch.src] == K[ch.dst] == 1 else
+            _edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst]) for ch in channels)
         if size > limits.MAX_FIRINGS:
             raise LimitError(
                 f"the K-periodic constraint graph of '{graph.name}' (actors "
@@ -225,18 +252,19 @@ def _component_period(graph, actors, channels, durations, q, live):
                 limits.MAX_FIRINGS, graph.origin)
         found = _constraint_graph(channels, durations, q, K, cache)
         try:
-            ratio, cycle = max_cycle_ratio_arrays(len(found.actor), found.u, found.v,
+            ratio, cycle = max_cycle_ratio_arrays(len(found.k), found.u, found.v,
                                                   found.w, found.h)
         except UnboundedCycleError as exc:
             # no K-periodic schedule with this K: a deadlock, or the circuit needs more
             live()
-            circuit = [(found.actor[i], int(found.k[i])) for i in exc.cycle]
+            circuit = [found.name(i) for i in exc.cycle]
         else:
             ratio = ratio * Fraction(found.h_unit, found.w_unit)
-            circuit = [(found.actor[i], int(found.k[i])) for i in cycle]
+            circuit = [found.name(i) for i in cycle]
             # no period is below 0, so a zero ratio needs no proof
             if ratio == 0 or _realizable(circuit, _tightest(found, cycle, channels), K):
-                return ratio, tuple(dict.fromkeys(a for a, _ in circuit)), K
+                return (ratio, tuple(dict.fromkeys(a for a, _ in circuit)), K,
+                        _circuit_channels(found, cycle, channels))
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))
         common = math.gcd(*(q[a] for a in on_circuit))
         grown = {a: math.lcm(K[a], q[a] // common) for a in on_circuit}
@@ -250,16 +278,35 @@ def _component_period(graph, actors, channels, durations, q, live):
 def _tightest(found, cycle, channels):
     """For each step of ``cycle`` (node numbers), the channel of its tightest edge: of
     parallel edges the critical one has the smallest height (same weight)."""
-    n = len(found.actor)
+    n = len(found.k)
     heads = np.asarray(cycle, dtype=np.int64)
     keys = heads * n + np.roll(heads, -1)
     edges = np.flatnonzero(np.isin(found.u * n + found.v, keys))
     # the smallest height first, so that it is the one kept per step
     edges = edges[np.argsort(found.h[edges], kind="stable")[::-1]]
     pick = dict(zip((found.u[edges] * n + found.v[edges]).tolist(), edges.tolist()))
-    names = list(zip(found.actor, found.k.tolist()))
-    return {(names[a], names[b]): channels[found.channel[pick[a * n + b]]]
+    name = found.name
+    return {(name(a), name(b)): channels[found.channel[pick[a * n + b]]]
             for a, b in zip(heads.tolist(), np.roll(heads, -1).tolist())}
+
+
+def _circuit_channels(found, cycle, channels) -> frozenset:
+    """The names of the channels whose edges close ``cycle`` (node numbers) at their
+    smallest height (the critical ones among parallel edges; all of them where they
+    tie): the channels whose capacity the storage-throughput trade-off grows."""
+    n = len(found.k)
+    heads = np.asarray(cycle, dtype=np.int64)
+    keys = heads * n + np.roll(heads, -1)
+    lowest: dict = {}
+    for e in np.flatnonzero(np.isin(found.u * n + found.v, keys)).tolist():
+        key, h, name = int(found.u[e]) * n + int(found.v[e]), found.h[e], \
+            channels[found.channel[e]].name
+        best = lowest.get(key)
+        if best is None or h < best[0]:
+            lowest[key] = (h, {name})
+        elif h == best[0]:
+            best[1].add(name)
+    return frozenset(name for _, names in lowest.values() for name in names)
 
 
 def _realizable(circuit, tightest, K) -> bool:

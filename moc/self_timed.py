@@ -14,10 +14,13 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from itertools import repeat
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Collection, Mapping
+
+import numpy as np
 
 from moc import limits
 from moc.errors import LimitError, SDFError
@@ -49,9 +52,9 @@ class SelfTimed:
 
     throughput: Fraction | float
     period: Fraction | float
-    latency: Fraction | float
+    latency: Fraction | float | None
     buffers: Mapping[str, int]
-    schedule: Mapping[str, tuple]
+    schedule: Mapping[str, tuple] | None
     states: int
     periods: Mapping[str, Fraction | float]
 
@@ -77,40 +80,72 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
             f"limit firings = {limits.MAX_FIRINGS}; raise it with --limit firings=N",
             "firings", limits.MAX_FIRINGS, graph.origin)
     inputs = {a: [] for a in graph.actors}
+    loops = {a: [] for a in graph.actors}
     consumers = {a: [] for a in graph.actors}
     for ch in graph.channels.values():
-        inputs[ch.dst].append(ch)
-        consumers[ch.src].append(ch.dst)
-    ends: dict[str, list] = {a: [] for a in graph.actors}
+        (loops if ch.src == ch.dst else inputs)[ch.dst].append(ch)
+        if ch.src != ch.dst:
+            consumers[ch.src].append(ch.dst)
+    whole = all(isinstance(d, int) for d in durations.values()) and \
+        sum(durations[a] * q[a] for a in graph.actors) < 2 ** 62
+    kind = np.int64 if whole else object
+    ends = {a: np.zeros(q[a], dtype=kind) for a in graph.actors}
+    count = dict.fromkeys(graph.actors, 0)
     queue, queued = deque(graph.actors), set(graph.actors)
     while queue:
         b = queue.popleft()
         queued.discard(b)
-        done = ends[b]
-        before = len(done)
-        while len(done) < q[b]:
-            nu, start = len(done), 0
-            for ch in inputs[b]:
-                writer = (ch.cons * (nu + 1) - 1 - ch.delay) // ch.prod
-                if writer >= len(ends[ch.src]):
-                    break
-                if writer >= 0:
-                    start = max(start, ends[ch.src][writer])
-            else:
-                done.append(start + durations[b])
-                continue
-            break
-        if len(done) > before:
-            for c in consumers[b]:
-                if c not in queued:
-                    queue.append(c)
-                    queued.add(c)
-    return {a: tuple(Firing(a, k, end - durations[a], end) for k, end in enumerate(ends[a]))
-            for a in graph.actors}
+        # the firings whose tokens from other actors are all written (a block at once)
+        upto = min([q[b]] + [(ch.delay + ch.prod * count[ch.src]) // ch.cons
+                             for ch in inputs[b]])
+        if upto <= count[b] or any(_lag(ch) <= 0 for ch in loops[b]):
+            continue
+        nu = np.arange(count[b], upto)
+        start = np.zeros(len(nu), dtype=kind)
+        for ch in inputs[b]:
+            writer = (ch.cons * (nu + 1) - 1 - ch.delay) // ch.prod
+            valid = writer >= 0
+            start[valid] = np.maximum(start[valid], ends[ch.src][writer[valid]])
+        ends[b][count[b]:upto] = _after_own(start, durations[b], ends[b], count[b],
+                                            loops[b])
+        count[b] = upto
+        for c in consumers[b]:
+            if c not in queued:
+                queue.append(c)
+                queued.add(c)
+    return {a: tuple(map(Firing, repeat(a), range(q[a]), (ends[a] - durations[a]).tolist(),
+                         ends[a].tolist())) for a in graph.actors}
+
+
+def _lag(loop):
+    """How many firings back a self-loop reaches: ``ν − writer(ν)``; 0 or less is a
+    firing that waits for itself."""
+    return -((loop.cons - 1 - loop.delay) // loop.cons)
+
+
+def _after_own(start, d, ends, first, loops):
+    """The ends of firings ``first, first+1, ...`` of an actor of time ``d`` whose other
+    inputs allow them to start at ``start``: a self-loop (``p = c``) makes firing ``ν``
+    also wait for firing ``ν − k`` of its own, ``k = ν − ⌊(c·(ν+1) − 1 − M0)/c⌋``, so
+    along each class ``ν ≡ r (mod k)`` ``e_j = d + max(s_j, e_{j−1})``, that is
+    ``e_j = (j+1)·d + max(e_{−1}, max_{t≤j}(s_t − t·d))``: a running maximum."""
+    if not loops:
+        return start + d
+    k = min(_lag(ch) for ch in loops)
+    out = np.empty(len(start), dtype=start.dtype)
+    for r in range(min(k, len(start))):
+        s = start[r::k]
+        steps = np.arange(len(s))
+        before = first + r - k
+        # no earlier firing of the class: its first one waits for nothing of its own
+        floor = ends[before] if before >= 0 else 0
+        best = np.maximum.accumulate(np.maximum(s - steps * d, floor))
+        out[r::k] = best + (steps + 1) * d
+    return out
 
 
 def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
-             growing: Collection[str] = (), progress=None) -> SelfTimed:
+             growing: Collection[str] = (), progress=None, record=True) -> SelfTimed:
     """Explore the self-timed execution of the bound, consistent, live ``graph`` until
     the state of each of its groups recurs and its first iteration has started.
 
@@ -132,7 +167,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     those instants recur with the execution, at most one period later.
 
     Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants simulated.
-    ``progress(n)`` is told of every ``PROGRESS_STEP`` instants.
+    ``progress(n)`` is told of every ``PROGRESS_STEP`` instants.  Without ``record``
+    the first iteration is not kept (``latency`` and ``schedule`` are None; the
+    precedences give them: :func:`first_iteration`).
     """
     actors = list(graph.actors)
     where = {a: i for i, a in enumerate(actors)}
@@ -174,7 +211,7 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     held = [set() for _ in groups]          # actors a growing channel holds back
     held_back = [None] * len(groups)        # the last instant it did
     waiting = len(groups)
-    unstarted = sum(1 for n in need if n > 0)
+    unstarted = sum(1 for n in need if n > 0) if record else 0
     dirty = set(range(len(actors)))
     instants = 0
     now = 0
@@ -209,7 +246,7 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                     continue
                 for c, cons, _ in ins[i]:
                     tokens[c] -= n * cons
-                if started[i] < need[i]:
+                if record and started[i] < need[i]:
                     for k in range(started[i], min(started[i] + n, need[i])):
                         first[i].append(Firing(actors[i], k, now, now + d[i]))
                     if started[i] + n >= need[i]:
@@ -272,28 +309,24 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         periods.update((actors[i], period) for i in members)
     period = max(periods.values())
     throughput = 1 / Fraction(period) if isinstance(period, (int, Fraction)) else 1 / period
-    latency = max(f.end for fs in first for f in fs)
-    schedule = {a: tuple(first[i]) for i, a in enumerate(actors)}
+    latency = max(f.end for fs in first for f in fs) if record else None
+    schedule = {a: tuple(first[i]) for i, a in enumerate(actors)} if record else None
     buffers = {ch.name: math.inf if grows[c] else peak[c] for c, ch in enumerate(channels)}
     return SelfTimed(throughput, period, latency, MappingProxyType(buffers),
-                     MappingProxyType(schedule), instants, MappingProxyType(periods))
+                     schedule and MappingProxyType(schedule), instants,
+                     MappingProxyType(periods))
 
 
 def _groups(n, pairs):
     """The connected components of ``n`` nodes joined by ``pairs``, in node order."""
-    parent = list(range(n))
-
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, j in pairs:
-        parent[root(i)] = root(j)
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    ends = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    joined = coo_matrix((np.ones(len(ends)), (ends[:, 0], ends[:, 1])), shape=(n, n))
+    _, label = connected_components(joined, directed=False)
     members: dict[int, list[int]] = {}
-    for i in range(n):
-        members.setdefault(root(i), []).append(i)
+    for i, group in enumerate(label.tolist()):
+        members.setdefault(group, []).append(i)
     return list(members.values())
 
 

@@ -121,3 +121,18 @@ def test_howard_does_not_cycle_when_a_cycle_changes_root(monkeypatch):
     monkeypatch.setattr(cr, "_values", counted)
     # a1#k -> a2#k -> a1#k: (4 + 6)/(2 + 1)
     assert max_cycle_ratio(nodes, edges).ratio == brute_force(nodes, edges) == Fraction(10, 3)
+
+
+big_graphs = st.integers(1, 5).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(10 ** 17, 10 ** 17 + 50),
+                                   st.integers(10 ** 15, 10 ** 15 + 3)), max_size=10)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(big_graphs)
+def test_exact_where_floats_cannot_tell_the_ratios_apart(graph):
+    # ratios that agree to 15 digits: the float iteration's answer is certified by
+    # integer potentials or replaced by the exact iteration
+    n, edges = graph
+    assert max_cycle_ratio(range(n), edges).ratio == brute_force(range(n), edges)

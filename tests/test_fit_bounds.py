@@ -72,10 +72,10 @@ def test_bounds_are_read_from_the_pydantic_declarations():
 
 def test_every_registered_model_states_bounds_for_its_fittable_parameters():
     """Every built-in model with a numeric parameter has a call above, so the property
-    test below covers it."""
+    test below covers it (models other tests register are not built in)."""
     for name in available_models():
-        params = model_class(name).Parameters
-        if fittable_parameters(params):
+        cls = model_class(name)
+        if cls.__module__.startswith("moa.") and fittable_parameters(cls.Parameters):
             assert name in CALLS, name
 
 
@@ -196,7 +196,8 @@ def test_no_fit_returns_a_parameter_outside_its_bounds(name, logs, relative):
 
 # --------------------------------------------------------------------------- patterns
 
-GPUS = ("moa g {\n    param hide_kepler = 16\n    param hide_maxwell = 16\n    param launch = 5e-6\n"
+GPUS = ("moa g {\n    param hide_kepler = 16\n    param hide_maxwell = 16\n"
+        "    param launch = 5e-6\n"
         "    pe k20 [time = gpu(cc = 3.5, sms = 13, cores = 2496, clock = 706, bandwidth = 208, "
         "efficiency = 0.7, hide = hide_kepler, launch = launch)]\n"
         "    pe k40 [time = gpu(cc = 3.5, sms = 15, cores = 2880, clock = 745, bandwidth = 288, "
@@ -266,9 +267,8 @@ def test_fit_command_takes_patterns_and_marks_values_on_a_bound(tmp_path, capsys
 
 
 def test_parameters_that_cannot_be_told_apart_come_with_a_remedy():
-    """Two GPUs' efficiencies when every row runs on one... no: two parameters of one
-    element that only act as a product (bandwidth x efficiency): the warning names
-    both and says to fix one."""
+    """Two parameters of one element that only act as a product (bandwidth x
+    efficiency): the warning names both and says to fix one."""
     app, rows = _gpu_rows(0.5)
     arch = one_pe("gpu(cc = 3.5, sms = 13, cores = 2496, clock = 706, bandwidth = 208, "
                   "efficiency = 0.7)")
@@ -278,7 +278,20 @@ def test_parameters_that_cannot_be_told_apart_come_with_a_remedy():
     text = " ".join(a.fit.warnings)
     assert "cannot tell apart p.time.bandwidth, p.time.efficiency" in text
     assert "fix all but one (leave e.g. p.time.efficiency out of --fit)" in text
-    assert "add rows in which they act differently" in text
+    # only their product matters: no row of any n tells them apart, and it says so
+    assert "other values of n alone would not tell them apart" in text
+
+
+def test_a_column_that_would_tell_them_apart_is_named():
+    """alpha·n + beta measured at one n only: alpha and beta are one number there; rows
+    at other values of n tell them apart, and the warning says to add those."""
+    app = dsl.parse_sdf(APP)[0]
+    arch = one_pe("lsla(alpha = 1e-6, beta = 1e-5)")
+    a = assess(arch, rows_of([0.5, 0.5, 0.5], sizes=(1e3, 1e3, 1e3)), app=app,
+               free="p.time.alpha,p.time.beta", test_fraction=0)
+    assert a.fit.indistinguishable == (("p.time.alpha", "p.time.beta"),)
+    assert "add rows that vary n (other values there tell them apart)" in \
+        " ".join(a.fit.warnings)
 
 
 def test_the_same_parameter_of_several_elements_suggests_sharing():
@@ -295,4 +308,5 @@ def test_the_same_parameter_of_several_elements_suggests_sharing():
     text = " ".join(a.fit.warnings)
     assert "cannot tell apart a.time.alpha, b.time.alpha" in text
     assert "share one value across a, b" in text
+    assert "add rows of other mappings or workloads (other values of n alone" in text
     assert math.isclose(sum(a.fit.values[k] for k in ("a.time.alpha", "b.time.alpha")), 3.0)

@@ -8,9 +8,11 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mapping.cli import main
 from mapping.fidelity import fidelity
+from mapping.validation import group_splits
 
 MOA = """
 moa board {
@@ -187,3 +189,90 @@ def test_group_errors(tmp_path, capsys):
     err = fails("--free", "p_static@config", "-o", str(tmp_path / "out.moa"))
     assert "one value per group of config" in err
     assert not (tmp_path / "out.moa").exists()
+
+
+def test_per_element_fits_refuse_group_specific_parameters(tmp_path, capsys):
+    files = write_study(tmp_path, rows=4)
+    assert main(["fit", *files, "--metric", "energy", "--free", "A15.energy.alpha@config",
+                 "--measured-element", "big[0]=energy"]) == 2
+    assert "does not take group-specific parameters" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from("abc"), min_size=9, max_size=40), st.integers(2, 3),
+       st.integers(0, 5))
+def test_folds_within_groups_test_every_row_once(labels, folds, seed):
+    """``--fit-by`` folds: each fold tests part of every group and trains on the rest of
+    that group; over the folds every row is tested exactly once."""
+    counts = {g: labels.count(g) for g in set(labels)}
+    if min(counts.values()) < folds:
+        return
+    splits = group_splits(labels, "g", folds=folds, seed=seed)
+    tested = np.concatenate([test for _, test in splits])
+    assert sorted(tested.tolist()) == list(range(len(labels)))
+    for train, test in splits:
+        assert not set(train.tolist()) & set(test.tolist())
+        assert len(train) + len(test) == len(labels)
+        for g, n in counts.items():
+            in_test = sum(labels[i] == g for i in test)
+            assert n // folds <= in_test <= -(-n // folds)
+
+
+def test_per_group_figures_are_listed_up_to_a_limit(monkeypatch):
+    import mapping.fidelity as fid
+    rng = np.random.default_rng(0)
+    p, m = rng.random(40), rng.random(40)
+    labels = [f"g{i // 4}" for i in range(40)]
+    assert len(fidelity(p, m, groups=labels, within="g").groups) == 10
+    monkeypatch.setattr(fid, "GROUPS_LISTED", 9)
+    capped = fidelity(p, m, groups=labels, within="g")
+    assert capped.groups is None and "groups" not in capped.to_dict()
+    assert capped.fidelity_within == fidelity(p, m, groups=labels, within="g").fidelity_within
+
+
+MAPPED_SDF = """
+sdf chain {
+    actor a [quanta = 3]
+    actor b [quanta = 10]
+    actor c [quanta = 5]
+    a -> b [size = 1]
+    b -> c [size = 1]
+}
+"""
+
+
+def test_group_specific_parameters_with_mapping_rows(tmp_path, capsys):
+    """The same plumbing for rows that name a mapping (``--actor-column``): 24 distinct
+    mappings per configuration go through the batch evaluator under each group's values;
+    energy under ``max`` (non-linear) recovers per-group A15 alphas exactly."""
+    (tmp_path / "a.sdf").write_text(MAPPED_SDF)
+    (tmp_path / "board.moa").write_text(MOA.replace("aggregate = sum", "aggregate = max"))
+    quanta = {"a": 3.0, "b": 10.0, "c": 5.0}
+    truth = {"c1": 0.9, "c2": 1.4}
+    rng = np.random.default_rng(5)
+    lines = ["config,t_a,t_b,t_c,energy"]
+    for config, a15 in truth.items():
+        seen = set()
+        while len(seen) < 24:
+            placement = tuple(CORES[int(rng.integers(0, 4))] for _ in quanta)
+            if placement in seen:
+                continue
+            seen.add(placement)
+            load = {}
+            for (actor, q), core in zip(quanta.items(), placement):
+                alpha = 0.3 if core.startswith("little") else a15
+                load[core] = load.get(core, 0.0) + alpha * q
+            lines.append(",".join([config, *placement, repr(max(load.values()))]))
+    (tmp_path / "runs.csv").write_text("\n".join(lines) + "\n")
+    doc = run_json(capsys, ["fit", str(tmp_path / "a.sdf"), str(tmp_path / "board.moa"),
+                            str(tmp_path / "runs.csv"), "--measured", "energy",
+                            "--actor-column", "t_{actor}", "--metric", "energy",
+                            "--free", "A7.energy.alpha,A15.energy.alpha@config",
+                            "--test-fraction", "0", "--starts", "1", "--json"])
+    assert doc["method"] == "least_squares"
+    assert doc["fitted"]["A7.energy.alpha"] == pytest.approx(0.3, rel=1e-6)
+    for config, a15 in truth.items():
+        assert doc["fitted"][f"A15.energy.alpha@config={config}"] == pytest.approx(a15, rel=1e-6)
+    # every prediction is its measurement (ties under max make fidelity a float matter)
+    assert [g["group"] for g in doc["groups"]] == ["c1", "c2"]
+    assert all(g["mape"] < 1e-9 and g["n_train"] == 24 for g in doc["groups"])

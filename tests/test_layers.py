@@ -21,8 +21,9 @@ PACKAGES = ("moc", "moa", "dsl", "mapping")
 
 #: the layers of ``mapping``, lowest first; a module's layer is its longest matching prefix
 MAPPING_LAYERS = [
-    ("errors, registries, output files", ["mapping.errors", "mapping.options", "mapping.registry",
-                                          "mapping.output", "mapping.progress"]),
+    ("errors, registries, output files", ["mapping.errors", "mapping.options",
+                                          "mapping.registry", "mapping.output",
+                                          "mapping.progress", "mapping.bulk"]),
     ("domain", ["mapping.problem"]),
     ("placement", ["mapping.routing", "mapping.traffic"]),
     ("semantics", ["mapping.metrics", "mapping.aggregation"]),

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from mapping.cli import main
+from mapping.errors import InputError
 from mapping.logca_fit import analyse_fit, fit_logca, runs_test, synthetic
 from moa.logca_analysis import analyse, break_even, speedup
 
@@ -181,3 +182,39 @@ def test_command_reports_the_fixed_cost(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "o0 + C·g^beta (a fixed cost: an extension of LogCA)" in out
     assert math.isfinite(float(out.split("o0          ")[1].split()[0]))
+
+
+def test_range_fits_the_papers_form_where_it_holds():
+    """``--host-overhead range``: the granularities where o0 (fitted on every row) is
+    below 5% of T0, chosen by the data, then the paper's form on those rows alone."""
+    t = case(65536)
+    g, t0, t1 = synthetic(**t, g=G, noise=0.02, seed=1)
+    fit = fit_logca(g, t0, t1, host_overhead="range")
+    start = (19 * 65536 ** 1.5) ** (1 / 1.5)              # 468,514 B without noise
+    assert fit.host_form == "range" and not fit.has("o0")
+    assert fit.paper_form_from == pytest.approx(start, rel=0.02)
+    assert min(fit.g) == 2 ** 19 and len(fit.g) == 10     # 512 KB .. 256 MB
+    assert "rows from g = " in fit.host_reason and "below 5% of T0" in fit.host_reason
+    assert fit["beta"].value == pytest.approx(1.5, rel=0.02)
+    assert fit["A"].value == pytest.approx(30, rel=0.05)
+    # a fixed cost that dominates nearly every row leaves too few rows: said so
+    late = case(2 ** 25)
+    with pytest.raises(InputError, match="--host-overhead range needs 6"):
+        fit_logca(*synthetic(**late, g=G), host_overhead="range")
+
+
+def test_a_table_may_give_the_hosts_fixed_cost(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text("name,L,o,C,A,beta,latency,o0\n"
+                     "paper host,0,3e5,0.003,30,1.5,independent,\n"
+                     "library host,0,3e5,0.003,30,1.5,independent,5e4\n"
+                     "bad,0,3e5,0.003,30,1.5,independent,lots\n")
+    assert main(["logca", "--table", str(table), "--row", "paper host",
+                 "--row", "library host", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["accelerators"]}
+    assert rows["paper host"]["g1"] == pytest.approx((3e5 * 30 / (29 * 0.003)) ** (1 / 1.5))
+    assert rows["library host"]["g1"] == pytest.approx(
+        ((3e5 - 5e4) * 30 / (29 * 0.003)) ** (1 / 1.5))
+    assert rows["library host"]["o0"] == 5e4 and "o0" not in rows["paper host"]
+    assert main(["logca", "--table", str(table), "--row", "bad"]) == 2
+    assert "'o0'" in capsys.readouterr().err

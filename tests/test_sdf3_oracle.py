@@ -119,3 +119,22 @@ def test_round_trip_keeps_sdf3_throughput(record, tmp_path):
     xml = tmp_path / "back.xml"
     dsl.write_sdf3(text, xml)
     _assert_same(timing.throughput(dsl.read_sdf3(xml)).throughput, _expected(record))
+
+
+# ------------------------------------------------------------------ analyse against SDF3
+
+@pytest.mark.parametrize("mode", [[], ["--no-simulate"]], ids=["default", "no-simulate"])
+@pytest.mark.parametrize("record", RECORDS, ids=_id)
+def test_analyse_equals_sdf3(record, mode, tmp_path, capsys):
+    """Issue 33: ``mapeval analyse``, by default and with ``--no-simulate``, prints
+    SDF3's throughput on every recorded graph."""
+    from mapping.cli import main
+    graph = _graph(record, tmp_path)
+    path = tmp_path / "graph.xml"
+    dsl.write_sdf3(graph, path)
+    assert main(["analyse", str(path), "--json", *mode]) == 0
+    document = json.loads(capsys.readouterr().out)
+    got = math.inf if document["throughput"] in (math.inf, "inf", "Infinity") else \
+        Fraction(document["exact"]["throughput"])
+    _assert_same(got, _expected(record))
+    assert (document["latency"] is None) == bool(mode)

@@ -10,12 +10,10 @@ DATA=${1:-../shared/data/measurements/gpus}
 OUT=${2:-out/gpu_choice}
 if [ $# -ge 2 ]; then shift 2; else shift $#; fi
 KERNELS=${*:-msum dot mm mms}
-EFF=gtx_680.time.efficiency,gtx_970.time.efficiency,gtx_980.time.efficiency,quadro.time.efficiency,tesla_k20.time.efficiency,tesla_k40.time.efficiency,titan.time.efficiency,titanblack.time.efficiency,titanx.time.efficiency
-BW=gtx_680.time.bandwidth,gtx_970.time.bandwidth,gtx_980.time.bandwidth,quadro.time.bandwidth,tesla_k20.time.bandwidth,tesla_k40.time.bandwidth,titan.time.bandwidth,titanblack.time.bandwidth,titanx.time.bandwidth
-G=kepler,maxwell
-per_gen() {  # per_gen eff hide -> eff_kepler,eff_maxwell,hide_kepler,hide_maxwell
-    for p in "$@"; do for g in kepler maxwell; do printf '%s_%s,' "$p" "$g"; done; done
-}
+# --fit patterns (quoted: * and ? are mapeval's wildcards, not the shell's): every GPU's
+# own parameter, and every generation's param (eff_kepler, eff_maxwell, ...)
+EFF='*.time.efficiency'
+BW='*.time.bandwidth'
 
 # 1. import: what one launch does, per element (and per block for barriers)
 import_kernel() {
@@ -57,17 +55,16 @@ logo() {   # KERNEL MODEL.moa NAME [--fit ...]: each GPU left out
 # from its data sheet), and the same with one DRAM efficiency per GPU instead
 free() {
     case $1 in
-    msum) echo launch,$(per_gen hide l2 dispatch) ;;
-    dot) echo launch,$(per_gen hide sync dispatch) ;;
-    mm) echo $(per_gen hide l2 ceff dispatch) ;;
-    mms) echo launch,$(per_gen hide ceff sync dispatch) ;;
+    msum) echo 'launch,hide_*,l2_*,dispatch_*,' ;;
+    dot) echo 'launch,hide_*,sync_*,dispatch_*,' ;;
+    mm) echo 'hide_*,l2_*,ceff_*,dispatch_*,' ;;
+    mms) echo 'launch,hide_*,ceff_*,sync_*,dispatch_*,' ;;
     esac
 }
 
 for k in $KERNELS; do
     import_kernel "$k"
-    shared="$(free "$k")$(per_gen eff)"
-    shared=${shared%,}
+    shared="$(free "$k")eff_*"
     logo $k gpu.moa gpu_shared --residuals relative --fit "$shared"
     study $k gpu.moa gpu_shared --residuals relative --fit "$shared"
     study $k gpu.moa gpu --residuals relative --fit "$(free "$k")$EFF"
@@ -76,6 +73,6 @@ for k in $KERNELS; do
         $f $k lsla.moa lsla --fit a,b
         $f $k gsla.moa gsla --fit a,b
     done
-    study $k roofline.moa roofline_bw --fit $BW --residuals relative
+    study $k roofline.moa roofline_bw --fit "$BW" --residuals relative
 done
 python3 "$(dirname "$0")/table.py" "$OUT"

@@ -160,6 +160,8 @@ def run(args):
     if result.within is not None:
         print(f"within rows of equal {result.within}: tau_within = {_f(result.tau_within)}, "
               f"fidelity_within = {_f(result.fidelity_within)}")
+        for line in result.group_lines()[1:]:
+            print(line)
     for line in element_lines(study.assessment):
         print(line)
     if args.skip_bad_rows:

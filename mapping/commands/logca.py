@@ -72,16 +72,18 @@ def add_logca_options(parser: argparse.ArgumentParser) -> None:
                    help="take A as given (the paper's peak-FLOPS ratio for GPUs), not fitted")
     f.add_argument("--bandwidth", type=POSITIVE, metavar="BYTES_PER_CYCLE",
                    help="take L = 1/bandwidth (the paper's GPU latency), not fitted")
-    f.add_argument("--host-overhead", choices=("auto", "none", "fit"), default="auto",
+    f.add_argument("--host-overhead", choices=("auto", "none", "fit", "range"), default="auto",
                    help="with --fit: the host's fixed cost o0, T0 = o0 + C·g^beta (an "
                    "extension of LogCA for library calls whose time is flat at small g): "
-                   "fit it, none (the paper's T0 = C·g^beta), or auto (the default: kept "
-                   "only if significant, F-test at 1%%)")
+                   "fit it, none (the paper's T0 = C·g^beta), auto (the default: kept "
+                   "only if significant, F-test at 1%%), or range (the paper's form on the "
+                   "granularities where it holds: o0, fitted on every row, below 5%% of T0)")
     f.add_argument("--confidence", type=PROBABILITY, default=0.95,
                    help="level of the confidence intervals (default 0.95)")
     f.add_argument("--table", metavar="TABLE.csv",
                    help="analyse the accelerators of a table with columns "
-                   "name,L,o,C,A,beta,latency (examples/logca/table5.csv)")
+                   "name,L,o,C,A,beta,latency (examples/logca/table5.csv) and optionally "
+                   "o0, a host's fixed cost (an extension)")
     f.add_argument("--row", action="append", default=[], metavar="NAME",
                    help="with --table: only this row (repeatable; default every row)")
     r = parser.add_argument_group("granularities (bytes; suffixes K, M, G are powers of 2)")
@@ -179,9 +181,15 @@ def table_from_args(args):
         latency = r.cells.get("latency", "").strip()     # a short row has no cell
         if latency not in LATENCIES:
             raise r.error(f"latency must be one of {', '.join(LATENCIES)}", "latency")
+        o0 = 0.0
+        if r.cells.get("o0", "").strip():           # optional: a host's fixed cost
+            from mapping.measurements import parse_cell_number
+            o0 = parse_cell_number(r.cells["o0"])
+            if o0 is None:
+                raise r.error(f"expected a number, got '{r.cells['o0']}'", "o0")
         try:
             a = analyse(r.params["L"], r.params["o"], r.params["C"], r.measured,
-                        r.params["beta"], latency, **_range(args))
+                        r.params["beta"], latency, **_range(args), o0=o0)
         except LogCAError as exc:
             raise r.error(str(exc)) from None
         curves.append(Curve(name, a))

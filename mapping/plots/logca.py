@@ -183,7 +183,8 @@ def plot_analysis(a: LogCAAnalysis, path, title: str | None = None, fit=None) ->
     overheads = (f"L = {a.L:.4g}, o = {a.o:.4g}" if fit is None or fit.separable else
                  f"o + L = {a.o:.4g} (split not identified)")
     fig.suptitle(title or (f"LogCA{' fit' if fit else ''}: {overheads}, C = {a.C:.4g}, "
-                           f"A = {a.A:.4g}, β = {a.beta:.4g}, latency {a.latency}"))
+                           f"A = {a.A:.4g}, β = {a.beta:.4g}, latency {a.latency}"
+                           + (f", host fixed cost o0 = {a.o0:.4g}" if a.o0 else "")))
     return save_figure(fig, path)
 
 

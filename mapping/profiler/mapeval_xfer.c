@@ -26,10 +26,11 @@
    sets the condition codes (cmp, test, and every flag-setting ALU instruction) or when
    a value computed by an arithmetic/logic IR operation of the instruction itself --
    integer Add, Sub, Mul, Div, Mod, And, Or, Xor, Not, Shl, Shr, Sar, Cmp*, Clz, Ctz,
-   PopCount; floating-point Add, Sub, Mul, Div, Neg, Abs, Sqrt, Cmp; the SSE vector forms
-   -- is written to a register other than the stack and instruction pointers, or to
-   memory.  Address arithmetic (mov rax,[rbx+8]) and stack-pointer updates (push, call)
-   are not arithmetic; lea, which writes an address to a register, is.
+   PopCount; floating-point Add, Sub, Mul, Div, Neg, Abs, Sqrt, Cmp, fused multiply-add;
+   the SSE and AVX (128- and 256-bit) vector forms -- is written to a register other
+   than the stack and instruction pointers, or to memory.  Address arithmetic
+   (mov rax,[rbx+8]) and stack-pointer updates (push, call) are not arithmetic; lea,
+   which writes an address to a register, is.
    The rule reads each instruction's IR as Valgrind's front end made it: the tool turns
    VEX's IR optimiser off (iropt level 0, as --vex-iropt-level=0 would), because the
    optimiser works across instructions and would make a class depend on the neighbours.
@@ -451,15 +452,25 @@ static Bool arith_op(IROp op)
    return (op >= Iop_Add8 && op <= Iop_ModS128)           /* integer, incl. Cmp, Not */
        || (op >= Iop_Not1 && op <= Iop_Or1)
        || (op >= Iop_AddF64 && op <= Iop_CmpF16)          /* scalar floating point */
-       || (op >= Iop_Add32Fx4 && op <= Iop_Sqrt64F0x2)    /* SSE floating point */
-       || (op >= Iop_NotV128 && op <= Iop_Sar64x2);       /* SSE integer and logic */
+       || (op >= Iop_MAddF32 && op <= Iop_MSubF64r32)     /* fused multiply-add (FMA) */
+       || (op >= Iop_Add32Fx4 && op <= Iop_RSqrtStep32Fx4) /* SSE floating point, */
+       || (op >= Iop_Add32F0x4 && op <= Iop_RSqrtStep64Fx2) /* not its conversions */
+       || (op >= Iop_Add64F0x2 && op <= Iop_Sqrt64F0x2)
+       || (op >= Iop_NotV128 && op <= Iop_Sar64x2)        /* SSE integer and logic */
+       || (op >= Iop_AndV256 && op <= Iop_Avg16Ux16)      /* AVX integer and logic */
+       || (op >= Iop_Add64Fx4 && op <= Iop_Div32Fx8)      /* AVX floating point */
+       || (op >= Iop_Sqrt32Fx8 && op <= Iop_Min64Fx4);
 }
 
 static Int sp_offset, ip_offset;
 
 /* Per instruction (IMark) of the superblock: is it arithmetic/logic?  Tmps remember
    the index of the instruction whose arithmetic operation computed them (-1: none), so
-   a value computed by an earlier instruction does not make a later one arithmetic. */
+   a value computed by an earlier instruction does not make a later one arithmetic.
+   The rounding mode an instruction reads (an And of the SSE or x87 control state) is
+   ROUNDING: operations on it alone compute no data, so that a conversion such as
+   cvtsi2sd, which rounds by the current mode, stays a conversion. */
+#define ROUNDING (-2)
 static Bool *classify(IRSB *sb, Int *n_instr)
 {
    Int *made = VG_(malloc)("xf.made", (sb->tyenv->types_used + 1) * sizeof(Int));
@@ -469,6 +480,7 @@ static Bool *classify(IRSB *sb, Int *n_instr)
 
 #define FROM(e) ((e)->tag == Iex_RdTmp ? made[(e)->Iex.RdTmp.tmp] : -1)
 #define MINE(e) ((e) != NULL && k >= 0 && FROM(e) == k)
+#define CONTROL(e) ((e)->tag == Iex_Const || FROM(e) == ROUNDING)
    for (i = 0; i < sb->stmts_used; i++) {
       IRStmt *st = sb->stmts[i];
       switch (st->tag) {
@@ -479,11 +491,23 @@ static Bool *classify(IRSB *sb, Int *n_instr)
          IRExpr *e = st->Ist.WrTmp.data;
          Int m = -1, j;
          switch (e->tag) {
-         case Iex_Unop:  m = arith_op(e->Iex.Unop.op) ? k : FROM(e->Iex.Unop.arg); break;
-         case Iex_Binop:
-            m = arith_op(e->Iex.Binop.op) ? k
-              : (FROM(e->Iex.Binop.arg1) == k || FROM(e->Iex.Binop.arg2) == k) ? k : -1;
+         case Iex_Get:
+            m = (e->Iex.Get.offset == __builtin_offsetof(VexGuestAMD64State, guest_SSEROUND)
+                 || e->Iex.Get.offset == __builtin_offsetof(VexGuestAMD64State,
+                                                            guest_FPROUND)) ? ROUNDING : -1;
             break;
+         case Iex_Unop:
+            m = FROM(e->Iex.Unop.arg) == ROUNDING ? ROUNDING
+              : arith_op(e->Iex.Unop.op) ? k : FROM(e->Iex.Unop.arg);
+            break;
+         case Iex_Binop: {
+            IRExpr *a = e->Iex.Binop.arg1, *b = e->Iex.Binop.arg2;
+            m = (FROM(a) == ROUNDING || FROM(b) == ROUNDING) && CONTROL(a) && CONTROL(b)
+                   ? ROUNDING
+              : arith_op(e->Iex.Binop.op) ? k
+              : (FROM(a) == k || FROM(b) == k) ? k : -1;
+            break;
+         }
          case Iex_Triop:
             m = arith_op(e->Iex.Triop.details->op) ? k
               : (FROM(e->Iex.Triop.details->arg2) == k
@@ -500,7 +524,7 @@ static Bool *classify(IRSB *sb, Int *n_instr)
                if (FROM(e->Iex.CCall.args[j]) == k) m = k;
             break;
          case Iex_RdTmp: m = FROM(e); break;
-         default: m = -1;              /* Get, Load, Const: no arithmetic of its own */
+         default: m = -1;              /* Load, Const: no arithmetic of its own */
          }
          made[st->Ist.WrTmp.tmp] = m;
          break;
@@ -543,6 +567,7 @@ static Bool *classify(IRSB *sb, Int *n_instr)
    }
 #undef FROM
 #undef MINE
+#undef CONTROL
    VG_(free)(made);
    *n_instr = k + 1;
    return arith;

@@ -88,8 +88,8 @@ def child(task: dict) -> dict:
     import dsl
     from mapping.measurements import read_measurements
     from mapping.validation import fold_splits
-    app = dsl.load_sdf(files["sdf"])
-    arch = dsl.load_moa(files["moa"])
+    app = dsl.load_sdf(files["sdf"])[0]
+    arch = dsl.load_moa(files["moa"])[0]
     mapping = dsl.load_map(files["map"])[0]
     params = list(app.params) + [p for p in arch.params if p not in app.params]
     rows = list(read_measurements(files["csv"], "energy_J", params=params,

@@ -26,7 +26,6 @@ a designer knows the clocks, not the energies.  Usage:
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 import numpy as np
@@ -96,11 +95,11 @@ def rows(seed=2018, rows=60):
 
 
 def write(out, **kw):
+    """Write the rows to ``out`` (no cell holds a comma); the number of rows."""
     data = list(rows(**kw))
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(data[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(data)
+    header = list(data[0])
+    lines = [",".join(header)] + [",".join(str(row[k]) for k in header) for row in data]
+    Path(out).write_text("\n".join(lines) + "\n")
     return len(data)
 
 

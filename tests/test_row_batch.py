@@ -1,0 +1,167 @@
+"""Rows evaluated all at once (mapping.row_batch) against the reference evaluator row
+by row: system metrics with per-row parameters, free values (model arguments and a bare
+parameter), activity rows, rules that do not broadcast, folds; the fitted values against
+the row-by-row path; the stated limit on rows."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dsl
+from mapping import fitting
+from mapping.cli import main
+from mapping.fitting import RowModel, fit_parameters, parse_free
+from mapping.measurements import read_measurements
+from mapping.row_batch import RowBatch
+
+SDF = """sdf cores {
+    param S0 = 1000
+    param S1 = 1000
+    param S2 = 1000
+    param G0 = 1
+    param G1 = 1
+    param G2 = 1
+    actor c0 [quanta = S0, S = S0, gamma = G0]
+    actor c1 [quanta = S1, S = S1, gamma = G1]
+    actor c2 [quanta = S2, S = S2, gamma = G2]
+    c0 -> c1 [size = S0 / 100]
+}
+"""
+MOA = """moa board {
+    param p_static = 0.5
+    lambda = 1
+    metric time [unit = "s"]
+    metric energy [unit = "J"]
+    metric energy_total = energy[sum] + p_static * time[max]
+    aggregate = sum
+    pe l0 [time = gsla(alpha = 2e-9, beta = 3e-10), energy = gsla(alpha = 3e-10, beta = 5e-11)]
+    pe l1 [time = gsla(alpha = 1.8e-9, beta = 3e-10), energy = gsla(alpha = 4e-10, beta = 6e-11)]
+    pe b0 [time = gsla(alpha = 7e-10, beta = 1e-10), energy = gsla(alpha = 9e-10, beta = 2e-10)]
+    cn bus [time = lsla(alpha = 1e-11), energy = lsla(alpha = 2e-12)]
+    l0 -- bus
+    l1 -- bus
+    b0 -- bus
+}
+"""
+MAP = "mapping m {\n c0 -> l0\n c1 -> l1\n c2 -> b0\n}\n"
+
+
+def study(tmp_path, n=30, seed=1):
+    rng = np.random.default_rng(seed)
+    lines = ["S0,S1,S2,G0,G1,G2,energy_J"]
+    for _ in range(n):
+        S = np.round(10 ** rng.uniform(4, 6, 3))
+        G = rng.choice([1, 2, 4], 3)
+        lines.append(",".join([f"{s:.0f}" for s in S] + [str(g) for g in G]
+                              + [f"{rng.uniform(1e-4, 1e-2):.6e}"]))
+    for name, text in (("a.sdf", SDF), ("b.moa", MOA), ("m.map", MAP),
+                       ("rows.csv", "\n".join(lines) + "\n")):
+        (tmp_path / name).write_text(text)
+    app = dsl.load_sdf(tmp_path / "a.sdf")[0]
+    arch = dsl.load_moa(tmp_path / "b.moa")[0]
+    mapping = dsl.load_map(tmp_path / "m.map")[0]
+    rows = read_measurements(tmp_path / "rows.csv", "energy_J",
+                             params=list(app.params) + list(arch.params), mapping=mapping).rows
+    return app, arch, list(rows)
+
+
+def one_by_one(model, indices, overrides=None):
+    return np.array([model.value(i, overrides, {}) for i in indices])
+
+
+@pytest.mark.parametrize("metric, aggregate", [("energy_total", None), ("time", "max"),
+                                               ("energy", "sum"), ("time", None)])
+def test_rows_at_once_equal_the_reference(tmp_path, metric, aggregate):
+    app, arch, rows = study(tmp_path)
+    model = RowModel(arch, rows, metric, aggregate, app)
+    assert model.row_batch(range(len(rows))) is not None
+    fast = model.predict()
+    assert np.allclose(fast, [model._reference_value(i) for i in range(len(rows))],
+                       rtol=1e-13, atol=0)
+    # under free values: model arguments, and a bare parameter of the .moa
+    free = parse_free(arch, "l0.energy.alpha,b0.time.beta,p_static", app)
+    overrides = fitting._overrides(free, [1e-9, 3e-10, 2.5])
+    some = list(range(3, 25, 2))
+    assert np.allclose(model.predict(some, overrides), one_by_one(model, some, overrides),
+                       rtol=1e-13, atol=0)
+
+
+def test_folds_slice_the_gathered_rows(tmp_path):
+    app, arch, rows = study(tmp_path)
+    model = RowModel(arch, rows, "energy_total", None, app)
+    every = model.row_batch(range(len(rows)))
+    values = every.values(model.bound_arch)
+    for part in ([0, 5, 7], [29, 1, 2], list(range(10, 30))):
+        assert np.array_equal(every.subset(part).values(model.bound_arch), values[part])
+
+
+def test_fitted_values_equal_the_row_by_row_path(tmp_path, monkeypatch):
+    app, arch, rows = study(tmp_path, n=24)
+    free = parse_free(arch, "l0.energy.alpha,b0.energy.alpha,p_static", app)
+    train = list(range(0, 24, 2)) + [1, 3]
+    fast = fit_parameters(RowModel(arch, rows, "energy_total", None, app), free, train, 1)
+    monkeypatch.setattr(RowModel, "row_batch", lambda self, indices: None)
+    slow = fit_parameters(RowModel(arch, rows, "energy_total", None, app), free, train, 1)
+    for name, value in slow.values.items():
+        assert fast.values[name] == pytest.approx(value, rel=1e-6), name
+    assert fast.best_start == slow.best_start
+
+
+def test_activity_rows_and_a_rule_that_does_not_broadcast(tmp_path, monkeypatch):
+    from moa.cost_models.logca import LogCA
+
+    # math.log1p takes no array: these tokens are valued one by one, from the same arrays
+    monkeypatch.setattr(LogCA, "token_cost",
+                        lambda self, t: self.params.o + math.log1p(t.quanta) / self.params.A)
+    (tmp_path / "b.moa").write_text(
+        "moa two {\n metric time [unit = \"s\"]\n aggregate = max\n"
+        " pe p [time = lsla(alpha = 2.0, beta = 1.0)]\n"
+        " pe q [time = logca(A = 4, o = 0.5, L = 0.1)]\n"
+        " cn bus [time = lsla(alpha = 0)]\n p -- bus\n q -- bus\n}\n")
+    rng = np.random.default_rng(3)
+    lines = ["quanta_p,tokens_p,quanta_q,tokens_q,t"]
+    for _ in range(40):
+        qp, qq = rng.integers(0, 50, 2)
+        lines.append(f"{qp},{int(qp > 0) * rng.integers(1, 4)},{qq},"
+                     f"{int(qq > 0) * rng.integers(1, 4)},{rng.uniform(1, 9):.3f}")
+    (tmp_path / "rows.csv").write_text("\n".join(lines) + "\n")
+    arch = dsl.load_moa(tmp_path / "b.moa")[0]
+    rows = list(read_measurements(tmp_path / "rows.csv", "t", quanta_column="quanta_{element}",
+                                  tokens_column="tokens_{element}",
+                                  elements=list(arch.elements)).rows)
+    rows = [r for r in rows if any(r.activity[e][1] for e in ("p", "q"))]
+    model = RowModel(arch, rows, "time")
+    batch = model.row_batch(range(len(rows)))
+    assert batch is not None
+    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+                       rtol=1e-13, atol=0)
+
+
+def test_what_the_batch_does_not_cover_goes_row_by_row(tmp_path):
+    app, arch, rows = study(tmp_path)
+    model = RowModel(arch, rows, "time", "exclusive", app)    # shares follow the mapping
+    assert model.row_batch(range(len(rows))) is None
+    assert np.allclose(model.predict(), one_by_one(model, range(len(rows))), rtol=1e-13)
+
+
+def test_a_batch_checks_its_first_rows_against_the_reference(tmp_path, monkeypatch):
+    app, arch, rows = study(tmp_path)
+    model = RowModel(arch, rows, "energy", "sum", app)
+    monkeypatch.setattr(RowModel, "_reference_value", lambda self, i: 1.0)
+    with pytest.raises(Exception, match="by the reference"):
+        RowBatch(model, range(len(rows)))
+    assert model.row_batch(range(len(rows))) is None
+
+
+def test_the_stated_limit_on_rows(tmp_path, capsys):
+    app, arch, rows = study(tmp_path, n=5)
+    argv = ["fidelity", str(tmp_path / "a.sdf"), str(tmp_path / "b.moa"),
+            str(tmp_path / "m.map"), str(tmp_path / "rows.csv"), "--measured", "energy_J",
+            "--metric", "energy"]
+    assert main(argv + ["--limit", "rows=4"]) == 2
+    err = capsys.readouterr().err
+    assert "more than 4 data rows" in err and "--limit rows=N" in err
+    assert "Traceback" not in err
+    assert main(argv + ["--limit", "rows=5"]) == 0
