@@ -10,7 +10,8 @@ from mapping.limits import LIMITS, limits_set, parse_limit
 
 
 def test_every_limit_names_its_constant():
-    assert LIMITS.names() == ["array", "elements", "links", "firings", "states", "sweep", "rows"]
+    assert LIMITS.names() == ["array", "elements", "links", "firings", "states", "sweep",
+                              "rows"]
     assert LIMITS.get("array").value == dsl.limits.MAX_ARRAY_MEMBERS
     assert LIMITS.get("elements").value == dsl.limits.MAX_ELEMENTS
     assert LIMITS.get("links").value == dsl.limits.MAX_LINKS

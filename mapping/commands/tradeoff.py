@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from mapping.errors import InputError
+from mapping.options import POSITIVE_WHOLE, SECONDS_OR_ZERO
 
 #: default seconds of search before the front found so far is given
 DEFAULT_BUDGET = 60.0
@@ -16,7 +17,7 @@ DEFAULT_BUDGET = 60.0
 
 def add_tradeoff_options(p, output: bool = True) -> None:
     """``--budget`` (and, for ``analyse``, ``--point`` and ``-o``)."""
-    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET, metavar="SECONDS",
+    p.add_argument("--budget", type=SECONDS_OR_ZERO, default=DEFAULT_BUDGET, metavar="SECONDS",
                    help="with --tradeoff: stop the search after this long and give the "
                    f"front found so far, with the size up to which it is proven "
                    f"(default {DEFAULT_BUDGET:g}; 0: no limit)")
@@ -27,7 +28,7 @@ def add_tradeoff_options(p, output: bool = True) -> None:
                    "the front is the same; auto (default) runs both in turn and keeps "
                    "the first to end")
     if output:
-        p.add_argument("--point", type=int, metavar="N",
+        p.add_argument("--point", type=POSITIVE_WHOLE, metavar="N",
                        help="with --tradeoff -o: the point to write (1 = the smallest "
                        "storage; default: the last, the largest throughput found)")
         p.add_argument("-o", "--output", metavar="APP.sdf",
