@@ -4,6 +4,7 @@
   ``A-B``), one source for the examples' commands and their documentation.
 - ``<!-- mapeval-model: NAME -->`` becomes the table of cost model NAME's parameters,
   read from its registered class (defaults and accepted ranges).
+- ``<!-- mapeval-limits -->`` becomes the table of the stated limits (``--limit``).
 - ``<!-- mapeval-file: PATH -->`` becomes the text of the repository's file PATH.
 - ``<!-- mapeval-grammar: NAME -->`` becomes ``dsl/grammars/NAME.lark``.
 - ``<!-- mapeval-help: COMMAND [KIND] -->`` in a page becomes the output of
@@ -23,6 +24,7 @@ HELP = re.compile(r"<!--\s*mapeval-help:\s*([\w-]+(?:\s+[\w-]+)?)\s*-->")
 GRAMMAR = re.compile(r"<!--\s*mapeval-grammar:\s*(\w+)\s*-->")
 FILE = re.compile(r"<!--\s*mapeval-file:\s*(\S+)\s*-->")
 MODEL = re.compile(r"<!--\s*mapeval-model:\s*(\w+)\s*-->")
+LIMITS = re.compile(r"<!--\s*mapeval-limits\s*-->")
 
 
 def example_pages() -> dict[str, Path]:
@@ -84,6 +86,15 @@ def model_parameters(name: str) -> str:
     return "\n".join(rows)
 
 
+def limits_table() -> str:
+    """A Markdown table of the stated limits from their registry: name, default, what."""
+    from mapping.limits import LIMITS as registry
+    rows = ["| limit | default | what it bounds |", "|---|---|---|"]
+    for name in registry:
+        rows.append(f"| `{name}` | {registry.get(name).value:,} | {registry.help(name)} |")
+    return "\n".join(rows)
+
+
 def on_files(files, config):
     for uri, readme in example_pages().items():
         text = readme.read_text(encoding="utf-8")
@@ -112,5 +123,6 @@ def on_page_markdown(markdown, page, config, files):
         text = (ROOT / path).read_text(encoding="utf-8")
         return f"`{path}`:\n\n```text\n{text.rstrip()}\n```"
     markdown = MODEL.sub(lambda m: model_parameters(m.group(1)), markdown)
+    markdown = LIMITS.sub(lambda m: limits_table(), markdown)
     return FILE.sub(source, GRAMMAR.sub(grammar, HELP.sub(expand, markdown)))
 

@@ -101,6 +101,8 @@ def format_value(value) -> str:
         return str(value)
     if isinstance(value, str):
         return quote(value)
+    if isinstance(value, tuple):        # per phase (moc.phases.Phases)
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
     return format_number(value)
 
 

@@ -8,7 +8,7 @@ are ignored):
 - required: the GPU, ``gpu_name``, ``compute_version`` (compute capability),
   ``max_clock_rate`` (MHz), ``bandwith`` (GB/s), ``bus`` (bits); the launch,
   ``AppName`` (the kernel), ``Input.Size``, ``Grid.X``, ``Block.X``, ``Duration``
-  (seconds);
+  (seconds, or the ``duration_unit`` given);
 - the cores: ``num_of_cores``, or ``sms`` (multiprocessors; cores = SMs x the FP32
   cores per SM of the compute capability), or neither for a GPU of
   :data:`DATA_SHEET_SMS` or named by ``--sms``;
@@ -137,10 +137,17 @@ def _number(text: str, where, column: str, commas: dict) -> float:
     raise ParseError(f"column '{column}' holds {text!r}, not a number", where)
 
 
-def read_gpu_tables(paths: Sequence[str | Path], sms: Mapping[str, int] | None = None
-                    ) -> GPUTable:
+#: units of the Duration column: seconds per unit
+DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def read_gpu_tables(paths: Sequence[str | Path], sms: Mapping[str, int] | None = None,
+                    duration_unit: str = "s") -> GPUTable:
     """Read and check the tables ``paths`` (one kernel); ``sms`` gives (or overrides)
-    multiprocessor counts by GPU name."""
+    multiprocessor counts by GPU name; ``duration_unit`` is the unit of ``Duration``
+    (:data:`DURATION_UNITS`: CUDA events give milliseconds, Nsight Compute often
+    microseconds or nanoseconds); the launches' times are in seconds."""
+    scale = DURATION_UNITS[duration_unit]
     if not paths:
         raise ParseError("no table given")
     overrides = {_key(k): int(v) for k, v in (sms or {}).items()}
@@ -191,7 +198,7 @@ def read_gpu_tables(paths: Sequence[str | Path], sms: Mapping[str, int] | None =
                 kernels.setdefault(cell("AppName").strip(), str(path))
                 grid = tuple(int(num(c)) for c in ("Grid.X", "Grid.Y", "Grid.Z"))
                 block = tuple(int(num(c)) for c in ("Block.X", "Block.Y", "Block.Z"))
-                time = num("Duration")
+                time = num("Duration") * scale
                 if min(grid + block) <= 0 or not time > 0 or not math.isfinite(time):
                     raise ParseError("a launch needs positive grid, block and Duration",
                                      (str(path), line, 1))

@@ -33,6 +33,8 @@ def json_safe(obj) -> Any:
 
 
 def _value(v) -> Any:
+    if isinstance(v, tuple):            # per phase (moc.phases.Phases): a list
+        return [_value(x) for x in v]
     if hasattr(v, "evaluate"):
         return str(v)
     if isinstance(v, bool) or v is None or isinstance(v, (int, str)):

@@ -30,6 +30,7 @@ from moa.cost_models.registry import available_models, call_arguments
 from moa.errors import ArchitectureError, CostModelError
 from moc.errors import SDFError
 from moc.graph import SDFGraph
+from moc.phases import Phases
 
 GRAMMAR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammars")
 
@@ -441,6 +442,9 @@ class _Builder:
         if nl < 0:
             return tok.line, tok.column + offset
         return tok.line + text.count("\n", 0, offset), offset - nl
+
+    def phases(self, c):
+        return Phases(_strict(v) for v in c)
 
     def attr(self, c):
         key, value = c
@@ -891,8 +895,9 @@ def _build_graph(block, filename) -> SDFGraph:
                 raise ParseError(f"{what}: '{key}' cannot be an attribute name",
                                  _origin(filename, ktok))
             # inf may mean something in a free attribute (intensity = inf: no traffic)
-            attrs[key] = _finite(_value(value, known), what, key, filename, ktok,
-                                 nonnegative=key == "quanta", infinite=key != "quanta")
+            attrs[key] = _each(value, lambda v: _finite(
+                _value(v, known), what, key, filename, ktok, nonnegative=key == "quanta",
+                infinite=key != "quanta"))
         graph.add_actor(tok.value, origin=_origin(filename, tok), **attrs)
     for st in stmts:
         if st[0] != "channel":
@@ -907,10 +912,15 @@ def _build_graph(block, filename) -> SDFGraph:
                                _origin(filename, end))
         fields, attrs = {}, {}
         for key, (ktok, value) in _attr_dict(attr_list, filename, what).items():
-            val = _finite(_value(value, known), what, key, filename, ktok,
-                          infinite=key not in _FINITE_CHANNEL_FIELDS)
+            if isinstance(value, Phases) and key not in ("prod", "cons"):
+                raise ParseError(f"{what}: {key} cannot be given per phase (only prod, "
+                                 f"cons and actor attributes are)", _origin(filename, ktok))
+            val = _each(value, lambda v: _finite(_value(v, known), what, key, filename, ktok,
+                                                 infinite=key not in _FINITE_CHANNEL_FIELDS))
             if key in _COUNT_FIELDS:
-                val = _check_count(val, key, what, _COUNT_FIELDS[key], filename, ktok)
+                phased = isinstance(val, Phases)
+                val = _each(val, lambda v: _check_count(
+                    v, key, what, _COUNT_FIELDS[key] and not phased, filename, ktok))
                 fields[key] = val
             elif key == "size":
                 if isinstance(val, str) or (not isinstance(val, Expression) and val < 0):
@@ -926,6 +936,11 @@ def _build_graph(block, filename) -> SDFGraph:
                           name_tok_c.value if name_tok_c is not None else None,
                           origin=origin, **fields, **attrs)
     return graph
+
+
+def _each(value, check):
+    """``check`` of ``value``, entry by entry for a per-phase value."""
+    return Phases(check(v) for v in value) if isinstance(value, Phases) else check(value)
 
 
 def _check_count(val, key, what, positive, filename, ktok):

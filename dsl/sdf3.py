@@ -40,6 +40,7 @@ from xml.parsers import expat
 from dsl.errors import ParseError
 from dsl.files import read_bytes
 from moc.graph import SDFGraph
+from moc.phases import Phases, cyclo_static, phase_counts, phase_value
 
 EXEC_PREFIX = "exec_"
 #: the attribute of the time on SDF3's default processor
@@ -58,6 +59,24 @@ def _num(text: str, what: str, origin):
     return value
 
 
+def _phases(text: str, what: str, origin):
+    """A rate or time, or per phase of a cyclo-static actor a list of them: SDF3 writes
+    ``3,1`` and ``18*32`` for 18 phases of 32."""
+    if text is None or "," not in text and "*" not in text:
+        return _num(text, what, origin)
+    values = []
+    for item in text.split(","):
+        count, star, value = item.partition("*")
+        if not star:
+            count, value = "1", item
+        n = _num(count, f"{what}: a repeat count", origin)
+        if not isinstance(n, int) or n < 1:
+            raise ParseError(f"{what}: a repeat count must be a positive integer, got "
+                             f"{count.strip()!r}", origin)
+        values += [_num(value, what, origin)] * n
+    return Phases(values)
+
+
 def _identifier(text: str) -> str:
     ident = re.sub(r"\W", "_", text)
     return ident if ident and not ident[0].isdigit() else "_" + ident
@@ -69,14 +88,18 @@ def read_sdf3(path) -> "SDFGraph":
     root, where = _parse(path)
     _strip_namespaces(root)
     app = root if root.tag == "applicationGraph" else root.find("applicationGraph")
-    sdf = app.find("sdf") if app is not None else None
+    sdf = None if app is None else app.find("sdf") if app.find("sdf") is not None else \
+        app.find("csdf")
     if sdf is None:
-        raise ParseError("not an SDF3 file: no applicationGraph/sdf element", where(root))
+        raise ParseError("not an SDF3 file: no applicationGraph/sdf (or csdf) element",
+                         where(root))
     name = sdf.get("name") or (app.get("name") if app is not None else None) or \
         Path(path).name.split(".")[0]
     graph = SDFGraph(name, origin=where(sdf))
 
     props = app.find("sdfProperties")
+    if props is None:
+        props = app.find("csdfProperties")
     exec_times: dict[str, dict[str, object]] = {}
     defaults: dict[str, object] = {}
     processor_types: dict[str, list[str]] = {}
@@ -93,8 +116,8 @@ def read_sdf3(path) -> "SDFGraph":
                 et = proc.find("executionTime")
                 if et is None or et.get("time") is None:
                     continue
-                time = _num(et.get("time"), f"actor '{actor}', processor '{ptype}'",
-                            where(et))
+                time = _phases(et.get("time"), f"actor '{actor}', processor '{ptype}'",
+                               where(et))
                 exec_times.setdefault(actor, {})[EXEC_PREFIX + ptype] = time
                 # SDF3 keeps the last processor marked default
                 if proc.get("default", "").lower() == "true" or len(processors) == 1:
@@ -111,8 +134,8 @@ def read_sdf3(path) -> "SDFGraph":
         if aname is None:
             raise ParseError("an actor has no name", where(actor))
         for port in actor.findall("port"):
-            rate = _num(port.get("rate", "1"), f"actor '{aname}', port '{port.get('name')}'",
-                        where(port))
+            rate = _phases(port.get("rate", "1"),
+                           f"actor '{aname}', port '{port.get('name')}'", where(port))
             rates[(aname, port.get("name"))] = (port.get("type", ""), rate)
         # SDF3 times an actor without a default processor 0 (TimedSDFactor)
         attrs = {EXEC: 0} if aname not in defaults else \
@@ -196,9 +219,11 @@ def format_sdf3(graph: "SDFGraph") -> str:
     """The SDF3 XML text of ``graph``: rates, initial tokens, token sizes and
     per-processor execution times."""
     bound = graph.bind() if _parametric(graph) else graph
-    root = ET.Element("sdf3", {"type": "sdf", "version": "1.0"})
+    kind = "csdf" if cyclo_static(bound) else "sdf"
+    phases = phase_counts(bound)
+    root = ET.Element("sdf3", {"type": kind, "version": "1.0"})
     app = ET.SubElement(root, "applicationGraph", {"name": bound.name})
-    sdf = ET.SubElement(app, "sdf", {"name": bound.name, "type": _identifier(bound.name)})
+    sdf = ET.SubElement(app, kind, {"name": bound.name, "type": _identifier(bound.name)})
     ports: dict[str, list[tuple[str, str, object]]] = {a: [] for a in bound.actors}
     channel_ports = {}
     for i, ch in enumerate(bound.channels.values()):
@@ -210,8 +235,9 @@ def format_sdf3(graph: "SDFGraph") -> str:
         el = ET.SubElement(sdf, "actor", {"name": actor.name, "type": _identifier(actor.name)})
         for pname, ptype, rate in ports[actor.name]:
             ET.SubElement(el, "port", {"name": pname, "type": ptype,
-                                       "rate": _text(rate, f"a rate of '{actor.name}'",
-                                                     actor.origin)})
+                                       "rate": _listed(rate, phases[actor.name],
+                                                       f"a rate of '{actor.name}'",
+                                                       actor.origin)})
     for ch in bound.channels.values():
         out_port, in_port = channel_ports[ch.name]
         attrs = {"name": ch.name, "srcActor": ch.src, "srcPort": out_port,
@@ -226,7 +252,7 @@ def format_sdf3(graph: "SDFGraph") -> str:
     processors = {a.name: _processors(a) for a in bound.actors.values()}
     if not processors:
         return _xml(root)
-    props = ET.SubElement(app, "sdfProperties")
+    props = ET.SubElement(app, f"{kind}Properties")
     if not any(processors.values()):
         processors = {a: [(DEFAULT_PROCESSOR, None, False)] for a in processors}
     for actor in bound.actors.values():
@@ -238,13 +264,21 @@ def format_sdf3(graph: "SDFGraph") -> str:
             proc = ET.SubElement(ap, "processor", attrs)
             if time is not None:
                 ET.SubElement(proc, "executionTime",
-                              {"time": _text(time, f"the time of '{actor.name}' on '{ptype}'",
-                                             actor.origin)})
+                              {"time": _listed(time, phases[actor.name] if kind == "csdf"
+                                               else 1, f"the time of '{actor.name}' on "
+                                               f"'{ptype}'", actor.origin)})
     for ch in bound.channels.values():
         cp = ET.SubElement(props, "channelProperties", {"channel": ch.name})
         ET.SubElement(cp, "tokenSize", {"sz": _text(ch.size, f"the size of '{ch.name}'",
                                                     ch.origin)})
     return _xml(root)
+
+
+def _listed(value, n: int, what: str, origin) -> str:
+    """``value`` as SDF3 writes it, per phase (``3,1``) for an actor of ``n`` phases."""
+    if n == 1 and not isinstance(value, tuple):
+        return _text(value, what, origin)
+    return ",".join(_text(phase_value(value, k), what, origin) for k in range(n))
 
 
 def _xml(root) -> str:

@@ -452,20 +452,28 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
         if not (math.isfinite(A) and A > 0):
             raise InputError(f"LogCA fit: the given acceleration A = {A} must be > 0")
         fixed["A"] = float(A)
-    if host_overhead == "range":
-        return _fit_range(g, t0, t1, latency, L, A, confidence)
-    if host_overhead == "auto":
-        host_form, host_reason = _choose_host(g, t0)
-    else:
-        host_form = host_overhead
-        host_reason = "chosen with --host-overhead"
-    if latency == "auto":
-        latency, reason = _choose(g, t0, t1, fixed, host_form)
-    else:
-        reason = "chosen with --latency"
-    values, se, q, rss, res = _fit_form(g, t0, t1, latency, _independent_fixed(fixed)
-                                        if latency == "independent" else fixed, confidence,
-                                        host_form)
+    try:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            if host_overhead == "range":
+                return _fit_range(g, t0, t1, latency, L, A, confidence)
+            if host_overhead == "auto":
+                host_form, host_reason = _choose_host(g, t0)
+            else:
+                host_form = host_overhead
+                host_reason = "chosen with --host-overhead"
+            if latency == "auto":
+                latency, reason = _choose(g, t0, t1, fixed, host_form)
+            else:
+                reason = "chosen with --latency"
+            values, se, q, rss, res = _fit_form(g, t0, t1, latency, _independent_fixed(
+                fixed) if latency == "independent" else fixed, confidence, host_form)
+    except InputError:
+        raise
+    except ValueError as exc:
+        # scipy refuses residuals that overflowed: a time of 1e-320 divides to inf
+        raise InputError(f"LogCA fit: the times span more than floating point holds "
+                         f"(from {min(t0.min(), t1.min()):g} to "
+                         f"{max(t0.max(), t1.max()):g}): {exc}") from None
 
     def est(name, key=None, source="fit"):
         key = key or name

@@ -125,3 +125,5 @@ FRACTION = real(0, 1, high_open=True)
 PROBABILITY = real(0, 1, low_open=True, high_open=True)
 #: a wall-clock duration: > 0 and at most a year (timers overflow past ~10^9 s)
 SECONDS = real(0, 365 * 24 * 3600, low_open=True, unit="seconds")
+#: a wall-clock budget where 0 means none
+SECONDS_OR_ZERO = real(0, 365 * 24 * 3600, unit="seconds")

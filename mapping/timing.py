@@ -49,6 +49,7 @@ import numpy as np
 
 from moa import ArchitectureError, NoRouteError
 from moc.hsdf import hsdf_expansion
+from moc.phases import phase_value
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.metrics import rule
@@ -473,10 +474,11 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
         ch = app.channels[name]
         lag = float(delay[c, 0])
         # at one instant tokens arrive before they are read: the buffer holds them then
-        events = sorted([(float(end[f]) + lag, 0, ch.prod)
-                         for f in np.flatnonzero(act == tables.src[c])]
-                        + [(float(start[f]), 1, -ch.cons)
-                           for f in np.flatnonzero(act == tables.dst[c])])
+        # firing k of a cyclo-static actor moves the tokens of its phase k
+        events = sorted([(float(end[f]) + lag, 0, phase_value(ch.prod, k))
+                         for k, f in enumerate(np.flatnonzero(act == tables.src[c]))]
+                        + [(float(start[f]), 1, -phase_value(ch.cons, k))
+                           for k, f in enumerate(np.flatnonzero(act == tables.dst[c]))])
         level = most = ch.delay
         for _, _, change in events:
             level += change

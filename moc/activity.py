@@ -4,6 +4,10 @@ Actor ``a`` contributes ``q(a)`` processing tokens carrying its ``quanta`` and a
 Channel ``e`` contributes ``q(src(e))`` communication tokens, one per producer firing,
 of ``prod(e)·size(e)`` bytes each; their ``gamma`` defaults to the producer's
 (Pelcat et al., TCAD 2018; Payvar et al., DAES 2021, §3).
+
+A cyclo-static actor's firings are its phases (``q`` counts them): a value given per
+phase enters its tokens as its mean over a cycle, which a cost linear in it (LSLA,
+GSLA) prices as the sum over the phases.
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from moc.graph import SDFGraph
+from moc.phases import mean, phase_counts
 from moc.repetition import repetition_vector
 
 
@@ -45,9 +50,10 @@ class Activity:
 def activity(graph: SDFGraph, q: Mapping[str, int] | None = None) -> Activity:
     """Processing tokens per actor and communication tokens per channel of one iteration."""
     q = repetition_vector(graph) if q is None else q
+    n = phase_counts(graph)
     processing = {}
     for actor in graph.actors.values():
-        attrs = dict(actor.attrs)
+        attrs = {k: mean(v, n[actor.name]) for k, v in actor.attrs.items()}
         quanta = attrs.pop("quanta", 1)
         processing[actor.name] = TokenGroup(actor.name, q[actor.name], quanta, MappingProxyType(attrs))
     communication = {}
@@ -55,8 +61,8 @@ def activity(graph: SDFGraph, q: Mapping[str, int] | None = None) -> Activity:
         attrs = dict(ch.attrs)
         producer = graph.actors[ch.src].attrs
         if "gamma" not in attrs and "gamma" in producer:
-            attrs["gamma"] = producer["gamma"]
-        quanta = ch.prod * ch.size
+            attrs["gamma"] = mean(producer["gamma"], n[ch.src])
+        quanta = mean(ch.prod, n[ch.src]) * ch.size
         attrs.setdefault("bytes", quanta)
         communication[ch.name] = TokenGroup(ch.name, q[ch.src], quanta, MappingProxyType(attrs))
     return Activity(MappingProxyType(dict(q)), MappingProxyType(processing),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from moc.graph import SDFGraph
+from moc.phases import mean, phase_counts
 from moc.repetition import repetition_vector
 
 
@@ -57,13 +58,14 @@ class Breakdown:
 def breakdown(graph: SDFGraph) -> Breakdown:
     """The :class:`Breakdown` of one iteration of a bound graph (module docstring)."""
     q = repetition_vector(graph)
-    ops = {a: q[a] * float(actor.attrs.get("ops", actor.quanta)) for a, actor in
+    n = phase_counts(graph)
+    ops = {a: q[a] * float(mean(actor.attrs.get("ops", actor.quanta), n[a])) for a, actor in
            graph.actors.items()}
     local = dict.fromkeys(graph.actors, 0.0)
     g_in, g_out = dict(local), dict(local)
     pairs: dict[tuple[str, str], float] = {}
     for ch in graph.channels.values():
-        moved = q[ch.src] * float(ch.prod) * float(ch.size)
+        moved = q[ch.src] * float(mean(ch.prod, n[ch.src])) * float(ch.size)
         pairs[ch.src, ch.dst] = pairs.get((ch.src, ch.dst), 0.0) + moved
         if ch.src == ch.dst:
             local[ch.src] += moved

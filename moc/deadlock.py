@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections import deque
 
 from moc import limits
-from moc.errors import DeadlockError, LimitError
+from moc.errors import DeadlockError, LimitError, SDFError
 from moc.graph import SDFGraph
+from moc.phases import cyclo_static, phase_counts, phase_value
 from moc.repetition import repetition_vector
 
 
@@ -28,6 +29,9 @@ def iteration_firings(graph: SDFGraph, q: dict[str, int] | None = None) -> dict[
     Raises :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` simulated firing runs.
     """
     q = repetition_vector(graph) if q is None else q
+    if cyclo_static(graph):
+        from moc.csdf import iteration_firings as phased
+        return phased(graph, q)
     inputs = {a: [] for a in graph.actors}
     for ch in graph.channels.values():
         inputs[ch.dst].append(ch)
@@ -174,19 +178,27 @@ def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
     fired = iteration_firings(graph, q)
     blocked = [a for a in graph.actors if fired[a] < q[a]]
     if blocked:
-        tokens = {ch.name: ch.delay + ch.prod * fired[ch.src] - ch.cons * fired[ch.dst]
+        from moc.csdf import tokens_after
+        n = phase_counts(graph)
+        tokens = {ch.name: tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst])
                   for ch in graph.channels.values()}
-        _raise_deadlock(graph, blocked, tokens)
+        starving = {ch.name for ch in graph.channels.values() if ch.dst in blocked and
+                    tokens[ch.name] < phase_value(ch.cons, fired[ch.dst])}
+        _raise_deadlock(graph, blocked, tokens, starving)
 
 
-def _raise_deadlock(graph, blocked, tokens):
+def _raise_deadlock(graph, blocked, tokens, starving=None):
     """The error at the first starving channel declared: its source is blocked too (an
     unblocked one would have left it enough tokens), so it lies on a cycle lacking
-    initial tokens, and its ``delay`` is one place to add them."""
+    initial tokens, and its ``delay`` is one place to add them.  ``starving``: the names
+    of the starving channels where the caller knows them (a cyclo-static graph's phase
+    rates), else those whose tokens are below the consumption rate."""
     names = ", ".join(f"'{a}'" for a in blocked)
     blocked_set = set(blocked)
-    starving = [ch for ch in graph.channels.values()
-                if ch.dst in blocked_set and tokens[ch.name] < ch.cons]
+    if starving is None:
+        starving = {ch.name for ch in graph.channels.values()
+                    if ch.dst in blocked_set and tokens[ch.name] < ch.cons}
+    starving = [ch for ch in graph.channels.values() if ch.name in starving]
     where = starving[0].origin if starving and starving[0].origin else \
         graph.actors[blocked[0]].origin
     raise DeadlockError(
@@ -207,6 +219,9 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
     has that many entries).
     """
     q = repetition_vector(graph) if q is None else q
+    if cyclo_static(graph):
+        raise SDFError(f"'{graph.name}' is cyclo-static: a sequential schedule in runs "
+                       f"of one actor is for SDF graphs", graph.origin)
     limit = limits.MAX_FIRINGS
     tokens = {name: ch.delay for name, ch in graph.channels.items()}
     inputs = {a: [] for a in graph.actors}

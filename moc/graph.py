@@ -16,6 +16,7 @@ from typing import Any, Mapping
 import networkx as nx
 
 from moc.errors import SDFError
+from moc.phases import Phases, phase_counts
 
 CHANNEL_FIELDS = ("prod", "cons", "delay", "size")
 
@@ -42,7 +43,9 @@ class Actor:
 @dataclass(frozen=True)
 class Channel:
     """A FIFO from ``src`` to ``dst``: ``prod`` tokens written per firing of ``src``,
-    ``cons`` read per firing of ``dst``, ``delay`` initial tokens of ``size`` bytes."""
+    ``cons`` read per firing of ``dst``, ``delay`` initial tokens of ``size`` bytes.
+    ``prod`` and ``cons`` may be given per phase of a cyclo-static actor
+    (:class:`moc.phases.Phases`)."""
 
     name: str
     src: str
@@ -138,10 +141,12 @@ class SDFGraph:
         for ch in self.channels.values():
             values = {f: resolve(getattr(ch, f), env) for f in CHANNEL_FIELDS}
             for f in ("prod", "cons", "delay"):
-                values[f] = _as_count(values[f], f, ch, positive=f != "delay")
+                values[f] = _as_count(values[f], f, ch, positive=f != "delay",
+                                      phased=f != "delay")
             values["size"] = _checked(values["size"], "size", "channel", ch)
             attrs = {k: _checked(resolve(v, env), k, "channel", ch) for k, v in ch.attrs.items()}
             bound.channels[ch.name] = replace(ch, attrs=MappingProxyType(attrs), **values)
+        phase_counts(bound)
         return bound
 
     def to_networkx(self) -> nx.MultiDiGraph:
@@ -198,9 +203,12 @@ def _shown(value) -> str:
 
 
 def _checked(value, key, kind, owner):
-    """``value`` of attribute ``key`` of actor or channel ``owner``, or an error naming
+    """A per-phase value (:class:`moc.phases.Phases`) is checked entry by entry.
+    ``value`` of attribute ``key`` of actor or channel ``owner``, or an error naming
     both: amounts (:data:`AMOUNTS`) must be finite non-negative numbers, and no number
     may be NaN (an infinity is a legitimate value elsewhere, e.g. ``intensity``)."""
+    if isinstance(value, tuple):
+        return Phases(_checked(v, key, kind, owner) for v in value)
     number = isinstance(value, numbers.Real) and not isinstance(value, bool)
     if key in AMOUNTS and not (number and _finite(value) and value >= 0):
         raise SDFError(f"{kind} '{owner.name}': {key} must be a finite non-negative number, "
@@ -210,7 +218,15 @@ def _checked(value, key, kind, owner):
     return value
 
 
-def _as_count(value, what, channel, positive):
+def _as_count(value, what, channel, positive, phased=False):
+    """``value`` as an int; per phase (``phased``), a tuple of non-negative ints with a
+    positive sum (a phase may move no token, a cycle must)."""
+    if phased and isinstance(value, tuple):
+        counts = Phases(_as_count(v, f"{what} (a phase)", channel, False) for v in value)
+        if positive and not sum(counts):
+            raise SDFError(f"channel '{channel.name}': the phases of {what} sum to 0; a "
+                           f"cycle of phases must move a token", channel.origin)
+        return counts
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or \
             not _finite(value) or value != int(value) or value < (1 if positive else 0):
         need = "a positive integer" if positive else "a non-negative integer"

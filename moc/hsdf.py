@@ -7,11 +7,25 @@ from types import MappingProxyType
 from moc import limits
 from moc.errors import ExpansionTooLargeError
 from moc.graph import Channel, SDFGraph
+from moc.phases import is_phased, phase_counts, phase_value
 from moc.repetition import repetition_vector
 
 
+def check_expansion_size(graph: SDFGraph, q, max_firings: int | None = None) -> None:
+    """Raise :class:`ExpansionTooLargeError` where one iteration has more firings than
+    ``max_firings`` (default: ``moc.limits.MAX_FIRINGS`` when called)."""
+    total = sum(q.values())
+    limit = limits.MAX_FIRINGS if max_firings is None else max_firings
+    if total > limit:
+        raise ExpansionTooLargeError(
+            f"HSDF expansion of '{graph.name}' would have {total} firings, more than the "
+            f"limit firings = {limit}; raise it with --limit firings=N",
+            "firings", limit, graph.origin)
+
+
 def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
-    """The HSDF graph with one actor ``a#k`` per firing ``k`` of ``a`` in an iteration.
+    """The HSDF graph with one actor ``a#k`` per firing ``k`` of ``a`` in an iteration
+    (of a cyclo-static actor, one per phase of each cycle, with that phase's attributes).
 
     Token ``n`` (counting the ``delay`` initial tokens first) of channel ``e`` is written
     by firing ``(n - delay) // prod`` of its producer, possibly of an earlier iteration,
@@ -22,21 +36,23 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
     (default: ``moc.limits.MAX_FIRINGS`` when called).
     """
     q = repetition_vector(graph)
-    total = sum(q.values())
-    limit = limits.MAX_FIRINGS if max_firings is None else max_firings
-    if total > limit:
-        raise ExpansionTooLargeError(
-            f"HSDF expansion of '{graph.name}' would have {total} firings, more than the "
-            f"limit firings = {limit}; raise it with --limit firings=N",
-            "firings", limit, graph.origin)
+    check_expansion_size(graph, q, max_firings)
     h = SDFGraph(f"{graph.name}_hsdf")
+    n = phase_counts(graph)
     # names are unique by construction, and the firings of an actor share its attributes
+    # (those given per phase: the firing's phase's)
     for actor in graph.actors.values():
+        phased = any(is_phased(v) for v in actor.attrs.values())
         for k in range(q[actor.name]):
             name = f"{actor.name}#{k}"
-            h.actors[name] = replace(actor, name=name)
+            attrs = MappingProxyType({key: phase_value(v, k) for key, v in
+                                      actor.attrs.items()}) if phased else actor.attrs
+            h.actors[name] = replace(actor, name=name, attrs=attrs)
     edges: dict[tuple[str, str, str], int] = {}
     for ch in graph.channels.values():
+        if is_phased(ch.prod) or is_phased(ch.cons):
+            _phased_edges(ch, q, n, edges)
+            continue
         # reader r reads tokens r·cons .. (r+1)·cons - 1, written by the producer firings
         # (n - delay) // prod, counted across iterations: one pass per (writer, reader) pair
         for reader in range(q[ch.dst]):
@@ -53,3 +69,23 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
         h.channels[label] = Channel(label, src, dst, delay=delay,
                                     size=graph.channels[name].size, attrs=no_attrs)
     return h
+
+
+def _phased_edges(ch, q, n, edges):
+    """The edges of a channel with rates per phase: reader ``ν`` reads tokens
+    ``C(ν) .. C(ν+1) − 1``; token ``t`` (initial tokens first) is written by the least
+    firing ``w`` with ``M0 + P(w + 1) > t`` (moc.csdf)."""
+    from moc.csdf import _Cumulative
+    made, read = _Cumulative(ch.prod, n[ch.src]), _Cumulative(ch.cons, n[ch.dst])
+    for reader in range(q[ch.dst]):
+        low, high = read(reader), read(reader + 1)
+        if high == low:
+            continue
+        first = made.writer(low + 1 - ch.delay)
+        last = made.writer(high - ch.delay)
+        for firing in range(first, last + 1):
+            if phase_value(ch.prod, firing) == 0:
+                continue
+            iterations_back, writer = divmod(firing, q[ch.src])
+            key = (ch.name, f"{ch.src}#{writer}", f"{ch.dst}#{reader}")
+            edges[key] = min(edges.get(key, -iterations_back), -iterations_back)

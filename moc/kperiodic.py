@@ -28,6 +28,7 @@ from moc.deadlock import check_deadlock, strongly_connected_components
 from moc.errors import LimitError
 from moc.graph import SDFGraph
 from moc import limits
+from moc.phases import cyclo_static
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,15 @@ class KPeriodicThroughput:
     """``period``: time of one graph iteration in the periodic regime (0 when no cycle
     bounds it); ``critical_cycle``: the actors of a critical circuit, in order;
     ``periodicity``: the ``K`` that proved it; ``actor_periods``: per actor, the period
-    of its own firings, the largest over the components upstream of it."""
+    of its own firings, the largest over the components upstream of it;
+    ``critical_channels``: the channels whose precedences close that circuit (where
+    parallel ones are equally tight, all of them)."""
 
     period: Fraction | float
     critical_cycle: tuple
     periodicity: Mapping[str, int]
     actor_periods: Mapping[str, Fraction | float]
+    critical_channels: frozenset = frozenset()
 
 
 def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
@@ -49,10 +53,15 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
     with firing times ``durations`` and repetition vector ``q``, component by component
     (a strongly connected component without a cycle bounds nothing).
 
-    A feasible K-periodic schedule proves the graph live, so the deadlock check
+    A cyclo-static graph is timed through the graph of its firings instead
+    (:func:`moc.csdf.throughput`).  A feasible K-periodic schedule proves the graph
+    live, so the deadlock check
     (:func:`moc.deadlock.check_deadlock`, which raises :class:`DeadlockError`) runs only
     when some ``K`` admits none.
     """
+    if cyclo_static(graph):
+        from moc.csdf import throughput
+        return throughput(graph, durations, q)
     components = strongly_connected_components(graph)
     component_of = {a: i for i, actors in enumerate(components) for a in actors}
     inside = [[] for _ in components]
@@ -60,16 +69,18 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
         if component_of[ch.src] == component_of[ch.dst]:
             inside[component_of[ch.src]].append(ch)
     period, critical, periodicity, own = 0, (), {a: 1 for a in graph.actors}, []
+    channels_of_critical = frozenset()
     live = functools.cache(lambda: check_deadlock(graph, q))
     for actors, channels in zip(components, inside):
         if not channels:
             own.append(0)
             continue
-        value, cycle, K = _component_period(graph, actors, channels, durations, q, live)
+        value, cycle, K, through = _component_period(graph, actors, channels, durations, q,
+                                                     live)
         periodicity.update(K)
         own.append(value)
         if not critical or value > period:
-            period, critical = value, cycle
+            period, critical, channels_of_critical = value, cycle, through
     # upstream components come first: an actor fires no faster than anything before it
     reach = list(own)
     upstream = [set() for _ in components]
@@ -81,7 +92,7 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
         reach[j] = max([own[j]] + [reach[i] for i in upstream[j]])
     actor_periods = {a: reach[component_of[a]] for a in graph.actors}
     return KPeriodicThroughput(period, critical, MappingProxyType(periodicity),
-                               MappingProxyType(actor_periods))
+                               MappingProxyType(actor_periods), channels_of_critical)
 
 
 def constraint_edges(channels, durations, q, K):
@@ -252,7 +263,8 @@ def _component_period(graph, actors, channels, durations, q, live):
             circuit = [found.name(i) for i in cycle]
             # no period is below 0, so a zero ratio needs no proof
             if ratio == 0 or _realizable(circuit, _tightest(found, cycle, channels), K):
-                return ratio, tuple(dict.fromkeys(a for a, _ in circuit)), K
+                return (ratio, _named(circuit, actors), K,
+                        _circuit_channels(found, cycle, channels))
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))
         common = math.gcd(*(q[a] for a in on_circuit))
         grown = {a: math.lcm(K[a], q[a] // common) for a in on_circuit}
@@ -261,6 +273,13 @@ def _component_period(graph, actors, channels, durations, q, live):
         if all(grown[a] == K[a] for a in on_circuit):
             raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
         K.update(grown)
+
+
+def _named(circuit, actors):
+    """The actors of ``circuit`` in its order, from the one declared first."""
+    place = {a: i for i, a in enumerate(actors)}
+    start = min(range(len(circuit)), key=lambda i: (place[circuit[i][0]], circuit[i][1]))
+    return tuple(dict.fromkeys(a for a, _ in circuit[start:] + circuit[:start]))
 
 
 def _tightest(found, cycle, channels):
@@ -276,6 +295,25 @@ def _tightest(found, cycle, channels):
     name = found.name
     return {(name(a), name(b)): channels[found.channel[pick[a * n + b]]]
             for a, b in zip(heads.tolist(), np.roll(heads, -1).tolist())}
+
+
+def _circuit_channels(found, cycle, channels) -> frozenset:
+    """The names of the channels whose edges close ``cycle`` (node numbers) at their
+    smallest height (the critical ones among parallel edges; all of them where they
+    tie): the channels whose capacity the storage-throughput trade-off grows."""
+    n = len(found.k)
+    heads = np.asarray(cycle, dtype=np.int64)
+    keys = heads * n + np.roll(heads, -1)
+    lowest: dict = {}
+    for e in np.flatnonzero(np.isin(found.u * n + found.v, keys)).tolist():
+        key, h, name = int(found.u[e]) * n + int(found.v[e]), found.h[e], \
+            channels[found.channel[e]].name
+        best = lowest.get(key)
+        if best is None or h < best[0]:
+            lowest[key] = (h, {name})
+        elif h == best[0]:
+            best[1].add(name)
+    return frozenset(name for _, names in lowest.values() for name in names)
 
 
 def _realizable(circuit, tightest, K) -> bool:

@@ -7,10 +7,16 @@ from fractions import Fraction
 
 from moc.errors import InconsistentGraphError
 from moc.graph import SDFGraph
+from moc.phases import cycle_total, phase_counts
 
 
 def repetition_vector(graph: SDFGraph) -> dict[str, int]:
     """The smallest positive integers ``q`` with ``prod(e)·q(src) = cons(e)·q(dst)``.
+
+    A cyclo-static actor of ``n`` phases completes whole cycles: with ``P(e)`` and
+    ``C(e)`` the tokens of one cycle of its producer and consumer, the cycles ``r``
+    solve ``P(e)·r(src) = C(e)·r(dst)`` and ``q(a) = n(a)·r(a)`` firings (Bilsen et al.
+    1996); SDF is the case ``n = 1``.
 
     Solved exactly with fractions, one connected component at a time (each component is
     scaled to its own smallest integer solution).  ``graph`` must be bound (integer rates).
@@ -34,6 +40,9 @@ def repetition_vector(graph: SDFGraph) -> dict[str, int]:
             tree[ch.src].append(ch)
             tree[ch.dst].append(ch)
 
+    n = phase_counts(graph)
+    totals = {ch.name: (cycle_total(ch.prod, n[ch.src]), cycle_total(ch.cons, n[ch.dst]))
+              for ch in graph.channels.values()}
     rate: dict[str, Fraction] = {}
     q: dict[str, int] = {}
     for component in graph.components():
@@ -44,10 +53,11 @@ def repetition_vector(graph: SDFGraph) -> dict[str, int]:
             actor = queue.popleft()
             for ch in tree[actor]:
                 # Balance equation: prod·q(src) = cons·q(dst).
+                prod, cons = totals[ch.name]
                 if ch.src == actor:
-                    other, value = ch.dst, rate[actor] * ch.prod / ch.cons
+                    other, value = ch.dst, rate[actor] * prod / cons
                 else:
-                    other, value = ch.src, rate[actor] * ch.cons / ch.prod
+                    other, value = ch.src, rate[actor] * cons / prod
                 if other not in rate:
                     rate[other] = value
                     queue.append(other)
@@ -57,16 +67,18 @@ def repetition_vector(graph: SDFGraph) -> dict[str, int]:
         for actor, value in zip(component, ints):
             q[actor] = value // divisor
     for ch in graph.channels.values():
-        if ch.prod * q[ch.src] != ch.cons * q[ch.dst]:
-            _raise_inconsistent(ch, rate)
-    return q
+        prod, cons = totals[ch.name]
+        if prod * q[ch.src] != cons * q[ch.dst]:
+            _raise_inconsistent(ch, rate, prod, cons)
+    return {a: n[a] * cycles for a, cycles in q.items()}
 
 
-def _raise_inconsistent(ch, rate):
+def _raise_inconsistent(ch, rate, prod, cons):
     ratio = rate[ch.dst] / rate[ch.src]
     raise InconsistentGraphError(
         f"inconsistent graph: the balance equation of channel '{ch.name}' "
         f"({ch.src} -> {ch.dst}, prod={ch.prod}, cons={ch.cons}) fails: the other channels "
         f"require q({ch.dst})/q({ch.src}) = {ratio}, but this one requires "
-        f"{Fraction(ch.prod, ch.cons)}",
+        f"{Fraction(prod, cons)}" + ("" if (prod, cons) == (ch.prod, ch.cons) else
+                                     " (in cycles of phases)"),
         ch.name, ch.origin)

@@ -19,11 +19,13 @@ from moc.deadlock import strongly_connected_components
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.kperiodic import kperiodic_throughput
+from moc.phases import Phases, cyclo_static
 from moc.repetition import repetition_vector
 from moc.self_timed import Firing, first_iteration, simulate as explore
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
 STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
+PHASED = "cyclo-static: maximum cycle ratio of the firings of one iteration"
 
 __all__ = ["Firing", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
            "throughput"]
@@ -94,13 +96,20 @@ class TimingAnalysis:
 def execution_times(graph: SDFGraph, exec_attr: str = "exec") -> dict[str, object]:
     """Actor attribute ``exec_attr`` of every actor: finite, non-negative numbers, or an
     :class:`SDFError` naming every actor without one."""
+    def good(v):
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and \
+            math.isfinite(v) and v >= 0
+
+    def exact(v):
+        return v if isinstance(v, (int, float)) else Fraction(v)
+
     times, bad = {}, []
     for actor in graph.actors.values():
         value = actor.attrs.get(exec_attr)
-        ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
-            math.isfinite(value) and value >= 0
-        if ok:
-            times[actor.name] = value if isinstance(value, (int, float)) else Fraction(value)
+        if isinstance(value, tuple) and value and all(map(good, value)):   # per phase
+            times[actor.name] = Phases(map(exact, value))
+        elif good(value):
+            times[actor.name] = exact(value)
         else:
             bad.append(actor)
     if bad:
@@ -137,6 +146,8 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     """
     graph, durations, q, floats = _prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
+    if cyclo_static(graph):
+        return _floats(_phased(graph, durations, q, result, simulate), floats)
     if not simulate:
         return _floats(TimingAnalysis(result.throughput, result.period,
                                       result.critical_cycle, None, None, None,
@@ -171,6 +182,23 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
                    floats)
 
 
+def _phased(graph, durations, q, result, simulate):
+    """The analysis of a cyclo-static graph: its throughput through the graph of its
+    firings, and the first iteration's schedule and latency from the precedences
+    (:mod:`moc.csdf`); its buffers are not explored (None)."""
+    from moc.csdf import first_iteration as phased_first
+    method = f"{PHASED} ({sum(q.values())} firings)"
+    if not simulate:
+        return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
+                              None, None, None, method)
+    times = phased_first(graph, durations, q)
+    schedule = MappingProxyType({a: tuple(Firing(a, k, s, e) for k, (s, e) in
+                                          enumerate(fs)) for a, fs in times.items()})
+    latency = max((f.end for fs in schedule.values() for f in fs), default=0)
+    return TimingAnalysis(result.throughput, result.period, result.critical_cycle, latency,
+                          MappingProxyType(dict.fromkeys(graph.channels)), schedule, method)
+
+
 def _prepared(graph, exec_attr):
     """The bound graph, its firing times as exact numbers, its repetition vector and
     whether a time was a float (the results are then given as floats).  A float counts
@@ -179,9 +207,14 @@ def _prepared(graph, exec_attr):
     graph = graph.bind()
     q = repetition_vector(graph)
     durations = execution_times(graph, exec_attr)
-    floats = any(isinstance(v, float) for v in durations.values())
-    return graph, {a: Fraction(repr(v)) if isinstance(v, float) else v
-                   for a, v in durations.items()}, q, floats
+    floats = any(isinstance(x, float) for v in durations.values()
+                 for x in (v if isinstance(v, tuple) else (v,)))
+
+    def decimal(v):
+        if isinstance(v, tuple):
+            return Phases(map(decimal, v))
+        return Fraction(repr(v)) if isinstance(v, float) else v
+    return graph, {a: decimal(v) for a, v in durations.items()}, q, floats
 
 
 def _throughput(graph, durations, q):
@@ -191,7 +224,8 @@ def _throughput(graph, durations, q):
         value = ThroughputResult(math.inf, 0, (), KPERIODIC)
     else:
         value = ThroughputResult(1 / Fraction(period), Fraction(period),
-                                 found.critical_cycle, KPERIODIC)
+                                 found.critical_cycle,
+                                 PHASED if cyclo_static(graph) else KPERIODIC)
     return value, found.actor_periods
 
 

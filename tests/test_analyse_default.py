@@ -60,9 +60,18 @@ def horizon_peaks(graph, iterations):
     return peaks
 
 
-def _agree_with_a_long_run(graph, iterations):
+def _agree_with_a_long_run(graph, iterations, doublings=3):
+    """The buffers equal the peaks of a run long enough that doubling it changes no
+    bounded peak (a transient may last longer than ``iterations``: a random graph of 4
+    actors reached its peak of 32 tokens after 12 iterations, not before)."""
     buffers = analyse(graph).buffers
+    bounded = [n for n, peak in buffers.items() if peak != math.inf]
     short, long = horizon_peaks(graph, iterations), horizon_peaks(graph, 2 * iterations)
+    for _ in range(doublings):
+        if all(short[n] == long[n] for n in bounded):
+            break
+        iterations *= 2
+        short, long = long, horizon_peaks(graph, 2 * iterations)
     for name, peak in buffers.items():
         if peak == math.inf:          # a faster producer: the long run holds more
             assert long[name] > short[name], name
@@ -87,6 +96,23 @@ def test_random_graphs_buffers_are_the_peaks_of_a_long_run(graph):
     except Exception:          # deadlocks are test_moc_timing's
         assume(False)
     assume(None not in result.buffers.values())
+    _agree_with_a_long_run(graph, 12)
+
+
+def test_a_transient_longer_than_twelve_iterations():
+    """Found by the property test above: e2's peak, 32, comes after the 12th iteration."""
+    (graph,) = dsl.loads_sdf("""sdf random {
+        actor a0 [exec = 2]; actor a1 [exec = 5]; actor a2 [exec = 1]; actor a3 [exec = 5]
+        channel e0 : a0 -> a1 [cons = 2, delay = 3]
+        channel e1 : a1 -> a2 [prod = 4, delay = 6]
+        channel e2 : a2 -> a3 [prod = 2, cons = 4, delay = 16]
+        channel e3 : a3 -> a0 [prod = 2, cons = 2, delay = 8]
+        channel e4 : a2 -> a1 [cons = 4, delay = 5]
+        channel e5 : a3 -> a3 [prod = 2, cons = 2, delay = 7]
+        channel e6 : a2 -> a3 [cons = 2, delay = 8]
+    }""")
+    assert analyse(graph).buffers["e2"] == 32
+    assert horizon_peaks(graph, 12)["e2"] == 28 and horizon_peaks(graph, 48)["e2"] == 32
     _agree_with_a_long_run(graph, 12)
 
 
@@ -141,3 +167,15 @@ def test_a_ring_of_large_rates_answers():
     result = analyse(graph)
     assert result.latency is not None and None not in result.buffers.values()
     assert result.period == analyse(graph, simulate=False).period
+
+
+def test_a_constraint_graph_past_the_firings_limit_stops_with_its_name(monkeypatch):
+    import moc.limits
+    from moc.errors import LimitError
+    monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 100_000)
+    for simulate in (True, False):
+        with pytest.raises(LimitError, match=r"K-periodic constraint graph of 'big_cycle' "
+                           r".* more than the limit firings = 100000; raise it with "
+                           r"--limit firings=N") as info:
+            analyse(big_two_actor_cycle(), simulate=simulate)
+        assert info.value.limit == "firings"

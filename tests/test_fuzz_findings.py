@@ -334,3 +334,23 @@ def test_an_output_whose_directory_vanishes_is_bad_input_naming_it(tmp_path):
             stream.write("a,b\n")
             shutil.rmtree(target.parent)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_logca_table_row_without_its_latency_cell_is_bad_input_at_the_row(tmp_path, capsys):
+    # found by the fuzz run of this issue: KeyError 'latency' (exit 1)
+    table = tmp_path / "t.csv"
+    table.write_text("name,L,o,C,A,beta,latency\nT2 AES,1500,2.9e4,90,19,1\n")
+    assert main(["logca", "--table", str(table)]) == 2
+    assert f"{table}:2:" in capsys.readouterr().err
+
+
+def test_a_logca_fit_of_times_past_the_float_range_is_bad_input(tmp_path, capsys):
+    # found by the fuzz run of this issue: a time of 1e-320 overflowed inside scipy (exit 1)
+    rows = [f"{g},{g * 90.0},{2.9e4 + g * 90.0 / 19}" for g in (16, 32, 64, 128, 256)]
+    rows[2] = "64,1e-320,29303.2"
+    data = tmp_path / "d.csv"
+    data.write_text("granularity,host,accelerator\n" + "\n".join(rows) + "\n")
+    assert main(["logca", "--fit", str(data), "--interface-latency", "1500"]) == 2
+    err = capsys.readouterr().err
+    assert "LogCA fit: the times span more than floating point holds" in err
+    assert "Warning" not in err

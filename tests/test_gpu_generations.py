@@ -220,3 +220,19 @@ def test_an_unknown_capability_names_the_known_ones(tmp_path, capsys):
     code = main(["import", "gpu-table", str(table), "-o", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 2 and "compute capability 11.5 is not known here" in err and "9, 10" in err
+
+
+def test_a_gpu_without_cores_or_sms_is_named(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text("gpu_name,compute_version,max_clock_rate,bandwith,bus,AppName,"
+                     "Input.Size,Grid.X,Block.X,Duration\nMyGPU,8.9,2520,1008,384,k,10,1,32,"
+                     "1e-3\n")
+    code = main(["import", "gpu-table", str(table), "-o", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "'MyGPU' has neither num_of_cores nor sms" in err
+    # CUDA events time in milliseconds
+    assert main(["import", "gpu-table", str(table), "-o", str(tmp_path / "o"),
+                 "--sms", "MyGPU=128", "--duration-unit", "ms"]) == 0
+    assert "cores = 16384" in (tmp_path / "o" / "gpu.moa").read_text()
+    row = (tmp_path / "o" / "measurements.csv").read_text().splitlines()[1].split(",")
+    assert float(row[10]) == pytest.approx(1e-6)

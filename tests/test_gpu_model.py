@@ -199,3 +199,28 @@ def test_dispatch_bounds_small_blocks_on_h100():
                                   bandwidth=3352, efficiency=e))
     assert flat.token_cost(_Token(grid=n // 64, block=64, bytes=12 * n)) == \
         pytest.approx(t256, rel=1e-9)
+
+
+def test_a_fit_keeps_an_efficiency_within_one():
+    """Issue 32: times made by a GPU 1.5 times faster than its stated bandwidth
+    (efficiency 1.5 in the generating model, written as bandwidth x 1.5): the fitted
+    efficiency stops at its bound, 1, for the model PE and for a bare param passed to
+    it, instead of failing or leaving what the parameter means."""
+    truth = dict(launch=4e-6, hide=40.0, sync=12.0, e1=0.7, e2=0.6)
+    app = dsl.parse_sdf(APP)[0]
+    fast = ARCH.format(**truth).replace("bandwidth = 208,", "bandwidth = 312,")
+    arch = dsl.parse_moa(fast)[0]
+    maps = {m.name: m for m in dsl.parse_map(MAPS)}
+    rows = []
+    for size in (2 ** 15, 2 ** 18, 2 ** 21):
+        for block in (64, 256):
+            for m in maps.values():
+                p = {"size": size, "block_x": block}
+                t = evaluate(app, arch, m, params=p).value
+                rows.append(MeasurementRow(len(rows) + 2, len(rows) + 1, p, t, m))
+    start = dsl.parse_moa(ARCH.format(**truth).replace("efficiency = 0.7,",
+                                                       "efficiency = eff,")
+                          .replace("param launch", "param eff = 0.7\n    param launch"))[0]
+    for free in ("k20.time.efficiency", "eff"):
+        a = assess(start, rows, app=app, test_fraction=0, starts=0, free=free)
+        assert 1 - 1e-6 < a.fit.values[free] <= 1.0, (free, a.fit.values[free])

@@ -3,19 +3,22 @@ import pytest
 
 import dsl.limits
 import moc.limits
+import mapping.measurements
 import mapping.sweep
 from mapping.errors import InputError
 from mapping.limits import LIMITS, limits_set, parse_limit
 
 
 def test_every_limit_names_its_constant():
-    assert LIMITS.names() == ["array", "elements", "links", "firings", "states", "sweep"]
+    assert LIMITS.names() == ["array", "elements", "links", "firings", "states", "sweep",
+                              "rows"]
     assert LIMITS.get("array").value == dsl.limits.MAX_ARRAY_MEMBERS
     assert LIMITS.get("elements").value == dsl.limits.MAX_ELEMENTS
     assert LIMITS.get("links").value == dsl.limits.MAX_LINKS
     assert LIMITS.get("firings").value == moc.limits.MAX_FIRINGS
     assert LIMITS.get("sweep").value == mapping.sweep.MAX_POINTS
     assert LIMITS.get("states").value == moc.limits.MAX_STATES
+    assert LIMITS.get("rows").value == mapping.measurements.MAX_ROWS
     assert all(LIMITS.help(n) for n in LIMITS)
 
 

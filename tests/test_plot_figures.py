@@ -37,6 +37,8 @@ KINDS = {
                   str(EX / "roofline" / "kernels.csv")], (750, 520)),
     "breakdown": (["plot", "breakdown", STORE[0],
                    str(EX / "accelerator_store" / "decoder_exclusive.sdf")], (1100, 760)),
+    "tradeoff": (["plot", "tradeoff", str(EX.parent / "tests" / "data" / "sdf3_examples" /
+                                          "h263encoder.sdf")], (700, 480)),
     "heatmap": (["plot", "heatmap", str(EX / "accelerator_store" / "decoder_exclusive.sdf")],
                 (910, 720)),
 }

@@ -38,6 +38,7 @@ PLOTS = [
                                      "--mapping", "split"]),
     ("pareto", ".", ["examples/tutorial/camera.sdf", "examples/tutorial/board.moa",
                      "--aggregate", "max", "--objectives", "time,energy"]),
+    ("tradeoff", "examples/csdf", ["pair.sdf"]),
     ("roofline", "examples/roofline", ["roofline.json", "--kernels", "kernels.csv"]),
     ("breakdown", "examples/accelerator_store", ["decoder.sdf", "decoder_exclusive.sdf"]),
     ("heatmap", "examples/accelerator_store", ["decoder_exclusive.sdf"]),

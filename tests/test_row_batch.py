@@ -165,3 +165,13 @@ def test_the_stated_limit_on_rows(tmp_path, capsys):
     assert "more than 4 data rows" in err and "--limit rows=N" in err
     assert "Traceback" not in err
     assert main(argv + ["--limit", "rows=5"]) == 0
+
+
+def test_the_rank_of_a_tall_jacobian_needs_no_n_by_n_matrix():
+    # 300,000 rows: a full SVD would ask for 300,000² floats (720 GB); the thin QR
+    # triangle gives the same rank and the same group of indistinguishable columns
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=300_000)
+    J = np.column_stack([a, rng.normal(size=a.size), 2 * a])
+    rank, groups = fitting._rank_and_groups(J, ["x", "y", "z"], 1e-9)
+    assert rank == 2 and groups == [("x", "z")]

@@ -34,12 +34,13 @@ def _violations(path) -> list[str]:
     def need(el, *names):
         bad.extend(f"<{el.tag}> lacks {n}" for n in names if el.get(n) is None)
 
-    def decimal(el, name, required=True):
+    def decimal(el, name, required=True, phases=False):
+        """an xs:decimal, or for a rate or time of a CSDF graph a list of them (3,1)"""
         value = el.get(name)
         if value is None:
             if required:
                 bad.append(f"<{el.tag}> lacks {name}")
-        elif not DECIMAL.fullmatch(value):
+        elif not all(DECIMAL.fullmatch(v) for v in (value.split(",") if phases else [value])):
             bad.append(f"<{el.tag} {name}={value!r}> is no xs:decimal")
 
     def order(el, tags):
@@ -50,11 +51,13 @@ def _violations(path) -> list[str]:
 
     root = ET.parse(path).getroot()
     need(root, "type", "version")
+    kind = root.get("type")             # sdf, or csdf (sdf3-csdf.xsd: <csdf>, lists)
+    cyclic = kind == "csdf"
     order(root, ["applicationGraph"])
     app = root.find("applicationGraph")
     need(app, "name")
-    order(app, ["sdf", "sdfProperties"])
-    sdf = app.find("sdf")
+    order(app, [kind, f"{kind}Properties"])
+    sdf = app.find(kind)
     need(sdf, "name", "type")
     order(sdf, ["actor", "channel"])
     if not sdf.findall("actor"):
@@ -64,11 +67,11 @@ def _violations(path) -> list[str]:
         order(actor, ["port"])
         for port in actor:
             need(port, "name", "type")
-            decimal(port, "rate")
+            decimal(port, "rate", phases=cyclic)
     for ch in sdf.iter("channel"):
         need(ch, "name")
         decimal(ch, "initialTokens", required=False)
-    props = app.find("sdfProperties")
+    props = app.find(f"{kind}Properties")
     if props is not None:
         order(props, ["actorProperties", "channelProperties", "graphProperties"])
         if props.find("actorProperties") is None:
@@ -82,7 +85,7 @@ def _violations(path) -> list[str]:
                                                  ["executionTime", "memory"]):
                     bad.append(f"<processor> children {[c.tag for c in proc]}")
                 for et in proc.iter("executionTime"):
-                    decimal(et, "time")
+                    decimal(et, "time", phases=cyclic)
         for cp in props.iter("channelProperties"):
             need(cp, "channel")
             for ts in cp.iter("tokenSize"):

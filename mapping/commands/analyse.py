@@ -8,10 +8,11 @@ inputs, hands them over and prints the result."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Rational
-from typing import Any, Mapping
+from typing import Any
 
 from mapping.output import print_json
 from mapping.progress import add_progress_option
@@ -44,6 +45,7 @@ examples:
   mapeval analyse examples/timing/video.sdf examples/timing/duo.moa \\
                   examples/timing/mappings.map --mapping split --json
   mapeval analyse graph.xml --exec exec_A15 --no-simulate
+  mapeval analyse tests/data/sdf3_examples/samplerate.sdf --tradeoff -o bounded.sdf
   mapeval analyse app.sdf arch.moa --map a=p0,b=p1 -p N=64
   mapeval plot schedule examples/timing/video.sdf examples/timing/duo.moa \\
                   examples/timing/mappings.map --mapping split -o gantt.png"""
@@ -77,6 +79,12 @@ def add_parser(subparsers, name):
                    help="print one JSON document: throughput, period, critical_cycle, "
                    "latency, buffers, schedule, application, architecture, mapping, exec "
                    "(and makespan with a mapping; exact: the rational values as 'n/d')")
+    p.add_argument("--tradeoff", action="store_true",
+                   help="without an architecture: the storage-throughput trade-off, the "
+                   "Pareto points (throughput, total buffer size in tokens) with their "
+                   "capacities per channel, as SDF3's buffersize")
+    from mapping.commands.tradeoff import add_tradeoff_options
+    add_tradeoff_options(p)
     p.set_defaults(run=run)
 
 
@@ -119,6 +127,8 @@ class Analysed:
 def plain(value):
     """``value`` with every :class:`~fractions.Fraction` as an int (whole) or a float, as
     JSON carries numbers; the exact values go under ``exact``."""
+    if value is None or isinstance(value, (int, float, str)):     # most of a schedule
+        return value
     if isinstance(value, Fraction):
         return value.numerator if value.denominator == 1 else float(value)
     if isinstance(value, Mapping):
@@ -236,6 +246,12 @@ def table(document: dict, rows: tuple[str, ...]) -> str:
 
 
 def run(args):
+    if args.tradeoff:
+        from mapping.commands.tradeoff import run_tradeoff
+        return run_tradeoff(args)
+    if args.output is not None or args.point is not None:
+        from mapping.errors import InputError
+        raise InputError("mapeval analyse: -o and --point write a point of --tradeoff")
     result = load_analysis(args, "analyse", simulate=not args.no_simulate)
     if args.json:
         print_json(result.to_dict())

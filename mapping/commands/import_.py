@@ -167,12 +167,16 @@ def _output_option(p) -> None:
 
 
 GPU_TABLE_HELP = """\
-Each FILE is a CSV table of one kernel's launches timed on GPUs (the gpuperfpredict
-format: gpu_name, compute_version, num_of_cores, max_clock_rate, bandwith, bus,
-memory_clock, L2, AppName, Input.Size, Grid.X/Y/Z, Block.X/Y/Z, Registers.Per.Thread,
-Static.SMem, Dynamic.SMem, Duration in seconds). DIR receives:
+Each FILE is a CSV table of one kernel's launches timed on GPUs (nvprof, Nsight Compute
+or CUDA events; the gpuperfpredict format). Required columns: gpu_name,
+compute_version (3.0 to 12.0), max_clock_rate (MHz), bandwith (GB/s), bus (bits),
+AppName, Input.Size, Grid.X, Block.X, Duration (seconds, or --duration-unit);
+num_of_cores or sms (or a GPU of the data-sheet list, or --sms). Optional: memory_clock, L2 (MB), Grid.Y/Z and
+Block.Y/Z (default 1), Registers.Per.Thread, Static.SMem, Dynamic.SMem (default 0).
+DIR receives:
   app.sdf           the kernel as one actor; each row sets size, grid_*, block_*, regs, smem
-  gpu.moa           one PE per GPU under the gpu model (occupancy, waves, roofline)
+  gpu.moa           one PE per GPU under the gpu model (occupancy, waves, roofline),
+                    every parameter shared by the GPU's generation (eff_kepler, ...)
   lsla.moa gsla.moa roofline.moa   baselines
   mappings.map      one mapping per GPU, named like its PE
   measurements.csv  gpu (the mapping), the launch, time_s
@@ -181,6 +185,7 @@ reported on standard error and under "corrections" with --json.
 
 study: mapeval fidelity DIR/app.sdf DIR/gpu.moa DIR/mappings.map DIR/measurements.csv \\
          --mapping-column gpu --measured time_s --within size --folds 5 --fit ...
+       (--folds-by gpu: each GPU left out, predicted from its data sheet)
 """
 
 
@@ -211,6 +216,9 @@ def _gpu_table_arguments(p) -> None:
     p.add_argument("--sms", action="append", default=[], metavar="GPU=N",
                    help="multiprocessors of a GPU (overrides the data-sheet table)")
     p.add_argument("--name", help="name of the graph (default: the kernel's AppName)")
+    p.add_argument("--duration-unit", choices=("s", "ms", "us", "ns"), default="s",
+                   help="unit of the Duration column (default s, as nvprof's files; CUDA "
+                   "events give ms)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(run=run_gpu_table)
 
@@ -322,7 +330,7 @@ def run_gpu_table(args):
         if not sep or sms[name.strip()] is None:
             raise InputError(f"--sms {item}: expected GPU=N with N "
                              f"{POSITIVE_WHOLE.description}")
-    table = read_gpu_tables(args.paths, sms=sms)
+    table = read_gpu_tables(args.paths, sms=sms, duration_unit=args.duration_unit)
     files = study_files(table, elements=args.elements,
                         bytes_per_element=args.bytes_per_element,
                         flops_per_element=args.flops_per_element,

@@ -178,7 +178,7 @@ def table_from_args(args):
     curves = []
     for name in wanted:
         r = rows[name]
-        latency = r.cells["latency"].strip()
+        latency = r.cells.get("latency", "").strip()     # a short row has no cell
         if latency not in LATENCIES:
             raise r.error(f"latency must be one of {', '.join(LATENCIES)}", "latency")
         o0 = 0.0

@@ -91,6 +91,18 @@ def _analyse_source(args, command: str) -> dict:
     return {"analysed": analysed, "time_unit": arch.unit("time") if arch else None}
 
 
+def _tradeoff_options(p) -> None:
+    from mapping.commands.analyse import add_analyse_options
+    from mapping.commands.tradeoff import add_tradeoff_options
+    add_analyse_options(p)
+    add_tradeoff_options(p, output=False)
+
+
+def _tradeoff_source(args, command: str) -> dict:
+    from mapping.commands.tradeoff import load_front
+    return {"front": load_front(args, command)}
+
+
 #: the command whose options a plot takes -> (define them, load what they name)
 TAKES = {
     "eval": (_eval_options, _eval_source),
@@ -98,6 +110,7 @@ TAKES = {
     "search": (_search_options, _search_source),
     "logca": (_logca_options, _logca_source),
     "analyse": (_analyse_options, _analyse_source),
+    "tradeoff": (_tradeoff_options, _tradeoff_source),
     "roofline": (import_.ert_plot_options, import_.ert_plot_source),
     "profile": (import_.profile_plot_options, import_.profile_plot_source),
 }

@@ -2,12 +2,13 @@
 extension, all in the style of :mod:`mapping.plots.style`.
 
 :data:`PLOTS` names every ``mapeval plot KIND``.  A kind takes the options (and inputs)
-of one command (``takes``: ``eval``, ``fidelity``, ``search``, ``logca`` or ``analyse``) plus its own
-``options``, and is drawn by ``draw``, a lazy ``"module:function"`` called as
+of one command (``takes``: ``eval``, ``fidelity``, ``search``, ``logca``, ``analyse`` or
+``tradeoff``) plus its own ``options``, and is drawn by ``draw``, a lazy
+``"module:function"`` called as
 ``draw(path, inputs=FILES, **source, **options)``; ``source`` is what that command loads
 (``eval``: ``app, arch, mapping, metric, aggregate, params``; ``fidelity``:
 ``assessment, measured_label, metric``; ``search``: ``result``; ``logca``: ``analysis``;
-``analyse``: ``analysed``).
+``analyse``: ``analysed``; ``tradeoff``: ``front``).
 Adding a plot is one module with that function and one :func:`_plot` line here; listing
 the kinds imports neither the modules nor matplotlib.
 """
@@ -91,6 +92,13 @@ _plot("schedule", "Gantt chart of a dataflow schedule (one row per PE and CN)", 
       "firing labelled (a#0), one colour per actor, the makespan and the period marked.",
       "mapeval plot schedule examples/timing/video.sdf examples/timing/duo.moa "
       "examples/timing/mappings.map --mapping split -o gantt.png")
+_plot("tradeoff", "storage-throughput trade-off of an application (Pareto staircase)",
+      "tradeoff", "mapping.plots.tradeoff:plot_from_inputs",
+      "Takes the options of 'mapeval analyse --tradeoff' and draws throughput against "
+      "total buffer size: the Pareto points joined by the staircase of the best "
+      "throughput each size reaches, the throughput with unbounded buffers, and where "
+      "the budget stopped the search the size up to which the front is proven.",
+      "mapeval plot tradeoff tests/data/sdf3_examples/samplerate.sdf -o tradeoff.png")
 _plot("pareto", "Pareto front of a multi-objective search", "search",
       "mapping.plots.pareto:plot_from_inputs",
       "Takes the options of 'mapeval search' (--objectives defaults to time,energy) and "

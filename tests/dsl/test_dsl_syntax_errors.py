@@ -59,7 +59,7 @@ def test_unexpected_token():
 def test_missing_value():
     e = err(dsl.parse_sdf, "sdf g { actor a [q = ] }")
     assert e.origin == ("f.txt", 1, 22)
-    assert "expected one of: '(', '+', '-', a name, a number" in str(e)
+    assert "expected one of: '(', '+', '-', '[', a name, a number" in str(e)
 
 
 def test_two_statements_on_a_line_need_a_separator():

@@ -4,8 +4,9 @@
 # Gets the public sources (github.com/rhishi/SDF3), compiles base/ and sdf/ with the flags
 # this 2009 code needs on a current g++, and links two programs in WORKDIR:
 #   sdf3analysis          as distributed (prints 6 significant digits)
-#   sdf3analysis-precise  the same with the throughput printed to 17 digits, made by a
-#                         one-line edit of the tool's source in WORKDIR (not in the repo)
+#   sdf3analysis-precise  the same with the throughput (of --algo throughput and of each
+#                         point of --algo buffersize) printed to 17 digits, made by two
+#                         one-line edits of the tool's source in WORKDIR (not in the repo)
 # Needs: git, g++, libxml2-dev (apt-get install -y g++ libxml2-dev; xmllint is in
 # libxml2-utils).  Nothing of SDF3 is copied into this repository.
 set -e
@@ -22,7 +23,8 @@ cd "$SRC"
 find base sdf -name '*.cc' -not -path '*/tools/*' | \
     xargs -P "$(nproc)" -I{} sh -c "g++ $FLAGS -c {} -o $OBJ/\$(echo {} | tr / _).o"
 TOOL=sdf/tools/sdf3analysis
-sed 's|out << "thr(" << g->getName() << ") = " << thr << endl;|out.precision(17); &|' \
+sed -e 's|out << "thr(" << g->getName() << ") = " << thr << endl;|out.precision(17); &|' \
+    -e 's|out << p->thr;|out.precision(17); &|' \
     $TOOL/sdf3analysis.cc > $TOOL/sdf3analysis_precise.cc
 g++ $FLAGS $TOOL/sdf3analysis.cc "$OBJ"/*.o -o "$WORK/sdf3analysis" -lxml2
 g++ $FLAGS $TOOL/sdf3analysis_precise.cc "$OBJ"/*.o -o "$WORK/sdf3analysis-precise" -lxml2

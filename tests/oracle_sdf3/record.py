@@ -90,6 +90,13 @@ def restate(path: Path, relative: str, commit: str, sdf: Path) -> Path:
     return out
 
 
+def write_records(path: Path, provenance: dict, records: list) -> None:
+    """``path``: the ``provenance`` of a recording and its ``records`` (under
+    ``graphs``), as indented JSON."""
+    path.write_text(json.dumps({**provenance, "graphs": records}, indent=1) + "\n")
+    print(f"wrote {path.relative_to(ROOT)}: {len(records)} graphs")
+
+
 def main(argv):
     work = Path(argv[1] if len(argv) > 1 else "/tmp/sdf3-build")
     stock, precise = work / "sdf3analysis", work / "sdf3analysis-precise"
@@ -126,7 +133,7 @@ def main(argv):
                                          .relative_to(ROOT))
             records.append(record)
             print(relative, record["throughput"], record["round_trip"])
-    DATA.write_text(json.dumps({
+    write_records(DATA, {
         "sdf3": {"repository": "https://github.com/rhishi/SDF3", "commit": commit,
                  "program": "sdf3analysis-sdf 1.0, built by tests/oracle_sdf3/build.sh",
                  "date": datetime.date.today().isoformat(),
@@ -136,9 +143,7 @@ def main(argv):
                  "ours": "our own .sdf graphs, given to SDF3 as 'mapeval export sdf3' "
                          "writes them",
                  "throughput": "graph iterations per time unit, exact ('inf': SDF3 "
-                               "printed INT_MAX, no cycle limits the throughput)"},
-        "graphs": records}, indent=1) + "\n")
-    print(f"wrote {DATA.relative_to(ROOT)}: {len(records)} graphs")
+                               "printed INT_MAX, no cycle limits the throughput)"}}, records)
 
 
 if __name__ == "__main__":

@@ -144,6 +144,7 @@ def write_activity_study(directory, rows: int, free: list[str], seed: int = 2018
     quanta = np.round(10 ** rng.uniform(4, 7, size=(rows, 8)))
     tokens = rng.integers(1, 64, size=(rows, 8))
     idle = rng.random((rows, 8)) < 0.3
+    idle[np.arange(rows), rng.integers(0, 8, rows)] = False     # every row runs something
     quanta[idle], tokens[idle] = 0, 0
     e = np.array([values[f"{c}.energy.alpha"] for c in CORES])
     f = np.array([values[f"{c}.energy.beta"] for c in CORES])

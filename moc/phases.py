@@ -1,0 +1,99 @@
+"""Phases of cyclo-static dataflow (Bilsen, Engels, Lauwereins & Peperstraete, "Cyclo-static
+dataflow", IEEE Trans. Signal Processing 44(2), 1996).
+
+A cyclo-static actor cycles through ``n`` phases: its firing ``k`` (from 0) is phase
+``k mod n``, with that phase's execution time and rates.  A value given per phase is a
+:class:`Phases` (``[3, 1, 1]`` in the ``.sdf`` language); a plain number is the same in
+every phase, and an actor with no per-phase value has one phase: SDF is the special
+case.  Every per-phase value of an actor (its attributes, the ``prod`` of the channels
+it writes and the ``cons`` of those it reads) lists the same number of phases.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from moc.errors import SDFError
+
+
+class Phases(tuple):
+    """Per-phase values ``(v0, v1, ...)``, each a number or an expression (an object with
+    ``evaluate(env)``); :meth:`evaluate` gives the tuple of their values."""
+
+    def evaluate(self, env):
+        return Phases(getattr(v, "evaluate", lambda e, v=v: v)(env) for v in self)
+
+    def __repr__(self):
+        return f"Phases({list(self)!r})"
+
+    def __str__(self):
+        return "[" + ", ".join(map(str, self)) + "]"
+
+
+def is_phased(value) -> bool:
+    return isinstance(value, tuple)
+
+
+def cyclo_static(graph) -> bool:
+    """Whether some value of ``graph`` is given per phase."""
+    return any(is_phased(v) for a in graph.actors.values() for v in a.attrs.values()) or \
+        any(is_phased(ch.prod) or is_phased(ch.cons) for ch in graph.channels.values())
+
+
+def phase_counts(graph) -> dict[str, int]:
+    """The number of phases of every actor; an :class:`SDFError` names an actor whose
+    per-phase values disagree on it (and the channel or attribute that does)."""
+    counts: dict[str, tuple[int, str]] = {}
+
+    def see(actor, value, what, origin):
+        if not is_phased(value):
+            return
+        if len(value) == 0:
+            raise SDFError(f"{what}: an empty list of phases", origin)
+        known = counts.get(actor)
+        if known is None:
+            counts[actor] = (len(value), what)
+        elif known[0] != len(value):
+            raise SDFError(f"actor '{actor}' has {known[0]} phases by {known[1]} but "
+                           f"{len(value)} by {what}", origin)
+
+    for a in graph.actors.values():
+        for key, value in a.attrs.items():
+            see(a.name, value, f"attribute '{key}' of actor '{a.name}'", a.origin)
+    for ch in graph.channels.values():
+        see(ch.src, ch.prod, f"prod of channel '{ch.name}'", ch.origin)
+        see(ch.dst, ch.cons, f"cons of channel '{ch.name}'", ch.origin)
+    return {a: counts.get(a, (1, None))[0] for a in graph.actors}
+
+
+def phase_value(value, k: int):
+    """``value`` in phase ``k`` (a per-phase value's entry ``k mod n``)."""
+    return value[k % len(value)] if is_phased(value) else value
+
+
+def cycle_total(value, n: int):
+    """The sum of ``value`` over one cycle of ``n`` phases."""
+    return sum(value) if is_phased(value) else value * n
+
+
+def cumulative(value, n: int, firings: int):
+    """The sum of ``value`` over the first ``firings`` firings (phases from 0; negative
+    counts extend it periodically: ``cumulative(v, n, -n) == -cycle_total(v, n)``)."""
+    cycles, rest = divmod(firings, n)
+    if not is_phased(value):
+        return value * firings
+    return cycles * sum(value) + sum(value[:rest])
+
+
+def mean(value, n: int):
+    """The mean of ``value`` over a cycle: the value of a token per firing that linear
+    costs price as the phases' own (an int where it is whole)."""
+    if not is_phased(value):
+        return value
+    total = sum(value)
+    return total // len(value) if total % len(value) == 0 else total / len(value)
+
+
+def phased_durations(durations: Mapping[str, object], counts: Mapping[str, int]):
+    """Per actor, the tuple of its ``n`` phase durations."""
+    return {a: tuple(phase_value(d, k) for k in range(counts[a]))
+            for a, d in durations.items()}

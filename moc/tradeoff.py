@@ -1,0 +1,444 @@
+"""The storage-throughput trade-off of an SDF graph: the Pareto points (throughput, total
+buffer storage in tokens) and, for each, every distribution of channel capacities that
+attains it (Stuijk, Geilen & Basten, "Exploring trade-offs in buffer requirements and
+throughput constraints for synchronous dataflow graphs", DAC 2006; SDF3's
+``--algo buffersize``).
+
+A channel of capacity ``C`` holding ``M0`` tokens is the channel plus a back-edge from its
+consumer to its producer with ``C − M0`` initial tokens (its free space), ``prod`` and
+``cons`` swapped: the producer claims space as a firing starts, the consumer frees it
+as one ends.  A distribution's throughput is then that of the bounded graph.
+
+The exploration is the paper's: start from the smallest capacity each channel needs
+alone, ``p + c − g + M0 mod g`` (at least ``M0``; ``g = gcd(p, c)``; a self-loop
+``p + max(c, M0)`` and never enlarged, as SDF3 does), visit distributions in order of
+total size, and grow by one step ``g`` each channel that a distribution depends on.  The
+dependencies are, timing a distribution by its bounded state space as SDF3 does, the
+channels whose space a firing waited for on a cycle of waits of the periodic phase (or
+of the deadlock), the cycles taken as strongly connected components (SDF3's search
+misses some); or, timing it by K-periodic scheduling (Bodin et al., DAC 2016: the KDSE
+of Kiter), the back-edges of the critical circuit (or the starving ones at a deadlock).
+Both are sound: a distribution that keeps those capacities keeps a critical circuit,
+so its period is no smaller; hence every minimal distribution is reached from the lower
+bound through such steps, and listing each explored size's best ones in order of size
+gives the exact front.  Cyclo-static graphs are timed phase by phase.  The search stops at the size whose throughput is
+the most the graph can reach, or at a time budget; ``proven_size`` says up to which
+total size the front given is then known to be exact.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass
+from fractions import Fraction
+from types import MappingProxyType
+from typing import Mapping
+
+import networkx as nx
+
+from moc import limits
+from moc.deadlock import check_deadlock, iteration_firings
+from moc.errors import DeadlockError, LimitError, SDFError
+from moc.csdf import tokens_after
+from moc.graph import Channel, SDFGraph
+from moc.kperiodic import kperiodic_throughput
+from moc.phases import is_phased, phase_counts, phase_value
+
+STATE_SPACE, KPERIODIC, AUTO = "state-space", "kperiodic", "auto"
+#: what ``method`` says of each way of timing a distribution
+METHODS = {
+    STATE_SPACE: "storage dependencies (Stuijk et al., DAC 2006): each distribution timed "
+                 "by its bounded self-timed state space, growing the channels on cycles "
+                 "of waits",
+    KPERIODIC: "storage dependencies (Stuijk et al., DAC 2006): each distribution timed "
+               "by K-periodic scheduling, growing the channels on its critical circuit "
+               "(Bodin et al., DAC 2016; Kiter's KDSE)"}
+
+#: the attribute that marks a back-edge as the free space of the channel it names
+SPACE_OF = "space_of"
+
+
+@dataclass(frozen=True)
+class StoragePoint:
+    """A Pareto point: ``throughput`` (iterations per time unit), ``size`` (total
+    capacity in tokens) and every explored ``distribution`` of that size that attains
+    it (per channel, its capacity in tokens)."""
+
+    throughput: Fraction | float
+    size: int
+    distributions: tuple[Mapping[str, int], ...]
+
+
+@dataclass(frozen=True)
+class TradeOff:
+    """The front, smallest size first.  ``complete``: the search ended, at
+    ``max_throughput`` (the throughput with every buffer unbounded) or where no larger
+    buffer can raise the throughput; otherwise ``proven_size`` is the largest total
+    size up to which ``points`` is known to be the exact front (every distribution of at
+    most that size was timed or cannot do better than one that was).
+    ``explored``: distributions whose throughput was computed."""
+
+    points: tuple[StoragePoint, ...]
+    max_throughput: Fraction | float
+    complete: bool
+    proven_size: int
+    explored: int
+    method: str = METHODS[STATE_SPACE]
+
+    def to_dict(self) -> dict:
+        return {
+            "points": [{"throughput": _plain(p.throughput), "exact": str(p.throughput)
+                        if isinstance(p.throughput, Fraction) else None, "size": p.size,
+                        "distributions": [dict(d) for d in p.distributions]}
+                       for p in self.points],
+            "max_throughput": _plain(self.max_throughput),
+            "complete": self.complete,
+            "proven_size": self.proven_size,
+            "explored": self.explored,
+            "method": self.method,
+        }
+
+
+def capacity_bounds(graph: SDFGraph) -> dict[str, tuple[int, int]]:
+    """Per channel of the bound ``graph``, ``(lower, step)``: the least capacity with
+    which it alone lets its endpoints fire, ``p + c − g + M0 mod g`` and at least ``M0``
+    (``g = gcd(p, c)``), and the step ``g`` between capacities that differ (tokens and
+    space stay ≡ ``M0`` modulo ``g``).  A self-loop gets ``p + max(c, M0)`` (SDF3).
+    Per phase (SDF3's cyclo-static buffer sizing): the least of that bound over the
+    first ``gcd`` (of the two numbers of phases) pairs of phase rates, and the gcd of all
+    the rates as the step."""
+    bounds = {}
+    for ch in graph.channels.values():
+        prods = ch.prod if is_phased(ch.prod) else (ch.prod,)
+        conss = ch.cons if is_phased(ch.cons) else (ch.cons,)
+        t = ch.delay
+        lower = None
+        for i in range(math.gcd(len(prods), len(conss))):
+            p, c = prods[i % len(prods)], conss[i % len(conss)]
+            g = math.gcd(p, c)
+            if ch.src == ch.dst:
+                bound = p + max(c, t)
+            else:
+                bound = max(p + c - g + (t % g if g else 0), t)
+            lower = bound if lower is None else min(lower, bound)
+        bounds[ch.name] = (lower, math.gcd(*prods, *conss))
+    return bounds
+
+
+def bounded_graph(graph: SDFGraph, capacities: Mapping[str, int]) -> SDFGraph:
+    """``graph`` with a back-edge per channel named in ``capacities``: from its consumer
+    to its producer, ``prod`` and ``cons`` swapped, ``capacity − delay`` initial tokens,
+    ``size = 0`` (it carries no data) and attribute :data:`SPACE_OF` naming the channel.
+    The back-edge is called ``NAME_space`` (with a number added if that is taken)."""
+    out = SDFGraph(graph.name, graph.params, graph.origin)
+    out.actors.update(graph.actors)
+    out.channels.update(graph.channels)
+    for name, capacity in capacities.items():
+        ch = graph.channels[name]
+        space = capacity - ch.delay
+        if space < 0:
+            raise SDFError(f"channel '{name}': a capacity of {capacity} tokens is below its "
+                           f"{ch.delay} initial tokens", ch.origin)
+        label, n = f"{name}_space", 1
+        while label in out.channels:
+            n += 1
+            label = f"{name}_space{n}"
+        out.channels[label] = Channel(label, ch.dst, ch.src, ch.cons, ch.prod, space, 0,
+                                      MappingProxyType({SPACE_OF: name}), ch.origin)
+    return out
+
+
+def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = None,
+             max_throughput=None, method: str = AUTO,
+             max_explored: int | None = None) -> TradeOff:
+    """The storage-throughput Pareto front of ``graph`` (see the module docstring).
+
+    ``budget``: seconds after which the search stops with the front found so far
+    (``complete`` False); None: no limit.  A graph whose throughput grows without
+    bound with its buffers (no cycle of its own bounds it) has no last point: give a
+    budget.  ``max_throughput``: stop once it is reached (default: the throughput with
+    unbounded buffers, self-loops at their fixed capacity).  ``method``: how each
+    distribution is timed, ``"state-space"`` (the bounded self-timed execution until its
+    state recurs, and its cycles of waits, as SDF3) or ``"kperiodic"`` (the K-periodic
+    schedule of the graph with back-edges, and its critical circuit, as Kiter's KDSE);
+    both give the same front, at costs that differ by orders of magnitude either way, so
+    ``"auto"`` runs both in turn, each for as long as the other has run, and gives the
+    first to end (at the budget, the one proven further).  ``max_explored``: stop, as at the
+    budget, once that many distributions were timed.  Raises :class:`DeadlockError`
+    where the graph deadlocks whatever its buffers."""
+    from moc.timing import _prepared
+    graph, durations, q, floats = _prepared(graph, exec_attr)
+    check_deadlock(graph, q)
+    bounds = capacity_bounds(graph)
+    names = list(graph.channels)
+    loops = {n: bounds[n][0] for n, ch in graph.channels.items() if ch.src == ch.dst}
+    if max_throughput is None:
+        max_throughput = _kperiodic(bounded_graph(graph, loops), durations, q)[0]
+    if max_throughput == math.inf and budget is None and max_explored is None:
+        raise SDFError(f"the throughput of '{graph.name}' grows without bound with its "
+                       f"buffers (no cycle of its own bounds it): its trade-off has no last "
+                       f"point; give a budget", graph.origin)
+    evaluators = {}
+    if method in (STATE_SPACE, AUTO):
+        execution = _BoundedExecution(graph, durations, q)
+        evaluators[STATE_SPACE] = lambda caps: execution.run([caps[n] for n in names])
+    if method in (KPERIODIC, AUTO):
+        evaluators[KPERIODIC] = lambda caps: _kperiodic(bounded_graph(graph, caps),
+                                                        durations, q)
+    if not evaluators:
+        raise ValueError(f"unknown trade-off method {method!r}: {STATE_SPACE}, "
+                         f"{KPERIODIC} or {AUTO}")
+    deadline = None if budget is None else time.monotonic() + budget
+    searches = {m: _Search(names, bounds, loops, e, max_throughput)
+                for m, e in evaluators.items()}
+    spent = dict.fromkeys(searches, 0.0)
+    while True:
+        # the search that has had the least time goes on (auto: both, in turn)
+        m = min(spent, key=spent.get)
+        search = searches[m]
+        if (deadline is not None and time.monotonic() > deadline) or \
+                (max_explored is not None and search.explored >= max_explored):
+            m = max(searches, key=lambda k: searches[k].proven)
+            return _result(searches[m], max_throughput, names, floats, m, method)
+        start = time.monotonic()
+        if search.step():
+            return _result(search, max_throughput, names, floats, m, method)
+        spent[m] += time.monotonic() - start
+
+
+class _Search:
+    """The exploration of distributions in order of total size, one timed per
+    :meth:`step`; ``proven``: every distribution smaller than the size at hand was
+    timed (or cannot do better than one that was)."""
+
+    def __init__(self, names, bounds, loops, evaluate, max_throughput):
+        self.names, self.bounds, self.loops = names, bounds, loops
+        self.evaluate, self.max_throughput = evaluate, max_throughput
+        lower = tuple(bounds[n][0] for n in names)
+        self.pending: dict[int, dict[tuple, None]] = {sum(lower): {lower: None}}
+        self.points: list[StoragePoint] = []
+        self.explored, self.best, self.complete = 0, None, False
+        self._open()
+
+    def _open(self):
+        self.size = min(self.pending)
+        self.queue = deque(self.pending.pop(self.size))
+        self.found = []
+        self.proven = self.size - 1
+
+    def step(self) -> bool:
+        """Time one distribution; True once the search is over."""
+        dist = self.queue.popleft()
+        capacities = dict(zip(self.names, dist))
+        value, depends = self.evaluate(capacities)
+        self.explored += 1
+        self.found.append((value, capacities))
+        for i, name in enumerate(self.names):
+            if name in depends and name not in self.loops:
+                step = self.bounds[name][1]
+                child = dist[:i] + (dist[i] + step,) + dist[i + 1:]
+                self.pending.setdefault(self.size + step, {})[child] = None
+        if self.queue:
+            return False
+        # every distribution of this size is timed: is its best a Pareto point?
+        top = max(v for v, _ in self.found)
+        if self.best is None or top > self.best:
+            self.best = top
+            self.points.append(StoragePoint(top, self.size, tuple(
+                MappingProxyType(c) for v, c in self.found if v == top)))
+        self.proven = self.size
+        if top >= self.max_throughput or not self.pending:
+            self.complete = True
+            return True
+        self._open()
+        return False
+
+
+def _result(search, max_throughput, names, floats, used, method):
+    points = list(search.points)
+    if points and points[0].throughput == 0:
+        # as SDF3: what deadlocks at the lower bounds has no throughput with no storage
+        points[0] = StoragePoint(0, 0, (MappingProxyType({n: 0 for n in names}),))
+    if floats:
+        points = [StoragePoint(float(p.throughput), p.size, p.distributions)
+                  for p in points]
+        max_throughput = float(max_throughput)
+    said = METHODS[used] if method == used else f"{AUTO} (the first of both to end): " \
+        f"{METHODS[used]}"
+    return TradeOff(tuple(points), max_throughput, search.complete, search.proven,
+                    search.explored, said)
+
+
+def _kperiodic(bounded: SDFGraph, durations, q):
+    """The throughput of the bounded graph and the channels whose capacity bounds it:
+    those with a back-edge on the critical circuit (proven a true cycle of the
+    self-timed execution by :mod:`moc.kperiodic`), or, where it deadlocks, those whose
+    back-edge starves an actor that cannot finish the iteration."""
+    try:
+        found = kperiodic_throughput(bounded, durations, q)
+    except DeadlockError:
+        fired = iteration_firings(bounded, q)
+        n = phase_counts(bounded)
+        starving = set()
+        for ch in bounded.channels.values():
+            if SPACE_OF in ch.attrs and fired[ch.dst] < q[ch.dst] and \
+                    tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst]) < \
+                    phase_value(ch.cons, fired[ch.dst]):
+                starving.add(ch.attrs[SPACE_OF])
+        return 0, starving
+    if found.period == 0:
+        return math.inf, set()
+    return 1 / Fraction(found.period), {bounded.channels[n].attrs[SPACE_OF]
+                                        for n in found.critical_channels
+                                        if SPACE_OF in bounded.channels[n].attrs}
+
+
+class _BoundedExecution:
+    """The self-timed execution of a graph whose every channel has a capacity (SDF3's
+    transition system of buffer sizing): a firing claims its input tokens and its
+    output space as it starts, and produces the tokens and frees the space as it ends;
+    the firings of an actor start and end in order, phase after phase.  The state is
+    recorded each time the actor with the fewest firings per iteration completes an
+    iteration; when one recurs, the throughput is the iterations between the two visits
+    over the time between them, and the channels that bound it are those whose space
+    held a firing back on a cycle of waits (Stuijk et al. 2006, with the cycles taken as
+    strongly connected components)."""
+
+    def __init__(self, graph: SDFGraph, durations, q):
+        self.graph = graph
+        self.actors = list(graph.actors)
+        where = {a: i for i, a in enumerate(self.actors)}
+        self.channels = list(graph.channels.values())
+        self.ins = [[] for _ in self.actors]
+        self.outs = [[] for _ in self.actors]
+        for c, ch in enumerate(self.channels):
+            self.ins[where[ch.dst]].append((c, ch.cons))
+            self.outs[where[ch.src]].append((c, ch.prod))
+        idle = [a for i, a in enumerate(self.actors) if not self.ins[i] and not self.outs[i]]
+        if idle:
+            raise SDFError(f"actor '{idle[0]}' of '{graph.name}' has no channel: it fires "
+                           f"without limit, whatever the buffers",
+                           graph.actors[idle[0]].origin)
+        self.src = [where[ch.src] for ch in self.channels]
+        self.dst = [where[ch.dst] for ch in self.channels]
+        counts = phase_counts(graph)
+        self.phases = [counts[a] for a in self.actors]
+        self.phased = [counts[a] > 1 for a in self.actors]
+        # per actor and phase: its duration, and (channel, tokens) read and written
+        self.d = [[phase_value(durations[a], k) for k in range(counts[a])]
+                  for a in self.actors]
+        self.ins = [[[(c, phase_value(r, k)) for c, r in ins] for k in range(m)]
+                    for ins, m in zip(self.ins, self.phases)]
+        self.outs = [[[(c, phase_value(p, k)) for c, p in outs] for k in range(m)]
+                     for outs, m in zip(self.outs, self.phases)]
+        low = min(q.values())
+        self.output = next(i for i, a in enumerate(self.actors) if q[a] == low)
+        self.per_iteration = low
+
+    def run(self, capacities):
+        """``(throughput, names of the channels it depends on)`` with ``capacities`` (a
+        capacity per channel, in channel order)."""
+        n = len(self.actors)
+        tokens = [ch.delay for ch in self.channels]
+        space = [cap - t for cap, t in zip(capacities, tokens)]
+        ending = [deque() for _ in range(n)]       # (end, phase), in start order
+        started = [0] * n
+        ins, outs, d, src, dst = self.ins, self.outs, self.d, self.src, self.dst
+        phases, phased = self.phases, self.phased
+        seen: dict = {}
+        segments: list[set] = [set()]
+        completed = iterations = 0
+        now, still = 0, 0
+        limit = limits.MAX_STATES
+        while True:
+            before_t, before_s = list(tokens), list(space)
+            for i in range(n):
+                queue = ending[i]
+                while queue and queue[0][0] <= now:
+                    k = queue.popleft()[1]
+                    for c, p in outs[i][k]:
+                        tokens[c] += p
+                    for c, r in ins[i][k]:
+                        space[c] += r
+                    completed += i == self.output
+            recurred = stored = None
+            if completed >= self.per_iteration:
+                done, completed = divmod(completed, self.per_iteration)
+                iterations += done
+                state = (tuple(tokens), tuple(space), completed,
+                         tuple(s % m for s, m in zip(started, phases)),
+                         tuple(tuple((t - now, k) for t, k in queue) for queue in ending))
+                recurred = seen.get(state)
+                if recurred is None:
+                    # the waits of this instant's starts come from before the state:
+                    # they close the segment that ends here, the next one opens after
+                    stored = seen[state] = (now, iterations, len(segments))
+                if len(seen) > limit:
+                    raise LimitError(
+                        f"the execution of '{self.graph.name}' with buffer capacities "
+                        f"{dict(zip((ch.name for ch in self.channels), capacities))} has "
+                        f"more than {limit} states (the limit states); raise it with "
+                        f"--limit states=N", "states", limit, self.graph.origin)
+            waits = segments[-1]
+            for i in range(n):
+                while True:
+                    k = started[i] % phases[i]
+                    reads, writes = ins[i][k], outs[i][k]
+                    if phased[i]:
+                        fire = all(tokens[c] >= r for c, r in reads) and \
+                            all(space[c] >= p for c, p in writes)
+                    else:
+                        fire = min([tokens[c] // r for c, r in reads if r] +
+                                   [space[c] // p for c, p in writes if p])
+                    if not fire:
+                        break
+                    fire = int(fire)
+                    for c, r in reads:
+                        tokens[c] -= fire * r
+                        if before_t[c] < r:
+                            waits.add((dst[c], src[c]))
+                    for c, p in writes:
+                        space[c] -= fire * p
+                        if before_s[c] < p:
+                            waits.add((src[c], dst[c]))
+                    end = now + d[i][k]
+                    if ending[i] and ending[i][-1][0] > end:
+                        end = ending[i][-1][0]             # ends in order
+                    ending[i].extend([(end, k)] * fire)
+                    started[i] += fire
+                    if not phased[i]:
+                        break
+            if recurred is not None:
+                # one period: the starts after the first visit up to these ones
+                t0, i0, s0 = recurred
+                waits = set().union(*segments[s0:])
+                return Fraction(iterations - i0) / (now - t0), self._bound(waits)
+            if stored is not None:
+                segments.append(set())
+            upcoming = [queue[0][0] for queue in ending if queue]
+            if not upcoming:
+                waits = {(dst[c], src[c]) for c, ch in enumerate(self.channels)
+                         if tokens[c] < phase_value(ch.cons, started[dst[c]])}
+                waits |= {(src[c], dst[c]) for c, ch in enumerate(self.channels)
+                          if space[c] < phase_value(ch.prod, started[src[c]])}
+                return 0, self._bound(waits)
+            later = min(upcoming)
+            still = still + 1 if later == now else 0
+            if still > limit:
+                raise SDFError(f"the execution of '{self.graph.name}' fires without bound "
+                               f"in zero time", self.graph.origin)
+            now = later
+
+    def _bound(self, waits) -> set:
+        """The channels whose space an actor waited for on a cycle of waits."""
+        g = nx.DiGraph(list(waits))
+        component = {a: k for k, c in enumerate(nx.strongly_connected_components(g))
+                     for a in c}
+        return {ch.name for c, ch in enumerate(self.channels)
+                if (self.src[c], self.dst[c]) in waits
+                and component[self.src[c]] == component[self.dst[c]]}
+
+
+def _plain(value):
+    return float(value) if isinstance(value, Fraction) else value
