@@ -28,6 +28,8 @@ evaluator when a batch is built.
 """
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass
 from itertools import chain
@@ -147,7 +149,7 @@ class Tokens:
         new._attrs = {k: (v[mask][order], None if h is None else h[mask][order])
                       for k, (v, h) in self._attrs.items()}
         again, picked = self._again, list(rows)
-        new._again = lambda: [again()[r] for r in picked]
+        new._again = functools.cache(lambda: [again()[r] for r in picked])
         new.used = self.used[rows]
         new.kinds = self.kinds
         return new
@@ -243,8 +245,13 @@ class RowBatch:
         return groups
 
     def _placer(self, rows: list[int], metric: str, name: str):
+        """The token objects of element ``name`` per row, placed again on first use and
+        then kept: models whose features do not broadcast over arrays of tokens read
+        them at every evaluation of a fit, and a placement does not change with the
+        values of the model's parameters."""
         model = self.model
 
+        @functools.cache
         def again():
             return [model.placed_for(i, metric, keep=False).get(name, ()) for i in rows]
         return again
