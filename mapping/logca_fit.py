@@ -527,7 +527,7 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
                     "(a fixed host cost: --host-overhead fit; a latency that grows with g: "
                     "--latency dependent; or a range of g where another effect rules, "
                     "such as caches)")
-    warnings += _speedup_above_bound(g, t0, t1, values, estimates, _noise(res, order))
+    warnings += _speedup_above_bound(g, t0, t1, {**fixed, **values}, _noise(res, order))
     o0 = values.get("o0", 0.0)
     paper_from = None
     if o0 > 0:
@@ -577,13 +577,14 @@ def _noise(res, order) -> float:
     return float(np.median(np.abs(diffs))) / (0.6745 * math.sqrt(2)) if diffs.size else 0.0
 
 
-def _speedup_above_bound(g, t0, t1, values, estimates, noise) -> list[str]:
+def _speedup_above_bound(g, t0, t1, values, noise) -> list[str]:
     """Rows whose measured speedup exceeds what LogCA allows: T1 >= C·g^beta/A (eq. 1),
     so S = T0/T1 <= A·T0/(C·g^beta) -- A itself for the paper's host -- beyond 4 times
-    the noise of a ratio of two measurements (:func:`_noise`)."""
-    a = next(e for e in estimates if e.name == "A")
+    the noise of a ratio of two measurements (:func:`_noise`); ``values``: the fitted
+    and given parameters."""
+    A = values["A"]
     work = values["C"] * g ** values["beta"]
-    limit = a.value * (values.get("o0", 0.0) + work) / work
+    limit = A * (values.get("o0", 0.0) + work) / work
     measured = t0 / t1
     over = measured > limit * (1 + 4 * math.sqrt(2) * noise)
     if not over.any():
@@ -591,7 +592,7 @@ def _speedup_above_bound(g, t0, t1, values, estimates, noise) -> list[str]:
     i = int(np.argmax(np.where(over, measured / limit, 0)))
     host = "o0 + C·g^beta" if "o0" in values else "C·g^beta"
     return [f"the measured speedup {measured[i]:.4g} at g = {g[i]:.6g} B exceeds the "
-            f"{limit[i]:.4g} LogCA allows with A = {a.value:.4g} (T1 >= C·g^beta/A, so "
+            f"{limit[i]:.4g} LogCA allows with A = {A:.4g} (T1 >= C·g^beta/A, so "
             f"S <= A·T0/(C·g^beta) with T0 = {host}) on {int(over.sum())} row(s): the fit "
             "misreads the data (is the host's fixed cost modelled? --host-overhead fit)"]
 
