@@ -79,7 +79,7 @@ from mapping.options import FRACTION, NATURAL
 from mapping.problem import bind_problem
 from mapping.registry import Registry
 from mapping.routing import place_tokens, validate_mapping
-from mapping.row_batch import RowBatch, Unsupported
+from mapping.row_batch import CHECKED_ROWS, RowBatch, Unsupported
 
 
 # --------------------------------------------------------------------------- free params
@@ -515,6 +515,8 @@ class RowModel:
         self._made: dict = {}
         self._param_archs: dict = {}
         self._arch_parts: dict[int, tuple] = {}
+        #: applications bound under free values of their parameters (batched rows)
+        self._app_bindings: dict = {}
         self._identities: dict[int, tuple] = {}
         for row in self.rows:
             if row.activity is None and (app is None or row.mapping is None):
@@ -735,6 +737,11 @@ class RowModel:
                 (k, v) for k, v in values.items() if k in self.arch.params))
         return got
 
+    def _app_part(self, i: int) -> tuple:
+        """Row ``i``'s own values of the application's parameters."""
+        names = self.app.params if self.app is not None else {}
+        return tuple(sorted((k, v) for k, v in self.rows[i].params.items() if k in names))
+
     def _rebinds_app(self, overrides) -> bool:
         """Whether ``overrides`` set a parameter of the application (its tokens change)."""
         params = (overrides or {}).get(_PARAMS) or {}
@@ -788,22 +795,48 @@ class RowModel:
     def _predict_batch(self, indices, overrides, cache) -> np.ndarray | None:
         """All rows at once (:mod:`mapping.row_batch`), or ``None`` where they must go
         one at a time: unsupported, or a row that fails (the reference explains it)."""
-        if not indices or self._rebinds_app(overrides):
+        if not indices:
             return None
         batch = self.row_batch(indices)
         if batch is None:
             return None
-        if overrides:
+        problem_of = None
+        if self._rebinds_app(overrides):
+            if not batch.rebinds:
+                return None
+            if len(self._app_bindings) > _KEEP:
+                self._app_bindings.clear()
+            cache.setdefault("bindings", self._app_bindings)
+
+            def problem_of(i):
+                return self._variant(i, overrides, cache)
+
+            def arch_of(i):
+                return problem_of(i).arch
+        elif overrides:
             def arch_of(i):
                 return self._variant(i, overrides, cache, arch_only=True)
         else:
             arch_of = self.bound_arch
         try:
             with np.errstate(all="ignore"):
-                out = batch.values(arch_of)
-        except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError):
+                out = batch.values(arch_of, problem_of)
+                if problem_of is not None and not batch.rebinding_checked:
+                    self._check_rebinding(batch, out, overrides, cache)
+        except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError, InputError):
             return None
         return out if np.all(np.isfinite(out)) else None
+
+    def _check_rebinding(self, batch: RowBatch, out: np.ndarray, overrides, cache) -> None:
+        """The first rows of a batch under new values of the application's parameters
+        against the reference evaluator, once: a difference sends every such
+        evaluation of the batch the reference way."""
+        for r in range(min(CHECKED_ROWS, batch.n)):
+            want = self.value(int(batch.indices[r]), overrides, cache)
+            if not math.isclose(out[r], want, rel_tol=1e-9, abs_tol=1e-300):
+                batch.rebinds = False
+                raise Unsupported(f"row {r}: {out[r]!r} here, {want!r} by the reference")
+        batch.rebinding_checked = True
 
     def predict(self, indices=None, overrides=None) -> np.ndarray:
         indices = list(range(len(self.rows)) if indices is None else indices)

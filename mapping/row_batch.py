@@ -18,6 +18,12 @@ An element whose models are unchanged since the last evaluation keeps its values
 the elements that parameter touches.  Folds and random starts share the gathered
 tokens: :meth:`RowBatch.subset` slices them for the rows of a fold.
 
+Free parameters of the application change the tokens' numbers, never where they go:
+each token remembers the actor or channel of the activity it comes from
+(:attr:`Tokens.source`), and an evaluation under new values of those parameters binds
+the application once per set of the rows' own values and reads the tokens' counts,
+quanta and attributes from that activity (:meth:`RowBatch.values` with ``problem_of``).
+
 What this path does not cover raises :class:`Unsupported` and the caller evaluates row
 by row (:class:`mapping.fitting.RowModel`): timed aggregations, ``exclusive`` (its
 shares follow the mapping), CNs that charge their ends, memory traffic (its bytes come
@@ -42,6 +48,7 @@ from mapping.aggregation import aggregator
 from mapping.bulk import paused
 from mapping.metrics import base_metrics, rule, system_metrics, system_value
 from mapping.traffic import ChargedToken, TrafficToken
+from moc.activity import TokenGroup
 
 #: rows compared with the reference evaluator when a batch is built
 CHECKED_ROWS = 4
@@ -66,13 +73,17 @@ class Tokens:
     :attr:`flat`, for rules evaluated token by token) are placed again when asked for:
     kept for a million rows, they would cost gigabytes."""
 
-    source = "the rows"
+    #: each token's actor or channel in :attr:`RowBatch.sources` (``None``: not kept)
+    source: np.ndarray | None
 
-    def __init__(self, groups: Sequence[Sequence[Any]], again: Callable[[], list] | None):
+    def __init__(self, groups: Sequence[Sequence[Any]], again: Callable[[], list] | None,
+                 code: Callable[[Any], int] | None = None):
         self._again = again
         sizes = list(map(len, groups))
         flat = list(chain.from_iterable(groups))
         self.row = np.repeat(np.arange(len(groups)), sizes).astype(np.intp)
+        self.source = None if code is None else \
+            np.fromiter(map(code, flat), dtype=np.intp, count=len(flat))
         self.count = np.fromiter(map(_COUNT, flat), dtype=float, count=len(flat))
         self.quanta = np.fromiter(map(_QUANTA, flat), dtype=float, count=len(flat))
         #: the classes of the tokens (traffic and charged copies are refused)
@@ -97,6 +108,8 @@ class Tokens:
         new.count = np.concatenate([p.count for p in parts]) if parts else np.zeros(0)
         new.quanta = np.concatenate([p.quanta for p in parts]) if parts else np.zeros(0)
         new.used = np.concatenate([p.used for p in parts]) if parts else np.zeros(0, bool)
+        new.source = None if not parts or any(p.source is None for p in parts) else \
+            np.concatenate([p.source for p in parts])
         new._attrs = {}
         new.kinds = set().union(*(p.kinds for p in parts))
         for name in {k for p in parts for k in p._attrs}:
@@ -146,6 +159,7 @@ class Tokens:
         order = np.argsort(new.row, kind="stable")        # rows in their new order
         new.row = new.row[order]
         new.count, new.quanta = self.count[mask][order], self.quanta[mask][order]
+        new.source = None if self.source is None else self.source[mask][order]
         new._attrs = {k: (v[mask][order], None if h is None else h[mask][order])
                       for k, (v, h) in self._attrs.items()}
         again, picked = self._again, list(rows)
@@ -153,6 +167,61 @@ class Tokens:
         new.used = self.used[rows]
         new.kinds = self.kinds
         return new
+
+    def rebound(self, variant: np.ndarray, table: "SourceTable") -> "Tokens":
+        """These tokens with the numbers of their sources in ``table``: row ``r``'s in
+        its set of values ``variant[r]`` (positions in the group)."""
+        new = object.__new__(Tokens)
+        new.row, new.used, new.kinds, new.source = self.row, self.used, self.kinds, self.source
+        at = (variant[self.row], self.source)
+        new.count, new.quanta = table.count[at], table.quanta[at]
+        new._attrs = {}
+        for name, (values, has) in table.attrs.items():
+            mine = has[at]
+            if mine.any():
+                new._attrs[name] = (values[at], None if mine.all() else mine)
+        new._again = _Once(self._objects, variant, table.objects)
+        return new
+
+    def _objects(self, variant: np.ndarray, objects: list[list]) -> list[list]:
+        out: list[list] = [[] for _ in range(len(variant))]
+        for r, s in zip(self.row.tolist(), self.source.tolist()):
+            out[r].append(objects[variant[r]][s])
+        return out
+
+
+class _Once:
+    """``make(*args)``, made on the first call and kept (a cheap ``functools.cache``)."""
+
+    __slots__ = ("make", "args", "value")
+
+    def __init__(self, make, *args):
+        self.make, self.args, self.value = make, args, None
+
+    def __call__(self):
+        if self.value is None:
+            self.value = self.make(*self.args)
+        return self.value
+
+
+class SourceTable:
+    """The token group of each source (``sources``: ``(kind, name)``, kind ``p`` an
+    actor's processing, ``c`` a channel's communication) in the activity of each bound
+    problem: ``count``, ``quanta`` ``(problems, sources)``; ``attrs[name]`` values and
+    presence."""
+
+    def __init__(self, sources: Sequence[tuple[str, str]], problems: Sequence[Any]):
+        self.objects = [[(p.activity.processing if kind == "p" else
+                          p.activity.communication)[name] for kind, name in sources]
+                        for p in problems]
+        flat = list(chain.from_iterable(self.objects))
+        shape = (len(problems), len(sources))
+        self.count = np.fromiter(map(_COUNT, flat), float, len(flat)).reshape(shape)
+        self.quanta = np.fromiter(map(_QUANTA, flat), float, len(flat)).reshape(shape)
+        attrs = list(map(_ATTRS, flat))
+        self.attrs = {name: (np.array([a.get(name, 0.0) for a in attrs], float).reshape(shape),
+                             np.array([name in a for a in attrs], bool).reshape(shape))
+                      for name in set().union(*attrs)}
 
 
 @dataclass
@@ -166,6 +235,10 @@ class _Group:
     tokens: dict[str, dict[str, Tokens]]
     busy: dict[str, np.ndarray]
     params: dict[str, np.ndarray]
+    #: rows standing for each set of the rows' own values of application parameters,
+    #: and each row's set (positions in ``variants``)
+    variants: list[int]
+    variant_of: np.ndarray
 
 
 class RowBatch:
@@ -191,6 +264,14 @@ class RowBatch:
             raise Unsupported("CNs charge their ends")
         self._names = sorted({n for s in systems.values() for n in s.references
                               if n not in systems}) if self._system else []
+        #: the actors and channels tokens come from (mapping rows of an application with
+        #: parameters: tokens that follow new values of those, see :meth:`values`)
+        self.sources: list[tuple[str, str]] = []
+        self._codes: dict[tuple[str, str], int] = {}
+        self.rebinds = bool(model.app is not None and model.app.params and all(
+            model.rows[int(i)].activity is None for i in self.indices))
+        #: whether the first rows were compared with the reference under such values
+        self.rebinding_checked = False
         with paused():        # millions of small objects that all stay alive
             self.groups = self._gather(arch0)
         self._memo: dict = {}
@@ -226,8 +307,9 @@ class RowBatch:
                 for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
                     placed = [model.placed_for(i, metric, keep=False)
                               for i in rows[start:start + GATHER_CHUNK]]
-                    for name in arch0.elements:
-                        part = Tokens([p.get(name, ()) for p in placed], None)
+                    for name, element in arch0.elements.items():
+                        part = Tokens([p.get(name, ()) for p in placed], None,
+                                      self._coder(element.is_pe) if self.rebinds else None)
                         if any(issubclass(k, (TrafficToken, ChargedToken)) for k in part.kinds):
                             raise Unsupported("memory traffic or charged tokens")
                         parts[name].append(part)
@@ -240,9 +322,33 @@ class RowBatch:
                 values = [model.bound(i, keep=False).params.get(name) for i in rows]
                 if all(v is not None for v in values):
                     params[name] = np.array(values, dtype=float)
+            sets: dict[tuple, int] = {}
+            variant_of = np.array([sets.setdefault(model._app_part(i), len(sets))
+                                   for i in rows], dtype=np.intp)
+            variants = [rows[int(np.argmax(variant_of == v))] for v in range(len(sets))]
             groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
-                                 busy, params))
+                                 busy, params, variants, variant_of))
+        if self.rebinds and any(t.source is None or np.any(t.source < 0)
+                                for g in groups for by in g.tokens.values()
+                                for t in by.values()):
+            self.rebinds = False
         return groups
+
+    def _coder(self, on_pe: bool) -> Callable[[Any], int]:
+        """A token's source code: an actor's processing on a PE, a channel's
+        communication on a CN; -1 for a token of another kind."""
+        kind, codes, sources = ("p" if on_pe else "c"), self._codes, self.sources
+
+        def code(token) -> int:
+            if type(token) is not TokenGroup:
+                return -1
+            key = (kind, token.source)
+            got = codes.get(key)
+            if got is None:
+                got = codes[key] = len(sources)
+                sources.append(key)
+            return got
+        return code
 
     def _placer(self, rows: list[int], metric: str, name: str):
         """The token objects of element ``name`` per row, placed again on first use and
@@ -296,7 +402,8 @@ class RowBatch:
                       for m, by in g.tokens.items()}
             new.groups.append(_Group(int(self.indices[g.at[keep[0]]]), mine[keep], tokens,
                                      {m: b[keep] for m, b in g.busy.items()},
-                                     {k: v[keep] for k, v in g.params.items()}))
+                                     {k: v[keep] for k, v in g.params.items()},
+                                     g.variants, g.variant_of[keep]))
         new._memo = {}
         if check and new.n:
             new._check()
@@ -304,21 +411,52 @@ class RowBatch:
 
     # ------------------------------------------------------------------ evaluation
 
-    def values(self, arch_of: Callable[[int], Any]) -> np.ndarray:
+    def values(self, arch_of: Callable[[int], Any],
+               problem_of: Callable[[int], Any] | None = None) -> np.ndarray:
         """The rows' values under ``arch_of(first row of each group)``, a bound
         architecture; :class:`Unsupported` where a row needs the reference evaluator
-        (its tokens all on unmodelled elements, a token its rule refuses)."""
+        (its tokens all on unmodelled elements, a token its rule refuses).
+
+        ``problem_of(row)``: the application is bound anew (free parameters of its own),
+        and each row's tokens take their numbers from the activity of
+        ``problem_of(a row with the same own values)`` (:attr:`rebinds` must hold)."""
         out = np.empty(self.n)
         if len(self._memo) * max(self.n, 1) > MEMO_LIMIT:
             self._memo.clear()
+        if problem_of is not None and not self.rebinds:
+            raise Unsupported("tokens that do not follow the application's parameters")
         for k, g in enumerate(self.groups):
             arch = arch_of(g.first)
+            key: Any = k
+            if problem_of is not None:
+                g, key = self._rebound(k, g, problem_of)
             with np.errstate(all="ignore"):     # an overflow is an infinite value, checked
                 out[g.at] = self._metric_values(
-                    k, g, arch, self.metric, None if self._system else self.model._requested)
+                    key, g, arch, self.metric, None if self._system else self.model._requested)
         return out
 
-    def _metric_values(self, k: int, g: _Group, arch, metric: str, aggregate):
+    def _rebound(self, k: int, g: _Group, problem_of) -> tuple[_Group, tuple]:
+        """Group ``g`` with its tokens' numbers read from the problems ``problem_of``
+        binds for its sets of values, and its memo key (the problems kept alive by the
+        memo, as the models are: identities stay valid while the key exists)."""
+        problems = [problem_of(i) for i in g.variants]
+        key = (k, tuple(id(p.activity) for p in problems))
+        got = self._memo.get(("group",) + key)
+        if got is not None:
+            return got[1], key
+        table = SourceTable(self.sources, problems)
+        tokens = {m: {e: t.rebound(g.variant_of, table) for e, t in by.items()}
+                  for m, by in g.tokens.items()}
+        params = {}
+        for name in self._names:
+            values = [p.params.get(name) for p in problems]
+            if all(v is not None for v in values):
+                params[name] = np.array(values, dtype=float)[g.variant_of]
+        new = _Group(g.first, g.at, tokens, g.busy, params, g.variants, g.variant_of)
+        self._memo[("group",) + key] = (problems, new)
+        return new, key
+
+    def _metric_values(self, k, g: _Group, arch, metric: str, aggregate):
         systems = system_metrics(arch)
         if metric not in systems:
             return self._plain(k, g, arch, metric, aggregate)
@@ -335,7 +473,7 @@ class RowBatch:
                 env[name] = g.params[name]
         return np.broadcast_to(system_value(system.expr, env), (len(g.at),))
 
-    def _plain(self, k: int, g: _Group, arch, metric: str, aggregate) -> np.ndarray:
+    def _plain(self, k, g: _Group, arch, metric: str, aggregate) -> np.ndarray:
         agg = aggregator(aggregate or arch.aggregate)
         if agg.timed or agg.needs_shares:
             raise Unsupported(f"aggregation '{agg.name}'")

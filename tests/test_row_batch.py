@@ -175,3 +175,81 @@ def test_the_rank_of_a_tall_jacobian_needs_no_n_by_n_matrix():
     J = np.column_stack([a, rng.normal(size=a.size), 2 * a])
     rank, groups = fitting._rank_and_groups(J, ["x", "y", "z"], 1e-9)
     assert rank == 2 and groups == [("x", "z")]
+
+
+FREE_SDF = SDF.replace("    param G0 = 1\n", "    param G0 = 1\n    param k = 1\n") \
+    .replace("actor c0 [quanta = S0,", "actor c0 [quanta = k * S0,") \
+    .replace("c0 -> c1 [size = S0 / 100]", "c0 -> c1 [size = k * S0 / 100]")
+
+
+def free_study(tmp_path, n=30):
+    """The study with a parameter ``k`` of the application that no row gives: free
+    values of it change the tokens' numbers (quanta, bytes), not where they go; every
+    row has its own values of the other parameters of the application."""
+    app, arch, rows = study(tmp_path, n)
+    (tmp_path / "a.sdf").write_text(FREE_SDF)
+    return dsl.load_sdf(tmp_path / "a.sdf")[0], arch, rows
+
+
+@pytest.mark.parametrize("metric, aggregate", [("energy_total", None), ("time", "max")])
+def test_free_parameters_of_the_application_are_batched(tmp_path, metric, aggregate):
+    app, arch, rows = free_study(tmp_path)
+    model = RowModel(arch, rows, metric, aggregate, app)
+    free = parse_free(arch, "k,l0.energy.alpha,b0.time.beta,p_static", app)
+    some = list(range(2, 27, 3))
+    for values in ([1.0, 3e-10, 1e-10, 0.5], [2.5, 1e-9, 3e-10, 2.5], [0.3, 1e-9, 3e-10, 2.5]):
+        overrides = fitting._overrides(free, values)
+        fast = model._predict_batch(some, overrides, {})
+        assert fast is not None                  # not the row-by-row path
+        assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-13, atol=0)
+    assert model.row_batch(some).rebinding_checked
+
+
+def test_free_parameters_of_the_application_under_a_rule_that_does_not_broadcast(
+        tmp_path, monkeypatch):
+    from moa.cost_models.linear import GSLA
+
+    # math.log1p takes no array: the tokens are valued one by one, rebuilt from the
+    # activity the free values bind
+    monkeypatch.setattr(GSLA, "token_cost", lambda self, t: self.params.alpha * math.log1p(
+        t.quanta) * t.get("gamma", 1.0) + self.params.beta)
+    app, arch, rows = free_study(tmp_path)
+    model = RowModel(arch, rows, "energy", "sum", app)
+    free = parse_free(arch, "k,p_static", app)
+    for k in (0.5, 4.0):
+        overrides = fitting._overrides(free, [k, 0.5])
+        fast = model._predict_batch(list(range(30)), overrides, {})
+        assert fast is not None
+        assert np.allclose(fast, one_by_one(model, range(30), overrides), rtol=1e-13, atol=0)
+
+
+def test_a_batch_under_free_values_of_the_application_checks_its_first_rows(
+        tmp_path, monkeypatch):
+    from mapping import row_batch
+
+    app, arch, rows = free_study(tmp_path)
+    model = RowModel(arch, rows, "energy_total", None, app)
+    free = parse_free(arch, "k", app)
+    overrides = fitting._overrides(free, [2.0])
+    real = row_batch.SourceTable.__init__
+
+    def wrong(self, sources, problems):       # a rule this path would not know
+        real(self, sources, problems)
+        self.quanta = self.quanta * 1.5
+    monkeypatch.setattr(row_batch.SourceTable, "__init__", wrong)
+    assert model._predict_batch(list(range(30)), overrides, {}) is None
+    assert not model.row_batch(range(30)).rebinds
+    assert np.allclose(model.predict(list(range(30)), overrides),
+                       one_by_one(model, range(30), overrides), rtol=1e-13, atol=0)
+
+
+def test_fitted_free_parameters_of_the_application_equal_the_row_by_row_path(
+        tmp_path, monkeypatch):
+    app, arch, rows = free_study(tmp_path, n=24)
+    free = parse_free(arch, "k,b0.energy.alpha,p_static", app)
+    train = list(range(0, 24, 2)) + [1, 3]
+    fast = fit_parameters(RowModel(arch, rows, "energy_total", None, app), free, train, 1)
+    monkeypatch.setattr(RowModel, "row_batch", lambda self, indices: None)
+    slow = fit_parameters(RowModel(arch, rows, "energy_total", None, app), free, train, 1)
+    for name, value in slow.values.items():
+        assert fast.values[name] == pytest.approx(value, rel=1e-6), name
