@@ -889,7 +889,8 @@ class RowModel:
                 key, what = self._identity(i)
                 groups.setdefault(key, {}).setdefault((key, what), i)
         for members in counted.values():
-            # per-element activity: every row of a parameter set through the core at once
+            # per-element activity that the row batch refuses (``exclusive`` shares):
+            # every row of a parameter set through the semantic core at once
             first = next(iter(members.values()))
             try:
                 arch = self._variant(first, overrides, cache, arch_only=True)

@@ -27,7 +27,7 @@ quanta and attributes from that activity (:meth:`RowBatch.values` with ``problem
 What this path does not cover raises :class:`Unsupported` and the caller evaluates row
 by row (:class:`mapping.fitting.RowModel`): timed aggregations, ``exclusive`` (its
 shares follow the mapping), CNs that charge their ends, memory traffic (its bytes come
-from the models), and a system metric on per-element activity or on one element's part.
+from the models), and a system metric under an aggregation other than its own.
 A rule whose features do not broadcast (a lookup table) is evaluated token by token
 over the same gathered tokens.  The first rows are checked against the reference
 evaluator when a batch is built.
@@ -253,10 +253,8 @@ class RowBatch:
         self.metric = model.metric
         systems = system_metrics(arch0)
         self._system = self.metric in systems
-        if self._system and (model.element is not None or model._requested is not None
-                             or any(model.rows[int(i)].activity is not None
-                                    for i in self.indices)):
-            raise Unsupported("a system metric of activity rows or of one element")
+        if self._system and model._requested is not None:
+            raise Unsupported("a system metric under another aggregation")
         self.metrics = sorted(base_metrics(arch0, self.metric))
         if any(_refuses(name) for name in self._aggregations(arch0)):
             raise Unsupported("an aggregation that needs more than element values")

@@ -253,3 +253,32 @@ def test_fitted_free_parameters_of_the_application_equal_the_row_by_row_path(
     slow = fit_parameters(RowModel(arch, rows, "energy_total", None, app), free, train, 1)
     for name, value in slow.values.items():
         assert fast.values[name] == pytest.approx(value, rel=1e-6), name
+
+
+@pytest.mark.parametrize("element", [None, "b0"])
+def test_a_system_metric_of_activity_rows_is_batched(tmp_path, element):
+    (tmp_path / "b.moa").write_text(MOA)
+    rng = np.random.default_rng(5)
+    names = ["l0", "l1", "b0", "bus"]
+    lines = [",".join([f"quanta_{e}" for e in names] + [f"tokens_{e}" for e in names]
+                      + ["p_static", "energy_J"])]
+    for _ in range(40):
+        quanta = rng.integers(0, 10**6, 4) * (rng.random(4) < 0.8)
+        tokens = [int(q > 0) * int(rng.integers(1, 5)) for q in quanta]
+        lines.append(",".join([str(q) for q in quanta] + [str(t) for t in tokens]
+                              + [str(rng.choice([0.2, 0.5])), f"{rng.uniform(1e-4, 1e-2):.4e}"]))
+    (tmp_path / "rows.csv").write_text("\n".join(lines) + "\n")
+    arch = dsl.load_moa(tmp_path / "b.moa")[0]
+    rows = [r for r in read_measurements(
+        tmp_path / "rows.csv", "energy_J", quanta_column="quanta_{element}",
+        tokens_column="tokens_{element}", params=["p_static"], elements=names).rows
+        if any(r.activity[e][1] for e in names if element in (None, e))]
+    model = RowModel(arch, rows, "energy_total", element=element)
+    assert model.row_batch(range(len(rows))) is not None
+    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+                       rtol=1e-13, atol=0)
+    free = parse_free(arch, "l0.energy.alpha,b0.time.alpha", None)
+    overrides = fitting._overrides(free, [1e-9, 3e-9])
+    fast = model._predict_batch(list(range(len(rows))), overrides, {})
+    assert fast is not None
+    assert np.allclose(fast, one_by_one(model, range(len(rows)), overrides), rtol=1e-13, atol=0)
