@@ -30,6 +30,8 @@ from mapping.problem import bind_problem
 
 #: the largest number of points of one sweep grid (``--limit sweep=N``)
 MAX_POINTS = 1_000_000
+#: bound applications and architectures a sweep keeps for the points that follow
+BINDINGS_KEPT = 256
 
 
 @dataclass(frozen=True)
@@ -142,8 +144,14 @@ def iter_sweep(app: SDFGraph, arch: Architecture, mapping: Mapping, ranges: Sequ
     clash = [r.name for r in ranges if r.name in fixed]
     if clash:
         raise MappingError(f"parameter {', '.join(clash)} is both swept and fixed with -p")
+    # Points that leave one file's parameters alone share its binding (a swept parameter
+    # of the .moa does not rebind the application, nor recount its repetition vector);
+    # the bindings are forgotten now and then, since a sweep may have a million points.
+    bindings: dict = {}
     for point in iter_grid(ranges):
-        problem = bind_problem(app, arch, {**fixed, **point})
+        if len(bindings) > BINDINGS_KEPT:
+            bindings.clear()
+        problem = bind_problem(app, arch, {**fixed, **point}, cache=bindings)
         yield point, evaluate(problem.app, problem.arch, mapping, metric, aggregate,
                               problem=problem)
 

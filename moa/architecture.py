@@ -36,6 +36,8 @@ def resolve(value, env):
 
 #: the element's names a template argument of a cost model may use (``lookup``'s key)
 PLACEHOLDERS = ("type", "element", "array")
+#: sets of route preferences whose routes an architecture keeps for its bound copies
+_ROUTINGS_KEPT = 64
 
 
 #: the value of each placeholder for an element: its type's name (its own without a
@@ -257,6 +259,8 @@ class Architecture:
         self._graph: nx.Graph | None = None
         self._routes: dict[tuple[str, str], tuple[str, ...]] = {}
         self._charging: bool | None = None
+        #: the routing graph and routes of bound copies, by their route preferences
+        self._bound_routing: dict[tuple, tuple[nx.Graph, dict]] = {}
 
     def __repr__(self):
         return f"Architecture({self.name!r}, pes={len(self.pes)}, cns={len(self.cns)})"
@@ -442,6 +446,7 @@ class Architecture:
             bound.elements[e.name] = Element(e.name, e.kind, costs, attrs, e.local, e.type_name,
                                              e.own_costs, e.own_attrs, e.own_local, e.array,
                                              e.origin)
+        self._share_routing(bound)
         lam = bound.lambda_
         # chained comparisons: false for NaN, exact for integers beyond the float range
         if not isinstance(lam, (int, float)) or not 0 <= lam <= sys.float_info.max:
@@ -451,6 +456,22 @@ class Architecture:
             raise ArchitectureError(f"lambda must be a finite non-negative number, got "
                                     f"{lam}{where}", self.origin)
         return bound
+
+    def _share_routing(self, bound: "Architecture") -> None:
+        """Copies bound with other values share their routes: the elements and links
+        are this architecture's, so only the route preferences can differ (a sweep or a
+        fit binds thousands of copies, each routing the same channels)."""
+        routing = getattr(self, "_bound_routing", None)
+        if routing is None:
+            routing = self._bound_routing = {}
+        key = tuple((name, e.attrs[ROUTE_COST]) for name, e in bound.elements.items()
+                    if ROUTE_COST in e.attrs)
+        shared = routing.get(key)
+        if shared is None:
+            if len(routing) >= _ROUTINGS_KEPT:
+                routing.clear()
+            shared = routing[key] = (bound.graph(), bound._routes)
+        bound._graph, bound._routes = shared
 
     def graph(self) -> nx.Graph:
         """Elements as nodes (data: ``kind``), links as edges: the graph routes are
@@ -516,3 +537,4 @@ class Architecture:
         self._graph = None
         self._routes = {}
         self._charging = None
+        self._bound_routing = {}

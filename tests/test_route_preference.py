@@ -82,3 +82,18 @@ def test_batch_evaluator_prefers_the_same_route(tmp_path):
     app, arch, mapping = shared_inputs(tmp_path, "zz_store")
     batch = BatchEvaluator(bind_problem(app, arch, PARAMS), "time", None)
     assert batch.value(mapping) == pytest.approx(shared_value(tmp_path, "acc_store"))
+
+
+def test_bound_copies_share_routes_only_under_the_same_preferences():
+    arch = dsl.parse_moa(
+        "moa m {\n param ca = 0\n param s = 1\n"
+        " pe x [time = lsla(alpha = s)]\n pe y [time = lsla(alpha = s)]\n"
+        " cn a [time = lsla(alpha = 1), route_cost = ca]\n cn b [time = lsla(alpha = 1)]\n"
+        " x -- a\n a -- y\n x -- b\n b -- y\n}\n", "m.moa")[0]
+    one, two = arch.bind({"s": 1}), arch.bind({"s": 2})
+    assert one.route("x", "y") == ("a",)
+    assert two._routes is one._routes                 # another value, the same routes
+    pricier = arch.bind({"ca": 1})
+    assert pricier._routes is not one._routes
+    assert pricier.route("x", "y") == ("b",)
+    assert arch.bind({"ca": 0, "s": 3}).route("x", "y") == ("a",)

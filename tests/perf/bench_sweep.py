@@ -1,0 +1,70 @@
+"""``mapeval sweep`` against the previous code: prints one JSON object.
+
+    python tests/perf/bench_sweep.py [--points N] [--base COMMIT]
+
+Sweeps the odroid example's mapping ``big_only`` over N points (default 20,000) of a
+parameter of the ``.moa`` (``f``, the clock scaling: the application's binding can be
+kept) and of the ``.sdf`` (``D``, the disparity levels 1 to N: every point binds the
+application), each in a fresh process, once with this tree's code and once with the
+code of ``--base`` (default ``80d5387``, which bound both files at every point),
+extracted by ``git archive``.  Times are CPU seconds of the child; ``identical`` says
+whether the two CSV files are byte for byte the same.
+"""
+from __future__ import annotations
+
+import one_core  # noqa: F401  (first: one thread before numpy loads)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ODROID = ROOT / "examples" / "odroid"
+BASE = "80d5387"
+
+
+def run(code: Path, sweep_range: str, out: Path) -> float:
+    argv = [sys.executable, "-m", "mapping.cli", "sweep", str(ODROID / "stereo.sdf"),
+            str(ODROID / "odroid.moa"), str(ODROID / "mappings.map"), "--mapping",
+            "big_only", "-r", sweep_range, "-o", str(out)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(argv, env=dict(os.environ, PYTHONPATH=str(code)),
+                          capture_output=True, text=True, cwd=str(code))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"sweep failed ({code}):\n{proc.stderr[-3000:]}")
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--points", type=int, default=20_000)
+    p.add_argument("--base", default=BASE)
+    args = p.parse_args()
+    out: dict = {"load": os.getloadavg()[0], "base": args.base, "points": args.points,
+                 "cases": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        for name, sweep_range in (("parameter of the .moa", f"f=0.5:2:{args.points}"),
+                                  ("parameter of the .sdf", f"D=1:{args.points}:{args.points}")):
+            old_csv, new_csv = Path(tmp) / "old.csv", Path(tmp) / "new.csv"
+            old, new = run(base, sweep_range, old_csv), run(ROOT, sweep_range, new_csv)
+            out["cases"].append({
+                "case": name, "range": sweep_range, "old_cpu_s": old, "new_cpu_s": new,
+                "speedup": old / new, "new_us_per_point": 1e6 * new / args.points,
+                "identical": old_csv.read_bytes() == new_csv.read_bytes()})
+    out["load_after"] = os.getloadavg()[0]
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
