@@ -26,8 +26,11 @@ quanta and attributes from that activity (:meth:`RowBatch.values` with ``problem
 
 What this path does not cover raises :class:`Unsupported` and the caller evaluates row
 by row (:class:`mapping.fitting.RowModel`): timed aggregations, ``exclusive`` (its
-shares follow the mapping), CNs that charge their ends, memory traffic (its bytes come
-from the models), and a system metric under an aggregation other than its own.
+shares follow the mapping), memory traffic (its bytes come from the models), and a
+system metric under an aggregation other than its own.  Copies a CN charges to the
+cores at the ends of a channel (``charge = ends|both``) are gathered per core and CN
+and valued by the CN's rule, ``lambda`` times, as :func:`mapping.evaluation.element_values`
+does.
 A rule whose features do not broadcast (a lookup table) is evaluated token by token
 over the same gathered tokens.  The first rows are checked against the reference
 evaluator when a batch is built.
@@ -46,7 +49,7 @@ import numpy as np
 
 from mapping.aggregation import aggregator
 from mapping.bulk import paused
-from mapping.metrics import base_metrics, rule, system_metrics, system_value
+from mapping.metrics import base_metrics, is_charged, rule, system_metrics, system_value
 from mapping.traffic import ChargedToken, TrafficToken
 from moc.activity import TokenGroup
 
@@ -86,7 +89,7 @@ class Tokens:
             np.fromiter(map(code, flat), dtype=np.intp, count=len(flat))
         self.count = np.fromiter(map(_COUNT, flat), dtype=float, count=len(flat))
         self.quanta = np.fromiter(map(_QUANTA, flat), dtype=float, count=len(flat))
-        #: the classes of the tokens (traffic and charged copies are refused)
+        #: the classes of the tokens (memory traffic is refused)
         self.kinds = set(map(type, flat))
         attrs = list(map(_ATTRS, flat))
         self._attrs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
@@ -258,8 +261,6 @@ class RowBatch:
         self.metrics = sorted(base_metrics(arch0, self.metric))
         if any(_refuses(name) for name in self._aggregations(arch0)):
             raise Unsupported("an aggregation that needs more than element values")
-        if arch0.charging:
-            raise Unsupported("CNs charge their ends")
         self._names = sorted({n for s in systems.values() for n in s.references
                               if n not in systems}) if self._system else []
         #: the actors and channels tokens come from (mapping rows of an application with
@@ -301,18 +302,20 @@ class RowBatch:
             tokens: dict[str, dict[str, Tokens]] = {}
             busy: dict[str, np.ndarray] = {}
             for metric in self.metrics:
-                parts: dict[str, list[Tokens]] = {name: [] for name in arch0.elements}
+                keys = self._keys(arch0, metric)
+                parts: dict[Any, list[Tokens]] = {key: [] for key in keys}
                 for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
                     placed = [model.placed_for(i, metric, keep=False)
                               for i in rows[start:start + GATHER_CHUNK]]
-                    for name, element in arch0.elements.items():
-                        part = Tokens([p.get(name, ()) for p in placed], None,
-                                      self._coder(element.is_pe) if self.rebinds else None)
-                        if any(issubclass(k, (TrafficToken, ChargedToken)) for k in part.kinds):
-                            raise Unsupported("memory traffic or charged tokens")
-                        parts[name].append(part)
-                tokens[metric] = {name: Tokens.joined(p, self._placer(rows, metric, name))
-                                  for name, p in parts.items()}
+                    for key in keys:
+                        part = Tokens([_part(p, key) for p in placed], None,
+                                      self._coder(key) if self.rebinds else None)
+                        if any(issubclass(k, TrafficToken) for k in part.kinds) or (
+                                isinstance(key, str) and ChargedToken in part.kinds):
+                            raise Unsupported("memory traffic")
+                        parts[key].append(part)
+                tokens[metric] = {key: Tokens.joined(p, self._placer(rows, metric, key))
+                                  for key, p in parts.items()}
                 busy[metric] = np.logical_or.reduce(
                     [t.used for t in tokens[metric].values()] + [np.zeros(len(rows), bool)])
             params = {}
@@ -332,13 +335,26 @@ class RowBatch:
             self.rebinds = False
         return groups
 
-    def _coder(self, on_pe: bool) -> Callable[[Any], int]:
+    @staticmethod
+    def _keys(arch, metric: str) -> list:
+        """The parts tokens are gathered in: each element's own tokens (its name), and
+        each PE's copies charged by each charging CN (``(pe, cn)``, SPEC §12)."""
+        keys: list = list(arch.elements)
+        if arch.charging and is_charged(metric):
+            charging = [c for c in arch.cns if arch.elements[c].charge != "self"]
+            keys += [(pe, cn) for pe in arch.pes for cn in charging]
+        return keys
+
+    def _coder(self, key) -> Callable[[Any], int]:
         """A token's source code: an actor's processing on a PE, a channel's
-        communication on a CN; -1 for a token of another kind."""
+        communication on a CN or charged to a PE; -1 for a token of another kind."""
+        charged = not isinstance(key, str)
+        on_pe = not charged and self.model.arch.elements[key].is_pe
         kind, codes, sources = ("p" if on_pe else "c"), self._codes, self.sources
+        want = ChargedToken if charged else TokenGroup
 
         def code(token) -> int:
-            if type(token) is not TokenGroup:
+            if type(token) is not want:
                 return -1
             key = (kind, token.source)
             got = codes.get(key)
@@ -348,7 +364,7 @@ class RowBatch:
             return got
         return code
 
-    def _placer(self, rows: list[int], metric: str, name: str):
+    def _placer(self, rows: list[int], metric: str, key):
         """The token objects of element ``name`` per row, placed again on first use and
         then kept: models whose features do not broadcast over arrays of tokens read
         them at every evaluation of a fit, and a placement does not change with the
@@ -357,7 +373,7 @@ class RowBatch:
 
         @functools.cache
         def again():
-            return [model.placed_for(i, metric, keep=False).get(name, ()) for i in rows]
+            return [_part(model.placed_for(i, metric, keep=False), key) for i in rows]
         return again
 
     def _check(self) -> None:
@@ -485,6 +501,15 @@ class RowBatch:
             else:
                 values[name] = v
                 modelled |= tokens.used
+        lam = float(arch.lambda_)
+        for key, tokens in g.tokens[metric].items():
+            if isinstance(key, str) or not len(tokens):
+                continue
+            pe, cn = key       # copies charged to a PE: lambda times the CN's own rule
+            v = self._element(k, key, arch.elements[cn], metric, tokens, n)
+            if v is not None:
+                values[pe] = values[pe] + lam * v
+                modelled |= tokens.used
         if np.any(g.busy[metric] & ~modelled):
             raise Unsupported("a row's tokens are all on unmodelled elements")
         pe = np.array([values[p] for p in arch.pes]).reshape(len(arch.pes), n)
@@ -530,6 +555,16 @@ class RowBatch:
         totals = [np.bincount(tokens.row, weights=tokens.count * f, minlength=n)
                   for f in features]
         return np.broadcast_to(np.asarray(r.finish(totals), dtype=float), (n,))
+
+
+def _part(placed: dict, key) -> list:
+    """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``."""
+    if isinstance(key, str):
+        tokens = placed.get(key, ())
+        return [t for t in tokens if type(t) is not ChargedToken] \
+            if any(type(t) is ChargedToken for t in tokens) else tokens
+    pe, cn = key
+    return [t for t in placed.get(pe, ()) if type(t) is ChargedToken and t.cn == cn]
 
 
 def _refuses(name: str) -> bool:

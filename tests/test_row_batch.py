@@ -5,6 +5,7 @@ the row-by-row path; the stated limit on rows."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -282,3 +283,44 @@ def test_a_system_metric_of_activity_rows_is_batched(tmp_path, element):
     fast = model._predict_batch(list(range(len(rows))), overrides, {})
     assert fast is not None
     assert np.allclose(fast, one_by_one(model, range(len(rows)), overrides), rtol=1e-13, atol=0)
+
+
+STREAM = Path(__file__).resolve().parents[1] / "examples" / "calibration" / "streaming"
+
+
+def test_copies_charged_to_the_cores_are_batched():
+    """``charge = ends`` (the streaming study's board): each core pays lambda times the
+    CN's rule for the copies of the channels it ends, under free values of the CNs'
+    parameter and of the per-actor costs of the .sdf (``lookup``) alike."""
+    app = dsl.load_sdf(STREAM / "audio.sdf")[0]
+    arch = dsl.load_moa(STREAM / "board.moa")[0]
+    rows = list(read_measurements(STREAM / "measurements.csv", "time_us",
+                                  actor_column="t_{actor}", actors=list(app.actors),
+                                  pes=arch.pes, cns=arch.cns).rows)[:60]
+    model = RowModel(arch, rows, "time", None, app)
+    assert model.row_batch(range(len(rows))) is not None
+    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+                       rtol=1e-13, atol=0)
+    free = parse_free(arch, "a_l2,a_cci,c_src_A7,c_fir_l_A15", app)
+    some = list(range(1, 60, 4))
+    for values in ([0.02, 0.001, 35.0, 80.0], [0.001, 0.05, 10.0, 300.0]):
+        overrides = fitting._overrides(free, values)
+        fast = model._predict_batch(some, overrides, {})
+        assert fast is not None
+        assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-12, atol=0)
+
+
+def test_lookup_costs_arrays_of_tokens_as_it_costs_one():
+    from moa.cost_models.lookup import Lookup
+    from moc.activity import TokenGroup
+    from mapping.row_batch import Tokens
+
+    groups = [[TokenGroup("a", 2, 1.0, {"exec_A7": 3.0})],
+              [TokenGroup("b", 1, 1.0, {"exec_A7": math.inf}),
+               TokenGroup("c", 1, 1.0, {"exec_A7": 0.5})]]
+    tokens = Tokens(groups, lambda: groups)
+    for scale in (0.0, 2.0):
+        model = Lookup(Lookup.Parameters(key="exec_A7", scale=scale))
+        one = [model.token_cost(t) for g in groups for t in g]
+        assert list(np.asarray(model.token_cost(tokens), dtype=float)) == one
+        assert one == ([0.0, math.inf, 0.0] if scale == 0 else [6.0, math.inf, 1.0])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+import numpy as np
 from pydantic import Field, field_validator
 
 from moa.cost_models.base import CostModel, Parameters, attribute
@@ -60,8 +61,10 @@ class Lookup(CostModel):
 
     def token_cost(self, token):
         v = self.value(token)
-        # an actor that cannot run here stays impossible whatever the scale
-        return v if v == math.inf else self.params.scale * v
+        scale = self.params.scale
+        # an actor that cannot run here stays impossible whatever the scale (0 · inf is
+        # nan); written for one token or arrays of them (mapping.row_batch) alike
+        return scale * v if scale > 0 else np.where(np.equal(v, math.inf), math.inf, 0.0)
 
     def linear_terms(self, token):
         return {"scale": self.value(token)}
