@@ -1719,19 +1719,26 @@ def _element_measured(rows: Sequence[MeasurementRow], columns: MappingT[str, str
     return {e: out[e] for e in columns}
 
 
-def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
-                    columns: MappingT[str, str], *, app=None, metric: str = "time",
-                    aggregate: str | None = None,
-                    free: Sequence[str] | str | None = None, test_fraction: float = 0.2,
-                    seed: int = 0, params: MappingT[str, Any] | None = None,
-                    source: str | None = None, starts: int = STARTS,
-                    residuals: str = "absolute") -> Assessment:
-    """The GSLA paper's procedure: each element of ``columns`` (element → measured
-    column) fitted on its own column -- its prediction being its own part of the
-    system value, the evaluator's per-element value (:class:`RowModel` with
-    ``element``) -- on one seeded train split; then the whole model, with every fitted
-    value, compared with the measured total on the test rows.  Every free parameter
-    must belong to the elements of one column."""
+@dataclass(frozen=True)
+class ElementModel:
+    """One element of a per-element fit: its measured ``column`` (``-``: the rest), the
+    ``model`` of its own part of every row (rows measured by that column) and the free
+    parameters it ``owns``."""
+
+    element: str
+    column: str
+    model: RowModel
+    owns: tuple[FreeParameter, ...]
+
+
+def element_models(arch: Architecture, rows: Sequence[MeasurementRow],
+                   columns: MappingT[str, str], *, app=None, metric: str = "time",
+                   aggregate: str | None = None,
+                   free: Sequence[str] | str | None = None,
+                   params: MappingT[str, Any] | None = None,
+                   source: str | None = None) -> list[ElementModel]:
+    """The :class:`ElementModel` of each element of ``columns`` (element → measured
+    column); every free parameter must belong to the elements of one column."""
     free_params = parse_free(arch, free, app) if free else []
     for fp in free_params:
         if fp.by is not None:
@@ -1750,26 +1757,61 @@ def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
                              "element's own parameters on its own column")
         owner[holders.pop()].append(fp)
     measured_by = _element_measured(rows, columns)
-    train, test = split_rows(len(rows), test_fraction, seed)
-    on = scored_rows(train, test)
-    per, fits = [], []
+    out = []
     for element, column in columns.items():
-        y = measured_by[element]
-        own = [replace(r, measured=float(v)) for r, v in zip(rows, y)]
+        own = [replace(r, measured=float(v)) for r, v in zip(rows, measured_by[element])]
         model = RowModel(arch, own, metric, aggregate, app, params, source, element=element)
         if owner[element]:
             check_free(model.bound_arch(0), owner[element], model.metric)
-            fit = replace(fit_parameters(model, owner[element], train, starts, seed,
-                                         residuals=residuals, explain=True),
+        out.append(ElementModel(element, column, model, tuple(owner[element])))
+    return out
+
+
+def fit_elements(elements: Sequence[ElementModel], arch: Architecture, train, test=(),
+                 starts: int = STARTS, seed: int = 0, progress=None,
+                 residuals: str = "absolute", explain: bool = False
+                 ) -> tuple[list[FitResult | None], FitResult | None]:
+    """Each element's own parameters fitted on its own column over the ``train`` rows
+    (``None`` for an element that owns none), and all of them as one fit (``None``
+    when nothing is free)."""
+    fits: list[FitResult | None] = []
+    for e in elements:
+        fit = None
+        if e.owns:
+            fit = replace(fit_parameters(e.model, e.owns, train, starts, seed, progress,
+                                         residuals, explain=explain),
                           test=tuple(int(i) for i in test))
-            predicted = predict_fitted(model, fit)
-            fits.append(fit)
-        else:
-            fit, predicted = None, model.predict()
-        per.append(ElementFit(element, column, fit, fidelity(
+        fits.append(fit)
+    done = [f for f in fits if f is not None]
+    return fits, (_merged_fit(arch, done, train, test) if done else None)
+
+
+def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
+                    columns: MappingT[str, str], *, app=None, metric: str = "time",
+                    aggregate: str | None = None,
+                    free: Sequence[str] | str | None = None, test_fraction: float = 0.2,
+                    seed: int = 0, params: MappingT[str, Any] | None = None,
+                    source: str | None = None, starts: int = STARTS, progress=None,
+                    residuals: str = "absolute") -> Assessment:
+    """The GSLA paper's procedure: each element of ``columns`` (element → measured
+    column) fitted on its own column -- its prediction being its own part of the
+    system value, the evaluator's per-element value (:class:`RowModel` with
+    ``element``) -- on one seeded train split; then the whole model, with every fitted
+    value, compared with the measured total on the test rows.  Every free parameter
+    must belong to the elements of one column."""
+    elements = element_models(arch, rows, columns, app=app, metric=metric,
+                              aggregate=aggregate, free=free, params=params, source=source)
+    train, test = split_rows(len(rows), test_fraction, seed)
+    on = scored_rows(train, test)
+    fits, merged = fit_elements(elements, arch, train, test, starts, seed, progress,
+                                residuals, explain=True)
+    per = []
+    for e, fit in zip(elements, fits):
+        predicted = predict_fitted(e.model, fit) if fit else e.model.predict()
+        y = np.array([r.measured for r in e.model.rows], dtype=float)
+        per.append(ElementFit(e.element, e.column, fit, fidelity(
             predicted[on], y[on], n=len(rows), n_train=len(train) if fit else 0,
             fitted=fit.values if fit else None)))
-    merged = _merged_fit(arch, fits, train, test) if fits else None
     final = RowModel(merged.architecture if merged else arch, rows, metric, aggregate, app,
                      params, source)
     predicted = final.predict()

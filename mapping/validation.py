@@ -27,7 +27,7 @@ import numpy as np
 from mapping.errors import InputError
 from mapping.fidelity import FidelityResult, fidelity, group_rows, mean_over_splits
 from mapping.fitting import (GROUP_MARK, STARTS, Assessment, FitResult, FreeParameter, RowModel,
-                             _check_bare, check_free, expand_groups, fit_parameters,
+                             _check_bare, check_free, expand_groups, fit_elements, fit_parameters,
                              fitted_architecture, group_label, group_values, parse_free,
                              predict_fitted, scored_rows, split_rows)
 from mapping.options import POSITIVE_WHOLE, whole
@@ -227,11 +227,12 @@ def split_results(model: RowModel, free: Sequence[FreeParameter] | None,
                   groups: Sequence | None = None, within: str | None = None,
                   fit_by: Sequence | None = None, fit_column: str | None = None,
                   starts: int = STARTS, seed: int = 0, progress=None,
-                  residuals: str = "absolute") -> list[FidelityResult]:
+                  residuals: str = "absolute", elements=None) -> list[FidelityResult]:
     """The figures of each split: ``free`` (if any) fitted on its train rows -- one fit,
-    or with ``fit_by`` (a label per row, of column ``fit_column``) one fit per group --
-    and the test rows compared; ``groups`` (labels of column ``within``) adds the
-    figures within and per group."""
+    or with ``fit_by`` (a label per row, of column ``fit_column``) one fit per group, or
+    with ``elements`` (:func:`~mapping.fitting.element_models`) each element's own
+    parameters on its own column -- and the test rows compared; ``groups`` (labels of
+    column ``within``) adds the figures within and per group."""
     measured = np.array([r.measured for r in model.rows], dtype=float)
     plain = None if free else model.predict()
     results = []
@@ -246,6 +247,10 @@ def split_results(model: RowModel, free: Sequence[FreeParameter] | None,
             predicted = grouped_prediction(model, fits, fit_by, test)
             n_train = len(train)
             values = merged_group_fit(model.arch, fits, fit_column, train, test).values
+        elif elements is not None:
+            _, fit = fit_elements(elements, model.arch, train, test, starts, seed, progress,
+                                  residuals)
+            predicted, n_train, values = predict_fitted(model, fit, test), len(train), fit.values
         else:
             fit = fit_parameters(model, free, train, starts, seed, progress, residuals)
             predicted, n_train, values = predict_fitted(model, fit, test), len(train), fit.values
@@ -265,18 +270,19 @@ def cross_validate(model: RowModel, free: Sequence[FreeParameter] | None,
                    fitted=None, starts: int = STARTS, seed: int = 0,
                    progress=None, residuals: str = "absolute",
                    fit_by: Sequence | None = None, fit_column: str | None = None,
-                   labels: Sequence[str] | None = None, folds_by: str | None = None
-                   ) -> FidelityResult:
+                   labels: Sequence[str] | None = None, folds_by: str | None = None,
+                   elements=None) -> FidelityResult:
     """Fit ``free`` (if any) on the train rows of each split and compare on its test
     rows; the figures averaged over the splits (``kind``: ``folds`` or ``repeats``).
     ``fitted`` annotates the result (the values fitted on every row); ``progress(1)``
     after every start of every split's fit; ``residuals``: the rule each fit minimises
     (:data:`~mapping.fitting.RESIDUALS`); ``fit_by``: one fit per group
     (:func:`split_results`); ``labels`` name each split's group when the splits leave
-    one group of the column ``folds_by`` out (:func:`leave_one_group_out`)."""
+    one group of the column ``folds_by`` out (:func:`leave_one_group_out`);
+    ``elements``: the per-element fit of each split (:func:`split_results`)."""
     results = split_results(model, free, splits, groups=groups, within=within,
                             fit_by=fit_by, fit_column=fit_column, starts=starts, seed=seed,
-                            progress=progress, residuals=residuals)
+                            progress=progress, residuals=residuals, elements=elements)
     if labels is not None:
         results = [replace(r, group=label) for r, label in zip(results, labels)]
     return mean_over_splits(results, kind, n=len(model.rows), fitted=fitted,

@@ -79,8 +79,64 @@ def test_cli_measured_element(tmp_path, capsys):
     assert main(["fidelity", *args]) == 0
     out = capsys.readouterr().out
     assert "per element" in out and "pcie" in out
-    assert main(["fidelity", *args, "--folds", "3"]) == 2
-    assert "does not go with --folds" in capsys.readouterr().err
+    assert main(["fidelity", *args, "--fit-by", "S"]) == 2
+    assert "does not go with --fit-by" in capsys.readouterr().err
+
+
+def noisy_columns(path, seed=3):
+    """The grid of :func:`write_columns` twice, each part with its own 5 % noise (as
+    the paper's separately measured t_1, t_k and t_w)."""
+    rng = np.random.default_rng(seed)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["S", "gamma", "t_w", "t_1", "t_k"])
+        for _ in range(2):
+            for S in (512, 1024, 2048, 4096, 8192, 16384):
+                for g in (8, 16, 32, 64, 128, 256):
+                    t1, tk, tc = (v * rng.lognormal(0, 0.05) for v in (
+                        gsla(HOST, S, g), gsla(GPU, S, g), 2 * gsla(PCIE, S, g)))
+                    w.writerow([S, g, repr(t1 + tk + tc), repr(t1), repr(tk)])
+    return path
+
+
+def test_per_element_fit_cross_validated(tmp_path, capsys):
+    """--folds with --measured-element: each fold fits every element on its own column
+    over the fold's training rows and ranks the whole model's t_w on its test rows."""
+    from scipy import stats
+
+    from mapping.fitting import element_models, fit_elements, predict_fitted, RowModel
+    from mapping.validation import fold_splits
+
+    path = noisy_columns(tmp_path / "noisy.csv")
+    args = [str(GSLA / "opencl.sdf"), str(GSLA / "gpu.moa"), str(GSLA / "mappings.map"),
+            str(path), "--mapping", "gpu_offload", "--measured", "t_w",
+            "--measured-element", "host=t_1,gpu=t_k,pcie=-", "--fit", FREE]
+    assert main(["fidelity", *args, "--folds", "3", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    app, = dsl.load_sdf(GSLA / "opencl.sdf")
+    arch, = dsl.load_moa(GSLA / "gpu.moa")
+    mapping = next(m for m in dsl.load_map(GSLA / "mappings.map") if m.name == "gpu_offload")
+    rows = list(read_measurements(path, "t_w", params=["S", "gamma"], mapping=mapping).rows)
+    elements = element_models(arch, rows, parse_element_columns("host=t_1,gpu=t_k,pcie=-"),
+                              app=app, free=FREE)
+    total = RowModel(arch, rows, "time", None, app)
+    measured = np.array([r.measured for r in rows])
+    taus = []
+    for train, test in fold_splits(len(rows), 3, 0):
+        _, merged = fit_elements(elements, arch, train, test)
+        predicted = predict_fitted(total, merged, test)
+        taus.append(stats.kendalltau(np.round(predicted, 12), measured[test]).statistic)
+    assert [f["tau"] for f in doc["folds"]] == pytest.approx(taus, abs=1e-9)
+    assert doc["tau"] == pytest.approx(np.mean(taus), abs=1e-9)
+    assert doc["fitted"]["gpu.time.alpha"] == pytest.approx(GPU[0], rel=0.05)
+    # the same figures within one size, and over repeated splits
+    assert main(["fidelity", *args, "--folds", "3", "--within", "S", "--json"]) == 0
+    within = json.loads(capsys.readouterr().out)
+    assert within["tau"] == pytest.approx(doc["tau"]) and within["tau_within"] > 0.9
+    assert main(["fidelity", *args, "--repeats", "2", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["repeats"]) == 2
+    assert main(["plot", "fidelity", *args, "-o", str(tmp_path / "f.png")]) == 0
+    assert (tmp_path / "f.png").stat().st_size > 0
 
 
 def test_measured_element_errors(tmp_path, capsys):

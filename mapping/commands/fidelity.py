@@ -1,8 +1,8 @@
 """``mapeval fidelity``: does the model order alternatives as the measurements do?"""
 from __future__ import annotations
 
-from mapping.commands.fit import add_element_option, element_lines, load_element_study
-from mapping.commands.measured import add_measurement_options, report_problems
+from mapping.commands.fit import add_element_option, element_lines
+from mapping.commands.measured import add_measurement_options, load_study, report_problems
 from mapping.output import print_json
 
 
@@ -28,7 +28,7 @@ def add_parser(subparsers, name):
 
 
 def run(args):
-    study = load_element_study(args, "fidelity")
+    study = load_study(args, "fidelity")
     report_problems(study)
     result = study.assessment.result
     if args.json:

@@ -60,31 +60,6 @@ def add_element_option(p) -> None:
                    "these elements; fidelity is then reported on the --measured total")
 
 
-def load_element_study(args, command: str):
-    """The study of ``args``, fitted per element when ``--measured-element`` is given
-    (:func:`mapping.fitting.assess_elements`)."""
-    if not getattr(args, "measured_element", None):
-        return load_study(args, command)
-    from argparse import Namespace
-    from dataclasses import replace
-
-    from mapping.fitting import assess_elements, parse_element_columns
-    from mapping.inputs import parse_params
-
-    for option in ("folds", "folds_by", "repeats", "within", "fit_by"):
-        if getattr(args, option, None) is not None:
-            raise InputError(f"mapeval {command}: --measured-element does not go with "
-                             f"--{option.replace('_', '-')}")
-    columns = parse_element_columns(args.measured_element)
-    study = load_study(Namespace(**{**vars(args), "free": None}), command)
-    assessment = assess_elements(
-        study.arch, study.assessment.model.rows, columns, app=study.app, metric=args.metric,
-        aggregate=args.aggregate, free=args.free, test_fraction=args.test_fraction,
-        seed=args.seed, params=parse_params(args.param), source=str(study.measurements.path),
-        starts=args.starts, residuals=getattr(args, "residuals", "absolute"))
-    return replace(study, assessment=assessment)
-
-
 def element_lines(assessment) -> list[str]:
     """The per-element fits in words (nothing without ``--measured-element``)."""
     if not assessment.elements:
@@ -103,7 +78,7 @@ def element_lines(assessment) -> list[str]:
 
 def run(args):
     out = _check_output(args.output, args.files) if args.output else None
-    study = load_element_study(args, "fit")
+    study = load_study(args, "fit")
     report_problems(study)
     fit = study.assessment.fit
     result = study.assessment.result

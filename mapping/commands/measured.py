@@ -9,7 +9,8 @@ import dsl
 from mapping.errors import InputError
 from mapping.fidelity import fidelity
 from mapping.fitting import (GROUP_MARK, RESIDUALS, Assessment, RowModel, assess,
-                             expand_groups, group_label, parse_free)
+                             assess_elements, element_models, expand_groups, group_label,
+                             parse_element_columns, parse_free)
 from mapping.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
                             load_single, one, parse_params)
 from mapping.options import FRACTION, NATURAL, POSITIVE_WHOLE
@@ -245,12 +246,24 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
     residuals = getattr(args, "residuals", "absolute")
     groups = None if within is None else [group_label(r, within, f"--within {within}")
                                           for r in rows]
+    columns = parse_element_columns(args.measured_element) \
+        if getattr(args, "measured_element", None) else None
+    if columns is not None and fit_by is not None:
+        raise InputError(f"mapeval {command}: --measured-element does not go with --fit-by")
     with progress_bar(args, (1 + args.starts) * fits or None, "fit", "starts") as bar:
         common = dict(app=app, metric=args.metric, aggregate=args.aggregate, free=args.free,
                       test_fraction=0.0 if cross else args.test_fraction, seed=args.seed,
                       params=overrides, source=source, starts=args.starts, progress=bar,
                       residuals=residuals)
-        if fit_by:
+        elements = None
+        if columns is not None:
+            # the GSLA paper's per-element fit: each element on its own column
+            assessment = assess_elements(arch, rows, columns, **common)
+            if cross:
+                elements = element_models(
+                    arch, rows, columns, app=app, metric=args.metric,
+                    aggregate=args.aggregate, free=args.free, params=overrides, source=source)
+        elif fit_by:
             assessment = assess_by(arch, rows, fit_by, within=within, **common)
         else:
             assessment = assess(arch, rows, **common)
@@ -267,7 +280,8 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
                                     fitted=fit.values if fit else None,
                                     starts=args.starts, seed=args.seed, progress=bar,
                                     residuals=residuals, fit_by=strata if fit_by else None,
-                                    fit_column=fit_by, labels=labels, folds_by=by)
+                                    fit_column=fit_by, labels=labels, folds_by=by,
+                                    elements=elements)
     if not cross and groups is not None and not fit_by:
         on = assessment.scored
         result = fidelity(assessment.predicted[on], assessment.measured[on], n=result.n,

@@ -27,8 +27,10 @@ def _eval_source(args, command: str) -> dict:
 
 
 def _fidelity_options(p) -> None:
+    from mapping.commands.fit import add_element_option
     from mapping.commands.measured import add_measurement_options
     add_measurement_options(p, "--fit")
+    add_element_option(p)
 
 
 def _fidelity_source(args, command: str) -> dict:

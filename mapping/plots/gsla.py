@@ -5,6 +5,7 @@ model's error against those means over the same grid."""
 from __future__ import annotations
 
 import math
+import textwrap
 from collections import defaultdict
 
 import numpy as np
@@ -98,8 +99,10 @@ def gsla_figure(assessment: Assessment, x: str = "S", y: str = "gamma", *,
 
     r = a.result
     fit = a.fit
-    heading = title or (f"{a.model.arch.name}: fitted {', '.join(fit.values)}" if fit
-                        else f"{a.model.arch.name}: model as written")
+    # a long list of fitted parameters wraps: the 3-D axes leave the title no margin
+    heading = title or ("\n".join(textwrap.wrap(
+        f"{a.model.arch.name}: fitted {', '.join(fit.values)}", 60)) if fit
+        else f"{a.model.arch.name}: model as written")
     tau = "n/a" if not math.isfinite(r.tau) else f"{r.tau:.3f}"
     ax.set_title(f"{heading}\nKendall tau-b = {tau} ({r.rows_described()})",
                  fontsize=style.FONT)
