@@ -98,9 +98,13 @@ def test_folds_slice_the_gathered_rows(tmp_path):
         assert np.array_equal(every.subset(part).values(model.bound_arch), values[part])
 
 
-def test_fitted_values_equal_the_row_by_row_path(tmp_path, monkeypatch):
-    app, arch, rows = study(tmp_path, n=24)
-    free = parse_free(arch, "l0.energy.alpha,b0.energy.alpha,p_static", app)
+@pytest.mark.parametrize("free_app", [False, True])
+def test_fitted_values_equal_the_row_by_row_path(tmp_path, monkeypatch, free_app):
+    """Free values of the .moa's models and parameter, and (``free_app``) of a parameter
+    of the .sdf (:func:`free_study`)."""
+    app, arch, rows = (free_study if free_app else study)(tmp_path, n=24)
+    free = parse_free(arch, ("k,b0" if free_app else "l0.energy.alpha,b0")
+                      + ".energy.alpha,p_static", app)
     train = list(range(0, 24, 2)) + [1, 3]
     fast = fit_parameters(RowModel(arch, rows, "energy_total", None, app), free, train, 1)
     monkeypatch.setattr(RowModel, "row_batch", lambda self, indices: None)
@@ -242,18 +246,6 @@ def test_a_batch_under_free_values_of_the_application_checks_its_first_rows(
     assert not model.row_batch(range(30)).rebinds
     assert np.allclose(model.predict(list(range(30)), overrides),
                        one_by_one(model, range(30), overrides), rtol=1e-13, atol=0)
-
-
-def test_fitted_free_parameters_of_the_application_equal_the_row_by_row_path(
-        tmp_path, monkeypatch):
-    app, arch, rows = free_study(tmp_path, n=24)
-    free = parse_free(arch, "k,b0.energy.alpha,p_static", app)
-    train = list(range(0, 24, 2)) + [1, 3]
-    fast = fit_parameters(RowModel(arch, rows, "energy_total", None, app), free, train, 1)
-    monkeypatch.setattr(RowModel, "row_batch", lambda self, indices: None)
-    slow = fit_parameters(RowModel(arch, rows, "energy_total", None, app), free, train, 1)
-    for name, value in slow.values.items():
-        assert fast.values[name] == pytest.approx(value, rel=1e-6), name
 
 
 @pytest.mark.parametrize("element", [None, "b0"])

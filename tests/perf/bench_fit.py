@@ -136,14 +136,11 @@ def main() -> None:
         return
     sys.path.insert(0, str(HERE))
     import fit_study
+    from previous import extract
 
     out = {"load": os.getloadavg()[0], "base": args.base}
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        base.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        base = extract(args.base, Path(tmp))
 
         def study(rows, n_free):
             free = fit_study.free_parameters(n_free)

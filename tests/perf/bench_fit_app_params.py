@@ -19,11 +19,11 @@ import one_core  # noqa: F401  (first: one thread before numpy loads)
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
-import resource  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from previous import child_cpu, extract  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAM = ROOT / "examples" / "calibration" / "streaming"
@@ -36,15 +36,9 @@ def run(code: Path, table: Path, starts: list[str]) -> dict:
     argv = [sys.executable, "-m", "mapping.cli", "fidelity", str(STREAM / "audio.sdf"),
             str(STREAM / "board_lsla.moa"), str(table), "--measured", "time_us",
             "--actor-column", "t_{actor}", "--fit", F1, "--json", *starts]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(argv, env=dict(os.environ, PYTHONPATH=str(code)),
-                          capture_output=True, text=True, cwd=str(code))
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"fit failed ({code}):\n{proc.stderr[-3000:]}")
+    proc, cpu = child_cpu(argv, code)
     out = json.loads(proc.stdout)
-    return {"cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
-            "fitted": out["fitted"], "tau": out["tau"], "mape": out["mape"]}
+    return {"cpu_s": cpu, "fitted": out["fitted"], "tau": out["tau"], "mape": out["mape"]}
 
 
 def rel_diff(a: dict, b: dict) -> float:
@@ -57,11 +51,7 @@ def main() -> None:
     args = p.parse_args()
     out: dict = {"load": os.getloadavg()[0], "base": args.base, "cases": []}
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        base.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        base = extract(args.base, Path(tmp))
         import fuzz.fuzz as fuzz
         small = Path(tmp) / "input2675.csv"
         small.write_text(fuzz.make_csv_cases(2676, 34)[2675]["text"], encoding="utf-8")

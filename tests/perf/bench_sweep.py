@@ -17,11 +17,11 @@ import one_core  # noqa: F401  (first: one thread before numpy loads)
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
-import resource  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from previous import child_cpu, extract  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ODROID = ROOT / "examples" / "odroid"
@@ -32,13 +32,7 @@ def run(code: Path, sweep_range: str, out: Path) -> float:
     argv = [sys.executable, "-m", "mapping.cli", "sweep", str(ODROID / "stereo.sdf"),
             str(ODROID / "odroid.moa"), str(ODROID / "mappings.map"), "--mapping",
             "big_only", "-r", sweep_range, "-o", str(out)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(argv, env=dict(os.environ, PYTHONPATH=str(code)),
-                          capture_output=True, text=True, cwd=str(code))
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"sweep failed ({code}):\n{proc.stderr[-3000:]}")
-    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return child_cpu(argv, code)[1]
 
 
 def main() -> None:
@@ -49,11 +43,7 @@ def main() -> None:
     out: dict = {"load": os.getloadavg()[0], "base": args.base, "points": args.points,
                  "cases": []}
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        base.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        base = extract(args.base, Path(tmp))
         for name, sweep_range in (("parameter of the .moa", f"f=0.5:2:{args.points}"),
                                   ("parameter of the .sdf", f"D=1:{args.points}:{args.points}")):
             old_csv, new_csv = Path(tmp) / "old.csv", Path(tmp) / "new.csv"
