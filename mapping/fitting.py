@@ -937,6 +937,10 @@ class Residual:
     #: whether the residual is the plain difference predicted - measured, so that a
     #: model linear in its free parameters fits by non-negative least squares
     linear: bool = False
+    #: scipy's name of the loss on the residuals: ``linear`` (their squares), or a
+    #: robust one (``soft_l1``), minimised after the least-squares fit from its values,
+    #: with the scale of the residuals it left (:func:`_robust_refit`)
+    loss: str = "linear"
 
 
 def _rms(y: np.ndarray) -> float:
@@ -958,6 +962,20 @@ RESIDUALS.add("absolute", Residual("absolute", lambda p, y: p - y, _rms,
 RESIDUALS.add("relative", Residual("relative", _log_ratio, lambda y: 1.0, positive=True),
               "log(predicted / measured): every row weighs alike, whatever its size "
               "(measurements spanning decades, e.g. microseconds to seconds)")
+RESIDUALS.add("robust", Residual("robust", lambda p, y: p - y, _rms, linear=True,
+                                 loss="soft_l1"),
+              "as absolute, then a soft-L1 loss scaled by the residuals' median absolute "
+              "deviation: rows far off the rest (a warm-up run, a glitch) pull the fit "
+              "less")
+RESIDUALS.add("robust-relative", Residual("robust-relative", _log_ratio, lambda y: 1.0,
+                                          positive=True, loss="soft_l1"),
+              "as relative, then the soft-L1 loss of robust")
+
+#: a robust loss's scale: this many median absolute deviations of the least-squares
+#: residuals (1.4826 MAD estimates a normal standard deviation)
+ROBUST_MADS = 1.4826
+#: robust fits, each with the scale of the residuals the one before left
+ROBUST_PASSES = 2
 
 
 def residual_rule(name: str) -> Residual:
@@ -1312,6 +1330,11 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
                                                              starts, seed, progress, rule,
                                                              bounds)
         method, n_starts = "least_squares", 1 + starts
+    if rule.loss != "linear":
+        robust = _robust_refit(model, free, train, y, theta, rule, bounds)
+        if robust is not None:
+            theta, rank, groups, residual, _ = robust
+            method = f"{method}, then {rule.loss}"
     theta = np.array([_clip(v, bd) for v, bd in zip(theta, bounds)])
     warnings_ += [_indistinguishable(g, free, separating_columns(model, free, train, theta,
                                                                  bounds, g)
@@ -1498,8 +1521,31 @@ def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0,
     return out
 
 
+def _robust_refit(model, free, train, y, theta, rule: Residual, bounds):
+    """The fit from ``theta`` (the least-squares values) again, minimising ``rule``'s
+    robust loss of the residuals with the scale ``ROBUST_MADS`` median absolute
+    deviations of those at ``theta``, and once more (``ROBUST_PASSES``) with the scale
+    of the residuals that fit left: rows far off the rest weigh less (an M-estimate,
+    Huber's idea in scipy's smooth ``soft_l1`` form).  ``None`` when the residuals
+    leave no scale (a perfect fit, or fewer than half the rows off it)."""
+    got = None
+    for _ in range(ROBUST_PASSES):
+        r = rule.rule(model.predict(train, _overrides(free, theta)), y) / rule.unit(y)
+        mad = float(np.median(np.abs(r - np.median(r)))) if len(r) else 0.0
+        if not (mad > 0 and math.isfinite(mad)):
+            break
+        got = _fit_nonlinear(model, free, train, y, theta, 0, 0, None, rule, bounds,
+                             f_scale=ROBUST_MADS * mad)
+        theta = got[0]
+    return got
+
+
 def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=None,
-                   rule: Residual = RESIDUALS.get("absolute"), bounds=None):
+                   rule: Residual = RESIDUALS.get("absolute"), bounds=None,
+                   f_scale: float | None = None):
+    """Bounded non-linear least squares of ``rule`` from ``theta0`` and ``starts``
+    random points; ``f_scale``: minimise ``rule.loss`` with that scale instead of the
+    squares."""
     scale = np.where(theta0 > 0, theta0, 1.0)
     bounds = free_bounds(model.arch, free) if bounds is None else bounds
     lower, upper = _solver_bounds(bounds, scale)
@@ -1514,8 +1560,9 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
 
     def solve(start):
         try:
+            robust = {} if f_scale is None else {"loss": rule.loss, "f_scale": f_scale}
             res = optimize.least_squares(residuals, start, bounds=(lower, upper),
-                                         x_scale="jac", method="trf")
+                                         x_scale="jac", method="trf", **robust)
         except (ValueError, InputError):     # scipy refuses infinities; a bad region
             return None
         finally:

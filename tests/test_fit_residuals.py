@@ -41,8 +41,8 @@ def _start():
     return dsl.parse_moa(MOA.format(launch=1e-3, rate=1e-7))[0]
 
 
-def test_registry_names_the_two_rules():
-    assert RESIDUALS.names() == ["absolute", "relative"]
+def test_registry_names_the_rules():
+    assert RESIDUALS.names() == ["absolute", "relative", "robust", "robust-relative"]
     rel = RESIDUALS.get("relative")
     assert rel.rule(np.array([2.0, 1.0]), np.array([1.0, 1.0])) == pytest.approx(
         [np.log(2), 0.0])

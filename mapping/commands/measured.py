@@ -64,12 +64,10 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    "each start value times 10^U(-2,2) within the bounds; the best fit is "
                    "kept (default 8)")
     p.add_argument("--residuals", choices=RESIDUALS.names(), default="absolute",
-                   help="what a non-linear fit minimises the squares of: absolute "
-                   "(predicted - measured, the default: the largest values decide) or "
-                   "relative (log(predicted/measured): every row weighs alike). Use "
-                   "relative when the measurements span decades (microseconds to seconds) "
-                   "and the small ones matter, e.g. ranking within one input size "
-                   "(--within); it always fits by non-linear least squares")
+                   help="what a fit minimises: " + RESIDUALS.describe() + ". Use relative "
+                   "when the measurements span decades (microseconds to seconds) and the "
+                   "small ones matter, e.g. ranking within one input size (--within), and "
+                   "a robust rule when a few rows are far off the rest (default absolute)")
     p.add_argument("--test-fraction", type=FRACTION, default=0.2, metavar="F",
                    help="fraction of the rows held out for testing when fitting (default 0.2)")
     p.add_argument("--seed", type=NATURAL, default=0,
