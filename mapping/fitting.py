@@ -565,12 +565,17 @@ class RowModel:
             got = self._identities[i] = (self._key(row), what)
         return got
 
-    def _error(self, i: int, message: str, good=math.isfinite) -> InputError:
-        """An error about row ``i``, at the column whose value causes it if one does."""
+    def _error(self, i: int, message: str | Exception, good=math.isfinite) -> InputError:
+        """An error about row ``i``, at the column whose value causes it if one does;
+        ``message`` may be the exception that says what went wrong (one already about
+        row ``i`` is returned as it is)."""
+        if isinstance(message, InputError) and getattr(message, "row", None) == i:
+            return message
         row = self.rows[i]
-        exc = row.error(message, self._culprit(i, good))
+        exc = row.error(str(message), self._culprit(i, good))
         if exc.origin is None and self.source:
             exc.origin = (self.source, row.line, 1)
+        exc.row = i
         return exc
 
     def _culprit(self, i: int, good=math.isfinite) -> str | None:
@@ -580,7 +585,7 @@ class RowModel:
         for name in sorted(row.params, key=lambda n: row.positions.get(n, (0, 0))):
             try:
                 value = self._evaluate(i, self._bind(row, self._key(row, drop=name)))
-            except (ValueError, ArithmeticError):
+            except (ValueError, ArithmeticError, KeyError):
                 continue
             if good(value):
                 return name
@@ -611,7 +616,7 @@ class RowModel:
             try:
                 got = self._bind(row, key, keep)
             except ValueError as exc:
-                raise self._error(i, str(exc)) from None
+                raise self._error(i, exc) from None
             if not self._checked:
                 check_metric(got if isinstance(got, Architecture) else got.arch, self.metric)
                 self._checked = True
@@ -633,21 +638,28 @@ class RowModel:
         key = (self._identity(i), metric) if keep else None
         got = self._placed.get(key) if keep else None
         if got is None:
-            row, b = self.rows[i], self.bound(i, keep)
+            b = self.bound(i, keep)
             try:
-                if row.activity is None:
-                    validate_mapping(b.app, b.arch, row.mapping)
-                    got = place_tokens(b.app, b.arch, row.mapping, b.activity, metric,
-                                     charge=is_charged(metric))
-                else:
-                    got = element_tokens(b, row.activity)
+                got = self._place(i, b, metric)
             except (ValueError, KeyError) as exc:
-                raise self._error(i, str(exc)) from None
-            if self.element is not None:
-                got = {name: (tokens if name == self.element else [])
-                       for name, tokens in got.items()}
+                raise self._error(i, exc) from None
             if keep:
                 self._placed[key] = got
+        return got
+
+    def _place(self, i: int, b, metric: str) -> dict[str, list]:
+        """Row ``i``'s tokens on the bound problem (or architecture) ``b``: every
+        element's, or with :attr:`element` that element's alone."""
+        row = self.rows[i]
+        if row.activity is None:
+            validate_mapping(b.app, b.arch, row.mapping)
+            got = place_tokens(b.app, b.arch, row.mapping, b.activity, metric,
+                               charge=is_charged(metric))
+        else:
+            got = element_tokens(b if isinstance(b, Architecture) else b.arch, row.activity)
+        if self.element is not None:
+            got = {name: (tokens if name == self.element else [])
+                   for name, tokens in got.items()}
         return got
 
     def _direct(self, arch: Architecture) -> bool:
@@ -665,7 +677,10 @@ class RowModel:
         row = self.rows[i]
         if self.element is not None or again:
             arch = bound if isinstance(bound, Architecture) else bound.arch
-            return combine(arch, self.placed(i), self.metric, self._requested,
+            # one element's part: the tokens of this binding (another row's values, free
+            # values of the application), never a failing binding of the row's own
+            placed = self.placed(i) if again else self._place(i, bound, self.metric)
+            return combine(arch, placed, self.metric, self._requested,
                            arch.params if bound is arch else bound.params)
         if row.activity is not None:
             return evaluate_activity(bound, row.activity, self.metric, self._requested)
@@ -717,7 +732,7 @@ class RowModel:
                 arch = got if isinstance(got, Architecture) else got.arch
                 arch = _rebuilt(arch, models, self._made)
             except (ValueError, ArithmeticError) as exc:
-                raise self._error(i, str(exc)) from None
+                raise self._error(i, exc) from None
             got = arch if isinstance(got, Architecture) else replace(got, arch=arch)
             cache[key] = got
         if rebind:
@@ -759,7 +774,7 @@ class RowModel:
             with np.errstate(all="ignore"):
                 value = float(self._evaluate(i, bound, again))
         except (ValueError, ArithmeticError) as exc:
-            raise self._error(i, str(exc)) from None
+            raise self._error(i, exc) from None
         if not math.isfinite(value):
             raise self._error(i, f"the predicted {self.metric} is {value}, not a finite number")
         return value
@@ -1181,7 +1196,7 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
                 A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
                                     model.aggregate)
         except (ValueError, ArithmeticError) as exc:
-            raise model._error(i, str(exc)) from None
+            raise model._error(i, exc) from None
         if not np.all(np.isfinite(A[r])):
             raise model._error(i, "the prediction's coefficient of a free parameter is not "
                                "a finite number")

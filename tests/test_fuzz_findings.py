@@ -354,3 +354,25 @@ def test_a_logca_fit_of_times_past_the_float_range_is_bad_input(tmp_path, capsys
     err = capsys.readouterr().err
     assert "LogCA fit: the times span more than floating point holds" in err
     assert "Warning" not in err
+
+
+# ---------------------------------------------------------------------------------------
+# Found by the second fuzz run of 10,000 tables (second session, commit 7018396)
+
+def test_a_bad_row_of_a_per_element_fit_is_an_error_at_its_cell(tmp_path, capsys):
+    """A row whose values cannot be bound, in a per-element fit: the element model's
+    culprit search asked the same row's failing binding again (RecursionError, exit 1);
+    then the error carried its row prefix twice."""
+    gsla = ROOT / "examples" / "gsla"
+    lines = (gsla / "element_measurements.csv").read_text().splitlines()[:5]
+    lines[2] = "-" + lines[2]                    # S = -512: a negative quanta
+    (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
+    argv = ["fit", str(gsla / "opencl.sdf"), str(gsla / "gpu.moa"), str(gsla / "mappings.map"),
+            str(tmp_path / "bad.csv"), "--mapping", "gpu_offload", "--measured", "t_w",
+            "--measured-element", "host=t_1,gpu=t_k,pcie=-", "--test-fraction", "0",
+            "--free", "host.time.alpha,host.time.beta,gpu.time.alpha,gpu.time.beta,"
+            "pcie.time.alpha,pcie.time.beta"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'bad.csv'}:3:1: error: row 2, column 1 'S': actor 'io'" in err
+    assert err.count("row 2") == 1 and "internal error" not in err
