@@ -177,6 +177,19 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, old)
 
 
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM that ``exc`` wraps, if any: Python turns one raised while a
+    class is created (a ``__set_name__``, as pydantic's validators have) into a
+    ``RuntimeError`` whose cause it is."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def _silence_stdout() -> None:
     """Point stdout at /dev/null: what is left in its buffer cannot be written (the
     reader went away, the disk is full) and Python must not complain again on exit."""
@@ -229,6 +242,10 @@ def _main(argv: list[str] | None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last resort of a CLI
         from mapping.diagnostics import BAD_INPUT_ERRORS, report_error
         from mapping.output import output_failure
+        interrupt = _interrupt_behind(exc)
+        if interrupt is not None:
+            from mapping.errors import Terminated
+            return 143 if isinstance(interrupt, Terminated) else 130
         if debug:
             raise
         if output_failure(exc):
