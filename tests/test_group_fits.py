@@ -276,3 +276,37 @@ def test_group_specific_parameters_with_mapping_rows(tmp_path, capsys):
     # every prediction is its measurement (ties under max make fidelity a float matter)
     assert [g["group"] for g in doc["groups"]] == ["c1", "c2"]
     assert all(g["mape"] < 1e-9 and g["n_train"] == 24 for g in doc["groups"])
+
+
+@pytest.mark.parametrize("free, extra", [
+    ("A7.energy.alpha,A15.energy.alpha,p_static", ["--fit-by", "config"]),
+    ("A7.energy.alpha,A15.energy.alpha@config,p_static", []),
+])
+def test_fit_writes_one_moa_per_group(tmp_path, capsys, free, extra):
+    """``-o fitted_{group}.moa``: each file holds that group's values (its own and the
+    shared ones) and predicts its rows as the grouped fit does."""
+    import dsl
+    from mapping.fitting import RowModel
+    from mapping.measurements import read_measurements
+
+    files = write_study(tmp_path)
+    doc = run_json(capsys, ["fit", *files, "--metric", "energy_total", "--free", free,
+                            *extra, "--starts", "1", "--json", "-o",
+                            str(tmp_path / "fitted_{group}.moa")])
+    assert doc["output"] == [str(tmp_path / f"fitted_{c}.moa") for c in ("c1", "c2", "c3")]
+    rows = list(read_measurements(tmp_path / "runs.csv", "energy", quanta_column="q_{element}",
+                                  elements=CORES + ["bus"], params=["p_static"]).rows)
+    for g in doc["groups"]:
+        arch, = dsl.load_moa(tmp_path / f"fitted_{g['group']}.moa")
+        model = arch.bind()
+        assert model.params["p_static"] == g["fitted"]["p_static"]
+        assert model.elements["big[1]"].model("energy").params.alpha == \
+            g["fitted"]["A15.energy.alpha"]
+        mine = [r for r in rows if r.cells["config"] == g["group"]]
+        predicted = RowModel(arch, mine, "energy_total").predict()
+        truth = TRUTH[g["group"]] if extra else None
+        if truth:                           # exact data: the group's fit predicts it
+            assert predicted == pytest.approx([r.measured for r in mine], rel=0.02)
+    assert main(["fit", *files, "--metric", "energy_total", "--free", free, *extra,
+                 "--starts", "0", "-o", str(tmp_path / "one.moa")]) == 2
+    assert "name the files with {group}" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """``mapeval fit``: fit cost-model parameters to measurements, write the fitted .moa."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import dsl
@@ -33,9 +34,15 @@ def add_parser(subparsers, name):
     add_measurement_options(p, "--free", fit_required=True)
     add_element_option(p)
     p.add_argument("-o", "--output", metavar="FITTED.moa",
-                   help="write the fitted architecture to this new .moa file")
+                   help="write the fitted architecture to this new .moa file; a fit with "
+                   "values per group (--fit-by, PARAM@COLUMN) writes one file per group, "
+                   "named with {group} (fitted_{group}.moa)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(run=run)
+
+
+#: the field of ``-o`` that names a group's file
+GROUP_FIELD = "{group}"
 
 
 def _check_output(path: str, files) -> Path:
@@ -46,6 +53,53 @@ def _check_output(path: str, files) -> Path:
         if out.exists() and Path(f).exists() and out.resolve() == Path(f).resolve():
             raise InputError(f"-o {path}: refusing to write over '{f}', an input of this "
                              "command; choose a new file name")
+    return out
+
+
+def _header(study, args, fit, result, values, apply: str, label: str | None = None) -> str:
+    """The comment lines a fitted .moa starts with: where its values come from."""
+    group = f" (group {label})" if label is not None else ""
+    text = (f"# {fit.architecture.name}: parameters fitted by mapeval fit to "
+            f"{study.measurements.path} (column {args.measured}), {fit.method} on "
+            f"{result.n_train} rows{group}\n"
+            f"# {', '.join(f'{k} = {v!r}' for k, v in values.items())}\n")
+    if apply:
+        text += f"# parameters of the .sdf, not in this file: apply them with {apply}\n"
+    return text
+
+
+def _group_outputs(template: str, fit, columns: list[str], study):
+    """``(label, path, values, architecture)`` for each group of a fit with one value
+    per group (``--fit-by``, ``PARAM@COLUMN``): ``template`` names the files with
+    ``{group}``, the group's value of the column (characters a file name should not
+    hold become ``_``)."""
+    import re
+
+    from mapping.fitting import fitted_architecture, group_values
+
+    if len(columns) > 1:
+        raise InputError(f"-o {template}: the fit has one value per group of each of "
+                         f"{', '.join(columns)}; one file per group needs a single column")
+    if GROUP_FIELD not in template:
+        raise InputError(f"-o {template}: the fit has one value per group of {columns[0]} "
+                         "for some parameters, and one .moa file holds one value of each: "
+                         f"name the files with {GROUP_FIELD} (e.g. fitted_{GROUP_FIELD}.moa), "
+                         "one per group")
+    column = columns[0]
+    labels = list(dict.fromkeys(fp.label for fp in fit.free if fp.by == column))
+    out, seen = [], {}
+    for label in labels:
+        name = re.sub(r"[^A-Za-z0-9._+-]", "_", label) or "_"
+        if name in seen:
+            raise InputError(f"-o {template}: groups '{seen[name]}' and '{label}' of "
+                             f"{column} would write the same file ({name})")
+        seen[name] = label
+        path = _check_output(template.replace(GROUP_FIELD, name), study.files)
+        values = group_values(fit.values, fit.free, column, label)
+        free = [replace(fp, spec=fp.base, by=None, label=None) for fp in fit.free
+                if fp.label is None or (fp.by == column and fp.label == label)]
+        arch = fitted_architecture(study.arch, free, [values[fp.spec] for fp in free])
+        out.append((label, path, values, arch))
     return out
 
 
@@ -87,23 +141,21 @@ def run(args):
                  if fp.level == "param" and fp.target not in study.arch.params}
     apply = " ".join(f"-p {k}={v!r}" for k, v in elsewhere.items())
     grouped = sorted({fp.by for fp in fit.free if fp.label is not None})
+    written: list[str] = []
     if out is not None and grouped:
-        raise InputError(f"-o {args.output}: the fit has one value per group of "
-                         f"{', '.join(grouped)} for some parameters, and one .moa file holds "
-                         "one value of each; the values are in the output ('fitted', and "
-                         "each group's in 'groups' with --json)")
-    if out is not None:
-        text = dsl.format_moa(fit.architecture)
-        header = (f"# {fit.architecture.name}: parameters fitted by mapeval fit to "
-                  f"{study.measurements.path} (column {args.measured}), {fit.method} on "
-                  f"{result.n_train} rows\n# {', '.join(f'{k} = {v!r}' for k, v in fit.values.items())}\n")
-        if elsewhere:
-            header += f"# parameters of the .sdf, not in this file: apply them with {apply}\n"
-        write_atomically(out, header + text, inputs=args.files)
+        for label, path, values, arch in _group_outputs(args.output, fit, grouped, study):
+            write_atomically(path, _header(study, args, fit, result, values, apply, label)
+                             + dsl.format_moa(arch), inputs=args.files)
+            written.append(str(path))
+    elif out is not None:
+        write_atomically(out, _header(study, args, fit, result, fit.values, apply)
+                         + dsl.format_moa(fit.architecture), inputs=args.files)
+        written.append(str(out))
     if args.json:
         document = {**fit.to_dict(), **{k: v for k, v in result.to_dict().items()
                                         if k != "fitted"}}
-        document["output"] = str(out) if out is not None else None
+        document["output"] = (written[0] if len(written) == 1 else written) \
+            if written else None
         document["not_in_moa"] = dict(elsewhere)
         if args.skip_bad_rows:
             document["skipped"] = study.skipped
