@@ -526,6 +526,17 @@ CSV_CONTEXTS = [
     ("examples/logca/t2_aes_measured.csv", "accelerator",
      ["logca", "--fit", "{}", "--interface-latency", "1500"], ["--latency", "independent"]),
     ("examples/logca/table5.csv", "A", ["logca", "--table", "{}"], ["--at", "4K"]),
+    (f"{_GSLA}/element_measurements.csv", "t_w",
+     ["fidelity", f"{_GSLA}/opencl.sdf", f"{_GSLA}/gpu.moa", f"{_GSLA}/mappings.map", "{}",
+      "--mapping", "gpu_offload", "--measured", "t_w", "--measured-element",
+      "host=t_1,gpu=t_k,pcie=-", "--fit", "host.time.alpha,gpu.time.alpha,pcie.time.beta",
+      "--folds", "3"],
+     ["--within", "S"]),
+    (f"{_BIG}/measurements.csv", "energy_J",
+     ["fidelity", f"{_BIG}/stereo.sdf", f"{_BIG}/lsla.moa", "{}", "--measured", "energy_J",
+      "--actor-column", "t_{actor}", "--metric", "energy", "--fit",
+      "A7.energy.alpha,A15.energy.alpha", "--starts", "0", "--residuals", "robust"],
+     ["--residuals", "robust-relative"]),
 ]
 
 _CSV_TOKENS = [",", '"', "\n", "\r\n", "#", ";", "\t", " ", "nan", "inf", "-inf", "-1", "0",
