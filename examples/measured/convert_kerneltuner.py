@@ -12,6 +12,12 @@ The data are not copied into the repository: the default source is the shared da
 folder next to the repository root (``../shared/data/measurements/``).
 
     python examples/measured/convert_kerneltuner.py OUT.csv [--source FILE.json]
+
+With ``--gpu-table``, a cache of a one-dimensional kernel tuned over ``block_size_x``
+becomes a table for ``mapeval import gpu-table`` instead: one row per run with the
+launch (``Grid.X`` = ceil(problem_size / block), ``Block.X``), the observed clock and
+the data-sheet facts the cache does not hold, given as options (``--cc``, ``--sms``,
+``--bandwidth``, ``--bus``).
 """
 from __future__ import annotations
 
@@ -44,18 +50,45 @@ def rows(cache_file: dict):
             yield {**base, "repeat": i, "time_sample": t}
 
 
+def gpu_rows(cache_file: dict, args):
+    """The rows of ``mapeval import gpu-table``: one per run of each block size."""
+    n = int(cache_file["problem_size"])
+    name = "".join(ch for ch in cache_file.get("device_name", "gpu") if ch.isalnum())
+    for config in cache_file["cache"].values():
+        if not isinstance(config.get("time"), (int, float)):
+            continue
+        block = int(config["block_size_x"])
+        clock = config.get("core_freq") or config.get("nvml_gr_clock") or args.clock
+        for t in config.get("times") or [config["time"]]:
+            yield {"gpu_name": name, "compute_version": args.cc, "max_clock_rate": clock,
+                   "sms": args.sms, "bandwith": args.bandwidth, "bus": args.bus,
+                   "AppName": cache_file.get("kernel_name", "kernel"), "Input.Size": n,
+                   "Grid.X": -(-n // block), "Block.X": block,
+                   "Duration": t / 1e3}           # KernelTuner times are milliseconds
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="the CSV file to write")
     parser.add_argument("--source", default=str(DEFAULT_SOURCE),
                         help=f"a KernelTuner cache JSON (default: {DEFAULT_SOURCE})")
+    g = parser.add_argument_group("--gpu-table: the data sheet of the GPU")
+    g.add_argument("--gpu-table", action="store_true",
+                   help="write a table for mapeval import gpu-table (block-size sweeps)")
+    g.add_argument("--cc", default="8.9", help="compute capability (default 8.9)")
+    g.add_argument("--sms", type=int, default=48, help="multiprocessors (default 48)")
+    g.add_argument("--bandwidth", type=float, default=360.0,
+                   help="DRAM bandwidth, GB/s (default 360)")
+    g.add_argument("--bus", type=int, default=160, help="memory bus, bits (default 160)")
+    g.add_argument("--clock", type=float, default=None,
+                   help="core clock, MHz, where the cache has none")
     args = parser.parse_args(argv)
     source = Path(args.source)
     if not source.exists():
         print(f"convert_kerneltuner: no such file: {source}", file=sys.stderr)
         return 2
     data = json.loads(source.read_text())
-    table = list(rows(data))
+    table = list(gpu_rows(data, args) if args.gpu_table else rows(data))
     columns = list(dict.fromkeys(k for r in table for k in r))
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, columns, lineterminator="\n")
