@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import dsl
 from mapping import fitting
@@ -316,3 +317,25 @@ def test_lookup_costs_arrays_of_tokens_as_it_costs_one():
         one = [model.token_cost(t) for g in groups for t in g]
         assert list(np.asarray(model.token_cost(tokens), dtype=float)) == one
         assert one == ([0.0, math.inf, 0.0] if scale == 0 else [6.0, math.inf, 1.0])
+
+
+@pytest.fixture(scope="module")
+def free_rows(tmp_path_factory):
+    return free_study(tmp_path_factory.mktemp("free"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=st.floats(0.01, 100.0), alpha=st.floats(1e-11, 1e-8), p_static=st.floats(0.0, 5.0),
+       rows=st.lists(st.integers(0, 29), min_size=1, max_size=30, unique=True),
+       metric=st.sampled_from([("energy_total", None), ("time", "max"), ("energy", "sum")]))
+def test_the_batch_under_any_free_values_equals_the_reference(free_rows, k, alpha, p_static,
+                                                               rows, metric):
+    """Free values of a parameter of the .sdf (the tokens' numbers), of a model and of a
+    bare parameter of the .moa, on any subset of the rows in any order."""
+    app, arch, study_rows = free_rows
+    model = RowModel(arch, study_rows, metric[0], metric[1], app)
+    free = parse_free(arch, "k,l0.energy.alpha,p_static", app)
+    overrides = fitting._overrides(free, [k, alpha, p_static])
+    fast = model._predict_batch(rows, overrides, {})
+    assert fast is not None
+    assert np.allclose(fast, one_by_one(model, rows, overrides), rtol=1e-12, atol=0)

@@ -4,6 +4,7 @@ import io
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import dsl
 from mapping import evaluate
@@ -141,3 +142,30 @@ def test_cli_plot(tmp_path):
     image = mpimg.imread(png)
     assert image.shape[0] > 200 and image.shape[1] > 300
     assert image[..., :3].std() > 0.05
+
+
+ODROID = Path(__file__).resolve().parents[1] / "examples" / "odroid"
+
+
+@settings(max_examples=25, deadline=None)
+@given(f=st.tuples(st.floats(0.25, 4.0), st.floats(0.25, 4.0), st.integers(1, 5)),
+       d=st.tuples(st.integers(1, 200), st.integers(1, 50), st.integers(1, 4)),
+       slow=st.sampled_from(["D", "f"]))
+def test_a_sweep_equals_its_points_bound_alone(f, d, slow):
+    """Points share the bindings of the file whose parameters they leave alone, and
+    bound architectures share routes: every point still equals its own evaluation,
+    bound from scratch (a grid over a .moa and a .sdf parameter, in any order)."""
+    from mapping.problem import bind_problem
+    from mapping.sweep import iter_sweep
+
+    app = dsl.load_sdf(ODROID / "stereo.sdf")[0]
+    arch = dsl.load_moa(ODROID / "odroid.moa")[0]
+    mapping = next(m for m in dsl.load_map(ODROID / "mappings.map") if m.name == "mixed")
+    ranges = [Range("D", d[0], d[0] + d[1] * (d[2] - 1), d[2]), Range("f", *f)]
+    if slow == "f":
+        ranges.reverse()
+    for point, ev in iter_sweep(app, arch, mapping, ranges, aggregate="max"):
+        fresh = bind_problem(dsl.load_sdf(ODROID / "stereo.sdf")[0],
+                             dsl.load_moa(ODROID / "odroid.moa")[0], point)
+        alone = evaluate(fresh.app, fresh.arch, mapping, "time", "max", problem=fresh)
+        assert ev.value == alone.value and ev.bottleneck == alone.bottleneck
