@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import functools
 import math
 import warnings
 from dataclasses import dataclass, replace
@@ -67,7 +68,7 @@ from moa.cost_models import (NON_NEGATIVE, Bounds, Parameters, fittable_paramete
 from moc import TokenGroup
 from mapping.batch import BatchEvaluator
 from mapping.errors import InputError
-from mapping.element_activity import (combine, combine_rows, element_tokens,
+from mapping.element_activity import (combine, element_tokens,
                                      evaluate_activity)
 from mapping.evaluation import evaluate
 from mapping.fidelity import FidelityResult, fidelity
@@ -815,16 +816,14 @@ class RowModel:
         batch = self.row_batch(indices)
         if batch is None:
             return None
-        problem_of = None
+        problem_of: Callable[[int], Any] | None = None
         if self._rebinds_app(overrides):
             if not batch.rebinds:
                 return None
             if len(self._app_bindings) > _KEEP:
                 self._app_bindings.clear()
             cache.setdefault("bindings", self._app_bindings)
-
-            def problem_of(i):
-                return self._variant(i, overrides, cache)
+            problem_of = functools.partial(self._variant, overrides=overrides, cache=cache)
 
             def arch_of(i):
                 return problem_of(i).arch
@@ -889,34 +888,17 @@ class RowModel:
         return out
 
     def _batch(self, indices, overrides, cache, memo) -> None:
-        """Parameter sets with many distinct mappings (without fixed routes) through the
-        batch evaluator, into ``memo``; a failure leaves them to :meth:`value`."""
+        """Mapping rows the row batch leaves (timed aggregations, memory traffic): a
+        parameter set with many distinct mappings (without fixed routes) through the
+        search's batch evaluator, into ``memo``; a failure leaves them to :meth:`value`."""
         groups: dict[tuple, dict[tuple, int]] = {}
-        counted: dict[tuple, dict[tuple, int]] = {}
         if self.element is not None:
             return                           # one element's part: the reference path
         for i in indices:
             row = self.rows[i]
-            if row.activity is not None:
-                key, what = self._identity(i)
-                counted.setdefault(key, {}).setdefault((key, what), i)
-            elif not row.mapping.routes:
+            if row.activity is None and not row.mapping.routes:
                 key, what = self._identity(i)
                 groups.setdefault(key, {}).setdefault((key, what), i)
-        for members in counted.values():
-            # per-element activity that the row batch refuses (``exclusive`` shares):
-            # every row of a parameter set through the semantic core at once
-            first = next(iter(members.values()))
-            try:
-                arch = self._variant(first, overrides, cache, arch_only=True)
-                with np.errstate(all="ignore"):
-                    values = combine_rows(arch, [self.placed(i) for i in members.values()],
-                                          self.metric, self._requested)
-            except (ValueError, KeyError, ArithmeticError, InputError):
-                continue                     # the rows one by one say which is wrong
-            for ident, v in zip(members, values):
-                if math.isfinite(v):
-                    memo[ident] = float(v)
         for members in groups.values():
             if len(members) < BATCH_MIN:
                 continue

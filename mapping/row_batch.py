@@ -25,12 +25,14 @@ the application once per set of the rows' own values and reads the tokens' count
 quanta and attributes from that activity (:meth:`RowBatch.values` with ``problem_of``).
 
 What this path does not cover raises :class:`Unsupported` and the caller evaluates row
-by row (:class:`mapping.fitting.RowModel`): timed aggregations, ``exclusive`` (its
-shares follow the mapping), memory traffic (its bytes come from the models), and a
-system metric under an aggregation other than its own.  Copies a CN charges to the
-cores at the ends of a channel (``charge = ends|both``) are gathered per core and CN
-and valued by the CN's rule, ``lambda`` times, as :func:`mapping.evaluation.element_values`
-does.
+by row (:class:`mapping.fitting.RowModel`): timed aggregations, memory traffic (its
+bytes come from the models), ``exclusive`` with CNs that charge their ends, and a system
+metric under an aggregation other than its own.  Copies a CN charges to the cores at the
+ends of a channel (``charge = ends|both``) are gathered per core and CN and valued by the
+CN's rule, ``lambda`` times, as :func:`mapping.evaluation.element_values` does; for
+``exclusive`` each CN's tokens are gathered per PE that owns them (its channel's
+producer, :func:`mapping.traffic.tokens_by_pe`) and valued by the CN's rule, the
+shares the aggregation's ``combine`` reads.
 A rule whose features do not broadcast (a lookup table) is evaluated token by token
 over the same gathered tokens.  The first rows are checked against the reference
 evaluator when a batch is built.
@@ -259,8 +261,15 @@ class RowBatch:
         if self._system and model._requested is not None:
             raise Unsupported("a system metric under another aggregation")
         self.metrics = sorted(base_metrics(arch0, self.metric))
-        if any(_refuses(name) for name in self._aggregations(arch0)):
-            raise Unsupported("an aggregation that needs more than element values")
+        aggregations = [aggregator(name) for name in self._aggregations(arch0)]
+        if any(agg.timed for agg in aggregations):
+            raise Unsupported("a timed aggregation: it schedules each mapping's firings")
+        #: an aggregation reads each PE's share of the CNs' tokens (``exclusive``)
+        self._shares = any(agg.needs_shares for agg in aggregations)
+        #: rows of per-element activity (their CN totals belong to no PE)
+        self._counted = any(model.rows[int(i)].activity is not None for i in self.indices)
+        if self._shares and arch0.charging:
+            raise Unsupported("shares of CNs that charge their ends")
         self._names = sorted({n for s in systems.values() for n in s.references
                               if n not in systems}) if self._system else []
         #: the actors and channels tokens come from (mapping rows of an application with
@@ -305,11 +314,12 @@ class RowBatch:
                 keys = self._keys(arch0, metric)
                 parts: dict[Any, list[Tokens]] = {key: [] for key in keys}
                 for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
-                    placed = [model.placed_for(i, metric, keep=False)
-                              for i in rows[start:start + GATHER_CHUNK]]
+                    chunk = rows[start:start + GATHER_CHUNK]
+                    placed = [model.placed_for(i, metric, keep=False) for i in chunk]
+                    owners = [self._owner(i) for i in chunk]
                     for key in keys:
-                        part = Tokens([_part(p, key) for p in placed], None,
-                                      self._coder(key) if self.rebinds else None)
+                        part = Tokens([_part(p, key, o) for p, o in zip(placed, owners)],
+                                      None, self._coder(key) if self.rebinds else None)
                         if any(issubclass(k, TrafficToken) for k in part.kinds) or (
                                 isinstance(key, str) and ChargedToken in part.kinds):
                             raise Unsupported("memory traffic")
@@ -335,21 +345,34 @@ class RowBatch:
             self.rebinds = False
         return groups
 
-    @staticmethod
-    def _keys(arch, metric: str) -> list:
-        """The parts tokens are gathered in: each element's own tokens (its name), and
-        each PE's copies charged by each charging CN (``(pe, cn)``, SPEC §12)."""
+    def _keys(self, arch, metric: str) -> list:
+        """The parts tokens are gathered in: each element's own tokens (its name), each
+        PE's copies charged by each charging CN (``("charged", pe, cn)``, SPEC §12), and
+        for ``exclusive`` each CN's tokens that belong to each PE (``("share", cn,
+        pe)``: the channel's producer's, :func:`mapping.traffic.tokens_by_pe`)."""
         keys: list = list(arch.elements)
         if arch.charging and is_charged(metric):
             charging = [c for c in arch.cns if arch.elements[c].charge != "self"]
-            keys += [(pe, cn) for pe in arch.pes for cn in charging]
+            keys += [("charged", pe, cn) for pe in arch.pes for cn in charging]
+        if self._shares:
+            keys += [("share", cn, pe) for cn in arch.cns for pe in arch.pes]
         return keys
+
+    def _owner(self, i: int) -> Callable[[Any], str] | None:
+        """Row ``i``'s PE of a communication token: its channel's producer's (``None``
+        for per-element activity, whose CN totals no PE owns)."""
+        model = self.model
+        row = model.rows[i]
+        if not self._shares or row.activity is not None:
+            return None
+        assignment, channels = row.mapping.assignment, model.app.channels
+        return lambda token: assignment[channels[token.source].src]
 
     def _coder(self, key) -> Callable[[Any], int]:
         """A token's source code: an actor's processing on a PE, a channel's
         communication on a CN or charged to a PE; -1 for a token of another kind."""
-        charged = not isinstance(key, str)
-        on_pe = not charged and self.model.arch.elements[key].is_pe
+        charged = not isinstance(key, str) and key[0] == "charged"
+        on_pe = isinstance(key, str) and self.model.arch.elements[key].is_pe
         kind, codes, sources = ("p" if on_pe else "c"), self._codes, self.sources
         want = ChargedToken if charged else TokenGroup
 
@@ -373,7 +396,8 @@ class RowBatch:
 
         @functools.cache
         def again():
-            return [_part(model.placed_for(i, metric, keep=False), key) for i in rows]
+            return [_part(model.placed_for(i, metric, keep=False), key, self._owner(i))
+                    for i in rows]
         return again
 
     def _check(self) -> None:
@@ -489,7 +513,7 @@ class RowBatch:
 
     def _plain(self, k, g: _Group, arch, metric: str, aggregate) -> np.ndarray:
         agg = aggregator(aggregate or arch.aggregate)
-        if agg.timed or agg.needs_shares:
+        if agg.timed:
             raise Unsupported(f"aggregation '{agg.name}'")
         n = len(g.at)
         values, modelled = {}, np.zeros(n, dtype=bool)
@@ -502,19 +526,29 @@ class RowBatch:
                 values[name] = v
                 modelled |= tokens.used
         lam = float(arch.lambda_)
+        shares = np.zeros((len(arch.pes), len(arch.cns), n)) if agg.needs_shares else None
+        if shares is not None and self._counted and any(
+                g.tokens[metric][c].used.any() for c in arch.cns):
+            raise Unsupported("no PE owns counted CN activity")   # the reference says why
         for key, tokens in g.tokens[metric].items():
             if isinstance(key, str) or not len(tokens):
                 continue
-            pe, cn = key       # copies charged to a PE: lambda times the CN's own rule
-            v = self._element(k, key, arch.elements[cn], metric, tokens, n)
-            if v is not None:
-                values[pe] = values[pe] + lam * v
-                modelled |= tokens.used
+            if key[0] == "charged":      # copies charged to a PE: lambda times the CN's rule
+                _, pe, cn = key
+                v = self._element(k, key, arch.elements[cn], metric, tokens, n)
+                if v is not None:
+                    values[pe] = values[pe] + lam * v
+                    modelled |= tokens.used
+            elif shares is not None:     # a PE's share of a CN: the CN's rule on its tokens
+                _, cn, pe = key
+                v = self._element(k, key, arch.elements[cn], metric, tokens, n)
+                if v is not None:
+                    shares[arch.pes.index(pe), arch.cns.index(cn)] = np.where(tokens.used, v, 0)
         if np.any(g.busy[metric] & ~modelled):
             raise Unsupported("a row's tokens are all on unmodelled elements")
         pe = np.array([values[p] for p in arch.pes]).reshape(len(arch.pes), n)
         cn = np.array([values[c] for c in arch.cns]).reshape(len(arch.cns), n)
-        value, _ = agg.combine(pe, cn, float(arch.lambda_), None, locate=False)
+        value, _ = agg.combine(pe, cn, float(arch.lambda_), shares, locate=False)
         return value
 
     def _element(self, k, name, element, metric, tokens: Tokens, n: int):
@@ -557,16 +591,14 @@ class RowBatch:
         return np.broadcast_to(np.asarray(r.finish(totals), dtype=float), (n,))
 
 
-def _part(placed: dict, key) -> list:
-    """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``."""
+def _part(placed: dict, key, owner: Callable[[Any], str] | None = None) -> list:
+    """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``;
+    ``owner`` names a communication token's PE (shares)."""
     if isinstance(key, str):
         tokens = placed.get(key, ())
         return [t for t in tokens if type(t) is not ChargedToken] \
             if any(type(t) is ChargedToken for t in tokens) else tokens
-    pe, cn = key
-    return [t for t in placed.get(pe, ()) if type(t) is ChargedToken and t.cn == cn]
-
-
-def _refuses(name: str) -> bool:
-    agg = aggregator(name)
-    return agg.timed or agg.needs_shares
+    kind, a, b = key
+    if kind == "charged":
+        return [t for t in placed.get(a, ()) if type(t) is ChargedToken and t.cn == b]
+    return [t for t in placed.get(a, ()) if owner(t) == b] if owner is not None else []

@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 import dsl
 from mapping import fitting
 from mapping.cli import main
+from mapping.errors import InputError
 from mapping.fitting import RowModel, fit_parameters, parse_free
 from mapping.measurements import read_measurements
 from mapping.row_batch import RowBatch
@@ -147,9 +148,27 @@ def test_activity_rows_and_a_rule_that_does_not_broadcast(tmp_path, monkeypatch)
 
 def test_what_the_batch_does_not_cover_goes_row_by_row(tmp_path):
     app, arch, rows = study(tmp_path)
-    model = RowModel(arch, rows, "time", "exclusive", app)    # shares follow the mapping
+    model = RowModel(arch, rows, "time", "schedule", app)     # the firings of each mapping
     assert model.row_batch(range(len(rows))) is None
     assert np.allclose(model.predict(), one_by_one(model, range(len(rows))), rtol=1e-13)
+
+
+@pytest.mark.parametrize("metric", ["time", "energy"])
+def test_exclusive_shares_are_batched(tmp_path, metric):
+    """``exclusive``: each PE's phase is the max of its value and lambda times its share
+    of each CN (the tokens of the channels it produces), under free values too."""
+    app, arch, rows = free_study(tmp_path)
+    model = RowModel(arch, rows, metric, "exclusive", app)
+    assert model.row_batch(range(len(rows))) is not None
+    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+                       rtol=1e-13, atol=0)
+    free = parse_free(arch, f"k,bus.{metric}.alpha,l0.{metric}.alpha", app)
+    some = list(range(0, 30, 3))
+    for values in ([1.0, 1e-9, 1e-10], [40.0, 3e-8, 2e-9]):
+        overrides = fitting._overrides(free, values)
+        fast = model._predict_batch(some, overrides, {})
+        assert fast is not None
+        assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-13, atol=0)
 
 
 def test_a_batch_checks_its_first_rows_against_the_reference(tmp_path, monkeypatch):
@@ -249,24 +268,48 @@ def test_a_batch_under_free_values_of_the_application_checks_its_first_rows(
                        one_by_one(model, range(30), overrides), rtol=1e-13, atol=0)
 
 
-@pytest.mark.parametrize("element", [None, "b0"])
-def test_a_system_metric_of_activity_rows_is_batched(tmp_path, element):
+def activity_rows(tmp_path, busy_bus: bool = True, n: int = 40):
+    """Per-element activity rows of the study's board (quanta and tokens per element);
+    without ``busy_bus`` the CN has none."""
     (tmp_path / "b.moa").write_text(MOA)
     rng = np.random.default_rng(5)
     names = ["l0", "l1", "b0", "bus"]
     lines = [",".join([f"quanta_{e}" for e in names] + [f"tokens_{e}" for e in names]
                       + ["p_static", "energy_J"])]
-    for _ in range(40):
+    for _ in range(n):
         quanta = rng.integers(0, 10**6, 4) * (rng.random(4) < 0.8)
+        quanta[3] *= busy_bus
         tokens = [int(q > 0) * int(rng.integers(1, 5)) for q in quanta]
         lines.append(",".join([str(q) for q in quanta] + [str(t) for t in tokens]
                               + [str(rng.choice([0.2, 0.5])), f"{rng.uniform(1e-4, 1e-2):.4e}"]))
     (tmp_path / "rows.csv").write_text("\n".join(lines) + "\n")
     arch = dsl.load_moa(tmp_path / "b.moa")[0]
-    rows = [r for r in read_measurements(
-        tmp_path / "rows.csv", "energy_J", quanta_column="quanta_{element}",
-        tokens_column="tokens_{element}", params=["p_static"], elements=names).rows
-        if any(r.activity[e][1] for e in names if element in (None, e))]
+    rows = read_measurements(tmp_path / "rows.csv", "energy_J", quanta_column="quanta_{element}",
+                             tokens_column="tokens_{element}", params=["p_static"],
+                             elements=names).rows
+    return arch, names, list(rows)
+
+
+def test_exclusive_of_activity_rows(tmp_path):
+    """Counted activity: without CN activity each phase is its PE's value, batched; a
+    CN's total belongs to no PE, and the reference evaluator says so."""
+    arch, names, rows = activity_rows(tmp_path, busy_bus=False)
+    rows = [r for r in rows if any(r.activity[e][1] for e in names)]
+    model = RowModel(arch, rows, "time", "exclusive")
+    assert model.row_batch(range(len(rows))) is not None
+    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+                       rtol=1e-13, atol=0)
+    (tmp_path / "busy").mkdir()
+    arch, names, rows = activity_rows(tmp_path / "busy")
+    rows = [r for r in rows if r.activity["bus"][1]]
+    with pytest.raises(InputError, match="counted activity gives only the totals of CN bus"):
+        RowModel(arch, rows, "time", "exclusive").predict()
+
+
+@pytest.mark.parametrize("element", [None, "b0"])
+def test_a_system_metric_of_activity_rows_is_batched(tmp_path, element):
+    arch, names, rows = activity_rows(tmp_path)
+    rows = [r for r in rows if any(r.activity[e][1] for e in names if element in (None, e))]
     model = RowModel(arch, rows, "energy_total", element=element)
     assert model.row_batch(range(len(rows))) is not None
     assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
