@@ -334,9 +334,11 @@ class RowBatch:
                 if all(v is not None for v in values):
                     params[name] = np.array(values, dtype=float)
             sets: dict[tuple, int] = {}
-            variant_of = np.array([sets.setdefault(model._app_part(i), len(sets))
-                                   for i in rows], dtype=np.intp)
-            variants = [rows[int(np.argmax(variant_of == v))] for v in range(len(sets))]
+            variants: list[int] = []            # the first row of each set, in one pass
+            for i in rows:
+                if sets.setdefault(model._app_part(i), len(variants)) == len(variants):
+                    variants.append(i)
+            variant_of = np.array([sets[model._app_part(i)] for i in rows], dtype=np.intp)
             groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
                                  busy, params, variants, variant_of))
         if self.rebinds and any(t.source is None or np.any(t.source < 0)
