@@ -16,7 +16,7 @@ from mapping.metrics import (SYSTEM, check_metric, is_charged, performance, rule
 from mapping.problem import Problem, bind_problem
 from mapping.routing import place_tokens, validate_mapping
 from mapping.timing import timing_tables
-from mapping.traffic import ChargedToken, tokens_by_pe
+from mapping.traffic import split_charged, tokens_by_pe
 
 
 @dataclass(frozen=True)
@@ -355,13 +355,9 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str,
     rules = {} if rules is None else rules
     lam, charging = float(arch.lambda_), arch.charging
     for name, element in arch.elements.items():
-        tokens = placed.get(name, [])
-        charged = None
-        if charging and element.is_pe and any(isinstance(t, ChargedToken) for t in tokens):
-            own, charged = [], {}
-            for t in tokens:
-                (charged.setdefault(t.cn, []) if isinstance(t, ChargedToken) else own).append(t)
-            tokens = own
+        tokens, charged = placed.get(name, []), None
+        if charging and element.is_pe:
+            tokens, charged = split_charged(tokens)
         r = rules.get(name, False)
         if r is False:
             r = rules[name] = rule(element, metric)
@@ -378,9 +374,18 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str,
             value = 0.0
         if charged:
             for cn, group in charged.items():
-                value += lam * (_element_value(arch.elements[cn], group, metric) or 0.0)
+                value = with_charged(value, lam, _element_value(arch.elements[cn], group,
+                                                                metric))
         values[name] = value
     return values, unmodelled
+
+
+def with_charged(value, lambda_: float, cn_value):
+    """A PE's ``value`` with the copies a CN charges to it, whose value by the CN's own
+    rule is ``cn_value`` (``None``: the CN has no rule): ``value + lambda · cn_value``,
+    communication scaled by ``lambda`` as on the CN itself (SPEC §12).  Numbers or
+    arrays of rows alike (:mod:`mapping.row_batch`)."""
+    return value if cn_value is None else value + lambda_ * cn_value
 
 
 def check_modelled(placed: MappingT[str, list], unmodelled: list[str], metric: str,

@@ -80,7 +80,7 @@ from mapping.options import FRACTION, NATURAL
 from mapping.problem import bind_problem
 from mapping.registry import Registry
 from mapping.routing import place_tokens, validate_mapping
-from mapping.row_batch import CHECKED_ROWS, RowBatch, Unsupported
+from mapping.row_batch import RowBatch, Unsupported
 
 
 # --------------------------------------------------------------------------- free params
@@ -262,13 +262,21 @@ def expand_groups(free: Sequence[FreeParameter], rows: Sequence[MeasurementRow]
     return out
 
 
+def group_parameters(free: Sequence[FreeParameter], column: str, label: str
+                     ) -> list[tuple[FreeParameter, str]]:
+    """The parameters that hold for the rows whose ``column`` is ``label``: the shared
+    ones and that group's own, each as its plain parameter (``spec`` without
+    ``@COLUMN=VALUE``) with the spec of its value in the fit; parameters of groups of
+    another column are left out."""
+    return [(replace(fp, spec=fp.base, by=None, label=None), fp.spec) for fp in free
+            if fp.label is None or (fp.by == column and fp.label == label)]
+
+
 def group_values(values: MappingT[str, float], free: Sequence[FreeParameter],
                  column: str, label: str) -> dict[str, float]:
-    """The fitted ``values`` that hold for the rows whose ``column`` is ``label``: the
-    shared ones and that group's own, each under its parameter's name (``spec`` without
-    ``@COLUMN=VALUE``); parameters of groups of another column are left out."""
-    return {fp.base: values[fp.spec] for fp in free
-            if fp.label is None or (fp.by == column and fp.label == label)}
+    """The fitted ``values`` that hold for the rows whose ``column`` is ``label``, each
+    under its parameter's name (:func:`group_parameters`)."""
+    return {plain.spec: values[spec] for plain, spec in group_parameters(free, column, label)}
 
 
 def group_label(row: MeasurementRow, column: str, what: str) -> str:
@@ -845,11 +853,11 @@ class RowModel:
         """The first rows of a batch under new values of the application's parameters
         against the reference evaluator, once: a difference sends every such
         evaluation of the batch the reference way."""
-        for r in range(min(CHECKED_ROWS, batch.n)):
-            want = self.value(int(batch.indices[r]), overrides, cache)
-            if not math.isclose(out[r], want, rel_tol=1e-9, abs_tol=1e-300):
-                batch.rebinds = False
-                raise Unsupported(f"row {r}: {out[r]!r} here, {want!r} by the reference")
+        try:
+            batch.check_against(out, lambda i: self.value(i, overrides, cache))
+        except Unsupported:
+            batch.rebinds = False
+            raise
         batch.rebinding_checked = True
 
     def predict(self, indices=None, overrides=None) -> np.ndarray:
@@ -1836,15 +1844,19 @@ def assess_elements(arch: Architecture, rows: Sequence[MeasurementRow],
                     free: Sequence[str] | str | None = None, test_fraction: float = 0.2,
                     seed: int = 0, params: MappingT[str, Any] | None = None,
                     source: str | None = None, starts: int = STARTS, progress=None,
-                    residuals: str = "absolute") -> Assessment:
+                    residuals: str = "absolute",
+                    elements: Sequence[ElementModel] | None = None) -> Assessment:
     """The GSLA paper's procedure: each element of ``columns`` (element → measured
     column) fitted on its own column -- its prediction being its own part of the
     system value, the evaluator's per-element value (:class:`RowModel` with
     ``element``) -- on one seeded train split; then the whole model, with every fitted
     value, compared with the measured total on the test rows.  Every free parameter
-    must belong to the elements of one column."""
-    elements = element_models(arch, rows, columns, app=app, metric=metric,
-                              aggregate=aggregate, free=free, params=params, source=source)
+    must belong to the elements of one column.  ``elements``: those
+    :func:`element_models` gives, already built (the folds share them)."""
+    if elements is None:
+        elements = element_models(arch, rows, columns, app=app, metric=metric,
+                                  aggregate=aggregate, free=free, params=params,
+                                  source=source)
     train, test = split_rows(len(rows), test_fraction, seed)
     on = scored_rows(train, test)
     fits, merged = fit_elements(elements, arch, train, test, starts, seed, progress,

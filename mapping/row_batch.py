@@ -52,7 +52,8 @@ import numpy as np
 from mapping.aggregation import aggregator
 from mapping.bulk import paused
 from mapping.metrics import base_metrics, is_charged, rule, system_metrics, system_value
-from mapping.traffic import ChargedToken, TrafficToken
+from mapping.evaluation import with_charged
+from mapping.traffic import ChargedToken, TrafficToken, split_charged, token_owner
 from moc.activity import TokenGroup
 
 #: rows compared with the reference evaluator when a batch is built
@@ -167,8 +168,7 @@ class Tokens:
         new.source = None if self.source is None else self.source[mask][order]
         new._attrs = {k: (v[mask][order], None if h is None else h[mask][order])
                       for k, (v, h) in self._attrs.items()}
-        again, picked = self._again, list(rows)
-        new._again = functools.cache(lambda: [again()[r] for r in picked])
+        new._again = _Once(_picked, self._again, list(rows))
         new.used = self.used[rows]
         new.kinds = self.kinds
         return new
@@ -195,8 +195,13 @@ class Tokens:
         return out
 
 
+def _picked(again: Callable[[], list], rows: list[int]) -> list:
+    return [again()[r] for r in rows]
+
+
 class _Once:
-    """``make(*args)``, made on the first call and kept (a cheap ``functools.cache``)."""
+    """``make(*args)``, made on the first call and kept (the token objects of a part,
+    placed again only if a rule asks for them)."""
 
     __slots__ = ("make", "args", "value")
 
@@ -363,12 +368,10 @@ class RowBatch:
     def _owner(self, i: int) -> Callable[[Any], str] | None:
         """Row ``i``'s PE of a communication token: its channel's producer's (``None``
         for per-element activity, whose CN totals no PE owns)."""
-        model = self.model
-        row = model.rows[i]
+        row = self.model.rows[i]
         if not self._shares or row.activity is not None:
             return None
-        assignment, channels = row.mapping.assignment, model.app.channels
-        return lambda token: assignment[channels[token.source].src]
+        return functools.partial(token_owner, self.model.app, row.mapping)
 
     def _coder(self, key) -> Callable[[Any], int]:
         """A token's source code: an actor's processing on a PE, a channel's
@@ -394,23 +397,26 @@ class RowBatch:
         then kept: models whose features do not broadcast over arrays of tokens read
         them at every evaluation of a fit, and a placement does not change with the
         values of the model's parameters."""
-        model = self.model
+        return _Once(self._placed_again, rows, metric, key)
 
-        @functools.cache
-        def again():
-            return [_part(model.placed_for(i, metric, keep=False), key, self._owner(i))
-                    for i in rows]
-        return again
+    def _placed_again(self, rows: list[int], metric: str, key) -> list:
+        return [_part(self.model.placed_for(i, metric, keep=False), key, self._owner(i))
+                for i in rows]
 
     def _check(self) -> None:
-        """The first rows against the reference evaluator: a difference means a rule
-        this path does not know; then every row goes the reference way."""
+        """The first rows against the reference evaluator (:meth:`check_against`)."""
         take = np.arange(min(CHECKED_ROWS, self.n))
         ours = self.subset(take, check=False).values(self.model.bound_arch)
-        for r, value in zip(take.tolist(), ours.tolist()):
-            want = self.model._reference_value(int(self.indices[r]))
-            if not math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-300):
-                raise Unsupported(f"row {r}: {value!r} here, {want!r} by the reference")
+        self.check_against(ours, self.model._reference_value)
+
+    def check_against(self, ours: np.ndarray, reference: Callable[[int], float]) -> None:
+        """The first rows' values ``ours`` against ``reference(row index)``: a
+        difference means a rule this path does not know, and every row goes the
+        reference way (:class:`Unsupported`)."""
+        for r in range(min(CHECKED_ROWS, self.n, len(ours))):
+            want = reference(int(self.indices[r]))
+            if not math.isclose(ours[r], want, rel_tol=1e-9, abs_tol=1e-300):
+                raise Unsupported(f"row {r}: {ours[r]!r} here, {want!r} by the reference")
 
     def rebound(self, model) -> "RowBatch":
         """These rows' tokens for another model of the same rows (see
@@ -538,8 +544,8 @@ class RowBatch:
             if key[0] == "charged":      # copies charged to a PE: lambda times the CN's rule
                 _, pe, cn = key
                 v = self._element(k, key, arch.elements[cn], metric, tokens, n)
+                values[pe] = with_charged(values[pe], lam, v)
                 if v is not None:
-                    values[pe] = values[pe] + lam * v
                     modelled |= tokens.used
             elif shares is not None:     # a PE's share of a CN: the CN's rule on its tokens
                 _, cn, pe = key
@@ -597,10 +603,8 @@ def _part(placed: dict, key, owner: Callable[[Any], str] | None = None) -> list:
     """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``;
     ``owner`` names a communication token's PE (shares)."""
     if isinstance(key, str):
-        tokens = placed.get(key, ())
-        return [t for t in tokens if type(t) is not ChargedToken] \
-            if any(type(t) is ChargedToken for t in tokens) else tokens
+        return split_charged(placed.get(key, ()))[0]
     kind, a, b = key
     if kind == "charged":
-        return [t for t in placed.get(a, ()) if type(t) is ChargedToken and t.cn == b]
+        return split_charged(placed.get(a, ()))[1].get(b, [])
     return [t for t in placed.get(a, ()) if owner(t) == b] if owner is not None else []

@@ -92,15 +92,29 @@ def place_memory_traffic(arch: Architecture, placed: dict[str, list], metric: st
     return placed
 
 
+def token_owner(app: SDFGraph, mapping: Mapping, token) -> str:
+    """The PE a token on a CN belongs to (see module docstring)."""
+    if isinstance(token, TrafficToken):
+        return token.pe
+    return mapping.assignment[app.channels[token.source].src]
+
+
 def tokens_by_pe(app: SDFGraph, arch: Architecture, mapping: Mapping,
                  placed: MappingT[str, list]) -> dict[str, dict[str, list]]:
-    """PE → CN → the tokens on that CN attributed to that PE (see module docstring)."""
+    """PE → CN → the tokens on that CN attributed to that PE (:func:`token_owner`)."""
     out: dict[str, dict[str, list]] = {pe: {} for pe in arch.pes}
     for cn in arch.cns:
         for token in placed[cn]:
-            if isinstance(token, TrafficToken):
-                owner = token.pe
-            else:
-                owner = mapping.assignment[app.channels[token.source].src]
-            out[owner].setdefault(cn, []).append(token)
+            out[token_owner(app, mapping, token)].setdefault(cn, []).append(token)
     return out
+
+
+def split_charged(tokens) -> tuple[list, dict[str, list]]:
+    """A PE's own tokens, and the copies each CN charges to it (:class:`ChargedToken`)."""
+    if not any(type(t) is ChargedToken for t in tokens):
+        return tokens, {}
+    own: list = []
+    charged: dict[str, list] = {}
+    for t in tokens:
+        (charged.setdefault(t.cn, []) if type(t) is ChargedToken else own).append(t)
+    return own, charged

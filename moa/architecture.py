@@ -7,7 +7,6 @@ cost models through the registry.
 """
 from __future__ import annotations
 
-import math
 import numbers
 import string
 import sys
@@ -461,9 +460,7 @@ class Architecture:
         """Copies bound with other values share their routes: the elements and links
         are this architecture's, so only the route preferences can differ (a sweep or a
         fit binds thousands of copies, each routing the same channels)."""
-        routing = getattr(self, "_bound_routing", None)
-        if routing is None:
-            routing = self._bound_routing = {}
+        routing = self._bound_routing
         key = tuple((name, e.attrs[ROUTE_COST]) for name, e in bound.elements.items()
                     if ROUTE_COST in e.attrs)
         shared = routing.get(key)

@@ -1,7 +1,6 @@
 """``mapeval fit``: fit cost-model parameters to measurements, write the fitted .moa."""
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import dsl
@@ -75,7 +74,7 @@ def _group_outputs(template: str, fit, columns: list[str], study):
     hold become ``_``)."""
     import re
 
-    from mapping.fitting import fitted_architecture, group_values
+    from mapping.fitting import fitted_architecture, group_parameters
 
     if len(columns) > 1:
         raise InputError(f"-o {template}: the fit has one value per group of each of "
@@ -95,10 +94,9 @@ def _group_outputs(template: str, fit, columns: list[str], study):
                              f"{column} would write the same file ({name})")
         seen[name] = label
         path = _check_output(template.replace(GROUP_FIELD, name), study.files)
-        values = group_values(fit.values, fit.free, column, label)
-        free = [replace(fp, spec=fp.base, by=None, label=None) for fp in fit.free
-                if fp.label is None or (fp.by == column and fp.label == label)]
-        arch = fitted_architecture(study.arch, free, [values[fp.spec] for fp in free])
+        held = group_parameters(fit.free, column, label)
+        values = {plain.spec: fit.values[spec] for plain, spec in held}
+        arch = fitted_architecture(study.arch, [plain for plain, _ in held], list(values.values()))
         out.append((label, path, values, arch))
     return out
 

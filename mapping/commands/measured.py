@@ -255,12 +255,12 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
                       residuals=residuals)
         elements = None
         if columns is not None:
-            # the GSLA paper's per-element fit: each element on its own column
-            assessment = assess_elements(arch, rows, columns, **common)
-            if cross:
-                elements = element_models(
-                    arch, rows, columns, app=app, metric=args.metric,
-                    aggregate=args.aggregate, free=args.free, params=overrides, source=source)
+            # the GSLA paper's per-element fit: each element on its own column; the
+            # element models serve the fit on the usual split and every fold's
+            elements = element_models(arch, rows, columns, app=app, metric=args.metric,
+                                      aggregate=args.aggregate, free=args.free,
+                                      params=overrides, source=source)
+            assessment = assess_elements(arch, rows, columns, elements=elements, **common)
         elif fit_by:
             assessment = assess_by(arch, rows, fit_by, within=within, **common)
         else:
