@@ -16,10 +16,10 @@ import pytest
 
 import dsl
 from dsl.errors import ParseError
-from mapping import cli
-from mapping.cli import main
+from mapping.cli import main as cli
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.limits import limits_set
+from mapping.cli.limits import limits_set
 from moa.errors import ArchitectureError
 from moc import check_deadlock
 from moc.errors import DeadlockError
@@ -39,7 +39,7 @@ def exit_code(argv) -> int:
 
 def run_cli(*argv, stdout=subprocess.PIPE, **kwargs) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "mapping.cli", *argv], env=env,
+    return subprocess.run([sys.executable, "-m", "mapping.cli.main", *argv], env=env,
                           stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120,
                           **kwargs)
 
@@ -245,7 +245,7 @@ def test_a_signal_during_sweep_keeps_the_old_output_and_leaves_no_temporary_file
     out = tmp_path / "out.csv"
     out.write_text("old\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "mapping.cli", "sweep", *ODROID, MAPS,
+    proc = subprocess.Popen([sys.executable, "-m", "mapping.cli.main", "sweep", *ODROID, MAPS,
                              "--mapping", "big_only", "-r", "f=0.5:2:1000000", "-o", str(out)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
@@ -391,6 +391,6 @@ def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(monkeypatch, capsy
                 def __set_name__(self, owner, name):
                     raise interrupt
             type("Parameters", (), {"_none": Probe()})
-        monkeypatch.setattr("mapping.commands.check.run", run)
+        monkeypatch.setattr("mapping.cli.commands.check.run", run)
         assert main(["check", str(ROOT / "examples" / "odroid" / "odroid.moa")]) == code
         assert "internal error" not in capsys.readouterr().err

@@ -24,17 +24,14 @@ MAPPING_LAYERS = [
     ("errors, registries, output files", ["mapping.errors", "mapping.options",
                                           "mapping.registry", "mapping.output",
                                           "mapping.progress", "mapping.bulk"]),
-    ("domain", ["mapping.problem"]),
-    ("placement", ["mapping.routing", "mapping.traffic"]),
-    ("semantics", ["mapping.metrics", "mapping.aggregation"]),
-    ("evaluators", ["mapping.timing", "mapping.evaluation", "mapping.batch",
-                    "mapping.element_activity", "mapping.row_batch"]),
+    ("domain", ["mapping.semantics.problem"]),
+    ("placement", ["mapping.semantics.routing", "mapping.semantics.traffic"]),
+    ("semantics", ["mapping.semantics"]),
+    ("evaluators", ["mapping.evaluation"]),
     ("search", ["mapping.search"]),
-    ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting", "mapping.logca_fit",
-                     "mapping.validation", "mapping.profiler"]),
-    ("sweep and plots", ["mapping.sweep", "mapping.plots", "mapping.diagram"]),
-    ("command line", ["mapping.cli", "mapping.commands", "mapping.inputs", "mapping.limits",
-                      "mapping.diagnostics", "mapping.__init__"]),
+    ("calibration", ["mapping.calibration", "mapping.profiler"]),
+    ("plots", ["mapping.plots"]),
+    ("command line", ["mapping.cli", "mapping.__init__"]),
 ]
 
 
@@ -136,8 +133,8 @@ def test_numeric_layers_import_without_lark():
                 if name == "lark" or name.startswith("lark."):
                     raise ImportError("lark is not installed here")
         sys.meta_path.insert(0, NoLark())
-        import mapping.fitting, mapping.batch, mapping.search, mapping.evaluation
-        import mapping.sweep, mapping.fidelity, mapping.measurements
+        import mapping.calibration.fitting, mapping.evaluation.batch, mapping.search, mapping.evaluation.reference
+        import mapping.evaluation.sweep, mapping.calibration.fidelity, mapping.calibration.measurements
         assert not any(m == "lark" or m.startswith("lark.") for m in sys.modules)
     """)
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
