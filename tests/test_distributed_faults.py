@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from child_signals import default_signals
 
 pytest.importorskip("dask.distributed")
 pytest.importorskip("dsl.parser")
@@ -58,7 +59,8 @@ class Cli:
     def __init__(self, args, **kw):
         self.proc = subprocess.Popen([sys.executable, "-m", "mapping.cli.main", *args],
                                      env=env(), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, **kw)
+                                     stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=default_signals, **kw)
         self.out, self.err = [], []
         self.readers = [threading.Thread(target=self._read, args=(s, b), daemon=True)
                         for s, b in ((self.proc.stdout, self.out),

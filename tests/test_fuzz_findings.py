@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import dsl
+from child_signals import default_signals
 from dsl.errors import ParseError
 from mapping.cli import main as cli
 from mapping.cli.main import main
@@ -248,7 +249,7 @@ def test_a_signal_during_sweep_keeps_the_old_output_and_leaves_no_temporary_file
     proc = subprocess.Popen([sys.executable, "-m", "mapping.cli.main", "sweep", *ODROID, MAPS,
                              "--mapping", "big_only", "-r", "f=0.5:2:1000000", "-o", str(out)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=default_signals)
     deadline = time.monotonic() + 60
     while not any(p.name.startswith(".out.csv.") for p in tmp_path.iterdir()):
         assert proc.poll() is None and time.monotonic() < deadline
@@ -258,6 +259,24 @@ def test_a_signal_during_sweep_keeps_the_old_output_and_leaves_no_temporary_file
     assert proc.returncode == status and "Traceback" not in err
     assert out.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_child_to_be_signalled_starts_interruptible_whatever_the_runner_ignores():
+    """``nohup python -m pytest &`` in a script starts the suite with SIGINT ignored; the
+    children the tests signal must still raise KeyboardInterrupt (issue 39: a sweep child
+    ran on for 60 s)."""
+    probe = [sys.executable, "-c",
+             "import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"]
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        inherited = subprocess.run(probe, capture_output=True, text=True).stdout.strip()
+        reset = subprocess.run(probe, capture_output=True, text=True,
+                               preexec_fn=default_signals).stdout.strip()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert inherited == "True"          # what the runner's disposition does to a child
+    assert reset == "False"
 
 
 # --- input paths that are not regular files --------------------------------------------
