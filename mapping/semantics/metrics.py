@@ -313,7 +313,7 @@ def system_value(expr, env: Mapping[str, object]) -> np.ndarray:
     from dsl.expression import BinOp, Call, Name, Neg, Num, Pos
     stack: list = []
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for node in expr._postorder():
+        for node in expr.postorder():
             kind = type(node)
             if kind is Num:
                 stack.append(np.float64(node.value))
