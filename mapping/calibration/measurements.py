@@ -1,4 +1,4 @@
-"""Measurement tables (CSV) for ``mapeval fidelity`` and ``mapeval fit`` (SPEC §7).
+"""Measurement tables (CSV) for ``mapeval fidelity`` and ``mapeval fit``.
 
 One row is one measured alternative.  Its columns say
 

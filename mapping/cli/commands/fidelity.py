@@ -12,7 +12,7 @@ def add_parser(subparsers, name):
         description="Predict every row of a measurement table (.csv) with the model "
         "(.sdf + .moa) and report how well the predictions order the rows as the "
         "measurements do: Kendall's tau-b with its p-value, the fraction of pairs ordered "
-        "alike, Spearman's rho, MAPE (percent) and R^2. With --fit (or --free), free parameters are first "
+        "alike, Spearman's rho, MAPE (percent) and R^2. With --fit (alias --free), free parameters are first "
         "fitted on a seeded random train split and the figures are those of the test rows; "
         "--folds K and --repeats R average them over K folds or R splits, --within COLUMN "
         "adds the figures within groups of rows sharing a value (fidelity_within, "

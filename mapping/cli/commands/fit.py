@@ -12,9 +12,9 @@ from mapping.output import print_json, write_atomically
 def add_parser(subparsers, name):
     p = subparsers.add_parser(
         name, help="fit cost parameters to measurements",
-        description="Fit the free parameters (--free ELEMENT.METRIC.PARAM, "
+        description="Fit the free parameters (--fit ELEMENT.METRIC.PARAM, "
         "TYPE.METRIC.PARAM or the bare name of a param of the .sdf or .moa, "
-        "comma-separated; --fit is another spelling) to the measured "
+        "comma-separated; --free is an alias) to the measured "
         "column of a .csv table, each of which must be able to change the evaluated metric: "
         "bounded linear least squares where the prediction is linear in them (LSLA, "
         "GSLA, GSLA power with aggregate sum; NNLS when the bounds are >= 0), bounded "
@@ -29,8 +29,8 @@ def add_parser(subparsers, name):
         "-p NAME=VALUE that applies it.",
         epilog="example: mapeval fit examples/gsla/opencl.sdf examples/gsla/gpu.moa "
         "examples/gsla/mappings.map examples/gsla/measurements.csv --mapping gpu_offload "
-        "--measured time_s --free gpu.time.alpha,gpu.time.beta -o fitted.moa")
-    add_measurement_options(p, "--free", fit_required=True)
+        "--measured time_s --fit gpu.time.alpha,gpu.time.beta -o fitted.moa")
+    add_measurement_options(p, "--fit", fit_required=True)
     add_element_option(p)
     p.add_argument("-o", "--output", metavar="FITTED.moa",
                    help="write the fitted architecture to this new .moa file; a fit with "
