@@ -1,7 +1,7 @@
 """``mapeval fidelity``: does the model order alternatives as the measurements do?"""
 from __future__ import annotations
 
-from mapping.cli.commands.fit import add_element_option, element_lines
+from mapping.cli.commands.fit import add_element_option, element_lines, units
 from mapping.cli.commands.measured import add_measurement_options, load_study, report_problems
 from mapping.output import print_json
 
@@ -37,6 +37,9 @@ def run(args):
             document["skipped"] = study.skipped
         if study.assessment.elements:
             document["elements"] = [e.to_dict() for e in study.assessment.elements]
+        found = units(study, args.metric)
+        if found["metric"] or found["measured_column"]:
+            document["units"] = found
         print_json(document)
     else:
         print(result)

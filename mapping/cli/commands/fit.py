@@ -59,12 +59,31 @@ def _header(study, args, fit, result, values, apply: str, label: str | None = No
     """The comment lines a fitted .moa starts with: where its values come from."""
     group = f" (group {label})" if label is not None else ""
     text = (f"# {fit.architecture.name}: parameters fitted by mapeval fit to "
-            f"{study.measurements.path} (column {args.measured}), {fit.method} on "
+            f"{study.measurements.path} (column {_column(study.measurements)}), {fit.method} on "
             f"{result.n_train} rows{group}\n"
             f"# {', '.join(f'{k} = {v!r}' for k, v in values.items())}\n")
     if apply:
         text += f"# parameters of the .sdf, not in this file: apply them with {apply}\n"
     return text
+
+
+def _column(data) -> str:
+    """The measured column and, when it was converted, from which unit to which."""
+    converted = data.column_unit is not None and data.unit != data.column_unit
+    return f"'{data.column}'" + (f" read from {data.column_unit} into {data.unit}"
+                                 if converted else "")
+
+
+def units(study, metric: str) -> dict:
+    """The ``units`` of a JSON document: the metric's (what predictions, measurements
+    and fitted model parameters are in), the measured column's as read, and each fitted
+    bare param's declared unit."""
+    data = study.measurements
+    return {"metric": study.arch.unit(metric), "measured": data.unit,
+            "measured_column": data.column_unit,
+            "params": {p: u for p in study.assessment.fit.values
+                       if (u := study.arch.units.get(p)) is not None}
+            if study.assessment.fit is not None else {}}
 
 
 def _group_outputs(template: str, fit, columns: list[str], study):
@@ -155,6 +174,7 @@ def run(args):
         document["output"] = (written[0] if len(written) == 1 else written) \
             if written else None
         document["not_in_moa"] = dict(elsewhere)
+        document["units"] = units(study, args.metric)
         if args.skip_bad_rows:
             document["skipped"] = study.skipped
         if study.assessment.elements:
@@ -164,13 +184,16 @@ def run(args):
     width = max(len(k) for k in fit.values)
     how = fit.method if fit.residuals == "absolute" else \
         f"{fit.method} on {fit.residuals} residuals"
+    unit = study.arch.unit(args.metric)
     print(f"fitted by {how} on {len(fit.train)} of {result.n} rows "
-          f"(rank {fit.rank} of {len(fit.free)}):")
+          f"(rank {fit.rank} of {len(fit.free)}), {args.metric} in "
+          f"{unit or 'the units of the .moa'} (measured column {_column(study.measurements)}):")
     at = dict(fit.at_bound)
     bounds = {fp.spec: b for fp, b in zip(fit.free, fit.bounds)}
     for k, v in fit.values.items():
         mark = f"  (on its {at[k]} bound: {bounds[k]})" if k in at else ""
-        print(f"  {k:<{width}}  {v!r}{mark}")
+        declared = f" {study.arch.units[k]}" if k in study.arch.units else ""
+        print(f"  {k:<{width}}  {v!r}{declared}{mark}")
     if fit.starts:
         won = "the files' values" if fit.best_start == 0 else f"random start {fit.best_start}"
         print(f"best of {fit.starts} starts: {won}")

@@ -29,7 +29,12 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
     options (argparse's intermixed parsing)."""
     p.add_argument("files", nargs="+", metavar="FILE", help=FILES_HELP)
     p.add_argument("--measured", required=True, metavar="COLUMN",
-                   help="the CSV column holding the measured value of each row")
+                   help="the CSV column holding the measured value of each row; a unit in "
+                   "its header ('time [ms]', named with or without it) is converted to "
+                   "the metric's unit in the .moa")
+    p.add_argument("--measured-unit", metavar="UNIT",
+                   help="the unit of the measured column when its header gives none "
+                   "(ms, us, J, mW, ...), converted to the metric's unit in the .moa")
     g = p.add_argument_group("the mapping of each row (one of)")
     g.add_argument("--mapping-column", metavar="COLUMN",
                    help="a column whose cells name mappings of the .map file")
@@ -155,7 +160,8 @@ def load_study(args, command: str) -> Study:
     params = list(app.params) if app is not None else []
     params += [p for p in arch.params if p not in params]
     data = read_measurements(csv_path, args.measured, params=params,
-                             skip_bad_rows=args.skip_bad_rows, **kwargs)
+                             skip_bad_rows=args.skip_bad_rows, measured_unit=args.measured_unit,
+                             metric_unit=arch.unit(args.metric), metric=args.metric, **kwargs)
     rows = list(data.rows)
     problems = list(data.problems)
     overrides = parse_params(args.param)
@@ -246,6 +252,10 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
                                           for r in rows]
     columns = parse_element_columns(args.measured_element) \
         if getattr(args, "measured_element", None) else None
+    if columns is not None and data.unit != data.column_unit:
+        raise InputError(f"mapeval {command}: --measured-element reads its columns as they "
+                         f"are, so the table must be in the metric's unit ({data.unit}), "
+                         f"not {data.column_unit}")
     if columns is not None and fit_by is not None:
         raise InputError(f"mapeval {command}: --measured-element does not go with --fit-by")
     with progress_bar(args, (1 + args.starts) * fits or None, "fit", "starts") as bar:
