@@ -106,7 +106,8 @@ def test_a_fitted_moa_round_trips_its_units(tmp_path, capsys):
     table = rescaled(tmp_path, "time [ms]", 1e3)
     assert main(["fit", *FILES, table, "--measured", "time", *OPTIONS, "-o", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "time in s (measured column 'time [ms]' read from ms into s)" in text
+    assert "measured column 'time [ms]' read from ms into s: time in the .moa's unit" in text
+    assert "  a_cpu  4.9" in text and "e-09 s\n" in text
     (original,) = dsl.load_moa(FILES[1])
     (again,) = dsl.load_moa(out)
     assert again.units == original.units == {"a_cpu": "s", "a_dsp": "s", "a_bus": "s",

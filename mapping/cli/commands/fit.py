@@ -184,10 +184,11 @@ def run(args):
     width = max(len(k) for k in fit.values)
     how = fit.method if fit.residuals == "absolute" else \
         f"{fit.method} on {fit.residuals} residuals"
-    unit = study.arch.unit(args.metric)
+    data = study.measurements
+    if data.column_unit is not None and data.unit != data.column_unit:
+        print(f"measured column {_column(data)}: {args.metric} in the .moa's unit")
     print(f"fitted by {how} on {len(fit.train)} of {result.n} rows "
-          f"(rank {fit.rank} of {len(fit.free)}), {args.metric} in "
-          f"{unit or 'the units of the .moa'} (measured column {_column(study.measurements)}):")
+          f"(rank {fit.rank} of {len(fit.free)}):")
     at = dict(fit.at_bound)
     bounds = {fp.spec: b for fp, b in zip(fit.free, fit.bounds)}
     for k, v in fit.values.items():
