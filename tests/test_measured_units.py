@@ -89,12 +89,19 @@ def test_an_incompatible_unit_exits_2_naming_both(tmp_path, capsys):
     table = rescaled(tmp_path, "time [J]", 1.0)
     assert main(["fit", *FILES, table, "--measured", "time", *OPTIONS]) == 2
     err = capsys.readouterr().err
-    assert f"{table}:1:1: error: the measured column 'time [J]' is in 'J' and metric " \
+    assert f"{table}:1:38: error: the measured column 'time [J]' is in 'J' and metric " \
            "'time' in 's'" in err
+    assert err.splitlines()[2] == " " * 41 + "^"        # under the column's header
     assert "'J' does not convert to 's'" in err and "Traceback" not in err
     assert main(["fidelity", *FILES, rescaled(tmp_path, "t", 1.0), "--measured", "t",
                  "--measured-unit", "W", "--actor-column", "pe_{actor}"]) == 2
     assert "is in 'W' and metric 'time' in 's'" in capsys.readouterr().err
+    assert main(["fidelity", *FILES, rescaled(tmp_path, "time [ms]", 1e3), "--measured",
+                 "time", "--actor-column", "pe_{actor}", "--aggregate", "max"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("measured column 'time [ms]' read from ms into s: time in the "
+                          ".moa's unit\nfidelity over 81 rows:")
+    assert "MAPE           23.8 %" in out          # the tutorial's, in seconds
     # the header and the option disagree
     assert main(["fidelity", *FILES, rescaled(tmp_path, "time [ms]", 1e3), "--measured",
                  "time", "--measured-unit", "s", "--actor-column", "pe_{actor}"]) == 2

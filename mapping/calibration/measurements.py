@@ -310,7 +310,8 @@ def _measured_unit(table: "_Table", measured: str, option: str, measured_unit: s
         if len(named) == 1:
             measured = named[0]
     column = table.require(measured, f"the measured column ({option})")
-    where = (str(table.path), table.header_line, 1)
+    starts = getattr(table, "header_starts", None) or [0] * len(table.header)
+    where = (str(table.path), table.header_line, starts[table.index[column]] + 1)
     header_unit = split_unit(column)[1]
     unit = measured_unit or header_unit
     try:
@@ -520,6 +521,7 @@ class _Table:
             raw = lines[start] if feeder.position == start + 1 else None
             records.append(_Record(None, values, start + 1, index, raw))
         table = cls(path, header, header_line, records, dialect)
+        table.header_starts = _field_starts(lines[first], dialect)
         for record in records:
             record.table = table
         return table

@@ -1,7 +1,7 @@
 """``mapeval fidelity``: does the model order alternatives as the measurements do?"""
 from __future__ import annotations
 
-from mapping.cli.commands.fit import add_element_option, element_lines, units
+from mapping.cli.commands.fit import add_element_option, conversion_line, element_lines, units
 from mapping.cli.commands.measured import add_measurement_options, load_study, report_problems
 from mapping.output import print_json
 
@@ -42,6 +42,8 @@ def run(args):
             document["units"] = found
         print_json(document)
     else:
+        if (line := conversion_line(study, args.metric)) is not None:
+            print(line)
         print(result)
         for line in element_lines(study.assessment):
             print(line)

@@ -74,6 +74,14 @@ def _column(data) -> str:
                                  if converted else "")
 
 
+def conversion_line(study, metric: str) -> str | None:
+    """What the text output says of a measured column converted to the metric's unit."""
+    data = study.measurements
+    if data.column_unit is None or data.unit == data.column_unit:
+        return None
+    return f"measured column {_column(data)}: {metric} in the .moa's unit"
+
+
 def units(study, metric: str) -> dict:
     """The ``units`` of a JSON document: the metric's (what predictions, measurements
     and fitted model parameters are in), the measured column's as read, and each fitted
@@ -184,9 +192,8 @@ def run(args):
     width = max(len(k) for k in fit.values)
     how = fit.method if fit.residuals == "absolute" else \
         f"{fit.method} on {fit.residuals} residuals"
-    data = study.measurements
-    if data.column_unit is not None and data.unit != data.column_unit:
-        print(f"measured column {_column(data)}: {args.metric} in the .moa's unit")
+    if (line := conversion_line(study, args.metric)) is not None:
+        print(line)
     print(f"fitted by {how} on {len(fit.train)} of {result.n} rows "
           f"(rank {fit.rank} of {len(fit.free)}):")
     at = dict(fit.at_bound)
