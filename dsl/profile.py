@@ -212,7 +212,7 @@ def read_logs(directory: str | Path) -> CallTrace:
             raise ParseError(f"invocation {inv} has a second instruction count",
                              (str(path), line, fields[0][1]))
         trace.icount[inv] = _count(fields[1][0], fields[1][1], "an instruction count", path, line)
-        if len(fields) == 3:      # all other instructions (SPEC §14): checked, not imported
+        if len(fields) == 3:      # all other instructions: checked, not imported
             trace.other[inv] = _count(fields[2][0], fields[2][1], "an instruction count",
                                       path, line)
 

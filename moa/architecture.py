@@ -22,7 +22,7 @@ from moa.routing import ROUTE_COST, route_to_cn, shortest_cn_path
 from moa.units import default_unit
 
 AGGREGATES = ("sum", "max", "exclusive", "schedule")
-#: who pays for a CN's communication tokens (SPEC §12): the CN itself (LSLA), the PEs at
+#: who pays for a CN's communication tokens: the CN itself (LSLA), the PEs at
 #: both ends of the channel, or both
 CHARGES = ("self", "ends", "both")
 
@@ -196,7 +196,7 @@ def split_term(name: str) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class SystemMetric:
-    """``metric NAME = EXPR`` (SPEC §12): a metric computed from the system values of
+    """``metric NAME = EXPR``: a metric computed from the system values of
     other metrics.  In ``expr``, a name ``M[AGG]`` is metric ``M`` aggregated by ``AGG``,
     a bare name is a parameter or another system metric."""
 
@@ -524,7 +524,7 @@ class Architecture:
     @property
     def charging(self) -> bool:
         """Some CN charges its communication to the end PEs (``charge`` ``ends`` or
-        ``both``, SPEC §12); cached, as evaluators ask once per mapping."""
+        ``both``); cached, as evaluators ask once per mapping."""
         if self._charging is None:
             self._charging = any(e.charge != "self" for e in self.elements.values()
                                  if not e.is_pe)

@@ -71,3 +71,25 @@ def route_to_cn(graph: nx.Graph, src: str, cn: str) -> tuple[str, ...]:
         return shortest_cn_path(graph, src, cn) + (cn,)
     except NoRouteError:
         raise NoRouteError(f"no route from PE '{src}' to communication node '{cn}'") from None
+
+
+
+def unrouted_pes(graph: nx.Graph) -> list[tuple[list[str], list[str]]]:
+    """Pairs of groups of PEs with no route between any PE of one and any of the other.
+    Two PEs have a route when they link to one connected set of CNs (a route never
+    crosses a PE); PEs that link to the same such sets form a group (in node order).  A
+    PE with no link to a CN is in a group with no route at all: it is paired with each
+    other group (empty when every PE reaches every other)."""
+    cns = graph.subgraph(n for n, k in graph.nodes(data="kind") if k == "cn")
+    component = {cn: i for i, part in enumerate(nx.connected_components(cns)) for cn in part}
+    groups: dict[frozenset, list[str]] = {}
+    for pe in (n for n, k in graph.nodes(data="kind") if k != "cn"):
+        reach = frozenset(component[nb] for nb in graph.neighbors(pe) if nb in component)
+        groups.setdefault(reach, []).append(pe)
+    items = list(groups.items())
+    pairs = [(a, b) for i, (ra, a) in enumerate(items) for rb, b in items[i + 1:]
+             if not ra & rb]
+    lone = groups.get(frozenset(), [])
+    if len(lone) > 1:            # PEs without links reach no one, not even each other
+        pairs.insert(0, (lone, lone))
+    return pairs

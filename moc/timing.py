@@ -1,4 +1,4 @@
-"""Timing of the self-timed execution of an SDF graph alone (SPEC §13): throughput,
+"""Timing of the self-timed execution of an SDF graph alone: throughput,
 period, critical cycle, latency, buffer occupancy and the schedule of one iteration.
 
 Actor attribute ``exec_attr`` is the time of one firing; resources are unlimited, so an
@@ -44,7 +44,7 @@ class ThroughputResult:
 
 @dataclass(frozen=True)
 class TimingAnalysis:
-    """The SPEC §13 analysis of a graph alone.  ``latency``: the end of the last firing
+    """The timing analysis of a graph alone.  ``latency``: the end of the last firing
     of the first iteration (from time 0); ``buffers``: per channel, the most tokens it
     holds (``math.inf`` where tokens pile up without bound, None where not explored);
     ``schedule``: per actor, its :class:`Firing` s of the first iteration.  The last
@@ -59,7 +59,7 @@ class TimingAnalysis:
     method: str
 
     def to_dict(self) -> dict:
-        """JSON-ready values with the SPEC §13 keys: fractions as floats, an unbounded
+        """JSON-ready values with the keys of ``mapeval analyse --json``: fractions as floats, an unbounded
         value as ``math.inf`` (the caller writes it as the project does)."""
         return {
             "throughput": _plain(self.throughput),

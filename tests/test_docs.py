@@ -67,3 +67,62 @@ def test_the_readme_is_short_and_links_the_docs():
     assert len(readme.splitlines()) < 300
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).exists(), link
+
+
+def _pages() -> dict[Path, Path]:
+    """Every Markdown source of the documentation -> the path its links are relative to:
+    the pages of docs/, README.md, and the examples' READMEs (pages at build time)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("hooks", ROOT / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    pages = {p: p for p in sorted((ROOT / "docs").rglob("*.md"))}
+    pages[ROOT / "README.md"] = ROOT / "README.md"
+    for page, readme in hooks.example_pages().items():
+        pages[readme] = ROOT / "docs" / page
+    return pages
+
+
+def _anchors(path: Path) -> set[str]:
+    """The ids a page's HTML has: headings as MkDocs' toc names them, and explicit ones."""
+    import markdown
+    html = markdown.markdown(path.read_text(encoding="utf-8"),
+                             extensions=["toc", "attr_list", "tables", "admonition"])
+    return set(re.findall(r'\bid="([^"]+)"', html))
+
+
+LINK = re.compile(r"\]\(([^)\s]*)#([^)\s]+)\)")
+
+
+def test_every_link_to_an_anchor_finds_its_heading():
+    missing = []
+    for source, at in _pages().items():
+        for target, anchor in LINK.findall(source.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://")):
+                continue
+            page = (at.parent / target).resolve() if target else source
+            if not target and source != at:
+                page = source
+            assert page.suffix == ".md" and page.exists(), f"{source}: no page {target}"
+            if anchor not in _anchors(page):
+                missing.append(f"{source.relative_to(ROOT)}: {target}#{anchor}")
+    assert not missing, "links to headings that do not exist:\n" + "\n".join(missing)
+
+
+def test_the_anchor_check_sees_a_missing_heading(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("# Fidelity and fitting\n\n## `--fit` patterns\n", encoding="utf-8")
+    assert {"fidelity-and-fitting", "-fit-patterns"} <= _anchors(page)
+    assert "fit-patterns" not in _anchors(page)
+
+
+def test_no_page_cites_a_document_users_do_not_have():
+    """Users have the documentation, not the project's specification: no page, README
+    or docstring rendered into the API reference says "SPEC"."""
+    sources = list(_pages()) + [ROOT / "mkdocs.yml"]
+    sources += [p for d in ("mapping", "moc", "moa", "dsl") for p in (ROOT / d).rglob("*")
+                if p.suffix in (".py", ".lark", ".c")]
+    cited = [f"{p.relative_to(ROOT)}:{n}" for p in sources
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"\bSPEC\b(?!@|_)", line)]
+    assert not cited, "lines citing SPEC:\n" + "\n".join(cited)

@@ -310,3 +310,24 @@ def test_the_same_parameter_of_several_elements_suggests_sharing():
     assert "share one value across a, b" in text
     assert "add rows of other mappings or workloads (other values of n alone" in text
     assert math.isclose(sum(a.fit.values[k] for k in ("a.time.alpha", "b.time.alpha")), 3.0)
+
+
+def test_patterns_match_type_and_array_names_as_written_out():
+    arch = dsl.parse_moa(
+        "moa b {\n    type A7 [energy = lsla(alpha = 1), time = lsla(alpha = 2)]\n"
+        "    type A15 [energy = lsla(alpha = 3), time = lsla(alpha = 4)]\n"
+        "    pe little[0..1] : A7\n    pe big[0..1] : A15\n"
+        "    cn bus [time = lsla(alpha = 1)]\n"
+        "    little[*] -- bus; big[*] -- bus\n}\n")[0]
+    # the type's names, as `--fit A15.energy.alpha,A15.time.alpha` spells them out
+    assert expand_free(arch, ["A15.*"]) == ["A15.energy.alpha", "A15.energy.beta",
+                                            "A15.time.alpha", "A15.time.beta"]
+    assert expand_free(arch, ["A*.energy.alpha"]) == ["A7.energy.alpha", "A15.energy.alpha"]
+    assert expand_free(arch, ["big.time.*"]) == ["big.time.alpha", "big.time.beta"]  # array
+    # where the pattern reaches the members themselves, each keeps its own value
+    assert expand_free(arch, ["*.energy.alpha"]) == [
+        "little[0].energy.alpha", "little[1].energy.alpha", "big[0].energy.alpha",
+        "big[1].energy.alpha"]
+    assert [fp.spec for fp in parse_free(arch, "A15.*.alpha")] == ["A15.energy.alpha",
+                                                                   "A15.time.alpha"]
+    assert [fp.elements for fp in parse_free(arch, "A15.e*.alpha")] == [("big[0]", "big[1]")]

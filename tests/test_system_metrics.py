@@ -383,3 +383,27 @@ def test_exhaustive_reduces_interchangeable_pes_for_a_system_metric():
     ev = BatchEvaluator(problem, "energy_total")
     every = np.array(np.meshgrid(*[range(3)] * 3, indexing="ij")).reshape(3, -1).T
     assert ex.value == pytest.approx(ev.evaluate(every).min())
+
+
+def test_a_system_metric_is_an_objective_beside_an_aggregated_one(tmp_path, capsys):
+    """``--objectives time,energy_total --aggregate max``: max applies to time, the system
+    metric keeps its terms' aggregations.  By hand (module table): (time[max],
+    energy_total) is m1 (9, 19), m2 (5, 20), m3 (15, 20), m4 (6, 18); the front is m2
+    and m4."""
+    _, _, prob = problem()
+    result = search(prob, aggregate="max", objectives=["time", "energy_total"],
+                    strategy="exhaustive")
+    assert sorted(tuple(p["values"].values()) for p in result.front) == [(5.0, 20.0),
+                                                                        (6.0, 18.0)]
+    assert result.aggregate == "max"
+    assert result.to_dict()["aggregates"] == {"time": "max", "energy_total": "system"}
+    (tmp_path / "a.sdf").write_text(SDF)
+    (tmp_path / "b.moa").write_text(moa_text())
+    files = [str(tmp_path / "a.sdf"), str(tmp_path / "b.moa")]
+    assert main(["search", *files, "--objectives", "energy_total,time", "--aggregate",
+                 "max", "--strategy", "exhaustive"]) == 0
+    headline = capsys.readouterr().out.splitlines()[0]
+    assert "energy_total (system) = 18" in headline and "(max)" not in headline
+    # one metric: an aggregation asked of a system metric alone is still refused
+    assert main(["search", *files, "--objectives", "energy_total", "--aggregate", "max"]) == 2
+    assert "does not apply" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""How well a model *ranks* alternatives against measurements (SPEC §8).
+"""How well a model *ranks* alternatives against measurements.
 
 Two views of the same question, as in the papers:
 
@@ -15,9 +15,9 @@ beside them.
 
 Every ranking statistic sees the predictions through :func:`ranking_values`: rounded to
 12 significant digits, so that alternatives equal in exact arithmetic but not in
-floating point (``0.1 + 0.2`` against ``0.3``) tie as they should (SPEC §12).
+floating point (``0.1 + 0.2`` against ``0.3``) tie as they should.
 
-``within`` figures (SPEC §12) restrict the pairs to rows of one group (alternatives of
+``within`` figures restrict the pairs to rows of one group (alternatives of
 one workload): ``fidelity_within`` counts the agreeing pairs of all groups over their
 pairs; ``tau_within`` is the mean of the groups' tau-b weighted by their pair counts
 (a group of one row has no pair and no weight; a group with pairs whose predictions or
@@ -32,12 +32,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-#: keys of the JSON document of ``mapeval fidelity``, in order (SPEC §7)
+#: keys of the JSON document of ``mapeval fidelity``, in order
 JSON_KEYS = ("n", "n_train", "n_test", "tau", "p_value", "fidelity", "spearman", "mape",
              "mdape", "r2", "fidelity_within", "tau_within", "fitted", "folds", "folds_by",
              "repeats")
 
-#: the figures averaged over folds or repeats (SPEC §12)
+#: the figures averaged over folds or repeats
 FIGURES = ("tau", "fidelity", "spearman", "mape", "mdape", "r2", "fidelity_within",
            "tau_within")
 
@@ -45,7 +45,7 @@ FIGURES = ("tau", "fidelity", "spearman", "mape", "mdape", "r2", "fidelity_withi
 #: within-group figures (each group's figures cost a tau and a rho of their own)
 GROUPS_LISTED = 1000
 
-#: significant digits the predictions keep before ranking (SPEC §12)
+#: significant digits the predictions keep before ranking
 RANK_DIGITS = 12
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
-"""Fitting cost-model parameters to measurements (SPEC §8).
+"""Fitting cost-model parameters to measurements.
 
 A free parameter is written ``TARGET.METRIC.PARAM``: ``TARGET`` is an element (``gpu``,
 ``big[0]``), an element type (``A15``: one value shared by every element of that type
 that takes its ``METRIC`` model from the type) or an array (``big``: one value shared by
-its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
-(SPEC §12): each row is then bound again with its value.  ``SPEC@COLUMN`` makes it
+its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``:
+each row is then bound again with its value.  ``SPEC@COLUMN`` makes it
 group-specific: one value per value of the measurement column ``COLUMN``
 (:func:`expand_groups`, ``SPEC@COLUMN=VALUE``), each applied to its group's rows only
 (:meth:`RowModel.predict`; in the linear problem a coefficient 0 on the other rows,
@@ -132,16 +132,35 @@ class FreeParameter:
 PATTERN_CHARACTERS = "*?"
 
 
-def free_names(arch: Architecture, app=None) -> list[str]:
-    """What a ``--fit`` pattern is matched against: every ``ELEMENT.METRIC.PARAM`` of a
-    fittable number of an element's model (:func:`moa.cost_models.fittable_parameters`)
-    and the bare name of every ``param`` of ``app`` and ``arch``."""
-    names = [] if app is None else list(app.params)
-    names += [p for p in arch.params if p not in names]
+def free_names(arch: Architecture, app=None) -> dict[str, tuple[str, ...]]:
+    """What a ``--fit`` pattern is matched against: every name the option accepts, each
+    with the ``ELEMENT.METRIC.PARAM`` names it sets.  In order: the bare name of every
+    ``param`` of ``app`` and ``arch`` (setting nothing of an element), every
+    ``ELEMENT.METRIC.PARAM`` of a fittable number of an element's model
+    (:func:`moa.cost_models.fittable_parameters`), then ``TYPE.METRIC.PARAM`` and
+    ``ARRAY.METRIC.PARAM`` where the type's or array's members share that model."""
+    names: dict[str, tuple[str, ...]] = {p: () for p in (app.params if app else ())}
+    names.update({p: () for p in arch.params if p not in names})
+
+    def fittable(spec) -> list[str]:
+        return fittable_parameters(model_class(_model_name(spec)).Parameters)
+
     for e in arch.elements.values():
         for metric, spec in e.costs.items():
-            names += [f"{e.name}.{metric}.{p}" for p in
-                      fittable_parameters(model_class(_model_name(spec)).Parameters)]
+            names.update({f"{e.name}.{metric}.{p}": (f"{e.name}.{metric}.{p}",)
+                          for p in fittable(spec)})
+    for t in arch.types.values():
+        for metric, spec in t.costs.items():
+            members = [e.name for e in arch.elements.values()
+                       if e.type_name == t.name and metric not in e.own_costs]
+            names.update({f"{t.name}.{metric}.{p}": tuple(f"{m}.{metric}.{p}" for m in members)
+                          for p in fittable(spec) if members})
+    for base, members in arch.arrays().items():
+        specs = [arch.elements[m].costs for m in members]
+        for metric in specs[0]:
+            if len({_model_name(s[metric]) if metric in s else None for s in specs}) == 1:
+                names.update({f"{base}.{metric}.{p}": tuple(f"{m}.{metric}.{p}" for m in members)
+                              for p in fittable(specs[0][metric])})
     return names
 
 
@@ -151,9 +170,11 @@ def _model_name(spec) -> str:
 
 def expand_free(arch: Architecture, items: Sequence[str], app=None) -> list[str]:
     """``items`` with each pattern (wildcards ``*`` and ``?``, e.g.
-    ``*.time.efficiency``, ``hide_*``, ``big[*].time.alpha``) replaced by the names it
-    matches (:func:`free_names`, in their order).  A pattern that matches nothing is an
-    error."""
+    ``*.time.efficiency``, ``hide_*``, ``A15.*``, ``big[*].time.alpha``) replaced by the
+    names it matches (:func:`free_names`, in their order).  A type's or array's name is
+    taken only where the pattern matches none of the element names it sets, so that
+    ``*.time.alpha`` gives each element its own value and ``A15.*`` the type's shared
+    ones.  A pattern that matches nothing is an error."""
     names = None
     out: list[str] = []
     for item in items:
@@ -163,13 +184,17 @@ def expand_free(arch: Architecture, items: Sequence[str], app=None) -> list[str]
         pattern, mark, by = item.partition(GROUP_MARK)      # 'hide_*@gpu': one per gpu
         names = free_names(arch, app) if names is None else names
         literal = pattern.strip().replace("[", "[[]")
-        matched = [n + mark + by for n in names if fnmatch.fnmatchcase(n, literal)]
+        hits = [n for n in names if fnmatch.fnmatchcase(n, literal)]
+        own = {n for n in hits if names[n] == (n,)}
+        matched = [n + mark + by for n in hits
+                   if names[n] in ((), (n,)) or not own.intersection(names[n])]
         if not matched:
-            shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)"
-                                             if len(names) > 12 else "")
+            shown = ", ".join(list(names)[:12]) + (f", ... ({len(names)} in all)"
+                                                   if len(names) > 12 else "")
             raise InputError(f"free parameter pattern '{item}' matches nothing (it is "
-                             "matched against ELEMENT.METRIC.PARAM of every element's "
-                             f"model and the bare names of params: {shown or 'none'})")
+                             "matched against the bare names of params and "
+                             "ELEMENT.METRIC.PARAM, TYPE.METRIC.PARAM and ARRAY.METRIC.PARAM "
+                             f"of every model: {shown or 'none'})")
         out += [n for n in matched if n not in out]
     return out
 

@@ -608,7 +608,7 @@ class Curve:
 
 
 def analyse_fit(fit: LogCAFit, **options) -> LogCAAnalysis:
-    """SPEC §5's analysis on the fitted parameters (:func:`moa.logca_analysis.analyse`)."""
+    """The LogCA analysis of the fitted parameters (:func:`moa.logca_analysis.analyse`)."""
     return analyse(**fit.parameters(), **options)
 
 

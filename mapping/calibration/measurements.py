@@ -1,4 +1,4 @@
-"""Measurement tables (CSV) for ``mapeval fidelity`` and ``mapeval fit`` (SPEC §7).
+"""Measurement tables (CSV) for ``mapeval fidelity`` and ``mapeval fit``.
 
 One row is one measured alternative.  Its columns say
 
@@ -10,7 +10,9 @@ One row is one measured alternative.  Its columns say
 - or, instead of a mapping, the activity each element saw, already counted
   (``quanta_column`` such as ``quanta_{element}``, optionally ``tokens_column`` and
   token attributes such as ``gamma=gamma_{element}``);
-- the measured value (``measured``).
+- the measured value (``measured``), in the unit its header gives (``time [ms]``) or
+  ``measured_unit`` says, converted to ``metric_unit`` (the metric's unit in the
+  ``.moa``) as it is read.
 
 Every bad cell is an :class:`~mapping.cli.diagnostics.InputError` whose ``origin`` is
 ``(csv_path, line, column)`` -- the line of the row in the file and the character column
@@ -83,6 +85,11 @@ class Measurements:
     rows: tuple[MeasurementRow, ...]
     skipped: int = 0
     problems: tuple[str, ...] = ()
+    #: the measured column as its header names it, its unit (header or option), and the
+    #: unit of the rows' ``measured`` values: the metric's after a conversion
+    column: str | None = None
+    column_unit: str | None = None
+    unit: str | None = None
 
     def __len__(self):
         return len(self.rows)
@@ -138,9 +145,18 @@ def read_measurements(path, measured: str, *,
                       elements: Sequence[str] | None = None,
                       mapping: Mapping | None = None,
                       skip_bad_rows: bool = False,
-                      measured_option: str = "--measured") -> Measurements:
+                      measured_option: str = "--measured",
+                      measured_unit: str | None = None,
+                      metric_unit: str | None = None,
+                      metric: str = "time") -> Measurements:
     """Read the measurement table at ``path``; ``measured_option`` is the option that
     named the ``measured`` column (for the error when it is missing).
+
+    ``measured`` names a header as written (``time [ms]``) or without its unit
+    (``time``); its unit, from the header or ``measured_unit``, is converted to
+    ``metric_unit``, the unit of ``metric`` (:func:`moa.units.scale`): a table in ms
+    against a model in s is read in s.  Units that do not convert are an error naming
+    both; without either unit the values are taken as they are.
 
     ``params``: the parameter names a column may set.  The mapping of each row comes
     from ``mapping_column`` (a cell names one of ``mappings``), from ``actor_column``
@@ -159,7 +175,8 @@ def read_measurements(path, measured: str, *,
     if len(modes) > 1:
         raise InputError("give only one of --mapping-column, --actor-column and "
                          "--quanta-column")
-    table.require(measured, f"the measured column ({measured_option})")
+    measured, column_unit, factor = _measured_unit(table, measured, measured_option,
+                                                   measured_unit, metric_unit, metric)
 
     actor_cols: dict[str, str] = {}
     if mapping_column is not None:
@@ -221,7 +238,7 @@ def read_measurements(path, measured: str, *,
                                        f"{len(header)} columns")
                 cells = record.cells
                 values = {p: record.number(p) for p in params}
-                value = record.number(measured)
+                value = record.number(measured) * factor
                 row_mapping, row_activity = mapping, None
                 if mapping_column is not None:
                     name = record.cell(mapping_column).strip()
@@ -258,11 +275,11 @@ def read_measurements(path, measured: str, *,
                             raise record.error(tcol, f"{quanta} quanta in 0 tokens")
                         attrs = []
                         for attr, col in attr_cols[element].items():
-                            value = record.number(col)
-                            if value < 0:
+                            attr_value = record.number(col)
+                            if attr_value < 0:
                                 raise record.error(col, f"token attribute '{attr}' must be "
-                                                   f"non-negative, got {value}")
-                            attrs.append((attr, float(value)))
+                                                   f"non-negative, got {attr_value}")
+                            attrs.append((attr, float(attr_value)))
                         row_activity[element] = (float(quanta), int(tokens), tuple(attrs)) \
                             if attrs else (float(quanta), int(tokens))
                 rows.append(MeasurementRow(record.line, record.index, values, float(value),
@@ -278,7 +295,39 @@ def read_measurements(path, measured: str, *,
             raise InputError(f"{path}: every data row is bad ({len(problems)} skipped); "
                              f"the first: {problems[0]}", (str(path), table.header_line, 1))
         raise InputError(f"{path}: no data rows after the header", (str(path), table.header_line, 1))
-    return Measurements(path, tuple(header), tuple(rows), len(problems), tuple(problems))
+    return Measurements(path, tuple(header), tuple(rows), len(problems), tuple(problems),
+                        measured, column_unit,
+                        metric_unit if column_unit and metric_unit else column_unit)
+
+
+def _measured_unit(table: "_Table", measured: str, option: str, measured_unit: str | None,
+                   metric_unit: str | None, metric: str) -> tuple[str, str | None, float]:
+    """The measured column's header, its unit and the factor to the metric's unit."""
+    from moa.units import UnitError, scale, split_unit
+
+    if measured not in table.index:
+        named = [h for h in table.header if split_unit(h)[0] == measured]
+        if len(named) == 1:
+            measured = named[0]
+    column = table.require(measured, f"the measured column ({option})")
+    starts = getattr(table, "header_starts", None) or [0] * len(table.header)
+    where = (str(table.path), table.header_line, starts[table.index[column]] + 1)
+    header_unit = split_unit(column)[1]
+    unit = measured_unit or header_unit
+    try:
+        same = not (measured_unit and header_unit) or scale(header_unit, measured_unit) == 1.0
+    except UnitError:
+        same = False
+    if not same:
+        raise InputError(f"the header of column '{column}' says "
+                         f"'{header_unit}' and --measured-unit says '{measured_unit}'", where)
+    try:
+        factor = scale(unit, metric_unit) if unit and metric_unit else 1.0
+    except UnitError as exc:
+        raise InputError(f"the measured column '{column}' is in '{unit}' and "
+                         f"metric '{metric}' in '{metric_unit}' (the .moa's unit): {exc}",
+                         where) from None
+    return column, unit, factor
 
 
 def _located(exc: InputError) -> str:
@@ -472,6 +521,7 @@ class _Table:
             raw = lines[start] if feeder.position == start + 1 else None
             records.append(_Record(None, values, start + 1, index, raw))
         table = cls(path, header, header_line, records, dialect)
+        table.header_starts = _field_starts(lines[first], dialect)
         for record in records:
             record.table = table
         return table

@@ -1,4 +1,4 @@
-"""Honest validation of a model against measurements (SPEC §12).
+"""Honest validation of a model against measurements.
 
 ``--folds K``: the rows, shuffled by ``numpy.random.default_rng(seed).permutation(n)``,
 are cut into ``K`` consecutive parts of sizes differing by at most one

@@ -122,7 +122,7 @@ def _subparsers(parser: argparse.ArgumentParser):
 def parse(parser: argparse.ArgumentParser, argv: list[str],
           namespace: argparse.Namespace | None = None) -> argparse.Namespace:
     """Parse ``argv`` down the subcommands, then the chosen one's options and files in
-    any order (SPEC §7: files may stand anywhere among the options)."""
+    any order (files may stand anywhere among the options)."""
     namespace = namespace or argparse.Namespace()
     action = _subparsers(parser)
     if action is None:

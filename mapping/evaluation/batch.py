@@ -1,4 +1,4 @@
-"""The batch evaluator: many mappings at once with numpy (SPEC §9, §11).
+"""The batch evaluator: many mappings at once with numpy.
 
 A :class:`BatchEvaluator` is compiled once from a bound problem, a metric and an
 aggregation.  It restates no rule: it tabulates those of the semantic core.  Each
@@ -18,7 +18,7 @@ the evaluator precomputes (:class:`CostTables`)
   every CN of the route to its memory (``traffic_cost``, ``MemoryTraffic.share``);
 - ``charged[c, s·P + d]``: the cost, by their CNs' rules, of the tokens of channel ``c``
   that CNs with ``charge = ends | both`` on the route from ``s`` to ``d`` charge to each
-  end PE (SPEC §12); ``comm`` then keeps only what stays on the CNs (``self``, ``both``).
+  end PE; ``comm`` then keeps only what stays on the CNs (``self``, ``both``).
   ``lambda·charged`` is added to the PEs of both ends, as
   :func:`mapping.evaluation.reference.element_values` does.
 
@@ -123,7 +123,7 @@ class CostTables:
       linear programs;
     - ``charged[c, s·P + d]``: the cost (before ``lambda``) of channel ``c``'s tokens that
       the CNs of the route from ``s`` to ``d`` charge to *each* end PE (``charge = ends |
-      both``, SPEC §12); ``comm`` holds only the part that stays on the CNs.
+      both``); ``comm`` holds only the part that stays on the CNs.
     """
 
     proc: np.ndarray
@@ -153,7 +153,7 @@ class BatchEvaluator:
     """
 
     def __new__(cls, problem: Problem | None = None, metric: str = "time", *args, **kwargs):
-        # a system metric composes the evaluators of its terms (SPEC §12); unpickling
+        # a system metric composes the evaluators of its terms; unpickling
         # calls __new__ without arguments
         if cls is BatchEvaluator and problem is not None \
                 and metric in system_metrics(problem.arch):
@@ -292,7 +292,7 @@ class BatchEvaluator:
             return False                # shares of a mean are not sums of tokens
         if not self._charge(cn_elems):
             return False
-        # memory traffic (SPEC §5): D along the route to the memory CN, miss·D on it
+        # memory traffic: D along the route to the memory CN, miss·D on it
         for i, e in enumerate(pe_elems):
             model = traffic_model(e, metric)
             if model is None:
@@ -337,7 +337,7 @@ class BatchEvaluator:
         return True
 
     def _charge(self, cn_elems) -> bool:
-        """Split ``comm`` into what stays on the CNs and ``charged`` (SPEC §12); False
+        """Split ``comm`` into what stays on the CNs and ``charged``; False
         where a charging CN's rule is not additive (the reference evaluator values the
         charged tokens as a group).  Intensive metrics are never charged."""
         if self.metric in INTENSIVE:
@@ -723,7 +723,7 @@ class BatchEvaluator:
 
 
 class SystemBatchEvaluator(BatchEvaluator):
-    """A system metric ``metric NAME = EXPR`` (SPEC §12) for arrays of mappings: one
+    """A system metric ``metric NAME = EXPR`` for arrays of mappings: one
     :class:`BatchEvaluator` per distinct term ``M[AGG]`` (and one per system metric the
     expression uses), their value arrays combined by
     :func:`mapping.semantics.metrics.system_value`, as the reference evaluator combines its

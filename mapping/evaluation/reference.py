@@ -1,4 +1,4 @@
-"""The reference evaluator: one metric of one mapping (SPEC §6)."""
+"""The reference evaluator: one metric of one mapping."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -170,7 +170,7 @@ class Placement:
 class MappedTokens(Placement):
     """The tokens of one iteration of ``problem``'s application under ``mapping``:
     processing tokens on the mapped PEs, communication tokens on every CN of their
-    channel's route (charged to the end PEs for a charged metric, SPEC §12)."""
+    channel's route (charged to the end PEs for a charged metric)."""
 
     def __init__(self, problem: Problem, mapping: Mapping):
         self.problem, self.mapping = problem, mapping
@@ -262,7 +262,7 @@ def placed_values(arch: Architecture, placement: Placement, metric: str,
     Each element values its tokens by its rule for ``metric`` (:mod:`mapping.semantics.metrics`);
     the values combine by ``aggregate`` (the architecture's default when ``None``,
     :data:`~mapping.semantics.aggregation.AGGREGATIONS`) with CNs scaled by lambda; a timed
-    aggregation asks the placement for its timing.  A system metric (SPEC §12) is its
+    aggregation asks the placement for its timing.  A system metric is its
     expression of the values of its terms ``M[AGG]`` (each this function again) and
     of the system metrics it uses, with the parameters ``params``."""
     check_metric(arch, metric)
@@ -344,7 +344,7 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str,
     rule for the metric), and the elements with tokens but no rule.
 
     Communication charged to a PE (:class:`~mapping.semantics.traffic.ChargedToken`, a CN with
-    ``charge = ends | both``, SPEC §12) is a communication cost: the PE's value gains
+    ``charge = ends | both``) is a communication cost: the PE's value gains
     ``lambda · v``, where ``v`` is the CN's own rule applied to the tokens that CN charges
     to that PE (``Σ`` of per-token costs for additive models).  PE values are thus
     before ``lambda`` for their own tokens and after it for charged ones, so that every
@@ -383,7 +383,7 @@ def element_values(arch: Architecture, placed: MappingT[str, list], metric: str,
 def with_charged(value, lambda_: float, cn_value):
     """A PE's ``value`` with the copies a CN charges to it, whose value by the CN's own
     rule is ``cn_value`` (``None``: the CN has no rule): ``value + lambda · cn_value``,
-    communication scaled by ``lambda`` as on the CN itself (SPEC §12).  Numbers or
+    communication scaled by ``lambda`` as on the CN itself.  Numbers or
     arrays of rows alike (:mod:`mapping.evaluation.row_batch`)."""
     return value if cn_value is None else value + lambda_ * cn_value
 

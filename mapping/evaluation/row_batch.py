@@ -1,4 +1,4 @@
-"""Measurement rows evaluated all at once (SPEC §8): the engine of fast fits.
+"""Measurement rows evaluated all at once: the engine of fast fits.
 
 A fit evaluates the same rows under thousands of parameter values; only the cost
 models change, never the tokens the rows place on the elements.  A :class:`RowBatch`
@@ -354,7 +354,7 @@ class RowBatch:
 
     def _keys(self, arch, metric: str) -> list:
         """The parts tokens are gathered in: each element's own tokens (its name), each
-        PE's copies charged by each charging CN (``("charged", pe, cn)``, SPEC §12), and
+        PE's copies charged by each charging CN (``("charged", pe, cn)``), and
         for ``exclusive`` each CN's tokens that belong to each PE (``("share", cn,
         pe)``: the channel's producer's, :func:`mapping.semantics.traffic.tokens_by_pe`)."""
         keys: list = list(arch.elements)

@@ -1,4 +1,4 @@
-"""Parameter sweeps (SPEC §7, ``mapeval sweep``): one evaluation per point of a grid.
+"""Parameter sweeps (``mapeval sweep``): one evaluation per point of a grid.
 
 A range ``NAME=START:STOP:N[:log]`` gives ``N`` values from ``START`` to ``STOP``
 inclusive, evenly spaced (or geometrically with ``log``); the grid is the product of the

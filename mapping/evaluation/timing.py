@@ -1,4 +1,4 @@
-"""Timing of mapped executions: list-scheduled makespan and period (SPEC §13).
+"""Timing of mapped executions: list-scheduled makespan and period.
 
 The firings are those of one iteration, the firings ``a#k`` of the HSDF expansion
 (:func:`moc.hsdf.hsdf_expansion`, whose edges carry the iteration delay ``h`` of each
@@ -12,7 +12,7 @@ firing-level precedence; guarded by the ``firings`` limit).
   of each producer firing by ``lambda · Σ_{CN k on the route} v_k`` with ``v_k`` CN
   ``k``'s ``time`` value of one producer firing's communication token.  CNs are
   latencies, not exclusive resources: transfers never contend.  With ``charge = ends |
-  both`` (SPEC §12) the charged cost of the route, ``lambda·c`` per iteration, is copy
+  both`` the charged cost of the route, ``lambda·c`` per iteration, is copy
   work of the end cores: it extends every firing of the producer by ``lambda·c / q(src)``
   and every firing of the consumer by ``lambda·c / q(dst)``, so that on every PE the
   firing durations sum to the PE's ``time`` value under ``max``; only what stays on the
@@ -308,7 +308,7 @@ class TimingTables:
             a, n = np.argwhere(np.isnan(dur))[0]
             raise self.errors[int(a), int(XT[a, n])]
         if self._ends is not None:
-            # charged copies: each end's firings share its part (SPEC §12)
+            # charged copies: each end's firings share its part
             dur += self._ends @ extend
         bad = bad | ~np.isfinite(dur).all(axis=0) | ~np.isfinite(delay).all(axis=0)
         if bad.any():

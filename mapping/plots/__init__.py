@@ -1,4 +1,4 @@
-"""Plots of the field (SPEC §10; matplotlib, Agg backend): PNG, SVG or PDF by the file's
+"""Plots of the field (matplotlib, Agg backend): PNG, SVG or PDF by the file's
 extension, all in the style of :mod:`mapping.plots.style`.
 
 :data:`PLOTS` names every ``mapeval plot KIND``.  A kind takes the options (and inputs)

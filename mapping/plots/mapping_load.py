@@ -97,7 +97,7 @@ def plot_mapping_load(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
     """Write the load chart of ``mapping`` to ``path`` (PNG, SVG or PDF by extension).
     A system metric gets one chart per ``M[AGG]`` term, under its expression and value.
     A timed aggregation (``schedule``, ``period``) has no per-element bars that add up to
-    its value: its chart is the Gantt chart of the schedule (SPEC §10)."""
+    its value: its chart is the Gantt chart of the schedule."""
     plot_format(path)
     if aggregate is not None and aggregator(aggregate).timed:
         from mapping.plots.schedule import plot_mapping_schedule

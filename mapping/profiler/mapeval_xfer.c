@@ -1,5 +1,5 @@
 /* mapeval_xfer: a Valgrind tool writing the four function-level logs of Kim & Edwards'
-   accelerator-store study (SPEC section 14): for every byte a function reads, the
+   accelerator-store study: for every byte a function reads, the
    function invocation that last wrote it; per invocation, its arithmetic/logic and
    other instructions; the call tree.
 

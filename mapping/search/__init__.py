@@ -1,4 +1,4 @@
-"""Mapping search (SPEC §9): exhaustive up to interchangeable PEs, exact MILP, and seeded
+"""Mapping search: exhaustive up to interchangeable PEs, exact MILP, and seeded
 heuristics with an evaluation budget, all evaluating candidates in numpy batches.
 
 The names below load on first use, so that the strategy registry

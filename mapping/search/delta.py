@@ -2,7 +2,7 @@
 
 Where the compiled tables are linear (:attr:`mapping.evaluation.batch.CostTables.linear`: every
 element value is a sum of ``proc``, ``comm`` and ``charged`` entries) a mapping ``x``
-is kept with its element loads (SPEC §6, §12)::
+is kept with its element loads::
 
     pe[p] = Σ_{a: x_a = p} proc[a, p] + λ·Σ_c charged[c, x_s·P + x_d]·([x_s = p] + [x_d = p])
     cn[k] = Σ_c comm[c, k]·route[x_s·P + x_d, k]

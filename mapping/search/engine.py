@@ -16,7 +16,7 @@ from mapping.search.common import (DEFAULT_BUDGET, DEFAULT_SHARDS, Objectives, P
                                    Space, Tracker, build_space, combine, weight_vectors)
 
 from mapping.search.strategies import STRATEGIES, heuristics
-from mapping.semantics.metrics import aggregation_label
+from mapping.semantics.metrics import aggregation_label, system_metrics
 from mapping.options import POSITIVE_WHOLE
 
 #: ``auto`` enumerates exhaustively up to this many canonical mappings when no budget is
@@ -152,13 +152,25 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     return combined, extra
 
 
+def objective_aggregate(arch, metric: str, metrics: Sequence[str],
+                        aggregate: str | None) -> str | None:
+    """The aggregation objective ``metric`` of ``metrics`` is evaluated with: ``aggregate``,
+    except for a system metric beside element metrics, whose terms name their own (the
+    shared ``--aggregate`` is for the others)."""
+    systems = system_metrics(arch)
+    if metric in systems and any(m not in systems for m in metrics):
+        return None
+    return aggregate
+
+
 def prepare(problem: Problem, metric: str = "time", aggregate: str | None = None,
             objectives: Sequence[str] | None = None, pins=None, allowed=None,
             budget: int | None = None, seed: int = 0) -> Setup:
     metrics = list(objectives) if objectives else [metric]
     if len(set(metrics)) != len(metrics):
         raise SearchError(f"--objectives names a metric twice: {', '.join(metrics)}")
-    evaluators = [BatchEvaluator(problem, m, aggregate) for m in metrics]
+    evaluators = [BatchEvaluator(problem, m, objective_aggregate(problem.arch, m, metrics,
+                                                                 aggregate)) for m in metrics]
     objs = Objectives(evaluators)
     space = build_space(problem, pins, allowed)
     scales = np.ones(len(metrics))
@@ -219,9 +231,10 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
         raise SearchError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
     if budget is not None:
         POSITIVE_WHOLE.check(budget, "--budget", SearchError)
-    aggregate_name = aggregation_label(problem.arch, metric, aggregate)
     setup = prepare(problem, metric, aggregate, objectives, pins, allowed, budget, seed)
     objs = setup.objectives
+    aggregates = {m: aggregation_label(problem.arch, m, objective_aggregate(
+        problem.arch, m, objs.names, aggregate)) for m in objs.names}
     requested = strategy
     if strategy == "auto":
         strategy = choose_strategy(setup)
@@ -267,7 +280,9 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     if optimal and strategy == "exhaustive" and not objs.multi:
         extra.update(bound=value, gap=0.0)
     heuristic = strategy in heuristics()
-    return SearchResult(strategy, names[0], aggregate_name,
+    if objs.multi:
+        extra["aggregates"] = aggregates
+    return SearchResult(strategy, names[0], aggregates[names[0]],
                         value, ev0.decode(row), int(combined.evaluations), bool(optimal),
                         seconds, tuple(names), values, front, seed if heuristic else None,
                         sum(t.budget for t in tasks) if heuristic else None, extra,

@@ -13,7 +13,7 @@ properties the aggregation declares (:mod:`mapping.semantics.aggregation`):
 - a *bottleneck* aggregation (``max``): minimize ``z`` with ``z ≥`` every contribution,
   each PE's load and ``λ·`` each CN's load (an epigraph variable).
 
-Communication charged to the cores (``charge = ends | both``, SPEC §12) adds
+Communication charged to the cores (``charge = ends | both``) adds
 ``λ·charged[c, s, d]`` to the load of PE ``s`` and of PE ``d`` (twice to one PE for a
 channel on it), so it enters the sum twice and each end PE's load once.
 

@@ -1,4 +1,4 @@
-"""The search strategies (SPEC §9), by name: what ``--strategy`` offers.
+"""The search strategies, by name: what ``--strategy`` offers.
 
 Each entry is ``"module:function"`` and is imported when a search runs, so that listing
 the strategies (``mapeval search --help``) imports nothing.  A heuristic (and

@@ -1,4 +1,4 @@
-"""How element values combine into one system value (SPEC §6.4).
+"""How element values combine into one system value.
 
 An aggregation is a small class, written once in numpy over ``n`` mappings at a time:
 :meth:`Aggregation.combine` takes the element values ``pe (P, n)`` and ``cn (C, n)``
@@ -9,7 +9,7 @@ PEs then CNs (``-1``: none).  The reference evaluator calls it with ``n = 1``, t
 evaluator with chunks of mappings.
 
 Communication that a CN charges to the end PEs of its channels (``charge = ends |
-both``, SPEC §12) is already in the PE values, ``lambda`` applied
+both``) is already in the PE values, ``lambda`` applied
 (:func:`mapping.evaluation.reference.element_values`): ``sum`` counts it once per end, ``max``
 sees it on the cores, and an ``exclusive`` phase includes the charged copies of its PE;
 no aggregation special-cases it.
@@ -55,7 +55,7 @@ class Aggregation:
 
 
 def contributions(pe: np.ndarray, cn: np.ndarray, lambda_: float) -> np.ndarray:
-    """``(P + C, n)``: PE values, then CN values scaled by ``lambda`` (SPEC §6.4)."""
+    """``(P + C, n)``: PE values, then CN values scaled by ``lambda``."""
     return np.concatenate([pe, lambda_ * cn])
 
 
@@ -127,7 +127,7 @@ class Exclusive(Aggregation):
 
 
 class Timed(Aggregation):
-    """A timing of the firings of one iteration under a mapping (SPEC §13): element
+    """A timing of the firings of one iteration under a mapping: element
     values do not determine it, the firing-level tables of :mod:`mapping.evaluation.timing` do
     (:meth:`timed_value`).  It aggregates ``time`` only."""
 

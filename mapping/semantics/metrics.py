@@ -1,4 +1,4 @@
-"""The value of one metric on one element, from the tokens it handles (SPEC §6.3, §6.5).
+"""The value of one metric on one element, from the tokens it handles.
 
 Every element values a metric by one *rule*, the first of :data:`METRIC_RULES` that
 applies to it: ``value = finish(Σ_tokens count·features(token))``.
@@ -77,7 +77,7 @@ class MetricRule:
 
 
 class Intensive(MetricRule):
-    """``power``: the time-weighted mean of the tokens' power (SPEC §6.5)."""
+    """``power``: the time-weighted mean of the tokens' power."""
 
     metrics = ("power",)
     width = 4
@@ -147,7 +147,7 @@ class Extensive(MetricRule):
 
 
 class EnergyFallback(MetricRule):
-    """``energy`` without an energy model: ``Σ power(t)·time(t)`` (SPEC §6.5)."""
+    """``energy`` without an energy model: ``Σ power(t)·time(t)``."""
 
     metrics = derived = ("energy",)
 
@@ -217,7 +217,7 @@ def aggregation_label(arch, metric: str, aggregate: str | None) -> str:
 
 
 def system_metrics(arch) -> dict:
-    """The architecture's system metrics (``metric NAME = EXPR``, SPEC §12) by name."""
+    """The architecture's system metrics (``metric NAME = EXPR``) by name."""
     return getattr(arch, "system_metrics", None) or {}
 
 

@@ -1,5 +1,5 @@
 """Where a mapping sends each channel: the CNs its communication tokens cross, and who
-pays for them (a CN's ``charge``, SPEC §12)."""
+pays for them (a CN's ``charge``)."""
 from __future__ import annotations
 
 from moa import Architecture, NoRouteError

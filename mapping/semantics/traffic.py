@@ -1,6 +1,6 @@
 """Memory traffic of element-level models, and which PE each CN token belongs to.
 
-A ``roofline`` PE moves ``D`` bytes to and from its ``memory`` CN (SPEC §5).  After the
+A ``roofline`` PE moves ``D`` bytes to and from its ``memory`` CN.  After the
 tokens of the SDF iteration are placed, :func:`place_memory_traffic` adds one synthetic
 :class:`TrafficToken` (count 1, ``quanta = bytes``) to every CN on the route from the PE
 to its memory CN: ``D`` on the CNs before the memory (Gables eq. 16, Bus[j]) and
@@ -11,7 +11,7 @@ aggregation needs: a traffic token to the PE that causes it, a communication tok
 the PE of the channel's producer (the producer writes during its own phase).
 
 A :class:`ChargedToken` is a copy of a channel's tokens on a CN whose ``charge`` is
-``ends`` or ``both``, placed on a PE at one end of the channel (SPEC §12).
+``ends`` or ``both``, placed on a PE at one end of the channel.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class TrafficToken(TokenGroup):
 @dataclass(frozen=True)
 class ChargedToken(TokenGroup):
     """Communication tokens of CN ``cn`` charged to a PE at one end of their channel: the
-    PE's value gains ``lambda`` times their value by ``cn``'s own rule (SPEC §12)."""
+    PE's value gains ``lambda`` times their value by ``cn``'s own rule."""
 
     cn: str = ""
 

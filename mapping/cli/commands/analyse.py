@@ -1,4 +1,4 @@
-"""``mapeval analyse``: the dataflow timing of SPEC §13 (throughput, period, critical
+"""``mapeval analyse``: the dataflow timing (throughput, period, critical
 cycle, latency, buffer occupancy and the schedule), of the application alone (actor
 execution times from an attribute, as SDF3's ``throughput`` analysis) or of one mapping
 onto an architecture (list-scheduled PEs, channels delayed by their routes).
@@ -22,7 +22,7 @@ SHOWN_FIRINGS = 8
 
 
 DESCRIPTION = """\
-Analyse the self-timed execution of an SDF application (SPEC section 13): its throughput
+Analyse the self-timed execution of an SDF application: its throughput
 (iterations per time unit), period (1/throughput), a critical cycle (the actors that
 bound the throughput), the latency of one iteration, the largest number of tokens every
 channel holds, and the schedule (every firing with its start and end).

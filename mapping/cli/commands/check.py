@@ -12,7 +12,9 @@ def add_parser(subparsers, name):
                               description="Parse each file and analyse it: for .sdf (or SDF3 "
                               ".xml), the repetition vector, deadlock and the tokens of one "
                               "iteration; for .moa, its elements, links and cost models; for "
-                              ".map, the mappings it holds. Every file is checked even when "
+                              ".map, the mappings it holds. A .moa whose PEs cannot all "
+                              "reach each other through communication nodes gets a warning "
+                              "(exit status 0). Every file is checked even when "
                               "another is bad; the exit status is 2 if any is.")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print one JSON document: one entry "
@@ -54,10 +56,37 @@ def check_file(path) -> list[dict]:
         for arch in load_blocks(path, "moa"):
             arch.bind()  # validates every cost model with its default parameters
             entries.append({"file": str(path), "kind": "moa", "name": arch.name,
-                            "pes": arch.pes, "cns": arch.cns, "links": len(arch.links)})
+                            "pes": arch.pes, "cns": arch.cns, "links": len(arch.links),
+                            "warnings": route_warnings(arch)})
         return entries
     return [{"file": str(path), "kind": "map",
              "mappings": [m.name for m in load_blocks(path, "map")]}]
+
+
+def route_warnings(arch) -> list[dict]:
+    """A warning (``message``, ``file``, ``line``, ``column`` at the first PE named) for
+    each pair of groups of PEs that no route joins (:func:`moa.routing.unrouted_pes`): a
+    channel between them would fail to evaluate with "no route"."""
+    from moa.routing import unrouted_pes
+
+    def pes(group: list[str]) -> str:
+        shown = ", ".join(f"'{p}'" for p in group[:4])
+        more = f", ... ({len(group)} in all)" if len(group) > 4 else ""
+        return f"PE{'s' if len(group) > 1 else ''} {shown}{more}"
+
+    out = []
+    for a, b in unrouted_pes(arch.graph()):
+        linked = {p for p in a + b if arch.graph().degree(p)}
+        alone = [p for p in dict.fromkeys(a + b) if p not in linked]
+        why = f" ({pes(alone)} {'has' if len(alone) == 1 else 'have'} no link)" if alone \
+            else ""
+        message = (f"no route joins {pes(a)} to each other{why}" if a is b else
+                   f"no route joins {pes(a)} to {pes(b)}{why}") + \
+            ": a channel between them cannot be evaluated"
+        origin = tuple(arch.elements[(alone or b)[0]].origin or ()) + (None,) * 3
+        out.append({"message": message, "file": None if origin[0] is None else str(origin[0]),
+                    "line": origin[1], "column": origin[2]})
+    return out
 
 
 def _error(exc: BaseException) -> dict:
@@ -73,6 +102,9 @@ def _kind(name: str) -> str | None:
 
 
 def run(args):
+    import sys
+
+    from dsl.diagnostics import format_diagnostic
     from dsl.files import check_readable
     from mapping.cli.diagnostics import BAD_INPUT_ERRORS, report_error
     from mapping.errors import InputError
@@ -100,6 +132,11 @@ def run(args):
                     report_error(InputError(err["message"],
                                             (err["file"], err["line"], err["column"])))
         entries += found
+        if not args.json:
+            for e in found:
+                for w in e.get("warnings", ()):
+                    print(format_diagnostic(w["message"], (w["file"], w["line"], w["column"]),
+                                            severity="warning"), file=sys.stderr)
     if args.json:
         print_json({"files": entries})
         return 2 if failed else 0

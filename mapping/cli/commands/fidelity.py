@@ -1,7 +1,7 @@
 """``mapeval fidelity``: does the model order alternatives as the measurements do?"""
 from __future__ import annotations
 
-from mapping.cli.commands.fit import add_element_option, element_lines
+from mapping.cli.commands.fit import add_element_option, conversion_line, element_lines, units
 from mapping.cli.commands.measured import add_measurement_options, load_study, report_problems
 from mapping.output import print_json
 
@@ -12,7 +12,7 @@ def add_parser(subparsers, name):
         description="Predict every row of a measurement table (.csv) with the model "
         "(.sdf + .moa) and report how well the predictions order the rows as the "
         "measurements do: Kendall's tau-b with its p-value, the fraction of pairs ordered "
-        "alike, Spearman's rho, MAPE (percent) and R^2. With --fit (or --free), free parameters are first "
+        "alike, Spearman's rho, MAPE (percent) and R^2. With --fit (alias --free), free parameters are first "
         "fitted on a seeded random train split and the figures are those of the test rows; "
         "--folds K and --repeats R average them over K folds or R splits, --within COLUMN "
         "adds the figures within groups of rows sharing a value (fidelity_within, "
@@ -37,8 +37,13 @@ def run(args):
             document["skipped"] = study.skipped
         if study.assessment.elements:
             document["elements"] = [e.to_dict() for e in study.assessment.elements]
+        found = units(study, args.metric)
+        if found["metric"] or found["measured_column"]:
+            document["units"] = found
         print_json(document)
     else:
+        if (line := conversion_line(study, args.metric)) is not None:
+            print(line)
         print(result)
         for line in element_lines(study.assessment):
             print(line)

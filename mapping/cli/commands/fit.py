@@ -12,9 +12,9 @@ from mapping.output import print_json, write_atomically
 def add_parser(subparsers, name):
     p = subparsers.add_parser(
         name, help="fit cost parameters to measurements",
-        description="Fit the free parameters (--free ELEMENT.METRIC.PARAM, "
+        description="Fit the free parameters (--fit ELEMENT.METRIC.PARAM, "
         "TYPE.METRIC.PARAM or the bare name of a param of the .sdf or .moa, "
-        "comma-separated; --fit is another spelling) to the measured "
+        "comma-separated; --free is an alias) to the measured "
         "column of a .csv table, each of which must be able to change the evaluated metric: "
         "bounded linear least squares where the prediction is linear in them (LSLA, "
         "GSLA, GSLA power with aggregate sum; NNLS when the bounds are >= 0), bounded "
@@ -29,8 +29,8 @@ def add_parser(subparsers, name):
         "-p NAME=VALUE that applies it.",
         epilog="example: mapeval fit examples/gsla/opencl.sdf examples/gsla/gpu.moa "
         "examples/gsla/mappings.map examples/gsla/measurements.csv --mapping gpu_offload "
-        "--measured time_s --free gpu.time.alpha,gpu.time.beta -o fitted.moa")
-    add_measurement_options(p, "--free", fit_required=True)
+        "--measured time_s --fit gpu.time.alpha,gpu.time.beta -o fitted.moa")
+    add_measurement_options(p, "--fit", fit_required=True)
     add_element_option(p)
     p.add_argument("-o", "--output", metavar="FITTED.moa",
                    help="write the fitted architecture to this new .moa file; a fit with "
@@ -59,12 +59,39 @@ def _header(study, args, fit, result, values, apply: str, label: str | None = No
     """The comment lines a fitted .moa starts with: where its values come from."""
     group = f" (group {label})" if label is not None else ""
     text = (f"# {fit.architecture.name}: parameters fitted by mapeval fit to "
-            f"{study.measurements.path} (column {args.measured}), {fit.method} on "
+            f"{study.measurements.path} (column {_column(study.measurements)}), {fit.method} on "
             f"{result.n_train} rows{group}\n"
             f"# {', '.join(f'{k} = {v!r}' for k, v in values.items())}\n")
     if apply:
         text += f"# parameters of the .sdf, not in this file: apply them with {apply}\n"
     return text
+
+
+def _column(data) -> str:
+    """The measured column and, when it was converted, from which unit to which."""
+    converted = data.column_unit is not None and data.unit != data.column_unit
+    return f"'{data.column}'" + (f" read from {data.column_unit} into {data.unit}"
+                                 if converted else "")
+
+
+def conversion_line(study, metric: str) -> str | None:
+    """What the text output says of a measured column converted to the metric's unit."""
+    data = study.measurements
+    if data.column_unit is None or data.unit == data.column_unit:
+        return None
+    return f"measured column {_column(data)}: {metric} in the .moa's unit"
+
+
+def units(study, metric: str) -> dict:
+    """The ``units`` of a JSON document: the metric's (what predictions, measurements
+    and fitted model parameters are in), the measured column's as read, and each fitted
+    bare param's declared unit."""
+    data = study.measurements
+    return {"metric": study.arch.unit(metric), "measured": data.unit,
+            "measured_column": data.column_unit,
+            "params": {p: u for p in study.assessment.fit.values
+                       if (u := study.arch.units.get(p)) is not None}
+            if study.assessment.fit is not None else {}}
 
 
 def _group_outputs(template: str, fit, columns: list[str], study):
@@ -155,6 +182,7 @@ def run(args):
         document["output"] = (written[0] if len(written) == 1 else written) \
             if written else None
         document["not_in_moa"] = dict(elsewhere)
+        document["units"] = units(study, args.metric)
         if args.skip_bad_rows:
             document["skipped"] = study.skipped
         if study.assessment.elements:
@@ -164,13 +192,16 @@ def run(args):
     width = max(len(k) for k in fit.values)
     how = fit.method if fit.residuals == "absolute" else \
         f"{fit.method} on {fit.residuals} residuals"
+    if (line := conversion_line(study, args.metric)) is not None:
+        print(line)
     print(f"fitted by {how} on {len(fit.train)} of {result.n} rows "
           f"(rank {fit.rank} of {len(fit.free)}):")
     at = dict(fit.at_bound)
     bounds = {fp.spec: b for fp, b in zip(fit.free, fit.bounds)}
     for k, v in fit.values.items():
         mark = f"  (on its {at[k]} bound: {bounds[k]})" if k in at else ""
-        print(f"  {k:<{width}}  {v!r}{mark}")
+        declared = f" {study.arch.units[k]}" if k in study.arch.units else ""
+        print(f"  {k:<{width}}  {v!r}{declared}{mark}")
     if fit.starts:
         won = "the files' values" if fit.best_start == 0 else f"random start {fit.best_start}"
         print(f"best of {fit.starts} starts: {won}")

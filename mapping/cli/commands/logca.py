@@ -132,7 +132,7 @@ def _column(m, name, option):
 
 
 def fit_from_args(args, path):
-    """The :class:`Curve` of one ``--fit`` file: read it, fit (paper §4), analyse (SPEC §5)."""
+    """The :class:`Curve` of one ``--fit`` file: read it, fit (paper §4), analyse."""
     from mapping.calibration.logca import Curve, analyse_fit, fit_logca
     from mapping.calibration.measurements import read_measurements
 

@@ -29,7 +29,12 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
     options (argparse's intermixed parsing)."""
     p.add_argument("files", nargs="+", metavar="FILE", help=FILES_HELP)
     p.add_argument("--measured", required=True, metavar="COLUMN",
-                   help="the CSV column holding the measured value of each row")
+                   help="the CSV column holding the measured value of each row; a unit in "
+                   "its header ('time [ms]', named with or without it) is converted to "
+                   "the metric's unit in the .moa")
+    p.add_argument("--measured-unit", metavar="UNIT",
+                   help="the unit of the measured column when its header gives none "
+                   "(ms, us, J, mW, ...), converted to the metric's unit in the .moa")
     g = p.add_argument_group("the mapping of each row (one of)")
     g.add_argument("--mapping-column", metavar="COLUMN",
                    help="a column whose cells name mappings of the .map file")
@@ -50,13 +55,13 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
     free_help = ("free parameters ELEMENT.METRIC.PARAM, TYPE.METRIC.PARAM or the bare name "
                  "of a param of the .sdf or .moa, comma-separated "
                  "(e.g. gpu.time.alpha,gpu.time.beta,p_static); * and ? are wildcards over "
-                 "every element's ELEMENT.METRIC.PARAM and the params' names "
-                 "('*.time.efficiency', 'hide_*', 'big[*].time.alpha'); each value stays "
+                 "every name these accept ('*.time.efficiency', 'hide_*', "
+                 "'big[*].time.alpha', 'A15.*'); each value stays "
                  "within the bounds its model declares")
     if fit_option == "--fit":
         free_help += ": fit them on the train rows, report fidelity on the test rows"
     alias = {"--fit": "--free", "--free": "--fit"}[fit_option]
-    free_help += f" ({alias} is another spelling)"
+    free_help += f" ({alias} is an alias)"
     p.add_argument(fit_option, alias, dest="free", metavar="PARAMS", required=fit_required,
                    help=free_help)
     p.add_argument("--starts", type=NATURAL, default=8, metavar="N",
@@ -72,7 +77,7 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
                    help="fraction of the rows held out for testing when fitting (default 0.2)")
     p.add_argument("--seed", type=NATURAL, default=0,
                    help="seed of the train/test split, the folds and the repeats (default 0)")
-    v = p.add_argument_group("validation (SPEC §12)")
+    v = p.add_argument_group("validation")
     v.add_argument("--folds", type=FOLDS, metavar="K",
                    help="K-fold cross-validation: fit on K-1 folds, rank the held-out one; "
                    "each figure is the mean over the folds (without --fit: the model's "
@@ -155,7 +160,8 @@ def load_study(args, command: str) -> Study:
     params = list(app.params) if app is not None else []
     params += [p for p in arch.params if p not in params]
     data = read_measurements(csv_path, args.measured, params=params,
-                             skip_bad_rows=args.skip_bad_rows, **kwargs)
+                             skip_bad_rows=args.skip_bad_rows, measured_unit=args.measured_unit,
+                             metric_unit=arch.unit(args.metric), metric=args.metric, **kwargs)
     rows = list(data.rows)
     problems = list(data.problems)
     overrides = parse_params(args.param)
@@ -196,10 +202,10 @@ def _attribute_columns(items) -> dict[str, str]:
 
 
 def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessment:
-    """The assessment, then the figures within groups and over folds or repeats
-    (SPEC §12): with folds or repeats the reported parameters are fitted on every row.
+    """The assessment, then the figures within groups and over folds or repeats:
+    with folds or repeats the reported parameters are fitted on every row.
     With ``--fit-by COLUMN`` each group of the column has its own parameters, fitted
-    and tested on splits made within each group; with a ``SPEC@COLUMN`` parameter the
+    and tested on splits made within each group; with a ``PARAM@COLUMN`` parameter the
     pooled fit (on the usual splits) has one value of it per group.  ``--within``
     defaults to that column.  ``--folds-by COLUMN`` leaves each group of the column out
     in turn."""
@@ -246,6 +252,10 @@ def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessme
                                           for r in rows]
     columns = parse_element_columns(args.measured_element) \
         if getattr(args, "measured_element", None) else None
+    if columns is not None and data.unit != data.column_unit:
+        raise InputError(f"mapeval {command}: --measured-element reads its columns as they "
+                         f"are, so the table must be in the metric's unit ({data.unit}), "
+                         f"not {data.column_unit}")
     if columns is not None and fit_by is not None:
         raise InputError(f"mapeval {command}: --measured-element does not go with --fit-by")
     with progress_bar(args, (1 + args.starts) * fits or None, "fit", "starts") as bar:

@@ -1,5 +1,5 @@
 """``mapeval profile``: run a compiled program under mapeval's Valgrind tool and write the
-four logs of Kim & Edwards' pintool (SPEC §14), optionally importing them at once."""
+four logs of Kim & Edwards' pintool, optionally importing them at once."""
 from __future__ import annotations
 
 import argparse

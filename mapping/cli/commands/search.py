@@ -1,4 +1,4 @@
-"""``mapeval search``: find the best mappings (SPEC §9)."""
+"""``mapeval search``: find the best mappings."""
 from __future__ import annotations
 
 from dataclasses import replace
