@@ -22,7 +22,7 @@ from mapping.errors import InputError
 from mapping.evaluation.reference import evaluate
 from mapping.calibration.assessment import assess
 from mapping.calibration.free import fitted_architecture, parse_free
-from mapping.calibration.parameter_vector import current_values, overrides_for
+from mapping.calibration.parameter_vector import ParameterVector
 from mapping.calibration.probes import coefficients
 from mapping.calibration.row_model import RowModel
 from mapping.calibration.solvers import design_matrix
@@ -182,11 +182,11 @@ def test_design_matrix_is_the_derivative_of_the_core(tmp_path):
         model = RowModel(arch, rows(*(maps[m] for m in mappings)), metric, "sum", app)
         fps = parse_free(arch, free)
         A, c = design_matrix(model, fps, range(len(model.rows)))
-        theta0 = current_values(model, fps)
+        theta0 = ParameterVector(fps).current(model)
         for j in range(len(fps)):
             step = np.zeros(len(fps))
             step[j] = theta0[j]
-            hi = model.predict(None, overrides_for(fps, theta0 + step))
+            hi = model.predict(None, ParameterVector(fps).overrides(theta0 + step))
             lo = model.predict()
             assert np.allclose((hi - lo) / theta0[j], A[:, j], rtol=1e-9, atol=0)
         assert np.allclose(c + A @ theta0, model.predict(), rtol=1e-12)

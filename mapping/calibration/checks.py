@@ -14,7 +14,7 @@ from moc import TokenGroup
 from mapping.errors import InputError
 from mapping.semantics.metrics import base_metrics, element_metric
 from mapping.calibration.free import FreeParameter
-from mapping.calibration.parameter_vector import PARAMS, current_values
+from mapping.calibration.parameter_vector import PARAMS, ParameterVector
 from mapping.calibration.probes import Probe
 from mapping.calibration.row_model import RowModel
 from mapping.calibration.solvers import START_DECADES
@@ -55,7 +55,7 @@ def check_bare(model: RowModel, free: Sequence[FreeParameter], predicted) -> Non
     :func:`check_free` for model parameters: neither doubled plus one nor moved to the
     ends of the random starts' range (``10^±START_DECADES`` times its value; a
     parameter behind a ``max`` may matter in one direction only)."""
-    theta0 = current_values(model, free)
+    theta0 = ParameterVector(free).current(model)
     for j, fp in enumerate(free):
         if fp.level != "param":
             continue

@@ -8,7 +8,7 @@ from moa import Architecture
 from moa.cost_models import Bounds
 from mapping.errors import InputError
 from mapping.calibration.free import FreeParameter
-from mapping.calibration.parameter_vector import overrides_for
+from mapping.calibration.parameter_vector import ParameterVector
 from mapping.calibration.row_model import RowModel
 
 
@@ -105,7 +105,8 @@ def _relative_sensitivities(model: RowModel, free, theta, bounds, index) -> np.n
     (one-sided differences of 1e-6, stepping inwards at a bound)."""
     theta = np.asarray(theta, dtype=float)
     with np.errstate(all="ignore"):
-        base = model.predict(None, overrides_for(free, theta))
+        vector = ParameterVector(free)
+        base = model.predict(None, vector.overrides(theta))
         scale = np.where(base != 0, np.abs(base), 1.0)
         out = []
         for j in index:
@@ -113,6 +114,6 @@ def _relative_sensitivities(model: RowModel, free, theta, bounds, index) -> np.n
             step = h if theta[j] + h in bounds[j] else -h
             moved = theta.copy()
             moved[j] += step
-            out.append((model.predict(None, overrides_for(free, moved)) - base) / scale
+            out.append((model.predict(None, vector.overrides(moved)) - base) / scale
                        * (theta[j] if theta[j] != 0 else 1.0) / step)
     return np.column_stack(out)

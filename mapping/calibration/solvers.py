@@ -34,9 +34,9 @@ from mapping.errors import InputError
 from mapping.semantics.aggregation import aggregator
 from mapping.options import NATURAL
 from mapping.evaluation.row_batch import Unsupported
-from mapping.calibration.free import FreeParameter, fitted_architecture, free_bounds
+from mapping.calibration.free import FreeParameter, fitted_architecture
 from mapping.calibration.identifiability import indistinguishable_hint, separating_columns
-from mapping.calibration.parameter_vector import current_values, overrides_for
+from mapping.calibration.parameter_vector import ParameterVector
 from mapping.calibration.probes import coefficients, probes
 from mapping.calibration.residuals import (RESIDUALS, ROBUST_MADS, ROBUST_PASSES, Residual,
                                           residual_rule)
@@ -88,7 +88,9 @@ def predict_fitted(model: RowModel, fit: FitResult, indices=None) -> np.ndarray:
     """Predictions of rows ``indices`` (default all) under the values ``fit`` found --
     the path the fit itself evaluates, so held-out rows are predicted as trained ones."""
     theta = [fit.values[fp.spec] for fp in fit.free]
-    return model.predict(indices, overrides_for(fit.free, theta))
+    return model.predict(indices, ParameterVector(fit.free).overrides(theta))
+
+
 def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
     if not aggregator(model.aggregate).separable:
         return False
@@ -100,7 +102,6 @@ def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
                 or fp.param not in cls.linear_parameters:
             return False
     return True
-
 
 
 def _design_batch(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
@@ -126,7 +127,7 @@ def _design_batch(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     predicted = model._predict_batch(list(rows), None, {})
     if predicted is None or not np.all(np.isfinite(A)):
         return None
-    return A, predicted - A @ current_values(model, free)
+    return A, predicted - A @ ParameterVector(free).current(model)
 
 
 def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
@@ -137,7 +138,7 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
         return fast
     A = np.zeros((len(rows), len(free)))
     c = np.zeros(len(rows))
-    theta0 = current_values(model, free)
+    theta0 = ParameterVector(free).current(model)
     done: dict[tuple, int] = {}              # rows alike in parameters and mapping
     for r, i in enumerate(rows):
         same = done.setdefault(model._identity(i), r)
@@ -166,7 +167,7 @@ def group_columns(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
                     dtype=bool).reshape(len(rows), len(free))
     if keep.all():
         return A, c
-    theta0 = current_values(model, free)
+    theta0 = ParameterVector(free).current(model)
     dropped = np.where(keep, 0.0, A)
     return A - dropped, c + dropped @ theta0
 
@@ -246,8 +247,9 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
                                    f"value, got "
                                    f"{model.rows[i].measured!r}", lambda v: False)
     names = [fp.spec for fp in free]
-    theta0 = current_values(model, free)
-    bounds = free_bounds(model.arch, free)
+    vector = ParameterVector.of(model.arch, free)
+    theta0 = vector.current(model)
+    bounds = list(vector.bounds)
     warnings_: list[str] = []
     method, solver = None, "nnls"
     theta = theta0.copy()
@@ -280,7 +282,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             raise InputError("the fit failed: the measurements and the model differ by "
                              "more than floating point can hold")
         # The linear model must agree with the evaluator; otherwise fall back.
-        check = model.predict(train, overrides_for(free, theta))
+        check = model.predict(train, vector.overrides(theta))
         linear = c + A @ theta
         scale = max(float(np.max(np.abs(check))), 1e-300)
         if np.max(np.abs(check - linear)) <= 1e-7 * scale:
@@ -392,7 +394,8 @@ def _robust_refit(model, free, train, y, theta, rule: Residual, bounds):
     leave no scale (a perfect fit, or fewer than half the rows off it)."""
     got = None
     for _ in range(ROBUST_PASSES):
-        r = rule.rule(model.predict(train, overrides_for(free, theta)), y) / rule.unit(y)
+        r = rule.rule(model.predict(train, ParameterVector(free).overrides(theta)), y) \
+            / rule.unit(y)
         mad = float(np.median(np.abs(r - np.median(r)))) if len(r) else 0.0
         if not (mad > 0 and math.isfinite(mad)):
             break
@@ -409,7 +412,9 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
     random points; ``f_scale``: minimise ``rule.loss`` with that scale instead of the
     squares."""
     scale = np.where(theta0 > 0, theta0, 1.0)
-    bounds = free_bounds(model.arch, free) if bounds is None else bounds
+    vector = ParameterVector.of(model.arch, free) if bounds is None \
+        else ParameterVector(free, bounds)
+    bounds = list(vector.bounds)
     lower, upper = _solver_bounds(bounds, scale)
     u0 = np.clip(theta0 / scale, lower, upper)
 
@@ -418,7 +423,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
     unit = rule.unit(y)
 
     def residuals(u):
-        return rule.rule(model.predict(train, overrides_for(free, u * scale)), y) / unit
+        return rule.rule(model.predict(train, vector.overrides(u * scale)), y) / unit
 
     def solve(start):
         try:

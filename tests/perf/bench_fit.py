@@ -66,8 +66,10 @@ def child(task: dict) -> dict:
         from mapping.calibration import free as language, parameter_vector, row_model, solvers
         fitting = SimpleNamespace(RowModel=row_model.RowModel, parse_free=language.parse_free,
                                   fit_parameters=solvers.fit_parameters,
-                                  current_values=parameter_vector.current_values,
-                                  overrides=parameter_vector.overrides_for)
+                                  current_values=lambda model, free:
+                                  parameter_vector.ParameterVector(free).current(model),
+                                  overrides=lambda free, theta:
+                                  parameter_vector.ParameterVector(free).overrides(theta))
     except ImportError:                      # a base commit: one module, fitting.py
         import importlib
         try:
