@@ -4,7 +4,7 @@
 are cut into ``K`` consecutive parts of sizes differing by at most one
 (``numpy.array_split``); fold ``k`` tests on part ``k`` and fits on the others.
 ``--repeats R``: repeat ``r`` (from 0) is the train/test split of
-:func:`~mapping.calibration.fitting.split_rows` with seed ``seed + r`` (``--test-fraction``, 0.2 by
+:func:`~mapping.calibration.assessment.split_rows` with seed ``seed + r`` (``--test-fraction``, 0.2 by
 default: the LSLA paper's 80/20, repeated 100 times there).  ``--folds-by COLUMN``: leave one group out: each value of the column, in sorted order, is
 the test fold in turn, the other rows fit (e.g. ``gpu``: each GPU predicted by a model
 fitted without it -- a GPU one has not measured).  Every figure is the mean
@@ -164,7 +164,7 @@ def with_group_details(result: FidelityResult, labels: Sequence, train, *,
     """``result`` whose per-group figures (of its ``within`` column) also say how many
     of the group's rows trained and the values fitted for the group: its own fit
     (``fits``, ``--fit-by``) or the pooled ``fit``'s shared values and that group's own
-    (:func:`~mapping.calibration.fitting.group_values`)."""
+    (:func:`~mapping.calibration.free.group_values`)."""
     if not result.groups:
         return result
     labels = np.array(labels, dtype=object)
@@ -187,7 +187,7 @@ def assess_by(arch, rows, column: str, *, app=None, metric: str = "time",
               seed: int = 0, params=None, source: str | None = None,
               starts: int = STARTS, progress=None, residuals: str = "absolute",
               within: str | None = None) -> Assessment:
-    """:func:`~mapping.calibration.fitting.assess` with one parameter set per value of ``column``
+    """:func:`~mapping.calibration.assessment.assess` with one parameter set per value of ``column``
     (``--fit-by``): the rows of each group split alike (:func:`group_splits`), each
     group's parameters fitted on its training rows and its test rows predicted with
     them.  The figures are over all test rows, within and per group of ``within``
@@ -233,7 +233,7 @@ def split_results(model: RowModel, free: Sequence[FreeParameter] | None,
                   residuals: str = "absolute", elements=None) -> list[FidelityResult]:
     """The figures of each split: ``free`` (if any) fitted on its train rows -- one fit,
     or with ``fit_by`` (a label per row, of column ``fit_column``) one fit per group, or
-    with ``elements`` (:func:`~mapping.calibration.fitting.element_models`) each element's own
+    with ``elements`` (:func:`~mapping.calibration.elements.element_models`) each element's own
     parameters on its own column -- and the test rows compared; ``groups`` (labels of
     column ``within``) adds the figures within and per group."""
     measured = np.array([r.measured for r in model.rows], dtype=float)
@@ -279,7 +279,7 @@ def cross_validate(model: RowModel, free: Sequence[FreeParameter] | None,
     rows; the figures averaged over the splits (``kind``: ``folds`` or ``repeats``).
     ``fitted`` annotates the result (the values fitted on every row); ``progress(1)``
     after every start of every split's fit; ``residuals``: the rule each fit minimises
-    (:data:`~mapping.calibration.fitting.RESIDUALS`); ``fit_by``: one fit per group
+    (:data:`~mapping.calibration.residuals.RESIDUALS`); ``fit_by``: one fit per group
     (:func:`split_results`); ``labels`` name each split's group when the splits leave
     one group of the column ``folds_by`` out (:func:`leave_one_group_out`);
     ``elements``: the per-element fit of each split (:func:`split_results`)."""
