@@ -54,15 +54,19 @@ def cpu() -> float:
 
 def child(task: dict) -> dict:
     """Run one task with whichever code is first on ``sys.path``."""
+    import importlib
     import io
     from contextlib import redirect_stdout
+    from types import SimpleNamespace
 
     import numpy as np
 
-    from types import SimpleNamespace
+    import mapping
 
-    from mapping.cli.main import main
-    try:                                     # the calibration package
+    # the code under test by its layout on disk (an editable install may resolve a
+    # subpackage missing from an older tree into this one)
+    home = Path(mapping.__file__).parent
+    if (home / "calibration" / "row_model.py").exists():
         from mapping.calibration import free as language, parameter_vector, row_model, solvers
         fitting = SimpleNamespace(RowModel=row_model.RowModel, parse_free=language.parse_free,
                                   fit_parameters=solvers.fit_parameters,
@@ -70,16 +74,21 @@ def child(task: dict) -> dict:
                                   parameter_vector.ParameterVector(free).current(model),
                                   overrides=lambda free, theta:
                                   parameter_vector.ParameterVector(free).overrides(theta))
-    except ImportError:                      # a base commit: one module, fitting.py
-        import importlib
-        try:
-            old = importlib.import_module("mapping.calibration.fitting")
-        except ImportError:
-            old = importlib.import_module("mapping.fitting")
+    else:                                    # one module, fitting.py
+        old = importlib.import_module("mapping.calibration.fitting"
+                                      if (home / "calibration").is_dir() else "mapping.fitting")
         fitting = SimpleNamespace(RowModel=old.RowModel, parse_free=old.parse_free,
                                   fit_parameters=old.fit_parameters,
                                   current_values=old._current_values,
                                   overrides=old._overrides)
+    packaged = (home / "calibration").is_dir()
+    main = importlib.import_module("mapping.cli.main" if (home / "cli").is_dir()
+                                   else "mapping.cli").main
+    read_measurements = importlib.import_module(
+        "mapping.calibration.measurements" if packaged else "mapping.measurements"
+    ).read_measurements
+    fold_splits = importlib.import_module(
+        "mapping.calibration.validation" if packaged else "mapping.validation").fold_splits
 
     calls = [0]
     predict = fitting.RowModel.predict
@@ -105,8 +114,6 @@ def child(task: dict) -> dict:
                 "fidelity": doc["fidelity"], "tau": doc["tau"]}
     # one fit (fold 1) or the cost of one prediction, through the API both codes share
     import dsl
-    from mapping.calibration.measurements import read_measurements
-    from mapping.calibration.validation import fold_splits
     app = dsl.load_sdf(files["sdf"])[0]
     arch = dsl.load_moa(files["moa"])[0]
     mapping = dsl.load_map(files["map"])[0]
