@@ -1,4 +1,4 @@
-"""Predict, fit and compare on one split (SPEC §8).
+"""Predict, fit and compare on one split.
 
 Rows are split at random (seeded) into train and test rows; the parameters are fitted
 on the train rows and fidelity is reported on the test rows (the GSLA paper splits its

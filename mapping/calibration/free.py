@@ -1,10 +1,10 @@
-"""The free-parameter language of a fit (SPEC §8).
+"""The free-parameter language of a fit.
 
 A free parameter is written ``TARGET.METRIC.PARAM``: ``TARGET`` is an element (``gpu``,
 ``big[0]``), an element type (``A15``: one value shared by every element of that type
 that takes its ``METRIC`` model from the type) or an array (``big``: one value shared by
-its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``
-(SPEC §12): each row is then bound again with its value.  ``SPEC@COLUMN`` makes it
+its members).  Or it is the bare name of a ``param`` of the ``.sdf`` or ``.moa``:
+each row is then bound again with its value.  ``SPEC@COLUMN`` makes it
 group-specific: one value per value of the measurement column ``COLUMN``
 (:func:`expand_groups`, ``SPEC@COLUMN=VALUE``), each applied to its group's rows only,
 the other free parameters shared by every row.

@@ -1,4 +1,4 @@
-"""The solvers of a fit (SPEC §8).
+"""The solvers of a fit.
 
 Where the prediction is linear in the free parameters -- every free parameter is one of
 its model's ``linear_parameters`` (LSLA alpha/beta, GSLA alpha/beta, GSLA power a/b/c),
