@@ -4,7 +4,7 @@
 are cut into ``K`` consecutive parts of sizes differing by at most one
 (``numpy.array_split``); fold ``k`` tests on part ``k`` and fits on the others.
 ``--repeats R``: repeat ``r`` (from 0) is the train/test split of
-:func:`~mapping.calibration.fitting.split_rows` with seed ``seed + r`` (``--test-fraction``, 0.2 by
+:func:`~mapping.calibration.assessment.split_rows` with seed ``seed + r`` (``--test-fraction``, 0.2 by
 default: the LSLA paper's 80/20, repeated 100 times there).  ``--folds-by COLUMN``: leave one group out: each value of the column, in sorted order, is
 the test fold in turn, the other rows fit (e.g. ``gpu``: each GPU predicted by a model
 fitted without it -- a GPU one has not measured).  Every figure is the mean
@@ -26,10 +26,13 @@ import numpy as np
 
 from mapping.errors import InputError
 from mapping.calibration.fidelity import FidelityResult, fidelity, group_rows, mean_over_splits
-from mapping.calibration.fitting import (GROUP_MARK, STARTS, Assessment, FitResult, FreeParameter, RowModel,
-                             _check_bare, check_free, expand_groups, fit_elements, fit_parameters,
-                             fitted_architecture, group_label, group_values, parse_free,
-                             predict_fitted, scored_rows, split_rows)
+from mapping.calibration.assessment import Assessment, scored_rows, split_rows
+from mapping.calibration.checks import check_bare, check_free
+from mapping.calibration.elements import fit_elements
+from mapping.calibration.free import (GROUP_MARK, FreeParameter, expand_groups, fitted_architecture,
+                                      group_label, group_values, parse_free)
+from mapping.calibration.row_model import RowModel
+from mapping.calibration.solvers import FitResult, STARTS, fit_parameters, predict_fitted
 from mapping.options import POSITIVE_WHOLE, whole
 
 #: K of K-fold cross-validation: two folds at least
@@ -135,7 +138,7 @@ def grouped_prediction(model: RowModel, fits: MappingT[str, FitResult], fit_by: 
 def merged_group_fit(arch, fits: MappingT[str, FitResult], column: str, train, test
                      ) -> FitResult:
     """The fits of the groups of ``column`` as one: each value under
-    ``SPEC@COLUMN=LABEL``, as a group-specific parameter would be named."""
+    ``PARAM@COLUMN=LABEL``, as a group-specific parameter would be named."""
     free, values = [], {}
     for label, fit in fits.items():
         for fp in fit.free:
@@ -161,7 +164,7 @@ def with_group_details(result: FidelityResult, labels: Sequence, train, *,
     """``result`` whose per-group figures (of its ``within`` column) also say how many
     of the group's rows trained and the values fitted for the group: its own fit
     (``fits``, ``--fit-by``) or the pooled ``fit``'s shared values and that group's own
-    (:func:`~mapping.calibration.fitting.group_values`)."""
+    (:func:`~mapping.calibration.free.group_values`)."""
     if not result.groups:
         return result
     labels = np.array(labels, dtype=object)
@@ -184,11 +187,11 @@ def assess_by(arch, rows, column: str, *, app=None, metric: str = "time",
               seed: int = 0, params=None, source: str | None = None,
               starts: int = STARTS, progress=None, residuals: str = "absolute",
               within: str | None = None) -> Assessment:
-    """:func:`~mapping.calibration.fitting.assess` with one parameter set per value of ``column``
+    """:func:`~mapping.calibration.assessment.assess` with one parameter set per value of ``column``
     (``--fit-by``): the rows of each group split alike (:func:`group_splits`), each
     group's parameters fitted on its training rows and its test rows predicted with
     them.  The figures are over all test rows, within and per group of ``within``
-    (default ``column``); ``fit`` holds every group's values as ``SPEC@COLUMN=LABEL``."""
+    (default ``column``); ``fit`` holds every group's values as ``PARAM@COLUMN=LABEL``."""
     within = within or column
     model = RowModel(arch, rows, metric, aggregate, app, params, source)
     labels = [group_label(r, column, f"--fit-by {column}") for r in rows]
@@ -203,7 +206,7 @@ def assess_by(arch, rows, column: str, *, app=None, metric: str = "time",
         check_free(model.bound_arch(0), free_params, model.metric)
     predicted = model.predict()
     if free_params:
-        _check_bare(model, free_params, predicted)
+        check_bare(model, free_params, predicted)
     else:
         result = fidelity(predicted, measured, groups=by_within, within=within)
         return Assessment(with_group_details(result, by_within, []), None, predicted,
@@ -230,7 +233,7 @@ def split_results(model: RowModel, free: Sequence[FreeParameter] | None,
                   residuals: str = "absolute", elements=None) -> list[FidelityResult]:
     """The figures of each split: ``free`` (if any) fitted on its train rows -- one fit,
     or with ``fit_by`` (a label per row, of column ``fit_column``) one fit per group, or
-    with ``elements`` (:func:`~mapping.calibration.fitting.element_models`) each element's own
+    with ``elements`` (:func:`~mapping.calibration.elements.element_models`) each element's own
     parameters on its own column -- and the test rows compared; ``groups`` (labels of
     column ``within``) adds the figures within and per group."""
     measured = np.array([r.measured for r in model.rows], dtype=float)
@@ -276,7 +279,7 @@ def cross_validate(model: RowModel, free: Sequence[FreeParameter] | None,
     rows; the figures averaged over the splits (``kind``: ``folds`` or ``repeats``).
     ``fitted`` annotates the result (the values fitted on every row); ``progress(1)``
     after every start of every split's fit; ``residuals``: the rule each fit minimises
-    (:data:`~mapping.calibration.fitting.RESIDUALS`); ``fit_by``: one fit per group
+    (:data:`~mapping.calibration.residuals.RESIDUALS`); ``fit_by``: one fit per group
     (:func:`split_results`); ``labels`` name each split's group when the splits leave
     one group of the column ``folds_by`` out (:func:`leave_one_group_out`);
     ``elements``: the per-element fit of each split (:func:`split_results`)."""

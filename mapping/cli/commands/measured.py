@@ -2,22 +2,21 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import dsl
-from mapping.errors import InputError
-from mapping.calibration.fidelity import fidelity
-from mapping.calibration.fitting import (GROUP_MARK, RESIDUALS, Assessment, RowModel, assess,
-                             assess_elements, element_models, expand_groups, group_label,
-                             parse_element_columns, parse_free)
-from mapping.cli.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
-                            load_single, one, parse_params)
-from mapping.options import FRACTION, NATURAL, POSITIVE_WHOLE
+from mapping.calibration.assessment import Assessment
 from mapping.calibration.measurements import Measurements, read_measurements
+from mapping.calibration.residuals import RESIDUALS
+from mapping.calibration.row_model import RowModel
+from mapping.calibration.study import run_study
+from mapping.calibration.validation import FOLDS
+from mapping.cli.inputs import (add_mapping_options, add_model_options, choose_mapping,
+                                classify, load_single, one, parse_params)
+from mapping.errors import InputError
+from mapping.options import FRACTION, NATURAL, POSITIVE_WHOLE
 from mapping.progress import add_progress_option, progress_bar
-from mapping.calibration.validation import (FOLDS, assess_by, cross_validate, fold_splits, group_splits,
-                                leave_one_group_out, repeat_splits, with_group_details)
 
 FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
 
@@ -179,7 +178,7 @@ def load_study(args, command: str) -> Study:
         if not rows:
             raise InputError(f"{csv_path}: no row left to evaluate ({len(problems)} skipped); "
                              f"the first: {problems[0]}")
-    assessment = _assess(args, arch, rows, app, overrides, str(csv_path), data, command)
+    assessment = _assess(args, arch, rows, app, overrides, str(csv_path), data)
     files = [Path(f) for f in args.files]
     return Study(app, arch, files, moa_path, data, assessment, len(problems), problems)
 
@@ -201,102 +200,21 @@ def _attribute_columns(items) -> dict[str, str]:
     return out
 
 
-def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessment:
-    """The assessment, then the figures within groups and over folds or repeats:
-    with folds or repeats the reported parameters are fitted on every row.
-    With ``--fit-by COLUMN`` each group of the column has its own parameters, fitted
-    and tested on splits made within each group; with a ``PARAM@COLUMN`` parameter the
-    pooled fit (on the usual splits) has one value of it per group.  ``--within``
-    defaults to that column.  ``--folds-by COLUMN`` leaves each group of the column out
-    in turn."""
-    folds, repeats, within, by = (getattr(args, k, None)
-                                  for k in ("folds", "repeats", "within", "folds_by"))
-    fit_by = getattr(args, "fit_by", None)
-    given = [o for o, v in (("--folds", folds), ("--folds-by", by), ("--repeats", repeats))
-             if v is not None]
-    if len(given) > 1:
-        raise InputError(f"mapeval {command}: give {' or '.join(given)}, "
-                         f"{'not both' if len(given) == 2 else 'only one'}")
-    if by is not None and fit_by is not None:
-        raise InputError(f"mapeval {command}: --fit-by fits each group on its own rows, "
-                         "so --folds-by cannot leave a group out: give one of them")
-    for option, column in (("--within", within), ("--fit-by", fit_by), ("--folds-by", by)):
-        if column is not None and column not in data.columns:
-            raise InputError(f"{data.path}: no column '{column}' for {option} "
-                             f"(columns: {', '.join(data.columns)})")
-    grouped = {item.strip(): item.partition(GROUP_MARK)[2].strip()
-               for item in (args.free or "").split(",") if GROUP_MARK in item}
-    for item, column in grouped.items():
-        if column and column not in data.columns:
-            raise InputError(f"{data.path}: no column '{column}' for {item} "
-                             f"(columns: {', '.join(data.columns)})")
-    pooled_by = [c for c in dict.fromkeys(grouped.values()) if c]
-    within = within or fit_by or (pooled_by[0] if pooled_by else None)
-    cross = folds is not None or repeats is not None or by is not None
-    strata = None if fit_by is None else \
-        [group_label(r, fit_by, f"--fit-by {fit_by}") for r in rows]
-    splits = labels = None
-    if by is not None:
-        splits, labels = leave_one_group_out([group_label(r, by, f"--folds-by {by}")
-                                              for r in rows])
-    elif cross and strata is not None:
-        splits = group_splits(strata, fit_by, folds=folds, repeats=repeats,
-                              test_fraction=args.test_fraction, seed=args.seed)
-    elif cross:
-        splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
-                  repeat_splits(len(rows), repeats, args.test_fraction, args.seed))
-    fits = (1 + len(splits) if cross else 1) if args.free else 0
-    fits *= len(set(strata)) if fit_by else 1
-    residuals = getattr(args, "residuals", "absolute")
-    groups = None if within is None else [group_label(r, within, f"--within {within}")
-                                          for r in rows]
-    columns = parse_element_columns(args.measured_element) \
-        if getattr(args, "measured_element", None) else None
-    if columns is not None and data.unit != data.column_unit:
-        raise InputError(f"mapeval {command}: --measured-element reads its columns as they "
-                         f"are, so the table must be in the metric's unit ({data.unit}), "
-                         f"not {data.column_unit}")
-    if columns is not None and fit_by is not None:
-        raise InputError(f"mapeval {command}: --measured-element does not go with --fit-by")
-    with progress_bar(args, (1 + args.starts) * fits or None, "fit", "starts") as bar:
-        common = dict(app=app, metric=args.metric, aggregate=args.aggregate, free=args.free,
-                      test_fraction=0.0 if cross else args.test_fraction, seed=args.seed,
-                      params=overrides, source=source, starts=args.starts, progress=bar,
-                      residuals=residuals)
-        elements = None
-        if columns is not None:
-            # the GSLA paper's per-element fit: each element on its own column; the
-            # element models serve the fit on the usual split and every fold's
-            elements = element_models(arch, rows, columns, app=app, metric=args.metric,
-                                      aggregate=args.aggregate, free=args.free,
-                                      params=overrides, source=source)
-            assessment = assess_elements(arch, rows, columns, elements=elements, **common)
-        elif fit_by:
-            assessment = assess_by(arch, rows, fit_by, within=within, **common)
-        else:
-            assessment = assess(arch, rows, **common)
-        result = assessment.result
-        if cross:
-            fit = assessment.fit
-            free = None
-            if fit is not None:
-                free = expand_groups(parse_free(arch, args.free, app), rows) if fit_by \
-                    else fit.free
-            result = cross_validate(assessment.model, free, splits,
-                                    "repeats" if repeats is not None else "folds",
-                                    groups=groups, within=within,
-                                    fitted=fit.values if fit else None,
-                                    starts=args.starts, seed=args.seed, progress=bar,
-                                    residuals=residuals, fit_by=strata if fit_by else None,
-                                    fit_column=fit_by, labels=labels, folds_by=by,
-                                    elements=elements)
-    if not cross and groups is not None and not fit_by:
-        on = assessment.scored
-        result = fidelity(assessment.predicted[on], assessment.measured[on], n=result.n,
-                          n_train=result.n_train, fitted=result.fitted,
-                          groups=[groups[i] for i in on], within=within)
-        result = with_group_details(result, groups, assessment.train, fit=assessment.fit)
-    return replace(assessment, result=result)
+def _assess(args, arch, rows, app, overrides, source, data) -> Assessment:
+    """The study the options ask for (:func:`~mapping.calibration.study.run_study`)."""
+    if getattr(args, "measured_element", None) and data.unit != data.column_unit:
+        raise InputError("--measured-element reads its columns as they are, so the table "
+                         f"must be in the metric's unit ({data.unit}), not {data.column_unit}")
+    with progress_bar(args, None, "fit", "starts") as bar:
+        return run_study(
+            arch, rows, app=app, metric=args.metric, aggregate=args.aggregate, fit=args.free,
+            folds=getattr(args, "folds", None), repeats=getattr(args, "repeats", None),
+            folds_by=getattr(args, "folds_by", None), within=getattr(args, "within", None),
+            fit_by=getattr(args, "fit_by", None),
+            measured_element=getattr(args, "measured_element", None),
+            residuals=getattr(args, "residuals", "absolute"), starts=args.starts,
+            seed=args.seed, test_fraction=args.test_fraction, params=overrides,
+            source=source, columns=data.columns, progress=bar)
 
 
 def report_problems(study: Study, stream=None) -> None:
