@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import functools
 import gc
-import math
 import os
 import re
 import threading
@@ -25,11 +24,11 @@ from dsl import limits
 from dsl.errors import ExpressionError, ParseError
 from dsl.mappings import Mapping
 from dsl.expression import CONSTANTS, FUNCTIONS, BinOp, Call, Expression, Name, Neg, Num, Pos
-from moa.architecture import AGGREGATES, Architecture, CostSpec
+from moa.architecture import Architecture, CostSpec
 from moa.cost_models.registry import available_models, call_arguments
 from moa.errors import ArchitectureError, CostModelError
 from moc.errors import SDFError
-from moc.graph import SDFGraph
+from moc.graph import CHANNEL_FIELDS, SDFGraph
 from moc.phases import Phases
 
 GRAMMAR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammars")
@@ -839,27 +838,6 @@ def _params(stmts, filename):
     return params
 
 
-def _finite(value, what, key, filename, ktok, nonnegative=False, infinite=False):
-    """``value``, refusing NaN, infinities (unless ``infinite``) and, if ``nonnegative``,
-    negative numbers, where a number is known at parse time."""
-    if isinstance(value, (Expression, str)) or value is None:
-        return value
-    try:
-        number = float(value)
-    except OverflowError:           # an integer beyond the floating-point range
-        number = math.inf if value > 0 else -math.inf
-    bad = math.isnan(number) or (not infinite and math.isinf(number)) or \
-        (nonnegative and number < 0)
-    if bad:
-        if isinstance(value, int) and math.isinf(number):
-            value = f"an integer of {len(str(abs(value)))} digits"
-        need = "a non-negative" if nonnegative else "a"
-        need += " number" if infinite else " finite number"
-        raise ParseError(f"{what}: {key} must be {need}, got {value}",
-                         _origin(filename, ktok))
-    return value
-
-
 def _attr_dict(attrs, filename, what):
     out = {}
     for key, value in attrs:
@@ -869,8 +847,6 @@ def _attr_dict(attrs, filename, what):
     return out
 
 
-_COUNT_FIELDS = {"prod": True, "cons": True, "delay": False}
-_FINITE_CHANNEL_FIELDS = frozenset({"prod", "cons", "delay", "size"})
 _RESERVED_ACTOR = frozenset({"name", "origin"})
 _RESERVED_CHANNEL = frozenset({"name", "origin", "src", "dst"})
 
@@ -880,6 +856,9 @@ _RESERVED_CHANNEL = frozenset({"name", "origin", "src", "dst"})
 
 
 def _build_graph(block, filename) -> SDFGraph:
+    """The graph of an ``sdf`` block: the statements fold their values and check their
+    names here; the graph checks its own rules (:mod:`moc.graph`) and the error it
+    raises is pointed at the token of the attribute it names."""
     name_tok, stmts = block
     params = _params(stmts, filename)
     known = set(params)
@@ -889,16 +868,17 @@ def _build_graph(block, filename) -> SDFGraph:
             continue
         tok = st[1]
         what = f"actor '{tok.value}'"
-        attrs = {}
+        attrs, tokens = {}, {}
         for key, (ktok, value) in _attr_dict(st[2], filename, what).items():
             if key in _RESERVED_ACTOR:
                 raise ParseError(f"{what}: '{key}' cannot be an attribute name",
                                  _origin(filename, ktok))
-            # inf may mean something in a free attribute (intensity = inf: no traffic)
-            attrs[key] = _each(value, lambda v: _finite(
-                _value(v, known), what, key, filename, ktok, nonnegative=key == "quanta",
-                infinite=key != "quanta"))
-        graph.add_actor(tok.value, origin=_origin(filename, tok), **attrs)
+            attrs[key] = _each(value, lambda v: _value(v, known))
+            tokens[key] = ktok
+        try:
+            graph.add_actor(tok.value, origin=_origin(filename, tok), **attrs)
+        except SDFError as exc:
+            raise _pointed(exc, tokens, filename)
     for st in stmts:
         if st[0] != "channel":
             continue
@@ -906,52 +886,34 @@ def _build_graph(block, filename) -> SDFGraph:
         origin = _origin(filename, name_tok_c if name_tok_c is not None else src)
         label = name_tok_c.value if name_tok_c is not None else f"{src.value}->{dst.value}"
         what = f"channel '{label}'"
-        for end in (src, dst):
-            if end.value not in graph.actors:
-                raise SDFError(f"{what} uses unknown actor '{end.value}'",
-                               _origin(filename, end))
-        fields, attrs = {}, {}
+        fields, attrs, tokens = {}, {}, {"src": src, "dst": dst}
         for key, (ktok, value) in _attr_dict(attr_list, filename, what).items():
-            if isinstance(value, Phases) and key not in ("prod", "cons"):
-                raise ParseError(f"{what}: {key} cannot be given per phase (only prod, "
-                                 f"cons and actor attributes are)", _origin(filename, ktok))
-            val = _each(value, lambda v: _finite(_value(v, known), what, key, filename, ktok,
-                                                 infinite=key not in _FINITE_CHANNEL_FIELDS))
-            if key in _COUNT_FIELDS:
-                phased = isinstance(val, Phases)
-                val = _each(val, lambda v: _check_count(
-                    v, key, what, _COUNT_FIELDS[key] and not phased, filename, ktok))
-                fields[key] = val
-            elif key == "size":
-                if isinstance(val, str) or (not isinstance(val, Expression) and val < 0):
-                    raise SDFError(f"{what}: size must be a non-negative number, got {val!r}",
-                                   _origin(filename, ktok))
-                fields[key] = val
-            elif key in _RESERVED_CHANNEL:
+            if key in _RESERVED_CHANNEL:
                 raise ParseError(f"{what}: '{key}' cannot be an attribute name",
                                  _origin(filename, ktok))
-            else:
-                attrs[key] = val
-        graph.add_channel(src.value, dst.value,
-                          name_tok_c.value if name_tok_c is not None else None,
-                          origin=origin, **fields, **attrs)
+            (fields if key in CHANNEL_FIELDS else attrs)[key] = \
+                _each(value, lambda v: _value(v, known))
+            tokens[key] = ktok
+        try:
+            graph.add_channel(src.value, dst.value,
+                              name_tok_c.value if name_tok_c is not None else None,
+                              origin=origin, **fields, **attrs)
+        except SDFError as exc:
+            raise _pointed(exc, tokens, filename)
     return graph
+
+
+def _pointed(exc, tokens, filename):
+    """``exc``, raised by a type, pointed at the token of the attribute it names."""
+    tok = tokens.get(getattr(exc, "attribute", None))
+    if tok is not None:
+        exc.origin = _origin(filename, tok)
+    return exc
 
 
 def _each(value, check):
     """``check`` of ``value``, entry by entry for a per-phase value."""
     return Phases(check(v) for v in value) if isinstance(value, Phases) else check(value)
-
-
-def _check_count(val, key, what, positive, filename, ktok):
-    if isinstance(val, Expression):
-        return val
-    if isinstance(val, float) and val.is_integer():
-        val = int(val)
-    if isinstance(val, bool) or not isinstance(val, int) or val < (1 if positive else 0):
-        need = "a positive integer" if positive else "a non-negative integer"
-        raise SDFError(f"{what}: {key} must be {need}, got {val!r}", _origin(filename, ktok))
-    return val
 
 
 def _unique_blocks(blocks: list, filename: str, what: str, error: type) -> list:
@@ -986,9 +948,11 @@ def _argument(value, known):
 
 
 def _split_attrs(attr_list, known, filename, what):
-    """``(costs, attrs, local)`` of an element or type attribute list."""
-    costs, attrs, local = {}, {}, None
+    """``(costs, attrs, local, tokens)`` of an element or type attribute list; ``tokens``
+    maps each key to its token (where an error of the element points)."""
+    costs, attrs, local, tokens = {}, {}, None, {}
     for key, (ktok, value) in _attr_dict(attr_list, filename, what).items():
+        tokens[key] = ktok
         if isinstance(value, _Model):
             model_tok, kwargs, positional = value
             origin = _origin(filename, model_tok)
@@ -1008,17 +972,10 @@ def _split_attrs(attr_list, known, filename, what):
         elif key in WORD_ATTRIBUTES and isinstance(value, Name) and value.name not in known:
             attrs[key] = value.name         # charge = ends: a bare word is its text
         elif key == "local":
-            if isinstance(value, Name):
-                local = value.name
-            elif isinstance(value, str):
-                local = value
-            else:
-                raise ArchitectureError(f"{what}: local must name a communication node, "
-                                        f"got '{value}'", _origin(filename, ktok))
+            local = value.name if isinstance(value, Name) else value
         else:
-            attrs[key] = _finite(_value(value, known), what, key, filename, ktok,
-                                 infinite=True)
-    return costs, attrs, local
+            attrs[key] = _value(value, known)
+    return costs, attrs, local, tokens
 
 
 #: element attributes whose value is a word (``charge = ends``), as ``local`` names a CN
@@ -1049,6 +1006,9 @@ def _set_units(arch: Architecture, stmts, filename) -> None:
 
 
 def _build_arch(block, filename) -> Architecture:
+    """The architecture of a ``moa`` block: the statements fold their values and check
+    their names here; the architecture checks its own rules (:mod:`moa.architecture`)
+    and the error it raises is pointed at the token of the attribute it names."""
     name_tok, stmts = block
     params = _params(stmts, filename)
     known = set(params)
@@ -1062,16 +1022,15 @@ def _build_arch(block, filename) -> Architecture:
                                  f"{seen_single[st[0]].line})", _origin(filename, kw))
             seen_single[st[0]] = kw
             if st[0] == "lambda":
-                lambda_ = _finite(_value(st[2], known), f"architecture '{name_tok.value}'",
-                                  "lambda", filename, kw, nonnegative=True)
+                lambda_ = _value(st[2], known)
             else:
                 aggregate = st[2].value
-                if aggregate not in AGGREGATES:
-                    raise ArchitectureError(f"unknown aggregation '{aggregate}' "
-                                            f"(known: {', '.join(AGGREGATES)})",
-                                            _origin(filename, st[2]))
-    arch = Architecture(name_tok.value, params, lambda_, aggregate,
-                        origin=_origin(filename, name_tok))
+                seen_single["aggregate"] = st[2]
+    try:
+        arch = Architecture(name_tok.value, params, lambda_, aggregate,
+                            origin=_origin(filename, name_tok))
+    except ArchitectureError as exc:
+        raise _pointed(exc, seen_single, filename)
     metrics = [st for st in stmts if st[0] == "metric"]
     names = known | {st[1].value for st in metrics}
     for _, tok, expr, _units in metrics:
@@ -1082,51 +1041,44 @@ def _build_arch(block, filename) -> Architecture:
     for st in stmts:
         if st[0] == "type":
             tok = st[1]
-            costs, attrs, local = _split_attrs(st[2], known, filename, f"type '{tok.value}'")
-            arch.add_type(tok.value, costs, attrs, local, origin=_origin(filename, tok))
-    locals_used = []
+            costs, attrs, local, tokens = _split_attrs(st[2], known, filename,
+                                                       f"type '{tok.value}'")
+            try:
+                arch.add_type(tok.value, costs, attrs, local, origin=_origin(filename, tok))
+            except ArchitectureError as exc:
+                raise _pointed(exc, tokens, filename)
     for st in stmts:
         if st[0] != "element":
             continue
         _, kind_tok, tok, rng, type_tok, attr_list = st
         kind = kind_tok.value
         origin = _origin(filename, tok)
-        costs, attrs, local = _split_attrs(attr_list, known, filename, f"{kind} '{tok.value}'")
+        costs, attrs, local, tokens = _split_attrs(attr_list, known, filename,
+                                                   f"{kind} '{tok.value}'")
         type_name = type_tok.value if type_tok is not None else None
-        if type_tok is not None and type_name not in arch.types:
-            raise ArchitectureError(f"{kind} '{tok.value}' has unknown type '{type_name}' "
-                                    f"(known: {', '.join(arch.types) or 'none'})",
-                                    _origin(filename, type_tok))
-        if rng is not None:
+        tokens["type"] = type_tok
+        try:
+            if rng is None:
+                arch.add_element(tok.value, kind, costs, attrs, local, type_name, None,
+                                 origin=origin)
+                continue
+            tokens["range"] = rng[0]
             lo, hi = (_index(t, filename) for t in rng)
-            if hi < lo:
-                raise ArchitectureError(f"{kind} '{tok.value}[{lo}..{hi}]': empty range",
-                                        _origin(filename, rng[0]))
             size = hi - lo + 1
             if size > limits.MAX_ARRAY_MEMBERS:
                 raise ArchitectureError(limits.exceeded(
                     f"{kind} '{tok.value}[{lo}..{hi}]' has {size} members", "array",
-                    limits.MAX_ARRAY_MEMBERS), _origin(filename, rng[0]))
+                    limits.MAX_ARRAY_MEMBERS), origin, "range")
             if len(arch.elements) + size > limits.MAX_ELEMENTS:
                 raise ArchitectureError(limits.exceeded(
                     f"{kind} '{tok.value}[{lo}..{hi}]' brings the elements of "
                     f"'{arch.name}' to {len(arch.elements) + size}", "elements",
-                    limits.MAX_ELEMENTS), _origin(filename, rng[0]))
-            members = arch.add_array(tok.value, lo, hi, kind, costs, attrs, local, type_name,
-                                     origin=origin)
-            if members and members[0].local is not None:
-                locals_used.append((members[0], origin))
-            continue
-        element = arch.add_element(tok.value, kind, costs, attrs, local, type_name, None,
-                                   origin=origin)
-        if element.local is not None:
-            locals_used.append((element, origin))
-    for element, origin in locals_used:
-        target = arch.elements.get(element.local)
-        if target is None or target.is_pe:
-            what = "is a PE" if target is not None else "is not declared"
-            raise ArchitectureError(f"{element.kind} '{element.name}': local "
-                                    f"'{element.local}' {what}; it must name a CN", origin)
+                    limits.MAX_ELEMENTS), origin, "range")
+            arch.add_array(tok.value, lo, hi, kind, costs, attrs, local, type_name,
+                           origin=origin)
+        except ArchitectureError as exc:
+            raise _pointed(exc, tokens, filename)
+    arch.check_locals()
     arrays = None
     expanded = 0
     for st in stmts:

@@ -109,7 +109,7 @@ def _cost_text(spec, params) -> str:
     if hasattr(spec, "args"):
         name, args = spec.model, dict(spec.args)
     else:  # a bound CostModel (e.g. after fitting): its validated parameters
-        name, args = spec.name, spec.params.model_dump()
+        name, args = spec.name, spec.params.model_dump(exclude_none=True)  # None: unset
     inner = ", ".join(f"{_key(k)} = {_arg_text(v, params)}" for k, v in args.items())
     return f"{name}({inner})"
 

@@ -141,11 +141,16 @@ def test_semantic_errors_carry_origins(text, exc, where, message):
     assert err.origin == ("t.moa",) + where
 
 
-def test_bad_model_argument_reported_at_bind_with_origin():
-    (a,) = dsl.parse_moa("moa m {\n pe a [time = lsla(alpha = -1)]\n}", "t.moa")
+def test_bad_model_argument_reported_with_origin():
+    # a known argument is checked when the element is built; one that is an expression
+    # of a parameter when the architecture is bound
+    with pytest.raises(ArchitectureError, match="element 'a', metric 'time'") as info:
+        dsl.parse_moa("moa m {\n pe a [time = lsla(alpha = -1)]\n}", "t.moa")
+    assert info.value.origin == ("t.moa", 2, 15)
+    (a,) = dsl.parse_moa("moa m {\n param n = 1\n pe a [time = lsla(alpha = -n)]\n}", "t.moa")
     with pytest.raises(ArchitectureError) as info:
         a.bind()
-    assert info.value.origin == ("t.moa", 2, 15)
+    assert info.value.origin == ("t.moa", 3, 15)
 
 
 def test_charge_is_written_as_a_bare_word_or_in_quotes():
