@@ -24,7 +24,7 @@ from dsl import limits
 from dsl.errors import ExpressionError, ParseError
 from dsl.mappings import Mapping
 from dsl.expression import CONSTANTS, FUNCTIONS, BinOp, Call, Expression, Name, Neg, Num, Pos
-from moa.architecture import Architecture, CostSpec
+from moa.architecture import Architecture, CostSpec, member_name, term_name
 from moa.cost_models.registry import available_models, call_arguments
 from moa.errors import ArchitectureError, CostModelError
 from moc.errors import SDFError
@@ -333,7 +333,7 @@ class _Builder:
     def common__term(self, c):
         # M[AGG] of a system metric: a name that no parameter can have (checked by
         # _check_names outside `metric` statements)
-        return Name(f"{c[0].value}[{c[1].value}]", self._o(c[0]))
+        return Name(term_name(c[0].value, c[1].value), self._o(c[0]))
 
     def common__func(self, c):
         tok, origin = c[0], self._o(c[0])
@@ -526,7 +526,7 @@ class _Builder:
         if index is None:
             return name
         idx = _index(index, self.filename)
-        return Token.new_borrow_pos("NAME", f"{name.value}[{idx}]", name)
+        return Token.new_borrow_pos("NAME", member_name(name.value, idx), name)
 
     def channel_ref(self, c):
         src, dst = c
@@ -1024,11 +1024,14 @@ def _build_arch(block, filename) -> Architecture:
             if st[0] == "lambda":
                 lambda_ = _value(st[2], known)
             else:
-                aggregate = st[2].value
-                seen_single["aggregate"] = st[2]
+                aggregate = st[2]
     try:
-        arch = Architecture(name_tok.value, params, lambda_, aggregate,
-                            origin=_origin(filename, name_tok))
+        # the aggregation's name is checked against the registry where mapping uses it
+        arch = Architecture(name_tok.value, params, lambda_,
+                            aggregate if isinstance(aggregate, str) else aggregate.value,
+                            origin=_origin(filename, name_tok),
+                            aggregate_origin=None if isinstance(aggregate, str)
+                            else _origin(filename, aggregate))
     except ArchitectureError as exc:
         raise _pointed(exc, seen_single, filename)
     metrics = [st for st in stmts if st[0] == "metric"]
@@ -1109,7 +1112,7 @@ def _expand_ref(ref, arch, arrays, filename):
             raise ArchitectureError(f"'{tok.value}[*]': no array named '{tok.value}' "
                                     f"(arrays: {', '.join(arrays) or 'none'})", origin)
         return members
-    name = tok.value if how == "one" else f"{tok.value}[{_index(index, filename)}]"
+    name = tok.value if how == "one" else member_name(tok.value, _index(index, filename))
     if name not in arch.elements:
         hint = ""
         if how == "one" and tok.value in arrays:

@@ -21,7 +21,6 @@ from moa.errors import ArchitectureError, CostModelError
 from moa.routing import ROUTE_COST, route_to_cn, shortest_cn_path
 from moa.units import default_unit
 
-AGGREGATES = ("sum", "max", "exclusive", "schedule")
 #: who pays for a CN's communication tokens (SPEC §12): the CN itself (LSLA), the PEs at
 #: both ends of the channel, or both
 CHARGES = ("self", "ends", "both")
@@ -218,6 +217,11 @@ def _check_own(what: str, costs: Mapping, attrs: Mapping, local, origin) -> None
                                 f"'{local}'", origin, "local")
 
 
+def member_name(base: str, index: int) -> str:
+    """The name ``base[index]`` of member ``index`` of the array ``base``."""
+    return f"{base}[{index}]"
+
+
 def term_name(metric: str, aggregate: str) -> str:
     """The name of the term ``metric[aggregate]`` of a system metric's expression."""
     return f"{metric}[{aggregate}]"
@@ -273,11 +277,14 @@ class Architecture:
         a.add_link("cpu", "bus")
         a.add_link("dsp", "bus")
 
-    ``lambda_`` scales the CNs' values (LSLA's lambda); ``aggregate`` is the default
-    aggregation (one of :data:`AGGREGATES`)."""
+    ``lambda_`` scales the CNs' values (LSLA's lambda); ``aggregate`` is the name of the
+    default aggregation: any name here, checked against the registry of aggregations
+    (:data:`mapping.aggregation.AGGREGATIONS`) where a mapping is valued, and where a
+    file is read for a command; ``aggregate_origin`` is where a file names it."""
 
     def __init__(self, name: str = "arch", params: Mapping[str, Any] | None = None,
-                 lambda_: Any = 1.0, aggregate: str = "sum", origin=None):
+                 lambda_: Any = 1.0, aggregate: str = "sum", origin=None,
+                 aggregate_origin=None):
         if not isinstance(name, str) or not name:
             raise ArchitectureError(f"architecture name must be a non-empty string, got "
                                     f"{name!r}", origin)
@@ -286,10 +293,11 @@ class Architecture:
         if _known(lambda_):
             check_lambda(lambda_, origin)
         self.lambda_ = lambda_
-        if aggregate not in AGGREGATES:
-            raise ArchitectureError(f"unknown aggregation '{aggregate}' "
-                                    f"(known: {', '.join(AGGREGATES)})", origin, "aggregate")
+        if not isinstance(aggregate, str) or not aggregate.isidentifier():
+            raise ArchitectureError(f"aggregate must be the name of an aggregation, got "
+                                    f"{aggregate!r}", aggregate_origin or origin, "aggregate")
         self.aggregate = aggregate
+        self.aggregate_origin = aggregate_origin
         self.types: dict[str, ElementType] = {}
         self.elements: dict[str, Element] = {}
         self.links: list[tuple[str, str]] = []
@@ -373,7 +381,7 @@ class Architecture:
         elements = self.elements
         members = []
         for i in range(lo, hi + 1):
-            name = f"{base}[{i}]"
+            name = member_name(base, i)
             if name in elements:
                 raise ArchitectureError(f"duplicate element '{name}' in architecture "
                                         f"'{self.name}'", origin)
@@ -488,7 +496,7 @@ class Architecture:
             check_lambda(lam, self.origin, where)
         bound = Architecture(self.name, {k: resolve(v, env) for k, v in env.items()
                                          if k in self.params},
-                             lam, self.aggregate, self.origin)
+                             lam, self.aggregate, self.origin, self.aggregate_origin)
         bound.types = dict(self.types)
         bound.links = list(self.links)
         bound.system_metrics = dict(self.system_metrics)

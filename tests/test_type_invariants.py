@@ -219,3 +219,22 @@ def test_elements_links_and_locals_are_checked():
         arch.bind()
     arch.add_cn("later")
     arch.bind()
+
+
+def test_the_aggregation_is_checked_against_the_registry_where_mapping_uses_it():
+    from mapping.aggregation import AGGREGATIONS, check_aggregate
+    from mapping.errors import MappingError
+    from mapping.evaluation import evaluate
+    with pytest.raises(ArchitectureError, match="aggregate must be the name"):
+        Architecture("m", aggregate="no such")
+    for name in AGGREGATIONS:                   # every registered name, `period` too
+        check_aggregate(Architecture("m", aggregate=name))
+    arch = Architecture("m", aggregate="median")   # moa keeps no list of names
+    with pytest.raises(ArchitectureError, match="unknown aggregation 'median' \\(known: "
+                       + ", ".join(AGGREGATIONS)):
+        check_aggregate(arch)
+    arch.add_pe("p", costs={"time": CostSpec("lsla", {"alpha": 1})})
+    g = SDFGraph("g")
+    g.add_actor("a")
+    with pytest.raises(MappingError, match="unknown aggregation 'median'"):
+        evaluate(g, arch, {"a": "p"}, "time")

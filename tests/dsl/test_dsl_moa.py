@@ -119,7 +119,6 @@ def _err(text, exc):
     ("moa m {\n pe a\n cn b\n b -- a[2]\n}", ArchitectureError, (4, 7), "unknown element 'a[2]'"),
     ("moa m {\n pe a\n cn b\n b -- q[*]\n}", ArchitectureError, (4, 7), "no array named 'q'"),
     ("moa m {\n pe a[0..1]\n cn b\n a -- b\n}", ArchitectureError, (4, 2), "is an array"),
-    ("moa m {\n aggregate = median\n}", ArchitectureError, (2, 14), "unknown aggregation"),
     ("moa m {\n pe a\n cn a\n}", ArchitectureError, (3, 5), "duplicate element 'a'"),
     ("moa m {\n pe a[0..1]\n pe a[1..2]\n}", ArchitectureError, (3, 5), "duplicate element 'a[1]'"),
     ("moa m {\n type T\n type T\n}", ArchitectureError, (3, 7), "duplicate type 'T'"),
