@@ -169,7 +169,8 @@ def test_a_bad_model_argument_is_refused_naming_the_element(model, args, param):
 def test_a_missing_model_argument_waits_for_bind():
     arch = Architecture("m")
     arch.add_pe("p", costs={"time": CostSpec("roofline", {"bandwidth": 2})})
-    with pytest.raises(CostModelError, match="element 'p', metric 'time'.*missing parameter 'peak'"):
+    with pytest.raises(CostModelError,
+                       match="element 'p', metric 'time'.*missing parameter 'peak'"):
         arch.bind()
 
 
