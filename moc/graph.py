@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from types import MappingProxyType
@@ -95,7 +96,8 @@ class SDFGraph:
         _check_name(name, "actor", origin)
         if name in self.actors:
             raise SDFError(f"duplicate actor '{name}' in graph '{self.name}'", origin)
-        attrs = {k: _phases_of(v) for k, v in attrs.items()}
+        if any(type(v) is list for v in attrs.values()):
+            attrs = {k: _phases_of(v) for k, v in attrs.items()}
         actor = Actor(name, MappingProxyType(attrs), origin)
         for key, value in attrs.items():
             _checked(value, key, "actor", actor, known_only=True)
@@ -130,19 +132,21 @@ class SDFGraph:
             _check_name(name, "channel", origin)
             if name in self.channels:
                 raise SDFError(f"duplicate channel '{name}' in graph '{self.name}'", origin)
-        for key, value in [("delay", delay), ("size", size), *attrs.items()]:
+        for key, value in (("delay", delay), ("size", size), *attrs.items()):
             if isinstance(value, (tuple, list)):
                 raise SDFError(f"channel '{label}': {key} cannot be given per phase (only "
                                f"prod, cons and actor attributes are)", origin, key)
         channel = Channel(label, src, dst, _phases_of(prod), _phases_of(cons), delay, size,
-                          MappingProxyType(dict(attrs)), origin)
-        values = {f: _known_count(getattr(channel, f), f, channel)
-                  for f in ("prod", "cons", "delay")}
+                          MappingProxyType(attrs), origin)
+        counts = (_known_count(channel.prod, "prod", channel),
+                  _known_count(channel.cons, "cons", channel),
+                  _known_count(delay, "delay", channel))
         _checked(size, "size", "channel", channel, known_only=True)
         for key, value in attrs.items():
             _checked(value, key, "channel", channel, known_only=True)
-        if any(values[f] is not getattr(channel, f) for f in values):
-            channel = replace(channel, **values)
+        if counts[0] is not channel.prod or counts[1] is not channel.cons or \
+                counts[2] is not delay:
+            channel = replace(channel, prod=counts[0], cons=counts[1], delay=counts[2])
         self._phases.see_channel(channel)
         self.channels[label] = channel
         return channel
@@ -217,6 +221,7 @@ def plain(value):
 
 #: attributes that are amounts: finite and non-negative
 AMOUNTS = ("quanta", "size")
+_FLOAT_MAX = sys.float_info.max
 
 
 def _finite(value) -> bool:
@@ -257,6 +262,8 @@ def _checked(value, key, kind, owner, known_only=False):
     may be NaN (an infinity is a legitimate value elsewhere, e.g. ``intensity``).  A
     per-phase value (:class:`moc.phases.Phases`) is checked entry by entry; with
     ``known_only``, expressions are left for :meth:`SDFGraph.bind`."""
+    if type(value) is int and (0 <= value <= _FLOAT_MAX or key not in AMOUNTS):
+        return value                    # the common case, at once
     if isinstance(value, tuple):
         return Phases(_checked(v, key, kind, owner, known_only) for v in value)
     if known_only and not _known(value):
@@ -274,7 +281,9 @@ def _known_count(value, what, channel):
     """``value`` of ``prod``, ``cons`` or ``delay`` checked as :meth:`SDFGraph.bind`
     checks it where it is known (entry by entry per phase; the positive sum of a cycle
     once every entry is known); expressions are left as they are."""
-    positive, phased = what != "delay", what != "delay"
+    positive = phased = what != "delay"
+    if type(value) is int and value >= positive and value <= _FLOAT_MAX:
+        return value                    # the common case, at once
     if phased and isinstance(value, tuple):
         if len(value) == 0:
             raise SDFError(f"{what} of channel '{channel.name}': an empty list of phases",

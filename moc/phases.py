@@ -61,12 +61,15 @@ class PhaseCounter:
 
     def see_actor(self, actor) -> None:
         for key, value in actor.attrs.items():
-            self.see(actor.name, value, f"attribute '{key}' of actor '{actor.name}'",
-                     actor.origin)
+            if is_phased(value):
+                self.see(actor.name, value, f"attribute '{key}' of actor '{actor.name}'",
+                         actor.origin)
 
     def see_channel(self, ch) -> None:
-        self.see(ch.src, ch.prod, f"prod of channel '{ch.name}'", ch.origin)
-        self.see(ch.dst, ch.cons, f"cons of channel '{ch.name}'", ch.origin)
+        if is_phased(ch.prod):
+            self.see(ch.src, ch.prod, f"prod of channel '{ch.name}'", ch.origin)
+        if is_phased(ch.cons):
+            self.see(ch.dst, ch.cons, f"cons of channel '{ch.name}'", ch.origin)
 
 
 def phase_counts(graph) -> dict[str, int]:
