@@ -489,11 +489,10 @@ class Architecture:
             env[name] = resolve(env[name], env)
         self.check_locals()
         lam = resolve(self.lambda_, env)
-        if lam is not self.lambda_:
-            names = sorted(n for n in getattr(self.lambda_, "names", ()) if n in env)
-            where = f" (lambda = {self.lambda_} with " + ", ".join(
-                f"{n} = {env[n]}" for n in names) + ")" if names else ""
-            check_lambda(lam, self.origin, where)
+        names = sorted(n for n in getattr(self.lambda_, "names", ()) if n in env)
+        where = f" (lambda = {self.lambda_} with " + ", ".join(
+            f"{n} = {env[n]}" for n in names) + ")" if names else ""
+        check_lambda(lam, self.origin, where)
         bound = Architecture(self.name, {k: resolve(v, env) for k, v in env.items()
                                          if k in self.params},
                              lam, self.aggregate, self.origin, self.aggregate_origin)

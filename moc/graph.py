@@ -163,10 +163,11 @@ class SDFGraph:
              ) -> "SDFGraph":
         """A copy with every attribute evaluated and checked.
 
-        The checks live here rather than in :meth:`add_actor`/:meth:`add_channel` because
-        values are expressions until the parameters are known (``-p quanta=nan`` or a CSV
-        row set them): rates are positive integers, delays non-negative integers,
-        ``quanta`` and ``size`` finite and non-negative, no numeric attribute is NaN.
+        :meth:`add_actor` and :meth:`add_channel` check the values known then; the
+        values of expressions are checked here, once the parameters are known
+        (``-p quanta=nan`` or a CSV row set them), by the same rules: rates are positive
+        integers, delays non-negative integers, ``quanta`` and ``size`` finite and
+        non-negative, no numeric attribute is NaN, the actors' numbers of phases agree.
         """
         env = dict(env) if env is not None else self.environment(overrides)
         for name in [n for n in self.params if n in env]:  # in place: each evaluated once
