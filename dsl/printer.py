@@ -10,6 +10,7 @@ import re
 from typing import Iterable
 
 from dsl.expression import CONSTANTS, Expression, format_number, format_value, quote
+from moa.architecture import member_name
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _MEMBER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(\d+)\]\Z")
@@ -109,7 +110,7 @@ def _cost_text(spec, params) -> str:
     if hasattr(spec, "args"):
         name, args = spec.model, dict(spec.args)
     else:  # a bound CostModel (e.g. after fitting): its validated parameters
-        name, args = spec.name, spec.params.model_dump()
+        name, args = spec.name, spec.params.model_dump(exclude_none=True)  # None: unset
     inner = ", ".join(f"{_key(k)} = {_arg_text(v, params)}" for k, v in args.items())
     return f"{name}({inner})"
 
@@ -170,7 +171,7 @@ def _format_arch(arch) -> str:
         costs, local, attrs = _own(e)
         items = _element_items(costs, local, attrs, params)
         typ = f" : {format_name(e.type_name, kw)}" if e.type_name is not None else ""
-        if e.array is not None and e.name == f"{e.array[0]}[{e.array[1]}]":
+        if e.array is not None and e.name == member_name(*e.array):
             base, lo = e.array
             j = i + 1
             while j < len(elements) and _same_array_member(elements[j], e, lo + (j - i)):
@@ -189,7 +190,7 @@ def _format_arch(arch) -> str:
 
 
 def _same_array_member(e, first, index) -> bool:
-    return (e.array == (first.array[0], index) and e.name == f"{first.array[0]}[{index}]"
+    return (e.array == (first.array[0], index) and e.name == member_name(first.array[0], index)
             and e.kind == first.kind and e.type_name == first.type_name
             and _own(e) == _own(first))
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["ArchitectureError", "CostModelError", "NoRouteError", "AGGREGATES", "Architecture",
+__all__ = ["ArchitectureError", "CostModelError", "NoRouteError", "Architecture",
            "CostSpec", "Element", "ElementType", "CostModel", "Parameters", "available_models",
            "make_model", "register"]
 
 _LAZY = {
     **dict.fromkeys(("ArchitectureError", "CostModelError", "NoRouteError"), "moa.errors"),
-    **dict.fromkeys(("AGGREGATES", "Architecture", "CostSpec", "Element", "ElementType"),
+    **dict.fromkeys(("Architecture", "CostSpec", "Element", "ElementType"),
                     "moa.architecture"),
     **dict.fromkeys(("CostModel", "Parameters", "available_models", "make_model", "register"),
                     "moa.cost_models"),

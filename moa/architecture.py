@@ -16,12 +16,11 @@ from typing import Any, Mapping
 
 import networkx as nx
 
-from moa.cost_models import CostModel, make_model, model_class
+from moa.cost_models import CostModel, check_arguments, make_model, model_class
 from moa.errors import ArchitectureError, CostModelError
 from moa.routing import ROUTE_COST, route_to_cn, shortest_cn_path
 from moa.units import default_unit
 
-AGGREGATES = ("sum", "max", "exclusive", "schedule")
 #: who pays for a CN's communication tokens: the CN itself (LSLA), the PEs at
 #: both ends of the channel, or both
 CHARGES = ("self", "ends", "both")
@@ -180,6 +179,49 @@ class Element:
         return self.attrs.get("charge", "self")
 
 
+def _known(value) -> bool:
+    """Whether ``value`` is known now (no expression that waits for parameters)."""
+    return getattr(value, "evaluate", None) is None
+
+
+def _check_name(name, kind, origin) -> None:
+    if not isinstance(name, str) or not name:
+        raise ArchitectureError(f"{kind} name must be a non-empty string, got {name!r}", origin)
+
+
+def check_lambda(value, origin=None, where: str = "") -> None:
+    """``lambda`` is a finite non-negative number (``where`` says how it was computed)."""
+    # chained comparisons: false for NaN, exact for integers beyond the float range
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not 0 <= value <= sys.float_info.max:
+        raise ArchitectureError(f"lambda must be a finite non-negative number, got "
+                                f"{value}{where}", origin, "lambda")
+
+
+def _check_own(what: str, costs: Mapping, attrs: Mapping, local, origin) -> None:
+    """The values an element or a type is declared with, where they are known: each
+    cost model's arguments in range (:func:`~moa.cost_models.check_arguments`), no
+    attribute NaN, ``local`` the name of a CN."""
+    for metric, spec in costs.items():
+        if isinstance(spec, CostSpec):
+            check_arguments(spec.model, spec.args, f"{what}, metric '{metric}': ",
+                            spec.origin or origin)
+        elif not isinstance(spec, CostModel):
+            raise ArchitectureError(f"{what}, metric '{metric}': a cost model must be a "
+                                    f"CostSpec or a CostModel, got {spec!r}", origin, metric)
+    for key, value in attrs.items():
+        if isinstance(value, float) and value != value:
+            raise ArchitectureError(f"{what}: {key} is not a number (nan)", origin, key)
+    if local is not None and not isinstance(local, str):
+        raise ArchitectureError(f"{what}: local must name a communication node, got "
+                                f"'{local}'", origin, "local")
+
+
+def member_name(base: str, index: int) -> str:
+    """The name ``base[index]`` of member ``index`` of the array ``base``."""
+    return f"{base}[{index}]"
+
+
 def term_name(metric: str, aggregate: str) -> str:
     """The name of the term ``metric[aggregate]`` of a system metric's expression."""
     return f"{metric}[{aggregate}]"
@@ -235,18 +277,27 @@ class Architecture:
         a.add_link("cpu", "bus")
         a.add_link("dsp", "bus")
 
-    ``lambda_`` scales the CNs' values (LSLA's lambda); ``aggregate`` is the default
-    aggregation (one of :data:`AGGREGATES`)."""
+    ``lambda_`` scales the CNs' values (LSLA's lambda); ``aggregate`` is the name of the
+    default aggregation: any name here, checked against the registry of aggregations
+    (:data:`mapping.semantics.aggregation.AGGREGATIONS`) where a mapping is valued, and where a
+    file is read for a command; ``aggregate_origin`` is where a file names it."""
 
     def __init__(self, name: str = "arch", params: Mapping[str, Any] | None = None,
-                 lambda_: Any = 1.0, aggregate: str = "sum", origin=None):
+                 lambda_: Any = 1.0, aggregate: str = "sum", origin=None,
+                 aggregate_origin=None):
+        if not isinstance(name, str) or not name:
+            raise ArchitectureError(f"architecture name must be a non-empty string, got "
+                                    f"{name!r}", origin)
         self.name = name
         self.params: dict[str, Any] = dict(params or {})
+        if _known(lambda_):
+            check_lambda(lambda_, origin)
         self.lambda_ = lambda_
-        if aggregate not in AGGREGATES:
-            raise ArchitectureError(f"unknown aggregation '{aggregate}' "
-                                    f"(known: {', '.join(AGGREGATES)})", origin)
+        if not isinstance(aggregate, str) or not aggregate.isidentifier():
+            raise ArchitectureError(f"aggregate must be the name of an aggregation, got "
+                                    f"{aggregate!r}", aggregate_origin or origin, "aggregate")
         self.aggregate = aggregate
+        self.aggregate_origin = aggregate_origin
         self.types: dict[str, ElementType] = {}
         self.elements: dict[str, Element] = {}
         self.links: list[tuple[str, str]] = []
@@ -275,8 +326,11 @@ class Architecture:
     def add_type(self, name, costs=None, attrs=None, local=None, origin=None) -> ElementType:
         """Declare element type ``name``: ``costs`` (metric → :class:`CostSpec`),
         ``attrs`` and ``local`` that elements declared with ``type_name=name`` inherit."""
+        _check_name(name, "type", origin)
         if name in self.types:
             raise ArchitectureError(f"duplicate type '{name}'", origin)
+        what = f"type '{name}'"
+        _check_own(what, costs or {}, attrs or {}, local, origin)
         t = ElementType(name, MappingProxyType(dict(costs or {})),
                         MappingProxyType(dict(attrs or {})), local, origin)
         self.types[name] = t
@@ -317,11 +371,17 @@ class Architecture:
         """Declare the members ``base[lo]`` .. ``base[hi]`` of an array of PEs or CNs, as
         :meth:`add_element` would one by one; the members share their (immutable)
         costs and attributes, so that a large array costs one object per member."""
+        for bound in (lo, hi):
+            if isinstance(bound, bool) or not isinstance(bound, int) or bound < 0:
+                raise ArchitectureError(f"{kind} '{base}[{lo}..{hi}]': an index must be a "
+                                        f"non-negative integer, got {bound!r}", origin, "range")
+        if hi < lo:
+            raise ArchitectureError(f"{kind} '{base}[{lo}..{hi}]': empty range", origin, "range")
         fields = self._element_fields(kind, costs, attrs, local, type_name, base, origin)
         elements = self.elements
         members = []
         for i in range(lo, hi + 1):
-            name = f"{base}[{i}]"
+            name = member_name(base, i)
             if name in elements:
                 raise ArchitectureError(f"duplicate element '{name}' in architecture "
                                         f"'{self.name}'", origin)
@@ -336,13 +396,16 @@ class Architecture:
         element declared with these own values on top of its type."""
         if kind not in ("pe", "cn"):
             raise ArchitectureError(f"element kind must be 'pe' or 'cn', got '{kind}'", origin)
+        _check_name(name, kind, origin)
         own_costs, own_attrs = dict(costs or {}), dict(attrs or {})
+        _check_own(f"element '{name}'", own_costs, own_attrs, local, origin)
         eff_costs, eff_attrs, eff_local = {}, {}, local
         if type_name is not None:
             t = self.types.get(type_name)
             if t is None:
-                raise ArchitectureError(f"element '{name}' has unknown type '{type_name}' "
-                                        f"(known: {', '.join(self.types) or 'none'})", origin)
+                raise ArchitectureError(f"{kind} '{name}' has unknown type '{type_name}' "
+                                        f"(known: {', '.join(self.types) or 'none'})", origin,
+                                        "type")
             eff_costs.update(t.costs)
             eff_attrs.update(t.attrs)
             eff_local = local if local is not None else t.local
@@ -353,10 +416,15 @@ class Architecture:
             if kind == "pe":
                 raise ArchitectureError(f"pe '{name}': 'charge' is an attribute of "
                                         "communication nodes (who pays for their tokens)",
-                                        origin)
+                                        origin, "charge")
             if not isinstance(charge, str) or charge not in CHARGES:
                 raise ArchitectureError(f"cn '{name}': charge must be one of "
-                                        f"{', '.join(CHARGES)}, got '{charge}'", origin)
+                                        f"{', '.join(CHARGES)}, got '{charge}'", origin,
+                                        "charge")
+        target = self.elements.get(eff_local) if eff_local is not None else None
+        if target is not None and target.is_pe:
+            raise ArchitectureError(f"{kind} '{name}': local '{eff_local}' is a PE; it must "
+                                    "name a CN", origin, "local")
         return (MappingProxyType(eff_costs), MappingProxyType(eff_attrs), eff_local, type_name,
                 MappingProxyType(own_costs), MappingProxyType(own_attrs), local)
 
@@ -385,6 +453,19 @@ class Architecture:
         self.links.append((a, b))
         self._invalidate()
 
+    def check_locals(self) -> None:
+        """Every ``local`` names a declared CN (an element may name one declared after
+        it, so this waits until all are: :meth:`bind` checks it, as the parser does at
+        the end of a block)."""
+        for e in self.elements.values():
+            if e.local is None:
+                continue
+            target = self.elements.get(e.local)
+            if target is None or target.is_pe:
+                what = "is a PE" if target is not None else "is not declared"
+                raise ArchitectureError(f"{e.kind} '{e.name}': local '{e.local}' {what}; "
+                                        "it must name a CN", e.origin, "local")
+
     def arrays(self) -> dict[str, list[str]]:
         """Array base name → member element names, in index order."""
         out: dict[str, list[str]] = {}
@@ -406,9 +487,15 @@ class Architecture:
         env = dict(env) if env is not None else self.environment(overrides)
         for name in [n for n in self.params if n in env]:  # in place: each evaluated once
             env[name] = resolve(env[name], env)
+        self.check_locals()
+        lam = resolve(self.lambda_, env)
+        names = sorted(n for n in getattr(self.lambda_, "names", ()) if n in env)
+        where = f" (lambda = {self.lambda_} with " + ", ".join(
+            f"{n} = {env[n]}" for n in names) + ")" if names else ""
+        check_lambda(lam, self.origin, where)
         bound = Architecture(self.name, {k: resolve(v, env) for k, v in env.items()
                                          if k in self.params},
-                             resolve(self.lambda_, env), self.aggregate, self.origin)
+                             lam, self.aggregate, self.origin, self.aggregate_origin)
         bound.types = dict(self.types)
         bound.links = list(self.links)
         bound.system_metrics = dict(self.system_metrics)
@@ -446,14 +533,6 @@ class Architecture:
                                              e.own_costs, e.own_attrs, e.own_local, e.array,
                                              e.origin)
         self._share_routing(bound)
-        lam = bound.lambda_
-        # chained comparisons: false for NaN, exact for integers beyond the float range
-        if not isinstance(lam, (int, float)) or not 0 <= lam <= sys.float_info.max:
-            names = sorted(n for n in getattr(self.lambda_, "names", ()) if n in env)
-            where = f" (lambda = {self.lambda_} with " + ", ".join(
-                f"{n} = {bound.params.get(n, env.get(n))}" for n in names) + ")" if names else ""
-            raise ArchitectureError(f"lambda must be a finite non-negative number, got "
-                                    f"{lam}{where}", self.origin)
         return bound
 
     def _share_routing(self, bound: "Architecture") -> None:

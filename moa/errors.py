@@ -2,11 +2,14 @@
 
 
 class ArchitectureError(ValueError):
-    """Bad MoA input. ``origin`` is ``(file, line, column)`` of the culprit when known."""
+    """Bad MoA input. ``origin`` is ``(file, line, column)`` of the culprit when known;
+    ``attribute`` names the attribute (``lambda``, ``type``, ``local``, an attribute's
+    key...) of the element or architecture at fault where one is."""
 
-    def __init__(self, message, origin=None):
+    def __init__(self, message, origin=None, attribute=None):
         super().__init__(message)
         self.origin = origin
+        self.attribute = attribute
 
 
 class CostModelError(ArchitectureError):

@@ -2,11 +2,14 @@
 
 
 class SDFError(ValueError):
-    """Bad SDF input. ``origin`` is ``(file, line, column)`` of the culprit when known."""
+    """Bad SDF input. ``origin`` is ``(file, line, column)`` of the culprit when known;
+    ``attribute`` names the attribute (``prod``, ``quanta``, ``src``...) of the actor or
+    channel at fault where one is, so that a parser can point at it."""
 
-    def __init__(self, message, origin=None):
+    def __init__(self, message, origin=None, attribute=None):
         super().__init__(message)
         self.origin = origin
+        self.attribute = attribute
 
 
 class InconsistentGraphError(SDFError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from types import MappingProxyType
@@ -16,7 +17,7 @@ from typing import Any, Mapping
 import networkx as nx
 
 from moc.errors import SDFError
-from moc.phases import Phases, phase_counts
+from moc.phases import PhaseCounter, Phases, phase_counts
 
 CHANNEL_FIELDS = ("prod", "cons", "delay", "size")
 
@@ -72,11 +73,13 @@ class SDFGraph:
     with ``evaluate(env)``, e.g. :func:`dsl.parse_expression` ``("n * 8")``) use."""
 
     def __init__(self, name: str = "app", params: Mapping[str, Any] | None = None, origin=None):
+        _check_name(name, "graph", origin)
         self.name = name
         self.params: dict[str, Any] = dict(params or {})
         self.actors: dict[str, Actor] = {}
         self.channels: dict[str, Channel] = {}
         self.origin = origin
+        self._phases = PhaseCounter()
 
     def __repr__(self):
         return f"SDFGraph({self.name!r}, actors={len(self.actors)}, channels={len(self.channels)})"
@@ -84,33 +87,68 @@ class SDFGraph:
     def add_actor(self, name: str, origin=None, **attrs) -> Actor:
         """Add actor ``name`` with attributes ``attrs`` (``quanta``: the work of one
         firing that PE models price; ``exec``: its time for ``mapeval analyse``; any
-        other number a cost model reads); returns the :class:`Actor`."""
+        other number a cost model reads); returns the :class:`Actor`.
+
+        Raises :class:`~moc.errors.SDFError` (a ``ValueError``) naming the actor for a
+        duplicate name, a ``quanta`` that is not a finite non-negative number, a NaN
+        attribute, or an empty list of phases; values that are expressions are checked
+        by :meth:`bind`."""
+        _check_name(name, "actor", origin)
         if name in self.actors:
             raise SDFError(f"duplicate actor '{name}' in graph '{self.name}'", origin)
-        actor = Actor(name, MappingProxyType(dict(attrs)), origin)
+        if any(type(v) is list for v in attrs.values()):
+            attrs = {k: _phases_of(v) for k, v in attrs.items()}
+        actor = Actor(name, MappingProxyType(attrs), origin)
+        for key, value in attrs.items():
+            _checked(value, key, "actor", actor, known_only=True)
+        self._phases.see_actor(actor)
         self.actors[name] = actor
         return actor
 
     def add_channel(self, src: str, dst: str, name: str | None = None, *, prod=1, cons=1,
                     delay=0, size=1, origin=None, **attrs) -> Channel:
         """Add a FIFO from actor ``src`` to actor ``dst``: ``prod`` tokens written per
-        firing of ``src``, ``cons`` read per firing of ``dst`` (positive integers),
-        ``delay`` initial tokens, ``size`` bytes per token.  ``name`` defaults to
-        ``src->dst`` (a second channel between the same actors needs one); returns the
-        :class:`Channel`."""
-        for end in (src, dst):
+        firing of ``src``, ``cons`` read per firing of ``dst`` (positive integers, or per
+        phase lists of non-negative integers with a positive sum), ``delay`` initial
+        tokens (a non-negative integer), ``size`` bytes per token (a finite non-negative
+        number; 0 for a channel that carries no data).  ``name`` defaults to ``src->dst``
+        (a second channel between the same actors needs one); returns the
+        :class:`Channel`.
+
+        Raises :class:`~moc.errors.SDFError` (a ``ValueError``) naming the channel and
+        the value for an unknown actor, a duplicate name, any value above out of its
+        range, a per-phase ``delay``, ``size`` or attribute, or a number of phases that
+        disagrees with the actor's; values that are expressions are checked by
+        :meth:`bind`.  A whole-number float rate is kept as an int."""
+        label = name if name is not None else f"{src}->{dst}"
+        for end, role in ((src, "src"), (dst, "dst")):
             if end not in self.actors:
-                raise SDFError(f"channel {name or src + '->' + dst} uses unknown actor '{end}'", origin)
+                raise SDFError(f"channel '{label}' uses unknown actor '{end}'", origin, role)
         if name is None:
-            name = f"{src}->{dst}"
-            if name in self.channels:
-                raise SDFError(f"a second unnamed channel {name}: name it, as in "
+            if label in self.channels:
+                raise SDFError(f"a second unnamed channel {label}: name it, as in "
                                f"'channel NAME : {src} -> {dst} [...]'", origin)
-        elif name in self.channels:
-            raise SDFError(f"duplicate channel '{name}' in graph '{self.name}'", origin)
-        channel = Channel(name, src, dst, prod, cons, delay, size,
-                          MappingProxyType(dict(attrs)), origin)
-        self.channels[name] = channel
+        else:
+            _check_name(name, "channel", origin)
+            if name in self.channels:
+                raise SDFError(f"duplicate channel '{name}' in graph '{self.name}'", origin)
+        for key, value in (("delay", delay), ("size", size), *attrs.items()):
+            if isinstance(value, (tuple, list)):
+                raise SDFError(f"channel '{label}': {key} cannot be given per phase (only "
+                               f"prod, cons and actor attributes are)", origin, key)
+        channel = Channel(label, src, dst, _phases_of(prod), _phases_of(cons), delay, size,
+                          MappingProxyType(attrs), origin)
+        counts = (_known_count(channel.prod, "prod", channel),
+                  _known_count(channel.cons, "cons", channel),
+                  _known_count(delay, "delay", channel))
+        _checked(size, "size", "channel", channel, known_only=True)
+        for key, value in attrs.items():
+            _checked(value, key, "channel", channel, known_only=True)
+        if counts[0] is not channel.prod or counts[1] is not channel.cons or \
+                counts[2] is not delay:
+            channel = replace(channel, prod=counts[0], cons=counts[1], delay=counts[2])
+        self._phases.see_channel(channel)
+        self.channels[label] = channel
         return channel
 
     def environment(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -125,10 +163,11 @@ class SDFGraph:
              ) -> "SDFGraph":
         """A copy with every attribute evaluated and checked.
 
-        The checks live here rather than in :meth:`add_actor`/:meth:`add_channel` because
-        values are expressions until the parameters are known (``-p quanta=nan`` or a CSV
-        row set them): rates are positive integers, delays non-negative integers,
-        ``quanta`` and ``size`` finite and non-negative, no numeric attribute is NaN.
+        :meth:`add_actor` and :meth:`add_channel` check the values known then; the
+        values of expressions are checked here, once the parameters are known
+        (``-p quanta=nan`` or a CSV row set them), by the same rules: rates are positive
+        integers, delays non-negative integers, ``quanta`` and ``size`` finite and
+        non-negative, no numeric attribute is NaN, the actors' numbers of phases agree.
         """
         env = dict(env) if env is not None else self.environment(overrides)
         for name in [n for n in self.params if n in env]:  # in place: each evaluated once
@@ -183,6 +222,7 @@ def plain(value):
 
 #: attributes that are amounts: finite and non-negative
 AMOUNTS = ("quanta", "size")
+_FLOAT_MAX = sys.float_info.max
 
 
 def _finite(value) -> bool:
@@ -202,20 +242,58 @@ def _shown(value) -> str:
     return str(value)
 
 
-def _checked(value, key, kind, owner):
-    """A per-phase value (:class:`moc.phases.Phases`) is checked entry by entry.
-    ``value`` of attribute ``key`` of actor or channel ``owner``, or an error naming
+def _phases_of(value):
+    """A list given through the API is a per-phase value, as ``[3, 1, 1]`` in a file."""
+    return Phases(value) if isinstance(value, list) else value
+
+
+def _known(value) -> bool:
+    """Whether ``value`` is known now (no expression that waits for parameters)."""
+    return getattr(value, "evaluate", None) is None
+
+
+def _check_name(name, kind, origin) -> None:
+    if not isinstance(name, str) or not name:
+        raise SDFError(f"{kind} name must be a non-empty string, got {name!r}", origin)
+
+
+def _checked(value, key, kind, owner, known_only=False):
+    """``value`` of attribute ``key`` of actor or channel ``owner``, or an error naming
     both: amounts (:data:`AMOUNTS`) must be finite non-negative numbers, and no number
-    may be NaN (an infinity is a legitimate value elsewhere, e.g. ``intensity``)."""
+    may be NaN (an infinity is a legitimate value elsewhere, e.g. ``intensity``).  A
+    per-phase value (:class:`moc.phases.Phases`) is checked entry by entry; with
+    ``known_only``, expressions are left for :meth:`SDFGraph.bind`."""
+    if type(value) is int and (0 <= value <= _FLOAT_MAX or key not in AMOUNTS):
+        return value                    # the common case, at once
     if isinstance(value, tuple):
-        return Phases(_checked(v, key, kind, owner) for v in value)
+        return Phases(_checked(v, key, kind, owner, known_only) for v in value)
+    if known_only and not _known(value):
+        return value
     number = isinstance(value, numbers.Real) and not isinstance(value, bool)
     if key in AMOUNTS and not (number and _finite(value) and value >= 0):
         raise SDFError(f"{kind} '{owner.name}': {key} must be a finite non-negative number, "
-                       f"got {_shown(value)}", owner.origin)
+                       f"got {_shown(value)}", owner.origin, key)
     if isinstance(value, float) and math.isnan(value):
-        raise SDFError(f"{kind} '{owner.name}': {key} is not a number (nan)", owner.origin)
+        raise SDFError(f"{kind} '{owner.name}': {key} is not a number (nan)", owner.origin, key)
     return value
+
+
+def _known_count(value, what, channel):
+    """``value`` of ``prod``, ``cons`` or ``delay`` checked as :meth:`SDFGraph.bind`
+    checks it where it is known (entry by entry per phase; the positive sum of a cycle
+    once every entry is known); expressions are left as they are."""
+    positive = phased = what != "delay"
+    if type(value) is int and value >= positive and value <= _FLOAT_MAX:
+        return value                    # the common case, at once
+    if phased and isinstance(value, tuple):
+        if len(value) == 0:
+            raise SDFError(f"{what} of channel '{channel.name}': an empty list of phases",
+                           channel.origin, what)
+        if all(_known(v) for v in value):
+            return _as_count(value, what, channel, positive, phased)
+        return Phases(_as_count(v, f"{what} (a phase)", channel, False) if _known(v) else v
+                      for v in value)
+    return _as_count(value, what, channel, positive, phased) if _known(value) else value
 
 
 def _as_count(value, what, channel, positive, phased=False):
@@ -225,11 +303,12 @@ def _as_count(value, what, channel, positive, phased=False):
         counts = Phases(_as_count(v, f"{what} (a phase)", channel, False) for v in value)
         if positive and not sum(counts):
             raise SDFError(f"channel '{channel.name}': the phases of {what} sum to 0; a "
-                           f"cycle of phases must move a token", channel.origin)
+                           f"cycle of phases must move a token", channel.origin,
+                           what.split()[0])
         return counts
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or \
             not _finite(value) or value != int(value) or value < (1 if positive else 0):
         need = "a positive integer" if positive else "a non-negative integer"
         raise SDFError(f"channel '{channel.name}': {what} must be {need} within the float "
-                       f"range, got {_shown(value)}", channel.origin)
+                       f"range, got {_shown(value)}", channel.origin, what.split()[0])
     return int(value)

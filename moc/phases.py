@@ -39,30 +39,48 @@ def cyclo_static(graph) -> bool:
         any(is_phased(ch.prod) or is_phased(ch.cons) for ch in graph.channels.values())
 
 
-def phase_counts(graph) -> dict[str, int]:
-    """The number of phases of every actor; an :class:`SDFError` names an actor whose
-    per-phase values disagree on it (and the channel or attribute that does)."""
-    counts: dict[str, tuple[int, str]] = {}
+class PhaseCounter:
+    """The number of phases of each actor, learnt value by value: :meth:`see` raises an
+    :class:`SDFError` at an empty list of phases, or at a per-phase value whose number
+    of phases disagrees with one seen before for the same actor (naming both)."""
 
-    def see(actor, value, what, origin):
+    def __init__(self):
+        self.counts: dict[str, tuple[int, str]] = {}
+
+    def see(self, actor: str, value, what: str, origin=None) -> None:
         if not is_phased(value):
             return
         if len(value) == 0:
             raise SDFError(f"{what}: an empty list of phases", origin)
-        known = counts.get(actor)
+        known = self.counts.get(actor)
         if known is None:
-            counts[actor] = (len(value), what)
+            self.counts[actor] = (len(value), what)
         elif known[0] != len(value):
             raise SDFError(f"actor '{actor}' has {known[0]} phases by {known[1]} but "
                            f"{len(value)} by {what}", origin)
 
+    def see_actor(self, actor) -> None:
+        for key, value in actor.attrs.items():
+            if is_phased(value):
+                self.see(actor.name, value, f"attribute '{key}' of actor '{actor.name}'",
+                         actor.origin)
+
+    def see_channel(self, ch) -> None:
+        if is_phased(ch.prod):
+            self.see(ch.src, ch.prod, f"prod of channel '{ch.name}'", ch.origin)
+        if is_phased(ch.cons):
+            self.see(ch.dst, ch.cons, f"cons of channel '{ch.name}'", ch.origin)
+
+
+def phase_counts(graph) -> dict[str, int]:
+    """The number of phases of every actor; an :class:`SDFError` names an actor whose
+    per-phase values disagree on it (and the channel or attribute that does)."""
+    counter = PhaseCounter()
     for a in graph.actors.values():
-        for key, value in a.attrs.items():
-            see(a.name, value, f"attribute '{key}' of actor '{a.name}'", a.origin)
+        counter.see_actor(a)
     for ch in graph.channels.values():
-        see(ch.src, ch.prod, f"prod of channel '{ch.name}'", ch.origin)
-        see(ch.dst, ch.cons, f"cons of channel '{ch.name}'", ch.origin)
-    return {a: counts.get(a, (1, None))[0] for a in graph.actors}
+        counter.see_channel(ch)
+    return {a: counter.counts.get(a, (1, None))[0] for a in graph.actors}
 
 
 def phase_value(value, k: int):

@@ -82,10 +82,12 @@ def test_structural_errors_name_the_culprit():
 
 
 def test_bad_model_parameters_name_element_metric_model_and_parameter():
+    # a known value out of range, or an unknown model, is refused when the element is
+    # added; a missing parameter when the architecture is bound
     arch = Architecture("m")
-    arch.add_pe("gpu", costs={"time": CostSpec("gsla", {"alpha": -1.0})})
     with pytest.raises(CostModelError) as info:
-        arch.bind()
+        arch.add_pe("gpu", costs={"time": CostSpec("gsla", {"alpha": -1.0})})
+    assert not arch.elements
     msg = str(info.value)
     assert "element 'gpu'" in msg and "metric 'time'" in msg and "'gsla'" in msg
     assert "'alpha'" in msg and "greater than or equal to 0" in msg
@@ -94,9 +96,8 @@ def test_bad_model_parameters_name_element_metric_model_and_parameter():
     with pytest.raises(CostModelError, match="missing parameter 'a'"):
         arch2.bind()
     arch3 = Architecture("m")
-    arch3.add_pe("gpu", costs={"time": CostSpec("warp_drive", {})})
     with pytest.raises(CostModelError, match="unknown cost model 'warp_drive'"):
-        arch3.bind()
+        arch3.add_pe("gpu", costs={"time": CostSpec("warp_drive", {})})
 
 
 class Token:

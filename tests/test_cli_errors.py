@@ -192,3 +192,16 @@ def test_a_file_with_several_graphs_needs_a_choice(files, capsys, tmp_path):
     err = fails(capsys, "eval", str(two), arch, m)
     assert "holds 2 graphs (app, other)" in err and "--graph NAME" in err
     assert main(["eval", str(two), arch, m, "--graph", "other", "--json"]) == 0
+
+
+def test_unknown_aggregation_of_an_architecture_is_checked_against_the_registry(files, capsys):
+    # moa keeps no list of aggregation names: the command checks the name against the
+    # registry (every registered one is accepted, `period` too) and points at it
+    app, arch, m = files(arch=ARCH.replace("moa arch {\n", "moa arch {\n    aggregate = median\n"))
+    err = fails(capsys, "eval", app, arch, m)
+    located(err, arch, 2, 17)
+    assert "unknown aggregation 'median'" in err
+    from mapping.semantics.aggregation import AGGREGATIONS
+    assert f"(known: {', '.join(AGGREGATIONS)})" in err and "period" in err
+    app, arch, m = files(arch=ARCH.replace("moa arch {\n", "moa arch {\n    aggregate = period\n"))
+    assert main(["check", arch]) == 0

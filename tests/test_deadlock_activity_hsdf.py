@@ -99,18 +99,15 @@ def test_hsdf_guard_refuses_large_expansions():
 
 
 def test_bad_rates_are_errors_naming_the_channel():
+    # refused when the channel is added, not when the graph is bound
     g = SDFGraph("bad")
     g.add_actor("a")
     g.add_actor("b")
-    g.add_channel("a", "b", name="link", prod=1.5)
     with pytest.raises(SDFError, match="'link': prod must be a positive integer"):
-        g.bind()
-    g2 = SDFGraph("bad")
-    g2.add_actor("a")
-    g2.add_actor("b")
-    g2.add_channel("a", "b", name="link", delay=-1)
+        g.add_channel("a", "b", name="link", prod=1.5)
     with pytest.raises(SDFError, match="delay must be a non-negative integer"):
-        g2.bind()
+        g.add_channel("a", "b", name="link", delay=-1)
+    assert not g.channels
 
 
 def test_duplicate_and_ambiguous_names():
@@ -293,12 +290,14 @@ def test_hsdf_pairs_equal_the_token_by_token_expansion(g):
 
 # --- values of actors and channels --------------------------------------------------------------
 
+# refused when the actor or channel is added (values known then), not when bound
+
 @pytest.mark.parametrize("quanta", [-1, math.inf, math.nan])
 def test_quanta_must_be_finite_and_non_negative(quanta):
     g = SDFGraph("v")
-    g.add_actor("a", quanta=quanta)
     with pytest.raises(SDFError, match="actor 'a': quanta must be a finite non-negative"):
-        g.bind()
+        g.add_actor("a", quanta=quanta)
+    assert not g.actors
 
 
 @pytest.mark.parametrize("size", [-1, math.inf, math.nan])
@@ -306,23 +305,19 @@ def test_size_must_be_finite_and_non_negative(size):
     g = SDFGraph("v")
     g.add_actor("a")
     g.add_actor("b")
-    g.add_channel("a", "b", name="ab", size=size)
     with pytest.raises(SDFError, match="channel 'ab': size must be a finite non-negative"):
-        g.bind()
+        g.add_channel("a", "b", name="ab", size=size)
 
 
 def test_no_attribute_is_nan_but_infinity_is_a_value():
     g = SDFGraph("v")
     g.add_actor("a", intensity=math.inf)
-    g.add_actor("b", S=math.nan)
     with pytest.raises(SDFError, match="actor 'b': S is not a number"):
-        g.bind()
-    g = SDFGraph("v")
-    g.add_actor("a", intensity=math.inf)
+        g.add_actor("b", S=math.nan)
     g.add_actor("b")
-    g.add_channel("a", "b", name="ab", gamma=math.nan)
     with pytest.raises(SDFError, match="channel 'ab': gamma is not a number"):
-        g.bind()
+        g.add_channel("a", "b", name="ab", gamma=math.nan)
+    assert g.bind().actors["a"].attrs["intensity"] == math.inf
 
 
 def test_rates_and_delays_reject_nan_and_infinity():
@@ -330,9 +325,8 @@ def test_rates_and_delays_reject_nan_and_infinity():
         g = SDFGraph("v")
         g.add_actor("a")
         g.add_actor("b")
-        g.add_channel("a", "b", name="ab", **{field: value})
         with pytest.raises(SDFError, match=f"'ab': {field} must be a"):
-            g.bind()
+            g.add_channel("a", "b", name="ab", **{field: value})
 
 
 @settings(max_examples=100, deadline=None)

@@ -221,9 +221,10 @@ def test_roofline_counts_repetitions():
     ({"peak": 1, "bandwidth": -1}, "bandwidth"),
 ])
 def test_roofline_parameters_are_validated(args, needle):
+    # a value out of range is refused when the element is added, a missing one at bind
     arch = Architecture("x")
-    arch.add_pe("p", costs=roofline(**args))
     with pytest.raises(CostModelError, match=needle):
+        arch.add_pe("p", costs=roofline(**args))
         arch.bind()
 
 

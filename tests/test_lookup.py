@@ -158,9 +158,9 @@ def test_bad_templates_and_parameters_are_errors_naming_them():
         ("moa m { pe p [time = lookup(default = -2)] }", ["'p'", "'default'"]),
         ("moa m { pe p [time = lookup(key = 3)] }", ["'p'", "'key'"]),
     ]:
-        arch = dsl.parse_moa(moa)[0]
+        # a value out of range when the file is read, a bad template when bound
         with pytest.raises(CostModelError) as info:
-            arch.bind()
+            dsl.parse_moa(moa)[0].bind()
         for w in words:
             assert w in str(info.value), (moa, str(info.value))
 

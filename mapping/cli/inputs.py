@@ -77,6 +77,10 @@ def load_blocks(path: Path, kind: str) -> list:
     if kind == "sdf" and path.suffix.lower() == ".xml":
         return [dsl.read_sdf3(path)]
     objects = {"sdf": dsl.load_sdf, "moa": dsl.load_moa, "map": dsl.load_map}[kind](path)
+    if kind == "moa":
+        from mapping.semantics.aggregation import check_aggregate
+        for arch in objects:
+            check_aggregate(arch)
     if not objects:
         raise InputError(f"the file holds no '{BLOCK_KEYWORDS[kind]} NAME {{ ... }}' block",
                          (str(path), None, None))

@@ -32,6 +32,7 @@ import numpy as np
 
 from mapping.errors import MappingError
 from mapping.registry import Registry
+from moa.errors import ArchitectureError
 
 
 class Aggregation:
@@ -178,3 +179,12 @@ AGGREGATIONS.add("period", Period(),
 
 def aggregator(name: str) -> Aggregation:
     return AGGREGATIONS.get(name)
+
+
+def check_aggregate(arch) -> None:
+    """The default aggregation of ``arch`` (``aggregate = NAME``) is registered; else an
+    :class:`~moa.errors.ArchitectureError` at the name in its file."""
+    if arch.aggregate not in AGGREGATIONS:
+        raise ArchitectureError(f"architecture '{arch.name}': unknown aggregation "
+                                f"'{arch.aggregate}' (known: {', '.join(AGGREGATIONS)})",
+                                arch.aggregate_origin or arch.origin, "aggregate")

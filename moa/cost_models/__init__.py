@@ -2,8 +2,8 @@
 from moa.cost_models.base import (FACT, NON_NEGATIVE, Bounds, CostModel, MemoryTraffic,
                                   Parameters, attribute, fittable_parameters,
                                   parameter_bounds)
-from moa.cost_models.registry import (ENTRY_POINT_GROUP, available_models, make_model,
-                                      model_class, register)
+from moa.cost_models.registry import (ENTRY_POINT_GROUP, available_models, check_arguments,
+                                      make_model, model_class, register)
 from moa.cost_models import linear  # noqa: F401  (registers lsla, gsla, gsla_power)
 from moa.cost_models import roofline  # noqa: F401  (registers roofline, bandwidth)
 from moa.cost_models import logca  # noqa: F401  (registers logca)
@@ -12,4 +12,4 @@ from moa.cost_models import gpu  # noqa: F401  (registers gpu)
 
 __all__ = ["FACT", "NON_NEGATIVE", "Bounds", "CostModel", "MemoryTraffic", "Parameters",
            "attribute", "fittable_parameters", "parameter_bounds", "ENTRY_POINT_GROUP",
-           "available_models", "make_model", "model_class", "register"]
+           "available_models", "check_arguments", "make_model", "model_class", "register"]

@@ -86,27 +86,54 @@ def call_arguments(name: str, positional: Sequence[Any], keywords: Mapping[str, 
 def make_model(name: str, args: Mapping[str, float], where: str = "", origin=None) -> CostModel:
     """Instantiate model ``name`` with validated ``args``; ``where`` prefixes errors
     (e.g. ``"element 'gpu', metric 'time': "``)."""
-    try:
-        cls = model_class(name, where)
-    except CostModelError as exc:
-        exc.origin = origin
-        raise
+    cls = _checked_class(name, where, origin)
     try:
         return cls(cls.Parameters(**args))
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            param = ".".join(str(p) for p in err["loc"]) or "?"
-            kind = err["type"]
-            if kind == "missing":
+        raise CostModelError(f"{where}model '{name}': " + "; ".join(_problems(cls, exc)),
+                             origin) from None
+
+
+def check_arguments(name: str, args: Mapping[str, Any], where: str = "", origin=None) -> None:
+    """Check the arguments of ``name(**args)`` that are known now, as :func:`make_model`
+    will: an unknown model or parameter, or a value out of its parameter's range, is a
+    :class:`CostModelError` prefixed by ``where``.  Arguments that are expressions
+    (objects with ``evaluate``) and missing ones wait for :func:`make_model`."""
+    cls = _checked_class(name, where, origin)
+    known = {k: v for k, v in args.items() if getattr(v, "evaluate", None) is None}
+    try:
+        cls.Parameters(**known)
+    except ValidationError as exc:
+        problems = _problems(cls, exc, missing=False)
+        if problems:
+            raise CostModelError(f"{where}model '{name}': " + "; ".join(problems),
+                                 origin) from None
+
+
+def _checked_class(name, where, origin) -> type[CostModel]:
+    try:
+        return model_class(name, where)
+    except CostModelError as exc:
+        exc.origin = origin
+        raise
+
+
+def _problems(cls, exc: ValidationError, missing: bool = True) -> list[str]:
+    """The problems of a validation error, one phrase each (``missing`` ones too)."""
+    problems = []
+    for err in exc.errors():
+        param = ".".join(str(p) for p in err["loc"]) or "?"
+        kind = err["type"]
+        if kind == "missing":
+            if missing:
                 problems.append(f"missing parameter '{param}'")
-            elif kind == "extra_forbidden":
-                known = ", ".join(cls.Parameters.model_fields)
-                problems.append(f"unknown parameter '{param}' (known: {known})")
-            else:
-                problems.append(f"parameter '{param}' = {_shown(err.get('input'))}: "
-                                f"{err['msg'].lower()}")
-        raise CostModelError(f"{where}model '{name}': " + "; ".join(problems), origin) from None
+        elif kind == "extra_forbidden":
+            known = ", ".join(cls.Parameters.model_fields)
+            problems.append(f"unknown parameter '{param}' (known: {known})")
+        else:
+            problems.append(f"parameter '{param}' = {_shown(err.get('input'))}: "
+                            f"{err['msg'].lower()}")
+    return problems
 
 
 def _shown(value) -> str:

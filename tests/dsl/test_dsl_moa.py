@@ -119,7 +119,6 @@ def _err(text, exc):
     ("moa m {\n pe a\n cn b\n b -- a[2]\n}", ArchitectureError, (4, 7), "unknown element 'a[2]'"),
     ("moa m {\n pe a\n cn b\n b -- q[*]\n}", ArchitectureError, (4, 7), "no array named 'q'"),
     ("moa m {\n pe a[0..1]\n cn b\n a -- b\n}", ArchitectureError, (4, 2), "is an array"),
-    ("moa m {\n aggregate = median\n}", ArchitectureError, (2, 14), "unknown aggregation"),
     ("moa m {\n pe a\n cn a\n}", ArchitectureError, (3, 5), "duplicate element 'a'"),
     ("moa m {\n pe a[0..1]\n pe a[1..2]\n}", ArchitectureError, (3, 5), "duplicate element 'a[1]'"),
     ("moa m {\n type T\n type T\n}", ArchitectureError, (3, 7), "duplicate type 'T'"),
@@ -141,11 +140,16 @@ def test_semantic_errors_carry_origins(text, exc, where, message):
     assert err.origin == ("t.moa",) + where
 
 
-def test_bad_model_argument_reported_at_bind_with_origin():
-    (a,) = dsl.parse_moa("moa m {\n pe a [time = lsla(alpha = -1)]\n}", "t.moa")
+def test_bad_model_argument_reported_with_origin():
+    # a known argument is checked when the element is built; one that is an expression
+    # of a parameter when the architecture is bound
+    with pytest.raises(ArchitectureError, match="element 'a', metric 'time'") as info:
+        dsl.parse_moa("moa m {\n pe a [time = lsla(alpha = -1)]\n}", "t.moa")
+    assert info.value.origin == ("t.moa", 2, 15)
+    (a,) = dsl.parse_moa("moa m {\n param n = 1\n pe a [time = lsla(alpha = -n)]\n}", "t.moa")
     with pytest.raises(ArchitectureError) as info:
         a.bind()
-    assert info.value.origin == ("t.moa", 2, 15)
+    assert info.value.origin == ("t.moa", 3, 15)
 
 
 def test_charge_is_written_as_a_bare_word_or_in_quotes():

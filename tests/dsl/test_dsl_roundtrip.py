@@ -64,9 +64,9 @@ moa m {
     pe solo[7..7]
     pe host [time = logca()]
     pe ip [time = roofline(peak = 1e9, bandwidth = bw, memory = dram, miss = 0.5),
-           latency = logca(A = 2, latency = independent, name = "k"), tag = "quoted"]
+           latency = logca(A = 2, latency = independent), tag = "quoted"]
     pe "pe" : U
-    cn store; cn dram [time = bandwidth(B = bw)]
+    cn store [time = lookup(key = "k")]; cn dram [time = bandwidth(B = bw)]
     cn bus [local = bus]
     cn sw[0..1]
     acc[*] -- store
@@ -102,7 +102,7 @@ def test_moa_sample_round_trip():
     assert "pe acc[0..1] : T [time = lsla(alpha = 5), y = k]" in text
     assert "pe acc[2..3] : T\n" in text
     assert "acc[*] -- store" in text and "acc[*] -- sw[*]" in text
-    assert "memory = dram" in text and "latency = independent" in text and 'name = "k"' in text
+    assert "memory = dram" in text and "latency = independent" in text and 'key = "k"' in text
 
 
 def test_map_sample_round_trip():
