@@ -40,7 +40,7 @@ def names() -> list[str]:
 def board(name: str) -> Board:
     """The built-in board called ``name``; an unknown name is a ValueError listing them."""
     path = DIRECTORY / f"{name}.moa"
-    if not path.is_file():
+    if name not in names():
         raise ValueError(f"no built-in board named '{name}' (boards: {', '.join(names())})")
     fields, sources = {}, {}
     for line in path.read_text().splitlines():
