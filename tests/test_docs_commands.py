@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", ROOT / "docs" / "tutorial.md"]
+PAGES = [ROOT / "README.md", ROOT / "docs" / "tutorial.md",
+         ROOT / "docs" / "howto" / "board-from-datasheet.md", ROOT / "docs" / "howto" / "calibrate.md"]
 BLOCK = re.compile(r"^```console[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
@@ -89,7 +90,8 @@ CASES = [(page, line, command, expected) for page in PAGES if page.exists()
 
 
 def test_the_pages_have_commands():
-    assert {page.name for page, *_ in CASES} == {"README.md", "tutorial.md"}
+    assert {page.name for page, *_ in CASES} == {"README.md", "tutorial.md",
+                                                 "board-from-datasheet.md", "calibrate.md"}
 
 
 @pytest.fixture(scope="module")

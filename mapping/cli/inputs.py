@@ -22,12 +22,26 @@ class Inputs:
     xml: list[Path] = field(default_factory=list)
 
 
+def board_file(name: str) -> Path | None:
+    """The ``.moa`` file that ``name`` stands for when it has no extension and names a
+    built-in board (:mod:`moa.boards`): a file of that name, if there is one, wins over
+    the built-in board; any other name is ``None``."""
+    from moa import boards
+    if Path(name).suffix or name not in boards.names():
+        return None
+    return Path(name) if Path(name).exists() else boards.board(name).path
+
+
 def classify(files: list[str], allowed: tuple[str, ...]) -> Inputs:
     """The files sorted by extension; an SDF3 ``.xml`` file counts as an application
-    (``sdf``) wherever one is accepted."""
+    (``sdf``) wherever one is accepted, the name of a built-in board (:func:`board_file`)
+    as a ``.moa`` file wherever one is."""
     inputs = Inputs()
     for name in files:
         kind = KINDS.get(Path(name).suffix.lower())
+        if kind is None and "moa" in allowed and (board := board_file(name)) is not None:
+            inputs.moa.append(board)
+            continue
         if kind == "xml" and "xml" not in allowed and "sdf" in allowed:
             kind = "sdf"
         if kind is None or kind not in allowed:

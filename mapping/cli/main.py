@@ -41,6 +41,7 @@ _command("logca", "logca", "--overhead .. | --fit CSV | --table CSV",
 _command("import", "import_", "FORMAT FILE", "read other formats into .sdf/.moa/.map/.csv files")
 _command("export", "export", "FORMAT FILE", "write a .sdf, .moa or .map in other formats")
 _command("plot", "plot", "KIND ... -o FILE", "the plots of the field")
+_command("platforms", "platforms", "[NAME]", "the built-in boards, or one board's .moa")
 _command("profile", "profile", "-o OUTDIR -- PROGRAM", "profile a compiled program (its logs)")
 
 

@@ -43,15 +43,16 @@ def _sdf_entries(path: Path, graphs) -> list[dict]:
     return entries
 
 
-def check_file(path) -> list[dict]:
-    """One entry per graph, architecture or ``.map`` file, as ``mapeval check --json``.
+def check_file(path, kind: str | None = None) -> list[dict]:
+    """One entry per graph, architecture or ``.map`` file, as ``mapeval check --json``;
+    ``kind`` (``sdf``, ``moa``, ``map``) defaults to the one of the extension.
     A deadlocked graph's entry has ``deadlock: true`` and an ``error``."""
     from mapping.cli.inputs import load_blocks
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix in (".sdf", ".xml"):
+    kind = kind or _kind(path.name)
+    if kind == "sdf":
         return _sdf_entries(path, load_blocks(path, "sdf"))
-    if suffix == ".moa":
+    if kind == "moa":
         entries = []
         for arch in load_blocks(path, "moa"):
             arch.bind()  # validates every cost model with its default parameters
@@ -109,15 +110,18 @@ def run(args):
     from mapping.cli.diagnostics import BAD_INPUT_ERRORS, report_error
     from mapping.errors import InputError
 
+    from mapping.cli.inputs import board_file
     entries, failed = [], False
     for name in args.files:
         kind = _kind(name)
+        if kind is None and (board := board_file(name)) is not None:
+            kind, name = "moa", str(board)
         try:
             if kind is None:
                 raise InputError(f"'{name}': expected a file ending in .sdf, .xml (SDF3), "
                                  ".moa or .map")
             check_readable(name)
-            found = check_file(name)
+            found = check_file(name, kind)
         except BAD_INPUT_ERRORS as exc:
             failed = True
             entries.append({"file": name, "kind": kind, "error": _error(exc)})
