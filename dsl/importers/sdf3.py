@@ -38,7 +38,8 @@ from pathlib import Path
 from xml.parsers import expat
 
 from dsl.errors import ParseError
-from dsl.files import read_bytes
+from dsl.files import check_readable, read_bytes
+from dsl.importers import Imported, Importer, output_option
 from moc.graph import SDFGraph
 from moc.phases import Phases, cyclo_static, phase_counts, phase_value
 
@@ -315,3 +316,31 @@ def _parametric(graph) -> bool:
     for ch in graph.channels.values():
         values += [ch.prod, ch.cons, ch.delay, ch.size, *ch.attrs.values()]
     return any(hasattr(v, "evaluate") for v in values)
+
+
+# --------------------------------------------------------------------------- mapeval import
+
+def arguments(p) -> None:
+    p.add_argument("path", metavar="FILE.xml")
+    output_option(p)
+
+
+def convert(args) -> Imported:
+    """The ``.sdf`` text of the SDF3 file ``args.path``."""
+    from dsl.printer import format_sdf
+
+    path = Path(args.path)
+    if path.suffix.lower() != ".xml":
+        raise ParseError(f"'{path}': expected an SDF3 .xml file")
+    check_readable(path)
+    text = f"# Imported by 'mapeval import sdf3' from {path}\n" + format_sdf(read_sdf3(path))
+    return Imported(text if text.endswith("\n") else text + "\n", inputs=(path,))
+
+
+IMPORTER = Importer(arguments, convert, "Read an SDF3 XML file (actors, port rates, "
+                    "channels, initial tokens, token sizes) and write it as .sdf. Execution "
+                    "times become actor attributes exec_<type> (read by lookup()), the time "
+                    "on SDF3's default processor (the last marked default) exec and quanta "
+                    "(exec = 0 for an actor without one, as SDF3 times it), and the "
+                    "processor types the actor's allowed list. Errors point at "
+                    "FILE:LINE:COL.", "example: mapeval import sdf3 h263.xml -o h263.sdf")
