@@ -24,6 +24,9 @@ IMPORT_FORMATS.add("ert", "dsl.importers.ert:IMPORTER",
 IMPORT_FORMATS.add("gpu-table", "dsl.importers.gpu_table:IMPORTER",
                    "GPU measurement tables of one kernel as a study (application, GPUs, "
                    "mappings, measurements)")
+IMPORT_FORMATS.add("onnx", "dsl.importers.onnx:IMPORTER",
+                   "an ONNX neural network as a single-rate SDF graph with each operator's "
+                   "arithmetic and bytes (needs the onnx extra)")
 
 
 def add_parser(subparsers, name):
