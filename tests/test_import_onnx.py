@@ -332,3 +332,15 @@ def test_numbers_are_whole(tmp_path):
         for q in ("macs", "flops", "bytes"):
             assert float(actor.attrs[q]).is_integer() and actor.attrs[q] >= 0
     assert np.isfinite(macs(graph))
+
+
+def test_conv_transpose_hand_count(tmp_path):
+    net = Net("up", [("x", [1, 8, 5, 5])])
+    y = net.op("ConvTranspose", ["x", net.weight([8, 2, 3, 3]), net.weight([4])],
+               kernel_shape=[3, 3], strides=[2, 2], group=2)
+    (graph,) = dsl.parse_sdf(import_onnx(net.save(tmp_path / "up.onnx", y)).text)
+    up = graph.bind().actors["convtranspose3"].attrs
+    # every input element meets the (M/g) x 3 x 3 weights of its group: 8·5·5 · 2·9
+    assert up["macs"] == 8 * 5 * 5 * 2 * 9
+    out = 4 * 11 * 11                     # (5 - 1)·2 + 3 = 11
+    assert up["out_bytes"] == 4 * out and up["flops"] == 2 * up["macs"] + out
