@@ -344,3 +344,17 @@ def test_conv_transpose_hand_count(tmp_path):
     assert up["macs"] == 8 * 5 * 5 * 2 * 9
     out = 4 * 11 * 11                     # (5 - 1)·2 + 3 = 11
     assert up["out_bytes"] == 4 * out and up["flops"] == 2 * up["macs"] + out
+
+
+def test_a_named_sequence_length_is_given_with_dim(tmp_path, capsys):
+    net = Net("seq", [("x", ["N", "sequence", 64])])
+    y = net.op("MatMul", ["x", net.weight([64, 32])])
+    path = net.save(tmp_path / "seq.onnx", y)
+    result = import_onnx(path)
+    assert any("--dim sequence=N" in w for w in result.warnings)
+    (graph,) = dsl.parse_sdf(import_onnx(path, dims={"sequence": 10}).text)
+    assert graph.bind({"batch": 3}).actors["matmul2"].attrs["macs"] == 3 * 10 * 64 * 32
+    out = tmp_path / "seq.sdf"
+    assert main(["import", "onnx", str(path), "--dim", "sequence=10", "-o", str(out)]) == 0
+    assert main(["import", "onnx", str(path), "--dim", "sequence=ten"]) == 2
+    assert "expected NAME=N" in capsys.readouterr().err

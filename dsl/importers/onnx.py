@@ -102,15 +102,42 @@ def _own_batch(graph) -> int:
     return values.pop() if len(values) == 1 and min(values | {1}) >= 1 else 1
 
 
-def _infer(model, batch: int, path):
+#: initializers of more elements than this lose their data before shape inference (it
+#: reads the values of small ones only: shapes, axes, indices)
+_KEEP_VALUES = 4096
+
+
+def _light(model):
+    """A copy of ``model`` without the data of its large initializers."""
+    onnx = _onnx()
+    light = onnx.ModelProto()
+    light.CopyFrom(model)
+    for init in light.graph.initializer:
+        n = 1
+        for d in init.dims:
+            n *= max(d, 0)
+        if n > _KEEP_VALUES:
+            for field in ("raw_data", "float_data", "int32_data", "int64_data",
+                          "double_data", "uint64_data", "string_data"):
+                init.ClearField(field)
+    return light
+
+
+def _infer(model, batch: int, path, dims=None):
     """The tensors' ``(shape or None, element bytes)`` after shape inference with the
-    inputs' first dimension set to ``batch``."""
+    inputs' first dimension set to ``batch`` and their other named dimensions to
+    ``dims`` (name -> size)."""
     onnx = _onnx()
     model = onnx.ModelProto.FromString(model.SerializeToString())
     for value in _batch_inputs(model.graph):
-        dim = value.type.tensor_type.shape.dim[0]
-        dim.Clear()
-        dim.dim_value = batch
+        for k, dim in enumerate(value.type.tensor_type.shape.dim):
+            if k == 0:
+                dim.Clear()
+                dim.dim_value = batch
+            elif dim.HasField("dim_param") and dim.dim_param in (dims or {}):
+                size = dims[dim.dim_param]
+                dim.Clear()
+                dim.dim_value = size
     # shapes recorded at the model's own batch would contradict the inferred ones
     del model.graph.value_info[:]
     for value in model.graph.output:
@@ -242,21 +269,33 @@ def _linear(q1: int, q2: int) -> str:
         f"{abs(intercept)}"
 
 
-def import_onnx(path, name: str | None = None) -> ONNXImport:
-    """The single-rate ``.sdf`` text of the ONNX model at ``path`` (see module doc)."""
-    model = load_model(path)
+def symbolic_dims(graph) -> list[str]:
+    """The named dimensions of the graph's inputs other than their first (the batch)."""
+    return list(dict.fromkeys(d.dim_param for v in _batch_inputs(graph)
+                              for d in v.type.tensor_type.shape.dim[1:]
+                              if d.HasField("dim_param") and d.dim_param))
+
+
+def import_onnx(path, name: str | None = None, dims=None) -> ONNXImport:
+    """The single-rate ``.sdf`` text of the ONNX model at ``path`` (see module doc);
+    ``dims`` gives the inputs' named dimensions other than the batch a size
+    (``{"sequence": 128}``)."""
+    model = _light(load_model(path))
     graph = model.graph
     if len(graph.node) == 0:
         raise ParseError(f"'{path}': the ONNX graph has no operators")
     own = _own_batch(graph)
     weights = {t.name for t in graph.initializer} | \
         {o for n in graph.node if n.op_type == "Constant" for o in n.output}
-    sizes = (_infer(model, 1, path), _infer(model, 2, path))
+    dims = dict(dims or {})
+    warnings = [f"'{path}': the inputs' dimension '{d}' has no size; give it one with "
+                f"--dim {d}=N (the operators that depend on it are not costed)"
+                for d in symbolic_dims(graph) if d not in dims]
+    sizes = (_infer(model, 1, path, dims), _infer(model, 2, path, dims))
     one, two = (_costs(graph, tensors, weights) for tensors in sizes)
-    warnings = []
     if not all(a is None or b is not None and (a[1] is None) == (b[1] is None) and
                all(b[0][q] >= a[0][q] for q in QUANTITIES) for a, b in zip(one, two)):
-        sizes = (_infer(model, own, path),) * 2
+        sizes = (_infer(model, own, path, dims),) * 2
         one = two = _costs(graph, sizes[0], weights)
         warnings.append(f"'{path}': the shapes do not follow the inputs' batch (a fixed "
                         f"reshape?); the quantities are those of batch {own}")
@@ -321,7 +360,8 @@ iteration = one inference of a batch: an actor per operator with op, macs, flops
 ops (= flops), weight_bytes, in_bytes, out_bytes and bytes (their sum), a channel per
 tensor passed between operators with size = its bytes; param batch (the model's own
 batch, else 1) scales every quantity that grows with the batch. Shapes come from ONNX
-shape inference. An operator it cannot cost is named in a warning (0 flops assumed).
+shape inference; --dim gives other named input dimensions (a sequence length) a size.
+An operator it cannot cost is named in a warning (0 flops assumed).
 
 example: mapeval import onnx cnn.onnx -o cnn.sdf
 """
@@ -331,10 +371,25 @@ def arguments(p) -> None:
     p.add_argument("path", metavar="FILE.onnx")
     output_option(p)
     p.add_argument("--name", help="name of the graph (default: the model's graph name)")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
+                   help="the size of a named input dimension other than the batch, e.g. "
+                   "--dim sequence=128 (repeatable)")
+
+
+def parse_dims(items) -> dict[str, int]:
+    """``--dim NAME=N`` options as a dict."""
+    dims = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not re.fullmatch(r"\s*\d+\s*", value) or \
+                int(value) < 1:
+            raise ParseError(f"--dim {item}: expected NAME=N with N a positive whole number")
+        dims[name.strip()] = int(value)
+    return dims
 
 
 def convert(args) -> Imported:
-    result = import_onnx(args.path, args.name)
+    result = import_onnx(args.path, args.name, parse_dims(args.dim))
     from dsl.parser import parse_sdf
     (graph,) = parse_sdf(result.text, str(args.path))
     return Imported(result.text, inputs=(Path(args.path),),
