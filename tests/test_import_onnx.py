@@ -7,6 +7,7 @@ operators it cannot cost; errors naming the file."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -179,9 +180,10 @@ def test_transformer_encoder_hand_count(tmp_path):
     assert result.warnings == ()
     bound = graph.bind({"batch": 3})
     assert sum(a.attrs["macs"] for a in bound.actors.values()) == 3 * hand
-    # the bias built by ConstantOfShape from a folded shape has its size
+    # the bias the graph builds (ConstantOfShape of a stored shape) is a weight
     add = [a for a in bound.actors.values() if a.attrs["op"] == "Add"][1]
-    assert add.attrs["in_bytes"] == 4 * (3 * s * d + d)
+    assert add.attrs["weight_bytes"] == 4 * d and add.attrs["in_bytes"] == 4 * 3 * s * d
+    assert not any(a.attrs["op"] == "ConstantOfShape" for a in bound.actors.values())
 
 
 def resnet50(path, stride_on_3x3=True):
@@ -358,3 +360,40 @@ def test_a_named_sequence_length_is_given_with_dim(tmp_path, capsys):
     assert main(["import", "onnx", str(path), "--dim", "sequence=10", "-o", str(out)]) == 0
     assert main(["import", "onnx", str(path), "--dim", "sequence=ten"]) == 2
     assert "expected NAME=N" in capsys.readouterr().err
+
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+
+
+@pytest.mark.skipif(not LIGHT.is_dir(), reason="this onnx has no model-zoo test models")
+@pytest.mark.parametrize("model, gmacs, mparams", [
+    ("resnet50", 4.1, 25.6),          # He et al. 2016; parameters as torchvision counts
+    ("vgg19", 19.6, 143.7),           # Simonyan & Zisserman 2015, Table 2: 144 M
+    ("bvlc_alexnet", None, 61.0),     # Krizhevsky et al. 2012: 60 M parameters
+    ("squeezenet", None, 1.24)])      # Iandola et al. 2016: SqueezeNet 1.2 M
+def test_model_zoo_networks_shipped_with_onnx(model, gmacs, mparams, tmp_path):
+    """The 'light' model-zoo networks of onnx's own test data (weights computed in the
+    graph by ConstantOfShape, the batch baked into a Reshape) import with their
+    published multiply-accumulates and parameters, and scale with the batch."""
+    result = import_onnx(LIGHT / f"light_{model}.onnx")
+    (graph,) = dsl.parse_sdf(result.text)
+    actors = graph.bind().actors.values()
+    if gmacs is not None:
+        assert macs(graph) == pytest.approx(gmacs * 1e9, rel=0.02)
+    params = sum(a.attrs["weight_bytes"] for a in actors) / 4
+    assert params == pytest.approx(mparams * 1e6, rel=0.02)
+    assert not any(a.attrs["op"] == "ConstantOfShape" for a in actors)
+    assert sum(a.attrs["macs"] for a in graph.bind({"batch": 8}).actors.values()) == \
+        8 * macs(graph)
+    assert all("cannot cost" not in w for w in result.warnings)
+
+
+def test_a_reshape_to_a_fixed_batch_is_read_as_keeping_it(tmp_path):
+    net = Net("flat", [("x", [1, 4, 2, 2])])
+    y = net.op("Reshape", ["x", net.weight([2], [1, 16])])
+    y = net.op("Gemm", [y, net.weight([3, 16])], transB=1)
+    result = import_onnx(net.save(tmp_path / "flat.onnx", y))
+    assert any("1 Reshape(s) to a fixed batch of 1 read as keeping the batch" in w
+               for w in result.warnings)
+    (graph,) = dsl.parse_sdf(result.text)
+    assert graph.bind({"batch": 5}).actors["gemm4"].attrs["macs"] == 5 * 16 * 3

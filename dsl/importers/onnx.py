@@ -1,7 +1,8 @@
 """ONNX models as single-rate SDF graphs (needs the optional ``onnx`` package:
 ``pip install 'mapeval[onnx]'``).
 
-One actor per operator (``Constant`` nodes are weights, not actors), one channel per
+One actor per operator (an operator on weights only, as ``Constant`` or
+``ConstantOfShape`` of a stored shape, is folded: its outputs are weights), one channel per
 tensor an operator passes to another, every rate 1 (one iteration = one inference of a
 batch).  An actor carries its operator kind (``op``), its arithmetic from
 :mod:`dsl.importers.onnx_costs` (``macs``, ``flops``, and ``ops = flops`` for the
@@ -218,12 +219,27 @@ def _bytes(tensor) -> int | None:
     return n * size
 
 
-def _costs(graph, tensors, weights: set[str]):
+def folded(graph) -> tuple[set[str], set[int]]:
+    """The weights (initializers, and the outputs of operators on weights only, as
+    ``Constant`` and ``ConstantOfShape`` of a stored shape: computed once when the model
+    is loaded, not per inference) and the indices of those operators."""
+    weights = {t.name for t in graph.initializer}
+    nodes = set()
+    for i, node in enumerate(graph.node):
+        if node.op_type.startswith("Random") or node.op_type in ("If", "Loop", "Scan"):
+            continue
+        if all(n in weights for n in node.input if n):
+            weights.update(o for o in node.output if o)
+            nodes.add(i)
+    return weights, nodes
+
+
+def _costs(graph, tensors, weights: set[str], skip: set[int]):
     """Per node: the quantities of :data:`QUANTITIES` (None where not known) and the
-    reason it could not be costed (None when it could)."""
+    reason it could not be costed (None when it could); None for the nodes ``skip``."""
     rows = []
     for i, node in enumerate(graph.node):
-        if node.op_type == "Constant":
+        if i in skip:
             rows.append(None)
             continue
         ins = [tensors.get(n, (None, 0)) if n else (None, 0) for n in node.input]
@@ -259,6 +275,50 @@ def _costs(graph, tensors, weights: set[str]):
     return rows
 
 
+def _scales(graph, tensors2, one, two) -> bool:
+    """Whether the quantities at batch 2 (``two``, shapes ``tensors2``) follow those at
+    batch 1 (``one``): the same operators costed, none smaller, no reshape losing
+    elements."""
+    return _reshapes_keep_elements(graph, tensors2) and \
+        all(a is None or b is not None and (a[1] is None) == (b[1] is None) and
+            all(b[0][q] >= a[0][q] for q in QUANTITIES) for a, b in zip(one, two))
+
+
+def _keeping_batch(model, own: int):
+    """A copy of ``model`` whose ``Reshape`` targets stored with a first dimension equal
+    to the batch ``own`` copy it from their input instead (0), and how many changed:
+    exporters bake the batch into the shapes of a flatten."""
+    onnx = _onnx()
+    from onnx import numpy_helper
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    inits = {t.name: t for t in model.graph.initializer}
+    targets = {n.input[1] for n in model.graph.node
+               if n.op_type == "Reshape" and len(n.input) > 1 and n.input[1] in inits and
+               not any(a.name == "allowzero" and a.i for a in n.attribute)}
+    count = 0
+    for name in sorted(targets):
+        try:
+            shape = numpy_helper.to_array(inits[name]).copy()
+        except Exception:
+            continue
+        if shape.ndim == 1 and shape.size > 1 and shape[0] == own:
+            shape[0] = 0
+            inits[name].CopyFrom(numpy_helper.from_array(shape, name))
+            count += 1
+    return model, count
+
+
+def _reshapes_keep_elements(graph, tensors) -> bool:
+    """Whether every ``Reshape`` keeps its elements (shape inference does not check it:
+    a model reshaping to a fixed leading 1 breaks it at another batch)."""
+    for node in graph.node:
+        if node.op_type == "Reshape" and len(node.input) and len(node.output):
+            a, b = (_bytes(tensors.get(n, (None, 0))) for n in (node.input[0], node.output[0]))
+            if a is not None and b is not None and a != b:
+                return False
+    return True
+
+
 def _linear(q1: int, q2: int) -> str:
     """``q(batch)`` through ``q(1) = q1`` and ``q(2) = q2``."""
     slope, intercept = q2 - q1, 2 * q1 - q2
@@ -285,18 +345,24 @@ def import_onnx(path, name: str | None = None, dims=None) -> ONNXImport:
     if len(graph.node) == 0:
         raise ParseError(f"'{path}': the ONNX graph has no operators")
     own = _own_batch(graph)
-    weights = {t.name for t in graph.initializer} | \
-        {o for n in graph.node if n.op_type == "Constant" for o in n.output}
+    weights, constant = folded(graph)
     dims = dict(dims or {})
     warnings = [f"'{path}': the inputs' dimension '{d}' has no size; give it one with "
                 f"--dim {d}=N (the operators that depend on it are not costed)"
                 for d in symbolic_dims(graph) if d not in dims]
     sizes = (_infer(model, 1, path, dims), _infer(model, 2, path, dims))
-    one, two = (_costs(graph, tensors, weights) for tensors in sizes)
-    if not all(a is None or b is not None and (a[1] is None) == (b[1] is None) and
-               all(b[0][q] >= a[0][q] for q in QUANTITIES) for a, b in zip(one, two)):
+    one, two = (_costs(graph, tensors, weights, constant) for tensors in sizes)
+    if not _scales(graph, sizes[1], one, two):
+        patched, count = _keeping_batch(model, own)
+        if count:
+            sizes = (_infer(patched, 1, path, dims), _infer(patched, 2, path, dims))
+            one, two = (_costs(graph, tensors, weights, constant) for tensors in sizes)
+            if _scales(graph, sizes[1], one, two):
+                warnings.append(f"'{path}': {count} Reshape(s) to a fixed batch of {own} "
+                                "read as keeping the batch (first dimension 0)")
+    if not _scales(graph, sizes[1], one, two):
         sizes = (_infer(model, own, path, dims),) * 2
-        one = two = _costs(graph, sizes[0], weights)
+        one = two = _costs(graph, sizes[0], weights, constant)
         warnings.append(f"'{path}': the shapes do not follow the inputs' batch (a fixed "
                         f"reshape?); the quantities are those of batch {own}")
     title = name or graph.name or Path(str(path)).stem

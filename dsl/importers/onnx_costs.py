@@ -16,7 +16,9 @@ algorithm, as the layer tables of He et al. (2016, Table 1) and Simonyan & Zisse
 - BatchNormalization (inference, folded to a scale and a shift): 2 per element;
   LayerNormalization: 7 per element (mean, centre, square, sum, normalise, scale,
   shift) plus 4 per normalised row (two divisions, a square root, a reciprocal);
-  Softmax: 5 per element (max, subtract, exp, sum, divide).
+  Softmax: 5 per element (max, subtract, exp, sum, divide); LRN (Krizhevsky et al.
+  2012): ``2·size + 3`` per element (the sum of squares over ``size`` channels, then
+  scale, power and divide).
 - element-wise arithmetic and activations: 1 per output element (a transcendental
   function counts as one); reductions: 1 per input element.
 - data movement (Reshape, Transpose, Concat, Slice, Gather, ...): no arithmetic.
@@ -139,6 +141,13 @@ def layer_norm(attrs, ins, outs):
     axis = axis + len(x) if axis < 0 else axis
     rows = prod(x[:axis]) if 0 <= axis <= len(x) else 1
     return Arithmetic(0, 7 * prod(x) + 4 * rows)
+
+
+@_rule("LRN")
+def lrn(attrs, ins, outs):
+    # a sum of squares over ``size`` channels (2 per channel), then scale, power, divide
+    return None if ins[0] is None else Arithmetic(0, (2 * attrs.get("size", 1) + 3)
+                                                  * prod(ins[0]))
 
 
 @_rule("Softmax", "LogSoftmax")
