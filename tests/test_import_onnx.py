@@ -397,3 +397,17 @@ def test_a_reshape_to_a_fixed_batch_is_read_as_keeping_it(tmp_path):
                for w in result.warnings)
     (graph,) = dsl.parse_sdf(result.text)
     assert graph.bind({"batch": 5}).actors["gemm4"].attrs["macs"] == 5 * 16 * 3
+
+
+def test_fuzz_finding_a_name_that_is_not_utf8(tmp_path, capsys):
+    """Found by the fuzzer: protobuf hands a name with a byte that is not UTF-8 over as
+    bytes, which reached the naming of actors (exit 1)."""
+    net = Net("bytes", [("x", [1, 2])])
+    net.op("Relu", ["x"])
+    net.nodes[0].name = "r"
+    data = net.save(tmp_path / "ok.onnx", "t1").read_bytes()
+    i = data.index(b"\x1a\x01r")
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(data[:i + 2] + b"\xff" + data[i + 3:])
+    assert main(["import", "onnx", str(path)]) == 2
+    assert "graph.node[0]: a name is not UTF-8 text" in capsys.readouterr().err

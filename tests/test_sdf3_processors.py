@@ -163,3 +163,16 @@ def test_kiter_initialisation_phase_in_a_time_is_refused_by_name(tmp_path):
     with pytest.raises(ParseError, match=r"not supported: execution time '5;2'") as err:
         read_sdf3(path, "ignore")
     assert err.value.origin[1:] == (12, 11)
+
+
+def test_fuzz_findings_non_ascii_type_and_nan_time(tmp_path, capsys):
+    """Found by the fuzzer: a processor type 'é' gave the attribute exec_é, which no
+    .sdf can hold (exit 1); a time 'nan' reached the printer (exit 1)."""
+    text = TWO_TYPES.replace('type="proc_1"', 'type="é"', 1)
+    path = tmp_path / "u.xml"
+    path.write_text(text, encoding="utf-8")
+    assert read_sdf3(path).actors["x"].attrs["exec__"] == 4
+    assert main(["import", "sdf3", str(path)]) == 0
+    path.write_text(TWO_TYPES.replace('time="4"', 'time="nan"'), encoding="utf-8")
+    assert main(["import", "sdf3", str(path)]) == 2
+    assert "processor 'proc_1': not a finite number: 'nan'" in capsys.readouterr().err

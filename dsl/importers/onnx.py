@@ -75,7 +75,21 @@ def load_model(path):
         raise ParseError(f"'{path}': not an ONNX model: {_first_line(exc)}") from None
     if not model.HasField("graph"):
         raise ParseError(f"'{path}': not an ONNX model: no graph")
+    _check_text(model.graph, path)
     return model
+
+
+def _check_text(graph, path) -> None:
+    """Refuse names that are not UTF-8 (protobuf hands them over as bytes)."""
+    values = [("graph", graph.name)]
+    for kind in ("input", "output", "initializer", "value_info"):
+        values += [(f"graph.{kind}[{i}]", v.name) for i, v in enumerate(getattr(graph, kind))]
+    for i, node in enumerate(graph.node):
+        values += [(f"graph.node[{i}]", x) for x in (node.name, node.op_type, node.domain,
+                                                      *node.input, *node.output)]
+    for where, value in values:
+        if not isinstance(value, str):
+            raise ParseError(f"'{path}': {where}: a name is not UTF-8 text: {value!r:.60}")
 
 
 def _first_line(exc) -> str:

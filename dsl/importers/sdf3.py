@@ -59,6 +59,8 @@ def _num(text: str, what: str, origin):
         value = float(text)
     except (TypeError, ValueError):
         raise ParseError(f"{what}: not a number: {text!r}", origin) from None
+    if not math.isfinite(value):
+        raise ParseError(f"{what}: not a finite number: {text!r}", origin)
     if math.isfinite(value) and value == int(value) and re.fullmatch(r"\s*[+-]?\d+\s*", text):
         return int(value)
     return value
@@ -83,7 +85,7 @@ def _phases(text: str, what: str, origin):
 
 
 def _identifier(text: str) -> str:
-    ident = re.sub(r"\W", "_", text)
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", text)
     return ident if ident and not ident[0].isdigit() else "_" + ident
 
 
