@@ -18,7 +18,9 @@ batch is the first dimension of the graph's inputs: the graph gets ``param batch
 (the model's own batch, 1 when it leaves it symbolic), and every quantity is inferred at
 batch 1 and 2 and written ``a * batch + b``, exact for a network whose work is linear in
 its batch.  A model whose shapes do not follow its inputs' batch (a ``Reshape`` to a
-fixed leading 1) keeps the numbers of its own batch, with a warning.
+stored target with a leading 1, as exporters write a flatten) is read again with those
+reshapes keeping the batch (target ``0, ...``), said in a warning; failing that, it keeps
+the numbers of its own batch, with a warning.
 
 An operator without a rule in :data:`~dsl.importers.onnx_costs.OPERATOR_COSTS`, or
 whose shapes inference left unknown, is named in a warning, with what was assumed (zero
