@@ -16,8 +16,8 @@ from mapping.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPHS = ROOT / ".." / "shared" / "data" / "graphs"
-MOCASIN = sorted(p for p in GRAPHS.glob("*.xml") if not p.name.startswith("desyde")) \
-    if GRAPHS.is_dir() else []
+#: mocasin's generated graphs (type proc_0) and the DeSyDe ones it ships (type proc)
+MOCASIN = sorted(GRAPHS.glob("*.xml")) if GRAPHS.is_dir() else []
 ODROID = ROOT / "examples" / "odroid" / "odroid.moa"
 
 TWO_TYPES = """<?xml version="1.0"?>
@@ -86,10 +86,10 @@ def test_cli_bad_processors_option_exits_2(two, capsys):
 @pytest.mark.parametrize("path", MOCASIN, ids=lambda p: p.name)
 def test_mocasin_graph_maps_onto_odroid_with_types_ignored(path, tmp_path, capsys):
     sdf = tmp_path / "app.sdf"
-    # as written, the graph's 'proc_0' is no PE or type of the board
+    # as written, the graph's 'proc_0' (or 'proc') is no PE or type of the board
     assert main(["import", "sdf3", str(path), "-o", str(sdf)]) == 0
     assert main(["search", str(sdf), str(ODROID), "--budget", "50"]) == 2
-    assert "proc_0" in capsys.readouterr().err
+    assert "allowed names unknown PE or type 'proc" in capsys.readouterr().err
     assert main(["import", "sdf3", str(path), "--processors", "ignore", "-o", str(sdf)]) == 0
     (graph,) = dsl.load_sdf(sdf)
     assert all("allowed" not in a.attrs for a in graph.actors.values())
