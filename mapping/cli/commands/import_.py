@@ -11,10 +11,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from dsl.importers import Importer
 from mapping.output import check_output, print_json, write_atomically
 from mapping.registry import Registry
 
-#: format -> its importer ("module:IMPORTER") and a one-line help
+#: format -> its importer ("module:IMPORTER", a :class:`dsl.importers.Importer`; or a
+#: function(parser) setting the options and ``run``) and a one-line help
 IMPORT_FORMATS: Registry = Registry("import format")
 IMPORT_FORMATS.add("profile", "dsl.importers.profile:IMPORTER",
                    "a function-level profile (Kim & Edwards) as a single-rate SDF graph")
@@ -46,6 +48,9 @@ def add_parser(subparsers, name):
 def configure(parser, fmt: str) -> None:
     """The options of ``mapeval import FMT``, from its importer."""
     importer = IMPORT_FORMATS.get(fmt)
+    if not isinstance(importer, Importer):
+        importer(parser)        # a function defining the options and ``run`` itself
+        return
     parser.description = importer.description
     if importer.epilog:
         parser.epilog = importer.epilog
