@@ -116,14 +116,14 @@ def load(path):
 
 
 def read_sdf3(path):
-    """An SDF graph from an SDF3 XML file (see :mod:`dsl.sdf3`)."""
-    from dsl.sdf3 import read_sdf3 as _read_sdf3
+    """An SDF graph from an SDF3 XML file (see :mod:`dsl.importers.sdf3`)."""
+    from dsl.importers.sdf3 import read_sdf3 as _read_sdf3
     return _read_sdf3(path)
 
 
 def write_sdf3(graph, path):
-    """Write ``graph`` as an SDF3 XML file (see :mod:`dsl.sdf3`)."""
-    from dsl.sdf3 import write_sdf3 as _write_sdf3
+    """Write ``graph`` as an SDF3 XML file (see :mod:`dsl.importers.sdf3`)."""
+    from dsl.importers.sdf3 import write_sdf3 as _write_sdf3
     return _write_sdf3(graph, path)
 
 

@@ -1,6 +1,7 @@
 """The ``console`` blocks of README.md and of the documentation run, and print what they show.
 
-A block is a shell session: ``$ COMMAND`` lines (a trailing backslash continues one),
+Pages: the README, the tutorial and the how-to pages listed in ``PAGES``. A block is a
+shell session: ``$ COMMAND`` lines (a trailing backslash continues one),
 each followed by the output it shows. Commands run with ``bash`` in a temporary directory
 holding a copy of ``examples/`` (and an empty ``out/``), one block after another in one
 directory, so that a later command may read what an earlier one wrote. The output shown
@@ -21,7 +22,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "docs" / "tutorial.md",
-         ROOT / "docs" / "howto" / "board-from-datasheet.md", ROOT / "docs" / "howto" / "calibrate.md"]
+         ROOT / "docs" / "howto" / "board-from-datasheet.md", ROOT / "docs" / "howto" / "calibrate.md",
+         ROOT / "docs" / "howto" / "neural-networks.md"]
+#: pages whose commands need an optional package
+NEEDS = {"neural-networks.md": "onnx"}
 BLOCK = re.compile(r"^```console[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
@@ -91,7 +95,8 @@ CASES = [(page, line, command, expected) for page in PAGES if page.exists()
 
 def test_the_pages_have_commands():
     assert {page.name for page, *_ in CASES} == {"README.md", "tutorial.md",
-                                                 "board-from-datasheet.md", "calibrate.md"}
+                                                 "board-from-datasheet.md", "calibrate.md",
+                                                 "neural-networks.md"}
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +110,8 @@ def workdir(tmp_path_factory):
 @pytest.mark.parametrize("page, line, command, expected", CASES,
                          ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _, _ in CASES])
 def test_console_command(page, line, command, expected, workdir):
+    if page.name in NEEDS:
+        pytest.importorskip(NEEDS[page.name])
     env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg",
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
     done = subprocess.run(["bash", "-c", command], cwd=workdir, env=env, text=True,

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 import dsl
-from dsl.ert import read_ert, read_kernels, ert_moa
+from dsl.importers.ert import read_ert, read_kernels, ert_moa
 from dsl.errors import ParseError
 from mapping.cli.main import main
 from moa.roofline_analysis import Kernel, analyse

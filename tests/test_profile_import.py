@@ -11,7 +11,7 @@ import dsl
 from mapping.cli.main import main
 from dsl.errors import ParseError
 from mapping.evaluation.reference import evaluate
-from dsl.profile import identifier_names, import_profile
+from dsl.importers.profile import identifier_names, import_profile
 from moc import check_deadlock, repetition_vector
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "accelerator_store"
@@ -385,7 +385,7 @@ def test_export_refuses_wrong_kind_and_input_overwrite(capsys):
 
 
 def test_sdf3_round_trip(tmp_path):
-    pytest.importorskip("dsl.sdf3")
+    pytest.importorskip("dsl.importers.sdf3")
     xml, back = tmp_path / "decoder.xml", tmp_path / "back.sdf"
     assert main(["export", "sdf3", str(EXAMPLE / "decoder.sdf"), "-o", str(xml)]) == 0
     assert main(["import", "sdf3", str(xml), "-o", str(back)]) == 0

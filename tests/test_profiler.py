@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dsl.errors import ParseError
-from dsl.profile import import_profile, read_logs
+from dsl.importers.profile import import_profile, read_logs
 from mapping.cli.main import main
 from mapping.profiler import (ToolchainError, exclude_functions, find_toolchain,
                               profile_program)

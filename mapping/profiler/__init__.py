@@ -3,7 +3,7 @@
 Kim & Edwards profiled programs with a Pin tool; mapeval ships a Valgrind tool instead
 (``mapeval_xfer.c``, built on first use by :mod:`mapping.profiler.build`) that writes the
 same four logs (``function``, ``subcalls``, ``icount``, ``xfers``) for
-``dsl.profile`` to import: for every byte an invocation reads, the invocation that last
+``dsl.importers.profile`` to import: for every byte an invocation reads, the invocation that last
 wrote it; per invocation its arithmetic/logic and other instructions; the call tree.
 """
 from mapping.profiler.build import (ToolchainError, Toolchain, build_tool, cache_root,

@@ -14,6 +14,8 @@ FORMAT is one of:
 - ``options``: a valid command with one option given a weird value (negative, zero,
   ``nan``, ``inf``, ``1e400``, text, empty, fractional where whole; small valid ones),
   for every option with a typed value of every command the examples use;
+- ``sdf3``, ``onnx``: mutations of SDF3 XML graphs (``import sdf3 --processors ...``,
+  ``check``) and of ONNX models (``import onnx``), see ``tests/fuzz/importers.py``;
 - ``signals``: ``sweep -o out.csv`` or ``search -o best.map`` over an existing output,
   in a subprocess sent SIGTERM or SIGINT after a random delay.
 
@@ -57,7 +59,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT_FORMATS = ("sdf", "moa", "map")
-FORMATS = TEXT_FORMATS + ("csv", "options", "signals")
+#: the importers' formats (cases made by tests/fuzz/importers.py)
+IMPORT_FORMATS = ("sdf3", "onnx")
+FORMATS = TEXT_FORMATS + ("csv", "options", "signals") + IMPORT_FORMATS
 BAD_CLASSES = ("exit 1", "traceback", "timeout", "wrong line", "missed", "left behind")
 CLASSES = ("ok", "bad input", "unpositioned", "interrupted") + BAD_CLASSES
 BUDGET = 5  # seconds per input (--timeout)
@@ -400,8 +404,11 @@ def run_case(case: dict) -> dict:
     if case["fmt"] == "signals":
         return run_signal_case(case)
     workdir = tempfile.mkdtemp(prefix="mapeval-fuzz-")
-    path = os.path.join(workdir, f"input.{case['fmt']}")
-    if case["text"] is not None:
+    path = os.path.join(workdir, f"input.{case.get('suffix', case['fmt'])}")
+    if case.get("data") is not None:
+        with open(path, "wb") as fh:
+            fh.write(case["data"])
+    elif case["text"] is not None:
         with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
             fh.write(case["text"])
     argv = [path if a == "{}" else a.replace("{dir}", workdir) for a in case["argv"]]
@@ -806,6 +813,10 @@ def make_cases(fmt: str, count: int, seed: int, quick: bool) -> list[dict]:
         return make_option_cases(count, seed)
     if fmt == "signals":
         return make_signal_cases(count, seed)
+    if fmt in IMPORT_FORMATS:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import importers
+        return getattr(importers, f"make_{fmt}_cases")(count, seed)
     rng = random.Random(seed)
     bases = seeds(fmt)
     triples = _good_triples()
@@ -874,7 +885,7 @@ def run(fmt: str, count: int, seed: int, quick: bool = False, jobs: int = 1,
         counts[cls] += 1
         if cls in BAD_CLASSES + ("unpositioned",) and len(shown.setdefault(cls, [])) < examples:
             shown[cls].append({"argv": case["argv"], "injected_line": case["line"],
-                               "input": (case["text"] or "")[:1500], "stderr": result["stderr"]})
+                               "input": (case["text"] or repr(case.get("data") or b""))[:1500], "stderr": result["stderr"]})
     return {"format": fmt, "count": count, "seed": seed, "quick": quick, "classes": counts,
             "examples": shown}
 

@@ -13,14 +13,18 @@ _spec.loader.exec_module(fuzz)
 
 
 @pytest.mark.parametrize("fmt, count", [*((f, 200) for f in fuzz.TEXT_FORMATS),
-                                        ("csv", 100), ("options", 100)])
+                                        ("csv", 100), ("options", 100), ("sdf3", 100),
+                                        ("onnx", 100)])
 def test_quick_fuzz_finds_no_internal_error_timeout_or_wrong_line(fmt, count, monkeypatch):
+    if fmt == "onnx":
+        pytest.importorskip("onnx")
     if fmt == "csv":            # a fit of a few hundred rows: seconds on a loaded machine
         monkeypatch.setattr(fuzz, "BUDGET", 30)
     summary = fuzz.run(fmt, count=count, seed=12345, quick=True, jobs=1)
     bad = {cls: summary["classes"][cls] for cls in fuzz.BAD_CLASSES}
     assert bad == dict.fromkeys(fuzz.BAD_CLASSES, 0), summary["examples"]
-    refused = "unpositioned" if fmt == "options" else "bad input"   # argparse: no file
+    # argparse and protobuf: no line to point at
+    refused = "unpositioned" if fmt in ("options", "onnx") else "bad input"
     assert summary["classes"]["ok"] > 0 and summary["classes"][refused] > 0
 
 

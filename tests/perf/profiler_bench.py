@@ -29,7 +29,7 @@ import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import mapping.profiler.build as build  # noqa: E402
-from dsl.profile import read_logs  # noqa: E402
+from dsl.importers.profile import read_logs  # noqa: E402
 from test_profiler import KERNELS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

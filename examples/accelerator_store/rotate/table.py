@@ -5,7 +5,7 @@ getchar and putchar in the instructions, and the local (self-loop) shares of the
 usage: python3 table.py DIRECTORY N N ..."""
 import sys
 from collections import Counter
-from dsl.profile import import_profile, read_logs
+from dsl.importers.profile import import_profile, read_logs
 
 COLUMNS = ("side", "kernel", "instructions", "bytes", "instructions/byte",
            "getchar+putchar share of instructions", "local share of bytes",

@@ -30,7 +30,7 @@ class ExportFormat:
 
 
 def _sdf3_text(graph) -> str:
-    from dsl.sdf3 import format_sdf3
+    from dsl.importers.sdf3 import format_sdf3
     return format_sdf3(graph)
 
 

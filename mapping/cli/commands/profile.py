@@ -92,8 +92,7 @@ def run(args):
     for name in result.not_called:
         print(f"mapeval profile: warning: --exclude {name}: never called", file=sys.stderr)
     if args.sdf is not None:
-        from mapping.cli.commands.import_ import run_profile
-        run_profile(argparse.Namespace(path=args.output, output=args.sdf,
-                                       inclusive=args.inclusive, entry=args.entry,
-                                       name=args.name))
+        from mapping.cli.commands.import_ import run_format
+        run_format("profile", path=args.output, output=args.sdf, inclusive=args.inclusive,
+                   entry=args.entry, name=args.name)
     return 0

@@ -44,6 +44,7 @@ from typing import Mapping, Sequence
 
 from dsl.csv_table import open_table
 from dsl.errors import ParseError
+from dsl.importers import Imported, Importer
 from moa.cost_models.gpu import GENERATIONS, LIMITS, limits
 
 #: multiprocessors of the GPUs of the data set, from NVIDIA's data sheets
@@ -383,3 +384,100 @@ def study_files(table: GPUTable, *, elements: str = "size",
              "mappings.map": mappings_text(table),
              "measurements.csv": measurements_text(table)}
     return files
+
+
+# --------------------------------------------------------------------------- mapeval import
+
+HELP = """\
+Each FILE is a CSV table of one kernel's launches timed on GPUs (nvprof, Nsight Compute
+or CUDA events; the gpuperfpredict format). Required columns: gpu_name,
+compute_version (3.0 to 12.0), max_clock_rate (MHz), bandwith (GB/s), bus (bits),
+AppName, Input.Size, Grid.X, Block.X, Duration (seconds, or --duration-unit);
+num_of_cores or sms (or a GPU of the data-sheet list, or --sms). Optional: memory_clock, L2 (MB), Grid.Y/Z and
+Block.Y/Z (default 1), Registers.Per.Thread, Static.SMem, Dynamic.SMem (default 0).
+DIR receives:
+  app.sdf           the kernel as one actor; each row sets size, grid_*, block_*, regs, smem
+  gpu.moa           one PE per GPU under the gpu model (occupancy, waves, roofline),
+                    every parameter shared by the GPU's generation (eff_kepler, ...)
+  lsla.moa gsla.moa roofline.moa   baselines
+  mappings.map      one mapping per GPU, named like its PE
+  measurements.csv  gpu (the mapping), the launch, time_s
+Corrections of the data (a decimal comma, core counts against the data sheet) are
+reported on standard error and under "corrections" with --json.
+
+study: mapeval fidelity DIR/app.sdf DIR/gpu.moa DIR/mappings.map DIR/measurements.csv \\
+         --mapping-column gpu --measured time_s --within size --folds 5 --fit ...
+       (--folds-by gpu: each GPU left out, predicted from its data sheet)
+
+example: mapeval import gpu-table dotProd-*.csv --bytes-per-element 8 \\
+           --flops-per-element 2 -o dotprod/
+"""
+
+
+def arguments(p) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE.csv")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="the study's directory (created if absent)")
+    p.add_argument("--elements", default="size", metavar="EXPR",
+                   help="elements one launch processes, an expression in size "
+                   "(default: size; a square matrix: size**2)")
+    p.add_argument("--bytes-per-element", metavar="EXPR",
+                   help="DRAM bytes per element, an expression in size, block_x, ... "
+                   "(default: none, no memory traffic)")
+    p.add_argument("--flops-per-element", metavar="EXPR",
+                   help="floating-point operations per element (default: none)")
+    p.add_argument("--l2-bytes-per-element", metavar="EXPR",
+                   help="bytes per element between the SMs and the L2 cache, counted in "
+                   "the 32-byte sectors the access pattern requests (default: none)")
+    p.add_argument("--syncs-per-block", metavar="EXPR",
+                   help="barrier steps of one block, e.g. a tree reduction's "
+                   "log2(block_x) (default: none)")
+    p.add_argument("--sms", action="append", default=[], metavar="GPU=N",
+                   help="multiprocessors of a GPU (overrides the data-sheet table)")
+    p.add_argument("--name", help="name of the graph (default: the kernel's AppName)")
+    p.add_argument("--duration-unit", choices=("s", "ms", "us", "ns"), default="s",
+                   help="unit of the Duration column (default s, as nvprof's files; CUDA "
+                   "events give ms)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+
+
+def _sms(items) -> dict[str, int]:
+    sms = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not re.fullmatch(r"\s*\+?\d+\s*", value) or int(value) < 1:
+            raise ParseError(f"--sms {item}: expected GPU=N with N a positive whole number")
+        sms[name.strip()] = int(value)
+    return sms
+
+
+def convert(args) -> Imported:
+    """The study's files in the directory ``args.output``."""
+    from dsl.parser import parse_sdf
+
+    table = read_gpu_tables(args.paths, sms=_sms(args.sms),
+                            duration_unit=args.duration_unit)
+    files = study_files(table, elements=args.elements,
+                        bytes_per_element=args.bytes_per_element,
+                        flops_per_element=args.flops_per_element,
+                        syncs=args.syncs_per_block,
+                        l2_bytes_per_element=args.l2_bytes_per_element, name=args.name)
+    parse_sdf(files["app.sdf"], "app.sdf")      # a bad --elements/... expression
+    directory = Path(args.output)
+    if directory.exists() and not directory.is_dir():
+        raise ParseError(f"'{directory}' is not a directory")
+    summary = {"kernel": table.kernel, "gpus": [g.ident for g in table.gpus],
+               "launches": len(table.launches), "corrections": list(table.corrections),
+               "files": [str(directory / name) for name in files]}
+    messages = tuple(f"corrected: {c}" for c in table.corrections)
+    if not args.json:
+        messages += (f"study in {directory}: kernel '{table.kernel}', {len(table.gpus)} "
+                     f"GPUs, {len(table.launches)} launches ({', '.join(files)})",)
+    return Imported(files={str(directory / name): text for name, text in files.items()},
+                    suffixes=(), inputs=tuple(args.paths), messages=messages,
+                    document=summary if args.json else None)
+
+
+IMPORTER = Importer(arguments, convert, "Turn GPU measurement tables of one kernel into "
+                    "a study: an application, architectures with one PE per GPU, mappings "
+                    "and the measurements.", HELP)

@@ -68,6 +68,7 @@ from moc import SDFGraph
 from dsl.csv_table import csv_rows
 from dsl.errors import ParseError
 from dsl.files import open_text
+from dsl.importers import Imported, Importer, output_option
 
 LOG_FILES = ("function", "subcalls", "icount", "xfers")
 CSV_FILES = ("functions.csv", "transfers.csv")
@@ -404,3 +405,68 @@ def import_profile(path: str | Path, inclusive: bool = False,
     if name is None:
         name = directory.resolve().name or "app"
     return profile_to_sdf(profile, name)
+
+
+# --------------------------------------------------------------------------- mapeval import
+
+HELP = """\
+PATH is a directory (or one file in it) holding either
+  the text logs of Kim & Edwards' pintool, whitespace-separated, '#' comments:
+    function   ID NAME                    one line per invocation, in call order
+    subcalls   ID: CHILD CHILD ...        the call tree (needed by --inclusive)
+    icount     ID COUNT [OTHER]           arithmetic/logic (and optionally all other) instructions
+    xfers      CONSUMER PRODUCER BYTES    bytes CONSUMER read that PRODUCER wrote
+  or two CSV files with a header row:
+    functions.csv  function,instructions
+    transfers.csv  producer,consumer,bytes
+
+The .sdf graph is single-rate (one iteration = one program run): an actor per function
+with ops = quanta = its instructions; a channel per producer -> consumer pair with
+size = bytes. A self-loop (a function's transfers to itself), or a channel back to a
+function called earlier, carries one initial token (delay = 1).
+
+--inclusive: every invocation belongs to the outermost invocation on its call path whose
+function is an entry (default entries: the functions the root, e.g. main, calls
+directly); an entry's actor counts its whole call tree, and traffic within that tree
+becomes its self-loop (local communication).
+
+example: mapeval import profile prof/ --inclusive -o app.sdf
+"""
+
+
+def entry_names(items) -> list[str] | None:
+    """The functions of ``--entry F1,F2 --entry F3`` (None without any)."""
+    if not items:
+        return None
+    return [e.strip() for item in items for e in item.split(",") if e.strip()]
+
+
+def arguments(p) -> None:
+    p.add_argument("path", metavar="PATH", help="the profile's directory (or a file in it)")
+    output_option(p)
+    p.add_argument("--inclusive", action="store_true",
+                   help="each entry function absorbs its callees (its call tree)")
+    p.add_argument("--entry", action="append", metavar="F1,F2,...",
+                   help="the entry functions of --inclusive (implies it; default: the "
+                   "functions called by the root invocation)")
+    p.add_argument("--name", help="name of the graph (default: the directory's name)")
+
+
+def convert(args):
+    """The ``.sdf`` text of the profile at ``args.path``."""
+    from dsl.printer import format_sdf
+
+    result = import_profile(args.path, inclusive=args.inclusive,
+                            entries=entry_names(args.entry), name=args.name)
+    form, directory = profile_form(args.path)
+    files = ("function", "subcalls", "icount", "xfers") if form == "logs" else CSV_FILES
+    text = result.header(args.path) + format_sdf(result.graph)
+    g = result.graph
+    return Imported(text if text.endswith("\n") else text + "\n",
+                    inputs=tuple(directory / f for f in files),
+                    note=f"graph '{g.name}', {len(g.actors)} actors, "
+                    f"{len(g.channels)} channels")
+
+
+IMPORTER = Importer(arguments, convert, "Read a function-level program profile into a "
+                    "single-rate SDF graph.", HELP)

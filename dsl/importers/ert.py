@@ -20,6 +20,7 @@ from pathlib import Path
 from dsl.csv_table import csv_rows
 from dsl.errors import ParseError
 from dsl.files import read_text
+from dsl.importers import Imported, Importer
 
 
 @dataclass(frozen=True)
@@ -162,3 +163,67 @@ def read_kernels(path: str | Path):
         kernels.append(Kernel(cells["kernel"][0], number("flops"), number("bytes"),
                               number("seconds"), level))
     return tuple(kernels)
+
+
+# --------------------------------------------------------------------------- mapeval import
+
+HELP = """\
+FILE is the roofline.json the Empirical Roofline Toolkit writes: GFLOP/s ceilings under
+empirical.gflops, GB/s per memory level (L1, L2, ..., DRAM) under empirical.gbytes.
+The .moa keeps every number (x 1e9, in FLOP/s and B/s; time in seconds) as a parameter
+peak_NAME or bw_LEVEL, and models the machine as one roofline PE 'cpu' (peak = the
+highest ceiling, bandwidth = the --level's) whose traffic goes to a bandwidth CN 'mem'.
+--json prints instead the ceilings, the bandwidths, the ridge point of every level
+(peak / bandwidth, FLOP/B) and, with --kernels, each kernel's intensity, roof and
+compute- or memory-bound classification. KERNELS.csv: kernel,flops,bytes[,seconds][,level].
+
+example: mapeval import ert roofline.json -o machine.moa
+"""
+
+
+def options(p) -> None:
+    """``--level`` and ``--kernels``, shared with ``mapeval plot roofline``."""
+    p.add_argument("--level", metavar="LEVEL",
+                   help="memory level of the PE's bandwidth, and of kernels without a "
+                   "level (default: the last, usually DRAM)")
+    p.add_argument("--kernels", metavar="KERNELS.csv",
+                   help="kernels to place: kernel,flops,bytes[,seconds][,level]")
+
+
+def analysis(args):
+    """The :class:`~moa.roofline_analysis.RooflineAnalysis` of ``args.path`` (and
+    ``--kernels``, ``--level``), with the ERT result it was read from."""
+    from dataclasses import replace
+
+    from moa.roofline_analysis import analyse
+
+    ert = read_ert(args.path)
+    if args.level is not None:
+        ert.bandwidth(args.level)
+    kernels = read_kernels(args.kernels) if args.kernels else ()
+    if args.level is not None:
+        kernels = tuple(k if k.level else replace(k, level=args.level) for k in kernels)
+    return ert, analyse(ert.name, ert.ceilings, ert.levels, kernels)
+
+
+def arguments(p) -> None:
+    p.add_argument("path", metavar="FILE.json")
+    p.add_argument("-o", "--output", metavar="ARCH.moa",
+                   help="write the .moa here (default: standard output)")
+    options(p)
+    p.add_argument("--name", help="name of the architecture (default: ERT's host name)")
+    p.add_argument("--json", action="store_true",
+                   help="print the roofline analysis as JSON (the .moa only with -o)")
+
+
+def convert(args) -> Imported:
+    """The ``.moa`` of ``args.path`` (and, with ``--json``, its roofline analysis)."""
+    ert, result = analysis(args)
+    return Imported(ert_moa(ert, args.level, args.name), (".moa",), (Path(args.path),),
+                    note=f"peak {ert.peak} GFLOP/s, "
+                    + ", ".join(f"{n} {v} GB/s" for n, v in ert.levels),
+                    document=result.as_dict() if args.json else None)
+
+
+IMPORTER = Importer(arguments, convert, "Read Empirical Roofline Toolkit results "
+                    "(roofline.json) into roofline PE parameters (.moa).", HELP)

@@ -10,7 +10,11 @@ SDF3's own default processor both ``exec`` and ``quanta``.  As SDF3 does, the de
 is the *last* processor marked ``default="true"`` (or the only one listed), and an actor
 without one has ``exec = 0`` (SDF3's time for it; no ``quanta``).  A lone
 processor of type ``default`` (what export writes for an actor without per-type
-times) constrains nothing.  Other properties (buffer sizes, state sizes, throughput
+times) constrains nothing.  ``processors="ignore"`` drops the types (no ``allowed``, no
+``exec_<type>``: the graph maps onto any architecture), and a renaming maps them onto
+the names of a ``.moa``.  Kiter's initialisation phases (``rate="1;3,1"``: a phase
+run once before the periodic ones) are refused by name: see
+:func:`_refuse_initialisation_phases`.  Other properties (buffer sizes, state sizes, throughput
 constraints) are not part of the SDF model of mapeval and are ignored.
 
 Errors name the file, line and column of the offending element.  SDF3's own
@@ -38,7 +42,8 @@ from pathlib import Path
 from xml.parsers import expat
 
 from dsl.errors import ParseError
-from dsl.files import read_bytes
+from dsl.files import check_readable, read_bytes
+from dsl.importers import Imported, Importer, output_option
 from moc.graph import SDFGraph
 from moc.phases import Phases, cyclo_static, phase_counts, phase_value
 
@@ -54,6 +59,8 @@ def _num(text: str, what: str, origin):
         value = float(text)
     except (TypeError, ValueError):
         raise ParseError(f"{what}: not a number: {text!r}", origin) from None
+    if not math.isfinite(value):
+        raise ParseError(f"{what}: not a finite number: {text!r}", origin)
     if math.isfinite(value) and value == int(value) and re.fullmatch(r"\s*[+-]?\d+\s*", text):
         return int(value)
     return value
@@ -78,15 +85,23 @@ def _phases(text: str, what: str, origin):
 
 
 def _identifier(text: str) -> str:
-    ident = re.sub(r"\W", "_", text)
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", text)
     return ident if ident and not ident[0].isdigit() else "_" + ident
 
 
-def read_sdf3(path) -> "SDFGraph":
-    """The SDF graph of an SDF3 XML file; errors carry ``file:line:col``."""
+def read_sdf3(path, processors="keep") -> "SDFGraph":
+    """The SDF graph of an SDF3 XML file; errors carry ``file:line:col``.
+
+    ``processors`` says what becomes of the actors' processor types: ``"keep"`` (each
+    time an attribute ``exec_<type>``, the types the actor's ``allowed``),
+    ``"ignore"`` (neither: only the default processor's time, as ``exec`` and
+    ``quanta``; the actor may go anywhere), or a dict renaming types (``{"proc_0":
+    "A15"}``; types it does not name are kept)."""
     path = str(path)
+    rename = _processor_policy(processors)
     root, where = _parse(path)
     _strip_namespaces(root)
+    _refuse_initialisation_phases(root, where)
     app = root if root.tag == "applicationGraph" else root.find("applicationGraph")
     sdf = None if app is None else app.find("sdf") if app.find("sdf") is not None else \
         app.find("csdf")
@@ -111,6 +126,7 @@ def read_sdf3(path) -> "SDFGraph":
             types = processor_types.setdefault(actor, [])
             for proc in processors:
                 ptype = _identifier(proc.get("type") or DEFAULT_PROCESSOR)
+                ptype = rename.get(ptype, ptype) if rename is not None else ptype
                 if ptype not in types:
                     types.append(ptype)
                 et = proc.find("executionTime")
@@ -140,8 +156,9 @@ def read_sdf3(path) -> "SDFGraph":
         # SDF3 times an actor without a default processor 0 (TimedSDFactor)
         attrs = {EXEC: 0} if aname not in defaults else \
             {"quanta": defaults[aname], EXEC: defaults[aname]}
-        attrs.update(exec_times.get(aname, {}))
-        types = processor_types.get(aname, [])
+        types = processor_types.get(aname, []) if rename is not None else []
+        if rename is not None:
+            attrs.update(exec_times.get(aname, {}))
         if types and types != [DEFAULT_PROCESSOR]:
             attrs["allowed"] = " ".join(types)
         graph.add_actor(aname, origin=where(actor), **attrs)
@@ -160,6 +177,70 @@ def read_sdf3(path) -> "SDFGraph":
             fields["size"] = sizes[cname]
         graph.add_channel(src, dst, cname, origin=origin, **fields)
     return graph
+
+
+def _processor_policy(processors) -> dict[str, str] | None:
+    """``processors`` of :func:`read_sdf3` as a renaming (None: ignore them)."""
+    if processors == "ignore":
+        return None
+    if processors == "keep":
+        return {}
+    if isinstance(processors, dict):
+        for old, new in processors.items():
+            if not re.fullmatch(r"[A-Za-z_]\w*", str(new)):
+                raise ParseError(f"processor type '{old}' renamed to '{new}', which is "
+                                 "not a name (letters, digits, _)")
+        return {_identifier(str(k)): str(v) for k, v in processors.items()}
+    raise ValueError(f"processors must be 'keep', 'ignore' or a dict renaming types, "
+                     f"not {processors!r}")
+
+
+def parse_processors(text: str):
+    """The ``processors`` of :func:`read_sdf3` from ``keep``, ``ignore`` or
+    ``map:OLD=NEW[,OLD=NEW...]`` (the ``--processors`` option)."""
+    if text in ("keep", "ignore"):
+        return text
+    kind, _, pairs = text.partition(":")
+    renaming = {}
+    for pair in pairs.split(",") if kind == "map" else ():
+        old, eq, new = (part.strip() for part in pair.partition("="))
+        if not eq or not old or not new:
+            break
+        if old in renaming:
+            raise ParseError(f"--processors {text}: '{old}' is renamed twice")
+        renaming[old] = new
+    else:
+        if renaming:
+            _processor_policy(renaming)
+            return renaming
+    raise ParseError(f"--processors {text}: expected keep, ignore or "
+                     "map:OLD=NEW[,OLD=NEW...]")
+
+
+#: attributes that SDF3 files hold rates and times in
+_PHASED = (("port", "rate"), ("executionTime", "time"))
+
+
+def _refuse_initialisation_phases(root, where) -> None:
+    """Kiter writes ``a;b,c``: phase ``a`` once, before the periodic phases ``b,c``
+    (its SDF3 reader splits at ``;``).  A cyclo-static actor of mapeval repeats all its
+    phases, and a phase run once cannot be made a periodic one (nor initial tokens, as
+    it also takes time and consumes), so such a graph is refused, by name."""
+    for el in root.iter():
+        for tag, attr in _PHASED:
+            value = el.get(attr) if el.tag == tag else None
+            if value is None or ";" not in value:
+                continue
+            if tag == "port":
+                owner = next((a for a in root.iter("actor") if el in list(a)), None)
+                what = f"actor '{owner.get('name') if owner is not None else '?'}', " \
+                    f"port '{el.get('name')}', rate '{value}'"
+            else:
+                what = f"execution time '{value}'"
+            raise ParseError("initialisation phases (Kiter's 'a;b' rate syntax) are not "
+                             f"supported: {what} has phase(s) '{value.split(';')[0]}' run "
+                             "once before the periodic ones; mapeval's cyclo-static "
+                             "actors repeat every phase", where(el))
 
 
 def _parse(path):
@@ -315,3 +396,38 @@ def _parametric(graph) -> bool:
     for ch in graph.channels.values():
         values += [ch.prod, ch.cons, ch.delay, ch.size, *ch.attrs.values()]
     return any(hasattr(v, "evaluate") for v in values)
+
+
+# --------------------------------------------------------------------------- mapeval import
+
+def arguments(p) -> None:
+    p.add_argument("path", metavar="FILE.xml")
+    output_option(p)
+    p.add_argument("--processors", default="keep", metavar="keep|ignore|map:OLD=NEW,...",
+                   help="the actors' processor types: keep (times exec_<type>, types "
+                   "allowed), ignore (no allowed; the default processor's time as exec), "
+                   "map:OLD=NEW,... (renamed to the .moa's PE or type names, then kept); "
+                   "default keep")
+
+
+def convert(args) -> Imported:
+    """The ``.sdf`` text of the SDF3 file ``args.path``."""
+    from dsl.printer import format_sdf
+
+    path = Path(args.path)
+    if path.suffix.lower() != ".xml":
+        raise ParseError(f"'{path}': expected an SDF3 .xml file")
+    check_readable(path)
+    text = f"# Imported by 'mapeval import sdf3' from {path}\n" + format_sdf(
+        read_sdf3(path, parse_processors(args.processors)))
+    return Imported(text if text.endswith("\n") else text + "\n", inputs=(path,))
+
+
+IMPORTER = Importer(arguments, convert, "Read an SDF3 XML file (actors, port rates, "
+                    "channels, initial tokens, token sizes) and write it as .sdf. Execution "
+                    "times become actor attributes exec_<type> (read by lookup()), the time "
+                    "on SDF3's default processor (the last marked default) exec and quanta "
+                    "(exec = 0 for an actor without one, as SDF3 times it), and the "
+                    "processor types the actor's allowed list (see --processors). Errors "
+                    "point at FILE:LINE:COL. Kiter's initialisation phases ('a;b' rates) "
+                    "are refused by name.", "example: mapeval import sdf3 h263.xml -o h263.sdf")
