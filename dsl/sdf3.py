@@ -175,6 +175,7 @@ def _parse(path):
 
     parser.StartElementHandler = start
     parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
     parser.buffer_text = True
     try:
         parser.Parse(read_bytes(path), True)

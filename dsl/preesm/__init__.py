@@ -1,0 +1,104 @@
+"""PREESM's files into mapeval's: a PiSDF graph (``.pi``) into a ``.sdf``, an S-LAM
+architecture (``.slam``) into a ``.moa``, a scenario's timings, constraints, data type
+sizes and parameter values into both (see :mod:`dsl.preesm.pisdf`,
+:mod:`dsl.preesm.slam`, :mod:`dsl.preesm.scenario`).
+
+Each actor gets ``exec_<type>`` (its scenario time on operator type ``<type>``, read by
+``lookup()``) and ``allowed`` (the operators the scenario's constraints let run it); a
+special actor's time on a type is PREESM's memory-copy rule ``setup + floor(n ·
+time_per_token)`` with ``n`` the larger of the tokens it reads and writes.  A channel's
+``size`` is its data type's size in bytes."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsl.errors import ParseError
+from dsl.preesm.jep import evaluate
+from dsl.preesm.pisdf import Flat, flatten
+from dsl.preesm.scenario import Scenario, default_type_bytes, read_scenario
+from dsl.preesm.slam import Slam, format_moa, identifier, read_slam
+from moc.graph import SDFGraph
+
+__all__ = ["import_preesm", "PreesmImport", "read_scenario", "read_slam", "flatten",
+           "format_moa"]
+
+
+@dataclass(frozen=True)
+class PreesmImport:
+    """What ``import preesm`` produced: the flat ``graph``, the architecture (or None)
+    and each flat actor's firings per iteration by PREESM's hierarchical rule."""
+    graph: SDFGraph
+    slam: Slam | None
+    firings: dict
+
+
+def import_preesm(pi, slam=None, scenario=None) -> PreesmImport:
+    """Import the PiSDF graph ``pi`` with an optional S-LAM ``slam`` and scenario."""
+    sc = read_scenario(scenario) if scenario is not None else None
+    arch = read_slam(slam) if slam is not None else None
+    flat = flatten(Path(pi), sc)
+    return PreesmImport(_graph(flat, sc, arch), arch, dict(flat.firings))
+
+
+def _number(x: float):
+    return int(x) if float(x).is_integer() else x
+
+
+def _graph(flat: Flat, sc: Scenario | None, arch: Slam | None) -> SDFGraph:
+    graph = SDFGraph(flat.name, {k: _number(v) for k, v in flat.params.items()})
+    op_types = list(dict.fromkeys(arch.operators.values())) if arch else []
+    if sc is not None and arch is None:
+        op_types = list(dict.fromkeys([t for _, t in sc.timings] + list(sc.memcpy)))
+    rates: dict[str, tuple[int, int]] = {a: (0, 0) for a in flat.actors}
+    for ch in flat.channels:
+        i, o = rates[ch["dst"]]
+        rates[ch["dst"]] = (i + ch["cons"], o)
+        i, o = rates[ch["src"]]
+        rates[ch["src"]] = (i, o + ch["prod"])
+    for name, (attrs, origin, vpath, nid, level) in flat.actors.items():
+        attrs = dict(attrs)
+        if sc is not None:
+            env = level.actor_env(nid) if level.pi.nodes[nid].kind not in ("delay",) else {}
+            for t in op_types:
+                timing = sc.timings.get((vpath, t))
+                if timing is not None:
+                    attrs["exec_" + identifier(t)] = _number(evaluate(
+                        timing[0], env, f"timing of '{vpath}' on '{t}'", timing[1]))
+                elif "special" in attrs and t in sc.memcpy:
+                    setup, per_token = sc.memcpy[t]
+                    attrs["exec_" + identifier(t)] = _number(
+                        setup + math.floor(max(rates[name]) * per_token))
+            allowed = _allowed(sc, vpath)
+            if allowed is not None:
+                if arch is not None:
+                    unknown = [o for o in allowed if o not in arch.operators]
+                    if unknown:
+                        raise ParseError(f"the scenario's constraints name operators the "
+                                         f"architecture lacks: {', '.join(unknown)}",
+                                         (sc.path, None, None))
+                attrs["allowed"] = " ".join(identifier(o) for o in allowed)
+        graph.add_actor(name, origin=origin, **attrs)
+    for ch in flat.channels:
+        size = sc.type_bytes(ch["type"]) if sc is not None else default_type_bytes(ch["type"])
+        if size is None:
+            raise ParseError(f"fifo {ch['src']} -> {ch['dst']}: data type '{ch['type']}' has "
+                             "no size (not a C type PREESM knows; give a scenario whose "
+                             "data types list it)", ch["origin"])
+        name = ch["name"]
+        graph.add_channel(ch["src"], ch["dst"], name, prod=ch["prod"], cons=ch["cons"],
+                          delay=ch["delay"], size=size, origin=ch["origin"])
+    return graph
+
+
+def _allowed(sc: Scenario, vpath: str):
+    """The operators allowed for the actor at ``vpath``: its own constraints, else those
+    of its nearest enclosing hierarchical actor; None when the scenario has none."""
+    path = vpath
+    while True:
+        if path in sc.constraints:
+            return sc.constraints[path]
+        if "/" not in path:
+            return None
+        path = path.rsplit("/", 1)[0]
