@@ -223,7 +223,11 @@ class _Level:
 
     def delay_size(self, did: str) -> int:
         node = self.pi.nodes[did]
-        value = rounded(evaluate(node.el.get("expr"), self._inputs(did, self.pi.where(node.el)),
+        env = self._inputs(did, self.pi.where(node.el))
+        for _, src, sp, dst, dp, _, delay in self.pi.fifos:
+            if delay == did:     # PREESM also connects a delay's parameters to its fifo
+                env.update(self._inputs(f"{src}.{sp}-{dst}.{dp}", self.pi.where(node.el)))
+        value = rounded(evaluate(node.el.get("expr"), env,
                                  f"delay '{self.vpath}/{did}'", self.pi.where(node.el)))
         if value < 0:
             raise ParseError(f"delay '{did}' is negative ({value})", self.pi.where(node.el))
@@ -328,7 +332,7 @@ def _flatten(level: _Level, flat: Flat, prefix: str, outer: int, scenario, stack
         d, cons = _end(level, inner, dst, dp, el, prefix)
         tokens = 0
         if delay is not None:
-            tokens = _delay_tokens(level, delay, el, outer)
+            tokens = _delay_tokens(level, delay, el, outer, f"{src}.{sp}-{dst}.{dp}")
         flat.channels.append(dict(src=s, dst=d, prod=prod, cons=cons, delay=tokens,
                                   type=dtype, origin=where(el),
                                   name=identifier(f"{prefix}{src}_{sp}__{dst}_{dp}")))
@@ -339,10 +343,10 @@ def _delay_has_actor(pi: _Pi, did: str) -> bool:
     return any(did in (src, dst) for _, src, _, dst, _, _, _ in pi.fifos)
 
 
-def _delay_tokens(level: _Level, delay, el, outer: int) -> int:
+def _delay_tokens(level: _Level, delay, el, outer: int, fifo_id: str) -> int:
     pi = level.pi
     if isinstance(delay, tuple):            # PREESM's old files: the size on the edge
-        return rounded(evaluate(delay[1], level._inputs(el.get("id") or "", pi.where(el)),
+        return rounded(evaluate(delay[1], level._inputs(fifo_id, pi.where(el)),
                                 "delay of a fifo", pi.where(el)))
     node = pi.nodes.get(delay)
     if node is None or node.kind != "delay":

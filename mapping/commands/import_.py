@@ -223,11 +223,31 @@ def _gpu_table_arguments(p) -> None:
     p.set_defaults(run=run_gpu_table)
 
 
+def _preesm_arguments(p) -> None:
+    p.description = ("Read a PREESM project: a PiSDF graph (.pi, hierarchy flattened by "
+                     "PREESM's rules) as .sdf, an S-LAM architecture (.slam) as .moa, and a "
+                     "scenario's timings (exec_<type>, read by lookup()), constraints "
+                     "(allowed), data type sizes and parameter values. A parameter set at "
+                     "run time is refused by name.")
+    p.epilog = ("example: mapeval import preesm Algo/top.pi --slam Archi/4CoreX86.slam "
+                "--scenario Scenarios/4core.scenario -o out/")
+    p.add_argument("path", metavar="APP.pi")
+    p.add_argument("--slam", metavar="ARCH.slam", help="the S-LAM architecture (-> .moa)")
+    p.add_argument("--scenario", metavar="S.scenario",
+                   help="timings, constraints, data types and parameter values")
+    p.add_argument("-o", "--output", metavar="APP.sdf|DIR",
+                   help="the .sdf file, or a directory receiving NAME.sdf (and NAME.moa "
+                   "with --slam; required then); default: the .sdf on standard output")
+    p.set_defaults(run=run_preesm)
+
+
 #: format -> the function defining its options (and its ``run``)
 IMPORT_FORMATS: Registry = Registry("import format")
 IMPORT_FORMATS.add("profile", _profile_arguments,
                    "a function-level profile (Kim & Edwards) as a single-rate SDF graph")
 IMPORT_FORMATS.add("sdf3", _sdf3_arguments, "an SDF3 XML graph as a .sdf file")
+IMPORT_FORMATS.add("preesm", _preesm_arguments,
+                   "a PREESM PiSDF graph, S-LAM architecture and scenario as .sdf and .moa")
 IMPORT_FORMATS.add("ert", _ert_arguments,
                    "Empirical Roofline Toolkit results as roofline PE parameters (.moa)")
 IMPORT_FORMATS.add("gpu-table", _gpu_table_arguments,
@@ -357,4 +377,36 @@ def run_gpu_table(args):
     else:
         print(f"study in {directory}: kernel '{table.kernel}', {len(table.gpus)} GPUs, "
               f"{len(table.launches)} launches ({', '.join(files)})", file=sys.stderr)
+    return 0
+
+
+def run_preesm(args):
+    import dsl
+    from dsl.preesm import format_moa, import_preesm
+
+    inputs = [Path(x) for x in (args.path, args.slam, args.scenario) if x is not None]
+    for path in inputs:
+        check_readable(path)
+    out = args.output
+    directory = out is not None and (Path(out).is_dir() or out.endswith(("/", "\\")))
+    if args.slam is not None and not directory:
+        raise InputError("--slam writes a .moa too: give -o a directory")
+    result = import_preesm(args.path, args.slam, args.scenario)
+    source = " ".join(str(p) for p in inputs)
+    g = result.graph
+    texts = {f"{g.name}.sdf": f"# Imported by 'mapeval import preesm' from {source}\n"
+             + dsl.format_sdf(g).rstrip("\n") + "\n"}
+    if result.slam is not None:
+        texts[f"{Path(args.slam).stem}.moa"] = format_moa(
+            result.slam, f"# Imported by 'mapeval import preesm' from {source}")
+    if not directory:
+        _emit(texts[f"{g.name}.sdf"], out, inputs,
+              f"graph '{g.name}', {len(g.actors)} actors, {len(g.channels)} channels")
+        return 0
+    Path(out).mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        target = Path(out) / name
+        check_output(target, inputs, None, "the output of 'mapeval import preesm'")
+        write_atomically(target, text, inputs=inputs, what="the output of 'mapeval import "
+                         "preesm'", note=f"{name}")
     return 0
