@@ -32,6 +32,8 @@ class PreesmImport:
     graph: SDFGraph
     slam: Slam | None
     firings: dict
+    #: scenario entries that name nothing of the graph (PREESM ignores them too)
+    unmatched: tuple = ()
 
 
 def import_preesm(pi, slam=None, scenario=None) -> PreesmImport:
@@ -39,7 +41,20 @@ def import_preesm(pi, slam=None, scenario=None) -> PreesmImport:
     sc = read_scenario(scenario) if scenario is not None else None
     arch = read_slam(slam) if slam is not None else None
     flat = flatten(Path(pi), sc)
-    return PreesmImport(_graph(flat, sc, arch), arch, dict(flat.firings))
+    graph = _graph(flat, sc, arch)
+    return PreesmImport(graph, arch, dict(flat.firings), _unmatched(flat, sc))
+
+
+def _unmatched(flat: Flat, sc: Scenario | None) -> tuple:
+    if sc is None:
+        return ()
+    paths = {entry[2] for entry in flat.actors.values()}
+    prefixes = {p.rsplit("/", k)[0] for p in paths for k in range(p.count("/") + 1)}
+    out = [f"timing of '{v}' on '{t}'" for v, t in sc.timings if v not in paths]
+    out += [f"constraint on '{v}'" for v in sc.constraints if v not in prefixes]
+    out += [f"value of parameter '{n}' of '{g}'" for g, n in sc.parameters
+            if (g, n) not in flat.used_values]
+    return tuple(out)
 
 
 def _number(x: float):
@@ -59,7 +74,10 @@ def _graph(flat: Flat, sc: Scenario | None, arch: Slam | None) -> SDFGraph:
         rates[ch["src"]] = (i, o + ch["prod"])
     for name, (attrs, origin, vpath, nid, level) in flat.actors.items():
         attrs = dict(attrs)
-        if sc is not None:
+        if sc is not None and attrs.get("special") in ("delay", "interface"):
+            # PREESM's delay actors and top-level interfaces move no data themselves
+            attrs.update(("exec_" + identifier(t), 0) for t in op_types)
+        elif sc is not None:
             env = level.actor_env(nid) if level.pi.nodes[nid].kind not in ("delay",) else {}
             for t in op_types:
                 timing = sc.timings.get((vpath, t))

@@ -143,6 +143,8 @@ class Flat:
     channels: list = field(default_factory=list)   # dict(src, dst, prod, cons, delay, type, origin)
     #: flat actor -> firings per iteration by PREESM's hierarchical rule
     firings: dict = field(default_factory=dict)
+    #: (graph path, parameter) of the scenario's values that were used
+    used_values: set = field(default_factory=set)
 
 
 class _Level:
@@ -154,6 +156,7 @@ class _Level:
         self.values: dict[str, float] = {}
         self.iface_values, self.scenario = iface_values, scenario
         self._busy: set[str] = set()
+        self.used: set = set()
         for nid, node in pi.nodes.items():
             if node.kind in PARAMS:
                 self.value(nid)
@@ -190,6 +193,7 @@ class _Level:
                                  "port of that name connected)", where)
             value = self.iface_values[nid]
         elif given is not None:
+            self.used.add((self.vpath, nid))
             value = evaluate(given[0], env, f"value of parameter '{nid}' of '{self.vpath}' "
                              "in the scenario", given[1])
         elif node.kind == "cfg_in_iface":
@@ -276,6 +280,9 @@ def flatten(path, scenario: Scenario | None = None) -> Flat:
         if node.kind in ("param", "moldable_param", "cfg_in_iface"):
             flat.params[identifier(nid)] = top.values[nid]
     _flatten(top, flat, "", 1, scenario, [Path(path).resolve()])
+    for entry in flat.actors.values():
+        flat.used_values |= entry[4].used
+    flat.used_values |= top.used
     return flat
 
 
@@ -295,6 +302,9 @@ def _flatten(level: _Level, flat: Flat, prefix: str, outer: int, scenario, stack
             iface_edges.append((el, src, sp, dst, dp, dtype))
             continue
         edges.append((src, dst, level.rate(src, sp, el), level.rate(dst, dp, el), where(el)))
+    for a in actors:
+        if pi.nodes[a].kind in ("fork", "join", "broadcast", "roundbuffer"):
+            _check_special(level, a)
     q = _local_rv(actors, edges)
     _scale_by_interfaces(level, q, actors, edges, iface_edges)
     # flat endpoints of each actor: a hierarchical actor's ports map to inner actors
@@ -337,6 +347,31 @@ def _flatten(level: _Level, flat: Flat, prefix: str, outer: int, scenario, stack
                                   type=dtype, origin=where(el),
                                   name=identifier(f"{prefix}{src}_{sp}__{dst}_{dp}")))
     return _interfaces(level, flat, prefix, outer, q, iface_edges, inner)
+
+
+def _check_special(level: _Level, nid: str) -> None:
+    """PREESM's special actors: a fork splits its one input over its outputs, a join
+    concatenates its inputs into its one output (as many tokens in as out); a broadcast
+    copies its one input to every output, a round buffer keeps the last tokens of its
+    inputs for its one output."""
+    pi, kind = level.pi, level.pi.nodes[nid].kind
+    node = pi.nodes[nid]
+    ins, outs = [], []
+    for el, src, sp, dst, dp, _, _ in pi.fifos:
+        if dst == nid:
+            ins.append(level.rate(nid, dp, el))
+        if src == nid:
+            outs.append(level.rate(nid, sp, el))
+    where = pi.where(node.el)
+    what = f"{kind} '{level.vpath}/{nid}'"
+    if kind in ("fork", "broadcast") and len(ins) != 1:
+        raise ParseError(f"{what} has {len(ins)} connected inputs; it takes exactly one", where)
+    if kind in ("join", "roundbuffer") and len(outs) != 1:
+        raise ParseError(f"{what} has {len(outs)} connected outputs; it gives exactly one",
+                         where)
+    if kind in ("fork", "join") and sum(ins) != sum(outs):
+        raise ParseError(f"{what} reads {sum(ins)} tokens and writes {sum(outs)} per firing; "
+                         f"a {kind} moves every token once", where)
 
 
 def _delay_has_actor(pi: _Pi, did: str) -> bool:

@@ -392,6 +392,12 @@ def run_preesm(args):
     if args.slam is not None and not directory:
         raise InputError("--slam writes a .moa too: give -o a directory")
     result = import_preesm(args.path, args.slam, args.scenario)
+    for item in result.unmatched[:5]:
+        print(f"note: the scenario's {item} names nothing in the graph; ignored, as "
+              "PREESM does", file=sys.stderr)
+    if len(result.unmatched) > 5:
+        print(f"note: and {len(result.unmatched) - 5} more such scenario entries",
+              file=sys.stderr)
     source = " ".join(str(p) for p in inputs)
     g = result.graph
     texts = {f"{g.name}.sdf": f"# Imported by 'mapeval import preesm' from {source}\n"
