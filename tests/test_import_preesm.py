@@ -231,6 +231,7 @@ def _py(expr: str, env: dict) -> float:
     funcs = {"floor": math.floor, "ceil": math.ceil, "min": min, "max": max, "pow": pow,
              "abs": abs, "sqrt": math.sqrt, "ln": math.log, "log": math.log10,
              "exp": math.exp, "pow_div_max": pow_div_max,
+             "geo_sum": lambda a, r, n: sum(a * r ** k for k in range(int(n))),
              "_if": lambda c, a, b: a if c else b}
     return float(eval(text, {"__builtins__": {}}, {**funcs, **env}))  # noqa: S307
 
