@@ -80,7 +80,9 @@ def test_scenario_timings_constraints_and_special_actor_times():
     assert a["H_in"]["exec_core"] == 2 + 8        # 16 tokens out
     assert a["RB"]["exec_core"] == 2 + 1          # floor(3 * 0.5)
     assert a["D"]["exec_core"] == 0 and a["D"]["exec_dsp"] == 0
-    assert "exec_dsp" not in a["Fk"]              # no memcpy speed for dsp: default
+    assert a["Fk"]["exec_dsp"] == 1 + 0           # no memcpy speed for dsp: PREESM's
+    assert a["H_in"]["exec_dsp"] == 1 + 0         # default, 1 + floor(n / 1000)
+    assert "exec_dsp" not in a["Src"]             # lookup's default (100) prices it
 
 
 def test_scenario_parameter_value_overrides():

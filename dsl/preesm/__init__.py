@@ -21,6 +21,10 @@ from dsl.preesm.scenario import Scenario, default_type_bytes, read_scenario
 from dsl.preesm.slam import Slam, format_moa, identifier, read_slam
 from moc.graph import SDFGraph
 
+#: PREESM's memory copy speed of an operator type the scenario does not give one for:
+#: setup time, time per token
+DEFAULT_MEMCPY = (1, 1 / 1000)
+
 __all__ = ["import_preesm", "PreesmImport", "read_scenario", "read_slam", "flatten",
            "format_moa"]
 
@@ -74,29 +78,15 @@ def _graph(flat: Flat, sc: Scenario | None, arch: Slam | None) -> SDFGraph:
         rates[ch["src"]] = (i, o + ch["prod"])
     for name, (attrs, origin, vpath, nid, level) in flat.actors.items():
         attrs = dict(attrs)
-        if sc is not None and attrs.get("special") in ("delay", "interface"):
-            # PREESM's delay actors and top-level interfaces move no data themselves
-            attrs.update(("exec_" + identifier(t), 0) for t in op_types)
-        elif sc is not None:
-            env = level.actor_env(nid) if level.pi.nodes[nid].kind not in ("delay",) else {}
-            for t in op_types:
-                timing = sc.timings.get((vpath, t))
-                if timing is not None:
-                    attrs["exec_" + identifier(t)] = _number(evaluate(
-                        timing[0], env, f"timing of '{vpath}' on '{t}'", timing[1]))
-                elif "special" in attrs and t in sc.memcpy:
-                    setup, per_token = sc.memcpy[t]
-                    attrs["exec_" + identifier(t)] = _number(
-                        setup + math.floor(max(rates[name]) * per_token))
-            allowed = _allowed(sc, vpath)
-            if allowed is not None:
-                if arch is not None:
-                    unknown = [o for o in allowed if o not in arch.operators]
-                    if unknown:
-                        raise ParseError(f"the scenario's constraints name operators the "
-                                         f"architecture lacks: {', '.join(unknown)}",
-                                         (sc.path, None, None))
-                attrs["allowed"] = " ".join(identifier(o) for o in allowed)
+        attrs.update(_times(attrs.get("special"), sc, op_types, vpath,
+                            lambda: level.actor_env(nid), max(rates[name])))
+        allowed = _allowed(sc, vpath) if sc is not None else None
+        if allowed is not None and attrs.get("special") not in ("delay", "interface"):
+            unknown = [o for o in allowed if arch is not None and o not in arch.operators]
+            if unknown:
+                raise ParseError(f"the constraints on '{allowed.path}' name operators the "
+                                 f"architecture lacks: {', '.join(unknown)}", allowed.origin)
+            attrs["allowed"] = " ".join(identifier(o) for o in allowed)
         graph.add_actor(name, origin=origin, **attrs)
     for ch in flat.channels:
         size = sc.type_bytes(ch["type"]) if sc is not None else default_type_bytes(ch["type"])
@@ -108,6 +98,26 @@ def _graph(flat: Flat, sc: Scenario | None, arch: Slam | None) -> SDFGraph:
         graph.add_channel(ch["src"], ch["dst"], name, prod=ch["prod"], cons=ch["cons"],
                           delay=ch["delay"], size=size, origin=ch["origin"])
     return graph
+
+
+def _times(special, sc, op_types, vpath, env, tokens) -> dict:
+    """``exec_<type>`` of one actor: its scenario timings; for a special actor without
+    one PREESM's memory-copy rule (the scenario's speed, else PREESM's default of setup
+    1 and 1/1000 per token); 0 for delay actors and top-level interfaces, which move no
+    data themselves."""
+    times = {}
+    for t in op_types:
+        key = "exec_" + identifier(t)
+        timing = sc.timings.get((vpath, t)) if sc is not None else None
+        if special in ("delay", "interface"):
+            times[key] = 0
+        elif timing is not None:
+            times[key] = _number(evaluate(timing[0], env(), f"timing of '{vpath}' on '{t}'",
+                                          timing[1]))
+        elif special is not None:
+            setup, per_token = (sc.memcpy if sc is not None else {}).get(t, DEFAULT_MEMCPY)
+            times[key] = _number(setup + math.floor(tokens * per_token))
+    return times
 
 
 def _allowed(sc: Scenario, vpath: str):

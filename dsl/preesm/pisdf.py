@@ -120,6 +120,16 @@ def _read_pi(path: Path) -> _Pi:
                     (node.ports.get(port) or (None,))[0] != want:
                 raise ParseError(f"fifo {src}.{sp} -> {dst}.{dp}: '{end}' has no {want} "
                                  f"port '{port}'", where(el))
+    fifo_ids = {f"{src}.{sp}-{dst}.{dp}" for _, src, sp, dst, dp, _, _ in fifos}
+    for target, items in deps.items():
+        for src, _, tport, el in items:
+            node = nodes.get(target)
+            if node is None and target not in fifo_ids:
+                raise ParseError(f"dependency from '{src}' to unknown '{target}'", where(el))
+            if node is not None and node.kind in ("actor",) + SPECIAL and \
+                    (node.ports.get(tport) or (None,))[0] != "cfg_input":
+                raise ParseError(f"dependency from '{src}': '{target}' has no configuration "
+                                 f"input port '{tport}'", where(el))
     return _Pi(Path(path), name or Path(path).stem, nodes, fifos, deps, where)
 
 

@@ -26,6 +26,14 @@ DEFAULT_TYPE_BITS = {
 }
 
 
+class Allowed(list):
+    """The operators a constraint lets run an actor, with where the first names it."""
+
+    def __init__(self, path, origin):
+        super().__init__()
+        self.path, self.origin = path, origin
+
+
 @dataclass
 class Scenario:
     path: str
@@ -33,7 +41,7 @@ class Scenario:
     timings: dict = field(default_factory=dict)
     #: operator type -> (setup time, time per token)
     memcpy: dict = field(default_factory=dict)
-    #: actor path -> operator instance names that may run it
+    #: actor path -> operator instance names that may run it (an :class:`Allowed`)
     constraints: dict = field(default_factory=dict)
     #: data type -> bits per token
     type_bits: dict = field(default_factory=dict)
@@ -72,10 +80,9 @@ def read_scenario(path) -> Scenario:
         for group in children(cons, "constraintGroup"):
             ops = [o.get("name") for o in children(group, "operator")]
             for task in children(group, "task"):
-                for op in ops:
-                    names = sc.constraints.setdefault(task.get("name"), [])
-                    if op not in names:
-                        names.append(op)
+                names = sc.constraints.setdefault(
+                    task.get("name"), Allowed(path=task.get("name"), origin=where(task)))
+                names.extend(op for op in ops if op not in names)
     for timings in children(root, "timings"):
         for el in children(timings, "timing"):
             ttype = el.get("timingtype") or "EXECUTION_TIME"
