@@ -39,6 +39,12 @@ def _pow_div_max(x, y):
     return k
 
 
+def _pow(a, b):
+    if a < 0 and b != int(b):
+        raise ValueError("a negative number to a fractional power")
+    return math.pow(a, b)
+
+
 def _java_rem(a, b):
     if b == 0:
         raise ZeroDivisionError
@@ -67,7 +73,7 @@ def _sqrt(x):
 FUNCTIONS = {
     "floor": (math.floor, 1), "ceil": (math.ceil, 1), "round": (lambda x: math.floor(x + 0.5), 1),
     "abs": (abs, 1), "sqrt": (_sqrt, 1), "exp": (math.exp, 1), "ln": (_ln, 1),
-    "log": (_log10, 1), "pow": (lambda x, y: float(x) ** y, 2), "mod": (_java_rem, 2),
+    "log": (_log10, 1), "pow": (lambda x, y: _pow(x, y), 2), "mod": (_java_rem, 2),
     "min": (min, None), "max": (max, None), "sum": (lambda *xs: sum(xs), None),
     "if": (lambda c, a, b: a if c != 0 else b, 3),
     "sin": (math.sin, 1), "cos": (math.cos, 1), "tan": (math.tan, 1),
@@ -124,7 +130,7 @@ class _Evaluator(Transformer):
         return float(func(*args))
 
     def pow(self, a, b):
-        return float(a) ** b
+        return _pow(a, b)
 
     def sign(self, op, a):
         return -a if op == "-" else float(a == 0) if op == "!" else a
@@ -160,12 +166,16 @@ def evaluate(text: str, env, what: str, origin=None) -> float:
         value = float(value)
     except ValueError as exc:
         raise ExpressionError(f"{what}: {exc}", origin) from None
+    except RecursionError:
+        raise ExpressionError(f"{what}: the expression is nested too deeply", origin) from None
     except VisitError as exc:
         inner = exc.orig_exc
         if isinstance(inner, NameError):
             known = ", ".join(sorted(env)) or "none"
             raise ExpressionError(f"{what}: '{text}' uses unknown {inner.args[0]} (known "
                                   f"here: {known})", origin) from None
+        if isinstance(inner, OverflowError):
+            raise ExpressionError(f"{what}: '{text}' overflows", origin) from None
         if isinstance(inner, ZeroDivisionError):
             raise ExpressionError(f"{what}: '{text}' divides by zero", origin) from None
         raise ExpressionError(f"{what}: cannot evaluate '{text}': {inner}", origin) from None

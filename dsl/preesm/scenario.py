@@ -79,6 +79,10 @@ def read_scenario(path) -> Scenario:
     for cons in children(root, "constraints"):
         for group in children(cons, "constraintGroup"):
             ops = [o.get("name") for o in children(group, "operator")]
+            for el in children(group, "operator") + children(group, "task"):
+                if not el.get("name"):
+                    raise ParseError(f"<{el.tag}> of a constraint group without a name",
+                                     where(el))
             for task in children(group, "task"):
                 names = sc.constraints.setdefault(
                     task.get("name"), Allowed(path=task.get("name"), origin=where(task)))
