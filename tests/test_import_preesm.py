@@ -25,6 +25,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dsl
 from dsl.errors import ParseError
@@ -188,6 +190,57 @@ def test_jep_expressions():
     assert [rounded(x) for x in (2.5, 3.49, -0.5)] == [3, 3, 0]   # Math.round
     with pytest.raises(ParseError, match="unknown foo"):
         evaluate("foo + 1", {"a": 1}, "rate")
+
+
+def _chain_pi(name, nodes, fifos, extra=""):
+    body = "\n".join(nodes + fifos)
+    return (f'<?xml version="1.0"?>\n<graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+            f'<graph edgedefault="directed"><data key="name">{name}</data>{extra}\n{body}'
+            f'</graph></graphml>\n')
+
+
+def _port(kind, name, rate):
+    return f'<port annotation="NONE" expr="{rate}" kind="{kind}" name="{name}"/>'
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 12), st.integers(1, 6), st.integers(1, 6),
+       st.lists(st.tuples(st.integers(1, 4), st.integers(1, 4)), min_size=1, max_size=4))
+def test_flattening_keeps_the_hierarchical_repetitions(p, c, r1, r2, chain):
+    """For a random two-level chain, the flat graph's repetition vector (mapeval's solver)
+    equals the count by PREESM's hierarchical rule (the test's own), actor by actor."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        nodes = ['<node id="in" kind="src">' + _port("output", "in", p) + "</node>",
+                 '<node id="out" kind="snk">' + _port("input", "out", c) + "</node>"]
+        fifos = []
+        prev = ("in", "in")
+        for k, (cons, prod) in enumerate(chain):
+            nodes.append(f'<node id="A{k}" kind="actor">' + _port("input", "i", cons)
+                         + _port("output", "o", prod) + "</node>")
+            fifos.append(f'<edge kind="fifo" source="{prev[0]}" sourceport="{prev[1]}" '
+                         f'target="A{k}" targetport="i" type="char"/>')
+            prev = (f"A{k}", "o")
+        fifos.append(f'<edge kind="fifo" source="{prev[0]}" sourceport="{prev[1]}" '
+                     'target="out" targetport="out" type="char"/>')
+        (d / "sub.pi").write_text(_chain_pi("sub", nodes, fifos))
+        top = [f'<node id="S" kind="actor">{_port("output", "o", r1)}</node>',
+               '<node id="H" kind="actor"><data key="graph_desc">sub.pi</data>'
+               + _port("input", "in", p) + _port("output", "out", c) + "</node>",
+               f'<node id="T" kind="actor">{_port("input", "i", r2)}</node>']
+        edges = ['<edge kind="fifo" source="S" sourceport="o" target="H" targetport="in" '
+                 'type="char"/>',
+                 '<edge kind="fifo" source="H" sourceport="out" target="T" targetport="i" '
+                 'type="char"/>']
+        (d / "top.pi").write_text(_chain_pi("top", top, edges))
+        result = import_preesm(d / "top.pi")
+        rv = repetition_vector(result.graph.bind())
+        count: dict = {}
+        _count(d / "top.pi", {}, None, "top", "", 1, count)
+        assert rv == result.firings
+        assert rv == {a: count[a] for a in rv}
+        assert {a for a in count if a not in ("H_in", "H_out")} <= set(rv)
 
 
 # --- preesm-apps: a local copy named by PREESM_APPS (skipped otherwise) ----------------

@@ -290,6 +290,7 @@ def flatten(path, scenario: Scenario | None = None) -> Flat:
         if node.kind in ("param", "moldable_param", "cfg_in_iface"):
             flat.params[identifier(nid)] = top.values[nid]
     _flatten(top, flat, "", 1, scenario, [Path(path).resolve()])
+    _anchor(flat)
     for entry in flat.actors.values():
         flat.used_values |= entry[4].used
     flat.used_values |= top.used
@@ -348,13 +349,14 @@ def _flatten(level: _Level, flat: Flat, prefix: str, outer: int, scenario, stack
         if not level.top and (pi.nodes[src].kind in INTERFACES or
                               pi.nodes[dst].kind in INTERFACES):
             continue
-        s, prod = _end(level, inner, src, sp, el, prefix)
-        d, cons = _end(level, inner, dst, dp, el, prefix)
+        s, prod, out_hops = _end(level, inner, src, sp, el, prefix)
+        d, cons, in_hops = _end(level, inner, dst, dp, el, prefix)
         tokens = 0
         if delay is not None:
             tokens = _delay_tokens(level, delay, el, outer, f"{src}.{sp}-{dst}.{dp}")
         flat.channels.append(dict(src=s, dst=d, prod=prod, cons=cons, delay=tokens,
-                                  type=dtype, origin=where(el),
+                                  type=dtype, origin=where(el), hops=out_hops[::-1] + in_hops,
+                                  at=len(out_hops),
                                   name=identifier(f"{prefix}{src}_{sp}__{dst}_{dp}")))
     return _interfaces(level, flat, prefix, outer, q, iface_edges, inner)
 
@@ -443,28 +445,32 @@ def _scale_by_interfaces(level, q, actors, edges, iface_edges) -> None:
 
 def _interfaces(level, flat, prefix, outer, q, iface_edges, inner) -> dict:
     """Each interface's flat end: the inner actor itself when the interface's rate is
-    what it reads (writes) per parent firing, else a broadcast (round buffer)."""
+    what it reads (writes) per parent firing, else a broadcast (round buffer).  A
+    skipped interface is kept as a possible hop of the channel through it (see
+    :func:`_anchor`)."""
     pi, ends = level.pi, {}
     for el, src, sp, dst, dp, dtype in iface_edges:
         is_in = pi.nodes[src].kind in INTERFACES
         iface, actor, port = (src, dst, dp) if is_in else (dst, src, sp)
         rate = level.rate(iface, None, el)
-        a_end, a_rate = _end(level, inner, actor, port, el, prefix)
+        a_end, a_rate, deeper = _end(level, inner, actor, port, el, prefix)
         per_parent = level.rate(actor, port, el) * q[actor]
-        if per_parent == rate:
-            ends[iface] = (a_end, a_rate, rate)
-            continue
         name = identifier(prefix + iface)
         kind = "broadcast" if is_in else "roundbuffer"
-        flat.actors[name] = ({"path": f"{level.vpath}/{iface}", "special": kind},
-                             pi.where(pi.nodes[iface].el), f"{level.vpath}/{iface}", iface,
-                             level)
+        entry = ({"path": f"{level.vpath}/{iface}", "special": kind},
+                 pi.where(pi.nodes[iface].el), f"{level.vpath}/{iface}", iface, level)
+        if per_parent == rate:
+            ends[iface] = (a_end, a_rate, rate,
+                           [dict(name=name, rate=rate, firings=outer, entry=entry)] + deeper)
+            continue
+        flat.actors[name] = entry
         flat.firings[name] = outer
-        chan = dict(src=name, dst=a_end, prod=per_parent, cons=a_rate) if is_in else \
-            dict(src=a_end, dst=name, prod=a_rate, cons=per_parent)
+        chan = dict(src=name, dst=a_end, prod=per_parent, cons=a_rate, hops=deeper) \
+            if is_in else dict(src=a_end, dst=name, prod=a_rate, cons=per_parent,
+                               hops=deeper[::-1])
         flat.channels.append(dict(chan, delay=0, type=dtype, origin=pi.where(el),
                                   name=identifier(f"{prefix}{src}_{sp}__{dst}_{dp}")))
-        ends[iface] = (name, rate, rate)
+        ends[iface] = (name, rate, rate, [])
     return ends
 
 
@@ -472,13 +478,48 @@ def _end(level, inner, nid, port, el, prefix):
     """The flat actor and rate at one end of a fifo of ``level``; a hierarchical actor's
     port must carry its interface's rate (PREESM's ``checkInterfaceRate``)."""
     if nid not in inner:
-        return identifier(prefix + nid), level.rate(nid, port, el)
+        return identifier(prefix + nid), level.rate(nid, port, el), []
     if port not in inner[nid]:
         raise ParseError(f"hierarchical actor '{level.vpath}/{nid}' has no interface "
                          f"'{port}' in its subgraph", level.pi.where(el))
-    end, rate, iface_rate = inner[nid][port]
+    end, rate, iface_rate, hops = inner[nid][port]
     outer = level.rate(nid, port, el)
     if outer != iface_rate:
         raise ParseError(f"port '{port}' of '{level.vpath}/{nid}' has rate {outer} but its "
                          f"interface in the subgraph has {iface_rate}", level.pi.where(el))
-    return end, rate
+    return end, rate, hops
+
+
+def _anchor(flat: Flat) -> None:
+    """Keep a skipped interface where the flat graph would otherwise iterate fewer times
+    than PREESM's count: a hierarchical actor that fires once while its subgraph's actors
+    fire twice per firing of their neighbours leaves a flat component whose smallest
+    repetition vector is half PREESM's.  The interface (firing as often as the
+    hierarchical actor) restores PREESM's iteration; those of the least-fired
+    hierarchical actors are kept first."""
+    while True:
+        q = _local_rv(list(flat.actors), [(c["src"], c["dst"], c["prod"], c["cons"],
+                                           c["origin"]) for c in flat.channels])
+        short = {a for a in q if q[a] != flat.firings[a]}
+        hops = [(h["firings"], k, i) for k, c in enumerate(flat.channels)
+                if c["src"] in short for i, h in enumerate(c["hops"])]
+        if not short or not hops:
+            break
+        _, k, i = min(hops)
+        _keep(flat, k, i)
+
+
+def _keep(flat: Flat, k: int, i: int) -> None:
+    """Split channel ``k`` at its hop ``i`` (a skipped interface) into two channels
+    through that interface's actor."""
+    ch = flat.channels[k]
+    hop = ch["hops"][i]
+    flat.actors[hop["name"]] = hop["entry"]
+    flat.firings[hop["name"]] = hop["firings"]
+    at = ch.get("at", 0)        # the segment of the declared fifo, which has the delay
+    first = dict(ch, dst=hop["name"], cons=hop["rate"], hops=ch["hops"][:i],
+                 delay=ch["delay"] if at <= i else 0)
+    second = dict(ch, src=hop["name"], prod=hop["rate"], hops=ch["hops"][i + 1:],
+                  delay=ch["delay"] if at > i else 0, at=max(at - i - 1, 0),
+                  name=identifier(f"{hop['name']}__{ch['dst']}"))
+    flat.channels[k:k + 1] = [first, second]
