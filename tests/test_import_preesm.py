@@ -419,3 +419,35 @@ def test_preesm_apps(folder, graph, scenario, tmp_path, capsys):
     ident = {k.replace("-", "_").replace(".", "_"): v for k, v in count.items()}
     assert rv == {a: ident[a] for a in rv}
     assert len(rv) >= 2
+
+
+def test_inconsistent_rates_name_the_fifo(tmp_path):
+    top = _broken(tmp_path, '<port annotation="NONE" expr="2" kind="output" name="fb"/>',
+                  '<port annotation="NONE" expr="3" kind="output" name="fb"/>')
+    with pytest.raises(ValueError, match=r"channel 'top/Snk.fb-Src.fb'") as err:
+        import_preesm(top)
+    assert err.value.origin[1] == next(
+        i for i, s in enumerate(top.read_text().splitlines(), 1)
+        if 'source="Snk" sourceport="fb"' in s)
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ('slam:componentType="parallelComNode"', 'slam:componentType="Dma"', "is a Dma"),
+    ('slam:linkType="DataLink" slam:referenceId="l1"',
+     'slam:linkType="ControlLink" slam:referenceId="l1"', "is a ControlLink"),
+    ('slam:directedLink="undirected" slam:linkType="DataLink" slam:referenceId="l2"',
+     'slam:directedLink="directed" slam:linkType="DataLink" slam:referenceId="l2"',
+     "link 'l2' is directed"),
+    ('spirit:componentRef="bus"/>\n            <spirit:activeInterface spirit:busRef="bus" '
+     'spirit:componentRef="dsp0"/>',
+     'spirit:componentRef="core0"/>\n            <spirit:activeInterface spirit:busRef="bus" '
+     'spirit:componentRef="dsp0"/>', "joins two operators"),
+])
+def test_slam_refusals_by_name(tmp_path, old, new, message):
+    text = SLAM.read_text()
+    assert old in text
+    path = tmp_path / "board.slam"
+    path.write_text(text.replace(old, new))
+    with pytest.raises(ParseError, match=message) as err:
+        import_preesm(TOP, path, SCENARIO)
+    assert err.value.origin[0] == str(path) and err.value.origin[1] > 1

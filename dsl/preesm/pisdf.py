@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 
 from dsl.errors import ParseError
 from dsl.preesm.jep import evaluate, rounded
-from dsl.preesm.scenario import Scenario, default_type_bytes
+from dsl.preesm.scenario import Scenario
 from dsl.preesm.slam import identifier
 from dsl.preesm.xml import children, read_xml
+from moc.graph import SDFGraph
+from moc.repetition import repetition_vector
 
 SPECIAL = ("broadcast", "fork", "join", "roundbuffer", "init", "end")
 PARAMS = ("param", "moldable_param", "cfg_in_iface")
@@ -248,37 +249,17 @@ class _Level:
         return value
 
 
-def _local_rv(actors: list[str], edges: list[tuple]) -> dict[str, Fraction]:
+def _local_rv(actors: list[str], edges: list[tuple]) -> dict[str, int]:
     """The smallest positive integer solution of ``prod·q(src) = cons·q(dst)`` per
-    connected component (PREESM's ``LCMBasedBRV``); edges ``(src, dst, prod, cons,
-    origin)``."""
-    adj = {a: [] for a in actors}
-    for src, dst, p, c, origin in edges:
-        adj[src].append((dst, Fraction(p, c), origin))
-        adj[dst].append((src, Fraction(c, p), origin))
-    q: dict[str, Fraction] = {}
-    for start in actors:
-        if start in q:
-            continue
-        comp, stack = [start], [start]
-        q[start] = Fraction(1)
-        while stack:
-            a = stack.pop()
-            for b, ratio, origin in adj[a]:
-                want = q[a] * ratio
-                if b not in q:
-                    q[b] = want
-                    comp.append(b)
-                    stack.append(b)
-                elif q[b] != want:
-                    raise ParseError(f"inconsistent rates: the repetitions of '{a}' and "
-                                     f"'{b}' contradict each other", origin)
-        lcm = math.lcm(*(f.denominator for f in (q[a] for a in comp)))
-        ints = [int(q[a] * lcm) for a in comp]
-        g = math.gcd(*ints)
-        for a, v in zip(comp, ints):
-            q[a] = v // g
-    return q
+    connected component (PREESM's ``LCMBasedBRV``, the balance equations that
+    :func:`moc.repetition.repetition_vector` solves); edges ``(src, dst, prod, cons,
+    origin, name)``."""
+    graph = SDFGraph("level")
+    for actor in actors:
+        graph.add_actor(actor)
+    for src, dst, prod, cons, origin, name in edges:
+        graph.add_channel(src, dst, name, prod=prod, cons=cons, origin=origin)
+    return repetition_vector(graph)
 
 
 def flatten(path, scenario: Scenario | None = None) -> Flat:
@@ -312,7 +293,8 @@ def _flatten(level: _Level, flat: Flat, prefix: str, outer: int, scenario, stack
                               pi.nodes[dst].kind in INTERFACES):
             iface_edges.append((el, src, sp, dst, dp, dtype))
             continue
-        edges.append((src, dst, level.rate(src, sp, el), level.rate(dst, dp, el), where(el)))
+        edges.append((src, dst, level.rate(src, sp, el), level.rate(dst, dp, el), where(el),
+                      f"{level.vpath}/{src}.{sp}-{dst}.{dp}"))
     for a in actors:
         if pi.nodes[a].kind in ("fork", "join", "broadcast", "roundbuffer"):
             _check_special(level, a)
@@ -499,7 +481,8 @@ def _anchor(flat: Flat) -> None:
     hierarchical actors are kept first."""
     while True:
         q = _local_rv(list(flat.actors), [(c["src"], c["dst"], c["prod"], c["cons"],
-                                           c["origin"]) for c in flat.channels])
+                                           c["origin"], f"{c['name']}#{k}")
+                                          for k, c in enumerate(flat.channels)])
         short = {a for a in q if q[a] != flat.firings[a]}
         hops = [(h["firings"], k, i) for k, c in enumerate(flat.channels)
                 if c["src"] in short for i, h in enumerate(c["hops"])]

@@ -53,14 +53,15 @@ class Scenario:
     def type_bytes(self, dtype: str):
         """Bytes per token of ``dtype`` (scenario first, then PREESM's C type table),
         or None when neither knows it."""
-        bits = self.type_bits.get(dtype, DEFAULT_TYPE_BITS.get(dtype))
-        if bits is None:
-            return None
-        return bits // 8 if bits % 8 == 0 else bits / 8
+        return _bytes(self.type_bits.get(dtype, DEFAULT_TYPE_BITS.get(dtype)))
 
 
 def default_type_bytes(dtype: str):
-    bits = DEFAULT_TYPE_BITS.get(dtype)
+    """Bytes per token of the C type ``dtype`` (PREESM's table), or None."""
+    return _bytes(DEFAULT_TYPE_BITS.get(dtype))
+
+
+def _bytes(bits):
     return None if bits is None else (bits // 8 if bits % 8 == 0 else bits / 8)
 
 

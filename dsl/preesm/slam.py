@@ -10,10 +10,10 @@ Refused by name: DMAs and memories, hierarchical components (a refinement), cont
 links, directed links, and a link between two operators (mapeval routes through CNs)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from dsl.errors import ParseError
+from dsl.sdf3 import _identifier
 from dsl.preesm.xml import children, child_text, read_xml
 
 OPERATOR_KINDS = ("Operator", "CPU", "GPU", "FPGA")
@@ -23,8 +23,8 @@ DEFAULT_TIME = 100
 
 
 def identifier(text: str) -> str:
-    ident = re.sub(r"\W", "_", text or "")
-    return ident if ident and not ident[0].isdigit() else "_" + ident
+    """``text`` as a name of mapeval's formats (as SDF3 import makes them)."""
+    return _identifier(text or "")
 
 
 @dataclass
