@@ -451,3 +451,28 @@ def test_slam_refusals_by_name(tmp_path, old, new, message):
     with pytest.raises(ParseError, match=message) as err:
         import_preesm(TOP, path, SCENARIO)
     assert err.value.origin[0] == str(path) and err.value.origin[1] > 1
+
+
+def test_top_level_configuration_interface_and_moldable_parameter(tmp_path):
+    """A top-level cfg_in_iface takes its defaultValue (or the scenario's value); a
+    moldable parameter its current expr.  S writes 6·w = 12 and A reads m = 2: q(A) = 6;
+    with the scenario's w = 1 and m = 3, S writes 6 and A reads 3: q(A) = 2."""
+    nodes = ['<node id="w" kind="cfg_in_iface" defaultValue="2"/>',
+             '<node id="m" kind="moldable_param" expr="2" moldable_expr="1;2;4"/>',
+             '<node id="S" kind="actor"><port kind="cfg_input" name="x"/>'
+             + _port("output", "o", "6*x") + "</node>",
+             '<node id="A" kind="actor"><port kind="cfg_input" name="y"/>'
+             + _port("input", "i", "y") + "</node>"]
+    edges = ['<edge kind="fifo" source="S" sourceport="o" target="A" targetport="i" '
+             'type="int8_t"/>',
+             '<edge kind="dependency" source="w" target="S" targetport="x"/>',
+             '<edge kind="dependency" source="m" target="A" targetport="y"/>']
+    pi = tmp_path / "g.pi"
+    pi.write_text(_chain_pi("g", nodes, edges))
+    result = import_preesm(pi)
+    assert repetition_vector(result.graph.bind()) == {"S": 1, "A": 6}
+    assert result.graph.params == {"w": 2, "m": 2}
+    sc = tmp_path / "s.scenario"
+    sc.write_text('<scenario><parameterValues><parameter name="w" parent="g" value="1"/>'
+                  '<parameter name="m" parent="g" value="3"/></parameterValues></scenario>')
+    assert repetition_vector(import_preesm(pi, scenario=sc).graph.bind()) == {"S": 1, "A": 2}

@@ -401,7 +401,9 @@ def run_preesm(args):
     source = " ".join(str(p) for p in inputs)
     g = result.graph
     texts = {f"{g.name}.sdf": f"# Imported by 'mapeval import preesm' from {source}\n"
-             + dsl.format_sdf(g).rstrip("\n") + "\n"}
+             "# The parameters are the values of the top graph's; rates, delays and times "
+             "are\n# evaluated numbers: to change a parameter, change it in PREESM and "
+             "import again.\n" + dsl.format_sdf(g).rstrip("\n") + "\n"}
     if result.slam is not None:
         texts[f"{Path(args.slam).stem}.moa"] = format_moa(
             result.slam, f"# Imported by 'mapeval import preesm' from {source}")
