@@ -97,6 +97,19 @@ def test_scenario_parameter_value_overrides():
     assert result.graph.params["K"] == 12
 
 
+def test_scenario_value_of_a_subgraph_parameter(tmp_path):
+    """PREESM names a subgraph by its hierarchical actor: parent="H".  half = 4 makes G
+    read 4 and write 2: locally q(F) = 4, q(G) = 1; the interfaces need 8 / (2·4) = 1 and
+    4 / (2·1) = 2, so F fires 8 and G 2 times per firing of H."""
+    sc = tmp_path / "s.scenario"
+    sc.write_text(SCENARIO.read_text().replace(
+        "<parameterValues/>",
+        '<parameterValues><parameter name="half" parent="H" value="4"/></parameterValues>'))
+    result = import_preesm(TOP, SLAM, sc)
+    assert repetition_vector(result.graph.bind()) == dict(HAND, H_G=2)
+    assert not [u for u in result.unmatched if "parameter" in u]
+
+
 def test_cli_writes_sdf_and_moa_and_search_runs(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["import", "preesm", str(TOP), "--slam", str(SLAM), "--scenario",
@@ -315,8 +328,9 @@ def _count(pi: Path, values: dict, iface: dict, vpath: str, prefix: str, outer: 
             n = nodes[pid]
             if n.get("kind") == "cfg_in_iface" and iface is not None:
                 val[pid] = iface[pid]
-            elif (vpath, pid) in values:
-                val[pid] = _py(values[(vpath, pid)], {s: param(s) for s, _ in deps.get(pid, [])})
+            elif (vpath.split("/")[-1], pid) in values:       # by the graph's name
+                val[pid] = _py(values[(vpath.split("/")[-1], pid)],
+                               {s: param(s) for s, _ in deps.get(pid, [])})
             else:
                 expr = n.get("expr") if n.get("kind") != "cfg_in_iface" else \
                     n.get("defaultValue")

@@ -195,7 +195,10 @@ class _Level:
         if nid in self._busy:
             raise ParseError(f"parameter '{nid}' depends on itself", where)
         self._busy.add(nid)
-        given = self.scenario.parameters.get((self.vpath, nid)) if self.scenario else None
+        # the scenario names a parameter by its graph's name: a subgraph takes the name
+        # of the hierarchical actor it refines (PREESM's RefinementResolver)
+        key = (self.vpath.rsplit("/", 1)[-1], nid)
+        given = self.scenario.parameters.get(key) if self.scenario else None
         env = self._inputs(nid, where)
         if node.kind == "cfg_in_iface" and not self.top:
             if nid not in self.iface_values:
@@ -204,7 +207,7 @@ class _Level:
                                  "port of that name connected)", where)
             value = self.iface_values[nid]
         elif given is not None:
-            self.used.add((self.vpath, nid))
+            self.used.add(key)
             value = evaluate(given[0], env, f"value of parameter '{nid}' of '{self.vpath}' "
                              "in the scenario", given[1])
         elif node.kind == "cfg_in_iface":
