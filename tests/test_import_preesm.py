@@ -97,6 +97,18 @@ def test_scenario_parameter_value_overrides():
     assert result.graph.params["K"] == 12
 
 
+def test_special_vertex_operators_run_special_actors(tmp_path):
+    sc = tmp_path / "s.scenario"
+    sc.write_text(SCENARIO.read_text().replace(
+        "</dataTypes>", '</dataTypes><specialVertexOperators><specialVertexOperator '
+        'path="core1"/></specialVertexOperators>'))
+    g = import_preesm(TOP, SLAM, sc).graph
+    allowed = {a: g.actors[a].attrs.get("allowed") for a in g.actors}
+    assert allowed["Fk"] == allowed["H_in"] == allowed["RB"] == "core1"
+    assert allowed["Src"] == "core0" and allowed["H_F"] == "core0 core1"
+    assert "allowed" not in g.actors["D"].attrs
+
+
 def test_scenario_value_of_a_subgraph_parameter(tmp_path):
     """PREESM names a subgraph by its hierarchical actor: parent="H".  half = 4 makes G
     read 4 and write 2: locally q(F) = 4, q(G) = 1; the interfaces need 8 / (2·4) = 1 and

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from dsl.errors import ParseError
 from dsl.preesm.jep import evaluate
-from dsl.preesm.pisdf import Flat, flatten
-from dsl.preesm.scenario import Scenario, default_type_bytes, read_scenario
+from dsl.preesm.pisdf import SPECIAL, Flat, flatten
+from dsl.preesm.scenario import Allowed, Scenario, default_type_bytes, read_scenario
 from dsl.preesm.slam import Slam, format_moa, identifier, read_slam
 from moc.graph import SDFGraph
 
@@ -80,7 +80,7 @@ def _graph(flat: Flat, sc: Scenario | None, arch: Slam | None) -> SDFGraph:
         attrs = dict(attrs)
         attrs.update(_times(attrs.get("special"), sc, op_types, vpath,
                             lambda: level.actor_env(nid), max(rates[name])))
-        allowed = _allowed(sc, vpath) if sc is not None else None
+        allowed = _allowed(sc, vpath, attrs.get("special")) if sc is not None else None
         if allowed is not None and attrs.get("special") not in ("delay", "interface"):
             unknown = [o for o in allowed if arch is not None and o not in arch.operators]
             if unknown:
@@ -120,9 +120,13 @@ def _times(special, sc, op_types, vpath, env, tokens) -> dict:
     return times
 
 
-def _allowed(sc: Scenario, vpath: str):
-    """The operators allowed for the actor at ``vpath``: its own constraints, else those
-    of its nearest enclosing hierarchical actor; None when the scenario has none."""
+def _allowed(sc: Scenario, vpath: str, special):
+    """The operators allowed for the actor at ``vpath``: for a special actor the
+    scenario's special vertex operators (as PREESM maps them); else, or when it lists
+    none, its own constraints, else those of its nearest enclosing hierarchical actor;
+    None when the scenario has none."""
+    if special in SPECIAL and sc.special_operators:
+        return Allowed.of(sc.special_operators, "special vertex operators", sc.special_origin)
     path = vpath
     while True:
         if path in sc.constraints:

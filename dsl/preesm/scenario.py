@@ -33,6 +33,12 @@ class Allowed(list):
         super().__init__()
         self.path, self.origin = path, origin
 
+    @classmethod
+    def of(cls, names, path, origin) -> "Allowed":
+        allowed = cls(path, origin)
+        allowed.extend(names)
+        return allowed
+
 
 @dataclass
 class Scenario:
@@ -47,6 +53,9 @@ class Scenario:
     type_bits: dict = field(default_factory=dict)
     #: (graph path, parameter) -> (expression, origin)
     parameters: dict = field(default_factory=dict)
+    #: operators that may run special actors (broadcast, fork, join, round buffer)
+    special_operators: list = field(default_factory=list)
+    special_origin: tuple | None = None
     algorithm: str | None = None
     architecture: str | None = None
 
@@ -108,6 +117,13 @@ def read_scenario(path) -> Scenario:
                 raise ParseError(f"memcpyspeed of '{el.get('opname')}': setuptime and "
                                  "timeperunit must be numbers", where(el)) from None
     for simu in children(root, "simuParams"):
+        for ops in children(simu, "specialVertexOperators"):
+            sc.special_origin = where(ops)
+            for el in children(ops, "specialVertexOperator"):
+                if not el.get("path"):
+                    raise ParseError("<specialVertexOperator> without a path", where(el))
+                if el.get("path") not in sc.special_operators:
+                    sc.special_operators.append(el.get("path"))
         for types in children(simu, "dataTypes"):
             for el in children(types, "dataType"):
                 try:
