@@ -25,7 +25,7 @@ from moc.graph import SDFGraph
 #: setup time, time per token
 DEFAULT_MEMCPY = (1, 1 / 1000)
 
-__all__ = ["import_preesm", "PreesmImport", "read_scenario", "read_slam", "flatten",
+__all__ = ["import_preesm", "output_files", "PreesmImport", "read_scenario", "read_slam", "flatten",
            "format_moa"]
 
 
@@ -38,6 +38,34 @@ class PreesmImport:
     firings: dict
     #: scenario entries that name nothing of the graph (PREESM ignores them too)
     unmatched: tuple = ()
+
+    def notes(self, most: int = 5) -> list[str]:
+        """Lines saying which scenario entries name nothing (the first ``most``)."""
+        lines = [f"note: the scenario's {item} names nothing in the graph; ignored, as "
+                 "PREESM does" for item in self.unmatched[:most]]
+        if len(self.unmatched) > most:
+            lines.append(f"note: and {len(self.unmatched) - most} more such scenario "
+                         "entries")
+        return lines
+
+
+def output_files(result: PreesmImport, sources, moa_name=None) -> list[tuple]:
+    """``(file name, text, summary)`` of the ``.sdf`` and (with an architecture and
+    ``moa_name``) the ``.moa`` that ``mapeval import preesm`` writes."""
+    from dsl.printer import format_sdf
+
+    source = " ".join(str(p) for p in sources)
+    g = result.graph
+    head = (f"# Imported by 'mapeval import preesm' from {source}\n# The parameters are "
+            "the values of the top graph's; rates, delays and times are\n# evaluated "
+            "numbers: to change a parameter, change it in PREESM and import again.\n")
+    files = [(f"{g.name}.sdf", head + format_sdf(g).rstrip("\n") + "\n",
+              f"graph '{g.name}', {len(g.actors)} actors, {len(g.channels)} channels")]
+    if result.slam is not None and moa_name:
+        files.append((f"{moa_name}.moa", format_moa(
+            result.slam, f"# Imported by 'mapeval import preesm' from {source}"),
+            f"{len(result.slam.operators)} PEs, {len(result.slam.com_nodes)} CNs"))
+    return files
 
 
 def import_preesm(pi, slam=None, scenario=None) -> PreesmImport:

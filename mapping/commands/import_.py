@@ -381,40 +381,29 @@ def run_gpu_table(args):
 
 
 def run_preesm(args):
-    import dsl
-    from dsl.preesm import format_moa, import_preesm
+    from dsl.preesm import import_preesm, output_files
 
     inputs = [Path(x) for x in (args.path, args.slam, args.scenario) if x is not None]
-    for path in inputs:
+    for path, suffix in zip(inputs, [".pi"] + [".slam"] * (args.slam is not None)
+                            + [".scenario"] * (args.scenario is not None)):
+        if path.suffix.lower() != suffix:
+            raise InputError(f"'{path}': expected a PREESM {suffix} file")
         check_readable(path)
     out = args.output
     directory = out is not None and (Path(out).is_dir() or out.endswith(("/", "\\")))
     if args.slam is not None and not directory:
         raise InputError("--slam writes a .moa too: give -o a directory")
     result = import_preesm(args.path, args.slam, args.scenario)
-    for item in result.unmatched[:5]:
-        print(f"note: the scenario's {item} names nothing in the graph; ignored, as "
-              "PREESM does", file=sys.stderr)
-    if len(result.unmatched) > 5:
-        print(f"note: and {len(result.unmatched) - 5} more such scenario entries",
-              file=sys.stderr)
-    source = " ".join(str(p) for p in inputs)
-    g = result.graph
-    texts = {f"{g.name}.sdf": f"# Imported by 'mapeval import preesm' from {source}\n"
-             "# The parameters are the values of the top graph's; rates, delays and times "
-             "are\n# evaluated numbers: to change a parameter, change it in PREESM and "
-             "import again.\n" + dsl.format_sdf(g).rstrip("\n") + "\n"}
-    if result.slam is not None:
-        texts[f"{Path(args.slam).stem}.moa"] = format_moa(
-            result.slam, f"# Imported by 'mapeval import preesm' from {source}")
+    for line in result.notes():
+        print(line, file=sys.stderr)
+    files = output_files(result, inputs, args.slam and Path(args.slam).stem)
     if not directory:
-        _emit(texts[f"{g.name}.sdf"], out, inputs,
-              f"graph '{g.name}', {len(g.actors)} actors, {len(g.channels)} channels")
+        _, text, note = files[0]
+        _emit(text, out, inputs, note)
         return 0
     Path(out).mkdir(parents=True, exist_ok=True)
-    for name, text in texts.items():
-        target = Path(out) / name
-        check_output(target, inputs, None, "the output of 'mapeval import preesm'")
-        write_atomically(target, text, inputs=inputs, what="the output of 'mapeval import "
-                         "preesm'", note=f"{name}")
+    for name, text, note in files:
+        check_output(Path(out) / name, inputs, None, "the output of 'mapeval import preesm'")
+        write_atomically(Path(out) / name, text, inputs=inputs, note=note,
+                         what="the output of 'mapeval import preesm'")
     return 0
