@@ -287,7 +287,7 @@ APPS = [
     ("org.ietr.preesm.reinforcement_learning", "training/training.pi",
      "1coreTraining.scenario"),                                                     # H
     ("org.ietr.preesm.graphic_libraries/org.ietr.preesm.gaussian-pyramid",
-     "second_level_slice.pi", "second_level_slice_4CoreX86.scenario"),              # H (2 levels)
+     "second_level_slice.pi", "second_level_slice_4CoreX86.scenario"),        # H, 2 levels
     ("org.ietr.preesm.graphic_libraries/org.ietr.preesm.lane-detection",
      "lane_detection.pi", "lane_detection_1CoreX86.scenario"),                      # E
     ("vector-manipulation/org.ietr.preesm.matrix.accumulation", "addition.pi",

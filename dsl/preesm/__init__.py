@@ -25,7 +25,8 @@ from moc.graph import SDFGraph
 #: setup time, time per token
 DEFAULT_MEMCPY = (1, 1 / 1000)
 
-__all__ = ["import_preesm", "output_files", "PreesmImport", "read_scenario", "read_slam", "flatten",
+__all__ = ["import_preesm", "output_files", "PreesmImport", "read_scenario", "read_slam",
+           "flatten",
            "format_moa"]
 
 

@@ -71,7 +71,8 @@ def _sqrt(x):
 
 #: name -> (function, arity or None for any number ≥ 1)
 FUNCTIONS = {
-    "floor": (math.floor, 1), "ceil": (math.ceil, 1), "round": (lambda x: math.floor(x + 0.5), 1),
+    "floor": (math.floor, 1), "ceil": (math.ceil, 1),
+    "round": (lambda x: math.floor(x + 0.5), 1),
     "abs": (abs, 1), "sqrt": (_sqrt, 1), "exp": (math.exp, 1), "ln": (_ln, 1),
     "log": (_log10, 1), "pow": (lambda x, y: _pow(x, y), 2), "mod": (_java_rem, 2),
     "min": (min, None), "max": (max, None), "sum": (lambda *xs: sum(xs), None),

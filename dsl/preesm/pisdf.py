@@ -1,5 +1,8 @@
 """PREESM's PiSDF graphs (``.pi``, GraphML) flattened into one static SDF graph.
 
+PiSDF is Desnos et al.'s parameterized and interfaced dataflow (PiMM, SAMOS 2013) over
+Piat et al.'s interface-based hierarchy (IBSDF, 2009); the rules below are PREESM's.
+
 Parameters (``param``, ``moldable_param`` at its current ``expr``) are evaluated from
 the parameters their dependencies connect (names are the setters' names); a
 configuration input interface (``cfg_in_iface``) takes the value of the parameter that
@@ -24,9 +27,9 @@ Special actors (``broadcast``, ``fork``, ``join``, ``roundbuffer``, ``init``, ``
 are actors with ``special = "<kind>"`` and their ports' rates; fork and join must move
 as many tokens in as out, a broadcast and a round buffer have one input (output).  A
 delay is the channel's initial tokens; a delay with a setter or a getter actor becomes
-an actor ``special = "delay"`` between them, firing once per iteration (the setter
-writes the delay's initial tokens, the getter reads its last ones), as PREESM's delay
-actor.  Refused by name: a parameter set at run time (a dependency from an actor's
+an actor ``special = "delay"`` between them, firing once per firing of its graph (the
+setter writes the delay's initial tokens, the getter reads its last ones), as PREESM's
+delay actor.  Refused by name: a parameter set at run time (a dependency from an actor's
 configuration output port, or a ``cfg_out_iface``), a non-persistent (``level="none"``)
 delay in a subgraph fired more than once, rates that are not positive."""
 from __future__ import annotations
@@ -151,7 +154,8 @@ class Flat:
     name: str
     params: dict = field(default_factory=dict)
     actors: dict = field(default_factory=dict)
-    channels: list = field(default_factory=list)   # dict(src, dst, prod, cons, delay, type, origin)
+    #: dicts of src, dst, prod, cons, delay, type, origin, name and skipped interfaces
+    channels: list = field(default_factory=list)
     #: flat actor -> firings per iteration by PREESM's hierarchical rule
     firings: dict = field(default_factory=dict)
     #: (graph path, parameter) of the scenario's values that were used
@@ -312,7 +316,8 @@ def _flatten(level: _Level, flat: Flat, prefix: str, outer: int, scenario, stack
         if node.refinement:
             sub = _refinement(node.refinement, pi.path, where(node.el))
             if sub.resolve() in stack:
-                raise ParseError(f"'{a}' refines to '{sub}', which contains it", where(node.el))
+                raise ParseError(f"'{a}' refines to '{sub}', which contains it",
+                                 where(node.el))
             sub_pi = _read_pi(sub)
             env = level.actor_env(a)
             sub_level = _Level(sub_pi, vpath, env, scenario, False)
@@ -362,7 +367,8 @@ def _check_special(level: _Level, nid: str) -> None:
     where = pi.where(node.el)
     what = f"{kind} '{level.vpath}/{nid}'"
     if kind in ("fork", "broadcast") and len(ins) != 1:
-        raise ParseError(f"{what} has {len(ins)} connected inputs; it takes exactly one", where)
+        raise ParseError(f"{what} has {len(ins)} connected inputs; it takes exactly one",
+                         where)
     if kind in ("join", "roundbuffer") and len(outs) != 1:
         raise ParseError(f"{what} has {len(outs)} connected outputs; it gives exactly one",
                          where)

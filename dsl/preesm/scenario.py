@@ -130,7 +130,8 @@ def read_scenario(path) -> Scenario:
                     size = int(el.get("size"))
                 except (TypeError, ValueError):
                     raise ParseError(f"data type '{el.get('name')}': size "
-                                     f"{el.get('size')!r} is not an integer", where(el)) from None
+                                     f"{el.get('size')!r} is not an integer",
+                                     where(el)) from None
                 sc.type_bits[el.get("name")] = size if in_bits else 8 * size
     for values in children(root, "parameterValues"):
         for el in children(values, "parameter"):
