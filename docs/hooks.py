@@ -38,7 +38,7 @@ def example_pages() -> dict[str, Path]:
 
 def command_help(words: list[str]) -> str:
     """What ``mapeval WORDS --help`` prints (without running a process)."""
-    from mapping import cli
+    from mapping.cli import main as cli
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
         cli.parse(cli.build_parser(words[0]), [*words, "--help"])
@@ -48,7 +48,7 @@ def command_help(words: list[str]) -> str:
 def subcommands(command: str) -> list[str]:
     """The formats or kinds of ``mapeval COMMAND FORMAT`` (``import``, ``export``,
     ``plot``), from the command's own parser."""
-    from mapping import cli
+    from mapping.cli import main as cli
     top = cli._subparsers(cli.build_parser(command)).choices[command]
     action = cli._subparsers(top)
     return list(action.choices) if action is not None else []
@@ -88,7 +88,7 @@ def model_parameters(name: str) -> str:
 
 def limits_table() -> str:
     """A Markdown table of the stated limits from their registry: name, default, what."""
-    from mapping.limits import LIMITS as registry
+    from mapping.cli.limits import LIMITS as registry
     rows = ["| limit | default | what it bounds |", "|---|---|---|"]
     for name in registry:
         rows.append(f"| `{name}` | {registry.get(name).value:,} | {registry.help(name)} |")

@@ -142,7 +142,7 @@ class Expression:
     def _children(self) -> tuple:
         return ()
 
-    def _postorder(self) -> tuple:
+    def postorder(self) -> tuple:
         """The nodes of this tree, children before their parent, left to right."""
         try:
             return self._walk
@@ -159,23 +159,23 @@ class Expression:
         return walk
 
     def _shape(self) -> tuple:
-        return tuple((type(n), n._key()) for n in self._postorder())
+        return tuple((type(n), n._key()) for n in self.postorder())
 
     def __eq__(self, other):
         if type(self) is not type(other):
             return False
-        a, b = self._postorder(), other._postorder()
+        a, b = self.postorder(), other.postorder()
         return len(a) == len(b) and all(type(x) is type(y) and x._key() == y._key()
                                         for x, y in zip(a, b))
 
     def __hash__(self):
-        return hash(tuple((type(n).__name__,) + n._key() for n in self._postorder()))
+        return hash(tuple((type(n).__name__,) + n._key() for n in self.postorder()))
 
     def __repr__(self):
         return f"{type(self).__name__}({str(self)!r})"
 
     def __reduce__(self):
-        return (_rebuild, (tuple((type(n), n._key(), n.origin) for n in self._postorder()),))
+        return (_rebuild, (tuple((type(n), n._key(), n.origin) for n in self.postorder()),))
 
     @property
     def names(self) -> frozenset[str]:
@@ -189,7 +189,7 @@ class Expression:
         except AttributeError:
             pass
         out: dict = {}
-        for node in self._postorder():
+        for node in self.postorder():
             if type(node) is Name and node.name not in out:
                 out[node.name] = node
         object.__setattr__(self, "_uses", out)
@@ -218,7 +218,7 @@ class Expression:
         :data:`NOISE_ULPS`)."""
         stack: list = []
         scales: list = []
-        for node in self._postorder():
+        for node in self.postorder():
             node._step(stack, scales, values)
         return stack[0]
 
@@ -230,7 +230,7 @@ class Expression:
 
     def __str__(self):
         texts: list = []
-        for node in self._postorder():
+        for node in self.postorder():
             n = node.arity
             if n:
                 args = texts[-n:]

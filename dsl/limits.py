@@ -1,7 +1,7 @@
 """Limits of the text formats: inputs that would take unbounded memory or time.
 
 Each is a module constant read where it is enforced; the command line raises it with
-``--limit NAME=N`` (``mapping.limits`` lists the names).  :func:`exceeded` words the
+``--limit NAME=N`` (``mapping.cli.limits`` lists the names).  :func:`exceeded` words the
 error, the same for every limit.
 """
 

@@ -11,9 +11,9 @@ __all__ = ["Mapping", "MappingError", "Evaluation", "ElementValue", "evaluate", 
            "bind_problem"]
 
 _LAZY = {"Mapping": "dsl.mappings", "MappingError": "mapping.errors",
-         "Evaluation": "mapping.evaluation", "ElementValue": "mapping.evaluation",
-         "evaluate": "mapping.evaluation", "Problem": "mapping.problem",
-         "bind_problem": "mapping.problem"}
+         "Evaluation": "mapping.evaluation.reference", "ElementValue": "mapping.evaluation.reference",
+         "evaluate": "mapping.evaluation.reference", "Problem": "mapping.semantics.problem",
+         "bind_problem": "mapping.semantics.problem"}
 
 
 def __getattr__(name):

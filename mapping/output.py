@@ -6,7 +6,7 @@ file beside it; missing directories on its way are created and said so on stderr
 device (``/dev/stdout``) is written through, never replaced; anything else is refused.
 A write that fails (a full disk, a quota, an I/O error) is an :class:`InputError` naming
 the path, and the temporary file goes, as it does on any exception or signal
-(:func:`mapping.cli.main` turns SIGTERM into :class:`mapping.errors.Terminated`).  An output never overwrites an input of the command,
+(:func:`mapping.cli.main.main` turns SIGTERM into :class:`mapping.errors.Terminated`).  An output never overwrites an input of the command,
 its extension must fit what is written, and every error names the user's path.  Under
 the command line (:func:`announce_writes`) every file written says so on stderr:
 ``wrote FILE``, the one place of that rule.

@@ -1,7 +1,7 @@
 """Limits of the SDF analyses: work that no exact method bounds is refused past these.
 
 Each is a module constant read where it is enforced; the command line raises it with
-``--limit NAME=N`` (``mapping.limits`` lists the names).
+``--limit NAME=N`` (``mapping.cli.limits`` lists the names).
 """
 
 #: firings (HSDF expansion) or firing runs (deadlock check) of one iteration

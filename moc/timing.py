@@ -124,7 +124,7 @@ def throughput(graph: SDFGraph, exec_attr: str = "exec") -> ThroughputResult:
     """Throughput and critical cycle of the self-timed execution by K-periodic
     scheduling (:mod:`moc.kperiodic`); errors as ``check`` for inconsistent or
     deadlocked graphs."""
-    graph, durations, q, floats = _prepared(graph, exec_attr)
+    graph, durations, q, floats = prepared(graph, exec_attr)
     return _floats(_throughput(graph, durations, q)[0], floats)
 
 
@@ -144,7 +144,7 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     faster, a self-loop its initial tokens, and the others are not explored (None).
     ``progress(n)``: n more instants explored.
     """
-    graph, durations, q, floats = _prepared(graph, exec_attr)
+    graph, durations, q, floats = prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
     if cyclo_static(graph):
         return _floats(_phased(graph, durations, q, result, simulate), floats)
@@ -199,7 +199,7 @@ def _phased(graph, durations, q, result, simulate):
                           MappingProxyType(dict.fromkeys(graph.channels)), schedule, method)
 
 
-def _prepared(graph, exec_attr):
+def prepared(graph, exec_attr):
     """The bound graph, its firing times as exact numbers, its repetition vector and
     whether a time was a float (the results are then given as floats).  A float counts
     as the decimal it prints as (0.1 as 1/10): three firings of 0.1 then take exactly

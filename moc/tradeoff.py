@@ -167,8 +167,8 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     first to end (at the budget, the one proven further).  ``max_explored``: stop, as at the
     budget, once that many distributions were timed.  Raises :class:`DeadlockError`
     where the graph deadlocks whatever its buffers."""
-    from moc.timing import _prepared
-    graph, durations, q, floats = _prepared(graph, exec_attr)
+    from moc.timing import prepared
+    graph, durations, q, floats = prepared(graph, exec_attr)
     check_deadlock(graph, q)
     bounds = capacity_bounds(graph)
     names = list(graph.channels)

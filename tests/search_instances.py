@@ -86,7 +86,7 @@ def main(argv=None):
     import os
     import time
 
-    from mapping.problem import bind_problem
+    from mapping.semantics.problem import bind_problem
     from mapping.search import search
 
     ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])

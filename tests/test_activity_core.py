@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import dsl
-from mapping.cli import main
-from mapping.element_activity import evaluate_activity
+from mapping.cli.main import main
+from mapping.evaluation.activity import evaluate_activity
 from mapping.errors import MappingError
-from mapping.evaluation import evaluate
-from mapping.fitting import assess
-from mapping.measurements import read_measurements
-from mapping.problem import bind_problem
+from mapping.evaluation.reference import evaluate
+from mapping.calibration.fitting import assess
+from mapping.calibration.measurements import read_measurements
+from mapping.semantics.problem import bind_problem
 
 SDF = """
 sdf chain {

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMING = ROOT / "examples" / "timing"

@@ -13,10 +13,10 @@ import networkx as nx
 import pytest
 
 import dsl
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.errors import MappingError
-from mapping.evaluation import evaluate
-from mapping.problem import Problem, bind_problem
+from mapping.evaluation.reference import evaluate
+from mapping.semantics.problem import Problem, bind_problem
 from mapping.search import search
 
 TIMING = Path(__file__).resolve().parents[1] / "examples" / "timing"
@@ -168,7 +168,7 @@ def test_export_dot_of_a_mapping(capsys, tmp_path):
 
 
 def test_mapping_diagram_in_python_routes_over_local_stores(objects):
-    from mapping.diagram import mapping_diagram
+    from mapping.evaluation.diagram import mapping_diagram
     app, arch, mapping = objects
     text = mapping_diagram(app, arch, mapping)                      # src on cpu, work on dsp
     assert '"actor:src" -> "cn:bus" [arrowhead=none];' in text      # unnamed: no label

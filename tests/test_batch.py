@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from moa import Architecture, CostSpec, available_models
-from mapping.batch import BatchEvaluator, compiled, evaluate_batch, evaluate_value
-from mapping.evaluation import evaluate
+from mapping.evaluation.batch import BatchEvaluator, compiled, evaluate_batch, evaluate_value
+from mapping.evaluation.reference import evaluate
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.metrics import known_metrics
-from mapping.problem import bind_problem
+from mapping.semantics.metrics import known_metrics
+from mapping.semantics.problem import bind_problem
 
 from search_problems import bench_arch, gsla, lsla, random_app, small_arch, split_arch
 

@@ -16,13 +16,13 @@ import pytest
 import dsl
 import moa.architecture
 from dsl.mappings import Mapping
-from mapping import fitting
-from mapping.cli import main
+from mapping.calibration import fitting
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.evaluation import evaluate
-from mapping.fitting import (RowModel, assess, coefficients, design_matrix, fitted_architecture,
+from mapping.evaluation.reference import evaluate
+from mapping.calibration.fitting import (RowModel, assess, coefficients, design_matrix, fitted_architecture,
                              parse_free)
-from mapping.measurements import MeasurementRow, read_measurements
+from mapping.calibration.measurements import MeasurementRow, read_measurements
 from moa import Architecture, CostSpec
 from moc import SDFGraph
 
@@ -143,7 +143,7 @@ def test_fit_and_free_are_one_option(tmp_path, capsys):
 
 @pytest.mark.parametrize("command", ["fit", "fidelity"])
 def test_files_may_follow_options_with_intermixed_parsing(command):
-    from mapping.commands import fidelity, fit
+    from mapping.cli.commands import fidelity, fit
     top = argparse.ArgumentParser()
     sub = top.add_subparsers(dest="command")
     {"fit": fit, "fidelity": fidelity}[command].add_parser(sub, command)
@@ -240,7 +240,7 @@ def test_many_mappings_per_parameter_set_go_through_the_batch_evaluator(monkeypa
     real = fitting.BatchEvaluator
     monkeypatch.setattr(fitting, "BatchEvaluator", lambda *a: used.append(a) or real(*a))
     model = RowModel(truth, rows, "time", "max", app)
-    # all rows at once (mapping.row_batch): neither one at a time nor per parameter set
+    # all rows at once (mapping.evaluation.row_batch): neither one at a time nor per parameter set
     value = RowModel.value
     monkeypatch.setattr(RowModel, "value", lambda *a: one_by_one.append(a) or value(*a))
     assert np.allclose(model.predict(), [r.measured for r in rows], rtol=1e-12)

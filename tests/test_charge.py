@@ -28,10 +28,10 @@ import numpy as np
 import pytest
 
 from dsl import parse_map, parse_moa, parse_sdf
-from mapping.batch import BatchEvaluator
-from mapping.cli import main
-from mapping.evaluation import evaluate
-from mapping.problem import bind_problem
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.cli.main import main
+from mapping.evaluation.reference import evaluate
+from mapping.semantics.problem import bind_problem
 from mapping.search import search
 from moa import Architecture, ArchitectureError
 from search_problems import bench_arch, random_app, roofline_arch
@@ -225,8 +225,8 @@ def test_fit_recovers_charged_cn_parameters(aggregate):
     ``ends``) over all 8 mappings; fitting both from 1 recovers them."""
     import itertools
     from dsl.mappings import Mapping
-    from mapping.fitting import RowModel, fit_parameters, parse_free
-    from mapping.measurements import MeasurementRow
+    from mapping.calibration.fitting import RowModel, fit_parameters, parse_free
+    from mapping.calibration.measurements import MeasurementRow
     app, arch, _, prob = problem("ends", "ends")
     rows = []
     for i, pes in enumerate(itertools.product(("p0", "p1"), repeat=3)):

@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

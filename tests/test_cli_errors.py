@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 APP = """\
 sdf app {

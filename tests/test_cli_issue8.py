@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 ODROID = [str(ROOT / "examples/odroid" / n) for n in ("stereo.sdf", "odroid.moa", "mappings.map")]
@@ -73,7 +73,7 @@ def test_a_command_without_its_kind_is_a_usage_error(capsys, command):
 
 def test_help_does_not_import_heavy_modules():
     code = ("import sys, contextlib, io\n"
-            "from mapping.cli import main\n"
+            "from mapping.cli.main import main\n"
             "for argv in (['--help'], ['plot', '--help'], ['search', '--help']):\n"
             "    with contextlib.redirect_stdout(io.StringIO()):\n"
             "        try: main(argv)\n"
@@ -114,7 +114,7 @@ def test_auto_with_a_budget_smaller_than_the_space_runs_a_heuristic(tmp_path, ca
 
 def test_python_search_defaults_to_auto(tmp_path):
     import dsl
-    from mapping.problem import bind_problem
+    from mapping.semantics.problem import bind_problem
     from mapping.search import search
     sdf, moa = chain(tmp_path, actors=4)
     problem = bind_problem(dsl.load_sdf(sdf)[0], dsl.load_moa(moa)[0], {})
@@ -125,7 +125,7 @@ def test_python_search_defaults_to_auto(tmp_path):
 
 def test_auto_builds_the_search_once(tmp_path, monkeypatch):
     import dsl
-    from mapping.problem import bind_problem
+    from mapping.semantics.problem import bind_problem
     from mapping.search import engine, search
     calls = []
     prepare = engine.prepare
@@ -245,7 +245,7 @@ def test_output_to_a_descriptor_writes_through_a_redirection(tmp_path):
         out.write("before\n")
         out.flush()
         inode = os.fstat(out.fileno()).st_ino
-        subprocess.run([sys.executable, "-m", "mapping.cli", "export", "dot", ODROID[1],
+        subprocess.run([sys.executable, "-m", "mapping.cli.main", "export", "dot", ODROID[1],
                         "-o", "/dev/fd/1"], stdout=out, check=True, cwd=ROOT,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     text = captured.read_text()
@@ -328,7 +328,7 @@ def test_the_sweep_limit_can_be_lowered_and_raised(capsys):
     assert code == 2 and "--limit sweep=3" in err
     code, out, err = run(capsys, "sweep", *TWO_IP, "--range", "f=0:1:3", "--limit", "sweep=3")
     assert code == 0 and len(out.splitlines()) == 4
-    from mapping.sweep import MAX_POINTS
+    from mapping.evaluation.sweep import MAX_POINTS
     assert MAX_POINTS == 1_000_000          # restored after the run
     code, _, err = run(capsys, "sweep", *TWO_IP, "--range", "f=0:1:3", "--limit", "nope=3")
     assert code == 2 and "unknown limit 'nope'" in err and "sweep" in err
@@ -362,8 +362,8 @@ def test_plot_logca_output_and_overhead_are_told_apart(tmp_path, capsys):
 
 
 def test_choices_come_from_the_registries():
-    from mapping.aggregation import AGGREGATIONS
-    from mapping.cli import build_parser
+    from mapping.semantics.aggregation import AGGREGATIONS
+    from mapping.cli.main import build_parser
     from mapping.plots import PLOTS
     from mapping.search.strategies import STRATEGIES
     for command, option, registry in (("eval", "--aggregate", AGGREGATIONS),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mapping.batch import BatchEvaluator
-from mapping.problem import bind_problem
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.semantics.problem import bind_problem
 from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
 from mapping.search.construct import construct, cost, walk_orders
 from mapping.search.delta import Neighbourhood

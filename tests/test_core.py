@@ -18,13 +18,13 @@ from moa.cost_models import CostModel, Parameters, register
 from moa.errors import CostModelError
 from moc import SDFGraph
 from dsl.mappings import Mapping
-from mapping.aggregation import AGGREGATIONS, Aggregation, aggregator, contributions
-from mapping.batch import MAX_PLAN_PES, BatchEvaluator
-from mapping.cli import main
+from mapping.semantics.aggregation import AGGREGATIONS, Aggregation, aggregator, contributions
+from mapping.evaluation.batch import MAX_PLAN_PES, BatchEvaluator
+from mapping.cli.main import main
 from mapping.errors import MappingError
-from mapping.evaluation import evaluate
-from mapping.metrics import element_metric, known_metrics
-from mapping.problem import bind_problem
+from mapping.evaluation.reference import evaluate
+from mapping.semantics.metrics import element_metric, known_metrics
+from mapping.semantics.problem import bind_problem
 
 from search_problems import bench_arch, lsla, random_app, roofline_arch
 
@@ -356,7 +356,7 @@ def test_a_new_aggregation_is_one_class_and_one_registry_line(monkeypatch):
 
 
 def test_activity_on_unmodelled_elements_only_is_an_error():
-    from mapping.element_activity import evaluate_activity
+    from mapping.evaluation.activity import evaluate_activity
     a = Architecture("a")
     a.add_pe("p", costs={"time": lsla(1.0)})
     a.add_pe("q", costs={"time": lsla(2.0), "energy": lsla(1.0)})

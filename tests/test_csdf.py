@@ -15,7 +15,7 @@ import pytest
 
 import dsl
 from dsl.errors import ParseError
-from mapping.cli import main
+from mapping.cli.main import main
 from moc import analyse, repetition_vector, throughput
 from moc.errors import DeadlockError, SDFError
 from moc.phases import Phases

@@ -181,7 +181,7 @@ def test_deadlock_check_stops_past_the_firings_limit(monkeypatch):
 
 
 def test_limit_error_is_a_clear_exit_2(monkeypatch, tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     path = tmp_path / "ping.sdf"
     path.write_text("sdf ping {\n  actor src; actor a; actor b\n  src -> a [prod = 1000]\n"
                     "  a -> b\n  b -> a [delay = 1]\n}\n")

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import dsl
-from mapping.batch import BatchEvaluator
-from mapping.problem import bind_problem
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.semantics.problem import bind_problem
 from mapping.search import search
 from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
 from mapping.search.delta import Delta, Neighbourhood, State

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from mapping.problem import bind_problem
+from mapping.semantics.problem import bind_problem
 from mapping.search import search
 
 from search_problems import bench_arch, random_app, small_arch
@@ -53,7 +53,7 @@ def test_cli_workers(tmp_path, capsys):
     pytest.importorskip("dask.distributed")
     pytest.importorskip("dsl.parser")
     import json
-    from mapping.cli import main
+    from mapping.cli.main import main
     from test_search import APP, ARCH
     (tmp_path / "app.sdf").write_text(APP)
     (tmp_path / "arch.moa").write_text(ARCH)

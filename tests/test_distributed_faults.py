@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from child_signals import default_signals
 
 pytest.importorskip("dask.distributed")
 pytest.importorskip("dsl.parser")
@@ -56,9 +57,10 @@ class Cli:
     wait on it is bounded."""
 
     def __init__(self, args, **kw):
-        self.proc = subprocess.Popen([sys.executable, "-m", "mapping.cli", *args],
+        self.proc = subprocess.Popen([sys.executable, "-m", "mapping.cli.main", *args],
                                      env=env(), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, **kw)
+                                     stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=default_signals, **kw)
         self.out, self.err = [], []
         self.readers = [threading.Thread(target=self._read, args=(s, b), daemon=True)
                         for s, b in ((self.proc.stdout, self.out),
@@ -149,7 +151,7 @@ def silent_listener():
 
 
 def test_bad_addresses_exit_2_within_deadline(inputs, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     for address, words, deadline in [
             ("", "empty address", 0), ("http://127.0.0.1:8786", "unknown scheme", 0),
             (":99999", "invalid port", 0),
@@ -166,7 +168,7 @@ def test_bad_addresses_exit_2_within_deadline(inputs, capsys):
 
 
 def test_silent_listener_exit_2_within_deadline(inputs, silent_listener, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     t = time.monotonic()
     assert main(["search", *inputs, "--scheduler", silent_listener,
                  "--connect-timeout", "1"]) == 2
@@ -177,7 +179,7 @@ def test_silent_listener_exit_2_within_deadline(inputs, silent_listener, capsys)
 
 def test_run_shard_is_run_task():
     """run_shard builds the tracker and generator as engine.run_task does."""
-    from mapping.problem import bind_problem
+    from mapping.semantics.problem import bind_problem
     from mapping.search.engine import plan, prepare, run_task
     from search_problems import bench_arch, random_app
     problem = bind_problem(random_app(10, 14, seed=1), bench_arch())
@@ -190,7 +192,7 @@ def test_run_shard_is_run_task():
 
 
 def test_run_task_reports_its_tracker_as_it_goes():
-    from mapping.problem import bind_problem
+    from mapping.semantics.problem import bind_problem
     from mapping.search.engine import plan, prepare, run_task
     from search_problems import bench_arch, random_app
     problem = bind_problem(random_app(10, 14, seed=1), bench_arch())
@@ -243,7 +245,7 @@ def external(tmp_path_factory):
 
 
 def test_killed_worker_same_result(external):
-    from mapping.problem import bind_problem
+    from mapping.semantics.problem import bind_problem
     from mapping.search.engine import plan, prepare, run_task
     from search_problems import bench_arch, random_app
     problem = bind_problem(random_app(12, 20, seed=3), bench_arch())
@@ -365,7 +367,7 @@ def flaky_shard(task, *args, **kw):
 
 
 def test_failed_shard_keeps_the_others(monkeypatch):
-    from mapping.problem import bind_problem
+    from mapping.semantics.problem import bind_problem
     from mapping.search import distributed, search
     from search_problems import bench_arch, random_app
     problem = bind_problem(random_app(10, 14, seed=1), bench_arch())
@@ -382,7 +384,7 @@ def test_failed_shard_keeps_the_others(monkeypatch):
 
 
 def test_outcome_in_the_result():
-    from mapping.commands.search import cluster_line, distributed_outcome
+    from mapping.cli.commands.search import cluster_line, distributed_outcome
     from mapping.search.common import SearchResult
     from mapping.search.distributed import Outcome
     workers = {"tcp://127.0.0.1:1": {"shards": 2, "evaluations": 10, "seconds": 1.0,

@@ -32,7 +32,7 @@ def test_the_docs_build_with_warnings_as_errors(tmp_path):
 
 
 def test_every_command_has_a_reference_entry_with_its_help():
-    from mapping.cli import COMMANDS
+    from mapping.cli.main import COMMANDS
     text = _text("cli.md")
     for name in COMMANDS:
         assert f"### mapeval {name}\n" in text, f"no reference entry for 'mapeval {name}'"
@@ -50,7 +50,7 @@ def test_every_cost_model_has_a_reference_entry():
 
 
 def test_every_aggregation_strategy_and_plot_is_documented():
-    from mapping.aggregation import AGGREGATIONS
+    from mapping.semantics.aggregation import AGGREGATIONS
     from mapping.plots import PLOTS
     from mapping.search.strategies import STRATEGIES
     evaluation, search, plots = _text("evaluation.md"), _text("search.md"), _text("plots.md")

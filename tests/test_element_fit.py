@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import dsl
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.fitting import assess, assess_elements, parse_element_columns
-from mapping.measurements import read_measurements
+from mapping.calibration.fitting import assess, assess_elements, parse_element_columns
+from mapping.calibration.measurements import read_measurements
 from moa import make_model
 from moc import TokenGroup
 
@@ -104,8 +104,8 @@ def test_per_element_fit_cross_validated(tmp_path, capsys):
     over the fold's training rows and ranks the whole model's t_w on its test rows."""
     from scipy import stats
 
-    from mapping.fitting import element_models, fit_elements, predict_fitted, RowModel
-    from mapping.validation import fold_splits
+    from mapping.calibration.fitting import element_models, fit_elements, predict_fitted, RowModel
+    from mapping.calibration.validation import fold_splits
 
     path = noisy_columns(tmp_path / "noisy.csv")
     args = [str(GSLA / "opencl.sdf"), str(GSLA / "gpu.moa"), str(GSLA / "mappings.map"),

@@ -9,7 +9,7 @@ import pytest
 import dsl
 from dsl.ert import read_ert, read_kernels, ert_moa
 from dsl.errors import ParseError
-from mapping.cli import main
+from mapping.cli.main import main
 from moa.roofline_analysis import Kernel, analyse
 
 ROOT = Path(__file__).resolve().parents[1]

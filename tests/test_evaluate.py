@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 DATA = Path(__file__).parent / "data"
 FILES = [str(DATA / "chain.sdf"), str(DATA / "chain.moa"), str(DATA / "chain.map")]

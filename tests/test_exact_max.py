@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import dsl
-from mapping.problem import bind_problem
+from mapping.semantics.problem import bind_problem
 from mapping.search import search
 from mapping.search import exact
 from mapping.search.engine import choose_strategy, prepare
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 DATA = Path(__file__).parent / "data" / "search_instances"
 OPTIMA = json.loads((DATA / "optima.json").read_text())
@@ -51,7 +51,7 @@ def test_stored_instances_are_the_generators():
         # no run may beat a proven bound; the stored mapping has the stored value
         assert entry["bound"] <= entry["value"]
         problem = bind_problem(app, arch)
-        from mapping.batch import BatchEvaluator
+        from mapping.evaluation.batch import BatchEvaluator
         assert BatchEvaluator(problem, "time", "max").value(entry["mapping"]) == \
             pytest.approx(entry["value"], rel=1e-12)
 

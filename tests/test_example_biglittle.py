@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 EX = Path(__file__).resolve().parents[1] / "examples" / "calibration" / "biglittle"
 
@@ -69,7 +69,7 @@ def test_within_figures_cover_the_training_rows_when_every_row_trains(capsys):
     # --test-fraction 0: the headline figures are over the training rows; the within
     # figures were over the (empty) test rows and came out null
     import json
-    from mapping.cli import main
+    from mapping.cli.main import main
     here = Path(__file__).resolve().parents[1] / "examples" / "calibration" / "biglittle"
     capsys.readouterr()
     code = main(["fidelity", str(here / "stereo.sdf"), str(here / "lsla.moa"),

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 EX = Path(__file__).resolve().parents[1] / "examples" / "calibration" / "preesm"
 ACTIVITY = [str(EX / "board.moa"), str(EX / "measurements.csv"), "--measured", "energy_J",

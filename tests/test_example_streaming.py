@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 HERE = Path(__file__).resolve().parent.parent / "examples" / "calibration" / "streaming"
 ACTORS = ["src", "deint", "fir_l", "fir_r", "mix", "eq", "comp", "sink"]

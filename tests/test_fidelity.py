@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mapping.cli import main
-from mapping.fidelity import JSON_KEYS, FidelityResult, fidelity, pairwise_fidelity
+from mapping.cli.main import main
+from mapping.calibration.fidelity import JSON_KEYS, FidelityResult, fidelity, pairwise_fidelity
 
 from duo_problem import PLACES, write_inputs
 

@@ -14,11 +14,11 @@ from pydantic import Field
 
 import dsl
 from dsl.mappings import Mapping
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.evaluation import evaluate
-from mapping.fitting import assess, expand_free, free_bounds, parse_free
-from mapping.measurements import MeasurementRow
+from mapping.evaluation.reference import evaluate
+from mapping.calibration.fitting import assess, expand_free, free_bounds, parse_free
+from mapping.calibration.measurements import MeasurementRow
 from moa.cost_models import (Bounds, CostModel, Parameters, available_models,
                              fittable_parameters, model_class, parameter_bounds)
 

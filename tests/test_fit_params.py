@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 import dsl
-from mapping.evaluation import evaluate
-from mapping.fitting import assess
-from mapping.measurements import MeasurementRow
+from mapping.evaluation.reference import evaluate
+from mapping.calibration.fitting import assess
+from mapping.calibration.measurements import MeasurementRow
 
 REPO = Path(__file__).resolve().parents[1]
 LOGCA = REPO / "examples" / "logca"
@@ -92,7 +92,7 @@ def _study(tmp_path, start):
 
 def _fit_json(capsys, files, free, *extra):
     import json
-    from mapping.cli import main
+    from mapping.cli.main import main
     capsys.readouterr()
     assert main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
                  "--free", free, "--test-fraction", "0", "--json", *extra]) == 0
@@ -118,7 +118,7 @@ def test_fit_recovers_actor_param_costs_and_element_parameters_through_max(tmp_p
 
 
 def test_fit_table_names_sdf_params_and_how_to_apply_them(tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     files = _study(tmp_path, TRUTH)
     capsys.readouterr()
     assert main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
@@ -130,7 +130,7 @@ def test_fit_table_names_sdf_params_and_how_to_apply_them(tmp_path, capsys):
 
 
 def test_bad_bare_name_lists_the_declared_parameters(tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     files = _study(tmp_path, TRUTH)
     code = main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",
                  "--free", "c_fftt"])
@@ -141,7 +141,7 @@ def test_bad_bare_name_lists_the_declared_parameters(tmp_path, capsys):
 
 
 def test_bare_param_that_changes_nothing_is_refused(tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     files = _study(tmp_path, TRUTH)
     sdf = Path(files[0])
     sdf.write_text(sdf.read_text().replace("param c_ifft = 5.0",
@@ -153,7 +153,7 @@ def test_bare_param_that_changes_nothing_is_refused(tmp_path, capsys):
 
 def test_multistart_is_seeded_and_reported(tmp_path):
     files = _study(tmp_path, {k: v * 10 for k, v in TRUTH.items()})
-    from mapping.fitting import random_starts
+    from mapping.calibration.fitting import random_starts
     import numpy as np
     u0, lower = np.array([1.0, 2.0, 0.0]), np.array([0.0, 0.0, 0.0])
     a, b = random_starts(u0, lower, 4, seed=1), random_starts(u0, lower, 4, seed=1)
@@ -163,7 +163,7 @@ def test_multistart_is_seeded_and_reported(tmp_path):
 
 
 def test_negative_starts_is_an_input_error(tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     files = _study(tmp_path, TRUTH)
     with pytest.raises(SystemExit) as exit_:
         main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",

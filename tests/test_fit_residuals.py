@@ -8,12 +8,12 @@ import pytest
 
 import dsl
 from dsl.mappings import Mapping
-from mapping.evaluation import evaluate
+from mapping.evaluation.reference import evaluate
 from mapping.errors import InputError
-from mapping.fitting import (RESIDUALS, RowModel, _overrides, assess, fitted_architecture,
+from mapping.calibration.fitting import (RESIDUALS, RowModel, _overrides, assess, fitted_architecture,
                              parse_free)
-from mapping.measurements import MeasurementRow
-from mapping.validation import cross_validate, fold_splits
+from mapping.calibration.measurements import MeasurementRow
+from mapping.calibration.validation import cross_validate, fold_splits
 
 from tests.test_fit_params import TRUTH, _fit_json, _study
 
@@ -88,7 +88,7 @@ def test_relative_recovery_through_the_cli_params_of_both_files_and_an_element(
 
 
 def test_relative_residuals_refuse_a_measurement_of_zero(tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     app, rows = _launch_rows()
     rows[3] = MeasurementRow(5, 4, rows[3].params, 0.0, rows[3].mapping)
     with pytest.raises(InputError, match="--residuals relative needs a positive measured"):
@@ -122,7 +122,7 @@ def _chain(tmp_path):
     files = _study(tmp_path, TRUTH)
     app = dsl.load_sdf(files[0])[0]
     arch = dsl.load_moa(files[1])[0]
-    from mapping.measurements import read_measurements
+    from mapping.calibration.measurements import read_measurements
     data = read_measurements(files[2], "time", actor_column="t_{actor}",
                              actors=list(app.actors), pes=arch.pes, cns=arch.cns,
                              params=list(app.params) + list(arch.params))
@@ -168,7 +168,7 @@ def test_a_prediction_binds_the_architecture_once_not_once_per_row(monkeypatch):
 
 
 def test_fit_table_says_relative_residuals(tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     files = _study(tmp_path, TRUTH)
     capsys.readouterr()
     assert main(["fit", *files, "--measured", "time", "--actor-column", "t_{actor}",

@@ -10,9 +10,9 @@ import pytest
 
 import dsl
 from dsl.mappings import Mapping
-from mapping.cli import main
-from mapping.fitting import RESIDUALS, assess
-from mapping.measurements import MeasurementRow
+from mapping.cli.main import main
+from mapping.calibration.fitting import RESIDUALS, assess
+from mapping.calibration.measurements import MeasurementRow
 
 SDF = "sdf k {\n    param size = 100\n    actor kernel [quanta = size]\n}\n"
 MOA = "moa g {\n    pe gpu [time = lsla(alpha = 1e-7, beta = 1e-3)]\n}\n"

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import dsl
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.evaluation import evaluate
-from mapping.fitting import (RowModel, assess, fitted_architecture, parse_free, split_rows)
+from mapping.evaluation.reference import evaluate
+from mapping.calibration.fitting import (RowModel, assess, fitted_architecture, parse_free, split_rows)
 from dsl.mappings import Mapping
-from mapping.measurements import MeasurementRow, read_measurements
+from mapping.calibration.measurements import MeasurementRow, read_measurements
 from moa import Architecture, CostSpec
 from moc import SDFGraph
 

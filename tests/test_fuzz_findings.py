@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 import dsl
+from child_signals import default_signals
 from dsl.errors import ParseError
-from mapping import cli
-from mapping.cli import main
+from mapping.cli import main as cli
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.limits import limits_set
+from mapping.cli.limits import limits_set
 from moa.errors import ArchitectureError
 from moc import check_deadlock
 from moc.errors import DeadlockError
@@ -39,7 +40,7 @@ def exit_code(argv) -> int:
 
 def run_cli(*argv, stdout=subprocess.PIPE, **kwargs) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "mapping.cli", *argv], env=env,
+    return subprocess.run([sys.executable, "-m", "mapping.cli.main", *argv], env=env,
                           stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120,
                           **kwargs)
 
@@ -245,10 +246,10 @@ def test_a_signal_during_sweep_keeps_the_old_output_and_leaves_no_temporary_file
     out = tmp_path / "out.csv"
     out.write_text("old\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "mapping.cli", "sweep", *ODROID, MAPS,
+    proc = subprocess.Popen([sys.executable, "-m", "mapping.cli.main", "sweep", *ODROID, MAPS,
                              "--mapping", "big_only", "-r", "f=0.5:2:1000000", "-o", str(out)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=default_signals)
     deadline = time.monotonic() + 60
     while not any(p.name.startswith(".out.csv.") for p in tmp_path.iterdir()):
         assert proc.poll() is None and time.monotonic() < deadline
@@ -258,6 +259,24 @@ def test_a_signal_during_sweep_keeps_the_old_output_and_leaves_no_temporary_file
     assert proc.returncode == status and "Traceback" not in err
     assert out.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_child_to_be_signalled_starts_interruptible_whatever_the_runner_ignores():
+    """``nohup python -m pytest &`` in a script starts the suite with SIGINT ignored; the
+    children the tests signal must still raise KeyboardInterrupt (issue 39: a sweep child
+    ran on for 60 s)."""
+    probe = [sys.executable, "-c",
+             "import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"]
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        inherited = subprocess.run(probe, capture_output=True, text=True).stdout.strip()
+        reset = subprocess.run(probe, capture_output=True, text=True,
+                               preexec_fn=default_signals).stdout.strip()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert inherited == "True"          # what the runner's disposition does to a child
+    assert reset == "False"
 
 
 # --- input paths that are not regular files --------------------------------------------
@@ -391,6 +410,6 @@ def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(monkeypatch, capsy
                 def __set_name__(self, owner, name):
                     raise interrupt
             type("Parameters", (), {"_none": Probe()})
-        monkeypatch.setattr("mapping.commands.check.run", run)
+        monkeypatch.setattr("mapping.cli.commands.check.run", run)
         assert main(["check", str(ROOT / "examples" / "odroid" / "odroid.moa")]) == code
         assert "internal error" not in capsys.readouterr().err

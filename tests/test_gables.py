@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mapping import Mapping, MappingError, evaluate
-from mapping.cli import main
+from mapping.cli.main import main
 from moa import Architecture, ArchitectureError, CostModelError, CostSpec, NoRouteError
 from moc import SDFGraph
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 from moa.cost_models.gpu import GENERATIONS, limits, occupancy
 
 # The rules worked by hand (CUDA Occupancy Calculator, cuda_occupancy.h; limits from the

@@ -10,9 +10,9 @@ import dsl
 from moa.cost_models import make_model
 from moa.cost_models.gpu import occupancy
 from moa.errors import CostModelError
-from mapping.evaluation import evaluate
-from mapping.fitting import assess
-from mapping.measurements import MeasurementRow
+from mapping.evaluation.reference import evaluate
+from mapping.calibration.fitting import assess
+from mapping.calibration.measurements import MeasurementRow
 
 
 # Hand computations with the CUDA occupancy calculator's rules: warps per block =

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "measurements" / "gpus"
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import dsl
-from mapping.cli import main
-from mapping.evaluation import evaluate
+from mapping.cli.main import main
+from mapping.evaluation.reference import evaluate
 
 # name, cc, SMs, cores, boost clock (MHz), DRAM GB/s, bus (bits): NVIDIA data sheets
 GPUS = [

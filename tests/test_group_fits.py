@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mapping.cli import main
-from mapping.fidelity import fidelity
-from mapping.validation import group_splits
+from mapping.cli.main import main
+from mapping.calibration.fidelity import fidelity
+from mapping.calibration.validation import group_splits
 
 MOA = """
 moa board {
@@ -219,7 +219,7 @@ def test_folds_within_groups_test_every_row_once(labels, folds, seed):
 
 
 def test_per_group_figures_are_listed_up_to_a_limit(monkeypatch):
-    import mapping.fidelity as fid
+    import mapping.calibration.fidelity as fid
     rng = np.random.default_rng(0)
     p, m = rng.random(40), rng.random(40)
     labels = [f"g{i // 4}" for i in range(40)]
@@ -286,8 +286,8 @@ def test_fit_writes_one_moa_per_group(tmp_path, capsys, free, extra):
     """``-o fitted_{group}.moa``: each file holds that group's values (its own and the
     shared ones) and predicts its rows as the grouped fit does."""
     import dsl
-    from mapping.fitting import RowModel
-    from mapping.measurements import read_measurements
+    from mapping.calibration.fitting import RowModel
+    from mapping.calibration.measurements import read_measurements
 
     files = write_study(tmp_path)
     doc = run_json(capsys, ["fit", *files, "--metric", "energy_total", "--free", free,

@@ -24,17 +24,14 @@ MAPPING_LAYERS = [
     ("errors, registries, output files", ["mapping.errors", "mapping.options",
                                           "mapping.registry", "mapping.output",
                                           "mapping.progress", "mapping.bulk"]),
-    ("domain", ["mapping.problem"]),
-    ("placement", ["mapping.routing", "mapping.traffic"]),
-    ("semantics", ["mapping.metrics", "mapping.aggregation"]),
-    ("evaluators", ["mapping.timing", "mapping.evaluation", "mapping.batch",
-                    "mapping.element_activity", "mapping.row_batch"]),
+    ("domain", ["mapping.semantics.problem"]),
+    ("placement", ["mapping.semantics.routing", "mapping.semantics.traffic"]),
+    ("semantics", ["mapping.semantics"]),
+    ("evaluators", ["mapping.evaluation"]),
     ("search", ["mapping.search"]),
-    ("calibration", ["mapping.measurements", "mapping.fidelity", "mapping.fitting", "mapping.logca_fit",
-                     "mapping.validation", "mapping.profiler"]),
-    ("sweep and plots", ["mapping.sweep", "mapping.plots", "mapping.diagram"]),
-    ("command line", ["mapping.cli", "mapping.commands", "mapping.inputs", "mapping.limits",
-                      "mapping.diagnostics", "mapping.__init__"]),
+    ("calibration", ["mapping.calibration", "mapping.profiler"]),
+    ("plots", ["mapping.plots"]),
+    ("command line", ["mapping.cli", "mapping.__init__"]),
 ]
 
 
@@ -136,8 +133,55 @@ def test_numeric_layers_import_without_lark():
                 if name == "lark" or name.startswith("lark."):
                     raise ImportError("lark is not installed here")
         sys.meta_path.insert(0, NoLark())
-        import mapping.fitting, mapping.batch, mapping.search, mapping.evaluation
-        import mapping.sweep, mapping.fidelity, mapping.measurements
+        import mapping.calibration.fitting, mapping.evaluation.batch, mapping.search, mapping.evaluation.reference
+        import mapping.evaluation.sweep, mapping.calibration.fidelity, mapping.calibration.measurements
         assert not any(m == "lark" or m.startswith("lark.") for m in sys.modules)
     """)
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def private_names_defined(tree) -> set[str]:
+    """The ``_names`` a module defines: functions, classes, module and class attributes,
+    and attributes it assigns on any object (``self._cache = ...``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def private_names_used(tree) -> list[tuple[int, str]]:
+    """``_names`` a module takes from elsewhere: imported, or read as an attribute of
+    something other than ``self``/``cls``."""
+    used = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PACKAGES:
+            used += [(node.lineno, a.name) for a in node.names
+                     if a.name.startswith("_") and not a.name.startswith("__")]
+        elif (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+              and not node.attr.startswith("__")
+              and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+            used.append((node.lineno, node.attr))
+    return used
+
+
+def test_no_private_name_crosses_a_module():
+    """A module's ``_private`` names are its own: another module of mapeval that reads one
+    (an import, or ``model._bind(...)`` on an object of another module's class) depends on
+    what its owner may change freely."""
+    trees = {name: ast.parse(path.read_text(), str(path))
+             for name, path in source_modules().items()}
+    defined = {name: private_names_defined(tree) for name, tree in trees.items()}
+    ours = set().union(*defined.values())
+    crossing = [f"{name}:{line} uses {attr}, defined in "
+                + ", ".join(sorted(m for m, d in defined.items() if attr in d))
+                for name, tree in trees.items()
+                for line, attr in private_names_used(tree)
+                if attr in ours and attr not in defined[name]]
+    assert not crossing, "\n".join(crossing)

@@ -1,12 +1,12 @@
-"""``--limit NAME=N``: the registry of stated limits (mapping/limits.py)."""
+"""``--limit NAME=N``: the registry of stated limits (mapping/cli/limits.py)."""
 import pytest
 
 import dsl.limits
 import moc.limits
-import mapping.measurements
-import mapping.sweep
+import mapping.calibration.measurements
+import mapping.evaluation.sweep
 from mapping.errors import InputError
-from mapping.limits import LIMITS, limits_set, parse_limit
+from mapping.cli.limits import LIMITS, limits_set, parse_limit
 
 
 def test_every_limit_names_its_constant():
@@ -16,20 +16,20 @@ def test_every_limit_names_its_constant():
     assert LIMITS.get("elements").value == dsl.limits.MAX_ELEMENTS
     assert LIMITS.get("links").value == dsl.limits.MAX_LINKS
     assert LIMITS.get("firings").value == moc.limits.MAX_FIRINGS
-    assert LIMITS.get("sweep").value == mapping.sweep.MAX_POINTS
+    assert LIMITS.get("sweep").value == mapping.evaluation.sweep.MAX_POINTS
     assert LIMITS.get("states").value == moc.limits.MAX_STATES
-    assert LIMITS.get("rows").value == mapping.measurements.MAX_ROWS
+    assert LIMITS.get("rows").value == mapping.calibration.measurements.MAX_ROWS
     assert all(LIMITS.help(n) for n in LIMITS)
 
 
 def test_limits_are_set_for_a_block_then_restored():
-    before = (dsl.limits.MAX_ARRAY_MEMBERS, moc.limits.MAX_FIRINGS, mapping.sweep.MAX_POINTS)
+    before = (dsl.limits.MAX_ARRAY_MEMBERS, moc.limits.MAX_FIRINGS, mapping.evaluation.sweep.MAX_POINTS)
     with limits_set(["array=7", "firings=1e9", "sweep=1_000"]):
         assert dsl.limits.MAX_ARRAY_MEMBERS == 7
         assert moc.limits.MAX_FIRINGS == 10 ** 9
-        assert mapping.sweep.MAX_POINTS == 1000
+        assert mapping.evaluation.sweep.MAX_POINTS == 1000
     assert (dsl.limits.MAX_ARRAY_MEMBERS, moc.limits.MAX_FIRINGS,
-            mapping.sweep.MAX_POINTS) == before
+            mapping.evaluation.sweep.MAX_POINTS) == before
 
 
 @pytest.mark.parametrize("text, needle", [
@@ -42,7 +42,7 @@ def test_bad_limits(text, needle):
 
 
 def test_every_command_takes_limit(capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     assert main(["logca", "--L", "1", "--o", "1", "--C", "1", "--A", "2",
                  "--limit", "sweep=5"]) == 0
     capsys.readouterr()

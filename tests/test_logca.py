@@ -234,9 +234,9 @@ AES_ARGS = ["logca", "--L", "1500", "--o", "2.9e4", "--C", "90", "--A", "19",
 
 @pytest.fixture
 def cli():
-    """``mapping.cli``: only the module of the command that runs is imported, so the test
+    """``mapping.cli.main``: only the module of the command that runs is imported, so the test
     of ``logca`` does not depend on the other subcommands' parsers."""
-    import mapping.cli as cli
+    import mapping.cli.main as cli
     assert "logca" in cli.COMMANDS
     return cli
 
@@ -314,7 +314,7 @@ def test_table5_csv_transcription():
 
 
 def test_example_mapping_speedup_matches_analysis(capsys):
-    import mapping.cli as cli
+    import mapping.cli.main as cli
     files = [str(EXAMPLES / n) for n in ("aes.sdf", "aes_offload.moa", "aes.map")]
     values = {}
     for m in ("on_host", "offload"):

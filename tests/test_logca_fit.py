@@ -1,7 +1,7 @@
 """LogCA parameter extraction (Altaf & Wood, ISCA 2017, §4): ``mapeval logca --fit``.
 
 Data are generated from stated parameters on the paper's grid, 16 B to 32 MB in powers
-of two (22 granularities), with ``mapping.logca_fit.synthetic``:
+of two (22 granularities), with ``mapping.calibration.logca.synthetic``:
 
 * UltraSPARC T2 AES (Table 5): L = 1500, o = 2.9e4, C = 90, A = 19, latency independent
   of g, beta = 1. T1 = (o + L) + C·g/A: the columns hold o + L = 30500, never o and L
@@ -23,9 +23,9 @@ import json
 import numpy as np
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.logca_fit import analyse_fit, fit_logca, fit_host, synthetic
+from mapping.calibration.logca import analyse_fit, fit_logca, fit_host, synthetic
 
 T2_AES = dict(L=1500.0, o=2.9e4, C=90.0, A=19.0, beta=1.0, latency="independent")
 GPU_GEMM = dict(L=3000.0, o=2e8, C=2.0, A=30.0, beta=1.7, latency="dependent")
@@ -212,7 +212,7 @@ def test_table5_example_is_read(capsys):
 
 
 def test_a_missing_accelerator_column_names_its_option(tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     data = tmp_path / "l.csv"
     data.write_text("g,host,acc\n16,1,2\n")
     assert main(["logca", "--fit", str(data)]) == 2

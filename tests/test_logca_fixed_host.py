@@ -21,9 +21,9 @@ import math
 import numpy as np
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.logca_fit import analyse_fit, fit_logca, runs_test, synthetic
+from mapping.calibration.logca import analyse_fit, fit_logca, runs_test, synthetic
 from moa.logca_analysis import analyse, break_even, speedup
 
 G = 2.0 ** np.arange(4, 29)                      # 16 B .. 256 MB

@@ -7,12 +7,12 @@ import pytest
 
 import dsl
 from dsl.mappings import Mapping
-from mapping.batch import BatchEvaluator
+from mapping.evaluation.batch import BatchEvaluator
 from mapping.errors import MappingError
-from mapping.evaluation import evaluate
-from mapping.fitting import assess
-from mapping.measurements import MeasurementRow
-from mapping.problem import bind_problem
+from mapping.evaluation.reference import evaluate
+from mapping.calibration.fitting import assess
+from mapping.calibration.measurements import MeasurementRow
+from mapping.semantics.problem import bind_problem
 from mapping.search import search
 from moa import CostModelError
 from moa.cost_models.registry import call_arguments
@@ -221,7 +221,7 @@ def test_scale_is_fitted_linearly():
 
 
 def test_cli_errors_are_positioned_exit_2(tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     app = tmp_path / "app.sdf"
     app.write_text(APP.replace("actor c [exec_A7 = 3, exec_A15 = 3]", "actor c [exec_A7 = 3]"))
     moa = tmp_path / "arch.moa"

@@ -41,13 +41,13 @@ import pytest
 
 from dsl import parse_map, parse_moa, parse_sdf
 from dsl.mappings import Mapping
-from mapping.aggregation import aggregator
-from mapping.batch import BatchEvaluator
-from mapping.cli import main
+from mapping.semantics.aggregation import aggregator
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.cli.main import main
 from mapping.errors import MappingError
-from mapping.evaluation import evaluate
-from mapping.metrics import element_metric
-from mapping.problem import bind_problem
+from mapping.evaluation.reference import evaluate
+from mapping.semantics.metrics import element_metric
+from mapping.semantics.problem import bind_problem
 from mapping.search import search
 from mapping.search.common import SearchError
 from moc.hsdf import hsdf_expansion
@@ -358,7 +358,7 @@ def test_fidelity_and_fit_commands_with_schedule(files, tmp_path, capsys):
 
 # ------------------------------------------------------------ mapped_analysis
 def test_mapped_analysis_of_the_cycle():
-    from mapping.timing import Slot, mapped_analysis
+    from mapping.evaluation.timing import Slot, mapped_analysis
     app, arch, mapping, problem = setup(CYCLE, board(bus_alpha=2), "pipelined")
     t = mapped_analysis(problem, mapping)
     assert (t.makespan, t.latency, t.period) == (8, 8, 5)
@@ -377,7 +377,7 @@ def test_mapped_analysis_of_the_cycle():
 
 
 def test_mapped_analysis_buffers_of_a_multirate_graph():
-    from mapping.timing import mapped_analysis
+    from mapping.evaluation.timing import mapped_analysis
     app, arch, mapping, problem = setup(MULTI, board(), "split")
     t = mapped_analysis(problem, mapping)
     # a->b: a's 2 tokens arrive at 4, b#0 reads one at 4, b#1 the other at 7: 2;
@@ -388,7 +388,7 @@ def test_mapped_analysis_buffers_of_a_multirate_graph():
 
 
 def test_karp_on_the_transfer_matrix_equals_howard_on_the_static_order_graph():
-    from mapping.timing import static_order_graph
+    from mapping.evaluation.timing import static_order_graph
     from moc import cycle_ratio
     arch, = parse_moa(RANDOM_BOARD.replace("CHARGE", "both"))
     rng = np.random.default_rng(11)

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.fitting import assess
-from mapping.measurements import read_measurements
+from mapping.calibration.fitting import assess
+from mapping.calibration.measurements import read_measurements
 from moa import Architecture, CostSpec
 
 from duo_problem import ARCH as DUO_ARCH, write_inputs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mapping.batch import BatchEvaluator
+from mapping.evaluation.batch import BatchEvaluator
 from mapping.search import search
 from mapping.search import multilevel as ml
 from mapping.search.common import build_space

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from mapping.batch import BatchEvaluator
-from mapping.problem import bind_problem
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.semantics.problem import bind_problem
 from mapping.search import nondominated, search
 from mapping.search.common import hypervolume, reference_point
 from mapping.search.nsga2 import crowding, ranks
@@ -119,7 +119,7 @@ def test_nsga2_is_reproducible_and_single_objective(nonconvex):
 
 def test_cli_nsga2_json_reports_the_hypervolume(tmp_path, capsys):
     pytest.importorskip("dsl.parser")
-    from mapping.cli import main
+    from mapping.cli.main import main
     (tmp_path / "app.sdf").write_text(APP)
     (tmp_path / "arch.moa").write_text(ARCH)
     code = main(["search", str(tmp_path / "app.sdf"), str(tmp_path / "arch.moa"),

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 import dsl
-from mapping.batch import BatchEvaluator
+from mapping.evaluation.batch import BatchEvaluator
 from mapping.errors import MappingError
-from mapping.evaluation import evaluate
-from mapping.problem import bind_problem
+from mapping.evaluation.reference import evaluate
+from mapping.semantics.problem import bind_problem
 
 import oracle
 

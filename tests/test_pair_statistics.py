@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mapping.fidelity import fidelity, pair_counts, pairwise_fidelity, within_groups
+from mapping.calibration.fidelity import fidelity, pair_counts, pairwise_fidelity, within_groups
 
 
 def reference(p, m):

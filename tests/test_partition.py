@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mapping.batch import BatchEvaluator
+from mapping.evaluation.batch import BatchEvaluator
 from mapping.search import cut_starts as cs
 from mapping.search import partition as pt
 from mapping.search.common import build_space

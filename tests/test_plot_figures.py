@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dsl import load_map, load_moa, load_sdf, parse_moa
-from mapping.cli import main
+from mapping.cli.main import main
 
 EX = Path(__file__).resolve().parent.parent / "examples"
 G = EX / "gables"
@@ -140,7 +140,7 @@ def test_pareto_names_every_point_of_a_small_front():
 
 
 def test_mapping_bars_name_the_actors_on_each_pe_and_carry_the_unit():
-    from mapping.evaluation import evaluate
+    from mapping.evaluation.reference import evaluate
     from mapping.plots.mapping_load import actors_on, draw_mapping_load, tick_label
     app, arch, m = load_sdf(TWO_IP[0])[0], load_moa(TWO_IP[1])[0], load_map(TWO_IP[2])[0]
     ev = evaluate(app, arch, m, params={"f": 0.75})
@@ -154,7 +154,7 @@ def test_mapping_bars_name_the_actors_on_each_pe_and_carry_the_unit():
 
 def test_sweep_value_axis_starts_at_zero_and_carries_units():
     from mapping.plots.sweep import draw_sweep, sweep_units
-    from mapping.sweep import parse_range
+    from mapping.evaluation.sweep import parse_range
     ranges = [parse_range("s=1:1000:4:log")]
     rows = [{"s": s, "throughput": 1000 + 300 * (1 - 1 / s)} for s in (1, 10, 100, 1000)]
     arch = parse_moa('moa a {\n param s = 1 [unit = "x"]\n metric time [unit = "ms"]\n'
@@ -174,7 +174,7 @@ def test_sweep_value_axis_starts_at_zero_and_carries_units():
 def assessment():
     """The fitted GSLA study of examples/gsla (as ``mapeval plot gsla`` loads it)."""
     import argparse
-    from mapping.commands.measured import add_measurement_options, load_study
+    from mapping.cli.commands.measured import add_measurement_options, load_study
     p = argparse.ArgumentParser()
     add_measurement_options(p, "--fit")
     return load_study(p.parse_args(GSLA + GSLA_OPTIONS), "plot gsla").assessment
@@ -218,7 +218,7 @@ def test_gsla_heat_map_text_is_legible_and_z_label_clear_of_its_ticks(assessment
 def test_gables_readme_states_the_fig8_speedups_the_model_gives():
     """The README claimed 8x at f = 7/8 for every intensity; at I = 1 the GPU's 24·I
     limits it to 24 / (7.5 · 7/8) = 3.66x."""
-    from mapping.evaluation import evaluate
+    from mapping.evaluation.reference import evaluate
     app, m = load_sdf(G / "fig8.sdf")[0], load_map(G / "fig8.map")[0]
     arch = load_moa(G / "snapdragon835.moa")[0]
 

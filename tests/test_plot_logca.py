@@ -2,7 +2,7 @@
 import matplotlib.image as mpimg
 import numpy as np
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 AES = ["--L", "1500", "--o", "2.9e4", "--C", "90", "--A", "19", "--latency", "independent"]
 

@@ -6,8 +6,8 @@ import matplotlib.image as mpimg
 import numpy as np
 from matplotlib.figure import Figure
 
-from mapping.cli import main
-from mapping.logca_fit import synthetic
+from mapping.cli.main import main
+from mapping.calibration.logca import synthetic
 from mapping.plots.logca import draw_speedup
 from moa.logca_analysis import analyse
 

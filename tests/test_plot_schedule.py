@@ -7,8 +7,8 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from mapping.cli import main
-from mapping.commands.analyse import Analysed
+from mapping.cli.main import main
+from mapping.cli.commands.analyse import Analysed
 from mapping.plots.figure_io import new_figure
 from mapping.plots.schedule import draw_schedule, lanes, plot_mapping_schedule, plot_schedule
 
@@ -17,7 +17,7 @@ VIDEO, DUO, MAPS = (str(TIMING / n) for n in ("video.sdf", "duo.moa", "mappings.
 
 
 class Timing:
-    """A mapped analysis as ``mapping.timing.MappedTiming`` gives it (by hand: a on p0
+    """A mapped analysis as ``mapping.evaluation.timing.MappedTiming`` gives it (by hand: a on p0
     0-2 and 2-4, its tokens over the bus 2-3 and 4-5, b on p1 3-6 and 6-9)."""
 
     makespan, period, throughput, latency = 9, Fraction(6), Fraction(1, 6), 9

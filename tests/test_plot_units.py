@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from mapping.cli import main
+from mapping.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "examples"
@@ -104,7 +104,7 @@ def test_many_logca_series_differ_in_colour_or_line_style(tmp_path, monkeypatch)
 
 
 def test_the_mapping_diagram_gives_values_with_units():
-    from mapping.diagram import mapping_diagram
+    from mapping.evaluation.diagram import mapping_diagram
     import dsl
     (app,) = dsl.load_sdf(EX / "odroid" / "stereo.sdf")
     (arch,) = dsl.load_moa(EX / "odroid" / "odroid.moa")
@@ -118,6 +118,6 @@ def test_fit_keeps_the_declared_units(tmp_path):
     """A fitted architecture keeps the units its file declares (they were dropped, and
     every figure of a fit lost them)."""
     import dsl
-    from mapping.fitting import fitted_architecture
+    from mapping.calibration.fitting import fitted_architecture
     (arch,) = dsl.load_moa(EX / "gsla" / "gpu.moa")
     assert fitted_architecture(arch, [], []).unit("time") == "s"

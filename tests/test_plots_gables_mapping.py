@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dsl
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.plots.gables import gables_data
 
 GABLES = Path(__file__).resolve().parent.parent / "examples" / "gables"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import dsl
-from mapping.cli import main
+from mapping.cli.main import main
 from dsl.errors import ParseError
-from mapping.evaluation import evaluate
+from mapping.evaluation.reference import evaluate
 from dsl.profile import identifier_names, import_profile
 from moc import check_deadlock, repetition_vector
 

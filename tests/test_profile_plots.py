@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import dsl
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.plots.profile import run_fractions, transfer_matrix
 from moc.breakdown import breakdown
 

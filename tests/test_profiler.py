@@ -16,7 +16,7 @@ import pytest
 
 from dsl.errors import ParseError
 from dsl.profile import import_profile, read_logs
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.profiler import (ToolchainError, exclude_functions, find_toolchain,
                               profile_program)
 from mapping.profiler.build import build_tool
@@ -284,7 +284,7 @@ def test_command_passes_stdin_stdout_status_and_imports(toolchain, cache, tmp_pa
     (xdg / "mapeval").symlink_to(cache)
     env = dict(os.environ, XDG_CACHE_HOME=str(xdg), PYTHONPATH=str(ROOT))
     out, sdf = tmp_path / "prof", tmp_path / "echo.sdf"
-    done = subprocess.run([sys.executable, "-m", "mapping.cli", "profile", "-o", str(out),
+    done = subprocess.run([sys.executable, "-m", "mapping.cli.main", "profile", "-o", str(out),
                            "--sdf", str(sdf), "--inclusive", "--", str(exe)],
                           input=b"hello, world\n", capture_output=True, env=env,
                           cwd=tmp_path, timeout=120)
@@ -397,7 +397,7 @@ def test_words_after_the_separator_belong_to_the_program(toolchain, cache, tmp_p
     xdg.mkdir()
     (xdg / "mapeval").symlink_to(cache)
     env = dict(os.environ, XDG_CACHE_HOME=str(xdg), PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-m", "mapping.cli", "profile", "-o",
+    done = subprocess.run([sys.executable, "-m", "mapping.cli.main", "profile", "-o",
                            str(tmp_path / "prof"), "--", str(exe), "--debug", "x"],
                           capture_output=True, env=env, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr

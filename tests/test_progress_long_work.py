@@ -3,7 +3,7 @@ exploration of ``analyse`` and the fits of cross-validation."""
 from __future__ import annotations
 
 from dsl import loads_sdf
-from mapping.cli import main
+from mapping.cli.main import main
 from moc.timing import analyse
 
 # a fires 3000 times per iteration, one firing at a time (its self-loop): thousands of

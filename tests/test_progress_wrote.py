@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mapping import output
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.progress import Progress, progress_bar, shown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +83,7 @@ def _on_a_terminal(argv, cwd, stop=None, timeout=60.0):
     return (stdout, what the terminal showed).  ``stop``: kill the run as soon as the
     terminal shows it."""
     master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "mapping.cli", *argv], cwd=cwd,
+    proc = subprocess.Popen([sys.executable, "-m", "mapping.cli.main", *argv], cwd=cwd,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=slave, env={**os.environ, "PYTHONPATH": str(ROOT),
                                                "MPLBACKEND": "Agg"})
@@ -143,15 +143,15 @@ def test_sweep_json_is_the_csv_as_one_document(capsys):
 
 
 def test_fit_and_fidelity_show_the_starts_of_their_fit(capsys):
-    # both through mapping.commands.measured, which creates the bar
+    # both through mapping.cli.commands.measured, which creates the bar
     code, out, err = run(capsys, "fidelity", *GSLA, *GSLA_OPTIONS, "--fit",
                          "gpu.time.alpha,gpu.time.beta", "--starts", "2", "--progress")
     assert code == 0 and "fit [" in err and "3/3" in err and "fit [" not in out
 
 
 def test_fit_parameters_reports_every_start(capsys):
-    from mapping.fitting import assess
-    from mapping.measurements import read_measurements
+    from mapping.calibration.fitting import assess
+    from mapping.calibration.measurements import read_measurements
     import dsl
     app, arch = dsl.load_sdf(GSLA[0])[0], dsl.load_moa(GSLA[1])[0]
     data = read_measurements(GSLA[3], "time_s", params=list(app.params) + list(arch.params),

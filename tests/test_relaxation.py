@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mapping.batch import BatchEvaluator
-from mapping.problem import bind_problem
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.semantics.problem import bind_problem
 from mapping.search import exact
 from mapping.search.common import Objectives, Space
 from mapping.search.engine import prepare
@@ -144,7 +144,7 @@ def test_an_incumbent_at_the_floor_is_optimal_without_the_full_program(monkeypat
 def test_cli_names_the_relaxation_bound(capsys):
     import itertools
     import re
-    from mapping.cli import main
+    from mapping.cli.main import main
     from test_exact_max import DATA
     code = main(["search", str(DATA / "a10_p4_s0.sdf"), str(DATA / "a10_p4_s0.moa"),
                  "--strategy", "exact", "--budget", "200", "--time-limit", "60"])

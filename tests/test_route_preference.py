@@ -6,9 +6,9 @@ import networkx as nx
 import pytest
 
 import dsl
-from mapping.batch import BatchEvaluator
-from mapping.evaluation import evaluate
-from mapping.problem import bind_problem
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.evaluation.reference import evaluate
+from mapping.semantics.problem import bind_problem
 from moa.routing import route_to_cn, shortest_cn_path
 
 STORE = Path(__file__).resolve().parents[1] / "examples" / "accelerator_store"

@@ -1,4 +1,4 @@
-"""Rows evaluated all at once (mapping.row_batch) against the reference evaluator row
+"""Rows evaluated all at once (mapping.evaluation.row_batch) against the reference evaluator row
 by row: system metrics with per-row parameters, free values (model arguments and a bare
 parameter), activity rows, rules that do not broadcast, folds; the fitted values against
 the row-by-row path; the stated limit on rows."""
@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dsl
-from mapping import fitting
-from mapping.cli import main
+from mapping.calibration import fitting
+from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.fitting import RowModel, fit_parameters, parse_free
-from mapping.measurements import read_measurements
-from mapping.row_batch import RowBatch
+from mapping.calibration.fitting import RowModel, fit_parameters, parse_free
+from mapping.calibration.measurements import read_measurements
+from mapping.evaluation.row_batch import RowBatch
 
 SDF = """sdf cores {
     param S0 = 1000
@@ -250,8 +250,7 @@ def test_free_parameters_of_the_application_under_a_rule_that_does_not_broadcast
 
 def test_a_batch_under_free_values_of_the_application_checks_its_first_rows(
         tmp_path, monkeypatch):
-    from mapping import row_batch
-
+    from mapping.evaluation import row_batch
     app, arch, rows = free_study(tmp_path)
     model = RowModel(arch, rows, "energy_total", None, app)
     free = parse_free(arch, "k", app)
@@ -349,7 +348,7 @@ def test_copies_charged_to_the_cores_are_batched():
 def test_lookup_costs_arrays_of_tokens_as_it_costs_one():
     from moa.cost_models.lookup import Lookup
     from moc.activity import TokenGroup
-    from mapping.row_batch import Tokens
+    from mapping.evaluation.row_batch import Tokens
 
     groups = [[TokenGroup("a", 2, 1.0, {"exec_A7": 3.0})],
               [TokenGroup("b", 1, 1.0, {"exec_A7": math.inf}),

@@ -18,7 +18,7 @@ import pytest
 
 import dsl
 from dsl.errors import INPUT_ERRORS, ParseError
-from mapping.cli import main
+from mapping.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared" / "data" / "graphs"

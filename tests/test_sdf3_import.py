@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import dsl
-from mapping.batch import BatchEvaluator
-from mapping.cli import main
-from mapping.problem import bind_problem
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.cli.main import main
+from mapping.semantics.problem import bind_problem
 from mapping.search import search
 
 GRAPHS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "graphs"

@@ -128,7 +128,7 @@ def test_round_trip_keeps_sdf3_throughput(record, tmp_path):
 def test_analyse_equals_sdf3(record, mode, tmp_path, capsys):
     """Issue 33: ``mapeval analyse``, by default and with ``--no-simulate``, prints
     SDF3's throughput on every recorded graph."""
-    from mapping.cli import main
+    from mapping.cli.main import main
     graph = _graph(record, tmp_path)
     path = tmp_path / "graph.xml"
     dsl.write_sdf3(graph, path)

@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from mapping.batch import BatchEvaluator
-from mapping.problem import bind_problem
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.semantics.problem import bind_problem
 from mapping.search import SearchError, nondominated, search
 from mapping.search.common import Progress
 
@@ -247,7 +247,7 @@ def files(tmp_path):
 
 
 def _main(argv, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     code = main([str(a) for a in argv])
     out = capsys.readouterr()
     return code, out.out, out.err

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mapping.problem import bind_problem
+from mapping.semantics.problem import bind_problem
 from mapping.search import search
 from moa import Architecture
 from moc import SDFGraph
@@ -52,7 +52,7 @@ def test_pair_moves_respect_pins_and_allowed_pes():
     import numpy as np
     from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
     from mapping.search.delta import Neighbourhood
-    from mapping.batch import BatchEvaluator
+    from mapping.evaluation.batch import BatchEvaluator
     from types import SimpleNamespace
     from search_problems import bench_arch, random_app
 

@@ -8,9 +8,9 @@ from hypothesis import given, settings, strategies as st
 
 import dsl
 from mapping import evaluate
-from mapping.cli import main
+from mapping.cli.main import main
 from mapping.errors import MappingError
-from mapping.sweep import Range, grid, parse_range, sweep, to_csv
+from mapping.evaluation.sweep import Range, grid, parse_range, sweep, to_csv
 
 GABLES = Path(__file__).resolve().parent.parent / "examples" / "gables"
 FIG8 = [str(GABLES / "fig8.sdf"), str(GABLES / "snapdragon835.moa"), str(GABLES / "fig8.map")]
@@ -155,8 +155,8 @@ def test_a_sweep_equals_its_points_bound_alone(f, d, slow):
     """Points share the bindings of the file whose parameters they leave alone, and
     bound architectures share routes: every point still equals its own evaluation,
     bound from scratch (a grid over a .moa and a .sdf parameter, in any order)."""
-    from mapping.problem import bind_problem
-    from mapping.sweep import iter_sweep
+    from mapping.semantics.problem import bind_problem
+    from mapping.evaluation.sweep import iter_sweep
 
     app = dsl.load_sdf(ODROID / "stereo.sdf")[0]
     arch = dsl.load_moa(ODROID / "odroid.moa")[0]

@@ -26,12 +26,12 @@ import pytest
 
 from dsl import format_moa, parse_map, parse_moa, parse_sdf
 from dsl.errors import ParseError
-from mapping.batch import BatchEvaluator, evaluate_value
-from mapping.cli import main
+from mapping.evaluation.batch import BatchEvaluator, evaluate_value
+from mapping.cli.main import main
 from mapping.errors import MappingError
-from mapping.evaluation import evaluate
-from mapping.metrics import check_metric, known_metrics
-from mapping.problem import bind_problem
+from mapping.evaluation.reference import evaluate
+from mapping.semantics.metrics import check_metric, known_metrics
+from mapping.semantics.problem import bind_problem
 from mapping.search import search
 
 SDF = """sdf pair {

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import dsl
-from mapping.cli import main
+from mapping.cli.main import main
 from moc import SDFGraph, throughput
 from moc.errors import DeadlockError, SDFError
 from moc.tradeoff import bounded_graph, capacity_bounds, tradeoff

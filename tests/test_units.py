@@ -81,7 +81,7 @@ def test_a_unit_given_twice_is_an_error():
 
 
 def test_bad_unit_through_the_cli_exits_2_with_position(tmp_path, capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     moa = tmp_path / "a.moa"
     moa.write_text('moa a {\n param S = 1 [unit = 3]\n pe p [time = lsla(alpha = S)]\n}\n')
     assert main(["check", str(moa)]) == 2
@@ -90,7 +90,7 @@ def test_bad_unit_through_the_cli_exits_2_with_position(tmp_path, capsys):
 
 
 def test_eval_prints_the_declared_units(capsys):
-    from mapping.cli import main
+    from mapping.cli.main import main
     from pathlib import Path
     odroid = Path(__file__).resolve().parent.parent / "examples" / "odroid"
     files = [str(odroid / n) for n in ("stereo.sdf", "odroid.moa", "mappings.map")]
@@ -104,7 +104,7 @@ def test_eval_prints_the_declared_units(capsys):
 
 def test_a_mapped_analysis_prints_the_unit_of_time(tmp_path, capsys):
     from pathlib import Path
-    from mapping.cli import main
+    from mapping.cli.main import main
     timing = Path(__file__).resolve().parent.parent / "examples" / "timing"
     moa = tmp_path / "duo.moa"
     moa.write_text((timing / "duo.moa").read_text().replace(
@@ -121,7 +121,7 @@ def test_a_mapped_analysis_prints_the_unit_of_time(tmp_path, capsys):
 
 def test_search_prints_the_units_of_its_objectives(capsys):
     from pathlib import Path
-    from mapping.cli import main
+    from mapping.cli.main import main
     odroid = Path(__file__).resolve().parent.parent / "examples" / "odroid"
     files = [str(odroid / "stereo.sdf"), str(odroid / "odroid.moa")]
     assert main(["search", *files, "--strategy", "anneal", "--budget", "2000"]) == 0

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mapping.cli import main
-from mapping.fidelity import fidelity, pairwise_fidelity, within_groups
+from mapping.cli.main import main
+from mapping.calibration.fidelity import fidelity, pairwise_fidelity, within_groups
 
 from duo_problem import ARCH, PLACES, write_inputs
 
@@ -288,7 +288,7 @@ def test_rounding_through_the_evaluator(tmp_path, capsys):
         " actor b [quanta = y]\n a -> b\n}\n")
     (tmp_path / "arch.moa").write_text("moa one {\n pe p0 [time = lsla(alpha = 1)]\n}\n")
     (tmp_path / "data.csv").write_text("x,y,t\n0.1,0.2,5\n0.3,0,5\n1,0,7\n")
-    from mapping.evaluation import evaluate
+    from mapping.evaluation.reference import evaluate
     import dsl
     app, arch = dsl.load_sdf(tmp_path / "app.sdf")[0], dsl.load_moa(tmp_path / "arch.moa")[0]
     from dsl.mappings import Mapping
@@ -309,8 +309,8 @@ def test_fidelity_plot_under_folds_says_what_it_shows(files, tmp_path):
                  "--measured", "t", "--mapping-column", "mapping", "--fit", "p0.time.alpha",
                  "--folds", "3", "-o", str(out)]) == 0
     assert out.stat().st_size > 0
-    from mapping.cli import build_parser, parse
-    from mapping.commands.measured import load_study
+    from mapping.cli.main import build_parser, parse
+    from mapping.cli.commands.measured import load_study
     from mapping.plots.fidelity import fidelity_figure
     args = parse(build_parser("fidelity"), [
         "fidelity", files["sdf"], files["moa"], files["map"], files["csv"], "--measured",
@@ -395,7 +395,7 @@ def test_folds_by_leaves_each_group_out(files, capsys):
 
 def test_one_group_is_no_cross_validation():
     from mapping.errors import InputError
-    from mapping.validation import leave_one_group_out
+    from mapping.calibration.validation import leave_one_group_out
     splits, labels = leave_one_group_out(["b", "a", "b", "c"])
     assert labels == ["a", "b", "c"]
     assert [list(test) for _, test in splits] == [[1], [0, 2], [3]]

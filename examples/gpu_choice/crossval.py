@@ -6,8 +6,8 @@ residual ``log(predicted / measured)``.
 
 Predictions come from the architecture's own cost models (``element_value`` of the
 kernel's token, bound from the row's parameters exactly as the evaluator binds them);
-folds from :func:`mapping.validation.fold_splits` (the same as ``--folds K --seed S``),
-figures from :mod:`mapping.fidelity`.  Free parameters are named as for ``mapeval fit``:
+folds from :func:`mapping.calibration.validation.fold_splits` (the same as ``--folds K --seed S``),
+figures from :mod:`mapping.calibration.fidelity`.  Free parameters are named as for ``mapeval fit``:
 a bare ``param`` of the ``.moa`` or ``PE.time.PARAM``.
 
     python3 examples/gpu_choice/crossval.py DIR MODEL.moa FREE[,FREE...] [--folds 5]
@@ -29,9 +29,9 @@ from scipy import optimize, stats
 
 import dsl
 from moa.cost_models import make_model
-from mapping.fidelity import within_groups
-from mapping.fitting import random_starts
-from mapping.validation import fold_splits
+from mapping.calibration.fidelity import within_groups
+from mapping.calibration.fitting import random_starts
+from mapping.calibration.validation import fold_splits
 
 
 class Token:

@@ -1,4 +1,4 @@
-"""``mapeval plot diagram``: the picture of a mapping (:mod:`mapping.diagram`'s DOT)
+"""``mapeval plot diagram``: the picture of a mapping (:mod:`mapping.evaluation.diagram`'s DOT)
 rendered by Graphviz's ``dot`` as PNG, SVG or PDF, by the extension of the output.
 
 Graphviz rather than matplotlib: it lays out the clusters of actors per PE and routes the
@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from mapping.diagram import mapping_diagram
+from mapping.evaluation.diagram import mapping_diagram
 from mapping.errors import InputError, MappingError
 from mapping.output import write_atomically
 from mapping.plots.figure_io import plot_format

@@ -28,15 +28,15 @@ import numpy as np
 
 from moa import Architecture
 from moa.cost_models.roofline import Bandwidth, Roofline
-from mapping.metrics import work as total_work
+from mapping.semantics.metrics import work as total_work
 from moc import SDFGraph
 from mapping.errors import InputError
-from mapping.evaluation import Evaluation, evaluate
+from mapping.evaluation.reference import Evaluation, evaluate
 from dsl.mappings import Mapping
 from mapping.plots import style
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
-from mapping.problem import bind_problem
-from mapping.routing import place_tokens
+from mapping.semantics.problem import bind_problem
+from mapping.semantics.routing import place_tokens
 from moa.units import BYTES, OPS, per
 
 

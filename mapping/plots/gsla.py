@@ -13,8 +13,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from mapping.errors import InputError
-from mapping.fitting import Assessment, RowModel
-from mapping.measurements import MeasurementRow
+from mapping.calibration.fitting import Assessment, RowModel
+from mapping.calibration.measurements import MeasurementRow
 from mapping.plots import style
 from mapping.plots.figure_io import new_figure, save_figure
 

@@ -55,7 +55,7 @@ def latency_bound(a: LogCAAnalysis, g):
 def draw_speedup(ax, a: LogCAAnalysis, points=400, fit=None):
     """Speedup vs granularity, log-log, with g1, g_{A/2} and the limit marked; the
     latency bound (C/L)·g^(beta-1) when latency grows with g; the observed speedups of
-    ``fit`` (a :class:`mapping.logca_fit.LogCAFit`) over the model."""
+    ``fit`` (a :class:`mapping.calibration.logca.LogCAFit`) over the model."""
     g = np.logspace(math.log10(a.gmin), math.log10(a.gmax), points)
     s = a.speedup(g)
     ax.plot(g, s, color="black", lw=2, label="LogCA model" if fit else "LogCA speedup")
@@ -277,7 +277,7 @@ def plot_logca(L, o, C, A, beta=1.0, latency="dependent", gmin=GMIN, gmax=GMAX, 
 
 def plot_from_inputs(path, *, inputs=(), analysis) -> Path:
     """``mapeval plot logca`` (see :mod:`mapping.plots`): ``analysis`` is one
-    :class:`LogCAAnalysis`, or curves (:class:`mapping.logca_fit.Curve`): one fitted
+    :class:`LogCAAnalysis`, or curves (:class:`mapping.calibration.logca.Curve`): one fitted
     accelerator gets the two-panel figure with its observations, several one chart."""
     if isinstance(analysis, LogCAAnalysis):
         return plot_analysis(analysis, path)

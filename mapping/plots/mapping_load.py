@@ -8,9 +8,9 @@ from typing import Any, Mapping as MappingT
 
 from moa import Architecture
 from moc import SDFGraph
-from mapping.aggregation import aggregator
-from mapping.evaluation import Evaluation, evaluate
-from mapping.metrics import system_metrics
+from mapping.semantics.aggregation import aggregator
+from mapping.evaluation.reference import Evaluation, evaluate
+from mapping.semantics.metrics import system_metrics
 from dsl.mappings import Mapping
 from mapping.plots import style
 from mapping.plots.figure_io import new_figure, plot_format, save_figure

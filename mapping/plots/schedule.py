@@ -205,10 +205,10 @@ def plot_schedule(document: dict, path, rows, actors, cns=(), inputs=(),
 
 def plot_mapping_schedule(app, arch, mapping, path, params=None, inputs=()) -> Path:
     """The Gantt chart of ``mapping`` of ``app`` onto ``arch`` (the list-scheduled
-    execution of :func:`mapping.timing.mapped_analysis`), for the plots that take the
+    execution of :func:`mapping.evaluation.timing.mapped_analysis`), for the plots that take the
     options of ``eval``."""
-    from mapping.problem import bind_problem
-    from mapping.timing import mapped_analysis
+    from mapping.semantics.problem import bind_problem
+    from mapping.evaluation.timing import mapped_analysis
     problem = bind_problem(app, arch, params)
     document = {"application": app.name, "architecture": arch.name,
                 "mapping": mapping.name, "exec": None,

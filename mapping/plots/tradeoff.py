@@ -9,7 +9,7 @@ from mapping.plots.figure_io import new_figure, plot_format, save_figure
 
 
 def draw_front(ax, front) -> None:
-    """Draw ``front`` (a :class:`mapping.commands.tradeoff.Front`) on ``ax``."""
+    """Draw ``front`` (a :class:`mapping.cli.commands.tradeoff.Front`) on ``ax``."""
     t = front.tradeoff
     if not t.points:
         raise ValueError("no trade-off point found within the budget: nothing to draw")

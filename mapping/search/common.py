@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mapping.batch import BatchEvaluator
+from mapping.evaluation.batch import BatchEvaluator
 from mapping.errors import MappingError
 from mapping.progress import Progress  # noqa: F401 - its home is mapping.progress
 

@@ -1,6 +1,6 @@
 """Incremental (delta) evaluation of local-search moves (issue 13).
 
-Where the compiled tables are linear (:attr:`mapping.batch.CostTables.linear`: every
+Where the compiled tables are linear (:attr:`mapping.evaluation.batch.CostTables.linear`: every
 element value is a sum of ``proc``, ``comm`` and ``charged`` entries) a mapping ``x``
 is kept with its element loads (SPEC §6, §12)::
 
@@ -11,8 +11,8 @@ Moving actor ``a`` to PE ``p`` (or swapping two actors) changes only ``a``'s row
 ``proc`` and the entries of ``a``'s channels, so the loads after ``M`` candidate moves,
 ``(P, M)`` and ``(C, M)``, cost a few gathers and bincounts over those channels,
 whatever the size of the graph.  The system value is the aggregation's own ``combine``
-(:data:`mapping.aggregation.AGGREGATIONS`) on those arrays, ``inf`` where a channel has
-no route, as in :class:`mapping.batch.BatchEvaluator`; no rule is written twice.  Only
+(:data:`mapping.semantics.aggregation.AGGREGATIONS`) on those arrays, ``inf`` where a channel has
+no route, as in :class:`mapping.evaluation.batch.BatchEvaluator`; no rule is written twice.  Only
 aggregations that declare themselves separable (``sum``) or bottleneck (``max``) are
 delta-evaluated; the others, system metrics and several objectives go through the batch
 evaluator on the moved mappings (:class:`Neighbourhood` hides which).
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mapping.aggregation import contributions
+from mapping.semantics.aggregation import contributions
 from mapping.search.common import Tracker
 
 #: largest ``channels × P² × CNs`` table of per-pair CN loads kept (float64 entries);
@@ -111,7 +111,7 @@ class Moves:
 
 
 class Delta:
-    """Delta evaluation of one compiled objective (a :class:`mapping.batch.BatchEvaluator`);
+    """Delta evaluation of one compiled objective (a :class:`mapping.evaluation.batch.BatchEvaluator`);
     :attr:`supported` says whether its tables and aggregation allow it."""
 
     def __init__(self, evaluator):

@@ -9,14 +9,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mapping.batch import BatchEvaluator
-from mapping.problem import Problem
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.semantics.problem import Problem
 from mapping.search.common import (DEFAULT_BUDGET, DEFAULT_SHARDS, Objectives, Progress,
                                    Scalarizer, SearchError, SearchResult, ShardResult,
                                    Space, Tracker, build_space, combine, weight_vectors)
 
 from mapping.search.strategies import STRATEGIES, heuristics
-from mapping.metrics import aggregation_label
+from mapping.semantics.metrics import aggregation_label
 from mapping.options import POSITIVE_WHOLE
 
 #: ``auto`` enumerates exhaustively up to this many canonical mappings when no budget is

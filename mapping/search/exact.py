@@ -5,8 +5,8 @@ from ``a`` to ``b`` gets continuous ``y[c, s, d]`` for the pair of PEs of its en
 linearizing ``x[a, s]·x[b, d]`` with the transport constraints
 ``Σ_d y[c, s, d] = x[a, s]`` and ``Σ_s y[c, s, d] = x[b, d]`` (exact once ``x`` is
 integral, and tighter than the usual three inequalities).  Costs are the batch
-evaluator's compiled :class:`~mapping.batch.CostTables`, and the objective follows the
-properties the aggregation declares (:mod:`mapping.aggregation`):
+evaluator's compiled :class:`~mapping.evaluation.batch.CostTables`, and the objective follows the
+properties the aggregation declares (:mod:`mapping.semantics.aggregation`):
 
 - a *separable* aggregation (``sum``): minimize the sum of the contributions
   ``Σ proc[a, p]·x[a, p] + λ·Σ pair[c, s, d]·y[c, s, d]``;

@@ -73,7 +73,7 @@ def interchangeable_classes(problem, route: np.ndarray, unroutable: np.ndarray,
                             allowed: np.ndarray, traffic: tuple = ()) -> list[list[int]]:
     """Classes of interchangeable PEs as lists of PE indices (singletons included),
     ordered by their first member.  ``route``/``unroutable`` (and the ``traffic`` tables)
-    are those of :class:`~mapping.batch.CostTables`; ``allowed`` the search mask."""
+    are those of :class:`~mapping.evaluation.batch.CostTables`; ``allowed`` the search mask."""
     arch = problem.arch
     pes, cns = arch.pes, arch.cns
     P = len(pes)

@@ -74,7 +74,7 @@ def attribute(token, name: str, default: Any, *, positive: bool = False,
     except TypeError:
         pass
     except ValueError:
-        # an array: the tokens of many rows at once (mapping.row_batch); checked alike
+        # an array: the tokens of many rows at once (mapping.evaluation.row_batch); checked alike
         return _array_attribute(token, name, value, positive, signed, allow_inf)
     return _refused(token, name, value, positive, signed, allow_inf)
 

@@ -63,7 +63,7 @@ class Lookup(CostModel):
         v = self.value(token)
         scale = self.params.scale
         # an actor that cannot run here stays impossible whatever the scale (0 · inf is
-        # nan); written for one token or arrays of them (mapping.row_batch) alike
+        # nan); written for one token or arrays of them (mapping.evaluation.row_batch) alike
         return scale * v if scale > 0 else np.where(np.equal(v, math.inf), math.inf, 0.0)
 
     def linear_terms(self, token):

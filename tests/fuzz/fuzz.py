@@ -17,7 +17,7 @@ FORMAT is one of:
 - ``signals``: ``sweep -o out.csv`` or ``search -o best.map`` over an existing output,
   in a subprocess sent SIGTERM or SIGINT after a random delay.
 
-Text inputs run through ``mapping.cli.main`` in-process, in a pool of worker processes,
+Text inputs run through ``mapping.cli.main.main`` in-process, in a pool of worker processes,
 with output captured and a time budget (``--timeout``, 5 s by default).  Each run falls
 in one class:
 
@@ -396,7 +396,7 @@ _POSITION = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?P<col>\d+): error:",
 def run_case(case: dict) -> dict:
     """Run one input; ``case`` holds ``text``, ``fmt``, ``argv`` (with ``{}`` where the
     input file goes) and ``line`` (the injected error's line, or ``None``)."""
-    from mapping.cli import main
+    from mapping.cli.main import main
     if case["fmt"] == "signals":
         return run_signal_case(case)
     workdir = tempfile.mkdtemp(prefix="mapeval-fuzz-")
@@ -677,7 +677,7 @@ _SWEEP_RANGES = ["f=0:1:0", "f=nan:1:3", "f=0:1:1e9", "f=1:0:3:log", "f=-1:1:3:l
 def typed_options(argv: list[str]) -> list[str]:
     """The options with a typed value (an argparse ``type=``) of the command ``argv``
     starts with (descending ``plot KIND`` and ``import FORMAT``)."""
-    from mapping import cli
+    from mapping.cli import main as cli
     parser = cli.build_parser(argv[0])
     for word in argv:
         action = cli._subparsers(parser)
@@ -767,7 +767,7 @@ def run_signal_case(case: dict) -> dict:
         fh.write(OLD)
     argv = [a.replace("{dir}", workdir) for a in case["argv"]]
     env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
-    proc = subprocess.Popen([sys.executable, "-m", "mapping.cli", *argv], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "mapping.cli.main", *argv], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_interruptible)
     time.sleep(case["delay"])
@@ -836,10 +836,10 @@ def make_cases(fmt: str, count: int, seed: int, quick: bool) -> list[dict]:
 def _warm_up():
     """Import what the commands import on first use, so that the first input of a worker
     is not charged for it."""
-    import mapping.cli
+    import mapping.cli.main
     for app, arch, maps, name in _good_triples()[:2]:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            mapping.cli.main(["eval", app, arch, maps] + (["--mapping", name] if name else []))
+            mapping.cli.main.main(["eval", app, arch, maps] + (["--mapping", name] if name else []))
 
 
 def _start_worker():

@@ -72,7 +72,7 @@ def valid(xml: Path, xsd: Path) -> bool:
 
 
 def round_trip(path: Path, work: Path, precise: Path, xsd: Path, tmp: Path) -> dict:
-    from mapping.cli import main
+    from mapping.cli.main import main
     sdf, xml = tmp / (path.stem + ".sdf"), tmp / (path.stem + ".back.xml")
     assert main(["import", "sdf3", str(path), "-o", str(sdf)]) == 0
     assert main(["export", "sdf3", str(sdf), "-o", str(xml)]) == 0
@@ -113,7 +113,7 @@ def main(argv):
         for base, relative, path in graphs:
             command = f"sdf3analysis --graph {relative} --algo throughput"
             if base == "ours":      # our own .sdf: what SDF3 says of its export
-                from mapping.cli import main as mapeval
+                from mapping.cli.main import main as mapeval
                 xml = Path(tmp) / (path.stem + ".xml")
                 assert mapeval(["export", "sdf3", str(path), "-o", str(xml)]) == 0
                 path = xml

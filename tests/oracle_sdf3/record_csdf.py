@@ -62,7 +62,7 @@ def run(tool: Path, xml: Path, algo: str):
 def restate(repo, relative, commit, source, sdf):
     """``sdf``: the graph of ``repo``'s file ``relative`` as ``mapeval import sdf3``
     reads it, under a header naming where it comes from."""
-    from mapping.cli import main as mapeval
+    from mapping.cli.main import main as mapeval
     assert mapeval(["import", "sdf3", str(source), "-o", str(sdf)]) == 0
     text = sdf.read_text().split("\n", 1)[1]
     sdf.write_text(f"# The cyclo-static graph of {repo}'s {relative}\n# "
@@ -78,7 +78,7 @@ def main(argv):
     commits = {k: subprocess.run(["git", "-C", str(p), "rev-parse", "HEAD"],
                                  capture_output=True, text=True, check=True).stdout.strip()
                for k, p in checkouts.items() if k != "ours"}
-    from mapping.cli import main as mapeval
+    from mapping.cli.main import main as mapeval
     OUT.mkdir(exist_ok=True)
     records = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -33,7 +33,7 @@ def main(argv):
     kiter = checkout / "Release" / "bin" / "kiter"
     commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"],
                             capture_output=True, text=True, check=True).stdout.strip()
-    from mapping.cli import main as mapeval
+    from mapping.cli.main import main as mapeval
     records = []
     with tempfile.TemporaryDirectory() as tmp:
         for sdf in GRAPHS:

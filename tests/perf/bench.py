@@ -9,8 +9,8 @@
   timed aggregations (list-scheduled makespan, static-order period) on the same problem,
   against the reference evaluator one mapping at a time;
 - ``single_eval_us``: one mapping through the public API
-  (:func:`mapping.batch.evaluate_value`, compiled tables cached on the problem);
-  ``reference_eval_us``: the reference :func:`mapping.evaluation.evaluate`;
+  (:func:`mapping.evaluation.batch.evaluate_value`, compiled tables cached on the problem);
+  ``reference_eval_us``: the reference :func:`mapping.evaluation.reference.evaluate`;
 - ``max_paths``: for ``max`` at 8, 16 and 64 PEs, evaluations per second of the group
   tables (``groups``) and of the generic path (``tables``), and the path the evaluator
   picks by itself (``picked``), which should be the faster one;
@@ -32,11 +32,11 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from mapping.batch import BatchEvaluator, evaluate_value  # noqa: E402
+from mapping.evaluation.batch import BatchEvaluator, evaluate_value  # noqa: E402
 from moa import Architecture, CostSpec  # noqa: E402
-from mapping.evaluation import evaluate  # noqa: E402
+from mapping.evaluation.reference import evaluate  # noqa: E402
 from dsl.mappings import Mapping  # noqa: E402
-from mapping.problem import bind_problem  # noqa: E402
+from mapping.semantics.problem import bind_problem  # noqa: E402
 from moc import SDFGraph, activity, repetition_vector  # noqa: E402
 from search_problems import bench_arch, random_app  # noqa: E402
 

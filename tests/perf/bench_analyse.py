@@ -6,7 +6,7 @@ test): prints one JSON object.
 For every graph: the default analysis (throughput, latency, buffers, schedule) and
 ``--no-simulate`` (throughput only), each in process (:func:`moc.timing.analyse`, best
 of ``--repeat``, wall and CPU time: CPU time hardly depends on the load) and as a
-whole process (``python -m mapping.cli analyse FILE --json``,
+whole process (``python -m mapping.cli.main analyse FILE --json``,
 interpreter start included); SDF3's ``sdf3analysis --algo throughput`` and Kiter's
 ``kiter -a KPeriodicThroughput`` on the same graph written by ``export sdf3``, as whole
 processes (wall and CPU time) and as the time each prints for its own analysis; the throughputs each gave
@@ -106,7 +106,7 @@ def mapeval(path, *options):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start, used = time.perf_counter(), children_cpu()
     try:
-        done = subprocess.run([sys.executable, "-m", "mapping.cli", "analyse", str(path),
+        done = subprocess.run([sys.executable, "-m", "mapping.cli.main", "analyse", str(path),
                                "--json", *options], capture_output=True, text=True,
                               timeout=TIMEOUT, env=env)
     except subprocess.TimeoutExpired:

@@ -56,7 +56,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
 
-    from mapping.problem import bind_problem
+    from mapping.semantics.problem import bind_problem
     from mapping.search.distributed import DaskExecutor
     from search_problems import bench_arch, random_app
 

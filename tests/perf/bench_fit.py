@@ -59,8 +59,8 @@ def child(task: dict) -> dict:
 
     import numpy as np
 
-    from mapping import fitting
-    from mapping.cli import main
+    from mapping.calibration import fitting
+    from mapping.cli.main import main
 
     calls = [0]
     predict = fitting.RowModel.predict
@@ -86,8 +86,8 @@ def child(task: dict) -> dict:
                 "fidelity": doc["fidelity"], "tau": doc["tau"]}
     # one fit (fold 1) or the cost of one prediction, through the API both codes share
     import dsl
-    from mapping.measurements import read_measurements
-    from mapping.validation import fold_splits
+    from mapping.calibration.measurements import read_measurements
+    from mapping.calibration.validation import fold_splits
     app = dsl.load_sdf(files["sdf"])[0]
     arch = dsl.load_moa(files["moa"])[0]
     mapping = dsl.load_map(files["map"])[0]

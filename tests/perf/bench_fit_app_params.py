@@ -33,7 +33,7 @@ F1 = ("q_src,q_deint,q_fir_l,q_fir_r,q_mix,q_eq,q_comp,q_sink,A15.time.alpha,"
 
 
 def run(code: Path, table: Path, starts: list[str]) -> dict:
-    argv = [sys.executable, "-m", "mapping.cli", "fidelity", str(STREAM / "audio.sdf"),
+    argv = [sys.executable, "-m", "mapping.cli.main", "fidelity", str(STREAM / "audio.sdf"),
             str(STREAM / "board_lsla.moa"), str(table), "--measured", "time_us",
             "--actor-column", "t_{actor}", "--fit", F1, "--json", *starts]
     proc, cpu = child_cpu(argv, code)

@@ -37,7 +37,7 @@ FREE = ["l0.energy.alpha", "b0.energy.alpha", "l1.energy.alpha", "b1.energy.alph
 
 def run(code: Path, files: dict, extra: list[str]) -> dict:
     """One ``mapeval fidelity`` in a fresh process: CPU s, wall s, peak RSS (MB)."""
-    argv = [sys.executable, "-m", "mapping.cli", "fidelity", str(files["moa"]),
+    argv = [sys.executable, "-m", "mapping.cli.main", "fidelity", str(files["moa"]),
             str(files["csv"]), "--measured", "energy_J", "--metric", "energy",
             "--quanta-column", "quanta_{element}", "--tokens-column", "tokens_{element}",
             "--json", *extra]

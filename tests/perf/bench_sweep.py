@@ -29,7 +29,7 @@ BASE = "80d5387"
 
 
 def run(code: Path, sweep_range: str, out: Path) -> float:
-    argv = [sys.executable, "-m", "mapping.cli", "sweep", str(ODROID / "stereo.sdf"),
+    argv = [sys.executable, "-m", "mapping.cli.main", "sweep", str(ODROID / "stereo.sdf"),
             str(ODROID / "odroid.moa"), str(ODROID / "mappings.map"), "--mapping",
             "big_only", "-r", sweep_range, "-o", str(out)]
     return child_cpu(argv, code)[1]

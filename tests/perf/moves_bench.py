@@ -25,8 +25,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from mapping.batch import BatchEvaluator  # noqa: E402
-from mapping.problem import bind_problem  # noqa: E402
+from mapping.evaluation.batch import BatchEvaluator  # noqa: E402
+from mapping.semantics.problem import bind_problem  # noqa: E402
 from mapping.search import search  # noqa: E402
 from search_problems import bench_arch, random_app  # noqa: E402
 

@@ -26,8 +26,8 @@ import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
-from mapping.batch import BatchEvaluator  # noqa: E402
-from mapping.problem import bind_problem  # noqa: E402
+from mapping.evaluation.batch import BatchEvaluator  # noqa: E402
+from mapping.semantics.problem import bind_problem  # noqa: E402
 from mapping.search import SearchError, search  # noqa: E402
 from mapping.search.exact import pair_variables  # noqa: E402
 from search_instances import instance  # noqa: E402

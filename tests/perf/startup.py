@@ -30,7 +30,7 @@ CALLS = {
 
 def seconds(argv: list[str] | None) -> float:
     command = [sys.executable, "-c", "pass"] if argv is None else \
-        [sys.executable, "-m", "mapping.cli", *argv]
+        [sys.executable, "-m", "mapping.cli.main", *argv]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
     start = time.perf_counter()
     subprocess.run(command, check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)

@@ -1,0 +1,260 @@
+"""``mapeval analyse``: the dataflow timing of SPEC §13 (throughput, period, critical
+cycle, latency, buffer occupancy and the schedule), of the application alone (actor
+execution times from an attribute, as SDF3's ``throughput`` analysis) or of one mapping
+onto an architecture (list-scheduled PEs, channels delayed by their routes).
+
+The analyses live in :mod:`moc.timing` and :mod:`mapping.evaluation.timing`; this module loads the
+inputs, hands them over and prints the result."""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from numbers import Rational
+from typing import Any
+
+from mapping.output import print_json
+from mapping.progress import add_progress_option
+
+#: firings shown per row of the readable schedule (``--json`` has them all)
+SHOWN_FIRINGS = 8
+
+
+DESCRIPTION = """\
+Analyse the self-timed execution of an SDF application (SPEC section 13): its throughput
+(iterations per time unit), period (1/throughput), a critical cycle (the actors that
+bound the throughput), the latency of one iteration, the largest number of tokens every
+channel holds, and the schedule (every firing with its start and end).
+
+Without an architecture, the actor attribute --exec (default exec) is the time of one
+firing and processors are unlimited, as in SDF3's throughput analysis; an actor fires
+concurrently with itself unless a self-loop forbids it.
+
+With ARCH.moa and a mapping (MAP.map with --mapping NAME, or --map A=PE,...), a firing
+takes its PE's time cost, the firings of one PE never overlap (a static order found by
+list scheduling), and a channel between two PEs delays its tokens by the time cost of
+its route; the schedule is then per PE and CN, and the makespan of one iteration is
+given too (eval --aggregate schedule; --aggregate period is the period).
+
+Files may come in any order; an SDF3 .xml file is read directly."""
+
+EXAMPLES = """\
+examples:
+  mapeval analyse examples/timing/video.sdf
+  mapeval analyse examples/timing/video.sdf examples/timing/duo.moa \\
+                  examples/timing/mappings.map --mapping split --json
+  mapeval analyse graph.xml --exec exec_A15 --no-simulate
+  mapeval analyse tests/data/sdf3_examples/samplerate.sdf --tradeoff -o bounded.sdf
+  mapeval analyse app.sdf arch.moa --map a=p0,b=p1 -p N=64
+  mapeval plot schedule examples/timing/video.sdf examples/timing/duo.moa \\
+                  examples/timing/mappings.map --mapping split -o gantt.png"""
+
+
+def add_analyse_options(p) -> None:
+    """The inputs of ``analyse`` (shared with ``mapeval plot schedule``)."""
+    from mapping.cli.inputs import add_choice_options, add_mapping_options, add_param_option
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="APP.sdf or APP.xml (SDF3), optionally ARCH.moa and MAP.map")
+    add_mapping_options(p)
+    add_choice_options(p)
+    add_param_option(p)
+    p.add_argument("--exec", metavar="ATTR", dest="exec_attr",
+                   help="without an architecture: the actor attribute that is the time of "
+                   "one firing (default: exec, which 'mapeval import sdf3' fills)")
+
+
+def add_parser(subparsers, name):
+    p = subparsers.add_parser(
+        name, help="throughput, latency, buffers and schedule of a dataflow execution",
+        description=DESCRIPTION, epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_analyse_options(p)
+    add_progress_option(p)
+    p.add_argument("--no-simulate", action="store_true",
+                   help="without an architecture: throughput, period and critical cycle "
+                   "only (no latency, buffers or schedule), for graphs too large to "
+                   "simulate")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document: throughput, period, critical_cycle, "
+                   "latency, buffers, schedule, application, architecture, mapping, exec "
+                   "(and makespan with a mapping; exact: the rational values as 'n/d')")
+    p.add_argument("--tradeoff", action="store_true",
+                   help="without an architecture: the storage-throughput trade-off, the "
+                   "Pareto points (throughput, total buffer size in tokens) with their "
+                   "capacities per channel, as SDF3's buffersize")
+    from mapping.cli.commands.tradeoff import add_tradeoff_options
+    add_tradeoff_options(p)
+    p.set_defaults(run=run)
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """A timing analysis (``moc.timing.TimingAnalysis`` or ``mapping.evaluation.timing.MappedTiming``)
+    with the names of what was analysed (``pes`` and ``cns`` empty without a mapping)."""
+
+    application: str
+    architecture: str | None
+    mapping: str | None
+    exec: str | None
+    analysis: Any
+    actors: tuple[str, ...]
+    pes: tuple[str, ...] = ()
+    cns: tuple[str, ...] = ()
+    #: the architecture's unit of time (``metric time [unit = "s"]``), a label
+    time_unit: str | None = None
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        """The rows of the schedule: the PEs and CNs of a mapping, else the actors."""
+        return self.pes + self.cns if self.architecture is not None else self.actors
+
+    def to_dict(self) -> dict:
+        document = {"application": self.application, "architecture": self.architecture,
+                    "mapping": self.mapping, "exec": self.exec}
+        if self.time_unit is not None:
+            document["time_unit"] = self.time_unit
+        document.update(plain(self.analysis.to_dict()))
+        document["exact"] = {key: exact(getattr(self.analysis, key, None))
+                             for key in ("throughput", "period", "latency", "makespan")
+                             if hasattr(self.analysis, key)}
+        return document
+
+    def __str__(self) -> str:
+        return table(self.to_dict(), self.rows)
+
+
+def plain(value):
+    """``value`` with every :class:`~fractions.Fraction` as an int (whole) or a float, as
+    JSON carries numbers; the exact values go under ``exact``."""
+    if value is None or isinstance(value, (int, float, str)):     # most of a schedule
+        return value
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else float(value)
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def exact(value) -> str | None:
+    """A rational ``value`` as ``"n/d"`` (``"n"`` when whole); None for a float or None."""
+    if isinstance(value, bool) or not isinstance(value, Rational):
+        return None
+    return str(Fraction(value))
+
+
+def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
+    """Load ``args.files`` and run the analysis they call for (see :func:`add_parser`)."""
+    from mapping.errors import InputError
+    from mapping.cli.inputs import classify, choose_mapping, load_single, one, parse_params
+    from mapping.semantics.problem import check_overrides
+
+    inputs = classify(args.files, ("sdf", "moa", "map"))
+    app = load_single(one(inputs.sdf, "sdf", command), "sdf", args.graph)
+    arch_path = one(inputs.moa, "moa", command, required=False)
+    map_path = one(inputs.map, "map", command, required=False)
+    params = parse_params(args.param)
+    if arch_path is None:
+        if map_path is not None or args.map is not None or args.mapping is not None:
+            raise InputError(f"mapeval {command}: a mapping needs an architecture: give "
+                             "ARCH.moa too")
+        check_overrides(params, app.params)
+        from moc.timing import analyse
+        attr = args.exec_attr or "exec"
+        from mapping.progress import progress_bar
+        with progress_bar(args, None, "analyse", "states") as bar:
+            analysis = analyse(app.bind(params), exec_attr=attr, simulate=simulate,
+                               progress=bar)
+        return Analysed(app.name, None, None, attr, analysis, tuple(app.actors))
+    if args.exec_attr is not None:
+        raise InputError(f"mapeval {command}: --exec is for the application alone; with "
+                         "an architecture a firing takes its PE's time cost")
+    if not simulate:
+        raise InputError(f"mapeval {command}: --no-simulate is for the application alone; "
+                         "a mapped analysis always schedules the firings")
+    from mapping.semantics.problem import bind_problem
+    arch = load_single(arch_path, "moa", args.architecture)
+    mapping = choose_mapping(map_path, args.mapping, args.map)
+    problem = bind_problem(app, arch, params)
+    from mapping.evaluation.timing import mapped_analysis
+    analysis = mapped_analysis(problem, mapping)
+    return Analysed(app.name, arch.name, mapping.name, None, analysis, tuple(app.actors),
+                    tuple(problem.arch.pes), tuple(problem.arch.cns),
+                    problem.arch.unit("time"))
+
+
+def _number(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _rate(document: dict, key: str) -> str:
+    """A value with its exact form beside it when that says more (``1/6 (0.166667)``)."""
+    shown = _number(document[key])
+    rational = document["exact"].get(key)
+    return f"{rational} ({shown})" if rational and rational != shown else shown
+
+
+def table(document: dict, rows: tuple[str, ...]) -> str:
+    """The readable form of an ``analyse`` document: the figures, then the buffers, then
+    the schedule, one line per actor (or PE and CN), at most :data:`SHOWN_FIRINGS` each."""
+    mapped = document["architecture"] is not None
+    title = (f"timing of mapping '{document['mapping']}' of '{document['application']}' on "
+             f"'{document['architecture']}'" if mapped else
+             f"timing of '{document['application']}' (firing times: actor attribute "
+             f"'{document['exec']}', unlimited processors)")
+    unit = document.get("time_unit")
+    timed = (lambda key: f"{_rate(document, key)} {unit}") if unit else \
+        (lambda key: _rate(document, key))
+    figures = [("throughput", _rate(document, "throughput") +
+                f" iterations per {unit or 'time unit'}"), ("period", timed("period"))]
+    if "makespan" in document:
+        figures.append(("makespan", timed("makespan")))
+    figures += [("critical cycle", " -> ".join(document["critical_cycle"] or []) or "-"),
+                ("latency", timed("latency"))]
+    if document.get("method"):
+        figures.append(("method", document["method"]))
+    width = max(len(name) for name, _ in figures)
+    lines = [title] + [f"  {name:<{width}}  {text}" for name, text in figures]
+    buffers = document.get("buffers")
+    if buffers:
+        lines.append("buffers (largest number of tokens held"
+                     + ("; -: not explored" if None in buffers.values() else "") + "):")
+        width = max(map(len, buffers))
+        lines += [f"  {name:<{width}}  {_number(n)}" for name, n in buffers.items()]
+    schedule = document.get("schedule")
+    if schedule:
+        lines.append("schedule (firing start-end)" + (", per PE and CN:" if mapped else
+                                                       ", per actor:"))
+        names = [r for r in rows if r in schedule] + [r for r in schedule if r not in rows]
+        width = max(map(len, names))
+        for name in names:
+            slots = schedule[name] or []
+            shown = [f"{s['firing']} {_number(s['start'])}-{_number(s['end'])}"
+                     for s in slots[:SHOWN_FIRINGS]]
+            if len(slots) > SHOWN_FIRINGS:
+                shown.append(f"... ({len(slots) - SHOWN_FIRINGS} more)")
+            lines.append(f"  {name:<{width}}  {', '.join(shown) or 'idle'}")
+    elif schedule is None and not mapped:
+        lines.append("(latency, buffers and schedule not simulated: --no-simulate)")
+    return "\n".join(lines)
+
+
+def run(args):
+    if args.tradeoff:
+        from mapping.cli.commands.tradeoff import run_tradeoff
+        return run_tradeoff(args)
+    if args.output is not None or args.point is not None:
+        from mapping.errors import InputError
+        raise InputError("mapeval analyse: -o and --point write a point of --tradeoff")
+    result = load_analysis(args, "analyse", simulate=not args.no_simulate)
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(result)
+    return 0

@@ -1,0 +1,121 @@
+"""``mapeval check``: parse and analyse files, each on its own (one bad file does not hide
+the others' results)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from mapping.output import print_json
+
+
+def add_parser(subparsers, name):
+    p = subparsers.add_parser(name, help="parse and analyse .sdf, .xml, .moa and .map files",
+                              description="Parse each file and analyse it: for .sdf (or SDF3 "
+                              ".xml), the repetition vector, deadlock and the tokens of one "
+                              "iteration; for .moa, its elements, links and cost models; for "
+                              ".map, the mappings it holds. Every file is checked even when "
+                              "another is bad; the exit status is 2 if any is.")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print one JSON document: one entry "
+                   "per graph, architecture or .map file; a bad file gets an entry with its "
+                   "'error' (message, line, column)")
+    p.set_defaults(run=run)
+
+
+def _sdf_entries(path: Path, graphs) -> list[dict]:
+    from moc import activity, check_deadlock, repetition_vector
+    from moc.errors import DeadlockError
+    entries = []
+    for graph in graphs:
+        bound = graph.bind()
+        q = repetition_vector(bound)
+        entry = {"file": str(path), "kind": "sdf", "name": graph.name,
+                 "actors": list(graph.actors), "channels": list(graph.channels),
+                 "repetitions": q, "deadlock": False}
+        try:
+            check_deadlock(bound, q)
+        except DeadlockError as exc:
+            entries.append({**entry, "deadlock": True, "tokens": None, "error": _error(exc)})
+            continue
+        entry["tokens"] = activity(bound, q).token_counts
+        entries.append(entry)
+    return entries
+
+
+def check_file(path) -> list[dict]:
+    """One entry per graph, architecture or ``.map`` file, as ``mapeval check --json``.
+    A deadlocked graph's entry has ``deadlock: true`` and an ``error``."""
+    from mapping.cli.inputs import load_blocks
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".sdf", ".xml"):
+        return _sdf_entries(path, load_blocks(path, "sdf"))
+    if suffix == ".moa":
+        entries = []
+        for arch in load_blocks(path, "moa"):
+            arch.bind()  # validates every cost model with its default parameters
+            entries.append({"file": str(path), "kind": "moa", "name": arch.name,
+                            "pes": arch.pes, "cns": arch.cns, "links": len(arch.links)})
+        return entries
+    return [{"file": str(path), "kind": "map",
+             "mappings": [m.name for m in load_blocks(path, "map")]}]
+
+
+def _error(exc: BaseException) -> dict:
+    origin = getattr(exc, "origin", None) or (None, None, None)
+    origin = tuple(origin) + (None,) * (3 - len(origin))
+    return {"message": str(exc), "file": None if origin[0] is None else str(origin[0]),
+            "line": origin[1], "column": origin[2]}
+
+
+def _kind(name: str) -> str | None:
+    return {".sdf": "sdf", ".xml": "sdf", ".moa": "moa", ".map": "map"}.get(
+        Path(name).suffix.lower())
+
+
+def run(args):
+    from dsl.files import check_readable
+    from mapping.cli.diagnostics import BAD_INPUT_ERRORS, report_error
+    from mapping.errors import InputError
+
+    entries, failed = [], False
+    for name in args.files:
+        kind = _kind(name)
+        try:
+            if kind is None:
+                raise InputError(f"'{name}': expected a file ending in .sdf, .xml (SDF3), "
+                                 ".moa or .map")
+            check_readable(name)
+            found = check_file(name)
+        except BAD_INPUT_ERRORS as exc:
+            failed = True
+            entries.append({"file": name, "kind": kind, "error": _error(exc)})
+            if not args.json:
+                report_error(exc)
+            continue
+        for e in found:
+            if "error" in e:
+                failed = True
+                if not args.json:
+                    err = e["error"]
+                    report_error(InputError(err["message"],
+                                            (err["file"], err["line"], err["column"])))
+        entries += found
+    if args.json:
+        print_json({"files": entries})
+        return 2 if failed else 0
+    for e in entries:
+        if "error" in e:
+            continue
+        if e["kind"] == "sdf":
+            q = ", ".join(f"{a}={n}" for a, n in e["repetitions"].items())
+            print(f"{e['file']}: sdf {e['name']}: {len(e['actors'])} actors, "
+                  f"{len(e['channels'])} channels, consistent, no deadlock")
+            print(f"  repetitions: {q}")
+            print(f"  tokens per iteration: {e['tokens']['processing']} processing, "
+                  f"{e['tokens']['communication']} communication")
+        elif e["kind"] == "moa":
+            print(f"{e['file']}: moa {e['name']}: {len(e['pes'])} PEs ({', '.join(e['pes'])}), "
+                  f"{len(e['cns'])} CNs ({', '.join(e['cns'])}), {e['links']} links")
+        else:
+            print(f"{e['file']}: {len(e['mappings'])} mappings: {', '.join(e['mappings'])}")
+    return 2 if failed else 0

@@ -1,0 +1,304 @@
+"""Options and input loading shared by ``fidelity``, ``fit`` and ``plot fidelity|gsla``."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import dsl
+from mapping.errors import InputError
+from mapping.calibration.fidelity import fidelity
+from mapping.calibration.fitting import (GROUP_MARK, RESIDUALS, Assessment, RowModel, assess,
+                             assess_elements, element_models, expand_groups, group_label,
+                             parse_element_columns, parse_free)
+from mapping.cli.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
+                            load_single, one, parse_params)
+from mapping.options import FRACTION, NATURAL, POSITIVE_WHOLE
+from mapping.calibration.measurements import Measurements, read_measurements
+from mapping.progress import add_progress_option, progress_bar
+from mapping.calibration.validation import (FOLDS, assess_by, cross_validate, fold_splits, group_splits,
+                                leave_one_group_out, repeat_splits, with_group_details)
+
+FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
+
+
+def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = False) -> None:
+    """The options of ``mapeval fidelity`` (``fit_option``, ``--fit`` or ``--free``, names
+    the free parameters; the other spelling is its alias, so that scripts written for
+    either command work with both).  The positional files may stand anywhere among the
+    options (argparse's intermixed parsing)."""
+    p.add_argument("files", nargs="+", metavar="FILE", help=FILES_HELP)
+    p.add_argument("--measured", required=True, metavar="COLUMN",
+                   help="the CSV column holding the measured value of each row")
+    g = p.add_argument_group("the mapping of each row (one of)")
+    g.add_argument("--mapping-column", metavar="COLUMN",
+                   help="a column whose cells name mappings of the .map file")
+    g.add_argument("--actor-column", metavar="TEMPLATE",
+                   help="one column per actor naming its PE, e.g. 't_{actor}'")
+    g.add_argument("--quanta-column", metavar="TEMPLATE",
+                   help="per-element activity instead of a mapping, e.g. 'quanta_{element}'")
+    g.add_argument("--tokens-column", metavar="TEMPLATE",
+                   help="token counts per element with --quanta-column, e.g. 'tokens_{element}' "
+                   "(default: one token per element)")
+    g.add_argument("--attribute-column", action="append", metavar="NAME=TEMPLATE",
+                   help="with --quanta-column, a token attribute per element, e.g. "
+                   "'gamma=gamma_{element}' (GSLA's parallelism) or 'S=S_{element}'; "
+                   "repeat for several; an element without the column has tokens "
+                   "without the attribute (its model's default)")
+    add_mapping_options(p)
+    add_model_options(p)
+    free_help = ("free parameters ELEMENT.METRIC.PARAM, TYPE.METRIC.PARAM or the bare name "
+                 "of a param of the .sdf or .moa, comma-separated "
+                 "(e.g. gpu.time.alpha,gpu.time.beta,p_static); * and ? are wildcards over "
+                 "every element's ELEMENT.METRIC.PARAM and the params' names "
+                 "('*.time.efficiency', 'hide_*', 'big[*].time.alpha'); each value stays "
+                 "within the bounds its model declares")
+    if fit_option == "--fit":
+        free_help += ": fit them on the train rows, report fidelity on the test rows"
+    alias = {"--fit": "--free", "--free": "--fit"}[fit_option]
+    free_help += f" ({alias} is another spelling)"
+    p.add_argument(fit_option, alias, dest="free", metavar="PARAMS", required=fit_required,
+                   help=free_help)
+    p.add_argument("--starts", type=NATURAL, default=8, metavar="N",
+                   help="seeded random starts of a non-linear fit besides the files' values, "
+                   "each start value times 10^U(-2,2) within the bounds; the best fit is "
+                   "kept (default 8)")
+    p.add_argument("--residuals", choices=RESIDUALS.names(), default="absolute",
+                   help="what a fit minimises: " + RESIDUALS.describe() + ". Use relative "
+                   "when the measurements span decades (microseconds to seconds) and the "
+                   "small ones matter, e.g. ranking within one input size (--within), and "
+                   "a robust rule when a few rows are far off the rest (default absolute)")
+    p.add_argument("--test-fraction", type=FRACTION, default=0.2, metavar="F",
+                   help="fraction of the rows held out for testing when fitting (default 0.2)")
+    p.add_argument("--seed", type=NATURAL, default=0,
+                   help="seed of the train/test split, the folds and the repeats (default 0)")
+    v = p.add_argument_group("validation (SPEC §12)")
+    v.add_argument("--folds", type=FOLDS, metavar="K",
+                   help="K-fold cross-validation: fit on K-1 folds, rank the held-out one; "
+                   "each figure is the mean over the folds (without --fit: the model's "
+                   "own figures on each fold; --test-fraction does not apply)")
+    v.add_argument("--folds-by", metavar="COLUMN",
+                   help="leave one group out: each value of COLUMN (e.g. gpu) is the test "
+                   "fold in turn, the model fitted on the other rows; the JSON's folds give "
+                   "each group's tau, median relative error (mdape) and value (group)")
+    v.add_argument("--repeats", type=POSITIVE_WHOLE, metavar="R",
+                   help="the mean over R seeded train/test splits of --test-fraction "
+                   "(split r uses seed --seed + r)")
+    v.add_argument("--within", metavar="COLUMN",
+                   help="also rank within groups of rows sharing this column's value "
+                   "(fidelity_within, tau_within: the alternatives of one workload) and "
+                   "report each group's own figures ('groups' in JSON)")
+    v.add_argument("--fit-by", metavar="COLUMN",
+                   help="one parameter set per value of this column: each group fitted on "
+                   "its own training rows, the splits (and folds) made within each group; "
+                   "--within defaults to it. To share some parameters and not others, "
+                   "fit one pooled model with PARAM@COLUMN for the group-specific ones "
+                   "(e.g. --fit A7.energy.alpha,A15.energy.alpha@config,p_static)")
+    p.add_argument("--skip-bad-rows", action="store_true",
+                   help="skip rows with a bad cell instead of stopping, and say how many")
+    add_progress_option(p)
+
+
+@dataclass
+class Study:
+    """Everything a measurement command loaded and computed."""
+
+    app: object | None
+    arch: object
+    files: list[Path]
+    moa_path: Path
+    measurements: Measurements
+    assessment: Assessment
+    skipped: int
+    problems: list[str]
+
+
+def load_study(args, command: str) -> Study:
+    inputs = classify(args.files, ("sdf", "moa", "map", "csv"))
+    csv_path = one(inputs.csv, "csv", command)
+    moa_path = one(inputs.moa, "moa", command)
+    arch = load_single(moa_path, "moa", args.architecture)
+    columns = [c for c in (args.mapping_column, args.actor_column, args.quanta_column) if c]
+    if len(columns) > 1:
+        raise InputError(f"mapeval {command}: give only one of --mapping-column, "
+                         "--actor-column and --quanta-column")
+    if columns and (args.mapping or args.map):
+        raise InputError(f"mapeval {command}: --mapping/--map fix one mapping for every row; "
+                         "they do not go with a per-row mapping column")
+    sdf_path = one(inputs.sdf, "sdf", command, required=args.quanta_column is None)
+    app = load_single(sdf_path, "sdf", args.graph) if sdf_path is not None else None
+    map_path = one(inputs.map, "map", command, required=False)
+
+    kwargs = {}
+    if args.mapping_column:
+        if map_path is None:
+            raise InputError(f"mapeval {command}: --mapping-column needs a .map file")
+        kwargs = dict(mapping_column=args.mapping_column, mappings=dsl.load_map(map_path))
+    elif args.actor_column:
+        kwargs = dict(actor_column=args.actor_column, actors=list(app.actors),
+                      pes=arch.pes, cns=arch.cns)
+    elif args.quanta_column:
+        kwargs = dict(quanta_column=args.quanta_column, tokens_column=args.tokens_column,
+                      attribute_columns=_attribute_columns(args.attribute_column),
+                      elements=list(arch.elements))
+    else:
+        if map_path is None and args.map is None:
+            raise InputError(f"mapeval {command}: say where each row's mapping comes from: "
+                             "a .map file (--mapping NAME among several, or "
+                             "--mapping-column COLUMN), --map ACTOR=PE,..., --actor-column "
+                             "'t_{actor}' or --quanta-column 'quanta_{element}'")
+        kwargs = dict(mapping=choose_mapping(map_path, args.mapping, args.map))
+    if args.tokens_column and not args.quanta_column:
+        raise InputError("--tokens-column needs --quanta-column")
+    if args.attribute_column and not args.quanta_column:
+        raise InputError("--attribute-column needs --quanta-column")
+    params = list(app.params) if app is not None else []
+    params += [p for p in arch.params if p not in params]
+    data = read_measurements(csv_path, args.measured, params=params,
+                             skip_bad_rows=args.skip_bad_rows, **kwargs)
+    rows = list(data.rows)
+    problems = list(data.problems)
+    overrides = parse_params(args.param)
+    if args.skip_bad_rows:
+        # Rows whose evaluation fails (a route missing, a parameter out of range) go too.
+        model = RowModel(arch, rows, args.metric, args.aggregate, app, overrides, str(csv_path))
+        good = []
+        for i, row in enumerate(rows):
+            try:
+                model.value(i)
+                good.append(row)
+            except InputError as exc:
+                problems.append(f"{csv_path}:{row.line}: {exc}")
+        rows = good
+        if not rows:
+            raise InputError(f"{csv_path}: no row left to evaluate ({len(problems)} skipped); "
+                             f"the first: {problems[0]}")
+    assessment = _assess(args, arch, rows, app, overrides, str(csv_path), data, command)
+    files = [Path(f) for f in args.files]
+    return Study(app, arch, files, moa_path, data, assessment, len(problems), problems)
+
+
+def _attribute_columns(items) -> dict[str, str]:
+    """``['gamma=gamma_{element}', ...]`` → ``{'gamma': 'gamma_{element}'}``."""
+    out: dict[str, str] = {}
+    for item in items or ():
+        name, eq, template = (part.strip() for part in item.partition("="))
+        if not eq or not name or not template:
+            raise InputError(f"--attribute-column '{item}': expected NAME=TEMPLATE, e.g. "
+                             "gamma=gamma_{element}")
+        if name in ("quanta", "count"):
+            raise InputError(f"--attribute-column '{item}': '{name}' is not an attribute "
+                             "(--quanta-column and --tokens-column give it)")
+        if name in out:
+            raise InputError(f"--attribute-column: attribute '{name}' is given twice")
+        out[name] = template
+    return out
+
+
+def _assess(args, arch, rows, app, overrides, source, data, command) -> Assessment:
+    """The assessment, then the figures within groups and over folds or repeats
+    (SPEC §12): with folds or repeats the reported parameters are fitted on every row.
+    With ``--fit-by COLUMN`` each group of the column has its own parameters, fitted
+    and tested on splits made within each group; with a ``SPEC@COLUMN`` parameter the
+    pooled fit (on the usual splits) has one value of it per group.  ``--within``
+    defaults to that column.  ``--folds-by COLUMN`` leaves each group of the column out
+    in turn."""
+    folds, repeats, within, by = (getattr(args, k, None)
+                                  for k in ("folds", "repeats", "within", "folds_by"))
+    fit_by = getattr(args, "fit_by", None)
+    given = [o for o, v in (("--folds", folds), ("--folds-by", by), ("--repeats", repeats))
+             if v is not None]
+    if len(given) > 1:
+        raise InputError(f"mapeval {command}: give {' or '.join(given)}, "
+                         f"{'not both' if len(given) == 2 else 'only one'}")
+    if by is not None and fit_by is not None:
+        raise InputError(f"mapeval {command}: --fit-by fits each group on its own rows, "
+                         "so --folds-by cannot leave a group out: give one of them")
+    for option, column in (("--within", within), ("--fit-by", fit_by), ("--folds-by", by)):
+        if column is not None and column not in data.columns:
+            raise InputError(f"{data.path}: no column '{column}' for {option} "
+                             f"(columns: {', '.join(data.columns)})")
+    grouped = {item.strip(): item.partition(GROUP_MARK)[2].strip()
+               for item in (args.free or "").split(",") if GROUP_MARK in item}
+    for item, column in grouped.items():
+        if column and column not in data.columns:
+            raise InputError(f"{data.path}: no column '{column}' for {item} "
+                             f"(columns: {', '.join(data.columns)})")
+    pooled_by = [c for c in dict.fromkeys(grouped.values()) if c]
+    within = within or fit_by or (pooled_by[0] if pooled_by else None)
+    cross = folds is not None or repeats is not None or by is not None
+    strata = None if fit_by is None else \
+        [group_label(r, fit_by, f"--fit-by {fit_by}") for r in rows]
+    splits = labels = None
+    if by is not None:
+        splits, labels = leave_one_group_out([group_label(r, by, f"--folds-by {by}")
+                                              for r in rows])
+    elif cross and strata is not None:
+        splits = group_splits(strata, fit_by, folds=folds, repeats=repeats,
+                              test_fraction=args.test_fraction, seed=args.seed)
+    elif cross:
+        splits = (fold_splits(len(rows), folds, args.seed) if folds is not None else
+                  repeat_splits(len(rows), repeats, args.test_fraction, args.seed))
+    fits = (1 + len(splits) if cross else 1) if args.free else 0
+    fits *= len(set(strata)) if fit_by else 1
+    residuals = getattr(args, "residuals", "absolute")
+    groups = None if within is None else [group_label(r, within, f"--within {within}")
+                                          for r in rows]
+    columns = parse_element_columns(args.measured_element) \
+        if getattr(args, "measured_element", None) else None
+    if columns is not None and fit_by is not None:
+        raise InputError(f"mapeval {command}: --measured-element does not go with --fit-by")
+    with progress_bar(args, (1 + args.starts) * fits or None, "fit", "starts") as bar:
+        common = dict(app=app, metric=args.metric, aggregate=args.aggregate, free=args.free,
+                      test_fraction=0.0 if cross else args.test_fraction, seed=args.seed,
+                      params=overrides, source=source, starts=args.starts, progress=bar,
+                      residuals=residuals)
+        elements = None
+        if columns is not None:
+            # the GSLA paper's per-element fit: each element on its own column; the
+            # element models serve the fit on the usual split and every fold's
+            elements = element_models(arch, rows, columns, app=app, metric=args.metric,
+                                      aggregate=args.aggregate, free=args.free,
+                                      params=overrides, source=source)
+            assessment = assess_elements(arch, rows, columns, elements=elements, **common)
+        elif fit_by:
+            assessment = assess_by(arch, rows, fit_by, within=within, **common)
+        else:
+            assessment = assess(arch, rows, **common)
+        result = assessment.result
+        if cross:
+            fit = assessment.fit
+            free = None
+            if fit is not None:
+                free = expand_groups(parse_free(arch, args.free, app), rows) if fit_by \
+                    else fit.free
+            result = cross_validate(assessment.model, free, splits,
+                                    "repeats" if repeats is not None else "folds",
+                                    groups=groups, within=within,
+                                    fitted=fit.values if fit else None,
+                                    starts=args.starts, seed=args.seed, progress=bar,
+                                    residuals=residuals, fit_by=strata if fit_by else None,
+                                    fit_column=fit_by, labels=labels, folds_by=by,
+                                    elements=elements)
+    if not cross and groups is not None and not fit_by:
+        on = assessment.scored
+        result = fidelity(assessment.predicted[on], assessment.measured[on], n=result.n,
+                          n_train=result.n_train, fitted=result.fitted,
+                          groups=[groups[i] for i in on], within=within)
+        result = with_group_details(result, groups, assessment.train, fit=assessment.fit)
+    return replace(assessment, result=result)
+
+
+def report_problems(study: Study, stream=None) -> None:
+    """Skipped rows and fit warnings on stderr (never on stdout)."""
+    stream = stream or sys.stderr
+    if study.skipped:
+        print(f"mapeval: skipped {study.skipped} bad row{'s' if study.skipped != 1 else ''} "
+              f"of {study.measurements.path}", file=stream)
+        for text in study.problems[:5]:
+            print(f"  {text}", file=stream)
+        if len(study.problems) > 5:
+            print(f"  ... and {len(study.problems) - 5} more", file=stream)
+    fit = study.assessment.fit
+    for text in (fit.warnings if fit else ()):
+        print(f"mapeval: warning: {text}", file=stream)

@@ -1,0 +1,134 @@
+"""``mapeval analyse --tradeoff``: the storage-throughput trade-off of an application
+alone (:func:`moc.tradeoff.tradeoff`), printed as a table or JSON, and one of its points
+written back to an ``.sdf`` as channel bounds (a back-edge per channel whose initial
+tokens are the free space), which ``mapeval analyse`` then times at that point's
+throughput."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from mapping.errors import InputError
+from mapping.options import POSITIVE_WHOLE, SECONDS_OR_ZERO
+
+#: default seconds of search before the front found so far is given
+DEFAULT_BUDGET = 60.0
+
+
+def add_tradeoff_options(p, output: bool = True) -> None:
+    """``--budget`` (and, for ``analyse``, ``--point`` and ``-o``)."""
+    p.add_argument("--budget", type=SECONDS_OR_ZERO, default=DEFAULT_BUDGET, metavar="SECONDS",
+                   help="with --tradeoff: stop the search after this long and give the "
+                   f"front found so far, with the size up to which it is proven "
+                   f"(default {DEFAULT_BUDGET:g}; 0: no limit)")
+    p.add_argument("--timing", choices=("auto", "state-space", "kperiodic"), default="auto",
+                   help="with --tradeoff: how each distribution of capacities is timed: its "
+                   "bounded state space, as SDF3, or K-periodic scheduling of the graph "
+                   "with back-edges, as Kiter's KDSE (fewer distributions, each dearer); "
+                   "the front is the same; auto (default) runs both in turn and keeps "
+                   "the first to end")
+    if output:
+        p.add_argument("--point", type=POSITIVE_WHOLE, metavar="N",
+                       help="with --tradeoff -o: the point to write (1 = the smallest "
+                       "storage; default: the last, the largest throughput found)")
+        p.add_argument("-o", "--output", metavar="APP.sdf",
+                       help="with --tradeoff: write the application with the capacities "
+                       "of a point as back-edges (channel NAME_space)")
+
+
+@dataclass(frozen=True)
+class Front:
+    """The trade-off of application ``application`` (firing times: attribute ``exec``)."""
+
+    application: str
+    exec: str
+    tradeoff: object
+    graph: object
+
+    def to_dict(self) -> dict:
+        return {"application": self.application, "exec": self.exec,
+                **self.tradeoff.to_dict()}
+
+    def __str__(self) -> str:
+        t = self.tradeoff
+        lines = [f"storage-throughput trade-off of '{self.application}' (firing times: "
+                 f"actor attribute '{self.exec}', unlimited processors)"]
+        if not t.points:
+            lines.append("  no point found within the budget")
+        names = list(self.graph.channels)
+        width = max([len("size")] + [len(str(p.size)) for p in t.points])
+        lines.append(f"  {'point':>5}  {'size':>{width}}  throughput")
+        for i, p in enumerate(t.points, 1):
+            lines.append(f"  {i:>5}  {p.size:>{width}}  {_rate(p.throughput)}")
+            for d in p.distributions:
+                lines.append("         " + ", ".join(f"{n}={d[n]}" for n in names))
+        lines.append(f"  max throughput (unbounded buffers): {_rate(t.max_throughput)}")
+        lines.append("  complete: the front reaches it" if t.complete else
+                     f"  stopped at the budget: the front is exact up to total size "
+                     f"{t.proven_size}")
+        lines.append(f"  explored distributions: {t.explored}")
+        lines.append(f"  method: {t.method}")
+        return "\n".join(lines)
+
+
+def _rate(value) -> str:
+    if isinstance(value, Fraction):
+        return str(value) if value.denominator == 1 else f"{value} (~{float(value):.6g})"
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def load_front(args, command: str) -> Front:
+    """The trade-off of the application named by ``args.files`` (no architecture)."""
+    from mapping.cli.inputs import classify, load_single, one, parse_params
+    from mapping.semantics.problem import check_overrides
+    from moc.tradeoff import tradeoff
+
+    inputs = classify(args.files, ("sdf", "moa", "map"))
+    if inputs.moa or inputs.map or args.map is not None or args.mapping is not None:
+        raise InputError(f"mapeval {command}: the trade-off is of the application alone "
+                         "(an architecture or mapping is not taken)")
+    app = load_single(one(inputs.sdf, "sdf", command), "sdf", args.graph)
+    params = parse_params(args.param)
+    check_overrides(params, app.params)
+    attr = args.exec_attr or "exec"
+    graph = app.bind(params)
+    budget = args.budget if args.budget and args.budget > 0 else None
+    return Front(app.name, attr, tradeoff(graph, exec_attr=attr, budget=budget,
+                                          method=args.timing), graph)
+
+
+def run_tradeoff(args) -> int:
+    from mapping.output import print_json, write_atomically
+    if getattr(args, "no_simulate", False):
+        raise InputError("mapeval analyse: --tradeoff and --no-simulate do not go together")
+    front = load_front(args, "analyse --tradeoff")
+    if args.output is not None:
+        write_atomically(args.output, written_back(front, args.point), args.files,
+                         (".sdf",), "the application")
+    elif args.point is not None:
+        raise InputError("mapeval analyse: --point chooses the point -o writes; give -o")
+    if args.json:
+        print_json(front.to_dict())
+    else:
+        print(front)
+    return 0
+
+
+def written_back(front: Front, point: int | None) -> str:
+    """The ``.sdf`` text of the application with point ``point`` (1-based; default the
+    last) as channel bounds: its first distribution."""
+    from dsl.printer import format_sdf
+    from moc.tradeoff import bounded_graph
+    points = front.tradeoff.points
+    if not points:
+        raise InputError("mapeval analyse --tradeoff: no point to write (none found "
+                         "within the budget)")
+    index = len(points) if point is None else point
+    if not 1 <= index <= len(points):
+        raise InputError(f"mapeval analyse --tradeoff: --point {point}: the front has "
+                         f"points 1 to {len(points)}")
+    chosen = points[index - 1]
+    if chosen.size == 0:
+        raise InputError(f"mapeval analyse --tradeoff: point {index} is no storage at all "
+                         "(throughput 0): nothing to write")
+    return format_sdf(bounded_graph(front.graph, chosen.distributions[0]))

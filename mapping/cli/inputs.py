@@ -1,0 +1,189 @@
+"""Command-line inputs: files told apart by extension, parameters, the chosen mapping."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dsl.files import check_readable
+from mapping.errors import InputError
+
+KINDS = {".sdf": "sdf", ".moa": "moa", ".map": "map", ".csv": "csv", ".xml": "xml"}
+
+
+@dataclass
+class Inputs:
+    """The positional files of a command, sorted by kind."""
+
+    sdf: list[Path] = field(default_factory=list)
+    moa: list[Path] = field(default_factory=list)
+    map: list[Path] = field(default_factory=list)
+    csv: list[Path] = field(default_factory=list)
+    xml: list[Path] = field(default_factory=list)
+
+
+def classify(files: list[str], allowed: tuple[str, ...]) -> Inputs:
+    """The files sorted by extension; an SDF3 ``.xml`` file counts as an application
+    (``sdf``) wherever one is accepted."""
+    inputs = Inputs()
+    for name in files:
+        kind = KINDS.get(Path(name).suffix.lower())
+        if kind == "xml" and "xml" not in allowed and "sdf" in allowed:
+            kind = "sdf"
+        if kind is None or kind not in allowed:
+            wanted = ", ".join(f".{k}" for k in allowed)
+            if "sdf" in allowed and "xml" not in allowed:
+                wanted += ", .xml (SDF3)"
+            raise InputError(f"'{name}': expected a file ending in {wanted}")
+        path = check_readable(name)
+        getattr(inputs, kind).append(path)
+    return inputs
+
+
+def one(paths: list[Path], kind: str, command: str, required: bool = True) -> Path | None:
+    if len(paths) > 1:
+        raise InputError(f"mapeval {command}: give one .{kind} file, got "
+                         f"{', '.join(map(str, paths))}")
+    if not paths:
+        if required:
+            raise InputError(f"mapeval {command}: a .{kind} file is required")
+        return None
+    return paths[0]
+
+
+def choose_named(objects: list, path: Path, name: str | None, what: str, option: str):
+    """The object called ``name`` among those of ``path``, or its only one."""
+    if name is not None:
+        for obj in objects:
+            if obj.name == name:
+                return obj
+        raise InputError(f"{path}: no {what} named '{name}' "
+                         f"(found: {', '.join(o.name for o in objects)})")
+    if len(objects) != 1:
+        raise InputError(f"{path} holds {len(objects)} {what}s "
+                         f"({', '.join(o.name for o in objects)}); choose one with {option}")
+    return objects[0]
+
+
+#: the block keyword of each text format, for the message of a file without blocks
+BLOCK_KEYWORDS = {"sdf": "sdf", "moa": "moa", "map": "mapping"}
+
+
+def load_blocks(path: Path, kind: str) -> list:
+    """The graphs (``kind="sdf"``, SDF3 ``.xml`` too), architectures (``"moa"``) or
+    mappings (``"map"``) of a file; a file without any is an error naming it."""
+    import dsl
+    path = Path(path)
+    if kind == "sdf" and path.suffix.lower() == ".xml":
+        return [dsl.read_sdf3(path)]
+    objects = {"sdf": dsl.load_sdf, "moa": dsl.load_moa, "map": dsl.load_map}[kind](path)
+    if not objects:
+        raise InputError(f"the file holds no '{BLOCK_KEYWORDS[kind]} NAME {{ ... }}' block",
+                         (str(path), None, None))
+    return objects
+
+
+def load_single(path: Path, kind: str, name: str | None = None):
+    """The one graph (``kind="sdf"``) or architecture (``"moa"``) of a file; ``name``
+    (from ``--graph`` or ``--architecture``) chooses among several."""
+    if kind == "sdf":
+        return choose_named(load_blocks(path, "sdf"), path, name, "graph", "--graph NAME")
+    return choose_named(load_blocks(path, "moa"), path, name, "architecture",
+                        "--architecture NAME")
+
+
+def parse_params(items: list[str] | None) -> dict[str, float]:
+    """``-p NAME=VALUE`` options as numbers."""
+    params = {}
+    for item in items or []:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise InputError(f"-p {item}: expected NAME=VALUE")
+        params[name] = parse_number(text.strip(), f"-p {item}")
+    return params
+
+
+def parse_number(text: str, what: str) -> float | int:
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{what}: '{text}' is not a number") from None
+
+
+def choose_mapping(map_path: Path | None, mapping_name: str | None, inline: str | None):
+    """The mapping (:class:`dsl.mappings.Mapping`) from ``--map``, or from a ``.map``
+    file (``--mapping`` among several)."""
+    from dsl.mappings import Mapping
+    if inline is not None:
+        if map_path is not None:
+            raise InputError("give either a .map file or --map, not both")
+        return Mapping.from_text(inline)
+    if map_path is None:
+        raise InputError("a mapping is needed: give a .map file or --map ACTOR=PE,...")
+    mappings = load_blocks(map_path, "map")
+    names = [m.name for m in mappings]
+    if mapping_name is None:
+        if len(mappings) == 1:
+            return mappings[0]
+        raise InputError(f"{map_path} holds {len(mappings)} mappings; choose one with "
+                         f"--mapping NAME (one of: {', '.join(names)})")
+    for m in mappings:
+        if m.name == mapping_name:
+            return m
+    raise InputError(f"{map_path}: no mapping named '{mapping_name}' (one of: {', '.join(names)})")
+
+
+def add_metric_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--metric", default="time",
+                        help="metric to evaluate (default: time; e.g. energy, power)")
+
+
+def add_aggregate_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """``--aggregate``, its choices and their help from the aggregation registry."""
+    from mapping.semantics.aggregation import AGGREGATIONS
+    parser.add_argument("--aggregate", choices=AGGREGATIONS.names(),
+                        help=(help or "how element values combine (default: the "
+                              "architecture's)") + ". " + AGGREGATIONS.describe())
+
+
+def add_param_option(parser: argparse.ArgumentParser, dest: str = "param") -> None:
+    parser.add_argument("-p", "--param", dest=dest, action="append", metavar="NAME=VALUE",
+                        default=[], help="set a parameter of the .sdf and/or .moa to a value "
+                        "(repeatable)")
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--metric``, ``--aggregate`` and ``-p``, shared by the commands that evaluate."""
+    add_metric_option(parser)
+    add_aggregate_option(parser)
+    add_param_option(parser)
+    add_choice_options(parser)
+
+
+def load_mapped_inputs(args, command: str):
+    """``(app, arch, mapping)`` from a command's positional ``APP.sdf ARCH.moa [MAP.map]``
+    and its ``--graph``, ``--architecture``, ``--mapping`` and ``--map`` options."""
+    inputs = classify(args.files, ("sdf", "moa", "map"))
+    app = load_single(one(inputs.sdf, "sdf", command), "sdf", args.graph)
+    arch = load_single(one(inputs.moa, "moa", command), "moa", args.architecture)
+    mapping = choose_mapping(one(inputs.map, "map", command, required=False), args.mapping,
+                             args.map)
+    return app, arch, mapping
+
+
+def add_choice_options(parser: argparse.ArgumentParser) -> None:
+    """``--graph`` and ``--architecture``, for files that hold several blocks."""
+    parser.add_argument("--graph", metavar="NAME",
+                        help="which graph of the .sdf file, if it holds several")
+    parser.add_argument("--architecture", metavar="NAME",
+                        help="which architecture of the .moa file, if it holds several")
+
+
+def add_mapping_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mapping", metavar="NAME", help="which mapping of the .map file")
+    parser.add_argument("--map", metavar="ACTOR=PE,...", help="a mapping given inline")

@@ -1,0 +1,105 @@
+"""Evaluation from activity counted per element (a profiler, a scheduler's trace).
+
+When a measurement row gives, for each element, the ``quanta`` it processed and the
+number of ``tokens`` they came in (and optionally attributes of those tokens, such as
+``gamma`` or ``S``), no application graph or mapping is needed: each element gets one
+token group of ``tokens`` tokens of ``quanta / tokens`` each, and the tokens go through
+the same core as a mapping's (:func:`mapping.evaluation.reference.placed_value`): every metric
+rule, system metric and aggregation applies.  Two things a mapping knows and counted
+activity does not are refused by name: which PE a CN's tokens belong to (``exclusive``
+with activity on a CN) and the firings and their order (``schedule``, ``period``).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping as MappingT, Sequence
+
+import numpy as np
+
+from moa import Architecture
+from moc import TokenGroup
+from mapping.errors import MappingError
+from mapping.evaluation.reference import Placement, PlacedValue, placed_value, placed_values
+
+#: one element's activity: ``(quanta, tokens)`` or ``(quanta, tokens, attributes)``
+ElementActivity = tuple
+
+
+def element_tokens(arch: Architecture, activity: MappingT[str, ElementActivity]
+                   ) -> dict[str, list[TokenGroup]]:
+    """Element name → its token groups (every element present; idle ones empty)."""
+    placed: dict[str, list] = {name: [] for name in arch.elements}
+    for name, counted in activity.items():
+        if name not in placed:
+            raise KeyError(f"unknown element '{name}'")
+        quanta, count = counted[0], counted[1]
+        attrs = dict(counted[2]) if len(counted) > 2 else {}
+        if count > 0:
+            placed[name].append(TokenGroup(name, int(count), quanta / count, attrs))
+    return placed
+
+
+class PlacedTokens(Placement):
+    """Tokens already on their elements, the same whatever the metric: per-element
+    activity, or one element's share of a mapping; ``placed``: one dict element →
+    token groups per alternative."""
+
+    def __init__(self, arch: Architecture, placed: Sequence[MappingT[str, list]],
+                 what: str = "the activity"):
+        self.placed, self.what, self._cns = list(placed), what, frozenset(arch.cns)
+        self.count = len(self.placed)
+
+    def tokens(self, metric):
+        return self.placed
+
+    def shares(self, metric, placed):
+        for tokens in placed:
+            busy = [name for name, groups in tokens.items() if groups and name in self._cns]
+            if busy:
+                raise MappingError(f"{self.what}: aggregation 'exclusive' needs the share of "
+                                   "each CN's tokens that belongs to each PE (a mapping); "
+                                   f"counted activity gives only the totals of CN "
+                                   f"{', '.join(busy)}")
+        return [{}] * len(placed)            # no CN traffic: each phase is its PE's value
+
+    def timed(self, metric, aggregate):
+        raise MappingError(f"{self.what}: aggregation '{aggregate}' schedules the firings of "
+                           "a mapping; element values alone (e.g. per-element activity) do "
+                           "not determine it: use sum, max or exclusive")
+
+
+def activity_value(arch: Architecture, activity: MappingT[str, ElementActivity],
+                   metric: str = "time", aggregate: str | None = None,
+                   params: MappingT[str, Any] | None = None) -> PlacedValue:
+    """The :class:`~mapping.evaluation.reference.PlacedValue` of ``metric`` for per-element
+    ``activity`` on a *bound* architecture; a system metric reads ``params`` (default:
+    the architecture's)."""
+    return placed_value(arch, PlacedTokens(arch, [element_tokens(arch, activity)]), metric,
+                        aggregate, arch.params if params is None else params)
+
+
+def evaluate_activity(arch: Architecture, activity: MappingT[str, ElementActivity],
+                      metric: str = "time", aggregate: str | None = None,
+                      params: MappingT[str, Any] | None = None) -> float:
+    """The system value of ``metric`` for per-element ``activity`` (element →
+    ``(quanta, tokens[, attributes])``) on a *bound* architecture."""
+    return activity_value(arch, activity, metric, aggregate, params).value
+
+
+def combine(arch: Architecture, placed: MappingT[str, list], metric: str,
+            aggregate: str | None = None, params: MappingT[str, Any] | None = None,
+            what: str = "the activity") -> float:
+    """The system value of ``metric`` for tokens already ``placed`` on the elements of
+    the bound ``arch``: :func:`combine_rows` of one alternative."""
+    return float(combine_rows(arch, [placed], metric, aggregate, params, what)[0])
+
+
+def combine_rows(arch: Architecture, placed: Sequence[MappingT[str, list]], metric: str,
+                 aggregate: str | None = None, params: MappingT[str, Any] | None = None,
+                 what: str = "the activity") -> np.ndarray:
+    """The system values of ``metric`` for alternatives whose tokens are already
+    ``placed`` (one dict element → token groups each) on the elements of the bound
+    ``arch``, at once (:func:`~mapping.evaluation.reference.placed_values`; a system metric reads
+    ``params``, default the architecture's); unmodelled elements count 0, but tokens on
+    unmodelled elements only are an error."""
+    return placed_values(arch, PlacedTokens(arch, placed, what), metric, aggregate,
+                         arch.params if params is None else params).value

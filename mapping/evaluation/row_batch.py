@@ -1,0 +1,610 @@
+"""Measurement rows evaluated all at once (SPEC §8): the engine of fast fits.
+
+A fit evaluates the same rows under thousands of parameter values; only the cost
+models change, never the tokens the rows place on the elements.  A :class:`RowBatch`
+gathers those tokens once: per group of rows sharing a bound architecture (rows whose
+parameters of the ``.moa`` agree), per element and metric, one array per token
+attribute over the tokens of all the rows.  An evaluation then asks each element's rule
+of the semantic core (:func:`mapping.semantics.metrics.rule`) for its features of all those tokens
+at once -- the models' own ``token_cost``/``token_features``, written with operators
+numpy broadcasts, applied to arrays -- sums them per row (``bincount``, in token order,
+as the reference evaluator sums) and applies the rule's ``finish``; the aggregation's
+own :meth:`~mapping.semantics.aggregation.Aggregation.combine` and, for a system metric, its
+expression (:func:`mapping.semantics.metrics.system_value`) take the element values of all rows
+as the batch evaluator's chunks.  No rule is restated here.
+
+An element whose models are unchanged since the last evaluation keeps its values
+(memoized by its models): a finite-difference step in one parameter recomputes only
+the elements that parameter touches.  Folds and random starts share the gathered
+tokens: :meth:`RowBatch.subset` slices them for the rows of a fold.
+
+Free parameters of the application change the tokens' numbers, never where they go:
+each token remembers the actor or channel of the activity it comes from
+(:attr:`Tokens.source`), and an evaluation under new values of those parameters binds
+the application once per set of the rows' own values and reads the tokens' counts,
+quanta and attributes from that activity (:meth:`RowBatch.values` with ``problem_of``).
+
+What this path does not cover raises :class:`Unsupported` and the caller evaluates row
+by row (:class:`mapping.calibration.fitting.RowModel`): timed aggregations, memory traffic (its
+bytes come from the models), ``exclusive`` with CNs that charge their ends, and a system
+metric under an aggregation other than its own.  Copies a CN charges to the cores at the
+ends of a channel (``charge = ends|both``) are gathered per core and CN and valued by the
+CN's rule, ``lambda`` times, as :func:`mapping.evaluation.reference.element_values` does; for
+``exclusive`` each CN's tokens are gathered per PE that owns them (its channel's
+producer, :func:`mapping.semantics.traffic.tokens_by_pe`) and valued by the CN's rule, the
+shares the aggregation's ``combine`` reads.
+A rule whose features do not broadcast (a lookup table) is evaluated token by token
+over the same gathered tokens.  The first rows are checked against the reference
+evaluator when a batch is built.
+"""
+from __future__ import annotations
+
+import functools
+
+import math
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from mapping.semantics.aggregation import aggregator
+from mapping.bulk import paused
+from mapping.semantics.metrics import base_metrics, is_charged, rule, system_metrics, system_value
+from mapping.evaluation.reference import with_charged
+from mapping.semantics.traffic import ChargedToken, TrafficToken, split_charged, token_owner
+from moc.activity import TokenGroup
+
+#: rows compared with the reference evaluator when a batch is built
+CHECKED_ROWS = 4
+#: element values (floats) a batch keeps memoized before it forgets them: 128 MB
+MEMO_LIMIT = 1 << 24
+#: rows whose token objects exist at once while a batch gathers their arrays
+GATHER_CHUNK = 8192
+
+
+_COUNT, _QUANTA, _ATTRS = attrgetter("count"), attrgetter("quanta"), attrgetter("attrs")
+
+
+class Unsupported(Exception):
+    """These rows are evaluated one at a time (see the module doc)."""
+
+
+class Tokens:
+    """The tokens of one element in one group of rows, as one duck-typed token whose
+    ``count``, ``quanta`` and attributes (``get``) are arrays over the tokens; ``row``
+    is each token's row within the group.  An attribute some tokens lack takes the
+    default given to ``get`` there.  The token objects themselves (:attr:`per_row`,
+    :attr:`flat`, for rules evaluated token by token) are placed again when asked for:
+    kept for a million rows, they would cost gigabytes."""
+
+    #: each token's actor or channel in :attr:`RowBatch.sources` (``None``: not kept)
+    source: np.ndarray | None
+
+    def __init__(self, groups: Sequence[Sequence[Any]], again: Callable[[], list] | None,
+                 code: Callable[[Any], int] | None = None):
+        self._again = again
+        sizes = list(map(len, groups))
+        flat = list(chain.from_iterable(groups))
+        self.row = np.repeat(np.arange(len(groups)), sizes).astype(np.intp)
+        self.source = None if code is None else \
+            np.fromiter(map(code, flat), dtype=np.intp, count=len(flat))
+        self.count = np.fromiter(map(_COUNT, flat), dtype=float, count=len(flat))
+        self.quanta = np.fromiter(map(_QUANTA, flat), dtype=float, count=len(flat))
+        #: the classes of the tokens (memory traffic is refused)
+        self.kinds = set(map(type, flat))
+        attrs = list(map(_ATTRS, flat))
+        self._attrs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+        for name in set().union(*attrs):
+            has = np.array([name in a for a in attrs], dtype=bool)
+            values = np.array([a.get(name, 0.0) for a in attrs], dtype=float)
+            self._attrs[name] = (values, None if has.all() else has)
+        #: the rows with at least one token here
+        self.used = np.array(sizes, dtype=np.intp) > 0
+
+    @classmethod
+    def joined(cls, parts: Sequence["Tokens"], again: Callable[[], list]) -> "Tokens":
+        """The tokens of consecutive chunks of rows as one."""
+        new = object.__new__(cls)
+        new._again = again
+        offsets = np.cumsum([0] + [len(p.used) for p in parts[:-1]])
+        new.row = np.concatenate([p.row + o for p, o in zip(parts, offsets)]) \
+            if parts else np.zeros(0, dtype=np.intp)
+        new.count = np.concatenate([p.count for p in parts]) if parts else np.zeros(0)
+        new.quanta = np.concatenate([p.quanta for p in parts]) if parts else np.zeros(0)
+        new.used = np.concatenate([p.used for p in parts]) if parts else np.zeros(0, bool)
+        new.source = None if not parts or any(p.source is None for p in parts) else \
+            np.concatenate([p.source for p in parts])
+        new._attrs = {}
+        new.kinds = set().union(*(p.kinds for p in parts))
+        for name in {k for p in parts for k in p._attrs}:
+            values, has = [], []
+            for p in parts:
+                v, h = p._attrs.get(name, (np.zeros(len(p)), np.zeros(len(p), dtype=bool)))
+                values.append(v)
+                has.append(np.ones(len(p), dtype=bool) if h is None else h)
+            has_all = np.concatenate(has)
+            new._attrs[name] = (np.concatenate(values), None if has_all.all() else has_all)
+        return new
+
+    def __len__(self):
+        return self.count.size
+
+    @property
+    def per_row(self) -> list[list]:
+        """The token groups of each row."""
+        return self._again()
+
+    @property
+    def flat(self) -> list:
+        return [t for g in self.per_row for t in g]
+
+    def get(self, key, default=None):
+        if key == "quanta":
+            return self.quanta
+        got = self._attrs.get(key)
+        if got is None:
+            return default
+        values, has = got
+        if has is None:
+            return values
+        if default is None:
+            raise TypeError(f"attribute '{key}' is missing on some tokens")
+        return np.where(has, values, default)
+
+    def subset(self, rows: np.ndarray, n_rows: int) -> "Tokens":
+        """The tokens of ``rows`` (positions in this group, renumbered 0..)."""
+        new = object.__new__(Tokens)
+        keep = np.zeros(n_rows, dtype=bool)
+        keep[rows] = True
+        mask = keep[self.row]
+        renumber = np.full(n_rows, -1, dtype=np.intp)
+        renumber[rows] = np.arange(len(rows))
+        new.row = renumber[self.row[mask]]
+        order = np.argsort(new.row, kind="stable")        # rows in their new order
+        new.row = new.row[order]
+        new.count, new.quanta = self.count[mask][order], self.quanta[mask][order]
+        new.source = None if self.source is None else self.source[mask][order]
+        new._attrs = {k: (v[mask][order], None if h is None else h[mask][order])
+                      for k, (v, h) in self._attrs.items()}
+        new._again = _Once(_picked, self._again, list(rows))
+        new.used = self.used[rows]
+        new.kinds = self.kinds
+        return new
+
+    def rebound(self, variant: np.ndarray, table: "SourceTable") -> "Tokens":
+        """These tokens with the numbers of their sources in ``table``: row ``r``'s in
+        its set of values ``variant[r]`` (positions in the group)."""
+        new = object.__new__(Tokens)
+        new.row, new.used, new.kinds, new.source = self.row, self.used, self.kinds, self.source
+        at = (variant[self.row], self.source)
+        new.count, new.quanta = table.count[at], table.quanta[at]
+        new._attrs = {}
+        for name, (values, has) in table.attrs.items():
+            mine = has[at]
+            if mine.any():
+                new._attrs[name] = (values[at], None if mine.all() else mine)
+        new._again = _Once(self._objects, variant, table.objects)
+        return new
+
+    def _objects(self, variant: np.ndarray, objects: list[list]) -> list[list]:
+        out: list[list] = [[] for _ in range(len(variant))]
+        for r, s in zip(self.row.tolist(), self.source.tolist()):
+            out[r].append(objects[variant[r]][s])
+        return out
+
+
+def _picked(again: Callable[[], list], rows: list[int]) -> list:
+    return [again()[r] for r in rows]
+
+
+class _Once:
+    """``make(*args)``, made on the first call and kept (the token objects of a part,
+    placed again only if a rule asks for them)."""
+
+    __slots__ = ("make", "args", "value")
+
+    def __init__(self, make, *args):
+        self.make, self.args, self.value = make, args, None
+
+    def __call__(self):
+        if self.value is None:
+            self.value = self.make(*self.args)
+        return self.value
+
+
+class SourceTable:
+    """The token group of each source (``sources``: ``(kind, name)``, kind ``p`` an
+    actor's processing, ``c`` a channel's communication) in the activity of each bound
+    problem: ``count``, ``quanta`` ``(problems, sources)``; ``attrs[name]`` values and
+    presence."""
+
+    def __init__(self, sources: Sequence[tuple[str, str]], problems: Sequence[Any]):
+        self.objects = [[(p.activity.processing if kind == "p" else
+                          p.activity.communication)[name] for kind, name in sources]
+                        for p in problems]
+        flat = list(chain.from_iterable(self.objects))
+        shape = (len(problems), len(sources))
+        self.count = np.fromiter(map(_COUNT, flat), float, len(flat)).reshape(shape)
+        self.quanta = np.fromiter(map(_QUANTA, flat), float, len(flat)).reshape(shape)
+        attrs = list(map(_ATTRS, flat))
+        self.attrs = {name: (np.array([a.get(name, 0.0) for a in attrs], float).reshape(shape),
+                             np.array([name in a for a in attrs], bool).reshape(shape))
+                      for name in set().union(*attrs)}
+
+
+@dataclass
+class _Group:
+    """Rows sharing a bound architecture: ``first`` (a row index of the model) stands
+    for them; ``at`` are their positions in the batch; ``tokens[metric][element]``;
+    ``params[name]`` the per-row values of parameters a system metric reads."""
+
+    first: int
+    at: np.ndarray
+    tokens: dict[str, dict[str, Tokens]]
+    busy: dict[str, np.ndarray]
+    params: dict[str, np.ndarray]
+    #: rows standing for each set of the rows' own values of application parameters,
+    #: and each row's set (positions in ``variants``)
+    variants: list[int]
+    variant_of: np.ndarray
+
+
+class RowBatch:
+    """Rows ``indices`` of ``model`` (:class:`mapping.calibration.fitting.RowModel`) at once;
+    :meth:`values` evaluates them under the bound architectures ``arch_of`` gives."""
+
+    def __init__(self, model, indices: Sequence[int], *, check: bool = True):
+        self.model = model
+        self.indices = np.asarray(indices, dtype=np.intp)
+        self.n = len(self.indices)
+        arch0 = model.bound_arch(int(self.indices[0])) if self.n else model.arch
+        self.metric = model.metric
+        systems = system_metrics(arch0)
+        self._system = self.metric in systems
+        if self._system and model._requested is not None:
+            raise Unsupported("a system metric under another aggregation")
+        self.metrics = sorted(base_metrics(arch0, self.metric))
+        aggregations = [aggregator(name) for name in self._aggregations(arch0)]
+        if any(agg.timed for agg in aggregations):
+            raise Unsupported("a timed aggregation: it schedules each mapping's firings")
+        #: an aggregation reads each PE's share of the CNs' tokens (``exclusive``)
+        self._shares = any(agg.needs_shares for agg in aggregations)
+        #: rows of per-element activity (their CN totals belong to no PE)
+        self._counted = any(model.rows[int(i)].activity is not None for i in self.indices)
+        if self._shares and arch0.charging:
+            raise Unsupported("shares of CNs that charge their ends")
+        self._names = sorted({n for s in systems.values() for n in s.references
+                              if n not in systems}) if self._system else []
+        #: the actors and channels tokens come from (mapping rows of an application with
+        #: parameters: tokens that follow new values of those, see :meth:`values`)
+        self.sources: list[tuple[str, str]] = []
+        self._codes: dict[tuple[str, str], int] = {}
+        self.rebinds = bool(model.app is not None and model.app.params and all(
+            model.rows[int(i)].activity is None for i in self.indices))
+        #: whether the first rows were compared with the reference under such values
+        self.rebinding_checked = False
+        with paused():        # millions of small objects that all stay alive
+            self.groups = self._gather(arch0)
+        self._memo: dict = {}
+        if check and self.n:
+            self._check()
+
+    def _aggregations(self, arch) -> list[str]:
+        if not self._system:
+            return [self.model.aggregate]
+        out, seen, todo = [], set(), [self.metric]
+        systems = system_metrics(arch)
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            out += [agg for _, agg in systems[name].terms]
+            todo += [r for r in systems[name].references if r in systems]
+        return out
+
+    def _gather(self, arch0) -> list[_Group]:
+        model = self.model
+        by_part: dict[tuple, list[int]] = {}
+        for pos, i in enumerate(self.indices.tolist()):
+            by_part.setdefault(model._arch_part(i), []).append(pos)
+        groups = []
+        for positions in by_part.values():
+            rows = [int(self.indices[p]) for p in positions]
+            tokens: dict[str, dict[str, Tokens]] = {}
+            busy: dict[str, np.ndarray] = {}
+            for metric in self.metrics:
+                keys = self._keys(arch0, metric)
+                parts: dict[Any, list[Tokens]] = {key: [] for key in keys}
+                for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
+                    chunk = rows[start:start + GATHER_CHUNK]
+                    placed = [model.placed_for(i, metric, keep=False) for i in chunk]
+                    owners = [self._owner(i) for i in chunk]
+                    for key in keys:
+                        part = Tokens([_part(p, key, o) for p, o in zip(placed, owners)],
+                                      None, self._coder(key) if self.rebinds else None)
+                        if any(issubclass(k, TrafficToken) for k in part.kinds) or (
+                                isinstance(key, str) and ChargedToken in part.kinds):
+                            raise Unsupported("memory traffic")
+                        parts[key].append(part)
+                tokens[metric] = {key: Tokens.joined(p, self._placer(rows, metric, key))
+                                  for key, p in parts.items()}
+                busy[metric] = np.logical_or.reduce(
+                    [t.used for t in tokens[metric].values()] + [np.zeros(len(rows), bool)])
+            params = {}
+            for name in self._names:
+                values = [model.bound(i, keep=False).params.get(name) for i in rows]
+                if all(v is not None for v in values):
+                    params[name] = np.array(values, dtype=float)
+            sets: dict[tuple, int] = {}
+            variants: list[int] = []            # the first row of each set, in one pass
+            for i in rows:
+                if sets.setdefault(model._app_part(i), len(variants)) == len(variants):
+                    variants.append(i)
+            variant_of = np.array([sets[model._app_part(i)] for i in rows], dtype=np.intp)
+            groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
+                                 busy, params, variants, variant_of))
+        if self.rebinds and any(t.source is None or np.any(t.source < 0)
+                                for g in groups for by in g.tokens.values()
+                                for t in by.values()):
+            self.rebinds = False
+        return groups
+
+    def _keys(self, arch, metric: str) -> list:
+        """The parts tokens are gathered in: each element's own tokens (its name), each
+        PE's copies charged by each charging CN (``("charged", pe, cn)``, SPEC §12), and
+        for ``exclusive`` each CN's tokens that belong to each PE (``("share", cn,
+        pe)``: the channel's producer's, :func:`mapping.semantics.traffic.tokens_by_pe`)."""
+        keys: list = list(arch.elements)
+        if arch.charging and is_charged(metric):
+            charging = [c for c in arch.cns if arch.elements[c].charge != "self"]
+            keys += [("charged", pe, cn) for pe in arch.pes for cn in charging]
+        if self._shares:
+            keys += [("share", cn, pe) for cn in arch.cns for pe in arch.pes]
+        return keys
+
+    def _owner(self, i: int) -> Callable[[Any], str] | None:
+        """Row ``i``'s PE of a communication token: its channel's producer's (``None``
+        for per-element activity, whose CN totals no PE owns)."""
+        row = self.model.rows[i]
+        if not self._shares or row.activity is not None:
+            return None
+        return functools.partial(token_owner, self.model.app, row.mapping)
+
+    def _coder(self, key) -> Callable[[Any], int]:
+        """A token's source code: an actor's processing on a PE, a channel's
+        communication on a CN or charged to a PE; -1 for a token of another kind."""
+        charged = not isinstance(key, str) and key[0] == "charged"
+        on_pe = isinstance(key, str) and self.model.arch.elements[key].is_pe
+        kind, codes, sources = ("p" if on_pe else "c"), self._codes, self.sources
+        want = ChargedToken if charged else TokenGroup
+
+        def code(token) -> int:
+            if type(token) is not want:
+                return -1
+            key = (kind, token.source)
+            got = codes.get(key)
+            if got is None:
+                got = codes[key] = len(sources)
+                sources.append(key)
+            return got
+        return code
+
+    def _placer(self, rows: list[int], metric: str, key):
+        """The token objects of element ``name`` per row, placed again on first use and
+        then kept: models whose features do not broadcast over arrays of tokens read
+        them at every evaluation of a fit, and a placement does not change with the
+        values of the model's parameters."""
+        return _Once(self._placed_again, rows, metric, key)
+
+    def _placed_again(self, rows: list[int], metric: str, key) -> list:
+        return [_part(self.model.placed_for(i, metric, keep=False), key, self._owner(i))
+                for i in rows]
+
+    def _check(self) -> None:
+        """The first rows against the reference evaluator (:meth:`check_against`)."""
+        take = np.arange(min(CHECKED_ROWS, self.n))
+        ours = self.subset(take, check=False).values(self.model.bound_arch)
+        self.check_against(ours, self.model._reference_value)
+
+    def check_against(self, ours: np.ndarray, reference: Callable[[int], float]) -> None:
+        """The first rows' values ``ours`` against ``reference(row index)``: a
+        difference means a rule this path does not know, and every row goes the
+        reference way (:class:`Unsupported`)."""
+        for r in range(min(CHECKED_ROWS, self.n, len(ours))):
+            want = reference(int(self.indices[r]))
+            if not math.isclose(ours[r], want, rel_tol=1e-9, abs_tol=1e-300):
+                raise Unsupported(f"row {r}: {ours[r]!r} here, {want!r} by the reference")
+
+    def rebound(self, model) -> "RowBatch":
+        """These rows' tokens for another model of the same rows (see
+        :meth:`mapping.calibration.fitting.RowModel.share_rows`)."""
+        new = object.__new__(RowBatch)
+        new.__dict__.update(self.__dict__)
+        new.model, new._memo = model, {}
+        return new
+
+    def subset(self, positions, *, check: bool = False) -> "RowBatch":
+        """The batch of the rows at ``positions`` (of this batch), tokens sliced, not
+        gathered again (the folds of a cross-validation)."""
+        positions = np.asarray(positions, dtype=np.intp)
+        new = object.__new__(RowBatch)
+        new.__dict__.update({k: v for k, v in self.__dict__.items()
+                             if k not in ("groups", "indices", "n", "_memo")})
+        new.indices = self.indices[positions]
+        new.n = len(positions)
+        where = np.full(self.n, -1, dtype=np.intp)
+        where[positions] = np.arange(len(positions))
+        new.groups = []
+        for g in self.groups:
+            mine = where[g.at]
+            keep = np.flatnonzero(mine >= 0)
+            if not keep.size:
+                continue
+            n_rows = len(g.at)
+            tokens = {m: {e: t.subset(keep, n_rows) for e, t in by.items()}
+                      for m, by in g.tokens.items()}
+            new.groups.append(_Group(int(self.indices[g.at[keep[0]]]), mine[keep], tokens,
+                                     {m: b[keep] for m, b in g.busy.items()},
+                                     {k: v[keep] for k, v in g.params.items()},
+                                     g.variants, g.variant_of[keep]))
+        new._memo = {}
+        if check and new.n:
+            new._check()
+        return new
+
+    # ------------------------------------------------------------------ evaluation
+
+    def values(self, arch_of: Callable[[int], Any],
+               problem_of: Callable[[int], Any] | None = None) -> np.ndarray:
+        """The rows' values under ``arch_of(first row of each group)``, a bound
+        architecture; :class:`Unsupported` where a row needs the reference evaluator
+        (its tokens all on unmodelled elements, a token its rule refuses).
+
+        ``problem_of(row)``: the application is bound anew (free parameters of its own),
+        and each row's tokens take their numbers from the activity of
+        ``problem_of(a row with the same own values)`` (:attr:`rebinds` must hold)."""
+        out = np.empty(self.n)
+        if len(self._memo) * max(self.n, 1) > MEMO_LIMIT:
+            self._memo.clear()
+        if problem_of is not None and not self.rebinds:
+            raise Unsupported("tokens that do not follow the application's parameters")
+        for k, g in enumerate(self.groups):
+            arch = arch_of(g.first)
+            key: Any = k
+            if problem_of is not None:
+                g, key = self._rebound(k, g, problem_of)
+            with np.errstate(all="ignore"):     # an overflow is an infinite value, checked
+                out[g.at] = self._metric_values(
+                    key, g, arch, self.metric, None if self._system else self.model._requested)
+        return out
+
+    def _rebound(self, k: int, g: _Group, problem_of) -> tuple[_Group, tuple]:
+        """Group ``g`` with its tokens' numbers read from the problems ``problem_of``
+        binds for its sets of values, and its memo key (the problems kept alive by the
+        memo, as the models are: identities stay valid while the key exists)."""
+        problems = [problem_of(i) for i in g.variants]
+        key = (k, tuple(id(p.activity) for p in problems))
+        got = self._memo.get(("group",) + key)
+        if got is not None:
+            return got[1], key
+        table = SourceTable(self.sources, problems)
+        tokens = {m: {e: t.rebound(g.variant_of, table) for e, t in by.items()}
+                  for m, by in g.tokens.items()}
+        params = {}
+        for name in self._names:
+            values = [p.params.get(name) for p in problems]
+            if all(v is not None for v in values):
+                params[name] = np.array(values, dtype=float)[g.variant_of]
+        new = _Group(g.first, g.at, tokens, g.busy, params, g.variants, g.variant_of)
+        self._memo[("group",) + key] = (problems, new)
+        return new, key
+
+    def _metric_values(self, k, g: _Group, arch, metric: str, aggregate):
+        systems = system_metrics(arch)
+        if metric not in systems:
+            return self._plain(k, g, arch, metric, aggregate)
+        system = systems[metric]
+        env: dict[str, Any] = {}
+        for name, agg in system.terms:
+            env[f"{name}[{agg}]"] = self._plain(k, g, arch, name, agg)
+        for name in system.references:
+            if name in systems:
+                env[name] = self._metric_values(k, g, arch, name, None)
+            elif name in arch.params:
+                env[name] = arch.params[name]
+            elif name in g.params:
+                env[name] = g.params[name]
+        return np.broadcast_to(system_value(system.expr, env), (len(g.at),))
+
+    def _plain(self, k, g: _Group, arch, metric: str, aggregate) -> np.ndarray:
+        agg = aggregator(aggregate or arch.aggregate)
+        if agg.timed:
+            raise Unsupported(f"aggregation '{agg.name}'")
+        n = len(g.at)
+        values, modelled = {}, np.zeros(n, dtype=bool)
+        for name, element in arch.elements.items():
+            tokens = g.tokens[metric][name]
+            v = self._element(k, name, element, metric, tokens, n)
+            if v is None:
+                values[name] = np.zeros(n)
+            else:
+                values[name] = v
+                modelled |= tokens.used
+        lam = float(arch.lambda_)
+        shares = np.zeros((len(arch.pes), len(arch.cns), n)) if agg.needs_shares else None
+        if shares is not None and self._counted and any(
+                g.tokens[metric][c].used.any() for c in arch.cns):
+            raise Unsupported("no PE owns counted CN activity")   # the reference says why
+        for key, tokens in g.tokens[metric].items():
+            if isinstance(key, str) or not len(tokens):
+                continue
+            if key[0] == "charged":      # copies charged to a PE: lambda times the CN's rule
+                _, pe, cn = key
+                v = self._element(k, key, arch.elements[cn], metric, tokens, n)
+                values[pe] = with_charged(values[pe], lam, v)
+                if v is not None:
+                    modelled |= tokens.used
+            elif shares is not None:     # a PE's share of a CN: the CN's rule on its tokens
+                _, cn, pe = key
+                v = self._element(k, key, arch.elements[cn], metric, tokens, n)
+                if v is not None:
+                    shares[arch.pes.index(pe), arch.cns.index(cn)] = np.where(tokens.used, v, 0)
+        if np.any(g.busy[metric] & ~modelled):
+            raise Unsupported("a row's tokens are all on unmodelled elements")
+        pe = np.array([values[p] for p in arch.pes]).reshape(len(arch.pes), n)
+        cn = np.array([values[c] for c in arch.cns]).reshape(len(arch.cns), n)
+        value, _ = agg.combine(pe, cn, float(arch.lambda_), shares, locate=False)
+        return value
+
+    def _element(self, k, name, element, metric, tokens: Tokens, n: int):
+        # memoized by the identity of the element's models (kept alive by the memo):
+        # unchanged models are the same objects from one evaluation to the next
+        models = tuple(element.costs.values())
+        key = (k, name, metric, tuple(map(id, models)))
+        got = self._memo.get(key)
+        if got is not None:
+            return got[1]
+        r = rule(element, metric)
+        if r is None:
+            values = None
+        elif not r.vectorizable:
+            values = np.array([r.value(ts) for ts in tokens.per_row], dtype=float)
+        else:
+            values = self._finished(r, tokens, n)
+        self._memo[key] = (models, values)
+        return values
+
+    @staticmethod
+    def _finished(r, tokens: Tokens, n: int) -> np.ndarray:
+        """``finish(Σ count·features)`` per row, the features of all tokens at once
+        (token by token where they do not broadcast)."""
+        size = len(tokens)
+        try:
+            features = [np.broadcast_to(np.asarray(f, dtype=float), (size,))
+                        for f in r.features(tokens)]
+        except (ValueError, TypeError, ZeroDivisionError, ArithmeticError, AttributeError,
+                KeyError):
+            try:
+                features = list(np.array([r.features(t) for t in tokens.flat],
+                                         dtype=float).reshape(size, r.width).T)
+            except (ValueError, TypeError, ZeroDivisionError, ArithmeticError) as exc:
+                raise Unsupported(str(exc)) from None
+        if len(features) != r.width:
+            raise Unsupported("features of unexpected width")
+        totals = [np.bincount(tokens.row, weights=tokens.count * f, minlength=n)
+                  for f in features]
+        return np.broadcast_to(np.asarray(r.finish(totals), dtype=float), (n,))
+
+
+def _part(placed: dict, key, owner: Callable[[Any], str] | None = None) -> list:
+    """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``;
+    ``owner`` names a communication token's PE (shares)."""
+    if isinstance(key, str):
+        return split_charged(placed.get(key, ()))[0]
+    kind, a, b = key
+    if kind == "charged":
+        return split_charged(placed.get(a, ()))[1].get(b, [])
+    return [t for t in placed.get(a, ()) if owner(t) == b] if owner is not None else []
