@@ -77,7 +77,9 @@ def _phases(text: str, what: str, origin):
     return Phases(values)
 
 
-def _identifier(text: str) -> str:
+def identifier(text: str) -> str:
+    """``text`` as a name of mapeval's formats: other characters become ``_``, and a
+    leading digit gets one in front."""
     ident = re.sub(r"\W", "_", text)
     return ident if ident and not ident[0].isdigit() else "_" + ident
 
@@ -85,8 +87,8 @@ def _identifier(text: str) -> str:
 def read_sdf3(path) -> "SDFGraph":
     """The SDF graph of an SDF3 XML file; errors carry ``file:line:col``."""
     path = str(path)
-    root, where = _parse(path)
-    _strip_namespaces(root)
+    root, where = parse_xml(path)
+    strip_namespaces(root)
     app = root if root.tag == "applicationGraph" else root.find("applicationGraph")
     sdf = None if app is None else app.find("sdf") if app.find("sdf") is not None else \
         app.find("csdf")
@@ -110,7 +112,7 @@ def read_sdf3(path) -> "SDFGraph":
             processors = ap.findall("processor")
             types = processor_types.setdefault(actor, [])
             for proc in processors:
-                ptype = _identifier(proc.get("type") or DEFAULT_PROCESSOR)
+                ptype = identifier(proc.get("type") or DEFAULT_PROCESSOR)
                 if ptype not in types:
                     types.append(ptype)
                 et = proc.find("executionTime")
@@ -162,7 +164,7 @@ def read_sdf3(path) -> "SDFGraph":
     return graph
 
 
-def _parse(path):
+def parse_xml(path):
     """The root element of the XML file ``path`` and a function from an element to its
     origin ``(path, line, column)`` (expat reports where each start tag begins)."""
     builder = ET.TreeBuilder()
@@ -193,7 +195,8 @@ def _port_rate(rates, actor, port, channel, origin):
     return entry[1]
 
 
-def _strip_namespaces(root):
+def strip_namespaces(root):
+    """Drop the ``{namespace}`` of every tag below ``root``, in place."""
     for el in root.iter():
         if isinstance(el.tag, str) and "}" in el.tag:
             el.tag = el.tag.split("}", 1)[1]
@@ -224,7 +227,7 @@ def format_sdf3(graph: "SDFGraph") -> str:
     phases = phase_counts(bound)
     root = ET.Element("sdf3", {"type": kind, "version": "1.0"})
     app = ET.SubElement(root, "applicationGraph", {"name": bound.name})
-    sdf = ET.SubElement(app, kind, {"name": bound.name, "type": _identifier(bound.name)})
+    sdf = ET.SubElement(app, kind, {"name": bound.name, "type": identifier(bound.name)})
     ports: dict[str, list[tuple[str, str, object]]] = {a: [] for a in bound.actors}
     channel_ports = {}
     for i, ch in enumerate(bound.channels.values()):
@@ -233,7 +236,7 @@ def format_sdf3(graph: "SDFGraph") -> str:
         ports[ch.dst].append((in_port, "in", ch.cons))
         channel_ports[ch.name] = (out_port, in_port)
     for actor in bound.actors.values():
-        el = ET.SubElement(sdf, "actor", {"name": actor.name, "type": _identifier(actor.name)})
+        el = ET.SubElement(sdf, "actor", {"name": actor.name, "type": identifier(actor.name)})
         for pname, ptype, rate in ports[actor.name]:
             ET.SubElement(el, "port", {"name": pname, "type": ptype,
                                        "rate": _listed(rate, phases[actor.name],

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 import dsl
 from dsl.errors import ParseError
 from dsl.preesm import import_preesm
-from mapping.cli import main
+from mapping.cli.main import main
 from moc.repetition import repetition_vector
 
 DATA = Path(__file__).parent / "data" / "preesm"

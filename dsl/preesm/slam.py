@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dsl.errors import ParseError
-from dsl.sdf3 import _identifier
+from dsl.sdf3 import identifier as _sdf3_identifier
 from dsl.preesm.xml import children, child_text, read_xml
 
 OPERATOR_KINDS = ("Operator", "CPU", "GPU", "FPGA")
@@ -24,7 +24,7 @@ DEFAULT_TIME = 100
 
 def identifier(text: str) -> str:
     """``text`` as a name of mapeval's formats (as SDF3 import makes them)."""
-    return _identifier(text or "")
+    return _sdf3_identifier(text or "")
 
 
 @dataclass

@@ -2,14 +2,14 @@
 stripped from tags and attribute names (S-LAM writes ``spirit:name``)."""
 from __future__ import annotations
 
-from dsl.sdf3 import _parse, _strip_namespaces
+from dsl.sdf3 import parse_xml, strip_namespaces
 
 
 def read_xml(path):
     """``(root, where)``: the root element and a function from an element to its
     ``(file, line, column)``."""
-    root, where = _parse(str(path))
-    _strip_namespaces(root)
+    root, where = parse_xml(str(path))
+    strip_namespaces(root)
     for el in root.iter():
         if any("}" in k for k in el.attrib):
             for key in [k for k in el.attrib if "}" in k]:
