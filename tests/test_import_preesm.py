@@ -192,6 +192,13 @@ def test_non_persistent_delay_in_repeated_subgraph_refused(tmp_path):
         import_preesm(top)
 
 
+def test_periodic_actor_refused(tmp_path):
+    top = _broken(tmp_path, '<node id="Snk" kind="actor">', '<node id="Snk" kind="actor" '
+                  'period="100">')
+    with pytest.raises(ParseError, match=r"actor 'Snk' has period 100"):
+        import_preesm(top)
+
+
 def test_fork_that_loses_tokens_refused(tmp_path):
     top = _broken(tmp_path, '<port annotation="NONE" expr="2" kind="output" name="o2"/>',
                   '<port annotation="NONE" expr="1" kind="output" name="o2"/>')

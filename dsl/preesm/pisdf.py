@@ -75,6 +75,12 @@ def _read_pi(path: Path) -> _Pi:
     graph = root.find("graph")
     if root.tag != "graphml" or graph is None:
         raise ParseError("not a PiSDF graph: no graphml/graph element", where(root))
+    for el in [graph, *children(graph, "node")]:
+        period = (el.get("period") or "0").strip()
+        if period not in ("0", "0.0", ""):
+            what = "the graph" if el is graph else f"actor '{el.get('id')}'"
+            raise ParseError(f"{what} has period {period}: mapeval's graphs have no "
+                             "periodic actors; remove the period (0 = aperiodic)", where(el))
     name = None
     for d in children(graph, "data"):
         if d.get("key") == "name":
