@@ -192,6 +192,25 @@ def test_non_persistent_delay_in_repeated_subgraph_refused(tmp_path):
         import_preesm(top)
 
 
+def test_unconnected_configuration_port_takes_the_interface_default(tmp_path):
+    top = _broken(tmp_path, '<edge kind="dependency" source="M" target="H" targetport="len"/>',
+                  "")
+    sub = top.parent / "sub.pi"
+    sub.write_text(sub.read_text().replace('<node id="len" kind="cfg_in_iface"/>',
+                                           '<node id="len" kind="cfg_in_iface" '
+                                           'defaultValue="2*2"/>'))
+    # H's own rates name its port len, now without a value: PREESM cannot evaluate them
+    with pytest.raises(ParseError, match=r"rate of port 'in' of 'top/H'.*unknown len"):
+        import_preesm(top)
+    text = top.read_text().replace('expr="len*2" kind="input"', 'expr="8" kind="input"')
+    top.write_text(text.replace('expr="len" kind="output" name="out"',
+                                'expr="4" kind="output" name="out"'))
+    assert repetition_vector(import_preesm(top, scenario=SCENARIO).graph.bind()) == HAND
+    top.write_text(top.read_text().replace('<port kind="cfg_input" name="len"/>', ""))
+    with pytest.raises(ParseError, match=r"the hierarchical actor has no configuration port"):
+        import_preesm(top)
+
+
 def test_periodic_actor_refused(tmp_path):
     top = _broken(tmp_path, '<node id="Snk" kind="actor">', '<node id="Snk" kind="actor" '
                   'period="100">')

@@ -168,6 +168,12 @@ class Flat:
     used_values: set = field(default_factory=set)
 
 
+class _Ports(dict):
+    """The values of a hierarchical actor's connected configuration ports; ``declared``
+    names all of them."""
+    declared: set = frozenset()
+
+
 class _Level:
     """One graph of the hierarchy, its parameters resolved."""
 
@@ -210,17 +216,18 @@ class _Level:
         key = (self.vpath.rsplit("/", 1)[-1], nid)
         given = self.scenario.parameters.get(key) if self.scenario else None
         env = self._inputs(nid, where)
-        if node.kind == "cfg_in_iface" and not self.top:
-            if nid not in self.iface_values:
-                raise ParseError(f"configuration interface '{nid}' of '{self.vpath}' gets "
-                                 "no value from the hierarchical actor (no configuration "
-                                 "port of that name connected)", where)
+        if node.kind == "cfg_in_iface" and not self.top and nid in self.iface_values:
             value = self.iface_values[nid]
+        elif node.kind == "cfg_in_iface" and not self.top and \
+                nid not in self.iface_values.declared:
+            raise ParseError(f"configuration interface '{nid}' of '{self.vpath}': the "
+                             "hierarchical actor has no configuration port of that name",
+                             where)
         elif given is not None:
             self.used.add(key)
             value = evaluate(given[0], env, f"value of parameter '{nid}' of '{self.vpath}' "
                              "in the scenario", given[1])
-        elif node.kind == "cfg_in_iface":
+        elif node.kind == "cfg_in_iface":       # its port left unconnected: the default
             value = evaluate(node.el.get("defaultValue") or "0", env,
                              f"configuration interface '{nid}'", where)
         else:
@@ -325,7 +332,8 @@ def _flatten(level: _Level, flat: Flat, prefix: str, outer: int, scenario, stack
                 raise ParseError(f"'{a}' refines to '{sub}', which contains it",
                                  where(node.el))
             sub_pi = _read_pi(sub)
-            env = level.actor_env(a)
+            env = _Ports(level.actor_env(a))
+            env.declared = {p for p, (kind, _, _) in node.ports.items() if kind == "cfg_input"}
             sub_level = _Level(sub_pi, vpath, env, scenario, False)
             inner[a] = _flatten(sub_level, flat, prefix + a + "_", outer * q[a], scenario,
                                 stack + [sub.resolve()])
