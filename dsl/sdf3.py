@@ -184,6 +184,8 @@ def parse_xml(path):
     except expat.ExpatError as exc:
         raise ParseError(f"malformed XML: {expat.ErrorString(exc.code)}",
                          (path, exc.lineno, exc.offset + 1)) from None
+    except LookupError as exc:      # the XML declaration names an encoding Python lacks
+        raise ParseError(f"malformed XML: {exc}", (path, 1, 1)) from None
     root = builder.close()
     return root, lambda el: (path, *lines.get(id(el), (None, None)))
 

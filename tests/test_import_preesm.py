@@ -528,3 +528,29 @@ def test_top_level_configuration_interface_and_moldable_parameter(tmp_path):
     sc.write_text('<scenario><parameterValues><parameter name="w" parent="g" value="1"/>'
                   '<parameter name="m" parent="g" value="3"/></parameterValues></scenario>')
     assert repetition_vector(import_preesm(pi, scenario=sc).graph.bind()) == {"S": 1, "A": 2}
+
+
+@pytest.mark.parametrize("where,old,new,message", [
+    ("Archi/board.slam", 'encoding="UTF-8"', 'encoding="UTF-x"', "unknown encoding"),
+    ("Scenarios/board.scenario", 'timeperunit="0.5"', 'timeperunit="nan"',
+     "memcpyspeed of 'core'"),
+    ("Scenarios/board.scenario", 'name="pixel" size="24"', 'name="pixel" size="-1"',
+     "data type 'pixel': size '-1'"),
+    ("Algo/top.pi", '<node expr="M" getter="Fin"', '<node expr="0" getter="Fin"',
+     "delay 'top/D' has a setter or getter but 0 tokens"),
+])
+def test_fuzz_findings_are_named_errors(tmp_path, capsys, where, old, new, message):
+    """Inputs a fuzz run of 10,000 mutations found raising internal errors."""
+    proj = tmp_path / "proj"
+    import shutil
+    shutil.copytree(PROJ, proj)
+    path = proj / where
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    args = ["import", "preesm", str(proj / "Algo/top.pi"), "--slam",
+            str(proj / "Archi/board.slam"), "--scenario", str(proj / "Scenarios/board.scenario"),
+            "-o", str(tmp_path / "out") + "/"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and f"{path}:" in err

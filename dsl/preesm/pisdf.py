@@ -242,8 +242,12 @@ class _Level:
 
     def rate(self, nid: str, port: str, fifo_el) -> int:
         node = self.pi.nodes[nid]
-        if node.kind == "delay":
-            return self.delay_size(nid)
+        if node.kind == "delay":        # its setter writes, its getter reads, its tokens
+            size = self.delay_size(nid)
+            if size <= 0:
+                raise ParseError(f"delay '{self.vpath}/{nid}' has a setter or getter but "
+                                 f"{size} tokens", self.pi.where(node.el))
+            return size
         if node.kind in INTERFACES:
             expr, el = next(((e, p) for _, e, p in node.ports.values()), (None, node.el))
         else:

@@ -9,6 +9,7 @@ carries ``<sizesAreInBit/>`` (PREESM's current files), in bytes otherwise (its o
 ones)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from dsl.errors import ParseError
@@ -111,11 +112,13 @@ def read_scenario(path) -> Scenario:
             sc.timings[(el.get("vertexname"), el.get("opname"))] = (el.get("time"), where(el))
         for el in children(timings, "memcpyspeed"):
             try:
-                sc.memcpy[el.get("opname")] = (float(el.get("setuptime")),
-                                               float(el.get("timeperunit")))
+                speed = (float(el.get("setuptime")), float(el.get("timeperunit")))
             except (TypeError, ValueError):
+                speed = (math.nan, math.nan)
+            if not all(math.isfinite(x) and x >= 0 for x in speed):
                 raise ParseError(f"memcpyspeed of '{el.get('opname')}': setuptime and "
-                                 "timeperunit must be numbers", where(el)) from None
+                                 "timeperunit must be non-negative numbers", where(el))
+            sc.memcpy[el.get("opname")] = speed
     for simu in children(root, "simuParams"):
         for ops in children(simu, "specialVertexOperators"):
             sc.special_origin = where(ops)
@@ -126,12 +129,11 @@ def read_scenario(path) -> Scenario:
                     sc.special_operators.append(el.get("path"))
         for types in children(simu, "dataTypes"):
             for el in children(types, "dataType"):
-                try:
-                    size = int(el.get("size"))
-                except (TypeError, ValueError):
-                    raise ParseError(f"data type '{el.get('name')}': size "
-                                     f"{el.get('size')!r} is not an integer",
-                                     where(el)) from None
+                size = el.get("size") or ""
+                if not size.strip().isdigit() or int(size) == 0:
+                    raise ParseError(f"data type '{el.get('name')}': size {size!r} is not "
+                                     "a positive integer", where(el))
+                size = int(size)
                 sc.type_bits[el.get("name")] = size if in_bits else 8 * size
     for values in children(root, "parameterValues"):
         for el in children(values, "parameter"):
