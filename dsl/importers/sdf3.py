@@ -84,7 +84,9 @@ def _phases(text: str, what: str, origin):
     return Phases(values)
 
 
-def _identifier(text: str) -> str:
+def identifier(text: str) -> str:
+    """``text`` as a name of mapeval's formats: other characters become ``_``, and a
+    leading digit gets one in front."""
     ident = re.sub(r"[^A-Za-z0-9_]", "_", text)
     return ident if ident and not ident[0].isdigit() else "_" + ident
 
@@ -99,8 +101,8 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
     "A15"}``; types it does not name are kept)."""
     path = str(path)
     rename = _processor_policy(processors)
-    root, where = _parse(path)
-    _strip_namespaces(root)
+    root, where = parse_xml(path)
+    strip_namespaces(root)
     _refuse_initialisation_phases(root, where)
     app = root if root.tag == "applicationGraph" else root.find("applicationGraph")
     sdf = None if app is None else app.find("sdf") if app.find("sdf") is not None else \
@@ -125,7 +127,7 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
             processors = ap.findall("processor")
             types = processor_types.setdefault(actor, [])
             for proc in processors:
-                ptype = _identifier(proc.get("type") or DEFAULT_PROCESSOR)
+                ptype = identifier(proc.get("type") or DEFAULT_PROCESSOR)
                 ptype = rename.get(ptype, ptype) if rename is not None else ptype
                 if ptype not in types:
                     types.append(ptype)
@@ -190,7 +192,7 @@ def _processor_policy(processors) -> dict[str, str] | None:
             if not re.fullmatch(r"[A-Za-z_]\w*", str(new)):
                 raise ParseError(f"processor type '{old}' renamed to '{new}', which is "
                                  "not a name (letters, digits, _)")
-        return {_identifier(str(k)): str(v) for k, v in processors.items()}
+        return {identifier(str(k)): str(v) for k, v in processors.items()}
     raise ValueError(f"processors must be 'keep', 'ignore' or a dict renaming types, "
                      f"not {processors!r}")
 
@@ -243,7 +245,7 @@ def _refuse_initialisation_phases(root, where) -> None:
                              "actors repeat every phase", where(el))
 
 
-def _parse(path):
+def parse_xml(path):
     """The root element of the XML file ``path`` and a function from an element to its
     origin ``(path, line, column)`` (expat reports where each start tag begins)."""
     builder = ET.TreeBuilder()
@@ -256,12 +258,15 @@ def _parse(path):
 
     parser.StartElementHandler = start
     parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
     parser.buffer_text = True
     try:
         parser.Parse(read_bytes(path), True)
     except expat.ExpatError as exc:
         raise ParseError(f"malformed XML: {expat.ErrorString(exc.code)}",
                          (path, exc.lineno, exc.offset + 1)) from None
+    except LookupError as exc:      # the XML declaration names an encoding Python lacks
+        raise ParseError(f"malformed XML: {exc}", (path, 1, 1)) from None
     root = builder.close()
     return root, lambda el: (path, *lines.get(id(el), (None, None)))
 
@@ -273,7 +278,8 @@ def _port_rate(rates, actor, port, channel, origin):
     return entry[1]
 
 
-def _strip_namespaces(root):
+def strip_namespaces(root):
+    """Drop the ``{namespace}`` of every tag below ``root``, in place."""
     for el in root.iter():
         if isinstance(el.tag, str) and "}" in el.tag:
             el.tag = el.tag.split("}", 1)[1]
@@ -304,7 +310,7 @@ def format_sdf3(graph: "SDFGraph") -> str:
     phases = phase_counts(bound)
     root = ET.Element("sdf3", {"type": kind, "version": "1.0"})
     app = ET.SubElement(root, "applicationGraph", {"name": bound.name})
-    sdf = ET.SubElement(app, kind, {"name": bound.name, "type": _identifier(bound.name)})
+    sdf = ET.SubElement(app, kind, {"name": bound.name, "type": identifier(bound.name)})
     ports: dict[str, list[tuple[str, str, object]]] = {a: [] for a in bound.actors}
     channel_ports = {}
     for i, ch in enumerate(bound.channels.values()):
@@ -313,7 +319,7 @@ def format_sdf3(graph: "SDFGraph") -> str:
         ports[ch.dst].append((in_port, "in", ch.cons))
         channel_ports[ch.name] = (out_port, in_port)
     for actor in bound.actors.values():
-        el = ET.SubElement(sdf, "actor", {"name": actor.name, "type": _identifier(actor.name)})
+        el = ET.SubElement(sdf, "actor", {"name": actor.name, "type": identifier(actor.name)})
         for pname, ptype, rate in ports[actor.name]:
             ET.SubElement(el, "port", {"name": pname, "type": ptype,
                                        "rate": _listed(rate, phases[actor.name],

@@ -21,6 +21,8 @@ IMPORT_FORMATS: Registry = Registry("import format")
 IMPORT_FORMATS.add("profile", "dsl.importers.profile:IMPORTER",
                    "a function-level profile (Kim & Edwards) as a single-rate SDF graph")
 IMPORT_FORMATS.add("sdf3", "dsl.importers.sdf3:IMPORTER", "an SDF3 XML graph as a .sdf file")
+IMPORT_FORMATS.add("preesm", "dsl.importers.preesm:IMPORTER",
+                   "a PREESM PiSDF graph, S-LAM architecture and scenario as .sdf and .moa")
 IMPORT_FORMATS.add("ert", "dsl.importers.ert:IMPORTER",
                    "Empirical Roofline Toolkit results as roofline PE parameters (.moa)")
 IMPORT_FORMATS.add("gpu-table", "dsl.importers.gpu_table:IMPORTER",
