@@ -22,8 +22,9 @@ def add_parser(subparsers, name):
 
 
 def _sdf_entries(path: Path, graphs) -> list[dict]:
-    from moc import activity, check_deadlock, repetition_vector
+    from moc import activity, repetition_vector
     from moc.errors import DeadlockError
+    from moc.timing import check_live
     entries = []
     for graph in graphs:
         bound = graph.bind()
@@ -32,7 +33,7 @@ def _sdf_entries(path: Path, graphs) -> list[dict]:
                  "actors": list(graph.actors), "channels": list(graph.channels),
                  "repetitions": q, "deadlock": False}
         try:
-            check_deadlock(bound, q)
+            check_live(bound, q)
         except DeadlockError as exc:
             entries.append({**entry, "deadlock": True, "tokens": None, "error": _error(exc)})
             continue

@@ -1,0 +1,239 @@
+"""K-periodic scheduling of cyclo-static graphs (Bodin, Munier-Kordon & de Dinechin,
+"K-periodic schedules for evaluating the maximum throughput of a synchronous dataflow
+graph", SAMOS 2012, and "Optimal and fast throughput evaluation of CSDF", DAC 2016):
+throughput and liveness without expanding the firings of one iteration.
+
+An actor ``t`` of ``n_t`` phases that fires ``q_t`` times per iteration gets a pattern
+of ``N_t = K_t·n_t`` firings (``K_t`` cycles of its phases): firing ``j + m·N_t`` starts
+at ``s(t, j) + m·Ω·N_t/q_t``.  With ``P`` and ``C`` the tokens that the first firings of
+the producer ``a`` write and of the consumer ``b`` read on a channel of ``M0`` initial
+tokens, firing ``ν_b`` waits for firing ``ν_a`` iff ``M0 + P(ν_a) < C(ν_b + 1) ≤ M0 +
+P(ν_a + 1)`` (it writes the last token ``ν_b`` reads).  For ``ν_a = j + m·N_a`` and
+``ν_b = j' + m'·N_b`` that is ``C(j'+1) − M0 − P(j+1) ≤ x < C(j'+1) − M0 − P(j)`` for
+``x = m·P(N_a) − m'·C(N_b)``, a multiple of ``g = gcd(P(N_a), C(N_b))``; the tightest,
+``x_max``, gives the edge ``(a, j) → (b, j')`` of height ``−x_max/R`` iterations, ``R``
+the tokens of one iteration.  Each firing is a start and an end node: the end waits
+``d(t, j)`` after the start, and an actor's firings start in order and end in order
+(``order="ends"``, the rule of :mod:`moc.csdf` and SDF3), or only start in order
+(``order="starts"``, Kiter's).  The maximum cycle ratio is the least period ``Ω`` of
+such a schedule; a cycle of height zero or less admits none.
+
+``K`` starts at 1 and grows on the critical circuit only (to ``lcm(K_t, r_t / gcd of
+r on the circuit)``, ``r_t = q_t/n_t``, then to ``r_t``).  The answer is exact once the
+critical circuit is a chain of real precedences that repeats (:func:`_follow`, as
+:func:`moc.kperiodic` checks it for SDF): its ratio is then a cycle mean of the
+execution, and no K-periodic schedule beats the self-timed one.  Likewise a circuit of
+height zero or less that closes on the firing it started from (or an earlier one) is a
+deadlock.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Mapping
+
+import numpy as np
+
+from moc import limits
+from moc.cycle_ratio import UnboundedCycleError, integer_array, max_cycle_ratio_arrays
+from moc.deadlock import raise_deadlock
+from moc.errors import LimitError
+from moc.graph import SDFGraph
+from moc.kperiodic import KPeriodicThroughput, by_component, named, solve_congruence, \
+    substitute
+from moc.phases import Cumulative, phase_counts, phase_value
+
+#: the orders of an actor's own firings
+ORDERS = {"ends": "an actor's firings start in order and end in order (SDF3's rule)",
+          "starts": "an actor's firings start in order, and may end out of order "
+                    "(Kiter's rule)"}
+
+
+def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
+                                q: Mapping[str, int], order: str = "ends"
+                                ) -> KPeriodicThroughput:
+    """The period of the self-timed execution of the bound, consistent cyclo-static
+    ``graph`` (see the module docstring), component by component.  Raises
+    :class:`DeadlockError` naming the actors and channels of a circuit of precedences
+    without tokens, and :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` nodes and
+    edges of a constraint graph."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}: {', '.join(ORDERS)}")
+    n = phase_counts(graph)
+    return by_component(graph, lambda actors, channels: _component_period(
+        graph, actors, channels, durations, q, n, order))
+
+
+def check_phased_live(graph: SDFGraph, q: Mapping[str, int]) -> None:
+    """Raise :class:`DeadlockError` if one iteration of the bound cyclo-static ``graph``
+    cannot complete: each component's ``K`` grows on circuits without tokens until a
+    K-periodic schedule exists (the graph is then live) or one is a real deadlock."""
+    n = phase_counts(graph)
+    unit = dict.fromkeys(graph.actors, 1)
+    by_component(graph, lambda actors, channels: _component_period(
+        graph, actors, channels, unit, q, n, "starts", feasible=True))
+
+
+class _Constraints:
+    """The constraint graph of one component for one ``K``: node ``i`` is
+    ``nodes[i] = (actor, j, "s"|"e")``; edge ``e`` goes ``u[e] → v[e]`` with weight
+    ``w[e]/w_unit``, height ``h[e]/h_unit`` and comes from ``via[e]`` (a channel, or
+    None for an actor's own order)."""
+
+    def __init__(self, actors, channels, durations, q, n, K, order):
+        self.nodes, index = [], {}
+        size = {a: K[a] * n[a] for a in actors}
+        for a in actors:
+            for j in range(size[a]):
+                for kind in ("s", "e") if order == "ends" else ("s",):
+                    index[a, j, kind] = len(self.nodes)
+                    self.nodes.append((a, j, kind))
+        self.w_unit = math.lcm(*(Fraction(phase_value(durations[a], k)).denominator
+                                 for a in actors for k in range(n[a])))
+        made = {ch.name: Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels}
+        self.h_unit = math.lcm(*made.values(), *(q[a] for a in actors))
+        edges = []
+
+        def time(a, j):
+            return int(Fraction(phase_value(durations[a], j)) * self.w_unit)
+        for a in actors:
+            N, end = size[a], "e" if order == "ends" else "s"
+            wrap = N * self.h_unit // q[a]
+            for j in range(N):
+                nxt, h = (j + 1, 0) if j + 1 < N else (0, wrap)
+                edges.append((index[a, j, "s"], index[a, nxt, "s"], 0, h, None))
+                if order == "ends":
+                    edges.append((index[a, j, "s"], index[a, j, "e"], time(a, j), 0, None))
+                    edges.append((index[a, j, "e"], index[a, nxt, "e"], 0, h, None))
+        for ch in channels:
+            a, b = ch.src, ch.dst
+            P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
+            g = math.gcd(P.total, C.total)
+            scale = self.h_unit // made[ch.name]
+            for jb in range(size[b]):
+                if phase_value(ch.cons, jb) == 0:
+                    continue
+                top = C.prefix[jb + 1] - ch.delay
+                for ja in range(size[a]):
+                    if phase_value(ch.prod, ja) == 0:
+                        continue
+                    x = g * ((top - P.prefix[ja] - 1) // g)
+                    if x >= top - P.prefix[ja + 1]:
+                        edges.append((index[a, ja, end], index[b, jb, "s"],
+                                      time(a, ja) if order == "starts" else 0,
+                                      -x * scale, (ch, x)))
+        self.u, self.v, self.w, self.h, self.via = (list(col) for col in zip(*edges))
+        self.size = size
+
+    def ratio(self):
+        """``(ratio, cycle)`` by :func:`max_cycle_ratio_arrays`."""
+        ratio, cycle = max_cycle_ratio_arrays(
+            len(self.nodes), np.array(self.u, dtype=np.int64),
+            np.array(self.v, dtype=np.int64), integer_array(self.w), integer_array(self.h))
+        return (None if ratio is None else ratio * Fraction(self.h_unit, self.w_unit)), cycle
+
+    def steps(self, cycle, ratio):
+        """The edge of each step of ``cycle`` (node numbers): of parallel ones, the
+        tightest at ``ratio`` (None: the lowest)."""
+        pairs = {(cycle[i], cycle[(i + 1) % len(cycle)]) for i in range(len(cycle))}
+        best = {}
+        for e, (u, v) in enumerate(zip(self.u, self.v)):
+            if (u, v) in pairs:
+                slack = -self.h[e] if ratio is None else \
+                    Fraction(self.w[e], self.w_unit) - ratio * Fraction(self.h[e], self.h_unit)
+                if (u, v) not in best or slack > best[u, v][0]:
+                    best[u, v] = (slack, e)
+        return [best[cycle[i], cycle[(i + 1) % len(cycle)]][1] for i in range(len(cycle))]
+
+
+def _follow(found, cycle, edges):
+    """How far the chain of precedences ``edges`` around ``cycle`` moves: None unless
+    its firings repeat (the chain from firing ``m`` of the first node's pattern reaches
+    firing ``m + shift`` of it, and can start again there), else ``shift`` in
+    patterns."""
+    start = here = (0, 1)                           # m = A + B·s
+    for step, e in enumerate(edges):
+        a, ja, _ = found.nodes[cycle[step]]
+        b, jb, _ = found.nodes[cycle[(step + 1) % len(cycle)]]
+        via = found.via[e]
+        if via is None:                             # the actor's own order
+            if a == b and jb < ja or (a == b and jb == ja and found.h[e]):
+                here = (here[0] + 1, here[1])
+            continue
+        ch, x = via
+        PN = Cumulative(ch.prod, found.size[a]).total
+        CN = Cumulative(ch.cons, found.size[b]).total
+        # m' = (m·P(N_a) − x)/C(N_b) must be whole
+        solved = solve_congruence(PN * here[1], x - PN * here[0], CN)
+        if solved is None:
+            return None
+        start, here = substitute(start, solved), substitute(here, solved)
+        here = ((PN * here[0] - x) // CN, PN * here[1] // CN)
+    if here[1] != start[1] or (here[0] - start[0]) % start[1]:
+        return None
+    return (here[0] - start[0]) // start[1]
+
+
+def _component_period(graph, actors, channels, durations, q, n, order, feasible=False):
+    """Kiter's iteration on one strongly connected component (module docstring);
+    ``feasible``: stop at the first ``K`` that admits a schedule."""
+    K = {a: 1 for a in actors}
+    cycles = {a: q[a] // n[a] for a in actors}
+    best = None                 # the least period of a schedule found, and its circuit
+    while True:
+        size = sum(K[a] * n[a] for a in actors) + sum(
+            K[ch.src] * n[ch.src] * K[ch.dst] * n[ch.dst] for ch in channels)
+        if size > limits.MAX_FIRINGS and best is not None:
+            return (*best, False)
+        if size > limits.MAX_FIRINGS:
+            raise LimitError(
+                f"the K-periodic constraint graph of '{graph.name}' (actors "
+                f"{', '.join(map(repr, actors[:5]))}{', ...' if len(actors) > 5 else ''}) "
+                f"would have {size} nodes and edges, more than the limit firings = "
+                f"{limits.MAX_FIRINGS}; raise it with --limit firings=N", "firings",
+                limits.MAX_FIRINGS, graph.origin)
+        found = _Constraints(actors, channels, durations, q, n, K, order)
+        try:
+            ratio, cycle = found.ratio()
+        except UnboundedCycleError as exc:
+            cycle = list(exc.cycle)
+            edges = found.steps(cycle, None)
+            shift = _follow(found, cycle, edges)
+            if shift is not None and shift <= 0:
+                _deadlock(graph, found, cycle, edges)
+        else:
+            if ratio is None or feasible:
+                return 0, (), K, frozenset()
+            edges = found.steps(cycle, ratio)
+            shift = _follow(found, cycle, edges)
+            circuit = [found.nodes[i][:2] for i in cycle]
+            result = (ratio, named(circuit, actors), dict(K), frozenset(
+                found.via[e][0].name for e in edges if found.via[e] is not None))
+            if ratio == 0 or (shift is not None and shift > 0):
+                return result
+            if best is None or ratio < best[0]:
+                best = result
+        on_circuit = list(dict.fromkeys(found.nodes[i][0] for i in cycle))
+        common = math.gcd(*(cycles[a] for a in on_circuit))
+        grown = {a: math.lcm(K[a], cycles[a] // common) for a in on_circuit}
+        if all(grown[a] == K[a] for a in on_circuit):
+            grown = {a: cycles[a] for a in on_circuit}
+        if all(grown[a] == K[a] for a in on_circuit):
+            # the whole iteration of every actor on it: its precedences are real
+            if ratio_unbounded(found, cycle):
+                _deadlock(graph, found, cycle, found.steps(cycle, None))
+            raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
+        K.update(grown)
+
+
+def ratio_unbounded(found, cycle) -> bool:
+    """Whether ``cycle`` has height zero or less along its lowest edges."""
+    return sum(found.h[e] for e in found.steps(cycle, None)) <= 0
+
+
+def _deadlock(graph, found, cycle, edges):
+    """Raise :class:`DeadlockError` at a circuit of precedences without tokens: its
+    actors and its channels."""
+    actors = list(dict.fromkeys(found.nodes[i][0] for i in cycle))
+    raise_deadlock(graph, actors, None,
+                   {found.via[e][0].name for e in edges if found.via[e] is not None})
