@@ -75,75 +75,100 @@ def check_phased_live(graph: SDFGraph, q: Mapping[str, int]) -> None:
 
 
 class _Constraints:
-    """The constraint graph of one component for one ``K``: node ``i`` is
-    ``nodes[i] = (actor, j, "s"|"e")``; edge ``e`` goes ``u[e] → v[e]`` with weight
-    ``w[e]/w_unit``, height ``h[e]/h_unit`` and comes from ``via[e]`` (a channel, or
-    None for an actor's own order)."""
+    """The constraint graph of one component for one ``K``, as arrays: node ``i`` is
+    firing ``j[i]`` of actor ``actors[actor[i]]``'s pattern, its start (``end[i]`` 0)
+    or its end (1); edge ``e`` goes ``u[e] → v[e]`` with weight ``w[e]/w_unit`` and
+    height ``h[e]/h_unit`` and comes from channel ``channel[e]`` with ``x[e]`` (−1: an
+    actor's own order)."""
 
     def __init__(self, actors, channels, durations, q, n, K, order):
-        self.nodes, index = [], {}
-        size = {a: K[a] * n[a] for a in actors}
-        for a in actors:
-            for j in range(size[a]):
-                for kind in ("s", "e") if order == "ends" else ("s",):
-                    index[a, j, kind] = len(self.nodes)
-                    self.nodes.append((a, j, kind))
+        self.actors, self.channels = list(actors), list(channels)
+        where = {a: i for i, a in enumerate(actors)}
+        self.size = size = {a: K[a] * n[a] for a in actors}
+        kinds = 2 if order == "ends" else 1
+        counts = np.array([size[a] for a in actors], dtype=np.int64)
+        base = np.concatenate([[0], np.cumsum(counts * kinds)[:-1]]).astype(np.int64)
+        self.actor = np.repeat(np.arange(len(actors)), counts * kinds)
+        local = np.arange(len(self.actor)) - base[self.actor]
+        self.j, self.end = local % counts[self.actor], local // counts[self.actor]
         self.w_unit = math.lcm(*(Fraction(phase_value(durations[a], k)).denominator
                                  for a in actors for k in range(n[a])))
-        made = {ch.name: Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels}
-        self.h_unit = math.lcm(*made.values(), *(q[a] for a in actors))
-        edges = []
+        made = [Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels]
+        self.h_unit = math.lcm(*made, *(q[a] for a in actors))
+        times = {a: np.array([int(Fraction(phase_value(durations[a], k)) * self.w_unit)
+                              for k in range(n[a])] * K[a], dtype=object) for a in actors}
+        parts = []                                  # (u, v, w, h, channel, x)
 
-        def time(a, j):
-            return int(Fraction(phase_value(durations[a], j)) * self.w_unit)
+        def add(u, v, w, h, channel=-1, x=None):
+            x = np.full(len(u), -1, dtype=np.int64) if x is None else x
+            parts.append((u, v, w, h, np.full(len(u), channel, dtype=np.int64), x))
         for a in actors:
-            N, end = size[a], "e" if order == "ends" else "s"
-            wrap = N * self.h_unit // q[a]
-            for j in range(N):
-                nxt, h = (j + 1, 0) if j + 1 < N else (0, wrap)
-                edges.append((index[a, j, "s"], index[a, nxt, "s"], 0, h, None))
-                if order == "ends":
-                    edges.append((index[a, j, "s"], index[a, j, "e"], time(a, j), 0, None))
-                    edges.append((index[a, j, "e"], index[a, nxt, "e"], 0, h, None))
-        for ch in channels:
+            N, start = size[a], base[where[a]]
+            j = np.arange(N, dtype=np.int64)
+            nxt = (j + 1) % N
+            h = np.where(j + 1 < N, 0, N * self.h_unit // q[a]).astype(object)
+            zero = np.zeros(N, dtype=object)
+            add(start + j, start + nxt, zero, h)
+            if kinds == 2:
+                add(start + j, start + N + j, times[a], zero)
+                add(start + N + j, start + N + nxt, zero, h)
+        self.totals = []
+        for c, ch in enumerate(channels):
             a, b = ch.src, ch.dst
             P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
+            self.totals.append((P.total, C.total))
             g = math.gcd(P.total, C.total)
-            scale = self.h_unit // made[ch.name]
-            for jb in range(size[b]):
-                if phase_value(ch.cons, jb) == 0:
+            prefix = np.array(P.prefix, dtype=object)
+            writes = np.flatnonzero(prefix[1:] > prefix[:-1])
+            reads = np.flatnonzero(np.diff(np.array(C.prefix, dtype=object)) > 0)
+            low, high = prefix[writes], prefix[writes + 1]
+            step = max(1, 1_000_000 // max(len(writes), 1))
+            for first in range(0, len(reads), step):
+                jb = reads[first:first + step]
+                top = (np.array(C.prefix, dtype=object)[jb + 1] - ch.delay)[:, None]
+                x = g * ((top - low[None, :] - 1) // g)
+                rows, cols = np.nonzero(x >= top - high[None, :])
+                if not len(rows):
                     continue
-                top = C.prefix[jb + 1] - ch.delay
-                for ja in range(size[a]):
-                    if phase_value(ch.prod, ja) == 0:
-                        continue
-                    x = g * ((top - P.prefix[ja] - 1) // g)
-                    if x >= top - P.prefix[ja + 1]:
-                        edges.append((index[a, ja, end], index[b, jb, "s"],
-                                      time(a, ja) if order == "starts" else 0,
-                                      -x * scale, (ch, x)))
-        self.u, self.v, self.w, self.h, self.via = (list(col) for col in zip(*edges))
-        self.size = size
+                ja, xs = writes[cols], x[rows, cols]
+                src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
+                dst = base[where[b]] + jb[rows]
+                w = np.zeros(len(ja), dtype=object) if kinds == 2 else times[a][ja]
+                add(src, dst, w, -xs * (self.h_unit // made[c]), c, xs)
+        self.u, self.v, w, h, self.channel, self.x = (
+            np.concatenate([part[k] for part in parts]) for k in range(6))
+        self.w, self.h = integer_array(w), integer_array(h)
+        self.u, self.v = self.u.astype(np.int64), self.v.astype(np.int64)
+
+    def name(self, i):
+        return self.actors[self.actor[i]], int(self.j[i])
+
+    def via(self, e):
+        """The channel and ``x`` of edge ``e``, or None for an actor's own order."""
+        c = int(self.channel[e])
+        return None if c < 0 else (self.channels[c], self.x[e])
 
     def ratio(self):
         """``(ratio, cycle)`` by :func:`max_cycle_ratio_arrays`."""
-        ratio, cycle = max_cycle_ratio_arrays(
-            len(self.nodes), np.array(self.u, dtype=np.int64),
-            np.array(self.v, dtype=np.int64), integer_array(self.w), integer_array(self.h))
+        ratio, cycle = max_cycle_ratio_arrays(len(self.actor), self.u, self.v, self.w,
+                                              self.h)
         return (None if ratio is None else ratio * Fraction(self.h_unit, self.w_unit)), cycle
 
     def steps(self, cycle, ratio):
         """The edge of each step of ``cycle`` (node numbers): of parallel ones, the
         tightest at ``ratio`` (None: the lowest)."""
-        pairs = {(cycle[i], cycle[(i + 1) % len(cycle)]) for i in range(len(cycle))}
+        n = len(self.actor)
+        heads = np.asarray(cycle, dtype=np.int64)
+        keys = heads * n + np.roll(heads, -1)
         best = {}
-        for e, (u, v) in enumerate(zip(self.u, self.v)):
-            if (u, v) in pairs:
-                slack = -self.h[e] if ratio is None else \
-                    Fraction(self.w[e], self.w_unit) - ratio * Fraction(self.h[e], self.h_unit)
-                if (u, v) not in best or slack > best[u, v][0]:
-                    best[u, v] = (slack, e)
-        return [best[cycle[i], cycle[(i + 1) % len(cycle)]][1] for i in range(len(cycle))]
+        for e in np.flatnonzero(np.isin(self.u * n + self.v, keys)).tolist():
+            key = int(self.u[e]) * n + int(self.v[e])
+            slack = -int(self.h[e]) if ratio is None else \
+                Fraction(int(self.w[e]), self.w_unit) - \
+                ratio * Fraction(int(self.h[e]), self.h_unit)
+            if key not in best or slack > best[key][0]:
+                best[key] = (slack, e)
+        return [best[int(k)][1] for k in keys]
 
 
 def _follow(found, cycle, edges):
@@ -152,17 +177,14 @@ def _follow(found, cycle, edges):
     firing ``m + shift`` of it, and can start again there), else ``shift`` in
     patterns."""
     start = here = (0, 1)                           # m = A + B·s
-    for step, e in enumerate(edges):
-        a, ja, _ = found.nodes[cycle[step]]
-        b, jb, _ = found.nodes[cycle[(step + 1) % len(cycle)]]
-        via = found.via[e]
-        if via is None:                             # the actor's own order
-            if a == b and jb < ja or (a == b and jb == ja and found.h[e]):
+    for e in edges:
+        c = int(found.channel[e])
+        if c < 0:                                   # the actor's own order
+            if found.h[e]:                          # into its next pattern
                 here = (here[0] + 1, here[1])
             continue
-        ch, x = via
-        PN = Cumulative(ch.prod, found.size[a]).total
-        CN = Cumulative(ch.cons, found.size[b]).total
+        x = int(found.x[e])
+        PN, CN = found.totals[c]
         # m' = (m·P(N_a) − x)/C(N_b) must be whole
         solved = solve_congruence(PN * here[1], x - PN * here[0], CN)
         if solved is None:
@@ -206,14 +228,14 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                 return 0, (), K, frozenset()
             edges = found.steps(cycle, ratio)
             shift = _follow(found, cycle, edges)
-            circuit = [found.nodes[i][:2] for i in cycle]
+            circuit = [found.name(i) for i in cycle]
             result = (ratio, named(circuit, actors), dict(K), frozenset(
-                found.via[e][0].name for e in edges if found.via[e] is not None))
+                found.via(e)[0].name for e in edges if found.via(e) is not None))
             if ratio == 0 or (shift is not None and shift > 0):
                 return result
             if best is None or ratio < best[0]:
                 best = result
-        on_circuit = list(dict.fromkeys(found.nodes[i][0] for i in cycle))
+        on_circuit = list(dict.fromkeys(found.name(i)[0] for i in cycle))
         common = math.gcd(*(cycles[a] for a in on_circuit))
         grown = {a: math.lcm(K[a], cycles[a] // common) for a in on_circuit}
         if all(grown[a] == K[a] for a in on_circuit):
@@ -234,6 +256,6 @@ def ratio_unbounded(found, cycle) -> bool:
 def _deadlock(graph, found, cycle, edges):
     """Raise :class:`DeadlockError` at a circuit of precedences without tokens: its
     actors and its channels."""
-    actors = list(dict.fromkeys(found.nodes[i][0] for i in cycle))
+    actors = list(dict.fromkeys(found.name(i)[0] for i in cycle))
     raise_deadlock(graph, actors, None,
-                   {found.via[e][0].name for e in edges if found.via[e] is not None})
+                   {found.via(e)[0].name for e in edges if found.via(e) is not None})
