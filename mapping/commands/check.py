@@ -13,11 +13,14 @@ def add_parser(subparsers, name):
                               ".xml), the repetition vector, deadlock and the tokens of one "
                               "iteration; for .moa, its elements, links and cost models; for "
                               ".map, the mappings it holds. Every file is checked even when "
-                              "another is bad; the exit status is 2 if any is.")
+                              "another is bad; the exit status is 2 if any is. A folder "
+                              "stands for the .sdf, .xml, .moa and .map files in it.")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print one JSON document: one entry "
                    "per graph, architecture or .map file; a bad file gets an entry with its "
                    "'error' (message, line, column)")
+    p.add_argument("--json-lines", action="store_true", help="print each entry of --json "
+                   "as one line of JSON as soon as its file is checked")
     p.set_defaults(run=run)
 
 
@@ -35,7 +38,7 @@ def _sdf_entries(path: Path, graphs) -> list[dict]:
         try:
             check_live(bound, q)
         except DeadlockError as exc:
-            entries.append({**entry, "deadlock": True, "tokens": None, "error": _error(exc)})
+            entries.append({**entry, "deadlock": True, "tokens": None, "error": error_entry(exc)})
             continue
         entry["tokens"] = activity(bound, q).token_counts
         entries.append(entry)
@@ -61,11 +64,33 @@ def check_file(path) -> list[dict]:
              "mappings": [m.name for m in load_blocks(path, "map")]}]
 
 
-def _error(exc: BaseException) -> dict:
+def error_entry(exc: BaseException) -> dict:
     origin = getattr(exc, "origin", None) or (None, None, None)
     origin = tuple(origin) + (None,) * (3 - len(origin))
     return {"message": str(exc), "file": None if origin[0] is None else str(origin[0]),
             "line": origin[1], "column": origin[2]}
+
+
+def expand_folders(names, suffixes) -> list[str]:
+    """``names`` with each folder replaced by its files ending in one of ``suffixes``
+    (case-insensitive), sorted by name, not recursively."""
+    files = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            files += sorted(str(f) for f in path.iterdir()
+                            if f.is_file() and f.suffix.lower() in suffixes)
+        else:
+            files.append(name)
+    return files
+
+
+def print_json_line(entry) -> None:
+    """``entry`` as one line of strict JSON (as :func:`mapping.output.print_json`)."""
+    import json
+
+    from dsl.json_export import json_safe
+    print(json.dumps(json_safe(entry), allow_nan=False), flush=True)
 
 
 def _kind(name: str) -> str | None:
@@ -79,7 +104,8 @@ def run(args):
     from mapping.errors import InputError
 
     entries, failed = [], False
-    for name in args.files:
+    quiet = args.json or args.json_lines
+    for name in expand_folders(args.files, (".sdf", ".xml", ".moa", ".map")):
         kind = _kind(name)
         try:
             if kind is None:
@@ -89,20 +115,25 @@ def run(args):
             found = check_file(name)
         except BAD_INPUT_ERRORS as exc:
             failed = True
-            entries.append({"file": name, "kind": kind, "error": _error(exc)})
-            if not args.json:
-                report_error(exc)
+            entries.append({"file": name, "kind": kind, "error": error_entry(exc)})
+            if args.json_lines:
+                print_json_line(entries[-1])
+            elif not args.json:
+                reporterror_entry(exc)
             continue
         for e in found:
+            if args.json_lines:
+                print_json_line(e)
             if "error" in e:
                 failed = True
-                if not args.json:
+                if not quiet:
                     err = e["error"]
                     report_error(InputError(err["message"],
                                             (err["file"], err["line"], err["column"])))
         entries += found
-    if args.json:
-        print_json({"files": entries})
+    if quiet:
+        if args.json:
+            print_json({"files": entries})
         return 2 if failed else 0
     for e in entries:
         if "error" in e:
