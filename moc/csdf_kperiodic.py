@@ -41,7 +41,12 @@ from moc.errors import LimitError
 from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, named, solve_congruence, \
     substitute
-from moc.phases import Cumulative, phase_counts, phase_value
+from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
+
+#: growth steps of ``K`` on critical circuits after which a component's whole iteration
+#: is taken at once (its exact pattern), where that is within the limit firings: one
+#: large step costs less than thousands of small ones (Kiter's autogen4: 2,364 steps)
+STEPS_BEFORE_WHOLE = 16
 
 #: the orders of an actor's own firings
 ORDERS = {"ends": "an actor's firings start in order and end in order (SDF3's rule)",
@@ -60,8 +65,25 @@ def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object]
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}: {', '.join(ORDERS)}")
     n = phase_counts(graph)
-    return by_component(graph, lambda actors, channels: _component_period(
-        graph, actors, channels, durations, q, n, order))
+    alone: dict = {}
+
+    def period(actors, channels):
+        if len(actors) > 1:
+            return _component_period(graph, actors, channels, durations, q, n, order)
+        # an actor with self-loops: its period per cycle of phases depends on its times
+        # and loops only, and graphs repeat them (Kiter's autogen4: 2,364 such actors)
+        (a,) = actors
+        key = (tuple(phase_value(durations[a], k) for k in range(n[a])), order,
+               tuple((ch.prod, ch.cons, ch.delay) for ch in channels))
+        if key not in alone:
+            value, cycle, K, through, *rest = _component_period(
+                graph, actors, channels, durations, {a: n[a]}, n, order)
+            alone[key] = (value, K[a], [i for i, ch in enumerate(channels)
+                                        if ch.name in through], rest)
+        value, k, through, rest = alone[key]
+        return (value * (q[a] // n[a]), (a,) if value else (), {a: k},
+                frozenset(channels[i].name for i in through), *rest)
+    return by_component(graph, period)
 
 
 def check_phased_live(graph: SDFGraph, q: Mapping[str, int]) -> None:
@@ -118,21 +140,9 @@ class _Constraints:
             P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
             self.totals.append((P.total, C.total))
             g = math.gcd(P.total, C.total)
-            prefix = np.array(P.prefix, dtype=object)
-            writes = np.flatnonzero(prefix[1:] > prefix[:-1])
-            reads = np.flatnonzero(np.diff(np.array(C.prefix, dtype=object)) > 0)
-            low, high = prefix[writes], prefix[writes + 1]
-            step = max(1, 1_000_000 // max(len(writes), 1))
-            for first in range(0, len(reads), step):
-                jb = reads[first:first + step]
-                top = (np.array(C.prefix, dtype=object)[jb + 1] - ch.delay)[:, None]
-                x = g * ((top - low[None, :] - 1) // g)
-                rows, cols = np.nonzero(x >= top - high[None, :])
-                if not len(rows):
-                    continue
-                ja, xs = writes[cols], x[rows, cols]
+            for jb, ja, xs in _channel_pairs(ch, P, C, g):
                 src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
-                dst = base[where[b]] + jb[rows]
+                dst = base[where[b]] + jb
                 w = np.zeros(len(ja), dtype=object) if kinds == 2 else times[a][ja]
                 add(src, dst, w, -xs * (self.h_unit // made[c]), c, xs)
         self.u, self.v, w, h, self.channel, self.x = (
@@ -171,6 +181,43 @@ class _Constraints:
         return [best[int(k)][1] for k in keys]
 
 
+def _channel_pairs(ch, P, C, g):
+    """Blocks of edges ``(jb, ja, x_max)`` of channel ``ch`` (pattern positions of its
+    consumer and producer, cumulative rates ``P`` and ``C``): per reading position, the
+    windows of the writing positions tile ``[top − P(N_a), top − 1]``, so either each
+    writing position is tried (``N_a`` of them) or each multiple of ``g`` there
+    (``P(N_a)/g``), whichever is fewer; the multiple tried first for a position is its
+    largest."""
+    prefix = np.array(P.prefix, dtype=object)
+    reads = np.flatnonzero(np.diff(np.array(C.prefix, dtype=object)) > 0)
+    tops = np.array(C.prefix, dtype=object)[reads + 1] - ch.delay
+    writes = np.flatnonzero(prefix[1:] > prefix[:-1])
+    multiples = P.total // g
+    width = min(len(writes), multiples)
+    step = max(1, 1_000_000 // max(width, 1))
+    for first in range(0, len(reads), step):
+        jb, top = reads[first:first + step], tops[first:first + step][:, None]
+        if len(writes) <= multiples:
+            low, high = prefix[writes], prefix[writes + 1]
+            x = g * ((top - low[None, :] - 1) // g)
+            rows, cols = np.nonzero(x >= top - high[None, :])
+            yield jb[rows], writes[cols], x[rows, cols]
+            continue
+        # the multiples of g from the largest below top down, each in one window
+        x = g * ((top - 1) // g) - g * np.arange(multiples, dtype=object)[None, :]
+        ja = np.searchsorted(prefix, (top - x).ravel(), side="left").reshape(x.shape) - 1
+        keys = np.repeat(np.arange(len(jb)), multiples) * len(prefix) + ja.ravel()
+        keys, first_of = np.unique(keys.astype(np.int64), return_index=True)
+        yield jb[keys // len(prefix)], keys % len(prefix), x.ravel()[first_of]
+
+
+def _edge_count(K_a, n_a, K_b, n_b, totals):
+    """The pairs :func:`_channel_pairs` tries for ``K`` cycles of ``n`` phases at each
+    end (``totals``: the tokens of one cycle of phases at each end)."""
+    written, read = totals[0] * K_a, totals[1] * K_b
+    return K_b * n_b * min(K_a * n_a, written // math.gcd(written, read))
+
+
 def _follow(found, cycle, edges):
     """How far the chain of precedences ``edges`` around ``cycle`` moves: None unless
     its firings repeat (the chain from firing ``m`` of the first node's pattern reaches
@@ -201,10 +248,20 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
     ``feasible``: stop at the first ``K`` that admits a schedule."""
     K = {a: 1 for a in actors}
     cycles = {a: q[a] // n[a] for a in actors}
+    totals = {ch.name: (cycle_total(ch.prod, n[ch.src]), cycle_total(ch.cons, n[ch.dst]))
+              for ch in channels}
     best = None                 # the least period of a schedule found, and its circuit
+    steps = 0
     while True:
+        steps += 1
+        if steps > STEPS_BEFORE_WHOLE and any(K[a] != cycles[a] for a in actors) and \
+                sum(cycles[a] * n[a] for a in actors) + sum(
+                    _edge_count(cycles[ch.src], n[ch.src], cycles[ch.dst], n[ch.dst],
+                                totals[ch.name]) for ch in channels) <= limits.MAX_FIRINGS:
+            K = dict(cycles)
         size = sum(K[a] * n[a] for a in actors) + sum(
-            K[ch.src] * n[ch.src] * K[ch.dst] * n[ch.dst] for ch in channels)
+            _edge_count(K[ch.src], n[ch.src], K[ch.dst], n[ch.dst], totals[ch.name])
+            for ch in channels)
         if size > limits.MAX_FIRINGS and best is not None:
             return (*best, False)
         if size > limits.MAX_FIRINGS:
