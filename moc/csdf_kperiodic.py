@@ -47,6 +47,9 @@ from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 #: is taken at once (its exact pattern), where that is within the limit firings: one
 #: large step costs less than thousands of small ones (Kiter's autogen4: 2,364 steps)
 STEPS_BEFORE_WHOLE = 16
+#: nodes and edges up to which (or up to four times the current ``K``'s) the whole
+#: iteration is taken at once: one exact solve of a small graph costs less than steps
+SMALL_WHOLE = 20_000
 
 #: the orders of an actor's own firings
 ORDERS = {"ends": "an actor's firings start in order and end in order (SDF3's rule)",
@@ -116,7 +119,9 @@ class _Constraints:
         self.w_unit = math.lcm(*(Fraction(phase_value(durations[a], k)).denominator
                                  for a in actors for k in range(n[a])))
         made = [Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels]
-        self.h_unit = math.lcm(*made, *(q[a] for a in actors))
+        # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
+        # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
+        self.h_unit = math.lcm(*(q[a] // n[a] for a in actors))
         times = {a: np.array([int(Fraction(phase_value(durations[a], k)) * self.w_unit)
                               for k in range(n[a])] * K[a], dtype=object) for a in actors}
         parts = []                                  # (u, v, w, h, channel, x)
@@ -144,7 +149,7 @@ class _Constraints:
                 src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
                 dst = base[where[b]] + jb
                 w = np.zeros(len(ja), dtype=object) if kinds == 2 else times[a][ja]
-                add(src, dst, w, -xs * (self.h_unit // made[c]), c, xs)
+                add(src, dst, w, -xs * self.h_unit // made[c], c, xs)
         self.u, self.v, w, h, self.channel, self.x = (
             np.concatenate([part[k] for part in parts]) for k in range(6))
         self.w, self.h = integer_array(w), integer_array(h)
@@ -252,16 +257,18 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
               for ch in channels}
     best = None                 # the least period of a schedule found, and its circuit
     steps = 0
-    while True:
-        steps += 1
-        if steps > STEPS_BEFORE_WHOLE and any(K[a] != cycles[a] for a in actors) and \
-                sum(cycles[a] * n[a] for a in actors) + sum(
-                    _edge_count(cycles[ch.src], n[ch.src], cycles[ch.dst], n[ch.dst],
-                                totals[ch.name]) for ch in channels) <= limits.MAX_FIRINGS:
-            K = dict(cycles)
-        size = sum(K[a] * n[a] for a in actors) + sum(
+
+    def size_at(K):
+        return sum(K[a] * n[a] for a in actors) + sum(
             _edge_count(K[ch.src], n[ch.src], K[ch.dst], n[ch.dst], totals[ch.name])
             for ch in channels)
+    whole = size_at(cycles)
+    while True:
+        steps += 1
+        size = size_at(K)
+        if K != cycles and whole <= limits.MAX_FIRINGS and (
+                steps > STEPS_BEFORE_WHOLE or whole <= max(4 * size, SMALL_WHOLE)):
+            K, size = dict(cycles), whole
         if size > limits.MAX_FIRINGS and best is not None:
             return (*best, False)
         if size > limits.MAX_FIRINGS:

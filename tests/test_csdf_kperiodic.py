@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from moc import SDFGraph, repetition_vector
+from moc import csdf_kperiodic
 from moc.csdf import throughput as expanded_throughput
 from moc.csdf_kperiodic import phased_kperiodic_throughput
 from moc.deadlock import check_deadlock
@@ -116,7 +117,8 @@ def phased_graphs(draw):
 def test_kperiodic_equals_the_expansion(graph):
     """The K-periodic period equals the maximum cycle ratio of the firings of one
     iteration exactly, and both find the same graphs deadlocked, as the symbolic
-    execution of one iteration (moc.deadlock) does."""
+    execution of one iteration (moc.deadlock) does; K grown step by step from 1 gives
+    the whole iteration's value, under either order of an actor's firings."""
     bound, durations, q, _ = prepared(graph)
     try:
         check_deadlock(bound, q)
@@ -127,9 +129,20 @@ def test_kperiodic_equals_the_expansion(graph):
             self_timed_period(bound, durations, q)
         return
     check_live(bound, q)
+    expected = expanded_throughput(bound, durations, q).period
     found = self_timed_period(bound, durations, q)
-    assert found.optimal
-    assert found.period == expanded_throughput(bound, durations, q).period
+    assert found.optimal and found.period == expected
+    periods = {"ends": expected,
+               "starts": phased_kperiodic_throughput(bound, durations, q, "starts").period}
+    # K grown on critical circuits from 1, never the whole iteration at once
+    saved = csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE
+    csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = 0, 10 ** 9
+    try:
+        for order in ("ends", "starts"):
+            grown = phased_kperiodic_throughput(bound, durations, q, order)
+            assert grown.optimal and grown.period == periods[order]
+    finally:
+        csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = saved
 
 
 KITER = os.environ.get("KITER_BENCHMARKS")
