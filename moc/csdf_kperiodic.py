@@ -24,7 +24,12 @@ critical circuit is a chain of real precedences that repeats (:func:`_follow`, a
 :func:`moc.kperiodic` checks it for SDF): its ratio is then a cycle mean of the
 execution, and no K-periodic schedule beats the self-timed one.  Likewise a circuit of
 height zero or less that closes on the firing it started from (or an earlier one) is a
-deadlock.
+deadlock.  Two shortcuts: the whole iteration (``K_t = r_t``, the graph of the firings
+of one iteration, exact by construction) is taken at once where it is small or after
+:data:`STEPS_BEFORE_WHOLE` steps; and a lone actor with self-loops is solved once per
+distinct phase times and loops (its period per cycle of phases does not depend on
+``q``).  Where the next ``K`` would pass ``moc.limits.MAX_FIRINGS`` nodes and edges,
+the least period found is returned, marked not optimal.
 """
 from __future__ import annotations
 
