@@ -119,7 +119,7 @@ def run(args):
             if args.json_lines:
                 print_json_line(entries[-1])
             elif not args.json:
-                reporterror_entry(exc)
+                report_error(exc)
             continue
         for e in found:
             if args.json_lines:
