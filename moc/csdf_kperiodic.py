@@ -42,10 +42,9 @@ import numpy as np
 from moc import limits
 from moc.cycle_ratio import UnboundedCycleError, integer_array, max_cycle_ratio_arrays
 from moc.deadlock import raise_deadlock
-from moc.errors import LimitError
 from moc.graph import SDFGraph
-from moc.kperiodic import KPeriodicThroughput, by_component, named, solve_congruence, \
-    substitute
+from moc.kperiodic import KPeriodicThroughput, by_component, grow, named, \
+    solve_congruence, substitute, too_large
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
@@ -277,12 +276,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
         if size > limits.MAX_FIRINGS and best is not None:
             return (*best, False)
         if size > limits.MAX_FIRINGS:
-            raise LimitError(
-                f"the K-periodic constraint graph of '{graph.name}' (actors "
-                f"{', '.join(map(repr, actors[:5]))}{', ...' if len(actors) > 5 else ''}) "
-                f"would have {size} nodes and edges, more than the limit firings = "
-                f"{limits.MAX_FIRINGS}; raise it with --limit firings=N", "firings",
-                limits.MAX_FIRINGS, graph.origin)
+            raise too_large(graph, actors, size)
         found = _Constraints(actors, channels, durations, q, n, K, order)
         try:
             ratio, cycle = found.ratio()
@@ -305,11 +299,8 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
             if best is None or ratio < best[0]:
                 best = result
         on_circuit = list(dict.fromkeys(found.name(i)[0] for i in cycle))
-        common = math.gcd(*(cycles[a] for a in on_circuit))
-        grown = {a: math.lcm(K[a], cycles[a] // common) for a in on_circuit}
-        if all(grown[a] == K[a] for a in on_circuit):
-            grown = {a: cycles[a] for a in on_circuit}
-        if all(grown[a] == K[a] for a in on_circuit):
+        grown = grow(K, on_circuit, cycles)
+        if grown is None:
             # the whole iteration of every actor on it: its precedences are real
             if ratio_unbounded(found, cycle):
                 _deadlock(graph, found, cycle, found.steps(cycle, None))

@@ -251,12 +251,7 @@ def _component_period(graph, actors, channels, durations, q, live):
             1 if K[ch.src] == K[ch.dst] == 1 else
             _edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst]) for ch in channels)
         if size > limits.MAX_FIRINGS:
-            raise LimitError(
-                f"the K-periodic constraint graph of '{graph.name}' (actors "
-                f"{', '.join(map(repr, actors[:5]))}{', ...' if len(actors) > 5 else ''}) "
-                f"would have {size} nodes and edges, more than the limit firings = "
-                f"{limits.MAX_FIRINGS}; raise it with --limit firings=N", "firings",
-                limits.MAX_FIRINGS, graph.origin)
+            raise too_large(graph, actors, size)
         found = _constraint_graph(channels, durations, q, K, cache)
         try:
             ratio, cycle = max_cycle_ratio_arrays(len(found.k), found.u, found.v,
@@ -273,13 +268,33 @@ def _component_period(graph, actors, channels, durations, q, live):
                 return (ratio, named(circuit, actors), K,
                         _circuit_channels(found, cycle, channels))
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))
-        common = math.gcd(*(q[a] for a in on_circuit))
-        grown = {a: math.lcm(K[a], q[a] // common) for a in on_circuit}
-        if all(grown[a] == K[a] for a in on_circuit):
-            grown = {a: q[a] for a in on_circuit}     # the HSDF pattern: always exact
-        if all(grown[a] == K[a] for a in on_circuit):
+        grown = grow(K, on_circuit, q)
+        if grown is None:
             raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
         K.update(grown)
+
+
+def too_large(graph, actors, size) -> LimitError:
+    """The error of a K-periodic constraint graph of ``size`` nodes and edges past
+    ``moc.limits.MAX_FIRINGS`` for the component ``actors``."""
+    return LimitError(
+        f"the K-periodic constraint graph of '{graph.name}' (actors "
+        f"{', '.join(map(repr, actors[:5]))}{', ...' if len(actors) > 5 else ''}) "
+        f"would have {size} nodes and edges, more than the limit firings = "
+        f"{limits.MAX_FIRINGS}; raise it with --limit firings=N", "firings",
+        limits.MAX_FIRINGS, graph.origin)
+
+
+def grow(K, on_circuit, whole):
+    """Kiter's step: ``K`` of the actors of a critical circuit grown to
+    ``lcm(K_t, whole_t / gcd of whole on the circuit)``, or where that changes nothing
+    to ``whole_t`` (the whole iteration's pattern, always exact); None where ``K``
+    already is that."""
+    common = math.gcd(*(whole[a] for a in on_circuit))
+    grown = {a: math.lcm(K[a], whole[a] // common) for a in on_circuit}
+    if all(grown[a] == K[a] for a in on_circuit):
+        grown = {a: whole[a] for a in on_circuit}
+    return None if all(grown[a] == K[a] for a in on_circuit) else grown
 
 
 def named(circuit, actors):
