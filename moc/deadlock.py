@@ -10,6 +10,10 @@ number of firing runs grow with ``q``; the token state then recurs after a bound
 number of rounds, and the rounds between two equal states repeat until an actor runs
 out of firings, so they are taken all at once.  Where no state recurs within
 ``moc.limits.MAX_FIRINGS`` firing runs, the check stops with a :class:`LimitError`.
+A cyclo-static actor fires phase by phase (a run is as many firings in a row as the
+cumulative rates of its inputs allow, and the state holds its phase too); the command
+line decides a cyclo-static graph's liveness by its K-periodic schedules instead
+(:func:`moc.timing.check_live`), whose work follows the periodicity, not the firings.
 """
 from __future__ import annotations
 
