@@ -12,7 +12,7 @@ from moc.activity import Activity, TokenGroup, activity
 from moc.hsdf import hsdf_expansion
 from moc.cycle_ratio import CycleRatio, UnboundedCycleError, max_cycle_ratio
 from moc.self_timed import Firing
-from moc.timing import ThroughputResult, TimingAnalysis, analyse, throughput
+from moc.timing import ThroughputResult, TimingAnalysis, analyse, check_live, throughput
 from moc.phases import Phases
 from moc.tradeoff import StoragePoint, TradeOff, tradeoff
 
@@ -22,5 +22,5 @@ __all__ = [
     "firing_sequence", "iteration_firings", "strongly_connected_components",
     "Activity", "TokenGroup", "activity", "hsdf_expansion", "CycleRatio",
     "UnboundedCycleError", "max_cycle_ratio", "Firing", "ThroughputResult", "TimingAnalysis",
-    "analyse", "throughput", "Phases", "StoragePoint", "TradeOff", "tradeoff",
+    "analyse", "check_live", "throughput", "Phases", "StoragePoint", "TradeOff", "tradeoff",
 ]

@@ -1,6 +1,6 @@
-"""Analyses of cyclo-static dataflow graphs (:mod:`moc.phases`): the firings of one
-iteration (deadlock), and the timing of the self-timed execution through the graph of
-firings of one iteration (an expansion, as the HSDF expansion of an SDF graph).
+"""The timing of the self-timed execution of a cyclo-static graph (:mod:`moc.phases`)
+through the graph of the firings of one iteration (an expansion, as the HSDF expansion
+of an SDF graph).
 
 Firing ``k`` of actor ``a`` (phase ``k mod n(a)``) takes ``d(a, k)``; the firings of
 an actor start in order and end in order (a firing that would end before the one
@@ -16,83 +16,16 @@ Bodin, Munier-Kordon & de Dinechin, DAC 2016, for the precedences).
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import deque
+from types import MappingProxyType
 from typing import Mapping
 
-from moc import limits
 from moc.cycle_ratio import UnboundedCycleError, max_cycle_ratio
-from moc.errors import LimitError
+from moc.deadlock import check_deadlock
 from moc.graph import SDFGraph
-from moc.phases import cumulative, phase_counts, phase_value
-
-
-def iteration_firings(graph: SDFGraph, q: Mapping[str, int]) -> dict[str, int]:
-    """How often each actor fires in a maximal execution from the initial tokens in
-    which actor ``a`` fires at most ``q(a)`` times, phase by phase."""
-    inputs = {a: [] for a in graph.actors}
-    outputs = {a: [] for a in graph.actors}
-    consumers = {a: set() for a in graph.actors}
-    for ch in graph.channels.values():
-        inputs[ch.dst].append(ch)
-        outputs[ch.src].append(ch)
-        consumers[ch.src].add(ch.dst)
-    tokens = {name: ch.delay for name, ch in graph.channels.items()}
-    fired = dict.fromkeys(graph.actors, 0)
-    queue, queued = deque(graph.actors), set(graph.actors)
-    runs = 0
-    while queue:
-        a = queue.popleft()
-        queued.discard(a)
-        before = fired[a]
-        while fired[a] < q[a]:
-            k = fired[a]
-            if any(tokens[ch.name] < phase_value(ch.cons, k) for ch in inputs[a]):
-                break
-            for ch in inputs[a]:
-                tokens[ch.name] -= phase_value(ch.cons, k)
-            for ch in outputs[a]:
-                tokens[ch.name] += phase_value(ch.prod, k)
-            fired[a] += 1
-            runs += 1
-            if runs > limits.MAX_FIRINGS:
-                raise LimitError(
-                    f"deadlock check of '{graph.name}' stopped: more than "
-                    f"{limits.MAX_FIRINGS} firings (the limit firings); raise it with "
-                    f"--limit firings=N", "firings", limits.MAX_FIRINGS, graph.origin)
-        if fired[a] > before:
-            for b in consumers[a] - queued:
-                queue.append(b)
-                queued.add(b)
-    return fired
-
-
-def tokens_after(ch, fired_src: int, fired_dst: int, n_src: int, n_dst: int) -> int:
-    """The tokens of channel ``ch`` once its producer fired ``fired_src`` times and its
-    consumer ``fired_dst`` times."""
-    return ch.delay + cumulative(ch.prod, n_src, fired_src) - \
-        cumulative(ch.cons, n_dst, fired_dst)
-
-
-class _Cumulative:
-    """The cumulative sums of a per-phase value over ``n`` phases, and their inverse."""
-
-    def __init__(self, value, n: int):
-        self.n = n
-        self.prefix = [0]
-        for k in range(n):
-            self.prefix.append(self.prefix[-1] + phase_value(value, k))
-        self.total = self.prefix[-1]
-
-    def __call__(self, firings: int) -> int:
-        cycles, rest = divmod(firings, self.n)
-        return cycles * self.total + self.prefix[rest]
-
-    def writer(self, needed: int) -> int:
-        """The least ``w`` with ``self(w + 1) ≥ needed``."""
-        cycles = (needed - 1) // self.total         # needed − cycles·total in (0, total]
-        rest = bisect_left(self.prefix, needed - cycles * self.total)
-        return cycles * self.n + rest - 1
+from moc.hsdf import check_expansion_size
+from moc.kperiodic import KPeriodicThroughput
+from moc.phases import Cumulative, phase_counts, phase_value
 
 
 def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
@@ -101,7 +34,6 @@ def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[st
     of the timed event graph of one iteration's firings (see the module docstring);
     ``channel`` is None for the order of an actor's own firings.  Refuses with
     :class:`ExpansionTooLargeError` past ``moc.limits.MAX_FIRINGS`` firings."""
-    from moc.hsdf import check_expansion_size
     check_expansion_size(graph, q, max_firings)
     n = phase_counts(graph)
     alone = _one_at_a_time(graph)
@@ -118,7 +50,7 @@ def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[st
             edges.append(((a, back, "e"), (a, k, "e"), 0, wrap, None))
     for ch in graph.channels.values():
         a, b = ch.src, ch.dst
-        made, read = _Cumulative(ch.prod, n[a]), _Cumulative(ch.cons, n[b])
+        made, read = Cumulative(ch.prod, n[a]), Cumulative(ch.cons, n[b])
         for nu in range(q[b]):
             if phase_value(ch.cons, nu) == 0:
                 continue
@@ -146,10 +78,6 @@ def throughput(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str,
     :class:`moc.kperiodic.KPeriodicThroughput` (``periodicity``: ``q``, the whole
     iteration), by the maximum cycle ratio of :func:`firing_graph`.  A deadlock raises
     :class:`DeadlockError` (:func:`moc.deadlock.check_deadlock`)."""
-    from types import MappingProxyType
-
-    from moc.deadlock import check_deadlock
-    from moc.kperiodic import KPeriodicThroughput
     nodes, edges = firing_graph(graph, durations, q)
     try:
         found = max_cycle_ratio(nodes, [e[:4] for e in edges])

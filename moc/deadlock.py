@@ -10,6 +10,10 @@ number of firing runs grow with ``q``; the token state then recurs after a bound
 number of rounds, and the rounds between two equal states repeat until an actor runs
 out of firings, so they are taken all at once.  Where no state recurs within
 ``moc.limits.MAX_FIRINGS`` firing runs, the check stops with a :class:`LimitError`.
+A cyclo-static actor fires phase by phase (a run is as many firings in a row as the
+cumulative rates of its inputs allow, and the state holds its phase too); the command
+line decides a cyclo-static graph's liveness by its K-periodic schedules instead
+(:func:`moc.timing.check_live`), whose work follows the periodicity, not the firings.
 """
 from __future__ import annotations
 
@@ -18,20 +22,20 @@ from collections import deque
 from moc import limits
 from moc.errors import DeadlockError, LimitError, SDFError
 from moc.graph import SDFGraph
-from moc.phases import cyclo_static, phase_counts, phase_value
+from moc.phases import Cumulative, cumulative, cyclo_static, phase_counts, phase_value, \
+    tokens_after
 from moc.repetition import repetition_vector
 
 
 def iteration_firings(graph: SDFGraph, q: dict[str, int] | None = None) -> dict[str, int]:
     """How often each actor fires in a maximal execution from the initial tokens in which
-    actor ``a`` fires at most ``q(a)`` times (``q`` defaults to the repetition vector).
+    actor ``a`` fires at most ``q(a)`` times (``q`` defaults to the repetition vector),
+    phase by phase for a cyclo-static actor.
 
     Raises :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` simulated firing runs.
     """
     q = repetition_vector(graph) if q is None else q
-    if cyclo_static(graph):
-        from moc.csdf import iteration_firings as phased
-        return phased(graph, q)
+    n = phase_counts(graph)
     inputs = {a: [] for a in graph.actors}
     for ch in graph.channels.values():
         inputs[ch.dst].append(ch)
@@ -49,15 +53,36 @@ def iteration_firings(graph: SDFGraph, q: dict[str, int] | None = None) -> dict[
                 if component_of[ch.src] == number:
                     internal.append(ch)
                 else:                                   # final: upstream is done
-                    cap = min(cap, (ch.delay + ch.prod * fired[ch.src]) // ch.cons)
+                    made = cumulative(ch.prod, n[ch.src], fired[ch.src])
+                    cap = min(cap, Cumulative(ch.cons, n[a]).most(0, ch.delay + made))
             caps[a] = cap
         if len(actors) == 1:
-            # a consistent self-loop has prod == cons: it only needs enough to start
             (a,) = actors
-            fired[a] = caps[a] if all(ch.delay >= ch.cons for ch in internal) else 0
+            fired[a] = min([caps[a]] + [_SelfLoop(ch, n[a]).most(0, ch.delay, caps[a])
+                                        for ch in internal])
         else:
-            fired.update(_component_firings(graph, actors, internal, caps, budget))
+            fired.update(_component_firings(graph, actors, internal, caps, n, budget))
     return fired
+
+
+class _SelfLoop:
+    """A channel from an actor to itself: firing ``ν`` reads ``c(ν)`` as it starts and
+    writes ``p(ν)`` as it ends.  A cycle of phases writes as many tokens as it reads
+    (consistency), so whether the firings after ``start`` can go on repeats with the
+    phases: ``n`` of them decide."""
+
+    def __init__(self, ch, n):
+        self.n = n
+        self.made, self.read = Cumulative(ch.prod, n), Cumulative(ch.cons, n)
+
+    def most(self, start, tokens, cap):
+        """The most firings, at most ``cap``, after the first ``start`` with ``tokens``
+        on the loop before them."""
+        base = tokens - self.made(start) + self.read(start)
+        for j in range(min(cap, self.n)):
+            if base + self.made(start + j) - self.read(start + j + 1) < 0:
+                return j
+        return cap
 
 
 def strongly_connected_components(graph: SDFGraph) -> list[list[str]]:
@@ -109,39 +134,50 @@ def strongly_connected_components(graph: SDFGraph) -> list[list[str]]:
     return emitted[::-1]
 
 
-def _component_firings(graph, actors, channels, caps, budget):
+def _component_firings(graph, actors, channels, caps, n, budget):
     """Maximal firing counts of one strongly connected component, each actor at most
-    ``caps[a]`` times, with rounds between two equal token states taken at once."""
+    ``caps[a]`` times: in rounds, each actor fires as many firings in a row as its
+    inputs allow; rounds between two equal states (tokens and phases) are taken at
+    once."""
     index = {a: i for i, a in enumerate(actors)}
     tokens = [ch.delay for ch in channels]
     ins = [[] for _ in actors]
     outs = [[] for _ in actors]
     for c, ch in enumerate(channels):
-        ins[index[ch.dst]].append((c, ch.cons, ch.src == ch.dst))
-        outs[index[ch.src]].append((c, ch.prod))
+        a, b = index[ch.src], index[ch.dst]
+        if a == b:
+            ins[b].append((c, _SelfLoop(ch, n[ch.dst]), True))
+        else:
+            ins[b].append((c, Cumulative(ch.cons, n[ch.dst]), False))
+        outs[a].append((c, Cumulative(ch.prod, n[ch.src]), a == b))
     remaining = [caps[a] for a in actors]
+    period = [n[a] for a in actors]
     fired = [0] * len(actors)
-    # Brent's cycle detection on the token state, restarted whenever an actor finishes
-    # (the rounds are a function of the tokens only while the set of finished ones stays)
-    mark, mark_fired, power, length = tuple(tokens), list(fired), 1, 0
+    # Brent's cycle detection on the state, restarted whenever an actor finishes (the
+    # rounds are a function of the state only while the set of finished ones stays)
+    def state():
+        return tuple(tokens) + tuple(f % k for f, k in zip(fired, period))
+    mark, mark_fired, power, length = state(), list(fired), 1, 0
     runs = 0
     while True:
         progress = finished = False
         for i in range(len(actors)):
             if not remaining[i]:
                 continue
-            n = remaining[i]
-            for c, cons, self_loop in ins[i]:
-                # a consistent self-loop has prod == cons: it only needs enough to start
-                n = (n if tokens[c] >= cons else 0) if self_loop else min(n, tokens[c] // cons)
-            if n <= 0:
+            f, m = fired[i], remaining[i]
+            for c, rates, loop in ins[i]:
+                m = rates.most(f, tokens[c], m) if loop else min(m, rates.most(f, tokens[c]))
+                if m <= 0:
+                    break
+            if m <= 0:
                 continue
-            for c, cons, _ in ins[i]:
-                tokens[c] -= n * cons
-            for c, prod in outs[i]:
-                tokens[c] += n * prod
-            fired[i] += n
-            remaining[i] -= n
+            for c, rates, loop in ins[i]:
+                tokens[c] -= (rates.read if loop else rates)(f + m) - \
+                    (rates.read if loop else rates)(f)
+            for c, made, _ in outs[i]:
+                tokens[c] += made(f + m) - made(f)
+            fired[i] += m
+            remaining[i] -= m
             finished = finished or not remaining[i]
             progress = True
             runs += 1
@@ -152,21 +188,21 @@ def _component_firings(graph, actors, channels, caps, budget):
                 f"deadlock check of '{graph.name}' stopped: its cycles need more than "
                 f"{limits.MAX_FIRINGS} firing runs to simulate (the limit firings); raise it "
                 f"with --limit firings=N", "firings", limits.MAX_FIRINGS, graph.origin)
-        state = tuple(tokens)
+        now = state()
         length += 1
-        if not finished and state == mark:
+        if not finished and now == mark:
             delta = [f - g for f, g in zip(fired, mark_fired)]
             times = min((r // d for r, d in zip(remaining, delta) if d), default=0) - 1
             if times > 0:
                 for i, d in enumerate(delta):
                     fired[i] += times * d
                     remaining[i] -= times * d
-        if finished or state == mark or length == power:
-            if finished or state == mark:
+        if finished or now == mark or length == power:
+            if finished or now == mark:
                 power = 1
             else:
                 power *= 2
-            mark, mark_fired, length = state, list(fired), 0
+            mark, mark_fired, length = now, list(fired), 0
     budget[0] -= runs
     return dict(zip(actors, fired))
 
@@ -178,16 +214,15 @@ def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
     fired = iteration_firings(graph, q)
     blocked = [a for a in graph.actors if fired[a] < q[a]]
     if blocked:
-        from moc.csdf import tokens_after
         n = phase_counts(graph)
         tokens = {ch.name: tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst])
                   for ch in graph.channels.values()}
         starving = {ch.name for ch in graph.channels.values() if ch.dst in blocked and
                     tokens[ch.name] < phase_value(ch.cons, fired[ch.dst])}
-        _raise_deadlock(graph, blocked, tokens, starving)
+        raise_deadlock(graph, blocked, tokens, starving)
 
 
-def _raise_deadlock(graph, blocked, tokens, starving=None):
+def raise_deadlock(graph, blocked, tokens, starving=None):
     """The error at the first starving channel declared: its source is blocked too (an
     unblocked one would have left it enough tokens), so it lies on a cycle lacking
     initial tokens, and its ``delay`` is one place to add them.  ``starving``: the names
@@ -261,5 +296,5 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
                 "firings", limit, graph.origin)
     blocked = [a for a in graph.actors if remaining[a] > 0]
     if blocked:
-        _raise_deadlock(graph, blocked, tokens)
+        raise_deadlock(graph, blocked, tokens)
     return sequence

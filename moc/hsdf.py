@@ -7,7 +7,7 @@ from types import MappingProxyType
 from moc import limits
 from moc.errors import ExpansionTooLargeError
 from moc.graph import Channel, SDFGraph
-from moc.phases import is_phased, phase_counts, phase_value
+from moc.phases import Cumulative, is_phased, phase_counts, phase_value
 from moc.repetition import repetition_vector
 
 
@@ -74,9 +74,8 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
 def _phased_edges(ch, q, n, edges):
     """The edges of a channel with rates per phase: reader ``ν`` reads tokens
     ``C(ν) .. C(ν+1) − 1``; token ``t`` (initial tokens first) is written by the least
-    firing ``w`` with ``M0 + P(w + 1) > t`` (moc.csdf)."""
-    from moc.csdf import _Cumulative
-    made, read = _Cumulative(ch.prod, n[ch.src]), _Cumulative(ch.cons, n[ch.dst])
+    firing ``w`` with ``M0 + P(w + 1) > t``."""
+    made, read = Cumulative(ch.prod, n[ch.src]), Cumulative(ch.cons, n[ch.dst])
     for reader in range(q[ch.dst]):
         low, high = read(reader), read(reader + 1)
         if high == low:

@@ -28,7 +28,6 @@ from moc.deadlock import check_deadlock, strongly_connected_components
 from moc.errors import LimitError
 from moc.graph import SDFGraph
 from moc import limits
-from moc.phases import cyclo_static
 
 
 @dataclass(frozen=True)
@@ -38,30 +37,39 @@ class KPeriodicThroughput:
     ``periodicity``: the ``K`` that proved it; ``actor_periods``: per actor, the period
     of its own firings, the largest over the components upstream of it;
     ``critical_channels``: the channels whose precedences close that circuit (where
-    parallel ones are equally tight, all of them)."""
+    parallel ones are equally tight, all of them); ``optimal``: False where a larger
+    ``K`` would pass the limit firings, ``period`` then the least of the K-periodic
+    schedules found, an upper bound of the self-timed one."""
 
     period: Fraction | float
     critical_cycle: tuple
     periodicity: Mapping[str, int]
     actor_periods: Mapping[str, Fraction | float]
     critical_channels: frozenset = frozenset()
+    optimal: bool = True
 
 
 def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
                          q: Mapping[str, int]) -> KPeriodicThroughput:
-    """The period of the self-timed execution of the bound, consistent, live ``graph``
-    with firing times ``durations`` and repetition vector ``q``, component by component
-    (a strongly connected component without a cycle bounds nothing).
-
-    A cyclo-static graph is timed through the graph of its firings instead
-    (:func:`moc.csdf.throughput`).  A feasible K-periodic schedule proves the graph
-    live, so the deadlock check
-    (:func:`moc.deadlock.check_deadlock`, which raises :class:`DeadlockError`) runs only
-    when some ``K`` admits none.
+    """The period of the self-timed execution of the bound, consistent, live SDF
+    ``graph`` with firing times ``durations`` and repetition vector ``q``, component by
+    component (:func:`by_component`; a cyclo-static graph is timed by
+    :func:`moc.csdf_kperiodic.phased_kperiodic_throughput`, and
+    :func:`moc.timing.self_timed_period` chooses).  A feasible K-periodic schedule proves
+    the graph live, so the deadlock check (:func:`moc.deadlock.check_deadlock`, which
+    raises :class:`DeadlockError`) runs only when some ``K`` admits none.
     """
-    if cyclo_static(graph):
-        from moc.csdf import throughput
-        return throughput(graph, durations, q)
+    live = functools.cache(lambda: check_deadlock(graph, q))
+    return by_component(graph, lambda actors, channels: _component_period(
+        graph, actors, channels, durations, q, live))
+
+
+def by_component(graph: SDFGraph, component_period) -> KPeriodicThroughput:
+    """The period of ``graph`` from those of its strongly connected components:
+    ``component_period(actors, channels)`` gives ``(period, critical actors, K,
+    critical channels[, optimal])`` of a component with channels inside (one without
+    bounds nothing); the graph's period is the largest, and an actor fires no faster
+    than any component upstream of it."""
     components = strongly_connected_components(graph)
     component_of = {a: i for i, actors in enumerate(components) for a in actors}
     inside = [[] for _ in components]
@@ -69,30 +77,29 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
         if component_of[ch.src] == component_of[ch.dst]:
             inside[component_of[ch.src]].append(ch)
     period, critical, periodicity, own = 0, (), {a: 1 for a in graph.actors}, []
-    channels_of_critical = frozenset()
-    live = functools.cache(lambda: check_deadlock(graph, q))
+    channels_of_critical, optimal = frozenset(), True
     for actors, channels in zip(components, inside):
         if not channels:
             own.append(0)
             continue
-        value, cycle, K, through = _component_period(graph, actors, channels, durations, q,
-                                                     live)
+        value, cycle, K, through, *proven = component_period(actors, channels)
+        optimal = optimal and all(proven)
         periodicity.update(K)
         own.append(value)
         if not critical or value > period:
             period, critical, channels_of_critical = value, cycle, through
-    # upstream components come first: an actor fires no faster than anything before it
     reach = list(own)
     upstream = [set() for _ in components]
     for ch in graph.channels.values():
         i, j = component_of[ch.src], component_of[ch.dst]
         if i != j:
             upstream[j].add(i)
-    for j in range(len(components)):
+    for j in range(len(components)):        # upstream components come first
         reach[j] = max([own[j]] + [reach[i] for i in upstream[j]])
     actor_periods = {a: reach[component_of[a]] for a in graph.actors}
     return KPeriodicThroughput(period, critical, MappingProxyType(periodicity),
-                               MappingProxyType(actor_periods), channels_of_critical)
+                               MappingProxyType(actor_periods), channels_of_critical,
+                               optimal)
 
 
 def constraint_edges(channels, durations, q, K):
@@ -244,12 +251,7 @@ def _component_period(graph, actors, channels, durations, q, live):
             1 if K[ch.src] == K[ch.dst] == 1 else
             _edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst]) for ch in channels)
         if size > limits.MAX_FIRINGS:
-            raise LimitError(
-                f"the K-periodic constraint graph of '{graph.name}' (actors "
-                f"{', '.join(map(repr, actors[:5]))}{', ...' if len(actors) > 5 else ''}) "
-                f"would have {size} nodes and edges, more than the limit firings = "
-                f"{limits.MAX_FIRINGS}; raise it with --limit firings=N", "firings",
-                limits.MAX_FIRINGS, graph.origin)
+            raise too_large(graph, actors, size)
         found = _constraint_graph(channels, durations, q, K, cache)
         try:
             ratio, cycle = max_cycle_ratio_arrays(len(found.k), found.u, found.v,
@@ -263,19 +265,39 @@ def _component_period(graph, actors, channels, durations, q, live):
             circuit = [found.name(i) for i in cycle]
             # no period is below 0, so a zero ratio needs no proof
             if ratio == 0 or _realizable(circuit, _tightest(found, cycle, channels), K):
-                return (ratio, _named(circuit, actors), K,
+                return (ratio, named(circuit, actors), K,
                         _circuit_channels(found, cycle, channels))
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))
-        common = math.gcd(*(q[a] for a in on_circuit))
-        grown = {a: math.lcm(K[a], q[a] // common) for a in on_circuit}
-        if all(grown[a] == K[a] for a in on_circuit):
-            grown = {a: q[a] for a in on_circuit}     # the HSDF pattern: always exact
-        if all(grown[a] == K[a] for a in on_circuit):
+        grown = grow(K, on_circuit, q)
+        if grown is None:
             raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
         K.update(grown)
 
 
-def _named(circuit, actors):
+def too_large(graph, actors, size) -> LimitError:
+    """The error of a K-periodic constraint graph of ``size`` nodes and edges past
+    ``moc.limits.MAX_FIRINGS`` for the component ``actors``."""
+    return LimitError(
+        f"the K-periodic constraint graph of '{graph.name}' (actors "
+        f"{', '.join(map(repr, actors[:5]))}{', ...' if len(actors) > 5 else ''}) "
+        f"would have {size} nodes and edges, more than the limit firings = "
+        f"{limits.MAX_FIRINGS}; raise it with --limit firings=N", "firings",
+        limits.MAX_FIRINGS, graph.origin)
+
+
+def grow(K, on_circuit, whole):
+    """Kiter's step: ``K`` of the actors of a critical circuit grown to
+    ``lcm(K_t, whole_t / gcd of whole on the circuit)``, or where that changes nothing
+    to ``whole_t`` (the whole iteration's pattern, always exact); None where ``K``
+    already is that."""
+    common = math.gcd(*(whole[a] for a in on_circuit))
+    grown = {a: math.lcm(K[a], whole[a] // common) for a in on_circuit}
+    if all(grown[a] == K[a] for a in on_circuit):
+        grown = {a: whole[a] for a in on_circuit}
+    return None if all(grown[a] == K[a] for a in on_circuit) else grown
+
+
+def named(circuit, actors):
     """The actors of ``circuit`` in its order, from the one declared first."""
     place = {a: i for i, a in enumerate(actors)}
     start = min(range(len(circuit)), key=lambda i: (place[circuit[i][0]], circuit[i][1]))
@@ -337,21 +359,21 @@ def _realizable(circuit, tightest, K) -> bool:
         g = math.gcd(p * K[a], c * K[b])
         z = c0 + g * ((p - c0 - 1) // g)
         # c divides m0 - z + p·ν_a
-        step = _solve(p * here[1], -(m0 - z + p * here[0]), c)
+        step = solve_congruence(p * here[1], -(m0 - z + p * here[0]), c)
         if step is None:
             return False
-        start, here = _substitute(start, step), _substitute(here, step)
+        start, here = substitute(start, step), substitute(here, step)
         here = ((m0 - z + p * here[0]) // c, p * here[1] // c)
         # ν_b ≡ k_b (mod K_b)
-        step = _solve(here[1], kb - here[0], K[b])
+        step = solve_congruence(here[1], kb - here[0], K[b])
         if step is None:
             return False
-        start, here = _substitute(start, step), _substitute(here, step)
+        start, here = substitute(start, step), substitute(here, step)
     shift = here[0] - start[0]
     return here[1] == start[1] and shift > 0 and shift % start[1] == 0
 
 
-def _solve(a, b, m):
+def solve_congruence(a, b, m):
     """``s ≡ s0 (mod m')`` solving ``a·s ≡ b (mod m)`` as ``(s0, m')``, or None."""
     g = math.gcd(a, m)
     if b % g:
@@ -360,7 +382,7 @@ def _solve(a, b, m):
     return ((b // g) * pow(a // g, -1, m2) % m2 if m2 > 1 else 0), m2
 
 
-def _substitute(form, step):
+def substitute(form, step):
     """The affine form ``A + B·s`` after ``s = s0 + m'·s'``."""
     (A, B), (s0, m2) = form, step
     return A + B * s0, B * m2

@@ -10,6 +10,7 @@ it writes and the ``cons`` of those it reads) lists the same number of phases.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Mapping
 
 from moc.errors import SDFError
@@ -100,6 +101,41 @@ def cumulative(value, n: int, firings: int):
     if not is_phased(value):
         return value * firings
     return cycles * sum(value) + sum(value[:rest])
+
+
+def tokens_after(ch, fired_src: int, fired_dst: int, n_src: int, n_dst: int) -> int:
+    """The tokens of channel ``ch`` once its producer fired ``fired_src`` times and its
+    consumer ``fired_dst`` times."""
+    return ch.delay + cumulative(ch.prod, n_src, fired_src) - \
+        cumulative(ch.cons, n_dst, fired_dst)
+
+
+class Cumulative:
+    """The cumulative sums ``F(ν)`` of a per-phase value over the first ``ν`` firings of
+    an actor of ``n`` phases (periodic: ``F(ν + n) = F(ν) + F(n)``; a bound graph's
+    channels move tokens in every cycle, ``F(n) > 0``), and their inverse."""
+
+    def __init__(self, value, n: int):
+        self.n = n
+        self.prefix = [0]
+        for k in range(n):
+            self.prefix.append(self.prefix[-1] + phase_value(value, k))
+        self.total = self.prefix[-1]
+
+    def __call__(self, firings: int) -> int:
+        cycles, rest = divmod(firings, self.n)
+        return cycles * self.total + self.prefix[rest]
+
+    def writer(self, needed: int) -> int:
+        """The least ``w`` with ``F(w + 1) ≥ needed`` (``total`` must be positive)."""
+        cycles = (needed - 1) // self.total         # needed − cycles·total in (0, total]
+        rest = bisect_left(self.prefix, needed - cycles * self.total)
+        return cycles * self.n + rest - 1
+
+    def most(self, start: int, available: int) -> int:
+        """The most firings after the first ``start`` whose values sum to at most
+        ``available`` (≥ 0)."""
+        return self.writer(self(start) + available + 1) - start
 
 
 def mean(value, n: int):

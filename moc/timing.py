@@ -16,19 +16,25 @@ from types import MappingProxyType
 from typing import Mapping
 
 from moc.deadlock import strongly_connected_components
-from moc.errors import LimitError, SDFError
+from moc.errors import ExpansionTooLargeError, LimitError, SDFError
 from moc.graph import SDFGraph
-from moc.kperiodic import kperiodic_throughput
+from moc.csdf import first_iteration as phased_first
+from moc.csdf_kperiodic import check_phased_live, phased_kperiodic_throughput
+from moc.deadlock import check_deadlock
+from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
 from moc.phases import Phases, cyclo_static
 from moc.repetition import repetition_vector
 from moc.self_timed import Firing, first_iteration, simulate as explore
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
 STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
-PHASED = "cyclo-static: maximum cycle ratio of the firings of one iteration"
+PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016), an actor's " \
+    "firings starting and ending in order"
+BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
+    "that of the best K-periodic schedule found, a lower bound"
 
 __all__ = ["Firing", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
-           "throughput"]
+           "check_live", "prepared", "self_timed_period", "throughput"]
 
 
 @dataclass(frozen=True)
@@ -183,15 +189,18 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
 
 
 def _phased(graph, durations, q, result, simulate):
-    """The analysis of a cyclo-static graph: its throughput through the graph of its
-    firings, and the first iteration's schedule and latency from the precedences
-    (:mod:`moc.csdf`); its buffers are not explored (None)."""
-    from moc.csdf import first_iteration as phased_first
-    method = f"{PHASED} ({sum(q.values())} firings)"
+    """The analysis of a cyclo-static graph: its throughput (K-periodic), and the first
+    iteration's schedule and latency from the precedences of its firings (:mod:`moc.csdf`,
+    not past the limit firings); its buffers are not explored (None)."""
+    method = result.method
     if not simulate:
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                               None, None, None, method)
-    times = phased_first(graph, durations, q)
+    try:
+        times = phased_first(graph, durations, q)
+    except ExpansionTooLargeError as exc:
+        return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
+                              None, None, None, f"{method}; schedule not computed: {exc}")
     schedule = MappingProxyType({a: tuple(Firing(a, k, s, e) for k, (s, e) in
                                           enumerate(fs)) for a, fs in times.items()})
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
@@ -199,7 +208,7 @@ def _phased(graph, durations, q, result, simulate):
                           MappingProxyType(dict.fromkeys(graph.channels)), schedule, method)
 
 
-def prepared(graph, exec_attr):
+def prepared(graph: SDFGraph, exec_attr: str = "exec"):
     """The bound graph, its firing times as exact numbers, its repetition vector and
     whether a time was a float (the results are then given as floats).  A float counts
     as the decimal it prints as (0.1 as 1/10): three firings of 0.1 then take exactly
@@ -217,15 +226,46 @@ def prepared(graph, exec_attr):
     return graph, {a: decimal(v) for a, v in durations.items()}, q, floats
 
 
+def self_timed_period(graph: SDFGraph, durations: Mapping[str, object],
+                      q: Mapping[str, int]) -> KPeriodicThroughput:
+    """The period of the self-timed execution of the bound, consistent ``graph`` by
+    K-periodic scheduling: the one place that tells SDF
+    (:func:`moc.kperiodic.kperiodic_throughput`) from cyclo-static
+    (:func:`moc.csdf_kperiodic.phased_kperiodic_throughput`, its firings starting and
+    ending in order).  A deadlock raises :class:`DeadlockError` naming the starving
+    channels."""
+    if not cyclo_static(graph):
+        return kperiodic_throughput(graph, durations, q)
+    return phased_kperiodic_throughput(graph, durations, q)
+
+
+def check_live(graph: SDFGraph, q: Mapping[str, int] | None = None) -> None:
+    """Raise :class:`DeadlockError` if one iteration of the bound ``graph`` cannot
+    complete, naming the actors and the channels they starve on.  An SDF graph by the
+    symbolic execution of one iteration (:func:`moc.deadlock.check_deadlock`); a
+    cyclo-static one by its K-periodic schedules with every firing taking one time unit
+    (a schedule proves it live, a circuit of precedences without tokens deadlocked), in
+    time that follows the periodicity, not the firings of an iteration."""
+    q = repetition_vector(graph) if q is None else q
+    if not cyclo_static(graph):
+        check_deadlock(graph, q)
+        return
+    check_phased_live(graph, q)
+
+
 def _throughput(graph, durations, q):
-    found = kperiodic_throughput(graph, durations, q)
+    found = self_timed_period(graph, durations, q)
     period = found.period
     if period == 0:
         value = ThroughputResult(math.inf, 0, (), KPERIODIC)
     else:
+        method = PHASED if cyclo_static(graph) else KPERIODIC
+        if cyclo_static(graph):
+            method += f" (K sums to {sum(found.periodicity.values())} phase cycles " \
+                      f"for {sum(q.values())} firings)"
         value = ThroughputResult(1 / Fraction(period), Fraction(period),
                                  found.critical_cycle,
-                                 PHASED if cyclo_static(graph) else KPERIODIC)
+                                 method if found.optimal else f"{method}; {BOUND}")
     return value, found.actor_periods
 
 

@@ -40,10 +40,9 @@ import networkx as nx
 from moc import limits
 from moc.deadlock import check_deadlock, iteration_firings
 from moc.errors import DeadlockError, LimitError, SDFError
-from moc.csdf import tokens_after
 from moc.graph import Channel, SDFGraph
-from moc.kperiodic import kperiodic_throughput
-from moc.phases import is_phased, phase_counts, phase_value
+from moc.phases import is_phased, phase_counts, phase_value, tokens_after
+from moc.timing import prepared, self_timed_period
 
 STATE_SPACE, KPERIODIC, AUTO = "state-space", "kperiodic", "auto"
 #: what ``method`` says of each way of timing a distribution
@@ -167,7 +166,6 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     first to end (at the budget, the one proven further).  ``max_explored``: stop, as at the
     budget, once that many distributions were timed.  Raises :class:`DeadlockError`
     where the graph deadlocks whatever its buffers."""
-    from moc.timing import prepared
     graph, durations, q, floats = prepared(graph, exec_attr)
     check_deadlock(graph, q)
     bounds = capacity_bounds(graph)
@@ -276,7 +274,7 @@ def _kperiodic(bounded: SDFGraph, durations, q):
     self-timed execution by :mod:`moc.kperiodic`), or, where it deadlocks, those whose
     back-edge starves an actor that cannot finish the iteration."""
     try:
-        found = kperiodic_throughput(bounded, durations, q)
+        found = self_timed_period(bounded, durations, q)
     except DeadlockError:
         fired = iteration_firings(bounded, q)
         n = phase_counts(bounded)

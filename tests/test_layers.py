@@ -105,6 +105,35 @@ def test_no_cycle_between_dsl_and_mapping(graph):
     assert not cycles, cycles[:3]
 
 
+def test_no_cycle_in_the_models_and_languages(graph):
+    """``moc``, ``moa`` and ``dsl`` import each module after the ones it needs: no
+    circle, lazy imports counted (one module decides SDF or cyclo-static, issue 39)."""
+    sub = graph.subgraph([n for n in graph if n.split(".")[0] in ("moc", "moa", "dsl")])
+    cycles = list(nx.simple_cycles(sub))
+    assert not cycles, cycles[:3]
+
+
+def private_imports(path: Path) -> list[str]:
+    """``from module import _name`` of a module of the project other than ``path``'s own."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and not node.level and \
+                (node.module or "").split(".")[0] in PACKAGES:
+            found += [f"{module_name(path)}:{node.lineno} imports {node.module}.{a.name}"
+                      for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_private_name_crosses_a_module_of_the_models():
+    """A name with a leading underscore stays in its module: what another module needs
+    is public (``moc``, ``moa`` and ``dsl``)."""
+    modules = source_modules()
+    bad = [line for name, path in modules.items() if name.split(".")[0] in ("moc", "moa", "dsl")
+           for line in private_imports(path)]
+    assert not bad, "\n".join(bad)
+
+
 def layer_of(module: str) -> int:
     best, rank = -1, None
     for i, (_, prefixes) in enumerate(MAPPING_LAYERS):

@@ -14,6 +14,8 @@ from fractions import Fraction
 from numbers import Rational
 from typing import Any
 
+from pathlib import Path
+
 from mapping.output import print_json
 from mapping.progress import add_progress_option
 
@@ -37,7 +39,10 @@ list scheduling), and a channel between two PEs delays its tokens by the time co
 its route; the schedule is then per PE and CN, and the makespan of one iteration is
 given too (eval --aggregate schedule; --aggregate period is the period).
 
-Files may come in any order; an SDF3 .xml file is read directly."""
+Files may come in any order; an SDF3 .xml file is read directly. Several graphs (.sdf or
+.xml files, or folders of them) without an architecture are analysed one by one in one
+process, each reported on its own (a bad one does not stop the others; the exit status
+is then 2); --json-lines prints one JSON object per graph and line, for scripts."""
 
 EXAMPLES = """\
 examples:
@@ -45,6 +50,7 @@ examples:
   mapeval analyse examples/timing/video.sdf examples/timing/duo.moa \\
                   examples/timing/mappings.map --mapping split --json
   mapeval analyse graph.xml --exec exec_A15 --no-simulate
+  mapeval analyse tests/data/csdf --no-simulate --json-lines
   mapeval analyse tests/data/sdf3_examples/samplerate.sdf --tradeoff -o bounded.sdf
   mapeval analyse app.sdf arch.moa --map a=p0,b=p1 -p N=64
   mapeval plot schedule examples/timing/video.sdf examples/timing/duo.moa \\
@@ -79,6 +85,9 @@ def add_parser(subparsers, name):
                    help="print one JSON document: throughput, period, critical_cycle, "
                    "latency, buffers, schedule, application, architecture, mapping, exec "
                    "(and makespan with a mapping; exact: the rational values as 'n/d')")
+    p.add_argument("--json-lines", action="store_true",
+                   help="print the --json document of each graph on one line, with its "
+                   "'file' (a bad file: its 'error'), as soon as it is analysed")
     p.add_argument("--tradeoff", action="store_true",
                    help="without an architecture: the storage-throughput trade-off, the "
                    "Pareto points (throughput, total buffer size in tokens) with their "
@@ -240,7 +249,7 @@ def table(document: dict, rows: tuple[str, ...]) -> str:
             if len(slots) > SHOWN_FIRINGS:
                 shown.append(f"... ({len(slots) - SHOWN_FIRINGS} more)")
             lines.append(f"  {name:<{width}}  {', '.join(shown) or 'idle'}")
-    elif schedule is None and not mapped:
+    elif schedule is None and not mapped and "not computed" not in (document.get("method") or ""):
         lines.append("(latency, buffers and schedule not simulated: --no-simulate)")
     return "\n".join(lines)
 
@@ -252,9 +261,41 @@ def run(args):
     if args.output is not None or args.point is not None:
         from mapping.errors import InputError
         raise InputError("mapeval analyse: -o and --point write a point of --tradeoff")
+    from mapping.cli.commands.check import expand_folders, print_json_line
+    files = expand_folders(args.files, (".sdf", ".xml"))
+    if len(files) > 1 and all(Path(f).suffix.lower() in (".sdf", ".xml") for f in files):
+        return _run_many(args, files)
     result = load_analysis(args, "analyse", simulate=not args.no_simulate)
-    if args.json:
+    if args.json_lines:
+        print_json_line({"file": files[0], **result.to_dict()})
+    elif args.json:
         print_json(result.to_dict())
     else:
         print(result)
     return 0
+
+
+def _run_many(args, files) -> int:
+    """Analyse each graph file on its own (see DESCRIPTION)."""
+    from mapping.cli.commands.check import error_entry, print_json_line
+    from mapping.cli.diagnostics import BAD_INPUT_ERRORS, report_error
+    failed, documents = False, []
+    for name in files:
+        try:
+            result = load_analysis(argparse.Namespace(**{**vars(args), "files": [name]}),
+                                   "analyse", simulate=not args.no_simulate)
+        except BAD_INPUT_ERRORS as exc:
+            failed = True
+            document = {"file": name, "error": error_entry(exc)}
+            if not (args.json or args.json_lines):
+                report_error(exc)
+        else:
+            document = {"file": name, **result.to_dict()}
+            if not (args.json or args.json_lines):
+                print(f"{name}:\n{result}\n")
+        if args.json_lines:
+            print_json_line(document)
+        documents.append(document)
+    if args.json:
+        print_json({"graphs": documents})
+    return 2 if failed else 0

@@ -15,17 +15,21 @@ def add_parser(subparsers, name):
                               ".map, the mappings it holds. A .moa whose PEs cannot all "
                               "reach each other through communication nodes gets a warning "
                               "(exit status 0). Every file is checked even when "
-                              "another is bad; the exit status is 2 if any is.")
+                              "another is bad; the exit status is 2 if any is. A folder "
+                              "stands for the .sdf, .xml, .moa and .map files in it.")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print one JSON document: one entry "
                    "per graph, architecture or .map file; a bad file gets an entry with its "
                    "'error' (message, line, column)")
+    p.add_argument("--json-lines", action="store_true", help="print each entry of --json "
+                   "as one line of JSON as soon as its file is checked")
     p.set_defaults(run=run)
 
 
 def _sdf_entries(path: Path, graphs) -> list[dict]:
-    from moc import activity, check_deadlock, repetition_vector
+    from moc import activity, repetition_vector
     from moc.errors import DeadlockError
+    from moc.timing import check_live
     entries = []
     for graph in graphs:
         bound = graph.bind()
@@ -34,9 +38,9 @@ def _sdf_entries(path: Path, graphs) -> list[dict]:
                  "actors": list(graph.actors), "channels": list(graph.channels),
                  "repetitions": q, "deadlock": False}
         try:
-            check_deadlock(bound, q)
+            check_live(bound, q)
         except DeadlockError as exc:
-            entries.append({**entry, "deadlock": True, "tokens": None, "error": _error(exc)})
+            entries.append({**entry, "deadlock": True, "tokens": None, "error": error_entry(exc)})
             continue
         entry["tokens"] = activity(bound, q).token_counts
         entries.append(entry)
@@ -90,11 +94,33 @@ def route_warnings(arch) -> list[dict]:
     return out
 
 
-def _error(exc: BaseException) -> dict:
+def error_entry(exc: BaseException) -> dict:
     origin = getattr(exc, "origin", None) or (None, None, None)
     origin = tuple(origin) + (None,) * (3 - len(origin))
     return {"message": str(exc), "file": None if origin[0] is None else str(origin[0]),
             "line": origin[1], "column": origin[2]}
+
+
+def expand_folders(names, suffixes) -> list[str]:
+    """``names`` with each folder replaced by its files ending in one of ``suffixes``
+    (case-insensitive), sorted by name, not recursively."""
+    files = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            files += sorted(str(f) for f in path.iterdir()
+                            if f.is_file() and f.suffix.lower() in suffixes)
+        else:
+            files.append(name)
+    return files
+
+
+def print_json_line(entry) -> None:
+    """``entry`` as one line of strict JSON (as :func:`mapping.output.print_json`)."""
+    import json
+
+    from dsl.json_export import json_safe
+    print(json.dumps(json_safe(entry), allow_nan=False), flush=True)
 
 
 def _kind(name: str) -> str | None:
@@ -112,7 +138,8 @@ def run(args):
 
     from mapping.cli.inputs import board_file
     entries, failed = [], False
-    for name in args.files:
+    quiet = args.json or args.json_lines
+    for name in expand_folders(args.files, (".sdf", ".xml", ".moa", ".map")):
         kind = _kind(name)
         if kind is None and (board := board_file(name)) is not None:
             kind, name = "moa", str(board)
@@ -124,25 +151,30 @@ def run(args):
             found = check_file(name, kind)
         except BAD_INPUT_ERRORS as exc:
             failed = True
-            entries.append({"file": name, "kind": kind, "error": _error(exc)})
-            if not args.json:
+            entries.append({"file": name, "kind": kind, "error": error_entry(exc)})
+            if args.json_lines:
+                print_json_line(entries[-1])
+            elif not args.json:
                 report_error(exc)
             continue
         for e in found:
+            if args.json_lines:
+                print_json_line(e)
             if "error" in e:
                 failed = True
-                if not args.json:
+                if not quiet:
                     err = e["error"]
                     report_error(InputError(err["message"],
                                             (err["file"], err["line"], err["column"])))
         entries += found
-        if not args.json:
+        if not quiet:
             for e in found:
                 for w in e.get("warnings", ()):
                     print(format_diagnostic(w["message"], (w["file"], w["line"], w["column"]),
                                             severity="warning"), file=sys.stderr)
-    if args.json:
-        print_json({"files": entries})
+    if quiet:
+        if args.json:
+            print_json({"files": entries})
         return 2 if failed else 0
     for e in entries:
         if "error" in e:

@@ -1,0 +1,321 @@
+"""K-periodic scheduling of cyclo-static graphs (Bodin, Munier-Kordon & de Dinechin,
+"K-periodic schedules for evaluating the maximum throughput of a synchronous dataflow
+graph", SAMOS 2012, and "Optimal and fast throughput evaluation of CSDF", DAC 2016):
+throughput and liveness without expanding the firings of one iteration.
+
+An actor ``t`` of ``n_t`` phases that fires ``q_t`` times per iteration gets a pattern
+of ``N_t = K_t·n_t`` firings (``K_t`` cycles of its phases): firing ``j + m·N_t`` starts
+at ``s(t, j) + m·Ω·N_t/q_t``.  With ``P`` and ``C`` the tokens that the first firings of
+the producer ``a`` write and of the consumer ``b`` read on a channel of ``M0`` initial
+tokens, firing ``ν_b`` waits for firing ``ν_a`` iff ``M0 + P(ν_a) < C(ν_b + 1) ≤ M0 +
+P(ν_a + 1)`` (it writes the last token ``ν_b`` reads).  For ``ν_a = j + m·N_a`` and
+``ν_b = j' + m'·N_b`` that is ``C(j'+1) − M0 − P(j+1) ≤ x < C(j'+1) − M0 − P(j)`` for
+``x = m·P(N_a) − m'·C(N_b)``, a multiple of ``g = gcd(P(N_a), C(N_b))``; the tightest,
+``x_max``, gives the edge ``(a, j) → (b, j')`` of height ``−x_max/R`` iterations, ``R``
+the tokens of one iteration.  Each firing is a start and an end node: the end waits
+``d(t, j)`` after the start, and an actor's firings start in order and end in order
+(``order="ends"``, the rule of :mod:`moc.csdf` and SDF3), or only start in order
+(``order="starts"``, Kiter's).  The maximum cycle ratio is the least period ``Ω`` of
+such a schedule; a cycle of height zero or less admits none.
+
+``K`` starts at 1 and grows on the critical circuit only (to ``lcm(K_t, r_t / gcd of
+r on the circuit)``, ``r_t = q_t/n_t``, then to ``r_t``).  The answer is exact once the
+critical circuit is a chain of real precedences that repeats (:func:`_follow`, as
+:func:`moc.kperiodic` checks it for SDF): its ratio is then a cycle mean of the
+execution, and no K-periodic schedule beats the self-timed one.  Likewise a circuit of
+height zero or less that closes on the firing it started from (or an earlier one) is a
+deadlock.  Two shortcuts: the whole iteration (``K_t = r_t``, the graph of the firings
+of one iteration, exact by construction) is taken at once where it is small or after
+:data:`STEPS_BEFORE_WHOLE` steps; and a lone actor with self-loops is solved once per
+distinct phase times and loops (its period per cycle of phases does not depend on
+``q``).  Where the next ``K`` would pass ``moc.limits.MAX_FIRINGS`` nodes and edges,
+the least period found is returned, marked not optimal.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Mapping
+
+import numpy as np
+
+from moc import limits
+from moc.cycle_ratio import UnboundedCycleError, integer_array, max_cycle_ratio_arrays
+from moc.deadlock import raise_deadlock
+from moc.graph import SDFGraph
+from moc.kperiodic import KPeriodicThroughput, by_component, grow, named, \
+    solve_congruence, substitute, too_large
+from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
+
+#: growth steps of ``K`` on critical circuits after which a component's whole iteration
+#: is taken at once (its exact pattern), where that is within the limit firings: one
+#: large step costs less than thousands of small ones (Kiter's autogen4: 2,364 steps)
+STEPS_BEFORE_WHOLE = 16
+#: nodes and edges up to which (or up to four times the current ``K``'s) the whole
+#: iteration is taken at once: one exact solve of a small graph costs less than steps
+SMALL_WHOLE = 20_000
+
+#: the orders of an actor's own firings
+ORDERS = {"ends": "an actor's firings start in order and end in order (SDF3's rule)",
+          "starts": "an actor's firings start in order, and may end out of order "
+                    "(Kiter's rule)"}
+
+
+def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
+                                q: Mapping[str, int], order: str = "ends"
+                                ) -> KPeriodicThroughput:
+    """The period of the self-timed execution of the bound, consistent cyclo-static
+    ``graph`` (see the module docstring), component by component.  Raises
+    :class:`DeadlockError` naming the actors and channels of a circuit of precedences
+    without tokens, and :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` nodes and
+    edges of a constraint graph."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}: {', '.join(ORDERS)}")
+    n = phase_counts(graph)
+    alone: dict = {}
+
+    def period(actors, channels):
+        if len(actors) > 1:
+            return _component_period(graph, actors, channels, durations, q, n, order)
+        # an actor with self-loops: its period per cycle of phases depends on its times
+        # and loops only, and graphs repeat them (Kiter's autogen4: 2,364 such actors)
+        (a,) = actors
+        key = (tuple(phase_value(durations[a], k) for k in range(n[a])), order,
+               tuple((ch.prod, ch.cons, ch.delay) for ch in channels))
+        if key not in alone:
+            value, cycle, K, through, *rest = _component_period(
+                graph, actors, channels, durations, {a: n[a]}, n, order)
+            alone[key] = (value, K[a], [i for i, ch in enumerate(channels)
+                                        if ch.name in through], rest)
+        value, k, through, rest = alone[key]
+        return (value * (q[a] // n[a]), (a,) if value else (), {a: k},
+                frozenset(channels[i].name for i in through), *rest)
+    return by_component(graph, period)
+
+
+def check_phased_live(graph: SDFGraph, q: Mapping[str, int]) -> None:
+    """Raise :class:`DeadlockError` if one iteration of the bound cyclo-static ``graph``
+    cannot complete: each component's ``K`` grows on circuits without tokens until a
+    K-periodic schedule exists (the graph is then live) or one is a real deadlock."""
+    n = phase_counts(graph)
+    unit = dict.fromkeys(graph.actors, 1)
+    by_component(graph, lambda actors, channels: _component_period(
+        graph, actors, channels, unit, q, n, "starts", feasible=True))
+
+
+class _Constraints:
+    """The constraint graph of one component for one ``K``, as arrays: node ``i`` is
+    firing ``j[i]`` of actor ``actors[actor[i]]``'s pattern, its start (``end[i]`` 0)
+    or its end (1); edge ``e`` goes ``u[e] → v[e]`` with weight ``w[e]/w_unit`` and
+    height ``h[e]/h_unit`` and comes from channel ``channel[e]`` with ``x[e]`` (−1: an
+    actor's own order)."""
+
+    def __init__(self, actors, channels, durations, q, n, K, order):
+        self.actors, self.channels = list(actors), list(channels)
+        where = {a: i for i, a in enumerate(actors)}
+        self.size = size = {a: K[a] * n[a] for a in actors}
+        kinds = 2 if order == "ends" else 1
+        counts = np.array([size[a] for a in actors], dtype=np.int64)
+        base = np.concatenate([[0], np.cumsum(counts * kinds)[:-1]]).astype(np.int64)
+        self.actor = np.repeat(np.arange(len(actors)), counts * kinds)
+        local = np.arange(len(self.actor)) - base[self.actor]
+        self.j, self.end = local % counts[self.actor], local // counts[self.actor]
+        self.w_unit = math.lcm(*(Fraction(phase_value(durations[a], k)).denominator
+                                 for a in actors for k in range(n[a])))
+        made = [Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels]
+        # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
+        # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
+        self.h_unit = math.lcm(*(q[a] // n[a] for a in actors))
+        times = {a: np.array([int(Fraction(phase_value(durations[a], k)) * self.w_unit)
+                              for k in range(n[a])] * K[a], dtype=object) for a in actors}
+        parts = []                                  # (u, v, w, h, channel, x)
+
+        def add(u, v, w, h, channel=-1, x=None):
+            x = np.full(len(u), -1, dtype=np.int64) if x is None else x
+            parts.append((u, v, w, h, np.full(len(u), channel, dtype=np.int64), x))
+        for a in actors:
+            N, start = size[a], base[where[a]]
+            j = np.arange(N, dtype=np.int64)
+            nxt = (j + 1) % N
+            h = np.where(j + 1 < N, 0, N * self.h_unit // q[a]).astype(object)
+            zero = np.zeros(N, dtype=object)
+            add(start + j, start + nxt, zero, h)
+            if kinds == 2:
+                add(start + j, start + N + j, times[a], zero)
+                add(start + N + j, start + N + nxt, zero, h)
+        self.totals = []
+        for c, ch in enumerate(channels):
+            a, b = ch.src, ch.dst
+            P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
+            self.totals.append((P.total, C.total))
+            g = math.gcd(P.total, C.total)
+            for jb, ja, xs in _channel_pairs(ch, P, C, g):
+                src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
+                dst = base[where[b]] + jb
+                w = np.zeros(len(ja), dtype=object) if kinds == 2 else times[a][ja]
+                add(src, dst, w, -xs * self.h_unit // made[c], c, xs)
+        self.u, self.v, w, h, self.channel, self.x = (
+            np.concatenate([part[k] for part in parts]) for k in range(6))
+        self.w, self.h = integer_array(w), integer_array(h)
+        self.u, self.v = self.u.astype(np.int64), self.v.astype(np.int64)
+
+    def name(self, i):
+        return self.actors[self.actor[i]], int(self.j[i])
+
+    def via(self, e):
+        """The channel and ``x`` of edge ``e``, or None for an actor's own order."""
+        c = int(self.channel[e])
+        return None if c < 0 else (self.channels[c], self.x[e])
+
+    def ratio(self):
+        """``(ratio, cycle)`` by :func:`max_cycle_ratio_arrays`."""
+        ratio, cycle = max_cycle_ratio_arrays(len(self.actor), self.u, self.v, self.w,
+                                              self.h)
+        return (None if ratio is None else ratio * Fraction(self.h_unit, self.w_unit)), cycle
+
+    def steps(self, cycle, ratio):
+        """The edge of each step of ``cycle`` (node numbers): of parallel ones, the
+        tightest at ``ratio`` (None: the lowest)."""
+        n = len(self.actor)
+        heads = np.asarray(cycle, dtype=np.int64)
+        keys = heads * n + np.roll(heads, -1)
+        best = {}
+        for e in np.flatnonzero(np.isin(self.u * n + self.v, keys)).tolist():
+            key = int(self.u[e]) * n + int(self.v[e])
+            slack = -int(self.h[e]) if ratio is None else \
+                Fraction(int(self.w[e]), self.w_unit) - \
+                ratio * Fraction(int(self.h[e]), self.h_unit)
+            if key not in best or slack > best[key][0]:
+                best[key] = (slack, e)
+        return [best[int(k)][1] for k in keys]
+
+
+def _channel_pairs(ch, P, C, g):
+    """Blocks of edges ``(jb, ja, x_max)`` of channel ``ch`` (pattern positions of its
+    consumer and producer, cumulative rates ``P`` and ``C``): per reading position, the
+    windows of the writing positions tile ``[top − P(N_a), top − 1]``, so either each
+    writing position is tried (``N_a`` of them) or each multiple of ``g`` there
+    (``P(N_a)/g``), whichever is fewer; the multiple tried first for a position is its
+    largest."""
+    prefix = np.array(P.prefix, dtype=object)
+    reads = np.flatnonzero(np.diff(np.array(C.prefix, dtype=object)) > 0)
+    tops = np.array(C.prefix, dtype=object)[reads + 1] - ch.delay
+    writes = np.flatnonzero(prefix[1:] > prefix[:-1])
+    multiples = P.total // g
+    width = min(len(writes), multiples)
+    step = max(1, 1_000_000 // max(width, 1))
+    for first in range(0, len(reads), step):
+        jb, top = reads[first:first + step], tops[first:first + step][:, None]
+        if len(writes) <= multiples:
+            low, high = prefix[writes], prefix[writes + 1]
+            x = g * ((top - low[None, :] - 1) // g)
+            rows, cols = np.nonzero(x >= top - high[None, :])
+            yield jb[rows], writes[cols], x[rows, cols]
+            continue
+        # the multiples of g from the largest below top down, each in one window
+        x = g * ((top - 1) // g) - g * np.arange(multiples, dtype=object)[None, :]
+        ja = np.searchsorted(prefix, (top - x).ravel(), side="left").reshape(x.shape) - 1
+        keys = np.repeat(np.arange(len(jb)), multiples) * len(prefix) + ja.ravel()
+        keys, first_of = np.unique(keys.astype(np.int64), return_index=True)
+        yield jb[keys // len(prefix)], keys % len(prefix), x.ravel()[first_of]
+
+
+def _edge_count(K_a, n_a, K_b, n_b, totals):
+    """The pairs :func:`_channel_pairs` tries for ``K`` cycles of ``n`` phases at each
+    end (``totals``: the tokens of one cycle of phases at each end)."""
+    written, read = totals[0] * K_a, totals[1] * K_b
+    return K_b * n_b * min(K_a * n_a, written // math.gcd(written, read))
+
+
+def _follow(found, cycle, edges):
+    """How far the chain of precedences ``edges`` around ``cycle`` moves: None unless
+    its firings repeat (the chain from firing ``m`` of the first node's pattern reaches
+    firing ``m + shift`` of it, and can start again there), else ``shift`` in
+    patterns."""
+    start = here = (0, 1)                           # m = A + B·s
+    for e in edges:
+        c = int(found.channel[e])
+        if c < 0:                                   # the actor's own order
+            if found.h[e]:                          # into its next pattern
+                here = (here[0] + 1, here[1])
+            continue
+        x = int(found.x[e])
+        PN, CN = found.totals[c]
+        # m' = (m·P(N_a) − x)/C(N_b) must be whole
+        solved = solve_congruence(PN * here[1], x - PN * here[0], CN)
+        if solved is None:
+            return None
+        start, here = substitute(start, solved), substitute(here, solved)
+        here = ((PN * here[0] - x) // CN, PN * here[1] // CN)
+    if here[1] != start[1] or (here[0] - start[0]) % start[1]:
+        return None
+    return (here[0] - start[0]) // start[1]
+
+
+def _component_period(graph, actors, channels, durations, q, n, order, feasible=False):
+    """Kiter's iteration on one strongly connected component (module docstring);
+    ``feasible``: stop at the first ``K`` that admits a schedule."""
+    K = {a: 1 for a in actors}
+    cycles = {a: q[a] // n[a] for a in actors}
+    totals = {ch.name: (cycle_total(ch.prod, n[ch.src]), cycle_total(ch.cons, n[ch.dst]))
+              for ch in channels}
+    best = None                 # the least period of a schedule found, and its circuit
+    steps = 0
+
+    def size_at(K):
+        return sum(K[a] * n[a] for a in actors) + sum(
+            _edge_count(K[ch.src], n[ch.src], K[ch.dst], n[ch.dst], totals[ch.name])
+            for ch in channels)
+    whole = size_at(cycles)
+    while True:
+        steps += 1
+        size = size_at(K)
+        if K != cycles and whole <= limits.MAX_FIRINGS and (
+                steps > STEPS_BEFORE_WHOLE or whole <= max(4 * size, SMALL_WHOLE)):
+            K, size = dict(cycles), whole
+        if size > limits.MAX_FIRINGS and best is not None:
+            return (*best, False)
+        if size > limits.MAX_FIRINGS:
+            raise too_large(graph, actors, size)
+        found = _Constraints(actors, channels, durations, q, n, K, order)
+        try:
+            ratio, cycle = found.ratio()
+        except UnboundedCycleError as exc:
+            cycle = list(exc.cycle)
+            edges = found.steps(cycle, None)
+            shift = _follow(found, cycle, edges)
+            if shift is not None and shift <= 0:
+                _deadlock(graph, found, cycle, edges)
+        else:
+            if ratio is None or feasible:
+                return 0, (), K, frozenset()
+            edges = found.steps(cycle, ratio)
+            shift = _follow(found, cycle, edges)
+            circuit = [found.name(i) for i in cycle]
+            result = (ratio, named(circuit, actors), dict(K), frozenset(
+                found.via(e)[0].name for e in edges if found.via(e) is not None))
+            if ratio == 0 or (shift is not None and shift > 0):
+                return result
+            if best is None or ratio < best[0]:
+                best = result
+        on_circuit = list(dict.fromkeys(found.name(i)[0] for i in cycle))
+        grown = grow(K, on_circuit, cycles)
+        if grown is None:
+            # the whole iteration of every actor on it: its precedences are real
+            if ratio_unbounded(found, cycle):
+                _deadlock(graph, found, cycle, found.steps(cycle, None))
+            raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
+        K.update(grown)
+
+
+def ratio_unbounded(found, cycle) -> bool:
+    """Whether ``cycle`` has height zero or less along its lowest edges."""
+    return sum(found.h[e] for e in found.steps(cycle, None)) <= 0
+
+
+def _deadlock(graph, found, cycle, edges):
+    """Raise :class:`DeadlockError` at a circuit of precedences without tokens: its
+    actors and its channels."""
+    actors = list(dict.fromkeys(found.name(i)[0] for i in cycle))
+    raise_deadlock(graph, actors, None,
+                   {found.via(e)[0].name for e in edges if found.via(e) is not None})

@@ -1,0 +1,166 @@
+"""Cyclo-static graphs without expansion (issue 42): liveness and throughput by
+K-periodic scheduling (moc.csdf_kperiodic) against hand-worked graphs and against the
+maximum cycle ratio of the firings of one iteration (moc.csdf, the expansion), and
+Kiter's AGB5CSDF graphs where a local copy of Kiter's ``benchmarks/`` is named by
+``KITER_BENCHMARKS``."""
+from __future__ import annotations
+
+import os
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from moc import SDFGraph, repetition_vector
+from moc import csdf_kperiodic
+from moc.csdf import throughput as expanded_throughput
+from moc.csdf_kperiodic import phased_kperiodic_throughput
+from moc.deadlock import check_deadlock
+from moc.errors import DeadlockError
+from moc.phases import Phases
+from moc.timing import check_live, prepared, self_timed_period
+
+
+def _ring(delay_back, a_exec=(1, 2), b_exec=3):
+    """``a`` (two phases) writes one token in its second phase to ``b``; ``b`` writes
+    one back, which ``a`` reads in its first phase."""
+    g = SDFGraph("ring")
+    g.add_actor("a", exec=Phases(a_exec))
+    g.add_actor("b", exec=b_exec)
+    g.add_channel("a", "b", "ab", prod=Phases([0, 1]), cons=1)
+    g.add_channel("b", "a", "ba", prod=1, cons=Phases([1, 0]), delay=delay_back)
+    return g
+
+
+def _period(g, order="ends"):
+    graph, durations, q, _ = prepared(g)
+    return phased_kperiodic_throughput(graph, durations, q, order).period
+
+
+def test_a_ring_without_tokens_deadlocks_at_its_channel():
+    g = _ring(0).bind()
+    with pytest.raises(DeadlockError, match="ba") as err:
+        check_live(g)
+    assert set(err.value.actors) == {"a", "b"}
+    with pytest.raises(DeadlockError):
+        check_deadlock(g)                       # the symbolic execution agrees
+
+
+def test_a_ring_with_one_token_has_the_hand_worked_period():
+    """b ends at t; a0 starts at t, a1 with it (starts in order), ends at t + 2; b runs
+    t + 2 .. t + 5: the period is d(a1) + d(b) = 5."""
+    g = _ring(1)
+    check_live(g.bind())
+    assert _period(g) == 5 == _period(g, "starts")
+
+
+def test_the_two_orders_of_an_actor_s_firings():
+    """a0 takes 5 and reads b's token, a1 takes 1 and writes b's.  Firings ending in
+    order: a1 ends with a0, at t + 5, b at t + 6, the next a0 starts then (period 6).
+    Starting in order only: a1 ends at t + 1, b at t + 2 (period 2; the a0s overlap)."""
+    g = _ring(1, a_exec=(5, 1), b_exec=1)
+    assert _period(g, "ends") == 6
+    assert _period(g, "starts") == 2
+    graph, durations, q, _ = prepared(g)
+    assert expanded_throughput(graph, durations, q).period == 6
+
+
+def test_a_source_phase_in_a_ring():
+    """Kiter's NoCMotivation/SimpleUseCase, restated: Kiter prints an infinite
+    throughput.  Worked by hand (every firing 1): ``c`` fires its first phase (reads
+    nothing, writes 3) whenever its previous firing has started; its second phase reads
+    3.  From t = 3 on, ``c``'s reading firings start at 3, 6, 9, ...: two per 3 time
+    units, one iteration (q = 2, 3, 4) every 3, period 3, not 0: the cycle
+    ``x -> y -> c`` (its reading phase) ``-> c`` (next writing phase) ``-> x`` takes
+    time."""
+    g = SDFGraph("source_phase")
+    for name, exec_ in (("x", 1), ("y", 1), ("c", Phases([1, 1]))):
+        g.add_actor(name, exec=exec_)
+    g.add_channel("x", "y", "xy", prod=3, cons=2)
+    g.add_channel("y", "c", "yc", prod=2, cons=Phases([0, 3]))
+    g.add_channel("c", "x", "cx", prod=Phases([3, 0]), cons=3, delay=3)
+    assert repetition_vector(g.bind()) == {"x": 2, "y": 3, "c": 4}
+    assert _period(g) == 3 == _period(g, "starts")
+
+
+@st.composite
+def phased_graphs(draw):
+    """A ring of 2-4 actors of 1-3 phases with rates split over the phases, plus up to
+    two chords; initial tokens at random (some graphs deadlock)."""
+    k = draw(st.integers(2, 4))
+    n = [draw(st.integers(1, 3)) for _ in range(k)]
+    g = SDFGraph("random")
+    for i in range(k):
+        times = [draw(st.integers(0, 4)) for _ in range(n[i])]
+        g.add_actor(f"a{i}", exec=Phases(times) if n[i] > 1 else times[0])
+
+    def split(total, parts):
+        cuts = sorted(draw(st.lists(st.integers(0, total), min_size=parts - 1,
+                                    max_size=parts - 1)))
+        values = [b - a for a, b in zip([0] + cuts, cuts + [total])]
+        return Phases(values) if parts > 1 else values[0]
+    # per-phase-cycle rates from a common scale, so that the graph is consistent
+    weight = [draw(st.integers(1, 3)) for _ in range(k)]
+    pairs = [(i, (i + 1) % k) for i in range(k)]
+    pairs += draw(st.lists(st.tuples(st.integers(0, k - 1), st.integers(0, k - 1)),
+                           max_size=2))
+    for number, (i, j) in enumerate(pairs):
+        g.add_channel(f"a{i}", f"a{j}", f"c{number}", prod=split(weight[j], n[i]),
+                      cons=split(weight[i], n[j]), delay=draw(st.integers(0, 8)))
+    return g
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(phased_graphs())
+def test_kperiodic_equals_the_expansion(graph):
+    """The K-periodic period equals the maximum cycle ratio of the firings of one
+    iteration exactly, and both find the same graphs deadlocked, as the symbolic
+    execution of one iteration (moc.deadlock) does; K grown step by step from 1 gives
+    the whole iteration's value, under either order of an actor's firings."""
+    bound, durations, q, _ = prepared(graph)
+    try:
+        check_deadlock(bound, q)
+    except DeadlockError:
+        with pytest.raises(DeadlockError):
+            check_live(bound, q)
+        with pytest.raises(DeadlockError):
+            self_timed_period(bound, durations, q)
+        return
+    check_live(bound, q)
+    expected = expanded_throughput(bound, durations, q).period
+    found = self_timed_period(bound, durations, q)
+    assert found.optimal and found.period == expected
+    periods = {"ends": expected,
+               "starts": phased_kperiodic_throughput(bound, durations, q, "starts").period}
+    # K grown on critical circuits from 1, never the whole iteration at once
+    saved = csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE
+    csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = 0, 10 ** 9
+    try:
+        for order in ("ends", "starts"):
+            grown = phased_kperiodic_throughput(bound, durations, q, order)
+            assert grown.optimal and grown.period == periods[order]
+    finally:
+        csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = saved
+
+
+KITER = os.environ.get("KITER_BENCHMARKS")
+
+
+@pytest.mark.skipif(not KITER, reason="KITER_BENCHMARKS names no copy of Kiter's "
+                                      "benchmarks/ folder")
+@pytest.mark.parametrize("name", ["autogen2", "autogen3"])
+def test_kiter_autogen_graphs_are_answered_quickly(name):
+    """Refused before (41 and 309 million firings): live, and a K-periodic throughput."""
+    from dsl.sdf3 import read_sdf3
+    path = Path(KITER) / "AGB5CSDF" / f"{name}.xml"
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    graph = read_sdf3(path)
+    bound, durations, q, _ = prepared(graph)
+    start = time.monotonic()
+    check_live(bound, q)
+    found = self_timed_period(bound, durations, q)
+    assert time.monotonic() - start < 10
+    assert 0 < Fraction(found.period)
