@@ -103,13 +103,21 @@ def error_entry(exc: BaseException) -> dict:
 
 def expand_folders(names, suffixes) -> list[str]:
     """``names`` with each folder replaced by its files ending in one of ``suffixes``
-    (case-insensitive), sorted by name, not recursively."""
+    (case-insensitive), sorted by name, not recursively.  A folder named like one of
+    those files (``dir.moa``) stays, to be refused as what it is; a folder without
+    such files is an error."""
+    from mapping.errors import InputError
+
     files = []
     for name in names:
         path = Path(name)
-        if path.is_dir():
-            files += sorted(str(f) for f in path.iterdir()
-                            if f.is_file() and f.suffix.lower() in suffixes)
+        if path.is_dir() and path.suffix.lower() not in suffixes:
+            found = sorted(str(f) for f in path.iterdir()
+                           if f.is_file() and f.suffix.lower() in suffixes)
+            if not found:
+                raise InputError(f"'{name}': a folder without any "
+                                 f"{', '.join(suffixes)} file")
+            files += found
         else:
             files.append(name)
     return files
