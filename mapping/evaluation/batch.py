@@ -73,8 +73,9 @@ from moa import NoRouteError
 from dsl.mappings import Mapping
 from mapping.semantics.aggregation import aggregator
 from mapping.errors import MappingError
-from mapping.semantics.metrics import (INTENSIVE, SYSTEM, check_metric, is_charged, rule,
-                             system_metrics, system_value)
+from mapping.semantics.metrics import (INTENSIVE, SYSTEM, check_metric, compose,
+                                      is_charged, rule, system_metrics, system_parts)
+from moa.architecture import term_name
 from mapping.semantics.problem import Problem
 from mapping.semantics.routing import place_tokens
 from mapping.evaluation.timing import pair_routes, timing_tables
@@ -726,25 +727,22 @@ class SystemBatchEvaluator(BatchEvaluator):
     """A system metric ``metric NAME = EXPR`` (SPEC §12) for arrays of mappings: one
     :class:`BatchEvaluator` per distinct term ``M[AGG]`` (and one per system metric the
     expression uses), their value arrays combined by
-    :func:`mapping.semantics.metrics.system_value`, as the reference evaluator combines its
+    :func:`mapping.semantics.metrics.compose_system`, as the reference evaluator combines its
     terms.  ``loads`` are those of the first term."""
 
     def __init__(self, problem: Problem, metric: str = "time", aggregate: str | None = None,
                  chunk: int = DEFAULT_CHUNK, *, max_plan: bool | None = None):
-        from mapping.evaluation.reference import _term_order, refuse_aggregate
+        from mapping.evaluation.reference import refuse_aggregate
         check_metric(problem.arch, metric)
         refuse_aggregate(problem.arch, metric, aggregate)
-        system = system_metrics(problem.arch)[metric]
         self.metric, self.aggregate, self.aggregation = metric, SYSTEM, None
-        self.expr = system.expr
+        self.expr = system_metrics(problem.arch)[metric].expr
         self.params = dict(problem.params)
+        self._parts = system_parts(problem.arch, metric)
         self.parts: dict[str, BatchEvaluator] = {
-            f"{m}[{agg}]": BatchEvaluator(problem, m, agg, chunk, max_plan=max_plan)
-            for m, agg in _term_order(system)}
-        for name in system.references:
-            if name in system_metrics(problem.arch):
-                self.parts[name] = BatchEvaluator(problem, name, None, chunk,
-                                                  max_plan=max_plan)
+            name if agg is None else term_name(name, agg):
+                BatchEvaluator(problem, name, agg, chunk, max_plan=max_plan)
+            for name, agg in self._parts}
         first = next(iter(self.parts.values()))
         for attr in ("chunk", "actors", "channels", "pes", "cns", "elements", "lambda_",
                      "n_actors", "n_pes", "n_cns", "actor_index", "pe_index"):
@@ -772,8 +770,10 @@ class SystemBatchEvaluator(BatchEvaluator):
 
     def evaluate(self, X) -> np.ndarray:
         X = self._check(X)
-        env = {**self.params, **{k: p.evaluate(X) for k, p in self.parts.items()}}
-        return np.broadcast_to(system_value(self.expr, env), (X.shape[0],)).copy()
+
+        def term(name: str, agg: str | None) -> np.ndarray:
+            return self.parts[name if agg is None else term_name(name, agg)].evaluate(X)
+        return compose(self.expr, self._parts, term, self.params, X.shape[0])[0]
 
     __call__ = evaluate
 

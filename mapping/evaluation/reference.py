@@ -11,8 +11,8 @@ import numpy as np
 from mapping.semantics.aggregation import Aggregation, aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.semantics.metrics import (SYSTEM, check_metric, is_charged, performance, rule, system_metrics,
-                             system_value as system_metric_value, total_ops)
+from mapping.semantics.metrics import (SYSTEM, check_metric, compose_system, is_charged,
+                                      performance, rule, system_metrics, total_ops)
 from mapping.semantics.problem import Problem, bind_problem
 from mapping.semantics.routing import place_tokens, validate_mapping
 from mapping.evaluation.timing import timing_tables
@@ -270,19 +270,13 @@ def placed_values(arch: Architecture, placement: Placement, metric: str,
     system = system_metrics(arch).get(metric)
     if system is not None:
         refuse_aggregate(arch, metric, aggregate)
-        terms: dict[str, np.ndarray] = {}
-        first = None
-        for name, agg in _term_order(system):
-            got = placed_values(arch, placement, name, agg, params)
-            terms[f"{name}[{agg}]"] = got.value
-            first = first or got
-        for name in system.references:
-            if name in system_metrics(arch):
-                got = placed_values(arch, placement, name, None, params)
-                terms[name] = got.value
-                first = first or got
-        value = np.broadcast_to(system_metric_value(system.expr, {**(params or {}), **terms}),
-                                (n,)).astype(float)
+        got: list[PlacedValues] = []      # the first term's elements stand for the metric
+
+        def term(name: str, agg: str | None) -> np.ndarray:
+            got.append(placed_values(arch, placement, name, agg, params))
+            return got[-1].value
+        value, terms = compose_system(arch, metric, term, params, n)
+        first = got[0] if got else None
         if first is None:
             return PlacedValues(value, SYSTEM, [None] * n, (), {}, (), terms)
         return replace(first, value=value, aggregate=SYSTEM, terms=terms)
@@ -321,12 +315,6 @@ def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_s
                            "too many")
     aggregate = aggregate_slot if metric_slot == "time" else metric_slot
     return problem.app, problem.arch, arch_slot, mapping_slot, aggregate
-
-
-def _term_order(system) -> list[tuple[str, str]]:
-    """The terms of a system metric in the order its expression prints them."""
-    text = str(system.expr)
-    return sorted(system.terms, key=lambda t: text.find(f"{t[0]}[{t[1]}]"))
 
 
 def refuse_aggregate(arch: Architecture, metric: str, aggregate: str | None) -> None:

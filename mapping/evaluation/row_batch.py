@@ -10,7 +10,7 @@ at once -- the models' own ``token_cost``/``token_features``, written with opera
 numpy broadcasts, applied to arrays -- sums them per row (``bincount``, in token order,
 as the reference evaluator sums) and applies the rule's ``finish``; the aggregation's
 own :meth:`~mapping.semantics.aggregation.Aggregation.combine` and, for a system metric, its
-expression (:func:`mapping.semantics.metrics.system_value`) take the element values of all rows
+expression (:func:`mapping.semantics.metrics.compose_system`) take the element values of all rows
 as the batch evaluator's chunks.  No rule is restated here.
 
 An element whose models are unchanged since the last evaluation keeps its values
@@ -51,7 +51,8 @@ import numpy as np
 
 from mapping.semantics.aggregation import aggregator
 from mapping.bulk import paused
-from mapping.semantics.metrics import base_metrics, is_charged, rule, system_metrics, system_value
+from mapping.semantics.metrics import (base_metrics, compose_system, is_charged, rule,
+                                      system_metrics)
 from mapping.evaluation.reference import with_charged
 from mapping.semantics.traffic import ChargedToken, TrafficToken, split_charged, token_owner
 from moc.activity import TokenGroup
@@ -503,21 +504,12 @@ class RowBatch:
         return new, key
 
     def _metric_values(self, k, g: _Group, arch, metric: str, aggregate):
-        systems = system_metrics(arch)
-        if metric not in systems:
+        if metric not in system_metrics(arch):
             return self._plain(k, g, arch, metric, aggregate)
-        system = systems[metric]
-        env: dict[str, Any] = {}
-        for name, agg in system.terms:
-            env[f"{name}[{agg}]"] = self._plain(k, g, arch, name, agg)
-        for name in system.references:
-            if name in systems:
-                env[name] = self._metric_values(k, g, arch, name, None)
-            elif name in arch.params:
-                env[name] = arch.params[name]
-            elif name in g.params:
-                env[name] = g.params[name]
-        return np.broadcast_to(system_value(system.expr, env), (len(g.at),))
+
+        def term(name: str, agg: str | None) -> np.ndarray:
+            return self._metric_values(k, g, arch, name, agg)
+        return compose_system(arch, metric, term, {**g.params, **arch.params}, len(g.at))[0]
 
     def _plain(self, k, g: _Group, arch, metric: str, aggregate) -> np.ndarray:
         agg = aggregator(aggregate or arch.aggregate)
