@@ -79,7 +79,7 @@ from moa.architecture import term_name
 from mapping.semantics.problem import Problem
 from mapping.semantics.routing import place_tokens
 from mapping.evaluation.timing import pair_routes, timing_tables
-from mapping.semantics.traffic import traffic_model
+from mapping.semantics.traffic import channel_cost, charged_paid, traffic_model
 
 # Bound problems hold read-only mapping proxies; let them pickle (as dicts rebuilt into
 # proxies) so that evaluators and problems can travel to Dask workers.
@@ -224,7 +224,7 @@ class BatchEvaluator:
             return
         if self.fast:
             # a channel's whole contribution to sum: its CNs, and each end PE's charge
-            pair = self.lambda_ * (self.comm @ self.route.T + 2 * self.charged)   # (Ch, P²)
+            pair = channel_cost(self.lambda_, self.comm @ self.route.T, self.charged)
             if self._penalty is not None:
                 pair = pair + self._penalty
             self._sum_table = np.concatenate([self.proc.ravel(), pair.ravel()])
@@ -233,7 +233,8 @@ class BatchEvaluator:
             self._pair_list = pair.tolist()
             self._src_list, self._dst_list = self.src.tolist(), self.dst.tolist()
             self._comm_list = self.comm.tolist()
-            self._charged_list = (self.lambda_ * self.charged).tolist() if self._charging \
+            self._charged_list = charged_paid(self.lambda_, self.charged).tolist() \
+                if self._charging \
                 else None
             self._route_list = [np.flatnonzero(r).tolist() for r in self.route]
         agg = self.aggregation
@@ -422,7 +423,8 @@ class BatchEvaluator:
                     if charging:        # each end PE pays its copy
                         rows = np.arange(len(pr))
                         for end in (self._src_list[c], self._dst_list[c]):
-                            np.add.at(t, (rows, grid[slot[end]]), lam * self.charged[c][pr])
+                            np.add.at(t, (rows, grid[slot[end]]),
+                                      charged_paid(lam, self.charged[c][pr]))
             else:
                 rows = np.arange(P ** len(g))
                 for j, a in enumerate(g):
@@ -608,7 +610,8 @@ class BatchEvaluator:
             cn += self.traffic_slope.T @ data
             cn += self.traffic_base.T @ (data != 0).astype(float)
         if self._charging:
-            paid = self.lambda_ * self.charged.ravel().take(pair + self._pair_off[:, None])
+            paid = charged_paid(self.lambda_,
+                                self.charged.ravel().take(pair + self._pair_off[:, None]))
             pe += self._bincount(XT[self.src], paid) + self._bincount(XT[self.dst], paid)
         return pe, cn, data
 

@@ -16,7 +16,7 @@ from mapping.semantics.metrics import (SYSTEM, check_metric, compose_system, is_
 from mapping.semantics.problem import Problem, bind_problem
 from mapping.semantics.routing import place_tokens, validate_mapping
 from mapping.evaluation.timing import timing_tables
-from mapping.semantics.traffic import split_charged, tokens_by_pe
+from mapping.semantics.traffic import charged_paid, split_charged, tokens_by_pe
 
 
 @dataclass(frozen=True)
@@ -373,7 +373,7 @@ def with_charged(value, lambda_: float, cn_value):
     rule is ``cn_value`` (``None``: the CN has no rule): ``value + lambda · cn_value``,
     communication scaled by ``lambda`` as on the CN itself (SPEC §12).  Numbers or
     arrays of rows alike (:mod:`mapping.evaluation.row_batch`)."""
-    return value if cn_value is None else value + lambda_ * cn_value
+    return value if cn_value is None else value + charged_paid(lambda_, cn_value)
 
 
 def check_modelled(placed: MappingT[str, list], unmodelled: list[str], metric: str,
