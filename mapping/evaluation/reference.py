@@ -12,7 +12,8 @@ from mapping.semantics.aggregation import Aggregation, aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.semantics.metrics import (SYSTEM, check_metric, compose_system, is_charged,
-                                      performance, rule, system_metrics, total_ops)
+                                      performance, rule, system_metrics, total_ops,
+                                      unvalued)
 from mapping.semantics.problem import Problem, bind_problem
 from mapping.semantics.routing import place_tokens, validate_mapping
 from mapping.evaluation.timing import timing_tables
@@ -381,7 +382,7 @@ def check_modelled(placed: MappingT[str, list], unmodelled: list[str], metric: s
     """Raise :class:`MappingError` when every element that handles tokens is unmodelled
     for ``metric``: the value would be a meaningless 0."""
     busy = [name for name, tokens in placed.items() if tokens]
-    if busy and len(unmodelled) == len(busy):
+    if unvalued(bool(busy), len(unmodelled) < len(busy)):
         raise MappingError(f"{what}: no element it uses has a model for metric '{metric}' "
                            f"(unmodelled: {', '.join(unmodelled)}); its value would be a "
                            "meaningless 0", origin)

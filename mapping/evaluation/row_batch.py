@@ -52,7 +52,7 @@ import numpy as np
 from mapping.semantics.aggregation import aggregator
 from mapping.bulk import paused
 from mapping.semantics.metrics import (base_metrics, compose_system, is_charged, rule,
-                                      system_metrics)
+                                      system_metrics, unvalued)
 from mapping.evaluation.reference import with_charged
 from mapping.semantics.traffic import ChargedToken, TrafficToken, split_charged, token_owner
 from moc.activity import TokenGroup
@@ -544,7 +544,7 @@ class RowBatch:
                 v = self._element(k, key, arch.elements[cn], metric, tokens, n)
                 if v is not None:
                     shares[arch.pes.index(pe), arch.cns.index(cn)] = np.where(tokens.used, v, 0)
-        if np.any(g.busy[metric] & ~modelled):
+        if np.any(unvalued(g.busy[metric], modelled)):
             raise Unsupported("a row's tokens are all on unmodelled elements")
         pe = np.array([values[p] for p in arch.pes]).reshape(len(arch.pes), n)
         cn = np.array([values[c] for c in arch.cns]).reshape(len(arch.cns), n)

@@ -379,6 +379,16 @@ def compose(expr, parts: Sequence[tuple[str, str | None]], term,
     return np.broadcast_to(value, (n,)).astype(float), terms
 
 
+def unvalued(busy, modelled):
+    """Whether an alternative has no value of a metric (SPEC §6): it handles tokens
+    (``busy``) and none of the elements that handle them has a model for the metric
+    (``modelled``: some element with tokens has one) -- its sum would be a meaningless
+    0.  Booleans or arrays of alternatives; the reference evaluator raises for such an
+    alternative, the search's batch evaluator gives it ``inf`` (never the best), and the
+    row batch leaves it to the reference evaluator, which names the row."""
+    return np.logical_and(busy, np.logical_not(modelled))
+
+
 def work(activity, graph=None) -> float:
     """``Σ ops`` over the processing tokens of one iteration (``ops`` defaulting to
     ``quanta``, as ``roofline`` reads it): Gables' work ``f``.  A bad ``ops`` (negative,
