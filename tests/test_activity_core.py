@@ -14,7 +14,7 @@ from mapping.cli.main import main
 from mapping.evaluation.activity import evaluate_activity
 from mapping.errors import MappingError
 from mapping.evaluation.reference import evaluate
-from mapping.calibration.fitting import assess
+from mapping.calibration.assessment import assess
 from mapping.calibration.measurements import read_measurements
 from mapping.semantics.problem import bind_problem
 

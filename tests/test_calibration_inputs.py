@@ -16,12 +16,16 @@ import pytest
 import dsl
 import moa.architecture
 from dsl.mappings import Mapping
-from mapping.calibration import fitting
+from mapping.calibration import row_model
 from mapping.cli.main import main
 from mapping.errors import InputError
 from mapping.evaluation.reference import evaluate
-from mapping.calibration.fitting import (RowModel, assess, coefficients, design_matrix, fitted_architecture,
-                             parse_free)
+from mapping.calibration.assessment import assess
+from mapping.calibration.free import fitted_architecture, parse_free
+from mapping.calibration.parameter_vector import current_values, overrides_for
+from mapping.calibration.probes import coefficients
+from mapping.calibration.row_model import RowModel
+from mapping.calibration.solvers import design_matrix
 from mapping.calibration.measurements import MeasurementRow, read_measurements
 from moa import Architecture, CostSpec
 from moc import SDFGraph
@@ -178,18 +182,18 @@ def test_design_matrix_is_the_derivative_of_the_core(tmp_path):
         model = RowModel(arch, rows(*(maps[m] for m in mappings)), metric, "sum", app)
         fps = parse_free(arch, free)
         A, c = design_matrix(model, fps, range(len(model.rows)))
-        theta0 = fitting._current_values(model, fps)
+        theta0 = current_values(model, fps)
         for j in range(len(fps)):
             step = np.zeros(len(fps))
             step[j] = theta0[j]
-            hi = model.predict(None, fitting._overrides(fps, theta0 + step))
+            hi = model.predict(None, overrides_for(fps, theta0 + step))
             lo = model.predict()
             assert np.allclose((hi - lo) / theta0[j], A[:, j], rtol=1e-9, atol=0)
         assert np.allclose(c + A @ theta0, model.predict(), rtol=1e-12)
 
 
 def test_fitting_restates_no_metric_rule():
-    source = Path(fitting.__file__).read_text()
+    source = "".join(p.read_text() for p in Path(row_model.__file__).parent.glob("*.py"))
     assert "INTENSIVE" not in source and ".token_cost(" not in source
     assert "is_pe" not in source            # CNs are scaled by the core's aggregation
 
@@ -230,15 +234,15 @@ def test_many_mappings_per_parameter_set_go_through_the_batch_evaluator(monkeypa
     app, truth = lsla_problem()
     mappings = [Mapping("".join(pes), dict(zip("abc", pes)))
                 for pes in itertools.product(("p0", "p1", "q"), repeat=3)]
-    assert len(mappings) >= fitting.BATCH_MIN
+    assert len(mappings) >= row_model.BATCH_MIN
     rows = []
     for n in (1, 100, 10_000):
         for m in mappings:
             value = evaluate(app, truth, m, aggregate="max", params={"n": n}).value
             rows.append(MeasurementRow(len(rows) + 2, len(rows) + 1, {"n": n}, value, m))
     used, one_by_one = [], []
-    real = fitting.BatchEvaluator
-    monkeypatch.setattr(fitting, "BatchEvaluator", lambda *a: used.append(a) or real(*a))
+    real = row_model.BatchEvaluator
+    monkeypatch.setattr(row_model, "BatchEvaluator", lambda *a: used.append(a) or real(*a))
     model = RowModel(truth, rows, "time", "max", app)
     # all rows at once (mapping.evaluation.row_batch): neither one at a time nor per parameter set
     value = RowModel.value

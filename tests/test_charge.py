@@ -225,7 +225,9 @@ def test_fit_recovers_charged_cn_parameters(aggregate):
     ``ends``) over all 8 mappings; fitting both from 1 recovers them."""
     import itertools
     from dsl.mappings import Mapping
-    from mapping.calibration.fitting import RowModel, fit_parameters, parse_free
+    from mapping.calibration.free import parse_free
+    from mapping.calibration.row_model import RowModel
+    from mapping.calibration.solvers import fit_parameters
     from mapping.calibration.measurements import MeasurementRow
     app, arch, _, prob = problem("ends", "ends")
     rows = []

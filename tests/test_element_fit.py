@@ -11,7 +11,8 @@ import pytest
 import dsl
 from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.calibration.fitting import assess, assess_elements, parse_element_columns
+from mapping.calibration.assessment import assess
+from mapping.calibration.elements import assess_elements, parse_element_columns
 from mapping.calibration.measurements import read_measurements
 from moa import make_model
 from moc import TokenGroup
@@ -104,7 +105,9 @@ def test_per_element_fit_cross_validated(tmp_path, capsys):
     over the fold's training rows and ranks the whole model's t_w on its test rows."""
     from scipy import stats
 
-    from mapping.calibration.fitting import element_models, fit_elements, predict_fitted, RowModel
+    from mapping.calibration.elements import element_models, fit_elements
+    from mapping.calibration.row_model import RowModel
+    from mapping.calibration.solvers import predict_fitted
     from mapping.calibration.validation import fold_splits
 
     path = noisy_columns(tmp_path / "noisy.csv")

@@ -17,7 +17,8 @@ from dsl.mappings import Mapping
 from mapping.cli.main import main
 from mapping.errors import InputError
 from mapping.evaluation.reference import evaluate
-from mapping.calibration.fitting import assess, expand_free, free_bounds, parse_free
+from mapping.calibration.assessment import assess
+from mapping.calibration.free import expand_free, free_bounds, parse_free
 from mapping.calibration.measurements import MeasurementRow
 from moa.cost_models import (Bounds, CostModel, Parameters, available_models,
                              fittable_parameters, model_class, parameter_bounds)

@@ -7,7 +7,7 @@ import pytest
 
 import dsl
 from mapping.evaluation.reference import evaluate
-from mapping.calibration.fitting import assess
+from mapping.calibration.assessment import assess
 from mapping.calibration.measurements import MeasurementRow
 
 REPO = Path(__file__).resolve().parents[1]
@@ -153,7 +153,7 @@ def test_bare_param_that_changes_nothing_is_refused(tmp_path, capsys):
 
 def test_multistart_is_seeded_and_reported(tmp_path):
     files = _study(tmp_path, {k: v * 10 for k, v in TRUTH.items()})
-    from mapping.calibration.fitting import random_starts
+    from mapping.calibration.solvers import random_starts
     import numpy as np
     u0, lower = np.array([1.0, 2.0, 0.0]), np.array([0.0, 0.0, 0.0])
     a, b = random_starts(u0, lower, 4, seed=1), random_starts(u0, lower, 4, seed=1)

@@ -10,8 +10,11 @@ import dsl
 from dsl.mappings import Mapping
 from mapping.evaluation.reference import evaluate
 from mapping.errors import InputError
-from mapping.calibration.fitting import (RESIDUALS, RowModel, _overrides, assess, fitted_architecture,
-                             parse_free)
+from mapping.calibration.assessment import assess
+from mapping.calibration.free import fitted_architecture, parse_free
+from mapping.calibration.parameter_vector import overrides_for
+from mapping.calibration.residuals import RESIDUALS
+from mapping.calibration.row_model import RowModel
 from mapping.calibration.measurements import MeasurementRow
 from mapping.calibration.validation import cross_validate, fold_splits
 
@@ -138,7 +141,7 @@ def test_predictions_under_free_values_equal_the_evaluator(tmp_path, free):
     model = RowModel(arch, rows, app=app)
     fps = parse_free(arch, free, app)
     theta = [1.7 + 0.3 * j for j in range(len(fps))]
-    got = model.predict(None, _overrides(fps, theta))
+    got = model.predict(None, overrides_for(fps, theta))
     fitted = fitted_architecture(arch, fps, theta)
     bare = {fp.target: v for fp, v in zip(fps, theta) if fp.level == "param"}
     want = [evaluate(app, fitted, r.mapping, params={**bare, **r.params}).value
@@ -163,7 +166,7 @@ def test_a_prediction_binds_the_architecture_once_not_once_per_row(monkeypatch):
 
     monkeypatch.setattr(type(arch), "bind", counting)
     free = parse_free(arch, "launch,rate", app)
-    model.predict(None, _overrides(free, [2e-5, 3e-9]))
+    model.predict(None, overrides_for(free, [2e-5, 3e-9]))
     assert len(calls) == 1
 
 

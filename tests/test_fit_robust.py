@@ -11,7 +11,8 @@ import pytest
 import dsl
 from dsl.mappings import Mapping
 from mapping.cli.main import main
-from mapping.calibration.fitting import RESIDUALS, assess
+from mapping.calibration.assessment import assess
+from mapping.calibration.residuals import RESIDUALS
 from mapping.calibration.measurements import MeasurementRow
 
 SDF = "sdf k {\n    param size = 100\n    actor kernel [quanta = size]\n}\n"

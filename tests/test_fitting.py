@@ -14,7 +14,9 @@ import dsl
 from mapping.cli.main import main
 from mapping.errors import InputError
 from mapping.evaluation.reference import evaluate
-from mapping.calibration.fitting import (RowModel, assess, fitted_architecture, parse_free, split_rows)
+from mapping.calibration.assessment import assess, split_rows
+from mapping.calibration.free import fitted_architecture, parse_free
+from mapping.calibration.row_model import RowModel
 from dsl.mappings import Mapping
 from mapping.calibration.measurements import MeasurementRow, read_measurements
 from moa import Architecture, CostSpec

@@ -11,7 +11,7 @@ from moa.cost_models import make_model
 from moa.cost_models.gpu import occupancy
 from moa.errors import CostModelError
 from mapping.evaluation.reference import evaluate
-from mapping.calibration.fitting import assess
+from mapping.calibration.assessment import assess
 from mapping.calibration.measurements import MeasurementRow
 
 

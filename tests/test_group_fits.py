@@ -286,7 +286,7 @@ def test_fit_writes_one_moa_per_group(tmp_path, capsys, free, extra):
     """``-o fitted_{group}.moa``: each file holds that group's values (its own and the
     shared ones) and predicts its rows as the grouped fit does."""
     import dsl
-    from mapping.calibration.fitting import RowModel
+    from mapping.calibration.row_model import RowModel
     from mapping.calibration.measurements import read_measurements
 
     files = write_study(tmp_path)

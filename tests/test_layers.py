@@ -133,7 +133,8 @@ def test_numeric_layers_import_without_lark():
                 if name == "lark" or name.startswith("lark."):
                     raise ImportError("lark is not installed here")
         sys.meta_path.insert(0, NoLark())
-        import mapping.calibration.fitting, mapping.evaluation.batch, mapping.search, mapping.evaluation.reference
+        import mapping.calibration.elements, mapping.calibration.validation
+        import mapping.evaluation.batch, mapping.search, mapping.evaluation.reference
         import mapping.evaluation.sweep, mapping.calibration.fidelity, mapping.calibration.measurements
         assert not any(m == "lark" or m.startswith("lark.") for m in sys.modules)
     """)

@@ -10,7 +10,7 @@ from dsl.mappings import Mapping
 from mapping.evaluation.batch import BatchEvaluator
 from mapping.errors import MappingError
 from mapping.evaluation.reference import evaluate
-from mapping.calibration.fitting import assess
+from mapping.calibration.assessment import assess
 from mapping.calibration.measurements import MeasurementRow
 from mapping.semantics.problem import bind_problem
 from mapping.search import search

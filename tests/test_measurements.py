@@ -8,7 +8,7 @@ import pytest
 
 from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.calibration.fitting import assess
+from mapping.calibration.assessment import assess
 from mapping.calibration.measurements import read_measurements
 from moa import Architecture, CostSpec
 

@@ -118,6 +118,6 @@ def test_fit_keeps_the_declared_units(tmp_path):
     """A fitted architecture keeps the units its file declares (they were dropped, and
     every figure of a fit lost them)."""
     import dsl
-    from mapping.calibration.fitting import fitted_architecture
+    from mapping.calibration.free import fitted_architecture
     (arch,) = dsl.load_moa(EX / "gsla" / "gpu.moa")
     assert fitted_architecture(arch, [], []).unit("time") == "s"

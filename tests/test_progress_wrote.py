@@ -150,7 +150,7 @@ def test_fit_and_fidelity_show_the_starts_of_their_fit(capsys):
 
 
 def test_fit_parameters_reports_every_start(capsys):
-    from mapping.calibration.fitting import assess
+    from mapping.calibration.assessment import assess
     from mapping.calibration.measurements import read_measurements
     import dsl
     app, arch = dsl.load_sdf(GSLA[0])[0], dsl.load_moa(GSLA[1])[0]

@@ -12,10 +12,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dsl
-from mapping.calibration import fitting
 from mapping.cli.main import main
 from mapping.errors import InputError
-from mapping.calibration.fitting import RowModel, fit_parameters, parse_free
+from mapping.calibration.free import parse_free
+from mapping.calibration.row_model import RowModel
+from mapping.calibration.parameter_vector import overrides_for
+from mapping.calibration.solvers import fit_parameters, rank_and_groups
 from mapping.calibration.measurements import read_measurements
 from mapping.evaluation.row_batch import RowBatch
 
@@ -85,7 +87,7 @@ def test_rows_at_once_equal_the_reference(tmp_path, metric, aggregate):
                        rtol=1e-13, atol=0)
     # under free values: model arguments, and a bare parameter of the .moa
     free = parse_free(arch, "l0.energy.alpha,b0.time.beta,p_static", app)
-    overrides = fitting._overrides(free, [1e-9, 3e-10, 2.5])
+    overrides = overrides_for(free, [1e-9, 3e-10, 2.5])
     some = list(range(3, 25, 2))
     assert np.allclose(model.predict(some, overrides), one_by_one(model, some, overrides),
                        rtol=1e-13, atol=0)
@@ -165,7 +167,7 @@ def test_exclusive_shares_are_batched(tmp_path, metric):
     free = parse_free(arch, f"k,bus.{metric}.alpha,l0.{metric}.alpha", app)
     some = list(range(0, 30, 3))
     for values in ([1.0, 1e-9, 1e-10], [40.0, 3e-8, 2e-9]):
-        overrides = fitting._overrides(free, values)
+        overrides = overrides_for(free, values)
         fast = model._predict_batch(some, overrides, {})
         assert fast is not None
         assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-13, atol=0)
@@ -198,7 +200,7 @@ def test_the_rank_of_a_tall_jacobian_needs_no_n_by_n_matrix():
     rng = np.random.default_rng(0)
     a = rng.normal(size=300_000)
     J = np.column_stack([a, rng.normal(size=a.size), 2 * a])
-    rank, groups = fitting._rank_and_groups(J, ["x", "y", "z"], 1e-9)
+    rank, groups = rank_and_groups(J, ["x", "y", "z"], 1e-9)
     assert rank == 2 and groups == [("x", "z")]
 
 
@@ -223,7 +225,7 @@ def test_free_parameters_of_the_application_are_batched(tmp_path, metric, aggreg
     free = parse_free(arch, "k,l0.energy.alpha,b0.time.beta,p_static", app)
     some = list(range(2, 27, 3))
     for values in ([1.0, 3e-10, 1e-10, 0.5], [2.5, 1e-9, 3e-10, 2.5], [0.3, 1e-9, 3e-10, 2.5]):
-        overrides = fitting._overrides(free, values)
+        overrides = overrides_for(free, values)
         fast = model._predict_batch(some, overrides, {})
         assert fast is not None                  # not the row-by-row path
         assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-13, atol=0)
@@ -242,7 +244,7 @@ def test_free_parameters_of_the_application_under_a_rule_that_does_not_broadcast
     model = RowModel(arch, rows, "energy", "sum", app)
     free = parse_free(arch, "k,p_static", app)
     for k in (0.5, 4.0):
-        overrides = fitting._overrides(free, [k, 0.5])
+        overrides = overrides_for(free, [k, 0.5])
         fast = model._predict_batch(list(range(30)), overrides, {})
         assert fast is not None
         assert np.allclose(fast, one_by_one(model, range(30), overrides), rtol=1e-13, atol=0)
@@ -254,7 +256,7 @@ def test_a_batch_under_free_values_of_the_application_checks_its_first_rows(
     app, arch, rows = free_study(tmp_path)
     model = RowModel(arch, rows, "energy_total", None, app)
     free = parse_free(arch, "k", app)
-    overrides = fitting._overrides(free, [2.0])
+    overrides = overrides_for(free, [2.0])
     real = row_batch.SourceTable.__init__
 
     def wrong(self, sources, problems):       # a rule this path would not know
@@ -314,7 +316,7 @@ def test_a_system_metric_of_activity_rows_is_batched(tmp_path, element):
     assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     free = parse_free(arch, "l0.energy.alpha,b0.time.alpha", None)
-    overrides = fitting._overrides(free, [1e-9, 3e-9])
+    overrides = overrides_for(free, [1e-9, 3e-9])
     fast = model._predict_batch(list(range(len(rows))), overrides, {})
     assert fast is not None
     assert np.allclose(fast, one_by_one(model, range(len(rows)), overrides), rtol=1e-13, atol=0)
@@ -339,7 +341,7 @@ def test_copies_charged_to_the_cores_are_batched():
     free = parse_free(arch, "a_l2,a_cci,c_src_A7,c_fir_l_A15", app)
     some = list(range(1, 60, 4))
     for values in ([0.02, 0.001, 35.0, 80.0], [0.001, 0.05, 10.0, 300.0]):
-        overrides = fitting._overrides(free, values)
+        overrides = overrides_for(free, values)
         fast = model._predict_batch(some, overrides, {})
         assert fast is not None
         assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-12, atol=0)
@@ -377,7 +379,7 @@ def test_the_batch_under_any_free_values_equals_the_reference(free_rows, k, alph
     app, arch, study_rows = free_rows
     model = RowModel(arch, study_rows, metric[0], metric[1], app)
     free = parse_free(arch, "k,l0.energy.alpha,p_static", app)
-    overrides = fitting._overrides(free, [k, alpha, p_static])
+    overrides = overrides_for(free, [k, alpha, p_static])
     fast = model._predict_batch(rows, overrides, {})
     assert fast is not None
     assert np.allclose(fast, one_by_one(model, rows, overrides), rtol=1e-12, atol=0)

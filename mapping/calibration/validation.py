@@ -26,10 +26,13 @@ import numpy as np
 
 from mapping.errors import InputError
 from mapping.calibration.fidelity import FidelityResult, fidelity, group_rows, mean_over_splits
-from mapping.calibration.fitting import (GROUP_MARK, STARTS, Assessment, FitResult, FreeParameter, RowModel,
-                             _check_bare, check_free, expand_groups, fit_elements, fit_parameters,
-                             fitted_architecture, group_label, group_values, parse_free,
-                             predict_fitted, scored_rows, split_rows)
+from mapping.calibration.assessment import Assessment, scored_rows, split_rows
+from mapping.calibration.checks import check_bare, check_free
+from mapping.calibration.elements import fit_elements
+from mapping.calibration.free import (GROUP_MARK, FreeParameter, expand_groups, fitted_architecture,
+                                      group_label, group_values, parse_free)
+from mapping.calibration.row_model import RowModel
+from mapping.calibration.solvers import FitResult, STARTS, fit_parameters, predict_fitted
 from mapping.options import POSITIVE_WHOLE, whole
 
 #: K of K-fold cross-validation: two folds at least
@@ -203,7 +206,7 @@ def assess_by(arch, rows, column: str, *, app=None, metric: str = "time",
         check_free(model.bound_arch(0), free_params, model.metric)
     predicted = model.predict()
     if free_params:
-        _check_bare(model, free_params, predicted)
+        check_bare(model, free_params, predicted)
     else:
         result = fidelity(predicted, measured, groups=by_within, within=within)
         return Assessment(with_group_details(result, by_within, []), None, predicted,

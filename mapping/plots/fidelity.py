@@ -6,7 +6,7 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
-from mapping.calibration.fitting import Assessment
+from mapping.calibration.assessment import Assessment
 from mapping.plots import style
 from mapping.plots.figure_io import new_figure, save_figure
 

@@ -13,7 +13,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from mapping.errors import InputError
-from mapping.calibration.fitting import Assessment, RowModel
+from mapping.calibration.assessment import Assessment
+from mapping.calibration.row_model import RowModel
 from mapping.calibration.measurements import MeasurementRow
 from mapping.plots import style
 from mapping.plots.figure_io import new_figure, save_figure

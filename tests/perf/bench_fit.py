@@ -59,8 +59,25 @@ def child(task: dict) -> dict:
 
     import numpy as np
 
-    from mapping.calibration import fitting
+    from types import SimpleNamespace
+
     from mapping.cli.main import main
+    try:                                     # the calibration package
+        from mapping.calibration import free as language, parameter_vector, row_model, solvers
+        fitting = SimpleNamespace(RowModel=row_model.RowModel, parse_free=language.parse_free,
+                                  fit_parameters=solvers.fit_parameters,
+                                  current_values=parameter_vector.current_values,
+                                  overrides=parameter_vector.overrides_for)
+    except ImportError:                      # a base commit: one module, fitting.py
+        import importlib
+        try:
+            old = importlib.import_module("mapping.calibration.fitting")
+        except ImportError:
+            old = importlib.import_module("mapping.fitting")
+        fitting = SimpleNamespace(RowModel=old.RowModel, parse_free=old.parse_free,
+                                  fit_parameters=old.fit_parameters,
+                                  current_values=old._current_values,
+                                  overrides=old._overrides)
 
     calls = [0]
     predict = fitting.RowModel.predict
@@ -102,11 +119,11 @@ def child(task: dict) -> dict:
         calls[0] = 0
         fit = fitting.fit_parameters(model, parsed, train, task["starts"], 0)
         return {"cpu_s": cpu() - t0, "predicts": calls[0], "fitted": dict(fit.values)}
-    theta = np.array([fitting._current_values(model, parsed)])
+    theta = np.array([fitting.current_values(model, parsed)])
     model.predict(list(train))              # binds every row once, as a fit does first
     t1 = cpu()
     for k in range(PREDICTS):
-        model.predict(list(train), fitting._overrides(parsed, theta[0] * (1 + 0.01 * k)))
+        model.predict(list(train), fitting.overrides(parsed, theta[0] * (1 + 0.01 * k)))
     return {"setup_cpu_s": t1 - t0, "s_per_predict": (cpu() - t1) / PREDICTS}
 
 

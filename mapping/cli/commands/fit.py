@@ -74,7 +74,7 @@ def _group_outputs(template: str, fit, columns: list[str], study):
     hold become ``_``)."""
     import re
 
-    from mapping.calibration.fitting import fitted_architecture, group_parameters
+    from mapping.calibration.free import fitted_architecture, group_parameters
 
     if len(columns) > 1:
         raise InputError(f"-o {template}: the fit has one value per group of each of "

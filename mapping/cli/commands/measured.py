@@ -8,9 +8,11 @@ from pathlib import Path
 import dsl
 from mapping.errors import InputError
 from mapping.calibration.fidelity import fidelity
-from mapping.calibration.fitting import (GROUP_MARK, RESIDUALS, Assessment, RowModel, assess,
-                             assess_elements, element_models, expand_groups, group_label,
-                             parse_element_columns, parse_free)
+from mapping.calibration.assessment import Assessment, assess
+from mapping.calibration.elements import assess_elements, element_models, parse_element_columns
+from mapping.calibration.free import GROUP_MARK, expand_groups, group_label, parse_free
+from mapping.calibration.residuals import RESIDUALS
+from mapping.calibration.row_model import RowModel
 from mapping.cli.inputs import (add_mapping_options, add_model_options, choose_mapping, classify,
                             load_single, one, parse_params)
 from mapping.options import FRACTION, NATURAL, POSITIVE_WHOLE
