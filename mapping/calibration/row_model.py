@@ -28,6 +28,8 @@ from mapping.calibration.probes import rebuilt
 
 #: models and architectures built under free values that a RowModel keeps at most
 _KEEP = 512
+#: bound applications kept beside the rows' own problems (rows gathered once)
+_KEEP_APPS = 64
 
 #: a parameter set with at least this many distinct mappings goes to the batch evaluator
 #: (compiling it costs as much as 5 to 16 reference evaluations on the examples)
@@ -64,7 +66,6 @@ class RowModel:
         self._batches: dict = {}
         #: bound applications and architectures shared by rows (:func:`bind_problem`)
         self._bindings: dict = {}
-        self._transient: dict = {}
         #: models and architectures bound under free values, kept across predictions
         self._made: dict = {}
         self._param_archs: dict = {}
@@ -148,12 +149,14 @@ class RowModel:
     def _bind(self, row, key, keep: bool = True):
         values = dict(key)
         if row.activity is None:
-            if keep:
-                return bind_problem(self.app, self.arch, values, cache=self._bindings)
-            # the architectures and repetition vectors are kept, not each application
-            problem = bind_problem(self.app, self.arch, values, cache=self._transient)
-            for k in [k for k in self._transient if k[0] == "app"]:
-                del self._transient[k]
+            problem = bind_problem(self.app, self.arch, values, cache=self._bindings)
+            if not keep:
+                # rows gathered once, by the million, keep the applications of their
+                # last _KEEP_APPS sets of values (the row batch gathers the rows of one
+                # set together): one binding per set, at bounded memory
+                apps = [k for k in self._bindings if k[0] == "app"]
+                for k in apps[:-_KEEP_APPS] if len(apps) > _KEEP_APPS else ():
+                    del self._bindings[k]
             return problem
         arch = self._bindings.get(("arch", key))
         if arch is None:

@@ -307,44 +307,53 @@ class RowBatch:
         return out
 
     def _gather(self, arch0) -> list[_Group]:
+        """The rows' tokens, in one pass over the rows of each group: rows that share
+        their values of the application's parameters are taken together, so that each
+        set of values is bound once (:meth:`RowModel.bound` with ``keep=False`` keeps
+        the applications of the last sets only)."""
         model = self.model
-        by_part: dict[tuple, list[int]] = {}
+        by_part: dict[tuple, dict[tuple, list[int]]] = {}
         for pos, i in enumerate(self.indices.tolist()):
-            by_part.setdefault(model._arch_part(i), []).append(pos)
+            by_part.setdefault(model._arch_part(i), {}).setdefault(
+                model._app_part(i), []).append(pos)
         groups = []
-        for positions in by_part.values():
+        keys = {metric: self._keys(arch0, metric) for metric in self.metrics}
+        for by_app in by_part.values():
+            positions = [p for at in by_app.values() for p in at]
             rows = [int(self.indices[p]) for p in positions]
-            tokens: dict[str, dict[str, Tokens]] = {}
-            busy: dict[str, np.ndarray] = {}
-            for metric in self.metrics:
-                keys = self._keys(arch0, metric)
-                parts: dict[Any, list[Tokens]] = {key: [] for key in keys}
-                for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
-                    chunk = rows[start:start + GATHER_CHUNK]
+            parts: dict[str, dict[Any, list[Tokens]]] = {
+                metric: {key: [] for key in keys[metric]} for metric in self.metrics}
+            values: dict[str, list] = {name: [] for name in self._names}
+            for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
+                chunk = rows[start:start + GATHER_CHUNK]
+                owners = [self._owner(i) for i in chunk]
+                for metric in self.metrics:
                     placed = [model.placed_for(i, metric, keep=False) for i in chunk]
-                    owners = [self._owner(i) for i in chunk]
-                    for key in keys:
+                    for key in keys[metric]:
                         part = Tokens([_part(p, key, o) for p, o in zip(placed, owners)],
                                       None, self._coder(key) if self.rebinds else None)
                         if any(issubclass(k, TrafficToken) for k in part.kinds) or (
                                 isinstance(key, str) and ChargedToken in part.kinds):
                             raise Unsupported("memory traffic")
-                        parts[key].append(part)
+                        parts[metric][key].append(part)
+                for name in self._names:
+                    values[name] += [model.bound(i, keep=False).params.get(name)
+                                     for i in chunk]
+            tokens: dict[str, dict[str, Tokens]] = {}
+            busy: dict[str, np.ndarray] = {}
+            for metric in self.metrics:
                 tokens[metric] = {key: Tokens.joined(p, self._placer(rows, metric, key))
-                                  for key, p in parts.items()}
+                                  for key, p in parts[metric].items()}
                 busy[metric] = np.logical_or.reduce(
                     [t.used for t in tokens[metric].values()] + [np.zeros(len(rows), bool)])
-            params = {}
-            for name in self._names:
-                values = [model.bound(i, keep=False).params.get(name) for i in rows]
-                if all(v is not None for v in values):
-                    params[name] = np.array(values, dtype=float)
-            sets: dict[tuple, int] = {}
-            variants: list[int] = []            # the first row of each set, in one pass
-            for i in rows:
-                if sets.setdefault(model._app_part(i), len(variants)) == len(variants):
-                    variants.append(i)
-            variant_of = np.array([sets[model._app_part(i)] for i in rows], dtype=np.intp)
+            params = {name: np.array(v, dtype=float) for name, v in values.items()
+                      if all(x is not None for x in v)}
+            # the first row of each set of values, and each row's set
+            variants, variant_of, k = [], np.empty(len(rows), dtype=np.intp), 0
+            for v, at in enumerate(by_app.values()):
+                variants.append(rows[k])
+                variant_of[k:k + len(at)] = v
+                k += len(at)
             groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
                                  busy, params, variants, variant_of))
         if self.rebinds and any(t.source is None or np.any(t.source < 0)
