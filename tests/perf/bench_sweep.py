@@ -6,7 +6,7 @@ Sweeps the odroid example's mapping ``big_only`` over N points (default 20,000) 
 parameter of the ``.moa`` (``f``, the clock scaling: the application's binding can be
 kept) and of the ``.sdf`` (``D``, the disparity levels 1 to N: every point binds the
 application), each in a fresh process, once with this tree's code and once with the
-code of ``--base`` (default ``80d5387``, which bound both files at every point),
+code of ``--base`` (default ``9fa9fb0``, main before issue 39; ``80d5387`` bound both files at every point),
 extracted by ``git archive``.  Times are CPU seconds of the child; ``identical`` says
 whether the two CSV files are byte for byte the same.
 """
@@ -21,15 +21,14 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from previous import child_cpu, extract  # noqa: E402
+from previous import BASE, child_cpu, cli_module, extract  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ODROID = ROOT / "examples" / "odroid"
-BASE = "80d5387"
 
 
 def run(code: Path, sweep_range: str, out: Path) -> float:
-    argv = [sys.executable, "-m", "mapping.cli.main", "sweep", str(ODROID / "stereo.sdf"),
+    argv = [sys.executable, "-m", cli_module(code), "sweep", str(ODROID / "stereo.sdf"),
             str(ODROID / "odroid.moa"), str(ODROID / "mappings.map"), "--mapping",
             "big_only", "-r", sweep_range, "-o", str(out)]
     return child_cpu(argv, code)[1]

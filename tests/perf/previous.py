@@ -8,6 +8,15 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: main before issue 39's work (the layout by topic and the one array core)
+BASE = "9fa9fb0"
+
+
+def cli_module(code: Path) -> str:
+    """The module that runs ``mapeval`` in the tree ``code``: ``mapping.cli.main`` since
+    the layout by topic, ``mapping.cli`` before it."""
+    return "mapping.cli.main" if (Path(code) / "mapping" / "cli" / "main.py").exists() \
+        else "mapping.cli"
 
 
 def extract(rev: str, into: Path) -> Path:
