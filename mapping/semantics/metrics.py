@@ -386,6 +386,8 @@ def unvalued(busy, modelled):
     0.  Booleans or arrays of alternatives; the reference evaluator raises for such an
     alternative, the search's batch evaluator gives it ``inf`` (never the best), and the
     row batch leaves it to the reference evaluator, which names the row."""
+    if isinstance(busy, bool) and isinstance(modelled, bool):    # one alternative
+        return busy and not modelled
     return np.logical_and(busy, np.logical_not(modelled))
 
 
