@@ -83,7 +83,7 @@ def test_rows_at_once_equal_the_reference(tmp_path, metric, aggregate):
     model = RowModel(arch, rows, metric, aggregate, app)
     assert model.row_batch(range(len(rows))) is not None
     fast = model.predict()
-    assert np.allclose(fast, [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(fast, [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     # under free values: model arguments, and a bare parameter of the .moa
     free = parse_free(arch, "l0.energy.alpha,b0.time.beta,p_static", app)
@@ -144,7 +144,7 @@ def test_activity_rows_and_a_rule_that_does_not_broadcast(tmp_path, monkeypatch)
     model = RowModel(arch, rows, "time")
     batch = model.row_batch(range(len(rows)))
     assert batch is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
 
 
@@ -162,7 +162,7 @@ def test_exclusive_shares_are_batched(tmp_path, metric):
     app, arch, rows = free_study(tmp_path)
     model = RowModel(arch, rows, metric, "exclusive", app)
     assert model.row_batch(range(len(rows))) is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     free = parse_free(arch, f"k,bus.{metric}.alpha,l0.{metric}.alpha", app)
     some = list(range(0, 30, 3))
@@ -176,7 +176,7 @@ def test_exclusive_shares_are_batched(tmp_path, metric):
 def test_a_batch_checks_its_first_rows_against_the_reference(tmp_path, monkeypatch):
     app, arch, rows = study(tmp_path)
     model = RowModel(arch, rows, "energy", "sum", app)
-    monkeypatch.setattr(RowModel, "_reference_value", lambda self, i: 1.0)
+    monkeypatch.setattr(RowModel, "reference_value", lambda self, i: 1.0)
     with pytest.raises(Exception, match="by the reference"):
         RowBatch(model, range(len(rows)))
     assert model.row_batch(range(len(rows))) is None
@@ -298,7 +298,7 @@ def test_exclusive_of_activity_rows(tmp_path):
     rows = [r for r in rows if any(r.activity[e][1] for e in names)]
     model = RowModel(arch, rows, "time", "exclusive")
     assert model.row_batch(range(len(rows))) is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     (tmp_path / "busy").mkdir()
     arch, names, rows = activity_rows(tmp_path / "busy")
@@ -313,7 +313,7 @@ def test_a_system_metric_of_activity_rows_is_batched(tmp_path, element):
     rows = [r for r in rows if any(r.activity[e][1] for e in names if element in (None, e))]
     model = RowModel(arch, rows, "energy_total", element=element)
     assert model.row_batch(range(len(rows))) is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     free = parse_free(arch, "l0.energy.alpha,b0.time.alpha", None)
     overrides = overrides_for(free, [1e-9, 3e-9])
@@ -336,7 +336,7 @@ def test_copies_charged_to_the_cores_are_batched():
                                   pes=arch.pes, cns=arch.cns).rows)[:60]
     model = RowModel(arch, rows, "time", None, app)
     assert model.row_batch(range(len(rows))) is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     free = parse_free(arch, "a_l2,a_cci,c_src_A7,c_fir_l_A15", app)
     some = list(range(1, 60, 4))

@@ -85,6 +85,12 @@ class RowModel:
             check_metric(at_defaults, metric)
             self._checked = True
 
+    @property
+    def requested(self) -> str | None:
+        """The aggregation asked for (``None``: each metric's own, a system metric's
+        terms theirs)."""
+        return self._requested
+
     def share_rows(self, other: "RowModel") -> None:
         """Reuse what ``other`` (the same rows, application and metric; another
         architecture of the same elements, e.g. the fitted one) gathered: the bound
@@ -262,7 +268,7 @@ class RowModel:
             values = {**self.params, **params, **row.params}   # the row's own cells win
             key = ("problem", tuple(sorted(values.items())))
         else:
-            key = ("arch", tuple(sorted(params.items())), self._arch_part(i))
+            key = ("arch", tuple(sorted(params.items())), self.arch_part(i))
         cache = {} if cache is None else cache
         got = cache.get(key)
         if got is None:
@@ -300,7 +306,7 @@ class RowModel:
             return replace(b, arch=got, params={**b.params, **got.params})
         return replace(b, arch=got)
 
-    def _arch_part(self, i: int) -> tuple:
+    def arch_part(self, i: int) -> tuple:
         """The values of row ``i``'s parameters that its architecture declares."""
         got = self._arch_parts.get(i)
         if got is None:
@@ -309,7 +315,7 @@ class RowModel:
                 (k, v) for k, v in values.items() if k in self.arch.params))
         return got
 
-    def _app_part(self, i: int) -> tuple:
+    def app_part(self, i: int) -> tuple:
         """Row ``i``'s own values of the application's parameters."""
         names = self.app.params if self.app is not None else {}
         return tuple(sorted((k, v) for k, v in self.rows[i].params.items() if k in names))
@@ -336,7 +342,7 @@ class RowModel:
             raise self._error(i, f"the predicted {self.metric} is {value}, not a finite number")
         return value
 
-    def _reference_value(self, i: int) -> float:
+    def reference_value(self, i: int) -> float:
         """Row ``i`` by the reference evaluator, at the files' values."""
         with np.errstate(all="ignore"):
             return float(self._evaluate(i, self.bound(i)))

@@ -264,7 +264,7 @@ class RowBatch:
         self.metric = model.metric
         systems = system_metrics(arch0)
         self._system = self.metric in systems
-        if self._system and model._requested is not None:
+        if self._system and model.requested is not None:
             raise Unsupported("a system metric under another aggregation")
         self.metrics = sorted(base_metrics(arch0, self.metric))
         aggregations = [aggregator(name) for name in self._aggregations(arch0)]
@@ -314,8 +314,8 @@ class RowBatch:
         model = self.model
         by_part: dict[tuple, dict[tuple, list[int]]] = {}
         for pos, i in enumerate(self.indices.tolist()):
-            by_part.setdefault(model._arch_part(i), {}).setdefault(
-                model._app_part(i), []).append(pos)
+            by_part.setdefault(model.arch_part(i), {}).setdefault(
+                model.app_part(i), []).append(pos)
         groups = []
         keys = {metric: self._keys(arch0, metric) for metric in self.metrics}
         for by_app in by_part.values():
@@ -417,7 +417,7 @@ class RowBatch:
         """The first rows against the reference evaluator (:meth:`check_against`)."""
         take = np.arange(min(CHECKED_ROWS, self.n))
         ours = self.subset(take, check=False).values(self.model.bound_arch)
-        self.check_against(ours, self.model._reference_value)
+        self.check_against(ours, self.model.reference_value)
 
     def check_against(self, ours: np.ndarray, reference: Callable[[int], float]) -> None:
         """The first rows' values ``ours`` against ``reference(row index)``: a
@@ -488,7 +488,7 @@ class RowBatch:
                 g, key = self._rebound(k, g, problem_of)
             with np.errstate(all="ignore"):     # an overflow is an infinite value, checked
                 out[g.at] = self._metric_values(
-                    key, g, arch, self.metric, None if self._system else self.model._requested)
+                    key, g, arch, self.metric, None if self._system else self.model.requested)
         return out
 
     def _rebound(self, k: int, g: _Group, problem_of) -> tuple[_Group, tuple]:
