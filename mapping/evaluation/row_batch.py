@@ -327,18 +327,21 @@ class RowBatch:
             for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
                 chunk = rows[start:start + GATHER_CHUNK]
                 owners = [self._owner(i) for i in chunk]
+                placed: dict[str, list] = {metric: [] for metric in self.metrics}
+                for i in chunk:          # row by row: its binding serves every metric
+                    for metric in self.metrics:
+                        placed[metric].append(model.placed_for(i, metric, keep=False))
+                    for name in self._names:
+                        values[name].append(model.bound(i, keep=False).params.get(name))
                 for metric in self.metrics:
-                    placed = [model.placed_for(i, metric, keep=False) for i in chunk]
                     for key in keys[metric]:
-                        part = Tokens([_part(p, key, o) for p, o in zip(placed, owners)],
+                        part = Tokens([_part(p, key, o) for p, o in
+                                       zip(placed[metric], owners)],
                                       None, self._coder(key) if self.rebinds else None)
                         if any(issubclass(k, TrafficToken) for k in part.kinds) or (
                                 isinstance(key, str) and ChargedToken in part.kinds):
                             raise Unsupported("memory traffic")
                         parts[metric][key].append(part)
-                for name in self._names:
-                    values[name] += [model.bound(i, keep=False).params.get(name)
-                                     for i in chunk]
             tokens: dict[str, dict[str, Tokens]] = {}
             busy: dict[str, np.ndarray] = {}
             for metric in self.metrics:
