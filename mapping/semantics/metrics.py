@@ -285,11 +285,11 @@ def _check_system(arch, metric: str, path: list[str]) -> None:
                            "elements model", m.origin)
     for name, agg in m.terms:
         if name in sm:
-            raise MappingError(f"{where}'{name}[{agg}]': '{name}' is a system metric; an "
+            raise MappingError(f"{where}'{term_name(name, agg)}': '{name}' is a system metric; an "
                                f"aggregation does not apply to it (write '{name}')", m.origin)
         _check_element_metric(arch, name, where, m.origin)
         if agg not in AGGREGATIONS:
-            raise MappingError(f"{where}unknown aggregation '{agg}' in '{name}[{agg}]' "
+            raise MappingError(f"{where}unknown aggregation '{agg}' in '{term_name(name, agg)}' "
                                f"(known: {', '.join(AGGREGATIONS)})", m.origin)
     for name in m.references:
         if name in sm:
