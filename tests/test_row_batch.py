@@ -83,7 +83,7 @@ def test_rows_at_once_equal_the_reference(tmp_path, metric, aggregate):
     model = RowModel(arch, rows, metric, aggregate, app)
     assert model.row_batch(range(len(rows))) is not None
     fast = model.predict()
-    assert np.allclose(fast, [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(fast, [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     # under free values: model arguments, and a bare parameter of the .moa
     free = parse_free(arch, "l0.energy.alpha,b0.time.beta,p_static", app)
@@ -144,7 +144,7 @@ def test_activity_rows_and_a_rule_that_does_not_broadcast(tmp_path, monkeypatch)
     model = RowModel(arch, rows, "time")
     batch = model.row_batch(range(len(rows)))
     assert batch is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
 
 
@@ -162,13 +162,13 @@ def test_exclusive_shares_are_batched(tmp_path, metric):
     app, arch, rows = free_study(tmp_path)
     model = RowModel(arch, rows, metric, "exclusive", app)
     assert model.row_batch(range(len(rows))) is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     free = parse_free(arch, f"k,bus.{metric}.alpha,l0.{metric}.alpha", app)
     some = list(range(0, 30, 3))
     for values in ([1.0, 1e-9, 1e-10], [40.0, 3e-8, 2e-9]):
         overrides = ParameterVector(free).overrides(values)
-        fast = model._predict_batch(some, overrides, {})
+        fast = model.predict_batch(some, overrides, {})
         assert fast is not None
         assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-13, atol=0)
 
@@ -176,7 +176,7 @@ def test_exclusive_shares_are_batched(tmp_path, metric):
 def test_a_batch_checks_its_first_rows_against_the_reference(tmp_path, monkeypatch):
     app, arch, rows = study(tmp_path)
     model = RowModel(arch, rows, "energy", "sum", app)
-    monkeypatch.setattr(RowModel, "_reference_value", lambda self, i: 1.0)
+    monkeypatch.setattr(RowModel, "reference_value", lambda self, i: 1.0)
     with pytest.raises(Exception, match="by the reference"):
         RowBatch(model, range(len(rows)))
     assert model.row_batch(range(len(rows))) is None
@@ -226,7 +226,7 @@ def test_free_parameters_of_the_application_are_batched(tmp_path, metric, aggreg
     some = list(range(2, 27, 3))
     for values in ([1.0, 3e-10, 1e-10, 0.5], [2.5, 1e-9, 3e-10, 2.5], [0.3, 1e-9, 3e-10, 2.5]):
         overrides = ParameterVector(free).overrides(values)
-        fast = model._predict_batch(some, overrides, {})
+        fast = model.predict_batch(some, overrides, {})
         assert fast is not None                  # not the row-by-row path
         assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-13, atol=0)
     assert model.row_batch(some).rebinding_checked
@@ -245,7 +245,7 @@ def test_free_parameters_of_the_application_under_a_rule_that_does_not_broadcast
     free = parse_free(arch, "k,p_static", app)
     for k in (0.5, 4.0):
         overrides = ParameterVector(free).overrides([k, 0.5])
-        fast = model._predict_batch(list(range(30)), overrides, {})
+        fast = model.predict_batch(list(range(30)), overrides, {})
         assert fast is not None
         assert np.allclose(fast, one_by_one(model, range(30), overrides), rtol=1e-13, atol=0)
 
@@ -263,7 +263,7 @@ def test_a_batch_under_free_values_of_the_application_checks_its_first_rows(
         real(self, sources, problems)
         self.quanta = self.quanta * 1.5
     monkeypatch.setattr(row_batch.SourceTable, "__init__", wrong)
-    assert model._predict_batch(list(range(30)), overrides, {}) is None
+    assert model.predict_batch(list(range(30)), overrides, {}) is None
     assert not model.row_batch(range(30)).rebinds
     assert np.allclose(model.predict(list(range(30)), overrides),
                        one_by_one(model, range(30), overrides), rtol=1e-13, atol=0)
@@ -298,7 +298,7 @@ def test_exclusive_of_activity_rows(tmp_path):
     rows = [r for r in rows if any(r.activity[e][1] for e in names)]
     model = RowModel(arch, rows, "time", "exclusive")
     assert model.row_batch(range(len(rows))) is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     (tmp_path / "busy").mkdir()
     arch, names, rows = activity_rows(tmp_path / "busy")
@@ -313,11 +313,11 @@ def test_a_system_metric_of_activity_rows_is_batched(tmp_path, element):
     rows = [r for r in rows if any(r.activity[e][1] for e in names if element in (None, e))]
     model = RowModel(arch, rows, "energy_total", element=element)
     assert model.row_batch(range(len(rows))) is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     free = parse_free(arch, "l0.energy.alpha,b0.time.alpha", None)
     overrides = ParameterVector(free).overrides([1e-9, 3e-9])
-    fast = model._predict_batch(list(range(len(rows))), overrides, {})
+    fast = model.predict_batch(list(range(len(rows))), overrides, {})
     assert fast is not None
     assert np.allclose(fast, one_by_one(model, range(len(rows)), overrides), rtol=1e-13, atol=0)
 
@@ -336,13 +336,13 @@ def test_copies_charged_to_the_cores_are_batched():
                                   pes=arch.pes, cns=arch.cns).rows)[:60]
     model = RowModel(arch, rows, "time", None, app)
     assert model.row_batch(range(len(rows))) is not None
-    assert np.allclose(model.predict(), [model._reference_value(i) for i in range(len(rows))],
+    assert np.allclose(model.predict(), [model.reference_value(i) for i in range(len(rows))],
                        rtol=1e-13, atol=0)
     free = parse_free(arch, "a_l2,a_cci,c_src_A7,c_fir_l_A15", app)
     some = list(range(1, 60, 4))
     for values in ([0.02, 0.001, 35.0, 80.0], [0.001, 0.05, 10.0, 300.0]):
         overrides = ParameterVector(free).overrides(values)
-        fast = model._predict_batch(some, overrides, {})
+        fast = model.predict_batch(some, overrides, {})
         assert fast is not None
         assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-12, atol=0)
 
@@ -380,6 +380,6 @@ def test_the_batch_under_any_free_values_equals_the_reference(free_rows, k, alph
     model = RowModel(arch, study_rows, metric[0], metric[1], app)
     free = parse_free(arch, "k,l0.energy.alpha,p_static", app)
     overrides = ParameterVector(free).overrides([k, alpha, p_static])
-    fast = model._predict_batch(rows, overrides, {})
+    fast = model.predict_batch(rows, overrides, {})
     assert fast is not None
     assert np.allclose(fast, one_by_one(model, rows, overrides), rtol=1e-12, atol=0)

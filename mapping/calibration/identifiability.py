@@ -75,7 +75,7 @@ def separating_columns(model: RowModel, free: Sequence[FreeParameter], train: Se
     for column in columns[:SEPARATING_COLUMNS]:
         rows = base + [replace(r, params={**r.params, column: r.params[column] * f})
                        for r in base if column in r.params for f in (0.5, 2.0)]
-        varied = RowModel(model.arch, rows, model.metric, model._requested, model.app,
+        varied = RowModel(model.arch, rows, model.metric, model.requested, model.app,
                           model.params, model.source, element=model.element)
         try:
             J = _relative_sensitivities(varied, free, theta, bounds, index)

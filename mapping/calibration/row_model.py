@@ -28,6 +28,8 @@ from mapping.calibration.probes import rebuilt
 
 #: models and architectures built under free values that a RowModel keeps at most
 _KEEP = 512
+#: bound applications kept beside the rows' own problems (rows gathered once)
+_KEEP_APPS = 64
 
 #: a parameter set with at least this many distinct mappings goes to the batch evaluator
 #: (compiling it costs as much as 5 to 16 reference evaluations on the examples)
@@ -64,7 +66,6 @@ class RowModel:
         self._batches: dict = {}
         #: bound applications and architectures shared by rows (:func:`bind_problem`)
         self._bindings: dict = {}
-        self._transient: dict = {}
         #: models and architectures bound under free values, kept across predictions
         self._made: dict = {}
         self._param_archs: dict = {}
@@ -83,6 +84,12 @@ class RowModel:
         else:
             check_metric(at_defaults, metric)
             self._checked = True
+
+    @property
+    def requested(self) -> str | None:
+        """The aggregation asked for (``None``: each metric's own, a system metric's
+        terms theirs)."""
+        return self._requested
 
     def share_rows(self, other: "RowModel") -> None:
         """Reuse what ``other`` (the same rows, application and metric; another
@@ -109,7 +116,7 @@ class RowModel:
         values = {**self.params, **{k: v for k, v in row.params.items() if k != drop}}
         return tuple(sorted(values.items()))
 
-    def _identity(self, i: int) -> tuple:
+    def row_identity(self, i: int) -> tuple:
         """Rows with equal identities have equal predictions."""
         got = self._identities.get(i)
         if got is None:
@@ -119,7 +126,7 @@ class RowModel:
             got = self._identities[i] = (self._key(row), what)
         return got
 
-    def _error(self, i: int, message: str | Exception, good=math.isfinite) -> InputError:
+    def row_error(self, i: int, message: str | Exception, good=math.isfinite) -> InputError:
         """An error about row ``i``, at the column whose value causes it if one does;
         ``message`` may be the exception that says what went wrong (one already about
         row ``i`` is returned as it is)."""
@@ -148,12 +155,14 @@ class RowModel:
     def _bind(self, row, key, keep: bool = True):
         values = dict(key)
         if row.activity is None:
-            if keep:
-                return bind_problem(self.app, self.arch, values, cache=self._bindings)
-            # the architectures and repetition vectors are kept, not each application
-            problem = bind_problem(self.app, self.arch, values, cache=self._transient)
-            for k in [k for k in self._transient if k[0] == "app"]:
-                del self._transient[k]
+            problem = bind_problem(self.app, self.arch, values, cache=self._bindings)
+            if not keep:
+                # rows gathered once, by the million, keep the applications of their
+                # last _KEEP_APPS sets of values (the row batch gathers the rows of one
+                # set together): one binding per set, at bounded memory
+                apps = [k for k in self._bindings if k[0] == "app"]
+                for k in apps[:-_KEEP_APPS] if len(apps) > _KEEP_APPS else ():
+                    del self._bindings[k]
             return problem
         arch = self._bindings.get(("arch", key))
         if arch is None:
@@ -170,7 +179,7 @@ class RowModel:
             try:
                 got = self._bind(row, key, keep)
             except ValueError as exc:
-                raise self._error(i, exc) from None
+                raise self.row_error(i, exc) from None
             if not self._checked:
                 check_metric(got if isinstance(got, Architecture) else got.arch, self.metric)
                 self._checked = True
@@ -189,14 +198,14 @@ class RowModel:
     def placed_for(self, i: int, metric: str, keep: bool = True) -> dict[str, list]:
         """:meth:`placed` for ``metric`` (a term of a system metric places its own);
         ``keep=False``: not kept for later calls (rows gathered once, by the million)."""
-        key = (self._identity(i), metric) if keep else None
+        key = (self.row_identity(i), metric) if keep else None
         got = self._placed.get(key) if keep else None
         if got is None:
             b = self.bound(i, keep)
             try:
                 got = self._place(i, b, metric)
             except (ValueError, KeyError) as exc:
-                raise self._error(i, exc) from None
+                raise self.row_error(i, exc) from None
             if keep:
                 self._placed[key] = got
         return got
@@ -259,7 +268,7 @@ class RowModel:
             values = {**self.params, **params, **row.params}   # the row's own cells win
             key = ("problem", tuple(sorted(values.items())))
         else:
-            key = ("arch", tuple(sorted(params.items())), self._arch_part(i))
+            key = ("arch", tuple(sorted(params.items())), self.arch_part(i))
         cache = {} if cache is None else cache
         got = cache.get(key)
         if got is None:
@@ -286,7 +295,7 @@ class RowModel:
                 arch = got if isinstance(got, Architecture) else got.arch
                 arch = rebuilt(arch, models, self._made)
             except (ValueError, ArithmeticError) as exc:
-                raise self._error(i, exc) from None
+                raise self.row_error(i, exc) from None
             got = arch if isinstance(got, Architecture) else replace(got, arch=arch)
             cache[key] = got
         if rebind:
@@ -297,7 +306,7 @@ class RowModel:
             return replace(b, arch=got, params={**b.params, **got.params})
         return replace(b, arch=got)
 
-    def _arch_part(self, i: int) -> tuple:
+    def arch_part(self, i: int) -> tuple:
         """The values of row ``i``'s parameters that its architecture declares."""
         got = self._arch_parts.get(i)
         if got is None:
@@ -306,7 +315,7 @@ class RowModel:
                 (k, v) for k, v in values.items() if k in self.arch.params))
         return got
 
-    def _app_part(self, i: int) -> tuple:
+    def app_part(self, i: int) -> tuple:
         """Row ``i``'s own values of the application's parameters."""
         names = self.app.params if self.app is not None else {}
         return tuple(sorted((k, v) for k, v in self.rows[i].params.items() if k in names))
@@ -328,12 +337,12 @@ class RowModel:
             with np.errstate(all="ignore"):
                 value = float(self._evaluate(i, bound, again))
         except (ValueError, ArithmeticError) as exc:
-            raise self._error(i, exc) from None
+            raise self.row_error(i, exc) from None
         if not math.isfinite(value):
-            raise self._error(i, f"the predicted {self.metric} is {value}, not a finite number")
+            raise self.row_error(i, f"the predicted {self.metric} is {value}, not a finite number")
         return value
 
-    def _reference_value(self, i: int) -> float:
+    def reference_value(self, i: int) -> float:
         """Row ``i`` by the reference evaluator, at the files' values."""
         with np.errstate(all="ignore"):
             return float(self._evaluate(i, self.bound(i)))
@@ -361,7 +370,7 @@ class RowModel:
         self._batches[key] = got
         return got
 
-    def _predict_batch(self, indices, overrides, cache) -> np.ndarray | None:
+    def predict_batch(self, indices, overrides, cache) -> np.ndarray | None:
         """All rows at once (:mod:`mapping.evaluation.row_batch`), or ``None`` where they must go
         one at a time: unsupported, or a row that fails (the reference explains it)."""
         if not indices:
@@ -410,14 +419,14 @@ class RowModel:
         if overrides and GROUPS in overrides:
             return self._predict_groups(indices, overrides)
         cache: dict = {}
-        fast = self._predict_batch(indices, overrides, cache)
+        fast = self.predict_batch(indices, overrides, cache)
         if fast is not None:
             return fast
         memo: dict[tuple, float] = {}
         self._batch(indices, overrides, cache, memo)
         out = np.empty(len(indices))
         for r, i in enumerate(indices):
-            ident = self._identity(i)
+            ident = self.row_identity(i)
             if ident not in memo:
                 memo[ident] = self.value(i, overrides, cache)
             out[r] = memo[ident]
@@ -450,7 +459,7 @@ class RowModel:
         for i in indices:
             row = self.rows[i]
             if row.activity is None and not row.mapping.routes:
-                key, what = self._identity(i)
+                key, what = self.row_identity(i)
                 groups.setdefault(key, {}).setdefault((key, what), i)
         for members in groups.values():
             if len(members) < BATCH_MIN:

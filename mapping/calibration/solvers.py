@@ -124,7 +124,7 @@ def _design_batch(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
             A[:, j] = batch.values(lambda i, fp=fp: arch_of(i, fp))
     except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError):
         return None
-    predicted = model._predict_batch(list(rows), None, {})
+    predicted = model.predict_batch(list(rows), None, {})
     if predicted is None or not np.all(np.isfinite(A)):
         return None
     return A, predicted - A @ ParameterVector(free).current(model)
@@ -141,7 +141,7 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     theta0 = ParameterVector(free).current(model)
     done: dict[tuple, int] = {}              # rows alike in parameters and mapping
     for r, i in enumerate(rows):
-        same = done.setdefault(model._identity(i), r)
+        same = done.setdefault(model.row_identity(i), r)
         if same != r:
             A[r], c[r] = A[same], c[same]
             continue
@@ -150,9 +150,9 @@ def design_matrix(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
                 A[r] = coefficients(model.bound_arch(i), model.placed(i), free, model.metric,
                                     model.aggregate)
         except (ValueError, ArithmeticError) as exc:
-            raise model._error(i, exc) from None
+            raise model.row_error(i, exc) from None
         if not np.all(np.isfinite(A[r])):
-            raise model._error(i, "the prediction's coefficient of a free parameter is not "
+            raise model.row_error(i, "the prediction's coefficient of a free parameter is not "
                                "a finite number")
         c[r] = model.value(i) - float(A[r] @ theta0)
     return A, c
@@ -243,7 +243,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
     if rule.positive:
         for i in train:
             if not model.rows[i].measured > 0:
-                raise model._error(i, f"--residuals {rule.name} needs a positive measured "
+                raise model.row_error(i, f"--residuals {rule.name} needs a positive measured "
                                    f"value, got "
                                    f"{model.rows[i].measured!r}", lambda v: False)
     names = [fp.spec for fp in free]
@@ -447,7 +447,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
     if res is None:
         worst = int(np.argmax(np.abs(residuals(u0))))
         limit = math.sqrt(np.finfo(float).max) / len(train)
-        raise model._error(train[worst], "the fit failed: the squared difference between "
+        raise model.row_error(train[worst], "the fit failed: the squared difference between "
                            "this row's prediction and its measurement overflows floating "
                            "point", lambda v: abs(rule.rule(np.array([v]), y[worst:worst + 1])[0])
                            / unit < limit) from None

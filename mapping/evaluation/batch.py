@@ -29,18 +29,8 @@ integer array is evaluated chunk by chunk with gathers and bincounts, never with
 Python loop over mappings.
 
 Where every rule is additive and there is no memory traffic (the search's hot path),
-aggregations that declare themselves *separable* (``sum``) or *bottleneck* (``max``)
-compile further, to tables per *group* of up to 4 (separable) or 3 (bottleneck: paths
-of two channels) actors, chosen so that both ends of every channel lie in one group:
-the row ``Σ_j X[a_j]·P^(k-1-j)`` of a group's table holds everything the group owns for
-that joint placement (its actors' processing, its channels' communication, ``lambda``
-folded in), a scalar for separable, a row of 4 element values for bottleneck (CNs over
-the channel groups, PEs by halves over groups of consecutive actors).  A mapping then
-costs one gather per group (11 scalars for ``sum``, 29 rows for ``max`` on the
-20-actor, 30-channel benchmark, instead of 50 and 110), computed in reused buffers
-(fresh large temporaries cost page faults) with a narrow-integer Horner index.  For
-bottleneck aggregations the group tables are used below :data:`MAX_PLAN_PES` PEs only,
-where they are the faster path (:attr:`BatchEvaluator.plan`).
+``sum`` and ``max`` compile further, to gather tables per group of actors
+(:mod:`mapping.evaluation.group_plans`).
 
 A model that overrides ``element_value`` alone (not ``features``/``finish``), a rule that
 cannot be tabulated (a bad token attribute, memory traffic whose cost is not affine,
@@ -60,12 +50,11 @@ mapping that needs it cost ``inf`` (the reference evaluator raises instead).
 from __future__ import annotations
 
 import copyreg
-import heapq
 import math
 import types
 import weakref
-from dataclasses import dataclass
-from typing import Iterable, Mapping as MappingT, Sequence
+
+from typing import Mapping as MappingT, Sequence
 
 import numpy as np
 
@@ -73,12 +62,16 @@ from moa import NoRouteError
 from dsl.mappings import Mapping
 from mapping.semantics.aggregation import aggregator
 from mapping.errors import MappingError
-from mapping.semantics.metrics import (INTENSIVE, SYSTEM, check_metric, is_charged, rule,
-                             system_metrics, system_value)
+from mapping.semantics.metrics import (INTENSIVE, SYSTEM, check_metric, compose,
+                                      is_charged, rule, system_metrics, system_parts,
+                                      unvalued)
+from moa.architecture import term_name
 from mapping.semantics.problem import Problem
 from mapping.semantics.routing import place_tokens
 from mapping.evaluation.timing import pair_routes, timing_tables
-from mapping.semantics.traffic import traffic_model
+from mapping.semantics.traffic import channel_cost, charged_paid, traffic_model
+from mapping.evaluation.cost_tables import CostTables, tabulate
+from mapping.evaluation.group_plans import bottleneck_plan, separable_plan
 
 # Bound problems hold read-only mapping proxies; let them pickle (as dicts rebuilt into
 # proxies) so that evaluators and problems can travel to Dask workers.
@@ -87,56 +80,13 @@ copyreg.pickle(types.MappingProxyType, lambda m: (types.MappingProxyType, (dict(
 #: mappings per chunk: bounds the temporaries (about 10 MB for max on the benchmark
 #: problem) whatever the batch size
 DEFAULT_CHUNK = 8192
-#: rows (joint placements) of one group's table: for ``sum`` (scalars) and ``max``
-#: (``_WIDTH`` element values per row); groups have as many actors as fits
-SUM_GROUP_ROWS = 4096
-MAX_GROUP_ROWS = 512
-PE_GROUP_ROWS = 512
 #: beyond this many PE pairs the per-pair tables are not built (route incidence instead)
 MAX_PAIR_ROWS = 65536
-#: at most this many table entries (float64) for the group tables
-MAX_TABLE = 1 << 22
-
 #: from this many PEs on, the generic path beats the group tables for ``max``: above 8
 #: PEs a group holds two actors instead of three, above 22 one; gathered table by table,
 #: the groups are 1.4-1.8x faster at 12 to 20 PEs, level at 22, slower beyond
 #: (``tests/perf/bench.py``: ``max_paths``, load about 6)
 MAX_PLAN_PES = 21
-_WIDTH = 4              # at most this many element values per gathered row for max
-
-
-@dataclass(frozen=True)
-class CostTables:
-    """The cost tables a :class:`BatchEvaluator` compiles from the semantic core, before
-    ``lambda``; the exact search and the symmetry reduction read these.
-
-    - ``proc[a, p]``: the value of all processing tokens of actor ``a`` on PE ``p`` (PEs
-      whose rule is additive; 0 for the others and unmodelled ones);
-    - ``comm[c, k]``: the same for the communication tokens of channel ``c`` on CN ``k``;
-    - ``route[s·P + d, k]``: 1 where CN ``k`` lies on the route from PE ``s`` to PE
-      ``d`` (the PE's ``local`` CN on the diagonal); ``unroutable[s·P + d]``: no route;
-    - ``src[c]``, ``dst[c]``: the actor indices of channel ``c``'s ends;
-    - ``traffic_slope[p, k]``, ``traffic_base[p, k]``: the memory traffic ``D_p`` of PE
-      ``p`` costs ``slope·D_p + base`` on CN ``k`` (``base`` only when ``D_p > 0``);
-    - ``linear``: every element value is a sum of ``proc``, ``comm`` and ``charged``
-      entries (additive rules everywhere, no memory traffic), so ``sum`` and ``max`` are
-      linear programs;
-    - ``charged[c, s·P + d]``: the cost (before ``lambda``) of channel ``c``'s tokens that
-      the CNs of the route from ``s`` to ``d`` charge to *each* end PE (``charge = ends |
-      both``); ``comm`` holds only the part that stays on the CNs.
-    """
-
-    proc: np.ndarray
-    comm: np.ndarray
-    route: np.ndarray
-    unroutable: np.ndarray
-    src: np.ndarray
-    dst: np.ndarray
-    lambda_: float
-    traffic_slope: np.ndarray
-    traffic_base: np.ndarray
-    linear: bool
-    charged: np.ndarray | None = None
 
 
 class BatchEvaluator:
@@ -223,7 +173,7 @@ class BatchEvaluator:
             return
         if self.fast:
             # a channel's whole contribution to sum: its CNs, and each end PE's charge
-            pair = self.lambda_ * (self.comm @ self.route.T + 2 * self.charged)   # (Ch, P²)
+            pair = channel_cost(self.lambda_, self.comm @ self.route.T, self.charged)
             if self._penalty is not None:
                 pair = pair + self._penalty
             self._sum_table = np.concatenate([self.proc.ravel(), pair.ravel()])
@@ -232,16 +182,19 @@ class BatchEvaluator:
             self._pair_list = pair.tolist()
             self._src_list, self._dst_list = self.src.tolist(), self.dst.tolist()
             self._comm_list = self.comm.tolist()
-            self._charged_list = (self.lambda_ * self.charged).tolist() if self._charging \
+            self._charged_list = charged_paid(self.lambda_, self.charged).tolist() \
+                if self._charging \
                 else None
             self._route_list = [np.flatnonzero(r).tolist() for r in self.route]
         agg = self.aggregation
         if self.fast and P * P <= MAX_PAIR_ROWS:
             if agg.separable:
-                self._plan = self._sum_plan(pair)
+                self._plan = separable_plan(self.proc, pair, self._src_list, self._dst_list)
             elif agg.bottleneck and (C or self._penalty is None) \
                     and (max_plan if max_plan is not None else P < MAX_PLAN_PES):
-                self._plan = self._max_plan()
+                self._plan = bottleneck_plan(
+                    self.proc, self.comm, self.route, self._src_list, self._dst_list,
+                    self.lambda_, self._penalty, self.charged if self._charging else None)
 
     @property
     def tables(self) -> CostTables:
@@ -280,9 +233,9 @@ class BatchEvaluator:
         if any(r is not None and not r.vectorizable for r in pe_rules + cn_rules):
             return False
         try:
-            self.proc, self._pe_finish, self._pe_features, self._bad_cells = _tabulate(
+            self.proc, self._pe_finish, self._pe_features, self._bad_cells = tabulate(
                 pe_rules, [act.processing[a] for a in self.actors])
-            self.comm, self._cn_finish, self._cn_features, bad_comm = _tabulate(
+            self.comm, self._cn_finish, self._cn_features, bad_comm = tabulate(
                 cn_rules, [act.communication[c] for c in self.channels])
         except ValueError:
             return False                # a bad attribute under a non-additive rule
@@ -353,94 +306,6 @@ class BatchEvaluator:
         self.comm = self.comm * stay
         self._charging = bool(self.charged.any())
         return True
-
-    def _owners(self, groups):
-        """The first group holding each actor and each channel (both ends)."""
-        actor_owner, chan_owner = [None] * self.n_actors, [None] * len(self.channels)
-        where: dict[int, list[int]] = {}
-        for i, g in enumerate(groups):
-            for a in g:
-                where.setdefault(a, []).append(i)
-                if actor_owner[a] is None:
-                    actor_owner[a] = i
-        for c, (s, d) in enumerate(zip(self._src_list, self._dst_list)):
-            chan_owner[c] = next(i for i in where[s] if d in groups[i])
-        return actor_owner, chan_owner
-
-    def _sum_plan(self, pair: np.ndarray) -> "_Plan | None":
-        """``sum``: one scalar table per group of actors, holding the processing cost of
-        the actors it owns and the (lambda-scaled) cost of the channels it owns."""
-        P, A = self.n_pes, self.n_actors
-        k = _arity(P, SUM_GROUP_ROWS)
-        if k < 2 and len(self.channels):
-            return None
-        groups = _cover(A, zip(self._src_list, self._dst_list), k)
-        if sum(P ** len(g) for g in groups) > MAX_TABLE:
-            return None
-        grids = [np.indices((P,) * len(g)).reshape(len(g), -1) for g in groups]
-        actor_owner, chan_owner = self._owners(groups)
-        tables = [np.zeros(P ** len(g)) for g in groups]
-        slots = [{a: j for j, a in enumerate(g)} for g in groups]
-        for a, i in enumerate(actor_owner):
-            tables[i] += self.proc[a][grids[i][slots[i][a]]]
-        for c, i in enumerate(chan_owner):
-            grid, slot = grids[i], slots[i]
-            tables[i] += pair[c][grid[slot[self._src_list[c]]] * P + grid[slot[self._dst_list[c]]]]
-        return _Plan(groups, [_Part(tables, [list(range(len(groups)))], [1])], A, P)
-
-    def _max_plan(self) -> "_Plan | None":
-        """``max``: rows of element values, CNs (scaled by lambda) summed over groups that
-        cover the channels, PEs over groups of consecutive actors (and over the channel
-        groups too when these charge communication to the end PEs), each in blocks of at
-        most ``_WIDTH`` columns."""
-        P, C, A = self.n_pes, self.n_cns, self.n_actors
-        k = _arity(P, PE_GROUP_ROWS)
-        cn_groups = _cover(A, zip(self._src_list, self._dst_list),
-                           max(_arity(P, MAX_GROUP_ROWS), 2)) if C else []
-        actor_owner, chan_owner = self._owners(cn_groups) if C else ([], [])
-        cn_groups = cn_groups[:max(chan_owner, default=-1) + 1]    # those with channels
-        pe_groups = [tuple(range(i, min(i + k, A))) for i in range(0, A, k)]
-        groups = cn_groups + pe_groups
-        charging = self._charging and bool(cn_groups)
-        cn_rows = sum(P ** len(g) for g in cn_groups)
-        if cn_rows * (C + _WIDTH + (P + _WIDTH if charging else 0)) \
-                + sum(P ** len(g) for g in pe_groups) * (P + _WIDTH) > MAX_TABLE:
-            return None
-        lam = self.lambda_
-        full = []                                       # (rows, P + C) per group
-        for i, g in enumerate(groups):
-            grid = np.indices((P,) * len(g)).reshape(len(g), -1)
-            slot = {a: j for j, a in enumerate(g)}
-            t = np.zeros((P ** len(g), P + C))
-            if i < len(cn_groups):
-                for c in (c for c, o in enumerate(chan_owner) if o == i):
-                    pr = grid[slot[self._src_list[c]]] * P + grid[slot[self._dst_list[c]]]
-                    t[:, P:] += lam * (self.route[pr] * self.comm[c])
-                    if self._penalty is not None:
-                        t[:, P:] += self._penalty[pr][:, None]
-                    if charging:        # each end PE pays its copy
-                        rows = np.arange(len(pr))
-                        for end in (self._src_list[c], self._dst_list[c]):
-                            np.add.at(t, (rows, grid[slot[end]]), lam * self.charged[c][pr])
-            else:
-                rows = np.arange(P ** len(g))
-                for j, a in enumerate(g):
-                    np.add.at(t, (rows, grid[j]), self.proc[a][grid[j]])
-            full.append(t)
-        # one take for all: blocks of `width` columns (PEs by halves when P > width)
-        width = 1 << (min(max(P, C), _WIDTH) - 1).bit_length()     # 1, 2, 4 or 8 columns
-        tables, members, columns = [], [], []
-        # PEs sum the channel groups too when those hold charged communication
-        for which, first, count in ((range(len(cn_groups)), P, C),
-                                    (range(0 if charging else len(cn_groups), len(groups)),
-                                     0, P)):
-            for lo in range(first, first + count, width):
-                cols = list(range(lo, min(lo + width, first + count)))
-                columns.append(len(cols))
-                cols += [cols[0]] * (width - len(cols))            # pads repeat a column
-                members.append(list(which))
-                tables += [full[i][:, cols] for i in which]
-        return _Plan(groups, [_Part(tables, members, columns)], A, P)
 
     def _gather_tables(self, comm):
         """Per-CN gather tables ``(C, Ch·P²)`` (cost of channel ``c`` on CN ``k`` for each
@@ -513,7 +378,7 @@ class BatchEvaluator:
         if self.has_traffic:
             moved = self.traffic_bytes[np.arange(self.n_actors), Xz] > 0      # (n, A)
             used |= (moved & self._traffic_reach[Xz]).any(axis=1)
-        out[rows[~used]] = np.inf
+        out[rows[unvalued(True, used)]] = np.inf
 
     __call__ = evaluate
 
@@ -607,7 +472,8 @@ class BatchEvaluator:
             cn += self.traffic_slope.T @ data
             cn += self.traffic_base.T @ (data != 0).astype(float)
         if self._charging:
-            paid = self.lambda_ * self.charged.ravel().take(pair + self._pair_off[:, None])
+            paid = charged_paid(self.lambda_,
+                                self.charged.ravel().take(pair + self._pair_off[:, None]))
             pe += self._bincount(XT[self.src], paid) + self._bincount(XT[self.dst], paid)
         return pe, cn, data
 
@@ -726,25 +592,22 @@ class SystemBatchEvaluator(BatchEvaluator):
     """A system metric ``metric NAME = EXPR`` for arrays of mappings: one
     :class:`BatchEvaluator` per distinct term ``M[AGG]`` (and one per system metric the
     expression uses), their value arrays combined by
-    :func:`mapping.semantics.metrics.system_value`, as the reference evaluator combines its
+    :func:`mapping.semantics.metrics.compose_system`, as the reference evaluator combines its
     terms.  ``loads`` are those of the first term."""
 
     def __init__(self, problem: Problem, metric: str = "time", aggregate: str | None = None,
                  chunk: int = DEFAULT_CHUNK, *, max_plan: bool | None = None):
-        from mapping.evaluation.reference import _term_order, refuse_aggregate
+        from mapping.evaluation.reference import refuse_aggregate
         check_metric(problem.arch, metric)
         refuse_aggregate(problem.arch, metric, aggregate)
-        system = system_metrics(problem.arch)[metric]
         self.metric, self.aggregate, self.aggregation = metric, SYSTEM, None
-        self.expr = system.expr
+        self.expr = system_metrics(problem.arch)[metric].expr
         self.params = dict(problem.params)
+        self._parts = system_parts(problem.arch, metric)
         self.parts: dict[str, BatchEvaluator] = {
-            f"{m}[{agg}]": BatchEvaluator(problem, m, agg, chunk, max_plan=max_plan)
-            for m, agg in _term_order(system)}
-        for name in system.references:
-            if name in system_metrics(problem.arch):
-                self.parts[name] = BatchEvaluator(problem, name, None, chunk,
-                                                  max_plan=max_plan)
+            name if agg is None else term_name(name, agg):
+                BatchEvaluator(problem, name, agg, chunk, max_plan=max_plan)
+            for name, agg in self._parts}
         first = next(iter(self.parts.values()))
         for attr in ("chunk", "actors", "channels", "pes", "cns", "elements", "lambda_",
                      "n_actors", "n_pes", "n_cns", "actor_index", "pe_index"):
@@ -772,8 +635,10 @@ class SystemBatchEvaluator(BatchEvaluator):
 
     def evaluate(self, X) -> np.ndarray:
         X = self._check(X)
-        env = {**self.params, **{k: p.evaluate(X) for k, p in self.parts.items()}}
-        return np.broadcast_to(system_value(self.expr, env), (X.shape[0],)).copy()
+
+        def term(name: str, agg: str | None) -> np.ndarray:
+            return self.parts[name if agg is None else term_name(name, agg)].evaluate(X)
+        return compose(self.expr, self._parts, term, self.params, X.shape[0])[0]
 
     __call__ = evaluate
 
@@ -786,282 +651,6 @@ class SystemBatchEvaluator(BatchEvaluator):
         else:
             row = np.array([int(p) for p in mapping])
         return float(self.evaluate(row)[0])
-
-
-def _tabulate(rules, tokens):
-    """Tables of the element ``rules`` over the token groups ``tokens``: ``(table,
-    finishes, features)``.  ``table[i, e]`` is the value of group ``i`` on element ``e``
-    for additive rules (their finish is linear, so it applies token by token);
-    ``features[f][i, e]`` the ``f``-th feature total of group ``i`` for the others, whose
-    ``(elements, rule)`` are listed in ``finishes`` and finished on the summed totals (all
-    the elements of a rule whose finish does not depend on the element at once)."""
-    table = np.zeros((len(tokens), len(rules)))
-    bad = np.zeros((len(tokens), len(rules)), dtype=bool)
-    finishes, columns, shared = [], {}, {}
-    for e, r in enumerate(rules):
-        if r is None:
-            continue
-        F = np.zeros((len(tokens), r.width))
-        for i, t in enumerate(tokens):
-            try:
-                F[i] = [t.count * f for f in r.features(t)]
-            except (ValueError, TypeError, ZeroDivisionError):
-                bad[i, e] = True        # the reference evaluator explains it, if used
-        if bad[:, e].any() and not r.additive:
-            raise ValueError("a bad token attribute under a non-additive rule")
-        if r.additive:
-            table[:, e] = r.finish(F.T)
-        elif r.uniform:
-            shared.setdefault(type(r), (np.zeros(0, dtype=np.intp), r))
-            rows, first = shared[type(r)]
-            shared[type(r)] = (np.append(rows, e), first)
-            columns[e] = F
-        else:
-            finishes.append((np.array([e]), r))
-            columns[e] = F
-    finishes += list(shared.values())
-    table[bad] = np.inf
-    bad = bad if bad.any() else None
-    if not finishes:
-        return table, finishes, None, bad
-    width = max(r.width for _, r in finishes)
-    features = np.zeros((width, len(tokens), len(rules)))
-    for e, F in columns.items():
-        features[:F.shape[1], :, e] = F.T
-    return table, finishes, features, bad
-
-
-# ------------------------------------------------------------ factor tables
-def _cover(n_actors: int, pairs: Iterable[tuple[int, int]], arity: int) -> list[tuple[int, ...]]:
-    """Groups of at most ``arity`` actors such that both ends of every pair lie in one
-    group and every actor lies in some group: the fewer of :func:`_grow` and (three
-    actors) :func:`_paths`."""
-    pairs = list(pairs)
-    best = _grow(n_actors, pairs, arity)
-    if arity == 3:
-        paths = _paths(n_actors, pairs)
-        if len(paths) < len(best):
-            best = paths
-    return best
-
-
-def _rest(n_actors: int, groups: list[tuple[int, ...]], arity: int) -> list[tuple[int, ...]]:
-    covered = {a for g in groups for a in g}
-    rest = [a for a in range(n_actors) if a not in covered]
-    return groups + [tuple(rest[i:i + arity]) for i in range(0, len(rest), arity)]
-
-
-def _paths(n_actors: int, pairs: list[tuple[int, int]]) -> list[tuple[int, ...]]:
-    """Paths of two pairs (three actors), and at most one lone pair per connected
-    component: every connected graph with an even number of edges splits into such
-    paths.  Depth-first, children before parents, each actor pairs up its free edges
-    and hands a leftover one over with the edge to its parent."""
-    adj: dict[int, list[int]] = {}
-    seen_edges = set()
-    for s, d in pairs:
-        e = (min(s, d), max(s, d))
-        if s != d and e not in seen_edges:
-            seen_edges.add(e)
-            adj.setdefault(s, []).append(d)
-            adj.setdefault(d, []).append(s)
-    used: set[tuple[int, int]] = set()
-    groups: list[tuple[int, ...]] = []
-    visited: set[int] = set()
-    for root in sorted(adj):
-        if root in visited:
-            continue
-        order, parent, stack = [], {root: None}, [root]
-        visited.add(root)
-        while stack:                    # a node is listed before everything it discovers
-            v = stack.pop()
-            order.append(v)
-            for w in adj[v]:
-                if w not in visited:
-                    visited.add(w)
-                    parent[w] = v
-                    stack.append(w)
-        for v in reversed(order):
-            up = parent[v]
-            free = [w for w in adj[v] if w != up and (min(v, w), max(v, w)) not in used]
-            while len(free) >= 2:
-                a, z = free.pop(), free.pop()
-                used.update(((min(v, a), max(v, a)), (min(v, z), max(v, z))))
-                groups.append((a, v, z))
-            if free:
-                a = free.pop()
-                used.add((min(v, a), max(v, a)))
-                if up is not None:
-                    used.add((min(v, up), max(v, up)))
-                    groups.append((a, v, up))
-                else:
-                    groups.append((v, a))
-    return _rest(n_actors, groups, 3)
-
-
-def _grow(n_actors: int, pairs: list[tuple[int, int]], arity: int) -> list[tuple[int, ...]]:
-    """Greedy cover: a group starts at the actor with the most pairs still uncovered and
-    grows by the neighbour that closes the most."""
-    nbrs: dict[int, set[int]] = {}
-    for s, d in pairs:
-        if s != d:
-            nbrs.setdefault(s, set()).add(d)
-            nbrs.setdefault(d, set()).add(s)
-    heap = [(-len(v), a) for a, v in nbrs.items()]
-    heapq.heapify(heap)
-    groups: list[tuple[int, ...]] = []
-    while heap:
-        deg, seed = heapq.heappop(heap)
-        if -deg != len(nbrs[seed]):             # stale entry
-            if nbrs[seed]:
-                heapq.heappush(heap, (-len(nbrs[seed]), seed))
-            continue
-        if not nbrs[seed]:
-            continue
-        group = [seed]
-        while len(group) < arity:
-            gain: dict[int, int] = {}
-            for a in group:
-                for w in nbrs[a]:
-                    if w not in group:
-                        gain[w] = gain.get(w, 0) + 1
-            if not gain:
-                break
-            group.append(max(sorted(gain), key=lambda w: (gain[w], len(nbrs[w]))))
-        for a in group:
-            for b in group:
-                nbrs[a].discard(b)
-        for a in group:
-            if nbrs[a]:
-                heapq.heappush(heap, (-len(nbrs[a]), a))
-        groups.append(tuple(group))
-    return _rest(n_actors, groups, arity)
-
-
-def _arity(P: int, rows: int) -> int:
-    """The most actors per group whose table of ``P^k`` rows stays within ``rows``."""
-    k = 1
-    while k < 4 and P ** (k + 1) <= rows:
-        k += 1
-    return k
-
-
-class _Part:
-    """Tables gathered by one ``take``: ``members`` lists, per segment (summed apart, then
-    max-reduced), the group of each of its tables (a group may serve several segments,
-    each with its own table); ``columns`` the real columns of each segment (the others
-    repeat its first).  Tables are scalars or rows of element values."""
-
-    def __init__(self, tables: list[np.ndarray], members: list[list[int]], columns: list[int]):
-        self.groups = np.array([i for m in members for i in m], dtype=np.intp)
-        sizes = [len(t) for t in tables]
-        self.offsets = np.cumsum([0] + sizes[:-1]).astype(np.intp)[:, None]
-        # a one-column table stays 2-D: a scalar table would sum its segments, not take
-        # their maximum (max with one PE and one CN)
-        self.table = np.concatenate(tables)
-        # rows of element values: gathered table by table into a small accumulator (in
-        # cache) rather than all at once into a (tables, n, width) block
-        self.split = [self.table[o:o + len(t)] for o, t in zip(self.offsets.ravel(), tables)] \
-            if self.table.ndim == 2 else None
-        self.columns = max(columns)
-        bounds = np.cumsum([0] + [len(m) for m in members]).tolist()
-        self.segments = list(zip(bounds[:-1], bounds[1:]))
-
-
-class _Plan:
-    """Gather tables of groups of actors, evaluated without a Python loop over mappings.
-
-    For a group ``(a_0, …, a_{k-1})`` the row ``Σ_j X[a_j]·P^(k-1-j)`` of its table holds
-    the summed cost of everything the group owns for that joint placement, so a mapping's
-    value is a sum of one gather per group instead of one per actor and one per channel
-    (``sum``: one scalar part; ``max``: the maximum over the columns of every part)."""
-
-    def __init__(self, groups: list[tuple[int, ...]], parts: list[_Part], n_actors: int,
-                 P: int):
-        self.n_actors, self.n_pes, self.parts = n_actors, P, parts
-        k = max(len(g) for g in groups)
-        # one index row per table of every part (a group serving several segments is
-        # recomputed: cheaper than a gather of its row), Horner over right-aligned slots;
-        # row n_actors of the transposed X is zeros
-        rows = [i for part in parts for i in part.groups]
-        self.slots = np.full((k, len(rows)), n_actors, dtype=np.intp)
-        self.spans, lo = [], 0
-        for part in parts:
-            self.spans.append(slice(lo, lo + len(part.groups)))
-            lo += len(part.groups)
-        for r, i in enumerate(rows):
-            g = groups[i]
-            self.slots[k - len(g):, r] = g
-        top = max(len(part.table) for part in parts)        # table rows, offsets included
-        self.itype = np.int16 if top < 2 ** 15 else np.int32 if top < 2 ** 31 else np.intp
-        for part in parts:
-            part.offsets = part.offsets.astype(self.itype)
-
-    def _buffers(self, n: int) -> dict:
-        G = self.slots.shape[1]
-        xt = np.empty((self.n_actors + 1, n), dtype=self.itype)
-        xt[-1] = 0
-        parts = []
-        for part in self.parts:
-            F, width = len(part.groups), part.table.shape[1:]
-            # an intp index: ndarray.take converts any other type into a fresh copy
-            parts.append((np.empty((F, n), dtype=np.intp),
-                          np.empty((F, n) + width if part.split is None else (n,) + width),
-                          np.empty((n,) + width), np.empty((n,) + width)))
-        return {"x": np.empty((n, self.n_actors), dtype=self.itype), "xt": xt,
-                "idx": np.empty((G, n), dtype=self.itype),
-                "tmp": np.empty((G, n), dtype=self.itype), "parts": parts}
-
-    def run(self, X: np.ndarray, out: np.ndarray, chunk: int) -> None:
-        """Values of the ``(N, actors)`` rows ``X`` into ``out``, chunk by chunk, in
-        buffers allocated once (fresh large temporaries cost page faults)."""
-        N, A, P = X.shape[0], self.n_actors, self.n_pes
-        slots = self.slots
-        unsigned = np.dtype(f"u{X.dtype.itemsize}") if X.dtype.kind == "i" else None
-        b = None
-        for start in range(0, N, chunk):
-            Xc = X[start:start + chunk]
-            n = Xc.shape[0]
-            if b is None or b["xt"].shape[1] != n:
-                b = self._buffers(n)
-            xt, idx, tmp = b["xt"], b["idx"], b["tmp"]
-            # one pass checks both ends: negative indices are huge once unsigned
-            if (Xc.view(unsigned) if unsigned is not None else Xc).max() >= P:
-                raise ValueError(f"PE indices must lie in [0, {P})")
-            np.copyto(b["x"], Xc, casting="unsafe")         # narrow first, then transpose
-            np.copyto(xt[:A], b["x"].T)
-            # ndarray.take with positional arguments: numpy's Python wrappers cost µs
-            xt.take(slots[0], 0, idx, "clip")
-            for row in slots[1:]:
-                np.multiply(idx, P, out=idx)
-                xt.take(row, 0, tmp, "clip")
-                np.add(idx, tmp, out=idx)
-            res = out[start:start + n]
-            first = True
-            for part, span, (flat, vals, top, other) in zip(self.parts, self.spans, b["parts"]):
-                sub = idx[span]
-                if part.split is None:                              # scalar tables: sum
-                    np.add(sub, part.offsets, out=sub)  # narrow, then widen: mixed adds are slow
-                    np.copyto(flat, sub)
-                    part.table.take(flat, None, vals, "clip")
-                    np.add.reduce(vals, 0, out=res)
-                    continue
-                np.copyto(flat, sub)
-                tables = part.split
-                for s, (lo, hi) in enumerate(part.segments):
-                    acc = top if s == 0 else other
-                    tables[lo].take(flat[lo], 0, acc, "clip")
-                    for r in range(lo + 1, hi):
-                        tables[r].take(flat[r], 0, vals, "clip")
-                        np.add(acc, vals, out=acc)
-                    if s:
-                        np.maximum(top, other, out=top)
-                # column by column: 1-D strided maxima are far faster than (n, 2) ones
-                for j in range(part.columns):
-                    if first:
-                        res[:] = top[:, j]
-                        first = False
-                    else:
-                        np.maximum(res, top[:, j], out=res)
 
 
 # ------------------------------------------------------------- public fast path

@@ -11,12 +11,13 @@ import numpy as np
 from mapping.semantics.aggregation import Aggregation, aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.semantics.metrics import (SYSTEM, check_metric, is_charged, performance, rule, system_metrics,
-                             system_value as system_metric_value, total_ops)
+from mapping.semantics.metrics import (SYSTEM, check_metric, compose_system, is_charged,
+                                      performance, rule, system_metrics, total_ops,
+                                      unvalued)
 from mapping.semantics.problem import Problem, bind_problem
 from mapping.semantics.routing import place_tokens, validate_mapping
 from mapping.evaluation.timing import timing_tables
-from mapping.semantics.traffic import split_charged, tokens_by_pe
+from mapping.semantics.traffic import charged_paid, split_charged, tokens_by_pe
 
 
 @dataclass(frozen=True)
@@ -270,19 +271,13 @@ def placed_values(arch: Architecture, placement: Placement, metric: str,
     system = system_metrics(arch).get(metric)
     if system is not None:
         refuse_aggregate(arch, metric, aggregate)
-        terms: dict[str, np.ndarray] = {}
-        first = None
-        for name, agg in _term_order(system):
-            got = placed_values(arch, placement, name, agg, params)
-            terms[f"{name}[{agg}]"] = got.value
-            first = first or got
-        for name in system.references:
-            if name in system_metrics(arch):
-                got = placed_values(arch, placement, name, None, params)
-                terms[name] = got.value
-                first = first or got
-        value = np.broadcast_to(system_metric_value(system.expr, {**(params or {}), **terms}),
-                                (n,)).astype(float)
+        got: list[PlacedValues] = []      # the first term's elements stand for the metric
+
+        def term(name: str, agg: str | None) -> np.ndarray:
+            got.append(placed_values(arch, placement, name, agg, params))
+            return got[-1].value
+        value, terms = compose_system(arch, metric, term, params, n)
+        first = got[0] if got else None
         if first is None:
             return PlacedValues(value, SYSTEM, [None] * n, (), {}, (), terms)
         return replace(first, value=value, aggregate=SYSTEM, terms=terms)
@@ -321,12 +316,6 @@ def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_s
                            "too many")
     aggregate = aggregate_slot if metric_slot == "time" else metric_slot
     return problem.app, problem.arch, arch_slot, mapping_slot, aggregate
-
-
-def _term_order(system) -> list[tuple[str, str]]:
-    """The terms of a system metric in the order its expression prints them."""
-    text = str(system.expr)
-    return sorted(system.terms, key=lambda t: text.find(f"{t[0]}[{t[1]}]"))
 
 
 def refuse_aggregate(arch: Architecture, metric: str, aggregate: str | None) -> None:
@@ -385,7 +374,7 @@ def with_charged(value, lambda_: float, cn_value):
     rule is ``cn_value`` (``None``: the CN has no rule): ``value + lambda · cn_value``,
     communication scaled by ``lambda`` as on the CN itself.  Numbers or
     arrays of rows alike (:mod:`mapping.evaluation.row_batch`)."""
-    return value if cn_value is None else value + lambda_ * cn_value
+    return value if cn_value is None else value + charged_paid(lambda_, cn_value)
 
 
 def check_modelled(placed: MappingT[str, list], unmodelled: list[str], metric: str,
@@ -393,7 +382,7 @@ def check_modelled(placed: MappingT[str, list], unmodelled: list[str], metric: s
     """Raise :class:`MappingError` when every element that handles tokens is unmodelled
     for ``metric``: the value would be a meaningless 0."""
     busy = [name for name, tokens in placed.items() if tokens]
-    if busy and len(unmodelled) == len(busy):
+    if unvalued(bool(busy), len(unmodelled) < len(busy)):
         raise MappingError(f"{what}: no element it uses has a model for metric '{metric}' "
                            f"(unmodelled: {', '.join(unmodelled)}); its value would be a "
                            "meaningless 0", origin)

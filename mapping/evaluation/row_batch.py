@@ -10,7 +10,7 @@ at once -- the models' own ``token_cost``/``token_features``, written with opera
 numpy broadcasts, applied to arrays -- sums them per row (``bincount``, in token order,
 as the reference evaluator sums) and applies the rule's ``finish``; the aggregation's
 own :meth:`~mapping.semantics.aggregation.Aggregation.combine` and, for a system metric, its
-expression (:func:`mapping.semantics.metrics.system_value`) take the element values of all rows
+expression (:func:`mapping.semantics.metrics.compose_system`) take the element values of all rows
 as the batch evaluator's chunks.  No rule is restated here.
 
 An element whose models are unchanged since the last evaluation keeps its values
@@ -51,7 +51,8 @@ import numpy as np
 
 from mapping.semantics.aggregation import aggregator
 from mapping.bulk import paused
-from mapping.semantics.metrics import base_metrics, is_charged, rule, system_metrics, system_value
+from mapping.semantics.metrics import (base_metrics, compose_system, is_charged, rule,
+                                      system_metrics, unvalued)
 from mapping.evaluation.reference import with_charged
 from mapping.semantics.traffic import ChargedToken, TrafficToken, split_charged, token_owner
 from moc.activity import TokenGroup
@@ -263,7 +264,7 @@ class RowBatch:
         self.metric = model.metric
         systems = system_metrics(arch0)
         self._system = self.metric in systems
-        if self._system and model._requested is not None:
+        if self._system and model.requested is not None:
             raise Unsupported("a system metric under another aggregation")
         self.metrics = sorted(base_metrics(arch0, self.metric))
         aggregations = [aggregator(name) for name in self._aggregations(arch0)]
@@ -306,44 +307,56 @@ class RowBatch:
         return out
 
     def _gather(self, arch0) -> list[_Group]:
+        """The rows' tokens, in one pass over the rows of each group: rows that share
+        their values of the application's parameters are taken together, so that each
+        set of values is bound once (:meth:`RowModel.bound` with ``keep=False`` keeps
+        the applications of the last sets only)."""
         model = self.model
-        by_part: dict[tuple, list[int]] = {}
+        by_part: dict[tuple, dict[tuple, list[int]]] = {}
         for pos, i in enumerate(self.indices.tolist()):
-            by_part.setdefault(model._arch_part(i), []).append(pos)
+            by_part.setdefault(model.arch_part(i), {}).setdefault(
+                model.app_part(i), []).append(pos)
         groups = []
-        for positions in by_part.values():
+        keys = {metric: self._keys(arch0, metric) for metric in self.metrics}
+        for by_app in by_part.values():
+            positions = [p for at in by_app.values() for p in at]
             rows = [int(self.indices[p]) for p in positions]
-            tokens: dict[str, dict[str, Tokens]] = {}
-            busy: dict[str, np.ndarray] = {}
-            for metric in self.metrics:
-                keys = self._keys(arch0, metric)
-                parts: dict[Any, list[Tokens]] = {key: [] for key in keys}
-                for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
-                    chunk = rows[start:start + GATHER_CHUNK]
-                    placed = [model.placed_for(i, metric, keep=False) for i in chunk]
-                    owners = [self._owner(i) for i in chunk]
-                    for key in keys:
-                        part = Tokens([_part(p, key, o) for p, o in zip(placed, owners)],
+            parts: dict[str, dict[Any, list[Tokens]]] = {
+                metric: {key: [] for key in keys[metric]} for metric in self.metrics}
+            values: dict[str, list] = {name: [] for name in self._names}
+            for start in range(0, len(rows), GATHER_CHUNK):   # bounded memory
+                chunk = rows[start:start + GATHER_CHUNK]
+                owners = [self._owner(i) for i in chunk]
+                placed: dict[str, list] = {metric: [] for metric in self.metrics}
+                for i in chunk:          # row by row: its binding serves every metric
+                    for metric in self.metrics:
+                        placed[metric].append(model.placed_for(i, metric, keep=False))
+                    for name in self._names:
+                        values[name].append(model.bound(i, keep=False).params.get(name))
+                for metric in self.metrics:
+                    for key in keys[metric]:
+                        part = Tokens([_part(p, key, o) for p, o in
+                                       zip(placed[metric], owners)],
                                       None, self._coder(key) if self.rebinds else None)
                         if any(issubclass(k, TrafficToken) for k in part.kinds) or (
                                 isinstance(key, str) and ChargedToken in part.kinds):
                             raise Unsupported("memory traffic")
-                        parts[key].append(part)
+                        parts[metric][key].append(part)
+            tokens: dict[str, dict[str, Tokens]] = {}
+            busy: dict[str, np.ndarray] = {}
+            for metric in self.metrics:
                 tokens[metric] = {key: Tokens.joined(p, self._placer(rows, metric, key))
-                                  for key, p in parts.items()}
+                                  for key, p in parts[metric].items()}
                 busy[metric] = np.logical_or.reduce(
                     [t.used for t in tokens[metric].values()] + [np.zeros(len(rows), bool)])
-            params = {}
-            for name in self._names:
-                values = [model.bound(i, keep=False).params.get(name) for i in rows]
-                if all(v is not None for v in values):
-                    params[name] = np.array(values, dtype=float)
-            sets: dict[tuple, int] = {}
-            variants: list[int] = []            # the first row of each set, in one pass
-            for i in rows:
-                if sets.setdefault(model._app_part(i), len(variants)) == len(variants):
-                    variants.append(i)
-            variant_of = np.array([sets[model._app_part(i)] for i in rows], dtype=np.intp)
+            params = {name: np.array(v, dtype=float) for name, v in values.items()
+                      if all(x is not None for x in v)}
+            # the first row of each set of values, and each row's set
+            variants, variant_of, k = [], np.empty(len(rows), dtype=np.intp), 0
+            for v, at in enumerate(by_app.values()):
+                variants.append(rows[k])
+                variant_of[k:k + len(at)] = v
+                k += len(at)
             groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
                                  busy, params, variants, variant_of))
         if self.rebinds and any(t.source is None or np.any(t.source < 0)
@@ -407,7 +420,7 @@ class RowBatch:
         """The first rows against the reference evaluator (:meth:`check_against`)."""
         take = np.arange(min(CHECKED_ROWS, self.n))
         ours = self.subset(take, check=False).values(self.model.bound_arch)
-        self.check_against(ours, self.model._reference_value)
+        self.check_against(ours, self.model.reference_value)
 
     def check_against(self, ours: np.ndarray, reference: Callable[[int], float]) -> None:
         """The first rows' values ``ours`` against ``reference(row index)``: a
@@ -478,7 +491,7 @@ class RowBatch:
                 g, key = self._rebound(k, g, problem_of)
             with np.errstate(all="ignore"):     # an overflow is an infinite value, checked
                 out[g.at] = self._metric_values(
-                    key, g, arch, self.metric, None if self._system else self.model._requested)
+                    key, g, arch, self.metric, None if self._system else self.model.requested)
         return out
 
     def _rebound(self, k: int, g: _Group, problem_of) -> tuple[_Group, tuple]:
@@ -503,21 +516,12 @@ class RowBatch:
         return new, key
 
     def _metric_values(self, k, g: _Group, arch, metric: str, aggregate):
-        systems = system_metrics(arch)
-        if metric not in systems:
+        if metric not in system_metrics(arch):
             return self._plain(k, g, arch, metric, aggregate)
-        system = systems[metric]
-        env: dict[str, Any] = {}
-        for name, agg in system.terms:
-            env[f"{name}[{agg}]"] = self._plain(k, g, arch, name, agg)
-        for name in system.references:
-            if name in systems:
-                env[name] = self._metric_values(k, g, arch, name, None)
-            elif name in arch.params:
-                env[name] = arch.params[name]
-            elif name in g.params:
-                env[name] = g.params[name]
-        return np.broadcast_to(system_value(system.expr, env), (len(g.at),))
+
+        def term(name: str, agg: str | None) -> np.ndarray:
+            return self._metric_values(k, g, arch, name, agg)
+        return compose_system(arch, metric, term, {**g.params, **arch.params}, len(g.at))[0]
 
     def _plain(self, k, g: _Group, arch, metric: str, aggregate) -> np.ndarray:
         agg = aggregator(aggregate or arch.aggregate)
@@ -552,7 +556,7 @@ class RowBatch:
                 v = self._element(k, key, arch.elements[cn], metric, tokens, n)
                 if v is not None:
                     shares[arch.pes.index(pe), arch.cns.index(cn)] = np.where(tokens.used, v, 0)
-        if np.any(g.busy[metric] & ~modelled):
+        if np.any(unvalued(g.busy[metric], modelled)):
             raise Unsupported("a row's tokens are all on unmodelled elements")
         pe = np.array([values[p] for p in arch.pes]).reshape(len(arch.pes), n)
         cn = np.array([values[c] for c in arch.cns]).reshape(len(arch.cns), n)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Mapping as MappingT
 
 from moa import Architecture
+from moa.architecture import term_name
 from moc import SDFGraph
 from mapping.semantics.aggregation import aggregator
 from mapping.evaluation.reference import Evaluation, evaluate
@@ -114,7 +115,7 @@ def plot_mapping_load(app: SDFGraph, arch: Architecture, mapping: Mapping, path,
         unit = arch.unit(term.metric)
         draw_mapping_load(ax, term, logy, unit, on)
         if system is not None:
-            ax.set_title(f"{term.metric}[{term.aggregate}] = {term.value:.4g}"
+            ax.set_title(f"{term_name(term.metric, term.aggregate)} = {term.value:.4g}"
                          + (f" {unit}" if unit else ""), fontsize=style.FONT)
     what = f"{ev.metric} = {system.expr}" if system is not None else ev.metric
     unit = arch.unit(ev.metric)

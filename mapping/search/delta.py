@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mapping.semantics.aggregation import contributions
+from mapping.semantics.traffic import charged_paid
 from mapping.search.common import Tracker
 
 #: largest ``channels × P² × CNs`` table of per-pair CN loads kept (float64 entries);
@@ -135,7 +136,8 @@ class Delta:
         self.comm, self.route = tables.comm, tables.route
         self.unroutable = tables.unroutable.astype(np.int64)
         charged = tables.charged
-        self.paid = self.lambda_ * charged if charged is not None and charged.any() else None
+        self.paid = charged_paid(self.lambda_, charged) \
+            if charged is not None and charged.any() else None
         self.cn_pair = None          # row c·P² + pair: channel c's CN loads on that pair
         if C and Ch * P * P * C <= MAX_PAIR_TABLE:
             self.cn_pair = (self.comm[:, None, :] * self.route[None, :, :]).reshape(-1, C)

@@ -49,6 +49,7 @@ from scipy.sparse import coo_matrix
 
 from mapping.search.common import SearchError
 from mapping.search.relaxation import relax
+from mapping.semantics.traffic import CHARGED_ENDS, channel_cost, charged_paid
 
 STATUS = {0: "optimal", 1: "time or iteration limit", 2: "infeasible", 3: "unbounded",
           4: "solver error"}
@@ -202,7 +203,7 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
     loop_pe = np.zeros((A, P))                       # (a, s): charged to PE s, both ends
     for c in loops:
         loop_cn[src[c]] += comm[c][None, :] * route[diag]
-        loop_pe[src[c]] += 2 * lam * charged[c, diag]
+        loop_pe[src[c]] += CHARGED_ENDS * charged_paid(lam, charged[c, diag])
         if unroutable[diag].any():
             proc[src[c], unroutable[diag]] = np.inf
     nx_ = A * P
@@ -251,7 +252,7 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
     if not is_max:
         cost[:nx_] = proc_s.ravel() + (lam * loop_cn.sum(axis=2).ravel()
                                        + loop_pe.ravel()) / scale
-        pair_cost = lam * (comm[pairs] @ route.T + 2 * charged[pairs]) / scale   # (Ch', P²)
+        pair_cost = channel_cost(lam, comm[pairs] @ route.T, charged[pairs]) / scale
         cost[nx_:nx_ + ny] = pair_cost.ravel()
     else:
         z = nvar - 1
@@ -260,7 +261,7 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
         ends = np.arange(P * P)
         for p in range(P):
             at_p = (ends // P == p).astype(float) + (ends % P == p)      # 0, 1 or 2 ends
-            coef_y = lam * charged[pairs] * at_p[None, :] / scale         # (Ch', P²)
+            coef_y = charged_paid(lam, charged[pairs]) * at_p[None, :] / scale
             nz = np.flatnonzero(coef_y.ravel())
             M.add(np.concatenate([np.arange(A) * P + p, nx_ + nz, [z]]),
                   np.concatenate([proc_s[:, p] + loop_pe[:, p] / scale,

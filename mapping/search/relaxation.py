@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from mapping.evaluation.batch import CostTables
+from mapping.evaluation.cost_tables import CostTables
 from mapping.search.delta import Delta
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from dsl.expression import CONSTANTS
 
 from moa import Element
+from moa.architecture import term_name
 from moa.cost_models.base import sum_features
 from moa.cost_models.roofline import token_ops
 from mapping.errors import MappingError
@@ -284,11 +285,11 @@ def _check_system(arch, metric: str, path: list[str]) -> None:
                            "elements model", m.origin)
     for name, agg in m.terms:
         if name in sm:
-            raise MappingError(f"{where}'{name}[{agg}]': '{name}' is a system metric; an "
+            raise MappingError(f"{where}'{term_name(name, agg)}': '{name}' is a system metric; an "
                                f"aggregation does not apply to it (write '{name}')", m.origin)
         _check_element_metric(arch, name, where, m.origin)
         if agg not in AGGREGATIONS:
-            raise MappingError(f"{where}unknown aggregation '{agg}' in '{name}[{agg}]' "
+            raise MappingError(f"{where}unknown aggregation '{agg}' in '{term_name(name, agg)}' "
                                f"(known: {', '.join(AGGREGATIONS)})", m.origin)
     for name in m.references:
         if name in sm:
@@ -337,6 +338,57 @@ def system_value(expr, env: Mapping[str, object]) -> np.ndarray:
                 raise MappingError(f"'{expr}': cannot evaluate {kind.__name__} on arrays",
                                    getattr(node, "origin", None))
     return np.asarray(stack[0], dtype=float)
+
+
+def term_order(system) -> list[tuple[str, str]]:
+    """The terms ``(metric, aggregation)`` of a system metric in the order its
+    expression prints them."""
+    text = str(system.expr)
+    return sorted(system.terms, key=lambda t: text.find(term_name(*t)))
+
+
+def system_parts(arch, metric: str) -> list[tuple[str, str | None]]:
+    """What system metric ``metric``'s expression reads besides parameters: its terms
+    ``(M, AGG)`` in print order, then the system metrics it uses ``(NAME, None)``."""
+    system = system_metrics(arch)[metric]
+    systems = system_metrics(arch)
+    return term_order(system) + [(name, None) for name in system.references
+                                 if name in systems]
+
+
+def compose_system(arch, metric: str, term, params: Mapping[str, object] | None = None,
+                   n: int = 1) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The values ``(n,)`` of system metric ``metric`` and its terms: the
+    expression of the values of its terms ``M[AGG]`` (``term(M, AGG)``, each ``(n,)``
+    or a number), of the system metrics it uses (``term(NAME, None)``) and of the
+    parameters ``params`` (a term shadows a parameter of its name).  Every engine
+    composes a system metric here: the reference evaluator, the search's batch
+    evaluator and the row batch."""
+    return compose(system_metrics(arch)[metric].expr, system_parts(arch, metric), term,
+                   params, n)
+
+
+def compose(expr, parts: Sequence[tuple[str, str | None]], term,
+            params: Mapping[str, object] | None = None, n: int = 1
+            ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """:func:`compose_system` of a system metric's expression ``expr`` and its
+    :func:`system_parts` ``parts``."""
+    terms = {name if agg is None else term_name(name, agg): term(name, agg)
+             for name, agg in parts}
+    value = system_value(expr, {**(params or {}), **terms})
+    return np.broadcast_to(value, (n,)).astype(float), terms
+
+
+def unvalued(busy, modelled):
+    """Whether an alternative has no value of a metric: it handles tokens
+    (``busy``) and none of the elements that handle them has a model for the metric
+    (``modelled``: some element with tokens has one) -- its sum would be a meaningless
+    0.  Booleans or arrays of alternatives; the reference evaluator raises for such an
+    alternative, the search's batch evaluator gives it ``inf`` (never the best), and the
+    row batch leaves it to the reference evaluator, which names the row."""
+    if isinstance(busy, bool) and isinstance(modelled, bool):    # one alternative
+        return busy and not modelled
+    return np.logical_and(busy, np.logical_not(modelled))
 
 
 def work(activity, graph=None) -> float:

@@ -118,3 +118,23 @@ def split_charged(tokens) -> tuple[list, dict[str, list]]:
     for t in tokens:
         (charged.setdefault(t.cn, []) if type(t) is ChargedToken else own).append(t)
     return own, charged
+
+
+#: the PEs that pay for a channel's charged copies: its producer and its consumer
+CHARGED_ENDS = 2
+
+
+def charged_paid(lambda_: float, cn_value):
+    """What one end PE pays for the copies a CN charges to it (``charge = ends|both``),
+    whose value by the CN's own rule is ``cn_value``: ``lambda · cn_value``,
+    communication scaled by ``lambda`` as on the CN itself.  Numbers or arrays alike:
+    every engine (the reference evaluator, the row batch, the search's tables, the
+    delta and exact searches) pays a charged copy here."""
+    return lambda_ * cn_value
+
+
+def channel_cost(lambda_: float, route_cost, charged):
+    """A channel's whole contribution to a sum between two PEs: ``lambda`` times its
+    route's CN cost ``route_cost`` and its charged copies ``charged`` at both ends
+    (:data:`CHARGED_ENDS`, :func:`charged_paid`)."""
+    return lambda_ * (route_cost + CHARGED_ENDS * charged)

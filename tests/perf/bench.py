@@ -17,7 +17,12 @@
 - ``repetition_10k_s``: repetition vector and activity of a 10,000-actor graph;
 - ``parse_10k_s``: parsing a 10,000-actor ``.sdf`` text;
 - ``--scaling``: only ``sum`` and ``max`` by actors (20, 100, 1,000) and PEs (8, 16, 64),
-  evaluations per second and the ratio to the plain-Python loop.
+  evaluations per second and the ratio to the plain-Python loop;
+- ``--base COMMIT``: the same measurements of this tree and of the code of ``COMMIT``
+  (``git archive``, run in a child with that code first on the path) in one run, and
+  ``speedup``: per measurement, this tree's speed over the other's (rates new/old,
+  times old/new; above 1: faster now), each code's best of ``--repeat`` alternated
+  runs.
 
 One core: BLAS/OpenMP threads are limited to one before numpy is imported.
 """
@@ -32,11 +37,16 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from mapping.evaluation.batch import BatchEvaluator, evaluate_value  # noqa: E402
 from moa import Architecture, CostSpec  # noqa: E402
-from mapping.evaluation.reference import evaluate  # noqa: E402
 from dsl.mappings import Mapping  # noqa: E402
-from mapping.semantics.problem import bind_problem  # noqa: E402
+try:
+    from mapping.evaluation.batch import BatchEvaluator, evaluate_value  # noqa: E402
+    from mapping.evaluation.reference import evaluate  # noqa: E402
+    from mapping.semantics.problem import bind_problem  # noqa: E402
+except ImportError:               # a commit before the layout by topic (``--base``)
+    from mapping.batch import BatchEvaluator, evaluate_value  # noqa: E402
+    from mapping.evaluation import evaluate  # noqa: E402
+    from mapping.problem import bind_problem  # noqa: E402
 from moc import SDFGraph, activity, repetition_vector  # noqa: E402
 from search_problems import bench_arch, random_app  # noqa: E402
 
@@ -228,7 +238,13 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="smaller sizes (under 30 s)")
     ap.add_argument("--scaling", action="store_true",
                     help="only the table by actors (20, 100, 1000) and PEs (8, 16, 64)")
+    ap.add_argument("--base", help="compare with the code of this commit (e.g. 9fa9fb0)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="with --base: runs of each code, alternated; the best counts")
     args = ap.parse_args(argv)
+    if args.base:
+        compare(args)
+        return
     if args.scaling:
         print(json.dumps({"load": [round(x, 2) for x in os.getloadavg()],
                           "scaling": bench_scaling(200_000, 2)}))
@@ -256,6 +272,51 @@ def main(argv=None):
         text = big_sdf_text(10_000)
         out["parse_10k_s"] = round(best_time(lambda: parse_sdf(text, "big.sdf"), 1), 3)
     print(json.dumps(out))
+
+
+def _numbers(doc, prefix=""):
+    """``{dotted key: number}`` of a nested result."""
+    out = {}
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            out.update(_numbers(v, f"{prefix}{k}."))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and k != "ratio":
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def compare(args) -> None:
+    """This tree against ``args.base`` in one run (see the module doc)."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+    from previous import extract
+    flags = ["--quick"] if args.quick else []
+    load = os.getloadavg()[0]
+    best: dict[str, dict] = {"old": {}, "new": {}}
+    docs: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = extract(args.base, Path(tmp))
+        for _ in range(args.repeat):         # alternated: both see the same load
+            for name, code in (("old", base), ("new", one_core.ROOT)):
+                proc = subprocess.run([sys.executable, __file__, *flags],
+                                      env=dict(os.environ, MAPEVAL_CODE=str(code)),
+                                      capture_output=True, text=True, check=True)
+                docs[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+                for key, v in _numbers(docs[name]).items():
+                    timed = key.endswith(("_s", "_us"))
+                    was = best[name].get(key)
+                    best[name][key] = v if was is None else (min(was, v) if timed
+                                                             else max(was, v))
+    old, new = best["old"], best["new"]
+    speedup = {}
+    for key, v in new.items():
+        if key in old and old[key] and v:
+            timed = key.endswith(("_s", "_us"))
+            speedup[key] = round(old[key] / v if timed else v / old[key], 3)
+    print(json.dumps({"base": args.base, "load": [load, os.getloadavg()[0]],
+                      "repeat": args.repeat, "speedup": speedup, "old": old, "new": new}))
 
 
 if __name__ == "__main__":

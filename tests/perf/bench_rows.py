@@ -12,7 +12,7 @@ noise), each in a fresh process (CPU seconds and peak memory from ``resource``):
 - ``fit4_nonlinear``: the same with ``--residuals relative`` (bounded non-linear least
   squares, 8 random starts).
 
-Against the code of ``--base`` (default d8d4169, ``git archive`` into a temporary
+Against the code of ``--base`` (default 9fa9fb0, main before issue 39; ``git archive`` into a temporary
 directory) on ``--base-rows`` (default 20,000) rows, where it still finishes: the same
 ``fidelity`` run, and the ratio of the two per row.
 """
@@ -32,12 +32,15 @@ from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from previous import BASE, cli_module  # noqa: E402
+
 FREE = ["l0.energy.alpha", "b0.energy.alpha", "l1.energy.alpha", "b1.energy.alpha"]
 
 
 def run(code: Path, files: dict, extra: list[str]) -> dict:
     """One ``mapeval fidelity`` in a fresh process: CPU s, wall s, peak RSS (MB)."""
-    argv = [sys.executable, "-m", "mapping.cli.main", "fidelity", str(files["moa"]),
+    argv = [sys.executable, "-m", cli_module(code), "fidelity", str(files["moa"]),
             str(files["csv"]), "--measured", "energy_J", "--metric", "energy",
             "--quanta-column", "quanta_{element}", "--tokens-column", "tokens_{element}",
             "--json", *extra]
@@ -60,7 +63,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--rows", type=int, default=200_000)
     p.add_argument("--base-rows", type=int, default=20_000)
-    p.add_argument("--base", default="d8d4169")
+    p.add_argument("--base", default=BASE)
     args = p.parse_args()
     sys.path.insert(0, str(HERE))
     import fit_study

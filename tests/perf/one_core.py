@@ -10,4 +10,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
     os.environ[_var] = "1"
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+#: the code under test: this tree's, or an earlier commit's extracted by ``previous.py``
+#: (``MAPEVAL_CODE``), with this tree's ``tests/`` helpers
+CODE = Path(os.environ.get("MAPEVAL_CODE") or ROOT)
+sys.path[:0] = [str(CODE), str(ROOT / "tests")]
