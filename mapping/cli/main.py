@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import signal
 import sys
+import time
 import threading
 
 from mapping.output import announce_writes
@@ -202,7 +203,13 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
 
 
+#: when the running command began (``time.time()``): time limits count from here
+STARTED: float | None = None
+
+
 def _main(argv: list[str] | None) -> int:
+    global STARTED
+    STARTED = time.time()
     argv = sys.argv[1:] if argv is None else list(argv)
     # after "--" the words belong to the profiled program (mapeval profile -- PROG ARGS)
     cut = argv.index("--") if "--" in argv else len(argv)

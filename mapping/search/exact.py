@@ -66,7 +66,9 @@ class ExactResult:
     ``bound`` is the proven lower bound on the optimum (``bound ≤ value``) and ``gap``
     ``(value − bound) / value`` (0 when proven optimal); ``incumbent`` the value of the
     starting mapping, if one was given; ``relaxation_bound`` the bound proven on the
-    cluster relaxation (:mod:`mapping.search.relaxation`), if one applied."""
+    cluster relaxation (:mod:`mapping.search.relaxation`), if one applied; ``engine``
+    the engine that ran (``milp``, ``cpsat``, ``both``), ``trace`` its improvements
+    (``{seconds, value, bound, gap}``) and, for ``both``, ``parts`` each engine's."""
 
     value: float
     row: np.ndarray | None
@@ -79,6 +81,9 @@ class ExactResult:
     gap: float | None = None
     incumbent: float | None = None
     relaxation_bound: float | None = None
+    engine: str = "milp"
+    trace: tuple = ()
+    parts: dict | None = None
 
 
 class _Rows:

@@ -37,6 +37,20 @@ STRATEGIES.add("portfolio", "mapping.search.portfolio:run",
                "islands (up to 4) as the budget affords 100 descents each; genetic where an "
                "island cannot afford two")
 
+#: the engines of ``exact`` (``--engine``): ``solve(setup, time_limit)`` each, or the rule
+#: that names one (``auto``)
+ENGINES: Registry = Registry("engine", MappingError)
+ENGINES.add("auto", "mapping.search.engine:choose_engine",
+            "sum: milp; max: cpsat then milp when OR-Tools is installed (both gaps "
+            "reported), else milp")
+ENGINES.add("milp", "mapping.search.exact:solve",
+            "mixed-integer program (HiGHS, with scipy): strong bounds")
+ENGINES.add("cpsat", "mapping.search.cpsat:solve",
+            "constraint programming (OR-Tools CP-SAT, the 'cpsat' extra), max only: "
+            "good mappings early")
+ENGINES.add("both", "mapping.search.engine:solve_both",
+            "cpsat for half the time, then milp from its best mapping")
+
 #: strategies that are not heuristics (every other one spends a seeded budget)
 NOT_HEURISTICS = ("auto", "exhaustive", "exact")
 

@@ -31,6 +31,9 @@ def add_search_options(p) -> None:
                    "mapping found, optimal: false, with the proven bound and the gap; on "
                    "--scheduler/--workers, stop the shards after this long and return the "
                    "best mapping they found so far (exit 0, with what was lost)")
+    from mapping.search.strategies import ENGINES
+    p.add_argument("--engine", choices=ENGINES.names(), default="auto",
+                   help="the solver of --strategy exact (default auto). " + ENGINES.describe())
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the search shards on this Dask scheduler (tcp://host:8786); "
                    "needs the 'distributed' extra. A bad, unreachable or silent address is "
@@ -91,12 +94,14 @@ def run_search(args, command: str = "search"):
                                 timeout=args.connect_timeout, retries=args.retries,
                                 time_limit=args.time_limit)
     from mapping.progress import shown
+    from mapping.cli.main import STARTED
     progress = shown(args.progress, getattr(args, "json", False))
     try:
         result = search(problem, metric=args.metric, aggregate=args.aggregate,
                         strategy=args.strategy, budget=args.budget, seed=args.seed,
                         objectives=objectives, pins=pins, progress=progress,
-                        executor=executor, time_limit=args.time_limit)
+                        executor=executor, time_limit=args.time_limit,
+                        engine=getattr(args, "engine", "auto"), began=STARTED)
         return distributed_outcome(result, executor)
     finally:
         if executor is not None:
