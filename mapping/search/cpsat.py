@@ -38,6 +38,7 @@ import time
 
 import numpy as np
 
+from mapping.search.bounds import element_tables, pair_bound
 from mapping.search.common import SearchError
 
 #: one integer unit of cost, relative to the reference load (the starting value)
@@ -79,43 +80,6 @@ def canonical_row(row, classes) -> np.ndarray:
     return row
 
 
-def element_tables(ev):
-    """The loads of the compiled objective ``ev`` as tables: ``own (A, P)`` the load
-    an actor puts on its PE (``inf``: impossible), ``own_cn (A, P, C)`` on the CNs
-    (channels from an actor to itself), and ``pairs``: for each pair of actors
-    ``(a, b)`` joined by channels, ``W (P, P, P + C)``: their cost on each element
-    (PEs first, then CNs, after ``λ``) for the PEs ``(s, d)`` of ``a`` and ``b``
-    (``inf`` where no route joins ``s`` to ``d``)."""
-    t = ev.tables
-    A, P = t.proc.shape
-    C = t.comm.shape[1]
-    lam = t.lambda_
-    charged = t.charged if t.charged is not None else np.zeros((len(t.src), P * P))
-    route = t.route.reshape(P, P, C)
-    blocked = t.unroutable.reshape(P, P)
-    own = t.proc.astype(float).copy()
-    own_cn = np.zeros((A, P, C))
-    diag = np.arange(P)
-    ends = (np.arange(P)[:, None, None] == np.arange(P)[None, :, None]).astype(float) \
-        + (np.arange(P)[None, :, None] == np.arange(P)[None, None, :])        # (s, d, p)
-    pairs: dict[tuple[int, int], np.ndarray] = {}
-    for c in range(len(t.src)):
-        a, b = int(t.src[c]), int(t.dst[c])
-        pe = lam * charged[c].reshape(P, P)[:, :, None] * ends                # (s, d, p)
-        cn = lam * t.comm[c][None, None, :] * route                           # (s, d, k)
-        if a == b:
-            own[a] += pe[diag, diag, diag]
-            own_cn[a] += cn[diag, diag]
-            own[a, blocked[diag, diag]] = np.inf
-            continue
-        W = np.concatenate([pe, cn], axis=2)
-        W[blocked] = np.inf
-        if a > b:
-            a, b, W = b, a, W.transpose(1, 0, 2)
-        pairs[(a, b)] = pairs[(a, b)] + W if (a, b) in pairs else W
-    return own, own_cn, pairs
-
-
 def solve(setup, time_limit: float | None = None, incumbent=None, floor: float | None = None,
           workers: int = WORKERS, deadline: float | None = None):
     """The optimal mapping of ``setup``'s single ``max`` objective by CP-SAT (or, at
@@ -141,6 +105,8 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     A, P = allowed.shape
     own, own_cn, pairs = element_tables(ev)
     C = own_cn.shape[2]
+    pair = pair_bound(own, own_cn, pairs, allowed)
+    floor = max(floor or 0.0, pair) or None
     cutoff = None
     if incumbent is not None:
         incumbent = np.asarray(incumbent, dtype=np.intp)
@@ -181,7 +147,10 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     hints: list[tuple[object, int]] = []
     for (a, b), W in pairs.items():
         if deadline is not None and time.time() > deadline:
-            raise SearchError("the time limit ran out while building the CP-SAT model")
+            if incumbent is None:
+                raise SearchError("the time limit ran out while building the CP-SAT model")
+            return _unsolved(incumbent, cutoff, (own, own_cn, pairs, allowed), floor,
+                             time_limit, began)
         xa, xb = x[a], x[b]
         for s in range(P):
             for d in range(P):
@@ -251,7 +220,21 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
                    f"{gap:.2%} to the proven bound {bound:.6g})")
     steps = trace.steps + [(time.time(), value, bound)]
     return ExactResult(value, row, optimal, name.lower(), value, limited, message, bound,
-                       gap, cutoff, floor, engine="cpsat", trace=_gaps(steps))
+                       gap, cutoff, None, engine="cpsat", trace=_gaps(steps), pair_bound=pair)
+
+
+def _unsolved(incumbent, value, tables, floor, time_limit, began):
+    """The starting mapping, when the time ran out before the solver started."""
+    from mapping.search.exact import ExactResult
+    bound = min(max(pair_bound(*tables), floor or 0.0), value)
+    gap = (value - bound) / value if value else 0.0
+    message = (f"the time limit of {time_limit or 0:g} s ran out while building the "
+               f"CP-SAT model; the mapping is the starting one (gap {gap:.2%} to the "
+               f"bound {bound:.6g})")
+    return ExactResult(value, incumbent.copy(), gap == 0.0, "model not solved", value, True,
+                       message, bound, gap, value, None, engine="cpsat",
+                       trace=_gaps([(time.time(), value, bound)]),
+                       pair_bound=pair_bound(*tables))
 
 
 def _gaps(steps) -> tuple:

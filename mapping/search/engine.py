@@ -171,7 +171,7 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     return exact.ExactResult(best.value, best.row, optimal, second.status, best.value,
                              limited, message, bound, gap, first.incumbent,
                              second.relaxation_bound, engine="both", trace=tuple(steps),
-                             parts=parts)
+                             parts=parts, pair_bound=first.pair_bound)
 
 
 def _summary(res, began) -> dict:
@@ -235,7 +235,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
                            optimal=res.optimal)
     extra.update(engine=engine, solver=res.status, bound=getattr(res, "bound", None),
                  gap=getattr(res, "gap", None), time_limit_hit=bool(res.limited),
-                 relaxation_bound=getattr(res, "relaxation_bound", None))
+                 relaxation_bound=getattr(res, "relaxation_bound", None),
+                 pair_bound=getattr(res, "pair_bound", None))
     if requested != engine:
         extra["engine_chosen_by"] = requested
     extra["bound_source"] = _bound_source(res)
@@ -265,6 +266,9 @@ def _bound_source(res) -> str | None:
     relaxed = getattr(res, "relaxation_bound", None)
     if relaxed is not None and res.bound <= relaxed:
         return "cluster relaxation"
+    pair = getattr(res, "pair_bound", None)
+    if pair is not None and res.bound <= pair:
+        return "pair bound"
     parts = getattr(res, "parts", None) or {}
     for name, part in parts.items():
         if part.get("bound") is not None and part["bound"] >= res.bound:

@@ -139,7 +139,14 @@ def proof_line(result) -> str:
     limit = "time limit hit" if extra.get("time_limit_hit") else "within the time limit"
     start = extra.get("start")
     warm = f"; started from {start['strategy']} at {start['value']:.6g}" if start else ""
-    return f"{proof} ({limit}){warm}"
+    engine = extra.get("engine")
+    source = extra.get("bound_source")
+    how = "" if engine is None else f"; engine {engine}" + (
+        f", bound from {source}" if source else "")
+    parts = extra.get("engines") or {}
+    each = "".join(f"; {name} gap {p['gap']:.3%}" for name, p in parts.items()
+                   if p.get("gap") is not None)
+    return f"{proof} ({limit}){warm}{how}{each}"
 
 
 def cluster_line(result) -> str:
