@@ -130,3 +130,35 @@ def test_without_ortools_exact_is_the_milp(no_ortools, capsys):
 def test_unknown_engine_is_refused():
     with pytest.raises(SearchError, match="unknown engine 'gurobi'"):
         search(stored("a10_p4_s0"), "time", "max", strategy="exact", engine="gurobi")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(2, 7), P=st.integers(2, 5), seed=st.integers(0, 60),
+       charged=st.booleans())
+def test_pair_bound_never_exceeds_the_optimum(n, P, seed, charged):
+    """The pair bound (each actor pair joined by channels, alone) ≤ the optimum that
+    exhaustive enumeration finds, with and without charged communication."""
+    from mapping.search.bounds import communication_bound
+    if charged:
+        problem = bind_problem(random_app(n, n + 2, seed=seed),
+                               charged_arch("ends", lambda_=2.0, aggregate="max"))
+    else:
+        problem = bind_problem(*instance(n, P, seed))
+    best = search(problem, "time", "max", strategy="exhaustive").value
+    setup = prepare(problem, "time", "max")
+    bound = communication_bound(setup.objectives.evaluators[0], setup.space.allowed)
+    assert 0 < bound <= best * (1 + 1e-12)
+
+
+def test_pair_bound_by_hand():
+    """Two actors, two PEs, one channel: together on one PE they load it with both
+    costs; apart the bus carries the channel.  The bound is the cheaper of the two."""
+    from mapping.search.bounds import pair_bound
+    own = np.array([[3.0, 3.0], [4.0, 4.0]])
+    own_cn = np.zeros((2, 2, 1))
+    W = np.zeros((2, 2, 3))
+    W[0, 1, 2] = W[1, 0, 2] = 5.0             # apart: 5 on the bus
+    assert pair_bound(own, own_cn, {(0, 1): W}, np.ones((2, 2), bool)) == 5.0   # max(3, 4, 5)
+    W[0, 1, 2] = W[1, 0, 2] = 9.0
+    assert pair_bound(own, own_cn, {(0, 1): W}, np.ones((2, 2), bool)) == 7.0   # 3 + 4
+    assert pair_bound(own, own_cn, {}, np.ones((2, 2), bool)) == 4.0            # own only

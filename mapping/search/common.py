@@ -317,7 +317,8 @@ class Tracker:
     best_row: np.ndarray | None = None
     best_F: np.ndarray | None = None
     archive: Archive | None = None
-    #: wall clock (``time.time()``) after which no evaluation is left (a time limit)
+    #: wall clock (``time.time()``) after which no evaluation is left, once one mapping
+    #: has been valued (a time limit)
     deadline: float | None = None
 
     def __post_init__(self):
@@ -326,7 +327,8 @@ class Tracker:
 
     @property
     def remaining(self) -> int:
-        if self.deadline is not None and time.time() >= self.deadline:
+        if self.deadline is not None and self.best_row is not None \
+                and time.time() >= self.deadline:
             return 0
         return (self.budget - self.evaluations) if self.budget is not None else 1 << 62
 
