@@ -21,9 +21,10 @@ STRATEGIES.add("auto", "mapping.search.engine:choose_strategy",
 STRATEGIES.add("exhaustive", "mapping.search.exhaustive:run",
                "every mapping up to interchangeable PEs (optimal)")
 STRATEGIES.add("exact", "mapping.search.exact:solve",
-               "mixed-integer program (HiGHS) for sum/max of per-token costs: optimal, or "
-               "at --time-limit the best mapping with its proven bound and gap; max starts "
-               "from a portfolio run of --budget evaluations (default 200,000)")
+               "mixed-integer program (HiGHS) or CP-SAT (--engine) for sum/max of "
+               "per-token costs: optimal, or at --time-limit the best mapping with its "
+               "proven bound and gap; max starts from a portfolio run of --budget "
+               "evaluations (default 200,000)")
 STRATEGIES.add("greedy", "mapping.search.greedy:run", "steepest descent with restarts")
 STRATEGIES.add("multilevel", "mapping.search.multilevel:run",
                "greedy on coarsened graphs (channels' ends joined), coarsest first, then "
