@@ -36,6 +36,17 @@ def test_stored_optimum_by_cpsat(engine):
     assert res.value <= res.extra["start"]["value"]
 
 
+def small(n, P, seed, charged):
+    """A random instance small enough to enumerate, with communication charged to the
+    cores or not, and its optimum by exhaustive enumeration."""
+    if charged:                 # the 8-PE board: at most 8^5 mappings to enumerate
+        problem = bind_problem(random_app(min(n, 5), min(n, 5) + 2, seed=seed),
+                               charged_arch("ends", lambda_=2.0, aggregate="max"))
+    else:
+        problem = bind_problem(*instance(n, P, seed))
+    return problem, search(problem, "time", "max", strategy="exhaustive").value
+
+
 @needs_ortools
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(5, 7), P=st.integers(3, 5), seed=st.integers(0, 40),
@@ -44,12 +55,7 @@ def test_bound_never_exceeds_the_exhaustive_optimum(n, P, seed, charged):
     """On random instances (some with communication charged to the cores): CP-SAT's
     proven bound ≤ exhaustive's optimum ≤ its value, equal within the stated
     tolerance when it claims optimality; a 0.05 s limit keeps most runs unproven."""
-    if charged:                 # the 8-PE board: at most 8^5 mappings to enumerate
-        problem = bind_problem(random_app(min(n, 5), min(n, 5) + 2, seed=seed),
-                               charged_arch("ends", lambda_=2.0, aggregate="max"))
-    else:
-        problem = bind_problem(*instance(n, P, seed))
-    best = search(problem, "time", "max", strategy="exhaustive").value
+    problem, best = small(n, P, seed, charged)
     setup = prepare(problem, "time", "max")
     start = setup.space.random(np.random.default_rng(seed), 1)[0]
     for limit in (0.05, 30.0):
@@ -139,12 +145,7 @@ def test_pair_bound_never_exceeds_the_optimum(n, P, seed, charged):
     """The pair bound (each actor pair joined by channels, alone) ≤ the optimum that
     exhaustive enumeration finds, with and without charged communication."""
     from mapping.search.bounds import communication_bound
-    if charged:                 # the 8-PE board: at most 8^5 mappings to enumerate
-        problem = bind_problem(random_app(min(n, 5), min(n, 5) + 2, seed=seed),
-                               charged_arch("ends", lambda_=2.0, aggregate="max"))
-    else:
-        problem = bind_problem(*instance(n, P, seed))
-    best = search(problem, "time", "max", strategy="exhaustive").value
+    problem, best = small(n, P, seed, charged)
     setup = prepare(problem, "time", "max")
     bound = communication_bound(setup.objectives.evaluators[0], setup.space.allowed)
     assert 0 < bound <= best * (1 + 1e-12)
