@@ -83,8 +83,9 @@ def stopped_early(monkeypatch):
 def test_exact_stopped_early_reports_bound_and_gap(stopped_early):
     optimum = OPTIMA["a12_p4_s0"]
     assert optimum["optimal"] and optimum["exhaustive"] == pytest.approx(optimum["value"])
+    # the MILP engine (CP-SAT, which auto runs first where installed, proves this one)
     res = search(stored("a12_p4_s0"), "time", "max", strategy="exact", budget=200,
-                 time_limit=600)
+                 time_limit=600, engine="milp")
     assert res.extra["time_limit_hit"] is True and not res.optimal
     bound, gap = consistent(res)
     assert 0 < gap < 1
@@ -100,7 +101,7 @@ def test_exact_stopped_early_reports_bound_and_gap(stopped_early):
 def test_exact_cli_reports_the_bound(capsys, stopped_early):
     files = [str(DATA / "a12_p4_s0.sdf"), str(DATA / "a12_p4_s0.moa")]
     code, out, err = run_cli(capsys, "search", *files, "--strategy", "exact",
-                             "--time-limit", "600", "--budget", "200")
+                             "--engine", "milp", "--time-limit", "600", "--budget", "200")
     assert code == 0, err
     assert "proven lower bound" in out and "(time limit hit)" in out
     assert "started from portfolio" in out and "not proven optimal" in out

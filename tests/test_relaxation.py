@@ -147,7 +147,8 @@ def test_cli_names_the_relaxation_bound(capsys):
     from mapping.cli.main import main
     from test_exact_max import DATA
     code = main(["search", str(DATA / "a10_p4_s0.sdf"), str(DATA / "a10_p4_s0.moa"),
-                 "--strategy", "exact", "--budget", "200", "--time-limit", "60"])
+                 "--strategy", "exact", "--engine", "milp", "--budget", "200",
+                 "--time-limit", "60"])
     out, err = capsys.readouterr()
     assert code == 0, err
     found = re.search(r"proven lower bound (\S+) \(cluster relaxation (\S+)\), gap", out)

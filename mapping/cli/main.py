@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import signal
 import sys
+import time
 import threading
 
 from mapping.output import announce_writes
@@ -203,7 +204,29 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
 
 
+#: when the running command began (``time.time()``): time limits count from here
+STARTED: float | None = None
+
+
+def process_start() -> float:
+    """When this process started (``time.time()``; Linux's ``/proc``), so that a time
+    limit counts the interpreter's start and the imports too; elsewhere, now."""
+    import os
+    now = time.time()
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = float(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return min(now, now - (uptime - ticks / os.sysconf("SC_CLK_TCK")))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+
+
 def _main(argv: list[str] | None) -> int:
+    global STARTED
+    # a command line counts from the process's start, a call (tests) from the call
+    STARTED = process_start() if argv is None else time.time()
     argv = sys.argv[1:] if argv is None else list(argv)
     # after "--" the words belong to the profiled program (mapeval profile -- PROG ARGS)
     cut = argv.index("--") if "--" in argv else len(argv)

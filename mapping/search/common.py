@@ -3,6 +3,7 @@ evaluation budgets and progress reporting."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -316,6 +317,9 @@ class Tracker:
     best_row: np.ndarray | None = None
     best_F: np.ndarray | None = None
     archive: Archive | None = None
+    #: wall clock (``time.time()``) after which no evaluation is left, once one mapping
+    #: has been valued (a time limit)
+    deadline: float | None = None
 
     def __post_init__(self):
         if self.objectives.multi and self.archive is None:
@@ -323,6 +327,9 @@ class Tracker:
 
     @property
     def remaining(self) -> int:
+        if self.deadline is not None and self.best_row is not None \
+                and time.time() >= self.deadline:
+            return 0
         return (self.budget - self.evaluations) if self.budget is not None else 1 << 62
 
     def evaluate(self, X: np.ndarray) -> np.ndarray:
@@ -393,7 +400,7 @@ class Tracker:
 
     @property
     def exhausted(self) -> bool:
-        return self.budget is not None and self.evaluations >= self.budget
+        return self.remaining <= 0
 
 
 def _lex_less(a: np.ndarray, b: np.ndarray) -> bool:

@@ -72,7 +72,8 @@ def run_task(task: Task, progress: Callable[[int], None] | None = None,
         report(tracker)
 
     tracker = Tracker(task.objectives, task.scalarizer, task.budget,
-                      progress if report is None else told)
+                      progress if report is None else told,
+                      deadline=task.params.get("deadline"))
     return run(task, tracker, rng)
 
 
@@ -113,19 +114,101 @@ def run_tasks(tasks: list[Task], label: str, total: int | None, progress, execut
         bar.close()
 
 
-def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, executor
-              ) -> tuple[ShardResult, dict]:
+#: the share of ``exact``'s time limit its starting portfolio run may take (``max``)
+START_SHARE = 0.1
+#: the share of the rest that ``both`` gives CP-SAT before the MILP
+CPSAT_SHARE = 0.5
+#: seconds kept back from a time limit for what follows the solvers (the report)
+MARGIN = 0.5
+
+
+def choose_engine(setup: Setup) -> str:
+    """What ``--engine auto`` runs: ``milp`` for a separable aggregation (``sum``: HiGHS
+    proves 100 actors x 16 PEs in seconds); for ``max``, ``both`` when OR-Tools is
+    installed (CP-SAT finds good mappings early where the MILP's search stalls, the
+    MILP proves the stronger bounds: measured on ``tests/perf/bench_exact_max.py``),
+    else ``milp``."""
+    from mapping.search import cpsat
+    ev = setup.objectives.evaluators[0]
+    if ev.aggregation.bottleneck and cpsat.available():
+        return "both"
+    return "milp"
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(deadline - time.time(), 0.01)
+
+
+def solve_both(setup: Setup, time_limit: float | None = None):
+    """CP-SAT for :data:`CPSAT_SHARE` of ``time_limit``, then the MILP from its best
+    mapping (a cutoff) for the rest: the better mapping, the higher bound, and each
+    engine's own result in ``parts``."""
+    from mapping.search import cpsat, exact
+    began = time.time()
+    deadline = None if time_limit is None else began + time_limit
+    share = None if time_limit is None else time_limit * CPSAT_SHARE
+    first = cpsat.solve(setup, time_limit=share)
+    parts = {"cpsat": _summary(first, began)}
+    if first.optimal:
+        return replace(first, engine="both", parts=parts)
+    second = STRATEGIES.get("exact")(
+        replace(setup, info=dict(setup.info, incumbent=first.row)), time_limit=_left(deadline))
+    parts["milp"] = _summary(second, began)
+    best = min((first, second), key=lambda r: r.value)
+    bounds = [(r.bound, name) for r, name in ((first, "cpsat"), (second, "milp"))
+              if r.bound is not None]
+    bound = min(max(bounds)[0], best.value) if bounds else None
+    gap = None if bound is None else (best.value - bound) / best.value if best.value else 0.0
+    optimal = first.optimal or second.optimal or (gap is not None and gap <= cpsat.TOLERANCE)
+    steps = list(first.trace) + [{"seconds": time.time(),
+                                  "value": float(best.value), "bound": float(bound),
+                                  "gap": gap}] if bound is not None else list(first.trace)
+    limited = not optimal and (first.limited or second.limited)
+    message = "" if not limited else (
+        f"CP-SAT then the MILP stopped at the time limit of {time_limit or 0:g} s before "
+        f"proving optimality; the mapping is the best found so far (gap {gap:.2%} to the "
+        f"proven bound {bound:.6g})")
+    return exact.ExactResult(best.value, best.row, optimal, second.status, best.value,
+                             limited, message, bound, gap, first.incumbent,
+                             second.relaxation_bound, engine="both", trace=tuple(steps),
+                             parts=parts, pair_bound=first.pair_bound)
+
+
+def _summary(res, began) -> dict:
+    return {"value": float(res.value), "bound": res.bound, "gap": res.gap,
+            "optimal": bool(res.optimal), "seconds": round(time.time() - began, 3)}
+
+
+def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, executor,
+              engine: str = "auto", deadline: float | None = None) -> tuple[ShardResult, dict]:
     """``exact``: for a bottleneck aggregation, a portfolio run of the budget
-    (:data:`EXACT_START_BUDGET` without one) first gives the solver its starting mapping
-    (a cutoff); then the program.  The extras report the proven ``bound``, the ``gap``
-    ``(value − bound) / value``, whether the ``time_limit_hit`` and the
-    ``relaxation_bound`` of the cluster relaxation (None where none applied)."""
+    (:data:`EXACT_START_BUDGET` without one, and at most :data:`START_SHARE` of the time
+    limit) first gives the solver its starting mapping (a cutoff and a hint); then the
+    ``engine`` (:data:`~mapping.search.strategies.ENGINES`; ``auto``:
+    :func:`choose_engine`) until ``deadline`` (``time.time()``; default: ``time_limit``
+    from now, less :data:`MARGIN`).  The extras report the proven ``bound``, its
+    ``bound_source``, the ``gap`` ``(value − bound) / value``, the ``trace`` of
+    improvements, whether the ``time_limit_hit``, the ``relaxation_bound`` of the
+    cluster relaxation (None where none applied) and, when both engines ran, each
+    one's result (``engines``)."""
     from mapping.search import exact
+    from mapping.search.strategies import ENGINES
     if setup.objectives.multi:
         raise SearchError("strategy 'exact' optimizes one objective; use exhaustive or a "
                           "heuristic for --objectives")
     ev = setup.objectives.evaluators[0]
     exact.check(ev)
+    began = time.time()
+    if deadline is None and time_limit is not None:
+        deadline = began + time_limit
+    if deadline is not None:
+        deadline -= min(MARGIN, 0.05 * (time_limit or 0))
+    requested = engine
+    if engine == "auto":
+        engine = ENGINES.get("auto")(setup)
+    if engine in ("cpsat", "both"):
+        from mapping.search import cpsat
+        cpsat.require()
     evaluations, extra = 0, {}
     if ev.aggregation.bottleneck:
         budget = EXACT_START_BUDGET if setup.budget is None else int(setup.budget)
@@ -133,20 +216,44 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
         budget = min(budget, max(64, setup.space.size // 16))
         start = replace(setup, budget=budget)
         tasks = plan(start, AUTO_HEURISTIC, shards)
+        if time_limit is not None:
+            stop = time.time() + START_SHARE * max(deadline - time.time(), 0.0)
+            for t in tasks:
+                t.params = dict(t.params, deadline=stop)
         warm = combine(run_tasks(tasks, "exact: starting mapping", budget, progress,
                                  executor))
         evaluations += int(warm.evaluations)
         if warm.best_row is not None and math.isfinite(warm.best_value):
             setup.info["incumbent"] = warm.best_row
             extra["start"] = {"strategy": AUTO_HEURISTIC, "value": float(warm.best_value),
-                              "evaluations": int(warm.evaluations), "seed": setup.seed}
-    res = STRATEGIES.get("exact")(setup, time_limit=time_limit)
+                              "evaluations": int(warm.evaluations), "seed": setup.seed,
+                              "seconds": round(time.time() - began, 3)}
+    solve = STRATEGIES.get("exact") if engine == "milp" else ENGINES.get(engine)
+    res = solve(setup, time_limit=_left(deadline))
     evaluations += 1
     combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
                            optimal=res.optimal)
-    extra.update(solver=res.status, bound=getattr(res, "bound", None),
+    extra.update(engine=engine, solver=res.status, bound=getattr(res, "bound", None),
                  gap=getattr(res, "gap", None), time_limit_hit=bool(res.limited),
-                 relaxation_bound=getattr(res, "relaxation_bound", None))
+                 relaxation_bound=getattr(res, "relaxation_bound", None),
+                 pair_bound=getattr(res, "pair_bound", None))
+    if requested != engine:
+        extra["engine_chosen_by"] = requested
+    extra["bound_source"] = _bound_source(res)
+    origin = began if deadline is None or time_limit is None else deadline + min(
+        MARGIN, 0.05 * time_limit) - time_limit
+    trace = [dict(step, seconds=round(step["seconds"] - origin, 3))
+             for step in getattr(res, "trace", ()) or ()]
+    if "start" in extra:
+        extra["start"]["seconds"] = round(extra["start"]["seconds"] + began - origin, 3)
+        trace.insert(0, {"seconds": extra["start"]["seconds"],
+                         "value": extra["start"]["value"], "bound": None, "gap": None})
+    if not trace or trace[-1]["value"] != res.value or trace[-1]["bound"] != res.bound:
+        trace.append({"seconds": round(time.time() - origin, 3), "value": float(res.value),
+                      "bound": res.bound, "gap": res.gap})
+    extra["trace"] = trace
+    if getattr(res, "parts", None):
+        extra["engines"] = res.parts
     if res.limited:
         extra["stopped"] = res.message
     return combined, extra
@@ -161,6 +268,23 @@ def objective_aggregate(arch, metric: str, metrics: Sequence[str],
     if metric in systems and any(m not in systems for m in metrics):
         return None
     return aggregate
+
+
+def _bound_source(res) -> str | None:
+    """Which proof gave the reported bound."""
+    if getattr(res, "bound", None) is None:
+        return None
+    relaxed = getattr(res, "relaxation_bound", None)
+    if relaxed is not None and res.bound <= relaxed:
+        return "cluster relaxation"
+    pair = getattr(res, "pair_bound", None)
+    if pair is not None and res.bound <= pair:
+        return "pair bound"
+    parts = getattr(res, "parts", None) or {}
+    for name, part in parts.items():
+        if part.get("bound") is not None and part["bound"] >= res.bound:
+            return name
+    return getattr(res, "engine", "milp")
 
 
 def prepare(problem: Problem, metric: str = "time", aggregate: str | None = None,
@@ -210,7 +334,8 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
            objectives: Sequence[str] | None = None, pins: dict[str, str] | None = None,
            allowed: dict[str, Sequence[str]] | None = None, progress: bool | None = False,
            executor: Any = None, shards: int = DEFAULT_SHARDS,
-           time_limit: float | None = None) -> SearchResult:
+           time_limit: float | None = None, engine: str = "auto",
+           began: float | None = None) -> SearchResult:
     """Search mappings of ``problem`` minimizing ``metric`` (or the Pareto front of
     ``objectives``) aggregated by ``aggregate``.
 
@@ -227,6 +352,11 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
     a line on stderr (None: only when stderr is a terminal).
     """
     start = time.perf_counter()
+    from mapping.search.strategies import ENGINES
+    if engine not in ENGINES:
+        raise SearchError(f"unknown engine '{engine}' (known: {', '.join(ENGINES)})")
+    # the time limit counts from ``began`` (``time.time()``: the command's start)
+    deadline = None if time_limit is None else (began or time.time()) + time_limit
     if strategy not in STRATEGIES:
         raise SearchError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
     if budget is not None:
@@ -240,7 +370,8 @@ def search(problem: Problem, metric: str = "time", aggregate: str | None = None,
         strategy = choose_strategy(setup)
     tasks: list[Task] = []
     if strategy == "exact":
-        combined, extra = run_exact(setup, time_limit, shards, progress, executor)
+        combined, extra = run_exact(setup, time_limit, shards, progress, executor, engine,
+                                    deadline)
     else:
         tasks = plan(setup, strategy, shards)
         total = sum(t.budget for t in tasks) if strategy != "exhaustive" else \

@@ -41,12 +41,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
+from mapping.search.bounds import communication_bound
 from mapping.search.common import SearchError
 from mapping.search.relaxation import relax
 from mapping.semantics.traffic import CHARGED_ENDS, channel_cost, charged_paid
@@ -56,6 +57,11 @@ STATUS = {0: "optimal", 1: "time or iteration limit", 2: "infeasible", 3: "unbou
 #: the cutoff sits this far (relative) above the incumbent, so that the incumbent itself
 #: stays feasible through HiGHS's tolerances
 CUTOFF_SLACK = 1e-7
+#: the fewest seconds given to the LP relaxation, for a bound, when HiGHS stopped
+#: without a mapping
+LP_SECONDS = 0.1
+#: the share of a time limit kept for that LP
+LP_SHARE = 0.1
 #: the share of the time limit that the cluster relaxation may take (``max``)
 RELAXATION_SHARE = 0.25
 
@@ -67,7 +73,9 @@ class ExactResult:
     ``bound`` is the proven lower bound on the optimum (``bound ≤ value``) and ``gap``
     ``(value − bound) / value`` (0 when proven optimal); ``incumbent`` the value of the
     starting mapping, if one was given; ``relaxation_bound`` the bound proven on the
-    cluster relaxation (:mod:`mapping.search.relaxation`), if one applied."""
+    cluster relaxation (:mod:`mapping.search.relaxation`), if one applied; ``engine``
+    the engine that ran (``milp``, ``cpsat``, ``both``), ``trace`` its improvements
+    (``{seconds, value, bound, gap}``) and, for ``both``, ``parts`` each engine's."""
 
     value: float
     row: np.ndarray | None
@@ -80,6 +88,10 @@ class ExactResult:
     gap: float | None = None
     incumbent: float | None = None
     relaxation_bound: float | None = None
+    engine: str = "milp"
+    trace: tuple = ()
+    parts: dict | None = None
+    pair_bound: float | None = None
 
 
 class _Rows:
@@ -159,6 +171,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
         incumbent = setup.info.get("incumbent")
     allowed = setup.space.allowed
     floor = None
+    pair = communication_bound(ev, allowed) if ev.aggregation.bottleneck else None
     merged = relax(ev, allowed)
     if merged is not None:
         began = time.monotonic()
@@ -172,21 +185,24 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
         if time_limit is not None:
             time_limit = max(time_limit - (time.monotonic() - began),
                              time_limit * (1 - RELAXATION_SHARE) / 10)
-        if floor is not None and incumbent is not None:
-            value = _value(ev, incumbent)
-            if _meets(value, floor, gap):
-                # the starting mapping meets the bound: nothing is left to prove
-                return ExactResult(value, np.asarray(incumbent, dtype=np.intp).copy(), True,
-                                   "optimal", value, bound=min(floor, value), gap=0.0,
-                                   incumbent=value, relaxation_bound=floor)
-    return _program(ev, allowed, symmetry_classes(setup), time_limit, gap, incumbent,
-                    node_limit, floor)
+    relaxed, floor = floor, max(floor or 0.0, pair or 0.0) or None
+    if floor is not None and incumbent is not None:
+        value = mapping_value(ev, incumbent)
+        if _meets(value, floor, gap):
+            # the starting mapping meets the bound: nothing is left to prove
+            return ExactResult(value, np.asarray(incumbent, dtype=np.intp).copy(), True,
+                               "optimal", value, bound=min(floor, value), gap=0.0,
+                               incumbent=value, relaxation_bound=relaxed, pair_bound=pair)
+    res = _program(ev, allowed, symmetry_classes(setup), time_limit, gap, incumbent,
+                   node_limit, floor)
+    return replace(res, relaxation_bound=relaxed, pair_bound=pair)
 
 
 def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor=None
              ) -> ExactResult:
     """The program of the compiled objective ``ev`` over the mask ``allowed``, with the
     interchangeable PE ``classes`` broken and, under ``max``, ``z ≥ floor``."""
+    began = time.monotonic()
     agg = ev.aggregation
     t = ev.tables
     A, P = allowed.shape
@@ -246,7 +262,7 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
     proc_s = np.where(np.isfinite(proc), proc, 0.0) / scale
     cutoff = None
     if incumbent is not None:
-        cutoff = _value(ev, incumbent)
+        cutoff = mapping_value(ev, incumbent)
         if not math.isfinite(cutoff):
             cutoff = None
     if not is_max:
@@ -289,22 +305,28 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
     integrality[:nx_] = 1
     options = {"disp": False, "mip_rel_gap": gap}
     if time_limit is not None:
-        options["time_limit"] = float(time_limit)
+        # HiGHS may stop without a mapping (none beats the cutoff): keep some time for
+        # the LP relaxation's bound
+        options["time_limit"] = float(time_limit) * (1 - LP_SHARE)
     if node_limit is not None:
         options["node_limit"] = int(node_limit)
     bounds, constraints = Bounds(lower, upper), M.constraint(nvar)
     res = milp(cost, integrality=integrality, bounds=bounds, constraints=constraints,
                options=options)
     relaxed = None
+    left = None if time_limit is None else time_limit - (time.monotonic() - began)
     if res.x is None and res.status in (1, 4):
         # scipy reports no bound without a solution: the LP relaxation's is still valid
+        # (solved only in the time left, so that the limit holds)
         lp = milp(cost, bounds=bounds, constraints=constraints,
-                  options={k: v for k, v in options.items() if k != "mip_rel_gap"})
+                  options={k: (max(left, LP_SECONDS) if k == "time_limit" else v)
+                           for k, v in options.items()
+                           if k != "mip_rel_gap"})
         relaxed = None if lp.status != 0 or lp.fun is None else float(lp.fun)
     return _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed, floor, gap)
 
 
-def _value(ev, row) -> float:
+def mapping_value(ev, row) -> float:
     """The value of one mapping (a row of PE indices) under ``ev``."""
     return float(ev.evaluate(np.asarray(row, dtype=np.intp)[None, :])[0])
 
@@ -326,7 +348,7 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=N
     if res.x is not None:
         A, P = ev.n_actors, ev.n_pes
         row = np.argmax(res.x[:A * P].reshape(A, P), axis=1).astype(np.intp)
-        value = _value(ev, row)
+        value = mapping_value(ev, row)
     if cutoff is not None and (value is None or cutoff < value):
         # nothing better than the starting mapping within the cutoff (or the time)
         row, value = np.asarray(incumbent, dtype=np.intp).copy(), cutoff

@@ -21,9 +21,10 @@ STRATEGIES.add("auto", "mapping.search.engine:choose_strategy",
 STRATEGIES.add("exhaustive", "mapping.search.exhaustive:run",
                "every mapping up to interchangeable PEs (optimal)")
 STRATEGIES.add("exact", "mapping.search.exact:solve",
-               "mixed-integer program (HiGHS) for sum/max of per-token costs: optimal, or "
-               "at --time-limit the best mapping with its proven bound and gap; max starts "
-               "from a portfolio run of --budget evaluations (default 200,000)")
+               "mixed-integer program (HiGHS) or CP-SAT (--engine) for sum/max of "
+               "per-token costs: optimal, or at --time-limit the best mapping with its "
+               "proven bound and gap; max starts from a portfolio run of --budget "
+               "evaluations (default 200,000)")
 STRATEGIES.add("greedy", "mapping.search.greedy:run", "steepest descent with restarts")
 STRATEGIES.add("multilevel", "mapping.search.multilevel:run",
                "greedy on coarsened graphs (channels' ends joined), coarsest first, then "
@@ -36,6 +37,20 @@ STRATEGIES.add("portfolio", "mapping.search.portfolio:run",
                "multilevel, greedy, tabu and anneal side by side, one per island, as many "
                "islands (up to 4) as the budget affords 100 descents each; genetic where an "
                "island cannot afford two")
+
+#: the engines of ``exact`` (``--engine``): ``solve(setup, time_limit)`` each, or the rule
+#: that names one (``auto``)
+ENGINES: Registry = Registry("engine", MappingError)
+ENGINES.add("auto", "mapping.search.engine:choose_engine",
+            "sum: milp; max: cpsat then milp when OR-Tools is installed (both gaps "
+            "reported), else milp")
+ENGINES.add("milp", "mapping.search.exact:solve",
+            "mixed-integer program (HiGHS, with scipy): strong bounds")
+ENGINES.add("cpsat", "mapping.search.cpsat:solve",
+            "constraint programming (OR-Tools CP-SAT, the 'cpsat' extra), max only: "
+            "good mappings early")
+ENGINES.add("both", "mapping.search.engine:solve_both",
+            "cpsat for half the time, then milp from its best mapping")
 
 #: strategies that are not heuristics (every other one spends a seeded budget)
 NOT_HEURISTICS = ("auto", "exhaustive", "exact")

@@ -31,6 +31,9 @@ def add_search_options(p) -> None:
                    "mapping found, optimal: false, with the proven bound and the gap; on "
                    "--scheduler/--workers, stop the shards after this long and return the "
                    "best mapping they found so far (exit 0, with what was lost)")
+    from mapping.search.strategies import ENGINES
+    p.add_argument("--engine", choices=ENGINES.names(), default="auto",
+                   help="the solver of --strategy exact (default auto). " + ENGINES.describe())
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the search shards on this Dask scheduler (tcp://host:8786); "
                    "needs the 'distributed' extra. A bad, unreachable or silent address is "
@@ -91,12 +94,14 @@ def run_search(args, command: str = "search"):
                                 timeout=args.connect_timeout, retries=args.retries,
                                 time_limit=args.time_limit)
     from mapping.progress import shown
+    from mapping.cli.main import STARTED
     progress = shown(args.progress, getattr(args, "json", False))
     try:
         result = search(problem, metric=args.metric, aggregate=args.aggregate,
                         strategy=args.strategy, budget=args.budget, seed=args.seed,
                         objectives=objectives, pins=pins, progress=progress,
-                        executor=executor, time_limit=args.time_limit)
+                        executor=executor, time_limit=args.time_limit,
+                        engine=getattr(args, "engine", "auto"), began=STARTED)
         return distributed_outcome(result, executor)
     finally:
         if executor is not None:
@@ -134,7 +139,14 @@ def proof_line(result) -> str:
     limit = "time limit hit" if extra.get("time_limit_hit") else "within the time limit"
     start = extra.get("start")
     warm = f"; started from {start['strategy']} at {start['value']:.6g}" if start else ""
-    return f"{proof} ({limit}){warm}"
+    engine = extra.get("engine")
+    source = extra.get("bound_source")
+    how = "" if engine is None else f"; engine {engine}" + (
+        f", bound from {source}" if source else "")
+    parts = extra.get("engines") or {}
+    each = "".join(f"; {name} gap {p['gap']:.3%}" for name, p in parts.items()
+                   if p.get("gap") is not None)
+    return f"{proof} ({limit}){warm}{how}{each}"
 
 
 def cluster_line(result) -> str:

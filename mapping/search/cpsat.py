@@ -1,0 +1,309 @@
+"""Exact search under ``max`` by constraint programming: OR-Tools CP-SAT (issue 43).
+
+CP-SAT is an optional extra (``pip install 'mapeval[cpsat]'``); :func:`available` says
+whether it is installed.  The model is that of :mod:`mapping.search.exact` in integers:
+
+- one Boolean ``x[a, p]`` per allowed actor-PE pair, exactly one per actor (pairs whose
+  own cost alone exceeds the starting mapping's value are left out: no better mapping
+  uses them);
+- the load of every element is a linear sum: a PE's ``proc[a, p]·x[a, p]`` (with the
+  communication charged to it), a CN's ``λ·comm`` of the channels that cross it;
+- a channel's cost on one element depends on the pair of PEs ``(s, d)`` of its ends:
+  a table ``W[s, d] ≥ 0``.  For each distinct positive level ``v`` of ``W`` a Boolean
+  ``u_v`` is forced on by ``u_v ≥ x[a, s] + Σ_{d: W[s, d] ≥ v} x[b, d] − 1`` (for every
+  ``s``, and the same with the ends' roles swapped), and the element is charged
+  ``Σ_v (v − v_prev)·u_v``: exactly ``W[s, d]`` once both ends are placed (the loads
+  only ever need lower bounds, since the objective pushes them down);
+- ``z ≥`` every load; minimize ``z``.  Interchangeable PEs
+  (:mod:`mapping.search.symmetry`) are used in canonical order, as in the MILP.
+
+Costs are floats; CP-SAT needs integers.  One unit is :data:`PRECISION` times a
+reference load (the starting mapping's value) and every cost is rounded *down* to
+whole units, so the integer load of every mapping is at most its true load over the
+unit: the integer model's proven bound, times the unit, is a valid lower bound in the
+original units (reported so, conservatively).  Rounding down loses less than one unit
+per term, so a mapping optimal in integers is within ``terms·PRECISION`` (relative) of
+the true optimum; ``optimal`` is claimed when the true gap is at most
+:data:`TOLERANCE`.  Values are always those of the evaluator, never the integer model's.
+
+The heuristics' best mapping (relabelled into canonical order, which keeps its value)
+is the solver's hint (``AddHint``) and its value a cutoff on ``z``; a floor proven
+elsewhere (the cluster relaxation, :mod:`mapping.search.bounds`) enters as ``z ≥``.
+Every improvement is recorded in ``trace``: ``(seconds, value, bound, gap)``.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from mapping.search.bounds import element_tables, pair_bound
+from mapping.search.common import SearchError
+
+#: one integer unit of cost, relative to the reference load (the starting value)
+PRECISION = 1e-9
+#: the true relative gap under which a proof in integers is reported as optimal
+TOLERANCE = 1e-6
+#: CP-SAT's parallel workers (the machines this runs on have few cores)
+WORKERS = 2
+#: how to get the engine
+INSTALL = "pip install 'mapeval[cpsat]' (OR-Tools CP-SAT)"
+
+
+def available() -> bool:
+    """Whether OR-Tools CP-SAT can be imported."""
+    try:
+        from ortools.sat.python import cp_model  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def require() -> None:
+    """Refuse (:class:`SearchError`) when CP-SAT is not installed, saying how to get it."""
+    if not available():
+        raise SearchError(f"the CP-SAT engine needs OR-Tools: {INSTALL}; the MILP engine "
+                          "(--engine milp) needs nothing more")
+
+
+def canonical_row(row, classes) -> np.ndarray:
+    """``row`` with the PEs of each interchangeable class relabelled in order of first
+    use (the same value: the class's members are interchangeable)."""
+    row = np.asarray(row, dtype=np.intp).copy()
+    for members in classes:
+        order = {}
+        for a, p in enumerate(row):
+            if p in members and p not in order:
+                order[p] = members[len(order)]
+        row = np.array([order.get(p, p) for p in row], dtype=np.intp)
+    return row
+
+
+def solve(setup, time_limit: float | None = None, incumbent=None, floor: float | None = None,
+          workers: int = WORKERS, deadline: float | None = None):
+    """The optimal mapping of ``setup``'s single ``max`` objective by CP-SAT (or, at
+    ``time_limit`` seconds, the best found with its proven bound), as an
+    :class:`~mapping.search.exact.ExactResult` whose ``trace`` lists the improvements.
+    ``incumbent``: a mapping to hint and to beat (default ``setup.info["incumbent"]``);
+    ``floor``: a proven lower bound; ``deadline`` (``time.time()``): model building
+    stops there too."""
+    from mapping.search.exact import ExactResult, check, symmetry_classes, mapping_value
+    require()
+    from ortools.sat.python import cp_model
+    began = time.time()
+    if deadline is None and time_limit is not None:
+        deadline = began + time_limit
+    ev = setup.objectives.evaluators[0]
+    check(ev)
+    if not ev.aggregation.bottleneck:
+        raise SearchError("the CP-SAT engine models bottleneck aggregations (max); sum is "
+                          "the MILP's")
+    if incumbent is None:
+        incumbent = setup.info.get("incumbent")
+    allowed = setup.space.allowed
+    A, P = allowed.shape
+    own, own_cn, pairs = element_tables(ev)
+    C = own_cn.shape[2]
+    pair = pair_bound(own, own_cn, pairs, allowed)
+    floor = max(floor or 0.0, pair) or None
+    cutoff = None
+    if incumbent is not None:
+        incumbent = np.asarray(incumbent, dtype=np.intp)
+        cutoff = mapping_value(ev, incumbent)
+        if not math.isfinite(cutoff):
+            cutoff = incumbent = None
+    usable = allowed & np.isfinite(own)
+    if cutoff is not None:
+        usable &= own <= cutoff * (1 + 1e-9)
+        usable[np.arange(A), incumbent] = True
+    if not usable.any(axis=1).all():
+        raise SearchError("no mapping satisfies the constraints with a route for every "
+                          "channel")
+    finite = [own[usable]] + [W[np.isfinite(W)] for W in pairs.values()] + [own_cn.ravel()]
+    reference = cutoff if cutoff else float(sum(np.max(f, initial=0.0) for f in finite)) \
+        or 1.0
+    unit = reference * PRECISION
+
+    def whole(v):
+        return np.floor(np.asarray(v, dtype=float) / unit).astype(np.int64)
+
+    model = cp_model.CpModel()
+    x = [[model.new_bool_var(f"x{a}_{p}") if usable[a, p] else None for p in range(P)]
+         for a in range(A)]
+    for a in range(A):
+        model.add_exactly_one([v for v in x[a] if v is not None])
+    loads: list[list[tuple[int, object]]] = [[] for _ in range(P + C)]
+    own_i, own_cn_i = whole(np.where(usable, own, 0.0)), whole(own_cn)
+    for a in range(A):
+        for p in range(P):
+            if x[a][p] is None:
+                continue
+            if own_i[a, p]:
+                loads[p].append((int(own_i[a, p]), x[a][p]))
+            for k in np.flatnonzero(own_cn_i[a, p]):
+                loads[P + k].append((int(own_cn_i[a, p, k]), x[a][p]))
+    hint = None if incumbent is None else canonical_row(incumbent, symmetry_classes(setup))
+    hints: list[tuple[object, int]] = []
+    for (a, b), W in pairs.items():
+        if deadline is not None and time.time() > deadline:
+            if incumbent is None:
+                raise SearchError("the time limit ran out while building the CP-SAT model")
+            return _unsolved(incumbent, cutoff, (own, own_cn, pairs, allowed), floor,
+                             time_limit, began)
+        xa, xb = x[a], x[b]
+        for s in range(P):
+            for d in range(P):
+                if xa[s] is not None and xb[d] is not None and not np.isfinite(W[s, d, 0]):
+                    model.add_bool_or([xa[s].Not(), xb[d].Not()])
+        Wi = whole(np.where(np.isfinite(W), W, 0.0))
+        for e in range(P + C):
+            _charge(model, xa, xb, Wi[:, :, e], loads[e], hints,
+                    None if hint is None else (hint[a], hint[b]))
+    for members in symmetry_classes(setup):
+        for prev, cur in zip(members[:-1], members[1:]):
+            for a in range(A):
+                if x[a][cur] is None:
+                    continue
+                before = [x[b][prev] for b in range(a) if x[b][prev] is not None]
+                model.add(x[a][cur] <= sum(before)) if before else model.add(x[a][cur] == 0)
+    terms = max((len(t) for t in loads), default=0) + 1
+    top = sum(w for t in loads for w, _ in t) if cutoff is None \
+        else int(math.floor(cutoff / unit)) + terms
+    low = 0 if floor is None else max(0, int(math.floor(floor / unit)) - terms)
+    z = model.new_int_var(min(low, top), max(top, 0), "z")
+    for t in loads:
+        if t:
+            model.add(sum(w * v for w, v in t) <= z)
+    model.minimize(z)
+    if hint is not None:
+        for a in range(A):
+            for p in range(P):
+                if x[a][p] is not None:
+                    model.add_hint(x[a][p], int(hint[a] == p))
+        for v, h in hints:
+            model.add_hint(v, h)
+        on = {id(x[a][hint[a]]) for a in range(A)} | {id(v) for v, h in hints if h}
+        model.add_hint(z, max([sum(w for w, v in t if id(v) in on) for t in loads] + [0]))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = max(1, int(workers))
+    if deadline is not None:
+        solver.parameters.max_time_in_seconds = max(deadline - time.time(), 0.01)
+    trace = _Trace(ev, x, A, P, unit, began)
+    status = solver.solve(model, trace)
+    name = solver.status_name(status)
+    row, value = trace.row, trace.value
+    if incumbent is not None and (row is None or cutoff <= value):
+        row, value = incumbent.copy(), cutoff
+    if row is None:
+        if status == cp_model.INFEASIBLE:
+            raise SearchError("no mapping satisfies the constraints with a route for every "
+                              "channel")
+        raise SearchError(f"CP-SAT stopped without a mapping ({name})")
+    if status == cp_model.OPTIMAL:
+        bound = solver.objective_value * unit
+    elif status == cp_model.INFEASIBLE:     # nothing beats the cutoff
+        bound = value
+    else:
+        bound = solver.best_objective_bound * unit
+    bound *= 1 - 1e-12                      # the products above round either way
+    if floor is not None:
+        bound = max(bound, floor)
+    bound = max(min(bound, value), 0.0)
+    gap = 0.0 if value == bound else (value - bound) / value if value else math.inf
+    optimal = gap <= TOLERANCE
+    limited = not optimal and status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE)
+    message = ""
+    if limited:
+        message = (f"CP-SAT stopped at its time limit of {time_limit or 0:g} s before "
+                   f"proving optimality; the mapping is the best found so far (gap "
+                   f"{gap:.2%} to the proven bound {bound:.6g})")
+    steps = trace.steps + [(time.time(), value, bound)]
+    return ExactResult(value, row, optimal, name.lower(), value, limited, message, bound,
+                       gap, cutoff, None, engine="cpsat", trace=_gaps(steps), pair_bound=pair)
+
+
+def _unsolved(incumbent, value, tables, floor, time_limit, began):
+    """The starting mapping, when the time ran out before the solver started."""
+    from mapping.search.exact import ExactResult
+    bound = min(max(pair_bound(*tables), floor or 0.0), value)
+    gap = (value - bound) / value if value else 0.0
+    message = (f"the time limit of {time_limit or 0:g} s ran out while building the "
+               f"CP-SAT model; the mapping is the starting one (gap {gap:.2%} to the "
+               f"bound {bound:.6g})")
+    return ExactResult(value, incumbent.copy(), gap == 0.0, "model not solved", value, True,
+                       message, bound, gap, value, None, engine="cpsat",
+                       trace=_gaps([(time.time(), value, bound)]),
+                       pair_bound=pair_bound(*tables))
+
+
+def _gaps(steps) -> tuple:
+    """``(time, value, bound)`` steps as ``{seconds, value, bound, gap}`` records
+    (``seconds``: ``time.time()`` until the caller counts from its start), the bound
+    never decreasing (each is proven for the whole run)."""
+    out, best = [], 0.0
+    for seconds, value, bound in steps:
+        best = max(best, bound or 0.0)
+        b = min(best, value)
+        out.append({"seconds": float(seconds), "value": float(value),
+                    "bound": float(b), "gap": (value - b) / value if value else 0.0})
+    return tuple(out)
+
+
+def _charge(model, xa, xb, W, load, hints, hint) -> None:
+    """Charge ``load`` the cost ``W[s, d]`` of a pair of actors on PEs ``s``, ``d``,
+    level by level (see the module)."""
+    ok = np.array([v is not None for v in xa]), np.array([v is not None for v in xb])
+    W = np.where(ok[0][:, None] & ok[1][None, :], W, 0)
+    previous = 0
+    for level in np.unique(W[W > 0]):
+        reach = W >= level
+        u = model.new_bool_var("")
+        for group, far in _groups(reach, ok[0]):
+            model.add(u >= sum(xa[s] for s in group) + sum(xb[d] for d in far) - 1)
+        for group, far in _groups(reach.T, ok[1]):
+            model.add(u >= sum(xb[d] for d in group) + sum(xa[s] for s in far) - 1)
+        load.append((int(level - previous), u))
+        if hint is not None:
+            hints.append((u, int(reach[hint])))
+        previous = level
+
+
+def _groups(reach, ok):
+    """The rows of ``reach`` (usable ``ok``) grouped by equal pattern: ``(rows, columns
+    reached)``.  One end on any row of a group and the other on a reached column
+    charge the level; the rows of a group exclude each other (one PE per actor), so
+    their sum stands for them all — the cut inequality of graph partitioning, tighter
+    in the linear relaxation than one row at a time."""
+    out: dict[bytes, list[int]] = {}
+    for s in np.flatnonzero(reach.any(axis=1) & ok):
+        out.setdefault(reach[s].tobytes(), []).append(int(s))
+    return [(rows, np.flatnonzero(reach[rows[0]])) for rows in out.values()]
+
+
+def _trace_class():
+    from ortools.sat.python import cp_model
+
+    class Trace(cp_model.CpSolverSolutionCallback):
+        """Each solution CP-SAT finds: its true value and the bound proven then."""
+
+        def __init__(self, ev, x, A, P, unit, began):
+            super().__init__()
+            self.ev, self.x, self.A, self.P, self.unit, self.began = ev, x, A, P, unit, began
+            self.row, self.value, self.steps = None, math.inf, []
+
+        def on_solution_callback(self):
+            from mapping.search.exact import mapping_value
+            row = np.array([next(p for p, v in enumerate(xs) if v is not None
+                                 and self.boolean_value(v)) for xs in self.x], dtype=np.intp)
+            value = mapping_value(self.ev, row)
+            if value < self.value:
+                self.row, self.value = row, value
+                self.steps.append((time.time(), value,
+                                   self.best_objective_bound * self.unit * (1 - 1e-12)))
+
+    return Trace
+
+
+def _Trace(*args):
+    return _trace_class()(*args)

@@ -1,0 +1,165 @@
+"""Issue 43: the CP-SAT engine of ``exact`` for ``max`` — the optimum of exhaustive
+enumeration where that finishes, a bound that never exceeds it, the anytime report
+(trace, bound source, both engines' gaps) and the engine's absence handled."""
+from __future__ import annotations
+
+import importlib.abc
+import json
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from mapping.semantics.problem import bind_problem
+from mapping.search import cpsat, search
+from mapping.search.common import SearchError
+from mapping.search.engine import prepare
+from search_instances import instance
+from search_problems import random_app
+from test_charge import charged_arch
+from test_exact_max import DATA, OPTIMA, consistent, run_cli, stored
+
+needs_ortools = pytest.mark.skipif(not cpsat.available(), reason="needs ortools")
+
+
+@needs_ortools
+@pytest.mark.parametrize("engine", ["cpsat", "both"])
+def test_stored_optimum_by_cpsat(engine):
+    entry = OPTIMA["a10_p4_s0"]            # proven by exact and by exhaustive
+    res = search(stored("a10_p4_s0"), "time", "max", strategy="exact", engine=engine,
+                 budget=500, time_limit=60)
+    assert res.optimal and res.extra["engine"] == engine
+    assert res.value == pytest.approx(entry["exhaustive"], rel=cpsat.TOLERANCE)
+    bound, gap = consistent(res)
+    assert bound <= entry["exhaustive"] * (1 + 1e-12) and gap <= cpsat.TOLERANCE
+    assert res.value <= res.extra["start"]["value"]
+
+
+def small(n, P, seed, charged):
+    """A random instance small enough to enumerate, with communication charged to the
+    cores or not, and its optimum by exhaustive enumeration."""
+    if charged:                 # the 8-PE board: at most 8^5 mappings to enumerate
+        problem = bind_problem(random_app(min(n, 5), min(n, 5) + 2, seed=seed),
+                               charged_arch("ends", lambda_=2.0, aggregate="max"))
+    else:
+        problem = bind_problem(*instance(n, P, seed))
+    return problem, search(problem, "time", "max", strategy="exhaustive").value
+
+
+@needs_ortools
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(3, 5), seed=st.integers(0, 40),
+       charged=st.booleans())
+def test_bound_never_exceeds_the_exhaustive_optimum(n, P, seed, charged):
+    """On random instances (some with communication charged to the cores): CP-SAT's
+    proven bound ≤ exhaustive's optimum ≤ its value, equal within the stated
+    tolerance when it claims optimality; a 0.05 s limit keeps most runs unproven."""
+    problem, best = small(n, P, seed, charged)
+    setup = prepare(problem, "time", "max")
+    start = setup.space.random(np.random.default_rng(seed), 1)[0]
+    for limit in (0.05, 30.0):
+        res = cpsat.solve(setup, time_limit=limit, incumbent=start)
+        assert res.bound <= best * (1 + 1e-12) and res.value >= best * (1 - 1e-12)
+        if res.optimal:
+            assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+        for step in res.trace:
+            assert step["bound"] <= best * (1 + 1e-12) <= step["value"] * (1 + 2e-12)
+    assert res.optimal
+
+
+def test_canonical_row_keeps_the_value():
+    setup = prepare(stored("a10_p4_s0"), "time", "max")
+    ev = setup.objectives.evaluators[0]
+    from mapping.search.exact import symmetry_classes
+    classes = symmetry_classes(setup)
+    assert classes == [[0, 1]]
+    row = np.array([1, 0, 2, 3, 1, 0, 0, 2, 3, 1])
+    canon = cpsat.canonical_row(row, classes)
+    assert canon.tolist() == [0, 1, 2, 3, 0, 1, 1, 2, 3, 0]
+    assert ev.evaluate(canon[None])[0] == ev.evaluate(row[None])[0]
+
+
+@needs_ortools
+def test_json_reports_the_trace_and_both_engines(capsys):
+    stem = DATA / "a30_p8_s1"
+    code, out, err = run_cli(capsys, "search", f"{stem}.sdf", f"{stem}.moa", "--aggregate",
+                             "max", "--strategy", "exact", "--budget", "2000",
+                             "--time-limit", "6", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["engine"] == "both" and doc["engine_chosen_by"] == "auto"
+    assert set(doc["engines"]) <= {"cpsat", "milp"} and "cpsat" in doc["engines"]
+    assert doc["bound_source"] in ("cpsat", "milp", "cluster relaxation")
+    trace = doc["trace"]
+    assert trace and all(set(s) == {"seconds", "value", "bound", "gap"} for s in trace)
+    seconds = [s["seconds"] for s in trace]
+    assert seconds == sorted(seconds) and seconds[-1] <= 6.0
+    assert trace[-1]["value"] == doc["value"] and trace[-1]["bound"] == doc["bound"]
+    for s in trace:
+        if s["bound"] is not None:
+            assert s["bound"] <= s["value"]
+            assert s["gap"] == pytest.approx((s["value"] - s["bound"]) / s["value"])
+    assert doc["bound"] <= OPTIMA["a30_p8_s1"]["value"]
+
+
+class _Refuse(importlib.abc.MetaPathFinder):
+    """Behave as if OR-Tools were not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "ortools" or name.startswith("ortools."):
+            raise ImportError(f"No module named '{name}' (refused by the test)")
+        return None
+
+
+@pytest.fixture
+def no_ortools(monkeypatch):
+    for name in [m for m in sys.modules if m == "ortools" or m.startswith("ortools.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_Refuse()] + sys.meta_path)
+
+
+def test_without_ortools_exact_is_the_milp(no_ortools, capsys):
+    assert not cpsat.available()
+    entry = OPTIMA["a10_p4_s0"]
+    res = search(stored("a10_p4_s0"), "time", "max", strategy="exact", budget=500)
+    assert res.extra["engine"] == "milp" and res.optimal
+    assert res.value == pytest.approx(entry["value"], rel=1e-9)
+    with pytest.raises(SearchError, match=r"pip install 'mapeval\[cpsat\]'"):
+        search(stored("a10_p4_s0"), "time", "max", strategy="exact", engine="cpsat")
+    stem = DATA / "a10_p4_s0"
+    code, out, err = run_cli(capsys, "search", f"{stem}.sdf", f"{stem}.moa", "--aggregate",
+                             "max", "--strategy", "exact", "--engine", "cpsat")
+    assert code == 2 and "pip install 'mapeval[cpsat]'" in err
+
+
+def test_unknown_engine_is_refused():
+    with pytest.raises(SearchError, match="unknown engine 'gurobi'"):
+        search(stored("a10_p4_s0"), "time", "max", strategy="exact", engine="gurobi")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(2, 5), seed=st.integers(0, 60),
+       charged=st.booleans())
+def test_pair_bound_never_exceeds_the_optimum(n, P, seed, charged):
+    """The pair bound (each actor pair joined by channels, alone) ≤ the optimum that
+    exhaustive enumeration finds, with and without charged communication."""
+    from mapping.search.bounds import communication_bound
+    problem, best = small(n, P, seed, charged)
+    setup = prepare(problem, "time", "max")
+    bound = communication_bound(setup.objectives.evaluators[0], setup.space.allowed)
+    assert 0 < bound <= best * (1 + 1e-12)
+
+
+def test_pair_bound_by_hand():
+    """Two actors, two PEs, one channel: together on one PE they load it with both
+    costs; apart the bus carries the channel.  The bound is the cheaper of the two."""
+    from mapping.search.bounds import pair_bound
+    own = np.array([[3.0, 3.0], [4.0, 4.0]])
+    own_cn = np.zeros((2, 2, 1))
+    W = np.zeros((2, 2, 3))
+    W[0, 1, 2] = W[1, 0, 2] = 5.0             # apart: 5 on the bus
+    assert pair_bound(own, own_cn, {(0, 1): W}, np.ones((2, 2), bool)) == 5.0   # max(3, 4, 5)
+    W[0, 1, 2] = W[1, 0, 2] = 9.0
+    assert pair_bound(own, own_cn, {(0, 1): W}, np.ones((2, 2), bool)) == 7.0   # 3 + 4
+    assert pair_bound(own, own_cn, {}, np.ones((2, 2), bool)) == 4.0            # own only
