@@ -47,12 +47,14 @@ def levels_of(params, scale: float = 1.0) -> tuple[tuple[float, float], ...]:
 def seconds_per_byte(ws, levels, bandwidth: float, sharpness: float = 1.0):
     """``τ(ws)`` of the module: seconds per byte of a working set of ``ws`` bytes
     (a float or an array) over ``levels`` ``((capacity, bandwidth), ...)`` fastest first
-    and a last level of ``bandwidth``; infinite bandwidths cost nothing."""
+    and a last level of ``bandwidth``; infinite bandwidths cost nothing.  ``sharpness``:
+    one for every level, or one per level."""
     ws = np.asarray(ws, dtype=float)
     total = np.zeros_like(ws)
     before = np.zeros_like(ws)
+    each = np.broadcast_to(np.asarray(sharpness, dtype=float), (len(levels),))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for capacity, b in levels:
+        for (capacity, b), sharpness in zip(levels, each):
             held = np.where(ws > 0, np.minimum(1.0, (capacity / ws) ** sharpness), 1.0)
             held = np.maximum(held, before)
             if not math.isinf(b):
