@@ -330,12 +330,14 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
              "# (achieved / peak flops, at most 1), sync_* (cycles per warp and barrier",
              "# step of a block), l2_* (L2 bytes per cycle and 64-bit memory partition: an",
              "# L2 slice serves each), dispatch_* (cycles an SM takes per block it starts",
-             "# and retires); launch (s).",
+             "# and retires), l2s_* (sharpness of the L2's working-set transition);",
+             "# launch (s). l2_capacity: the data set's L2 column (MB x 2^20 bytes).",
              f"moa {name} {{", "    param launch = 5e-06"]
     for gen in gens:
         lines += [f"    param eff_{gen} = 0.7", f"    param hide_{gen} = 16",
                   f"    param ceff_{gen} = 0.5", f"    param sync_{gen} = 10",
-                  f"    param l2_{gen} = 256", f"    param dispatch_{gen} = 100"]
+                  f"    param l2_{gen} = 256", f"    param dispatch_{gen} = 100",
+                  f"    param l2s_{gen} = 1"]
     lines.append("")
     for g in table.gpus:
         gen = g.generation
@@ -343,7 +345,10 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
                 f"compute_efficiency = ceff_{gen}, hide = hide_{gen}, sync = sync_{gen}, "
                 f"l2 = l2_{gen} * {_g(g.bus / 64)}, dispatch = dispatch_{gen}, "
                 f"launch = launch")
-        extra = f", l2_mb = {_g(g.l2)}" if math.isfinite(g.l2) else ""
+        extra = ""
+        if math.isfinite(g.l2):
+            args += f", l2_capacity = {_g(g.l2 * 2 ** 20)}, l2_sharpness = l2s_{gen}"
+            extra = f", l2_mb = {_g(g.l2)}"
         lines.append(f"    pe {g.ident} [time = gpu({args}){extra}]")
     return "\n".join(lines + ["}", ""])
 

@@ -155,3 +155,22 @@ def test_capacities_and_bandwidths_are_recovered_and_the_term_ranks_better(tmp_p
         assert got["fitted"][f"cpu.time.{name}"] == pytest.approx(value, rel=0.05), name
     plain = fidelity(capsys, d, "plain.moa", "cpu.time.bandwidth")
     assert plain["tau"] < got["tau"] - 0.1
+
+
+def test_gpu_l2_capacity_by_hand():
+    """One SM, two resident 1024-thread blocks, a grid of two: one wave touching all
+    3 MB of requested sectors for 1 MB of useful bytes.  An L2 of 1 MB holds a third:
+    DRAM bytes = 1e6 + 2e6·(1 - 1/3); 3 MB or more of L2 holds them all."""
+    launch = Token(grid=2, block=1024, bytes=1e6, l2_bytes=3e6)
+    base = dict(cc=5.2, sms=1, cores=128, clock=1000, bandwidth=100)
+    plain = make_model("gpu", base)
+    assert plain.token_cost(launch) == pytest.approx(1e6 / 1e11)
+    small = make_model("gpu", {**base, "l2_capacity": 1e6})
+    assert small.token_cost(launch) == pytest.approx((1e6 + 2e6 * (2 / 3)) / 1e11)
+    sharp = make_model("gpu", {**base, "l2_capacity": 1e6, "l2_sharpness": 2.0})
+    assert sharp.token_cost(launch) == pytest.approx((1e6 + 2e6 * (1 - 1 / 9)) / 1e11)
+    large = make_model("gpu", {**base, "l2_capacity": 3e6})
+    assert large.token_cost(launch) == plain.token_cost(launch)
+    # no surplus sectors: the capacity does not matter
+    useful = Token(grid=2, block=1024, bytes=1e6, l2_bytes=1e6)
+    assert small.token_cost(useful) == plain.token_cost(useful)

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-__all__ = ["LEVELS", "levels_of", "seconds_per_byte"]
+__all__ = ["LEVELS", "hit_share", "levels_of", "seconds_per_byte"]
 
 #: the cache levels a model may name, fastest first (``l1_capacity``, ``l1_bandwidth``, ...)
 LEVELS = ("l1", "l2", "l3")
@@ -44,6 +44,16 @@ def levels_of(params, scale: float = 1.0) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
+def hit_share(ws, capacity: float, sharpness: float = 1.0):
+    """``min(1, (capacity / ws)^s)``: the share of a working set of ``ws`` bytes (a
+    float or an array) a level of ``capacity`` bytes holds (1 for an empty one)."""
+    if np.ndim(ws) == 0:
+        return 1.0 if ws <= capacity else (capacity / ws) ** sharpness
+    ws = np.asarray(ws, dtype=float)
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(ws > capacity, (capacity / np.maximum(ws, capacity)) ** sharpness, 1.0)
+
+
 def seconds_per_byte(ws, levels, bandwidth: float, sharpness: float = 1.0):
     """``τ(ws)`` of the module: seconds per byte of a working set of ``ws`` bytes
     (a float or an array) over ``levels`` ``((capacity, bandwidth), ...)`` fastest first
@@ -55,8 +65,7 @@ def seconds_per_byte(ws, levels, bandwidth: float, sharpness: float = 1.0):
     each = np.broadcast_to(np.asarray(sharpness, dtype=float), (len(levels),))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for (capacity, b), sharpness in zip(levels, each):
-            held = np.where(ws > 0, np.minimum(1.0, (capacity / ws) ** sharpness), 1.0)
-            held = np.maximum(held, before)
+            held = np.maximum(hit_share(ws, capacity, sharpness), before)
             if not math.isinf(b):
                 total = total + (held - before) / b
             before = held

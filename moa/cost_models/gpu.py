@@ -71,6 +71,7 @@ from typing import NamedTuple
 from pydantic import Field, field_validator
 
 from moa.cost_models.base import FACT, CostModel, NumberOrInf, Parameters, attribute
+from moa.cost_models.caches import hit_share
 from moa.cost_models.registry import register
 
 __all__ = ["GENERATIONS", "GPU", "LIMITS", "Limits", "Occupancy", "limits", "occupancy"]
@@ -263,6 +264,10 @@ class GPU(CostModel):
         l2: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
         launch: float = Field(default=0.0, ge=0)              # seconds per launch
         dispatch: float = Field(default=0.0, ge=0)            # cycles per block and SM
+        # L2 capacity in bytes (data sheet; 0: not modelled) and the sharpness of its
+        # working-set transition (moa.cost_models.caches)
+        l2_capacity: float = Field(default=0.0, ge=0)
+        l2_sharpness: float = Field(default=1.0, gt=0)
 
         @field_validator("cc")
         @classmethod
@@ -302,12 +307,26 @@ class GPU(CostModel):
             share = n / blocks                           # this wave's part of the work
             in_flight = n * occ.warps_per_block          # warps of the wave, all SMs
             hidden = _hidden(in_flight, p.hide, p.sms)
-            memory = share * max(data / bandwidth, l2_data / (p.l2 * p.clock * 1e6)) / hidden
+            dram = data if p.l2_capacity <= 0 else _dram_bytes(data, l2_data, share, p)
+            memory = share * max(dram / bandwidth, l2_data / (p.l2 * p.clock * 1e6)) / hidden
             compute = share * flops / (peak * _hidden(in_flight, p.hide_compute, p.sms))
             blocks_per_sm = -(-n // p.sms)               # the busiest SM's blocks
             dispatched = blocks_per_sm * p.dispatch / (p.clock * 1e6)
             time += times * (max(memory, compute, dispatched) + serial)
         return time
+
+
+def _dram_bytes(data, l2_data, share, p) -> float:
+    """DRAM bytes of a launch whose accesses request ``l2_data`` bytes of sectors for
+    ``data`` useful ones: a sector partly used by one warp is completed by its
+    neighbours while it stays in the L2, which holds the ``share · l2_data`` bytes the
+    wave in flight touches with the hit share of the working-set term
+    (:mod:`moa.cost_models.caches`); the rest of the requested sectors' surplus goes to
+    DRAM: ``data + max(0, l2_data - data) · (1 - min(1, (l2_capacity / ws)^s))``."""
+    surplus = l2_data - data
+    if surplus <= 0:
+        return data
+    return data + surplus * (1.0 - hit_share(share * l2_data, p.l2_capacity, p.l2_sharpness))
 
 
 def _hidden(warps: float, hide: float, sms: int) -> float:
