@@ -272,9 +272,11 @@ def _g(x: float) -> str:
 def application_text(table: GPUTable, *, elements: str = "size",
                      bytes_per_element: str | None = None,
                      flops_per_element: str | None = None, syncs: str | None = None,
-                     l2_bytes_per_element: str | None = None, name: str | None = None) -> str:
+                     l2_bytes_per_element: str | None = None, name: str | None = None,
+                     partial_sectors: bool = False) -> str:
     """The ``.sdf`` application: one ``kernel`` actor whose attributes are the launch,
-    from parameters the measurements set per row."""
+    from parameters the measurements set per row (``partial_sectors``: the L2 sectors
+    beyond the DRAM bytes are partly used ones, ``partial_sectors = 1``)."""
     first = table.launches[0]
     graph = _ident(name or table.kernel)
     attrs = [f"quanta = {elements}", "grid = grid_x * grid_y * grid_z",
@@ -285,6 +287,8 @@ def application_text(table: GPUTable, *, elements: str = "size",
         attrs.append(f"flops = ({elements}) * ({flops_per_element})")
     if l2_bytes_per_element is not None:
         attrs.append(f"l2_bytes = ({elements}) * ({l2_bytes_per_element})")
+    if partial_sectors:
+        attrs.append("partial_sectors = 1")
     if syncs is not None:
         attrs.append(f"syncs = {syncs}")
     lines = [f"# The kernel '{table.kernel}' as one actor: a launch per iteration.",
@@ -376,13 +380,13 @@ def baseline_moa_texts(table: GPUTable) -> dict[str, str]:
 def study_files(table: GPUTable, *, elements: str = "size",
                 bytes_per_element: str | None = None, flops_per_element: str | None = None,
                 syncs: str | None = None, l2_bytes_per_element: str | None = None,
-                name: str | None = None) -> dict[str, str]:
+                name: str | None = None, partial_sectors: bool = False) -> dict[str, str]:
     """File name -> text of the whole study."""
     files = {"app.sdf": application_text(table, elements=elements,
                                          bytes_per_element=bytes_per_element,
                                          flops_per_element=flops_per_element, syncs=syncs,
                                          l2_bytes_per_element=l2_bytes_per_element,
-                                         name=name),
+                                         name=name, partial_sectors=partial_sectors),
              "gpu.moa": gpu_moa_text(table),
              **baseline_moa_texts(table),
              "mappings.map": mappings_text(table),

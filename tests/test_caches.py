@@ -161,7 +161,7 @@ def test_gpu_l2_capacity_by_hand():
     """One SM, two resident 1024-thread blocks, a grid of two: one wave touching all
     3 MB of requested sectors for 1 MB of useful bytes.  An L2 of 1 MB holds a third:
     DRAM bytes = 1e6 + 2e6·(1 - 1/3); 3 MB or more of L2 holds them all."""
-    launch = Token(grid=2, block=1024, bytes=1e6, l2_bytes=3e6)
+    launch = Token(grid=2, block=1024, bytes=1e6, l2_bytes=3e6, partial_sectors=1)
     base = dict(cc=5.2, sms=1, cores=128, clock=1000, bandwidth=100)
     plain = make_model("gpu", base)
     assert plain.token_cost(launch) == pytest.approx(1e6 / 1e11)
@@ -172,5 +172,8 @@ def test_gpu_l2_capacity_by_hand():
     large = make_model("gpu", {**base, "l2_capacity": 3e6})
     assert large.token_cost(launch) == plain.token_cost(launch)
     # no surplus sectors: the capacity does not matter
-    useful = Token(grid=2, block=1024, bytes=1e6, l2_bytes=1e6)
+    useful = Token(grid=2, block=1024, bytes=1e6, l2_bytes=1e6, partial_sectors=1)
     assert small.token_cost(useful) == plain.token_cost(useful)
+    # surplus sectors that are not partly used ones (reuse served by the L2): no change
+    reused = Token(grid=2, block=1024, bytes=1e6, l2_bytes=3e6)
+    assert small.token_cost(reused) == plain.token_cost(reused)

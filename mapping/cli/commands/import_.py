@@ -238,6 +238,11 @@ def _gpu_table_arguments(p) -> None:
     p.add_argument("--l2-bytes-per-element", metavar="EXPR",
                    help="bytes per element between the SMs and the L2 cache, counted in "
                    "the 32-byte sectors the access pattern requests (default: none)")
+    p.add_argument("--partial-sectors", action="store_true",
+                   help="the L2 sectors requested beyond the DRAM bytes are partly used "
+                   "ones (a strided access) that neighbouring warps complete only while "
+                   "the L2 holds them: past its capacity they reach DRAM (the gpu "
+                   "model's l2_capacity term)")
     p.add_argument("--syncs-per-block", metavar="EXPR",
                    help="barrier steps of one block, e.g. a tree reduction's "
                    "log2(block_x) (default: none)")
@@ -363,7 +368,8 @@ def run_gpu_table(args):
                         bytes_per_element=args.bytes_per_element,
                         flops_per_element=args.flops_per_element,
                         syncs=args.syncs_per_block,
-                        l2_bytes_per_element=args.l2_bytes_per_element, name=args.name)
+                        l2_bytes_per_element=args.l2_bytes_per_element, name=args.name,
+                        partial_sectors=args.partial_sectors)
     dsl.parse_sdf(files["app.sdf"], "app.sdf")      # a bad --elements/... expression
     directory = Path(args.output)
     if directory.exists() and not directory.is_dir():
