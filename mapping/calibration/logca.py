@@ -182,8 +182,10 @@ class LogCAFit:
                      "the o region is that of o + L)."]
         rows += ["", *self.notes] if self.notes else []
         if self.paper_form_from is not None:
-            rows.append(f"the paper's host form C·g^beta holds (o0 below "
-                        f"{100 * PAPER_FORM_SHARE:g}% of T0) from g = {self.paper_form_from:.6g} B")
+            why = ("past the host's last cache regime" if self.host_knots else
+                   f"o0 below {100 * PAPER_FORM_SHARE:g}% of T0")
+            rows.append(f"the paper's host form C·g^beta holds ({why}) from "
+                        f"g = {self.paper_form_from:.6g} B")
         rows.append(f"rms relative residual {self.rms_relative:.3g}" + "".join(
             f"; {k} residuals: {r}" for k, r in self.runs))
         rows += [f"warning: {w}" for w in self.warnings]
