@@ -68,10 +68,20 @@ def test_the_reader_points_at_a_bad_line(tmp_path):
     assert err.value.origin[1:] == (2, 14)
 
 
-@pytest.mark.skipif(not CURVE.is_file(), reason="../shared/data/measurements is absent")
 def test_plot_command(tmp_path, capsys):
+    """A synthetic sweep in ERT's format (two levels and DRAM): the plot is drawn and the
+    fit printed."""
+    ws = np.geomspace(1024, 2 ** 28, 90)
+    bw = 1 / seconds_per_byte(ws, ((32768.0, 200.0), (4194304.0, 80.0)), 20.0, 6.0)
+    curve = tmp_path / "wss.max.txt"
+    curve.write_text("".join(f"{w:.0f} 1 1 1 1 {b} {b} {b} 1 1 1\n" for w, b in zip(ws, bw))
+                     + "\nMETA_DATA\nERT_VERSION 1.1.0\n")
     out = tmp_path / "wss.png"
-    assert main(["plot", "working-set", str(CURVE), "--levels", "4", "--json",
+    assert main(["plot", "working-set", str(curve), "--levels", "2", "--json",
                  "-o", str(out)]) == 0
     doc = json.loads(capsys.readouterr().out.split("\nwrote")[0])
-    assert len(doc["levels"]) == 4 and out.stat().st_size > 0
+    assert [lv["capacity"] for lv in doc["levels"]] == pytest.approx([32768, 4194304], rel=0.02)
+    assert doc["bandwidth"] == pytest.approx(20.0, rel=0.01)
+    from PIL import Image
+    with Image.open(out) as image:
+        assert image.size == (750, 520)
