@@ -159,6 +159,7 @@ class LogCAFit:
                 "paper_readings": dict(self.paper_readings), "notes": list(self.notes),
                 "host_form": self.host_form, "host_reason": self.host_reason,
                 "paper_form_from": self.paper_form_from,
+                "host_breaks": [math.exp(k) for k in self.host_knots],
                 "runs_test": {k: r.to_dict() for k, r in self.runs},
                 "warnings": list(self.warnings)}
 
