@@ -113,3 +113,21 @@ def test_shared_tables_corrected_and_the_spec_sheet_roofline(tmp_path, capsys):
     assert code == 0, err
     # the issue's table: 0.57 within sizes for the data-sheet roofline
     assert json.loads(out)["tau_within"] == pytest.approx(0.57, abs=0.005)
+
+
+def test_l2_capacity_and_partial_sectors_are_written(tmp_path, capsys):
+    """Issue 44: each GPU's L2 column becomes its l2_capacity (MB x 2^20 bytes) with a
+    sharpness per generation; --partial-sectors marks the kernel's surplus sectors."""
+    a = _table(tmp_path / "vadd-GTX-970.csv", GTX970, 1.0)
+    out_dir = tmp_path / "study"
+    code, _, err = _run(capsys, "import", "gpu-table", a, "-o", out_dir,
+                        "--bytes-per-element", "4", "--l2-bytes-per-element", "32",
+                        "--partial-sectors")
+    assert code == 0, err
+    moa = (out_dir / "gpu.moa").read_text()
+    assert "l2_capacity = 1835008, l2_sharpness = l2s_maxwell" in moa
+    assert "param l2s_maxwell = 1" in moa
+    assert "partial_sectors = 1" in (out_dir / "app.sdf").read_text()
+    code, _, err = _run(capsys, "import", "gpu-table", a, "-o", tmp_path / "plain",
+                        "--bytes-per-element", "4")
+    assert code == 0 and "partial_sectors" not in (tmp_path / "plain" / "app.sdf").read_text()

@@ -43,8 +43,9 @@ KINDS = {
                 (910, 720)),
 }
 #: kinds drawn by another test: fidelity and gsla below, logca in tests/test_logca.py,
-#: diagram (Graphviz's layout, its size follows the graph) in tests/test_api_dot.py
-ELSEWHERE = {"fidelity", "gsla", "logca", "diagram"}
+#: diagram (Graphviz's layout, its size follows the graph) in tests/test_api_dot.py,
+#: working-set in tests/test_working_set.py
+ELSEWHERE = {"fidelity", "gsla", "logca", "diagram", "working-set"}
 
 
 def test_every_registered_plot_kind_is_drawn_by_a_test():

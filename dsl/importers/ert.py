@@ -130,6 +130,46 @@ def ert_moa(ert: ErtRoofline, level: str | None = None, name: str | None = None)
     return "\n".join(lines) + "\n"
 
 
+def read_working_set(path: str | Path) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """``(working sets in bytes, GB/s)`` of an ERT bandwidth-against-working-set file
+    (``..._bandwidth_vs_wss.max.txt``): rows of 11 numbers -- working set, trials, three
+    times (us), three GB/s, three GFLOP/s -- up to ``META_DATA``; the middle GB/s column
+    is the one ERT's summary takes.  Errors point at ``file:line:col``."""
+    path = Path(path)
+    ws, gbs = [], []
+    for number, line in enumerate(read_text(path).splitlines(), 1):
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "META_DATA":
+            break
+        if len(words) != 11:
+            raise ParseError(f"expected 11 numbers (working set, trials, 3 times, 3 GB/s, "
+                             f"3 GFLOP/s), got {len(words)}", (str(path), number, 1))
+        try:
+            w, b = float(words[0]), float(words[6])
+        except ValueError:
+            at = next(i for i in (0, 6) if not _is_number(words[i]))
+            col = [m.start() for m in re.finditer(r"\S+", line)][at] + 1
+            raise ParseError(f"not a number: '{words[at]}'", (str(path), number, col)) from None
+        if not (math.isfinite(w) and w > 0 and math.isfinite(b) and b > 0):
+            raise ParseError("working set and bandwidth must be finite numbers > 0",
+                             (str(path), number, 1))
+        ws.append(w)
+        gbs.append(b)
+    if not ws:
+        raise ParseError(f"{path}: no rows of working set and bandwidth")
+    return tuple(ws), tuple(gbs)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 KERNEL_COLUMNS = ("kernel", "flops", "bytes")
 
 

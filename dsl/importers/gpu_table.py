@@ -273,9 +273,11 @@ def _g(x: float) -> str:
 def application_text(table: GPUTable, *, elements: str = "size",
                      bytes_per_element: str | None = None,
                      flops_per_element: str | None = None, syncs: str | None = None,
-                     l2_bytes_per_element: str | None = None, name: str | None = None) -> str:
+                     l2_bytes_per_element: str | None = None, name: str | None = None,
+                     partial_sectors: bool = False) -> str:
     """The ``.sdf`` application: one ``kernel`` actor whose attributes are the launch,
-    from parameters the measurements set per row."""
+    from parameters the measurements set per row (``partial_sectors``: the L2 sectors
+    beyond the DRAM bytes are partly used ones, ``partial_sectors = 1``)."""
     first = table.launches[0]
     graph = _ident(name or table.kernel)
     attrs = [f"quanta = {elements}", "grid = grid_x * grid_y * grid_z",
@@ -286,6 +288,8 @@ def application_text(table: GPUTable, *, elements: str = "size",
         attrs.append(f"flops = ({elements}) * ({flops_per_element})")
     if l2_bytes_per_element is not None:
         attrs.append(f"l2_bytes = ({elements}) * ({l2_bytes_per_element})")
+    if partial_sectors:
+        attrs.append("partial_sectors = 1")
     if syncs is not None:
         attrs.append(f"syncs = {syncs}")
     lines = [f"# The kernel '{table.kernel}' as one actor: a launch per iteration.",
@@ -331,12 +335,14 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
              "# (achieved / peak flops, at most 1), sync_* (cycles per warp and barrier",
              "# step of a block), l2_* (L2 bytes per cycle and 64-bit memory partition: an",
              "# L2 slice serves each), dispatch_* (cycles an SM takes per block it starts",
-             "# and retires); launch (s).",
+             "# and retires), l2s_* (sharpness of the L2's working-set transition);",
+             "# launch (s). l2_capacity: the data set's L2 column (MB x 2^20 bytes).",
              f"moa {name} {{", "    param launch = 5e-06"]
     for gen in gens:
         lines += [f"    param eff_{gen} = 0.7", f"    param hide_{gen} = 16",
                   f"    param ceff_{gen} = 0.5", f"    param sync_{gen} = 10",
-                  f"    param l2_{gen} = 256", f"    param dispatch_{gen} = 100"]
+                  f"    param l2_{gen} = 256", f"    param dispatch_{gen} = 100",
+                  f"    param l2s_{gen} = 1"]
     lines.append("")
     for g in table.gpus:
         gen = g.generation
@@ -344,7 +350,10 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
                 f"compute_efficiency = ceff_{gen}, hide = hide_{gen}, sync = sync_{gen}, "
                 f"l2 = l2_{gen} * {_g(g.bus / 64)}, dispatch = dispatch_{gen}, "
                 f"launch = launch")
-        extra = f", l2_mb = {_g(g.l2)}" if math.isfinite(g.l2) else ""
+        extra = ""
+        if math.isfinite(g.l2):
+            args += f", l2_capacity = {_g(g.l2 * 2 ** 20)}, l2_sharpness = l2s_{gen}"
+            extra = f", l2_mb = {_g(g.l2)}"
         lines.append(f"    pe {g.ident} [time = gpu({args}){extra}]")
     return "\n".join(lines + ["}", ""])
 
@@ -372,13 +381,13 @@ def baseline_moa_texts(table: GPUTable) -> dict[str, str]:
 def study_files(table: GPUTable, *, elements: str = "size",
                 bytes_per_element: str | None = None, flops_per_element: str | None = None,
                 syncs: str | None = None, l2_bytes_per_element: str | None = None,
-                name: str | None = None) -> dict[str, str]:
+                name: str | None = None, partial_sectors: bool = False) -> dict[str, str]:
     """File name -> text of the whole study."""
     files = {"app.sdf": application_text(table, elements=elements,
                                          bytes_per_element=bytes_per_element,
                                          flops_per_element=flops_per_element, syncs=syncs,
                                          l2_bytes_per_element=l2_bytes_per_element,
-                                         name=name),
+                                         name=name, partial_sectors=partial_sectors),
              "gpu.moa": gpu_moa_text(table),
              **baseline_moa_texts(table),
              "mappings.map": mappings_text(table),
@@ -429,6 +438,11 @@ def arguments(p) -> None:
     p.add_argument("--l2-bytes-per-element", metavar="EXPR",
                    help="bytes per element between the SMs and the L2 cache, counted in "
                    "the 32-byte sectors the access pattern requests (default: none)")
+    p.add_argument("--partial-sectors", action="store_true",
+                   help="the L2 sectors requested beyond the DRAM bytes are partly used "
+                   "ones (a strided access) that neighbouring warps complete only while "
+                   "the L2 holds them: past its capacity they reach DRAM (the gpu "
+                   "model's l2_capacity term)")
     p.add_argument("--syncs-per-block", metavar="EXPR",
                    help="barrier steps of one block, e.g. a tree reduction's "
                    "log2(block_x) (default: none)")
@@ -461,7 +475,8 @@ def convert(args) -> Imported:
                         bytes_per_element=args.bytes_per_element,
                         flops_per_element=args.flops_per_element,
                         syncs=args.syncs_per_block,
-                        l2_bytes_per_element=args.l2_bytes_per_element, name=args.name)
+                        l2_bytes_per_element=args.l2_bytes_per_element, name=args.name,
+                        partial_sectors=args.partial_sectors)
     parse_sdf(files["app.sdf"], "app.sdf")      # a bad --elements/... expression
     directory = Path(args.output)
     if directory.exists() and not directory.is_dir():

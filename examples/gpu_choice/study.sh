@@ -20,7 +20,7 @@ import_kernel() {
     case $1 in
     msum) mapeval import gpu-table "$DATA"/matrix_sum_normal-*.csv -o "$OUT/msum" \
             --elements 'size**2' --bytes-per-element 12 --l2-bytes-per-element '3*block_x' \
-            --flops-per-element 1 ;;
+            --flops-per-element 1 --partial-sectors ;;
     dot) mapeval import gpu-table "$DATA"/dotProd-*.csv -o "$OUT/dot" \
             --bytes-per-element 8 --flops-per-element 2 --syncs-per-block 'log2(block_x)' ;;
     mm) mapeval import gpu-table "$DATA"/matMul_gpu-*.csv -o "$OUT/mm" \
@@ -55,7 +55,7 @@ logo() {   # KERNEL MODEL.moa NAME [--fit ...]: each GPU left out
 # from its data sheet), and the same with one DRAM efficiency per GPU instead
 free() {
     case $1 in
-    msum) echo 'launch,hide_*,l2_*,dispatch_*,' ;;
+    msum) echo 'launch,hide_*,l2_*,l2s_*,dispatch_*,' ;;
     dot) echo 'launch,hide_*,sync_*,dispatch_*,' ;;
     mm) echo 'hide_*,l2_*,ceff_*,dispatch_*,' ;;
     mms) echo 'launch,hide_*,ceff_*,sync_*,dispatch_*,' ;;

@@ -27,6 +27,18 @@ paper's ``T0 = C·g^beta`` bends beta and A (a matrix product flat below 64 KB a
 step 1 then profiles beta (for each beta, o0 and C by non-negative least squares).  The
 granularities where the paper's form holds (o0 below 5% of T0) are reported.
 
+**A host with cache regimes** (issue 44, an extension): a host whose working set fits a
+cache runs faster per byte than past the last cache, so measured host times bend twice
+or more (flat, then a cache slope, then the paper's ``C·g^beta`` once the data live in
+DRAM).  Neither ``C·g^beta`` nor ``o0 + C·g^beta`` has that shape, and both misread
+beta and A.  With ``auto``, when the chosen form leaves the host's residuals systematic
+(the runs test below), a continuous piecewise power law (a line in ``log g``,
+``log T0`` with one or two breaks at measured granularities, each break tried) is
+compared by the Bayesian information criterion ``n·ln(RSS/n) + p·ln n`` (p = 2 + 2
+per break); when it wins, the host column is fitted as the paper's ``C·g^beta`` on the
+rows past the last break (the regime where the paper's assumptions hold) and the
+accelerator column on every row (``host_form = "regimes"``).
+
 **Checks** on every fit: a runs test (Wald-Wolfowitz) on the signs of each column's
 residuals in granularity order warns when they are systematic (too few runs: the shape
 is wrong, however small the residuals); and since ``T1 >= C·g^beta/A`` by LogCA's eq. 1,
@@ -47,6 +59,8 @@ LATENCY_CHOICES = ("auto", "independent", "dependent")
 #: the host's form: ``none`` (the paper's C·g^beta), ``fit`` (o0 + C·g^beta), ``auto``
 #: (o0 if significant), ``range`` (the paper's form on the rows where it holds)
 HOST_CHOICES = ("auto", "none", "fit", "range")
+#: the most breaks (cache regimes below the paper's form) ``auto`` looks for
+MAX_BREAKS = 2
 #: the fewest distinct granularities ``range`` fits on
 RANGE_MIN_ROWS = 6
 #: a runs test below this p-value (too few runs) flags systematic residuals
@@ -97,6 +111,22 @@ class LogCAFit:
     warnings: tuple[str, ...] = ()
     #: the smallest granularity where o0 is below 5% of T0 (the paper's form holds)
     paper_form_from: float | None = None
+    #: with cache regimes: the breaks (log g) and coefficients of the host's piecewise
+    #: line in log g, log T0 (:func:`host_regimes`), which gives T0 below the last break
+    host_knots: tuple[float, ...] = ()
+    host_coef: tuple[float, ...] = ()
+
+    def host_time(self, g):
+        """The host time the fit stands for at ``g``: ``C·g^beta`` (``+ o0``), and below
+        the last break of cache regimes the measured regimes' piecewise power law."""
+        g = np.asarray(g, dtype=float)
+        v = self.parameters()
+        tail = v["o0"] + v["C"] * g ** v["beta"]
+        if not self.host_knots:
+            return tail
+        x = np.log(np.atleast_1d(g))
+        below = np.exp(_hinge_basis(x, self.host_knots) @ np.asarray(self.host_coef))
+        return np.where(x < self.host_knots[-1], below, np.atleast_1d(tail)).reshape(g.shape)
 
     def __getitem__(self, name) -> Estimate:
         for e in self.estimates:
@@ -129,6 +159,7 @@ class LogCAFit:
                 "paper_readings": dict(self.paper_readings), "notes": list(self.notes),
                 "host_form": self.host_form, "host_reason": self.host_reason,
                 "paper_form_from": self.paper_form_from,
+                "host_breaks": [math.exp(k) for k in self.host_knots],
                 "runs_test": {k: r.to_dict() for k, r in self.runs},
                 "warnings": list(self.warnings)}
 
@@ -152,8 +183,10 @@ class LogCAFit:
                      "the o region is that of o + L)."]
         rows += ["", *self.notes] if self.notes else []
         if self.paper_form_from is not None:
-            rows.append(f"the paper's host form C·g^beta holds (o0 below "
-                        f"{100 * PAPER_FORM_SHARE:g}% of T0) from g = {self.paper_form_from:.6g} B")
+            why = ("past the host's last cache regime" if self.host_knots else
+                   f"o0 below {100 * PAPER_FORM_SHARE:g}% of T0")
+            rows.append(f"the paper's host form C·g^beta holds ({why}) from "
+                        f"g = {self.paper_form_from:.6g} B")
         rows.append(f"rms relative residual {self.rms_relative:.3g}" + "".join(
             f"; {k} residuals: {r}" for k, r in self.runs))
         rows += [f"warning: {w}" for w in self.warnings]
@@ -164,6 +197,7 @@ class LogCAFit:
 
 
 _HOST_WORDS = {"fit": "o0 + C·g^beta (a fixed cost: an extension of LogCA)",
+               "regimes": "C·g^beta (the paper) past the host's cache regimes",
                "none": "C·g^beta (the paper)",
                "range": "C·g^beta (the paper) where it holds"}
 
@@ -261,16 +295,17 @@ def _model(p, names, g, fixed):
     return work + v.get("o0", 0.0), t1, work
 
 
-def _start(g, t0, t1, latency, fixed, host="none"):
-    """Steps 1 and 2: C, beta by log-log regression (and o0 with ``host = "fit"``:
-    :func:`fit_host_fixed`), then the linear parameters of T1 by non-negative least
-    squares on relative residuals."""
+def _start(g, t0, t1, latency, fixed, host="none", host_rows=None):
+    """Steps 1 and 2: C, beta by log-log regression on the ``host_rows`` (all by
+    default; and o0 with ``host = "fit"``: :func:`fit_host_fixed`), then the linear
+    parameters of T1 by non-negative least squares on relative residuals."""
     from scipy.optimize import nnls
+    rows = slice(None) if host_rows is None else host_rows
     if host == "fit":
-        o0, C, beta = fit_host_fixed(g, t0)
+        o0, C, beta = fit_host_fixed(g[rows], t0[rows])
         v = {"C": C, "beta": beta, "o0": o0}
     else:
-        C, beta = fit_host(g, t0)
+        C, beta = fit_host(g[rows], t0[rows])
         v = {"C": C, "beta": beta}
     h = C * g ** beta
     rhs = t1.copy()
@@ -304,19 +339,20 @@ def _start(g, t0, t1, latency, fixed, host="none"):
     return v
 
 
-def _fit_form(g, t0, t1, latency, fixed, confidence, host="none"):
+def _fit_form(g, t0, t1, latency, fixed, confidence, host="none", host_rows=None):
     """The joint fit of one latency and host form: (values, standard errors, t quantile,
-    rss, residuals)."""
+    rss, residuals); the host column on ``host_rows`` only when given (a mask)."""
     from scipy.optimize import least_squares
     from scipy.stats import t as student
 
-    start = _start(g, t0, t1, latency, fixed, host)
+    rows = np.ones(g.size, dtype=bool) if host_rows is None else host_rows
+    start = _start(g, t0, t1, latency, fixed, host, host_rows)
     names = [n for n in ("C", "beta", "o0", "K", "o", "L", "A")
              if n in start and n not in fixed]
 
     def residuals(p):
         host_time, model, _ = _model(p, names, g, fixed)
-        return np.concatenate([host_time / t0 - 1.0, model / t1 - 1.0])
+        return np.concatenate([host_time[rows] / t0[rows] - 1.0, model / t1 - 1.0])
 
     x0 = np.array([start[n] for n in names])
     lower = np.array([0.0 if n in ("K", "o", "L", "o0") else -np.inf if n == "beta" else 0.0
@@ -327,12 +363,12 @@ def _fit_form(g, t0, t1, latency, fixed, confidence, host="none"):
         x = x0                            # exact already: do not let the solver wander
     else:
         x = least_squares(residuals, x0, bounds=(lower, np.inf), x_scale="jac",
-                          jac=lambda p: _jacobian(names, p, g, t0, t1, fixed),
+                          jac=lambda p: _jacobian(names, p, g, t0, t1, fixed, rows),
                           ftol=1e-15, xtol=1e-15, gtol=1e-15, max_nfev=2000).x
     r = residuals(x)
     rss = float(r @ r)
     dof = max(r.size - len(names), 1)
-    se = _standard_errors(_jacobian(names, x, g, t0, t1, fixed), rss / dof)
+    se = _standard_errors(_jacobian(names, x, g, t0, t1, fixed, rows), rss / dof)
     q = float(student.ppf(0.5 + confidence / 2, dof))
     return dict(zip(names, x)), dict(zip(names, se)), q, rss, r
 
@@ -353,8 +389,10 @@ def _standard_errors(J, s2):
     return se
 
 
-def _jacobian(names, x, g, t0, t1, fixed):
-    """d(relative residuals)/d(parameters), host rows above accelerator rows."""
+def _jacobian(names, x, g, t0, t1, fixed, rows=None):
+    """d(relative residuals)/d(parameters), host rows (those of the mask ``rows``, all
+    by default) above accelerator rows."""
+    rows = slice(None) if rows is None else rows
     v = dict(fixed)
     v.update(zip(names, x))
     gb = g ** v["beta"]
@@ -363,7 +401,7 @@ def _jacobian(names, x, g, t0, t1, fixed):
          "beta": (v["C"] * gb * np.log(g) / t0, v["C"] * gb * np.log(g) / (v["A"] * t1)),
          "K": (zero, 1 / t1), "o": (zero, 1 / t1), "L": (zero, g / t1), "o0": (1 / t0, zero),
          "A": (zero, -v["C"] * gb / (v["A"] ** 2 * t1))}
-    return np.column_stack([np.concatenate(d[n]) for n in names])
+    return np.column_stack([np.concatenate((d[n][0][rows], d[n][1])) for n in names])
 
 
 def _f_test(rss_small, rss_big, extra, dof):
@@ -400,18 +438,18 @@ def _choose_host(g, t0):
     return "none", f"a fixed host cost o0 is not significant ({words})"
 
 
-def _choose(g, t0, t1, fixed, host="none"):
+def _choose(g, t0, t1, fixed, host="none", host_rows=None):
     """The latency form the data support, and why: independent unless an L·g term is
     significant (F-test at 1%; independent is the dependent form with L = 0). Both forms
     are fitted with L free, whatever L is given: its meaning depends on the form."""
     free = _independent_fixed(fixed)
-    ind = _fit_form(g, t0, t1, "independent", free, 0.95, host)
-    m = 2 * g.size
+    ind = _fit_form(g, t0, t1, "independent", free, 0.95, host, host_rows)
+    m = ind[4].size
     rss_i = ind[3]
     if math.sqrt(rss_i / m) < _EXACT:
         return "independent", (f"the granularity-independent form fits exactly "
                                f"(rms relative residual {math.sqrt(rss_i / m):.1e})")
-    dep = _fit_form(g, t0, t1, "dependent", free, 0.95, host)
+    dep = _fit_form(g, t0, t1, "dependent", free, 0.95, host, host_rows)
     rss_d = dep[3]
     extra = len(dep[0]) - len(ind[0])
     dof = m - len(dep[0])
@@ -456,17 +494,23 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             if host_overhead == "range":
                 return _fit_range(g, t0, t1, latency, L, A, confidence)
+            host_rows, knots, coef = None, (), ()
             if host_overhead == "auto":
                 host_form, host_reason = _choose_host(g, t0)
+                regimes = host_regimes(g, t0, host_form)
+                if regimes is not None:
+                    host_form = "regimes"
+                    host_rows, knots, coef, host_reason = regimes
             else:
                 host_form = host_overhead
                 host_reason = "chosen with --host-overhead"
+            form = "none" if host_form == "regimes" else host_form
             if latency == "auto":
-                latency, reason = _choose(g, t0, t1, fixed, host_form)
+                latency, reason = _choose(g, t0, t1, fixed, form, host_rows)
             else:
                 reason = "chosen with --latency"
             values, se, q, rss, res = _fit_form(g, t0, t1, latency, _independent_fixed(
-                fixed) if latency == "independent" else fixed, confidence, host_form)
+                fixed) if latency == "independent" else fixed, confidence, form, host_rows)
     except InputError:
         raise
     except ValueError as exc:
@@ -513,9 +557,14 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
                          "with g, use --latency dependent with --peak-ratio or --bandwidth.")
     readings = (("o ~ T1(g_min)", float(t1[np.argmin(g)])),
                 ("A ~ S(g_max)", float(t0[np.argmax(g)] / t1[np.argmax(g)])))
-    rms = math.sqrt(rss / (2 * g.size))
+    rms = math.sqrt(rss / res.size)
     order = np.argsort(g)
-    runs = (("host", runs_test(res[:g.size][order])),
+    n_host = res.size - g.size
+    host_res = np.full(g.size, np.nan)       # rows of the cache regimes: not fitted
+    host_res[np.ones(g.size, dtype=bool) if host_rows is None else host_rows] = res[:n_host]
+    host_order = order if host_rows is None else order[host_rows[order]]
+    res = np.concatenate([host_res, res[n_host:]])
+    runs = (("host", runs_test(res[:g.size][host_order])),
             ("accelerator", runs_test(res[g.size:][order])))
     warnings = []
     if rms > _NOISELESS:
@@ -527,17 +576,20 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
                     "(a fixed host cost: --host-overhead fit; a latency that grows with g: "
                     "--latency dependent; or a range of g where another effect rules, "
                     "such as caches)")
-    warnings += _speedup_above_bound(g, t0, t1, {**fixed, **values}, _noise(res, order))
+    warnings += _speedup_above_bound(g, t0, t1, {**fixed, **values}, _noise(res, order),
+                                     host_rows)
     o0 = values.get("o0", 0.0)
     paper_from = None
-    if o0 > 0:
+    if host_rows is not None:
+        paper_from = float(g[host_rows].min())
+    elif o0 > 0:
         C, beta = values["C"], values["beta"]
         paper_from = float(((1 - PAPER_FORM_SHARE) / PAPER_FORM_SHARE * o0 / C)
                            ** (1 / beta)) if beta > 0 else None
     return LogCAFit(latency, reason, separable, tuple(estimates), confidence,
                     tuple(g.tolist()), tuple(t0.tolist()), tuple(t1.tolist()),
                     rms, readings, tuple(notes), host_form, host_reason, runs,
-                    tuple(warnings), paper_from)
+                    tuple(warnings), paper_from, tuple(float(k) for k in knots), coef)
 
 
 def _fit_range(g, t0, t1, latency, L, A, confidence) -> "LogCAFit":
@@ -573,18 +625,22 @@ def _noise(res, order) -> float:
     relative residuals in granularity order (a misfit's smooth trend cancels there),
     ``median |Δr| / (0.6745·√2)`` over both columns."""
     n = order.size
-    diffs = np.concatenate([np.diff(res[:n][order]), np.diff(res[n:][order])])
+    host, acc = res[:n][order], res[n:][order]
+    diffs = np.concatenate([np.diff(host[~np.isnan(host)]), np.diff(acc)])
     return float(np.median(np.abs(diffs))) / (0.6745 * math.sqrt(2)) if diffs.size else 0.0
 
 
-def _speedup_above_bound(g, t0, t1, values, noise) -> list[str]:
+def _speedup_above_bound(g, t0, t1, values, noise, host_rows=None) -> list[str]:
     """Rows whose measured speedup exceeds what LogCA allows: T1 >= C·g^beta/A (eq. 1),
     so S = T0/T1 <= A·T0/(C·g^beta) -- A itself for the paper's host -- beyond 4 times
     the noise of a ratio of two measurements (:func:`_noise`); ``values``: the fitted
-    and given parameters."""
+    and given parameters.  With cache regimes (``host_rows``: the rows of the paper's
+    form) T0 below them is the measured one."""
     A = values["A"]
     work = values["C"] * g ** values["beta"]
     limit = A * (values.get("o0", 0.0) + work) / work
+    if host_rows is not None:
+        limit = np.where(host_rows, limit, A * np.maximum(t0, work) / work)
     measured = t0 / t1
     over = measured > limit * (1 + 4 * math.sqrt(2) * noise)
     if not over.any():
@@ -595,6 +651,67 @@ def _speedup_above_bound(g, t0, t1, values, noise) -> list[str]:
             f"{limit[i]:.4g} LogCA allows with A = {A:.4g} (T1 >= C·g^beta/A, so "
             f"S <= A·T0/(C·g^beta) with T0 = {host}) on {int(over.sum())} row(s): the fit "
             "misreads the data (is the host's fixed cost modelled? --host-overhead fit)"]
+
+
+def _hinge_basis(x, knots):
+    return np.column_stack([np.ones_like(x), x] + [np.maximum(x - k, 0.0) for k in knots])
+
+
+def _hinge_fit(x, y, knots):
+    """The residual sum of squares of the continuous piecewise line through
+    ``(x, y)`` bending at ``knots`` (basis 1, x, (x - k)+ per knot), its slopes and
+    its coefficients."""
+    X = _hinge_basis(x, knots)
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    r = y - X @ coef
+    return float(r @ r), np.cumsum(coef[1:]), coef
+
+
+def host_regimes(g, t0, form="none"):
+    """The host's cache regimes, or None: when ``form``'s host fit (the paper's
+    ``C·g^beta``, or ``o0 + C·g^beta`` for ``"fit"``) leaves systematic residuals
+    (runs test) and a continuous piecewise power law with 1 to :data:`MAX_BREAKS`
+    breaks at measured granularities has a lower BIC (``n·ln(RSS/n) + p·ln n`` in
+    ``log g``, ``log T0``; p = 2 + 2·breaks; the single forms count 2 and 3), the rows
+    past the last break (at least :data:`RANGE_MIN_ROWS` granularities) and why."""
+    from itertools import combinations
+
+    if form == "fit":
+        o0, C, beta = fit_host_fixed(g, t0)
+        model, p0 = o0 + C * g ** beta, 3
+    else:
+        C, beta = fit_host(g, t0)
+        model, p0 = C * g ** beta, 2
+    order = np.argsort(g)
+    r0 = np.log(model / t0)
+    if not runs_test(r0[order]).systematic:
+        return None
+    x, y, n = np.log(g), np.log(t0), g.size
+    rss0 = float(r0 @ r0)
+    if rss0 <= 0:
+        return None
+    best = (n * math.log(rss0 / n) + p0 * math.log(n), (), None, None)
+    knots = np.unique(x)[1:-1]
+    for k in range(1, MAX_BREAKS + 1):
+        for ks in combinations(knots, k):
+            rss, slopes, coef = _hinge_fit(x, y, ks)
+            bic = n * math.log(max(rss, 1e-300) / n) + (2 + 2 * k) * math.log(n)
+            if bic < best[0]:
+                best = (bic, ks, slopes, coef)
+    _, ks, slopes, coef = best
+    if not ks:
+        return None
+    start = math.exp(ks[-1])
+    tail = g >= start * (1 - 1e-12)
+    if np.unique(g[tail]).size < RANGE_MIN_ROWS:
+        return None
+    breaks = ", ".join(f"{math.exp(k):.6g}" for k in ks)
+    shape = ", ".join(f"{s:.3g}" for s in slopes)
+    return tail, ks, tuple(coef.tolist()), (f"the host's times bend at g = {breaks} B (log-log slopes {shape}; "
+                  f"the {_HOST_WORDS[form] if form == 'fit' else 'paper' + chr(39) + 's form'} "
+                  f"leaves systematic residuals and a lower BIC goes to the regimes): "
+                  f"C·g^beta fitted on the {int(tail.sum())} host rows from g = "
+                  f"{start:.6g} B, the accelerator on every row")
 
 
 @dataclass(frozen=True)
@@ -608,8 +725,39 @@ class Curve:
 
 
 def analyse_fit(fit: LogCAFit, **options) -> LogCAAnalysis:
-    """The LogCA analysis of the fitted parameters (:func:`moa.logca_analysis.analyse`)."""
-    return analyse(**fit.parameters(), **options)
+    """The LogCA analysis of the fitted parameters (:func:`moa.logca_analysis.analyse`).
+    With cache regimes, the break-even g1 is where the accelerator's fitted time meets
+    :meth:`LogCAFit.host_time` (the measured regimes below the last break), when it lies
+    below that break: there the host is not ``C·g^beta``."""
+    result = analyse(**fit.parameters(), **options)
+    if not fit.host_knots:
+        return result
+    g1 = _regime_break_even(fit)
+    return result if g1 is None else replace(result, g1=g1)
+
+
+def _regime_break_even(fit: LogCAFit) -> float | None:
+    """The smallest g (from the smallest measured, below the last break) where the
+    host's time reaches the accelerator's: T0(g) >= T1(g), or None."""
+    from scipy.optimize import brentq
+
+    v = fit.parameters()
+
+    def gap(x):
+        g = np.exp(x)
+        t1 = v["o"] + (v["L"] * g if fit.latency == "dependent" else v["L"]) + \
+            v["C"] * g ** v["beta"] / v["A"]
+        return np.log(fit.host_time(g) / t1)
+
+    xs = np.linspace(math.log(min(fit.g)), fit.host_knots[-1], 2001)
+    d = gap(xs)
+    if d[0] >= 0:
+        return None
+    up = np.flatnonzero(d >= 0)
+    if not up.size:
+        return None
+    i = int(up[0])
+    return float(math.exp(brentq(lambda x: float(gap(x)), xs[i - 1], xs[i], xtol=1e-12)))
 
 
 def synthetic(L, o, C, A, beta=1.0, latency="independent", g=None, noise=0.0, seed=0,

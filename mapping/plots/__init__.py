@@ -120,6 +120,13 @@ _plot("roofline", "hierarchical roofline of ERT results, kernels classified", "r
       "and the kernels of --kernels as points, coloured compute- or memory-bound "
       "(measured performance with a seconds column, else on their roof).",
       "mapeval plot roofline roofline.json --kernels kernels.csv -o roofline.png")
+_plot("working-set", "bandwidth against working set (ERT) with the fitted cache levels",
+      "working-set", "mapping.plots.working_set:plot_from_inputs",
+      "Read an Empirical Roofline Toolkit bandwidth-against-working-set file "
+      "(..._bandwidth_vs_wss.max.txt), fit --levels cache levels and a last level with the "
+      "working-set term of the cost models (moa.working_set) and draw the measured points, "
+      "the fitted curve and each level's plateau and capacity; the fit is printed.",
+      "mapeval plot working-set bandwidth_vs_wss.max.txt --levels 4 -o wss.png")
 _plot("breakdown", "computation vs local and global communication per run and function",
       "profile", "mapping.plots.profile:breakdown_from_inputs",
       "Kim & Edwards' Figs. 3-4 from imported profiles (.sdf of 'mapeval import profile', "

@@ -7,7 +7,9 @@ in seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads p
 block), ``carveout`` (the preferred shared memory share of the L1 in percent; absent: the
 largest), ``bytes`` (DRAM traffic), ``l2_bytes`` (traffic between the SMs and the L2
 cache, in 32-byte sectors as the access pattern requests them), ``flops`` (default its
-``ops``, else 0) and ``syncs`` (barrier steps per block, default 0).
+``ops``, else 0), ``syncs`` (barrier steps per block, default 0) and
+``partial_sectors`` (1: the ``l2_bytes`` beyond ``bytes`` are partly used sectors of a
+strided access, which reach DRAM past the L2's capacity; default 0).
 
 **Occupancy** (:func:`occupancy`): the blocks resident on one multiprocessor (SM) are the
 fewest allowed by blocks, warps, registers and shared memory per SM, as the CUDA
@@ -28,6 +30,11 @@ warps per SM saturate the memory system), and does its share of the flops at
     time = launch + Σ_waves [max(bytes_w / (B_eff · h(W)), l2_bytes_w / (l2 · clock · h(W)),
                                  flops_w / (P_eff · h_c(W)), ceil(n / sms) · dispatch / clock)
                              + syncs · warps per block · sync / clock]
+
+**L2 capacity** (issue 44; ``l2_capacity`` bytes, 0 by default: not modelled): for a
+token with ``partial_sectors``, ``bytes_w`` above counts ``data + max(0, l2_bytes -
+bytes) · (1 - h(ws))``, ``h`` the working-set share of :mod:`moa.cost_models.caches`
+(``l2_sharpness``) of the wave's footprint ``ws = share · l2_bytes`` (:func:`_dram_bytes`).
 
 The L2 roof (``l2`` bytes per core cycle) is the hierarchical roofline's cache ceiling
 (Williams et al. 2009; the ERT measures it): a strided access requests many sectors per
@@ -71,6 +78,7 @@ from typing import NamedTuple
 from pydantic import Field, field_validator
 
 from moa.cost_models.base import FACT, CostModel, NumberOrInf, Parameters, attribute
+from moa.cost_models.caches import hit_share
 from moa.cost_models.registry import register
 
 __all__ = ["GENERATIONS", "GPU", "LIMITS", "Limits", "Occupancy", "limits", "occupancy"]
@@ -263,6 +271,10 @@ class GPU(CostModel):
         l2: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
         launch: float = Field(default=0.0, ge=0)              # seconds per launch
         dispatch: float = Field(default=0.0, ge=0)            # cycles per block and SM
+        # L2 capacity in bytes (data sheet; 0: not modelled) and the sharpness of its
+        # working-set transition (moa.cost_models.caches)
+        l2_capacity: float = Field(default=0.0, ge=0)
+        l2_sharpness: float = Field(default=1.0, gt=0)
 
         @field_validator("cc")
         @classmethod
@@ -287,6 +299,7 @@ class GPU(CostModel):
         flops = attribute(token, "flops", token.get("ops", 0.0))
         syncs = attribute(token, "syncs", 0.0)
         l2_data = attribute(token, "l2_bytes", 0.0)
+        partial = attribute(token, "partial_sectors", 0.0) > 0
         carveout = None if token.get("carveout") is None else attribute(token, "carveout", 0.0)
         occ = occupancy(p.cc, block, regs, smem, carveout)
         slots = occ.blocks * p.sms
@@ -302,12 +315,27 @@ class GPU(CostModel):
             share = n / blocks                           # this wave's part of the work
             in_flight = n * occ.warps_per_block          # warps of the wave, all SMs
             hidden = _hidden(in_flight, p.hide, p.sms)
-            memory = share * max(data / bandwidth, l2_data / (p.l2 * p.clock * 1e6)) / hidden
+            dram = data if p.l2_capacity <= 0 or not partial else \
+                _dram_bytes(data, l2_data, share, p)
+            memory = share * max(dram / bandwidth, l2_data / (p.l2 * p.clock * 1e6)) / hidden
             compute = share * flops / (peak * _hidden(in_flight, p.hide_compute, p.sms))
             blocks_per_sm = -(-n // p.sms)               # the busiest SM's blocks
             dispatched = blocks_per_sm * p.dispatch / (p.clock * 1e6)
             time += times * (max(memory, compute, dispatched) + serial)
         return time
+
+
+def _dram_bytes(data, l2_data, share, p) -> float:
+    """DRAM bytes of a launch whose accesses request ``l2_data`` bytes of sectors for
+    ``data`` useful ones: a sector partly used by one warp is completed by its
+    neighbours while it stays in the L2, which holds the ``share · l2_data`` bytes the
+    wave in flight touches with the hit share of the working-set term
+    (:mod:`moa.cost_models.caches`); the rest of the requested sectors' surplus goes to
+    DRAM: ``data + max(0, l2_data - data) · (1 - min(1, (l2_capacity / ws)^s))``."""
+    surplus = l2_data - data
+    if surplus <= 0:
+        return data
+    return data + surplus * (1.0 - hit_share(share * l2_data, p.l2_capacity, p.l2_sharpness))
 
 
 def _hidden(warps: float, hide: float, sms: int) -> float:

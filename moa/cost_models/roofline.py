@@ -12,6 +12,13 @@ The traffic ``D`` also travels to the element's ``memory`` CN
 (:meth:`CostModel.memory_traffic`); the evaluator places it on every CN of the route,
 and the memory CN sees ``miss·D`` (:class:`~moa.cost_models.base.MemoryTraffic`).
 
+**Caches** (optional): ``l1_capacity``/``l1_bandwidth``, ``l2_...``, ``l3_...`` (bytes,
+bytes/s) and ``sharpness`` (default 1) make ``bandwidth`` the last level of a hierarchy:
+a token's bytes then take ``bytes · τ(working_set)`` seconds, the working-set term of
+:mod:`moa.cost_models.caches` (``working_set`` a token attribute, default its
+``bytes``), and ``time = max(C, Σ bytes·τ)``.  Without a level (every capacity 0, the
+default) the model is Gables' as above.
+
 ``bandwidth(B)`` is a memory interface or a bus: its feature is each token's bytes (its
 ``bytes`` attribute, else its ``quanta``), its finish ``Σ bytes / B`` (Gables eq. 10 for
 memory, eq. 16 for Bus[j]).
@@ -24,6 +31,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from moa.cost_models.base import CostModel, MemoryTraffic, NumberOrInf, Parameters, attribute
+from moa.cost_models.caches import levels_of, seconds_per_byte
 from moa.cost_models.registry import register
 
 __all__ = ["Bandwidth", "MemoryTraffic", "Roofline", "attainable", "ridge_point",
@@ -63,7 +71,8 @@ class Roofline(CostModel):
     units = {"time": "s"}    # Gables (Hill & Reddi 2019): P in ops/s, B in bytes/s
     per_token = False
     additive = False
-    features = ("ops", "bytes")
+    #: ``seconds``: Σ bytes·τ(working set), the memory time when caches are given
+    features = ("ops", "bytes", "seconds")
 
     class Parameters(Parameters):
         peak: float = Field(gt=0)
@@ -71,6 +80,15 @@ class Roofline(CostModel):
         bandwidth: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)
         memory: str | None = None
         miss: float = Field(default=1.0, ge=0.0, le=1.0)
+        # cache levels (moa.cost_models.caches): capacity in bytes (0: no such level),
+        # bandwidth in bytes/s
+        l1_capacity: float = Field(default=0.0, ge=0)
+        l1_bandwidth: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)
+        l2_capacity: float = Field(default=0.0, ge=0)
+        l2_bandwidth: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)
+        l3_capacity: float = Field(default=0.0, ge=0)
+        l3_bandwidth: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)
+        sharpness: float = Field(default=1.0, gt=0)
 
         @field_validator("memory", mode="before")
         @classmethod
@@ -82,16 +100,29 @@ class Roofline(CostModel):
                 raise ValueError("must name a communication node")
             return value
 
+    def __init__(self, params):
+        super().__init__(params)
+        self._levels = levels_of(params)
+
     def token_features(self, token):
-        return token_ops(token), token_bytes(token)
+        data = token_bytes(token)
+        if not self._levels:
+            return token_ops(token), data, 0.0
+        ws = attribute(token, "working_set", data)
+        p = self.params
+        return token_ops(token), data, data * seconds_per_byte(ws, self._levels, p.bandwidth,
+                                                               p.sharpness)
 
     def totals(self, tokens) -> tuple[float, float]:
         """``(Σ ops, Σ bytes)`` over ``tokens`` (token groups, counted ``count`` times)."""
-        ops, data = self.feature_totals(tokens)
+        ops, data, _ = self.feature_totals(tokens)
         return ops, data
 
     def finish(self, totals):
-        ops, data = totals
+        ops, data, seconds = totals
+        if self._levels:
+            # the working-set term: each token's bytes at the levels that hold them
+            return np.maximum(ops / self.params.peak, seconds)
         # Gables eq. 9: T_IP[i] = max(C_i, D_i / B_i) with C_i = f_i / (A_i·P_peak)
         return np.maximum(ops / self.params.peak, data / self.params.bandwidth)
 

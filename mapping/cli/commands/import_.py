@@ -134,3 +134,31 @@ def ert_plot_options(p) -> None:
 def ert_plot_source(args, command: str) -> dict:
     from dsl.importers.ert import analysis
     return {"analysis": analysis(args)[1]}
+
+
+def working_set_options(p) -> None:
+    """The options of ``mapeval plot working-set``."""
+    p.add_argument("path", metavar="FILE.txt",
+                   help="ERT's bandwidth-against-working-set file (..._bandwidth_vs_wss.max.txt)")
+    p.add_argument("--levels", type=int, default=3, metavar="N",
+                   help="cache levels to fit above the last level (default 3)")
+    p.add_argument("--json", action="store_true", help="print the fit as JSON")
+
+
+def working_set_source(args, command: str) -> dict:
+    """The :class:`~moa.working_set.WorkingSetFit` of ``args.path``, printed."""
+    import json
+
+    from dsl.importers.ert import read_working_set
+    from mapping.errors import InputError
+    from moa.working_set import fit_working_set
+
+    if args.levels < 1:
+        raise InputError(f"{command}: --levels must be at least 1, not {args.levels}")
+    ws, gbs = read_working_set(args.path)
+    try:
+        fit = fit_working_set(ws, gbs, args.levels)
+    except ValueError as exc:
+        raise InputError(f"{command}: {args.path}: {exc}") from None
+    print(json.dumps(fit.to_dict(), indent=2) if args.json else fit)
+    return {"fit": fit, "all_ws": ws, "all_bandwidths": gbs}

@@ -114,6 +114,7 @@ TAKES = {
     "analyse": (_analyse_options, _analyse_source),
     "tradeoff": (_tradeoff_options, _tradeoff_source),
     "roofline": (import_.ert_plot_options, import_.ert_plot_source),
+    "working-set": (import_.working_set_options, import_.working_set_source),
     "profile": (import_.profile_plot_options, import_.profile_plot_source),
 }
 
