@@ -148,12 +148,14 @@ def test_exact_search_stopped_by_the_time_limit_says_so(tmp_path, capsys, monkey
                                  message="the MILP solver stopped at its time limit of 0.5 s")
     monkeypatch.setitem(STRATEGIES._entries, "exact", stopped)
     sdf, moa = chain(tmp_path, actors=4)
-    code, out, err = run(capsys, "search", sdf, moa, "--strategy", "exact", "--time-limit",
-                         "0.5", "--json")
+    # the simulated solver is the MILP's (auto would run CP-SAT first where installed)
+    code, out, err = run(capsys, "search", sdf, moa, "--strategy", "exact", "--engine", "milp",
+                         "--time-limit", "0.5", "--json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["optimal"] is False and "time limit of 0.5 s" in doc["stopped"]
-    code, out, _ = run(capsys, "search", sdf, moa, "--strategy", "exact", "--time-limit", "0.5")
+    code, out, _ = run(capsys, "search", sdf, moa, "--strategy", "exact", "--engine", "milp",
+                       "--time-limit", "0.5")
     assert code == 0 and "stopped: the MILP solver stopped at its time limit of 0.5 s" in out
     assert "not proven optimal" in out
 

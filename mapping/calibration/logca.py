@@ -52,6 +52,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from mapping.calibration.logca_host import (HOST_WORDS, RANGE_MIN_ROWS, RunsTest, fit_host,
+                                          fit_host_fixed, hinge_basis, host_regimes,
+                                          runs_test)
 from mapping.errors import InputError
 from moa.logca_analysis import LogCAAnalysis, analyse
 
@@ -59,12 +62,6 @@ LATENCY_CHOICES = ("auto", "independent", "dependent")
 #: the host's form: ``none`` (the paper's C·g^beta), ``fit`` (o0 + C·g^beta), ``auto``
 #: (o0 if significant), ``range`` (the paper's form on the rows where it holds)
 HOST_CHOICES = ("auto", "none", "fit", "range")
-#: the most breaks (cache regimes below the paper's form) ``auto`` looks for
-MAX_BREAKS = 2
-#: the fewest distinct granularities ``range`` fits on
-RANGE_MIN_ROWS = 6
-#: a runs test below this p-value (too few runs) flags systematic residuals
-RUNS_P = 0.01
 #: the paper's form holds where the host's fixed cost is below this share of T0
 PAPER_FORM_SHARE = 0.05
 #: relative RMS residual under which a fit is exact to rounding
@@ -125,7 +122,7 @@ class LogCAFit:
         if not self.host_knots:
             return tail
         x = np.log(np.atleast_1d(g))
-        below = np.exp(_hinge_basis(x, self.host_knots) @ np.asarray(self.host_coef))
+        below = np.exp(hinge_basis(x, self.host_knots) @ np.asarray(self.host_coef))
         return np.where(x < self.host_knots[-1], below, np.atleast_1d(tail)).reshape(g.shape)
 
     def __getitem__(self, name) -> Estimate:
@@ -169,7 +166,7 @@ class LogCAFit:
                 f"(weighted least squares on relative residuals; {pct} confidence intervals "
                 "from the Jacobian)",
                 f"latency: {self.latency} — {self.latency_reason}",
-                f"host: {_HOST_WORDS[self.host_form]}"
+                f"host: {HOST_WORDS[self.host_form]}"
                 f" — {self.host_reason}", "",
                 f"{'parameter':<12}{'value':<14}{pct + ' interval':<30}source"]
         for e in self.estimates:
@@ -196,53 +193,6 @@ class LogCAFit:
         return "\n".join(rows)
 
 
-_HOST_WORDS = {"fit": "o0 + C·g^beta (a fixed cost: an extension of LogCA)",
-               "regimes": "C·g^beta (the paper) past the host's cache regimes",
-               "none": "C·g^beta (the paper)",
-               "range": "C·g^beta (the paper) where it holds"}
-
-
-@dataclass(frozen=True)
-class RunsTest:
-    """The Wald-Wolfowitz runs test of a sequence of residual signs: ``runs`` observed
-    against ``expected`` = 2·n₊·n₋/n + 1, and ``p``, the one-sided (normal) probability
-    of so few runs by chance; ``p`` is None when there are too few of a sign to test."""
-
-    runs: int
-    expected: float
-    p: float | None
-
-    @property
-    def systematic(self) -> bool:
-        return self.p is not None and self.p < RUNS_P
-
-    def to_dict(self):
-        return {"runs": self.runs, "expected": self.expected, "p": self.p,
-                "systematic": self.systematic}
-
-    def __str__(self):
-        p = "n/a" if self.p is None else f"{self.p:.2g}"
-        return f"{self.runs} sign runs (expected {self.expected:.3g}, p = {p})"
-
-
-def runs_test(residuals) -> RunsTest:
-    """Wald-Wolfowitz runs test on the signs of ``residuals`` (in their order; zeros
-    dropped): mean ``2·n₊·n₋/n + 1``, variance
-    ``2·n₊·n₋·(2·n₊·n₋ - n)/(n²·(n - 1))``;
-    ``p = Φ(z)`` with a continuity correction of 1/2 (one-sided: too few runs)."""
-    from scipy.stats import norm
-
-    signs = np.sign(np.asarray(residuals, dtype=float))
-    signs = signs[signs != 0]
-    n, pos = signs.size, int(np.sum(signs > 0))
-    neg = n - pos
-    runs = int(1 + np.sum(signs[1:] != signs[:-1])) if n else 0
-    if pos < 2 or neg < 2:
-        return RunsTest(runs, float(runs), None)
-    mean = 2.0 * pos * neg / n + 1.0
-    var = 2.0 * pos * neg * (2.0 * pos * neg - n) / (n * n * (n - 1.0))
-    z = (runs - mean + 0.5) / math.sqrt(var)
-    return RunsTest(runs, mean, float(norm.cdf(z)))
 
 
 def _check_data(g, host, accelerator):
@@ -256,32 +206,6 @@ def _check_data(g, host, accelerator):
     if np.unique(g).size < 3:
         raise InputError("LogCA fit: needs at least three distinct granularities")
     return g, t0, t1
-
-
-def fit_host(g, t0):
-    """C and beta of ``T0 = C·g^beta`` by regression of log T0 on log g (LogCA §4)."""
-    beta, log_c = np.polyfit(np.log(g), np.log(t0), 1)
-    return math.exp(log_c), float(beta)
-
-
-def fit_host_fixed(g, t0):
-    """o0, C and beta of ``T0 = o0 + C·g^beta`` (the host with a fixed cost, an
-    extension): for each beta on a grid, o0 and C by non-negative least squares on
-    relative residuals; the best beta refined by a bounded scalar minimisation."""
-    from scipy.optimize import minimize_scalar, nnls
-
-    def solve(beta):
-        X = np.column_stack([np.ones_like(g), g ** beta]) / t0[:, None]
-        x, r = nnls(X, np.ones_like(g))
-        return x, r
-
-    betas = np.linspace(0.02, 4.0, 200)
-    k = int(np.argmin([solve(b)[1] for b in betas]))
-    lo, hi = betas[max(k - 1, 0)], betas[min(k + 1, betas.size - 1)]
-    beta = float(minimize_scalar(lambda b: solve(b)[1], bounds=(lo, hi), method="bounded",
-                                 options={"xatol": 1e-10}).x)
-    (o0, C), _ = solve(beta)
-    return float(o0), float(C), beta
 
 
 def _model(p, names, g, fixed):
@@ -651,67 +575,6 @@ def _speedup_above_bound(g, t0, t1, values, noise, host_rows=None) -> list[str]:
             f"{limit[i]:.4g} LogCA allows with A = {A:.4g} (T1 >= C·g^beta/A, so "
             f"S <= A·T0/(C·g^beta) with T0 = {host}) on {int(over.sum())} row(s): the fit "
             "misreads the data (is the host's fixed cost modelled? --host-overhead fit)"]
-
-
-def _hinge_basis(x, knots):
-    return np.column_stack([np.ones_like(x), x] + [np.maximum(x - k, 0.0) for k in knots])
-
-
-def _hinge_fit(x, y, knots):
-    """The residual sum of squares of the continuous piecewise line through
-    ``(x, y)`` bending at ``knots`` (basis 1, x, (x - k)+ per knot), its slopes and
-    its coefficients."""
-    X = _hinge_basis(x, knots)
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    r = y - X @ coef
-    return float(r @ r), np.cumsum(coef[1:]), coef
-
-
-def host_regimes(g, t0, form="none"):
-    """The host's cache regimes, or None: when ``form``'s host fit (the paper's
-    ``C·g^beta``, or ``o0 + C·g^beta`` for ``"fit"``) leaves systematic residuals
-    (runs test) and a continuous piecewise power law with 1 to :data:`MAX_BREAKS`
-    breaks at measured granularities has a lower BIC (``n·ln(RSS/n) + p·ln n`` in
-    ``log g``, ``log T0``; p = 2 + 2·breaks; the single forms count 2 and 3), the rows
-    past the last break (at least :data:`RANGE_MIN_ROWS` granularities) and why."""
-    from itertools import combinations
-
-    if form == "fit":
-        o0, C, beta = fit_host_fixed(g, t0)
-        model, p0 = o0 + C * g ** beta, 3
-    else:
-        C, beta = fit_host(g, t0)
-        model, p0 = C * g ** beta, 2
-    order = np.argsort(g)
-    r0 = np.log(model / t0)
-    if not runs_test(r0[order]).systematic:
-        return None
-    x, y, n = np.log(g), np.log(t0), g.size
-    rss0 = float(r0 @ r0)
-    if rss0 <= 0:
-        return None
-    best = (n * math.log(rss0 / n) + p0 * math.log(n), (), None, None)
-    knots = np.unique(x)[1:-1]
-    for k in range(1, MAX_BREAKS + 1):
-        for ks in combinations(knots, k):
-            rss, slopes, coef = _hinge_fit(x, y, ks)
-            bic = n * math.log(max(rss, 1e-300) / n) + (2 + 2 * k) * math.log(n)
-            if bic < best[0]:
-                best = (bic, ks, slopes, coef)
-    _, ks, slopes, coef = best
-    if not ks:
-        return None
-    start = math.exp(ks[-1])
-    tail = g >= start * (1 - 1e-12)
-    if np.unique(g[tail]).size < RANGE_MIN_ROWS:
-        return None
-    breaks = ", ".join(f"{math.exp(k):.6g}" for k in ks)
-    shape = ", ".join(f"{s:.3g}" for s in slopes)
-    return tail, ks, tuple(coef.tolist()), (f"the host's times bend at g = {breaks} B (log-log slopes {shape}; "
-                  f"the {_HOST_WORDS[form] if form == 'fit' else 'paper' + chr(39) + 's form'} "
-                  f"leaves systematic residuals and a lower BIC goes to the regimes): "
-                  f"C·g^beta fitted on the {int(tail.sum())} host rows from g = "
-                  f"{start:.6g} B, the accelerator on every row")
 
 
 @dataclass(frozen=True)

@@ -229,7 +229,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
                               "evaluations": int(warm.evaluations), "seed": setup.seed,
                               "seconds": round(time.time() - began, 3)}
     solve = STRATEGIES.get("exact") if engine == "milp" else ENGINES.get(engine)
-    res = solve(setup, time_limit=_left(deadline))
+    given = _left(deadline)
+    res = solve(setup, time_limit=given)
     evaluations += 1
     combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
                            optimal=res.optimal)
@@ -255,7 +256,9 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     if getattr(res, "parts", None):
         extra["engines"] = res.parts
     if res.limited:
-        extra["stopped"] = res.message
+        # an engine names the time it was given, what is left of the user's limit
+        extra["stopped"] = res.message if time_limit is None or given is None else \
+            res.message.replace(f"time limit of {given:g} s", f"time limit of {time_limit:g} s")
     return combined, extra
 
 

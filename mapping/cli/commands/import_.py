@@ -140,7 +140,8 @@ def working_set_options(p) -> None:
     """The options of ``mapeval plot working-set``."""
     p.add_argument("path", metavar="FILE.txt",
                    help="ERT's bandwidth-against-working-set file (..._bandwidth_vs_wss.max.txt)")
-    p.add_argument("--levels", type=int, default=3, metavar="N",
+    from mapping.options import POSITIVE_WHOLE
+    p.add_argument("--levels", type=POSITIVE_WHOLE, default=3, metavar="N",
                    help="cache levels to fit above the last level (default 3)")
     p.add_argument("--json", action="store_true", help="print the fit as JSON")
 
@@ -153,8 +154,6 @@ def working_set_source(args, command: str) -> dict:
     from mapping.errors import InputError
     from moa.working_set import fit_working_set
 
-    if args.levels < 1:
-        raise InputError(f"{command}: --levels must be at least 1, not {args.levels}")
     ws, gbs = read_working_set(args.path)
     try:
         fit = fit_working_set(ws, gbs, args.levels)
