@@ -532,6 +532,8 @@ def test_top_level_configuration_interface_and_moldable_parameter(tmp_path):
 
 @pytest.mark.parametrize("where,old,new,message", [
     ("Archi/board.slam", 'encoding="UTF-8"', 'encoding="UTF-x"', "unknown encoding"),
+    ("Scenarios/board.scenario", 'encoding="UTF-8"', 'encoding="utf-32"',
+     "the declared encoding cannot be read"),
     ("Scenarios/board.scenario", 'timeperunit="0.5"', 'timeperunit="nan"',
      "memcpyspeed of 'core'"),
     ("Scenarios/board.scenario", 'name="pixel" size="24"', 'name="pixel" size="-1"',
