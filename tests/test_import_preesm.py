@@ -534,6 +534,8 @@ def test_top_level_configuration_interface_and_moldable_parameter(tmp_path):
     ("Archi/board.slam", 'encoding="UTF-8"', 'encoding="UTF-x"', "unknown encoding"),
     ("Scenarios/board.scenario", 'encoding="UTF-8"', 'encoding="utf-32"',
      "the declared encoding cannot be read"),
+    ("Algo/top.pi", '<data key="name">top</data>', f'<data key="name">{"N_" * 150}</data>',
+     "the graph's name is 300 characters long"),
     ("Scenarios/board.scenario", 'timeperunit="0.5"', 'timeperunit="nan"',
      "memcpyspeed of 'core'"),
     ("Scenarios/board.scenario", 'name="pixel" size="24"', 'name="pixel" size="-1"',

@@ -49,6 +49,8 @@ from moc.repetition import repetition_vector
 SPECIAL = ("broadcast", "fork", "join", "roundbuffer", "init", "end")
 PARAMS = ("param", "moldable_param", "cfg_in_iface")
 INTERFACES = ("src", "snk")
+#: characters of a graph's name (file systems allow 255 bytes in a file name)
+MAX_NAME = 200
 
 
 @dataclass
@@ -85,6 +87,9 @@ def _read_pi(path: Path) -> _Pi:
     for d in children(graph, "data"):
         if d.get("key") == "name":
             name = (d.text or "").strip()
+            if len(name) > MAX_NAME:    # it names the .sdf file that import writes
+                raise ParseError(f"the graph's name is {len(name)} characters long; "
+                                 f"mapeval names files by it (at most {MAX_NAME})", where(d))
     nodes: dict[str, _Node] = {}
     for el in children(graph, "node"):
         nid, kind = el.get("id"), el.get("kind")
