@@ -110,13 +110,14 @@ PROCESSORS = ["keep", "ignore", "map:proc_0=A15", "map:proc_0=A15,proc_1=A7",
 
 
 def mutate_xml(text: str, rng: random.Random, attribute=_ATTRIBUTE, weird=_WEIRD,
-               tokens=_TOKENS, kinds: int = 6) -> str:
-    """``text`` with one to three edits: an attribute's value (from ``weird`` or another
-    attribute's), a token of ``tokens`` inserted, a span deleted or the text truncated, a
-    line duplicated or deleted; with ``kinds=8`` also a whole element (self-closing or
-    to its end tag) duplicated or deleted, and the text of an element replaced."""
+               tokens=_TOKENS, kinds=range(6)) -> str:
+    """``text`` with one to three edits of ``kinds`` (drawn alike; repeat one to weigh
+    it): an attribute's value (0-2: from ``weird`` or another attribute's), a token of
+    ``tokens`` inserted (3), a span deleted or the text truncated (4), a line duplicated
+    or deleted (5), a whole element (self-closing or to its end tag) duplicated or
+    deleted (6), the text of an element replaced (7)."""
     for _ in range(rng.choice((1, 1, 2, 3))):
-        kind = rng.randrange(kinds)
+        kind = rng.choice(kinds)
         if kind <= 2:                                   # an attribute's value
             matches = list(attribute.finditer(text))
             if matches:
@@ -138,12 +139,15 @@ def mutate_xml(text: str, rng: random.Random, attribute=_ATTRIBUTE, weird=_WEIRD
                 del lines[i]
             text = "\n".join(lines)
         elif kind == 6:                                 # duplicate or delete an element
-            elements = list(_ELEMENT.finditer(text))
-            if elements:
-                m = rng.choice(elements)
-                copy = m.group() if rng.random() < 0.5 else ""
-                text = text[:m.end()] + copy + text[m.end():] if copy else \
-                    text[:m.start()] + text[m.end():]
+            starts = list(_START_TAG.finditer(text))
+            if starts:
+                m = rng.choice(starts)
+                end = m.end() if m.group(2) else text.find(f"</{m.group(1)}>", m.end())
+                if end >= 0:
+                    end = end if m.group(2) else end + len(m.group(1)) + 3
+                    copy = text[m.start():end] if rng.random() < 0.5 else ""
+                    text = text[:end] + copy + text[end:] if copy else \
+                        text[:m.start()] + text[end:]
         else:                                           # an element's text
             matches = list(_TEXT.finditer(text))
             if matches:
@@ -153,8 +157,9 @@ def mutate_xml(text: str, rng: random.Random, attribute=_ATTRIBUTE, weird=_WEIRD
     return text
 
 
-#: an element: self-closing, or to the first end tag of its name (none nest in the seeds)
-_ELEMENT = re.compile(r"<([\w:]+)(?:\s[^<>]*)?(?:/>|>.*?</\1>)", re.S)
+#: a start tag (group 2: self-closing); an element ends at the first end tag of its name
+#: after it (none nest in the seeds)
+_START_TAG = re.compile(r"<([\w:]+)(?:\s[^<>]*?)?(/?)>")
 #: the text of an element without children
 _TEXT = re.compile(r">([^<>\s][^<>]*)</")
 
@@ -335,6 +340,9 @@ _PREESM_TOKENS = _TOKENS + [
     'timeperunit="x"/>', '<spirit:componentInstance/>', '<spirit:interconnection/>',
     '<slam:componentDescription slam:componentRef="zz" slam:componentType="Operator"/>',
     "<![CDATA[x]]>", "<!DOCTYPE x>", "\t"]
+#: edits that keep the XML well-formed weigh more (attributes, elements, text): the
+#: others stop most inputs at the XML parser
+_PREESM_KINDS = (0, 1, 2, 0, 1, 2, 3, 4, 5, 6, 6, 6, 7, 7)
 #: what can happen to a file's bytes
 _ENCODINGS = ["utf-16", "utf-8-sig", "latin-1", "bogus", "ascii", "utf-32", "UTF-8"]
 
@@ -373,7 +381,7 @@ def make_preesm_cases(count: int, seed: int) -> list[dict]:
         text = seeds[name]
         if rng.random() < 0.9:
             text = mutate_xml(text, rng, _PREESM_ATTRIBUTE, _PREESM_WEIRD, _PREESM_TOKENS,
-                              kinds=8)
+                              kinds=_PREESM_KINDS)
         data = damage_encoding(text, rng) if rng.random() < 0.1 else \
             text.encode("utf-8", "surrogatepass")
         scenario = "{dir}/proj/Scenarios/" + (
