@@ -532,6 +532,10 @@ def test_top_level_configuration_interface_and_moldable_parameter(tmp_path):
 
 @pytest.mark.parametrize("where,old,new,message", [
     ("Archi/board.slam", 'encoding="UTF-8"', 'encoding="UTF-x"', "unknown encoding"),
+    ("Scenarios/board.scenario", 'encoding="UTF-8"', 'encoding="utf-32"',
+     "the declared encoding cannot be read"),
+    ("Algo/top.pi", '<data key="name">top</data>', f'<data key="name">{"N_" * 150}</data>',
+     "the graph's name (300 characters) is too long for the name of the file"),
     ("Scenarios/board.scenario", 'timeperunit="0.5"', 'timeperunit="nan"',
      "memcpyspeed of 'core'"),
     ("Scenarios/board.scenario", 'name="pixel" size="24"', 'name="pixel" size="-1"',
@@ -554,3 +558,17 @@ def test_fuzz_findings_are_named_errors(tmp_path, capsys, where, old, new, messa
     assert main(args) == 2
     err = capsys.readouterr().err
     assert message in err and f"{path}:" in err
+
+
+def test_a_long_graph_name_is_refused_only_as_a_file_name(tmp_path, capsys):
+    """A graph's name names the .sdf written into ``-o DIR/``: too long for a file name it
+    is refused at the name; to standard output or a named file it imports."""
+    top = _broken(tmp_path, '<data key="name">top</data>', f'<data key="name">{"n" * 300}</data>')
+    args = ["import", "preesm", str(top), "--scenario", str(SCENARIO)]
+    assert main(args) == 0
+    assert f"sdf {'n' * 300} {{" in capsys.readouterr().out
+    assert main(args + ["-o", str(tmp_path / "g.sdf")]) == 0
+    assert main(args + ["-o", str(tmp_path / "out") + "/"]) == 2
+    err = capsys.readouterr().err
+    assert f"{top}:8:9: error: the graph's name (300 characters)" in err and "^" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -267,6 +267,9 @@ def parse_xml(path):
                          (path, exc.lineno, exc.offset + 1)) from None
     except LookupError as exc:      # the XML declaration names an encoding Python lacks
         raise ParseError(f"malformed XML: {exc}", (path, 1, 1)) from None
+    except ValueError as exc:       # one expat cannot read (UTF-32, Shift-JIS, ...)
+        raise ParseError(f"malformed XML: the declared encoding cannot be read ({exc}); "
+                         "write the file in UTF-8", (path, 1, 1)) from None
     root = builder.close()
     return root, lambda el: (path, *lines.get(id(el), (None, None)))
 

@@ -14,8 +14,9 @@ FORMAT is one of:
 - ``options``: a valid command with one option given a weird value (negative, zero,
   ``nan``, ``inf``, ``1e400``, text, empty, fractional where whole; small valid ones),
   for every option with a typed value of every command the examples use;
-- ``sdf3``, ``onnx``: mutations of SDF3 XML graphs (``import sdf3 --processors ...``,
-  ``check``) and of ONNX models (``import onnx``), see ``tests/fuzz/importers.py``;
+- ``sdf3``, ``onnx``, ``preesm``: mutations of SDF3 XML graphs (``import sdf3
+  --processors ...``, ``check``), of ONNX models (``import onnx``) and of one file of a
+  PREESM project (``import preesm``), see ``tests/fuzz/importers.py``;
 - ``signals``: ``sweep -o out.csv`` or ``search -o best.map`` over an existing output,
   in a subprocess sent SIGTERM or SIGINT after a random delay.
 
@@ -60,7 +61,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TEXT_FORMATS = ("sdf", "moa", "map")
 #: the importers' formats (cases made by tests/fuzz/importers.py)
-IMPORT_FORMATS = ("sdf3", "onnx")
+IMPORT_FORMATS = ("sdf3", "onnx", "preesm")
 FORMATS = TEXT_FORMATS + ("csv", "options", "signals") + IMPORT_FORMATS
 BAD_CLASSES = ("exit 1", "traceback", "timeout", "wrong line", "missed", "left behind")
 CLASSES = ("ok", "bad input", "unpositioned", "interrupted") + BAD_CLASSES
@@ -398,13 +399,19 @@ _POSITION = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?P<col>\d+): error:",
 
 
 def run_case(case: dict) -> dict:
-    """Run one input; ``case`` holds ``text``, ``fmt``, ``argv`` (with ``{}`` where the
-    input file goes) and ``line`` (the injected error's line, or ``None``)."""
+    """Run one input; ``case`` holds ``text`` (or ``data``, bytes), ``fmt``, ``argv``
+    (with ``{}`` where the input file goes, ``{dir}`` for the case's directory) and
+    ``line`` (the injected error's line, or ``None``); with ``tree`` (a directory of the
+    repository, copied into the case's directory) the input is its file ``name``."""
     from mapping.cli.main import main
     if case["fmt"] == "signals":
         return run_signal_case(case)
     workdir = tempfile.mkdtemp(prefix="mapeval-fuzz-")
-    path = os.path.join(workdir, f"input.{case.get('suffix', case['fmt'])}")
+    if case.get("tree"):        # a project: the input replaces one of its files
+        shutil.copytree(ROOT / case["tree"], workdir, dirs_exist_ok=True)
+        path = os.path.join(workdir, case["name"])
+    else:
+        path = os.path.join(workdir, f"input.{case.get('suffix', case['fmt'])}")
     if case.get("data") is not None:
         with open(path, "wb") as fh:
             fh.write(case["data"])

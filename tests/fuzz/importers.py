@@ -1,4 +1,4 @@
-"""Fuzz cases of the importers (``fuzz.py --format sdf3|onnx``).
+"""Fuzz cases of the importers (``fuzz.py --format sdf3|onnx|preesm``).
 
 - ``sdf3``: SDF3 XML seeds (the example's graph, graphs with several processor types,
   cyclo-static ones, Kiter's initialisation phases) mutated as text and through their
@@ -7,9 +7,14 @@
 - ``onnx``: models built with ``onnx.helper`` (a CNN, a residual block, a transformer
   encoder block: the builders of ``tests/test_import_onnx.py``) mutated through their
   protobuf fields (dimensions, attributes, operator kinds, inputs) or their bytes
-  (flips, truncation, insertion), imported.
+  (flips, truncation, insertion), imported;
+- ``preesm``: the project of ``tests/test_import_preesm.py`` with one of its files
+  (``.pi``, ``.slam``, ``.scenario``) mutated as the SDF3 seeds are, plus whole elements
+  duplicated or deleted, elements' text, PREESM expressions and damaged encodings;
+  imported with the architecture and the scenario, with the scenario only, or alone.
 
-A case carries ``data`` (bytes) and ``suffix`` (the input's extension) for ``run_case``.
+A case carries ``data`` (bytes) and ``suffix`` (the input's extension), or ``tree`` and
+``name`` (a project and the file of it that the input replaces), for ``run_case``.
 """
 from __future__ import annotations
 
@@ -104,22 +109,28 @@ PROCESSORS = ["keep", "ignore", "map:proc_0=A15", "map:proc_0=A15,proc_1=A7",
               "map:A15=proc_0,proc_0=A15", "map:p=q"]
 
 
-def mutate_sdf3(text: str, rng: random.Random) -> str:
+def mutate_xml(text: str, rng: random.Random, attribute=_ATTRIBUTE, weird=_WEIRD,
+               tokens=_TOKENS, kinds=range(6)) -> str:
+    """``text`` with one to three edits of ``kinds`` (drawn alike; repeat one to weigh
+    it): an attribute's value (0-2: from ``weird`` or another attribute's), a token of
+    ``tokens`` inserted (3), a span deleted or the text truncated (4), a line duplicated
+    or deleted (5), a whole element (self-closing or to its end tag) duplicated or
+    deleted (6), the text of an element replaced (7)."""
     for _ in range(rng.choice((1, 1, 2, 3))):
-        kind = rng.randrange(6)
+        kind = rng.choice(kinds)
         if kind <= 2:                                   # an attribute's value
-            matches = list(_ATTRIBUTE.finditer(text))
+            matches = list(attribute.finditer(text))
             if matches:
                 m = rng.choice(matches)
-                value = rng.choice(_WEIRD + [x.group(2) for x in matches])
+                value = rng.choice(weird + [x.group(2) for x in matches])
                 text = text[:m.start(2)] + value + text[m.end(2):]
         elif kind == 3:                                 # a token anywhere
             i = rng.randrange(len(text) + 1)
-            text = text[:i] + rng.choice(_TOKENS) + text[i:]
+            text = text[:i] + rng.choice(tokens) + text[i:]
         elif kind == 4 and text:                        # delete a span or truncate
             i = rng.randrange(len(text))
             text = text[:i] + (text[i + rng.randrange(1, 40):] if rng.random() < 0.8 else "")
-        else:                                           # duplicate or delete a line
+        elif kind <= 5:                                 # duplicate or delete a line
             lines = text.split("\n")
             i = rng.randrange(len(lines))
             if rng.random() < 0.5:
@@ -127,7 +138,34 @@ def mutate_sdf3(text: str, rng: random.Random) -> str:
             else:
                 del lines[i]
             text = "\n".join(lines)
+        elif kind == 6:                                 # duplicate or delete an element
+            starts = list(_START_TAG.finditer(text))
+            if starts:
+                m = rng.choice(starts)
+                end = m.end() if m.group(2) else text.find(f"</{m.group(1)}>", m.end())
+                if end >= 0:
+                    end = end if m.group(2) else end + len(m.group(1)) + 3
+                    copy = text[m.start():end] if rng.random() < 0.5 else ""
+                    text = text[:end] + copy + text[end:] if copy else \
+                        text[:m.start()] + text[end:]
+        else:                                           # an element's text
+            matches = list(_TEXT.finditer(text))
+            if matches:
+                m = rng.choice(matches)
+                value = rng.choice(weird + [x.group(1) for x in matches])
+                text = text[:m.start(1)] + value + text[m.end(1):]
     return text
+
+
+#: a start tag (group 2: self-closing); an element ends at the first end tag of its name
+#: after it (none nest in the seeds)
+_START_TAG = re.compile(r"<([\w:]+)(?:\s[^<>]*?)?(/?)>")
+#: the text of an element without children
+_TEXT = re.compile(r">([^<>\s][^<>]*)</")
+
+
+def mutate_sdf3(text: str, rng: random.Random) -> str:
+    return mutate_xml(text, rng)
 
 
 def make_sdf3_cases(count: int, seed: int) -> list[dict]:
@@ -253,4 +291,110 @@ def make_onnx_cases(count: int, seed: int) -> list[dict]:
             argv += ["-o", "{dir}/out.sdf"]
         cases.append({"id": i, "fmt": "onnx", "suffix": "onnx", "text": None, "data": data,
                       "argv": argv, "line": None})
+    return cases
+
+
+# ----------------------------------------------------------------------------- preesm
+
+#: the hand-written project of tests/test_import_preesm.py, copied into each case's
+#: directory; one of its files is replaced by the mutated input
+PREESM_TREE = "tests/data/preesm"
+_PREESM_FILES = ["proj/Algo/top.pi", "proj/Algo/top.pi", "proj/Algo/sub.pi",
+                 "proj/Archi/board.slam", "proj/Scenarios/board.scenario",
+                 "proj/Scenarios/override.scenario"]
+_PREESM_ATTRIBUTE = re.compile(
+    r'(expr|id|kind|name|source|target|sourceport|targetport|type|level|setter|getter|'
+    r'defaultValue|period|key|for|annotation|opname|vertexname|time|timingtype|setuptime|'
+    r'timeperunit|size|value|parent|path|url|componentRef|busRef|componentType|speed|'
+    r'directedLink|linkType|referenceId|refinement|library|vendor|version)="([^"]*)"')
+_PREESM_WEIRD = _WEIRD + [
+    # expressions (JEP: ^ is a power, functions of PREESM)
+    "1/0", "N/0", "0/0", "N%0", "2^2000", "10^308*10", "-2^0.5", "(-8)^(1/3)", "N^N^N",
+    "floor(", "max()", "min(1)", "min(1,2,3)", "geo_sum(1,2,1e9)", "geo_sum(2,2,-1)",
+    "geo_sum(1e300,1e300,1e300)", "pow_div_max(2,0)", "pow_div_max(2,1e300)",
+    "pow_div_max(1e300,1e300)", "sqrt(-1)", "ln(0)", "log(-1)", "exp(1e6)", "if(1,2)",
+    "mod(N,0)", "rand()", "zz", "N*M*K", "len", "n/2", "N+", "((N)", "N)", "\"N\"",
+    "1 " * 5 + "+ 1", "(" * 300 + "1" + ")" * 300, "-" * 300 + "1",
+    " + ".join(["N"] * 500), "1e-320", "0.4999", "0.5", "2.5", "-0.5", "1e15", "1e16+1",
+    # kinds, levels, names, files, types
+    "actor", "param", "moldable_param", "cfg_in_iface", "cfg_out_iface", "src", "snk",
+    "fork", "join", "broadcast", "roundbuffer", "init", "end", "delay", "fifo",
+    "dependency", "input", "output", "cfg_input", "cfg_output", "permanent", "local",
+    "none", "Src", "H", "Fk", "J", "Snk", "RB", "Snk2", "Init", "Fin", "D", "N", "M",
+    "K", "F", "G", "in", "out", "top", "top/H", "top/H/F", "core", "dsp", "core0",
+    "dsp0", "bus", "BUS", "Operator", "parallelComNode", "contentionComNode",
+    "Communication", "undirected", "directed", "DataLink", "ControlLink", "uchar",
+    "pixel", "void", "float", "char", "double", "Algo/sub.pi", "Algo/top.pi",
+    "/proj/Algo/sub.pi", "Algo/none.pi", "../Algo/sub.pi", "/", "Algo", "EXECUTION_TIME",
+    "INITIATION_INTERVAL", "8", "7", "24", "12"]
+_PREESM_TOKENS = _TOKENS + [
+    '<node id="zz" kind="actor"/>', '<node expr="1" id="zz" kind="param"/>',
+    '<node id="zz" kind="cfg_out_iface"/>', '<edge kind="fifo" source="Src"/>',
+    '<edge kind="dependency" source="zz" target="N"/>',
+    '<port annotation="NONE" expr="1" kind="output" name="zz"/>',
+    '<data key="graph_desc">Algo/top.pi</data>', '<data key="delay">D</data>',
+    '<timing opname="core" time="1" vertexname="top/Snk"/>',
+    '<parameter name="N" parent="top" value="0"/>',
+    '<dataType name="float" size="0"/>', '<operator name="zz"/>', '<task name="top"/>',
+    '<specialVertexOperator path="core0"/>', '<memcpyspeed opname="dsp" setuptime="-1" '
+    'timeperunit="x"/>', '<spirit:componentInstance/>', '<spirit:interconnection/>',
+    '<slam:componentDescription slam:componentRef="zz" slam:componentType="Operator"/>',
+    "<![CDATA[x]]>", "<!DOCTYPE x>", "\t"]
+#: edits that keep the XML well-formed weigh more (attributes, elements, text): the
+#: others stop most inputs at the XML parser
+_PREESM_KINDS = (0, 1, 2, 0, 1, 2, 3, 4, 5, 6, 6, 6, 7, 7)
+#: what can happen to a file's bytes
+_ENCODINGS = ["utf-16", "utf-8-sig", "latin-1", "bogus", "ascii", "utf-32", "UTF-8"]
+
+
+def damage_encoding(text: str, rng: random.Random) -> bytes:
+    """``text`` as bytes, its encoding damaged: an invalid UTF-8 byte, a lone
+    continuation byte or a NUL inserted, another encoding declared or used, a BOM."""
+    data = text.encode("utf-8", "surrogatepass")
+    kind = rng.randrange(4)
+    if kind == 0 and data:                              # bad bytes
+        i = rng.randrange(len(data))
+        return data[:i] + rng.choice([b"\xff", b"\x80", b"\xc3", b"\x00", b"\xed\xa0\x80",
+                                      b"\xef\xbb\xbf"]) + data[i:]
+    name = rng.choice(_ENCODINGS)
+    declared = re.sub(r'encoding="[^"]*"', f'encoding="{name}"', text, count=1)
+    if kind == 1:                                       # another encoding declared
+        return declared.encode("utf-8", "surrogatepass")
+    if kind == 2:                                       # written in another encoding
+        try:
+            return (declared if rng.random() < 0.5 else text).encode(name)
+        except (LookupError, UnicodeError):
+            return data
+    return rng.choice([b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00"]) + data
+
+
+def make_preesm_cases(count: int, seed: int) -> list[dict]:
+    """Cases of ``import preesm``: the test project copied, one of its files mutated (as
+    XML text, expressions, elements, encoding), imported with and without the scenario
+    and the architecture."""
+    rng = random.Random(seed)
+    root = ROOT / PREESM_TREE
+    seeds = {name: (root / name).read_text(encoding="utf-8") for name in _PREESM_FILES}
+    cases = []
+    for i in range(count):
+        name = rng.choice(_PREESM_FILES)
+        text = seeds[name]
+        if rng.random() < 0.9:
+            text = mutate_xml(text, rng, _PREESM_ATTRIBUTE, _PREESM_WEIRD, _PREESM_TOKENS,
+                              kinds=_PREESM_KINDS)
+        data = damage_encoding(text, rng) if rng.random() < 0.1 else \
+            text.encode("utf-8", "surrogatepass")
+        scenario = "{dir}/proj/Scenarios/" + (
+            name.rsplit("/", 1)[1] if name.endswith(".scenario") else
+            rng.choice(["board.scenario", "override.scenario"]))
+        argv = ["import", "preesm", "{dir}/proj/Algo/top.pi"]
+        roll = rng.random()
+        if name.endswith(".slam") or roll < 0.6:
+            argv += ["--slam", "{dir}/proj/Archi/board.slam", "--scenario", scenario,
+                     "-o", "{dir}/out/"]
+        elif name.endswith(".scenario") or roll < 0.8:
+            argv += ["--scenario", scenario] + (["-o", "{dir}/top.sdf"]
+                                                if rng.random() < 0.5 else [])
+        cases.append({"id": i, "fmt": "preesm", "tree": PREESM_TREE, "name": name,
+                      "text": None, "data": data, "argv": argv, "line": None})
     return cases

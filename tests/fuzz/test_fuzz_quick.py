@@ -1,6 +1,7 @@
 """A quick run of the fuzzer (tests/fuzz/fuzz.py): a few hundred inputs per text format,
-a hundred tables and option values, two signals; no internal error, traceback, timeout
-or file left behind, and every injected error reported at its line."""
+a hundred tables, option values and inputs of each importer (sdf3, onnx, preesm), two
+signals; no internal error, traceback, timeout or file left behind, and every injected
+error reported at its line."""
 import importlib.util
 import os
 from pathlib import Path
@@ -14,7 +15,7 @@ _spec.loader.exec_module(fuzz)
 
 @pytest.mark.parametrize("fmt, count", [*((f, 200) for f in fuzz.TEXT_FORMATS),
                                         ("csv", 100), ("options", 100), ("sdf3", 100),
-                                        ("onnx", 100)])
+                                        ("onnx", 100), ("preesm", 100)])
 def test_quick_fuzz_finds_no_internal_error_timeout_or_wrong_line(fmt, count, monkeypatch):
     if fmt == "onnx":
         pytest.importorskip("onnx")

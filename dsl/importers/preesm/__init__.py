@@ -26,6 +26,9 @@ from moc.graph import SDFGraph
 #: PREESM's memory copy speed of an operator type the scenario does not give one for:
 #: setup time, time per token
 DEFAULT_MEMCPY = (1, 1 / 1000)
+#: bytes of a file's name that file systems allow (the .sdf written into -o DIR/ is named
+#: after the graph)
+NAME_MAX = 255
 
 __all__ = ["import_preesm", "output_files", "PreesmImport", "read_scenario", "read_slam",
            "flatten",
@@ -97,7 +100,8 @@ def _number(x: float):
 
 
 def _graph(flat: Flat, sc: Scenario | None, arch: Slam | None) -> SDFGraph:
-    graph = SDFGraph(flat.name, {k: _number(v) for k, v in flat.params.items()})
+    graph = SDFGraph(flat.name, {k: _number(v) for k, v in flat.params.items()},
+                     origin=flat.origin)
     op_types = list(dict.fromkeys(arch.operators.values())) if arch else []
     if sc is not None and arch is None:
         op_types = list(dict.fromkeys([t for _, t in sc.timings] + list(sc.memcpy)))
@@ -195,6 +199,11 @@ def convert(args):
     result = import_preesm(args.path, args.slam, args.scenario)
     files = output_files(result, inputs, args.slam and Path(args.slam).stem)
     messages = tuple(result.notes())
+    if directory and len(files[0][0].encode()) > NAME_MAX:
+        raise ParseError(f"the graph's name ({len(result.graph.name)} characters) is too "
+                         f"long for the name of the file {files[0][0][:20]}...: file "
+                         f"systems allow {NAME_MAX} bytes; shorten it, or give -o a "
+                         ".sdf file", result.graph.origin)
     if not directory:
         _, text, note = files[0]
         return Imported(text, inputs=tuple(inputs), note=note, messages=messages)

@@ -68,6 +68,7 @@ class _Pi:
     fifos: list            # (element, source, sourceport, target, targetport, type, delay id)
     deps: dict             # target id -> [(source id, source port, target port, element)]
     where: object
+    name_origin: tuple     # where the graph's name is written
 
 
 def _read_pi(path: Path) -> _Pi:
@@ -81,10 +82,10 @@ def _read_pi(path: Path) -> _Pi:
             what = "the graph" if el is graph else f"actor '{el.get('id')}'"
             raise ParseError(f"{what} has period {period}: mapeval's graphs have no "
                              "periodic actors; remove the period (0 = aperiodic)", where(el))
-    name = None
+    name, name_origin = None, where(graph)
     for d in children(graph, "data"):
         if d.get("key") == "name":
-            name = (d.text or "").strip()
+            name, name_origin = (d.text or "").strip(), where(d)
     nodes: dict[str, _Node] = {}
     for el in children(graph, "node"):
         nid, kind = el.get("id"), el.get("kind")
@@ -140,7 +141,7 @@ def _read_pi(path: Path) -> _Pi:
                     (node.ports.get(tport) or (None,))[0] != "cfg_input":
                 raise ParseError(f"dependency from '{src}': '{target}' has no configuration "
                                  f"input port '{tport}'", where(el))
-    return _Pi(Path(path), name or Path(path).stem, nodes, fifos, deps, where)
+    return _Pi(Path(path), name or Path(path).stem, nodes, fifos, deps, where, name_origin)
 
 
 def _refinement(ref: str, parent: Path, origin) -> Path:
@@ -166,6 +167,8 @@ class Flat:
     firings: dict = field(default_factory=dict)
     #: (graph path, parameter) of the scenario's values that were used
     used_values: set = field(default_factory=set)
+    #: where the top graph's name is written
+    origin: tuple | None = None
 
 
 class _Ports(dict):
@@ -289,7 +292,7 @@ def _local_rv(actors: list[str], edges: list[tuple]) -> dict[str, int]:
 def flatten(path, scenario: Scenario | None = None) -> Flat:
     """The flat SDF description of the PiSDF graph in ``path``."""
     pi = _read_pi(Path(path))
-    flat = Flat(identifier(pi.name))
+    flat = Flat(identifier(pi.name), origin=pi.name_origin)
     top = _Level(pi, pi.name, {}, scenario, True)
     for nid, node in pi.nodes.items():
         if node.kind in ("param", "moldable_param", "cfg_in_iface"):
