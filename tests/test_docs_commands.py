@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "docs" / "tutorial.md",
          ROOT / "docs" / "howto" / "board-from-datasheet.md", ROOT / "docs" / "howto" / "calibrate.md",
-         ROOT / "docs" / "howto" / "neural-networks.md"]
+         ROOT / "docs" / "howto" / "neural-networks.md", ROOT / "docs" / "howto" / "preesm.md"]
 #: pages whose commands need an optional package
 NEEDS = {"neural-networks.md": "onnx"}
 BLOCK = re.compile(r"^```console[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -96,7 +96,7 @@ CASES = [(page, line, command, expected) for page in PAGES if page.exists()
 def test_the_pages_have_commands():
     assert {page.name for page, *_ in CASES} == {"README.md", "tutorial.md",
                                                  "board-from-datasheet.md", "calibrate.md",
-                                                 "neural-networks.md"}
+                                                 "neural-networks.md", "preesm.md"}
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """``mapeval import preesm``: PiSDF graphs, S-LAM architectures and scenarios.
 
-The project under tests/data/preesm/proj was written for these tests.  Its repetition
+The project under examples/preesm/proj was written for these tests.  Its repetition
 counts, derived by hand with PREESM's rules:
 
 top: Src.out (n = N = 8) -> H.in (len·2 = 2·M = 8), M = floor(8/3) + max(1, 2) = 4,
@@ -34,7 +34,7 @@ from dsl.importers.preesm import import_preesm
 from mapping.cli.main import main
 from moc.repetition import repetition_vector
 
-DATA = Path(__file__).parent / "data" / "preesm"
+DATA = Path(__file__).resolve().parents[1] / "examples" / "preesm"
 PROJ = DATA / "proj"
 TOP, SLAM = PROJ / "Algo" / "top.pi", PROJ / "Archi" / "board.slam"
 SCENARIO = PROJ / "Scenarios" / "board.scenario"

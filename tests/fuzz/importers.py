@@ -298,7 +298,7 @@ def make_onnx_cases(count: int, seed: int) -> list[dict]:
 
 #: the hand-written project of tests/test_import_preesm.py, copied into each case's
 #: directory; one of its files is replaced by the mutated input
-PREESM_TREE = "tests/data/preesm"
+PREESM_TREE = "examples/preesm"
 _PREESM_FILES = ["proj/Algo/top.pi", "proj/Algo/top.pi", "proj/Algo/sub.pi",
                  "proj/Archi/board.slam", "proj/Scenarios/board.scenario",
                  "proj/Scenarios/override.scenario"]
