@@ -133,7 +133,9 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     ratio, cycle = exact_ratio[top], cycles[top]
     bound = {c: exact_ratio[r] for c, r in best.items()}
     if not (converged and _certified(u, v, w, h, policy, roots, component, bound)):
-        ratio, cycle = _exact_howard(m, u, v, w, h)
+        # rounding left the policy short of optimal: go on from it exactly
+        ratio, cycle = _exact_from(u, v, w, h, policy, ratio, cycle) or \
+            _exact_howard(m, u, v, w, h)
     return ratio, tuple(int(nodes[i]) for i in cycle)
 
 
@@ -179,8 +181,9 @@ def _policy_iteration(n, u, v, w, h):
     chosen = _first_per(u, w)                    # start from the heaviest edges (Dasdan)
     policy[u[chosen]] = chosen
     tol = 1e-9
+    eta = x = None
     for _ in range(max(100, 10 * int(math.isqrt(n)))):
-        eta, x = _policy_values(n, v, w, h, policy)
+        eta, x = _policy_values(n, v, w, h, policy, eta, x, tol)
         upward = eta[v] > eta[u] + tol * (1 + np.abs(eta[u]))
         if upward.any():
             edges = np.flatnonzero(upward)
@@ -239,9 +242,12 @@ def _path_sums(succ, value, roots):
     return total
 
 
-def _policy_values(n, v, w, h, policy):
+def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
     """Per node, the ratio ``eta`` of the policy cycle it reaches and its potential
-    ``x`` (``x[u] = w − eta·h + x[v]`` along the policy, 0 at each cycle's root)."""
+    ``x`` (``x[u] = w − eta·h + x[v]`` along the policy).  A cycle's root (its smallest
+    node) keeps its potential from before where its ratio stayed (within ``tol``), else
+    gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
+    1998; a root reset to 0 can loop)."""
     succ = v[policy]
     roots = _cycle_roots(succ)
     root_of = np.full(n, -1, dtype=np.int64)
@@ -256,7 +262,13 @@ def _policy_values(n, v, w, h, policy):
     eta_root = np.zeros(n)
     eta_root[roots] = ratio
     eta = eta_root[step]
-    return eta, _path_sums(succ, w[policy] - eta * h[policy], roots)
+    x = _path_sums(succ, w[policy] - eta * h[policy], roots)
+    if eta_before is not None:
+        same = np.abs(eta_before[roots] - ratio) <= tol * (1 + np.abs(ratio))
+        base = np.zeros(n)
+        base[roots[same]] = x_before[roots[same]]
+        x = x + base[step]
+    return eta, x
 
 
 def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
@@ -273,6 +285,40 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     cost = cost if big else cost.astype(np.int64)
     y = _path_sums(v[policy], cost[policy], roots)
     return bool(np.all(y[u] - y[v] - cost >= 0))
+
+
+def _exact_from(u, v, w, h, policy, ratio, cycle):
+    """``(ratio, cycle)`` by Howard's iteration in integers from ``policy``, or None
+    where int64 could overflow or it runs long: with ``λ = N/D`` the best ratio so far,
+    potentials ``y`` of the costs ``w·D − N·h`` along the policy (0 at each cycle's
+    root); a policy cycle of positive cost raises ``λ`` to its ratio, else a node
+    switches to the edge of largest ``cost + y[v]`` where that beats ``y[u]``; none
+    does: every edge satisfies ``y[u] ≥ cost + y[v]``, so no cycle's ratio exceeds
+    ``λ``."""
+    policy = policy.copy()
+    scale = (int(np.abs(w).max()) + int(np.abs(h).max())) * (len(policy) + 1)
+    for _ in range(4 * len(policy) + 100):
+        N, D = ratio.numerator, ratio.denominator
+        if scale * (abs(N) + D) >= 2 ** 62:
+            return None
+        cost = w * D - h * N
+        succ = v[policy]
+        roots = _cycle_roots(succ)
+        y = _path_sums(succ, cost[policy], roots)
+        around = cost[policy[roots]] + y[succ[roots]]
+        if (around > 0).any():
+            found = [_cycle(succ, int(r)) for r in roots[around > 0]]
+            ratio, cycle = max(((Fraction(int(w[policy[c]].sum()),
+                                          int(h[policy[c]].sum())), c) for c in found),
+                               key=lambda rc: rc[0])
+            continue
+        value = cost + y[v]
+        better = np.flatnonzero(value > y[u])
+        if not len(better):
+            return ratio, cycle
+        best = better[_first_per(u[better], value[better])]
+        policy[u[best]] = best
+    return None
 
 
 def _exact_howard(n, u, v, w, h):

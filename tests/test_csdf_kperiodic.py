@@ -153,7 +153,7 @@ KITER = os.environ.get("KITER_BENCHMARKS")
 @pytest.mark.parametrize("name", ["autogen2", "autogen3"])
 def test_kiter_autogen_graphs_are_answered_quickly(name):
     """Refused before (41 and 309 million firings): live, and a K-periodic throughput."""
-    from dsl.sdf3 import read_sdf3
+    from dsl import read_sdf3
     path = Path(KITER) / "AGB5CSDF" / f"{name}.xml"
     if not path.exists():
         pytest.skip(f"{path} is absent")

@@ -48,7 +48,7 @@ def timed(graph, simulate):
 
 def kiter_suite(folder: Path, simulate: bool, exclude=()) -> list[dict]:
     from dsl.errors import ParseError
-    from dsl.sdf3 import read_sdf3
+    from dsl import read_sdf3
     known = kiter_periods()
     rows = []
     for path in sorted(folder.rglob("*.xml")):
