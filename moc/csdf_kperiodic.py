@@ -51,9 +51,14 @@ from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 #: is taken at once (its exact pattern), where that is within the limit firings: one
 #: large step costs less than thousands of small ones (Kiter's autogen4: 2,364 steps)
 STEPS_BEFORE_WHOLE = 16
-#: nodes and edges up to which (or up to four times the current ``K``'s) the whole
-#: iteration is taken at once: one exact solve of a small graph costs less than steps
+#: nodes and edges up to which (or up to :data:`WHOLE_FACTOR` times the current
+#: ``K``'s) the whole iteration is taken at once: one exact solve of a small graph
+#: costs less than steps
 SMALL_WHOLE = 20_000
+#: a step of ``K`` whose graph has negative heights costs far more per edge than the
+#: whole iteration's (Bellman-Ford for circuits without tokens): Kiter's JPEG2000_sized
+#: took nine steps of 0.6-1.5 s each before its whole iteration, solved in 0.6 s
+WHOLE_FACTOR = 16
 
 #: the orders of an actor's own firings
 ORDERS = {"ends": "an actor's firings start in order and end in order (SDF3's rule)",
@@ -271,7 +276,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
         steps += 1
         size = size_at(K)
         if K != cycles and whole <= limits.MAX_FIRINGS and (
-                steps > STEPS_BEFORE_WHOLE or whole <= max(4 * size, SMALL_WHOLE)):
+                steps > STEPS_BEFORE_WHOLE or whole <= max(WHOLE_FACTOR * size, SMALL_WHOLE)):
             K, size = dict(cycles), whole
         if size > limits.MAX_FIRINGS and best is not None:
             return (*best, False)

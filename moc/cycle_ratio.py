@@ -205,20 +205,28 @@ def _doubling(n):
     return max(1, int(n).bit_length())
 
 
-def _cycle_roots(succ):
-    """The smallest node of every cycle of the functional graph ``succ``."""
+def _cycle_roots(succ, labels=False):
+    """The smallest node of every cycle of the functional graph ``succ`` (and, with
+    ``labels``, per node the root of the cycle it reaches)."""
     n = len(succ)
+    # the image of succ^m shrinks to the cycles' nodes; once two images agree it stays
     reach = succ.copy()
-    for _ in range(_doubling(n)):
-        reach = reach[reach]
     on = np.zeros(n, dtype=bool)
     on[reach] = True
+    for _ in range(_doubling(n)):
+        reach = reach[reach]
+        image = np.zeros(n, dtype=bool)
+        image[reach] = True
+        if np.array_equal(image, on):
+            break
+        on = image
     label = np.where(on, np.arange(n), n)
     step = succ.copy()
     for _ in range(_doubling(n)):
         label = np.minimum(label, label[step])
         step = step[step]
-    return np.flatnonzero(on & (label == np.arange(n)))
+    roots = np.flatnonzero(on & (label == np.arange(n)))
+    return (roots, label) if labels else roots
 
 
 def _cycle(succ, root):
@@ -238,7 +246,10 @@ def _path_sums(succ, value, roots):
     step[roots] = roots
     for _ in range(_doubling(len(succ))):
         total = total + total[step]
-        step = step[step]
+        after = step[step]
+        if np.array_equal(after, step):             # every node reached its root
+            break
+        step = after
     return total
 
 
@@ -249,12 +260,7 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
     gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
     1998; a root reset to 0 can loop)."""
     succ = v[policy]
-    roots = _cycle_roots(succ)
-    root_of = np.full(n, -1, dtype=np.int64)
-    root_of[roots] = roots
-    step = np.where(root_of >= 0, np.arange(n), succ)
-    for _ in range(_doubling(n)):
-        step = step[step]
+    roots, step = _cycle_roots(succ, labels=True)
     weight = _path_sums(succ, w[policy], roots)
     height = _path_sums(succ, h[policy], roots)
     ratio = (w[policy[roots]] + weight[succ[roots]]) / \
@@ -275,14 +281,15 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     """Whether exact integer potentials along ``policy`` prove that no cycle of a
     component ``c`` has a ratio above ``bound[c] = N/D``: ``y[u] ≥ w·D − N·h + y[v]``
     on every edge, ``y`` summed along the policy from 0 at each cycle's root."""
-    ratio = [bound[int(c)] for c in component[u]]
-    N = np.array([r.numerator for r in ratio], dtype=object)
-    D = np.array([r.denominator for r in ratio], dtype=object)
+    keys = np.array(sorted(bound), dtype=np.int64)
+    where = np.searchsorted(keys, component[u])
     largest = max(abs(r.numerator) + r.denominator for r in bound.values())
     big = (int(np.abs(w).max()) + int(np.abs(h).max())) * largest * (len(policy) + 1) \
         >= 2 ** 62
-    cost = w.astype(object) * D - h.astype(object) * N
-    cost = cost if big else cost.astype(np.int64)
+    kind = object if big else np.int64
+    N = np.array([bound[k].numerator for k in keys.tolist()], dtype=kind)[where]
+    D = np.array([bound[k].denominator for k in keys.tolist()], dtype=kind)[where]
+    cost = w.astype(kind) * D - h.astype(kind) * N
     y = _path_sums(v[policy], cost[policy], roots)
     return bool(np.all(y[u] - y[v] - cost >= 0))
 
