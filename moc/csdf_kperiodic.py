@@ -40,7 +40,8 @@ from typing import Mapping
 import numpy as np
 
 from moc import limits
-from moc.cycle_ratio import UnboundedCycleError, integer_array, max_cycle_ratio_arrays
+from moc.cycle_ratio import UnboundedCycleError, first_per, integer_array, \
+    max_cycle_ratio_arrays
 from moc.deadlock import raise_deadlock
 from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, grow, named, \
@@ -184,15 +185,25 @@ class _Constraints:
         n = len(self.actor)
         heads = np.asarray(cycle, dtype=np.int64)
         keys = heads * n + np.roll(heads, -1)
-        best = {}
-        for e in np.flatnonzero(np.isin(self.u * n + self.v, keys)).tolist():
-            key = int(self.u[e]) * n + int(self.v[e])
-            slack = -int(self.h[e]) if ratio is None else \
-                Fraction(int(self.w[e]), self.w_unit) - \
-                ratio * Fraction(int(self.h[e]), self.h_unit)
-            if key not in best or slack > best[key][0]:
-                best[key] = (slack, e)
-        return [best[int(k)][1] for k in keys]
+        edges = np.flatnonzero(np.isin(self.u * n + self.v, keys))
+        if ratio is None:
+            slack = -self.h[edges].astype(object)
+        else:
+            # w_unit·D·slack, with N/D the ratio in the units of w and h
+            unit = ratio * Fraction(self.w_unit, self.h_unit)
+            slack = self.w[edges].astype(object) * unit.denominator - \
+                self.h[edges].astype(object) * unit.numerator
+        if len(slack) and max(abs(int(slack.max())), abs(int(slack.min()))) >= 2 ** 62:
+            # ranks of the exact values, which int64 cannot hold
+            rank = np.empty(len(slack), dtype=np.int64)
+            rank[sorted(range(len(slack)), key=slack.__getitem__)] = np.arange(len(slack))
+            slack = rank
+        else:
+            slack = slack.astype(np.int64)
+        ends = self.u[edges] * n + self.v[edges]
+        best = edges[first_per(ends, slack)]
+        chosen = dict(zip((self.u[best] * n + self.v[best]).tolist(), best.tolist()))
+        return [chosen[int(k)] for k in keys]
 
 
 def _channel_pairs(ch, P, C, g):

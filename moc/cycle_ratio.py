@@ -166,7 +166,7 @@ def _cyclic_part(n, u, v):
     return keep, local, label
 
 
-def _first_per(group, key):
+def first_per(group, key):
     """For each distinct ``group`` value the position of its largest ``key``."""
     order = np.lexsort((-key, group))
     first = np.ones(len(order), dtype=bool)
@@ -178,25 +178,27 @@ def _policy_iteration(n, u, v, w, h):
     """Howard's iteration in floats: the final policy (an edge per node) and whether it
     converged within its bound of steps."""
     policy = np.empty(n, dtype=np.int64)
-    chosen = _first_per(u, w)                    # start from the heaviest edges (Dasdan)
+    chosen = first_per(u, w)                    # start from the heaviest edges (Dasdan)
     policy[u[chosen]] = chosen
     tol = 1e-9
     eta = x = None
     for _ in range(max(100, 10 * int(math.isqrt(n)))):
         eta, x = _policy_values(n, v, w, h, policy, eta, x, tol)
-        upward = eta[v] > eta[u] + tol * (1 + np.abs(eta[u]))
+        eu, ev = eta[u], eta[v]
+        slack = tol * (1 + np.abs(eu))
+        upward = ev > eu + slack
         if upward.any():
             edges = np.flatnonzero(upward)
-            best = edges[_first_per(u[edges], eta[v[edges]])]
+            best = edges[first_per(u[edges], ev[edges])]
             policy[u[best]] = best
             continue
-        value = w - eta[u] * h + x[v]
-        level = np.abs(eta[v] - eta[u]) <= tol * (1 + np.abs(eta[u]))
+        value = w - eu * h + x[v]
+        level = np.abs(ev - eu) <= slack
         better = level & (value > x[u] + tol * (1 + np.abs(x[u])))
         if not better.any():
             return policy, True
         edges = np.flatnonzero(better)
-        best = edges[_first_per(u[edges], value[edges])]
+        best = edges[first_per(u[edges], value[edges])]
         policy[u[best]] = best
     return policy, False
 
@@ -222,8 +224,13 @@ def _cycle_roots(succ, labels=False):
         on = image
     label = np.where(on, np.arange(n), n)
     step = succ.copy()
+    # a round that changes no label changes none after it (each label is the least
+    # along its window, and the windows of one round tile the cycle)
     for _ in range(_doubling(n)):
-        label = np.minimum(label, label[step])
+        after = np.minimum(label, label[step])
+        if np.array_equal(after, label):
+            break
+        label = after
         step = step[step]
     roots = np.flatnonzero(on & (label == np.arange(n)))
     return (roots, label) if labels else roots
@@ -323,7 +330,7 @@ def _exact_from(u, v, w, h, policy, ratio, cycle):
         better = np.flatnonzero(value > y[u])
         if not len(better):
             return ratio, cycle
-        best = better[_first_per(u[better], value[better])]
+        best = better[first_per(u[better], value[better])]
         policy[u[best]] = best
     return None
 
