@@ -116,7 +116,7 @@ class _Constraints:
     height ``h[e]/h_unit`` and comes from channel ``channel[e]`` with ``x[e]`` (−1: an
     actor's own order)."""
 
-    def __init__(self, actors, channels, durations, q, n, K, order):
+    def __init__(self, actors, channels, durations, q, n, K, order, pairs=None):
         self.actors, self.channels = list(actors), list(channels)
         where = {a: i for i, a in enumerate(actors)}
         self.size = size = {a: K[a] * n[a] for a in actors}
@@ -152,10 +152,18 @@ class _Constraints:
         self.totals = []
         for c, ch in enumerate(channels):
             a, b = ch.src, ch.dst
-            P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
-            self.totals.append((P.total, C.total))
-            g = math.gcd(P.total, C.total)
-            for jb, ja, xs in _channel_pairs(ch, P, C, g):
+            # a channel's pairs depend on its ends' K only: kept across steps of K
+            key = (ch.name, size[a], size[b])
+            if pairs is None or key not in pairs:
+                P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
+                found = ((P.total, C.total),
+                         list(_channel_pairs(ch, P, C, math.gcd(P.total, C.total))))
+                if pairs is not None:
+                    pairs[key] = found
+            else:
+                found = pairs[key]
+            self.totals.append(found[0])
+            for jb, ja, xs in found[1]:
                 src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
                 dst = base[where[b]] + jb
                 w = np.zeros(len(ja), dtype=object) if kinds == 2 else times[a][ja]
@@ -276,6 +284,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
     totals = {ch.name: (cycle_total(ch.prod, n[ch.src]), cycle_total(ch.cons, n[ch.dst]))
               for ch in channels}
     best = None                 # the least period of a schedule found, and its circuit
+    pairs = {}                  # per channel and K at its ends, its pairs of firings
     steps = 0
 
     def size_at(K):
@@ -293,7 +302,8 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
             return (*best, False)
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
-        found = _Constraints(actors, channels, durations, q, n, K, order)
+        found = _Constraints(actors, channels, durations, q, n, K, order,
+                             pairs if K != cycles else None)
         try:
             ratio, cycle = found.ratio()
         except UnboundedCycleError as exc:
