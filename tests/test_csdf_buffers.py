@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from dataflow_graphs import cyclo_static_ring
 from moc import SDFGraph
 from moc.phases import Phases
 from moc.timing import analyse
@@ -73,31 +74,10 @@ def stepped_peaks(graph, horizon=None):
 
 @st.composite
 def rings(draw):
-    """A ring of 2-4 actors of 1-3 phases (times 1-4), with a chord, rates split over
-    the phases (a cycle of ``a_i``'s phases writes ``w_j`` tokens to ``a_j``, which
-    reads ``w_i``: one iteration moves ``w_i·w_j`` tokens at most), and one iteration's
-    tokens or more on each edge that goes back: live."""
-    size = draw(st.integers(2, 4))
-    phases = [draw(st.integers(1, 3)) for _ in range(size)]
-    weight = [draw(st.integers(1, 3)) for _ in range(size)]
-    g = SDFGraph("r")
-    for i in range(size):
-        times = [draw(st.integers(1, 4)) for _ in range(phases[i])]
-        g.add_actor(f"a{i}", exec=Phases(times) if phases[i] > 1 else times[0])
-
-    def split(total, parts):
-        cuts = sorted(draw(st.integers(0, total)) for _ in range(parts - 1))
-        values = [b - a for a, b in zip([0] + cuts, cuts + [total])]
-        return Phases(values) if parts > 1 else values[0]
-    pairs = [(i, (i + 1) % size) for i in range(size)]
-    pairs.append((draw(st.integers(0, size - 1)), draw(st.integers(0, size - 1))))
-    for c, (i, j) in enumerate(pairs):
-        back = j <= i
-        extra = draw(st.integers(0, 3))
-        g.add_channel(f"a{i}", f"a{j}", f"c{c}", prod=split(weight[j], phases[i]),
-                      cons=split(weight[i], phases[j]),
-                      delay=weight[i] * weight[j] + extra if back else 0)
-    return g
+    """A cyclo-static ring with chords (times 1-4), one iteration's tokens or more on
+    each channel that goes back: live."""
+    return cyclo_static_ring(draw, st, lambda i, j, wi, wj: wi * wj + draw(
+        st.integers(0, 3)) if j <= i else 0, min_time=1)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
