@@ -209,7 +209,7 @@ def _doubling(n):
 
 def _cycle_roots(succ, labels=False):
     """The smallest node of every cycle of the functional graph ``succ`` (and, with
-    ``labels``, per node the root of the cycle it reaches and whether it is on one)."""
+    ``labels``, per node the root of the cycle it reaches)."""
     n = len(succ)
     # the image of succ^m shrinks to the cycles' nodes; once two images agree it stays
     reach = succ.copy()
@@ -233,7 +233,7 @@ def _cycle_roots(succ, labels=False):
         label = after
         step = step[step]
     roots = np.flatnonzero(on & (label == np.arange(n)))
-    return (roots, label, on) if labels else roots
+    return (roots, label) if labels else roots
 
 
 def _cycle(succ, root):
@@ -267,11 +267,11 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
     gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
     1998; a root reset to 0 can loop)."""
     succ = v[policy]
-    roots, step, on = _cycle_roots(succ, labels=True)
-    # a cycle's sums over its own nodes: no pointer doubling
-    cyclic = np.flatnonzero(on)
-    ratio = np.bincount(step[cyclic], weights=w[policy[cyclic]], minlength=n)[roots] / \
-        np.bincount(step[cyclic], weights=h[policy[cyclic]], minlength=n)[roots]
+    roots, step = _cycle_roots(succ, labels=True)
+    weight = _path_sums(succ, w[policy], roots)
+    height = _path_sums(succ, h[policy], roots)
+    ratio = (w[policy[roots]] + weight[succ[roots]]) / \
+        (h[policy[roots]] + height[succ[roots]])
     eta_root = np.zeros(n)
     eta_root[roots] = ratio
     eta = eta_root[step]
