@@ -4,10 +4,9 @@ the largest time; the average per graph; the graphs answered, those in error, ov
 or different from Kiter's period; the load average (a measurement, not a test).
 
 Measured (load average 1.7 on two cores, throughput only, wall seconds): 38 graphs
-answered, none over 10 s, median 0.007 s, largest autogen1 5.8 s, autogen5 5.3 s,
-JPEG2000_sized 0.75 s; 1,000 generated 10-actor graphs at 5.0 ms each.  Wall times
-follow the load: one step earlier, at load 2.6, autogen1 took 7.0 s in one run and
-11.3 s in another.
+answered, none over 10 s, median 0.007 s, largest autogen1 7.0 s, autogen5 6.9 s,
+JPEG2000_sized 0.86 s; 1,000 generated 10-actor graphs at 4.5 ms each.  Wall times
+follow the load: at load 2.6 autogen1 took 7.0 s in one run and 11.3 s in another.
 
     python tests/perf/bench_kiter.py [--kiter KITER/benchmarks] [--generated 1000]
 
