@@ -40,7 +40,8 @@ from typing import Mapping
 import numpy as np
 
 from moc import limits
-from moc.cycle_ratio import UnboundedCycleError, integer_array, max_cycle_ratio_arrays
+from moc.cycle_ratio import UnboundedCycleError, first_per, integer_array, \
+    max_cycle_ratio_arrays
 from moc.deadlock import raise_deadlock
 from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, grow, named, \
@@ -51,9 +52,14 @@ from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 #: is taken at once (its exact pattern), where that is within the limit firings: one
 #: large step costs less than thousands of small ones (Kiter's autogen4: 2,364 steps)
 STEPS_BEFORE_WHOLE = 16
-#: nodes and edges up to which (or up to four times the current ``K``'s) the whole
-#: iteration is taken at once: one exact solve of a small graph costs less than steps
+#: nodes and edges up to which (or up to :data:`WHOLE_FACTOR` times the current
+#: ``K``'s) the whole iteration is taken at once: one exact solve of a small graph
+#: costs less than steps
 SMALL_WHOLE = 20_000
+#: a step of ``K`` whose graph has negative heights costs far more per edge than the
+#: whole iteration's (Bellman-Ford for circuits without tokens): Kiter's JPEG2000_sized
+#: took nine steps of 0.6-1.5 s each before its whole iteration, solved in 0.6 s
+WHOLE_FACTOR = 16
 
 #: the orders of an actor's own firings
 ORDERS = {"ends": "an actor's firings start in order and end in order (SDF3's rule)",
@@ -110,7 +116,7 @@ class _Constraints:
     height ``h[e]/h_unit`` and comes from channel ``channel[e]`` with ``x[e]`` (−1: an
     actor's own order)."""
 
-    def __init__(self, actors, channels, durations, q, n, K, order):
+    def __init__(self, actors, channels, durations, q, n, K, order, pairs=None):
         self.actors, self.channels = list(actors), list(channels)
         where = {a: i for i, a in enumerate(actors)}
         self.size = size = {a: K[a] * n[a] for a in actors}
@@ -146,10 +152,18 @@ class _Constraints:
         self.totals = []
         for c, ch in enumerate(channels):
             a, b = ch.src, ch.dst
-            P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
-            self.totals.append((P.total, C.total))
-            g = math.gcd(P.total, C.total)
-            for jb, ja, xs in _channel_pairs(ch, P, C, g):
+            # a channel's pairs depend on its ends' K only: kept across steps of K
+            key = (ch.name, size[a], size[b])
+            if pairs is None or key not in pairs:
+                P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
+                found = ((P.total, C.total),
+                         list(_channel_pairs(ch, P, C, math.gcd(P.total, C.total))))
+                if pairs is not None:
+                    pairs[key] = found
+            else:
+                found = pairs[key]
+            self.totals.append(found[0])
+            for jb, ja, xs in found[1]:
                 src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
                 dst = base[where[b]] + jb
                 w = np.zeros(len(ja), dtype=object) if kinds == 2 else times[a][ja]
@@ -179,15 +193,25 @@ class _Constraints:
         n = len(self.actor)
         heads = np.asarray(cycle, dtype=np.int64)
         keys = heads * n + np.roll(heads, -1)
-        best = {}
-        for e in np.flatnonzero(np.isin(self.u * n + self.v, keys)).tolist():
-            key = int(self.u[e]) * n + int(self.v[e])
-            slack = -int(self.h[e]) if ratio is None else \
-                Fraction(int(self.w[e]), self.w_unit) - \
-                ratio * Fraction(int(self.h[e]), self.h_unit)
-            if key not in best or slack > best[key][0]:
-                best[key] = (slack, e)
-        return [best[int(k)][1] for k in keys]
+        edges = np.flatnonzero(np.isin(self.u * n + self.v, keys))
+        if ratio is None:
+            slack = -self.h[edges].astype(object)
+        else:
+            # w_unit·D·slack, with N/D the ratio in the units of w and h
+            unit = ratio * Fraction(self.w_unit, self.h_unit)
+            slack = self.w[edges].astype(object) * unit.denominator - \
+                self.h[edges].astype(object) * unit.numerator
+        if len(slack) and max(abs(int(slack.max())), abs(int(slack.min()))) >= 2 ** 62:
+            # ranks of the exact values, which int64 cannot hold
+            rank = np.empty(len(slack), dtype=np.int64)
+            rank[sorted(range(len(slack)), key=slack.__getitem__)] = np.arange(len(slack))
+            slack = rank
+        else:
+            slack = slack.astype(np.int64)
+        ends = self.u[edges] * n + self.v[edges]
+        best = edges[first_per(ends, slack)]
+        chosen = dict(zip((self.u[best] * n + self.v[best]).tolist(), best.tolist()))
+        return [chosen[int(k)] for k in keys]
 
 
 def _channel_pairs(ch, P, C, g):
@@ -260,6 +284,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
     totals = {ch.name: (cycle_total(ch.prod, n[ch.src]), cycle_total(ch.cons, n[ch.dst]))
               for ch in channels}
     best = None                 # the least period of a schedule found, and its circuit
+    pairs = {}                  # per channel and K at its ends, its pairs of firings
     steps = 0
 
     def size_at(K):
@@ -271,13 +296,14 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
         steps += 1
         size = size_at(K)
         if K != cycles and whole <= limits.MAX_FIRINGS and (
-                steps > STEPS_BEFORE_WHOLE or whole <= max(4 * size, SMALL_WHOLE)):
+                steps > STEPS_BEFORE_WHOLE or whole <= max(WHOLE_FACTOR * size, SMALL_WHOLE)):
             K, size = dict(cycles), whole
         if size > limits.MAX_FIRINGS and best is not None:
             return (*best, False)
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
-        found = _Constraints(actors, channels, durations, q, n, K, order)
+        found = _Constraints(actors, channels, durations, q, n, K, order,
+                             pairs if K != cycles else None)
         try:
             ratio, cycle = found.ratio()
         except UnboundedCycleError as exc:

@@ -133,7 +133,9 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     ratio, cycle = exact_ratio[top], cycles[top]
     bound = {c: exact_ratio[r] for c, r in best.items()}
     if not (converged and _certified(u, v, w, h, policy, roots, component, bound)):
-        ratio, cycle = _exact_howard(m, u, v, w, h)
+        # rounding left the policy short of optimal: go on from it exactly
+        ratio, cycle = _exact_from(u, v, w, h, policy, ratio, cycle) or \
+            _exact_howard(m, u, v, w, h)
     return ratio, tuple(int(nodes[i]) for i in cycle)
 
 
@@ -164,7 +166,7 @@ def _cyclic_part(n, u, v):
     return keep, local, label
 
 
-def _first_per(group, key):
+def first_per(group, key):
     """For each distinct ``group`` value the position of its largest ``key``."""
     order = np.lexsort((-key, group))
     first = np.ones(len(order), dtype=bool)
@@ -176,24 +178,27 @@ def _policy_iteration(n, u, v, w, h):
     """Howard's iteration in floats: the final policy (an edge per node) and whether it
     converged within its bound of steps."""
     policy = np.empty(n, dtype=np.int64)
-    chosen = _first_per(u, w)                    # start from the heaviest edges (Dasdan)
+    chosen = first_per(u, w)                    # start from the heaviest edges (Dasdan)
     policy[u[chosen]] = chosen
     tol = 1e-9
+    eta = x = None
     for _ in range(max(100, 10 * int(math.isqrt(n)))):
-        eta, x = _policy_values(n, v, w, h, policy)
-        upward = eta[v] > eta[u] + tol * (1 + np.abs(eta[u]))
+        eta, x = _policy_values(n, v, w, h, policy, eta, x, tol)
+        eu, ev = eta[u], eta[v]
+        slack = tol * (1 + np.abs(eu))
+        upward = ev > eu + slack
         if upward.any():
             edges = np.flatnonzero(upward)
-            best = edges[_first_per(u[edges], eta[v[edges]])]
+            best = edges[first_per(u[edges], ev[edges])]
             policy[u[best]] = best
             continue
-        value = w - eta[u] * h + x[v]
-        level = np.abs(eta[v] - eta[u]) <= tol * (1 + np.abs(eta[u]))
+        value = w - eu * h + x[v]
+        level = np.abs(ev - eu) <= slack
         better = level & (value > x[u] + tol * (1 + np.abs(x[u])))
         if not better.any():
             return policy, True
         edges = np.flatnonzero(better)
-        best = edges[_first_per(u[edges], value[edges])]
+        best = edges[first_per(u[edges], value[edges])]
         policy[u[best]] = best
     return policy, False
 
@@ -202,20 +207,33 @@ def _doubling(n):
     return max(1, int(n).bit_length())
 
 
-def _cycle_roots(succ):
-    """The smallest node of every cycle of the functional graph ``succ``."""
+def _cycle_roots(succ, labels=False):
+    """The smallest node of every cycle of the functional graph ``succ`` (and, with
+    ``labels``, per node the root of the cycle it reaches)."""
     n = len(succ)
+    # the image of succ^m shrinks to the cycles' nodes; once two images agree it stays
     reach = succ.copy()
-    for _ in range(_doubling(n)):
-        reach = reach[reach]
     on = np.zeros(n, dtype=bool)
     on[reach] = True
+    for _ in range(_doubling(n)):
+        reach = reach[reach]
+        image = np.zeros(n, dtype=bool)
+        image[reach] = True
+        if np.array_equal(image, on):
+            break
+        on = image
     label = np.where(on, np.arange(n), n)
     step = succ.copy()
+    # a round that changes no label changes none after it (each label is the least
+    # along its window, and the windows of one round tile the cycle)
     for _ in range(_doubling(n)):
-        label = np.minimum(label, label[step])
+        after = np.minimum(label, label[step])
+        if np.array_equal(after, label):
+            break
+        label = after
         step = step[step]
-    return np.flatnonzero(on & (label == np.arange(n)))
+    roots = np.flatnonzero(on & (label == np.arange(n)))
+    return (roots, label) if labels else roots
 
 
 def _cycle(succ, root):
@@ -235,20 +253,21 @@ def _path_sums(succ, value, roots):
     step[roots] = roots
     for _ in range(_doubling(len(succ))):
         total = total + total[step]
-        step = step[step]
+        after = step[step]
+        if np.array_equal(after, step):             # every node reached its root
+            break
+        step = after
     return total
 
 
-def _policy_values(n, v, w, h, policy):
+def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
     """Per node, the ratio ``eta`` of the policy cycle it reaches and its potential
-    ``x`` (``x[u] = w − eta·h + x[v]`` along the policy, 0 at each cycle's root)."""
+    ``x`` (``x[u] = w − eta·h + x[v]`` along the policy).  A cycle's root (its smallest
+    node) keeps its potential from before where its ratio stayed (within ``tol``), else
+    gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
+    1998; a root reset to 0 can loop)."""
     succ = v[policy]
-    roots = _cycle_roots(succ)
-    root_of = np.full(n, -1, dtype=np.int64)
-    root_of[roots] = roots
-    step = np.where(root_of >= 0, np.arange(n), succ)
-    for _ in range(_doubling(n)):
-        step = step[step]
+    roots, step = _cycle_roots(succ, labels=True)
     weight = _path_sums(succ, w[policy], roots)
     height = _path_sums(succ, h[policy], roots)
     ratio = (w[policy[roots]] + weight[succ[roots]]) / \
@@ -256,23 +275,64 @@ def _policy_values(n, v, w, h, policy):
     eta_root = np.zeros(n)
     eta_root[roots] = ratio
     eta = eta_root[step]
-    return eta, _path_sums(succ, w[policy] - eta * h[policy], roots)
+    x = _path_sums(succ, w[policy] - eta * h[policy], roots)
+    if eta_before is not None:
+        same = np.abs(eta_before[roots] - ratio) <= tol * (1 + np.abs(ratio))
+        base = np.zeros(n)
+        base[roots[same]] = x_before[roots[same]]
+        x = x + base[step]
+    return eta, x
 
 
 def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     """Whether exact integer potentials along ``policy`` prove that no cycle of a
     component ``c`` has a ratio above ``bound[c] = N/D``: ``y[u] ≥ w·D − N·h + y[v]``
     on every edge, ``y`` summed along the policy from 0 at each cycle's root."""
-    ratio = [bound[int(c)] for c in component[u]]
-    N = np.array([r.numerator for r in ratio], dtype=object)
-    D = np.array([r.denominator for r in ratio], dtype=object)
+    keys = np.array(sorted(bound), dtype=np.int64)
+    where = np.searchsorted(keys, component[u])
     largest = max(abs(r.numerator) + r.denominator for r in bound.values())
     big = (int(np.abs(w).max()) + int(np.abs(h).max())) * largest * (len(policy) + 1) \
         >= 2 ** 62
-    cost = w.astype(object) * D - h.astype(object) * N
-    cost = cost if big else cost.astype(np.int64)
+    kind = object if big else np.int64
+    N = np.array([bound[k].numerator for k in keys.tolist()], dtype=kind)[where]
+    D = np.array([bound[k].denominator for k in keys.tolist()], dtype=kind)[where]
+    cost = w.astype(kind) * D - h.astype(kind) * N
     y = _path_sums(v[policy], cost[policy], roots)
     return bool(np.all(y[u] - y[v] - cost >= 0))
+
+
+def _exact_from(u, v, w, h, policy, ratio, cycle):
+    """``(ratio, cycle)`` by Howard's iteration in integers from ``policy``, or None
+    where int64 could overflow or it runs long: with ``λ = N/D`` the best ratio so far,
+    potentials ``y`` of the costs ``w·D − N·h`` along the policy (0 at each cycle's
+    root); a policy cycle of positive cost raises ``λ`` to its ratio, else a node
+    switches to the edge of largest ``cost + y[v]`` where that beats ``y[u]``; none
+    does: every edge satisfies ``y[u] ≥ cost + y[v]``, so no cycle's ratio exceeds
+    ``λ``."""
+    policy = policy.copy()
+    scale = (int(np.abs(w).max()) + int(np.abs(h).max())) * (len(policy) + 1)
+    for _ in range(4 * len(policy) + 100):
+        N, D = ratio.numerator, ratio.denominator
+        if scale * (abs(N) + D) >= 2 ** 62:
+            return None
+        cost = w * D - h * N
+        succ = v[policy]
+        roots = _cycle_roots(succ)
+        y = _path_sums(succ, cost[policy], roots)
+        around = cost[policy[roots]] + y[succ[roots]]
+        if (around > 0).any():
+            found = [_cycle(succ, int(r)) for r in roots[around > 0]]
+            ratio, cycle = max(((Fraction(int(w[policy[c]].sum()),
+                                          int(h[policy[c]].sum())), c) for c in found),
+                               key=lambda rc: rc[0])
+            continue
+        value = cost + y[v]
+        better = np.flatnonzero(value > y[u])
+        if not len(better):
+            return ratio, cycle
+        best = better[first_per(u[better], value[better])]
+        policy[u[best]] = best
+    return None
 
 
 def _exact_howard(n, u, v, w, h):

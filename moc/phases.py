@@ -11,6 +11,7 @@ it writes and the ``cons`` of those it reads) lists the same number of phases.
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import accumulate, repeat
 from typing import Mapping
 
 from moc.errors import SDFError
@@ -117,9 +118,9 @@ class Cumulative:
 
     def __init__(self, value, n: int):
         self.n = n
-        self.prefix = [0]
-        for k in range(n):
-            self.prefix.append(self.prefix[-1] + phase_value(value, k))
+        values = value * (n // len(value)) + value[:n % len(value)] if is_phased(value) \
+            else repeat(value, n)
+        self.prefix = list(accumulate(values, initial=0))
         self.total = self.prefix[-1]
 
     def __call__(self, firings: int) -> int:

@@ -25,6 +25,7 @@ import numpy as np
 from moc import limits
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
+from moc.phases import Cumulative, phase_counts, phase_value
 
 
 @dataclass(frozen=True)
@@ -177,9 +178,15 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     grows = [ch.name in growing for ch in channels]
     ins = [[] for _ in actors]
     outs = [[] for _ in actors]
+    counts = phase_counts(graph)
+    phases = [counts[a] for a in actors]
     for c, ch in enumerate(channels):
-        ins[where[ch.dst]].append((c, ch.cons, grows[c]))
-        outs[where[ch.src]].append((c, ch.prod, where[ch.dst]))
+        i, j = where[ch.src], where[ch.dst]
+        cons = ch.cons if phases[j] == 1 else \
+            tuple(phase_value(ch.cons, k) for k in range(phases[j]))
+        ins[j].append((c, phase_value(cons, 0) if phases[j] == 1 else cons, grows[c]))
+        outs[i].append((c, phase_value(ch.prod, 0) if phases[i] == 1 else
+                        Cumulative(ch.prod, phases[i]), j))
     free = [a for a, i in where.items() if not ins[i]]
     if free:
         raise SDFError(f"the self-timed execution of '{graph.name}' is unbounded: actors "
@@ -197,7 +204,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
               and group_of[where[ch.dst]] == g] for g in range(len(groups))]
     need = [q[a] for a in actors]
     reference = [min(members, key=lambda i: need[i]) for members in groups]
-    d = [durations[a] for a in actors]
+    d = [phase_value(durations[a], 0) if n == 1 else
+         tuple(phase_value(durations[a], k) for k in range(n))
+         for a, n in zip(actors, phases)]
     tokens = [ch.delay for ch in channels]
     peak = list(tokens)
     started = [0] * len(actors)
@@ -213,6 +222,7 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     waiting = len(groups)
     unstarted = sum(1 for n in need if n > 0) if record else 0
     dirty = set(range(len(actors)))
+    finished = set()                        # phased actors whose first iteration started
     instants = 0
     now = 0
     limit = limits.MAX_STATES
@@ -222,14 +232,24 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
             while events and events[0][0] == now:
                 i = heapq.heappop(events)[1]
                 n = ending[i].popleft()[1]
+                done = completed[i]
                 completed[i] += n
                 for c, p, j in outs[i]:
-                    tokens[c] += p * n
+                    tokens[c] += p * n if phases[i] == 1 else p(done + n) - p(done)
                     if tokens[c] > peak[c]:
                         peak[c] = tokens[c]
                     dirty.add(j)
             instant = False
             for i in dirty:
+                if phases[i] > 1:
+                    instant = _start_phased(i, now, phases[i], ins[i], d[i], tokens,
+                                            started, ending[i], events, held[group_of[i]],
+                                            first[i] if record else None, need[i],
+                                            actors[i]) or instant
+                    if record and started[i] >= need[i] and i not in finished:
+                        finished.add(i)
+                        unstarted -= 1
+                    continue
                 n = piling = None
                 for c, cons, g in ins[i]:
                     k = tokens[c] // cons
@@ -279,7 +299,8 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                 continue
             marks[g] = completed[ref] // need[ref]
             state = (tuple(tokens[c] for c in kept[g]),
-                     tuple(tuple((e - now, k) for e, k in ending[i]) for i in members))
+                     tuple(tuple((e - now, k) for e, k in ending[i]) for i in members),
+                     tuple(started[i] % phases[i] for i in members))
             visit = (now, tuple(started[i] for i in members),
                      tuple(tokens[c] for c in piled[g]))
             before = seen[g].get(state)
@@ -315,6 +336,37 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     return SelfTimed(throughput, period, latency, MappingProxyType(buffers),
                      schedule and MappingProxyType(schedule), instants,
                      MappingProxyType(periods))
+
+
+def _start_phased(i, now, n, ins, d, tokens, started, queue, events, held, first, need,
+                  name):
+    """Start every enabled firing of the cyclo-static actor ``i`` (``n`` phases, phase
+    times ``d``), one by one in phase order: each ends at its phase time after ``now``,
+    and not before the actor's previous firing (firings end in order).  Whether one
+    ended at once (zero time)."""
+    instant = False
+    while True:
+        k = started[i] % n
+        blocked = [g for c, cons, g in ins if tokens[c] < cons[k]]
+        if blocked:
+            if all(blocked):
+                held.add(i)
+            else:
+                held.discard(i)
+            return instant
+        for c, cons, _ in ins:
+            tokens[c] -= cons[k]
+        end = now + d[k]
+        if queue and queue[-1][0] >= end:
+            end = queue[-1][0]
+            queue[-1][1] += 1
+        else:
+            queue.append([end, 1])
+            heapq.heappush(events, (end, i))
+        if first is not None and started[i] < need:
+            first.append(Firing(name, started[i], now, end))
+        started[i] += 1
+        instant = instant or end == now
 
 
 def _groups(n, pairs):

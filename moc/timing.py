@@ -153,14 +153,23 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     graph, durations, q, floats = prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
     if cyclo_static(graph):
-        return _floats(_phased(graph, durations, q, result, simulate), floats)
+        return _floats(_phased(graph, durations, q, result, simulate, pace, progress),
+                       floats)
     if not simulate:
         return _floats(TimingAnalysis(result.throughput, result.period,
                                       result.critical_cycle, None, None, None,
                                       result.method), floats)
     schedule = first_iteration(graph, durations, q)
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
-    method = result.method
+    buffers, method = _buffers(graph, durations, q, pace, progress, result.method)
+    return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
+                                  latency, buffers, MappingProxyType(schedule), method),
+                   floats)
+
+
+def _buffers(graph, durations, q, pace, progress, method):
+    """The buffer maxima of the self-timed execution (see :func:`analyse`) and the
+    method extended by how they were found."""
     buffers = None
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
@@ -183,15 +192,14 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
                      for a in c}
         buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component)
                                     for ch in graph.channels.values()})
-    return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                                  latency, buffers, MappingProxyType(schedule), method),
-                   floats)
+    return buffers, method
 
 
-def _phased(graph, durations, q, result, simulate):
+def _phased(graph, durations, q, result, simulate, pace=None, progress=None):
     """The analysis of a cyclo-static graph: its throughput (K-periodic), and the first
     iteration's schedule and latency from the precedences of its firings (:mod:`moc.csdf`,
-    not past the limit firings); its buffers are not explored (None)."""
+    not past the limit firings); its buffers from the self-timed execution, firing by
+    firing in phase order (:func:`_buffers`)."""
     method = result.method
     if not simulate:
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
@@ -204,8 +212,9 @@ def _phased(graph, durations, q, result, simulate):
     schedule = MappingProxyType({a: tuple(Firing(a, k, s, e) for k, (s, e) in
                                           enumerate(fs)) for a, fs in times.items()})
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
+    buffers, method = _buffers(graph, durations, q, pace, progress, method)
     return TimingAnalysis(result.throughput, result.period, result.critical_cycle, latency,
-                          MappingProxyType(dict.fromkeys(graph.channels)), schedule, method)
+                          buffers, schedule, method)
 
 
 def prepared(graph: SDFGraph, exec_attr: str = "exec"):

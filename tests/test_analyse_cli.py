@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from mapping.cli.commands.analyse import SHOWN_FIRINGS as SHOWN
 from mapping.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -276,3 +277,21 @@ def test_the_states_limit_leaves_buffers_unexplored_and_says_so(capsys):
     assert "buffers not explored" in document["method"]
     assert "--limit states=N" in document["method"]
     assert document["latency"] is not None and document["schedule"]
+
+
+def test_table_counts_the_firings_it_does_not_show(tmp_path, capsys):
+    """The table shows the first firings of a row and how many more the JSON holds
+    (it converts only those shown): a two-actor cycle of 20 and 21 firings."""
+    path = tmp_path / "many.sdf"
+    path.write_text("sdf many {\n  actor a [exec = 1]\n  actor b [exec = 2]\n"
+                    "  channel ab : a -> b [prod = 21, cons = 20]\n"
+                    "  channel ba : b -> a [prod = 20, cons = 21, delay = 420]\n}\n")
+    doc = run_json(capsys, str(path))
+    assert main(["analyse", str(path)]) == 0
+    out = capsys.readouterr().out
+    for actor in ("a", "b"):
+        count = len(doc["schedule"][actor])
+        assert count > SHOWN
+        line = next(x for x in out.splitlines() if x.startswith(f"  {actor}  {actor}#0"))
+        assert line.endswith(f"... ({count - SHOWN} more)")
+        assert line.count(f"{actor}#") == SHOWN

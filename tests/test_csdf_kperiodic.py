@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from dataflow_graphs import cyclo_static_ring
 from moc import SDFGraph, repetition_vector
 from moc import csdf_kperiodic
 from moc.csdf import throughput as expanded_throughput
@@ -89,27 +90,7 @@ def test_a_source_phase_in_a_ring():
 def phased_graphs(draw):
     """A ring of 2-4 actors of 1-3 phases with rates split over the phases, plus up to
     two chords; initial tokens at random (some graphs deadlock)."""
-    k = draw(st.integers(2, 4))
-    n = [draw(st.integers(1, 3)) for _ in range(k)]
-    g = SDFGraph("random")
-    for i in range(k):
-        times = [draw(st.integers(0, 4)) for _ in range(n[i])]
-        g.add_actor(f"a{i}", exec=Phases(times) if n[i] > 1 else times[0])
-
-    def split(total, parts):
-        cuts = sorted(draw(st.lists(st.integers(0, total), min_size=parts - 1,
-                                    max_size=parts - 1)))
-        values = [b - a for a, b in zip([0] + cuts, cuts + [total])]
-        return Phases(values) if parts > 1 else values[0]
-    # per-phase-cycle rates from a common scale, so that the graph is consistent
-    weight = [draw(st.integers(1, 3)) for _ in range(k)]
-    pairs = [(i, (i + 1) % k) for i in range(k)]
-    pairs += draw(st.lists(st.tuples(st.integers(0, k - 1), st.integers(0, k - 1)),
-                           max_size=2))
-    for number, (i, j) in enumerate(pairs):
-        g.add_channel(f"a{i}", f"a{j}", f"c{number}", prod=split(weight[j], n[i]),
-                      cons=split(weight[i], n[j]), delay=draw(st.integers(0, 8)))
-    return g
+    return cyclo_static_ring(draw, st, lambda i, j, wi, wj: draw(st.integers(0, 8)))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -153,7 +134,7 @@ KITER = os.environ.get("KITER_BENCHMARKS")
 @pytest.mark.parametrize("name", ["autogen2", "autogen3"])
 def test_kiter_autogen_graphs_are_answered_quickly(name):
     """Refused before (41 and 309 million firings): live, and a K-periodic throughput."""
-    from dsl.sdf3 import read_sdf3
+    from dsl import read_sdf3
     path = Path(KITER) / "AGB5CSDF" / f"{name}.xml"
     if not path.exists():
         pytest.skip(f"{path} is absent")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass, replace
 from fractions import Fraction
 from numbers import Rational
 from typing import Any
@@ -130,7 +130,15 @@ class Analysed:
         return document
 
     def __str__(self) -> str:
-        return table(self.to_dict(), self.rows)
+        # the table shows a few firings per row: converting a million costs seconds
+        schedule = getattr(self.analysis, "schedule", None)
+        if not isinstance(schedule, Mapping) or not is_dataclass(self.analysis):
+            return table(self.to_dict(), self.rows)
+        counts = {name: len(firings or ()) for name, firings in schedule.items()}
+        shown = replace(self.analysis, schedule={
+            name: None if firings is None else tuple(firings[:SHOWN_FIRINGS])
+            for name, firings in schedule.items()})
+        return table(replace(self, analysis=shown).to_dict(), self.rows, counts)
 
 
 def plain(value):
@@ -209,9 +217,10 @@ def _rate(document: dict, key: str) -> str:
     return f"{rational} ({shown})" if rational and rational != shown else shown
 
 
-def table(document: dict, rows: tuple[str, ...]) -> str:
+def table(document: dict, rows: tuple[str, ...], counts=None) -> str:
     """The readable form of an ``analyse`` document: the figures, then the buffers, then
-    the schedule, one line per actor (or PE and CN), at most :data:`SHOWN_FIRINGS` each."""
+    the schedule, one line per actor (or PE and CN), at most :data:`SHOWN_FIRINGS` each
+    (``counts``: per row, its firings where the document holds only the first ones)."""
     mapped = document["architecture"] is not None
     title = (f"timing of mapping '{document['mapping']}' of '{document['application']}' on "
              f"'{document['architecture']}'" if mapped else
@@ -246,8 +255,9 @@ def table(document: dict, rows: tuple[str, ...]) -> str:
             slots = schedule[name] or []
             shown = [f"{s['firing']} {_number(s['start'])}-{_number(s['end'])}"
                      for s in slots[:SHOWN_FIRINGS]]
-            if len(slots) > SHOWN_FIRINGS:
-                shown.append(f"... ({len(slots) - SHOWN_FIRINGS} more)")
+            total = len(slots) if counts is None else counts.get(name, len(slots))
+            if total > SHOWN_FIRINGS:
+                shown.append(f"... ({total - SHOWN_FIRINGS} more)")
             lines.append(f"  {name:<{width}}  {', '.join(shown) or 'idle'}")
     elif schedule is None and not mapped and "not computed" not in (document.get("method") or ""):
         lines.append("(latency, buffers and schedule not simulated: --no-simulate)")
