@@ -12,7 +12,9 @@ are ignored):
 - the cores: ``num_of_cores``, or ``sms`` (multiprocessors; cores = SMs x the FP32
   cores per SM of the compute capability), or neither for a GPU of
   :data:`DATA_SHEET_SMS` or named by ``--sms``;
-- optional: ``memory_clock`` (MHz; checks a decimal comma), ``L2`` (MB), ``Grid.Y``,
+- optional: ``memory_clock`` (MHz; checks a decimal comma), ``L2`` (MB; absent: the
+  data sheet of the compute capability, :mod:`moa.cost_models.gpu_caches`),
+  ``l1_cache_used`` (1: global loads compiled to be cached in L1, ``-dlcm=ca``), ``Grid.Y``,
   ``Grid.Z``, ``Block.Y``, ``Block.Z`` (default 1), ``Registers.Per.Thread`` (default
   0: registers do not limit occupancy), ``Static.SMem`` and ``Dynamic.SMem`` (bytes per
   block, default 0).
@@ -46,6 +48,7 @@ from dsl.csv_table import open_table
 from dsl.errors import ParseError
 from dsl.importers import Imported, Importer
 from moa.cost_models.gpu import GENERATIONS, LIMITS, limits
+from moa.cost_models.gpu_caches import caches, l1_for_globals
 
 #: multiprocessors of the GPUs of the data set, from NVIDIA's data sheets
 DATA_SHEET_SMS: dict[str, int] = {
@@ -61,11 +64,12 @@ LAUNCH_COLUMNS = ("AppName", "Input.Size", "Grid.X", "Block.X", "Duration")
 #: columns read where present, with the value taken where absent (nan: not known)
 OPTIONAL_COLUMNS: dict[str, float] = {
     "num_of_cores": math.nan, "sms": math.nan, "memory_clock": math.nan, "L2": math.nan,
+    "l1_cache_used": 0,
     "Grid.Y": 1, "Grid.Z": 1, "Block.Y": 1, "Block.Z": 1,
     "Registers.Per.Thread": 0, "Static.SMem": 0, "Dynamic.SMem": 0,
 }
 _SPEC_COLUMNS = ("compute_version", "max_clock_rate", "bandwith", "bus", "num_of_cores",
-                 "sms", "memory_clock", "L2")
+                 "sms", "memory_clock", "L2", "l1_cache_used")
 
 
 @dataclass(frozen=True)
@@ -81,11 +85,25 @@ class GPUSpec:
     bandwidth: float
     bus: float
     memory_clock: float
-    l2: float
+    l2: float                   # MB, the table's column (nan: absent)
+    l1_cached: bool = False     # the table says global loads were cached in L1
 
     @property
     def generation(self) -> str:
         return limits(self.cc).generation
+
+    @property
+    def l2_bytes(self) -> int:
+        """The L2 in bytes: the table's column (MB x 2^20), else the data sheet of the
+        compute capability (:mod:`moa.cost_models.gpu_caches`)."""
+        return int(self.l2 * 2 ** 20) if math.isfinite(self.l2) else caches(self.cc).l2
+
+    @property
+    def l1_bytes(self) -> int:
+        """L1 bytes per SM caching the kernel's global loads (0: L2 only): the data
+        sheet's, where the compute capability caches them by default or may and the
+        table's ``l1_cache_used`` says it did."""
+        return l1_for_globals(self.cc, self.l1_cached)
 
 
 @dataclass(frozen=True)
@@ -255,7 +273,8 @@ def read_gpu_tables(paths: Sequence[str | Path], sms: Mapping[str, int] | None =
             ident += "_"
         idents[name] = ident
         specs.append(GPUSpec(name, ident, cc, n_sms, cores, s["max_clock_rate"],
-                             s["bandwith"], s["bus"], s["memory_clock"], s["L2"]))
+                             s["bandwith"], s["bus"], s["memory_clock"], s["L2"],
+                             s["l1_cache_used"] > 0))
     launches = [Launch(idents[x.gpu], *[getattr(x, f) for f in
                                         ("size", "grid", "block", "regs", "smem", "time",
                                          "origin")]) for x in launches]
@@ -335,14 +354,18 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
              "# (achieved / peak flops, at most 1), sync_* (cycles per warp and barrier",
              "# step of a block), l2_* (L2 bytes per cycle and 64-bit memory partition: an",
              "# L2 slice serves each), dispatch_* (cycles an SM takes per block it starts",
-             "# and retires), l2s_* (sharpness of the L2's working-set transition);",
-             "# launch (s). l2_capacity: the data set's L2 column (MB x 2^20 bytes).",
+             "# and retires), l2s_* and l1s_* (sharpness of the L2's and L1's",
+             "# working-set transitions); launch (s). l2_capacity: the table's L2 column",
+             "# (MB x 2^20 bytes), else the compute capability's data sheet; l1_capacity:",
+             "# L1 bytes per SM caching global loads, where the capability does so by",
+             "# default or the table's l1_cache_used says they were (moa/cost_models/",
+             "# gpu_caches.py).",
              f"moa {name} {{", "    param launch = 5e-06"]
     for gen in gens:
         lines += [f"    param eff_{gen} = 0.7", f"    param hide_{gen} = 16",
                   f"    param ceff_{gen} = 0.5", f"    param sync_{gen} = 10",
                   f"    param l2_{gen} = 256", f"    param dispatch_{gen} = 100",
-                  f"    param l2s_{gen} = 1"]
+                  f"    param l2s_{gen} = 1", f"    param l1s_{gen} = 1"]
     lines.append("")
     for g in table.gpus:
         gen = g.generation
@@ -350,10 +373,10 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
                 f"compute_efficiency = ceff_{gen}, hide = hide_{gen}, sync = sync_{gen}, "
                 f"l2 = l2_{gen} * {_g(g.bus / 64)}, dispatch = dispatch_{gen}, "
                 f"launch = launch")
-        extra = ""
-        if math.isfinite(g.l2):
-            args += f", l2_capacity = {_g(g.l2 * 2 ** 20)}, l2_sharpness = l2s_{gen}"
-            extra = f", l2_mb = {_g(g.l2)}"
+        args += f", l2_capacity = {g.l2_bytes}, l2_sharpness = l2s_{gen}"
+        if g.l1_bytes:
+            args += f", l1_capacity = {g.l1_bytes}, l1_sharpness = l1s_{gen}"
+        extra = f", l2_mb = {_g(g.l2_bytes / 2 ** 20)}"
         lines.append(f"    pe {g.ident} [time = gpu({args}){extra}]")
     return "\n".join(lines + ["}", ""])
 
@@ -402,8 +425,10 @@ Each FILE is a CSV table of one kernel's launches timed on GPUs (nvprof, Nsight 
 or CUDA events; the gpuperfpredict format). Required columns: gpu_name,
 compute_version (3.0 to 12.0), max_clock_rate (MHz), bandwith (GB/s), bus (bits),
 AppName, Input.Size, Grid.X, Block.X, Duration (seconds, or --duration-unit);
-num_of_cores or sms (or a GPU of the data-sheet list, or --sms). Optional: memory_clock, L2 (MB), Grid.Y/Z and
-Block.Y/Z (default 1), Registers.Per.Thread, Static.SMem, Dynamic.SMem (default 0).
+num_of_cores or sms (or a GPU of the data-sheet list, or --sms). Optional: memory_clock,
+L2 (MB; absent: the compute capability's data sheet), l1_cache_used (1: global loads
+compiled to be cached in L1), Grid.Y/Z and Block.Y/Z (default 1), Registers.Per.Thread,
+Static.SMem, Dynamic.SMem (default 0).
 DIR receives:
   app.sdf           the kernel as one actor; each row sets size, grid_*, block_*, regs, smem
   gpu.moa           one PE per GPU under the gpu model (occupancy, waves, roofline),

@@ -1,12 +1,13 @@
 """A GPU as a PE: a roofline per wave of thread blocks, occupancy from the CUDA rules.
 
 ``gpu(cc, sms, cores, clock, bandwidth, efficiency=1, compute_efficiency=1, hide=0,
-hide_compute=0, sync=0, l2=inf, dispatch=0, launch=0)`` costs one kernel launch (a token)
+hide_compute=0, sync=0, l2=inf, dispatch=0, launch=0, l2_capacity=0, l2_sharpness=1,
+l1_capacity=0, l1_sharpness=1)`` costs one kernel launch (a token)
 in seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads per block),
 ``regs`` (registers per thread, 0: not limiting), ``smem`` (shared memory bytes per
 block), ``carveout`` (the preferred shared memory share of the L1 in percent; absent: the
-largest), ``bytes`` (DRAM traffic), ``l2_bytes`` (traffic between the SMs and the L2
-cache, in 32-byte sectors as the access pattern requests them), ``flops`` (default its
+largest), ``bytes`` (DRAM traffic), ``l2_bytes`` (the 32-byte sectors the warps' accesses
+request, which all reach the L2 unless an L1 caches global loads), ``flops`` (default its
 ``ops``, else 0), ``syncs`` (barrier steps per block, default 0) and
 ``partial_sectors`` (1: the ``l2_bytes`` beyond ``bytes`` are partly used sectors of a
 strided access, which reach DRAM past the L2's capacity; default 0).
@@ -35,6 +36,17 @@ warps per SM saturate the memory system), and does its share of the flops at
 token with ``partial_sectors``, ``bytes_w`` above counts ``data + max(0, l2_bytes -
 bytes) · (1 - h(ws))``, ``h`` the working-set share of :mod:`moa.cost_models.caches`
 (``l2_sharpness``) of the wave's footprint ``ws = share · l2_bytes`` (:func:`_dram_bytes`).
+
+**L1** (issue 44; ``l1_capacity`` bytes per SM that cache global loads, 0 by default: the
+loads go to the L2, as on Kepler and, unless compiled with ``-dlcm=ca``, Maxwell and
+GP10x; :mod:`moa.cost_models.gpu_caches` gives the size and the rule per compute
+capability).  The ``l2_bytes`` a launch requests beyond its ``bytes`` re-reference data
+of its blocks; the L1 holds the unique bytes of the blocks resident on one SM, ``ws1 =
+resident · bytes / grid``, with the hit share ``h1 = min(1, (c1 / ws1)^s1)``
+(``l1_sharpness``), so the L2 sees ``bytes + max(0, l2_bytes - bytes) · (1 - h1)``
+(:func:`_l2_bytes`), in its roof and in the term above.  Where shared memory is carved
+out of the same storage (Kepler, Volta on), ``c1`` is ``l1_capacity`` less the resident
+blocks' shared memory.
 
 The L2 roof (``l2`` bytes per core cycle) is the hierarchical roofline's cache ceiling
 (Williams et al. 2009; the ERT measures it): a strided access requests many sectors per
@@ -79,6 +91,7 @@ from pydantic import Field, field_validator
 
 from moa.cost_models.base import FACT, CostModel, NumberOrInf, Parameters, attribute
 from moa.cost_models.caches import hit_share
+from moa.cost_models.gpu_caches import caches
 from moa.cost_models.registry import register
 
 __all__ = ["GENERATIONS", "GPU", "LIMITS", "Limits", "Occupancy", "limits", "occupancy"]
@@ -275,6 +288,9 @@ class GPU(CostModel):
         # working-set transition (moa.cost_models.caches)
         l2_capacity: float = Field(default=0.0, ge=0)
         l2_sharpness: float = Field(default=1.0, gt=0)
+        # L1 bytes per SM caching global loads (0: they go to the L2) and its sharpness
+        l1_capacity: float = Field(default=0.0, ge=0)
+        l1_sharpness: float = Field(default=1.0, gt=0)
 
         @field_validator("cc")
         @classmethod
@@ -307,6 +323,9 @@ class GPU(CostModel):
         full, rest = divmod(blocks, slots)
         bandwidth = p.efficiency * p.bandwidth * 1e9
         peak = p.compute_efficiency * 2.0 * p.cores * p.clock * 1e6
+        if p.l1_capacity > 0:
+            l2_data = _l2_bytes(data, l2_data, min(occ.blocks, -(-blocks // p.sms)), blocks,
+                                smem + limits(p.cc).reserved, p)
         time = p.launch
         serial = syncs * occ.warps_per_block * p.sync / (p.clock * 1e6)
         for n, times in ((slots, full), (rest, 1)):
@@ -336,6 +355,23 @@ def _dram_bytes(data, l2_data, share, p) -> float:
     if surplus <= 0:
         return data
     return data + surplus * (1.0 - hit_share(share * l2_data, p.l2_capacity, p.l2_sharpness))
+
+
+def _l2_bytes(data, l2_data, resident, blocks, smem, p) -> float:
+    """Bytes reaching the L2 of a launch requesting ``l2_data`` for ``data`` unique ones
+    when an L1 of ``l1_capacity`` bytes per SM (less the ``resident`` blocks' shared
+    memory ``smem`` where the two share the storage) caches global loads: the surplus
+    requests hit it with the share it holds of the resident blocks' unique bytes,
+    ``data + max(0, l2_data - data) · (1 - min(1, (c1 / ws1)^s1))``, ``ws1 = resident ·
+    data / blocks``."""
+    surplus = l2_data - data
+    if surplus <= 0:
+        return l2_data
+    capacity = p.l1_capacity - (resident * smem if caches(p.cc).unified else 0.0)
+    if capacity <= 0:
+        return l2_data
+    return data + surplus * (1.0 - hit_share(resident * data / blocks, capacity,
+                                             p.l1_sharpness))
 
 
 def _hidden(warps: float, hide: float, sms: int) -> float:
