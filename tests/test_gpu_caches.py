@@ -1,0 +1,174 @@
+"""Issue 44: the GPU cache table per compute capability, the gpu model's L1 term (by
+hand and recovered from synthetic launches), the importer's cache statements, and
+matrix_sum_normal on the shared measurements when present."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mapping.cli.main import main
+from moa import make_model
+from moa.cost_models.gpu import LIMITS
+from moa.cost_models.gpu_caches import CACHES, caches, l1_for_globals
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT / ".." / "shared" / "data" / "measurements" / "gpus"
+
+
+class Token:
+    count = 1
+    quanta = 1.0
+    source = "k"
+
+    def __init__(self, **attrs):
+        self.attrs = attrs
+
+    def get(self, name, default=None):
+        return self.attrs.get(name, default)
+
+
+def test_every_capability_has_its_caches():
+    assert set(CACHES) == set(LIMITS)
+    # data sheets: GK104 (GTX 680) 512 KB of L2, GK110 1536 KB, GM204 2 MB, GH100 (H100)
+    # 50 MB with 256 KB of L1 and shared memory per SM, GA100 40 MB and 192 KB
+    assert caches(3.0).l2 == 512 * 1024 and caches(3.5).l2 == 1536 * 1024
+    assert caches(5.2).l2 == 2 * 2 ** 20
+    assert (caches(9.0).l2, caches(9.0).l1) == (50 * 2 ** 20, 256 * 1024)
+    assert (caches(8.0).l2, caches(8.0).l1) == (40 * 2 ** 20, 192 * 1024)
+    # the Programming Guide's rules: Kepler caches global loads in L2 only (GK110 may opt
+    # in), Maxwell and GP10x when compiled with -dlcm=ca, GP100 and Volta on by default
+    assert l1_for_globals(3.0, opted_in=True) == 0
+    assert l1_for_globals(3.5) == 0 and l1_for_globals(3.5, opted_in=True) == 64 * 1024
+    assert l1_for_globals(5.2) == 0 and l1_for_globals(5.2, opted_in=True) == 48 * 1024
+    assert l1_for_globals(6.0) == 24 * 1024 and l1_for_globals(6.1) == 0
+    assert all(l1_for_globals(cc) > 0 for cc in CACHES if cc >= 7.0)
+    with pytest.raises(ValueError, match="known"):
+        caches(4.0)
+
+
+def test_l1_term_by_hand():
+    """cc 7.0, one SM, two resident 1024-thread blocks (64 warps) in one wave: 100 KB of
+    unique bytes requested as 400 KB of sectors, the L2 roof at 32 bytes per cycle."""
+    base = dict(cc=7.0, sms=1, cores=64, clock=1000, bandwidth=100, l2=32)
+    launch = Token(grid=2, block=1024, bytes=1e5, l2_bytes=4e5)
+    plain = make_model("gpu", base)
+    assert plain.token_cost(launch) == pytest.approx(4e5 / 32e9)
+    # 128 KB of L1 holds both blocks' 100 KB: the L2 sees the unique bytes only
+    l1 = make_model("gpu", {**base, "l1_capacity": 131072})
+    assert l1.token_cost(launch) == pytest.approx(1e5 / 32e9)
+    # 32 KB of shared memory per block is carved out of the same storage: 64 KB of L1
+    # hold 65536 / 1e5 of the working set, and the rest of the 3e5 surplus reaches L2
+    shared = Token(grid=2, block=1024, smem=32768, bytes=1e5, l2_bytes=4e5)
+    assert l1.token_cost(shared) == pytest.approx((1e5 + 3e5 * (1 - 0.65536)) / 32e9)
+    sharp = make_model("gpu", {**base, "l1_capacity": 131072, "l1_sharpness": 2.0})
+    assert sharp.token_cost(shared) == pytest.approx((1e5 + 3e5 * (1 - 0.65536 ** 2)) / 32e9)
+    # Maxwell's L1/texture cache is not shared memory's storage: nothing carved out
+    maxwell = make_model("gpu", {**base, "cc": 5.2, "cores": 128, "l1_capacity": 131072})
+    assert maxwell.token_cost(shared) == pytest.approx(1e5 / 32e9)
+    # no surplus requests: the L1 changes nothing
+    useful = Token(grid=2, block=1024, bytes=1e5, l2_bytes=1e5)
+    assert l1.token_cost(useful) == plain.token_cost(useful)
+
+
+SWEEP = """sdf sweep {
+    param G = 640
+    param smem = 0
+    param ps = 0
+    param u = 4096
+    param r = 1
+    actor k [quanta = 1, grid = G, block = 256, smem = smem, bytes = G * u,
+             l2_bytes = G * u * r, partial_sectors = ps]
+}
+"""
+#: a V100-like GPU: 80 SMs, 900 GB/s, 128 KB of L1 and shared memory per SM, 6 MB of L2
+V100 = dict(cc=7.0, sms=80, cores=5120, clock=1380, bandwidth=900)
+TRUE = dict(efficiency=0.8, l2=1200, l1_sharpness=1.5, l2_sharpness=2.0)
+#: the fits start off the generating values by 20-50 %
+MOA = """moa v100 {{
+    metric time [unit = "s"]
+    pe gpu [time = gpu(cc = 7.0, sms = 80, cores = 5120, clock = 1380, bandwidth = 900,
+        efficiency = 0.5, l2 = 700, l2_capacity = 6291456, l2_sharpness = 2{l1})]
+}}
+"""
+
+
+def sweep(tmp_path, n=120, noise=0.03, seed=0):
+    """Launches of 640 to 12160 blocks of 256 threads (8 resident per SM), 512 B to
+    128 KB of unique bytes per block (the resident blocks' 4 KB to 1 MB cross the
+    128 KB L1), requesting 1 to 12 times as many in sectors, half of them partly used
+    ones (their surplus reaches DRAM past the 6 MB L2), 0 or 8 KB of shared memory per
+    block; timed by the gpu model times 1 + noise·N(0, 1)."""
+    rng = np.random.default_rng(seed)
+    gpu = make_model("gpu", {**V100, **TRUE, "l1_capacity": 131072,
+                             "l2_capacity": 6291456})
+    with open(tmp_path / "m.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["G", "smem", "ps", "u", "r", "time"])
+        for _ in range(n):
+            u = round(float(np.exp(rng.uniform(np.log(512), np.log(2 ** 17)))))
+            r = round(float(rng.uniform(1, 12)), 3)
+            grid = 640 * int(rng.integers(1, 20))
+            smem = int(rng.choice([0, 8192]))
+            ps = int(rng.integers(0, 2))
+            t = gpu.token_cost(Token(grid=grid, block=256, smem=smem, bytes=grid * u,
+                                     l2_bytes=grid * u * r, partial_sectors=ps))
+            w.writerow([grid, smem, ps, u, r, repr(t * (1 + noise * rng.standard_normal()))])
+    (tmp_path / "app.sdf").write_text(SWEEP)
+    (tmp_path / "m.map").write_text("mapping one { k -> gpu }\n")
+    (tmp_path / "cached.moa").write_text(MOA.format(
+        l1=", l1_capacity = 131072, l1_sharpness = 0.8"))
+    (tmp_path / "plain.moa").write_text(MOA.format(l1=""))
+    return tmp_path
+
+
+def _fit(capsys, d, moa, free):
+    code = main(["fidelity", str(d / "app.sdf"), str(d / moa), str(d / "m.map"),
+                 str(d / "m.csv"), "--measured", "time", "--fit", free,
+                 "--residuals", "relative", "--test-fraction", "0", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    return json.loads(out)
+
+
+def test_l1_sharpness_and_roofs_are_recovered_and_the_term_ranks_better(tmp_path, capsys):
+    d = sweep(tmp_path)
+    got = _fit(capsys, d, "cached.moa",
+               "gpu.time.efficiency,gpu.time.l2,gpu.time.l1_sharpness")
+    for name in ("efficiency", "l2", "l1_sharpness"):
+        assert got["fitted"][f"gpu.time.{name}"] == pytest.approx(TRUE[name], rel=0.05), name
+    plain = _fit(capsys, d, "plain.moa", "gpu.time.efficiency,gpu.time.l2")
+    assert plain["tau"] < got["tau"] - 0.05
+
+
+HEADER = ('"","compute_version","gpu_name","max_clock_rate","num_of_cores","bus",'
+          '"bandwith","l1_cache_used","AppName","Input.Size","Duration","Grid.X","Block.X"')
+
+
+def test_import_states_the_caches(tmp_path, capsys):
+    """No L2 column: the data sheet's per capability; an H100 caches global loads in its
+    256 KB L1 by default, a GTX 980 only where the table says they were compiled to."""
+    rows = [HEADER]
+    for name, cc, clock, cores, bus, bw, l1 in (("H100", 9.0, 1755, 14592, 5120, 2039, 0),
+                                                ("GTX-980", 5.2, 1216, 2048, 256, 224, 1),
+                                                ("GTX-680", 3.0, 1058, 1536, 256, 192, 1)):
+        for n in (1 << 20, 1 << 22):
+            rows.append(f'"1",{cc},"{name}",{clock},{cores},{bus},{bw},{l1},"k",{n},'
+                        f'{n * 1e-11!r},{n // 256},256')
+    path = tmp_path / "k.csv"
+    path.write_text("\n".join(rows) + "\n")
+    code = main(["import", "gpu-table", str(path), "-o", str(tmp_path / "s"),
+                 "--bytes-per-element", "8", "--l2-bytes-per-element", "32"])
+    assert code == 0, capsys.readouterr().err
+    moa = (tmp_path / "s" / "gpu.moa").read_text()
+    lines = {line.split()[1]: line for line in moa.splitlines() if line.strip().startswith("pe ")}
+    assert "l2_capacity = 52428800, l2_sharpness = l2s_hopper, l1_capacity = 262144, " \
+           "l1_sharpness = l1s_hopper" in lines["h100"]
+    assert "l2_capacity = 2097152, l2_sharpness = l2s_maxwell, l1_capacity = 49152" \
+        in lines["gtx_980"]
+    # GK104 cannot cache global loads in L1, whatever the table says
+    assert "l2_capacity = 524288" in lines["gtx_680"] and "l1_capacity" not in lines["gtx_680"]
+    assert "param l1s_hopper = 1" in moa and "param l1s_kepler" not in moa
