@@ -172,3 +172,29 @@ def test_import_states_the_caches(tmp_path, capsys):
     # GK104 cannot cache global loads in L1, whatever the table says
     assert "l2_capacity = 524288" in lines["gtx_680"] and "l1_capacity" not in lines["gtx_680"]
     assert "param l1s_hopper = 1" in moa and "param l1s_kepler" not in moa
+
+
+@pytest.mark.skipif(not (SHARED / "matrix_sum_normal-GTX-680.csv").exists(),
+                    reason="the shared GPU measurements are not here")
+@pytest.mark.parametrize("efficiency, floor", [("eff_*", 0.76), ("*.time.efficiency", 0.835)])
+def test_matrix_sum_normal_within_size_floor(tmp_path, capsys, efficiency, floor):
+    """examples/gpu_choice, 5-fold: matrix_sum_normal's within-size τ with the L2 term,
+    0.764 per generation and 0.839 per GPU; a regression floor, not the goal of 0.85
+    (which the DRAM address mapping keeps out of reach, docs/limitations.md)."""
+    files = sorted(SHARED.glob("matrix_sum_normal-*.csv"))
+    code = main(["import", "gpu-table", *map(str, files), "-o", str(tmp_path),
+                 "--elements", "size**2", "--bytes-per-element", "12",
+                 "--l2-bytes-per-element", "3*block_x", "--flops-per-element", "1",
+                 "--partial-sectors"])
+    assert code == 0
+    capsys.readouterr()
+    code = main(["fidelity", *(str(tmp_path / f) for f in ("app.sdf", "gpu.moa",
+                                                            "mappings.map",
+                                                            "measurements.csv")),
+                 "--mapping-column", "gpu", "--measured", "time_s", "--within", "size",
+                 "--starts", "0", "--json", "--folds", "5", "--residuals", "relative",
+                 "--fit", f"launch,hide_*,l2_*,l2s_*,dispatch_*,{efficiency}"])
+    out = capsys.readouterr().out
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["tau_within"] >= floor
