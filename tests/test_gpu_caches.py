@@ -14,21 +14,10 @@ from mapping.cli.main import main
 from moa import make_model
 from moa.cost_models.gpu import LIMITS
 from moa.cost_models.gpu_caches import CACHES, caches, l1_for_globals
+from test_caches import Token, fidelity
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared" / "data" / "measurements" / "gpus"
-
-
-class Token:
-    count = 1
-    quanta = 1.0
-    source = "k"
-
-    def __init__(self, **attrs):
-        self.attrs = attrs
-
-    def get(self, name, default=None):
-        return self.attrs.get(name, default)
 
 
 def test_every_capability_has_its_caches():
@@ -125,22 +114,13 @@ def sweep(tmp_path, n=120, noise=0.03, seed=0):
     return tmp_path
 
 
-def _fit(capsys, d, moa, free):
-    code = main(["fidelity", str(d / "app.sdf"), str(d / moa), str(d / "m.map"),
-                 str(d / "m.csv"), "--measured", "time", "--fit", free,
-                 "--residuals", "relative", "--test-fraction", "0", "--json"])
-    out = capsys.readouterr().out
-    assert code == 0
-    return json.loads(out)
-
-
 def test_l1_sharpness_and_roofs_are_recovered_and_the_term_ranks_better(tmp_path, capsys):
     d = sweep(tmp_path)
-    got = _fit(capsys, d, "cached.moa",
+    got = fidelity(capsys, d, "cached.moa",
                "gpu.time.efficiency,gpu.time.l2,gpu.time.l1_sharpness")
     for name in ("efficiency", "l2", "l1_sharpness"):
         assert got["fitted"][f"gpu.time.{name}"] == pytest.approx(TRUE[name], rel=0.05), name
-    plain = _fit(capsys, d, "plain.moa", "gpu.time.efficiency,gpu.time.l2")
+    plain = fidelity(capsys, d, "plain.moa", "gpu.time.efficiency,gpu.time.l2")
     assert plain["tau"] < got["tau"] - 0.05
 
 
