@@ -61,6 +61,13 @@ def test_l1_term_by_hand():
     # no surplus requests: the L1 changes nothing
     useful = Token(grid=2, block=1024, bytes=1e5, l2_bytes=1e5)
     assert l1.token_cost(useful) == plain.token_cost(useful)
+    # stores pass the L1 (write-through): of 400 KB requested, the 100 KB the stores
+    # request reach the L2 with the loads' 75 KB of unique bytes
+    stores = Token(grid=2, block=1024, bytes=1e5, l2_bytes=4e5, store_bytes=2.5e4,
+                   l2_store_bytes=1e5)
+    assert l1.token_cost(stores) == pytest.approx((1e5 + 7.5e4) / 32e9)
+    with pytest.raises(ValueError, match="store_bytes"):
+        l1.token_cost(Token(grid=2, block=1024, bytes=1e5, l2_bytes=4e5, store_bytes=2e5))
 
 
 SWEEP = """sdf sweep {
@@ -141,8 +148,11 @@ def test_import_states_the_caches(tmp_path, capsys):
     path = tmp_path / "k.csv"
     path.write_text("\n".join(rows) + "\n")
     code = main(["import", "gpu-table", str(path), "-o", str(tmp_path / "s"),
-                 "--bytes-per-element", "8", "--l2-bytes-per-element", "32"])
+                 "--bytes-per-element", "8", "--l2-bytes-per-element", "32",
+                 "--store-bytes-per-element", "4", "--l2-store-bytes-per-element", "8"])
     assert code == 0, capsys.readouterr().err
+    app = (tmp_path / "s" / "app.sdf").read_text()
+    assert "store_bytes = (size) * (4)" in app and "l2_store_bytes = (size) * (8)" in app
     moa = (tmp_path / "s" / "gpu.moa").read_text()
     lines = {line.split()[1]: line for line in moa.splitlines() if line.strip().startswith("pe ")}
     assert "l2_capacity = 52428800, l2_sharpness = l2s_hopper, l1_capacity = 262144, " \

@@ -293,10 +293,12 @@ def application_text(table: GPUTable, *, elements: str = "size",
                      bytes_per_element: str | None = None,
                      flops_per_element: str | None = None, syncs: str | None = None,
                      l2_bytes_per_element: str | None = None, name: str | None = None,
-                     partial_sectors: bool = False) -> str:
+                     partial_sectors: bool = False,
+                     stores: tuple[str | None, str | None] = (None, None)) -> str:
     """The ``.sdf`` application: one ``kernel`` actor whose attributes are the launch,
     from parameters the measurements set per row (``partial_sectors``: the L2 sectors
-    beyond the DRAM bytes are partly used ones, ``partial_sectors = 1``)."""
+    beyond the DRAM bytes are partly used ones, ``partial_sectors = 1``; ``stores``: the
+    stores' bytes and L2 bytes per element, ``store_bytes`` and ``l2_store_bytes``)."""
     first = table.launches[0]
     graph = _ident(name or table.kernel)
     attrs = [f"quanta = {elements}", "grid = grid_x * grid_y * grid_z",
@@ -307,6 +309,9 @@ def application_text(table: GPUTable, *, elements: str = "size",
         attrs.append(f"flops = ({elements}) * ({flops_per_element})")
     if l2_bytes_per_element is not None:
         attrs.append(f"l2_bytes = ({elements}) * ({l2_bytes_per_element})")
+    for attr, per_element in zip(("store_bytes", "l2_store_bytes"), stores):
+        if per_element is not None:
+            attrs.append(f"{attr} = ({elements}) * ({per_element})")
     if partial_sectors:
         attrs.append("partial_sectors = 1")
     if syncs is not None:
@@ -406,13 +411,15 @@ def baseline_moa_texts(table: GPUTable) -> dict[str, str]:
 def study_files(table: GPUTable, *, elements: str = "size",
                 bytes_per_element: str | None = None, flops_per_element: str | None = None,
                 syncs: str | None = None, l2_bytes_per_element: str | None = None,
-                name: str | None = None, partial_sectors: bool = False) -> dict[str, str]:
+                name: str | None = None, partial_sectors: bool = False,
+                stores: tuple[str | None, str | None] = (None, None)) -> dict[str, str]:
     """File name -> text of the whole study."""
     files = {"app.sdf": application_text(table, elements=elements,
                                          bytes_per_element=bytes_per_element,
                                          flops_per_element=flops_per_element, syncs=syncs,
                                          l2_bytes_per_element=l2_bytes_per_element,
-                                         name=name, partial_sectors=partial_sectors),
+                                         name=name, partial_sectors=partial_sectors,
+                                         stores=stores),
              "gpu.moa": gpu_moa_text(table),
              **baseline_moa_texts(table),
              "mappings.map": mappings_text(table),
@@ -470,6 +477,11 @@ def arguments(p) -> None:
                    "ones (a strided access) that neighbouring warps complete only while "
                    "the L2 holds them: past its capacity they reach DRAM (the gpu "
                    "model's l2_capacity term)")
+    p.add_argument("--store-bytes-per-element", metavar="EXPR",
+                   help="the part of --bytes-per-element the kernel's stores write")
+    p.add_argument("--l2-store-bytes-per-element", metavar="EXPR",
+                   help="the part of --l2-bytes-per-element its stores request: stores "
+                   "reach the L2 whatever an L1 caching global loads holds")
     p.add_argument("--syncs-per-block", metavar="EXPR",
                    help="barrier steps of one block, e.g. a tree reduction's "
                    "log2(block_x) (default: none)")
@@ -503,7 +515,9 @@ def convert(args) -> Imported:
                         flops_per_element=args.flops_per_element,
                         syncs=args.syncs_per_block,
                         l2_bytes_per_element=args.l2_bytes_per_element, name=args.name,
-                        partial_sectors=args.partial_sectors)
+                        partial_sectors=args.partial_sectors,
+                        stores=(args.store_bytes_per_element,
+                                args.l2_store_bytes_per_element))
     parse_sdf(files["app.sdf"], "app.sdf")      # a bad --elements/... expression
     directory = Path(args.output)
     if directory.exists() and not directory.is_dir():

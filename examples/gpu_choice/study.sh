@@ -20,12 +20,14 @@ import_kernel() {
     case $1 in
     msum) mapeval import gpu-table "$DATA"/matrix_sum_normal-*.csv -o "$OUT/msum" \
             --elements 'size**2' --bytes-per-element 12 --l2-bytes-per-element '3*block_x' \
+            --store-bytes-per-element 4 --l2-store-bytes-per-element block_x \
             --flops-per-element 1 --partial-sectors ;;
     dot) mapeval import gpu-table "$DATA"/dotProd-*.csv -o "$OUT/dot" \
             --bytes-per-element 8 --flops-per-element 2 --syncs-per-block 'log2(block_x)' ;;
     mm) mapeval import gpu-table "$DATA"/matMul_gpu-*.csv -o "$OUT/mm" \
             --elements 'size**2' --bytes-per-element '8*size/block_x + 4' \
-            --l2-bytes-per-element 'size*(block_x/8 + 32/block_x)' --flops-per-element '2*size' ;;
+            --l2-bytes-per-element 'size*(block_x/8 + 32/block_x)' --flops-per-element '2*size' \
+            --store-bytes-per-element 4 ;;
     mms) mapeval import gpu-table "$DATA"/matMul_gpu_sharedmem-*.csv -o "$OUT/mms" \
             --elements 'size**2' --bytes-per-element '8*size/block_x + 4' \
             --flops-per-element '2*size' --syncs-per-block '2*size/block_x' ;;

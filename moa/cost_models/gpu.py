@@ -8,9 +8,11 @@ in seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads p
 block), ``carveout`` (the preferred shared memory share of the L1 in percent; absent: the
 largest), ``bytes`` (DRAM traffic), ``l2_bytes`` (the 32-byte sectors the warps' accesses
 request, which all reach the L2 unless an L1 caches global loads), ``flops`` (default its
-``ops``, else 0), ``syncs`` (barrier steps per block, default 0) and
+``ops``, else 0), ``syncs`` (barrier steps per block, default 0),
 ``partial_sectors`` (1: the ``l2_bytes`` beyond ``bytes`` are partly used sectors of a
-strided access, which reach DRAM past the L2's capacity; default 0).
+strided access, which reach DRAM past the L2's capacity; default 0) and
+``store_bytes``, ``l2_store_bytes`` (the stores' parts of ``bytes`` and ``l2_bytes``,
+which the L1 does not cache; default 0).
 
 **Occupancy** (:func:`occupancy`): the blocks resident on one multiprocessor (SM) are the
 fewest allowed by blocks, warps, registers and shared memory per SM, as the CUDA
@@ -46,7 +48,10 @@ resident · bytes / grid``, with the hit share ``h1 = min(1, (c1 / ws1)^s1)``
 (``l1_sharpness``), so the L2 sees ``bytes + max(0, l2_bytes - bytes) · (1 - h1)``
 (:func:`_l2_bytes`), in its roof and in the term above.  Where shared memory is carved
 out of the same storage (Kepler, Volta on), ``c1`` is ``l1_capacity`` less the resident
-blocks' shared memory.
+blocks' shared memory.  Stores are not cached in the L1 (it is write-through for global
+data): a token may give ``store_bytes`` and ``l2_store_bytes``, the parts of ``bytes``
+and ``l2_bytes`` its stores write and request, which reach the L2 whatever the L1
+holds; the term then acts on the loads' parts only.
 
 The L2 roof (``l2`` bytes per core cycle) is the hierarchical roofline's cache ceiling
 (Williams et al. 2009; the ERT measures it): a strided access requests many sectors per
@@ -324,8 +329,15 @@ class GPU(CostModel):
         bandwidth = p.efficiency * p.bandwidth * 1e9
         peak = p.compute_efficiency * 2.0 * p.cores * p.clock * 1e6
         if p.l1_capacity > 0:
-            l2_data = _l2_bytes(data, l2_data, min(occ.blocks, -(-blocks // p.sms)), blocks,
-                                smem + limits(p.cc).reserved, p)
+            stores = attribute(token, "store_bytes", 0.0)
+            l2_stores = attribute(token, "l2_store_bytes", 0.0)
+            if stores > data or l2_stores > l2_data:
+                raise ValueError(f"a launch's store_bytes ({stores:g}) and l2_store_bytes "
+                                 f"({l2_stores:g}) are parts of its bytes ({data:g}) and "
+                                 f"l2_bytes ({l2_data:g})")
+            l2_data = l2_stores + _l2_bytes(data - stores, l2_data - l2_stores,
+                                            min(occ.blocks, -(-blocks // p.sms)), blocks,
+                                            smem + limits(p.cc).reserved, p)
         time = p.launch
         serial = syncs * occ.warps_per_block * p.sync / (p.clock * 1e6)
         for n, times in ((slots, full), (rest, 1)):
