@@ -34,8 +34,8 @@ PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016), an actor'
 #: method of a cyclo-static result says of it
 PHASED_BY_ORDER = {"ends": PHASED,
                    "starts": "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016), "
-                             "an actor's firings starting in order and ending in any "
-                             "order (Kiter's rule)"}
+                             "an actor's firings starting in order, each ending its "
+                             "phase's time after its start, as Kiter's"}
 UNEXPLORED_BY_ORDER = "buffers not explored: the state space ends an actor's firings " \
     "in order"
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \

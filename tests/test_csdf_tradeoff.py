@@ -23,7 +23,7 @@ from moc.csdf import throughput as expanded_throughput
 from moc.cycle_ratio import UnboundedCycleError
 from moc.errors import DeadlockError
 from moc.phases import Phases
-from moc.timing import prepared
+from moc.timing import analyse, prepared
 from moc.tradeoff import bounded_graph, tradeoff
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -276,3 +276,46 @@ def test_sdf3_import_trade_off(tmp_path, capsys):
     assert [(p["size"], Fraction(p["exact"] or 0)) for p in document["points"]] == \
         [(p.size, p.throughput) for p in tradeoff(g).points]
     assert document["csdf_order"] == "ends"
+
+
+def test_the_option_names_the_orders_of_moc():
+    from mapping.cli.commands.analyse import CSDF_ORDERS
+    from moc.csdf_kperiodic import ORDERS
+    assert CSDF_ORDERS == tuple(ORDERS)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tradeoff", "--timing", "state-space", "--csdf-order", "starts"],
+     "the bounded state space ends an actor's firings in order"),
+    (["--csdf-order", "sideways"], "invalid choice"),
+])
+def test_bad_orders_are_refused(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        raise SystemExit(main(["analyse", str(ORDERS_DIFFER), *argv]))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_the_order_is_for_the_application_alone(capsys):
+    pair = ROOT / "examples" / "csdf"
+    assert main(["analyse", str(pair / "pair.sdf"), str(pair / "duo.moa"),
+                 str(pair / "mappings.map"), "--mapping", "split",
+                 "--csdf-order", "starts"]) == 2
+    assert "--csdf-order is for the application alone" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="unknown order"):
+        tradeoff(_pair(), order="sideways")
+    with pytest.raises(ValueError, match="K-periodic"):
+        tradeoff(_pair(), order="starts", method="state-space")
+
+
+def test_kiter_s_rule_leaves_the_schedule_unordered_at_its_ends():
+    """Under ``starts`` the first iteration's schedule follows the rule and the buffers
+    are not explored; under ``ends`` they are, and ``a``'s second firing ends with its
+    first."""
+    g = dsl.load_sdf(ORDERS_DIFFER)[0]
+    ends, starts = analyse(g), analyse(g, order="starts")
+    assert [(f.start, f.end) for f in ends.schedule["a"]] == [(0, 5), (0, 5)]
+    assert [(f.start, f.end) for f in starts.schedule["a"]] == [(0, 5), (0, 1)]
+    assert dict(ends.buffers) == {"ab": 1, "ba": 1} and starts.buffers is None
+    assert "not explored" in starts.method
