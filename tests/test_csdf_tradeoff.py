@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import dsl
+from dataflow_graphs import cyclo_static_ring
 from mapping.cli.main import main
 from moc import SDFGraph, repetition_vector
 from moc.csdf import throughput as expanded_throughput
@@ -189,33 +190,12 @@ def test_sdf3_s_cyclo_static_example_equals_the_exhaustive_search():
 
 @st.composite
 def small_csdf(draw):
-    """A ring of 2-3 actors of 1-3 phases (times 1-3) and maybe one chord, rates split
-    over the phases (0 in a phase too) from a common scale so that the graph is
-    consistent (a cycle of ``a_i``'s phases writes ``w_j`` tokens to ``a_j``, which reads
-    ``w_i``), one iteration's tokens or more on each channel that goes back; no
-    self-loops, so an actor's firings overlap."""
-    k = draw(st.integers(2, 3))
-    n = [draw(st.integers(1, 3)) for _ in range(k)]
-    g = SDFGraph("random")
-    for i in range(k):
-        times = [draw(st.integers(1, 3)) for _ in range(n[i])]
-        g.add_actor(f"a{i}", exec=Phases(times) if n[i] > 1 else times[0])
-
-    def split(total, parts):
-        cuts = sorted(draw(st.lists(st.integers(0, total), min_size=parts - 1,
-                                    max_size=parts - 1)))
-        values = [b - a for a, b in zip([0] + cuts, cuts + [total])]
-        return Phases(values) if parts > 1 else values[0]
-    w = [draw(st.integers(1, 2)) for _ in range(k)]
-    pairs = [(i, (i + 1) % k) for i in range(k)]
-    if draw(st.booleans()):
-        i, j = draw(st.sampled_from([(i, j) for i in range(k) for j in range(k) if i != j]))
-        pairs.append((i, j))
-    for number, (i, j) in enumerate(pairs):
-        g.add_channel(f"a{i}", f"a{j}", f"c{number}", prod=split(w[j], n[i]),
-                      cons=split(w[i], n[j]),
-                      delay=w[i] * w[j] + draw(st.integers(0, 2)) if j <= i else 0)
-    return g
+    """A cyclo-static ring of 2-3 actors (1-3 phases, times 1-3, rates of one cycle up to
+    2) and maybe one chord or self-loop, one iteration's tokens or more (up to two more)
+    on each channel that goes back."""
+    return cyclo_static_ring(draw, st, lambda i, j, wi, wj: wi * wj + draw(
+        st.integers(0, 2)) if j <= i else 0, min_time=1, actors=3, max_time=3,
+        max_weight=2, chords=1)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -229,7 +209,9 @@ def test_front_equals_the_exhaustive_search_on_random_graphs(graph, timing):
     except DeadlockError:
         return
     assume(front.complete and front.points[-1].size <= 16)
-    assert _positive(front) == exhaustive_front(graph, front.points[-1].size, order=order)
+    loops = {n: front.points[-1].distributions[0][n] for n, ch in graph.channels.items()
+             if ch.src == ch.dst}
+    assert _positive(front) == exhaustive_front(graph, front.points[-1].size, loops, order)
 
 
 # ------------------------------------------------------------------ the order on the command line
