@@ -248,6 +248,21 @@ def test_the_order_in_the_trade_off(capsys):
     assert fronts["ends"][-1][1] == "1/6" and fronts["starts"][-1][1] == "1/2"
 
 
+def test_a_point_written_back_under_kiter_s_rule(tmp_path, capsys):
+    """Each point of the front under ``starts``, written back as channel bounds, has its
+    throughput when analysed under the same rule."""
+    out = tmp_path / "bounded.sdf"
+    assert main(["analyse", str(ORDERS_DIFFER), "--tradeoff", "--csdf-order", "starts",
+                 "--json"]) == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    for number, point in enumerate(points[1:], 2):
+        assert main(["analyse", str(ORDERS_DIFFER), "--tradeoff", "--csdf-order", "starts",
+                     "-o", str(out), "--point", str(number)]) == 0
+        capsys.readouterr()
+        assert main(["analyse", str(out), "--csdf-order", "starts", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["exact"]["throughput"] == point["exact"]
+
+
 def test_sdf3_import_trade_off(tmp_path, capsys):
     """A cyclo-static graph in SDF3's format gives the front of its restatement."""
     (g,) = dsl.load_sdf(ROOT / "tests" / "data" / "csdf" / "simple_example.sdf")
