@@ -19,7 +19,8 @@ from moc.deadlock import strongly_connected_components
 from moc.errors import ExpansionTooLargeError, LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.csdf import first_iteration as phased_first
-from moc.csdf_kperiodic import ORDERS, check_phased_live, phased_kperiodic_throughput
+from moc.csdf_kperiodic import ORDERS, check_order, check_phased_live, \
+    phased_kperiodic_throughput
 from moc.deadlock import check_deadlock
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
 from moc.phases import Phases, cyclo_static
@@ -28,16 +29,9 @@ from moc.self_timed import Firing, first_iteration, simulate as explore
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
 STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
-PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016), an actor's " \
-    "firings starting and ending in order"
-#: per order of an actor's own firings (:data:`moc.csdf_kperiodic.ORDERS`), what the
-#: method of a cyclo-static result says of it
-PHASED_BY_ORDER = {"ends": PHASED,
-                   "starts": "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016), "
-                             "an actor's firings starting in order, each ending its "
-                             "phase's time after its start, as Kiter's"}
-UNEXPLORED_BY_ORDER = "buffers not explored: the state space ends an actor's firings " \
-    "in order"
+PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016)"
+#: why the buffers of a cyclo-static graph are not explored under Kiter's order
+UNORDERED_ENDS = "buffers not explored: the state space ends an actor's firings in order"
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
     "that of the best K-periodic schedule found, a lower bound"
 
@@ -227,7 +221,7 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None, ord
     if order == "ends":
         buffers, method = _buffers(graph, durations, q, pace, progress, method)
     else:
-        buffers, method = None, f"{method}; {UNEXPLORED_BY_ORDER}"
+        buffers, method = None, f"{method}; {UNORDERED_ENDS}"
     return TimingAnalysis(result.throughput, result.period, result.critical_cycle, latency,
                           buffers, schedule, method)
 
@@ -259,9 +253,7 @@ def self_timed_period(graph: SDFGraph, durations: Mapping[str, object],
     :data:`moc.csdf_kperiodic.ORDERS`; an SDF actor's firings all take one time, so
     they end in the order they start).  A deadlock raises :class:`DeadlockError` naming
     the starving channels."""
-    if order not in ORDERS:
-        raise ValueError(f"unknown order of an actor's firings {order!r}: "
-                         f"{', '.join(ORDERS)}")
+    check_order(order)
     if not cyclo_static(graph):
         return kperiodic_throughput(graph, durations, q)
     return phased_kperiodic_throughput(graph, durations, q, order)
@@ -287,7 +279,7 @@ def _throughput(graph, durations, q, order="ends"):
     if period == 0:
         value = ThroughputResult(math.inf, 0, (), KPERIODIC)
     else:
-        method = PHASED_BY_ORDER[order] if cyclo_static(graph) else KPERIODIC
+        method = f"{PHASED}, {ORDERS[order]}" if cyclo_static(graph) else KPERIODIC
         if cyclo_static(graph):
             method += f" (K sums to {sum(found.periodicity.values())} phase cycles " \
                       f"for {sum(q.values())} firings)"

@@ -46,7 +46,7 @@ from moc.deadlock import check_deadlock, iteration_firings
 from moc.errors import DeadlockError, LimitError, SDFError
 from moc.graph import Channel, SDFGraph
 from moc.phases import is_phased, phase_counts, phase_value, tokens_after
-from moc.csdf_kperiodic import ORDERS
+from moc.csdf_kperiodic import check_order
 from moc.timing import prepared, self_timed_period
 
 STATE_SPACE, KPERIODIC, AUTO = "state-space", "kperiodic", "auto"
@@ -181,9 +181,7 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     start in order, Kiter's rule: timed by K-periodic scheduling, ``"auto"`` then
     meaning ``"kperiodic"``).  Raises :class:`DeadlockError` where the graph deadlocks
     whatever its buffers."""
-    if order not in ORDERS:
-        raise ValueError(f"unknown order of an actor's firings {order!r}: "
-                         f"{', '.join(ORDERS)}")
+    check_order(order)
     if order != "ends" and method == STATE_SPACE:
         raise ValueError(STATE_SPACE_ORDER)
     graph, durations, q, floats = prepared(graph, exec_attr)

@@ -54,6 +54,7 @@ examples:
   mapeval analyse graph.xml --exec exec_A15 --no-simulate
   mapeval analyse tests/data/csdf --no-simulate --json-lines
   mapeval analyse tests/data/sdf3_examples/samplerate.sdf --tradeoff -o bounded.sdf
+  mapeval analyse examples/csdf/orders.sdf --csdf-order starts --tradeoff
   mapeval analyse app.sdf arch.moa --map a=p0,b=p1 -p N=64
   mapeval plot schedule examples/timing/video.sdf examples/timing/duo.moa \\
                   examples/timing/mappings.map --mapping split -o gantt.png"""
