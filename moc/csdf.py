@@ -4,7 +4,9 @@ of an SDF graph).
 
 Firing ``k`` of actor ``a`` (phase ``k mod n(a)``) takes ``d(a, k)``; the firings of
 an actor start in order and end in order (a firing that would end before the one
-started before it ends with it), as in SDF3's cyclo-static state space.  It reads the
+started before it ends with it), as in SDF3's cyclo-static state space
+(``order="ends"``), or only start in order (``order="starts"``, Kiter's rule; see
+:data:`moc.csdf_kperiodic.ORDERS`).  It reads the
 ``cons`` of its phase from each input at its start and writes the ``prod`` of its phase
 at its end.  With ``P(ν)`` the tokens that the first ``ν`` firings of the producer
 write and ``C(ν)`` those that the first ``ν`` of the consumer read, firing ``ν`` of the
@@ -29,9 +31,10 @@ from moc.phases import Cumulative, phase_counts, phase_value
 
 
 def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
-                 max_firings: int | None = None):
+                 max_firings: int | None = None, order: str = "ends"):
     """The nodes ``(actor, k, "s"|"e")`` and edges ``(u, v, weight, height, channel)``
-    of the timed event graph of one iteration's firings (see the module docstring);
+    of the timed event graph of one iteration's firings (see the module docstring,
+    ``order`` of an actor's own firings);
     ``channel`` is None for the order of an actor's own firings.  Refuses with
     :class:`ExpansionTooLargeError` past ``moc.limits.MAX_FIRINGS`` firings."""
     check_expansion_size(graph, q, max_firings)
@@ -47,7 +50,8 @@ def firing_graph(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[st
             edges.append(((a, k, "s"), (a, k, "e"), phase_value(durations[a], k), 0, None))
             back, wrap = (k - 1) % q[a], int(k == 0)
             edges.append(((a, back, "s"), (a, k, "s"), 0, wrap, None))
-            edges.append(((a, back, "e"), (a, k, "e"), 0, wrap, None))
+            if order == "ends":
+                edges.append(((a, back, "e"), (a, k, "e"), 0, wrap, None))
     for ch in graph.channels.values():
         a, b = ch.src, ch.dst
         made, read = Cumulative(ch.prod, n[a]), Cumulative(ch.cons, n[b])
@@ -73,12 +77,13 @@ def _one_at_a_time(graph) -> set:
                                        for v in (ch.prod, ch.cons))))}
 
 
-def throughput(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int]):
+def throughput(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
+               order: str = "ends"):
     """The period of the self-timed execution as a
     :class:`moc.kperiodic.KPeriodicThroughput` (``periodicity``: ``q``, the whole
     iteration), by the maximum cycle ratio of :func:`firing_graph`.  A deadlock raises
     :class:`DeadlockError` (:func:`moc.deadlock.check_deadlock`)."""
-    nodes, edges = firing_graph(graph, durations, q)
+    nodes, edges = firing_graph(graph, durations, q, order=order)
     try:
         found = max_cycle_ratio(nodes, [e[:4] for e in edges])
     except UnboundedCycleError:
@@ -96,11 +101,13 @@ def throughput(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str,
                                frozenset(channels) if period else frozenset())
 
 
-def first_iteration(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int]):
+def first_iteration(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
+                    order: str = "ends"):
     """Per actor, ``(start, end)`` of each firing of the first iteration of the
-    self-timed execution: the longest paths over the precedences inside it (those of
-    height 0; initial tokens stand for the earlier ones)."""
-    nodes, edges = firing_graph(graph, durations, q)
+    self-timed execution (``order`` of an actor's own firings): the longest paths over
+    the precedences inside it (those of height 0; initial tokens stand for the earlier
+    ones)."""
+    nodes, edges = firing_graph(graph, durations, q, order=order)
     succ = {v: [] for v in nodes}
     indegree = dict.fromkeys(nodes, 0)
     for u, v, w, h, _ in edges:

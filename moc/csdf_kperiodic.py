@@ -62,9 +62,16 @@ SMALL_WHOLE = 20_000
 WHOLE_FACTOR = 16
 
 #: the orders of an actor's own firings
-ORDERS = {"ends": "an actor's firings start in order and end in order (SDF3's rule)",
-          "starts": "an actor's firings start in order, and may end out of order "
-                    "(Kiter's rule)"}
+ORDERS = {"ends": "an actor's firings start in order and end in order, as SDF3's",
+          "starts": "an actor's firings start in order and may end out of order, as "
+                    "Kiter's"}
+
+
+def check_order(order: str) -> None:
+    """Raise ValueError unless ``order`` names one of :data:`ORDERS`."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown order of an actor's firings {order!r}: "
+                         f"{', '.join(ORDERS)}")
 
 
 def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
@@ -75,8 +82,7 @@ def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object]
     :class:`DeadlockError` naming the actors and channels of a circuit of precedences
     without tokens, and :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` nodes and
     edges of a constraint graph."""
-    if order not in ORDERS:
-        raise ValueError(f"unknown order {order!r}: {', '.join(ORDERS)}")
+    check_order(order)
     n = phase_counts(graph)
     alone: dict = {}
 

@@ -19,7 +19,8 @@ from moc.deadlock import strongly_connected_components
 from moc.errors import ExpansionTooLargeError, LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.csdf import first_iteration as phased_first
-from moc.csdf_kperiodic import check_phased_live, phased_kperiodic_throughput
+from moc.csdf_kperiodic import ORDERS, check_order, check_phased_live, \
+    phased_kperiodic_throughput
 from moc.deadlock import check_deadlock
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
 from moc.phases import Phases, cyclo_static
@@ -28,8 +29,9 @@ from moc.self_timed import Firing, first_iteration, simulate as explore
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
 STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
-PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016), an actor's " \
-    "firings starting and ending in order"
+PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016)"
+#: why the buffers of a cyclo-static graph are not explored under Kiter's order
+UNORDERED_ENDS = "buffers not explored: the state space ends an actor's firings in order"
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
     "that of the best K-periodic schedule found, a lower bound"
 
@@ -126,16 +128,18 @@ def execution_times(graph: SDFGraph, exec_attr: str = "exec") -> dict[str, objec
     return times
 
 
-def throughput(graph: SDFGraph, exec_attr: str = "exec") -> ThroughputResult:
+def throughput(graph: SDFGraph, exec_attr: str = "exec", order: str = "ends"
+               ) -> ThroughputResult:
     """Throughput and critical cycle of the self-timed execution by K-periodic
     scheduling (:mod:`moc.kperiodic`); errors as ``check`` for inconsistent or
-    deadlocked graphs."""
+    deadlocked graphs.  ``order``: of a cyclo-static actor's own firings
+    (:data:`moc.csdf_kperiodic.ORDERS`)."""
     graph, durations, q, floats = prepared(graph, exec_attr)
-    return _floats(_throughput(graph, durations, q)[0], floats)
+    return _floats(_throughput(graph, durations, q, order)[0], floats)
 
 
 def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
-            progress=None) -> TimingAnalysis:
+            progress=None, order: str = "ends") -> TimingAnalysis:
     """Throughput (K-periodic), and with ``simulate`` the latency, buffer maxima and
     schedule of the first iteration of the self-timed execution.
 
@@ -148,13 +152,15 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     no time), or where it would pass ``moc.limits.MAX_STATES`` instants (``method``
     says so), channels to other components hold ``math.inf`` where their producer is
     faster, a self-loop its initial tokens, and the others are not explored (None).
-    ``progress(n)``: n more instants explored.
+    ``progress(n)``: n more instants explored.  ``order``: of a cyclo-static actor's
+    own firings (:data:`moc.csdf_kperiodic.ORDERS`); the exploration of the buffers
+    follows ``"ends"`` only (under ``"starts"`` they are None, and ``method`` says so).
     """
     graph, durations, q, floats = prepared(graph, exec_attr)
-    result, pace = _throughput(graph, durations, q)
+    result, pace = _throughput(graph, durations, q, order)
     if cyclo_static(graph):
-        return _floats(_phased(graph, durations, q, result, simulate, pace, progress),
-                       floats)
+        return _floats(_phased(graph, durations, q, result, simulate, pace, progress,
+                               order), floats)
     if not simulate:
         return _floats(TimingAnalysis(result.throughput, result.period,
                                       result.critical_cycle, None, None, None,
@@ -195,7 +201,7 @@ def _buffers(graph, durations, q, pace, progress, method):
     return buffers, method
 
 
-def _phased(graph, durations, q, result, simulate, pace=None, progress=None):
+def _phased(graph, durations, q, result, simulate, pace=None, progress=None, order="ends"):
     """The analysis of a cyclo-static graph: its throughput (K-periodic), and the first
     iteration's schedule and latency from the precedences of its firings (:mod:`moc.csdf`,
     not past the limit firings); its buffers from the self-timed execution, firing by
@@ -205,14 +211,17 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None):
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                               None, None, None, method)
     try:
-        times = phased_first(graph, durations, q)
+        times = phased_first(graph, durations, q, order)
     except ExpansionTooLargeError as exc:
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                               None, None, None, f"{method}; schedule not computed: {exc}")
     schedule = MappingProxyType({a: tuple(Firing(a, k, s, e) for k, (s, e) in
                                           enumerate(fs)) for a, fs in times.items()})
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
-    buffers, method = _buffers(graph, durations, q, pace, progress, method)
+    if order == "ends":
+        buffers, method = _buffers(graph, durations, q, pace, progress, method)
+    else:
+        buffers, method = None, f"{method}; {UNORDERED_ENDS}"
     return TimingAnalysis(result.throughput, result.period, result.critical_cycle, latency,
                           buffers, schedule, method)
 
@@ -236,16 +245,18 @@ def prepared(graph: SDFGraph, exec_attr: str = "exec"):
 
 
 def self_timed_period(graph: SDFGraph, durations: Mapping[str, object],
-                      q: Mapping[str, int]) -> KPeriodicThroughput:
+                      q: Mapping[str, int], order: str = "ends") -> KPeriodicThroughput:
     """The period of the self-timed execution of the bound, consistent ``graph`` by
     K-periodic scheduling: the one place that tells SDF
     (:func:`moc.kperiodic.kperiodic_throughput`) from cyclo-static
-    (:func:`moc.csdf_kperiodic.phased_kperiodic_throughput`, its firings starting and
-    ending in order).  A deadlock raises :class:`DeadlockError` naming the starving
-    channels."""
+    (:func:`moc.csdf_kperiodic.phased_kperiodic_throughput`, its firings in ``order``:
+    :data:`moc.csdf_kperiodic.ORDERS`; an SDF actor's firings all take one time, so
+    they end in the order they start).  A deadlock raises :class:`DeadlockError` naming
+    the starving channels."""
+    check_order(order)
     if not cyclo_static(graph):
         return kperiodic_throughput(graph, durations, q)
-    return phased_kperiodic_throughput(graph, durations, q)
+    return phased_kperiodic_throughput(graph, durations, q, order)
 
 
 def check_live(graph: SDFGraph, q: Mapping[str, int] | None = None) -> None:
@@ -262,13 +273,13 @@ def check_live(graph: SDFGraph, q: Mapping[str, int] | None = None) -> None:
     check_phased_live(graph, q)
 
 
-def _throughput(graph, durations, q):
-    found = self_timed_period(graph, durations, q)
+def _throughput(graph, durations, q, order="ends"):
+    found = self_timed_period(graph, durations, q, order)
     period = found.period
     if period == 0:
         value = ThroughputResult(math.inf, 0, (), KPERIODIC)
     else:
-        method = PHASED if cyclo_static(graph) else KPERIODIC
+        method = f"{PHASED}, {ORDERS[order]}" if cyclo_static(graph) else KPERIODIC
         if cyclo_static(graph):
             method += f" (K sums to {sum(found.periodicity.values())} phase cycles " \
                       f"for {sum(q.values())} firings)"

@@ -21,9 +21,13 @@ of Kiter), the back-edges of the critical circuit (or the starving ones at a dea
 Both are sound: a distribution that keeps those capacities keeps a critical circuit,
 so its period is no smaller; hence every minimal distribution is reached from the lower
 bound through such steps, and listing each explored size's best ones in order of size
-gives the exact front.  Cyclo-static graphs are timed phase by phase.  The search stops at the size whose throughput is
-the most the graph can reach, or at a time budget; ``proven_size`` says up to which
-total size the front given is then known to be exact.
+gives the exact front.  Cyclo-static graphs are timed phase by phase, with capacities
+and steps per channel over its phases (:func:`capacity_bounds`); an actor's firings
+start and end in order (SDF3's rule), or, timed by K-periodic scheduling only, start
+in order and wait each for the firings that write the last token it reads (Kiter's
+rule; :data:`moc.csdf_kperiodic.ORDERS`).  The search stops at the size whose
+throughput is the most the graph can reach, or at a time budget; ``proven_size`` says
+up to which total size the front given is then known to be exact.
 """
 from __future__ import annotations
 
@@ -42,6 +46,7 @@ from moc.deadlock import check_deadlock, iteration_firings
 from moc.errors import DeadlockError, LimitError, SDFError
 from moc.graph import Channel, SDFGraph
 from moc.phases import is_phased, phase_counts, phase_value, tokens_after
+from moc.csdf_kperiodic import check_order
 from moc.timing import prepared, self_timed_period
 
 STATE_SPACE, KPERIODIC, AUTO = "state-space", "kperiodic", "auto"
@@ -53,6 +58,10 @@ METHODS = {
     KPERIODIC: "storage dependencies (Stuijk et al., DAC 2006): each distribution timed "
                "by K-periodic scheduling, growing the channels on its critical circuit "
                "(Bodin et al., DAC 2016; Kiter's KDSE)"}
+
+#: why the state space times one order of an actor's firings only
+STATE_SPACE_ORDER = "the bounded state space ends an actor's firings in order: " \
+    "firings that only start in order (Kiter's rule) are timed by K-periodic scheduling"
 
 #: the attribute that marks a back-edge as the free space of the channel it names
 SPACE_OF = "space_of"
@@ -76,7 +85,8 @@ class TradeOff:
     buffer can raise the throughput; otherwise ``proven_size`` is the largest total
     size up to which ``points`` is known to be the exact front (every distribution of at
     most that size was timed or cannot do better than one that was).
-    ``explored``: distributions whose throughput was computed."""
+    ``explored``: distributions whose throughput was computed.  ``order``: of a
+    cyclo-static actor's own firings (:data:`moc.csdf_kperiodic.ORDERS`)."""
 
     points: tuple[StoragePoint, ...]
     max_throughput: Fraction | float
@@ -84,6 +94,7 @@ class TradeOff:
     proven_size: int
     explored: int
     method: str = METHODS[STATE_SPACE]
+    order: str = "ends"
 
     def to_dict(self) -> dict:
         return {
@@ -96,6 +107,7 @@ class TradeOff:
             "proven_size": self.proven_size,
             "explored": self.explored,
             "method": self.method,
+            "csdf_order": self.order,
         }
 
 
@@ -150,7 +162,7 @@ def bounded_graph(graph: SDFGraph, capacities: Mapping[str, int]) -> SDFGraph:
 
 def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = None,
              max_throughput=None, method: str = AUTO,
-             max_explored: int | None = None) -> TradeOff:
+             max_explored: int | None = None, order: str = "ends") -> TradeOff:
     """The storage-throughput Pareto front of ``graph`` (see the module docstring).
 
     ``budget``: seconds after which the search stops with the front found so far
@@ -164,26 +176,32 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     both give the same front, at costs that differ by orders of magnitude either way, so
     ``"auto"`` runs both in turn, each for as long as the other has run, and gives the
     first to end (at the budget, the one proven further).  ``max_explored``: stop, as at the
-    budget, once that many distributions were timed.  Raises :class:`DeadlockError`
-    where the graph deadlocks whatever its buffers."""
+    budget, once that many distributions were timed.  ``order``: of a cyclo-static
+    actor's own firings, ``"ends"`` (they start and end in order) or ``"starts"`` (only
+    start in order, Kiter's rule: timed by K-periodic scheduling, ``"auto"`` then
+    meaning ``"kperiodic"``).  Raises :class:`DeadlockError` where the graph deadlocks
+    whatever its buffers."""
+    check_order(order)
+    if order != "ends" and method == STATE_SPACE:
+        raise ValueError(STATE_SPACE_ORDER)
     graph, durations, q, floats = prepared(graph, exec_attr)
     check_deadlock(graph, q)
     bounds = capacity_bounds(graph)
     names = list(graph.channels)
     loops = {n: bounds[n][0] for n, ch in graph.channels.items() if ch.src == ch.dst}
     if max_throughput is None:
-        max_throughput = _kperiodic(bounded_graph(graph, loops), durations, q)[0]
+        max_throughput = _kperiodic(bounded_graph(graph, loops), durations, q, order)[0]
     if max_throughput == math.inf and budget is None and max_explored is None:
         raise SDFError(f"the throughput of '{graph.name}' grows without bound with its "
                        f"buffers (no cycle of its own bounds it): its trade-off has no last "
                        f"point; give a budget", graph.origin)
     evaluators = {}
-    if method in (STATE_SPACE, AUTO):
+    if method == STATE_SPACE or (method == AUTO and order == "ends"):
         execution = _BoundedExecution(graph, durations, q)
         evaluators[STATE_SPACE] = lambda caps: execution.run([caps[n] for n in names])
     if method in (KPERIODIC, AUTO):
         evaluators[KPERIODIC] = lambda caps: _kperiodic(bounded_graph(graph, caps),
-                                                        durations, q)
+                                                        durations, q, order)
     if not evaluators:
         raise ValueError(f"unknown trade-off method {method!r}: {STATE_SPACE}, "
                          f"{KPERIODIC} or {AUTO}")
@@ -198,10 +216,10 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
         if (deadline is not None and time.monotonic() > deadline) or \
                 (max_explored is not None and search.explored >= max_explored):
             m = max(searches, key=lambda k: searches[k].proven)
-            return _result(searches[m], max_throughput, names, floats, m, method)
+            return _result(searches[m], max_throughput, names, floats, m, method, order)
         start = time.monotonic()
         if search.step():
-            return _result(search, max_throughput, names, floats, m, method)
+            return _result(search, max_throughput, names, floats, m, method, order)
         spent[m] += time.monotonic() - start
 
 
@@ -253,7 +271,7 @@ class _Search:
         return False
 
 
-def _result(search, max_throughput, names, floats, used, method):
+def _result(search, max_throughput, names, floats, used, method, order):
     points = list(search.points)
     if points and points[0].throughput == 0:
         # as SDF3: what deadlocks at the lower bounds has no throughput with no storage
@@ -262,19 +280,19 @@ def _result(search, max_throughput, names, floats, used, method):
         points = [StoragePoint(float(p.throughput), p.size, p.distributions)
                   for p in points]
         max_throughput = float(max_throughput)
-    said = METHODS[used] if method == used else f"{AUTO} (the first of both to end): " \
-        f"{METHODS[used]}"
+    said = METHODS[used] if method == used or order != "ends" else \
+        f"{AUTO} (the first of both to end): {METHODS[used]}"
     return TradeOff(tuple(points), max_throughput, search.complete, search.proven,
-                    search.explored, said)
+                    search.explored, said, order)
 
 
-def _kperiodic(bounded: SDFGraph, durations, q):
+def _kperiodic(bounded: SDFGraph, durations, q, order="ends"):
     """The throughput of the bounded graph and the channels whose capacity bounds it:
     those with a back-edge on the critical circuit (proven a true cycle of the
     self-timed execution by :mod:`moc.kperiodic`), or, where it deadlocks, those whose
     back-edge starves an actor that cannot finish the iteration."""
     try:
-        found = self_timed_period(bounded, durations, q)
+        found = self_timed_period(bounded, durations, q, order)
     except DeadlockError:
         fired = iteration_firings(bounded, q)
         n = phase_counts(bounded)

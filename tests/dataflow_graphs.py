@@ -72,19 +72,21 @@ def big_two_actor_cycle(name="big_cycle"):
     return g
 
 
-def cyclo_static_ring(draw, st, tokens, min_time=0):
-    """A hypothesis-drawn ring of 2-4 actors of 1-3 phases (times ``min_time``..4) plus
-    up to two chords, rates split over the phases from a common scale, so that the graph
-    is consistent: a cycle of ``a_i``'s phases writes ``w_j`` tokens to ``a_j``, which
-    reads ``w_i`` (one iteration moves ``w_i·w_j`` tokens at most).  ``tokens(i, j,
+def cyclo_static_ring(draw, st, tokens, min_time=0, actors=4, max_time=4, max_weight=3,
+                      chords=2):
+    """A hypothesis-drawn ring of 2-``actors`` actors of 1-3 phases (times
+    ``min_time``..``max_time``) plus up to ``chords`` chords, rates split over the
+    phases from a common scale, so that the graph is consistent: a cycle of ``a_i``'s
+    phases writes ``w_j`` tokens to ``a_j``, which reads ``w_i`` (``w`` up to
+    ``max_weight``; one iteration moves ``w_i·w_j`` tokens at most).  ``tokens(i, j,
     w_i, w_j)``: the initial tokens of channel ``a_i -> a_j``.  ``st``: hypothesis's
     strategies (this module does not need hypothesis otherwise)."""
     from moc.phases import Phases
-    k = draw(st.integers(2, 4))
+    k = draw(st.integers(2, actors))
     n = [draw(st.integers(1, 3)) for _ in range(k)]
     g = SDFGraph("random")
     for i in range(k):
-        times = [draw(st.integers(min_time, 4)) for _ in range(n[i])]
+        times = [draw(st.integers(min_time, max_time)) for _ in range(n[i])]
         g.add_actor(f"a{i}", exec=Phases(times) if n[i] > 1 else times[0])
 
     def split(total, parts):
@@ -92,10 +94,10 @@ def cyclo_static_ring(draw, st, tokens, min_time=0):
                                     max_size=parts - 1)))
         values = [b - a for a, b in zip([0] + cuts, cuts + [total])]
         return Phases(values) if parts > 1 else values[0]
-    weight = [draw(st.integers(1, 3)) for _ in range(k)]
+    weight = [draw(st.integers(1, max_weight)) for _ in range(k)]
     pairs = [(i, (i + 1) % k) for i in range(k)]
     pairs += draw(st.lists(st.tuples(st.integers(0, k - 1), st.integers(0, k - 1)),
-                           max_size=2))
+                           max_size=chords))
     for number, (i, j) in enumerate(pairs):
         g.add_channel(f"a{i}", f"a{j}", f"c{number}", prod=split(weight[j], n[i]),
                       cons=split(weight[i], n[j]),

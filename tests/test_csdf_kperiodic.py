@@ -99,7 +99,8 @@ def test_kperiodic_equals_the_expansion(graph):
     """The K-periodic period equals the maximum cycle ratio of the firings of one
     iteration exactly, and both find the same graphs deadlocked, as the symbolic
     execution of one iteration (moc.deadlock) does; K grown step by step from 1 gives
-    the whole iteration's value, under either order of an actor's firings."""
+    the whole iteration's value, under either order of an actor's firings (each
+    equal to the expansion's under that order)."""
     bound, durations, q, _ = prepared(graph)
     try:
         check_deadlock(bound, q)
@@ -115,6 +116,7 @@ def test_kperiodic_equals_the_expansion(graph):
     assert found.optimal and found.period == expected
     periods = {"ends": expected,
                "starts": phased_kperiodic_throughput(bound, durations, q, "starts").period}
+    assert periods["starts"] == expanded_throughput(bound, durations, q, "starts").period
     # K grown on critical circuits from 1, never the whole iteration at once
     saved = csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE
     csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = 0, 10 ** 9

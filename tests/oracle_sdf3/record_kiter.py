@@ -24,7 +24,7 @@ from record import ROOT, write_records  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "kiter_csdf.json"
 GRAPHS = sorted((ROOT / "tests" / "data" / "csdf").glob("*.sdf")) + \
-    [ROOT / "examples" / "csdf" / "pair.sdf"]
+    [ROOT / "examples" / "csdf" / "pair.sdf", ROOT / "examples" / "csdf" / "orders.sdf"]
 TIMEOUT = 120
 
 

@@ -21,6 +21,8 @@ from mapping.progress import add_progress_option
 
 #: firings shown per row of the readable schedule (``--json`` has them all)
 SHOWN_FIRINGS = 8
+#: the names of ``moc.csdf_kperiodic.ORDERS`` (kept here: options import nothing heavy)
+CSDF_ORDERS = ("ends", "starts")
 
 
 DESCRIPTION = """\
@@ -52,6 +54,7 @@ examples:
   mapeval analyse graph.xml --exec exec_A15 --no-simulate
   mapeval analyse tests/data/csdf --no-simulate --json-lines
   mapeval analyse tests/data/sdf3_examples/samplerate.sdf --tradeoff -o bounded.sdf
+  mapeval analyse examples/csdf/orders.sdf --csdf-order starts --tradeoff
   mapeval analyse app.sdf arch.moa --map a=p0,b=p1 -p N=64
   mapeval plot schedule examples/timing/video.sdf examples/timing/duo.moa \\
                   examples/timing/mappings.map --mapping split -o gantt.png"""
@@ -68,6 +71,12 @@ def add_analyse_options(p) -> None:
     p.add_argument("--exec", metavar="ATTR", dest="exec_attr",
                    help="without an architecture: the actor attribute that is the time of "
                    "one firing (default: exec, which 'mapeval import sdf3' fills)")
+    p.add_argument("--csdf-order", choices=CSDF_ORDERS, metavar="{ends,starts}",
+                   help="without an architecture: the order of a cyclo-static actor's "
+                   "own firings when they overlap. ends (default, as SDF3): they start "
+                   "in order and end in order, a short phase started after a long one "
+                   "ending with it; starts (as Kiter): they start in order and each ends "
+                   "its phase time after its start. JSON says which: csdf_order")
 
 
 def add_parser(subparsers, name):
@@ -112,6 +121,8 @@ class Analysed:
     cns: tuple[str, ...] = ()
     #: the architecture's unit of time (``metric time [unit = "s"]``), a label
     time_unit: str | None = None
+    #: the order of a cyclo-static actor's own firings (None with a mapping)
+    csdf_order: str | None = None
 
     @property
     def rows(self) -> tuple[str, ...]:
@@ -123,6 +134,8 @@ class Analysed:
                     "mapping": self.mapping, "exec": self.exec}
         if self.time_unit is not None:
             document["time_unit"] = self.time_unit
+        if self.csdf_order is not None:
+            document["csdf_order"] = self.csdf_order
         document.update(plain(self.analysis.to_dict()))
         document["exact"] = {key: exact(getattr(self.analysis, key, None))
                              for key in ("throughput", "period", "latency", "makespan")
@@ -181,13 +194,18 @@ def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
         from moc.timing import analyse
         attr = args.exec_attr or "exec"
         from mapping.progress import progress_bar
+        order = getattr(args, "csdf_order", None) or "ends"
         with progress_bar(args, None, "analyse", "states") as bar:
             analysis = analyse(app.bind(params), exec_attr=attr, simulate=simulate,
-                               progress=bar)
-        return Analysed(app.name, None, None, attr, analysis, tuple(app.actors))
+                               progress=bar, order=order)
+        return Analysed(app.name, None, None, attr, analysis, tuple(app.actors),
+                        csdf_order=order)
     if args.exec_attr is not None:
         raise InputError(f"mapeval {command}: --exec is for the application alone; with "
                          "an architecture a firing takes its PE's time cost")
+    if getattr(args, "csdf_order", None) is not None:
+        raise InputError(f"mapeval {command}: --csdf-order is for the application alone; "
+                         "with an architecture a PE runs its firings one at a time")
     if not simulate:
         raise InputError(f"mapeval {command}: --no-simulate is for the application alone; "
                          "a mapped analysis always schedules the firings")

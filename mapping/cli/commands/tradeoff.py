@@ -68,6 +68,10 @@ class Front:
                      f"{t.proven_size}")
         lines.append(f"  explored distributions: {t.explored}")
         lines.append(f"  method: {t.method}")
+        from moc.csdf_kperiodic import ORDERS
+        from moc.phases import cyclo_static
+        if cyclo_static(self.graph):
+            lines.append(f"  csdf order: {t.order}: {ORDERS[t.order]}")
         return "\n".join(lines)
 
 
@@ -93,8 +97,14 @@ def load_front(args, command: str) -> Front:
     attr = args.exec_attr or "exec"
     graph = app.bind(params)
     budget = args.budget if args.budget and args.budget > 0 else None
+    order = args.csdf_order or "ends"
+    if order != "ends" and args.timing == "state-space":
+        from moc.tradeoff import STATE_SPACE_ORDER
+        raise InputError(f"mapeval {command}: --timing state-space --csdf-order {order}: "
+                         f"{STATE_SPACE_ORDER}")
     return Front(app.name, attr, tradeoff(graph, exec_attr=attr, budget=budget,
-                                          method=args.timing), graph)
+                                          method=args.timing,
+                                          order=order), graph)
 
 
 def run_tradeoff(args) -> int:
