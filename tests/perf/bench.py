@@ -254,7 +254,7 @@ def main(argv=None):
         print(json.dumps({"load": [round(x, 2) for x in os.getloadavg()],
                           "scaling": bench_scaling(200_000, 2)}))
         return
-    n_batch, n_python, repeat = (200_000, 10_000, 2) if args.quick else (2_000_000, 50_000, 3)
+    n_batch, n_python, repeat = (200_000, 10_000, 5) if args.quick else (2_000_000, 50_000, 3)
     problem = bind_problem(random_app(20, 30, seed=1), bench_arch())
     out = {"sum": bench_eval(problem, "sum", n_batch, n_python, repeat),
            "max": bench_eval(problem, "max", n_batch, n_python, repeat)}
