@@ -9,7 +9,7 @@ from mapping.evaluation.batch import BatchEvaluator
 from mapping.semantics.problem import bind_problem
 from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
 from mapping.search.construct import construct, cost, walk_orders
-from mapping.search.delta import Neighbourhood
+from mapping.search.neighbourhood import Neighbourhood
 
 from moa import Architecture
 from search_problems import bench_arch, lsla, random_app, split_arch

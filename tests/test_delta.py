@@ -13,7 +13,8 @@ from mapping.evaluation.batch import BatchEvaluator
 from mapping.semantics.problem import bind_problem
 from mapping.search import search
 from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
-from mapping.search.delta import Delta, Neighbourhood, State
+from mapping.search.delta import Delta, State
+from mapping.search.neighbourhood import Neighbourhood
 from moa import Architecture
 from moc import SDFGraph
 

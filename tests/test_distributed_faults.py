@@ -22,8 +22,9 @@ pytest.importorskip("dask.distributed")
 pytest.importorskip("dsl.parser")
 
 from mapping.errors import InputError  # noqa: E402
-from mapping.search.distributed import (Address, DaskExecutor, parse_address,  # noqa: E402
-                                        run_shard)
+from mapping.search.dask_cluster import Address, parse_address  # noqa: E402
+from mapping.search.dask_shard import run_shard  # noqa: E402
+from mapping.search.distributed import DaskExecutor  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -228,3 +228,15 @@ def test_every_import_of_mapeval_names_a_module_that_exists():
                and target.split(".")[0] == "mapping" and target.count(".") >= 1
                and not hasattr(__import__("mapping"), target.split(".")[1])]
     assert not missing, "\n".join(missing)
+
+
+#: the most lines a module of the core may have (one concern its name says)
+MAX_MODULE_LINES = 700
+
+
+def test_no_module_of_the_core_is_over_700_lines():
+    """Each module of ``moc``, ``moa``, ``mapping`` and ``dsl`` stays under about 700
+    lines: a longer one holds more than the one concern its name says (issue 39)."""
+    long = sorted(f"{name}: {n} lines" for name, path in source_modules().items()
+                  if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES)
+    assert not long, "\n".join(long)

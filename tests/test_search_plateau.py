@@ -51,7 +51,7 @@ def test_pair_moves_respect_pins_and_allowed_pes():
     pinned actor, never to a PE an actor may not use."""
     import numpy as np
     from mapping.search.common import Objectives, Scalarizer, Tracker, build_space
-    from mapping.search.delta import Neighbourhood
+    from mapping.search.neighbourhood import Neighbourhood
     from mapping.evaluation.batch import BatchEvaluator
     from types import SimpleNamespace
     from search_problems import bench_arch, random_app
@@ -91,20 +91,20 @@ def test_plateau_mode_cuts_plateau_walks_and_halves_the_descents(monkeypatch):
     # (lowering only the pressure) for most of the budget and is hardly ever kicked; in
     # plateau mode it is kicked after greedy.FLAT steps without a lower value, and the
     # worse half of the descents stop at each of greedy.HALVINGS
-    from mapping.search import delta, greedy
+    from mapping.search import greedy, neighbourhood
     from mapping.search.engine import run_task
     # from random starts and with group kicks only, as the mechanism was measured
     # (constructed starts are tested in test_construct.py, filling kicks in test_delta.py)
     monkeypatch.setattr(greedy, "START_SHARE", 0.0)
-    monkeypatch.setattr(delta, "FILL", 0.0)
+    monkeypatch.setattr(neighbourhood, "FILL", 0.0)
     kicks, widths = {}, {}
-    ruin, candidates = delta.Neighbourhood.ruin, delta.Neighbourhood.candidates
+    ruin, candidates = neighbourhood.Neighbourhood.ruin, neighbourhood.Neighbourhood.candidates
     results = {}
     for plateau in (0, 1):
         kicks[plateau], widths[plateau] = [], []
-        monkeypatch.setattr(delta.Neighbourhood, "ruin", lambda self, X, *a:
+        monkeypatch.setattr(neighbourhood.Neighbourhood, "ruin", lambda self, X, *a:
                             kicks[plateau].append(len(X)) or ruin(self, X, *a))
-        monkeypatch.setattr(delta.Neighbourhood, "candidates", lambda self, X, *a:
+        monkeypatch.setattr(neighbourhood.Neighbourhood, "candidates", lambda self, X, *a:
                             widths[plateau].append(len(X)) or candidates(self, X, *a))
         results[plateau] = run_task(_greedy_task(200, 16, 200_000, plateau=plateau,
                                                      descents=4))
@@ -117,7 +117,7 @@ def test_plateau_mode_cuts_plateau_walks_and_halves_the_descents(monkeypatch):
 def test_a_subset_of_a_state_keeps_its_loads():
     import numpy as np
     from mapping.search.common import Tracker
-    from mapping.search.delta import Neighbourhood
+    from mapping.search.neighbourhood import Neighbourhood
     task = _greedy_task(30, 8, 10_000)
     nb = Neighbourhood(task, Tracker(task.objectives, task.scalarizer, task.budget))
     st = nb.start(task.space.random(np.random.default_rng(0), 5))

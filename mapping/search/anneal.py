@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from mapping.search.common import Tracker, shard_result
-from mapping.search.delta import Neighbourhood
+from mapping.search.neighbourhood import Neighbourhood
 
 CHAINS = 16
 #: at most this many chains (more: bigger batches, fewer steps per chain)

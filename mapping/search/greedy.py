@@ -19,7 +19,7 @@ At a local minimum (sampled: no improving move in a neighbourhood's worth of sam
 descent is kicked from the best minimum of its walk: a connected group of actors, grown
 from one that loads its bottleneck element (``max``; any free actor for other
 aggregations), moves to one random allowed PE (ruin: :meth:`Neighbourhood.ruin`), or,
-under a bottleneck aggregation in a share :data:`mapping.search.delta.FILL` of the kicks,
+under a bottleneck aggregation in a share :data:`mapping.search.neighbourhood.FILL` of the kicks,
 a PE with room takes a region grown around a random actor (:meth:`Neighbourhood.fill`),
 and the descent re-places what it must (recreate). After :data:`KICKS` kicks
 without a better minimum it restarts from a random mapping. The first start is the best
@@ -50,7 +50,7 @@ import numpy as np
 
 from mapping.search import construct
 from mapping.search.common import Tracker, shard_result
-from mapping.search.delta import Neighbourhood
+from mapping.search.neighbourhood import Neighbourhood
 
 #: steps each descent should get at least before more descents run side by side
 STEPS = 200

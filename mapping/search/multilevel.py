@@ -25,7 +25,7 @@ and the next at most 0.4% (16 seeds), while at 300 × 32 (instance 3) each V-cyc
 still gained 0.2-4%.  So V-cycles from scratch have half the budget of the chain's
 first cycle (:data:`V_CYCLE_SHARE`), which leaves room for a third chain from scratch
 where equal cycles gave two.  Together with filling kicks (:meth:`Neighbourhood.fill
-<mapping.search.delta.Neighbourhood.fill>`) the runs within 2% of the best known value
+<mapping.search.neighbourhood.Neighbourhood.fill>`) the runs within 2% of the best known value
 went from 30 to 41-47 of 48 seeds at 100 × 16 over four draws of the random numbers
 (mean 0.7320e-4 to 0.7234-0.7253e-4), and with the half-size V-cycles to 183 of 192
 (two draws of seeds 0-95; means 0.7211-0.7238e-4).

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from mapping.search.common import Tracker, shard_result
-from mapping.search.delta import Neighbourhood
+from mapping.search.neighbourhood import Neighbourhood
 from mapping.search.greedy import MAX_DESCENTS, SAMPLE, STEPS, TIE, kick_size
 
 KICKS = 4

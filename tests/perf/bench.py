@@ -22,7 +22,10 @@
   (``git archive``, run in a child with that code first on the path) in one run, and
   ``speedup``: per measurement, this tree's speed over the other's (rates new/old,
   times old/new; above 1: faster now), each code's best of ``--repeat`` alternated
-  runs.
+  runs, and ``median_speedup`` the same of each code's median run (the spread of the
+  two says how much the load moved the numbers).
+
+Times are CPU seconds of the process (``time.process_time``), rates per CPU second.
 
 One core: BLAS/OpenMP threads are limited to one before numpy is imported.
 """
@@ -52,11 +55,13 @@ from search_problems import bench_arch, random_app  # noqa: E402
 
 
 def best_time(fn, repeat):
+    """The least CPU seconds of ``repeat`` calls of ``fn`` (this process, one thread:
+    other processes on a shared machine slow the wall clock, far less the CPU time)."""
     best = float("inf")
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = time.process_time()
         fn()
-        best = min(best, time.perf_counter() - t)
+        best = min(best, time.process_time() - t)
     return best
 
 
@@ -249,7 +254,7 @@ def main(argv=None):
         print(json.dumps({"load": [round(x, 2) for x in os.getloadavg()],
                           "scaling": bench_scaling(200_000, 2)}))
         return
-    n_batch, n_python, repeat = (200_000, 10_000, 2) if args.quick else (2_000_000, 50_000, 3)
+    n_batch, n_python, repeat = (200_000, 10_000, 5) if args.quick else (2_000_000, 50_000, 3)
     problem = bind_problem(random_app(20, 30, seed=1), bench_arch())
     out = {"sum": bench_eval(problem, "sum", n_batch, n_python, repeat),
            "max": bench_eval(problem, "max", n_batch, n_python, repeat)}
@@ -294,8 +299,7 @@ def compare(args) -> None:
     from previous import extract
     flags = ["--quick"] if args.quick else []
     load = os.getloadavg()[0]
-    best: dict[str, dict] = {"old": {}, "new": {}}
-    docs: dict[str, dict] = {}
+    runs: dict[str, dict[str, list]] = {"old": {}, "new": {}}
     with tempfile.TemporaryDirectory() as tmp:
         base = extract(args.base, Path(tmp))
         for _ in range(args.repeat):         # alternated: both see the same load
@@ -303,20 +307,29 @@ def compare(args) -> None:
                 proc = subprocess.run([sys.executable, __file__, *flags],
                                       env=dict(os.environ, MAPEVAL_CODE=str(code)),
                                       capture_output=True, text=True, check=True)
-                docs[name] = json.loads(proc.stdout.strip().splitlines()[-1])
-                for key, v in _numbers(docs[name]).items():
-                    timed = key.endswith(("_s", "_us"))
-                    was = best[name].get(key)
-                    best[name][key] = v if was is None else (min(was, v) if timed
-                                                             else max(was, v))
-    old, new = best["old"], best["new"]
-    speedup = {}
-    for key, v in new.items():
-        if key in old and old[key] and v:
-            timed = key.endswith(("_s", "_us"))
-            speedup[key] = round(old[key] / v if timed else v / old[key], 3)
+                doc = json.loads(proc.stdout.strip().splitlines()[-1])
+                for key, v in _numbers(doc).items():
+                    runs[name].setdefault(key, []).append(v)
+
+    def timed(key):
+        return key.endswith(("_s", "_us"))
+
+    def best(values, key):
+        return min(values) if timed(key) else max(values)
+
+    def ratio(was, now, key):
+        return round(was / now if timed(key) else now / was, 3) if was and now else None
+    old = {k: best(v, k) for k, v in runs["old"].items()}
+    new = {k: best(v, k) for k, v in runs["new"].items()}
+    speedup, median_speedup = {}, {}
+    for key in new:
+        if key in old and ratio(old[key], new[key], key) is not None:
+            speedup[key] = ratio(old[key], new[key], key)
+            median_speedup[key] = ratio(float(np.median(runs["old"][key])),
+                                        float(np.median(runs["new"][key])), key)
     print(json.dumps({"base": args.base, "load": [load, os.getloadavg()[0]],
-                      "repeat": args.repeat, "speedup": speedup, "old": old, "new": new}))
+                      "repeat": args.repeat, "speedup": speedup,
+                      "median_speedup": median_speedup, "old": old, "new": new}))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ parameter of the ``.moa`` (``f``, the clock scaling: the application's binding c
 kept) and of the ``.sdf`` (``D``, the disparity levels 1 to N: every point binds the
 application), each in a fresh process, with this tree's code and with the code of
 ``--base`` (default ``9fa9fb0``, main before issue 39), extracted by ``git archive``,
-``--repeat`` times alternated.  Times are the least CPU seconds of the child;
+``--repeat`` times alternated.  Times are the least CPU seconds of the child
+(``median_speedup``: the ratio of the medians, which shows the spread);
 ``identical`` says whether the two CSV files are byte for byte the same.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ import one_core  # noqa: F401  (first: one thread before numpy loads)
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -48,13 +50,16 @@ def main() -> None:
         for name, sweep_range in (("parameter of the .moa", f"f=0.5:2:{args.points}"),
                                   ("parameter of the .sdf", f"D=1:{args.points}:{args.points}")):
             old_csv, new_csv = Path(tmp) / "old.csv", Path(tmp) / "new.csv"
-            old = new = float("inf")
+            olds, news = [], []
             for _ in range(args.repeat):    # alternated, so that both see the same load
-                old = min(old, run(base, sweep_range, old_csv))
-                new = min(new, run(ROOT, sweep_range, new_csv))
+                olds.append(run(base, sweep_range, old_csv))
+                news.append(run(ROOT, sweep_range, new_csv))
+            old, new = min(olds), min(news)
             out["cases"].append({
                 "case": name, "range": sweep_range, "old_cpu_s": old, "new_cpu_s": new,
-                "speedup": old / new, "new_us_per_point": 1e6 * new / args.points,
+                "speedup": old / new,
+                "median_speedup": statistics.median(olds) / statistics.median(news),
+                "new_us_per_point": 1e6 * new / args.points,
                 "identical": old_csv.read_bytes() == new_csv.read_bytes()})
     out["load_after"] = os.getloadavg()[0]
     print(json.dumps(out, indent=1))
