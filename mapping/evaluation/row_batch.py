@@ -51,10 +51,13 @@ import numpy as np
 
 from mapping.semantics.aggregation import aggregator
 from mapping.bulk import paused
-from mapping.semantics.metrics import (base_metrics, compose_system, is_charged, rule,
+from mapping.semantics.metrics import (aggregations_of, base_metrics, compose_system,
+                                      is_charged, rule,
                                       system_metrics, unvalued)
-from mapping.evaluation.reference import with_charged
-from mapping.semantics.traffic import ChargedToken, TrafficToken, split_charged, token_owner
+from mapping.evaluation.reference import refuse_aggregate, with_charged
+from mapping.semantics.traffic import (ChargedToken, TrafficToken, split_charged,
+                                       token_owner, traffic_model, traffic_token)
+from moa.cost_models.base import MemoryTraffic
 from moc.activity import TokenGroup
 
 #: rows compared with the reference evaluator when a batch is built
@@ -69,7 +72,11 @@ _COUNT, _QUANTA, _ATTRS = attrgetter("count"), attrgetter("quanta"), attrgetter(
 
 
 class Unsupported(Exception):
-    """These rows are evaluated one at a time (see the module doc)."""
+    """Rows this path does not value (see the module doc)."""
+
+
+class BadRows(ValueError):
+    """Some row has no value (the reference evaluator names it and says why)."""
 
 
 class Tokens:
@@ -153,6 +160,43 @@ class Tokens:
         if default is None:
             raise TypeError(f"attribute '{key}' is missing on some tokens")
         return np.where(has, values, default)
+
+    def with_traffic(self, traffic: Sequence[tuple], n_rows: int) -> "Tokens":
+        """These tokens and, after them, the memory-traffic tokens ``traffic``:
+        ``(pe, model, bytes (n_rows,), placed (n_rows,))`` in the order of the PEs, one
+        token of ``quanta = bytes`` per row where placed (a row's tokens keep the
+        reference evaluator's order: the SDF's, then the traffic)."""
+        new = object.__new__(Tokens)
+        rows = [np.flatnonzero(placed) for *_, placed in traffic]
+        sizes = [self.count.size] + [r.size for r in rows]
+        data = [amount[r] for (_, _, amount, _), r in zip(traffic, rows)]
+        new.row = np.concatenate([self.row] + rows).astype(np.intp)
+        new.count = np.concatenate([self.count] + [np.ones(r.size) for r in rows])
+        new.quanta = np.concatenate([self.quanta] + data)
+        new.source, new.kinds = None, self.kinds | {TrafficToken}
+        new.used = self.used | np.logical_or.reduce([p for *_, p in traffic])
+        new._attrs = {}
+        theirs = {"bytes": np.concatenate(data)}
+        for name in set(self._attrs) | set(theirs):
+            values, has = self._attrs.get(name, (np.zeros(sizes[0]), np.zeros(sizes[0], bool)))
+            has = np.ones(sizes[0], bool) if has is None else has
+            other = theirs.get(name)
+            more = np.ones(sum(sizes[1:]), bool) if other is not None else \
+                np.zeros(sum(sizes[1:]), bool)
+            all_has = np.concatenate([has, more])
+            new._attrs[name] = (np.concatenate(
+                [values, other if other is not None else np.zeros(sum(sizes[1:]))]),
+                None if all_has.all() else all_has)
+        new._again = _Once(self._traffic_objects, traffic, n_rows)
+        return new
+
+    def _traffic_objects(self, traffic: Sequence[tuple], n_rows: int) -> list[list]:
+        out = [list(g) for g in self.per_row]
+        for pe, model, amount, placed in traffic:
+            memory = model.memory_route()[0]
+            for r in np.flatnonzero(placed).tolist():
+                out[r].append(traffic_token(pe, memory, float(amount[r])))
+        return out
 
     def subset(self, rows: np.ndarray, n_rows: int) -> "Tokens":
         """The tokens of ``rows`` (positions in this group, renumbered 0..)."""
@@ -264,18 +308,25 @@ class RowBatch:
         self.metric = model.metric
         systems = system_metrics(arch0)
         self._system = self.metric in systems
-        if self._system and model.requested is not None:
-            raise Unsupported("a system metric under another aggregation")
+        if self._system:                 # the reference's error, before any row
+            refuse_aggregate(arch0, self.metric, model.requested)
         self.metrics = sorted(base_metrics(arch0, self.metric))
-        aggregations = [aggregator(name) for name in self._aggregations(arch0)]
+        aggregations = [aggregator(name) for name in
+                        aggregations_of(arch0, self.metric, model.requested)]
         if any(agg.timed for agg in aggregations):
             raise Unsupported("a timed aggregation: it schedules each mapping's firings")
         #: an aggregation reads each PE's share of the CNs' tokens (``exclusive``)
         self._shares = any(agg.needs_shares for agg in aggregations)
         #: rows of per-element activity (their CN totals belong to no PE)
         self._counted = any(model.rows[int(i)].activity is not None for i in self.indices)
-        if self._shares and arch0.charging:
-            raise Unsupported("shares of CNs that charge their ends")
+        #: some PE moves memory traffic: it is placed anew at each evaluation, from the
+        #: PE's tokens and its model (:meth:`_traffic`), never gathered
+        self._traffic_pes = any(traffic_model(arch0.elements[pe], m) is not None
+                                for pe in arch0.pes for m in self.metrics)
+        #: one element's part (:attr:`RowModel.element`) of a CN: the traffic it gets
+        #: comes from the PEs' whole tokens, gathered apart (``("source", pe)``)
+        self._sources_apart = self._traffic_pes and model.element is not None \
+            and not arch0.elements[model.element].is_pe
         self._names = sorted({n for s in systems.values() for n in s.references
                               if n not in systems}) if self._system else []
         #: the actors and channels tokens come from (mapping rows of an application with
@@ -291,20 +342,6 @@ class RowBatch:
         self._memo: dict = {}
         if check and self.n:
             self._check()
-
-    def _aggregations(self, arch) -> list[str]:
-        if not self._system:
-            return [self.model.aggregate]
-        out, seen, todo = [], set(), [self.metric]
-        systems = system_metrics(arch)
-        while todo:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            out += [agg for _, agg in systems[name].terms]
-            todo += [r for r in systems[name].references if r in systems]
-        return out
 
     def _gather(self, arch0) -> list[_Group]:
         """The rows' tokens, in one pass over the rows of each group: rows that share
@@ -328,19 +365,21 @@ class RowBatch:
                 chunk = rows[start:start + GATHER_CHUNK]
                 owners = [self._owner(i) for i in chunk]
                 placed: dict[str, list] = {metric: [] for metric in self.metrics}
+                whole: dict[str, list] = {metric: [] for metric in self.metrics}
                 for i in chunk:          # row by row: its binding serves every metric
                     for metric in self.metrics:
                         placed[metric].append(model.placed_for(i, metric, keep=False))
+                        if self._sources_apart:
+                            whole[metric].append(model.placed_for(i, metric, keep=False,
+                                                                  whole=True))
                     for name in self._names:
                         values[name].append(model.bound(i, keep=False).params.get(name))
                 for metric in self.metrics:
                     for key in keys[metric]:
+                        apart = not isinstance(key, str) and key[0] == "source"
                         part = Tokens([_part(p, key, o) for p, o in
-                                       zip(placed[metric], owners)],
+                                       zip((whole if apart else placed)[metric], owners)],
                                       None, self._coder(key) if self.rebinds else None)
-                        if any(issubclass(k, TrafficToken) for k in part.kinds) or (
-                                isinstance(key, str) and ChargedToken in part.kinds):
-                            raise Unsupported("memory traffic")
                         parts[metric][key].append(part)
             tokens: dict[str, dict[str, Tokens]] = {}
             busy: dict[str, np.ndarray] = {}
@@ -369,13 +408,17 @@ class RowBatch:
         """The parts tokens are gathered in: each element's own tokens (its name), each
         PE's copies charged by each charging CN (``("charged", pe, cn)``), and
         for ``exclusive`` each CN's tokens that belong to each PE (``("share", cn,
-        pe)``: the channel's producer's, :func:`mapping.semantics.traffic.tokens_by_pe`)."""
+        pe)``: the channel's producer's, :func:`mapping.semantics.traffic.tokens_by_pe`),
+        and the own tokens of each PE outside one element's part (``("source", pe)``,
+        whose memory traffic reaches that CN).  Memory traffic is in none of them."""
         keys: list = list(arch.elements)
         if arch.charging and is_charged(metric):
             charging = [c for c in arch.cns if arch.elements[c].charge != "self"]
             keys += [("charged", pe, cn) for pe in arch.pes for cn in charging]
         if self._shares:
             keys += [("share", cn, pe) for cn in arch.cns for pe in arch.pes]
+        if self._sources_apart:
+            keys += [("source", pe) for pe in arch.pes]
         return keys
 
     def _owner(self, i: int) -> Callable[[Any], str] | None:
@@ -390,7 +433,8 @@ class RowBatch:
         """A token's source code: an actor's processing on a PE, a channel's
         communication on a CN or charged to a PE; -1 for a token of another kind."""
         charged = not isinstance(key, str) and key[0] == "charged"
-        on_pe = isinstance(key, str) and self.model.arch.elements[key].is_pe
+        on_pe = self.model.arch.elements[key].is_pe if isinstance(key, str) \
+            else key[0] == "source"
         kind, codes, sources = ("p" if on_pe else "c"), self._codes, self.sources
         want = ChargedToken if charged else TokenGroup
 
@@ -413,8 +457,9 @@ class RowBatch:
         return _Once(self._placed_again, rows, metric, key)
 
     def _placed_again(self, rows: list[int], metric: str, key) -> list:
-        return [_part(self.model.placed_for(i, metric, keep=False), key, self._owner(i))
-                for i in rows]
+        whole = not isinstance(key, str) and key[0] == "source"
+        return [_part(self.model.placed_for(i, metric, keep=False, whole=whole), key,
+                      self._owner(i)) for i in rows]
 
     def _check(self) -> None:
         """The first rows against the reference evaluator (:meth:`check_against`)."""
@@ -528,24 +573,32 @@ class RowBatch:
         if agg.timed:
             raise Unsupported(f"aggregation '{agg.name}'")
         n = len(g.at)
+        traffic = self._traffic(k, g, arch, metric, n)
+        busy = g.busy[metric]
         values, modelled = {}, np.zeros(n, dtype=bool)
         for name, element in arch.elements.items():
-            tokens = g.tokens[metric][name]
-            v = self._element(k, name, element, metric, tokens, n)
+            tokens, extra = g.tokens[metric][name], traffic.get(name, ())
+            v = self._element(k, name, element, metric, tokens, n, extra)
+            used = tokens.used
+            if extra:
+                used = used | np.logical_or.reduce([placed for *_, placed in extra])
+                busy = busy | used
             if v is None:
                 values[name] = np.zeros(n)
             else:
                 values[name] = v
-                modelled |= tokens.used
+                modelled |= used
         lam = float(arch.lambda_)
         shares = np.zeros((len(arch.pes), len(arch.cns), n)) if agg.needs_shares else None
         if shares is not None and self._counted and any(
                 g.tokens[metric][c].used.any() for c in arch.cns):
-            raise Unsupported("no PE owns counted CN activity")   # the reference says why
+            raise BadRows("counted activity on a CN belongs to no PE")  # the reference says why
         for key, tokens in g.tokens[metric].items():
-            if isinstance(key, str) or not len(tokens):
+            if isinstance(key, str) or key[0] == "source":
                 continue
             if key[0] == "charged":      # copies charged to a PE: lambda times the CN's rule
+                if not len(tokens):
+                    continue
                 _, pe, cn = key
                 v = self._element(k, key, arch.elements[cn], metric, tokens, n)
                 values[pe] = with_charged(values[pe], lam, v)
@@ -553,25 +606,72 @@ class RowBatch:
                     modelled |= tokens.used
             elif shares is not None:     # a PE's share of a CN: the CN's rule on its tokens
                 _, cn, pe = key
-                v = self._element(k, key, arch.elements[cn], metric, tokens, n)
+                extra = [t for t in traffic.get(cn, ()) if t[0] == pe]   # pe's traffic
+                if not len(tokens) and not extra:
+                    continue
+                v = self._element(k, key, arch.elements[cn], metric, tokens, n, extra)
                 if v is not None:
-                    shares[arch.pes.index(pe), arch.cns.index(cn)] = np.where(tokens.used, v, 0)
-        if np.any(unvalued(g.busy[metric], modelled)):
-            raise Unsupported("a row's tokens are all on unmodelled elements")
+                    used = tokens.used if not extra else tokens.used | extra[0][3]
+                    shares[arch.pes.index(pe), arch.cns.index(cn)] = np.where(used, v, 0)
+        if np.any(unvalued(busy, modelled)):
+            raise BadRows("a row's tokens are all on elements without a model for "
+                          f"'{metric}'")
         pe = np.array([values[p] for p in arch.pes]).reshape(len(arch.pes), n)
         cn = np.array([values[c] for c in arch.cns]).reshape(len(arch.cns), n)
         value, _ = agg.combine(pe, cn, float(arch.lambda_), shares, locate=False)
         return value
 
-    def _element(self, k, name, element, metric, tokens: Tokens, n: int):
+    def _traffic(self, k, g: _Group, arch, metric: str, n: int) -> dict[str, list]:
+        """CN → the memory traffic it carries, as
+        :func:`~mapping.semantics.traffic.place_memory_traffic` places it (its bytes
+        come from the PEs' models, so it is placed at each evaluation): per PE in order
+        whose model has a memory, ``(pe, model, bytes (n,), rows placed (n,))`` -- the
+        rows of mappings where the PE has tokens of its own and moves some bytes."""
+        out: dict[str, list] = {}
+        if not self._traffic_pes:
+            return out
+        only = self.model.element
+        for pe in arch.pes:
+            model = traffic_model(arch.elements[pe], metric)
+            if model is None:
+                continue
+            source = g.tokens[metric][("source", pe) if self._sources_apart else pe]
+            traffic, placed = self._bytes(k, g, pe, metric, model, source, n)
+            for cn in arch.route_to_cn(pe, traffic.memory):
+                if only is None or cn == only:
+                    out.setdefault(cn, []).append((pe, model, traffic.on(cn), placed))
+        return out
+
+    def _bytes(self, k, g: _Group, pe: str, metric: str, model, source: Tokens, n: int):
+        """PE ``pe``'s :class:`~moa.cost_models.base.MemoryTraffic` of every row
+        (``bytes (n,)``: ``Σ count·token_traffic`` over its own tokens, as
+        :meth:`~moa.cost_models.base.CostModel.memory_traffic` sums them) and the rows
+        where it is placed; memoized by the model."""
+        key = (k, "traffic", pe, metric, id(model))
+        got = self._memo.get(key)
+        if got is None:
+            per = _per_token(model.token_traffic, source)
+            memory, miss = model.memory_route()
+            data = np.bincount(source.row, weights=source.count * per, minlength=n)
+            mapped = np.array([self.model.rows[i].activity is None
+                               for i in self.indices[g.at].tolist()], dtype=bool)
+            got = self._memo[key] = (model, MemoryTraffic(memory, data, miss),
+                                     source.used & (data != 0) & mapped)
+        return got[1], got[2]
+
+    def _element(self, k, name, element, metric, tokens: Tokens, n: int, traffic=()):
+        """The rule's values of ``tokens`` (with the memory ``traffic`` a CN carries,
+        :meth:`_traffic`) per row, ``None`` without a rule."""
         # memoized by the identity of the element's models (kept alive by the memo):
         # unchanged models are the same objects from one evaluation to the next
-        models = tuple(element.costs.values())
+        models = tuple(element.costs.values()) + tuple(m for _, m, _, _ in traffic)
         key = (k, name, metric, tuple(map(id, models)))
         got = self._memo.get(key)
         if got is not None:
             return got[1]
         r = rule(element, metric)
+        if traffic and r is not None:
+            tokens = tokens.with_traffic(traffic, n)
         if r is None:
             values = None
         elif not r.vectorizable:
@@ -586,29 +686,48 @@ class RowBatch:
         """``finish(Σ count·features)`` per row, the features of all tokens at once
         (token by token where they do not broadcast)."""
         size = len(tokens)
-        try:
-            features = [np.broadcast_to(np.asarray(f, dtype=float), (size,))
-                        for f in r.features(tokens)]
-        except (ValueError, TypeError, ZeroDivisionError, ArithmeticError, AttributeError,
-                KeyError):
-            try:
-                features = list(np.array([r.features(t) for t in tokens.flat],
-                                         dtype=float).reshape(size, r.width).T)
-            except (ValueError, TypeError, ZeroDivisionError, ArithmeticError) as exc:
-                raise Unsupported(str(exc)) from None
+        features = _per_token(r.features, tokens, r.width)
         if len(features) != r.width:
-            raise Unsupported("features of unexpected width")
+            raise ValueError(f"model '{r.model.name}' gives {len(features)} features, "
+                             f"not {r.width}")
         totals = [np.bincount(tokens.row, weights=tokens.count * f, minlength=n)
                   for f in features]
         return np.broadcast_to(np.asarray(r.finish(totals), dtype=float), (n,))
 
 
+def _per_token(f: Callable, tokens: Tokens, width: int | None = None):
+    """``f`` of every token: of the arrays at once where ``f`` broadcasts, else token by
+    token over the token objects (a bad value then raises as it does for one token).
+    ``width``: ``f`` gives that many values per token (features), else one."""
+    size = len(tokens)
+    try:
+        got = f(tokens)
+        if width is None:
+            return np.broadcast_to(np.asarray(got, dtype=float), (size,))
+        return [np.broadcast_to(np.asarray(x, dtype=float), (size,)) for x in got]
+    except (ValueError, TypeError, ZeroDivisionError, ArithmeticError, AttributeError,
+            KeyError):
+        each = np.array([f(t) for t in tokens.flat], dtype=float)
+        if width is None:
+            return each.reshape(size)
+        return list(each.reshape(size, width).T)
+
+
 def _part(placed: dict, key, owner: Callable[[Any], str] | None = None) -> list:
-    """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``;
-    ``owner`` names a communication token's PE (shares)."""
+    """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``, memory
+    traffic left out; ``owner`` names a communication token's PE (shares)."""
     if isinstance(key, str):
-        return split_charged(placed.get(key, ()))[0]
+        return _sdf(split_charged(placed.get(key, ()))[0])
+    if key[0] == "source":
+        return split_charged(placed.get(key[1], ()))[0]
     kind, a, b = key
     if kind == "charged":
         return split_charged(placed.get(a, ()))[1].get(b, [])
-    return [t for t in placed.get(a, ()) if owner(t) == b] if owner is not None else []
+    return [t for t in _sdf(placed.get(a, ())) if owner(t) == b] if owner is not None else []
+
+
+def _sdf(tokens: list) -> list:
+    """``tokens`` without memory traffic (:class:`TrafficToken`, placed last)."""
+    if tokens and type(tokens[-1]) is TrafficToken:
+        return [t for t in tokens if type(t) is not TrafficToken]
+    return tokens
