@@ -24,18 +24,30 @@ each token remembers the actor or channel of the activity it comes from
 the application once per set of the rows' own values and reads the tokens' counts,
 quanta and attributes from that activity (:meth:`RowBatch.values` with ``problem_of``).
 
-What this path does not cover raises :class:`Unsupported` and the caller evaluates row
-by row (:class:`mapping.calibration.fitting.RowModel`): timed aggregations, memory traffic (its
-bytes come from the models), ``exclusive`` with CNs that charge their ends, and a system
-metric under an aggregation other than its own.  Copies a CN charges to the cores at the
-ends of a channel (``charge = ends|both``) are gathered per core and CN and valued by the
-CN's rule, ``lambda`` times, as :func:`mapping.evaluation.reference.element_values` does; for
-``exclusive`` each CN's tokens are gathered per PE that owns them (its channel's
-producer, :func:`mapping.semantics.traffic.tokens_by_pe`) and valued by the CN's rule, the
-shares the aggregation's ``combine`` reads.
-A rule whose features do not broadcast (a lookup table) is evaluated token by token
-over the same gathered tokens.  The first rows are checked against the reference
-evaluator when a batch is built.
+Copies a CN charges to the cores at the ends of a channel (``charge = ends|both``) are
+gathered per core and CN and valued by the CN's rule, ``lambda`` times
+(:func:`mapping.evaluation.reference.with_charged`), as
+:func:`mapping.evaluation.reference.element_values` does; for ``exclusive`` each CN's
+tokens are gathered per PE that owns them (its channel's producer,
+:func:`mapping.semantics.traffic.token_owner`) and valued by the CN's rule, the shares the
+aggregation's ``combine`` reads.  Memory traffic (a ``roofline`` PE with a memory CN) is
+never gathered: its bytes come from the PE's model, so each evaluation places it anew
+from the PE's own tokens (:meth:`RowBatch._traffic`: ``token_traffic`` summed per row,
+:class:`~moa.cost_models.base.MemoryTraffic` per CN of the route), after a CN's own
+tokens as :func:`mapping.semantics.traffic.place_memory_traffic` places it, and in the
+share of the PE that causes it.  A rule whose features do not broadcast (a lookup
+table, a GPU's occupancy) is evaluated token by token over the same gathered tokens.
+
+Rows without a value raise :class:`BadRows` (a ``ValueError``: every busy element
+unmodelled, counted CN activity under ``exclusive``) or the rule's own ``ValueError``;
+the caller (:meth:`mapping.calibration.row_model.RowModel.predict_batch`) asks the
+reference evaluator which row and why.  :class:`Unsupported` remains for what this path
+does not value, decided by its caller up front: timed aggregations (``schedule``,
+``period``: each mapping's firings are scheduled), and new values of the application's
+parameters when some token does not say where its numbers come from
+(:attr:`RowBatch.rebinds`).  The first rows are checked against the reference evaluator
+when a batch is built: a difference (:class:`Unsupported`) means a rule this path does
+not know.
 """
 from __future__ import annotations
 
@@ -43,8 +55,6 @@ import functools
 
 import math
 from dataclasses import dataclass
-from itertools import chain
-from operator import attrgetter
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -56,9 +66,10 @@ from mapping.semantics.metrics import (aggregations_of, base_metrics, compose_sy
                                       system_metrics, unvalued)
 from mapping.evaluation.reference import refuse_aggregate, with_charged
 from mapping.semantics.traffic import (ChargedToken, TrafficToken, split_charged,
-                                       token_owner, traffic_model, traffic_token)
+                                       token_owner, traffic_model)
 from moa.cost_models.base import MemoryTraffic
 from moc.activity import TokenGroup
+from mapping.evaluation.row_tokens import SourceTable, Tokens, Once
 
 #: rows compared with the reference evaluator when a batch is built
 CHECKED_ROWS = 4
@@ -68,215 +79,12 @@ MEMO_LIMIT = 1 << 24
 GATHER_CHUNK = 8192
 
 
-_COUNT, _QUANTA, _ATTRS = attrgetter("count"), attrgetter("quanta"), attrgetter("attrs")
-
-
 class Unsupported(Exception):
     """Rows this path does not value (see the module doc)."""
 
 
 class BadRows(ValueError):
     """Some row has no value (the reference evaluator names it and says why)."""
-
-
-class Tokens:
-    """The tokens of one element in one group of rows, as one duck-typed token whose
-    ``count``, ``quanta`` and attributes (``get``) are arrays over the tokens; ``row``
-    is each token's row within the group.  An attribute some tokens lack takes the
-    default given to ``get`` there.  The token objects themselves (:attr:`per_row`,
-    :attr:`flat`, for rules evaluated token by token) are placed again when asked for:
-    kept for a million rows, they would cost gigabytes."""
-
-    #: each token's actor or channel in :attr:`RowBatch.sources` (``None``: not kept)
-    source: np.ndarray | None
-
-    def __init__(self, groups: Sequence[Sequence[Any]], again: Callable[[], list] | None,
-                 code: Callable[[Any], int] | None = None):
-        self._again = again
-        sizes = list(map(len, groups))
-        flat = list(chain.from_iterable(groups))
-        self.row = np.repeat(np.arange(len(groups)), sizes).astype(np.intp)
-        self.source = None if code is None else \
-            np.fromiter(map(code, flat), dtype=np.intp, count=len(flat))
-        self.count = np.fromiter(map(_COUNT, flat), dtype=float, count=len(flat))
-        self.quanta = np.fromiter(map(_QUANTA, flat), dtype=float, count=len(flat))
-        #: the classes of the tokens (memory traffic is refused)
-        self.kinds = set(map(type, flat))
-        attrs = list(map(_ATTRS, flat))
-        self._attrs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-        for name in set().union(*attrs):
-            has = np.array([name in a for a in attrs], dtype=bool)
-            values = np.array([a.get(name, 0.0) for a in attrs], dtype=float)
-            self._attrs[name] = (values, None if has.all() else has)
-        #: the rows with at least one token here
-        self.used = np.array(sizes, dtype=np.intp) > 0
-
-    @classmethod
-    def joined(cls, parts: Sequence["Tokens"], again: Callable[[], list]) -> "Tokens":
-        """The tokens of consecutive chunks of rows as one."""
-        new = object.__new__(cls)
-        new._again = again
-        offsets = np.cumsum([0] + [len(p.used) for p in parts[:-1]])
-        new.row = np.concatenate([p.row + o for p, o in zip(parts, offsets)]) \
-            if parts else np.zeros(0, dtype=np.intp)
-        new.count = np.concatenate([p.count for p in parts]) if parts else np.zeros(0)
-        new.quanta = np.concatenate([p.quanta for p in parts]) if parts else np.zeros(0)
-        new.used = np.concatenate([p.used for p in parts]) if parts else np.zeros(0, bool)
-        new.source = None if not parts or any(p.source is None for p in parts) else \
-            np.concatenate([p.source for p in parts])
-        new._attrs = {}
-        new.kinds = set().union(*(p.kinds for p in parts))
-        for name in {k for p in parts for k in p._attrs}:
-            values, has = [], []
-            for p in parts:
-                v, h = p._attrs.get(name, (np.zeros(len(p)), np.zeros(len(p), dtype=bool)))
-                values.append(v)
-                has.append(np.ones(len(p), dtype=bool) if h is None else h)
-            has_all = np.concatenate(has)
-            new._attrs[name] = (np.concatenate(values), None if has_all.all() else has_all)
-        return new
-
-    def __len__(self):
-        return self.count.size
-
-    @property
-    def per_row(self) -> list[list]:
-        """The token groups of each row."""
-        return self._again()
-
-    @property
-    def flat(self) -> list:
-        return [t for g in self.per_row for t in g]
-
-    def get(self, key, default=None):
-        if key == "quanta":
-            return self.quanta
-        got = self._attrs.get(key)
-        if got is None:
-            return default
-        values, has = got
-        if has is None:
-            return values
-        if default is None:
-            raise TypeError(f"attribute '{key}' is missing on some tokens")
-        return np.where(has, values, default)
-
-    def with_traffic(self, traffic: Sequence[tuple], n_rows: int) -> "Tokens":
-        """These tokens and, after them, the memory-traffic tokens ``traffic``:
-        ``(pe, model, bytes (n_rows,), placed (n_rows,))`` in the order of the PEs, one
-        token of ``quanta = bytes`` per row where placed (a row's tokens keep the
-        reference evaluator's order: the SDF's, then the traffic)."""
-        new = object.__new__(Tokens)
-        rows = [np.flatnonzero(placed) for *_, placed in traffic]
-        sizes = [self.count.size] + [r.size for r in rows]
-        data = [amount[r] for (_, _, amount, _), r in zip(traffic, rows)]
-        new.row = np.concatenate([self.row] + rows).astype(np.intp)
-        new.count = np.concatenate([self.count] + [np.ones(r.size) for r in rows])
-        new.quanta = np.concatenate([self.quanta] + data)
-        new.source, new.kinds = None, self.kinds | {TrafficToken}
-        new.used = self.used | np.logical_or.reduce([p for *_, p in traffic])
-        new._attrs = {}
-        theirs = {"bytes": np.concatenate(data)}
-        for name in set(self._attrs) | set(theirs):
-            values, has = self._attrs.get(name, (np.zeros(sizes[0]), np.zeros(sizes[0], bool)))
-            has = np.ones(sizes[0], bool) if has is None else has
-            other = theirs.get(name)
-            more = np.ones(sum(sizes[1:]), bool) if other is not None else \
-                np.zeros(sum(sizes[1:]), bool)
-            all_has = np.concatenate([has, more])
-            new._attrs[name] = (np.concatenate(
-                [values, other if other is not None else np.zeros(sum(sizes[1:]))]),
-                None if all_has.all() else all_has)
-        new._again = _Once(self._traffic_objects, traffic, n_rows)
-        return new
-
-    def _traffic_objects(self, traffic: Sequence[tuple], n_rows: int) -> list[list]:
-        out = [list(g) for g in self.per_row]
-        for pe, model, amount, placed in traffic:
-            memory = model.memory_route()[0]
-            for r in np.flatnonzero(placed).tolist():
-                out[r].append(traffic_token(pe, memory, float(amount[r])))
-        return out
-
-    def subset(self, rows: np.ndarray, n_rows: int) -> "Tokens":
-        """The tokens of ``rows`` (positions in this group, renumbered 0..)."""
-        new = object.__new__(Tokens)
-        keep = np.zeros(n_rows, dtype=bool)
-        keep[rows] = True
-        mask = keep[self.row]
-        renumber = np.full(n_rows, -1, dtype=np.intp)
-        renumber[rows] = np.arange(len(rows))
-        new.row = renumber[self.row[mask]]
-        order = np.argsort(new.row, kind="stable")        # rows in their new order
-        new.row = new.row[order]
-        new.count, new.quanta = self.count[mask][order], self.quanta[mask][order]
-        new.source = None if self.source is None else self.source[mask][order]
-        new._attrs = {k: (v[mask][order], None if h is None else h[mask][order])
-                      for k, (v, h) in self._attrs.items()}
-        new._again = _Once(_picked, self._again, list(rows))
-        new.used = self.used[rows]
-        new.kinds = self.kinds
-        return new
-
-    def rebound(self, variant: np.ndarray, table: "SourceTable") -> "Tokens":
-        """These tokens with the numbers of their sources in ``table``: row ``r``'s in
-        its set of values ``variant[r]`` (positions in the group)."""
-        new = object.__new__(Tokens)
-        new.row, new.used, new.kinds, new.source = self.row, self.used, self.kinds, self.source
-        at = (variant[self.row], self.source)
-        new.count, new.quanta = table.count[at], table.quanta[at]
-        new._attrs = {}
-        for name, (values, has) in table.attrs.items():
-            mine = has[at]
-            if mine.any():
-                new._attrs[name] = (values[at], None if mine.all() else mine)
-        new._again = _Once(self._objects, variant, table.objects)
-        return new
-
-    def _objects(self, variant: np.ndarray, objects: list[list]) -> list[list]:
-        out: list[list] = [[] for _ in range(len(variant))]
-        for r, s in zip(self.row.tolist(), self.source.tolist()):
-            out[r].append(objects[variant[r]][s])
-        return out
-
-
-def _picked(again: Callable[[], list], rows: list[int]) -> list:
-    return [again()[r] for r in rows]
-
-
-class _Once:
-    """``make(*args)``, made on the first call and kept (the token objects of a part,
-    placed again only if a rule asks for them)."""
-
-    __slots__ = ("make", "args", "value")
-
-    def __init__(self, make, *args):
-        self.make, self.args, self.value = make, args, None
-
-    def __call__(self):
-        if self.value is None:
-            self.value = self.make(*self.args)
-        return self.value
-
-
-class SourceTable:
-    """The token group of each source (``sources``: ``(kind, name)``, kind ``p`` an
-    actor's processing, ``c`` a channel's communication) in the activity of each bound
-    problem: ``count``, ``quanta`` ``(problems, sources)``; ``attrs[name]`` values and
-    presence."""
-
-    def __init__(self, sources: Sequence[tuple[str, str]], problems: Sequence[Any]):
-        self.objects = [[(p.activity.processing if kind == "p" else
-                          p.activity.communication)[name] for kind, name in sources]
-                        for p in problems]
-        flat = list(chain.from_iterable(self.objects))
-        shape = (len(problems), len(sources))
-        self.count = np.fromiter(map(_COUNT, flat), float, len(flat)).reshape(shape)
-        self.quanta = np.fromiter(map(_QUANTA, flat), float, len(flat)).reshape(shape)
-        attrs = list(map(_ATTRS, flat))
-        self.attrs = {name: (np.array([a.get(name, 0.0) for a in attrs], float).reshape(shape),
-                             np.array([name in a for a in attrs], bool).reshape(shape))
-                      for name in set().union(*attrs)}
 
 
 @dataclass
@@ -297,7 +105,7 @@ class _Group:
 
 
 class RowBatch:
-    """Rows ``indices`` of ``model`` (:class:`mapping.calibration.fitting.RowModel`) at once;
+    """Rows ``indices`` of ``model`` (:class:`mapping.calibration.row_model.RowModel`) at once;
     :meth:`values` evaluates them under the bound architectures ``arch_of`` gives."""
 
     def __init__(self, model, indices: Sequence[int], *, check: bool = True):
@@ -454,7 +262,7 @@ class RowBatch:
         then kept: models whose features do not broadcast over arrays of tokens read
         them at every evaluation of a fit, and a placement does not change with the
         values of the model's parameters."""
-        return _Once(self._placed_again, rows, metric, key)
+        return Once(self._placed_again, rows, metric, key)
 
     def _placed_again(self, rows: list[int], metric: str, key) -> list:
         whole = not isinstance(key, str) and key[0] == "source"
@@ -478,7 +286,7 @@ class RowBatch:
 
     def rebound(self, model) -> "RowBatch":
         """These rows' tokens for another model of the same rows (see
-        :meth:`mapping.calibration.fitting.RowModel.share_rows`)."""
+        :meth:`mapping.calibration.row_model.RowModel.share_rows`)."""
         new = object.__new__(RowBatch)
         new.__dict__.update(self.__dict__)
         new.model, new._memo = model, {}
@@ -518,8 +326,8 @@ class RowBatch:
     def values(self, arch_of: Callable[[int], Any],
                problem_of: Callable[[int], Any] | None = None) -> np.ndarray:
         """The rows' values under ``arch_of(first row of each group)``, a bound
-        architecture; :class:`Unsupported` where a row needs the reference evaluator
-        (its tokens all on unmodelled elements, a token its rule refuses).
+        architecture; a ``ValueError`` where some row has no value (:class:`BadRows`,
+        a token its rule refuses): the reference evaluator says which and why.
 
         ``problem_of(row)``: the application is bound anew (free parameters of its own),
         and each row's tokens take their numbers from the activity of
@@ -685,7 +493,6 @@ class RowBatch:
     def _finished(r, tokens: Tokens, n: int) -> np.ndarray:
         """``finish(Σ count·features)`` per row, the features of all tokens at once
         (token by token where they do not broadcast)."""
-        size = len(tokens)
         features = _per_token(r.features, tokens, r.width)
         if len(features) != r.width:
             raise ValueError(f"model '{r.model.name}' gives {len(features)} features, "
