@@ -22,6 +22,7 @@ from mapping.semantics.metrics import (aggregations_of, check_metric, is_charged
                                       system_metrics)
 from mapping.semantics.problem import bind_problem
 from mapping.semantics.routing import place_tokens, validate_mapping
+from mapping.semantics.traffic import traffic_model
 from mapping.evaluation.row_batch import RowBatch, Unsupported
 from mapping.calibration.parameter_vector import GROUPS, PARAMS, add_override
 from mapping.calibration.probes import rebuilt
@@ -232,11 +233,14 @@ class RowModel:
 
     def _direct(self, arch: Architecture) -> bool:
         """Whether the evaluator's value of a mapping is :func:`combine` of its placed
-        tokens: no system metric, no timed aggregation, no per-PE shares of the CNs."""
+        tokens: no system metric, no timed aggregation, no per-PE shares of the CNs, no
+        memory traffic (its bytes come from the models, which overrides change)."""
         if self._combines is None:
             agg = aggregator(self.aggregate)
             self._combines = not (agg.timed or agg.needs_shares
-                                  or self.metric in system_metrics(arch))
+                                  or self.metric in system_metrics(arch)
+                                  or any(traffic_model(arch.elements[pe], self.metric)
+                                         for pe in arch.pes))
         return self._combines
 
     def _evaluate(self, i: int, bound, again: bool = False) -> float:
