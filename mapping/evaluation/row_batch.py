@@ -185,7 +185,8 @@ class RowBatch:
                 for metric in self.metrics:
                     for key in keys[metric]:
                         apart = not isinstance(key, str) and key[0] == "source"
-                        part = Tokens([_part(p, key, o) for p, o in
+                        traffic = self._traffic_pes
+                        part = Tokens([_part(p, key, o, traffic) for p, o in
                                        zip((whole if apart else placed)[metric], owners)],
                                       None, self._coder(key) if self.rebinds else None)
                         parts[metric][key].append(part)
@@ -267,7 +268,7 @@ class RowBatch:
     def _placed_again(self, rows: list[int], metric: str, key) -> list:
         whole = not isinstance(key, str) and key[0] == "source"
         return [_part(self.model.placed_for(i, metric, keep=False, whole=whole), key,
-                      self._owner(i)) for i in rows]
+                      self._owner(i), self._traffic_pes) for i in rows]
 
     def _check(self) -> None:
         """The first rows against the reference evaluator (:meth:`check_against`)."""
@@ -520,17 +521,22 @@ def _per_token(f: Callable, tokens: Tokens, width: int | None = None):
         return list(each.reshape(size, width).T)
 
 
-def _part(placed: dict, key, owner: Callable[[Any], str] | None = None) -> list:
+def _part(placed: dict, key, owner: Callable[[Any], str] | None = None,
+          traffic: bool = False) -> list:
     """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``, memory
-    traffic left out; ``owner`` names a communication token's PE (shares)."""
+    traffic (where some PE has any) left out; ``owner`` names a communication token's PE
+    (shares)."""
     if isinstance(key, str):
-        return _sdf(split_charged(placed.get(key, ()))[0])
+        own = split_charged(placed.get(key, ()))[0]
+        return _sdf(own) if traffic else own
     if key[0] == "source":
         return split_charged(placed.get(key[1], ()))[0]
     kind, a, b = key
     if kind == "charged":
         return split_charged(placed.get(a, ()))[1].get(b, [])
-    return [t for t in _sdf(placed.get(a, ())) if owner(t) == b] if owner is not None else []
+    tokens = placed.get(a, ())
+    return [t for t in (_sdf(tokens) if traffic else tokens) if owner(t) == b] \
+        if owner is not None else []
 
 
 def _sdf(tokens: list) -> list:
