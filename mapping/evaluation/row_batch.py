@@ -195,8 +195,10 @@ class RowBatch:
             for metric in self.metrics:
                 tokens[metric] = {key: Tokens.joined(p, self._placer(rows, metric, key))
                                   for key, p in parts[metric].items()}
-                busy[metric] = np.logical_or.reduce(
-                    [t.used for t in tokens[metric].values()] + [np.zeros(len(rows), bool)])
+                busy[metric] = np.logical_or.reduce(        # placed tokens, not sources
+                    [t.used for key, t in tokens[metric].items()
+                     if isinstance(key, str) or key[0] != "source"]
+                    + [np.zeros(len(rows), bool)])
             params = {name: np.array(v, dtype=float) for name, v in values.items()
                       if all(x is not None for x in v)}
             # the first row of each set of values, and each row's set
