@@ -8,8 +8,8 @@ the one explicit path of timed rows), a system metric (its time term under any o
 or an aggregation asked for it: the reference's error), CNs with ``charge =
 self|ends|both`` under any aggregation, memory traffic, a CN without a model for
 energy, mapping rows (an application with per-row parameters) and per-element activity
-rows, and free values of a model's argument, of a parameter of the .moa and of one of
-the application that no row gives.  The batch is built without its own first-rows
+rows, one element's part alone (the per-element fit), and free values of a model's
+argument, of a parameter of the .moa and of one of the application that no row gives.  The batch is built without its own first-rows
 check, so that a difference fails here instead of sending the rows the reference
 way."""
 from __future__ import annotations
