@@ -5,6 +5,7 @@ the row-by-row path; the stated limit on rows."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -422,3 +423,28 @@ def test_memory_traffic_is_placed_at_each_evaluation(tmp_path, element, aggregat
     fast = model.predict_batch(some, overrides, {})
     assert fast is not None
     assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-13, atol=0)
+
+
+def test_a_row_without_a_value_is_the_references_error_about_that_row(tmp_path):
+    """The array core finds a row whose busy elements all lack a model for the metric;
+    the error is the reference evaluator's, about that row, under free values too."""
+    (tmp_path / "busy").mkdir()
+    arch, names, rows = activity_rows(tmp_path / "busy")
+    text = (tmp_path / "busy" / "b.moa").read_text().replace(
+        "cn bus [time = lsla(alpha = 1e-11), energy = lsla(alpha = 2e-12)]",
+        "cn bus [time = lsla(alpha = 1e-11)]")
+    (tmp_path / "busy" / "b.moa").write_text(text)
+    arch = dsl.load_moa(tmp_path / "busy" / "b.moa")[0]
+    rows = [r for r in rows if any(r.activity[e][1] for e in names)]
+    bad = next(i for i, r in enumerate(rows) if r.activity["bus"][1]) + 3
+    rows[bad] = replace(rows[bad], activity={"l0": (0.0, 0), "l1": (0.0, 0), "b0": (0.0, 0),
+                                             "bus": (1000.0, 2)})
+    model = RowModel(arch, rows, "energy", "sum")
+    with pytest.raises(InputError, match="no element it uses has a model for metric "
+                                         "'energy'") as got:
+        model.predict()
+    assert got.value.row == bad
+    free = parse_free(arch, "l0.energy.alpha", None)
+    with pytest.raises(InputError, match="no element it uses has a model") as got:
+        model.predict(None, ParameterVector(free).overrides([1e-9]))
+    assert got.value.row == bad
