@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mapping.semantics.traffic import TrafficToken, traffic_token
+from mapping.semantics.traffic import traffic_token
 
 _COUNT, _QUANTA, _ATTRS = attrgetter("count"), attrgetter("quanta"), attrgetter("attrs")
 
@@ -38,8 +38,6 @@ class Tokens:
             np.fromiter(map(code, flat), dtype=np.intp, count=len(flat))
         self.count = np.fromiter(map(_COUNT, flat), dtype=float, count=len(flat))
         self.quanta = np.fromiter(map(_QUANTA, flat), dtype=float, count=len(flat))
-        #: the classes of the tokens (memory traffic is refused)
-        self.kinds = set(map(type, flat))
         attrs = list(map(_ATTRS, flat))
         self._attrs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
         for name in set().union(*attrs):
@@ -63,7 +61,6 @@ class Tokens:
         new.source = None if not parts or any(p.source is None for p in parts) else \
             np.concatenate([p.source for p in parts])
         new._attrs = {}
-        new.kinds = set().union(*(p.kinds for p in parts))
         for name in {k for p in parts for k in p._attrs}:
             values, has = [], []
             for p in parts:
@@ -111,7 +108,7 @@ class Tokens:
         new.row = np.concatenate([self.row] + rows).astype(np.intp)
         new.count = np.concatenate([self.count] + [np.ones(r.size) for r in rows])
         new.quanta = np.concatenate([self.quanta] + data)
-        new.source, new.kinds = None, self.kinds | {TrafficToken}
+        new.source = None
         new.used = self.used | np.logical_or.reduce([p for *_, p in traffic])
         new._attrs = {}
         theirs = {"bytes": np.concatenate(data)}
@@ -153,14 +150,13 @@ class Tokens:
                       for k, (v, h) in self._attrs.items()}
         new._again = Once(_picked, self._again, list(rows))
         new.used = self.used[rows]
-        new.kinds = self.kinds
         return new
 
     def rebound(self, variant: np.ndarray, table: "SourceTable") -> "Tokens":
         """These tokens with the numbers of their sources in ``table``: row ``r``'s in
         its set of values ``variant[r]`` (positions in the group)."""
         new = object.__new__(Tokens)
-        new.row, new.used, new.kinds, new.source = self.row, self.used, self.kinds, self.source
+        new.row, new.used, new.source = self.row, self.used, self.source
         at = (variant[self.row], self.source)
         new.count, new.quanta = table.count[at], table.quanta[at]
         new._attrs = {}
