@@ -250,11 +250,13 @@ def test_many_mappings_per_parameter_set_go_through_the_batch_evaluator(monkeypa
     assert np.allclose(model.predict(), [r.measured for r in rows], rtol=1e-12)
     assert model.row_batch(range(len(rows))) is not None
     assert not used and not one_by_one
-    # where the rows cannot go at once, each parameter set's mappings go to the batch
-    # evaluator
-    model = RowModel(truth, rows, "time", "max", app)
-    monkeypatch.setattr(RowModel, "row_batch", lambda self, indices: None)
-    assert np.allclose(model.predict(), [r.measured for r in rows], rtol=1e-12)
+    # timed rows (each mapping's firings scheduled): each parameter set's mappings go
+    # to the search's batch evaluator, none one at a time
+    model = RowModel(truth, rows, "time", "schedule", app)
+    assert model.timed and model.row_batch(range(len(rows))) is None
+    scheduled = [evaluate(app, truth, r.mapping, aggregate="schedule", params=r.params).value
+                 for r in rows]
+    assert np.allclose(model.predict(), scheduled, rtol=1e-12)
     assert len(used) == 3 and not one_by_one
     monkeypatch.undo()
     start = fitted_architecture(truth, parse_free(truth, "p0.time.alpha,q.time.alpha"),

@@ -5,6 +5,7 @@ the row-by-row path; the stated limit on rows."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -383,3 +384,67 @@ def test_the_batch_under_any_free_values_equals_the_reference(free_rows, k, alph
     fast = model.predict_batch(rows, overrides, {})
     assert fast is not None
     assert np.allclose(fast, one_by_one(model, rows, overrides), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("element", [None, "bus", "l0"])
+@pytest.mark.parametrize("aggregate", ["sum", "exclusive"])
+def test_memory_traffic_is_placed_at_each_evaluation(tmp_path, element, aggregate):
+    """A roofline core with a memory CN: its traffic (bytes from the model, ``miss``
+    times on the memory) is on the bus after the channels' tokens and in the core's
+    share of it, under free values of ``miss`` too; one element's part sees the traffic
+    of the whole mapping on the bus."""
+    app, arch, rows = study(tmp_path)
+    (tmp_path / "a.sdf").write_text(SDF.replace("gamma = G0]", "gamma = G0, bytes = S0 / 2]")
+                                    .replace("gamma = G2]", "gamma = G2, bytes = 3 * S2]"))
+    (tmp_path / "b.moa").write_text(MOA.replace(
+        "pe l0 [time = gsla(alpha = 2e-9, beta = 3e-10)",
+        'pe l0 [time = roofline(peak = 1e9, bandwidth = 2e8, memory = "bus", miss = 0.5)')
+        .replace("pe b0 [time = gsla(alpha = 7e-10, beta = 1e-10)",
+                 'pe b0 [time = roofline(peak = 2e9, bandwidth = 1e8, memory = "bus")')
+        .replace("cn bus [time = lsla(alpha = 1e-11)", "cn bus [time = lsla(alpha = 1e-8)"))
+    app, arch = dsl.load_sdf(tmp_path / "a.sdf")[0], dsl.load_moa(tmp_path / "b.moa")[0]
+    model = RowModel(arch, rows, "time", aggregate, app, element=element)
+    if element == "bus" and aggregate == "exclusive":   # the bus's part names no PE
+        with pytest.raises(InputError, match="share of each CN's tokens"):
+            model.predict()
+        return
+    assert model.row_batch(range(len(rows))) is not None
+    want = [model.reference_value(i) for i in range(len(rows))]
+    assert np.allclose(model.predict(), want, rtol=1e-13, atol=0)
+    if element is None:       # the traffic counts: without it the values differ
+        text = (tmp_path / "b.moa").read_text()
+        (tmp_path / "b.moa").write_text(text.replace(', memory = "bus", miss = 0.5', "")
+                                        .replace(', memory = "bus"', ""))
+        plain = RowModel(dsl.load_moa(tmp_path / "b.moa")[0], rows, "time", aggregate, app)
+        assert not np.allclose(plain.predict(), want, rtol=1e-6, atol=0)
+    free = parse_free(arch, "l0.time.miss,b0.time.bandwidth,bus.time.alpha", app)
+    overrides = ParameterVector(free).overrides([0.9, 3e8, 2e-11])
+    some = list(range(0, 30, 3))
+    fast = model.predict_batch(some, overrides, {})
+    assert fast is not None
+    assert np.allclose(fast, one_by_one(model, some, overrides), rtol=1e-13, atol=0)
+
+
+def test_a_row_without_a_value_is_the_references_error_about_that_row(tmp_path):
+    """The array core finds a row whose busy elements all lack a model for the metric;
+    the error is the reference evaluator's, about that row, under free values too."""
+    (tmp_path / "busy").mkdir()
+    arch, names, rows = activity_rows(tmp_path / "busy")
+    text = (tmp_path / "busy" / "b.moa").read_text().replace(
+        "cn bus [time = lsla(alpha = 1e-11), energy = lsla(alpha = 2e-12)]",
+        "cn bus [time = lsla(alpha = 1e-11)]")
+    (tmp_path / "busy" / "b.moa").write_text(text)
+    arch = dsl.load_moa(tmp_path / "busy" / "b.moa")[0]
+    rows = [r for r in rows if any(r.activity[e][1] for e in names)]
+    bad = next(i for i, r in enumerate(rows) if r.activity["bus"][1]) + 3
+    rows[bad] = replace(rows[bad], activity={"l0": (0.0, 0), "l1": (0.0, 0), "b0": (0.0, 0),
+                                             "bus": (1000.0, 2)})
+    model = RowModel(arch, rows, "energy", "sum")
+    with pytest.raises(InputError, match="no element it uses has a model for metric "
+                                         "'energy'") as got:
+        model.predict()
+    assert got.value.row == bad
+    free = parse_free(arch, "l0.energy.alpha", None)
+    with pytest.raises(InputError, match="no element it uses has a model") as got:
+        model.predict(None, ParameterVector(free).overrides([1e-9]))
+    assert got.value.row == bad

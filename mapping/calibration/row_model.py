@@ -18,9 +18,11 @@ from mapping.evaluation.activity import combine, element_tokens, evaluate_activi
 from mapping.evaluation.reference import evaluate
 from mapping.calibration.measurements import MeasurementRow
 from mapping.semantics.aggregation import aggregator
-from mapping.semantics.metrics import check_metric, is_charged, system_metrics
+from mapping.semantics.metrics import (aggregations_of, check_metric, is_charged,
+                                      system_metrics)
 from mapping.semantics.problem import bind_problem
 from mapping.semantics.routing import place_tokens, validate_mapping
+from mapping.semantics.traffic import traffic_model
 from mapping.evaluation.row_batch import RowBatch, Unsupported
 from mapping.calibration.parameter_vector import GROUPS, PARAMS, add_override
 from mapping.calibration.probes import rebuilt
@@ -63,6 +65,7 @@ class RowModel:
         self._placed: dict[tuple, dict] = {}
         self._checked = False
         self._combines: bool | None = None
+        self._timed: bool | None = None
         self._batches: dict = {}
         #: bound applications and architectures shared by rows (:func:`bind_problem`)
         self._bindings: dict = {}
@@ -195,24 +198,27 @@ class RowModel:
         """Element → the token groups of row ``i`` (independent of cost parameters)."""
         return self.placed_for(i, self.metric)
 
-    def placed_for(self, i: int, metric: str, keep: bool = True) -> dict[str, list]:
+    def placed_for(self, i: int, metric: str, keep: bool = True, whole: bool = False
+                   ) -> dict[str, list]:
         """:meth:`placed` for ``metric`` (a term of a system metric places its own);
-        ``keep=False``: not kept for later calls (rows gathered once, by the million)."""
+        ``keep=False``: not kept for later calls (rows gathered once, by the million);
+        ``whole``: every element's tokens, even with :attr:`element`."""
+        keep = keep and not whole
         key = (self.row_identity(i), metric) if keep else None
         got = self._placed.get(key) if keep else None
         if got is None:
             b = self.bound(i, keep)
             try:
-                got = self._place(i, b, metric)
+                got = self._place(i, b, metric, whole)
             except (ValueError, KeyError) as exc:
                 raise self.row_error(i, exc) from None
             if keep:
                 self._placed[key] = got
         return got
 
-    def _place(self, i: int, b, metric: str) -> dict[str, list]:
+    def _place(self, i: int, b, metric: str, whole: bool = False) -> dict[str, list]:
         """Row ``i``'s tokens on the bound problem (or architecture) ``b``: every
-        element's, or with :attr:`element` that element's alone."""
+        element's, or with :attr:`element` (and not ``whole``) that element's alone."""
         row = self.rows[i]
         if row.activity is None:
             validate_mapping(b.app, b.arch, row.mapping)
@@ -220,18 +226,21 @@ class RowModel:
                                charge=is_charged(metric))
         else:
             got = element_tokens(b if isinstance(b, Architecture) else b.arch, row.activity)
-        if self.element is not None:
+        if self.element is not None and not whole:
             got = {name: (tokens if name == self.element else [])
                    for name, tokens in got.items()}
         return got
 
     def _direct(self, arch: Architecture) -> bool:
         """Whether the evaluator's value of a mapping is :func:`combine` of its placed
-        tokens: no system metric, no timed aggregation, no per-PE shares of the CNs."""
+        tokens: no system metric, no timed aggregation, no per-PE shares of the CNs, no
+        memory traffic (its bytes come from the models, which overrides change)."""
         if self._combines is None:
             agg = aggregator(self.aggregate)
             self._combines = not (agg.timed or agg.needs_shares
-                                  or self.metric in system_metrics(arch))
+                                  or self.metric in system_metrics(arch)
+                                  or any(traffic_model(arch.elements[pe], self.metric)
+                                         for pe in arch.pes))
         return self._combines
 
     def _evaluate(self, i: int, bound, again: bool = False) -> float:
@@ -347,9 +356,25 @@ class RowModel:
         with np.errstate(all="ignore"):
             return float(self._evaluate(i, self.bound(i)))
 
+    @property
+    def timed(self) -> bool:
+        """Whether the rows' value schedules each mapping's firings: the aggregation
+        (or that of a term of a system metric) is timed (``schedule``, ``period``).
+        Such rows take the one path the array core does not cover
+        (:meth:`_row_by_row`); every other row is valued by the core
+        (:meth:`predict_batch`)."""
+        if self._timed is None:
+            self._timed = any(aggregator(name).timed for name in aggregations_of(
+                self.arch, self.metric, self._requested))
+        return self._timed
+
     def row_batch(self, indices) -> RowBatch | None:
-        """The :class:`~mapping.evaluation.row_batch.RowBatch` of rows ``indices`` (``None``: they
-        are evaluated one at a time).  Built once for every row, sliced for subsets."""
+        """The :class:`~mapping.evaluation.row_batch.RowBatch` of rows ``indices``, built
+        once for every row and sliced for subsets; ``None`` for timed rows
+        (:attr:`timed`) or when its first rows differ from the reference evaluator (a
+        rule the core does not know: those rows are then valued one by one)."""
+        if self.timed:
+            return None
         indices = np.asarray(indices, dtype=np.intp)
         key = indices.tobytes()
         if key in self._batches:
@@ -358,8 +383,8 @@ class RowModel:
         if every is False:
             try:
                 every = RowBatch(self, range(len(self.rows)))
-            except (Unsupported, ValueError, KeyError, TypeError, ArithmeticError):
-                every = None                 # the reference path reports any bad row
+            except Unsupported:
+                every = None
             self._batches[None] = every
         got = None
         if every is not None:
@@ -371,50 +396,79 @@ class RowModel:
         return got
 
     def predict_batch(self, indices, overrides, cache) -> np.ndarray | None:
-        """All rows at once (:mod:`mapping.evaluation.row_batch`), or ``None`` where they must go
-        one at a time: unsupported, or a row that fails (the reference explains it)."""
-        if not indices:
+        """All rows at once by the array core (:mod:`mapping.evaluation.row_batch`), or
+        ``None`` for rows it does not value: timed ones (:attr:`timed`), new values of
+        the application's parameters where the tokens cannot follow them
+        (:attr:`RowBatch.rebinds`), a batch whose first rows differ from the reference.
+        A row without a value (a bad parameter, tokens on unmodelled elements only, an
+        infinite prediction) is the reference evaluator's error about that row."""
+        if not indices or self.timed:
             return None
-        batch = self.row_batch(indices)
-        if batch is None:
-            return None
-        problem_of: Callable[[int], Any] | None = None
-        if self._rebinds_app(overrides):
-            if not batch.rebinds:
-                return None
-            if len(self._app_bindings) > _KEEP:
-                self._app_bindings.clear()
-            cache.setdefault("bindings", self._app_bindings)
-            problem_of = functools.partial(self._variant, overrides=overrides, cache=cache)
-
-            def arch_of(i):
-                return problem_of(i).arch
-        elif overrides:
-            def arch_of(i):
-                return self._variant(i, overrides, cache, arch_only=True)
-        else:
-            arch_of = self.bound_arch
         try:
+            batch = self.row_batch(indices)
+            if batch is None:
+                return None
+            problem_of: Callable[[int], Any] | None = None
+            if self._rebinds_app(overrides):
+                if not batch.rebinds:
+                    return None
+                if len(self._app_bindings) > _KEEP:
+                    self._app_bindings.clear()
+                cache.setdefault("bindings", self._app_bindings)
+                problem_of = functools.partial(self._variant, overrides=overrides,
+                                               cache=cache)
+
+                def arch_of(i):
+                    return problem_of(i).arch
+            elif overrides:
+                def arch_of(i):
+                    return self._variant(i, overrides, cache, arch_only=True)
+            else:
+                arch_of = self.bound_arch
             with np.errstate(all="ignore"):
                 out = batch.values(arch_of, problem_of)
-                if problem_of is not None and not batch.rebinding_checked:
-                    self._check_rebinding(batch, out, overrides, cache)
-        except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError, InputError):
-            return None
-        return out if np.all(np.isfinite(out)) else None
+            if problem_of is not None and not batch.rebinding_checked \
+                    and not self._check_rebinding(batch, out, overrides, cache):
+                return None
+        except (ValueError, ArithmeticError) as exc:
+            raise self._explained(indices, overrides, cache, exc) from None
+        bad = np.flatnonzero(~np.isfinite(out))
+        if bad.size:
+            i = indices[int(bad[0])]
+            self.value(i, overrides, cache)          # the reference's error, if it has one
+            raise self.row_error(i, f"the predicted {self.metric} is {out[bad[0]]}, not a "
+                                 "finite number")
+        return out
 
-    def _check_rebinding(self, batch: RowBatch, out: np.ndarray, overrides, cache) -> None:
+    def _explained(self, indices, overrides, cache, exc: Exception) -> Exception:
+        """The error about the row that made the array core fail with ``exc``: the
+        reference evaluator's, on the first row it refuses (``exc`` itself when it is
+        already about a row, or when no row is refused)."""
+        if isinstance(exc, InputError) and getattr(exc, "row", None) is not None:
+            return exc
+        for i in indices:
+            try:
+                self.value(i, overrides, cache)
+            except (ValueError, ArithmeticError) as error:
+                return error
+        return exc
+
+    def _check_rebinding(self, batch: RowBatch, out: np.ndarray, overrides, cache) -> bool:
         """The first rows of a batch under new values of the application's parameters
         against the reference evaluator, once: a difference sends every such
-        evaluation of the batch the reference way."""
+        evaluation of the batch the reference way (``False``)."""
         try:
             batch.check_against(out, lambda i: self.value(i, overrides, cache))
         except Unsupported:
             batch.rebinds = False
-            raise
+            return False
         batch.rebinding_checked = True
+        return True
 
     def predict(self, indices=None, overrides=None) -> np.ndarray:
+        """The predictions of rows ``indices`` (all by default) under ``overrides``: by
+        the array core (:meth:`predict_batch`) where it values them, else one by one
+        (:meth:`_row_by_row`)."""
         indices = list(range(len(self.rows)) if indices is None else indices)
         if overrides and GROUPS in overrides:
             return self._predict_groups(indices, overrides)
@@ -422,8 +476,15 @@ class RowModel:
         fast = self.predict_batch(indices, overrides, cache)
         if fast is not None:
             return fast
+        return self._row_by_row(indices, overrides, cache)
+
+    def _row_by_row(self, indices, overrides, cache) -> np.ndarray:
+        """The rows :meth:`predict_batch` leaves, each by the reference evaluator, rows
+        alike once; timed rows with many mappings of one parameter set by the search's
+        batch evaluator (:meth:`_timed_tables`)."""
         memo: dict[tuple, float] = {}
-        self._batch(indices, overrides, cache, memo)
+        if self.timed:
+            self._timed_tables(indices, overrides, cache, memo)
         out = np.empty(len(indices))
         for r, i in enumerate(indices):
             ident = self.row_identity(i)
@@ -449,10 +510,12 @@ class RowModel:
             out[at] = self.predict([indices[r] for r in at], merged)
         return out
 
-    def _batch(self, indices, overrides, cache, memo) -> None:
-        """Mapping rows the row batch leaves (timed aggregations, memory traffic): a
-        parameter set with many distinct mappings (without fixed routes) through the
-        search's batch evaluator, into ``memo``; a failure leaves them to :meth:`value`."""
+    def _timed_tables(self, indices, overrides, cache, memo) -> None:
+        """Timed rows (:attr:`timed`: each mapping's firings scheduled): a parameter set
+        with at least :data:`BATCH_MIN` distinct mappings without fixed routes through
+        the search's batch evaluator, whose firing tables serve all of them, into
+        ``memo``; the rest, and any row it cannot value (the reference evaluator then
+        names the row and says why), go one by one."""
         groups: dict[tuple, dict[tuple, int]] = {}
         if self.element is not None:
             return                           # one element's part: the reference path

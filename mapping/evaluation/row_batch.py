@@ -24,18 +24,30 @@ each token remembers the actor or channel of the activity it comes from
 the application once per set of the rows' own values and reads the tokens' counts,
 quanta and attributes from that activity (:meth:`RowBatch.values` with ``problem_of``).
 
-What this path does not cover raises :class:`Unsupported` and the caller evaluates row
-by row (:class:`mapping.calibration.fitting.RowModel`): timed aggregations, memory traffic (its
-bytes come from the models), ``exclusive`` with CNs that charge their ends, and a system
-metric under an aggregation other than its own.  Copies a CN charges to the cores at the
-ends of a channel (``charge = ends|both``) are gathered per core and CN and valued by the
-CN's rule, ``lambda`` times, as :func:`mapping.evaluation.reference.element_values` does; for
-``exclusive`` each CN's tokens are gathered per PE that owns them (its channel's
-producer, :func:`mapping.semantics.traffic.tokens_by_pe`) and valued by the CN's rule, the
-shares the aggregation's ``combine`` reads.
-A rule whose features do not broadcast (a lookup table) is evaluated token by token
-over the same gathered tokens.  The first rows are checked against the reference
-evaluator when a batch is built.
+Copies a CN charges to the cores at the ends of a channel (``charge = ends|both``) are
+gathered per core and CN and valued by the CN's rule, ``lambda`` times
+(:func:`mapping.evaluation.reference.with_charged`), as
+:func:`mapping.evaluation.reference.element_values` does; for ``exclusive`` each CN's
+tokens are gathered per PE that owns them (its channel's producer,
+:func:`mapping.semantics.traffic.token_owner`) and valued by the CN's rule, the shares the
+aggregation's ``combine`` reads.  Memory traffic (a ``roofline`` PE with a memory CN) is
+never gathered: its bytes come from the PE's model, so each evaluation places it anew
+from the PE's own tokens (:meth:`RowBatch._traffic`: ``token_traffic`` summed per row,
+:class:`~moa.cost_models.base.MemoryTraffic` per CN of the route), after a CN's own
+tokens as :func:`mapping.semantics.traffic.place_memory_traffic` places it, and in the
+share of the PE that causes it.  A rule whose features do not broadcast (a lookup
+table, a GPU's occupancy) is evaluated token by token over the same gathered tokens.
+
+Rows without a value raise :class:`BadRows` (a ``ValueError``: every busy element
+unmodelled, counted CN activity under ``exclusive``) or the rule's own ``ValueError``;
+the caller (:meth:`mapping.calibration.row_model.RowModel.predict_batch`) asks the
+reference evaluator which row and why.  :class:`Unsupported` remains for what this path
+does not value, decided by its caller up front: timed aggregations (``schedule``,
+``period``: each mapping's firings are scheduled), and new values of the application's
+parameters when some token does not say where its numbers come from
+(:attr:`RowBatch.rebinds`).  The first rows are checked against the reference evaluator
+when a batch is built: a difference (:class:`Unsupported`) means a rule this path does
+not know.
 """
 from __future__ import annotations
 
@@ -43,19 +55,21 @@ import functools
 
 import math
 from dataclasses import dataclass
-from itertools import chain
-from operator import attrgetter
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from mapping.semantics.aggregation import aggregator
 from mapping.bulk import paused
-from mapping.semantics.metrics import (base_metrics, compose_system, is_charged, rule,
+from mapping.semantics.metrics import (aggregations_of, base_metrics, compose_system,
+                                      is_charged, rule,
                                       system_metrics, unvalued)
-from mapping.evaluation.reference import with_charged
-from mapping.semantics.traffic import ChargedToken, TrafficToken, split_charged, token_owner
+from mapping.evaluation.reference import refuse_aggregate, with_charged
+from mapping.semantics.traffic import (ChargedToken, TrafficToken, split_charged,
+                                       token_owner, traffic_model)
+from moa.cost_models.base import MemoryTraffic
 from moc.activity import TokenGroup
+from mapping.evaluation.row_tokens import SourceTable, Tokens, Once
 
 #: rows compared with the reference evaluator when a batch is built
 CHECKED_ROWS = 4
@@ -65,174 +79,12 @@ MEMO_LIMIT = 1 << 24
 GATHER_CHUNK = 8192
 
 
-_COUNT, _QUANTA, _ATTRS = attrgetter("count"), attrgetter("quanta"), attrgetter("attrs")
-
-
 class Unsupported(Exception):
-    """These rows are evaluated one at a time (see the module doc)."""
+    """Rows this path does not value (see the module doc)."""
 
 
-class Tokens:
-    """The tokens of one element in one group of rows, as one duck-typed token whose
-    ``count``, ``quanta`` and attributes (``get``) are arrays over the tokens; ``row``
-    is each token's row within the group.  An attribute some tokens lack takes the
-    default given to ``get`` there.  The token objects themselves (:attr:`per_row`,
-    :attr:`flat`, for rules evaluated token by token) are placed again when asked for:
-    kept for a million rows, they would cost gigabytes."""
-
-    #: each token's actor or channel in :attr:`RowBatch.sources` (``None``: not kept)
-    source: np.ndarray | None
-
-    def __init__(self, groups: Sequence[Sequence[Any]], again: Callable[[], list] | None,
-                 code: Callable[[Any], int] | None = None):
-        self._again = again
-        sizes = list(map(len, groups))
-        flat = list(chain.from_iterable(groups))
-        self.row = np.repeat(np.arange(len(groups)), sizes).astype(np.intp)
-        self.source = None if code is None else \
-            np.fromiter(map(code, flat), dtype=np.intp, count=len(flat))
-        self.count = np.fromiter(map(_COUNT, flat), dtype=float, count=len(flat))
-        self.quanta = np.fromiter(map(_QUANTA, flat), dtype=float, count=len(flat))
-        #: the classes of the tokens (memory traffic is refused)
-        self.kinds = set(map(type, flat))
-        attrs = list(map(_ATTRS, flat))
-        self._attrs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-        for name in set().union(*attrs):
-            has = np.array([name in a for a in attrs], dtype=bool)
-            values = np.array([a.get(name, 0.0) for a in attrs], dtype=float)
-            self._attrs[name] = (values, None if has.all() else has)
-        #: the rows with at least one token here
-        self.used = np.array(sizes, dtype=np.intp) > 0
-
-    @classmethod
-    def joined(cls, parts: Sequence["Tokens"], again: Callable[[], list]) -> "Tokens":
-        """The tokens of consecutive chunks of rows as one."""
-        new = object.__new__(cls)
-        new._again = again
-        offsets = np.cumsum([0] + [len(p.used) for p in parts[:-1]])
-        new.row = np.concatenate([p.row + o for p, o in zip(parts, offsets)]) \
-            if parts else np.zeros(0, dtype=np.intp)
-        new.count = np.concatenate([p.count for p in parts]) if parts else np.zeros(0)
-        new.quanta = np.concatenate([p.quanta for p in parts]) if parts else np.zeros(0)
-        new.used = np.concatenate([p.used for p in parts]) if parts else np.zeros(0, bool)
-        new.source = None if not parts or any(p.source is None for p in parts) else \
-            np.concatenate([p.source for p in parts])
-        new._attrs = {}
-        new.kinds = set().union(*(p.kinds for p in parts))
-        for name in {k for p in parts for k in p._attrs}:
-            values, has = [], []
-            for p in parts:
-                v, h = p._attrs.get(name, (np.zeros(len(p)), np.zeros(len(p), dtype=bool)))
-                values.append(v)
-                has.append(np.ones(len(p), dtype=bool) if h is None else h)
-            has_all = np.concatenate(has)
-            new._attrs[name] = (np.concatenate(values), None if has_all.all() else has_all)
-        return new
-
-    def __len__(self):
-        return self.count.size
-
-    @property
-    def per_row(self) -> list[list]:
-        """The token groups of each row."""
-        return self._again()
-
-    @property
-    def flat(self) -> list:
-        return [t for g in self.per_row for t in g]
-
-    def get(self, key, default=None):
-        if key == "quanta":
-            return self.quanta
-        got = self._attrs.get(key)
-        if got is None:
-            return default
-        values, has = got
-        if has is None:
-            return values
-        if default is None:
-            raise TypeError(f"attribute '{key}' is missing on some tokens")
-        return np.where(has, values, default)
-
-    def subset(self, rows: np.ndarray, n_rows: int) -> "Tokens":
-        """The tokens of ``rows`` (positions in this group, renumbered 0..)."""
-        new = object.__new__(Tokens)
-        keep = np.zeros(n_rows, dtype=bool)
-        keep[rows] = True
-        mask = keep[self.row]
-        renumber = np.full(n_rows, -1, dtype=np.intp)
-        renumber[rows] = np.arange(len(rows))
-        new.row = renumber[self.row[mask]]
-        order = np.argsort(new.row, kind="stable")        # rows in their new order
-        new.row = new.row[order]
-        new.count, new.quanta = self.count[mask][order], self.quanta[mask][order]
-        new.source = None if self.source is None else self.source[mask][order]
-        new._attrs = {k: (v[mask][order], None if h is None else h[mask][order])
-                      for k, (v, h) in self._attrs.items()}
-        new._again = _Once(_picked, self._again, list(rows))
-        new.used = self.used[rows]
-        new.kinds = self.kinds
-        return new
-
-    def rebound(self, variant: np.ndarray, table: "SourceTable") -> "Tokens":
-        """These tokens with the numbers of their sources in ``table``: row ``r``'s in
-        its set of values ``variant[r]`` (positions in the group)."""
-        new = object.__new__(Tokens)
-        new.row, new.used, new.kinds, new.source = self.row, self.used, self.kinds, self.source
-        at = (variant[self.row], self.source)
-        new.count, new.quanta = table.count[at], table.quanta[at]
-        new._attrs = {}
-        for name, (values, has) in table.attrs.items():
-            mine = has[at]
-            if mine.any():
-                new._attrs[name] = (values[at], None if mine.all() else mine)
-        new._again = _Once(self._objects, variant, table.objects)
-        return new
-
-    def _objects(self, variant: np.ndarray, objects: list[list]) -> list[list]:
-        out: list[list] = [[] for _ in range(len(variant))]
-        for r, s in zip(self.row.tolist(), self.source.tolist()):
-            out[r].append(objects[variant[r]][s])
-        return out
-
-
-def _picked(again: Callable[[], list], rows: list[int]) -> list:
-    return [again()[r] for r in rows]
-
-
-class _Once:
-    """``make(*args)``, made on the first call and kept (the token objects of a part,
-    placed again only if a rule asks for them)."""
-
-    __slots__ = ("make", "args", "value")
-
-    def __init__(self, make, *args):
-        self.make, self.args, self.value = make, args, None
-
-    def __call__(self):
-        if self.value is None:
-            self.value = self.make(*self.args)
-        return self.value
-
-
-class SourceTable:
-    """The token group of each source (``sources``: ``(kind, name)``, kind ``p`` an
-    actor's processing, ``c`` a channel's communication) in the activity of each bound
-    problem: ``count``, ``quanta`` ``(problems, sources)``; ``attrs[name]`` values and
-    presence."""
-
-    def __init__(self, sources: Sequence[tuple[str, str]], problems: Sequence[Any]):
-        self.objects = [[(p.activity.processing if kind == "p" else
-                          p.activity.communication)[name] for kind, name in sources]
-                        for p in problems]
-        flat = list(chain.from_iterable(self.objects))
-        shape = (len(problems), len(sources))
-        self.count = np.fromiter(map(_COUNT, flat), float, len(flat)).reshape(shape)
-        self.quanta = np.fromiter(map(_QUANTA, flat), float, len(flat)).reshape(shape)
-        attrs = list(map(_ATTRS, flat))
-        self.attrs = {name: (np.array([a.get(name, 0.0) for a in attrs], float).reshape(shape),
-                             np.array([name in a for a in attrs], bool).reshape(shape))
-                      for name in set().union(*attrs)}
+class BadRows(ValueError):
+    """Some row has no value (the reference evaluator names it and says why)."""
 
 
 @dataclass
@@ -253,7 +105,7 @@ class _Group:
 
 
 class RowBatch:
-    """Rows ``indices`` of ``model`` (:class:`mapping.calibration.fitting.RowModel`) at once;
+    """Rows ``indices`` of ``model`` (:class:`mapping.calibration.row_model.RowModel`) at once;
     :meth:`values` evaluates them under the bound architectures ``arch_of`` gives."""
 
     def __init__(self, model, indices: Sequence[int], *, check: bool = True):
@@ -264,18 +116,25 @@ class RowBatch:
         self.metric = model.metric
         systems = system_metrics(arch0)
         self._system = self.metric in systems
-        if self._system and model.requested is not None:
-            raise Unsupported("a system metric under another aggregation")
+        if self._system:                 # the reference's error, before any row
+            refuse_aggregate(arch0, self.metric, model.requested)
         self.metrics = sorted(base_metrics(arch0, self.metric))
-        aggregations = [aggregator(name) for name in self._aggregations(arch0)]
+        aggregations = [aggregator(name) for name in
+                        aggregations_of(arch0, self.metric, model.requested)]
         if any(agg.timed for agg in aggregations):
             raise Unsupported("a timed aggregation: it schedules each mapping's firings")
         #: an aggregation reads each PE's share of the CNs' tokens (``exclusive``)
         self._shares = any(agg.needs_shares for agg in aggregations)
         #: rows of per-element activity (their CN totals belong to no PE)
         self._counted = any(model.rows[int(i)].activity is not None for i in self.indices)
-        if self._shares and arch0.charging:
-            raise Unsupported("shares of CNs that charge their ends")
+        #: some PE moves memory traffic: it is placed anew at each evaluation, from the
+        #: PE's tokens and its model (:meth:`_traffic`), never gathered
+        self._traffic_pes = any(traffic_model(arch0.elements[pe], m) is not None
+                                for pe in arch0.pes for m in self.metrics)
+        #: one element's part (:attr:`RowModel.element`) of a CN: the traffic it gets
+        #: comes from the PEs' whole tokens, gathered apart (``("source", pe)``)
+        self._sources_apart = self._traffic_pes and model.element is not None \
+            and not arch0.elements[model.element].is_pe
         self._names = sorted({n for s in systems.values() for n in s.references
                               if n not in systems}) if self._system else []
         #: the actors and channels tokens come from (mapping rows of an application with
@@ -291,20 +150,6 @@ class RowBatch:
         self._memo: dict = {}
         if check and self.n:
             self._check()
-
-    def _aggregations(self, arch) -> list[str]:
-        if not self._system:
-            return [self.model.aggregate]
-        out, seen, todo = [], set(), [self.metric]
-        systems = system_metrics(arch)
-        while todo:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            out += [agg for _, agg in systems[name].terms]
-            todo += [r for r in systems[name].references if r in systems]
-        return out
 
     def _gather(self, arch0) -> list[_Group]:
         """The rows' tokens, in one pass over the rows of each group: rows that share
@@ -328,27 +173,32 @@ class RowBatch:
                 chunk = rows[start:start + GATHER_CHUNK]
                 owners = [self._owner(i) for i in chunk]
                 placed: dict[str, list] = {metric: [] for metric in self.metrics}
+                whole: dict[str, list] = {metric: [] for metric in self.metrics}
                 for i in chunk:          # row by row: its binding serves every metric
                     for metric in self.metrics:
                         placed[metric].append(model.placed_for(i, metric, keep=False))
+                        if self._sources_apart:
+                            whole[metric].append(model.placed_for(i, metric, keep=False,
+                                                                  whole=True))
                     for name in self._names:
                         values[name].append(model.bound(i, keep=False).params.get(name))
                 for metric in self.metrics:
                     for key in keys[metric]:
-                        part = Tokens([_part(p, key, o) for p, o in
-                                       zip(placed[metric], owners)],
+                        apart = not isinstance(key, str) and key[0] == "source"
+                        traffic = self._traffic_pes
+                        part = Tokens([_part(p, key, o, traffic) for p, o in
+                                       zip((whole if apart else placed)[metric], owners)],
                                       None, self._coder(key) if self.rebinds else None)
-                        if any(issubclass(k, TrafficToken) for k in part.kinds) or (
-                                isinstance(key, str) and ChargedToken in part.kinds):
-                            raise Unsupported("memory traffic")
                         parts[metric][key].append(part)
             tokens: dict[str, dict[str, Tokens]] = {}
             busy: dict[str, np.ndarray] = {}
             for metric in self.metrics:
                 tokens[metric] = {key: Tokens.joined(p, self._placer(rows, metric, key))
                                   for key, p in parts[metric].items()}
-                busy[metric] = np.logical_or.reduce(
-                    [t.used for t in tokens[metric].values()] + [np.zeros(len(rows), bool)])
+                busy[metric] = np.logical_or.reduce(        # placed tokens, not sources
+                    [t.used for key, t in tokens[metric].items()
+                     if isinstance(key, str) or key[0] != "source"]
+                    + [np.zeros(len(rows), bool)])
             params = {name: np.array(v, dtype=float) for name, v in values.items()
                       if all(x is not None for x in v)}
             # the first row of each set of values, and each row's set
@@ -369,13 +219,17 @@ class RowBatch:
         """The parts tokens are gathered in: each element's own tokens (its name), each
         PE's copies charged by each charging CN (``("charged", pe, cn)``), and
         for ``exclusive`` each CN's tokens that belong to each PE (``("share", cn,
-        pe)``: the channel's producer's, :func:`mapping.semantics.traffic.tokens_by_pe`)."""
+        pe)``: the channel's producer's, :func:`mapping.semantics.traffic.tokens_by_pe`),
+        and the own tokens of each PE outside one element's part (``("source", pe)``,
+        whose memory traffic reaches that CN).  Memory traffic is in none of them."""
         keys: list = list(arch.elements)
         if arch.charging and is_charged(metric):
             charging = [c for c in arch.cns if arch.elements[c].charge != "self"]
             keys += [("charged", pe, cn) for pe in arch.pes for cn in charging]
         if self._shares:
             keys += [("share", cn, pe) for cn in arch.cns for pe in arch.pes]
+        if self._sources_apart:
+            keys += [("source", pe) for pe in arch.pes]
         return keys
 
     def _owner(self, i: int) -> Callable[[Any], str] | None:
@@ -390,7 +244,8 @@ class RowBatch:
         """A token's source code: an actor's processing on a PE, a channel's
         communication on a CN or charged to a PE; -1 for a token of another kind."""
         charged = not isinstance(key, str) and key[0] == "charged"
-        on_pe = isinstance(key, str) and self.model.arch.elements[key].is_pe
+        on_pe = self.model.arch.elements[key].is_pe if isinstance(key, str) \
+            else key[0] == "source"
         kind, codes, sources = ("p" if on_pe else "c"), self._codes, self.sources
         want = ChargedToken if charged else TokenGroup
 
@@ -410,11 +265,12 @@ class RowBatch:
         then kept: models whose features do not broadcast over arrays of tokens read
         them at every evaluation of a fit, and a placement does not change with the
         values of the model's parameters."""
-        return _Once(self._placed_again, rows, metric, key)
+        return Once(self._placed_again, rows, metric, key)
 
     def _placed_again(self, rows: list[int], metric: str, key) -> list:
-        return [_part(self.model.placed_for(i, metric, keep=False), key, self._owner(i))
-                for i in rows]
+        whole = not isinstance(key, str) and key[0] == "source"
+        return [_part(self.model.placed_for(i, metric, keep=False, whole=whole), key,
+                      self._owner(i), self._traffic_pes) for i in rows]
 
     def _check(self) -> None:
         """The first rows against the reference evaluator (:meth:`check_against`)."""
@@ -433,7 +289,7 @@ class RowBatch:
 
     def rebound(self, model) -> "RowBatch":
         """These rows' tokens for another model of the same rows (see
-        :meth:`mapping.calibration.fitting.RowModel.share_rows`)."""
+        :meth:`mapping.calibration.row_model.RowModel.share_rows`)."""
         new = object.__new__(RowBatch)
         new.__dict__.update(self.__dict__)
         new.model, new._memo = model, {}
@@ -473,8 +329,8 @@ class RowBatch:
     def values(self, arch_of: Callable[[int], Any],
                problem_of: Callable[[int], Any] | None = None) -> np.ndarray:
         """The rows' values under ``arch_of(first row of each group)``, a bound
-        architecture; :class:`Unsupported` where a row needs the reference evaluator
-        (its tokens all on unmodelled elements, a token its rule refuses).
+        architecture; a ``ValueError`` where some row has no value (:class:`BadRows`,
+        a token its rule refuses): the reference evaluator says which and why.
 
         ``problem_of(row)``: the application is bound anew (free parameters of its own),
         and each row's tokens take their numbers from the activity of
@@ -528,24 +384,32 @@ class RowBatch:
         if agg.timed:
             raise Unsupported(f"aggregation '{agg.name}'")
         n = len(g.at)
+        traffic = self._traffic(k, g, arch, metric, n)
+        busy = g.busy[metric]
         values, modelled = {}, np.zeros(n, dtype=bool)
         for name, element in arch.elements.items():
-            tokens = g.tokens[metric][name]
-            v = self._element(k, name, element, metric, tokens, n)
+            tokens, extra = g.tokens[metric][name], traffic.get(name, ())
+            v = self._element(k, name, element, metric, tokens, n, extra)
+            used = tokens.used
+            if extra:
+                used = used | np.logical_or.reduce([placed for *_, placed in extra])
+                busy = busy | used
             if v is None:
                 values[name] = np.zeros(n)
             else:
                 values[name] = v
-                modelled |= tokens.used
+                modelled |= used
         lam = float(arch.lambda_)
         shares = np.zeros((len(arch.pes), len(arch.cns), n)) if agg.needs_shares else None
         if shares is not None and self._counted and any(
                 g.tokens[metric][c].used.any() for c in arch.cns):
-            raise Unsupported("no PE owns counted CN activity")   # the reference says why
+            raise BadRows("counted activity on a CN belongs to no PE")  # the reference says why
         for key, tokens in g.tokens[metric].items():
-            if isinstance(key, str) or not len(tokens):
+            if isinstance(key, str) or key[0] == "source":
                 continue
             if key[0] == "charged":      # copies charged to a PE: lambda times the CN's rule
+                if not len(tokens):
+                    continue
                 _, pe, cn = key
                 v = self._element(k, key, arch.elements[cn], metric, tokens, n)
                 values[pe] = with_charged(values[pe], lam, v)
@@ -553,25 +417,72 @@ class RowBatch:
                     modelled |= tokens.used
             elif shares is not None:     # a PE's share of a CN: the CN's rule on its tokens
                 _, cn, pe = key
-                v = self._element(k, key, arch.elements[cn], metric, tokens, n)
+                extra = [t for t in traffic.get(cn, ()) if t[0] == pe]   # pe's traffic
+                if not len(tokens) and not extra:
+                    continue
+                v = self._element(k, key, arch.elements[cn], metric, tokens, n, extra)
                 if v is not None:
-                    shares[arch.pes.index(pe), arch.cns.index(cn)] = np.where(tokens.used, v, 0)
-        if np.any(unvalued(g.busy[metric], modelled)):
-            raise Unsupported("a row's tokens are all on unmodelled elements")
+                    used = tokens.used if not extra else tokens.used | extra[0][3]
+                    shares[arch.pes.index(pe), arch.cns.index(cn)] = np.where(used, v, 0)
+        if np.any(unvalued(busy, modelled)):
+            raise BadRows("a row's tokens are all on elements without a model for "
+                          f"'{metric}'")
         pe = np.array([values[p] for p in arch.pes]).reshape(len(arch.pes), n)
         cn = np.array([values[c] for c in arch.cns]).reshape(len(arch.cns), n)
         value, _ = agg.combine(pe, cn, float(arch.lambda_), shares, locate=False)
         return value
 
-    def _element(self, k, name, element, metric, tokens: Tokens, n: int):
+    def _traffic(self, k, g: _Group, arch, metric: str, n: int) -> dict[str, list]:
+        """CN → the memory traffic it carries, as
+        :func:`~mapping.semantics.traffic.place_memory_traffic` places it (its bytes
+        come from the PEs' models, so it is placed at each evaluation): per PE in order
+        whose model has a memory, ``(pe, model, bytes (n,), rows placed (n,))`` -- the
+        rows of mappings where the PE has tokens of its own and moves some bytes."""
+        out: dict[str, list] = {}
+        if not self._traffic_pes:
+            return out
+        only = self.model.element
+        for pe in arch.pes:
+            model = traffic_model(arch.elements[pe], metric)
+            if model is None:
+                continue
+            source = g.tokens[metric][("source", pe) if self._sources_apart else pe]
+            traffic, placed = self._bytes(k, g, pe, metric, model, source, n)
+            for cn in arch.route_to_cn(pe, traffic.memory):
+                if only is None or cn == only:
+                    out.setdefault(cn, []).append((pe, model, traffic.on(cn), placed))
+        return out
+
+    def _bytes(self, k, g: _Group, pe: str, metric: str, model, source: Tokens, n: int):
+        """PE ``pe``'s :class:`~moa.cost_models.base.MemoryTraffic` of every row
+        (``bytes (n,)``: ``Σ count·token_traffic`` over its own tokens, as
+        :meth:`~moa.cost_models.base.CostModel.memory_traffic` sums them) and the rows
+        where it is placed; memoized by the model."""
+        key = (k, "traffic", pe, metric, id(model))
+        got = self._memo.get(key)
+        if got is None:
+            per = _per_token(model.token_traffic, source)
+            memory, miss = model.memory_route()
+            data = np.bincount(source.row, weights=source.count * per, minlength=n)
+            mapped = np.array([self.model.rows[i].activity is None
+                               for i in self.indices[g.at].tolist()], dtype=bool)
+            got = self._memo[key] = (model, MemoryTraffic(memory, data, miss),
+                                     source.used & (data != 0) & mapped)
+        return got[1], got[2]
+
+    def _element(self, k, name, element, metric, tokens: Tokens, n: int, traffic=()):
+        """The rule's values of ``tokens`` (with the memory ``traffic`` a CN carries,
+        :meth:`_traffic`) per row, ``None`` without a rule."""
         # memoized by the identity of the element's models (kept alive by the memo):
         # unchanged models are the same objects from one evaluation to the next
-        models = tuple(element.costs.values())
+        models = tuple(element.costs.values()) + tuple(m for _, m, _, _ in traffic)
         key = (k, name, metric, tuple(map(id, models)))
         got = self._memo.get(key)
         if got is not None:
             return got[1]
         r = rule(element, metric)
+        if traffic and r is not None:
+            tokens = tokens.with_traffic(traffic, n)
         if r is None:
             values = None
         elif not r.vectorizable:
@@ -585,30 +496,53 @@ class RowBatch:
     def _finished(r, tokens: Tokens, n: int) -> np.ndarray:
         """``finish(Σ count·features)`` per row, the features of all tokens at once
         (token by token where they do not broadcast)."""
-        size = len(tokens)
-        try:
-            features = [np.broadcast_to(np.asarray(f, dtype=float), (size,))
-                        for f in r.features(tokens)]
-        except (ValueError, TypeError, ZeroDivisionError, ArithmeticError, AttributeError,
-                KeyError):
-            try:
-                features = list(np.array([r.features(t) for t in tokens.flat],
-                                         dtype=float).reshape(size, r.width).T)
-            except (ValueError, TypeError, ZeroDivisionError, ArithmeticError) as exc:
-                raise Unsupported(str(exc)) from None
+        features = _per_token(r.features, tokens, r.width)
         if len(features) != r.width:
-            raise Unsupported("features of unexpected width")
+            raise ValueError(f"model '{r.model.name}' gives {len(features)} features, "
+                             f"not {r.width}")
         totals = [np.bincount(tokens.row, weights=tokens.count * f, minlength=n)
                   for f in features]
         return np.broadcast_to(np.asarray(r.finish(totals), dtype=float), (n,))
 
 
-def _part(placed: dict, key, owner: Callable[[Any], str] | None = None) -> list:
-    """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``;
-    ``owner`` names a communication token's PE (shares)."""
+def _per_token(f: Callable, tokens: Tokens, width: int | None = None):
+    """``f`` of every token: of the arrays at once where ``f`` broadcasts, else token by
+    token over the token objects (a bad value then raises as it does for one token).
+    ``width``: ``f`` gives that many values per token (features), else one."""
+    size = len(tokens)
+    try:
+        got = f(tokens)
+        if width is None:
+            return np.broadcast_to(np.asarray(got, dtype=float), (size,))
+        return [np.broadcast_to(np.asarray(x, dtype=float), (size,)) for x in got]
+    except (ValueError, TypeError, ZeroDivisionError, ArithmeticError, AttributeError,
+            KeyError):
+        each = np.array([f(t) for t in tokens.flat], dtype=float)
+        if width is None:
+            return each.reshape(size)
+        return list(each.reshape(size, width).T)
+
+
+def _part(placed: dict, key, owner: Callable[[Any], str] | None = None,
+          traffic: bool = False) -> list:
+    """The tokens of part ``key`` (see :meth:`RowBatch._keys`) among ``placed``, memory
+    traffic (where some PE has any) left out; ``owner`` names a communication token's PE
+    (shares)."""
     if isinstance(key, str):
-        return split_charged(placed.get(key, ()))[0]
+        own = split_charged(placed.get(key, ()))[0]
+        return _sdf(own) if traffic else own
+    if key[0] == "source":
+        return split_charged(placed.get(key[1], ()))[0]
     kind, a, b = key
     if kind == "charged":
         return split_charged(placed.get(a, ()))[1].get(b, [])
-    return [t for t in placed.get(a, ()) if owner(t) == b] if owner is not None else []
+    tokens = placed.get(a, ())
+    return [t for t in (_sdf(tokens) if traffic else tokens) if owner(t) == b] \
+        if owner is not None else []
+
+
+def _sdf(tokens: list) -> list:
+    """``tokens`` without memory traffic (:class:`TrafficToken`, placed last)."""
+    if tokens and type(tokens[-1]) is TrafficToken:
+        return [t for t in tokens if type(t) is not TrafficToken]
+    return tokens

@@ -238,6 +238,24 @@ def base_metrics(arch, metric: str) -> set[str]:
     return found
 
 
+def aggregations_of(arch, metric: str, aggregate: str | None = None) -> list[str]:
+    """The aggregations a value of ``metric`` goes through: ``aggregate`` (default the
+    architecture's), or for a system metric those its terms and the system metrics it
+    uses name."""
+    sm = system_metrics(arch)
+    if metric not in sm:
+        return [aggregate or arch.aggregate]
+    out, seen, todo = [], set(), [metric]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        out += [agg for _, agg in sm[name].terms]
+        todo += [r for r in sm[name].references if r in sm]
+    return out
+
+
 def known_metrics(arch) -> list[str]:
     """The metrics some element of ``arch`` can value: those of its models, plus the
     ones a rule derives (``energy`` from ``power`` and ``time``), plus its system

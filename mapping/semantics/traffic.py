@@ -86,10 +86,14 @@ def place_memory_traffic(arch: Architecture, placed: dict[str, list], metric: st
             raise NoRouteError(f"element '{name}': memory traffic: {exc}", element.origin) \
                 from None
         for cn in route:
-            size = traffic.on(cn)
-            placed[cn].append(TrafficToken(f"{name}->{traffic.memory}", 1, size,
-                                           MappingProxyType({"bytes": size}), pe=name))
+            placed[cn].append(traffic_token(name, traffic.memory, traffic.on(cn)))
     return placed
+
+
+def traffic_token(pe: str, memory: str, size: float) -> TrafficToken:
+    """The token of ``size`` bytes of PE ``pe``'s traffic to ``memory`` on one CN:
+    count 1, ``quanta = bytes = size``."""
+    return TrafficToken(f"{pe}->{memory}", 1, size, MappingProxyType({"bytes": size}), pe=pe)
 
 
 def token_owner(app: SDFGraph, mapping: Mapping, token) -> str:
