@@ -78,6 +78,27 @@ def test_a_larger_working_set_is_never_faster(ws, more):
     assert large >= small * (1 - 1e-12)
 
 
+def test_each_level_has_its_own_sharpness():
+    """``lN_sharpness`` shapes level N's transition alone; ``sharpness`` is every
+    level's where its own is not given."""
+    two = {"l1_capacity": 32768, "l1_bandwidth": 2e11, "l2_capacity": 2 ** 20,
+           "l2_bandwidth": 1e11}
+    t = Token(bytes=1e9, working_set=2.0 ** 19)        # past L1, within L2
+    own = roofline(**two, l1_sharpness=3.0, l2_sharpness=50.0)
+    h1 = (32768 / 2 ** 19) ** 3
+    assert own.element_value([t]) == pytest.approx(1e9 * (h1 / 2e11 + (1 - h1) / 1e11),
+                                                   rel=1e-14, abs=0)
+    common = roofline(**two, sharpness=3.0)
+    assert common.params.l2_sharpness == 3.0
+    assert common.element_value([t]) == pytest.approx(own.element_value([t]), rel=1e-14,
+                                                      abs=0)
+    mixed = roofline(**two, sharpness=3.0, l2_sharpness=2.0)
+    far = Token(bytes=1e9, working_set=2.0 ** 21)      # past both: L2 at 2, L1 at 3
+    h1, h2 = (32768 / 2 ** 21) ** 3, 0.5 ** 2
+    assert mixed.element_value([far]) == pytest.approx(
+        1e9 * (h1 / 2e11 + (h2 - h1) / 1e11 + (1 - h2) / DRAM), rel=1e-14, abs=0)
+
+
 def test_without_levels_the_roofline_is_gables():
     m = roofline()
     t = Token(ops=3e9, bytes=5e8, working_set=1.0)    # the working set is not read
