@@ -11,7 +11,9 @@ or, where a bound is other than ``>= 0``, by bounded-variable least squares
 Otherwise (``max``, ``exclusive``, ``charge``, LogCA, bare parameters, ...) it is a
 bounded non-linear least-squares problem (:func:`scipy.optimize.least_squares`) started
 from the values in the files and from ``--starts N`` seeded random points (each positive
-start value times ``10^U(-2, 2)``, log-uniform, within the bounds); the best is kept.
+start value times ``10^U(-2, 2)``, log-uniform, within the bounds; a start value of 0
+drawn likewise around the typical size its model declares, ``start_scale``, or kept at
+0 without one); the best is kept.
 
 A fitted value that ends on a bound is reported (``at_bound``): the data push it past
 what it means.  A design matrix (or Jacobian) without full column rank means that the
@@ -372,15 +374,18 @@ START_DECADES = 2.0
 
 
 def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0,
-                  upper: np.ndarray | None = None) -> list[np.ndarray]:
-    """``starts`` seeded random starting points around ``u0``: each positive coordinate
-    ``u0_j · 10^U(-START_DECADES, START_DECADES)``, within its ``lower`` and ``upper``
-    bounds; a coordinate starting at 0 (no scale to draw around) stays at its start."""
+                  upper: np.ndarray | None = None, around: np.ndarray | None = None
+                  ) -> list[np.ndarray]:
+    """``starts`` seeded random starting points: each coordinate
+    ``a_j · 10^U(-START_DECADES, START_DECADES)`` around ``a = around`` (default ``u0``),
+    within its ``lower`` and ``upper`` bounds; a coordinate with ``a_j <= 0`` (no scale
+    to draw around) stays at its start ``u0_j``."""
     rng = np.random.default_rng(seed)
+    a = u0 if around is None else np.asarray(around, dtype=float)
     out = []
     for _ in range(max(0, int(starts))):
         factor = 10.0 ** rng.uniform(-START_DECADES, START_DECADES, size=len(u0))
-        out.append(np.clip(np.where(u0 > 0, u0 * factor, u0), lower,
+        out.append(np.clip(np.where(a > 0, a * factor, u0), lower,
                            np.inf if upper is None else upper))
     return out
 
@@ -410,13 +415,17 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
                    f_scale: float | None = None):
     """Bounded non-linear least squares of ``rule`` from ``theta0`` and ``starts``
     random points; ``f_scale``: minimise ``rule.loss`` with that scale instead of the
-    squares."""
-    scale = np.where(theta0 > 0, theta0, 1.0)
-    vector = ParameterVector.of(model.arch, free) if bounds is None \
-        else ParameterVector(free, bounds)
+    squares.  A parameter starting at 0 is measured in the size its model declares
+    (:func:`~mapping.calibration.free.free_start_scales`, else 1) and the random starts
+    draw it around that size."""
+    declared = ParameterVector.of(model.arch, free)
+    vector = declared if bounds is None else ParameterVector(free, bounds)
+    typical = np.array([s if s else 1.0 for s in declared.scales], dtype=float)
+    scale = np.where(theta0 > 0, theta0, typical)
     bounds = list(vector.bounds)
     lower, upper = _solver_bounds(bounds, scale)
     u0 = np.clip(theta0 / scale, lower, upper)
+    around = np.where((theta0 <= 0) & np.array([bool(s) for s in declared.scales]), 1.0, u0)
 
     # Residuals in units of the measurements' size: the same minimum, but tolerances
     # (gtol in particular) that mean something whether times are in seconds or cycles.
@@ -440,7 +449,8 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
         return res if ok else None
 
     res, best = solve(u0), 0
-    for k, start in enumerate(random_starts(u0, lower, starts, seed, upper), start=1):
+    for k, start in enumerate(random_starts(u0, lower, starts, seed, upper, around),
+                              start=1):
         other = solve(start)
         if other is not None and (res is None or other.cost < res.cost):
             res, best = other, k
