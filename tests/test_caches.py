@@ -178,6 +178,36 @@ def test_capacities_and_bandwidths_are_recovered_and_the_term_ranks_better(tmp_p
     assert plain["tau"] < got["tau"] - 0.1
 
 
+SWAPPED = CACHED.replace("l1_capacity = 50000", "l1_capacity = 2e6").replace(
+    "l1_bandwidth = 1.5e11", "l1_bandwidth = 8e10").replace(
+    "l2_capacity = 600000", "l2_capacity = 30000").replace(
+    "l2_bandwidth = 1.3e11", "l2_bandwidth = 2.2e11")
+
+
+def test_the_level_order_holds_in_a_fit_from_swapped_starts(tmp_path, capsys, monkeypatch):
+    """Started with L1 and L2 swapped (L1 2 MB at 80 GB/s, L2 30 KB at 220 GB/s), the fit
+    keeps capacities rising and bandwidths falling with the level (each fitted as a
+    ratio >= 1 to the one before) and recovers every level within 5%; the same fit
+    without the order (the model's ``ordered`` emptied) ends with L1 larger than L2 and
+    ranks the rows worse."""
+    from moa.cost_models.roofline import Roofline
+
+    d = sweep_files(tmp_path)
+    (d / "swapped.moa").write_text(SWAPPED)
+    ordered = fidelity(capsys, d, "swapped.moa", FREE)
+    got = ordered["fitted"]
+    want = {"l1_capacity": 32768, "l1_bandwidth": 2e11, "l2_capacity": 1048576,
+            "l2_bandwidth": 1e11, "l3_capacity": 16777216, "l3_bandwidth": 4.5e10,
+            "bandwidth": DRAM}
+    for name, value in want.items():
+        assert got[f"cpu.time.{name}"] == pytest.approx(value, rel=0.05), name
+    monkeypatch.setattr(Roofline, "ordered", ())
+    loose = fidelity(capsys, d, "swapped.moa", FREE)
+    f = loose["fitted"]
+    assert f["cpu.time.l1_capacity"] > f["cpu.time.l2_capacity"]
+    assert loose["tau"] < ordered["tau"] - 0.03
+
+
 def test_gpu_l2_capacity_by_hand():
     """One SM, two resident 1024-thread blocks, a grid of two: one wave touching all
     3 MB of requested sectors for 1 MB of useful bytes.  An L2 of 1 MB holds a third:

@@ -293,6 +293,24 @@ def free_start_scales(arch: Architecture, free: Sequence[FreeParameter]
     return out
 
 
+def ordered_chains(free: Sequence[FreeParameter]) -> list[list[int]]:
+    """Indices into ``free`` of parameters whose values must not decrease in that order:
+    for every chain a model declares (:attr:`moa.CostModel.ordered`), its members that
+    are free parameters of the same elements and metric, in the chain's order (two or
+    more).  A fit keeps each such run in order; bare ``param`` are not in any."""
+    out = []
+    groups: dict = {}
+    for j, fp in enumerate(free):
+        if fp.level != "param" and fp.label is None:
+            groups.setdefault((fp.elements, fp.metric, fp.model), {})[fp.param] = j
+    for (_, _, model), by_param in groups.items():
+        for chain in getattr(model_class(model), "ordered", ()):
+            run = [by_param[p] for p in chain if p in by_param]
+            if len(run) > 1:
+                out.append(run)
+    return out
+
+
 def _alone(arch: Architecture, fp: FreeParameter, read) -> list:
     """``read(Parameters, argument)`` of every model argument that is the bare param
     ``fp`` alone (``dispatch = dispatch_kepler``), where it is not None."""

@@ -36,7 +36,7 @@ from mapping.errors import InputError
 from mapping.semantics.aggregation import aggregator
 from mapping.options import NATURAL
 from mapping.evaluation.row_batch import Unsupported
-from mapping.calibration.free import FreeParameter, fitted_architecture
+from mapping.calibration.free import FreeParameter, fitted_architecture, ordered_chains
 from mapping.calibration.identifiability import indistinguishable_hint, separating_columns
 from mapping.calibration.parameter_vector import ParameterVector
 from mapping.calibration.probes import coefficients, probes
@@ -417,14 +417,31 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
     random points; ``f_scale``: minimise ``rule.loss`` with that scale instead of the
     squares.  A parameter starting at 0 is measured in the size its model declares
     (:func:`~mapping.calibration.free.free_start_scales`, else 1) and the random starts
-    draw it around that size."""
+    draw it around that size.  Parameters a model declares ordered
+    (:func:`~mapping.calibration.free.ordered_chains`: cache capacities rising with the
+    level) are each fitted as a ratio >= 1 to the one before: in order at every step."""
     declared = ParameterVector.of(model.arch, free)
     vector = declared if bounds is None else ParameterVector(free, bounds)
     typical = np.array([s if s else 1.0 for s in declared.scales], dtype=float)
     scale = np.where(theta0 > 0, theta0, typical)
     bounds = list(vector.bounds)
     lower, upper = _solver_bounds(bounds, scale)
-    u0 = np.clip(theta0 / scale, lower, upper)
+    chains = ordered_chains(free)
+    after = [(a, b) for run in chains for a, b in zip(run, run[1:])]
+    for _, b in after:                      # a ratio to the one before, at least 1
+        scale[b], lower[b], upper[b] = 1.0, 1.0, np.inf
+
+    def values(u):
+        """The parameter values of the solver's unknowns ``u``."""
+        theta = u * scale
+        for a, b in after:
+            theta[b] = theta[a] * u[b]
+        return theta
+
+    u0 = theta0 / scale
+    for a, b in after:
+        u0[b] = theta0[b] / theta0[a] if theta0[a] > 0 else 1.0
+    u0 = np.clip(u0, lower, upper)
     around = np.where((theta0 <= 0) & np.array([bool(s) for s in declared.scales]), 1.0, u0)
 
     # Residuals in units of the measurements' size: the same minimum, but tolerances
@@ -432,7 +449,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
     unit = rule.unit(y)
 
     def residuals(u):
-        return rule.rule(model.predict(train, vector.overrides(u * scale)), y) / unit
+        return rule.rule(model.predict(train, vector.overrides(values(u))), y) / unit
 
     def solve(start):
         try:
@@ -461,7 +478,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
                            "this row's prediction and its measurement overflows floating "
                            "point", lambda v: abs(rule.rule(np.array([v]), y[worst:worst + 1])[0])
                            / unit < limit) from None
-    theta = res.x * scale
+    theta = values(res.x)
     # Each column scaled by its parameter's value (d residual / d log theta: a relative
     # change of every parameter alike), singular values compared with the largest.
     J = res.jac * np.where(res.x > 0, res.x, 1.0)

@@ -215,6 +215,11 @@ class CostModel:
     #: metric -> the unit the model's paper states for its value there (a label; the
     #: architecture's declared unit wins, :func:`moa.units.default_unit`)
     units: ClassVar[dict[str, str]] = {}
+    #: chains of parameters whose values do not decrease along the chain by their
+    #: meaning (the capacities of cache levels, fastest first); a fit that frees
+    #: several of one chain keeps them in that order (:func:`ordered_chains` in
+    #: ``mapping.calibration.free``)
+    ordered: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     def __init__(self, params: Parameters):
         self.params = params

@@ -73,6 +73,9 @@ class Roofline(CostModel):
     additive = False
     #: ``seconds``: Σ bytes·τ(working set), the memory time when caches are given
     features = ("ops", "bytes", "seconds")
+    #: capacities rise and bandwidths fall with the level, down to the last (DRAM)
+    ordered = (("l1_capacity", "l2_capacity", "l3_capacity"),
+               ("bandwidth", "l3_bandwidth", "l2_bandwidth", "l1_bandwidth"))
 
     class Parameters(Parameters):
         peak: float = Field(gt=0)
