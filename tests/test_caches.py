@@ -97,6 +97,11 @@ def test_each_level_has_its_own_sharpness():
     h1, h2 = (32768 / 2 ** 21) ** 3, 0.5 ** 2
     assert mixed.element_value([far]) == pytest.approx(
         1e9 * (h1 / 2e11 + (h2 - h1) / 1e11 + (1 - h2) / DRAM), rel=1e-14, abs=0)
+    # a shorthand, not a parameter: a fit rebuilds the model from its values with one
+    # level's changed, and only that level changes
+    assert "sharpness" not in mixed.params.model_dump()
+    again = roofline(**{**mixed.params.model_dump(), "l1_sharpness": 5.0})
+    assert (again.params.l1_sharpness, again.params.l2_sharpness) == (5.0, 2.0)
 
 
 def test_without_levels_the_roofline_is_gables():

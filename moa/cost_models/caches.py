@@ -45,10 +45,8 @@ def levels_of(params, scale: float = 1.0) -> tuple[tuple[float, float], ...]:
 
 
 def sharpness_of(params) -> tuple[float, ...]:
-    """The sharpness of each level :func:`levels_of` gives: ``lN_sharpness``, or the
-    model's common ``sharpness`` where it has no such field."""
-    common = getattr(params, "sharpness", 1.0)
-    return tuple(getattr(params, f"{name}_sharpness", common) for name in LEVELS
+    """The ``lN_sharpness`` of each level :func:`levels_of` gives."""
+    return tuple(getattr(params, f"{name}_sharpness") for name in LEVELS
                  if getattr(params, f"{name}_capacity", 0.0) > 0)
 
 

@@ -13,7 +13,8 @@ The traffic ``D`` also travels to the element's ``memory`` CN
 and the memory CN sees ``miss·D`` (:class:`~moa.cost_models.base.MemoryTraffic`).
 
 **Caches** (optional): ``l1_capacity``/``l1_bandwidth``, ``l2_...``, ``l3_...`` (bytes,
-bytes/s) and each level's ``l1_sharpness``, ... (default: ``sharpness``, default 1) make ``bandwidth`` the last level of a hierarchy:
+bytes/s) and each level's ``l1_sharpness``, ... (default 1; ``sharpness = S`` sets every
+level's not given) make ``bandwidth`` the last level of a hierarchy:
 a token's bytes then take ``bytes · τ(working_set)`` seconds, the working-set term of
 :mod:`moa.cost_models.caches` (``working_set`` a token attribute, default its
 ``bytes``), and ``time = max(C, Σ bytes·τ)``.  Without a level (every capacity 0, the
@@ -91,9 +92,7 @@ class Roofline(CostModel):
         l2_bandwidth: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)
         l3_capacity: float = Field(default=0.0, ge=0)
         l3_bandwidth: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)
-        # the sharpness of each level's transition; ``sharpness`` is every level's
-        # where its own is not given
-        sharpness: float = Field(default=1.0, gt=0)
+        # the sharpness of each level's transition (``sharpness = S``: every level's)
         l1_sharpness: float = Field(default=1.0, gt=0)
         l2_sharpness: float = Field(default=1.0, gt=0)
         l3_sharpness: float = Field(default=1.0, gt=0)
@@ -101,8 +100,13 @@ class Roofline(CostModel):
         @model_validator(mode="before")
         @classmethod
         def _common_sharpness(cls, values):
+            # a shorthand, not a parameter of its own: one value per level is what a
+            # fit varies and what the model prints
             if isinstance(values, dict) and "sharpness" in values:
-                values = {**{f"{n}_sharpness": values["sharpness"] for n in LEVELS}, **values}
+                values = dict(values)
+                common = values.pop("sharpness")
+                for n in LEVELS:
+                    values.setdefault(f"{n}_sharpness", common)
             return values
 
         @field_validator("memory", mode="before")
