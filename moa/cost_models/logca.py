@@ -63,6 +63,8 @@ def regimes_of(params) -> tuple[tuple[float, float], ...]:
 class LogCA(CostModel):
     name = "logca"
     units = {"time": "cycles"}    # LogCA (Altaf & Wood 2017): L, o and C·g^β in cycles
+    #: the regimes in order of size (a fit that frees both keeps them so)
+    ordered = (("cache1", "cache2"),)
 
     class Parameters(Parameters):
         A: PositiveFloat = 1.0
