@@ -10,11 +10,17 @@ capacity, bandwidth and sharpness ``s`` free, by least squares on
 bandwidth are left out: there the loop's own overhead, not the memory, bounds the
 kernel.
 
-The start: the curve cut into ``levels + 1`` plateaus, the cut that minimises the sum of
-squared deviations of ``log bandwidth`` from each plateau's mean (dynamic programming
-over the ordered points); each plateau's mean is a start bandwidth and the geometric
-mean of the working sets on either side of a cut a start capacity; the sharpness
-starts at each of :data:`START_SHARPNESS` in turn and the best fit is kept.
+The levels stay in order within the fit, not by a sort after it: capacities rise and
+bandwidths fall (L1 >= L2 >= ... >= the last) for every value the solver tries
+(:func:`ordered`), and each sharpness lies in :data:`SHARPNESS`.
+
+The starts: the curve cut into ``levels + 1`` plateaus, the cut that minimises the sum
+of squared deviations of ``log bandwidth`` from each plateau's mean (dynamic programming
+over the ordered points), and cut into ``levels + 2`` with each inner cut left out in
+turn (a slow transition gets a plateau of its own, then joins either neighbour); each
+plateau's mean is a start bandwidth and the geometric mean of the working sets on either
+side of a cut a start capacity; the sharpness starts at each of :data:`START_SHARPNESS`
+in turn and the best fit is kept.
 """
 from __future__ import annotations
 
@@ -31,6 +37,10 @@ __all__ = ["WorkingSetFit", "fit_working_set", "plateaus"]
 RAMP = 0.8
 #: the sharpness every level starts from, one least-squares run each (the best is kept)
 START_SHARPNESS = (1.0, 4.0, 16.0)
+#: the sharpness a fit may give a level: at least 1 (a level holds no more than its share
+#: ``c / ws`` of a working set whose bytes are all used alike, as ERT's sweep uses them),
+#: at most 64 (a step to the eye on a log axis)
+SHARPNESS = (1.0, 64.0)
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,57 @@ def plateaus(y, k: int) -> list[int]:
     return sorted(cuts)[1:]
 
 
+def _starts(ws, y, levels: int):
+    """Start capacities and bandwidths: the cut of the curve into ``levels + 1``
+    plateaus, and each cut into ``levels + 2`` with one inner cut left out (a slow
+    transition then has a plateau of its own, merged into either neighbour)."""
+    out = []
+    cut_sets = [plateaus(y, levels + 1)]
+    if y.size >= levels + 2:
+        more = plateaus(y, levels + 2)
+        cut_sets += [more[:j] + more[j + 1:] for j in range(len(more))]
+    for cuts in cut_sets:
+        edges = [0, *cuts, y.size]
+        means = [float(np.exp(y[a:b].mean())) for a, b in zip(edges, edges[1:])]
+        caps = [math.sqrt(ws[c - 1] * ws[c]) for c in cuts]
+        if (caps, means) not in out:
+            out.append((caps, means))
+    return out
+
+
+def ordered(x, levels: int, span):
+    """The levels ``((c_i, b_i), ...)``, last bandwidth and sharpnesses of the fit's
+    unknowns ``x``.  Capacities: ``u_i`` in [0, 1] place ``t_i = t_{i-1} + (1 - t_{i-1})
+    u_i`` (``t_0 = 0``) and ``log c_i = log a + t_i log(b / a)`` within the swept
+    ``span = (a, b)``; bandwidths: ``log b_1``, then ``log(b_i / b_{i+1}) >= 0`` down to
+    the last level; then ``log s_i``.  Capacities rise and bandwidths fall with the level
+    for every ``x`` within its bounds."""
+    x = np.asarray(x, dtype=float)
+    t, ts = 0.0, []
+    for u in x[:levels]:
+        t = t + (1.0 - t) * u
+        ts.append(t)
+    lo, hi = math.log(span[0]), math.log(span[1])
+    caps = np.exp(lo + np.asarray(ts) * (hi - lo))
+    bws = np.exp(x[levels] - np.concatenate([[0.0], np.cumsum(x[levels + 1:2 * levels + 1])]))
+    return (tuple(zip(caps.tolist(), bws[:levels].tolist())), float(bws[levels]),
+            tuple(np.exp(x[2 * levels + 1:]).tolist()))
+
+
+def unknowns(caps, means, sharpness, span) -> np.ndarray:
+    """The ``x`` of :func:`ordered` for capacities ``caps`` (increasing, within
+    ``span``), bandwidths ``means`` (the last level's last) and sharpnesses, each step
+    clipped to its bound."""
+    lo, hi = math.log(span[0]), math.log(span[1])
+    ts = np.clip((np.log(caps) - lo) / (hi - lo), 0.0, 1.0)
+    us, before = [], 0.0
+    for t in ts:
+        us.append(0.0 if before >= 1.0 else min(max((t - before) / (1.0 - before), 0.0), 1.0))
+        before = max(before, t)
+    lb = np.log(means)
+    return np.concatenate([us, [lb[0]], np.maximum(-np.diff(lb), 0.0), np.log(sharpness)])
+
+
 def fit_working_set(ws, bandwidth, levels: int = 3) -> WorkingSetFit:
     """Fit ``levels`` cache levels and a last level to a bandwidth-against-working-set
     curve (see the module); a ValueError for too few points or bad values."""
@@ -114,33 +175,26 @@ def fit_working_set(ws, bandwidth, levels: int = 3) -> WorkingSetFit:
         raise ValueError(f"{ws.size} points past the ramp cannot fit {levels} levels "
                          f"({n_par} parameters)")
     y = np.log(bw)
-    cuts = plateaus(y, levels + 1)
-    edges = [0, *cuts, y.size]
-    means = [float(np.exp(y[a:b].mean())) for a, b in zip(edges, edges[1:])]
-    caps = [math.sqrt(ws[c - 1] * ws[c]) for c in cuts]
-
-    def unpack(x):
-        v = np.exp(x)
-        return (tuple(zip(v[:levels], v[levels:2 * levels])), v[2 * levels],
-                v[2 * levels + 1:])
 
     def residuals(x):
-        lv, last, s = unpack(x)
+        lv, last, s = ordered(x, levels, span)
         return np.log(1.0 / seconds_per_byte(ws, lv, last, s)) - y
 
-    lower = np.full(3 * levels + 1, -np.inf)
-    upper = np.full(3 * levels + 1, np.inf)
-    lower[2 * levels + 1:], upper[2 * levels + 1:] = 0.0, math.log(64.0)  # sharpness 1..64
+    lower = np.full(n_par, -np.inf)
+    upper = np.full(n_par, np.inf)
+    span = (float(ws[0]), float(ws[-1]))
+    lower[:levels], upper[:levels] = 0.0, 1.0                       # capacities in order
+    lower[levels + 1:2 * levels + 1] = 0.0                          # bandwidths in order
+    lower[2 * levels + 1:] = math.log(SHARPNESS[0])
+    upper[2 * levels + 1:] = math.log(SHARPNESS[1])
     got = None
-    for sharp in START_SHARPNESS:
-        x0 = np.log([*caps, *means, *[sharp] * levels])
-        run = least_squares(residuals, x0, bounds=(lower, upper), x_scale="jac")
-        if got is None or run.cost < got.cost:
-            got = run
-    lv, last, s = unpack(got.x)
-    keep = np.argsort([c for c, _ in lv])
-    lv = tuple((float(lv[i][0]), float(lv[i][1])) for i in keep)
-    s = tuple(float(s[i]) for i in keep)
+    for caps, means in _starts(ws, y, levels):
+        for sharp in START_SHARPNESS:
+            x0 = np.clip(unknowns(caps, means, [sharp] * levels, span), lower, upper)
+            run = least_squares(residuals, x0, bounds=(lower, upper), x_scale="jac")
+            if got is None or run.cost < got.cost:
+                got = run
+    lv, last, s = ordered(got.x, levels, span)
     r = got.fun
-    return WorkingSetFit(lv, float(last), s, tuple(ws.tolist()), tuple(bw.tolist()),
+    return WorkingSetFit(lv, last, s, tuple(ws.tolist()), tuple(bw.tolist()),
                          float(math.sqrt(np.mean(r * r))))

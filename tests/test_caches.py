@@ -78,6 +78,32 @@ def test_a_larger_working_set_is_never_faster(ws, more):
     assert large >= small * (1 - 1e-12)
 
 
+def test_each_level_has_its_own_sharpness():
+    """``lN_sharpness`` shapes level N's transition alone; ``sharpness`` is every
+    level's where its own is not given."""
+    two = {"l1_capacity": 32768, "l1_bandwidth": 2e11, "l2_capacity": 2 ** 20,
+           "l2_bandwidth": 1e11}
+    t = Token(bytes=1e9, working_set=2.0 ** 19)        # past L1, within L2
+    own = roofline(**two, l1_sharpness=3.0, l2_sharpness=50.0)
+    h1 = (32768 / 2 ** 19) ** 3
+    assert own.element_value([t]) == pytest.approx(1e9 * (h1 / 2e11 + (1 - h1) / 1e11),
+                                                   rel=1e-14, abs=0)
+    common = roofline(**two, sharpness=3.0)
+    assert common.params.l2_sharpness == 3.0
+    assert common.element_value([t]) == pytest.approx(own.element_value([t]), rel=1e-14,
+                                                      abs=0)
+    mixed = roofline(**two, sharpness=3.0, l2_sharpness=2.0)
+    far = Token(bytes=1e9, working_set=2.0 ** 21)      # past both: L2 at 2, L1 at 3
+    h1, h2 = (32768 / 2 ** 21) ** 3, 0.5 ** 2
+    assert mixed.element_value([far]) == pytest.approx(
+        1e9 * (h1 / 2e11 + (h2 - h1) / 1e11 + (1 - h2) / DRAM), rel=1e-14, abs=0)
+    # a shorthand, not a parameter: a fit rebuilds the model from its values with one
+    # level's changed, and only that level changes
+    assert "sharpness" not in mixed.params.model_dump()
+    again = roofline(**{**mixed.params.model_dump(), "l1_sharpness": 5.0})
+    assert (again.params.l1_sharpness, again.params.l2_sharpness) == (5.0, 2.0)
+
+
 def test_without_levels_the_roofline_is_gables():
     m = roofline()
     t = Token(ops=3e9, bytes=5e8, working_set=1.0)    # the working set is not read
@@ -155,6 +181,36 @@ def test_capacities_and_bandwidths_are_recovered_and_the_term_ranks_better(tmp_p
         assert got["fitted"][f"cpu.time.{name}"] == pytest.approx(value, rel=0.05), name
     plain = fidelity(capsys, d, "plain.moa", "cpu.time.bandwidth")
     assert plain["tau"] < got["tau"] - 0.1
+
+
+SWAPPED = CACHED.replace("l1_capacity = 50000", "l1_capacity = 2e6").replace(
+    "l1_bandwidth = 1.5e11", "l1_bandwidth = 8e10").replace(
+    "l2_capacity = 600000", "l2_capacity = 30000").replace(
+    "l2_bandwidth = 1.3e11", "l2_bandwidth = 2.2e11")
+
+
+def test_the_level_order_holds_in_a_fit_from_swapped_starts(tmp_path, capsys, monkeypatch):
+    """Started with L1 and L2 swapped (L1 2 MB at 80 GB/s, L2 30 KB at 220 GB/s), the fit
+    keeps capacities rising and bandwidths falling with the level (each fitted as a
+    ratio >= 1 to the one before) and recovers every level within 5%; the same fit
+    without the order (the model's ``ordered`` emptied) ends with L1 larger than L2 and
+    ranks the rows worse."""
+    from moa.cost_models.roofline import Roofline
+
+    d = sweep_files(tmp_path)
+    (d / "swapped.moa").write_text(SWAPPED)
+    ordered = fidelity(capsys, d, "swapped.moa", FREE)
+    got = ordered["fitted"]
+    want = {"l1_capacity": 32768, "l1_bandwidth": 2e11, "l2_capacity": 1048576,
+            "l2_bandwidth": 1e11, "l3_capacity": 16777216, "l3_bandwidth": 4.5e10,
+            "bandwidth": DRAM}
+    for name, value in want.items():
+        assert got[f"cpu.time.{name}"] == pytest.approx(value, rel=0.05), name
+    monkeypatch.setattr(Roofline, "ordered", ())
+    loose = fidelity(capsys, d, "swapped.moa", FREE)
+    f = loose["fitted"]
+    assert f["cpu.time.l1_capacity"] > f["cpu.time.l2_capacity"]
+    assert loose["tau"] < ordered["tau"] - 0.03
 
 
 def test_gpu_l2_capacity_by_hand():

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mapping.calibration.logca import analyse_fit, fit_logca, host_regimes
 
@@ -89,3 +91,80 @@ def test_a_plain_power_law_has_no_regimes(seed):
     rng = np.random.default_rng(seed)
     t0 = C * G ** BETA * (1 + 0.02 * rng.standard_normal(G.size))
     assert host_regimes(G, t0) is None
+
+
+# ------------------------------------------------- the regimes in the logca cost model
+class Token:
+    count = 1
+    source = "k"
+
+    def __init__(self, g, **attrs):
+        self.quanta = g
+        self.attrs = attrs
+
+    def get(self, name, default=None):
+        return self.attrs.get(name, default)
+
+
+REGIMES = {"cache1": CACHE, "beta1": 0.0, "cache2": DRAM, "beta2": 1.0}
+
+
+def test_the_model_declares_the_generating_host():
+    """``logca(cache1 = 4 KB, beta1 = 0, cache2 = 1 MB, beta2 = 1)`` with a token's C
+    and beta is the generating host of this file, at every granularity; an accelerator
+    with the same regimes computes T0/A after o + L (LogCA eq. 2)."""
+    from moa import make_model
+
+    hostm = make_model("logca", REGIMES)
+    acc = make_model("logca", {**REGIMES, "A": A, "o": 7.0, "L": 3.0,
+                               "latency": "independent"})
+    for g in G:
+        t = Token(float(g), C=C, beta=BETA)
+        assert hostm.token_cost(t) == pytest.approx(float(host(g)), rel=1e-12, abs=0)
+        assert acc.token_cost(t) == pytest.approx(10.0 + float(host(g)) / A, rel=1e-12, abs=0)
+    plain = make_model("logca", {})
+    assert plain.token_cost(Token(5e3, C=C, beta=BETA)) == C * 5e3 ** BETA
+
+
+def test_the_regimes_must_be_in_order():
+    from moa import make_model
+
+    with pytest.raises(ValueError, match="cache1 .* must be below cache2"):
+        make_model("logca", {"cache1": DRAM, "cache2": CACHE})
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_fit_and_the_model_drive_one_formula(seed):
+    """The fit's regimes as the host's ``logca`` arguments give its host_time at every
+    measured g, and the generating host within the noise (2%, so 10% at most)."""
+    from moa import make_model
+
+    g, t0, t1 = offload(5e4, seed)
+    fit = fit_logca(g, t0, t1)
+    args = fit.host_arguments()
+    assert set(args) == {"cache1", "beta1", "cache2", "beta2"}
+    assert [args["cache1"], args["cache2"]] == pytest.approx([CACHE, DRAM], rel=1e-12)
+    assert args["beta1"] == pytest.approx(0.0, abs=0.05)
+    assert args["beta2"] == pytest.approx(1.0, abs=0.05)
+    model = make_model("logca", args)
+    v = fit.parameters()
+    got = np.array([model.token_cost(Token(float(x), C=v["C"], beta=v["beta"])) for x in g])
+    assert got == pytest.approx(fit.host_time(g), rel=1e-12, abs=0)
+    assert got == pytest.approx(host(g), rel=0.10)
+    assert fit.to_dict()["host_regimes"] == args
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.floats(16.0, 1e6), st.floats(2.0, 1e3), st.floats(0.0, 3.0), st.floats(0.0, 3.0),
+       st.floats(0.0, 3.0), st.floats(1.0, 1e9))
+def test_the_host_time_is_continuous_and_never_falls(c1, ratio, b1, b2, beta, g):
+    from moa.cost_models.logca import host_time
+
+    regimes = ((c1, b1), (c1 * ratio, b2))
+    for c, _ in regimes:
+        below, above = host_time(c * (1 - 1e-9), 2.0, beta, regimes), \
+            host_time(c * (1 + 1e-9), 2.0, beta, regimes)
+        assert below == pytest.approx(above, rel=1e-6)
+    assert host_time(g * 1.5, 2.0, beta, regimes) >= host_time(g, 2.0, beta, regimes) * (1 - 1e-12)
+    past = c1 * ratio * 2
+    assert host_time(past, 2.0, beta, regimes) == pytest.approx(2.0 * past ** beta, rel=1e-12)

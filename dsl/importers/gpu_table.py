@@ -369,7 +369,7 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
     for gen in gens:
         lines += [f"    param eff_{gen} = 0.7", f"    param hide_{gen} = 16",
                   f"    param ceff_{gen} = 0.5", f"    param sync_{gen} = 10",
-                  f"    param l2_{gen} = 256", f"    param dispatch_{gen} = 100",
+                  f"    param l2_{gen} = 256", f"    param dispatch_{gen} = 0",
                   f"    param l2s_{gen} = 1"]
         if any(x.generation == gen and x.l1_bytes for x in table.gpus):
             lines.append(f"    param l1s_{gen} = 1")

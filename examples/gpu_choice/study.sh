@@ -64,12 +64,16 @@ free() {
     esac
 }
 
+# the gpu fits start dispatch_* at 100 cycles: the import writes 0 (no per-block cost),
+# where a fit with one start (--starts 0) cannot move it
+START="-p dispatch_kepler=100 -p dispatch_maxwell=100"
+
 for k in $KERNELS; do
     import_kernel "$k"
     shared="$(free "$k")eff_*"
-    logo $k gpu.moa gpu_shared --residuals relative --fit "$shared"
-    study $k gpu.moa gpu_shared --residuals relative --fit "$shared"
-    study $k gpu.moa gpu --residuals relative --fit "$(free "$k")$EFF"
+    logo $k gpu.moa gpu_shared --residuals relative --fit "$shared" $START
+    study $k gpu.moa gpu_shared --residuals relative --fit "$shared" $START
+    study $k gpu.moa gpu --residuals relative --fit "$(free "$k")$EFF" $START
     for f in study logo; do
         $f $k roofline.moa roofline
         $f $k lsla.moa lsla --fit a,b

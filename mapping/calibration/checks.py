@@ -54,14 +54,17 @@ def check_bare(model: RowModel, free: Sequence[FreeParameter], predicted) -> Non
     """An error naming a bare parameter that changes no row's prediction, like
     :func:`check_free` for model parameters: neither doubled plus one nor moved to the
     ends of the random starts' range (``10^±START_DECADES`` times its value; a
-    parameter behind a ``max`` may matter in one direction only)."""
-    theta0 = ParameterVector(free).current(model)
+    parameter behind a ``max`` may matter in one direction only; from 0, the range the
+    random starts draw around the size its model declares)."""
+    vector = ParameterVector.of(model.arch, free)
+    theta0 = vector.current(model)
     for j, fp in enumerate(free):
         if fp.level != "param":
             continue
         moves = [2 * theta0[j] + 1]
-        if theta0[j] > 0:
-            moves += [theta0[j] * 10.0 ** START_DECADES, theta0[j] / 10.0 ** START_DECADES]
+        around = theta0[j] if theta0[j] > 0 else vector.scales[j]
+        if around:
+            moves += [around * 10.0 ** START_DECADES, around / 10.0 ** START_DECADES]
         for value in moves:
             try:
                 moved = model.predict(None, {PARAMS: fp.parameter_values(value)})

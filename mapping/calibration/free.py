@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping as MappingT, Sequence
 from moa import Architecture, CostSpec
-from moa.cost_models import NON_NEGATIVE, Bounds, fittable_parameters, model_class, parameter_bounds
+from moa.cost_models import (NON_NEGATIVE, Bounds, fittable_parameters, model_class,
+                             parameter_bounds, parameter_start_scale)
 from mapping.errors import InputError
 from mapping.calibration.measurements import MeasurementRow
 
@@ -271,15 +272,58 @@ def free_bounds(arch: Architecture, free: Sequence[FreeParameter]) -> list[Bound
                        or NON_NEGATIVE)         # a FreeParameter built by hand
             continue
         b = NON_NEGATIVE
-        specs = [s for e in arch.elements.values() for s in e.costs.values()]
-        specs += [s for t in arch.types.values() for s in t.costs.values()]
-        for spec in specs:
-            for arg, value in getattr(spec, "args", {}).items():
-                if getattr(value, "name", None) == fp.target and \
-                        getattr(value, "names", None) == {fp.target}:
-                    declared = parameter_bounds(model_class(spec.model).Parameters, arg)
-                    b = b.intersect(declared) if declared else b
+        for declared in _alone(arch, fp, parameter_bounds):
+            b = b.intersect(declared)
         out.append(b)
+    return out
+
+
+def free_start_scales(arch: Architecture, free: Sequence[FreeParameter]
+                      ) -> list[float | None]:
+    """The typical size each free parameter's model declares
+    (:func:`moa.cost_models.parameter_start_scale`; for a bare ``param``, that of the
+    first model argument that is that param alone), or None: what random starts draw
+    a parameter starting at 0 around."""
+    out = []
+    for fp in free:
+        if fp.level != "param":
+            out.append(parameter_start_scale(model_class(fp.model).Parameters, fp.param))
+            continue
+        out.append(next(iter(_alone(arch, fp, parameter_start_scale)), None))
+    return out
+
+
+def ordered_chains(free: Sequence[FreeParameter]) -> list[list[int]]:
+    """Indices into ``free`` of parameters whose values must not decrease in that order:
+    for every chain a model declares (:attr:`moa.CostModel.ordered`), its members that
+    are free parameters of the same elements and metric, in the chain's order (two or
+    more).  A fit keeps each such run in order; bare ``param`` are not in any."""
+    out = []
+    groups: dict = {}
+    for j, fp in enumerate(free):
+        if fp.level != "param" and fp.label is None:
+            groups.setdefault((fp.elements, fp.metric, fp.model), {})[fp.param] = j
+    for (_, _, model), by_param in groups.items():
+        for chain in getattr(model_class(model), "ordered", ()):
+            run = [by_param[p] for p in chain if p in by_param]
+            if len(run) > 1:
+                out.append(run)
+    return out
+
+
+def _alone(arch: Architecture, fp: FreeParameter, read) -> list:
+    """``read(Parameters, argument)`` of every model argument that is the bare param
+    ``fp`` alone (``dispatch = dispatch_kepler``), where it is not None."""
+    specs = [s for e in arch.elements.values() for s in e.costs.values()]
+    specs += [s for t in arch.types.values() for s in t.costs.values()]
+    out = []
+    for spec in specs:
+        for arg, value in getattr(spec, "args", {}).items():
+            if getattr(value, "name", None) == fp.target and \
+                    getattr(value, "names", None) == {fp.target}:
+                declared = read(model_class(spec.model).Parameters, arg)
+                if declared is not None:
+                    out.append(declared)
     return out
 
 

@@ -53,9 +53,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from mapping.calibration.logca_host import (HOST_WORDS, RANGE_MIN_ROWS, RunsTest, fit_host,
-                                          fit_host_fixed, hinge_basis, host_regimes,
+                                          fit_host_fixed, host_regimes, regimes_of_hinge,
                                           runs_test)
 from mapping.errors import InputError
+from moa.cost_models.logca import host_time
 from moa.logca_analysis import LogCAAnalysis, analyse
 
 LATENCY_CHOICES = ("auto", "independent", "dependent")
@@ -108,22 +109,26 @@ class LogCAFit:
     warnings: tuple[str, ...] = ()
     #: the smallest granularity where o0 is below 5% of T0 (the paper's form holds)
     paper_form_from: float | None = None
-    #: with cache regimes: the breaks (log g) and coefficients of the host's piecewise
-    #: line in log g, log T0 (:func:`host_regimes`), which gives T0 below the last break
-    host_knots: tuple[float, ...] = ()
-    host_coef: tuple[float, ...] = ()
+    #: with cache regimes: ``((cache_j bytes, beta_j), ...)``, each break of the host's
+    #: piecewise power law (:func:`host_regimes`) and the slope below it, as the
+    #: ``logca`` model declares them (``cache1``, ``beta1``, ...)
+    host_regimes: tuple[tuple[float, float], ...] = ()
 
     def host_time(self, g):
-        """The host time the fit stands for at ``g``: ``C·g^beta`` (``+ o0``), and below
-        the last break of cache regimes the measured regimes' piecewise power law."""
+        """The host time the fit stands for at ``g``: ``C·g^beta`` (``+ o0``), below the
+        last break the cache regimes (:func:`moa.cost_models.logca.host_time`, the
+        model's own formula)."""
         g = np.asarray(g, dtype=float)
         v = self.parameters()
-        tail = v["o0"] + v["C"] * g ** v["beta"]
-        if not self.host_knots:
-            return tail
-        x = np.log(np.atleast_1d(g))
-        below = np.exp(hinge_basis(x, self.host_knots) @ np.asarray(self.host_coef))
-        return np.where(x < self.host_knots[-1], below, np.atleast_1d(tail)).reshape(g.shape)
+        return v["o0"] + host_time(g, v["C"], v["beta"], self.host_regimes)
+
+    def host_arguments(self) -> dict[str, float]:
+        """The host's ``logca(...)`` arguments besides C and beta (token attributes):
+        ``cache1``, ``beta1``, ... of its regimes (none without)."""
+        out = {}
+        for j, (c, b) in enumerate(self.host_regimes, start=1):
+            out[f"cache{j}"], out[f"beta{j}"] = c, b
+        return out
 
     def __getitem__(self, name) -> Estimate:
         for e in self.estimates:
@@ -156,7 +161,8 @@ class LogCAFit:
                 "paper_readings": dict(self.paper_readings), "notes": list(self.notes),
                 "host_form": self.host_form, "host_reason": self.host_reason,
                 "paper_form_from": self.paper_form_from,
-                "host_breaks": [math.exp(k) for k in self.host_knots],
+                "host_breaks": [c for c, _ in self.host_regimes],
+                "host_regimes": self.host_arguments(),
                 "runs_test": {k: r.to_dict() for k, r in self.runs},
                 "warnings": list(self.warnings)}
 
@@ -180,10 +186,14 @@ class LogCAFit:
                      "the o region is that of o + L)."]
         rows += ["", *self.notes] if self.notes else []
         if self.paper_form_from is not None:
-            why = ("past the host's last cache regime" if self.host_knots else
+            why = ("past the host's last cache regime" if self.host_regimes else
                    f"o0 below {100 * PAPER_FORM_SHARE:g}% of T0")
             rows.append(f"the paper's host form C·g^beta holds ({why}) from "
                         f"g = {self.paper_form_from:.6g} B")
+        if self.host_regimes:
+            rows.append("the host as a .moa element: logca(" + ", ".join(
+                f"{k} = {v:.6g}" for k, v in self.host_arguments().items())
+                + "), C and beta the tokens'")
         rows.append(f"rms relative residual {self.rms_relative:.3g}" + "".join(
             f"; {k} residuals: {r}" for k, r in self.runs))
         rows += [f"warning: {w}" for w in self.warnings]
@@ -513,7 +523,7 @@ def fit_logca(g, host, accelerator, latency="auto", L=None, A=None, confidence=0
     return LogCAFit(latency, reason, separable, tuple(estimates), confidence,
                     tuple(g.tolist()), tuple(t0.tolist()), tuple(t1.tolist()),
                     rms, readings, tuple(notes), host_form, host_reason, runs,
-                    tuple(warnings), paper_from, tuple(float(k) for k in knots), coef)
+                    tuple(warnings), paper_from, regimes_of_hinge(knots, coef))
 
 
 def _fit_range(g, t0, t1, latency, L, A, confidence) -> "LogCAFit":
@@ -593,7 +603,7 @@ def analyse_fit(fit: LogCAFit, **options) -> LogCAAnalysis:
     :meth:`LogCAFit.host_time` (the measured regimes below the last break), when it lies
     below that break: there the host is not ``C·g^beta``."""
     result = analyse(**fit.parameters(), **options)
-    if not fit.host_knots:
+    if not fit.host_regimes:
         return result
     g1 = _regime_break_even(fit)
     return result if g1 is None else replace(result, g1=g1)
@@ -612,7 +622,7 @@ def _regime_break_even(fit: LogCAFit) -> float | None:
             v["C"] * g ** v["beta"] / v["A"]
         return np.log(fit.host_time(g) / t1)
 
-    xs = np.linspace(math.log(min(fit.g)), fit.host_knots[-1], 2001)
+    xs = np.linspace(math.log(min(fit.g)), math.log(fit.host_regimes[-1][0]), 2001)
     d = gap(xs)
     if d[0] >= 0:
         return None

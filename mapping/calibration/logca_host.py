@@ -106,6 +106,15 @@ def hinge_fit(x, y, knots):
     return float(r @ r), np.cumsum(coef[1:]), coef
 
 
+def regimes_of_hinge(knots, coef) -> tuple[tuple[float, float], ...]:
+    """The regimes ``((cache_j, beta_j), ...)`` of the ``logca`` model
+    (:func:`moa.cost_models.logca.host_time`) that a piecewise line of
+    :func:`hinge_fit` gives: each break ``exp(k_j)`` and the slope below it (a slope
+    below 0, from noise, as 0: the model's bound, a larger input never takes less time)."""
+    slopes = np.cumsum(np.asarray(coef, dtype=float)[1:])
+    return tuple((math.exp(k), float(max(s, 0.0))) for k, s in zip(knots, slopes))
+
+
 def host_regimes(g, t0, form="none"):
     """The host's cache regimes, or None: when ``form``'s host fit (the paper's
     ``C·g^beta``, or ``o0 + C·g^beta`` for ``"fit"``) leaves systematic residuals

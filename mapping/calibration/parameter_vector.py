@@ -14,7 +14,7 @@ import numpy as np
 from moa import Architecture
 from moa.cost_models import Bounds
 
-from mapping.calibration.free import FreeParameter, free_bounds
+from mapping.calibration.free import FreeParameter, free_bounds, free_start_scales
 from mapping.errors import InputError
 from mapping.semantics.problem import bind_problem
 
@@ -31,22 +31,27 @@ GROUPS = ("groups",)
 @dataclass(frozen=True)
 class ParameterVector:
     """The free parameters ``free`` as one vector, in their order: their ``names``
-    (specs), their ``bounds`` (:func:`~mapping.calibration.free.free_bounds`; empty when
-    built without an architecture), the values the files give them (:meth:`current`)
+    (specs), their ``bounds`` (:func:`~mapping.calibration.free.free_bounds`) and the
+    ``scales`` their models declare (:func:`~mapping.calibration.free.free_start_scales`;
+    both empty when built without an architecture), the values the files give them (:meth:`current`)
     and the model arguments a vector of values sets (:meth:`overrides`, what
     :meth:`~mapping.calibration.row_model.RowModel.predict` takes)."""
 
     free: tuple[FreeParameter, ...]
     bounds: tuple[Bounds, ...] = ()
+    scales: tuple[float | None, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "free", tuple(self.free))
         object.__setattr__(self, "bounds", tuple(self.bounds))
+        object.__setattr__(self, "scales", tuple(self.scales))
 
     @classmethod
     def of(cls, arch: Architecture, free: Sequence[FreeParameter]) -> "ParameterVector":
-        """The vector of ``free`` with the bounds their models declare in ``arch``."""
-        return cls(tuple(free), tuple(free_bounds(arch, free)))
+        """The vector of ``free`` with the bounds and start scales their models declare
+        in ``arch``."""
+        return cls(tuple(free), tuple(free_bounds(arch, free)),
+                   tuple(free_start_scales(arch, free)))
 
     def __len__(self) -> int:
         return len(self.free)

@@ -11,7 +11,9 @@ or, where a bound is other than ``>= 0``, by bounded-variable least squares
 Otherwise (``max``, ``exclusive``, ``charge``, LogCA, bare parameters, ...) it is a
 bounded non-linear least-squares problem (:func:`scipy.optimize.least_squares`) started
 from the values in the files and from ``--starts N`` seeded random points (each positive
-start value times ``10^U(-2, 2)``, log-uniform, within the bounds); the best is kept.
+start value times ``10^U(-2, 2)``, log-uniform, within the bounds; a start value of 0
+drawn likewise around the typical size its model declares, ``start_scale``, or kept at
+0 without one); the best is kept.
 
 A fitted value that ends on a bound is reported (``at_bound``): the data push it past
 what it means.  A design matrix (or Jacobian) without full column rank means that the
@@ -34,7 +36,7 @@ from mapping.errors import InputError
 from mapping.semantics.aggregation import aggregator
 from mapping.options import NATURAL
 from mapping.evaluation.row_batch import Unsupported
-from mapping.calibration.free import FreeParameter, fitted_architecture
+from mapping.calibration.free import FreeParameter, fitted_architecture, ordered_chains
 from mapping.calibration.identifiability import indistinguishable_hint, separating_columns
 from mapping.calibration.parameter_vector import ParameterVector
 from mapping.calibration.probes import coefficients, probes
@@ -372,15 +374,18 @@ START_DECADES = 2.0
 
 
 def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0,
-                  upper: np.ndarray | None = None) -> list[np.ndarray]:
-    """``starts`` seeded random starting points around ``u0``: each positive coordinate
-    ``u0_j · 10^U(-START_DECADES, START_DECADES)``, within its ``lower`` and ``upper``
-    bounds; a coordinate starting at 0 (no scale to draw around) stays at its start."""
+                  upper: np.ndarray | None = None, around: np.ndarray | None = None
+                  ) -> list[np.ndarray]:
+    """``starts`` seeded random starting points: each coordinate
+    ``a_j · 10^U(-START_DECADES, START_DECADES)`` around ``a = around`` (default ``u0``),
+    within its ``lower`` and ``upper`` bounds; a coordinate with ``a_j <= 0`` (no scale
+    to draw around) stays at its start ``u0_j``."""
     rng = np.random.default_rng(seed)
+    a = u0 if around is None else np.asarray(around, dtype=float)
     out = []
     for _ in range(max(0, int(starts))):
         factor = 10.0 ** rng.uniform(-START_DECADES, START_DECADES, size=len(u0))
-        out.append(np.clip(np.where(u0 > 0, u0 * factor, u0), lower,
+        out.append(np.clip(np.where(a > 0, a * factor, u0), lower,
                            np.inf if upper is None else upper))
     return out
 
@@ -410,20 +415,41 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
                    f_scale: float | None = None):
     """Bounded non-linear least squares of ``rule`` from ``theta0`` and ``starts``
     random points; ``f_scale``: minimise ``rule.loss`` with that scale instead of the
-    squares."""
-    scale = np.where(theta0 > 0, theta0, 1.0)
-    vector = ParameterVector.of(model.arch, free) if bounds is None \
-        else ParameterVector(free, bounds)
+    squares.  A parameter starting at 0 is measured in the size its model declares
+    (:func:`~mapping.calibration.free.free_start_scales`, else 1) and the random starts
+    draw it around that size.  Parameters a model declares ordered
+    (:func:`~mapping.calibration.free.ordered_chains`: cache capacities rising with the
+    level) are each fitted as a ratio >= 1 to the one before: in order at every step."""
+    declared = ParameterVector.of(model.arch, free)
+    vector = declared if bounds is None else ParameterVector(free, bounds)
+    typical = np.array([s if s else 1.0 for s in declared.scales], dtype=float)
+    scale = np.where(theta0 > 0, theta0, typical)
     bounds = list(vector.bounds)
     lower, upper = _solver_bounds(bounds, scale)
-    u0 = np.clip(theta0 / scale, lower, upper)
+    chains = ordered_chains(free)
+    after = [(a, b) for run in chains for a, b in zip(run, run[1:])]
+    for _, b in after:                      # a ratio to the one before, at least 1
+        scale[b], lower[b], upper[b] = 1.0, 1.0, np.inf
+
+    def values(u):
+        """The parameter values of the solver's unknowns ``u``."""
+        theta = u * scale
+        for a, b in after:
+            theta[b] = theta[a] * u[b]
+        return theta
+
+    u0 = theta0 / scale
+    for a, b in after:
+        u0[b] = theta0[b] / theta0[a] if theta0[a] > 0 else 1.0
+    u0 = np.clip(u0, lower, upper)
+    around = np.where((theta0 <= 0) & np.array([bool(s) for s in declared.scales]), 1.0, u0)
 
     # Residuals in units of the measurements' size: the same minimum, but tolerances
     # (gtol in particular) that mean something whether times are in seconds or cycles.
     unit = rule.unit(y)
 
     def residuals(u):
-        return rule.rule(model.predict(train, vector.overrides(u * scale)), y) / unit
+        return rule.rule(model.predict(train, vector.overrides(values(u))), y) / unit
 
     def solve(start):
         try:
@@ -440,7 +466,8 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
         return res if ok else None
 
     res, best = solve(u0), 0
-    for k, start in enumerate(random_starts(u0, lower, starts, seed, upper), start=1):
+    for k, start in enumerate(random_starts(u0, lower, starts, seed, upper, around),
+                              start=1):
         other = solve(start)
         if other is not None and (res is None or other.cost < res.cost):
             res, best = other, k
@@ -451,7 +478,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
                            "this row's prediction and its measurement overflows floating "
                            "point", lambda v: abs(rule.rule(np.array([v]), y[worst:worst + 1])[0])
                            / unit < limit) from None
-    theta = res.x * scale
+    theta = values(res.x)
     # Each column scaled by its parameter's value (d residual / d log theta: a relative
     # change of every parameter alike), singular values compared with the largest.
     J = res.jac * np.where(res.x > 0, res.x, 1.0)

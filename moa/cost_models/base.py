@@ -168,6 +168,23 @@ def parameter_bounds(parameters: type[Parameters], name: str) -> Bounds | None:
     return b
 
 
+def start_scale(value: float) -> dict:
+    """``Field(json_schema_extra=start_scale(v))``: a fit's random starts draw a
+    parameter that starts at 0 around ``v`` (its typical size), as around a non-zero
+    start; a value of 0 often has no gradient (a term inside a ``max`` that 0 switches
+    off), so a start there stays there."""
+    return {"start_scale": float(value)}
+
+
+def parameter_start_scale(parameters: type[Parameters], name: str) -> float | None:
+    """The typical size parameter ``name`` declares (:func:`start_scale`), or None."""
+    field = parameters.model_fields.get(name)
+    if field is None:
+        return None
+    value = (field.json_schema_extra or {}).get("start_scale")
+    return None if value is None else float(value)
+
+
 def fittable_parameters(parameters: type[Parameters]) -> tuple[str, ...]:
     """The parameters a ``--fit`` pattern may expand to: those with bounds."""
     return tuple(n for n in parameters.model_fields if parameter_bounds(parameters, n))
@@ -198,6 +215,11 @@ class CostModel:
     #: metric -> the unit the model's paper states for its value there (a label; the
     #: architecture's declared unit wins, :func:`moa.units.default_unit`)
     units: ClassVar[dict[str, str]] = {}
+    #: chains of parameters whose values do not decrease along the chain by their
+    #: meaning (the capacities of cache levels, fastest first); a fit that frees
+    #: several of one chain keeps them in that order (:func:`ordered_chains` in
+    #: ``mapping.calibration.free``)
+    ordered: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     def __init__(self, params: Parameters):
         self.params = params

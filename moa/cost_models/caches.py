@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-__all__ = ["LEVELS", "hit_share", "levels_of", "seconds_per_byte"]
+__all__ = ["LEVELS", "hit_share", "levels_of", "seconds_per_byte", "sharpness_of"]
 
 #: the cache levels a model may name, fastest first (``l1_capacity``, ``l1_bandwidth``, ...)
 LEVELS = ("l1", "l2", "l3")
@@ -42,6 +42,12 @@ def levels_of(params, scale: float = 1.0) -> tuple[tuple[float, float], ...]:
         if c > 0:
             out.append((c, getattr(params, f"{name}_bandwidth") * scale))
     return tuple(out)
+
+
+def sharpness_of(params) -> tuple[float, ...]:
+    """The ``lN_sharpness`` of each level :func:`levels_of` gives."""
+    return tuple(getattr(params, f"{name}_sharpness") for name in LEVELS
+                 if getattr(params, f"{name}_capacity", 0.0) > 0)
 
 
 def hit_share(ws, capacity: float, sharpness: float = 1.0):

@@ -94,7 +94,8 @@ from typing import NamedTuple
 
 from pydantic import Field, field_validator
 
-from moa.cost_models.base import FACT, CostModel, NumberOrInf, Parameters, attribute
+from moa.cost_models.base import (FACT, CostModel, NumberOrInf, Parameters, attribute,
+                                  start_scale)
 from moa.cost_models.caches import hit_share
 from moa.cost_models.gpu_caches import caches
 from moa.cost_models.registry import register
@@ -288,7 +289,8 @@ class GPU(CostModel):
         sync: float = Field(default=0.0, ge=0)                # cycles per warp and barrier
         l2: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
         launch: float = Field(default=0.0, ge=0)              # seconds per launch
-        dispatch: float = Field(default=0.0, ge=0)            # cycles per block and SM
+        # cycles per block and SM; random starts draw a 0 around 100 (H100: 160)
+        dispatch: float = Field(default=0.0, ge=0, json_schema_extra=start_scale(100.0))
         # L2 capacity in bytes (data sheet; 0: not modelled) and the sharpness of its
         # working-set transition (moa.cost_models.caches)
         l2_capacity: float = Field(default=0.0, ge=0)

@@ -11,27 +11,83 @@ byte on the host) and ``beta`` (the complexity exponent) are token attributes
 defaulting to 1. A host is ``logca()``: A = 1, o = L = 0, so a token costs T0(g) = C·g^beta.
 The analysis of one accelerator (g1, g_{A/2}, optimization regions) is in
 :mod:`moa.logca_analysis`.
+
+**Cache regimes** (an extension, issue 44): the paper's ``C·g^beta`` is the host's time
+once its data live past the last cache.  ``cache1``, ``beta1`` (and ``cache2``,
+``beta2``) declare regimes below it: up to ``cache_j`` bytes the time grows as
+``g^beta_j``, continuous at every ``cache_j``; with ``c_1 < c_2`` the regimes in
+order and ``beta_{k+1} = beta``::
+
+    log T0(g) = log C + beta·log g + Σ_j (beta_j - beta_{j+1})·min(0, log g - log c_j)
+
+so ``T0 = C·g^beta`` for ``g >= c_k`` and ``C·c_k^beta·(g/c_k)^beta_k`` just below
+(:func:`host_time`).  ``cache_j = 0`` (the default) declares no regime; without one the
+model is the paper's.  An accelerator's computation is ``T0(g)/A`` (LogCA eq. 2: C1 =
+C0/A), so regimes belong on the host's ``logca()``.  ``mapeval logca --fit`` finds them
+(``host_form: "regimes"``) and prints them as these parameters.
 """
 from __future__ import annotations
 
+import math
 from typing import Literal
 
-from pydantic import NonNegativeFloat, PositiveFloat
+import numpy as np
+from pydantic import Field, NonNegativeFloat, PositiveFloat, model_validator
 
 from moa.cost_models.base import CostModel, Parameters, attribute
 from moa.cost_models.registry import register
+
+
+def host_time(g, C, beta, regimes=()):
+    """``T0(g)`` of the module: ``C·g^beta`` past the last cache, and below it the
+    ``regimes`` ``((c_1, beta_1), ...)`` in increasing ``c`` (``g`` a float or an
+    array)."""
+    if not regimes:
+        return C * g ** beta
+    x = np.log(np.maximum(g, 1e-300))      # g = 0: the limit (T0 of a flat regime)
+    log_t = math.log(C) + beta * x
+    after = beta
+    for c, b in reversed(regimes):
+        log_t = log_t + (b - after) * np.minimum(0.0, x - math.log(c))
+        after = b
+    return np.exp(log_t)
+
+
+def regimes_of(params) -> tuple[tuple[float, float], ...]:
+    """``((cache_j, beta_j), ...)`` of the regimes ``params`` declare (``cache_j > 0``)."""
+    return tuple((c, b) for c, b in ((params.cache1, params.beta1),
+                                     (params.cache2, params.beta2)) if c > 0)
 
 
 @register
 class LogCA(CostModel):
     name = "logca"
     units = {"time": "cycles"}    # LogCA (Altaf & Wood 2017): L, o and C·g^β in cycles
+    #: the regimes in order of size (a fit that frees both keeps them so)
+    ordered = (("cache1", "cache2"),)
 
     class Parameters(Parameters):
         A: PositiveFloat = 1.0
         o: NonNegativeFloat = 0.0
         L: NonNegativeFloat = 0.0
         latency: Literal["dependent", "independent"] = "dependent"
+        # the host's cache regimes below the paper's C·g^beta: up to cache_j bytes
+        # (0: no regime) the time grows as g^beta_j
+        cache1: float = Field(default=0.0, ge=0)
+        beta1: float = Field(default=1.0, ge=0)
+        cache2: float = Field(default=0.0, ge=0)
+        beta2: float = Field(default=1.0, ge=0)
+
+        @model_validator(mode="after")
+        def _in_order(self):
+            if self.cache1 > 0 and self.cache2 > 0 and not self.cache1 < self.cache2:
+                raise ValueError(f"cache1 = {self.cache1:g} must be below cache2 = "
+                                 f"{self.cache2:g} (the regimes in order of size)")
+            return self
+
+    def __init__(self, params):
+        super().__init__(params)
+        self._regimes = regimes_of(params)
 
     def token_cost(self, token):
         p = self.params
@@ -39,5 +95,7 @@ class LogCA(CostModel):
         C = attribute(token, "C", 1)
         beta = attribute(token, "beta", 1, signed=True)
         latency = p.L * g if p.latency == "dependent" else p.L
+        if self._regimes:
+            return p.o + latency + host_time(g, C, beta, self._regimes) / p.A
         # LogCA eq. 1 with C0(g) = C·g^beta and C1(g) = C0(g)/A (eqs. 2 and 8)
         return p.o + latency + C * g ** beta / p.A

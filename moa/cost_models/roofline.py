@@ -13,7 +13,8 @@ The traffic ``D`` also travels to the element's ``memory`` CN
 and the memory CN sees ``miss·D`` (:class:`~moa.cost_models.base.MemoryTraffic`).
 
 **Caches** (optional): ``l1_capacity``/``l1_bandwidth``, ``l2_...``, ``l3_...`` (bytes,
-bytes/s) and ``sharpness`` (default 1) make ``bandwidth`` the last level of a hierarchy:
+bytes/s) and each level's ``l1_sharpness``, ... (default 1; ``sharpness = S`` sets every
+level's not given) make ``bandwidth`` the last level of a hierarchy:
 a token's bytes then take ``bytes · τ(working_set)`` seconds, the working-set term of
 :mod:`moa.cost_models.caches` (``working_set`` a token attribute, default its
 ``bytes``), and ``time = max(C, Σ bytes·τ)``.  Without a level (every capacity 0, the
@@ -28,10 +29,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from moa.cost_models.base import CostModel, MemoryTraffic, NumberOrInf, Parameters, attribute
-from moa.cost_models.caches import levels_of, seconds_per_byte
+from moa.cost_models.caches import LEVELS, levels_of, seconds_per_byte, sharpness_of
 from moa.cost_models.registry import register
 
 __all__ = ["Bandwidth", "MemoryTraffic", "Roofline", "attainable", "ridge_point",
@@ -73,6 +74,9 @@ class Roofline(CostModel):
     additive = False
     #: ``seconds``: Σ bytes·τ(working set), the memory time when caches are given
     features = ("ops", "bytes", "seconds")
+    #: capacities rise and bandwidths fall with the level, down to the last (DRAM)
+    ordered = (("l1_capacity", "l2_capacity", "l3_capacity"),
+               ("bandwidth", "l3_bandwidth", "l2_bandwidth", "l1_bandwidth"))
 
     class Parameters(Parameters):
         peak: float = Field(gt=0)
@@ -88,7 +92,22 @@ class Roofline(CostModel):
         l2_bandwidth: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)
         l3_capacity: float = Field(default=0.0, ge=0)
         l3_bandwidth: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)
-        sharpness: float = Field(default=1.0, gt=0)
+        # the sharpness of each level's transition (``sharpness = S``: every level's)
+        l1_sharpness: float = Field(default=1.0, gt=0)
+        l2_sharpness: float = Field(default=1.0, gt=0)
+        l3_sharpness: float = Field(default=1.0, gt=0)
+
+        @model_validator(mode="before")
+        @classmethod
+        def _common_sharpness(cls, values):
+            # a shorthand, not a parameter of its own: one value per level is what a
+            # fit varies and what the model prints
+            if isinstance(values, dict) and "sharpness" in values:
+                values = dict(values)
+                common = values.pop("sharpness")
+                for n in LEVELS:
+                    values.setdefault(f"{n}_sharpness", common)
+            return values
 
         @field_validator("memory", mode="before")
         @classmethod
@@ -103,6 +122,7 @@ class Roofline(CostModel):
     def __init__(self, params):
         super().__init__(params)
         self._levels = levels_of(params)
+        self._sharpness = sharpness_of(params)
 
     def token_features(self, token):
         data = token_bytes(token)
@@ -111,7 +131,7 @@ class Roofline(CostModel):
         ws = attribute(token, "working_set", data)
         p = self.params
         return token_ops(token), data, data * seconds_per_byte(ws, self._levels, p.bandwidth,
-                                                               p.sharpness)
+                                                               self._sharpness)
 
     def totals(self, tokens) -> tuple[float, float]:
         """``(Σ ops, Σ bytes)`` over ``tokens`` (token groups, counted ``count`` times)."""
