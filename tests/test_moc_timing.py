@@ -137,12 +137,13 @@ def test_zero_time_sources_beside_a_slow_self_loop():
     """The situation of Kiter's ``faustExample`` (an audio dot product), on a graph
     written here: every actor one firing at a time (a self-loop with one token), four
     sources and a sink that take no time, two multiplies of 3 and an add of 14.  Kiter's
-    ``KPeriodicThroughput`` prints an infinite throughput there.  By hand: the add's
-    n-th firing cannot start before its (n-1)-th ends, so n iterations take at least
-    14n; and the schedule where the sources fire at time 0, the multiplies every 3 and
-    the add every 14 keeps that pace: the period is 14, not 0.  The sources' zero-time
-    self-loops let them run ahead without bound (their channels grow), they do not
-    bound the period."""
+    ``KPeriodicThroughput`` prints an infinite throughput (period 0) on this graph, and
+    14 once the zero-time actors lose their self-loops or take time 1: its cycle ratio
+    fails on a cycle of no time.  By hand: the add's n-th firing cannot start before its
+    (n-1)-th ends, so n iterations take at least 14n; and the schedule where the sources
+    fire at time 0, the multiplies every 3 and the add every 14 keeps that pace: the
+    period is 14, not 0.  The zero-time self-loops let the sources run ahead without
+    bound (their channels grow); they do not bound the period."""
     g = SDFGraph("dot")
     for name, exec_ in (("in0", 0), ("in1", 0), ("in2", 0), ("in3", 0),
                         ("mul0", 3), ("mul1", 3), ("add", 14), ("out", 0)):
