@@ -183,6 +183,16 @@ def same_period(exact: str, printed: str) -> bool:
     return abs(mine - theirs) <= Fraction(1, 10 ** 6) + abs(theirs) * Fraction(1, 10 ** 9)
 
 
+def peer_equal(row: dict) -> bool | None:
+    """Whether mapeval's period equals Kiter's (Kiter's ``inf`` throughput is period 0),
+    None where either gives none."""
+    mine, kiter = row.get("mapeval", {}).get("period"), row["kiter"]
+    if mine is None or kiter["status"] not in ("answered", "inf"):
+        return None
+    return Fraction(mine) == 0 if kiter["status"] == "inf" else \
+        same_period(mine, kiter["period"])
+
+
 def peer_rows(folder: Path, binary: str, timeout: float) -> list[dict]:
     """Every file of Kiter's suite: mapeval in this process (throughput only), mapeval as
     a whole process (``--no-simulate`` and default) and Kiter's whole process."""
@@ -197,17 +207,18 @@ def peer_rows(folder: Path, binary: str, timeout: float) -> list[dict]:
             row["unread"] = str(exc)[:120]
         else:
             answer, seconds = timed(graph, simulate=False)
-            row["mapeval"] = ({"period": str(1 / Fraction(answer["throughput"]))}
-                              if "throughput" in answer else answer)
+            throughput = answer.get("throughput")
+            row["mapeval"] = answer if throughput is None else {   # inf: no cycle bounds it
+                "period": "0" if throughput == "inf" else str(1 / Fraction(throughput))}
             row["mapeval_s"] = round(seconds, 4)
         for simulate, key in ((False, "no_simulate"), (True, "default")):
             (answer,), seconds, cpu = mapeval_process([path], simulate, timeout)
             row[f"process_{key}"] = {**answer, "seconds": round(seconds, 4),
                                      "cpu_s": cpu and round(cpu, 4)}
         row["kiter"] = kiter_process(binary, path, timeout)
-        kiter = row["kiter"]
-        if "period" in row.get("mapeval", {}) and kiter["status"] == "answered":
-            row["equal"] = same_period(row["mapeval"]["period"], kiter["period"])
+        equal = peer_equal(row)
+        if equal is not None:
+            row["equal"] = equal
         print(json.dumps(row), file=sys.stderr, flush=True)
         rows.append(row)
     return rows
@@ -221,6 +232,7 @@ def peer_summary(rows: list[dict]) -> dict:
 
     read = [r for r in rows if "mapeval" in r]
     kiter_s = [r["kiter"]["seconds"] for r in rows if r["kiter"]["status"] == "answered"]
+    both = [r for r in rows if "equal" in r]
     times = {"mapeval_in_process": [r["mapeval_s"] for r in read],
              "mapeval_process_no_simulate": [r["process_no_simulate"]["seconds"]
                                              for r in read],
@@ -237,6 +249,7 @@ def peer_summary(rows: list[dict]) -> dict:
         "mapeval_answered": sum("period" in r["mapeval"] for r in read),
         "mapeval_errors": [r["graph"] for r in read if "error" in r["mapeval"]],
         "kiter_answered": len(kiter_s),
+        "kiter_inf": sum(r["kiter"]["status"] == "inf" for r in rows),
         "kiter_not_answered": {r["graph"]: r["kiter"]["status"] for r in rows
                                if r["kiter"]["status"] != "answered"},
         "both_answered": sum("equal" in r for r in rows),
@@ -253,6 +266,11 @@ def peer_summary(rows: list[dict]) -> dict:
                                          "process_no_simulate"),
                                         ("mapeval_process_default", "process_default"))}
         | {"mapeval_in_process": [r["graph"] for r in read if r["mapeval_s"] > 10]},
+        "median_s_where_both_answer": {
+            "graphs": len(both), "mapeval_in_process": median([r["mapeval_s"] for r in both]),
+            "mapeval_process_no_simulate": median([r["process_no_simulate"]["seconds"]
+                                                   for r in both]),
+            "kiter_process": median([r["kiter"]["seconds"] for r in both])},
         "median_ratio_to_kiter": {
             name: round(value / medians["kiter_process"], 2)
             for name, value in medians.items()
