@@ -9,6 +9,23 @@ JPEG2000_sized 0.86 s; 1,000 generated 10-actor graphs at 4.5 ms each.  Wall tim
 follow the load: at load 2.6 autogen1 took 7.0 s in one run and 11.3 s in another.
 
     python tests/perf/bench_kiter.py [--kiter KITER/benchmarks] [--generated 1000]
+        [--kiter-bin KITER/Release/bin/kiter] [--one-process]
+
+With Kiter's program (``--kiter-bin`` or ``KITER_BIN``, built by ``make release``) the
+peer run times, on every file of the suite, mapeval in this process, ``mapeval analyse``
+as a whole process (``--no-simulate`` and default) and Kiter's
+``-a KPeriodicThroughput`` process (wall and CPU seconds, ``--timeout`` each), and
+compares the periods (Kiter's ``inf`` is period 0).  Measured at load average 8-11 on
+two cores, Kiter run beside: 38 of 45 files read (3 use Kiter's initialisation phases,
+4 are not SDF3), all 38 answered; Kiter answers 33 within 120 s and prints ``inf`` on 5;
+of the 35 both answer, 33 equal, and on ``SimpleUseCase`` and ``faustExample`` Kiter's
+``inf`` is wrong (periods 3 and 14 by hand, tests in ``test_csdf_kperiodic.py`` and
+``test_moc_timing.py``).  Median over those 35: 0.018 s in process, 3.3 s as a process
+(1.2 s CPU, mostly start-up), Kiter 0.023 s (0.007 s CPU).  Largest: ``autogen5`` 38.7 s
+in process against Kiter's 46.9 s, ``autogen1`` 35.0 s where Kiter gives up at 120 s.
+``--one-process`` (load 10-16): the suite in one ``analyse --no-simulate`` 34 s of CPU
+(0.76 s a file, ``autogen1`` and ``autogen5`` most of it), default 121 s; the 1,000
+generated graphs 11.6 ms of CPU each (``--no-simulate``) and 15.5 ms (default).
 
 Kiter's ``benchmarks/`` folder (``git clone https://github.com/bbodin/kiter``) comes from
 ``--kiter`` or the environment variable ``KITER_BENCHMARKS``; without it that part is
