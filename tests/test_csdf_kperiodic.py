@@ -84,6 +84,8 @@ def test_a_source_phase_in_a_ring():
     g.add_channel("c", "x", "cx", prod=Phases([3, 0]), cons=3, delay=3)
     assert repetition_vector(g.bind()) == {"x": 2, "y": 3, "c": 4}
     assert _period(g) == 3 == _period(g, "starts")
+    graph, durations, q, _ = prepared(g)
+    assert expanded_throughput(graph, durations, q).period == 3   # every firing, expanded
 
 
 @st.composite

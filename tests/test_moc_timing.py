@@ -133,6 +133,32 @@ def test_zero_time_cycle():
     assert starts(result) == {"a": [(0, 0)], "b": [(0, 0)], "c": [(0, 1)]}
 
 
+def test_zero_time_sources_beside_a_slow_self_loop():
+    """The situation of Kiter's ``faustExample`` (an audio dot product), on a graph
+    written here: every actor one firing at a time (a self-loop with one token), four
+    sources and a sink that take no time, two multiplies of 3 and an add of 14.  Kiter's
+    ``KPeriodicThroughput`` prints an infinite throughput (period 0) on this graph, and
+    14 once the zero-time actors lose their self-loops or take time 1: its cycle ratio
+    fails on a cycle of no time.  By hand: the add's n-th firing cannot start before its
+    (n-1)-th ends, so n iterations take at least 14n; and the schedule where the sources
+    fire at time 0, the multiplies every 3 and the add every 14 keeps that pace: the
+    period is 14, not 0.  The zero-time self-loops let the sources run ahead without
+    bound (their channels grow); they do not bound the period."""
+    g = SDFGraph("dot")
+    for name, exec_ in (("in0", 0), ("in1", 0), ("in2", 0), ("in3", 0),
+                        ("mul0", 3), ("mul1", 3), ("add", 14), ("out", 0)):
+        g.add_actor(name, exec=exec_)
+        g.add_channel(name, name, name=f"{name}_self", delay=1)
+    for src, dst in (("in0", "mul0"), ("in1", "mul0"), ("in2", "mul1"), ("in3", "mul1"),
+                     ("mul0", "add"), ("mul1", "add"), ("add", "out")):
+        g.add_channel(src, dst)
+    result = analyse(g)
+    assert result.period == 14 and result.throughput == Fraction(1, 14)
+    assert result.critical_cycle == ("add",)
+    assert throughput(g).period == 14
+    assert hsdf_period(g) == 14                  # the expansion's maximum cycle ratio
+
+
 def test_pipeline_of_unequal_paces():
     # a (d=1) and b (d=2), each limited to one firing at a time by a self-loop:
     # a fires every 1, b every 2, so a->b grows without bound; period 2 (b)

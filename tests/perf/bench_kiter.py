@@ -9,6 +9,23 @@ JPEG2000_sized 0.86 s; 1,000 generated 10-actor graphs at 4.5 ms each.  Wall tim
 follow the load: at load 2.6 autogen1 took 7.0 s in one run and 11.3 s in another.
 
     python tests/perf/bench_kiter.py [--kiter KITER/benchmarks] [--generated 1000]
+        [--kiter-bin KITER/Release/bin/kiter] [--one-process]
+
+With Kiter's program (``--kiter-bin`` or ``KITER_BIN``, built by ``make release``) the
+peer run times, on every file of the suite, mapeval in this process, ``mapeval analyse``
+as a whole process (``--no-simulate`` and default) and Kiter's
+``-a KPeriodicThroughput`` process (wall and CPU seconds, ``--timeout`` each), and
+compares the periods (Kiter's ``inf`` is period 0).  Measured at load average 8-11 on
+two cores, Kiter run beside: 38 of 45 files read (3 use Kiter's initialisation phases,
+4 are not SDF3), all 38 answered; Kiter answers 33 within 120 s and prints ``inf`` on 5;
+of the 35 both answer, 33 equal, and on ``SimpleUseCase`` and ``faustExample`` Kiter's
+``inf`` is wrong (periods 3 and 14 by hand, tests in ``test_csdf_kperiodic.py`` and
+``test_moc_timing.py``).  Median over those 35: 0.018 s in process, 3.3 s as a process
+(1.2 s CPU, mostly start-up), Kiter 0.023 s (0.007 s CPU).  Largest: ``autogen5`` 38.7 s
+in process against Kiter's 46.9 s, ``autogen1`` 35.0 s where Kiter gives up at 120 s.
+``--one-process`` (load 10-16): the suite in one ``analyse --no-simulate`` 34 s of CPU
+(0.76 s a file, ``autogen1`` and ``autogen5`` most of it), default 121 s; the 1,000
+generated graphs 11.6 ms of CPU each (``--no-simulate``) and 15.5 ms (default).
 
 Kiter's ``benchmarks/`` folder (``git clone https://github.com/bbodin/kiter``) comes from
 ``--kiter`` or the environment variable ``KITER_BENCHMARKS``; without it that part is
@@ -22,8 +39,12 @@ import argparse
 import json
 import os
 import random
+import re
+import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -107,6 +128,194 @@ def summary(seconds: list[float]) -> dict:
             "mean_ms_per_graph": round(1000 * sum(seconds) / len(seconds), 2)}
 
 
+# Peer run: Kiter's own program, timed in the same run as mapeval (--kiter-bin).
+
+KITER_PERIOD = re.compile(r"^(?:KPeriodic|Maximum) period\s+is\s+(\S+)",
+                          re.MULTILINE | re.IGNORECASE)
+KITER_THROUGHPUT = re.compile(r"^(?:KPeriodic|Maximum) throughput\s+is\s+(\S+)",
+                              re.MULTILINE | re.IGNORECASE)
+KITER_MS = re.compile(r"^KPeriodic Execution Time is\s+(\S+)", re.MULTILINE)
+
+
+def child_cpu() -> float:
+    """CPU seconds of the finished child processes so far (less load-dependent than
+    wall time on a shared machine)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def kiter_process(binary: str, path: Path, timeout: float) -> dict:
+    """Kiter's K-periodic throughput of ``path``: its printed throughput and period, the
+    wall and CPU time of its whole process and the time it prints for its own
+    computation (``status`` answered, inf, timeout or failed)."""
+    start, cpu = time.perf_counter(), child_cpu()
+    try:
+        done = subprocess.run([binary, "-f", str(path), "-a", "KPeriodicThroughput"],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "seconds": timeout}
+    seconds = round(time.perf_counter() - start, 4)
+    cpu = round(child_cpu() - cpu, 4)
+    period, throughput = KITER_PERIOD.search(done.stdout), KITER_THROUGHPUT.search(done.stdout)
+    if done.returncode or period is None or throughput is None:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+        return {"status": "failed", "exit": done.returncode, "message": tail[0][:160],
+                "seconds": seconds, "cpu_s": cpu}
+    if throughput.group(1) in ("inf", "-nan", "nan"):
+        return {"status": throughput.group(1).lstrip("-"), "period": period.group(1),
+                "seconds": seconds, "cpu_s": cpu}
+    own = KITER_MS.search(done.stdout)
+    return {"status": "answered", "throughput": throughput.group(1),
+            "period": period.group(1), "seconds": seconds, "cpu_s": cpu,
+            "own_ms": own and float(own.group(1))}
+
+
+def mapeval_process(paths, simulate: bool, timeout: float):
+    """``mapeval analyse --json-lines`` of ``paths`` as one process: the exact period or
+    the error of each file (in order), and the process's wall and CPU time."""
+    command = [sys.executable, "-m", "mapping.cli", "analyse", "--json-lines",
+               *(() if simulate else ("--no-simulate",)), *map(str, paths)]
+    start, cpu = time.perf_counter(), child_cpu()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                              cwd=ROOT, env={**os.environ, "MPLBACKEND": "Agg"})
+    except subprocess.TimeoutExpired:
+        return [{"error": f"over {timeout} s"}] * len(paths), timeout, None
+    seconds, cpu = time.perf_counter() - start, child_cpu() - cpu
+    answers = []
+    for line in done.stdout.splitlines():
+        entry = json.loads(line)
+        if "error" in entry:
+            answers.append({"error": entry["error"]["message"][:160]})
+        else:
+            answers.append({"period": entry["exact"]["period"]})
+    answers += [{"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:160]}
+                ] * (len(paths) - len(answers))
+    return answers, seconds, cpu
+
+
+def same_period(exact: str, printed: str) -> bool:
+    """mapeval's exact period equals Kiter's, printed with six decimals from a double."""
+    mine, theirs = Fraction(exact), Fraction(printed)
+    return abs(mine - theirs) <= Fraction(1, 10 ** 6) + abs(theirs) * Fraction(1, 10 ** 9)
+
+
+def peer_equal(row: dict) -> bool | None:
+    """Whether mapeval's period equals Kiter's (Kiter's ``inf`` throughput is period 0),
+    None where either gives none."""
+    mine, kiter = row.get("mapeval", {}).get("period"), row["kiter"]
+    if mine is None or kiter["status"] not in ("answered", "inf"):
+        return None
+    return Fraction(mine) == 0 if kiter["status"] == "inf" else \
+        same_period(mine, kiter["period"])
+
+
+def peer_rows(folder: Path, binary: str, timeout: float) -> list[dict]:
+    """Every file of Kiter's suite: mapeval in this process (throughput only), mapeval as
+    a whole process (``--no-simulate`` and default) and Kiter's whole process."""
+    from dsl import read_sdf3
+    from dsl.errors import ParseError
+    rows = []
+    for path in sorted(folder.rglob("*.xml")):
+        row = {"graph": str(path.relative_to(folder))}
+        try:
+            graph = read_sdf3(path)
+        except (SDFError, ParseError) as exc:
+            row["unread"] = str(exc)[:120]
+        else:
+            answer, seconds = timed(graph, simulate=False)
+            throughput = answer.get("throughput")
+            row["mapeval"] = answer if throughput is None else {   # inf: no cycle bounds it
+                "period": "0" if throughput == "inf" else str(1 / Fraction(throughput))}
+            row["mapeval_s"] = round(seconds, 4)
+        for simulate, key in ((False, "no_simulate"), (True, "default")):
+            (answer,), seconds, cpu = mapeval_process([path], simulate, timeout)
+            row[f"process_{key}"] = {**answer, "seconds": round(seconds, 4),
+                                     "cpu_s": cpu and round(cpu, 4)}
+        row["kiter"] = kiter_process(binary, path, timeout)
+        equal = peer_equal(row)
+        if equal is not None:
+            row["equal"] = equal
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        rows.append(row)
+    return rows
+
+
+def peer_summary(rows: list[dict]) -> dict:
+    """Graphs answered by each tool, equal where both answer, median and largest times
+    and the ratio of the medians (mapeval's over Kiter's)."""
+    def median(values):
+        return round(statistics.median(values), 4) if values else None
+
+    read = [r for r in rows if "mapeval" in r]
+    kiter_s = [r["kiter"]["seconds"] for r in rows if r["kiter"]["status"] == "answered"]
+    both = [r for r in rows if "equal" in r]
+    times = {"mapeval_in_process": [r["mapeval_s"] for r in read],
+             "mapeval_process_no_simulate": [r["process_no_simulate"]["seconds"]
+                                             for r in read],
+             "mapeval_process_default": [r["process_default"]["seconds"] for r in read],
+             "kiter_process": kiter_s}
+    medians = {name: median(values) for name, values in times.items()}
+    cpu = {"mapeval_process_no_simulate": [r["process_no_simulate"]["cpu_s"] for r in read],
+           "mapeval_process_default": [r["process_default"]["cpu_s"] for r in read],
+           "kiter_process": [r["kiter"]["cpu_s"] for r in rows
+                             if r["kiter"]["status"] == "answered"]}
+    return {
+        "files": len(rows), "read": len(read),
+        "unread": [r["graph"] for r in rows if "unread" in r],
+        "mapeval_answered": sum("period" in r["mapeval"] for r in read),
+        "mapeval_errors": [r["graph"] for r in read if "error" in r["mapeval"]],
+        "kiter_answered": len(kiter_s),
+        "kiter_inf": sum(r["kiter"]["status"] == "inf" for r in rows),
+        "kiter_not_answered": {r["graph"]: r["kiter"]["status"] for r in rows
+                               if r["kiter"]["status"] != "answered"},
+        "both_answered": sum("equal" in r for r in rows),
+        "equal": sum(r.get("equal", False) for r in rows),
+        "differ": [r["graph"] for r in rows if r.get("equal") is False],
+        "median_s": medians,
+        "max_s": {name: max(values, default=None) for name, values in times.items()},
+        "median_cpu_s": {name: median([v for v in values if v is not None])
+                         for name, values in cpu.items()},
+        "kiter_own_median_s": median([r["kiter"]["own_ms"] / 1000 for r in rows
+                                      if r["kiter"].get("own_ms") is not None]),
+        "over_10_s": {name: [r["graph"] for r in read if r[key]["seconds"] > 10]
+                      for name, key in (("mapeval_process_no_simulate",
+                                         "process_no_simulate"),
+                                        ("mapeval_process_default", "process_default"))}
+        | {"mapeval_in_process": [r["graph"] for r in read if r["mapeval_s"] > 10]},
+        "median_s_where_both_answer": {
+            "graphs": len(both), "mapeval_in_process": median([r["mapeval_s"] for r in both]),
+            "mapeval_process_no_simulate": median([r["process_no_simulate"]["seconds"]
+                                                   for r in both]),
+            "kiter_process": median([r["kiter"]["seconds"] for r in both])},
+        "median_ratio_to_kiter": {
+            name: round(value / medians["kiter_process"], 2)
+            for name, value in medians.items()
+            if name != "kiter_process" and value and medians["kiter_process"]}}
+
+
+def one_process(paths, simulate: bool, timeout: float) -> dict:
+    """``mapeval analyse --json-lines`` of all ``paths`` in one process: the wall time
+    per graph on average, start-up included (issue 42's 20 ms)."""
+    answers, seconds, cpu = mapeval_process(paths, simulate, timeout)
+    return {"simulate": simulate, "graphs": len(paths),
+            "answered": sum("period" in a for a in answers),
+            "total_s": round(seconds, 2), "cpu_s": cpu and round(cpu, 2),
+            "mean_ms_per_graph": round(1000 * seconds / len(paths), 2),
+            "mean_cpu_ms_per_graph": cpu and round(1000 * cpu / len(paths), 2)}
+
+
+def generated_files(graphs, folder: Path) -> list[Path]:
+    """``graphs`` written as ``.sdf`` files in ``folder``, one graph per file."""
+    from dsl.printer import format_sdf
+    paths = []
+    for g in graphs:
+        path = folder / f"{g.name}.sdf"
+        path.write_text(format_sdf([g]))
+        paths.append(path)
+    return paths
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiter", default=os.environ.get("KITER_BENCHMARKS"))
@@ -116,6 +325,13 @@ def main() -> None:
                         help="skip Kiter's graph NAME (file name without .xml)")
     parser.add_argument("--simulate", action="store_true",
                         help="schedule and buffers too (default: throughput only)")
+    parser.add_argument("--kiter-bin", default=os.environ.get("KITER_BIN"),
+                        help="Kiter's program: run it on every graph of the suite too")
+    parser.add_argument("--timeout", type=float, default=120,
+                        help="seconds for each process of the peer run")
+    parser.add_argument("--one-process", action="store_true",
+                        help="'mapeval analyse' of the suite and of the generated graphs "
+                             "in one process each (default and --no-simulate)")
     args = parser.parse_args()
     report = {"simulate": args.simulate, "load_average": os.getloadavg()[0]}
     if args.kiter and Path(args.kiter).is_dir():
@@ -142,7 +358,29 @@ def main() -> None:
             errors += "error" in answer
         report["generated"] = {**summary(times), "errors": errors, "actors": args.actors,
                                "total_s": round(time.perf_counter() - start, 2)}
+    if args.kiter_bin and args.kiter and Path(args.kiter).is_dir():
+        rows = peer_rows(Path(args.kiter), args.kiter_bin, args.timeout)
+        report["peer"] = {"graphs": rows, **peer_summary(rows)}
+    if args.one_process:
+        report["one_process"] = one_process_report(args)
+    report["load_average_end"] = os.getloadavg()[0]
     print(json.dumps(report, indent=1))
+
+
+def one_process_report(args) -> dict:
+    """Kiter's suite (where present) and the generated graphs, each analysed by one
+    ``mapeval analyse`` process, throughput only and default."""
+    report = {}
+    if args.kiter and Path(args.kiter).is_dir():
+        paths = sorted(Path(args.kiter).rglob("*.xml"))
+        report["kiter_suite"] = [one_process(paths, simulate, 10 * args.timeout)
+                                 for simulate in (False, True)]
+    if args.generated:
+        with tempfile.TemporaryDirectory() as folder:
+            paths = generated_files(generated(args.generated, args.actors), Path(folder))
+            report["generated"] = [one_process(paths, simulate, 10 * args.timeout)
+                                   for simulate in (False, True)]
+    return report
 
 
 if __name__ == "__main__":
