@@ -183,7 +183,9 @@ def test_matrix_sum_normal_within_size_floor(tmp_path, capsys, efficiency, floor
                                                             "measurements.csv")),
                  "--mapping-column", "gpu", "--measured", "time_s", "--within", "size",
                  "--starts", "0", "--json", "--folds", "5", "--residuals", "relative",
-                 "--fit", f"launch,hide_*,l2_*,l2s_*,dispatch_*,{efficiency}"])
+                 "--fit", f"launch,hide_*,l2_*,l2s_*,dispatch_*,{efficiency}",
+                 # as examples/gpu_choice/study.sh: one start moves dispatch_* only from 100
+                 "-p", "dispatch_kepler=100", "-p", "dispatch_maxwell=100"])
     out = capsys.readouterr().out
     assert code == 0
     doc = json.loads(out)
