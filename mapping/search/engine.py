@@ -140,19 +140,24 @@ def _left(deadline: float | None) -> float | None:
 
 
 def solve_both(setup: Setup, time_limit: float | None = None):
-    """CP-SAT for :data:`CPSAT_SHARE` of ``time_limit``, then the MILP from its best
-    mapping (a cutoff) for the rest: the better mapping, the higher bound, and each
-    engine's own result in ``parts``."""
+    """The cluster relaxation's bound (:func:`~mapping.search.exact.cluster_floor`)
+    first, then CP-SAT with that floor for :data:`CPSAT_SHARE` of what is left, then
+    the MILP from its best mapping (a cutoff) and the same floor for the rest: the
+    better mapping, the higher bound, and each engine's own result in ``parts``."""
     from mapping.search import cpsat, exact
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
-    share = None if time_limit is None else time_limit * CPSAT_SHARE
-    first = cpsat.solve(setup, time_limit=share)
+    relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info.get("incumbent"))
+    left = _left(deadline)
+    share = None if left is None else left * CPSAT_SHARE
+    first = replace(cpsat.solve(setup, time_limit=share, floor=relaxed),
+                    relaxation_bound=relaxed)
     parts = {"cpsat": _summary(first, began)}
     if first.optimal:
         return replace(first, engine="both", parts=parts)
-    second = STRATEGIES.get("exact")(
-        replace(setup, info=dict(setup.info, incumbent=first.row)), time_limit=_left(deadline))
+    second = exact.solve(replace(setup, info=dict(setup.info, incumbent=first.row)),
+                         time_limit=_left(deadline), relaxed=relaxed,
+                         solve_relaxation=False)
     parts["milp"] = _summary(second, began)
     best = min((first, second), key=lambda r: r.value)
     bounds = [(r.bound, name) for r, name in ((first, "cpsat"), (second, "milp"))
