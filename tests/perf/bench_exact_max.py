@@ -144,7 +144,7 @@ def main(argv=None):
         cases = {s: (ROOT / "tests/data/search_instances" / f"{s}.sdf",
                      ROOT / "tests/data/search_instances" / f"{s}.moa")
                  for s in args.stored.split(",") if s}
-        for shape in args.shapes.split(","):
+        for shape in filter(None, args.shapes.split(",")):
             n, P = map(int, shape.split("x"))
             for seed in map(int, args.seeds.split(",")):
                 files = write_generated(tmp, n, P, seed)
