@@ -68,6 +68,28 @@ def test_bound_never_exceeds_the_exhaustive_optimum(n, P, seed, charged):
     assert res.optimal
 
 
+@needs_ortools
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(3, 5), seed=st.integers(0, 40))
+def test_both_bound_and_its_floor_never_exceed_the_exhaustive_optimum(n, P, seed):
+    """``both`` (the cluster relaxation's floor, CP-SAT with it, then the MILP): the
+    floor, each engine's bound and the combined one ≤ exhaustive's optimum ≤ the value;
+    a 0.05 s limit leaves most runs unproven, an unlimited one proves the optimum."""
+    from mapping.search.engine import solve_both
+    from mapping.search.exact import cluster_floor
+    problem, best = small(n, P, seed, False)
+    setup = prepare(problem, "time", "max")
+    setup.info["incumbent"] = setup.space.random(np.random.default_rng(seed), 1)[0]
+    floor = cluster_floor(setup)
+    assert floor is None or floor <= best * (1 + 1e-12)
+    for limit in (0.05, None):
+        res = solve_both(setup, time_limit=limit)
+        assert res.bound <= best * (1 + 1e-12) and res.value >= best * (1 - 1e-12)
+        for part in (res.parts or {}).values():
+            assert part["bound"] is None or part["bound"] <= best * (1 + 1e-12)
+    assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+
+
 def test_canonical_row_keeps_the_value():
     setup = prepare(stored("a10_p4_s0"), "time", "max")
     ev = setup.objectives.evaluators[0]

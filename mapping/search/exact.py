@@ -156,36 +156,29 @@ def pair_variables(ev) -> int:
 
 
 def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
-          incumbent: np.ndarray | None = None, node_limit: int | None = None
-          ) -> ExactResult:
+          incumbent: np.ndarray | None = None, node_limit: int | None = None,
+          relaxed: float | None = None, solve_relaxation: bool = True) -> ExactResult:
     """The optimal mapping of ``setup``'s single objective (or, at ``time_limit``
     seconds of wall clock or ``node_limit`` branch-and-bound nodes, the best found with
     the bound proven so far).  ``incumbent`` (default ``setup.info["incumbent"]``): a
     mapping, a row of PE indices, the answer need not beat; for ``max`` its value is a
     cutoff on ``z``.  Under ``max``, where PEs are alike, the cluster relaxation
-    (:mod:`mapping.search.relaxation`) is solved first, with :data:`RELAXATION_SHARE` of
-    the time limit: its proven bound is a floor under ``z``."""
+    (:func:`cluster_floor`) is solved first, with :data:`RELAXATION_SHARE` of the time
+    limit: its proven bound is a floor under ``z``; with ``solve_relaxation`` false it is not
+    solved again and ``relaxed`` is the bound proven on it before (or None)."""
     ev = setup.objectives.evaluators[0]
     check(ev)
     if incumbent is None:
         incumbent = setup.info.get("incumbent")
     allowed = setup.space.allowed
-    floor = None
     pair = communication_bound(ev, allowed) if ev.aggregation.bottleneck else None
-    merged = relax(ev, allowed)
-    if merged is not None:
+    if solve_relaxation:
         began = time.monotonic()
-        share = None if time_limit is None else time_limit * RELAXATION_SHARE
-        start = None if incumbent is None else merged.project(incumbent)
-        try:
-            floor = _program(merged.evaluator, merged.allowed, [], share, gap, start,
-                             node_limit).bound
-        except SearchError:             # stopped without a mapping: no floor
-            floor = None
+        relaxed = cluster_floor(setup, time_limit, gap, incumbent, node_limit)
         if time_limit is not None:
             time_limit = max(time_limit - (time.monotonic() - began),
                              time_limit * (1 - RELAXATION_SHARE) / 10)
-    relaxed, floor = floor, max(floor or 0.0, pair or 0.0) or None
+    floor = max(relaxed or 0.0, pair or 0.0) or None
     if floor is not None and incumbent is not None:
         value = mapping_value(ev, incumbent)
         if _meets(value, floor, gap):
@@ -196,6 +189,24 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
     res = _program(ev, allowed, symmetry_classes(setup), time_limit, gap, incumbent,
                    node_limit, floor)
     return replace(res, relaxation_bound=relaxed, pair_bound=pair)
+
+
+def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
+                  incumbent=None, node_limit: int | None = None) -> float | None:
+    """The bound proven on the cluster relaxation of ``setup``'s ``max`` objective
+    (:mod:`mapping.search.relaxation`) within :data:`RELAXATION_SHARE` of
+    ``time_limit``, or None where the relaxation does not apply or proved nothing."""
+    ev = setup.objectives.evaluators[0]
+    merged = relax(ev, setup.space.allowed)
+    if merged is None:
+        return None
+    share = None if time_limit is None else time_limit * RELAXATION_SHARE
+    start = None if incumbent is None else merged.project(incumbent)
+    try:
+        return _program(merged.evaluator, merged.allowed, [], share, gap, start,
+                        node_limit).bound
+    except SearchError:             # stopped without a mapping: no floor
+        return None
 
 
 def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor=None
@@ -304,13 +315,14 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
     integrality = np.zeros(nvar)
     integrality[:nx_] = 1
     options = {"disp": False, "mip_rel_gap": gap}
+    bounds, constraints = Bounds(lower, upper), M.constraint(nvar)
     if time_limit is not None:
-        # HiGHS may stop without a mapping (none beats the cutoff): keep some time for
-        # the LP relaxation's bound
-        options["time_limit"] = float(time_limit) * (1 - LP_SHARE)
+        # the limit counts the model's building; HiGHS may stop without a mapping (none
+        # beats the cutoff): keep some time for the LP relaxation's bound
+        built = time.monotonic() - began
+        options["time_limit"] = max((float(time_limit) - built) * (1 - LP_SHARE), 0.01)
     if node_limit is not None:
         options["node_limit"] = int(node_limit)
-    bounds, constraints = Bounds(lower, upper), M.constraint(nvar)
     res = milp(cost, integrality=integrality, bounds=bounds, constraints=constraints,
                options=options)
     relaxed = None

@@ -50,7 +50,8 @@ ENGINES.add("cpsat", "mapping.search.cpsat:solve",
             "constraint programming (OR-Tools CP-SAT, the 'cpsat' extra), max only: "
             "good mappings early")
 ENGINES.add("both", "mapping.search.engine:solve_both",
-            "cpsat for half the time, then milp from its best mapping")
+            "the cluster relaxation's bound, then cpsat for 3/4 of the time left, then "
+            "milp from its best mapping")
 
 #: strategies that are not heuristics (every other one spends a seeded budget)
 NOT_HEURISTICS = ("auto", "exhaustive", "exact")

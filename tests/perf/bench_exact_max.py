@@ -10,7 +10,7 @@ that of the run limited to ``t``.  Prints one JSON document; also the load avera
 the machine is shared.
 
     python tests/perf/bench_exact_max.py --limits 10,30,120 --shapes 30x8,45x12,60x12,80x16 \\
-        --seeds 0,1 --base 9fa9fb0
+        --seeds 0,1 --base 9fa9fb0 --desyde
 """
 from __future__ import annotations
 
@@ -79,6 +79,19 @@ def write_generated(directory: Path, n: int, P: int, seed: int) -> tuple[Path, P
     return stem.with_suffix(".sdf"), stem.with_suffix(".moa")
 
 
+def desyde_cases(directory: Path, graphs: Path) -> dict:
+    """DeSyDe's graphs (``desyde_*.xml`` in ``graphs``), their processor types ignored,
+    on the Odroid board of the examples (none where the data is absent)."""
+    import dsl
+    from dsl.importers.sdf3 import read_sdf3
+    cases = {}
+    for path in sorted(Path(graphs).glob("desyde_*.xml")):
+        sdf = directory / (path.name.split(".")[0] + ".sdf")
+        sdf.write_text(dsl.format_sdf(read_sdf3(path, "ignore")))
+        cases[sdf.stem] = (sdf, ROOT / "examples" / "odroid" / "odroid.moa")
+    return cases
+
+
 def run(code: Path, files, limit: float, engine: str | None) -> dict:
     """One ``search --strategy exact`` process: its answer and its wall time."""
     argv = [sys.executable, "-c", RUN, "search", *map(str, files), "--aggregate", "max",
@@ -110,7 +123,12 @@ def main(argv=None):
     ap.add_argument("--stored", default="a30_p8_s1,a30_p12_s2,a50_p8_s3,a50_p12_s4",
                     help="stored instances to include (comma-separated; '' for none)")
     ap.add_argument("--engines", default="milp,cpsat,auto")
-    ap.add_argument("--base", default="9fa9fb0", help="the earlier commit to compare")
+    ap.add_argument("--base", default="9fa9fb0",
+                    help="earlier commits to compare (comma-separated; '' for none)")
+    ap.add_argument("--desyde", nargs="?", const=ROOT / ".." / "shared" / "data" / "graphs",
+                    type=Path, metavar="DIR",
+                    help="add DeSyDe's graphs (desyde_*.xml in DIR, by default the shared "
+                         "data) on the Odroid board, as tests/test_exact_desyde.py maps them")
     args = ap.parse_args(argv)
     limits = [float(x) for x in args.limits.split(",")]
     engines = [e for e in args.engines.split(",") if e]
@@ -119,21 +137,26 @@ def main(argv=None):
     from previous import extract
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        base = extract(args.base, tmp) if args.base else None
+        bases = {}
+        for rev in filter(None, args.base.split(",")):
+            (tmp / rev).mkdir()
+            bases[rev] = extract(rev, tmp / rev)
         cases = {s: (ROOT / "tests/data/search_instances" / f"{s}.sdf",
                      ROOT / "tests/data/search_instances" / f"{s}.moa")
                  for s in args.stored.split(",") if s}
-        for shape in args.shapes.split(","):
+        for shape in filter(None, args.shapes.split(",")):
             n, P = map(int, shape.split("x"))
             for seed in map(int, args.seeds.split(",")):
                 files = write_generated(tmp, n, P, seed)
                 cases[files[0].stem] = files
+        if args.desyde is not None:
+            cases.update(desyde_cases(tmp, args.desyde))
         for name, files in cases.items():
             rows = report["instances"][name] = {}
             for limit in limits:
                 runs = {e: run(ROOT, files, limit, e) for e in engines}
-                if base is not None:
-                    runs["before"] = run(base, files, limit, None)
+                for rev, base in bases.items():
+                    runs[f"before {rev}"] = run(base, files, limit, None)
                 rows[f"{limit:g}"] = runs
                 print(name, f"{limit:g}", json.dumps({k: (v.get("gap"), v.get("wall"))
                                                        for k, v in runs.items()}),
