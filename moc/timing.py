@@ -22,12 +22,14 @@ from moc.csdf import first_iteration as phased_first
 from moc.csdf_kperiodic import check_phased_live, phased_kperiodic_throughput
 from moc.deadlock import check_deadlock
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
+from moc.occupancy import self_timed_occupancy
 from moc.phases import Phases, cyclo_static
 from moc.repetition import repetition_vector
 from moc.self_timed import Firing, first_iteration, simulate as explore
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
 STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
+PRECEDENCES = "self-timed execution from the precedences of its firings until it repeats"
 PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016), an actor's " \
     "firings starting and ending in order"
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
@@ -161,18 +163,25 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
                                       result.method), floats)
     schedule = first_iteration(graph, durations, q)
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
-    buffers, method = _buffers(graph, durations, q, pace, progress, result.method)
+    buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
     return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                                   latency, buffers, MappingProxyType(schedule), method),
                    floats)
 
 
 def _buffers(graph, durations, q, pace, progress, method):
-    """The buffer maxima of the self-timed execution (see :func:`analyse`) and the
-    method extended by how they were found."""
+    """The buffer maxima of the self-timed execution (see :func:`analyse`), the method
+    extended by how they were found, and the ``(start, end)`` of the first iteration's
+    firings where that came with them (else None).  The firings' times computed until
+    the execution repeats (:mod:`moc.occupancy`) first; the state space where that
+    does not apply."""
     buffers = None
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
+        found = self_timed_occupancy(graph, durations, q, pace, growing)
+        if found is not None:
+            return MappingProxyType(found.buffers), f"{method}; {PRECEDENCES} " \
+                f"(iteration {found.transient} on, every {found.cyclicity})", found.first
         try:
             run = explore(graph, durations, q, growing, progress, record=False)
         except LimitError as exc:
@@ -192,7 +201,7 @@ def _buffers(graph, durations, q, pace, progress, method):
                      for a in c}
         buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component)
                                     for ch in graph.channels.values()})
-    return buffers, method
+    return buffers, method, None
 
 
 def _phased(graph, durations, q, result, simulate, pace=None, progress=None):
@@ -204,15 +213,15 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None):
     if not simulate:
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                               None, None, None, method)
+    buffers, method, times = _buffers(graph, durations, q, pace, progress, method)
     try:
-        times = phased_first(graph, durations, q)
+        times = times or phased_first(graph, durations, q)
     except ExpansionTooLargeError as exc:
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                              None, None, None, f"{method}; schedule not computed: {exc}")
+                              None, buffers, None, f"{method}; schedule not computed: {exc}")
     schedule = MappingProxyType({a: tuple(Firing(a, k, s, e) for k, (s, e) in
                                           enumerate(fs)) for a, fs in times.items()})
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
-    buffers, method = _buffers(graph, durations, q, pace, progress, method)
     return TimingAnalysis(result.throughput, result.period, result.critical_cycle, latency,
                           buffers, schedule, method)
 
