@@ -36,6 +36,7 @@ import numpy as np
 from moc import limits
 from moc.graph import SDFGraph
 from moc.phases import Cumulative, phase_counts, phase_value
+from moc.self_timed import PROGRESS_STEP
 
 #: iterations computed at first; doubled until the execution repeats
 FIRST_ITERATIONS = 4
@@ -66,14 +67,15 @@ class _Input:
 
 def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
                          q: Mapping[str, int], pace: Mapping[str, object],
-                         growing: Collection[str] = (),
-                         max_firings: int | None = None) -> Occupancy | None:
+                         growing: Collection[str] = (), max_firings: int | None = None,
+                         progress=None) -> Occupancy | None:
     """The buffer maxima of the self-timed execution of the bound, consistent, live
     ``graph`` (see the module docstring), or None where this method does not apply: a
     firing time of 0 (firings that end as they start), times too large for 64-bit
     integers, or no repetition within ``max_firings`` (``moc.limits.MAX_FIRINGS``)
     computed firings.  ``pace``: per actor its period per iteration (positive);
-    ``growing``: the channels whose producer is faster than their consumer."""
+    ``growing``: the channels whose producer is faster than their consumer.
+    ``progress(n)``: n more firings computed, in steps of ``PROGRESS_STEP``."""
     max_firings = limits.MAX_FIRINGS if max_firings is None else max_firings
     counts = phase_counts(graph)
     phase_times = {a: [phase_value(durations[a], k) for k in range(counts[a])]
@@ -111,11 +113,14 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     least = max(-(-x.reach // x.q) for x in actors.values())
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
     S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
-    held = []
+    held, told = [], 0
     layout = _Layout(actors)
-    slowest = min(Fraction(pace[a]) for a in actors) * scale
+    # an iteration moves a firing's time on by its actor's period: at least this much
+    fastest = min(Fraction(pace[a]) for a in actors) * scale
     while iterations * total <= max_firings and per_iteration * iterations < 2 ** 62:
         held += _run(program, S, E, back + done, back + iterations, total)
+        if progress is not None:
+            told = _tell(progress, (iterations - done) * total + told)
         S2, E2, B2 = _collect(S, E, held, back, iterations, total)
         done = iterations
         found = _repetition(actors, S2, E2, B2, pace, scale, layout)
@@ -126,8 +131,15 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
         buffers, short = _maxima(graph, actors, S2, E2, settled, shift)
         if buffers is not None:
             return _result(actors, S2, E2, buffers, scale, m, c, iterations)
-        iterations += int(math.ceil(short / slowest)) + 1
+        iterations += int(math.ceil(short / fastest)) + 1
     return None
+
+
+def _tell(progress, firings):
+    """Report ``firings`` in steps of ``PROGRESS_STEP``; what is left to report."""
+    for _ in range(firings // PROGRESS_STEP):
+        progress(PROGRESS_STEP)
+    return firings % PROGRESS_STEP
 
 
 def _least(cum: Cumulative, needed):

@@ -29,7 +29,8 @@ from moc.self_timed import Firing, first_iteration, simulate as explore
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
 STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
-PRECEDENCES = "self-timed execution from the precedences of its firings until it repeats"
+PRECEDENCES = "self-timed execution from its firings' precedences until it repeats " \
+    "(max-plus cyclicity, Baccelli et al. 1992)"
 PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016), an actor's " \
     "firings starting and ending in order"
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
@@ -150,7 +151,7 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     no time), or where it would pass ``moc.limits.MAX_STATES`` instants (``method``
     says so), channels to other components hold ``math.inf`` where their producer is
     faster, a self-loop its initial tokens, and the others are not explored (None).
-    ``progress(n)``: n more instants explored.
+    ``progress(n)``: n more firings computed or instants explored.
     """
     graph, durations, q, floats = prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q)
@@ -178,10 +179,10 @@ def _buffers(graph, durations, q, pace, progress, method):
     buffers = None
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
-        found = self_timed_occupancy(graph, durations, q, pace, growing)
+        found = self_timed_occupancy(graph, durations, q, pace, growing,
+                                     progress=progress)
         if found is not None:
-            return MappingProxyType(found.buffers), f"{method}; {PRECEDENCES} " \
-                f"(iteration {found.transient} on, every {found.cyclicity})", found.first
+            return MappingProxyType(found.buffers), f"{method}; {PRECEDENCES}", found.first
         try:
             run = explore(graph, durations, q, growing, progress, record=False)
         except LimitError as exc:

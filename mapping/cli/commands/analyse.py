@@ -181,7 +181,7 @@ def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
         from moc.timing import analyse
         attr = args.exec_attr or "exec"
         from mapping.progress import progress_bar
-        with progress_bar(args, None, "analyse", "states") as bar:
+        with progress_bar(args, None, "analyse", "firings or states") as bar:
             analysis = analyse(app.bind(params), exec_attr=attr, simulate=simulate,
                                progress=bar)
         return Analysed(app.name, None, None, attr, analysis, tuple(app.actors))
