@@ -68,14 +68,18 @@ class _Input:
 def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
                          q: Mapping[str, int], pace: Mapping[str, object],
                          growing: Collection[str] = (), max_firings: int | None = None,
-                         progress=None) -> Occupancy | None:
+                         progress=None, max_reach: int | None = None) -> Occupancy | None:
     """The buffer maxima of the self-timed execution of the bound, consistent, live
     ``graph`` (see the module docstring), or None where this method does not apply: a
     firing time of 0 (firings that end as they start), times too large for 64-bit
     integers, or no repetition within ``max_firings`` (``moc.limits.MAX_FIRINGS``)
     computed firings.  ``pace``: per actor its period per iteration (positive);
     ``growing``: the channels whose producer is faster than their consumer.
-    ``progress(n)``: n more firings computed, in steps of ``PROGRESS_STEP``."""
+    ``progress(n)``: n more firings computed, in steps of ``PROGRESS_STEP``.
+    ``max_reach``: None also where a firing waits for one more than that many
+    iterations back (a channel with room for many iterations' tokens): the firings
+    from the transient on must then repeat over that many iterations before the
+    repetition is proven, where a state space may see it sooner."""
     max_firings = limits.MAX_FIRINGS if max_firings is None else max_firings
     counts = phase_counts(graph)
     phase_times = {a: [phase_value(durations[a], k) for k in range(counts[a])]
@@ -107,10 +111,14 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
         if ch.src != ch.dst:
             actors[ch.src].outs.append(ch.dst)
     total = sum(q.values())
+    if FIRST_ITERATIONS * total > max_firings:
+        return None
     program, back = _program(actors, total)
     # a firing's end is at most the sum of the firing times before it
     per_iteration = sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
     least = max(-(-x.reach // x.q) for x in actors.values())
+    if max_reach is not None and least > max_reach:
+        return None
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
     S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
     held, told = [], 0
@@ -160,8 +168,10 @@ def _program(actors, total):
     blocks that the tokens allow, actor after actor), each as ``(index, time, inputs,
     faster, previous)``: its place in an iteration's times, the offsets (from the
     iteration's first place) of the ends it waits for on ordinary channels and on
-    growing ones, and that of its previous firing (cyclo-static actors).  Also how
-    many iterations back the offsets reach."""
+    growing ones, and that of its previous firing (every actor's firings start and
+    end in order: cyclo-static ones by the rule, SDF ones because their inputs arrive
+    in order and their firings all take one time).  Also how many iterations back the
+    offsets reach."""
     serve = {}
     for x in actors.values():
         for i in x.ins:
@@ -170,51 +180,71 @@ def _program(actors, total):
                 made = (k // i.made.n) * i.made.total + \
                     np.asarray(i.made.prefix, dtype=np.int64)[k % i.made.n]
                 serve[id(i)] = np.minimum(_least(i.read, i.delay + made + 1), x.q).tolist()
-    count = dict.fromkeys(actors, 0)
+    xs = list(actors.values())
+    where = {x.name: k for k, x in enumerate(xs)}
+    feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
+    need = [x.q for x in xs]
+    count = [0] * len(xs)
+    waiting = [[] for _ in xs]            # the actors each one holds back
     order = []
-    pending, queued = list(actors), set(actors)
+    pending = list(range(len(xs)))
     while pending:
-        b = actors[pending.pop()]
-        queued.discard(b.name)
-        upto = b.q
-        for i in b.ins:
-            if i.src != b.name:
-                upto = min(upto, serve[id(i)][count[i.src]])
-        if upto <= count[b.name]:
-            continue
-        order.append((b, count[b.name], upto))
-        count[b.name] = upto
-        for c in b.outs:
-            if c not in queued:
-                queued.add(c)
-                pending.append(c)
+        b = pending.pop()
+        upto, blocker = need[b], None
+        for table, a in feeds[b]:
+            u = table[count[a]]
+            if u < upto:
+                upto, blocker = u, a
+        if upto > count[b]:
+            order.append((xs[b], count[b], upto))
+            count[b] = upto
+            pending += waiting[b]
+            waiting[b] = []
+        if blocker is not None:
+            waiting[blocker].append(b)
+    count = {x.name: count[k] for k, x in enumerate(xs)}
     if any(count[a] < x.q for a, x in actors.items()):
         raise ValueError("one iteration of the graph cannot complete")
     offsets = {}
     back = 1
     for x in actors.values():
         nu = np.arange(x.q, dtype=np.int64)
-        fast, slow = [[] for _ in range(x.q)], [[] for _ in range(x.q)]
+        parts = {False: ([], []), True: ([], [])}
         for i in x.ins:
             a = actors[i.src]
             waits = (i.cons[nu % x.n] > 0)
             w = _least(i.made, _reads(i, nu))
-            a.reach = max(a.reach, -int(w[waits].min())) if waits.any() else a.reach
-            cycles, r = np.divmod(w, a.q)
+            if not waits.any():
+                continue
+            a.reach = max(a.reach, -int(w[waits].min()))
+            # firings start in order: one that waits for the same producer firing as
+            # an earlier one of the iteration waits for nothing more
+            seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))
+            keep = waits & (w > np.concatenate([[w.min() - 1], seen[:-1]]))
+            cycles, r = np.divmod(w[keep], a.q)
             back = max(back, -int(cycles.min()))
-            place = (cycles * total + a.pos + r).tolist()
-            target = fast if i.growing else slow
-            for k in np.flatnonzero(waits).tolist():
-                target[k].append(place[k])
-        offsets[x.name] = slow, fast
+            firings, places = parts[i.growing]
+            firings.append(np.flatnonzero(keep))
+            places.append(cycles * total + a.pos + r)
+        offsets[x.name] = [_grouped(*parts[g], x.q) for g in (False, True)]
     program = []
     for b, lo, hi in order:
         slow, fast = offsets[b.name]
         for k in range(lo, hi):
-            previous = (b.pos + k - 1 if k else b.pos + b.q - 1 - total) if b.phased else None
-            program.append((b.pos + k, int(b.d[k % b.n]), tuple(slow[k]), tuple(fast[k]),
-                            previous))
+            previous = b.pos + k - 1 if k else b.pos + b.q - 1 - total
+            program.append((b.pos + k, int(b.d[k % b.n]), slow[k], fast[k], previous))
     return program, back
+
+
+def _grouped(firings, places, q):
+    """Per firing ``0 .. q-1`` the tuple of the ``places`` listed with it."""
+    if not firings:
+        return [()] * q
+    k = np.concatenate(firings)
+    by = np.argsort(k, kind="stable")
+    k, p = k[by], np.concatenate(places)[by].tolist()
+    cut = np.searchsorted(k, np.arange(q + 1)).tolist()
+    return [tuple(p[cut[j]:cut[j + 1]]) for j in range(q)]
 
 
 def _run(program, S, E, first, last, total):
@@ -233,10 +263,9 @@ def _run(program, S, E, first, last, total):
                 e = E[base + o]
                 if e > s:
                     s = e
-            if previous is not None:
-                p = S[base + previous]
-                if p > s:
-                    s = p
+            p = S[base + previous]
+            if p > s:
+                s = p
             if fast:
                 f = max(E[base + o] for o in fast)
                 if f > s:
@@ -244,10 +273,9 @@ def _run(program, S, E, first, last, total):
                     held.append(base + place)
             S[base + place] = s
             e = s + d
-            if previous is not None:
-                p = E[base + previous]
-                if p > e:
-                    e = p
+            p = E[base + previous]
+            if p > e:
+                e = p
             E[base + place] = e
     return held
 
