@@ -39,7 +39,7 @@ from moc.phases import Cumulative, phase_counts, phase_value
 from moc.self_timed import PROGRESS_STEP
 
 #: iterations computed at first; doubled until the execution repeats
-FIRST_ITERATIONS = 4
+FIRST_ITERATIONS = 3
 
 
 @dataclass(frozen=True)
@@ -110,15 +110,20 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
         actors[ch.dst].ins.append(i)
         if ch.src != ch.dst:
             actors[ch.src].outs.append(ch.dst)
+        consuming = np.flatnonzero(i.cons)
+        if len(consuming):
+            # the earliest producer firing that firings of the consumer wait for
+            first = int(consuming[0])
+            back = -i.made.writer(i.read(first + 1) - ch.delay)
+            actors[ch.src].reach = max(actors[ch.src].reach, back)
     total = sum(q.values())
-    if FIRST_ITERATIONS * total > max_firings:
+    least = max(-(-x.reach // x.q) for x in actors.values())
+    if FIRST_ITERATIONS * total > max_firings or \
+            (max_reach is not None and least > max_reach):
         return None
     program, back = _program(actors, total)
     # a firing's end is at most the sum of the firing times before it
     per_iteration = sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
-    least = max(-(-x.reach // x.q) for x in actors.values())
-    if max_reach is not None and least > max_reach:
-        return None
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
     S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
     held, told = [], 0
@@ -216,7 +221,6 @@ def _program(actors, total):
             w = _least(i.made, _reads(i, nu))
             if not waits.any():
                 continue
-            a.reach = max(a.reach, -int(w[waits].min()))
             # firings start in order: one that waits for the same producer firing as
             # an earlier one of the iteration waits for nothing more
             seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))

@@ -21,6 +21,7 @@ from moc.graph import SDFGraph
 from moc.csdf import first_iteration as phased_first
 from moc.csdf_kperiodic import check_phased_live, phased_kperiodic_throughput
 from moc.deadlock import check_deadlock
+from moc.hsdf import check_expansion_size
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
 from moc.occupancy import self_timed_occupancy
 from moc.phases import Phases, cyclo_static
@@ -223,12 +224,13 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None):
     if not simulate:
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                               None, None, None, method)
-    buffers, method, times = _buffers(graph, durations, q, pace, progress, method)
     try:
-        times = times or phased_first(graph, durations, q)
+        check_expansion_size(graph, q)
     except ExpansionTooLargeError as exc:
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                              None, buffers, None, f"{method}; schedule not computed: {exc}")
+                              None, None, None, f"{method}; schedule not computed: {exc}")
+    buffers, method, times = _buffers(graph, durations, q, pace, progress, method)
+    times = times or phased_first(graph, durations, q)
     schedule = MappingProxyType({a: tuple(Firing(a, k, s, e) for k, (s, e) in
                                           enumerate(fs)) for a, fs in times.items()})
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)

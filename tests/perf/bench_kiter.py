@@ -47,6 +47,9 @@ def timed(graph, simulate):
     try:
         result = analyse(graph, simulate=simulate)
         answer = {"throughput": str(result.throughput), "method": result.method}
+        if simulate:
+            answer["buffers_unexplored"] = sum(v is None for v in
+                                               (result.buffers or {}).values())
     except SDFError as exc:
         answer = {"error": str(exc)[:200]}
     return answer, time.perf_counter() - start
@@ -126,6 +129,8 @@ def main() -> None:
             "answered": sum("error" not in r for r in timed_rows),
             "errors": [r["graph"] for r in timed_rows if "error" in r],
             "over_10_s": [r["graph"] for r in timed_rows if r["seconds"] > 10],
+            "buffers_unexplored": [r["graph"] for r in timed_rows
+                                   if r.get("buffers_unexplored")],
             "differ_from_kiter": [r["graph"] for r in timed_rows
                                   if r["kiter_period"] is not None and "throughput" in r
                                   and Fraction(r["throughput"]) !=
@@ -135,12 +140,14 @@ def main() -> None:
     if args.generated:
         graphs = generated(args.generated, args.actors)
         start = time.perf_counter()
-        times, errors = [], 0
+        times, errors, unexplored = [], 0, 0
         for g in graphs:
             answer, seconds = timed(g, args.simulate)
             times.append(seconds)
             errors += "error" in answer
+            unexplored += bool(answer.get("buffers_unexplored"))
         report["generated"] = {**summary(times), "errors": errors, "actors": args.actors,
+                               "buffers_unexplored": unexplored,
                                "total_s": round(time.perf_counter() - start, 2)}
     print(json.dumps(report, indent=1))
 
