@@ -122,6 +122,8 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
             (max_reach is not None and least > max_reach):
         return None
     program, back = _program(actors, total)
+    if program is None:
+        return None
     # a firing's end is at most the sum of the firing times before it
     per_iteration = sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
@@ -176,7 +178,7 @@ def _program(actors, total):
     growing ones, and that of its previous firing (every actor's firings start and
     end in order: cyclo-static ones by the rule, SDF ones because their inputs arrive
     in order and their firings all take one time).  Also how many iterations back the
-    offsets reach."""
+    offsets reach.  None where one iteration cannot complete."""
     serve = {}
     for x in actors.values():
         for i in x.ins:
@@ -209,7 +211,7 @@ def _program(actors, total):
             waiting[blocker].append(b)
     count = {x.name: count[k] for k, x in enumerate(xs)}
     if any(count[a] < x.q for a, x in actors.items()):
-        raise ValueError("one iteration of the graph cannot complete")
+        return None, 0                    # not live: the caller's checks say why
     offsets = {}
     back = 1
     for x in actors.values():
