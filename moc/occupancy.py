@@ -68,7 +68,7 @@ class _Input:
 def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
                          q: Mapping[str, int], pace: Mapping[str, object],
                          growing: Collection[str] = (), max_firings: int | None = None,
-                         progress=None, max_reach: int | None = None) -> Occupancy | None:
+                         progress=None, far: int | None = None) -> Occupancy | None:
     """The buffer maxima of the self-timed execution of the bound, consistent, live
     ``graph`` (see the module docstring), or None where this method does not apply: a
     firing time of 0 (firings that end as they start), times too large for 64-bit
@@ -76,10 +76,10 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     computed firings.  ``pace``: per actor its period per iteration (positive);
     ``growing``: the channels whose producer is faster than their consumer.
     ``progress(n)``: n more firings computed, in steps of ``PROGRESS_STEP``.
-    ``max_reach``: None also where a firing waits for one more than that many
-    iterations back (a channel with room for many iterations' tokens): the firings
-    from the transient on must then repeat over that many iterations before the
-    repetition is proven, where a state space may see it sooner."""
+    ``far``: None also where a firing waits for so many iterations back (a channel
+    with room for many iterations' tokens) that the iterations to compute before the
+    repetition can be proven (the firings from the transient on must repeat over that
+    many iterations) pass ``far`` firings, where a state space may see it sooner."""
     max_firings = limits.MAX_FIRINGS if max_firings is None else max_firings
     counts = phase_counts(graph)
     phase_times = {a: [phase_value(durations[a], k) for k in range(counts[a])]
@@ -119,7 +119,7 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     total = sum(q.values())
     least = max(-(-x.reach // x.q) for x in actors.values())
     if FIRST_ITERATIONS * total > max_firings or \
-            (max_reach is not None and least > max_reach):
+            (far is not None and (2 * least + 2) * total > far):
         return None
     program, back = _program(actors, total)
     if program is None:
@@ -335,8 +335,12 @@ def _repetition(actors, S2, E2, B2, pace, scale, layout):
     least = int(np.max(-(-layout.reach // layout.q)))
     held = _last(B2, layout)
     paces = [Fraction(pace[a]) * scale for a in actors]
-    for c in range(1, iterations - least):
-        if any((p * c).denominator != 1 for p in paces):
+    # a cyclicity c repeats the last iteration's steps c iterations earlier: a hash of
+    # each iteration's steps rules the other c out before the exact test
+    steps = np.concatenate([np.diff(S2, axis=0), np.diff(E2, axis=0)], axis=1)
+    digest = [hash(row.tobytes()) for row in steps]
+    for c in range(1, min(iterations - least, len(digest))):
+        if digest[-1] != digest[-1 - c] or any((p * c).denominator != 1 for p in paces):
             continue
         shift = np.array([int(p * c) for p in paces], dtype=np.int64)
         lam = np.repeat(shift, layout.q)

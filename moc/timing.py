@@ -30,8 +30,9 @@ from moc.self_timed import Firing, first_iteration, simulate as explore
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
 STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
-#: iterations back a firing may wait for before the state space is tried first
-FAR = 8
+#: the firings (about a second's work) that a firing waiting for many iterations back
+#: may make the first computed iterations before the state space is tried first
+FAR = 400_000
 PRECEDENCES = "self-timed execution from its firings' precedences until it repeats " \
     "(max-plus cyclicity, Baccelli et al. 1992)"
 PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016), an actor's " \
@@ -177,15 +178,15 @@ def _buffers(graph, durations, q, pace, progress, method):
     """The buffer maxima of the self-timed execution (see :func:`analyse`), the method
     extended by how they were found, and the ``(start, end)`` of the first iteration's
     firings where that came with them (else None).  The firings' times computed until
-    the execution repeats (:mod:`moc.occupancy`) first, unless a firing waits for one
-    more than ``FAR`` iterations back; then the state space, and past its limit those
-    times again."""
+    the execution repeats (:mod:`moc.occupancy`) first, unless a firing waits for so
+    many iterations back that more than ``FAR`` firings come before the repetition can
+    be seen; then the state space, and past its limit those times again."""
     buffers = None
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
         # the state space first where a firing waits for many iterations back
         found = self_timed_occupancy(graph, durations, q, pace, growing,
-                                     progress=progress, max_reach=FAR)
+                                     progress=progress, far=FAR)
         if found is not None:
             return MappingProxyType(found.buffers), f"{method}; {PRECEDENCES}", found.first
         try:
