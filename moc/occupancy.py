@@ -76,8 +76,9 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     computed firings.  ``pace``: per actor its period per iteration (positive);
     ``growing``: the channels whose producer is faster than their consumer.
     ``progress(n)``: n more firings computed, in steps of ``PROGRESS_STEP``.
-    ``far``: None also where a firing waits for so many iterations back (a channel
-    with room for many iterations' tokens) that the iterations to compute before the
+    ``far``: None also where a firing waits for more than ``FIRST_ITERATIONS``
+    iterations back (a channel with room for many iterations' tokens), so many that the
+    iterations to compute before the
     repetition can be proven (the firings from the transient on must repeat over that
     many iterations) pass ``far`` firings, where a state space may see it sooner."""
     max_firings = limits.MAX_FIRINGS if max_firings is None else max_firings
@@ -118,8 +119,8 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
             actors[ch.src].reach = max(actors[ch.src].reach, back)
     total = sum(q.values())
     least = max(-(-x.reach // x.q) for x in actors.values())
-    if FIRST_ITERATIONS * total > max_firings or \
-            (far is not None and (2 * least + 2) * total > far):
+    reaching = least > FIRST_ITERATIONS and (2 * least + 2) * total > (far or math.inf)
+    if FIRST_ITERATIONS * total > max_firings or reaching:
         return None
     program, back = _program(actors, total)
     if program is None:
@@ -307,7 +308,8 @@ class _Layout:
         self.q = np.array([x.q for x in xs], dtype=np.int64)
         self.reach = np.array([x.reach for x in xs], dtype=np.int64)
         self.col_q = np.repeat(self.q, self.q)
-        self.col_r = np.arange(int(self.q.sum()), dtype=np.int64) - np.repeat(self.pos, self.q)
+        self.col_r = np.arange(int(self.q.sum()), dtype=np.int64) - \
+            np.repeat(self.pos, self.q)
 
 
 def _last(flags, layout):
