@@ -7,13 +7,13 @@ Measured (load average 1.7 on two cores, throughput only, wall seconds): 38 grap
 answered, none over 10 s, median 0.007 s, largest autogen1 7.0 s, autogen5 6.9 s,
 JPEG2000_sized 0.86 s; 1,000 generated 10-actor graphs at 4.5 ms each.  Wall times
 follow the load: at load 2.6 autogen1 took 7.0 s in one run and 11.3 s in another.
-With ``--simulate`` (the default ``analyse``: buffers and schedule too) at a load of 5
-to 10: every buffer answered but autogen2/autogen3 (past the limit firings) and
-faustExample's unbounded one, median 0.13 s, autogen1 49 s, autogen5 88 s (the
-throughput about half of each), autogen4 13 s, H264 12 s, H264_sized 11 s, the rest
-under 10 s; 1,000 generated graphs at 62 ms each.  On 300 generated graphs in one
-session at load 9.6, 39 ms each with the buffers from the state space (before issue
-42's change) and 38 ms from the firings' precedences.
+With ``--simulate`` (the default ``analyse``: buffers and schedule too) at a load of
+5.7: every buffer answered but those of autogen2/autogen3 (past the limit firings) and
+faustExample's unbounded one, median 0.029 s, autogen1 19.5 s, autogen5 28.0 s (the
+throughput about half of each), the rest at most 3.2 s (autogen4), 1.65 s per graph on
+average; 1,000 generated graphs at 15.2 ms each.  Before the buffers came from the
+firings' precedences (state space, load 8.5): autogen1 40 s, autogen5 122 s, H264,
+JPEG2000 and PDectect with buffers unexplored, median 0.067 s.
 
     python tests/perf/bench_kiter.py [--kiter KITER/benchmarks] [--generated 1000]
 
