@@ -265,25 +265,20 @@ def _run(program, S, E, first, last, total):
     for it in range(first, last):
         base = it * total
         for place, d, slow, fast, previous in program:
-            s = 0
+            at, before = base + place, base + previous
+            s = S[before]                 # in order, and at 0 at the earliest
             for o in slow:
                 e = E[base + o]
                 if e > s:
                     s = e
-            p = S[base + previous]
-            if p > s:
-                s = p
             if fast:
                 f = max(E[base + o] for o in fast)
                 if f > s:
                     s = f
-                    held.append(base + place)
-            S[base + place] = s
-            e = s + d
-            p = E[base + previous]
-            if p > e:
-                e = p
-            E[base + place] = e
+                    held.append(at)
+            S[at] = s
+            e, p = s + d, E[before]
+            E[at] = e if e > p else p
     return held
 
 
