@@ -1,14 +1,16 @@
 """Buffer maxima of the self-timed execution from the times of its firings, computed
-block by block from the precedences until the execution repeats.
+iteration after iteration from the precedences until the execution repeats.
 
 The execution is that of :mod:`moc.self_timed` (a firing consumes at its start and
 produces at its end; a cyclo-static actor's firings start and end in order).  Firing
 ``ν`` of ``b`` starts at the latest end of the producer firings ``w(ν)`` that write the
 tokens it reads (``w`` the least with ``M0 + P(w + 1) ≥ C(ν + 1)``, :mod:`moc.csdf`),
-of its own earlier firings on a self-loop, and of its previous firing's start when
-``b`` is cyclo-static.  An actor's firings are computed a block at a time, as many as
-the tokens its producers have written allow, with numpy (Sriram & Bhattacharyya,
-*Embedded Multiprocessors*, ch. 3, for the precedences).
+of its own earlier firings on a self-loop, and not before its previous firing (Sriram
+& Bhattacharyya, *Embedded Multiprocessors*, ch. 3, for the precedences).  The firings
+of one iteration are put once in an order that the tokens allow (an actor's firings a
+block at a time, as many as its producers have written for), with the places of the
+firings each waits for; every iteration replays that order, since an iteration's
+firings wait only for firings of the same or earlier iterations.
 
 The execution of a live graph becomes periodic (max-plus cyclicity: Baccelli, Cohen,
 Olsder & Quadrat, *Synchronization and Linearity*, 1992, ch. 3): from some iteration
