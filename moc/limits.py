@@ -4,7 +4,8 @@ Each is a module constant read where it is enforced; the command line raises it 
 ``--limit NAME=N`` (``mapping.cli.limits`` lists the names).
 """
 
-#: firings (HSDF expansion) or firing runs (deadlock check) of one iteration
+#: firings (HSDF expansion) or firing runs (deadlock check) of one iteration, and the
+#: firings of all iterations computed for the buffer maxima (moc.occupancy)
 MAX_FIRINGS = 10_000_000
 
 #: instants (states visited) of one exploration of a self-timed execution

@@ -22,7 +22,9 @@ from moc.csdf import first_iteration as phased_first
 from moc.csdf_kperiodic import ORDERS, check_order, check_phased_live, \
     phased_kperiodic_throughput
 from moc.deadlock import check_deadlock
+from moc.hsdf import check_expansion_size
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
+from moc.occupancy import self_timed_occupancy
 from moc.phases import Phases, cyclo_static
 from moc.repetition import repetition_vector
 from moc.self_timed import Firing, first_iteration, simulate as explore
@@ -32,6 +34,11 @@ STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
 PHASED = "cyclo-static K-periodic scheduling (Bodin et al., DAC 2016)"
 #: why the buffers of a cyclo-static graph are not explored under Kiter's order
 UNORDERED_ENDS = "buffers not explored: the state space ends an actor's firings in order"
+#: the firings (about a second's work) that a firing waiting for many iterations back
+#: may make the first computed iterations before the state space is tried first
+FAR = 400_000
+PRECEDENCES = "self-timed execution from its firings' precedences until it repeats " \
+    "(max-plus cyclicity, Baccelli et al. 1992)"
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
     "that of the best K-periodic schedule found, a lower bound"
 
@@ -152,7 +159,7 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     no time), or where it would pass ``moc.limits.MAX_STATES`` instants (``method``
     says so), channels to other components hold ``math.inf`` where their producer is
     faster, a self-loop its initial tokens, and the others are not explored (None).
-    ``progress(n)``: n more instants explored.  ``order``: of a cyclo-static actor's
+    ``progress(n)``: n more firings computed or instants explored.  ``order``: of a cyclo-static actor's
     own firings (:data:`moc.csdf_kperiodic.ORDERS`); the exploration of the buffers
     follows ``"ends"`` only (under ``"starts"`` they are None, and ``method`` says so).
     """
@@ -167,23 +174,37 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
                                       result.method), floats)
     schedule = first_iteration(graph, durations, q)
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
-    buffers, method = _buffers(graph, durations, q, pace, progress, result.method)
+    buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
     return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                                   latency, buffers, MappingProxyType(schedule), method),
                    floats)
 
 
 def _buffers(graph, durations, q, pace, progress, method):
-    """The buffer maxima of the self-timed execution (see :func:`analyse`) and the
-    method extended by how they were found."""
+    """The buffer maxima of the self-timed execution (see :func:`analyse`), the method
+    extended by how they were found, and the ``(start, end)`` of the first iteration's
+    firings where that came with them (else None).  The firings' times computed until
+    the execution repeats (:mod:`moc.occupancy`) first, unless a firing waits for so
+    many iterations back that more than ``FAR`` firings come before the repetition can
+    be seen; then the state space, and past its limit those times again."""
     buffers = None
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
+        # the state space first where a firing waits for many iterations back
+        found = self_timed_occupancy(graph, durations, q, pace, growing,
+                                     progress=progress, far=FAR)
+        if found is not None:
+            return MappingProxyType(found.buffers), f"{method}; {PRECEDENCES}", found.first
         try:
             run = explore(graph, durations, q, growing, progress, record=False)
         except LimitError as exc:
             if exc.limit != "states":
                 raise
+            found = self_timed_occupancy(graph, durations, q, pace, growing,
+                                         progress=progress)
+            if found is not None:
+                return MappingProxyType(found.buffers), f"{method}; {PRECEDENCES}", \
+                    found.first
             method = f"{method}; buffers not explored: {exc}"
         else:
             wrong = [a for a in graph.actors if run.periods[a] != pace[a]]
@@ -198,7 +219,7 @@ def _buffers(graph, durations, q, pace, progress, method):
                      for a in c}
         buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component)
                                     for ch in graph.channels.values()})
-    return buffers, method
+    return buffers, method, None
 
 
 def _phased(graph, durations, q, result, simulate, pace=None, progress=None, order="ends"):
@@ -211,17 +232,18 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None, ord
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                               None, None, None, method)
     try:
-        times = phased_first(graph, durations, q, order)
+        check_expansion_size(graph, q)
     except ExpansionTooLargeError as exc:
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                               None, None, None, f"{method}; schedule not computed: {exc}")
+    if order == "ends":
+        buffers, method, times = _buffers(graph, durations, q, pace, progress, method)
+    else:
+        buffers, method, times = None, f"{method}; {UNORDERED_ENDS}", None
+    times = times or phased_first(graph, durations, q, order)
     schedule = MappingProxyType({a: tuple(Firing(a, k, s, e) for k, (s, e) in
                                           enumerate(fs)) for a, fs in times.items()})
     latency = max((f.end for fs in schedule.values() for f in fs), default=0)
-    if order == "ends":
-        buffers, method = _buffers(graph, durations, q, pace, progress, method)
-    else:
-        buffers, method = None, f"{method}; {UNORDERED_ENDS}"
     return TimingAnalysis(result.throughput, result.period, result.critical_cycle, latency,
                           buffers, schedule, method)
 

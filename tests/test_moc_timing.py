@@ -285,12 +285,17 @@ def test_state_limit(monkeypatch):
     durations = {"a": 1, "b": 2}
     graph = two_actor_cycle(6, self_loop=True)
     exact = analyse(graph)
+    explored = simulate(graph, durations, q)
     monkeypatch.setattr(moc.limits, "MAX_STATES", 2)
     with pytest.raises(LimitError, match="raise it with --limit states=N") as info:
         simulate(graph, durations, q)
     assert info.value.limit == "states"
-    # issue 33: the default answers past the limit, with the buffers it cannot reach
-    # unexplored and the reason in its method
+    # the firings' precedences answer without the state space (issue 42) ...
+    assert "precedences" in exact.method and "state space" not in exact.method
+    assert dict(exact.buffers) == dict(explored.buffers)
+    # ... within the limit firings: past both limits the default still answers (issue
+    # 33), with the buffers it cannot reach unexplored and the reason in its method
+    monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 15)
     limited = analyse(graph)
     assert (limited.period, limited.latency, limited.schedule) == \
         (exact.period, exact.latency, exact.schedule) and limited.period == 4

@@ -7,6 +7,13 @@ Measured (load average 1.7 on two cores, throughput only, wall seconds): 38 grap
 answered, none over 10 s, median 0.007 s, largest autogen1 7.0 s, autogen5 6.9 s,
 JPEG2000_sized 0.86 s; 1,000 generated 10-actor graphs at 4.5 ms each.  Wall times
 follow the load: at load 2.6 autogen1 took 7.0 s in one run and 11.3 s in another.
+With ``--simulate`` (the default ``analyse``: buffers and schedule too) at a load of
+5.7: every buffer answered but those of autogen2/autogen3 (past the limit firings) and
+faustExample's unbounded one, median 0.029 s, autogen1 19.5 s, autogen5 28.0 s (the
+throughput about half of each), the rest at most 3.2 s (autogen4), 1.65 s per graph on
+average; 1,000 generated graphs at 15.2 ms each.  Before the buffers came from the
+firings' precedences (state space, load 8.5): autogen1 40 s, autogen5 122 s, H264,
+JPEG2000 and PDectect with buffers unexplored, median 0.067 s.
 
     python tests/perf/bench_kiter.py [--kiter KITER/benchmarks] [--generated 1000]
         [--kiter-bin KITER/Release/bin/kiter] [--one-process]
@@ -68,6 +75,9 @@ def timed(graph, simulate):
     try:
         result = analyse(graph, simulate=simulate)
         answer = {"throughput": str(result.throughput), "method": result.method}
+        if simulate:
+            answer["buffers_unexplored"] = len(graph.channels) if result.buffers is None \
+                else sum(v is None for v in result.buffers.values())
     except SDFError as exc:
         answer = {"error": str(exc)[:200]}
     return answer, time.perf_counter() - start
@@ -342,6 +352,8 @@ def main() -> None:
             "answered": sum("error" not in r for r in timed_rows),
             "errors": [r["graph"] for r in timed_rows if "error" in r],
             "over_10_s": [r["graph"] for r in timed_rows if r["seconds"] > 10],
+            "buffers_unexplored": [r["graph"] for r in timed_rows
+                                   if r.get("buffers_unexplored")],
             "differ_from_kiter": [r["graph"] for r in timed_rows
                                   if r["kiter_period"] is not None and "throughput" in r
                                   and Fraction(r["throughput"]) !=
@@ -351,12 +363,14 @@ def main() -> None:
     if args.generated:
         graphs = generated(args.generated, args.actors)
         start = time.perf_counter()
-        times, errors = [], 0
+        times, errors, unexplored = [], 0, 0
         for g in graphs:
             answer, seconds = timed(g, args.simulate)
             times.append(seconds)
             errors += "error" in answer
+            unexplored += bool(answer.get("buffers_unexplored"))
         report["generated"] = {**summary(times), "errors": errors, "actors": args.actors,
+                               "buffers_unexplored": unexplored,
                                "total_s": round(time.perf_counter() - start, 2)}
     if args.kiter_bin and args.kiter and Path(args.kiter).is_dir():
         rows = peer_rows(Path(args.kiter), args.kiter_bin, args.timeout)

@@ -195,7 +195,7 @@ def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
         attr = args.exec_attr or "exec"
         from mapping.progress import progress_bar
         order = getattr(args, "csdf_order", None) or "ends"
-        with progress_bar(args, None, "analyse", "states") as bar:
+        with progress_bar(args, None, "analyse", "firings or states") as bar:
             analysis = analyse(app.bind(params), exec_attr=attr, simulate=simulate,
                                progress=bar, order=order)
         return Analysed(app.name, None, None, attr, analysis, tuple(app.actors),

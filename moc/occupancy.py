@@ -1,0 +1,412 @@
+"""Buffer maxima of the self-timed execution from the times of its firings, computed
+iteration after iteration from the precedences until the execution repeats.
+
+The execution is that of :mod:`moc.self_timed` (a firing consumes at its start and
+produces at its end; a cyclo-static actor's firings start and end in order).  Firing
+``ν`` of ``b`` starts at the latest end of the producer firings ``w(ν)`` that write the
+tokens it reads (``w`` the least with ``M0 + P(w + 1) ≥ C(ν + 1)``, :mod:`moc.csdf`),
+of its own earlier firings on a self-loop, and not before its previous firing (Sriram
+& Bhattacharyya, *Embedded Multiprocessors*, ch. 3, for the precedences).  The firings
+of one iteration are put once in an order that the tokens allow (an actor's firings a
+block at a time, as many as its producers have written for), with the places of the
+firings each waits for; every iteration replays that order, since an iteration's
+firings wait only for firings of the same or earlier iterations.
+
+The execution of a live graph becomes periodic (max-plus cyclicity: Baccelli, Cohen,
+Olsder & Quadrat, *Synchronization and Linearity*, 1992, ch. 3): from some iteration
+``m`` on, firing ``ν + c·q(a)`` of every actor ``a`` starts and ends ``c·λ(a)`` after
+firing ``ν``, with ``λ(a)`` the period of ``a`` (its K-periodic pace).  Once the firings
+that the later ones depend on (``L(a)`` firings back from iteration ``m``) repeat so,
+and in the first period no faster producer of a growing channel was the one a firing
+waited for, every later firing repeats (induction over the precedences), so the
+tokens a channel holds at ``t + c·λ`` equal those at ``t`` past the transient.  A
+channel's maximum is then its largest value at the ends of its producer's firings up
+to one period past the transient: the same numbers as the state space of
+:func:`moc.self_timed.simulate`, without visiting every instant.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from array import array
+from math import lcm
+from typing import Collection, Mapping
+
+import numpy as np
+
+from moc import limits
+from moc.graph import SDFGraph
+from moc.phases import Cumulative, phase_counts, phase_value
+from moc.self_timed import PROGRESS_STEP
+
+#: iterations computed at first; doubled until the execution repeats
+FIRST_ITERATIONS = 3
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """``buffers``: per channel the most tokens it holds (``math.inf`` on a growing
+    channel); ``first``: per actor the ``(start, end)`` of its firings of the first
+    iteration; ``transient`` and ``cyclicity``: the execution repeats every
+    ``cyclicity`` iterations from iteration ``transient`` on; ``iterations``: how many
+    were computed."""
+
+    buffers: Mapping[str, object]
+    first: Mapping[str, tuple]
+    transient: int
+    cyclicity: int
+    iterations: int
+
+
+class _Actor:
+    __slots__ = ("name", "q", "n", "d", "phased", "ins", "outs", "pos", "reach")
+
+
+class _Input:
+    __slots__ = ("src", "delay", "made", "read", "cons", "growing", "name")
+
+
+def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
+                         q: Mapping[str, int], pace: Mapping[str, object],
+                         growing: Collection[str] = (), max_firings: int | None = None,
+                         progress=None, far: int | None = None) -> Occupancy | None:
+    """The buffer maxima of the self-timed execution of the bound, consistent, live
+    ``graph`` (see the module docstring), or None where this method does not apply: a
+    firing time of 0 (firings that end as they start), times too large for 64-bit
+    integers, or no repetition within ``max_firings`` (``moc.limits.MAX_FIRINGS``)
+    computed firings.  ``pace``: per actor its period per iteration (positive);
+    ``growing``: the channels whose producer is faster than their consumer.
+    ``progress(n)``: n more firings computed, in steps of ``PROGRESS_STEP``.
+    ``far``: None also where a firing waits for more than ``FIRST_ITERATIONS``
+    iterations back (a channel with room for many iterations' tokens), so many that the
+    iterations to compute before the
+    repetition can be proven (the firings from the transient on must repeat over that
+    many iterations) pass ``far`` firings, where a state space may see it sooner."""
+    max_firings = limits.MAX_FIRINGS if max_firings is None else max_firings
+    counts = phase_counts(graph)
+    phase_times = {a: [phase_value(durations[a], k) for k in range(counts[a])]
+                   for a in graph.actors}
+    if any(t <= 0 for ts in phase_times.values() for t in ts) or \
+            any(pace[a] <= 0 for a in graph.actors):
+        return None
+    scale = lcm(*(Fraction(t).denominator for ts in phase_times.values() for t in ts))
+    actors, pos = {}, 0
+    for a in graph.actors:
+        x = _Actor()
+        x.name, x.q, x.n = a, q[a], counts[a]
+        x.d = np.array([int(Fraction(t) * scale) for t in phase_times[a]], dtype=np.int64)
+        x.phased = x.n > 1
+        x.ins, x.outs, x.pos, x.reach = [], [], pos, 1
+        pos += x.q
+        actors[a] = x
+    for ch in graph.channels.values():
+        i = _Input()
+        i.src, i.delay, i.name = ch.src, ch.delay, ch.name
+        i.made = Cumulative(ch.prod, counts[ch.src])
+        i.read = Cumulative(ch.cons, counts[ch.dst])
+        i.cons = np.array([phase_value(ch.cons, k) for k in range(counts[ch.dst])],
+                          dtype=np.int64)
+        i.growing = ch.name in growing
+        if i.made.total <= 0 or i.read.total <= 0:
+            return None
+        actors[ch.dst].ins.append(i)
+        if ch.src != ch.dst:
+            actors[ch.src].outs.append(ch.dst)
+        consuming = np.flatnonzero(i.cons)
+        if len(consuming):
+            # the earliest producer firing that firings of the consumer wait for
+            first = int(consuming[0])
+            back = -i.made.writer(i.read(first + 1) - ch.delay)
+            actors[ch.src].reach = max(actors[ch.src].reach, back)
+    total = sum(q.values())
+    least = max(-(-x.reach // x.q) for x in actors.values())
+    reaching = least > FIRST_ITERATIONS and (2 * least + 2) * total > (far or math.inf)
+    if FIRST_ITERATIONS * total > max_firings or reaching:
+        return None
+    program, back = _program(actors, total)
+    if program is None:
+        return None
+    # a firing's end is at most the sum of the firing times before it
+    per_iteration = sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
+    iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
+    S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
+    held, told = [], 0
+    layout = _Layout(actors)
+    # an iteration moves a firing's time on by its actor's period: at least this much
+    fastest = min(Fraction(pace[a]) for a in actors) * scale
+    while iterations * total <= max_firings and per_iteration * iterations < 2 ** 62:
+        held += _run(program, S, E, back + done, back + iterations, total)
+        if progress is not None:
+            told = _tell(progress, (iterations - done) * total + told)
+        S2, E2, B2 = _collect(S, E, held, back, iterations, total)
+        done = iterations
+        found = _repetition(actors, S2, E2, B2, pace, scale, layout)
+        if found is None:
+            iterations += max(2, iterations // 2)
+            continue
+        m, c, settled, shift = found
+        buffers, short = _maxima(graph, actors, S2, E2, settled, shift)
+        if buffers is not None:
+            return _result(actors, S2, E2, buffers, scale, m, c, iterations)
+        iterations += int(math.ceil(short / fastest)) + 1
+    return None
+
+
+def _tell(progress, firings):
+    """Report ``firings`` in steps of ``PROGRESS_STEP``; what is left to report."""
+    for _ in range(firings // PROGRESS_STEP):
+        progress(PROGRESS_STEP)
+    return firings % PROGRESS_STEP
+
+
+def _least(cum: Cumulative, needed):
+    """``Cumulative.writer`` over an array: the least ``w`` with ``F(w + 1) ≥ needed``."""
+    full = (needed - 1) // cum.total
+    prefix = np.asarray(cum.prefix, dtype=np.int64)
+    return full * cum.n + np.searchsorted(prefix, needed - full * cum.total, "left") - 1
+
+
+def _reads(i: _Input, nu):
+    """``C(ν + 1) − M0`` for the consumer firings ``nu`` of input ``i``."""
+    cycles, rest = np.divmod(nu + 1, i.read.n)
+    return cycles * i.read.total + np.asarray(i.read.prefix, dtype=np.int64)[rest] - i.delay
+
+
+def _program(actors, total):
+    """The firings of one iteration in an order that follows their precedences (the
+    blocks that the tokens allow, actor after actor), each as ``(index, time, inputs,
+    faster, previous)``: its place in an iteration's times, the offsets (from the
+    iteration's first place) of the ends it waits for on ordinary channels and on
+    growing ones, and that of its previous firing (every actor's firings start and
+    end in order: cyclo-static ones by the rule, SDF ones because their inputs arrive
+    in order and their firings all take one time).  Also how many iterations back the
+    offsets reach.  None where one iteration cannot complete."""
+    serve = {}
+    for x in actors.values():
+        for i in x.ins:
+            if i.src != x.name:
+                k = np.arange(actors[i.src].q + 1, dtype=np.int64)
+                made = (k // i.made.n) * i.made.total + \
+                    np.asarray(i.made.prefix, dtype=np.int64)[k % i.made.n]
+                serve[id(i)] = np.minimum(_least(i.read, i.delay + made + 1), x.q).tolist()
+    xs = list(actors.values())
+    where = {x.name: k for k, x in enumerate(xs)}
+    feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
+    need = [x.q for x in xs]
+    count = [0] * len(xs)
+    waiting = [[] for _ in xs]            # the actors each one holds back
+    order = []
+    pending = list(range(len(xs)))
+    while pending:
+        b = pending.pop()
+        upto, blocker = need[b], None
+        for table, a in feeds[b]:
+            u = table[count[a]]
+            if u < upto:
+                upto, blocker = u, a
+        if upto > count[b]:
+            order.append((xs[b], count[b], upto))
+            count[b] = upto
+            pending += waiting[b]
+            waiting[b] = []
+        if blocker is not None:
+            waiting[blocker].append(b)
+    count = {x.name: count[k] for k, x in enumerate(xs)}
+    if any(count[a] < x.q for a, x in actors.items()):
+        return None, 0                    # not live: the caller's checks say why
+    offsets = {}
+    back = 1
+    for x in actors.values():
+        nu = np.arange(x.q, dtype=np.int64)
+        parts = {False: ([], []), True: ([], [])}
+        for i in x.ins:
+            a = actors[i.src]
+            waits = (i.cons[nu % x.n] > 0)
+            w = _least(i.made, _reads(i, nu))
+            if not waits.any():
+                continue
+            # firings start in order: one that waits for the same producer firing as
+            # an earlier one of the iteration waits for nothing more
+            seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))
+            keep = waits & (w > np.concatenate([[w.min() - 1], seen[:-1]]))
+            cycles, r = np.divmod(w[keep], a.q)
+            back = max(back, -int(cycles.min()))
+            firings, places = parts[i.growing]
+            firings.append(np.flatnonzero(keep))
+            places.append(cycles * total + a.pos + r)
+        offsets[x.name] = [_grouped(*parts[g], x.q) for g in (False, True)]
+    program = []
+    for b, lo, hi in order:
+        slow, fast = offsets[b.name]
+        for k in range(lo, hi):
+            previous = b.pos + k - 1 if k else b.pos + b.q - 1 - total
+            program.append((b.pos + k, int(b.d[k % b.n]), slow[k], fast[k], previous))
+    return program, back
+
+
+def _grouped(firings, places, q):
+    """Per firing ``0 .. q-1`` the tuple of the ``places`` listed with it."""
+    if not firings:
+        return [()] * q
+    k = np.concatenate(firings)
+    by = np.argsort(k, kind="stable")
+    k, p = k[by], np.concatenate(places)[by].tolist()
+    cut = np.searchsorted(k, np.arange(q + 1)).tolist()
+    return [tuple(p[cut[j]:cut[j + 1]]) for j in range(q)]
+
+
+def _run(program, S, E, first, last, total):
+    """The starts and ends of iterations ``first .. last-1`` (places counted from the
+    iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
+    the places whose start a growing channel's producer set."""
+    held = []
+    grow = (last - first) * total
+    S.frombytes(bytes(8 * grow))
+    E.frombytes(bytes(8 * grow))
+    for it in range(first, last):
+        base = it * total
+        for place, d, slow, fast, previous in program:
+            at, before = base + place, base + previous
+            s = S[before]                 # in order, and at 0 at the earliest
+            for o in slow:
+                e = E[base + o]
+                if e > s:
+                    s = e
+            if fast:
+                f = max(E[base + o] for o in fast)
+                if f > s:
+                    s = f
+                    held.append(at)
+            S[at] = s
+            e, p = s + d, E[before]
+            E[at] = e if e > p else p
+    return held
+
+
+def _collect(S, E, held, back, iterations, total):
+    """The starts, ends and growing-set flags of the computed iterations as
+    ``(iterations, total)`` matrices: row ``it``, column ``pos(a) + r`` is firing
+    ``it·q(a) + r`` of ``a``."""
+    times = np.frombuffer(S, dtype=np.int64)[back * total:].reshape(iterations, total)
+    ends = np.frombuffer(E, dtype=np.int64)[back * total:].reshape(iterations, total)
+    flags = np.zeros(iterations * total, dtype=bool)
+    flags[np.asarray(held, dtype=np.int64) - back * total] = True
+    return times.copy(), ends.copy(), flags.reshape(iterations, total)
+
+
+class _Layout:
+    """Per actor (in order) its first column, firings per iteration and reach, and
+    per column its actor's values."""
+
+    def __init__(self, actors):
+        xs = list(actors.values())
+        self.pos = np.array([x.pos for x in xs], dtype=np.int64)
+        self.q = np.array([x.q for x in xs], dtype=np.int64)
+        self.reach = np.array([x.reach for x in xs], dtype=np.int64)
+        self.col_q = np.repeat(self.q, self.q)
+        self.col_r = np.arange(int(self.q.sum()), dtype=np.int64) - \
+            np.repeat(self.pos, self.q)
+
+
+def _last(flags, layout):
+    """Per actor the last firing (``it·q + r``) whose flag is set, -1 if none."""
+    rows = flags.shape[0]
+    anywhere = flags.any(axis=0)
+    row = rows - 1 - np.argmax(flags[::-1], axis=0)
+    nu = np.where(anywhere, row * layout.col_q + layout.col_r, -1)
+    return np.maximum.reduceat(nu, layout.pos)
+
+
+def _repetition(actors, S2, E2, B2, pace, scale, layout):
+    """``(m, c, settled, shift)``: the least cyclicity ``c`` for which the computed
+    firings show the execution repeating every ``c`` iterations from iteration ``m`` on
+    (see the module docstring), per actor the time from which its firings repeat and
+    the time ``c·λ`` they repeat after; None if none shows."""
+    iterations = S2.shape[0]
+    inner = np.ones(S2.shape[1] - 1, dtype=bool)
+    inner[layout.pos[1:] - 1] = False
+    firsts, lasts = layout.pos, layout.pos + layout.q - 1
+    for T in (S2, E2):
+        if np.any(np.diff(T, axis=1)[:, inner] < 0) or \
+                np.any(T[1:, firsts] < T[:-1, lasts]):
+            return None
+    least = int(np.max(-(-layout.reach // layout.q)))
+    held = _last(B2, layout)
+    paces = [Fraction(pace[a]) * scale for a in actors]
+    # a cyclicity c repeats the last iteration's steps c iterations earlier: a hash of
+    # each iteration's steps rules the other c out before the exact test
+    steps = np.concatenate([np.diff(S2, axis=0), np.diff(E2, axis=0)], axis=1)
+    digest = [hash(row.tobytes()) for row in steps]
+    for c in range(1, min(iterations - least, len(digest))):
+        if digest[-1] != digest[-1 - c] or any((p * c).denominator != 1 for p in paces):
+            continue
+        shift = np.array([int(p * c) for p in paces], dtype=np.int64)
+        lam = np.repeat(shift, layout.q)
+        wrong = (S2[c:] - S2[:-c] != lam) | (E2[c:] - E2[:-c] != lam)
+        late = _last(wrong, layout)
+        m = max(least, int(np.max(-(-(late + 1 + layout.reach) // layout.q))),
+                int(np.max(held // layout.q + 1)))
+        if m + c > iterations:
+            continue
+        settled = np.zeros(len(layout.q), dtype=np.int64)
+        v = m * layout.q - layout.reach
+        for T, strict in ((E2, 0), (S2, 1)):
+            later = v + c * layout.q - 1
+            settled = np.maximum(settled, T[later // layout.q, layout.pos +
+                                            later % layout.q] + strict - shift)
+            earlier = np.maximum(v - 1, 0)
+            before = T[earlier // layout.q, layout.pos + earlier % layout.q] + strict
+            settled = np.maximum(settled, np.where(v > 0, before, 0))
+        return m, c, settled, shift
+    return None
+
+
+def _maxima(graph, actors, S2, E2, settled, shift):
+    """Per channel the most tokens it holds up to one period past the time its
+    producer and consumer repeat from (at the ends of its producer's firings),
+    ``math.inf`` on a growing channel; or the firings still missing to see that far:
+    ``(None, shortfall)``, the most time a consumer's firings fall short."""
+    index = {a: k for k, a in enumerate(actors)}
+    cache = {}
+
+    def times(x):
+        if x.name not in cache:
+            part = slice(x.pos, x.pos + x.q)
+            cache[x.name] = (S2[:, part].reshape(-1), E2[:, part].reshape(-1))
+        return cache[x.name]
+    buffers, short = {}, 0
+    for x in actors.values():
+        for i in x.ins:
+            if i.growing:
+                buffers[i.name] = math.inf
+                continue
+            a = actors[i.src]
+            horizon = int(max(settled[index[a.name]], settled[index[x.name]]) +
+                          shift[index[a.name]])
+            starts, _ = times(x)
+            _, ends_a = times(a)
+            if starts[-1] < horizon or ends_a[-1] <= horizon:
+                short = max(short, horizon - int(starts[-1]), horizon + 1 - int(ends_a[-1]))
+                continue
+            ends = ends_a[ends_a < horizon]
+            produced = np.searchsorted(ends_a, ends, "right")
+            consumed = np.searchsorted(starts, ends, "left")
+            made = np.asarray(i.made.prefix, dtype=np.int64)
+            read = np.asarray(i.read.prefix, dtype=np.int64)
+            tokens = i.delay + (produced // i.made.n) * i.made.total + \
+                made[produced % i.made.n] - (consumed // i.read.n) * i.read.total - \
+                read[consumed % i.read.n]
+            buffers[i.name] = max(i.delay, int(tokens.max()) if len(tokens) else 0)
+    if short:
+        return None, short
+    return {ch: buffers[ch] for ch in graph.channels}, 0
+
+
+def _result(actors, S2, E2, buffers, scale, m, c, iterations):
+    def time(v):
+        return v // scale if v % scale == 0 else Fraction(v, scale)
+    first = {a: tuple(zip(map(time, S2[0, x.pos:x.pos + x.q].tolist()),
+                          map(time, E2[0, x.pos:x.pos + x.q].tolist())))
+             for a, x in actors.items()}
+    return Occupancy(buffers, first, m, c, iterations)

@@ -1,0 +1,90 @@
+"""The buffer maxima and first iteration from the firings' precedences (moc.occupancy,
+issue 42) against the state space of moc.self_timed and the precedences of one
+iteration (moc.self_timed.first_iteration, moc.csdf.first_iteration), on random SDF
+graphs (several paces, self-loops, channels that grow without bound) and random
+cyclo-static rings, every firing taking at least one time unit."""
+from __future__ import annotations
+
+import math
+
+from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
+
+from moc import SDFGraph
+from moc.csdf import first_iteration as phased_first
+from moc.errors import DeadlockError
+from moc.occupancy import self_timed_occupancy
+from moc.phases import Phases, cyclo_static
+from moc.self_timed import first_iteration, simulate
+from moc.timing import analyse, prepared, self_timed_period
+from tests.test_csdf_buffers import rings
+from tests.test_moc_timing import live_graphs
+
+
+def _at_least_one(t):
+    """A firing time raised to at least 1 (a zero time is the state space's)."""
+    return Phases(max(1, x) for x in t) if isinstance(t, tuple) else max(1, t)
+
+
+def _compare(g):
+    g, durations, q, _ = prepared(g)
+    durations = {a: _at_least_one(t) for a, t in durations.items()}
+    try:
+        pace = self_timed_period(g, durations, q).actor_periods
+    except DeadlockError:
+        assume(False)
+    assume(all(pace[a] > 0 for a in g.actors))
+    growing = {ch.name for ch in g.channels.values() if pace[ch.src] < pace[ch.dst]}
+    event(f"growing channels: {bool(growing)}")
+    found = self_timed_occupancy(g, durations, q, pace, growing)
+    assert found is not None
+    run = simulate(g, durations, q, growing, record=False)
+    assert dict(found.buffers) == dict(run.buffers)
+    assert {c for c, n in found.buffers.items() if n == math.inf} == growing
+    expected = phased_first(g, durations, q) if cyclo_static(g) else \
+        {a: tuple((f.start, f.end) for f in fs)
+         for a, fs in first_iteration(g, durations, q).items()}
+    assert dict(found.first) == expected
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(live_graphs())
+def test_sdf_maxima_and_first_iteration_equal_the_state_space(g):
+    _compare(g)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rings())
+def test_cyclo_static_maxima_and_first_iteration_equal_the_state_space(g):
+    _compare(g)
+
+
+@given(st.integers(2, 9))
+@settings(max_examples=8, deadline=None)
+def test_a_slow_consumer_holds_the_tokens_of_a_fast_producer(n):
+    """a (time 1, one at a time) feeds b (time n, one at a time): ``ab`` grows without
+    bound, ``inf``; the self-loops hold their one token."""
+    g = SDFGraph("pair")
+    g.add_actor("a", exec=1)
+    g.add_actor("b", exec=n)
+    g.add_channel("a", "a", "aa", delay=1)
+    g.add_channel("b", "b", "bb", delay=1)
+    g.add_channel("a", "b", "ab")
+    result = analyse(g)
+    assert "precedences" in result.method
+    assert dict(result.buffers) == {"aa": 1, "bb": 1, "ab": math.inf}
+
+
+def test_a_hand_worked_cycle():
+    """a (time 2) writes 2 tokens per firing to b (time 3), which reads 3 and writes 3
+    back; 6 tokens start on the way back.  a fires at 0, 0, 0 (3·2 = 6 read), ends at 2
+    and writes 6; b fires twice at 2, ends at 5 and writes 6 back; a fires thrice at 5:
+    the execution repeats every 5 with ``ab`` holding at most 6 and ``ba`` 6."""
+    g = SDFGraph("cycle")
+    g.add_actor("a", exec=2)
+    g.add_actor("b", exec=3)
+    g.add_channel("a", "b", "ab", prod=2, cons=3)
+    g.add_channel("b", "a", "ba", prod=3, cons=2, delay=6)
+    result = analyse(g)
+    assert result.period == 5 and "precedences" in result.method
+    assert dict(result.buffers) == {"ab": 6, "ba": 6}
