@@ -172,6 +172,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
         incumbent = setup.info.get("incumbent")
     allowed = setup.space.allowed
     pair = communication_bound(ev, allowed) if ev.aggregation.bottleneck else None
+    stated_limit = time_limit
     if solve_relaxation:
         began = time.monotonic()
         relaxed = cluster_floor(setup, time_limit, gap, incumbent, node_limit)
@@ -187,7 +188,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
                                "optimal", value, bound=min(floor, value), gap=0.0,
                                incumbent=value, relaxation_bound=relaxed, pair_bound=pair)
     res = _program(ev, allowed, symmetry_classes(setup), time_limit, gap, incumbent,
-                   node_limit, floor)
+                   node_limit, floor, stated_limit)
     return replace(res, relaxation_bound=relaxed, pair_bound=pair)
 
 
@@ -209,10 +210,11 @@ def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
         return None
 
 
-def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor=None
-             ) -> ExactResult:
+def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor=None,
+             stated_limit=None) -> ExactResult:
     """The program of the compiled objective ``ev`` over the mask ``allowed``, with the
-    interchangeable PE ``classes`` broken and, under ``max``, ``z ≥ floor``."""
+    interchangeable PE ``classes`` broken and, under ``max``, ``z ≥ floor``; a stop at
+    the time limit names ``stated_limit`` (the user's, default ``time_limit``)."""
     began = time.monotonic()
     agg = ev.aggregation
     t = ev.tables
@@ -335,7 +337,8 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
                            for k, v in options.items()
                            if k != "mip_rel_gap"})
         relaxed = None if lp.status != 0 or lp.fun is None else float(lp.fun)
-    return _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed, floor, gap)
+    return _result(ev, res, scale, incumbent, cutoff,
+                   time_limit if stated_limit is None else stated_limit, relaxed, floor, gap)
 
 
 def mapping_value(ev, row) -> float:
