@@ -81,13 +81,13 @@ SWEEP = """sdf sweep {
 }
 """
 #: a V100-like GPU: 80 SMs, 900 GB/s, 128 KB of L1 and shared memory per SM, 6 MB of L2
-V100 = dict(cc=7.0, sms=80, cores=5120, clock=1380, bandwidth=900)
-TRUE = dict(efficiency=0.8, l2=1200, l1_sharpness=1.5, l2_sharpness=2.0)
+V100 = dict(cc=7.0, sms=80, cores=5120, clock=1380, bandwidth=900, l2_slices=16)
+TRUE = dict(efficiency=0.8, l2=75, l1_sharpness=1.5, l2_sharpness=2.0)
 #: the fits start off the generating values by 20-50 %
 MOA = """moa v100 {{
     metric time [unit = "s"]
     pe gpu [time = gpu(cc = 7.0, sms = 80, cores = 5120, clock = 1380, bandwidth = 900,
-        efficiency = 0.5, l2 = 700, l2_capacity = 6291456, l2_sharpness = 2{l1})]
+        efficiency = 0.5, l2 = 43.75, l2_slices = 16, l2_capacity = 6291456, l2_sharpness = 2{l1})]
 }}
 """
 
@@ -116,7 +116,7 @@ def sweep(tmp_path, n=120, noise=0.03, seed=0):
     (tmp_path / "app.sdf").write_text(SWEEP)
     (tmp_path / "m.map").write_text("mapping one { k -> gpu }\n")
     (tmp_path / "cached.moa").write_text(MOA.format(
-        l1=", l1_capacity = 131072, l1_sharpness = 0.8"))
+        l1=", l1_capacity = 131072, l1_sharpness = 2.2"))
     (tmp_path / "plain.moa").write_text(MOA.format(l1=""))
     return tmp_path
 
