@@ -105,8 +105,8 @@ from moa.cost_models.caches import hit_share
 from moa.cost_models.gpu_caches import caches
 from moa.cost_models.registry import register
 
-__all__ = ["GENERATIONS", "GPU", "L2_SLICE", "LIMITS", "Limits", "Occupancy", "SHARPNESS", "limits",
-           "occupancy"]
+__all__ = ["GENERATIONS", "GPU", "L2_SLICE", "LIMITS", "Limits", "Occupancy", "SHARPNESS",
+           "limits", "occupancy"]
 
 WARP = 32
 
