@@ -188,3 +188,39 @@ def test_matrix_sum_normal_within_size_floor(tmp_path, capsys, efficiency, floor
     assert code == 0
     doc = json.loads(out)
     assert doc["tau_within"] >= floor
+
+
+@pytest.mark.skipif(not (SHARED / "matrix_sum_normal-GTX-680.csv").exists(),
+                    reason="the shared GPU measurements are not here")
+def test_matrix_sum_normal_gpu_left_out_floor(tmp_path, capsys):
+    """examples/gpu_choice, each GPU left out (fitted on the other eight, parameters per
+    generation within their bounds of meaning): the left-out GPUs' mean median error
+    and within-size τ (README, "Each GPU left out"); a regression floor.  The fitted L2
+    roof stays a slice's 32-128 bytes per cycle and the sharpnesses 1-16."""
+    files = sorted(SHARED.glob("matrix_sum_normal-*.csv"))
+    code = main(["import", "gpu-table", *map(str, files), "-o", str(tmp_path),
+                 "--elements", "size**2", "--bytes-per-element", "12",
+                 "--l2-bytes-per-element", "3*block_x", "--store-bytes-per-element", "4",
+                 "--l2-store-bytes-per-element", "block_x", "--flops-per-element", "1",
+                 "--partial-sectors"])
+    assert code == 0
+    capsys.readouterr()
+    code = main(["fidelity", *(str(tmp_path / f) for f in ("app.sdf", "gpu.moa",
+                                                            "mappings.map",
+                                                            "measurements.csv")),
+                 "--mapping-column", "gpu", "--measured", "time_s", "--within", "size",
+                 "--starts", "0", "--json", "--folds-by", "gpu", "--residuals", "relative",
+                 "--fit", "launch,hide_*,l2_*,l2s_*,dispatch_*,eff_*"])
+    out = capsys.readouterr().out
+    assert code == 0
+    doc = json.loads(out)
+    folds = doc["folds"]
+    assert len(folds) == 9
+    assert doc["mdape"] == pytest.approx(float(np.mean([f["mdape"] for f in folds])))
+    assert doc["mdape"] <= LOGO_MDAPE
+    assert doc["tau_within"] >= LOGO_TAU_WITHIN
+    for name, value in doc["fitted"].items():
+        if name.startswith("l2_"):
+            assert 32 <= value <= 128, name
+        if name.startswith("l2s_"):
+            assert 1 <= value <= 16, name
