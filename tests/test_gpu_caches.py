@@ -166,11 +166,13 @@ def test_import_states_the_caches(tmp_path, capsys):
 
 @pytest.mark.skipif(not (SHARED / "matrix_sum_normal-GTX-680.csv").exists(),
                     reason="the shared GPU measurements are not here")
-@pytest.mark.parametrize("efficiency, floor", [("eff_*", 0.76), ("*.time.efficiency", 0.835)])
+@pytest.mark.parametrize("efficiency, floor", [("eff_*", 0.755), ("*.time.efficiency", 0.76)])
 def test_matrix_sum_normal_within_size_floor(tmp_path, capsys, efficiency, floor):
-    """examples/gpu_choice, 5-fold: matrix_sum_normal's within-size τ with the L2 term,
-    0.764 per generation and 0.839 per GPU; a regression floor, not the goal of 0.85
-    (which the DRAM address mapping keeps out of reach, docs/limitations.md)."""
+    """examples/gpu_choice, 5-fold: matrix_sum_normal's within-size τ with the L2 term
+    and its parameters within their meaning, 0.761 per generation and 0.769 per GPU (an
+    L2 roof and a drift outside it gave 0.764 and 0.839); a regression floor, not the
+    goal of 0.85 (which the DRAM address mapping keeps out of reach,
+    docs/limitations.md)."""
     files = sorted(SHARED.glob("matrix_sum_normal-*.csv"))
     code = main(["import", "gpu-table", *map(str, files), "-o", str(tmp_path),
                  "--elements", "size**2", "--bytes-per-element", "12",
@@ -188,6 +190,10 @@ def test_matrix_sum_normal_within_size_floor(tmp_path, capsys, efficiency, floor
     assert code == 0
     doc = json.loads(out)
     assert doc["tau_within"] >= floor
+
+
+#: each GPU left out, bounded fit (README): mean median error 33.4 %, τ within size 0.661
+LOGO_MDAPE, LOGO_TAU_WITHIN = 35.0, 0.64
 
 
 @pytest.mark.skipif(not (SHARED / "matrix_sum_normal-GTX-680.csv").exists(),
