@@ -32,7 +32,7 @@ CALLS = {
     "gsla_power": "gsla_power(a = 1, b = 1e-3, c = 1e-3)",
     "gsla_power4": "gsla_power4(a = 1, b = 1e-3, c = 1e-3, d = 1e-3)",
     "gpu": "gpu(cc = 3.5, sms = 13, cores = 2496, clock = 706, bandwidth = 208, "
-           "efficiency = 0.7, compute_efficiency = 0.5, hide = 16, l2 = 500, launch = 5e-6)",
+           "efficiency = 0.7, compute_efficiency = 0.5, hide = 16, l2 = 64, l2_slices = 8, launch = 5e-6)",
     "logca": "logca(A = 4, o = 10, L = 1e-3)",
     "roofline": "roofline(peak = 1e9, bandwidth = 1e9, miss = 0.5)",
     "bandwidth": "bandwidth(B = 1e9)",
@@ -58,7 +58,9 @@ def test_bounds_are_read_from_the_pydantic_declarations():
     assert parameter_bounds(gpu, "efficiency") == Bounds(0.0, 1.0, True, False)
     assert str(parameter_bounds(gpu, "compute_efficiency")) == "(0, 1]"
     assert str(parameter_bounds(gpu, "hide")) == "[0, 64]"   # warps per SM: at most an SM's 64
-    assert str(parameter_bounds(gpu, "l2")) == "(0, inf)"
+    assert str(parameter_bounds(gpu, "l2")) == "[32, 128]"   # bytes per cycle and slice
+    assert str(parameter_bounds(gpu, "l2_sharpness")) == "[1, 16]"
+    assert parameter_bounds(gpu, "l2_slices") is None          # a data-sheet count
     assert parameter_bounds(gpu, "cc") is None                      # a key: never fitted
     assert parameter_bounds(gpu, "sms") is None                     # an integer
     assert "cc" not in fittable_parameters(gpu) and "efficiency" in fittable_parameters(gpu)

@@ -357,8 +357,8 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
              "# eff_* (achieved / data-sheet DRAM bandwidth, at most 1; or free each GPU's",
              "# X.time.efficiency), hide_* (warps per SM that saturate memory), ceff_*",
              "# (achieved / peak flops, at most 1), sync_* (cycles per warp and barrier",
-             "# step of a block), l2_* (L2 bytes per cycle and 64-bit memory partition: an",
-             "# L2 slice serves each), dispatch_* (cycles an SM takes per block it starts",
+             "# step of a block), l2_* (L2 bytes per cycle and slice, 32 to 128; a slice",
+             "# per 64-bit memory partition: l2_slices), dispatch_* (cycles an SM takes per block it starts",
              "# and retires), l2s_* and l1s_* (sharpness of the L2's and L1's",
              "# working-set transitions); launch (s). l2_capacity: the table's L2 column",
              "# (MB x 2^20 bytes), else the compute capability's data sheet; l1_capacity:",
@@ -369,7 +369,7 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
     for gen in gens:
         lines += [f"    param eff_{gen} = 0.7", f"    param hide_{gen} = 16",
                   f"    param ceff_{gen} = 0.5", f"    param sync_{gen} = 10",
-                  f"    param l2_{gen} = 256", f"    param dispatch_{gen} = 0",
+                  f"    param l2_{gen} = 64", f"    param dispatch_{gen} = 0",
                   f"    param l2s_{gen} = 1"]
         if any(x.generation == gen and x.l1_bytes for x in table.gpus):
             lines.append(f"    param l1s_{gen} = 1")
@@ -378,7 +378,7 @@ def gpu_moa_text(table: GPUTable, name: str = "gpus") -> str:
         gen = g.generation
         args = (f"{_attributes(g)}, bandwidth = {_g(g.bandwidth)}, efficiency = eff_{gen}, "
                 f"compute_efficiency = ceff_{gen}, hide = hide_{gen}, sync = sync_{gen}, "
-                f"l2 = l2_{gen} * {_g(g.bus / 64)}, dispatch = dispatch_{gen}, "
+                f"l2 = l2_{gen}, l2_slices = {_g(g.bus / 64)}, dispatch = dispatch_{gen}, "
                 f"launch = launch")
         args += f", l2_capacity = {g.l2_bytes}, l2_sharpness = l2s_{gen}"
         if g.l1_bytes:

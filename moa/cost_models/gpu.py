@@ -1,8 +1,8 @@
 """A GPU as a PE: a roofline per wave of thread blocks, occupancy from the CUDA rules.
 
 ``gpu(cc, sms, cores, clock, bandwidth, efficiency=1, compute_efficiency=1, hide=0,
-hide_compute=0, sync=0, l2=inf, dispatch=0, launch=0, l2_capacity=0, l2_sharpness=1,
-l1_capacity=0, l1_sharpness=1)`` costs one kernel launch (a token)
+hide_compute=0, sync=0, l2=inf, l2_slices=1, dispatch=0, launch=0, l2_capacity=0,
+l2_sharpness=1, l1_capacity=0, l1_sharpness=1)`` costs one kernel launch (a token)
 in seconds.  The token gives the launch: ``grid`` (blocks), ``block`` (threads per block),
 ``regs`` (registers per thread, 0: not limiting), ``smem`` (shared memory bytes per
 block), ``carveout`` (the preferred shared memory share of the L1 in percent; absent: the
@@ -30,7 +30,8 @@ warps per SM saturate the memory system), and does its share of the flops at
 ``hide_compute``.  Per wave, the largest of these roofs (roofline, Williams et al.
 2009) and of the blocks' dispatch::
 
-    time = launch + Σ_waves [max(bytes_w / (B_eff · h(W)), l2_bytes_w / (l2 · clock · h(W)),
+    time = launch + Σ_waves [max(bytes_w / (B_eff · h(W)),
+                                 l2_bytes_w / (l2 · l2_slices · clock · h(W)),
                                  flops_w / (P_eff · h_c(W)), ceil(n / sms) · dispatch / clock)
                              + syncs · warps per block · sync / clock]
 
@@ -53,7 +54,8 @@ data): a token may give ``store_bytes`` and ``l2_store_bytes``, the parts of ``b
 and ``l2_bytes`` its stores write and request, which reach the L2 whatever the L1
 holds; the term then acts on the loads' parts only.
 
-The L2 roof (``l2`` bytes per core cycle) is the hierarchical roofline's cache ceiling
+The L2 roof (``l2`` bytes per core cycle of each of ``l2_slices`` L2 slices; a slice
+per 64-bit memory partition on these GPUs) is the hierarchical roofline's cache ceiling
 (Williams et al. 2009; the ERT measures it): a strided access requests many sectors per
 useful byte, and is bound there long before DRAM is.
 
@@ -80,8 +82,12 @@ warp of the block, as all its warps pass the barrier before any goes on.
 
 **Bounds** (the parameters' pydantic fields, which ``mapeval fit`` keeps): the
 efficiencies are fractions of a data-sheet peak, in (0, 1]; ``hide`` and
-``hide_compute`` are warps per SM, at most 64 (:data:`MAX_WARPS`); cycles, bytes per
-cycle and seconds are non-negative.
+``hide_compute`` are warps per SM, at most 64 (:data:`MAX_WARPS`); ``l2`` is what one
+L2 slice delivers, 32 to 128 bytes per cycle (:data:`L2_SLICE`; ``inf``, the default:
+no L2 roof); the sharpnesses are 1 to 16 (:data:`SHARPNESS`: a cache holds at most the
+share ``c / ws`` of a working set reused uniformly, and 16 is a step); cycles and
+seconds are non-negative (``launch`` 0: the timer excludes the launch, as nvprof's
+kernel duration does).  ``l2_slices`` is a data-sheet count, never fitted.
 
 Units: ``clock`` in MHz, ``bandwidth`` in GB/s (10^9 bytes/s), the time in seconds.
 Every parameter is a plain number, so that a ``.moa`` may set it from the data sheet or
@@ -100,7 +106,8 @@ from moa.cost_models.caches import hit_share
 from moa.cost_models.gpu_caches import caches
 from moa.cost_models.registry import register
 
-__all__ = ["GENERATIONS", "GPU", "LIMITS", "Limits", "Occupancy", "limits", "occupancy"]
+__all__ = ["GENERATIONS", "GPU", "L2_SLICE", "LIMITS", "Limits", "Occupancy", "SHARPNESS",
+           "limits", "occupancy"]
 
 WARP = 32
 
@@ -175,6 +182,18 @@ LIMITS: dict[float, Limits] = {
 
 #: the most warps any SM holds (64): no more can be in flight to hide a latency
 MAX_WARPS = max(lim.warps for lim in LIMITS.values())
+
+#: bytes per core cycle one L2 slice delivers (the range ``l2`` may take): an NVIDIA L2
+#: slice returns one to two 32-byte sectors per cycle -- V100 2048 bytes per cycle over
+#: 64 slices (4096-bit bus, one slice per 64-bit partition), A100 5120 over 80 (the A100
+#: whitepaper, "L2 cache") -- and up to twice the largest for parts not documented
+L2_SLICE = (32.0, 128.0)
+
+#: the sharpness ``s`` of a working-set transition ``min(1, (c / ws)^s)``: at least 1, as
+#: a cache of ``c`` bytes holds at most ``c / ws`` of a working set re-referenced
+#: uniformly (s = 1), and at most 16, where the hit share at twice the capacity is
+#: 2^-16: a step (an LRU cache swept in order)
+SHARPNESS = (1.0, 16.0)
 
 #: generations by name, oldest first (a .moa shares parameters by them)
 GENERATIONS: tuple[str, ...] = tuple(dict.fromkeys(lim.generation for lim in LIMITS.values()))
@@ -287,17 +306,33 @@ class GPU(CostModel):
         hide: float = Field(default=0.0, ge=0, le=MAX_WARPS)
         hide_compute: float = Field(default=0.0, ge=0, le=MAX_WARPS)
         sync: float = Field(default=0.0, ge=0)                # cycles per warp and barrier
-        l2: NumberOrInf = Field(default=math.inf, gt=0, allow_inf_nan=True)  # L2 bytes per cycle
+        # L2 bytes per core cycle and slice (inf: no L2 roof), over l2_slices slices
+        l2: NumberOrInf = Field(default=math.inf, ge=L2_SLICE[0], le=L2_SLICE[1],
+                                allow_inf_nan=True)
+        l2_slices: float = Field(default=1.0, gt=0, json_schema_extra=FACT)
         launch: float = Field(default=0.0, ge=0)              # seconds per launch
         # cycles per block and SM; random starts draw a 0 around 100 (H100: 160)
         dispatch: float = Field(default=0.0, ge=0, json_schema_extra=start_scale(100.0))
         # L2 capacity in bytes (data sheet; 0: not modelled) and the sharpness of its
         # working-set transition (moa.cost_models.caches)
         l2_capacity: float = Field(default=0.0, ge=0)
-        l2_sharpness: float = Field(default=1.0, gt=0)
+        l2_sharpness: float = Field(default=1.0, ge=SHARPNESS[0], le=SHARPNESS[1])
         # L1 bytes per SM caching global loads (0: they go to the L2) and its sharpness
         l1_capacity: float = Field(default=0.0, ge=0)
-        l1_sharpness: float = Field(default=1.0, gt=0)
+        l1_sharpness: float = Field(default=1.0, ge=SHARPNESS[0], le=SHARPNESS[1])
+
+        @field_validator("l2", mode="wrap")
+        @classmethod
+        def _no_roof(cls, value, handler):
+            # inf is the default's meaning (no L2 roof), outside the range of a slice
+            if isinstance(value, (int, float)) and math.isinf(value) and value > 0:
+                return math.inf
+            try:
+                return handler(value)
+            except ValueError as e:
+                raise ValueError(f"{e}; l2 is bytes per core cycle of one L2 slice "
+                                 f"({L2_SLICE[0]:g} to {L2_SLICE[1]:g}), l2_slices "
+                                 "their number") from None
 
         @field_validator("cc")
         @classmethod
@@ -350,7 +385,8 @@ class GPU(CostModel):
             hidden = _hidden(in_flight, p.hide, p.sms)
             dram = data if p.l2_capacity <= 0 or not partial else \
                 _dram_bytes(data, l2_data, share, p)
-            memory = share * max(dram / bandwidth, l2_data / (p.l2 * p.clock * 1e6)) / hidden
+            memory = share * max(dram / bandwidth,
+                                     l2_data / (p.l2 * p.l2_slices * p.clock * 1e6)) / hidden
             compute = share * flops / (peak * _hidden(in_flight, p.hide_compute, p.sms))
             blocks_per_sm = -(-n // p.sms)               # the busiest SM's blocks
             dispatched = blocks_per_sm * p.dispatch / (p.clock * 1e6)
