@@ -103,7 +103,7 @@ from pydantic import Field, field_validator
 from moa.cost_models.base import (FACT, CostModel, NumberOrInf, Parameters, attribute,
                                   start_scale)
 from moa.cost_models.caches import hit_share
-from moa.cost_models.gpu_caches import caches
+from moa.cost_models.gpu_caches import by_capability, caches
 from moa.cost_models.registry import register
 
 __all__ = ["GENERATIONS", "GPU", "L2_SLICE", "LIMITS", "Limits", "Occupancy", "SHARPNESS",
@@ -201,11 +201,7 @@ GENERATIONS: tuple[str, ...] = tuple(dict.fromkeys(lim.generation for lim in LIM
 
 def limits(cc: float) -> Limits:
     """The limits of compute capability ``cc`` (an error lists the known ones)."""
-    found = LIMITS.get(round(float(cc), 1))
-    if found is None:
-        known = ", ".join(f"{c:.1f}" for c in LIMITS)
-        raise ValueError(f"compute capability {cc} has no occupancy rules here (known: {known})")
-    return found
+    return by_capability(LIMITS, cc, "occupancy rules")
 
 
 def _ceil_to(x: int, unit: int) -> int:

@@ -70,13 +70,19 @@ CACHES: dict[float, Caches] = {
 }
 
 
+def by_capability(table: dict, cc: float, what: str):
+    """The entry of ``table`` for compute capability ``cc`` (an error lists the known
+    ones and says ``what`` is missing)."""
+    found = table.get(round(float(cc), 1))
+    if found is None:
+        known = ", ".join(f"{c:.1f}" for c in table)
+        raise ValueError(f"compute capability {cc} has no {what} here (known: {known})")
+    return found
+
+
 def caches(cc: float) -> Caches:
     """The caches of compute capability ``cc`` (an error lists the known ones)."""
-    found = CACHES.get(round(float(cc), 1))
-    if found is None:
-        known = ", ".join(f"{c:g}" for c in CACHES)
-        raise ValueError(f"compute capability {cc} has no cache sizes here (known: {known})")
-    return found
+    return by_capability(CACHES, cc, "cache sizes")
 
 
 def l1_for_globals(cc: float, opted_in: bool = False) -> int:
