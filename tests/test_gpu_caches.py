@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,10 @@ from test_caches import Token, fidelity
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared" / "data" / "measurements" / "gpus"
+#: the whole five-fold and GPU-left-out studies take 3-4 minutes each: run with
+#: MAPEVAL_LONG_STUDIES=1 (the per-GPU five-fold floor always runs)
+LONG = pytest.mark.skipif(not os.environ.get("MAPEVAL_LONG_STUDIES"),
+                          reason="a long study: set MAPEVAL_LONG_STUDIES=1 to run it")
 
 
 def test_every_capability_has_its_caches():
@@ -189,7 +194,8 @@ def msum_study(tmp_path, capsys, *options) -> dict:
 
 @pytest.mark.skipif(not (SHARED / "matrix_sum_normal-GTX-680.csv").exists(),
                     reason="the shared GPU measurements are not here")
-@pytest.mark.parametrize("efficiency, floor", [("eff_*", 0.755), ("*.time.efficiency", 0.76)])
+@pytest.mark.parametrize("efficiency, floor", [pytest.param("eff_*", 0.755, marks=LONG),
+                                               ("*.time.efficiency", 0.76)])
 def test_matrix_sum_normal_within_size_floor(tmp_path, capsys, efficiency, floor):
     """examples/gpu_choice, 5-fold: matrix_sum_normal's within-size τ with the L2 term
     and its parameters within their meaning, 0.761 per generation and 0.769 per GPU (an
@@ -207,6 +213,7 @@ LOGO_MDAPE, LOGO_TAU_WITHIN = 35.0, 0.64
 
 @pytest.mark.skipif(not (SHARED / "matrix_sum_normal-GTX-680.csv").exists(),
                     reason="the shared GPU measurements are not here")
+@LONG
 def test_matrix_sum_normal_gpu_left_out_floor(tmp_path, capsys):
     """examples/gpu_choice, each GPU left out (fitted on the other eight, parameters per
     generation within their bounds of meaning): the left-out GPUs' mean median error
