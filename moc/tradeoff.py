@@ -85,8 +85,14 @@ class TradeOff:
     buffer can raise the throughput; otherwise ``proven_size`` is the largest total
     size up to which ``points`` is known to be the exact front (every distribution of at
     most that size was timed or cannot do better than one that was).
-    ``explored``: distributions whose throughput was computed.  ``order``: of a
-    cyclo-static actor's own firings (:data:`moc.csdf_kperiodic.ORDERS`)."""
+    ``explored``: distributions of the front whose throughput was computed.  ``order``:
+    of a cyclo-static actor's own firings (:data:`moc.csdf_kperiodic.ORDERS`).
+    ``top``: where the front stopped short of ``max_throughput``, a distribution found
+    to reach it apart from the front (every capacity doubled until it does, then each
+    cut back to the least that keeps it), and ``top_least`` (if found) the fewest
+    tokens any distribution reaching it has: the front's last point has a size from
+    ``max(top_least, proven_size + 1)`` to ``top.size``, exactly ``top.size`` where
+    the two meet; else None."""
 
     points: tuple[StoragePoint, ...]
     max_throughput: Fraction | float
@@ -95,6 +101,8 @@ class TradeOff:
     explored: int
     method: str = METHODS[STATE_SPACE]
     order: str = "ends"
+    top: StoragePoint | None = None
+    top_least: int | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -108,6 +116,11 @@ class TradeOff:
             "explored": self.explored,
             "method": self.method,
             "csdf_order": self.order,
+            "top": None if self.top is None else {
+                "throughput": _plain(self.top.throughput), "exact": str(self.top.throughput)
+                if isinstance(self.top.throughput, Fraction) else None, "size": self.top.size,
+                "distributions": [dict(d) for d in self.top.distributions]},
+            "top_least": self.top_least,
         }
 
 
@@ -209,16 +222,29 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     searches = {m: _Search(names, bounds, loops, e, max_throughput)
                 for m, e in evaluators.items()}
     spent = dict.fromkeys(searches, 0.0)
+    # once the front has had TOP_AFTER seconds (or a quarter of the budget), the search
+    # for its top takes its turn too
+    top = None if deadline is None or max_throughput == math.inf else \
+        _Top(names, bounds, loops, lambda caps: _kperiodic(bounded_graph(graph, caps),
+                                                           durations, q, order),
+             max_throughput)
     while True:
+        if top is not None and TOP not in spent and not top.done and \
+                sum(spent.values()) > min(TOP_AFTER, budget / 4):
+            spent[TOP] = min(spent.values())
         # the search that has had the least time goes on (auto: both, in turn)
         m = min(spent, key=spent.get)
-        search = searches[m]
+        search = top if m == TOP else searches[m]
         if (deadline is not None and time.monotonic() > deadline) or \
-                (max_explored is not None and search.explored >= max_explored):
+                (max_explored is not None and m != TOP and search.explored >= max_explored):
             m = max(searches, key=lambda k: searches[k].proven)
-            return _result(searches[m], max_throughput, names, floats, m, method, order)
+            return _result(searches[m], max_throughput, names, floats, m, method, order,
+                           top)
         start = time.monotonic()
         if search.step():
+            if m == TOP:
+                del spent[TOP]
+                continue
             return _result(search, max_throughput, names, floats, m, method, order)
         spent[m] += time.monotonic() - start
 
@@ -271,7 +297,87 @@ class _Search:
         return False
 
 
-def _result(search, max_throughput, names, floats, used, method, order):
+#: the turn of the search for a distribution that reaches the maximal throughput, and
+#: the seconds of the front's search after which it joins (graphs whose front ends
+#: sooner never pay for it)
+TOP, TOP_AFTER = "top", 1.0
+
+
+class _Top:
+    """Where the front ends, one timing per :meth:`step`, by K-periodic scheduling (the
+    other capacities may then stay unbounded).  The throughput never falls as a
+    capacity grows (the self-timed execution is monotone in its initial tokens,
+    max-plus), so: each channel that may grow, alone bounded, doubled until it reaches
+    ``max_throughput`` and cut back by bisection to the least capacity that does, which
+    every distribution reaching it needs (``least``: their sum, self-loops included);
+    then those capacities together, doubled as one until they reach it, and each cut
+    back in turn to the least that keeps it (``found``)."""
+
+    def __init__(self, names, bounds, loops, evaluate, max_throughput):
+        self.found: StoragePoint | None = None
+        self.least: int | None = None
+        self.done = False
+        self._steps = self._search(names, bounds, loops, evaluate, max_throughput)
+
+    def step(self) -> bool:
+        try:
+            next(self._steps)
+        except StopIteration:
+            self.done = True
+        except LimitError:
+            self.done = True                 # too large to time: no top
+        return self.done
+
+    def _search(self, names, bounds, loops, evaluate, max_throughput):
+        lower = {n: bounds[n][0] for n in names}
+        grown = [n for n in names if n not in loops]
+
+        def capacity(n, k):
+            return lower[n] + bounds[n][1] * k
+
+        def doubled(n, k):
+            return k + max(1, -(-max(capacity(n, k), 1) // bounds[n][1]))
+
+        def reaches(steps):
+            value, _ = evaluate({**loops, **{n: capacity(n, k) for n, k in steps.items()}})
+            return value >= max_throughput
+
+        def least(steps, n, high):
+            low = steps[n]                   # least is in [low, high]: high reaches it
+            while low < high:
+                mid = (low + high) // 2
+                reached = reaches({**steps, n: mid})
+                yield
+                low, high = (low, mid) if reached else (mid + 1, high)
+            steps[n] = high
+
+        steps = {}
+        for n in grown:
+            below, high = 0, 0
+            while not reaches({n: high}):
+                yield
+                if high > 2 ** 40:
+                    return                   # not reached in any size to time
+                below, high = high + 1, doubled(n, high)
+            yield
+            alone = {n: below}
+            yield from least(alone, n, high)
+            steps[n] = alone[n]
+        self.least = sum(capacity(n, k) for n, k in steps.items()) + sum(loops.values())
+        floor = dict(steps)
+        while not reaches(steps):
+            yield
+            steps = {n: doubled(n, k) for n, k in steps.items()}
+        yield
+        for n in grown:
+            high, steps[n] = steps[n], floor[n]
+            yield from least(steps, n, high)
+        capacities = {n: lower[n] + bounds[n][1] * steps.get(n, 0) for n in names}
+        self.found = StoragePoint(max_throughput, sum(capacities.values()),
+                                  (MappingProxyType(capacities),))
+
+
+def _result(search, max_throughput, names, floats, used, method, order, top=None):
     points = list(search.points)
     if points and points[0].throughput == 0:
         # as SDF3: what deadlocks at the lower bounds has no throughput with no storage
@@ -282,8 +388,12 @@ def _result(search, max_throughput, names, floats, used, method, order):
         max_throughput = float(max_throughput)
     said = METHODS[used] if method == used or order != "ends" else \
         f"{AUTO} (the first of both to end): {METHODS[used]}"
+    found = None if top is None or search.complete else top.found
+    if found is not None and floats:
+        found = StoragePoint(float(found.throughput), found.size, found.distributions)
+    least = None if top is None or search.complete else top.least
     return TradeOff(tuple(points), max_throughput, search.complete, search.proven,
-                    search.explored, said, order)
+                    search.explored, said, order, found, least)
 
 
 def _kperiodic(bounded: SDFGraph, durations, q, order="ends"):

@@ -1,7 +1,8 @@
 """The storage-throughput trade-off of a dataflow application (``mapeval plot
 tradeoff``): throughput against total buffer size, the Pareto points joined by the
 staircase of the best throughput any size reaches, as in Stuijk, Geilen & Basten (DAC
-2006, Fig. 4); a search stopped by its budget marks the size up to which it is proven."""
+2006, Fig. 4); a search stopped by its budget marks the size up to which it is proven,
+and the distribution found to reach the largest throughput (a star)."""
 from __future__ import annotations
 
 from mapping.plots import style
@@ -27,6 +28,13 @@ def draw_front(ax, front) -> None:
     if maximum < float("inf"):
         ax.axhline(maximum, color=style.HIGHLIGHT, linestyle="--", linewidth=0.8,
                    label=f"unbounded buffers: {style.number(maximum)}")
+    if t.top is not None:
+        low = max(t.top_least, t.proven_size + 1)
+        ax.scatter([t.top.size], [float(t.top.throughput)], marker="*", s=90,
+                   color=style.HIGHLIGHT, edgecolor="black", linewidths=0.4, zorder=3,
+                   label=f"reaches it: size {t.top.size}, " + (
+                       "the last point" if low >= t.top.size else
+                       f"the last point at {low}-{t.top.size}"))
     if not t.complete:
         ax.axvline(t.proven_size, color=style.BLACK, linestyle=":", linewidth=0.8,
                    label=f"proven up to size {t.proven_size} (budget)")
