@@ -249,6 +249,31 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
         spent[m] += time.monotonic() - start
 
 
+def front_top(graph: SDFGraph, exec_attr: str = "exec", order: str = "ends"
+              ) -> tuple[StoragePoint, int] | None:
+    """Where the front of :func:`tradeoff` ends, without the front: a distribution that
+    reaches the throughput with unbounded buffers (per channel cut back to the least
+    capacity that keeps it), and the fewest tokens any distribution reaching it has,
+    each channel's least capacity with the others unbounded (see :class:`_Top`; the
+    front's last point lies between the two sizes).  None where that throughput is
+    unbounded, or a distribution is too large to time.  Raises
+    :class:`DeadlockError` where the graph deadlocks whatever its buffers."""
+    check_order(order)
+    graph, durations, q, _ = prepared(graph, exec_attr)
+    check_deadlock(graph, q)
+    bounds = capacity_bounds(graph)
+    loops = {n: bounds[n][0] for n, ch in graph.channels.items() if ch.src == ch.dst}
+    most = _kperiodic(bounded_graph(graph, loops), durations, q, order)[0]
+    if most == math.inf:
+        return None
+    top = _Top(list(graph.channels), bounds, loops,
+               lambda caps: _kperiodic(bounded_graph(graph, caps), durations, q, order),
+               most)
+    while not top.step():
+        pass
+    return None if top.found is None else (top.found, top.least)
+
+
 class _Search:
     """The exploration of distributions in order of total size, one timed per
     :meth:`step`; ``proven``: every distribution smaller than the size at hand was
