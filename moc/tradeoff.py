@@ -429,20 +429,52 @@ def _kperiodic(bounded: SDFGraph, durations, q, order="ends"):
     try:
         found = self_timed_period(bounded, durations, q, order)
     except DeadlockError:
-        fired = iteration_firings(bounded, q)
-        n = phase_counts(bounded)
-        starving = set()
-        for ch in bounded.channels.values():
-            if SPACE_OF in ch.attrs and fired[ch.dst] < q[ch.dst] and \
-                    tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst]) < \
-                    phase_value(ch.cons, fired[ch.dst]):
-                starving.add(ch.attrs[SPACE_OF])
-        return 0, starving
+        return 0, _deadlocked(bounded, q)
     if found.period == 0:
         return math.inf, set()
     return 1 / Fraction(found.period), {bounded.channels[n].attrs[SPACE_OF]
                                         for n in found.critical_channels
                                         if SPACE_OF in bounded.channels[n].attrs}
+
+
+def _deadlocked(bounded: SDFGraph, q) -> set:
+    """The channels whose capacity a deadlock of ``bounded`` depends on.  The actors
+    that cannot finish the iteration wait each for tokens or space on some channel;
+    where those waits close a cycle among them, no actor of the cycle ever fires again
+    whatever the other capacities (the first to would find its wait unchanged), so the
+    channels whose space is waited for on the cycle with the fewest such waits are
+    enough; else every channel whose space a stuck actor waits for."""
+    fired = iteration_firings(bounded, q)
+    n = phase_counts(bounded)
+    waits = nx.DiGraph()
+    starving = set()
+    for ch in bounded.channels.values():
+        if fired[ch.dst] < q[ch.dst] and \
+                tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst]) < \
+                phase_value(ch.cons, fired[ch.dst]):
+            space = ch.attrs.get(SPACE_OF)
+            if space is not None:
+                starving.add(space)
+            if fired[ch.src] < q[ch.src]:
+                weight = 0 if space is None else 1
+                if waits.has_edge(ch.src, ch.dst):
+                    if weight >= waits[ch.src][ch.dst]["weight"]:
+                        continue
+                waits.add_edge(ch.src, ch.dst, weight=weight, space=space)
+    best = None
+    for u, v, data in waits.edges(data=True):
+        try:
+            cost, path = nx.single_source_dijkstra(waits, v, u)
+        except nx.NetworkXNoPath:
+            continue
+        cost += data["weight"]
+        if best is None or cost < best[0]:
+            best = cost, path + [v]
+    if best is None:
+        return starving
+    path = best[1]
+    return {waits[a][b]["space"] for a, b in zip(path, path[1:])
+            if waits[a][b]["space"] is not None}
 
 
 class _BoundedExecution:

@@ -339,3 +339,16 @@ def test_kiter_s_rule_leaves_the_schedule_unordered_at_its_ends():
     assert [(f.start, f.end) for f in starts.schedule["a"]] == [(0, 5), (0, 1)]
     assert dict(ends.buffers) == {"ab": 1, "ba": 1} and starts.buffers is None
     assert "not explored" in starts.method
+
+
+def test_a_deadlock_grows_the_channels_of_one_cycle_of_waits():
+    """Kiter's BlackScholes under its rule: the least capacities deadlock, and growing
+    every channel whose space a stuck actor waits for explored thousands of deadlocked
+    distributions (no point above 0 in 15 s); growing those on one cycle of waits
+    reaches the period Kiter gives with unbounded buffers, 42053349
+    (``tests/data/kiter_csdf.json``), in a few dozen distributions."""
+    (graph,) = dsl.load_sdf(ROOT / "tests" / "data" / "csdf" / "BlackScholes.sdf")
+    result = tradeoff(graph, order="starts", max_explored=60)
+    assert result.complete and result.explored <= 40
+    assert result.points[0].throughput == 0
+    assert result.points[-1].throughput == result.max_throughput == Fraction(1, 42053349)
