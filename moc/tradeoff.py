@@ -438,16 +438,13 @@ def _kperiodic(bounded: SDFGraph, durations, q, order="ends"):
 
 
 def _deadlocked(bounded: SDFGraph, q) -> set:
-    """The channels whose capacity a deadlock of ``bounded`` depends on.  The actors
-    that cannot finish the iteration wait each for tokens or space on some channel;
-    where those waits close a cycle among them, no actor of the cycle ever fires again
-    whatever the other capacities (the first to would find its wait unchanged), so the
-    channels whose space is waited for on the cycle with the fewest such waits are
-    enough; else every channel whose space a stuck actor waits for."""
+    """The channels whose capacity a deadlock of ``bounded`` depends on: those whose
+    space is waited for on a cycle of waits among the actors that cannot finish the
+    iteration (:func:`_cycle_of_waits`), else every channel whose space a stuck actor
+    waits for."""
     fired = iteration_firings(bounded, q)
     n = phase_counts(bounded)
-    waits = nx.DiGraph()
-    starving = set()
+    starving, waits = set(), []
     for ch in bounded.channels.values():
         if fired[ch.dst] < q[ch.dst] and \
                 tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst]) < \
@@ -456,25 +453,34 @@ def _deadlocked(bounded: SDFGraph, q) -> set:
             if space is not None:
                 starving.add(space)
             if fired[ch.src] < q[ch.src]:
-                weight = 0 if space is None else 1
-                if waits.has_edge(ch.src, ch.dst):
-                    if weight >= waits[ch.src][ch.dst]["weight"]:
-                        continue
-                waits.add_edge(ch.src, ch.dst, weight=weight, space=space)
+                waits.append((ch.src, ch.dst, space))
+    cycle = _cycle_of_waits(waits)
+    return starving if cycle is None else cycle
+
+
+def _cycle_of_waits(waits) -> set | None:
+    """Of the waits ``(a, b, space)`` of stuck actors (``b`` waits for ``a``; for
+    the space of channel ``space``, or for tokens where None), the channels whose
+    space is waited for on the cycle with the fewest such waits; None without a cycle.
+    No actor of a cycle of waits fires again whatever the other capacities (the first
+    to would find its wait unchanged), so a deadlock depends on those channels alone."""
+    g = nx.DiGraph()
+    for a, b, space in waits:
+        weight = 0 if space is None else 1
+        if not g.has_edge(a, b) or weight < g[a][b]["weight"]:
+            g.add_edge(a, b, weight=weight, space=space)
     best = None
-    for u, v, data in waits.edges(data=True):
+    for a, b, data in g.edges(data=True):
         try:
-            cost, path = nx.single_source_dijkstra(waits, v, u)
+            cost, path = nx.single_source_dijkstra(g, b, a)
         except nx.NetworkXNoPath:
             continue
-        cost += data["weight"]
-        if best is None or cost < best[0]:
-            best = cost, path + [v]
+        if best is None or cost + data["weight"] < best[0]:
+            best = cost + data["weight"], path + [b]
     if best is None:
-        return starving
+        return None
     path = best[1]
-    return {waits[a][b]["space"] for a, b in zip(path, path[1:])
-            if waits[a][b]["space"] is not None}
+    return {g[a][b]["space"] for a, b in zip(path, path[1:]) if g[a][b]["space"] is not None}
 
 
 class _BoundedExecution:
@@ -601,11 +607,14 @@ class _BoundedExecution:
                 segments.append(set())
             upcoming = [queue[0][0] for queue in ending if queue]
             if not upcoming:
-                waits = {(dst[c], src[c]) for c, ch in enumerate(self.channels)
-                         if tokens[c] < phase_value(ch.cons, started[dst[c]])}
-                waits |= {(src[c], dst[c]) for c, ch in enumerate(self.channels)
-                          if space[c] < phase_value(ch.prod, started[src[c]])}
-                return 0, self._bound(waits)
+                # a deadlock: every actor waits, and one cycle of waits is enough
+                waits = [(src[c], dst[c], None) for c, ch in enumerate(self.channels)
+                         if tokens[c] < phase_value(ch.cons, started[dst[c]])]
+                waits += [(dst[c], src[c], ch.name) for c, ch in enumerate(self.channels)
+                          if space[c] < phase_value(ch.prod, started[src[c]])]
+                cycle = _cycle_of_waits(waits)
+                return 0, ({ch for _, _, ch in waits if ch is not None}
+                           if cycle is None else cycle)
             later = min(upcoming)
             still = still + 1 if later == now else 0
             if still > limit:
