@@ -6,13 +6,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dataflow_graphs import cyclo_static_ring
+from stepped import end_firings, phase_counts, start_firings
 from moc import SDFGraph
 from moc.phases import Phases
 from moc.timing import analyse
-
-
-def _phase(value, k):
-    return value[k % len(value)] if isinstance(value, tuple) else value
 
 
 def stepped_peaks(graph, horizon=None):
@@ -24,48 +21,19 @@ def stepped_peaks(graph, horizon=None):
     and remaining times) comes back: the execution repeats from there."""
     actors = list(graph.actors)
     chans = list(graph.channels.values())
-    n = {a: 1 for a in actors}
-    for a in actors:
-        for v in graph.actors[a].attrs.values():
-            if isinstance(v, tuple):
-                n[a] = len(v)
-    for ch in chans:
-        if isinstance(ch.prod, tuple):
-            n[ch.src] = len(ch.prod)
-        if isinstance(ch.cons, tuple):
-            n[ch.dst] = len(ch.cons)
+    n = phase_counts(graph)
     tokens = {ch.name: ch.delay for ch in chans}
     peak = dict(tokens)
     started = dict.fromkeys(actors, 0)
-    ended = dict.fromkeys(actors, 0)
-    running = {a: [] for a in actors}            # end times, in firing order
+    running = {a: [] for a in actors}            # (end, phase), in firing order
     seen = set()
     t = 0
     while True:
-        for a in actors:
-            while running[a] and running[a][0] == t:
-                running[a].pop(0)
-                k = ended[a] % n[a]
-                ended[a] += 1
-                for ch in chans:
-                    if ch.src == a:
-                        tokens[ch.name] += _phase(ch.prod, k)
-                        peak[ch.name] = max(peak[ch.name], tokens[ch.name])
-        moved = True
-        while moved:
-            moved = False
-            for a in actors:
-                k = started[a] % n[a]
-                ins = [ch for ch in chans if ch.dst == a]
-                if all(tokens[ch.name] >= _phase(ch.cons, k) for ch in ins):
-                    for ch in ins:
-                        tokens[ch.name] -= _phase(ch.cons, k)
-                    end = t + _phase(graph.actors[a].attrs["exec"], k)
-                    running[a].append(max([end] + running[a][-1:]))
-                    started[a] += 1
-                    moved = True
+        end_firings(graph, t, tokens, running)
+        peak = {c: max(peak[c], tokens[c]) for c in peak}
+        start_firings(graph, n, t, tokens, started, running)
         state = (tuple(tokens.values()), tuple(started[a] % n[a] for a in actors),
-                 tuple(tuple(e - t for e in running[a]) for a in actors))
+                 tuple(tuple((e - t, k) for e, k in running[a]) for a in actors))
         if state in seen:
             return peak
         seen.add(state)

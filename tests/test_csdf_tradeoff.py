@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import dsl
 from dataflow_graphs import cyclo_static_ring
+from stepped import end_firings, phase, phase_counts, start_firings
 from mapping.cli.main import main
 from moc import SDFGraph, repetition_vector, throughput
 from moc.csdf import throughput as expanded_throughput
@@ -29,23 +30,6 @@ from moc.tradeoff import bounded_graph, tradeoff
 
 ROOT = Path(__file__).resolve().parents[1]
 ORDERS_DIFFER = ROOT / "examples" / "csdf" / "orders.sdf"
-
-
-def _phase(value, k):
-    return value[k % len(value)] if isinstance(value, tuple) else value
-
-
-def _phases(graph):
-    n = dict.fromkeys(graph.actors, 1)
-    for a, actor in graph.actors.items():
-        for v in actor.attrs.values():
-            if isinstance(v, tuple):
-                n[a] = len(v)
-    for ch in graph.channels.values():
-        for a, v in ((ch.src, ch.prod), (ch.dst, ch.cons)):
-            if isinstance(v, tuple):
-                n[a] = len(v)
-    return n
 
 
 def stepped_throughput(graph, capacities, ends_in_order=True):
@@ -60,7 +44,7 @@ def stepped_throughput(graph, capacities, ends_in_order=True):
     over the time between.  0 where nothing runs and nothing can start."""
     actors = list(graph.actors)
     chans = list(graph.channels.values())
-    n = _phases(graph)
+    n = phase_counts(graph)
     q = repetition_vector(graph)
     tokens = {ch.name: ch.delay for ch in chans}
     space = {ch.name: capacities[ch.name] - ch.delay for ch in chans}
@@ -69,33 +53,8 @@ def stepped_throughput(graph, capacities, ends_in_order=True):
     seen = {}
     t = 0
     while True:
-        for a in actors:
-            for end, k in [r for r in running[a] if r[0] == t]:
-                running[a].remove((end, k))
-                for ch in chans:
-                    if ch.src == a:
-                        tokens[ch.name] += _phase(ch.prod, k)
-                    if ch.dst == a:
-                        space[ch.name] += _phase(ch.cons, k)
-        moved = True
-        while moved:
-            moved = False
-            for a in actors:
-                k = started[a] % n[a]
-                ins = [ch for ch in chans if ch.dst == a]
-                outs = [ch for ch in chans if ch.src == a]
-                if all(tokens[ch.name] >= _phase(ch.cons, k) for ch in ins) and \
-                        all(space[ch.name] >= _phase(ch.prod, k) for ch in outs):
-                    for ch in ins:
-                        tokens[ch.name] -= _phase(ch.cons, k)
-                    for ch in outs:
-                        space[ch.name] -= _phase(ch.prod, k)
-                    end = t + _phase(graph.actors[a].attrs["exec"], k)
-                    if ends_in_order:
-                        end = max([end] + [e for e, _ in running[a]])
-                    running[a].append((end, k))
-                    started[a] += 1
-                    moved = True
+        end_firings(graph, t, tokens, running, space)
+        start_firings(graph, n, t, tokens, started, running, space, ends_in_order)
         if not any(running.values()):
             return 0
         state = (tuple(tokens.values()), tuple(space.values()),
@@ -133,7 +92,7 @@ def exhaustive_front(graph, largest, fixed=None, order="ends"):
     fixed = fixed or {}
     names = [n for n in graph.channels if n not in fixed]
     low = {n: max([graph.channels[n].delay] + [
-        _phase(v, k) for v in (graph.channels[n].prod, graph.channels[n].cons)
+        phase(v, k) for v in (graph.channels[n].prod, graph.channels[n].cons)
         for k in range(len(v) if isinstance(v, tuple) else 1)]) for n in names}
     spare = largest - sum(low.values()) - sum(fixed.values())
     best = {}
