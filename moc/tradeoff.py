@@ -17,7 +17,8 @@ dependencies are, timing a distribution by its bounded state space as SDF3 does,
 channels whose space a firing waited for on a cycle of waits of the periodic phase (or
 of the deadlock), the cycles taken as strongly connected components (SDF3's search
 misses some); or, timing it by K-periodic scheduling (Bodin et al., DAC 2016: the KDSE
-of Kiter), the back-edges of the critical circuit (or the starving ones at a deadlock).
+of Kiter), the back-edges of the critical circuit.  At a deadlock, either way, the
+channels whose space is waited for on one cycle of waits among the stuck actors.
 Both are sound: a distribution that keeps those capacities keeps a critical circuit,
 so its period is no smaller; hence every minimal distribution is reached from the lower
 bound through such steps, and listing each explored size's best ones in order of size
@@ -27,7 +28,9 @@ start and end in order (SDF3's rule), or, timed by K-periodic scheduling only, s
 in order and wait each for the firings that write the last token it reads (Kiter's
 rule; :data:`moc.csdf_kperiodic.ORDERS`).  The search stops at the size whose
 throughput is the most the graph can reach, or at a time budget; ``proven_size`` says
-up to which total size the front given is then known to be exact.
+up to which total size the front given is then known to be exact, and a search for the
+front's last point alone (:func:`front_top`), run in turns with it, bounds that point's
+size from both sides.
 """
 from __future__ import annotations
 
@@ -219,7 +222,8 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
         raise ValueError(f"unknown trade-off method {method!r}: {STATE_SPACE}, "
                          f"{KPERIODIC} or {AUTO}")
     deadline = None if budget is None else time.monotonic() + budget
-    searches = {m: _Search(names, bounds, loops, e, max_throughput)
+    alone = _alone(graph, durations, q, order, loops)
+    searches = {m: _Search(names, bounds, loops, e, max_throughput, alone)
                 for m, e in evaluators.items()}
     spent = dict.fromkeys(searches, 0.0)
     # once the front has had TOP_AFTER seconds (or a quarter of the budget), the search
@@ -227,7 +231,7 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     top = None if deadline is None or max_throughput == math.inf else \
         _Top(names, bounds, loops, lambda caps: _kperiodic(bounded_graph(graph, caps),
                                                            durations, q, order),
-             max_throughput)
+             max_throughput, alone)
     while True:
         if top is not None and TOP not in spent and not top.done and \
                 sum(spent.values()) > min(TOP_AFTER, budget / 4):
@@ -274,14 +278,32 @@ def front_top(graph: SDFGraph, exec_attr: str = "exec", order: str = "ends"
     return None if top.found is None else (top.found, top.least)
 
 
+def _alone(graph, durations, q, order, loops):
+    """``alone(name, capacity)``: the throughput with channel ``name`` alone bounded
+    (self-loops at ``loops``), by K-periodic scheduling, each once."""
+    known = {}
+
+    def alone(name, capacity):
+        if (name, capacity) not in known:
+            known[name, capacity] = _kperiodic(bounded_graph(
+                graph, {**loops, name: capacity}), durations, q, order)[0]
+        return known[name, capacity]
+    return alone
+
+
 class _Search:
     """The exploration of distributions in order of total size, one timed per
     :meth:`step`; ``proven``: every distribution smaller than the size at hand was
-    timed (or cannot do better than one that was)."""
+    timed (or cannot do better than one that was).
 
-    def __init__(self, names, bounds, loops, evaluate, max_throughput):
+    A distribution whose throughput one channel alone bounded at its capacity already
+    gives (``alone``) depends on that channel alone: every larger distribution that
+    keeps it has that bound, so no more throughput."""
+
+    def __init__(self, names, bounds, loops, evaluate, max_throughput, alone=None):
         self.names, self.bounds, self.loops = names, bounds, loops
         self.evaluate, self.max_throughput = evaluate, max_throughput
+        self.alone = alone
         lower = tuple(bounds[n][0] for n in names)
         self.pending: dict[int, dict[tuple, None]] = {sum(lower): {lower: None}}
         self.points: list[StoragePoint] = []
@@ -299,6 +321,8 @@ class _Search:
         dist = self.queue.popleft()
         capacities = dict(zip(self.names, dist))
         value, depends = self.evaluate(capacities)
+        if self.alone is not None and 0 < value < self.max_throughput:
+            depends = self._narrowed(value, depends, capacities)
         self.explored += 1
         self.found.append((value, capacities))
         for i, name in enumerate(self.names):
@@ -321,6 +345,15 @@ class _Search:
         self._open()
         return False
 
+    def _narrowed(self, value, depends, capacities):
+        for name in sorted(set(depends) - set(self.loops), key=self.names.index):
+            try:
+                if self.alone(name, capacities[name]) == value:
+                    return {name}
+            except LimitError:
+                break
+        return depends
+
 
 #: the turn of the search for a distribution that reaches the maximal throughput, and
 #: the seconds of the front's search after which it joins (graphs whose front ends
@@ -338,11 +371,11 @@ class _Top:
     then those capacities together, doubled as one until they reach it, and each cut
     back in turn to the least that keeps it (``found``)."""
 
-    def __init__(self, names, bounds, loops, evaluate, max_throughput):
+    def __init__(self, names, bounds, loops, evaluate, max_throughput, alone=None):
         self.found: StoragePoint | None = None
         self.least: int | None = None
         self.done = False
-        self._steps = self._search(names, bounds, loops, evaluate, max_throughput)
+        self._steps = self._search(names, bounds, loops, evaluate, max_throughput, alone)
 
     def step(self) -> bool:
         try:
@@ -353,7 +386,7 @@ class _Top:
             self.done = True                 # too large to time: no top
         return self.done
 
-    def _search(self, names, bounds, loops, evaluate, max_throughput):
+    def _search(self, names, bounds, loops, evaluate, max_throughput, alone):
         lower = {n: bounds[n][0] for n in names}
         grown = [n for n in names if n not in loops]
 
@@ -364,6 +397,9 @@ class _Top:
             return k + max(1, -(-max(capacity(n, k), 1) // bounds[n][1]))
 
         def reaches(steps):
+            if alone is not None and len(steps) == 1:
+                ((n, k),) = steps.items()
+                return alone(n, capacity(n, k)) >= max_throughput
             value, _ = evaluate({**loops, **{n: capacity(n, k) for n, k in steps.items()}})
             return value >= max_throughput
 
@@ -385,9 +421,9 @@ class _Top:
                     return                   # not reached in any size to time
                 below, high = high + 1, doubled(n, high)
             yield
-            alone = {n: below}
-            yield from least(alone, n, high)
-            steps[n] = alone[n]
+            only = {n: below}
+            yield from least(only, n, high)
+            steps[n] = only[n]
         self.least = sum(capacity(n, k) for n, k in steps.items()) + sum(loops.values())
         floor = dict(steps)
         while not reaches(steps):

@@ -264,7 +264,9 @@ def test_waits_of_the_periodic_phase_only():
 def test_timing_option_chooses_the_method(capsys):
     sdf = str(EXAMPLES / "samplerate.sdf")
     fronts = []
-    for timing, explored in (("state-space", 16), ("kperiodic", 3)):
+    # the state space explored 16 before a distribution whose throughput one channel
+    # alone gives grew that channel alone (issue 42)
+    for timing, explored in (("state-space", 3), ("kperiodic", 3)):
         assert main(["analyse", sdf, "--tradeoff", "--timing", timing, "--json"]) == 0
         document = json.loads(capsys.readouterr().out)
         assert document["explored"] == explored
