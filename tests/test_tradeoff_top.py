@@ -5,6 +5,7 @@ budget), against the complete front on small random graphs and SDF3's examples, 
 timed by the bounded state space (not the K-periodic scheduling that found them)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -15,8 +16,8 @@ import dsl
 from moc import throughput
 from moc.errors import DeadlockError
 from moc.timing import prepared
-from moc.tradeoff import (_BoundedExecution, bounded_graph, capacity_bounds, front_top,
-                          tradeoff)
+from moc.tradeoff import (TradeOff, _BoundedExecution, bounded_graph, capacity_bounds,
+                          front_top, tradeoff)
 from test_tradeoff import small_graphs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "tests" / "data" / "sdf3_examples"
@@ -85,3 +86,33 @@ def test_a_budget_stop_gives_the_top():
     assert not result.complete and result.top is not None
     assert (result.top.size, result.top_least) == (2910, 2910)
     assert result.to_dict()["top"]["size"] == 2910
+
+
+def _stopped(graph):
+    """mp3playback's front as a budget stop leaves it: two points proven to 1989, and
+    its top (from ``front_top``)."""
+    top, least = front_top(graph)
+    points = tradeoff(graph, method="kperiodic", max_explored=5).points[:2]
+    return TradeOff(points, Fraction(1, 120000), False, 1989, 5, top=top, top_least=least)
+
+
+def test_the_table_and_the_plot_give_the_top(tmp_path):
+    from mapping.cli.commands.tradeoff import Front
+    from mapping.plots.tradeoff import draw_front
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    (graph,) = dsl.load_sdf(EXAMPLES / "mp3playback.sdf")
+    front = Front("mp3playback", "exec", _stopped(graph), graph)
+    text = str(front).splitlines()
+    at = text.index("  stopped at the budget: the front is exact up to total size 1989")
+    assert text[at + 1] == ("  max throughput reached with size 2910: mp3s=2, srcs=2, "
+                            "apps=2, dacs=2, ch0=2016, ch1=882, ch2=2, ch3=2")
+    assert text[at + 2] == "    the front's last point (no smaller distribution reaches it)"
+    wider = Front("mp3playback", "exec", replace(front.tradeoff, top_least=2500), graph)
+    assert "    the front's last point has a size from 2500 to 2910" in str(wider)
+    fig, ax = plt.subplots()
+    draw_front(ax, wider)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "reaches it: size 2910, the last point at 2500-2910" in labels
+    plt.close(fig)
