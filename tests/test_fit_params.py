@@ -162,6 +162,15 @@ def test_multistart_is_seeded_and_reported(tmp_path):
         assert 1e-2 <= x[0] <= 1e2 and 2e-2 <= x[1] <= 2e2 and x[2] == 0
 
 
+def test_first_start_raises_a_zero_to_its_declared_scale_only():
+    """A 0 of a parameter whose model declares a typical size starts at that size (the
+    term it switches off is flat there); a 0 without one, and any other value, stay."""
+    from mapping.calibration.parameter_vector import ParameterVector
+    import numpy as np
+    vector = ParameterVector(("dispatch", "launch", "hide"), scales=(100.0, None, 100.0))
+    assert vector.start(np.array([0.0, 0.0, 7.0])).tolist() == [100.0, 0.0, 7.0]
+
+
 def test_negative_starts_is_an_input_error(tmp_path, capsys):
     from mapping.cli.main import main
     files = _study(tmp_path, TRUTH)

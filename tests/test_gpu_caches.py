@@ -184,9 +184,7 @@ def msum_study(tmp_path, capsys, *options) -> dict:
                                                             "mappings.map",
                                                             "measurements.csv")),
                  "--mapping-column", "gpu", "--measured", "time_s", "--within", "size",
-                 "--starts", "0", "--json", "--residuals", "relative", *options,
-                 # as examples/gpu_choice/study.sh: one start moves dispatch_* only from 100
-                 "-p", "dispatch_kepler=100", "-p", "dispatch_maxwell=100"])
+                 "--starts", "0", "--json", "--residuals", "relative", *options])
     out = capsys.readouterr().out
     assert code == 0
     return json.loads(out)

@@ -85,6 +85,17 @@ class ParameterVector:
             out.append(float(getattr(cm.params, fp.param)))
         return np.array(out, dtype=float)
 
+    def start(self, theta) -> np.ndarray:
+        """The first start of a fit from values ``theta`` (:meth:`current`): each 0 of a
+        parameter whose model declares a typical size (``start_scale``) raised to that
+        size.  Such a 0 switches its term off (a per-block dispatch cost of 0 inside a
+        ``max``): the model is flat in it there and no solver moves it."""
+        theta = np.array(theta, dtype=float)
+        for j, s in enumerate(self.scales):
+            if s and theta[j] == 0:
+                theta[j] = s
+        return theta
+
     def overrides(self, theta) -> dict:
         """The model arguments of every parameter at values ``theta``, merged; the
         values of bare parameters under the key :data:`PARAMS`; parameters of one group

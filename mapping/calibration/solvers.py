@@ -12,8 +12,9 @@ Otherwise (``max``, ``exclusive``, ``charge``, LogCA, bare parameters, ...) it i
 bounded non-linear least-squares problem (:func:`scipy.optimize.least_squares`) started
 from the values in the files and from ``--starts N`` seeded random points (each positive
 start value times ``10^U(-2, 2)``, log-uniform, within the bounds; a start value of 0
-drawn likewise around the typical size its model declares, ``start_scale``, or kept at
-0 without one); the best is kept.
+kept); the best is kept.  A file's 0 for a parameter whose model declares a typical size
+(``start_scale``) starts at that size: such a 0 switches its term off, where the model
+is flat in it.
 
 A fitted value that ends on a bound is reported (``at_bound``): the data push it past
 what it means.  A design matrix (or Jacobian) without full column rank means that the
@@ -298,9 +299,9 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             theta = theta0.copy()
             groups = []
     if method is None:
-        theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y, theta0,
-                                                             starts, seed, progress, rule,
-                                                             bounds)
+        theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y,
+                                                             vector.start(theta0), starts,
+                                                             seed, progress, rule, bounds)
         method, n_starts = "least_squares", 1 + starts
     if rule.loss != "linear":
         robust = _robust_refit(model, free, train, y, theta, rule, bounds)
@@ -374,18 +375,15 @@ START_DECADES = 2.0
 
 
 def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0,
-                  upper: np.ndarray | None = None, around: np.ndarray | None = None
-                  ) -> list[np.ndarray]:
+                  upper: np.ndarray | None = None) -> list[np.ndarray]:
     """``starts`` seeded random starting points: each coordinate
-    ``a_j · 10^U(-START_DECADES, START_DECADES)`` around ``a = around`` (default ``u0``),
-    within its ``lower`` and ``upper`` bounds; a coordinate with ``a_j <= 0`` (no scale
-    to draw around) stays at its start ``u0_j``."""
+    ``u0_j · 10^U(-START_DECADES, START_DECADES)``, within its ``lower`` and ``upper``
+    bounds; a coordinate with ``u0_j <= 0`` (no scale to draw around) stays there."""
     rng = np.random.default_rng(seed)
-    a = u0 if around is None else np.asarray(around, dtype=float)
     out = []
     for _ in range(max(0, int(starts))):
         factor = 10.0 ** rng.uniform(-START_DECADES, START_DECADES, size=len(u0))
-        out.append(np.clip(np.where(a > 0, a * factor, u0), lower,
+        out.append(np.clip(np.where(u0 > 0, u0 * factor, u0), lower,
                            np.inf if upper is None else upper))
     return out
 
@@ -416,8 +414,9 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
     """Bounded non-linear least squares of ``rule`` from ``theta0`` and ``starts``
     random points; ``f_scale``: minimise ``rule.loss`` with that scale instead of the
     squares.  A parameter starting at 0 is measured in the size its model declares
-    (:func:`~mapping.calibration.free.free_start_scales`, else 1) and the random starts
-    draw it around that size.  Parameters a model declares ordered
+    (:func:`~mapping.calibration.free.free_start_scales`, else 1); a fit's first start
+    has such a 0 raised to that size already (:meth:`ParameterVector.start`), so the
+    random starts draw around it.  Parameters a model declares ordered
     (:func:`~mapping.calibration.free.ordered_chains`: cache capacities rising with the
     level) are each fitted as a ratio >= 1 to the one before: in order at every step."""
     declared = ParameterVector.of(model.arch, free)
@@ -442,7 +441,6 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
     for a, b in after:
         u0[b] = theta0[b] / theta0[a] if theta0[a] > 0 else 1.0
     u0 = np.clip(u0, lower, upper)
-    around = np.where((theta0 <= 0) & np.array([bool(s) for s in declared.scales]), 1.0, u0)
 
     # Residuals in units of the measurements' size: the same minimum, but tolerances
     # (gtol in particular) that mean something whether times are in seconds or cycles.
@@ -466,7 +464,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
         return res if ok else None
 
     res, best = solve(u0), 0
-    for k, start in enumerate(random_starts(u0, lower, starts, seed, upper, around),
+    for k, start in enumerate(random_starts(u0, lower, starts, seed, upper),
                               start=1):
         other = solve(start)
         if other is not None and (res is None or other.cost < res.cost):
