@@ -13,7 +13,7 @@ out of firings, so they are taken all at once.  Where no state recurs within
 A cyclo-static actor fires phase by phase (a run is as many firings in a row as the
 cumulative rates of its inputs allow, and the state holds its phase too); the command
 line decides a cyclo-static graph's liveness by its K-periodic schedules instead
-(:func:`moc.timing.check_live`), whose work follows the periodicity, not the firings.
+(:func:`moc.liveness.check_live`), whose work follows the periodicity, not the firings.
 """
 from __future__ import annotations
 
@@ -298,3 +298,4 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
     if blocked:
         raise_deadlock(graph, blocked, tokens)
     return sequence
+
