@@ -14,6 +14,7 @@ from typing import Hashable, Iterable, Sequence
 
 import numpy as np
 
+from moc.deadlock import tarjan
 from moc.errors import SDFError
 
 
@@ -169,8 +170,8 @@ SMALL_GRAPH = 20_000
 
 def strong_labels(n: int, u, v) -> np.ndarray:
     """The strongly connected component of each node of ``0..n-1`` under the edges
-    ``u[e] -> v[e]``, as one label per node (equal labels: one component).  Tarjan's
-    algorithm, iterative, on a small graph; scipy's on a large one."""
+    ``u[e] -> v[e]``, as one label per node (equal labels: one component):
+    :func:`moc.deadlock.tarjan` on a small graph, scipy's on a large one."""
     if n + len(u) >= SMALL_GRAPH:
         from scipy.sparse import coo_matrix
         from scipy.sparse.csgraph import connected_components
@@ -179,42 +180,10 @@ def strong_labels(n: int, u, v) -> np.ndarray:
     successors: list[list[int]] = [[] for _ in range(n)]
     for a, b in zip(np.asarray(u).tolist(), np.asarray(v).tolist()):
         successors[a].append(b)
-    index = [-1] * n
-    low = [0] * n
-    label = [-1] * n
-    stack: list[int] = []
-    count = components = 0
-    for root in range(n):
-        if index[root] >= 0:
-            continue
-        index[root] = low[root] = count
-        count += 1
-        stack.append(root)
-        work = [(root, iter(successors[root]))]
-        while work:
-            node, children = work[-1]
-            for child in children:
-                if index[child] < 0:
-                    index[child] = low[child] = count
-                    count += 1
-                    stack.append(child)
-                    work.append((child, iter(successors[child])))
-                    break
-                if label[child] < 0:                      # on the stack
-                    low[node] = min(low[node], index[child])
-            else:
-                work.pop()
-                if work:
-                    parent = work[-1][0]
-                    low[parent] = min(low[parent], low[node])
-                if low[node] == index[node]:
-                    while True:
-                        member = stack.pop()
-                        label[member] = components
-                        if member == node:
-                            break
-                    components += 1
-    return np.array(label, dtype=np.int64)
+    label = np.empty(n, dtype=np.int64)
+    for number, component in enumerate(tarjan(range(n), successors)):
+        label[component] = number
+    return label
 
 
 def first_per(group, key):
