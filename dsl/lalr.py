@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import sys
 import threading
 
 from lark import Lark
@@ -31,11 +32,29 @@ def _parser(kind: str) -> tuple[Lark, Builder]:
             lark = Lark.open(os.path.join(GRAMMAR_DIR, f"{kind}.lark"), parser="lalr",
                              lexer=FastLexer,
                              transformer=builder, maybe_placeholders=True,
-                             propagate_positions=False)
+                             propagate_positions=False, cache=cache_file(kind))
             _speed_up(lark)
             builder.set_number(lark.get_terminal("NUMBER").pattern.to_regexp())
             _parsers[kind] = (lark, builder)
         return _parsers[kind]
+
+
+def cache_file(kind: str) -> str | bool:
+    """Where lark keeps the analysed tables of grammar ``kind`` between runs (a third of
+    the start-up of ``mapeval check`` goes to building them): ``mapeval/`` in the user's
+    cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``).  lark checks the file against
+    the grammar, its options, lark's and Python's version and rebuilds it when any
+    differs, or when it cannot be read; False (no cache) where the folder cannot be
+    made."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(root, "mapeval")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return False
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    return os.path.join(folder, "grammar-{}-py{}{}.cache".format(kind, *sys.version_info[:2]))
 
 
 def _speed_up(lark: Lark) -> None:

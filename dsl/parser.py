@@ -9,17 +9,20 @@ their own rules; the builders point the errors at the file.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dsl.build_map import build_mapping
-from dsl.build_moa import build_architecture
 from dsl.build_sdf import build_graph
 from dsl.declarations import unique_blocks
 from dsl.errors import ParseError
 from dsl.lalr import gc_paused, parse_text
 from dsl.transformer import strict
-from moa.architecture import Architecture
 from moa.errors import ArchitectureError
 from moc.errors import SDFError
 from moc.graph import SDFGraph
+
+if TYPE_CHECKING:
+    from moa.architecture import Architecture
 
 
 @gc_paused
@@ -32,6 +35,7 @@ def parse_sdf(text: str, filename: str = "<string>") -> list[SDFGraph]:
 @gc_paused
 def parse_moa(text: str, filename: str = "<string>") -> list[Architecture]:
     """The architectures of the ``moa NAME { ... }`` blocks of ``text``."""
+    from dsl.build_moa import build_architecture     # the cost models: .moa texts only
     blocks = unique_blocks(parse_text("moa", text, filename), filename, "architecture",
                            ArchitectureError)
     return [build_architecture(block, filename) for block in blocks]

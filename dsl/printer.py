@@ -10,7 +10,7 @@ import re
 from typing import Iterable
 
 from dsl.expression import CONSTANTS, Expression, format_number, format_value, quote
-from moa.architecture import member_name
+from moa.names import member_name
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _MEMBER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(\d+)\]\Z")

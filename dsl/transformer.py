@@ -15,8 +15,7 @@ from dsl.errors import ExpressionError, ParseError
 from dsl.expression import FUNCTIONS, BinOp, Call, Name, Num
 from dsl.lexer import Tok
 from dsl.precedence import Precedence, Signed
-from moa.architecture import member_name, term_name
-from moa.cost_models.registry import available_models
+from moa.names import member_name, term_name
 from moc.phases import Phases
 
 
@@ -47,6 +46,7 @@ class ModelCall:
         name = self.tok.value
         if name in FUNCTIONS:
             return ExpressionError(f"function '{name}' takes no keyword arguments", self.origin)
+        from moa.cost_models import available_models
         if name in available_models():
             return ExpressionError(f"cost model '{name}' can only be the whole value of an "
                                    f"attribute of a .moa element or type", self.origin)

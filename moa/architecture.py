@@ -18,6 +18,7 @@ import networkx as nx
 
 from moa.cost_models import CostModel, check_arguments, make_model, model_class
 from moa.errors import ArchitectureError, CostModelError
+from moa.names import member_name, split_term, term_name  # noqa: F401  (re-exported)
 from moa.routing import ROUTE_COST, route_to_cn, shortest_cn_path
 from moa.units import default_unit
 
@@ -215,25 +216,6 @@ def _check_own(what: str, costs: Mapping, attrs: Mapping, local, origin) -> None
     if local is not None and not isinstance(local, str):
         raise ArchitectureError(f"{what}: local must name a communication node, got "
                                 f"'{local}'", origin, "local")
-
-
-def member_name(base: str, index: int) -> str:
-    """The name ``base[index]`` of member ``index`` of the array ``base``."""
-    return f"{base}[{index}]"
-
-
-def term_name(metric: str, aggregate: str) -> str:
-    """The name of the term ``metric[aggregate]`` of a system metric's expression."""
-    return f"{metric}[{aggregate}]"
-
-
-def split_term(name: str) -> tuple[str, str] | None:
-    """``(metric, aggregate)`` of a term name ``metric[aggregate]``, else None (a
-    parameter or another system metric)."""
-    if not name.endswith("]") or "[" not in name:
-        return None
-    metric, _, aggregate = name[:-1].partition("[")
-    return metric, aggregate
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,14 @@
 """Models of Computation: Synchronous Dataflow graphs and their analyses.
 
 ``moc`` knows nothing of architectures; it hands tokens to whoever evaluates them.
+Names are loaded on first use, so that ``moc.errors`` or the graph alone do not import
+numpy, scipy or networkx.
 """
-from moc.errors import SDFError, InconsistentGraphError, DeadlockError, ExpansionTooLargeError, \
-    LimitError
-from moc.graph import Actor, Channel, SDFGraph
-from moc.repetition import repetition_vector
-from moc.deadlock import (check_deadlock, firing_sequence, iteration_firings,
-                          strongly_connected_components)
-from moc.activity import Activity, TokenGroup, activity
-from moc.hsdf import hsdf_expansion
-from moc.cycle_ratio import CycleRatio, UnboundedCycleError, max_cycle_ratio
-from moc.self_timed import Firing
-from moc.timing import ThroughputResult, TimingAnalysis, analyse, check_live, throughput
-from moc.phases import Phases
-from moc.tradeoff import StoragePoint, TradeOff, tradeoff
+from __future__ import annotations
+
+import importlib
+import sys
+import types
 
 __all__ = [
     "Actor", "Channel", "SDFGraph", "SDFError", "InconsistentGraphError", "DeadlockError",
@@ -24,3 +18,46 @@ __all__ = [
     "UnboundedCycleError", "max_cycle_ratio", "Firing", "ThroughputResult", "TimingAnalysis",
     "analyse", "check_live", "throughput", "Phases", "StoragePoint", "TradeOff", "tradeoff",
 ]
+
+#: name -> the module that defines it
+_LAZY = {
+    **dict.fromkeys(("SDFError", "InconsistentGraphError", "DeadlockError",
+                     "ExpansionTooLargeError", "LimitError"), "moc.errors"),
+    **dict.fromkeys(("Actor", "Channel", "SDFGraph"), "moc.graph"),
+    "repetition_vector": "moc.repetition",
+    **dict.fromkeys(("check_deadlock", "firing_sequence", "iteration_firings",
+                     "strongly_connected_components"), "moc.deadlock"),
+    "check_live": "moc.liveness",
+    **dict.fromkeys(("Activity", "TokenGroup", "activity"), "moc.activity"),
+    "hsdf_expansion": "moc.hsdf",
+    **dict.fromkeys(("CycleRatio", "UnboundedCycleError", "max_cycle_ratio"),
+                    "moc.cycle_ratio"),
+    "Firing": "moc.self_timed",
+    **dict.fromkeys(("ThroughputResult", "TimingAnalysis", "analyse", "throughput"),
+                    "moc.timing"),
+    "Phases": "moc.phases",
+    **dict.fromkeys(("StoragePoint", "TradeOff", "tradeoff"), "moc.tradeoff"),
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'moc' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """The package, whose names ``activity`` and ``tradeoff`` stay the functions when
+    the modules of the same names are imported (the import system then sets the
+    module as the package's attribute)."""
+
+    def __setattr__(self, name, value):
+        if isinstance(value, types.ModuleType) and _LAZY.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

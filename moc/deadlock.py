@@ -13,7 +13,7 @@ out of firings, so they are taken all at once.  Where no state recurs within
 A cyclo-static actor fires phase by phase (a run is as many firings in a row as the
 cumulative rates of its inputs allow, and the state holds its phase too); the command
 line decides a cyclo-static graph's liveness by its K-periodic schedules instead
-(:func:`moc.timing.check_live`), whose work follows the periodicity, not the firings.
+(:func:`moc.liveness.check_live`), whose work follows the periodicity, not the firings.
 """
 from __future__ import annotations
 
@@ -87,19 +87,25 @@ class _SelfLoop:
 
 def strongly_connected_components(graph: SDFGraph) -> list[list[str]]:
     """The strongly connected components of ``graph``, upstream ones first, each in
-    declaration order (Tarjan's algorithm, iterative: it emits a component once every
-    component it reaches has been emitted, so the reversed emission order is
-    topological)."""
+    declaration order."""
     successors = {a: [] for a in graph.actors}
     for ch in graph.channels.values():
         successors[ch.src].append(ch.dst)
     order = {a: i for i, a in enumerate(graph.actors)}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    emitted: list[list[str]] = []
-    for root in graph.actors:
+    return [sorted(c, key=order.__getitem__) for c in tarjan(graph.actors, successors)[::-1]]
+
+
+def tarjan(nodes, successors) -> list[list]:
+    """The strongly connected components of the graph of ``nodes`` whose edges go from
+    ``u`` to each of ``successors[u]`` (a dict, or a list for nodes ``0..n-1``), in the
+    order Tarjan's algorithm emits them: a component once every component it reaches
+    has been, so that the reversed order is topological (iterative, no recursion)."""
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    on_stack: set = set()
+    emitted: list[list] = []
+    for root in nodes:
         if root in index:
             continue
         index[root] = low[root] = len(index)
@@ -130,8 +136,8 @@ def strongly_connected_components(graph: SDFGraph) -> list[list[str]]:
                         component.append(member)
                         if member == node:
                             break
-                    emitted.append(sorted(component, key=order.__getitem__))
-    return emitted[::-1]
+                    emitted.append(component)
+    return emitted
 
 
 def _component_firings(graph, actors, channels, caps, n, budget):
@@ -298,3 +304,4 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
     if blocked:
         raise_deadlock(graph, blocked, tokens)
     return sequence
+

@@ -12,12 +12,13 @@ import sys
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Mapping
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Mapping
 
 from moc.errors import SDFError
 from moc.phases import PhaseCounter, Phases, phase_counts
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 CHANNEL_FIELDS = ("prod", "cons", "delay", "size")
 
@@ -194,6 +195,7 @@ class SDFGraph:
         and ``json.dumps(nx.node_link_data(g))`` work.  Node ``a``'s :class:`Actor` is
         ``self.actors[a]``; edge ``(u, v, k)``'s :class:`Channel` is ``self.channels[k]``.
         """
+        import networkx as nx
         g = nx.MultiDiGraph(name=self.name)
         for actor in self.actors.values():
             g.add_node(actor.name, **{k: plain(v) for k, v in actor.attrs.items()})
@@ -206,8 +208,25 @@ class SDFGraph:
     def components(self) -> list[list[str]]:
         """Weakly connected components, each as actor names in declaration order."""
         order = {name: i for i, name in enumerate(self.actors)}
-        comps = nx.weakly_connected_components(self.to_networkx())
-        return sorted((sorted(c, key=order.__getitem__) for c in comps), key=lambda c: order[c[0]])
+        neighbours: dict[str, list[str]] = {a: [] for a in self.actors}
+        for ch in self.channels.values():
+            neighbours[ch.src].append(ch.dst)
+            neighbours[ch.dst].append(ch.src)
+        seen: set[str] = set()
+        comps = []
+        for root in self.actors:
+            if root in seen:
+                continue
+            seen.add(root)
+            comp, todo = [root], [root]
+            while todo:
+                for b in neighbours[todo.pop()]:
+                    if b not in seen:
+                        seen.add(b)
+                        comp.append(b)
+                        todo.append(b)
+            comps.append(sorted(comp, key=order.__getitem__))
+        return comps
 
 
 def plain(value):

@@ -19,9 +19,8 @@ from moc.deadlock import strongly_connected_components
 from moc.errors import ExpansionTooLargeError, LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.csdf import first_iteration as phased_first
-from moc.csdf_kperiodic import ORDERS, check_order, check_phased_live, \
-    phased_kperiodic_throughput
-from moc.deadlock import check_deadlock
+from moc.csdf_kperiodic import ORDERS, check_order, phased_kperiodic_throughput
+from moc.liveness import check_live  # noqa: F401  (re-exported)
 from moc.hsdf import check_expansion_size
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
 from moc.occupancy import self_timed_occupancy
@@ -279,20 +278,6 @@ def self_timed_period(graph: SDFGraph, durations: Mapping[str, object],
     if not cyclo_static(graph):
         return kperiodic_throughput(graph, durations, q)
     return phased_kperiodic_throughput(graph, durations, q, order)
-
-
-def check_live(graph: SDFGraph, q: Mapping[str, int] | None = None) -> None:
-    """Raise :class:`DeadlockError` if one iteration of the bound ``graph`` cannot
-    complete, naming the actors and the channels they starve on.  An SDF graph by the
-    symbolic execution of one iteration (:func:`moc.deadlock.check_deadlock`); a
-    cyclo-static one by its K-periodic schedules with every firing taking one time unit
-    (a schedule proves it live, a circuit of precedences without tokens deadlocked), in
-    time that follows the periodicity, not the firings of an iteration."""
-    q = repetition_vector(graph) if q is None else q
-    if not cyclo_static(graph):
-        check_deadlock(graph, q)
-        return
-    check_phased_live(graph, q)
 
 
 def _throughput(graph, durations, q, order="ends"):

@@ -88,6 +88,43 @@ def test_a_source_phase_in_a_ring():
     assert expanded_throughput(graph, durations, q).period == 3   # every firing, expanded
 
 
+def _reads_in_its_second_phase(a_exec, delay):
+    """``a``'s first phase writes one token for ``b`` and reads nothing; its second
+    reads ``b``'s token and writes nothing; ``b`` (3 time units with one initial token
+    on ``ba``, else 1) turns a token into a token."""
+    g = SDFGraph("phase_order")
+    g.add_actor("a", exec=Phases(a_exec))
+    g.add_actor("b", exec=3 if delay == 1 else 1)
+    g.add_channel("a", "b", "ab", prod=Phases([1, 0]), cons=1)
+    g.add_channel("b", "a", "ba", prod=1, cons=Phases([0, 1]), delay=delay)
+    return g
+
+
+def test_an_actor_s_next_cycle_waits_for_its_last_phase_to_start():
+    """Where an actor's first phase reads nothing, only the order of its own firings
+    holds it back: its next first phase starts once its second phase (which waits for a
+    token) has started.  Kiter leaves that order out between an actor's last phase and
+    its next cycle when no self-loop limits the actor, and prints period 0 (infinite
+    throughput) for the first graph and 0.333333 for the second (both exported by
+    ``mapeval export sdf3``).  By hand:
+
+    a = (3, 1), b = 3, one token on ba: at 0, a's firings 0 (first phase) and 1 (second,
+    with the token) start, then firing 2 (first phase again); firings 0 and 2 end at 3
+    and give b two tokens; b runs 3 .. 6 twice, so at 6 two second phases start, and
+    two first phases after them: two cycles of a (two iterations) every 6, period 3.
+
+    a = (5, 4), b = 1, three tokens on ba: at 0 three second phases start and four first
+    phases; the four end at 5, b runs 5 .. 6 four times, at 6 four second phases and four
+    first phases start: four iterations every 6, period 3/2.  Either order of an actor's
+    firings gives the same (the second phases write nothing)."""
+    for a_exec, delay, period in (((3, 1), 1, 3), ((5, 4), 3, Fraction(3, 2))):
+        g = _reads_in_its_second_phase(a_exec, delay)
+        assert repetition_vector(g.bind()) == {"a": 2, "b": 1}
+        assert _period(g) == period == _period(g, "starts")
+        graph, durations, q, _ = prepared(g)
+        assert expanded_throughput(graph, durations, q).period == period
+
+
 @st.composite
 def phased_graphs(draw):
     """A ring of 2-4 actors of 1-3 phases with rates split over the phases, plus up to

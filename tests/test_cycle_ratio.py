@@ -136,3 +136,33 @@ def test_exact_where_floats_cannot_tell_the_ratios_apart(graph):
     # integer potentials or replaced by the exact iteration
     n, edges = graph
     assert max_cycle_ratio(range(n), edges).ratio == brute_force(range(n), edges)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 30).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                         max_size=60))))
+def test_strong_labels_partition_as_networkx(graph):
+    """The Python search of a small graph and scipy's of a large one give networkx's
+    strongly connected components."""
+    import numpy as np
+
+    import moc.cycle_ratio as cr
+    n, edges = graph
+    u = np.array([a for a, _ in edges], dtype=np.int64)
+    v = np.array([b for _, b in edges], dtype=np.int64)
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(edges)
+    expected = sorted(sorted(c) for c in nx.strongly_connected_components(g))
+    small = cr.strong_labels(n, u, v)
+    saved, cr.SMALL_GRAPH = cr.SMALL_GRAPH, 0
+    try:
+        large = cr.strong_labels(n, u, v)
+    finally:
+        cr.SMALL_GRAPH = saved
+    for label in (small, large):
+        groups: dict[int, list[int]] = {}
+        for node, c in enumerate(label.tolist()):
+            groups.setdefault(c, []).append(node)
+        assert sorted(groups.values()) == expected

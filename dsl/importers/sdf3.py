@@ -8,7 +8,8 @@ processors ``actorProperties/processor@type``: each execution time
 of processor types its ``allowed`` constraint (type names of the MoA), and the time on
 SDF3's own default processor both ``exec`` and ``quanta``.  As SDF3 does, the default
 is the *last* processor marked ``default="true"`` (or the only one listed), and an actor
-without one has ``exec = 0`` (SDF3's time for it; no ``quanta``).  A lone
+without one, or whose only processor is ``default`` at time 0 (what export writes for an
+actor without a time), has ``exec = 0`` (SDF3's time for it; no ``quanta``).  A lone
 processor of type ``default`` (what export writes for an actor without per-type
 times) constrains nothing.  ``processors="ignore"`` drops the types (no ``allowed``, no
 ``exec_<type>``: the graph maps onto any architecture), and a renaming maps them onto
@@ -28,8 +29,9 @@ to its parameter defaults first), as XML that SDF3's schema ``sdf3-sdf.xsd`` acc
 Attributes ``exec_<type>`` become processors, then the names of ``allowed`` that are
 not among them (processors without an execution time); the default is a processor
 whose time is ``exec`` (else ``quanta``).  Without any, the actor gets one processor
-``default`` whose time is ``exec`` or ``quanta``, or none if that time is 0 or absent
-(SDF3 times it 0).  Numbers are written as ``xs:decimal`` (no exponent); a value that is
+``default`` whose time is ``exec`` or ``quanta``, 0 when it has neither: the time is
+always stated (SDF3 reads a missing one as 0, Kiter fails on it), and reads back as
+``exec = 0`` alone (:func:`_untimed`).  Numbers are written as ``xs:decimal`` (no exponent); a value that is
 not finite is an error.  SDF3 reads times as integers (it truncates ``1.5`` to 1).
 """
 from __future__ import annotations
@@ -126,6 +128,8 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
             actor = ap.get("actor")
             processors = ap.findall("processor")
             types = processor_types.setdefault(actor, [])
+            if _untimed(processors):
+                continue
             for proc in processors:
                 ptype = identifier(proc.get("type") or DEFAULT_PROCESSOR)
                 ptype = rename.get(ptype, ptype) if rename is not None else ptype
@@ -179,6 +183,24 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
             fields["size"] = sizes[cname]
         graph.add_channel(src, dst, cname, origin=origin, **fields)
     return graph
+
+
+def _untimed(processors) -> bool:
+    """Whether ``processors`` are what export writes for an actor without a time: one
+    processor of type ``default``, its time 0 in every phase.  SDF3 times it 0 as an
+    actor without processors, and it reads back as one (``exec = 0``: no ``quanta``,
+    no ``exec_default``), so that import, export and import again give the same graph."""
+    if len(processors) != 1 or (processors[0].get("type") or DEFAULT_PROCESSOR) != \
+            DEFAULT_PROCESSOR:
+        return False
+    et = processors[0].find("executionTime")
+    text = None if et is None else et.get("time")
+    if text is None:
+        return True
+    try:
+        return all(Decimal(item.partition("*")[2] or item) == 0 for item in text.split(","))
+    except ArithmeticError:
+        return False            # not a number: read (and refused) as any time
 
 
 def _processor_policy(processors) -> dict[str, str] | None:
@@ -336,20 +358,13 @@ def format_sdf3(graph: "SDFGraph") -> str:
             attrs["initialTokens"] = _text(ch.delay, f"the delay of '{ch.name}'", ch.origin)
         ET.SubElement(sdf, "channel", attrs)
     # SDF3's schema: sdfProperties holds at least one actorProperties, each at least one
-    # processor, all before the channelProperties.  In a graph without any times every
-    # actor gets an empty processor 'default', not marked default: SDF3 takes its time
-    # as 0 and read_sdf3 gives it none, as in the .sdf.
-    processors = {a.name: _processors(a) for a in bound.actors.values()}
-    if not processors:
+    # processor, all before the channelProperties.
+    if not bound.actors:
         return _xml(root)
     props = ET.SubElement(app, f"{kind}Properties")
-    if not any(processors.values()):
-        processors = {a: [(DEFAULT_PROCESSOR, None, False)] for a in processors}
     for actor in bound.actors.values():
-        if not processors[actor.name]:
-            continue
         ap = ET.SubElement(props, "actorProperties", {"actor": actor.name})
-        for ptype, time, default in processors[actor.name]:
+        for ptype, time, default in _processors(actor):
             attrs = {"type": ptype, "default": "true"} if default else {"type": ptype}
             proc = ET.SubElement(ap, "processor", attrs)
             if time is not None:
@@ -384,8 +399,8 @@ def _processors(actor) -> list[tuple[str, object, bool]]:
     default_time = attrs.get(EXEC, attrs.get("quanta"))
     procs = [[k[len(EXEC_PREFIX):], v, False] for k, v in attrs.items()
              if k.startswith(EXEC_PREFIX)]
-    if not procs:   # SDF3 times an actor without processors 0
-        return [[DEFAULT_PROCESSOR, default_time, True]] if default_time else []
+    if not procs:   # a time of 0 stated (Kiter reads no default time for an actor)
+        return [(DEFAULT_PROCESSOR, default_time or 0, True)]
     allowed = attrs.get("allowed")
     if isinstance(allowed, str):
         known = {p[0] for p in procs}

@@ -91,6 +91,15 @@ def version() -> str:
         return "unknown"
 
 
+class _Version(argparse.Action):
+    """``--version``, which reads the installed metadata only when asked
+    (``importlib.metadata`` costs a tenth of the start-up)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"mapeval {version()}")
+        parser.exit()
+
+
 def _command_name(argv: list[str]) -> str | None:
     for arg in argv:
         if not arg.startswith("-"):
@@ -103,7 +112,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     imported), the other subcommands are names with their help."""
     parser = _Parser(prog="mapeval", usage="mapeval COMMAND [options]", description=overview(),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"mapeval {version()}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the program's version number and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                 prog="mapeval")
     for name in COMMANDS:

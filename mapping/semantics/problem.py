@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from moa import Architecture
 from moc import Activity, SDFGraph, activity, check_deadlock, repetition_vector
 from mapping.errors import MappingError
+
+if TYPE_CHECKING:
+    from moa import Architecture
 
 
 @dataclass(frozen=True)

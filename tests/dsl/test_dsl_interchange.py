@@ -108,3 +108,78 @@ def test_json_export():
     assert dsl.to_json([m]) == [{"kind": "map", "name": "x", "assignment": {"a": "p[0]"},
                                  "routes": {"a->b": ["c"]}}]
     json.dumps(dsl.to_json(a.bind()), allow_nan=False)
+
+
+UNTIMED = """\
+<?xml version="1.0"?>
+<sdf3 type="csdf" version="1.0">
+  <applicationGraph name="untimed">
+    <csdf name="untimed" type="untimed">
+      <actor name="a" type="A"><port name="o" type="out" rate="1,2"/>
+        <port name="i" type="in" rate="1,2"/></actor>
+      <actor name="b" type="B"><port name="i" type="in" rate="3"/>
+        <port name="o" type="out" rate="3"/></actor>
+      <actor name="c" type="C"><port name="i" type="in" rate="1,2"/>
+        <port name="o" type="out" rate="2,1"/></actor>
+      <channel name="ab" srcActor="a" srcPort="o" dstActor="b" dstPort="i"/>
+      <channel name="bc" srcActor="b" srcPort="o" dstActor="c" dstPort="i"/>
+      <channel name="ca" srcActor="c" srcPort="o" dstActor="a" dstPort="i"
+               initialTokens="6"/>
+    </csdf>
+    <csdfProperties>
+      <actorProperties actor="a">
+        <processor type="p0" default="true"><executionTime time="0,4"/></processor>
+      </actorProperties>
+      <actorProperties actor="b">
+        <processor type="default" default="true"><executionTime time="0"/></processor>
+      </actorProperties>
+    </csdfProperties>
+  </applicationGraph>
+</sdf3>
+"""
+
+
+def stated_times(xml_text):
+    """actor -> the time of its default processor, as the file states it (None: no
+    default processor, or one without an executionTime)."""
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(xml_text)
+    out = {a.get("name"): None for a in root.iter("actor")}
+    for ap in root.iter("actorProperties"):
+        for proc in ap.iter("processor"):
+            et = proc.find("executionTime")
+            if proc.get("default") == "true" and et is not None:
+                out[ap.get("actor")] = et.get("time")
+    return out
+
+
+def test_zero_times_are_stated_and_the_round_trip_is_exact(tmp_path):
+    """An actor that takes no time (c has no processor, b only SDF3's 'default' at 0)
+    is written with an explicit time 0 (Kiter fails on an actor without one) and reads
+    back as it was read: exec = 0, no quanta, no exec_default."""
+    source = tmp_path / "untimed.xml"
+    source.write_text(UNTIMED)
+    g = dsl.read_sdf3(source)
+    assert repetition_vector(g.bind()) == {"a": 2, "b": 1, "c": 2}
+    assert dict(g.actors["b"].attrs) == {"exec": 0}
+    assert dict(g.actors["c"].attrs) == {"exec": 0}
+    assert g.actors["a"].attrs["exec"] == (0, 4) and g.actors["a"].attrs["quanta"] == (0, 4)
+    first = tmp_path / "first.xml"
+    dsl.write_sdf3(g, first)
+    assert stated_times(first.read_text()) == {"a": "0,4", "b": "0", "c": "0,0"}
+    again = dsl.read_sdf3(first)
+    assert_same([g], [again])
+    second = tmp_path / "second.xml"
+    dsl.write_sdf3(again, second)
+    assert second.read_text() == first.read_text()
+
+
+def test_an_sdf_actor_without_a_time_is_written_at_time_0(tmp_path):
+    (g,) = dsl.parse_sdf("sdf z { actor a [exec = 2, quanta = 2]; actor b [exec = 0]\n"
+                         "actor c; a -> b [prod = 2]; b -> c; c -> a [cons = 2, delay = 2] }")
+    out = tmp_path / "z.xml"
+    dsl.write_sdf3(g, out)
+    assert stated_times(out.read_text()) == {"a": "2", "b": "0", "c": "0"}
+    back = dsl.read_sdf3(out)
+    assert {a: dict(x.attrs) for a, x in back.actors.items()} == \
+        {"a": {"quanta": 2, "exec": 2, "exec_default": 2}, "b": {"exec": 0}, "c": {"exec": 0}}

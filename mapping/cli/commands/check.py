@@ -29,7 +29,7 @@ def add_parser(subparsers, name):
 def _sdf_entries(path: Path, graphs) -> list[dict]:
     from moc import activity, repetition_vector
     from moc.errors import DeadlockError
-    from moc.timing import check_live
+    from moc.liveness import check_live
     entries = []
     for graph in graphs:
         bound = graph.bind()

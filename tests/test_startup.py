@@ -1,0 +1,93 @@
+"""Start-up of ``mapeval check`` and ``mapeval analyse --no-simulate`` (issue 42): what a
+command imports is what it uses, so that a small graph's check is not a second of
+library imports.  Each case runs the command in a fresh interpreter and lists the heavy
+modules it loaded; the times are measured by ``tests/perf/startup.py``."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SDF = str(ROOT / "examples" / "timing" / "video.sdf")
+CSDF = str(ROOT / "examples" / "csdf" / "orders.sdf")
+#: libraries that a command on an application alone does not need
+NOT_FOR_THE_APPLICATION = ("scipy", "networkx", "pydantic", "matplotlib", "pandas", "pint",
+                           "moa.cost_models", "moa.architecture", "mapping.evaluation")
+
+
+def loaded(argv: list[str], cache: Path) -> tuple[dict, list[str]]:
+    """The JSON that ``mapeval argv --json`` prints and the top-level packages and
+    listed modules in ``sys.modules`` when it returns."""
+    code = textwrap.dedent(f"""
+        import contextlib, io, json, sys
+        from mapping.cli.main import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = main({argv!r} + ["--json"])
+        watched = {NOT_FOR_THE_APPLICATION + ("numpy",)!r}
+        names = sorted(w for w in watched if w in sys.modules)
+        print(json.dumps({{"code": code, "out": json.loads(out.getvalue()), "modules": names}}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT),
+                               "XDG_CACHE_HOME": str(cache)})
+    result = json.loads(proc.stdout)
+    assert result["code"] == 0, proc.stderr
+    return result["out"], result["modules"]
+
+
+def test_check_of_an_sdf_graph_imports_no_numerical_library(tmp_path):
+    out, modules = loaded(["check", SDF], tmp_path)
+    assert out["files"][0]["repetitions"] == {"src": 1, "filt": 2, "enc": 1, "snk": 1}
+    assert modules == []
+
+
+def test_check_of_a_cyclo_static_graph_imports_numpy_only(tmp_path):
+    # its liveness comes from K-periodic schedules (numpy arrays)
+    out, modules = loaded(["check", CSDF], tmp_path)
+    assert out["files"][0]["deadlock"] is False
+    assert modules == ["numpy"]
+
+
+@pytest.mark.parametrize("path, period", [(SDF, "6"), (CSDF, "6")])
+def test_analyse_without_simulation_imports_numpy_only(tmp_path, path, period):
+    out, modules = loaded(["analyse", "--no-simulate", path], tmp_path)
+    assert out["exact"]["period"] == period
+    assert modules == ["numpy"]
+
+
+def test_the_parser_cache_is_used_and_a_broken_one_rebuilt(tmp_path):
+    """The parse tables cached by lark give the same graphs as a fresh build, and a
+    cache file that is garbage is rebuilt rather than trusted."""
+    first, _ = loaded(["check", SDF, CSDF], tmp_path)
+    cached = tmp_path / "mapeval" / "grammar-sdf-py{}{}.cache".format(*sys.version_info[:2])
+    assert cached.stat().st_size > 1000
+    second, _ = loaded(["check", SDF, CSDF], tmp_path)
+    cached.write_bytes(b"not a cache\n\x80\x04garbage")
+    third, _ = loaded(["check", SDF, CSDF], tmp_path)
+    assert first == second == third
+    assert cached.stat().st_size > 1000
+
+
+def test_the_package_names_stay_the_functions_once_their_modules_load():
+    """``moc`` loads its names on first use; ``moc.activity`` and ``moc.tradeoff`` are
+    functions even after the modules of the same names were imported first."""
+    code = textwrap.dedent("""
+        import moc.activity, moc.tradeoff
+        from moc import activity, tradeoff, SDFGraph
+        import moc
+        assert callable(activity) and activity.__module__ == "moc.activity"
+        assert tradeoff.__module__ == "moc.tradeoff" and moc.activity is activity
+        assert SDFGraph.__module__ == "moc.graph"
+        for name in moc.__all__:
+            getattr(moc, name)                   # every public name resolves
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)})
