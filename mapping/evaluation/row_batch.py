@@ -4,14 +4,15 @@ A fit evaluates the same rows under thousands of parameter values; only the cost
 models change, never the tokens the rows place on the elements.  A :class:`RowBatch`
 gathers those tokens once: per group of rows sharing a bound architecture (rows whose
 parameters of the ``.moa`` agree), per element and metric, one array per token
-attribute over the tokens of all the rows.  An evaluation then asks each element's rule
-of the semantic core (:func:`mapping.semantics.metrics.rule`) for its features of all those tokens
-at once -- the models' own ``token_cost``/``token_features``, written with operators
-numpy broadcasts, applied to arrays -- sums them per row (``bincount``, in token order,
-as the reference evaluator sums) and applies the rule's ``finish``; the aggregation's
-own :meth:`~mapping.semantics.aggregation.Aggregation.combine` and, for a system metric, its
-expression (:func:`mapping.semantics.metrics.compose_system`) take the element values of all rows
-as the batch evaluator's chunks.  No rule is restated here.
+attribute over the tokens of all the rows.  Each group is then a placement of the
+valuation core (:mod:`mapping.evaluation.core`), which applies the element rules, the
+charged copies, the missing-model rule, the aggregation and a system metric's
+expression once for every engine; what this module adds is how a rule reads arrays of
+tokens: each element's rule (:func:`mapping.semantics.metrics.rule`) gives its features
+of all those tokens at once -- the models' own ``token_cost``/``token_features``,
+written with operators numpy broadcasts, applied to arrays -- summed per row
+(``bincount``, in token order, as the reference evaluator sums) and finished by the
+rule's ``finish``.  No rule is restated here.
 
 An element whose models are unchanged since the last evaluation keeps its values
 (memoized by its models): a finite-difference step in one parameter recomputes only
@@ -24,22 +25,21 @@ each token remembers the actor or channel of the activity it comes from
 the application once per set of the rows' own values and reads the tokens' counts,
 quanta and attributes from that activity (:meth:`RowBatch.values` with ``problem_of``).
 
-Copies a CN charges to the cores at the ends of a channel (``charge = ends|both``) are
-gathered per core and CN and valued by the CN's rule, ``lambda`` times
-(:func:`mapping.evaluation.reference.with_charged`), as
-:func:`mapping.evaluation.reference.element_values` does; for ``exclusive`` each CN's
-tokens are gathered per PE that owns them (its channel's producer,
-:func:`mapping.semantics.traffic.token_owner`) and valued by the CN's rule, the shares the
-aggregation's ``combine`` reads.  Memory traffic (a ``roofline`` PE with a memory CN) is
-never gathered: its bytes come from the PE's model, so each evaluation places it anew
-from the PE's own tokens (:meth:`RowBatch._traffic`: ``token_traffic`` summed per row,
-:class:`~moa.cost_models.base.MemoryTraffic` per CN of the route), after a CN's own
-tokens as :func:`mapping.semantics.traffic.place_memory_traffic` places it, and in the
-share of the PE that causes it.  A rule whose features do not broadcast (a lookup
-table, a GPU's occupancy) is evaluated token by token over the same gathered tokens.
+The parts of a group's tokens (:class:`_RowParts`): each element's own, the copies a
+CN charges to the cores at the ends of a channel (``charge = ends|both``), gathered per
+core and CN, and for ``exclusive`` each CN's tokens per PE that owns them (its
+channel's producer, :func:`mapping.semantics.traffic.token_owner`).  Memory traffic (a
+``roofline`` PE with a memory CN) is never gathered: its bytes come from the PE's
+model, so each evaluation places it anew from the PE's own tokens
+(:meth:`RowBatch._traffic`: ``token_traffic`` summed per row,
+:class:`~moa.cost_models.base.MemoryTraffic` per CN of the route
+:func:`mapping.semantics.traffic.traffic_route` gives), after a CN's own tokens as
+:func:`mapping.semantics.traffic.place_memory_traffic` places it, and in the share of
+the PE that causes it.  A rule whose features do not broadcast (a lookup table, a GPU's
+occupancy) is evaluated token by token over the same gathered tokens.
 
-Rows without a value raise :class:`BadRows` (a ``ValueError``: every busy element
-unmodelled, counted CN activity under ``exclusive``) or the rule's own ``ValueError``;
+Rows without a value raise :class:`BadRows` (a ``ValueError``: the core's missing-model
+rule, :meth:`_Rows.refuse`; counted CN activity under ``exclusive``) or the rule's own ``ValueError``;
 the caller (:meth:`mapping.calibration.row_model.RowModel.predict_batch`) asks the
 reference evaluator which row and why.  :class:`Unsupported` remains for what this path
 does not value, decided by its caller up front: timed aggregations (``schedule``,
@@ -64,7 +64,7 @@ from mapping.bulk import paused
 from mapping.semantics.metrics import aggregations_of, base_metrics, is_charged, rule, system_metrics
 from mapping.evaluation.core import Parts, Placement, placed_values, refuse_aggregate
 from mapping.semantics.traffic import (ChargedToken, TrafficToken, split_charged,
-                                       token_owner, traffic_model)
+                                       token_owner, traffic_model, traffic_route)
 from moa.cost_models.base import MemoryTraffic
 from moc.activity import TokenGroup
 from mapping.evaluation.row_tokens import SourceTable, Tokens, Once
@@ -379,7 +379,7 @@ class RowBatch:
                 continue
             source = g.tokens[metric][("source", pe) if self._sources_apart else pe]
             traffic, placed = self._bytes(k, g, pe, metric, model, source, n)
-            for cn in arch.route_to_cn(pe, traffic.memory):
+            for cn in traffic_route(arch, pe, model, traffic.memory):
                 if only is None or cn == only:
                     out.setdefault(cn, []).append((pe, model, traffic.on(cn), placed))
         return out
