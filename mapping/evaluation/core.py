@@ -95,7 +95,7 @@ class Placement:
         """The missing-model rule: the alternatives ``rows`` (a bool or ``(n,)``) have
         tokens on elements without a rule for ``metric`` only (``unmodelled``: element →
         its ``used``), so their value would be a meaningless 0."""
-        k = int(np.flatnonzero(rows)[0]) if np.ndim(rows) else 0
+        k = int(np.flatnonzero(rows)[0]) if type(rows) is np.ndarray else 0
         names = [name for name, used in unmodelled.items() if _at(used, k)]
         raise MappingError(f"{self.what}: no element it uses has a model for metric "
                            f"'{metric}' (unmodelled: {', '.join(names)}); its value would "
@@ -103,7 +103,18 @@ class Placement:
 
 
 def _at(x, k: int):
-    return x[k] if np.ndim(x) else x
+    return x[k] if type(x) is np.ndarray and x.ndim else x
+
+
+def _any(x) -> bool:
+    return x if type(x) is bool else bool(np.any(x))
+
+
+def _where(used, value):
+    """``value`` where ``used``, else 0 (one alternative: plain numbers)."""
+    if type(used) is bool:
+        return value if used else 0.0
+    return np.where(used, value, 0.0)
 
 
 @dataclass(frozen=True)
@@ -215,12 +226,12 @@ def element_values(arch, parts: Parts, placement: Placement, metric: str
         v = parts.value(("charged", pe, cn), arch.elements[cn], part)
         busy = busy | used
         if v is not None:
-            values[pe] = with_charged(values[pe], lam, np.where(used, v, 0.0))
+            values[pe] = with_charged(values[pe], lam, _where(used, v))
             modelled = modelled | used
     rows = unvalued(busy, modelled)
-    if np.any(rows):
+    if _any(rows):
         placement.refuse(metric, rows, unmodelled)
-    return values, {name: used for name, used in unmodelled.items() if np.any(used)}
+    return values, {name: used for name, used in unmodelled.items() if _any(used)}
 
 
 def with_charged(value, lambda_: float, cn_value):
@@ -237,7 +248,7 @@ def share_table(arch, parts: Parts, n: int) -> np.ndarray:
     for cn, pe, part in parts.shares():
         v = parts.value(("share", cn, pe), arch.elements[cn], part)
         if v is not None:
-            table[pes[pe], cns[cn]] = np.where(parts.used(part), v, 0.0)
+            table[pes[pe], cns[cn]] = _where(parts.used(part), v)
     return table
 
 

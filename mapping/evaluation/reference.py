@@ -169,6 +169,8 @@ class TokenLists(Parts):
                 for tokens, split in zip(self.placed, self._split)]
 
     def charged(self):
+        if not self.arch.charging:
+            return
         for pe in self.arch.pes:
             for cn in self.arch.cns:
                 part = [split[pe][1].get(cn, []) if split else [] for split in self._split]
