@@ -36,7 +36,6 @@ from moa.cost_models import NON_NEGATIVE, Bounds, model_class
 from mapping.errors import InputError
 from mapping.semantics.aggregation import aggregator
 from mapping.options import NATURAL
-from mapping.evaluation.row_batch import Unsupported
 from mapping.calibration.free import FreeParameter, fitted_architecture, ordered_chains
 from mapping.calibration.identifiability import indistinguishable_hint, separating_columns
 from mapping.calibration.parameter_vector import ParameterVector
@@ -110,7 +109,9 @@ def _is_linear(model: RowModel, free: Sequence[FreeParameter]) -> bool:
 def _design_batch(model: RowModel, free: Sequence[FreeParameter], rows: Sequence[int]
                   ) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`design_matrix` with every row at once (:mod:`mapping.evaluation.row_batch`), or
-    ``None`` where the rows go one at a time."""
+    ``None`` where the rows go one at a time: timed rows and rules the array core does
+    not know (no batch, decided when it is built), and rows the core finds without a
+    finite coefficient, which the row-by-row path names."""
     batch = model.row_batch(rows) if len(rows) else None
     if batch is None:
         return None
@@ -125,7 +126,9 @@ def _design_batch(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     try:
         for j, fp in enumerate(free):
             A[:, j] = batch.values(lambda i, fp=fp: arch_of(i, fp))
-    except (Unsupported, ValueError, ArithmeticError, KeyError, TypeError):
+    except (ValueError, ArithmeticError):
+        # a row without a value under a probe (BadRows, a token its rule refuses): the
+        # errors design_matrix's own loop turns into the error about that row
         return None
     predicted = model.predict_batch(list(rows), None, {})
     if predicted is None or not np.all(np.isfinite(A)):

@@ -4,7 +4,7 @@ When a measurement row gives, for each element, the ``quanta`` it processed and 
 number of ``tokens`` they came in (and optionally attributes of those tokens, such as
 ``gamma`` or ``S``), no application graph or mapping is needed: each element gets one
 token group of ``tokens`` tokens of ``quanta / tokens`` each, and the tokens go through
-the same core as a mapping's (:func:`mapping.evaluation.reference.placed_value`): every metric
+the same core as a mapping's (:func:`mapping.evaluation.core.placed_value`): every metric
 rule, system metric and aggregation applies.  Two things a mapping knows and counted
 activity does not are refused by name: which PE a CN's tokens belong to (``exclusive``
 with activity on a CN) and the firings and their order (``schedule``, ``period``).
@@ -18,7 +18,8 @@ import numpy as np
 from moa import Architecture
 from moc import TokenGroup
 from mapping.errors import MappingError
-from mapping.evaluation.reference import Placement, PlacedValue, placed_value, placed_values
+from mapping.evaluation.core import Placement, PlacedValue, placed_value, placed_values
+from mapping.evaluation.reference import TokenLists
 
 #: one element's activity: ``(quanta, tokens)`` or ``(quanta, tokens, attributes)``
 ElementActivity = tuple
@@ -45,21 +46,20 @@ class PlacedTokens(Placement):
 
     def __init__(self, arch: Architecture, placed: Sequence[MappingT[str, list]],
                  what: str = "the activity"):
-        self.placed, self.what, self._cns = list(placed), what, frozenset(arch.cns)
+        self.arch, self.placed, self.what = arch, list(placed), what
         self.count = len(self.placed)
 
-    def tokens(self, metric):
-        return self.placed
+    def parts(self, metric):
+        return TokenLists(self.arch, self.placed, metric, self._shares_of)
 
-    def shares(self, metric, placed):
-        for tokens in placed:
-            busy = [name for name, groups in tokens.items() if groups and name in self._cns]
-            if busy:
-                raise MappingError(f"{self.what}: aggregation 'exclusive' needs the share of "
-                                   "each CN's tokens that belongs to each PE (a mapping); "
-                                   f"counted activity gives only the totals of CN "
-                                   f"{', '.join(busy)}")
-        return [{}] * len(placed)            # no CN traffic: each phase is its PE's value
+    def _shares_of(self, tokens):
+        busy = [name for name in self.arch.cns if tokens.get(name)]
+        if busy:
+            raise MappingError(f"{self.what}: aggregation 'exclusive' needs the share of "
+                               "each CN's tokens that belongs to each PE (a mapping); "
+                               f"counted activity gives only the totals of CN "
+                               f"{', '.join(busy)}")
+        return {}                # no CN traffic: each phase is its PE's value
 
     def timed(self, metric, aggregate):
         raise MappingError(f"{self.what}: aggregation '{aggregate}' schedules the firings of "
@@ -70,7 +70,7 @@ class PlacedTokens(Placement):
 def activity_value(arch: Architecture, activity: MappingT[str, ElementActivity],
                    metric: str = "time", aggregate: str | None = None,
                    params: MappingT[str, Any] | None = None) -> PlacedValue:
-    """The :class:`~mapping.evaluation.reference.PlacedValue` of ``metric`` for per-element
+    """The :class:`~mapping.evaluation.core.PlacedValue` of ``metric`` for per-element
     ``activity`` on a *bound* architecture; a system metric reads ``params`` (default:
     the architecture's)."""
     return placed_value(arch, PlacedTokens(arch, [element_tokens(arch, activity)]), metric,
@@ -98,7 +98,7 @@ def combine_rows(arch: Architecture, placed: Sequence[MappingT[str, list]], metr
                  what: str = "the activity") -> np.ndarray:
     """The system values of ``metric`` for alternatives whose tokens are already
     ``placed`` (one dict element → token groups each) on the elements of the bound
-    ``arch``, at once (:func:`~mapping.evaluation.reference.placed_values`; a system metric reads
+    ``arch``, at once (:func:`~mapping.evaluation.core.placed_values`; a system metric reads
     ``params``, default the architecture's); unmodelled elements count 0, but tokens on
     unmodelled elements only are an error."""
     return placed_values(arch, PlacedTokens(arch, placed, what), metric, aggregate,

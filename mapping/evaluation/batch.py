@@ -20,7 +20,7 @@ the evaluator precomputes (:class:`CostTables`)
   that CNs with ``charge = ends | both`` on the route from ``s`` to ``d`` charge to each
   end PE; ``comm`` then keeps only what stays on the CNs (``self``, ``both``).
   ``lambda·charged`` is added to the PEs of both ends, as
-  :func:`mapping.evaluation.reference.element_values` does.
+  :func:`mapping.evaluation.core.element_values` does.
 
 The system value is the aggregation's own ``combine`` (:mod:`mapping.semantics.aggregation`) on
 the ``(P, n)`` and ``(C, n)`` element values of a chunk of mappings.  A mapping is a row
@@ -63,11 +63,13 @@ from dsl.mappings import Mapping
 from mapping.semantics.aggregation import aggregator
 from mapping.errors import MappingError
 from mapping.semantics.metrics import (INTENSIVE, SYSTEM, check_metric, compose,
-                                      is_charged, rule, system_metrics, system_parts,
+                                      rule, system_metrics, system_parts,
                                       unvalued)
 from moa.architecture import term_name
 from mapping.semantics.problem import Problem
-from mapping.semantics.routing import place_tokens
+from mapping.semantics.routing import validate_mapping
+from mapping.evaluation.core import placed_value, refuse_aggregate
+from mapping.evaluation.reference import MappedTokens
 from mapping.evaluation.timing import pair_routes, timing_tables
 from mapping.semantics.traffic import channel_cost, charged_paid, traffic_model
 from mapping.evaluation.cost_tables import CostTables, tabulate
@@ -567,25 +569,29 @@ class BatchEvaluator:
         return float(value[0])
 
     def _reference(self, row) -> tuple[float, list[float]]:
-        """The value and element values of one row by the reference evaluator; the value
-        is ``inf`` where every element the mapping uses is unmodelled (the reference
-        raises), as on the compiled paths."""
-        from mapping.evaluation.reference import check_modelled, element_values, evaluate
+        """The value and element values of one row by the reference evaluator's
+        placement; the value is ``inf`` where every element the mapping uses is
+        unmodelled (the reference raises: :class:`_Candidate`), as on the compiled
+        paths."""
         problem = self._problem
         m = Mapping("candidate", self.decode(row))
-        try:
-            ev = evaluate(problem.app, problem.arch, m, metric=self.metric,
-                          aggregate=self.aggregate, problem=problem)
-        except MappingError:
-            placed = place_tokens(problem.app, problem.arch, m, problem.activity, self.metric,
-                                  charge=is_charged(self.metric))
-            values, unmodelled = element_values(problem.arch, placed, self.metric)
-            try:
-                check_modelled(placed, unmodelled, self.metric, m.name)
-            except MappingError:
-                return math.inf, [values[e] for e in self.elements]
-            raise
-        return ev.value, [e.value for e in ev.elements]
+        validate_mapping(problem.app, problem.arch, m)
+        candidate = _Candidate(problem, m)
+        got = placed_value(problem.arch, candidate, self.metric, self.aggregate,
+                           problem.params)
+        return (math.inf if candidate.unvalued else got.value,
+                [got.values.get(e, 0.0) for e in self.elements])
+
+
+class _Candidate(MappedTokens):
+    """The reference's placement of a candidate of a search, except that a mapping
+    without a value (every busy element unmodelled) is marked ``unvalued`` (its value
+    ``inf``, never the best) instead of refused."""
+
+    unvalued = False
+
+    def refuse(self, metric, rows, unmodelled):
+        self.unvalued = True
 
 
 class SystemBatchEvaluator(BatchEvaluator):
@@ -597,7 +603,6 @@ class SystemBatchEvaluator(BatchEvaluator):
 
     def __init__(self, problem: Problem, metric: str = "time", aggregate: str | None = None,
                  chunk: int = DEFAULT_CHUNK, *, max_plan: bool | None = None):
-        from mapping.evaluation.reference import refuse_aggregate
         check_metric(problem.arch, metric)
         refuse_aggregate(problem.arch, metric, aggregate)
         self.metric, self.aggregate, self.aggregation = metric, SYSTEM, None

@@ -4,14 +4,15 @@ A fit evaluates the same rows under thousands of parameter values; only the cost
 models change, never the tokens the rows place on the elements.  A :class:`RowBatch`
 gathers those tokens once: per group of rows sharing a bound architecture (rows whose
 parameters of the ``.moa`` agree), per element and metric, one array per token
-attribute over the tokens of all the rows.  An evaluation then asks each element's rule
-of the semantic core (:func:`mapping.semantics.metrics.rule`) for its features of all those tokens
-at once -- the models' own ``token_cost``/``token_features``, written with operators
-numpy broadcasts, applied to arrays -- sums them per row (``bincount``, in token order,
-as the reference evaluator sums) and applies the rule's ``finish``; the aggregation's
-own :meth:`~mapping.semantics.aggregation.Aggregation.combine` and, for a system metric, its
-expression (:func:`mapping.semantics.metrics.compose_system`) take the element values of all rows
-as the batch evaluator's chunks.  No rule is restated here.
+attribute over the tokens of all the rows.  Each group is then a placement of the
+valuation core (:mod:`mapping.evaluation.core`), which applies the element rules, the
+charged copies, the missing-model rule, the aggregation and a system metric's
+expression once for every engine; what this module adds is how a rule reads arrays of
+tokens: each element's rule (:func:`mapping.semantics.metrics.rule`) gives its features
+of all those tokens at once -- the models' own ``token_cost``/``token_features``,
+written with operators numpy broadcasts, applied to arrays -- summed per row
+(``bincount``, in token order, as the reference evaluator sums) and finished by the
+rule's ``finish``.  No rule is restated here.
 
 An element whose models are unchanged since the last evaluation keeps its values
 (memoized by its models): a finite-difference step in one parameter recomputes only
@@ -24,22 +25,21 @@ each token remembers the actor or channel of the activity it comes from
 the application once per set of the rows' own values and reads the tokens' counts,
 quanta and attributes from that activity (:meth:`RowBatch.values` with ``problem_of``).
 
-Copies a CN charges to the cores at the ends of a channel (``charge = ends|both``) are
-gathered per core and CN and valued by the CN's rule, ``lambda`` times
-(:func:`mapping.evaluation.reference.with_charged`), as
-:func:`mapping.evaluation.reference.element_values` does; for ``exclusive`` each CN's
-tokens are gathered per PE that owns them (its channel's producer,
-:func:`mapping.semantics.traffic.token_owner`) and valued by the CN's rule, the shares the
-aggregation's ``combine`` reads.  Memory traffic (a ``roofline`` PE with a memory CN) is
-never gathered: its bytes come from the PE's model, so each evaluation places it anew
-from the PE's own tokens (:meth:`RowBatch._traffic`: ``token_traffic`` summed per row,
-:class:`~moa.cost_models.base.MemoryTraffic` per CN of the route), after a CN's own
-tokens as :func:`mapping.semantics.traffic.place_memory_traffic` places it, and in the
-share of the PE that causes it.  A rule whose features do not broadcast (a lookup
-table, a GPU's occupancy) is evaluated token by token over the same gathered tokens.
+The parts of a group's tokens (:class:`_RowParts`): each element's own, the copies a
+CN charges to the cores at the ends of a channel (``charge = ends|both``), gathered per
+core and CN, and for ``exclusive`` each CN's tokens per PE that owns them (its
+channel's producer, :func:`mapping.semantics.traffic.token_owner`).  Memory traffic (a
+``roofline`` PE with a memory CN) is never gathered: its bytes come from the PE's
+model, so each evaluation places it anew from the PE's own tokens
+(:meth:`RowBatch._traffic`: ``token_traffic`` summed per row,
+:class:`~moa.cost_models.base.MemoryTraffic` per CN of the route
+:func:`mapping.semantics.traffic.traffic_route` gives), after a CN's own tokens as
+:func:`mapping.semantics.traffic.place_memory_traffic` places it, and in the share of
+the PE that causes it.  A rule whose features do not broadcast (a lookup table, a GPU's
+occupancy) is evaluated token by token over the same gathered tokens.
 
-Rows without a value raise :class:`BadRows` (a ``ValueError``: every busy element
-unmodelled, counted CN activity under ``exclusive``) or the rule's own ``ValueError``;
+Rows without a value raise :class:`BadRows` (a ``ValueError``: the core's missing-model
+rule, :meth:`_Rows.refuse`; counted CN activity under ``exclusive``) or the rule's own ``ValueError``;
 the caller (:meth:`mapping.calibration.row_model.RowModel.predict_batch`) asks the
 reference evaluator which row and why.  :class:`Unsupported` remains for what this path
 does not value, decided by its caller up front: timed aggregations (``schedule``,
@@ -61,12 +61,10 @@ import numpy as np
 
 from mapping.semantics.aggregation import aggregator
 from mapping.bulk import paused
-from mapping.semantics.metrics import (aggregations_of, base_metrics, compose_system,
-                                      is_charged, rule,
-                                      system_metrics, unvalued)
-from mapping.evaluation.reference import refuse_aggregate, with_charged
+from mapping.semantics.metrics import aggregations_of, base_metrics, is_charged, rule, system_metrics
+from mapping.evaluation.core import Parts, Placement, placed_values, refuse_aggregate
 from mapping.semantics.traffic import (ChargedToken, TrafficToken, split_charged,
-                                       token_owner, traffic_model)
+                                       token_owner, traffic_model, traffic_route)
 from moa.cost_models.base import MemoryTraffic
 from moc.activity import TokenGroup
 from mapping.evaluation.row_tokens import SourceTable, Tokens, Once
@@ -96,7 +94,6 @@ class _Group:
     first: int
     at: np.ndarray
     tokens: dict[str, dict[str, Tokens]]
-    busy: dict[str, np.ndarray]
     params: dict[str, np.ndarray]
     #: rows standing for each set of the rows' own values of application parameters,
     #: and each row's set (positions in ``variants``)
@@ -190,15 +187,9 @@ class RowBatch:
                                        zip((whole if apart else placed)[metric], owners)],
                                       None, self._coder(key) if self.rebinds else None)
                         parts[metric][key].append(part)
-            tokens: dict[str, dict[str, Tokens]] = {}
-            busy: dict[str, np.ndarray] = {}
-            for metric in self.metrics:
-                tokens[metric] = {key: Tokens.joined(p, self._placer(rows, metric, key))
-                                  for key, p in parts[metric].items()}
-                busy[metric] = np.logical_or.reduce(        # placed tokens, not sources
-                    [t.used for key, t in tokens[metric].items()
-                     if isinstance(key, str) or key[0] != "source"]
-                    + [np.zeros(len(rows), bool)])
+            tokens: dict[str, dict[str, Tokens]] = {
+                metric: {key: Tokens.joined(p, self._placer(rows, metric, key))
+                         for key, p in parts[metric].items()} for metric in self.metrics}
             params = {name: np.array(v, dtype=float) for name, v in values.items()
                       if all(x is not None for x in v)}
             # the first row of each set of values, and each row's set
@@ -208,7 +199,7 @@ class RowBatch:
                 variant_of[k:k + len(at)] = v
                 k += len(at)
             groups.append(_Group(rows[0], np.array(positions, dtype=np.intp), tokens,
-                                 busy, params, variants, variant_of))
+                                 params, variants, variant_of))
         if self.rebinds and any(t.source is None or np.any(t.source < 0)
                                 for g in groups for by in g.tokens.values()
                                 for t in by.values()):
@@ -316,7 +307,6 @@ class RowBatch:
             tokens = {m: {e: t.subset(keep, n_rows) for e, t in by.items()}
                       for m, by in g.tokens.items()}
             new.groups.append(_Group(int(self.indices[g.at[keep[0]]]), mine[keep], tokens,
-                                     {m: b[keep] for m, b in g.busy.items()},
                                      {k: v[keep] for k, v in g.params.items()},
                                      g.variants, g.variant_of[keep]))
         new._memo = {}
@@ -346,8 +336,10 @@ class RowBatch:
             if problem_of is not None:
                 g, key = self._rebound(k, g, problem_of)
             with np.errstate(all="ignore"):     # an overflow is an infinite value, checked
-                out[g.at] = self._metric_values(
-                    key, g, arch, self.metric, None if self._system else self.model.requested)
+                out[g.at] = placed_values(
+                    arch, _Rows(self, key, g, arch), self.metric,
+                    None if self._system else self.model.requested,
+                    {**g.params, **arch.params}, locate=False).value
         return out
 
     def _rebound(self, k: int, g: _Group, problem_of) -> tuple[_Group, tuple]:
@@ -367,70 +359,9 @@ class RowBatch:
             values = [p.params.get(name) for p in problems]
             if all(v is not None for v in values):
                 params[name] = np.array(values, dtype=float)[g.variant_of]
-        new = _Group(g.first, g.at, tokens, g.busy, params, g.variants, g.variant_of)
+        new = _Group(g.first, g.at, tokens, params, g.variants, g.variant_of)
         self._memo[("group",) + key] = (problems, new)
         return new, key
-
-    def _metric_values(self, k, g: _Group, arch, metric: str, aggregate):
-        if metric not in system_metrics(arch):
-            return self._plain(k, g, arch, metric, aggregate)
-
-        def term(name: str, agg: str | None) -> np.ndarray:
-            return self._metric_values(k, g, arch, name, agg)
-        return compose_system(arch, metric, term, {**g.params, **arch.params}, len(g.at))[0]
-
-    def _plain(self, k, g: _Group, arch, metric: str, aggregate) -> np.ndarray:
-        agg = aggregator(aggregate or arch.aggregate)
-        if agg.timed:
-            raise Unsupported(f"aggregation '{agg.name}'")
-        n = len(g.at)
-        traffic = self._traffic(k, g, arch, metric, n)
-        busy = g.busy[metric]
-        values, modelled = {}, np.zeros(n, dtype=bool)
-        for name, element in arch.elements.items():
-            tokens, extra = g.tokens[metric][name], traffic.get(name, ())
-            v = self._element(k, name, element, metric, tokens, n, extra)
-            used = tokens.used
-            if extra:
-                used = used | np.logical_or.reduce([placed for *_, placed in extra])
-                busy = busy | used
-            if v is None:
-                values[name] = np.zeros(n)
-            else:
-                values[name] = v
-                modelled |= used
-        lam = float(arch.lambda_)
-        shares = np.zeros((len(arch.pes), len(arch.cns), n)) if agg.needs_shares else None
-        if shares is not None and self._counted and any(
-                g.tokens[metric][c].used.any() for c in arch.cns):
-            raise BadRows("counted activity on a CN belongs to no PE")  # the reference says why
-        for key, tokens in g.tokens[metric].items():
-            if isinstance(key, str) or key[0] == "source":
-                continue
-            if key[0] == "charged":      # copies charged to a PE: lambda times the CN's rule
-                if not len(tokens):
-                    continue
-                _, pe, cn = key
-                v = self._element(k, key, arch.elements[cn], metric, tokens, n)
-                values[pe] = with_charged(values[pe], lam, v)
-                if v is not None:
-                    modelled |= tokens.used
-            elif shares is not None:     # a PE's share of a CN: the CN's rule on its tokens
-                _, cn, pe = key
-                extra = [t for t in traffic.get(cn, ()) if t[0] == pe]   # pe's traffic
-                if not len(tokens) and not extra:
-                    continue
-                v = self._element(k, key, arch.elements[cn], metric, tokens, n, extra)
-                if v is not None:
-                    used = tokens.used if not extra else tokens.used | extra[0][3]
-                    shares[arch.pes.index(pe), arch.cns.index(cn)] = np.where(used, v, 0)
-        if np.any(unvalued(busy, modelled)):
-            raise BadRows("a row's tokens are all on elements without a model for "
-                          f"'{metric}'")
-        pe = np.array([values[p] for p in arch.pes]).reshape(len(arch.pes), n)
-        cn = np.array([values[c] for c in arch.cns]).reshape(len(arch.cns), n)
-        value, _ = agg.combine(pe, cn, float(arch.lambda_), shares, locate=False)
-        return value
 
     def _traffic(self, k, g: _Group, arch, metric: str, n: int) -> dict[str, list]:
         """CN → the memory traffic it carries, as
@@ -448,7 +379,7 @@ class RowBatch:
                 continue
             source = g.tokens[metric][("source", pe) if self._sources_apart else pe]
             traffic, placed = self._bytes(k, g, pe, metric, model, source, n)
-            for cn in arch.route_to_cn(pe, traffic.memory):
+            for cn in traffic_route(arch, pe, model, traffic.memory):
                 if only is None or cn == only:
                     out.setdefault(cn, []).append((pe, model, traffic.on(cn), placed))
         return out
@@ -503,6 +434,67 @@ class RowBatch:
         totals = [np.bincount(tokens.row, weights=tokens.count * f, minlength=n)
                   for f in features]
         return np.broadcast_to(np.asarray(r.finish(totals), dtype=float), (n,))
+
+
+class _Rows(Placement):
+    """The rows of group ``g`` as a placement of the valuation core
+    (:mod:`mapping.evaluation.core`): its gathered tokens, valued as arrays."""
+
+    what = "a row"
+
+    def __init__(self, batch: RowBatch, k, g: _Group, arch):
+        self.batch, self.k, self.g, self.arch = batch, k, g, arch
+        self.count = len(g.at)
+
+    def parts(self, metric):
+        return _RowParts(self, metric)
+
+    def timed(self, metric, aggregate):
+        raise Unsupported(f"aggregation '{aggregate}'")       # refused up front
+
+    def refuse(self, metric, rows, unmodelled):
+        raise BadRows(f"a row's tokens are all on elements without a model for '{metric}'")
+
+
+class _RowParts(Parts):
+    """The parts of the rows' tokens for one metric: a part is ``(tokens, traffic)``,
+    the gathered :class:`Tokens` and the memory traffic placed on them
+    (:meth:`RowBatch._traffic`), valued by :meth:`RowBatch._element`."""
+
+    def __init__(self, rows: _Rows, metric: str):
+        self.rows, self.metric, self.n = rows, metric, rows.count
+        self.tokens = rows.g.tokens[metric]
+        self.traffic = rows.batch._traffic(rows.k, rows.g, rows.arch, metric, self.n)
+
+    def own(self, name):
+        return self.tokens[name], self.traffic.get(name, ())
+
+    def charged(self):
+        for key, tokens in self.tokens.items():
+            if type(key) is tuple and key[0] == "charged" and len(tokens):
+                yield key[1], key[2], (tokens, ())
+
+    def shares(self):
+        arch = self.rows.arch
+        if self.rows.batch._counted and any(self.tokens[c].used.any() for c in arch.cns):
+            raise BadRows("counted activity on a CN belongs to no PE")  # the reference says why
+        for key, tokens in self.tokens.items():
+            if type(key) is tuple and key[0] == "share":
+                _, cn, pe = key
+                extra = [t for t in self.traffic.get(cn, ()) if t[0] == pe]   # pe's traffic
+                if len(tokens) or extra:
+                    yield cn, pe, (tokens, extra)
+
+    def used(self, part):
+        tokens, traffic = part
+        if not traffic:
+            return tokens.used
+        return tokens.used | np.logical_or.reduce([placed for *_, placed in traffic])
+
+    def value(self, key, element, part):
+        tokens, traffic = part
+        rows = self.rows
+        return rows.batch._element(rows.k, key, element, self.metric, tokens, self.n, traffic)
 
 
 def _per_token(f: Callable, tokens: Tokens, width: int | None = None):

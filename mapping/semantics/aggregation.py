@@ -10,7 +10,7 @@ evaluator with chunks of mappings.
 
 Communication that a CN charges to the end PEs of its channels (``charge = ends |
 both``) is already in the PE values, ``lambda`` applied
-(:func:`mapping.evaluation.reference.element_values`): ``sum`` counts it once per end, ``max``
+(:func:`mapping.evaluation.core.element_values`): ``sum`` counts it once per end, ``max``
 sees it on the cores, and an ``exclusive`` phase includes the charged copies of its PE;
 no aggregation special-cases it.
 

@@ -73,21 +73,28 @@ def place_memory_traffic(arch: Architecture, placed: dict[str, list], metric: st
                                f"{exc}", element.origin) from None
         if traffic is None or traffic.bytes == 0:
             continue
-        target = arch.elements.get(traffic.memory)
-        if target is None or target.is_pe:
-            what = "a PE" if target is not None else "unknown"
-            raise ArchitectureError(
-                f"element '{name}': memory '{traffic.memory}' of its {model.name} model is "
-                f"{what}; it must name a communication node (CNs: {', '.join(arch.cns)})",
-                element.origin)
-        try:
-            route = arch.route_to_cn(name, traffic.memory)
-        except NoRouteError as exc:
-            raise NoRouteError(f"element '{name}': memory traffic: {exc}", element.origin) \
-                from None
-        for cn in route:
+        for cn in traffic_route(arch, name, model, traffic.memory):
             placed[cn].append(traffic_token(name, traffic.memory, traffic.on(cn)))
     return placed
+
+
+def traffic_route(arch: Architecture, pe: str, model, memory: str) -> list[str]:
+    """The CNs the memory traffic of PE ``pe`` (its ``model``'s) crosses to its
+    ``memory`` CN, the memory last: every placement of memory traffic routes it here.
+    A memory that is no CN, or no route to it, is an error at the PE."""
+    element = arch.elements[pe]
+    target = arch.elements.get(memory)
+    if target is None or target.is_pe:
+        what = "a PE" if target is not None else "unknown"
+        raise ArchitectureError(
+            f"element '{pe}': memory '{memory}' of its {model.name} model is "
+            f"{what}; it must name a communication node (CNs: {', '.join(arch.cns)})",
+            element.origin)
+    try:
+        return arch.route_to_cn(pe, memory)
+    except NoRouteError as exc:
+        raise NoRouteError(f"element '{pe}': memory traffic: {exc}", element.origin) \
+            from None
 
 
 def traffic_token(pe: str, memory: str, size: float) -> TrafficToken:
