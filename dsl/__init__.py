@@ -8,11 +8,11 @@ The parser (and so lark) is imported on first use of a name that needs it, so th
 """
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from dsl.errors import INPUT_ERRORS, ExpressionError, ParseError
 from dsl.mappings import Mapping
+from moc.lazy_names import lazy_getattr
 
 __all__ = [
     "parse_sdf", "parse_moa", "parse_map", "parse_expression",
@@ -33,13 +33,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'dsl' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 _LOADERS = {".sdf": "load_sdf", ".moa": "load_moa", ".map": "load_map"}

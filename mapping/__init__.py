@@ -5,7 +5,7 @@ networkx until a command needs them.
 """
 from __future__ import annotations
 
-import importlib
+from moc.lazy_names import lazy_getattr
 
 __all__ = ["Mapping", "MappingError", "Evaluation", "ElementValue", "evaluate", "Problem",
            "bind_problem"]
@@ -16,10 +16,4 @@ _LAZY = {"Mapping": "dsl.mappings", "MappingError": "mapping.errors",
          "bind_problem": "mapping.semantics.problem"}
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mapping' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)

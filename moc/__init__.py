@@ -6,9 +6,10 @@ numpy, scipy or networkx.
 """
 from __future__ import annotations
 
-import importlib
 import sys
 import types
+
+from moc.lazy_names import lazy_getattr
 
 __all__ = [
     "Actor", "Channel", "SDFGraph", "SDFError", "InconsistentGraphError", "DeadlockError",
@@ -40,13 +41,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'moc' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 class _Package(types.ModuleType):
