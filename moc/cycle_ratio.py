@@ -209,7 +209,7 @@ def _doubling(n):
 
 def _cycle_roots(succ, labels=False):
     """The smallest node of every cycle of the functional graph ``succ`` (and, with
-    ``labels``, per node the root of the cycle it reaches)."""
+    ``labels``, per node the root of the cycle it reaches and whether it is on one)."""
     n = len(succ)
     # the image of succ^m shrinks to the cycles' nodes; once two images agree it stays
     reach = succ.copy()
@@ -233,7 +233,7 @@ def _cycle_roots(succ, labels=False):
         label = after
         step = step[step]
     roots = np.flatnonzero(on & (label == np.arange(n)))
-    return (roots, label) if labels else roots
+    return (roots, label, on) if labels else roots
 
 
 def _cycle(succ, root):
@@ -267,11 +267,12 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
     gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
     1998; a root reset to 0 can loop)."""
     succ = v[policy]
-    roots, step = _cycle_roots(succ, labels=True)
-    weight = _path_sums(succ, w[policy], roots)
-    height = _path_sums(succ, h[policy], roots)
-    ratio = (w[policy[roots]] + weight[succ[roots]]) / \
-        (h[policy[roots]] + height[succ[roots]])
+    roots, step, on = _cycle_roots(succ, labels=True)
+    # a cycle's ratio from the sums over its nodes, grouped by its root
+    cyclic = np.flatnonzero(on)
+    root = step[cyclic]
+    edge = policy[cyclic]
+    ratio = np.bincount(root, w[edge], n)[roots] / np.bincount(root, h[edge], n)[roots]
     eta_root = np.zeros(n)
     eta_root[roots] = ratio
     eta = eta_root[step]
