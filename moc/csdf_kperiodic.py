@@ -138,8 +138,10 @@ class _Constraints:
         # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
         # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
         self.h_unit = math.lcm(*(q[a] // n[a] for a in actors))
-        times = {a: np.array([int(Fraction(phase_value(durations[a], k)) * self.w_unit)
-                              for k in range(n[a])] * K[a], dtype=object) for a in actors}
+        ticks = {a: [int(Fraction(phase_value(durations[a], k)) * self.w_unit)
+                     for k in range(n[a])] for a in actors}
+        wide = _kind(max(abs(t) for ts in ticks.values() for t in ts))
+        times = {a: np.array(ticks[a] * K[a], dtype=wide) for a in actors}
         parts = []                                  # (u, v, w, h, channel, x)
 
         def add(u, v, w, h, channel=-1, x=None):
@@ -149,8 +151,9 @@ class _Constraints:
             N, start = size[a], base[where[a]]
             j = np.arange(N, dtype=np.int64)
             nxt = (j + 1) % N
-            h = np.where(j + 1 < N, 0, N * self.h_unit // q[a]).astype(object)
-            zero = np.zeros(N, dtype=object)
+            wrap = N * self.h_unit // q[a]
+            h = np.where(j + 1 < N, 0, wrap).astype(_kind(wrap))
+            zero = np.zeros(N, dtype=np.int64)
             add(start + j, start + nxt, zero, h)
             if kinds == 2:
                 add(start + j, start + N + j, times[a], zero)
@@ -172,7 +175,10 @@ class _Constraints:
             for jb, ja, xs in found[1]:
                 src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
                 dst = base[where[b]] + jb
-                w = np.zeros(len(ja), dtype=object) if kinds == 2 else times[a][ja]
+                w = np.zeros(len(ja), dtype=np.int64) if kinds == 2 else times[a][ja]
+                if xs.dtype != object and _kind(made[c] + self.h_unit * (1 + int(
+                        np.abs(xs).max(initial=0)))) is object:
+                    xs = xs.astype(object)
                 add(src, dst, w, -xs * self.h_unit // made[c], c, xs)
         self.u, self.v, w, h, self.channel, self.x = (
             np.concatenate([part[k] for part in parts]) for k in range(6))
@@ -227,9 +233,12 @@ def _channel_pairs(ch, P, C, g):
     writing position is tried (``N_a`` of them) or each multiple of ``g`` there
     (``P(N_a)/g``), whichever is fewer; the multiple tried first for a position is its
     largest."""
-    prefix = np.array(P.prefix, dtype=object)
-    reads = np.flatnonzero(np.diff(np.array(C.prefix, dtype=object)) > 0)
-    tops = np.array(C.prefix, dtype=object)[reads + 1] - ch.delay
+    # int64 where no value here (tokens, and x down to −P(N_a)) can overflow
+    kind = _kind(P.total + C.total + abs(ch.delay) + g)
+    prefix = np.array(P.prefix, dtype=kind)
+    read_prefix = np.array(C.prefix, dtype=kind)
+    reads = np.flatnonzero(np.diff(read_prefix) > 0)
+    tops = read_prefix[reads + 1] - ch.delay
     writes = np.flatnonzero(prefix[1:] > prefix[:-1])
     multiples = P.total // g
     width = min(len(writes), multiples)
@@ -243,11 +252,17 @@ def _channel_pairs(ch, P, C, g):
             yield jb[rows], writes[cols], x[rows, cols]
             continue
         # the multiples of g from the largest below top down, each in one window
-        x = g * ((top - 1) // g) - g * np.arange(multiples, dtype=object)[None, :]
+        x = g * ((top - 1) // g) - g * np.arange(multiples, dtype=kind)[None, :]
         ja = np.searchsorted(prefix, (top - x).ravel(), side="left").reshape(x.shape) - 1
         keys = np.repeat(np.arange(len(jb)), multiples) * len(prefix) + ja.ravel()
         keys, first_of = np.unique(keys.astype(np.int64), return_index=True)
         yield jb[keys // len(prefix)], keys % len(prefix), x.ravel()[first_of]
+
+
+def _kind(largest):
+    """int64 for integers up to ``largest`` in size (with room for a few sums and
+    products by small factors), else Python integers in object arrays."""
+    return np.int64 if abs(largest) < 2 ** 58 else object
 
 
 def _edge_count(K_a, n_a, K_b, n_b, totals):
