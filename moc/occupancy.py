@@ -42,6 +42,10 @@ from moc.self_timed import PROGRESS_STEP
 
 #: iterations computed at first; doubled until the execution repeats
 FIRST_ITERATIONS = 3
+#: firings per level of one iteration's precedences (on average) from which its
+#: firings are computed a level at a time (numpy) rather than one by one: Kiter's
+#: autogen5 has 312,485 firings in 470 levels, autogen1 250,992 in 26,045
+WIDE_LEVELS = 32
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,7 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     program, back = _program(actors, total)
     if program is None:
         return None
+    levels = _by_level(program, total)
     # a firing's end is at most the sum of the firing times before it
     per_iteration = sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
@@ -136,7 +141,9 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     # an iteration moves a firing's time on by its actor's period: at least this much
     fastest = min(Fraction(pace[a]) for a in actors) * scale
     while iterations * total <= max_firings and per_iteration * iterations < 2 ** 62:
-        held += _run(program, S, E, back + done, back + iterations, total)
+        held += _run(program, S, E, back + done, back + iterations, total) \
+            if levels is None else _run_levels(levels, S, E, back + done,
+                                               back + iterations, total)
         if progress is not None:
             told = _tell(progress, (iterations - done) * total + told)
         S2, E2, B2 = _collect(S, E, held, back, iterations, total)
@@ -281,6 +288,80 @@ def _run(program, S, E, first, last, total):
             S[at] = s
             e, p = s + d, E[before]
             E[at] = e if e > p else p
+    return held
+
+
+def _by_level(program, total):
+    """The firings of ``program`` grouped by level (one more than the highest of the
+    firings of the same iteration each waits for), each level as arrays ``(places,
+    times, previous, slow, fast)``, ``slow`` and ``fast`` as a table of the offsets
+    each firing waits for and a table of 1 where an offset is real, 0 where it pads
+    the row; None where the
+    levels hold fewer than :data:`WIDE_LEVELS` firings on average."""
+    level = [0] * total
+    depth = []
+    for place, _, slow, fast, previous in program:
+        top = level[previous] if previous >= 0 else 0
+        for o in slow:
+            if o >= 0 and level[o] > top:
+                top = level[o]
+        for o in fast:
+            if o >= 0 and level[o] > top:
+                top = level[o]
+        level[place] = top + 1
+        depth.append(top + 1)
+    if not program or len(program) < WIDE_LEVELS * max(depth):
+        return None
+    depth = np.array(depth, dtype=np.int64)
+    order = np.argsort(depth, kind="stable")
+    cuts = np.searchsorted(depth[order], np.arange(1, int(depth.max()) + 2))
+    places, times, previous = (np.array([entry[k] for entry in program], dtype=np.int64)
+                               for k in (0, 1, 4))
+
+    def padded(k, rows):
+        width = max(len(program[i][k]) for i in rows)
+        if not width:
+            return None
+        table = np.zeros((len(rows), width), dtype=np.int64)
+        real = np.zeros((len(rows), width), dtype=np.int64)
+        for r, i in enumerate(rows):
+            offsets = program[i][k]
+            table[r, :len(offsets)] = offsets
+            real[r, :len(offsets)] = 1
+        return table, real
+    levels = []
+    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        rows = order[lo:hi]
+        levels.append((places[rows], times[rows], previous[rows],
+                       padded(2, rows.tolist()), padded(3, rows.tolist())))
+    return levels
+
+
+def _run_levels(levels, S, E, first, last, total):
+    """:func:`_run` a level at a time: the firings of one level wait only for those of
+    earlier levels and iterations."""
+    held = []
+    grow = (last - first) * total
+    S.frombytes(bytes(8 * grow))
+    E.frombytes(bytes(8 * grow))
+    starts, ends = np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
+    for it in range(first, last):
+        base = it * total
+        for places, d, previous, slow, fast in levels:
+            at, before = places + base, previous + base
+            s = starts[before]
+            if slow is not None:
+                # padding reads place 0: an end at time 0, before the first iteration
+                np.maximum(s, ends[slow[0] + base * slow[1]].max(axis=1), out=s)
+            if fast is not None:
+                f = ends[fast[0] + base * fast[1]].max(axis=1)
+                up = f > s
+                if up.any():
+                    held += at[up].tolist()
+                    np.maximum(s, f, out=s)
+            starts[at] = s
+            ends[at] = np.maximum(s + d, ends[before])
+    del starts, ends                  # S and E grow again on the next call
     return held
 
 
