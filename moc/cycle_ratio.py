@@ -182,19 +182,23 @@ def _policy_iteration(n, u, v, w, h):
     policy[u[chosen]] = chosen
     tol = 1e-9
     eta = x = None
+    # most edges of a large constraint graph carry no tokens: value = w + x[v] there
+    tokens = np.flatnonzero(h)
+    ut, vt, wt, ht = u[tokens], v[tokens], w[tokens], h[tokens]
     for _ in range(max(100, 10 * int(math.isqrt(n)))):
         eta, x = _policy_values(n, v, w, h, policy, eta, x, tol)
-        eu, ev = eta[u], eta[v]
-        slack = tol * (1 + np.abs(eu))
-        upward = ev > eu + slack
+        ev = eta[v]
+        slack = tol * (1 + np.abs(eta))
+        upward = ev > (eta + slack)[u]
         if upward.any():
             edges = np.flatnonzero(upward)
             best = edges[first_per(u[edges], ev[edges])]
             policy[u[best]] = best
             continue
-        value = w - eu * h + x[v]
-        level = np.abs(ev - eu) <= slack
-        better = level & (value > x[u] + tol * (1 + np.abs(x[u])))
+        # no edge leads up: |eta[v] − eta[u]| ≤ slack wherever eta[v] ≥ eta[u] − slack
+        value = w + x[v]
+        value[tokens] = wt - eta[ut] * ht + x[vt]
+        better = (ev >= (eta - slack)[u]) & (value > (x + tol * (1 + np.abs(x)))[u])
         if not better.any():
             return policy, True
         edges = np.flatnonzero(better)

@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from array import array
+from itertools import chain
 from math import lcm
 from typing import Collection, Mapping
 
@@ -318,22 +319,27 @@ def _by_level(program, total):
     places, times, previous = (np.array([entry[k] for entry in program], dtype=np.int64)
                                for k in (0, 1, 4))
 
-    def padded(k, rows):
-        width = max(len(program[i][k]) for i in rows)
+    tables = []
+    for k in (2, 3):
+        count = np.fromiter((len(entry[k]) for entry in program), dtype=np.int64,
+                            count=len(program))
+        flat = np.fromiter(chain.from_iterable(entry[k] for entry in program),
+                           dtype=np.int64, count=int(count.sum()))
+        tables.append((count, flat, np.cumsum(count) - count))
+
+    def padded(count, flat, first, rows):
+        width = int(count[rows].max())
         if not width:
             return None
-        table = np.zeros((len(rows), width), dtype=np.int64)
-        real = np.zeros((len(rows), width), dtype=np.int64)
-        for r, i in enumerate(rows):
-            offsets = program[i][k]
-            table[r, :len(offsets)] = offsets
-            real[r, :len(offsets)] = 1
-        return table, real
+        real = np.arange(width) < count[rows][:, None]
+        table = np.zeros(real.shape, dtype=np.int64)
+        table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
+        return table, real.astype(np.int64)
     levels = []
     for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         rows = order[lo:hi]
         levels.append((places[rows], times[rows], previous[rows],
-                       padded(2, rows.tolist()), padded(3, rows.tolist())))
+                       *(padded(*table, rows) for table in tables)))
     return levels
 
 
