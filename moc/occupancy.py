@@ -245,11 +245,15 @@ def _program(actors, total):
             places.append(cycles * total + a.pos + r)
         offsets[x.name] = [_grouped(*parts[g], x.q) for g in (False, True)]
     program = []
+    times = {x.name: np.resize(x.d, x.q).tolist() for x in actors.values()}
     for b, lo, hi in order:
         slow, fast = offsets[b.name]
-        for k in range(lo, hi):
-            previous = b.pos + k - 1 if k else b.pos + b.q - 1 - total
-            program.append((b.pos + k, int(b.d[k % b.n]), slow[k], fast[k], previous))
+        # the previous firing of the first: the last of the iteration before
+        previous = b.pos + lo - 1 if lo else b.pos + b.q - 1 - total
+        program.append((b.pos + lo, times[b.name][lo], slow[lo], fast[lo], previous))
+        if hi > lo + 1:
+            program += zip(range(b.pos + lo + 1, b.pos + hi), times[b.name][lo + 1:hi],
+                           slow[lo + 1:hi], fast[lo + 1:hi], range(b.pos + lo, b.pos + hi - 1))
     return program, back
 
 
