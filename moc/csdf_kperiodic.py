@@ -142,22 +142,10 @@ class _Constraints:
                      for k in range(n[a])] for a in actors}
         wide = _kind(max(abs(t) for ts in ticks.values() for t in ts))
         times = {a: np.array(ticks[a] * K[a], dtype=wide) for a in actors}
-        parts = []                                  # (u, v, w, h, channel, x)
+        parts = [self._own_order(actors, size, base, kinds, times, q)]
 
-        def add(u, v, w, h, channel=-1, x=None):
-            x = np.full(len(u), -1, dtype=np.int64) if x is None else x
+        def add(u, v, w, h, channel, x):
             parts.append((u, v, w, h, np.full(len(u), channel, dtype=np.int64), x))
-        for a in actors:
-            N, start = size[a], base[where[a]]
-            j = np.arange(N, dtype=np.int64)
-            nxt = (j + 1) % N
-            wrap = N * self.h_unit // q[a]
-            h = np.where(j + 1 < N, 0, wrap).astype(_kind(wrap))
-            zero = np.zeros(N, dtype=np.int64)
-            add(start + j, start + nxt, zero, h)
-            if kinds == 2:
-                add(start + j, start + N + j, times[a], zero)
-                add(start + N + j, start + N + nxt, zero, h)
         self.totals = []
         for c, ch in enumerate(channels):
             a, b = ch.src, ch.dst
@@ -184,6 +172,37 @@ class _Constraints:
             np.concatenate([part[k] for part in parts]) for k in range(6))
         self.w, self.h = integer_array(w), integer_array(h)
         self.u, self.v = self.u.astype(np.int64), self.v.astype(np.int64)
+
+    def _own_order(self, actors, size, base, kinds, times, q):
+        """The edges of every actor's own order, actor after actor, as ``(u, v, w, h,
+        channel, x)``: its starts in order (the last to the first of its next
+        pattern), and with ``kinds`` 2 its durations and its ends in order."""
+        N = np.array([size[a] for a in actors], dtype=np.int64)
+        total = int(N.sum())
+        j = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(N) - N, N)
+        each = np.repeat(N, N)
+        start = np.repeat(base, N) + j
+        nxt = np.repeat(base, N) + (j + 1) % each
+        wraps = [size[a] * self.h_unit // q[a] for a in actors]
+        kind = _kind(max(wraps))
+        h = np.where(j + 1 < each, 0, np.repeat(np.array(wraps, dtype=kind), N)).astype(kind)
+        zero = np.zeros(total, dtype=np.int64)
+        if kinds == 1:
+            u, v, w, h = start, nxt, zero, h
+        else:
+            # per actor: its starts' order, its durations, its ends' order
+            at = np.repeat(3 * (np.cumsum(N) - N), N) + j
+            u, v = np.empty(3 * total, dtype=np.int64), np.empty(3 * total, dtype=np.int64)
+            w = np.zeros(3 * total, dtype=np.concatenate([times[a] for a in actors]).dtype)
+            hs = np.zeros(3 * total, dtype=h.dtype)
+            ends = np.repeat(N, N)
+            u[at], v[at], hs[at] = start, nxt, h
+            u[at + each], v[at + each] = start, start + ends
+            w[at + each] = np.concatenate([times[a] for a in actors])
+            u[at + 2 * each], v[at + 2 * each], hs[at + 2 * each] = start + ends, nxt + ends, h
+            h = hs
+        minus = np.full(len(u), -1, dtype=np.int64)
+        return u, v, w, h, minus, minus
 
     def name(self, i):
         return self.actors[self.actor[i]], int(self.j[i])
