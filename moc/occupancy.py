@@ -10,7 +10,9 @@ of its own earlier firings on a self-loop, and not before its previous firing (S
 of one iteration are put once in an order that the tokens allow (an actor's firings a
 block at a time, as many as its producers have written for), with the places of the
 firings each waits for; every iteration replays that order, since an iteration's
-firings wait only for firings of the same or earlier iterations.
+firings wait only for firings of the same or earlier iterations.  Where that order's
+precedences form wide levels (each firing one level above the highest of the same
+iteration it waits for), an iteration is computed a level at a time.
 
 The execution of a live graph becomes periodic (max-plus cyclicity: Baccelli, Cohen,
 Olsder & Quadrat, *Synchronization and Linearity*, 1992, ch. 3): from some iteration

@@ -38,7 +38,9 @@ in process against Kiter's 46.9 s, ``autogen1`` 35.0 s where Kiter gives up at 1
 (0.76 s a file, ``autogen1`` and ``autogen5`` most of it), default 121 s; the 1,000
 generated graphs 11.6 ms of CPU each (``--no-simulate``) and 15.5 ms (default).  Now
 (load 6-8): 19.1 s of CPU with ``--no-simulate`` (424 ms a file of the 45, 84 s wall)
-and 38.5 s by default (856 ms a file, 111 s wall).
+and 38.5 s by default (856 ms a file, 111 s wall); after the int64 constraint graph
+and the actors' own orders at once (load 4.5-4.8): 18.2 s and 37.3 s of CPU (404 and
+829 ms a file).
 
 Kiter's ``benchmarks/`` folder (``git clone https://github.com/bbodin/kiter``) comes from
 ``--kiter`` or the environment variable ``KITER_BENCHMARKS``; without it that part is

@@ -13,17 +13,19 @@ critical cycle, latency, every buffer and firing of the schedule, method).
 depends less on the load of a shared machine than wall time; ``load`` is
 ``os.getloadavg()`` before and after.
 
-Measured against 54ce135 at a load average of 5.6-7.7 on two cores (CPU seconds of one
+Measured against 54ce135 at a load average of 2-6 on two cores (CPU seconds of one
 process, start-up included; the same analysis from both on every graph):
 
     graph       default: before -> now    --no-simulate: before -> now
-    autogen1    16.1 -> 12.7 (0.79)       9.4 -> 6.2 (0.66)
-    autogen5    20.8 -> 15.9 (0.77)      10.1 -> 7.9 (0.78)
-    autogen4     3.9 -> 3.7  (0.94)       1.9 -> 1.8 (0.96)
-    JPEG2000     1.8 -> 1.8  (1.00)       1.1 -> 1.1 (1.00)
-    H264         2.2 -> 2.2  (0.99)       1.6 -> 1.8 (1.09, noise)
+    autogen1    14.7 -> 11.2 (0.77)      10.2 -> 6.5 (0.63)
+    autogen5    20.4 -> 14.6 (0.72)       8.3 -> 6.2 (0.75)
+    autogen4     3.8 -> 3.5  (0.91)       1.9 -> 1.9 (1.02)
+    JPEG2000     1.6 -> 1.6  (1.00)       1.0 -> 1.0 (1.05)
+    H264         2.2 -> 2.2  (1.00)       1.7 -> 1.5 (0.93)
 
-Wall times were 3-5 times these at that load (autogen5 by default 63 s and 87 s).
+Wall: autogen1 by default 68 s -> 22 s, autogen5 47 s -> 21 s, the load falling during
+the run.  At load 1.5 alone: autogen1 6.1 s (``--no-simulate``) and 10.2 s (default),
+autogen5 7.2 s and 15.0 s.
 """
 from __future__ import annotations
 
