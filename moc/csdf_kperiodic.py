@@ -138,23 +138,14 @@ class _Constraints:
         # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
         # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
         self.h_unit = math.lcm(*(q[a] // n[a] for a in actors))
-        times = {a: np.array([int(Fraction(phase_value(durations[a], k)) * self.w_unit)
-                              for k in range(n[a])] * K[a], dtype=object) for a in actors}
-        parts = []                                  # (u, v, w, h, channel, x)
+        ticks = {a: [int(Fraction(phase_value(durations[a], k)) * self.w_unit)
+                     for k in range(n[a])] for a in actors}
+        wide = _kind(max(abs(t) for ts in ticks.values() for t in ts))
+        times = {a: np.array(ticks[a] * K[a], dtype=wide) for a in actors}
+        parts = [self._own_order(actors, size, base, kinds, times, q)]
 
-        def add(u, v, w, h, channel=-1, x=None):
-            x = np.full(len(u), -1, dtype=np.int64) if x is None else x
+        def add(u, v, w, h, channel, x):
             parts.append((u, v, w, h, np.full(len(u), channel, dtype=np.int64), x))
-        for a in actors:
-            N, start = size[a], base[where[a]]
-            j = np.arange(N, dtype=np.int64)
-            nxt = (j + 1) % N
-            h = np.where(j + 1 < N, 0, N * self.h_unit // q[a]).astype(object)
-            zero = np.zeros(N, dtype=object)
-            add(start + j, start + nxt, zero, h)
-            if kinds == 2:
-                add(start + j, start + N + j, times[a], zero)
-                add(start + N + j, start + N + nxt, zero, h)
         self.totals = []
         for c, ch in enumerate(channels):
             a, b = ch.src, ch.dst
@@ -172,12 +163,46 @@ class _Constraints:
             for jb, ja, xs in found[1]:
                 src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
                 dst = base[where[b]] + jb
-                w = np.zeros(len(ja), dtype=object) if kinds == 2 else times[a][ja]
+                w = np.zeros(len(ja), dtype=np.int64) if kinds == 2 else times[a][ja]
+                if xs.dtype != object and _kind(made[c] + self.h_unit * (1 + int(
+                        np.abs(xs).max(initial=0)))) is object:
+                    xs = xs.astype(object)
                 add(src, dst, w, -xs * self.h_unit // made[c], c, xs)
         self.u, self.v, w, h, self.channel, self.x = (
             np.concatenate([part[k] for part in parts]) for k in range(6))
         self.w, self.h = integer_array(w), integer_array(h)
         self.u, self.v = self.u.astype(np.int64), self.v.astype(np.int64)
+
+    def _own_order(self, actors, size, base, kinds, times, q):
+        """The edges of every actor's own order, actor after actor, as ``(u, v, w, h,
+        channel, x)``: its starts in order (the last to the first of its next
+        pattern), and with ``kinds`` 2 its durations and its ends in order."""
+        N = np.array([size[a] for a in actors], dtype=np.int64)
+        total = int(N.sum())
+        j = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(N) - N, N)
+        each = np.repeat(N, N)
+        start = np.repeat(base, N) + j
+        nxt = np.repeat(base, N) + (j + 1) % each
+        wraps = [size[a] * self.h_unit // q[a] for a in actors]
+        kind = _kind(max(wraps))
+        h = np.where(j + 1 < each, 0, np.repeat(np.array(wraps, dtype=kind), N)).astype(kind)
+        zero = np.zeros(total, dtype=np.int64)
+        if kinds == 1:
+            u, v, w, h = start, nxt, zero, h
+        else:
+            # per actor: its starts' order, its durations, its ends' order
+            at = np.repeat(3 * (np.cumsum(N) - N), N) + j
+            u, v = np.empty(3 * total, dtype=np.int64), np.empty(3 * total, dtype=np.int64)
+            w = np.zeros(3 * total, dtype=np.concatenate([times[a] for a in actors]).dtype)
+            hs = np.zeros(3 * total, dtype=h.dtype)
+            ends = np.repeat(N, N)
+            u[at], v[at], hs[at] = start, nxt, h
+            u[at + each], v[at + each] = start, start + ends
+            w[at + each] = np.concatenate([times[a] for a in actors])
+            u[at + 2 * each], v[at + 2 * each], hs[at + 2 * each] = start + ends, nxt + ends, h
+            h = hs
+        minus = np.full(len(u), -1, dtype=np.int64)
+        return u, v, w, h, minus, minus
 
     def name(self, i):
         return self.actors[self.actor[i]], int(self.j[i])
@@ -227,9 +252,12 @@ def _channel_pairs(ch, P, C, g):
     writing position is tried (``N_a`` of them) or each multiple of ``g`` there
     (``P(N_a)/g``), whichever is fewer; the multiple tried first for a position is its
     largest."""
-    prefix = np.array(P.prefix, dtype=object)
-    reads = np.flatnonzero(np.diff(np.array(C.prefix, dtype=object)) > 0)
-    tops = np.array(C.prefix, dtype=object)[reads + 1] - ch.delay
+    # int64 where no value here (tokens, and x down to −P(N_a)) can overflow
+    kind = _kind(P.total + C.total + abs(ch.delay) + g)
+    prefix = np.array(P.prefix, dtype=kind)
+    read_prefix = np.array(C.prefix, dtype=kind)
+    reads = np.flatnonzero(np.diff(read_prefix) > 0)
+    tops = read_prefix[reads + 1] - ch.delay
     writes = np.flatnonzero(prefix[1:] > prefix[:-1])
     multiples = P.total // g
     width = min(len(writes), multiples)
@@ -243,11 +271,17 @@ def _channel_pairs(ch, P, C, g):
             yield jb[rows], writes[cols], x[rows, cols]
             continue
         # the multiples of g from the largest below top down, each in one window
-        x = g * ((top - 1) // g) - g * np.arange(multiples, dtype=object)[None, :]
+        x = g * ((top - 1) // g) - g * np.arange(multiples, dtype=kind)[None, :]
         ja = np.searchsorted(prefix, (top - x).ravel(), side="left").reshape(x.shape) - 1
         keys = np.repeat(np.arange(len(jb)), multiples) * len(prefix) + ja.ravel()
         keys, first_of = np.unique(keys.astype(np.int64), return_index=True)
         yield jb[keys // len(prefix)], keys % len(prefix), x.ravel()[first_of]
+
+
+def _kind(largest):
+    """int64 for integers up to ``largest`` in size (with room for a few sums and
+    products by small factors), else Python integers in object arrays."""
+    return np.int64 if abs(largest) < 2 ** 58 else object
 
 
 def _edge_count(K_a, n_a, K_b, n_b, totals):

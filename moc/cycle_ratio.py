@@ -202,19 +202,23 @@ def _policy_iteration(n, u, v, w, h):
     policy[u[chosen]] = chosen
     tol = 1e-9
     eta = x = None
+    # most edges of a large constraint graph carry no tokens: value = w + x[v] there
+    tokens = np.flatnonzero(h)
+    ut, vt, wt, ht = u[tokens], v[tokens], w[tokens], h[tokens]
     for _ in range(max(100, 10 * int(math.isqrt(n)))):
         eta, x = _policy_values(n, v, w, h, policy, eta, x, tol)
-        eu, ev = eta[u], eta[v]
-        slack = tol * (1 + np.abs(eu))
-        upward = ev > eu + slack
+        ev = eta[v]
+        slack = tol * (1 + np.abs(eta))
+        upward = ev > (eta + slack)[u]
         if upward.any():
             edges = np.flatnonzero(upward)
             best = edges[first_per(u[edges], ev[edges])]
             policy[u[best]] = best
             continue
-        value = w - eu * h + x[v]
-        level = np.abs(ev - eu) <= slack
-        better = level & (value > x[u] + tol * (1 + np.abs(x[u])))
+        # no edge leads up: |eta[v] − eta[u]| ≤ slack wherever eta[v] ≥ eta[u] − slack
+        value = w + x[v]
+        value[tokens] = wt - eta[ut] * ht + x[vt]
+        better = (ev >= (eta - slack)[u]) & (value > (x + tol * (1 + np.abs(x)))[u])
         if not better.any():
             return policy, True
         edges = np.flatnonzero(better)
@@ -229,7 +233,7 @@ def _doubling(n):
 
 def _cycle_roots(succ, labels=False):
     """The smallest node of every cycle of the functional graph ``succ`` (and, with
-    ``labels``, per node the root of the cycle it reaches)."""
+    ``labels``, per node the root of the cycle it reaches and whether it is on one)."""
     n = len(succ)
     # the image of succ^m shrinks to the cycles' nodes; once two images agree it stays
     reach = succ.copy()
@@ -253,7 +257,7 @@ def _cycle_roots(succ, labels=False):
         label = after
         step = step[step]
     roots = np.flatnonzero(on & (label == np.arange(n)))
-    return (roots, label) if labels else roots
+    return (roots, label, on) if labels else roots
 
 
 def _cycle(succ, root):
@@ -287,11 +291,12 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
     gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
     1998; a root reset to 0 can loop)."""
     succ = v[policy]
-    roots, step = _cycle_roots(succ, labels=True)
-    weight = _path_sums(succ, w[policy], roots)
-    height = _path_sums(succ, h[policy], roots)
-    ratio = (w[policy[roots]] + weight[succ[roots]]) / \
-        (h[policy[roots]] + height[succ[roots]])
+    roots, step, on = _cycle_roots(succ, labels=True)
+    # a cycle's ratio from the sums over its nodes, grouped by its root
+    cyclic = np.flatnonzero(on)
+    root = step[cyclic]
+    edge = policy[cyclic]
+    ratio = np.bincount(root, w[edge], n)[roots] / np.bincount(root, h[edge], n)[roots]
     eta_root = np.zeros(n)
     eta_root[roots] = ratio
     eta = eta_root[step]

@@ -10,7 +10,9 @@ of its own earlier firings on a self-loop, and not before its previous firing (S
 of one iteration are put once in an order that the tokens allow (an actor's firings a
 block at a time, as many as its producers have written for), with the places of the
 firings each waits for; every iteration replays that order, since an iteration's
-firings wait only for firings of the same or earlier iterations.
+firings wait only for firings of the same or earlier iterations.  Where that order's
+precedences form wide levels (each firing one level above the highest of the same
+iteration it waits for), an iteration is computed a level at a time.
 
 The execution of a live graph becomes periodic (max-plus cyclicity: Baccelli, Cohen,
 Olsder & Quadrat, *Synchronization and Linearity*, 1992, ch. 3): from some iteration
@@ -30,6 +32,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from array import array
+from itertools import chain
 from math import lcm
 from typing import Collection, Mapping
 
@@ -42,6 +45,10 @@ from moc.self_timed import PROGRESS_STEP
 
 #: iterations computed at first; doubled until the execution repeats
 FIRST_ITERATIONS = 3
+#: firings per level of one iteration's precedences (on average) from which its
+#: firings are computed a level at a time (numpy) rather than one by one: Kiter's
+#: autogen5 has 312,485 firings in 470 levels, autogen1 250,992 in 26,045
+WIDE_LEVELS = 32
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,7 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     program, back = _program(actors, total)
     if program is None:
         return None
+    levels = _by_level(program, total)
     # a firing's end is at most the sum of the firing times before it
     per_iteration = sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
@@ -136,7 +144,9 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     # an iteration moves a firing's time on by its actor's period: at least this much
     fastest = min(Fraction(pace[a]) for a in actors) * scale
     while iterations * total <= max_firings and per_iteration * iterations < 2 ** 62:
-        held += _run(program, S, E, back + done, back + iterations, total)
+        held += _run(program, S, E, back + done, back + iterations, total) \
+            if levels is None else _run_levels(levels, S, E, back + done,
+                                               back + iterations, total)
         if progress is not None:
             told = _tell(progress, (iterations - done) * total + told)
         S2, E2, B2 = _collect(S, E, held, back, iterations, total)
@@ -237,11 +247,15 @@ def _program(actors, total):
             places.append(cycles * total + a.pos + r)
         offsets[x.name] = [_grouped(*parts[g], x.q) for g in (False, True)]
     program = []
+    times = {x.name: np.resize(x.d, x.q).tolist() for x in actors.values()}
     for b, lo, hi in order:
         slow, fast = offsets[b.name]
-        for k in range(lo, hi):
-            previous = b.pos + k - 1 if k else b.pos + b.q - 1 - total
-            program.append((b.pos + k, int(b.d[k % b.n]), slow[k], fast[k], previous))
+        # the previous firing of the first: the last of the iteration before
+        previous = b.pos + lo - 1 if lo else b.pos + b.q - 1 - total
+        program.append((b.pos + lo, times[b.name][lo], slow[lo], fast[lo], previous))
+        if hi > lo + 1:
+            program += zip(range(b.pos + lo + 1, b.pos + hi), times[b.name][lo + 1:hi],
+                           slow[lo + 1:hi], fast[lo + 1:hi], range(b.pos + lo, b.pos + hi - 1))
     return program, back
 
 
@@ -281,6 +295,85 @@ def _run(program, S, E, first, last, total):
             S[at] = s
             e, p = s + d, E[before]
             E[at] = e if e > p else p
+    return held
+
+
+def _by_level(program, total):
+    """The firings of ``program`` grouped by level (one more than the highest of the
+    firings of the same iteration each waits for), each level as arrays ``(places,
+    times, previous, slow, fast)``, ``slow`` and ``fast`` as a table of the offsets
+    each firing waits for and a table of 1 where an offset is real, 0 where it pads
+    the row; None where the
+    levels hold fewer than :data:`WIDE_LEVELS` firings on average."""
+    level = [0] * total
+    depth = []
+    for place, _, slow, fast, previous in program:
+        top = level[previous] if previous >= 0 else 0
+        for o in slow:
+            if o >= 0 and level[o] > top:
+                top = level[o]
+        for o in fast:
+            if o >= 0 and level[o] > top:
+                top = level[o]
+        level[place] = top + 1
+        depth.append(top + 1)
+    if not program or len(program) < WIDE_LEVELS * max(depth):
+        return None
+    depth = np.array(depth, dtype=np.int64)
+    order = np.argsort(depth, kind="stable")
+    cuts = np.searchsorted(depth[order], np.arange(1, int(depth.max()) + 2))
+    places, times, previous = (np.array([entry[k] for entry in program], dtype=np.int64)
+                               for k in (0, 1, 4))
+
+    tables = []
+    for k in (2, 3):
+        count = np.fromiter((len(entry[k]) for entry in program), dtype=np.int64,
+                            count=len(program))
+        flat = np.fromiter(chain.from_iterable(entry[k] for entry in program),
+                           dtype=np.int64, count=int(count.sum()))
+        tables.append((count, flat, np.cumsum(count) - count))
+
+    def padded(count, flat, first, rows):
+        width = int(count[rows].max())
+        if not width:
+            return None
+        real = np.arange(width) < count[rows][:, None]
+        table = np.zeros(real.shape, dtype=np.int64)
+        table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
+        return table, real.astype(np.int64)
+    levels = []
+    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        rows = order[lo:hi]
+        levels.append((places[rows], times[rows], previous[rows],
+                       *(padded(*table, rows) for table in tables)))
+    return levels
+
+
+def _run_levels(levels, S, E, first, last, total):
+    """:func:`_run` a level at a time: the firings of one level wait only for those of
+    earlier levels and iterations."""
+    held = []
+    grow = (last - first) * total
+    S.frombytes(bytes(8 * grow))
+    E.frombytes(bytes(8 * grow))
+    starts, ends = np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
+    for it in range(first, last):
+        base = it * total
+        for places, d, previous, slow, fast in levels:
+            at, before = places + base, previous + base
+            s = starts[before]
+            if slow is not None:
+                # padding reads place 0: an end at time 0, before the first iteration
+                np.maximum(s, ends[slow[0] + base * slow[1]].max(axis=1), out=s)
+            if fast is not None:
+                f = ends[fast[0] + base * fast[1]].max(axis=1)
+                up = f > s
+                if up.any():
+                    held += at[up].tolist()
+                    np.maximum(s, f, out=s)
+            starts[at] = s
+            ends[at] = np.maximum(s + d, ends[before])
+    del starts, ends                  # S and E grow again on the next call
     return held
 
 

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, assume, event, given, settings, strategies a
 from moc import SDFGraph
 from moc.csdf import first_iteration as phased_first
 from moc.errors import DeadlockError
+from moc import occupancy
 from moc.occupancy import self_timed_occupancy
 from moc.phases import Phases, cyclo_static
 from moc.self_timed import first_iteration, simulate
@@ -44,6 +45,15 @@ def _compare(g):
         {a: tuple((f.start, f.end) for f in fs)
          for a, fs in first_iteration(g, durations, q).items()}
     assert dict(found.first) == expected
+    # the same firings computed a level of precedences at a time (numpy)
+    wide, occupancy.WIDE_LEVELS = occupancy.WIDE_LEVELS, 0
+    try:
+        by_level = self_timed_occupancy(g, durations, q, pace, growing)
+    finally:
+        occupancy.WIDE_LEVELS = wide
+    assert (dict(by_level.buffers), dict(by_level.first), by_level.transient,
+            by_level.cyclicity) == (dict(found.buffers), dict(found.first),
+                                    found.transient, found.cyclicity)
 
 
 @settings(max_examples=80, deadline=None,

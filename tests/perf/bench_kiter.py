@@ -8,12 +8,16 @@ answered, none over 10 s, median 0.007 s, largest autogen1 7.0 s, autogen5 6.9 s
 JPEG2000_sized 0.86 s; 1,000 generated 10-actor graphs at 4.5 ms each.  Wall times
 follow the load: at load 2.6 autogen1 took 7.0 s in one run and 11.3 s in another.
 With ``--simulate`` (the default ``analyse``: buffers and schedule too) at a load of
-5.7: every buffer answered but those of autogen2/autogen3 (past the limit firings) and
-faustExample's unbounded one, median 0.029 s, autogen1 19.5 s, autogen5 28.0 s (the
-throughput about half of each), the rest at most 3.2 s (autogen4), 1.65 s per graph on
-average; 1,000 generated graphs at 15.2 ms each.  Before the buffers came from the
-firings' precedences (state space, load 8.5): autogen1 40 s, autogen5 122 s, H264,
-JPEG2000 and PDectect with buffers unexplored, median 0.067 s.
+6-8 on two cores: every buffer answered but those of autogen2/autogen3 (past the limit
+firings) and faustExample's unbounded one, median 0.092 s, autogen1 45.2 s, autogen5
+59.9 s, H264_sized 8.3 s, autogen4 7.8 s, the rest at most 6.1 s (wall times 3-4 times
+the CPU time at that load: ``bench_kiter_base.py`` gives the CPU time of autogen1's
+default process as 12.7 s, autogen5's 15.9 s, 16.1 s and 20.8 s before the levels of
+``moc.occupancy``, the int64 constraint graph and the cheaper policy steps of
+``moc.cycle_ratio``).  At a load of 5.7 before those: autogen1 19.5 s, autogen5
+28.0 s, 1.65 s per graph on average; 1,000 generated graphs at 15.2 ms each.  Before
+the buffers came from the firings' precedences (state space, load 8.5): autogen1 40 s,
+autogen5 122 s, H264, JPEG2000 and PDectect with buffers unexplored, median 0.067 s.
 
     python tests/perf/bench_kiter.py [--kiter KITER/benchmarks] [--generated 1000]
         [--kiter-bin KITER/Release/bin/kiter] [--one-process]
@@ -32,7 +36,11 @@ of the 35 both answer, 33 equal, and on ``SimpleUseCase`` and ``faustExample`` K
 in process against Kiter's 46.9 s, ``autogen1`` 35.0 s where Kiter gives up at 120 s.
 ``--one-process`` (load 10-16): the suite in one ``analyse --no-simulate`` 34 s of CPU
 (0.76 s a file, ``autogen1`` and ``autogen5`` most of it), default 121 s; the 1,000
-generated graphs 11.6 ms of CPU each (``--no-simulate``) and 15.5 ms (default).
+generated graphs 11.6 ms of CPU each (``--no-simulate``) and 15.5 ms (default).  Now
+(load 6-8): 19.1 s of CPU with ``--no-simulate`` (424 ms a file of the 45, 84 s wall)
+and 38.5 s by default (856 ms a file, 111 s wall); after the int64 constraint graph
+and the actors' own orders at once (load 4.5-4.8): 18.2 s and 37.3 s of CPU (404 and
+829 ms a file).
 
 Kiter's ``benchmarks/`` folder (``git clone https://github.com/bbodin/kiter``) comes from
 ``--kiter`` or the environment variable ``KITER_BENCHMARKS``; without it that part is
