@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from moa import Architecture, CostSpec, available_models
-from mapping.evaluation.batch import (DEFAULT_CHUNK, BatchEvaluator, compiled, default_chunk,
-                                      evaluate_batch, evaluate_value)
+from mapping.evaluation.batch import BatchEvaluator, compiled, evaluate_batch, evaluate_value
 from mapping.evaluation.reference import evaluate
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
@@ -152,27 +151,6 @@ def test_large_batch_is_chunked():
     whole = ev.evaluate(X)
     parts = np.concatenate([ev.evaluate(X[i:i + 700]) for i in range(0, len(X), 700)])
     np.testing.assert_allclose(whole, parts, rtol=1e-12)
-
-
-def test_wide_platforms_take_smaller_chunks_with_equal_values():
-    """At 64 PEs a ``(P, n)`` array of 8,192 mappings would be 4 MB: the default chunk
-    halves (2 MB); the values do not depend on it."""
-    arch = Architecture("wide64")
-    arch.add_type("core", costs={"time": lsla(1e-9, 1e-6)})
-    arch.add_cn("bus", costs={"time": lsla(1e-10, 1e-6)})
-    for i in range(64):
-        arch.add_pe(f"core[{i}]", type_name="core", array=("core", i))
-        arch.add_link(f"core[{i}]", "bus")
-    problem = bind_problem(random_app(20, 30, seed=1), arch)
-    assert default_chunk(8) == DEFAULT_CHUNK == 8192 and default_chunk(64) == 4096
-    assert default_chunk(10_000) == 512
-    X = np.random.default_rng(0).integers(0, 64, (10_000, 20))
-    for aggregate, plan in (("max", False), ("max", True), ("sum", None)):
-        ev = BatchEvaluator(problem, "time", aggregate, max_plan=plan)
-        assert ev.chunk == 4096
-        wide = BatchEvaluator(problem, "time", aggregate, DEFAULT_CHUNK, max_plan=plan)
-        np.testing.assert_allclose(ev.evaluate(X), wide.evaluate(X), rtol=1e-12)
-    assert BatchEvaluator(bind_problem(random_app(20, 30, seed=1), bench_arch())).chunk == 8192
 
 
 @pytest.mark.skipif("roofline" not in available_models(), reason="roofline model not available")

@@ -82,10 +82,6 @@ copyreg.pickle(types.MappingProxyType, lambda m: (types.MappingProxyType, (dict(
 #: mappings per chunk: bounds the temporaries (about 10 MB for max on the benchmark
 #: problem) whatever the batch size
 DEFAULT_CHUNK = 8192
-#: bytes of one ``(P, n)`` array of per-PE values, a chunk's largest temporary: the
-#: default chunk shrinks on wide platforms to stay within it (at 64 PEs, 4,096 mappings
-#: evaluate 1.3-1.5x faster than 8,192 through the tables; ``tests/perf/bench.py``)
-PE_VALUES_BYTES = 2 ** 21
 #: beyond this many PE pairs the per-pair tables are not built (route incidence instead)
 MAX_PAIR_ROWS = 65536
 #: from this many PEs on, the generic path beats the group tables for ``max``: above 8
@@ -93,12 +89,6 @@ MAX_PAIR_ROWS = 65536
 #: the groups are 1.4-1.8x faster at 12 to 20 PEs, level at 22, slower beyond
 #: (``tests/perf/bench.py``: ``max_paths``, load about 6)
 MAX_PLAN_PES = 21
-
-
-def default_chunk(n_pes: int) -> int:
-    """Mappings per chunk on ``n_pes`` PEs: ``DEFAULT_CHUNK``, or fewer (at least 512) so
-    that a ``(P, n)`` array of floats stays within ``PE_VALUES_BYTES``."""
-    return max(512, min(DEFAULT_CHUNK, PE_VALUES_BYTES // (8 * max(n_pes, 1))))
 
 
 class BatchEvaluator:
@@ -123,7 +113,7 @@ class BatchEvaluator:
         return super().__new__(cls)
 
     def __init__(self, problem: Problem, metric: str = "time", aggregate: str | None = None,
-                 chunk: int | None = None, *, max_plan: bool | None = None):
+                 chunk: int = DEFAULT_CHUNK, *, max_plan: bool | None = None):
         arch, act = problem.arch, problem.activity
         check_metric(arch, metric)
         self.metric = metric
@@ -132,7 +122,7 @@ class BatchEvaluator:
         #: the firing-level tables of a timed aggregation (``schedule``, ``period``)
         self._timing = timing_tables(problem, metric, self.aggregate) \
             if self.aggregation.timed else None
-        self.chunk = default_chunk(len(arch.pes)) if chunk is None else int(chunk)
+        self.chunk = int(chunk)
         self.actors: list[str] = list(problem.app.actors)
         self.channels: list[str] = list(problem.app.channels)
         self.pes: list[str] = arch.pes
@@ -612,7 +602,7 @@ class SystemBatchEvaluator(BatchEvaluator):
     terms.  ``loads`` are those of the first term."""
 
     def __init__(self, problem: Problem, metric: str = "time", aggregate: str | None = None,
-                 chunk: int | None = None, *, max_plan: bool | None = None):
+                 chunk: int = DEFAULT_CHUNK, *, max_plan: bool | None = None):
         check_metric(problem.arch, metric)
         refuse_aggregate(problem.arch, metric, aggregate)
         self.metric, self.aggregate, self.aggregation = metric, SYSTEM, None
