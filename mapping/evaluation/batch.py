@@ -427,8 +427,11 @@ class BatchEvaluator:
         """``(P, n)`` sums of ``weights`` (``(A, n)``) by the PE of each actor."""
         n, P = XT.shape[1], self.n_pes
         idx = XT * n + np.arange(n, dtype=self._itype)
-        return np.bincount(idx.ravel(), weights=weights.ravel(), minlength=P * n) \
-            .reshape(P, n).astype(float, copy=False)
+        # Added in order, as a bincount would (equal sums), but twice as fast from numpy 1.25
+        # and its value not slowed by where malloc puts the (P, n) array (the process's history).
+        out = np.zeros(P * n)
+        np.add.at(out, idx.ravel(), weights.ravel())
+        return out.reshape(P, n)
 
     def _pe_loads(self, XT: np.ndarray, table: np.ndarray) -> np.ndarray:
         return self._bincount(XT, table.ravel().take(XT + self._actor_off[:, None]))
