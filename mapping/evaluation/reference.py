@@ -1,7 +1,7 @@
 """The reference evaluator: one metric of one mapping.
 
 It places the tokens of one iteration as objects (:class:`MappedTokens`) and values
-each element's list by its rule's ``value`` (:class:`TokenLists`): the plain reading of
+each element's list by its rule's ``value`` (:class:`TokenList`): the plain reading of
 the rules, through the one valuation core (:mod:`mapping.evaluation.core`) that the row
 batch drives with arrays.  It is the tests' oracle."""
 from __future__ import annotations
