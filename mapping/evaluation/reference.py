@@ -136,6 +136,9 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
     validate_mapping(app_b, arch_b, mapping)
     got = placed_value(arch_b, MappedTokens(problem, mapping), metric, aggregate,
                        problem.params)
+    unit = arch_b.unit(metric)     # a walk over the elements' models: once for time
+    time_unit = None if got.aggregate == SYSTEM else \
+        unit if metric == "time" else arch_b.unit("time")
     throughput = performance_ = None
     if metric == "time" and got.value > 0 and np.isfinite(got.value):
         throughput = 1.0 / got.value
@@ -144,8 +147,7 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
                       got.value, throughput, performance_, got.bottleneck,
                       tuple(got.unmodelled), elements(arch_b, got), got.terms,
-                      unit=arch_b.unit(metric),
-                      time_unit=None if got.aggregate == SYSTEM else arch_b.unit("time"))
+                      unit=unit, time_unit=time_unit)
 
 
 class TokenList(Parts):
