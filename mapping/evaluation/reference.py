@@ -162,15 +162,18 @@ class TokenList(Parts):
         self.arch, self.metric, self.tokens, self.placed = arch, metric, tokens, [tokens]
         self._shares_of = shares_of
         self._rules, self._idle = memo or ({}, {})
-        self._split = ({pe: split_charged(tokens.get(pe, [])) for pe in arch.pes}
-                       if arch.charging else {})
+        split = ({pe: split_charged(tokens.get(pe, [])) for pe in arch.pes}
+                 if arch.charging else {})
+        #: element → its own tokens (a PE's without the copies CNs charge to it)
+        self.own_tokens = {**tokens, **{pe: own for pe, (own, _) in split.items()}} \
+            if split else tokens
+        self._charged = {pe: by_cn for pe, (_, by_cn) in split.items()}
 
     def own(self, name):
-        split = self._split.get(name)
-        return self.tokens.get(name, []) if split is None else split[0]
+        return self.own_tokens.get(name, [])
 
     def charged(self):
-        for pe, (_, by_cn) in self._split.items():
+        for pe, by_cn in self._charged.items():
             for cn in self.arch.cns:
                 if by_cn.get(cn):
                     yield pe, cn, by_cn[cn]
@@ -189,13 +192,20 @@ class TokenList(Parts):
         return bool(part)
 
     def value(self, key, element, part):
+        r = self.rule(element)
+        return None if r is None else self.list_value(element, part, r)
+
+    def rule(self, element):
+        """``element``'s rule for the metric (``None``: it has none), looked up once."""
         r = self._rules.get(element.name, False)
         if r is False:
             r = self._rules[element.name] = rule(element, self.metric)
-        if r is None:
-            return None
-        if part:
-            return _element_value(element, part, self.metric, r)
+        return r
+
+    def list_value(self, element, tokens: list, r):
+        """The value of ``tokens`` on ``element`` by its rule ``r``."""
+        if tokens:
+            return _element_value(element, tokens, self.metric, r)
         got = self._idle.get(element.name)     # an idle element's value is always the same
         if got is None:
             got = self._idle[element.name] = _element_value(element, [], self.metric, r)
@@ -214,7 +224,7 @@ class TokenLists(Parts):
         self.rows = [TokenList(arch, tokens, metric, shares_of, memo) for tokens in placed]
 
     def own(self, name):
-        return [row.own(name) for row in self.rows]
+        return [row.own_tokens.get(name, []) for row in self.rows]
 
     def charged(self):
         yield from self._stacked([{(pe, cn): part for pe, cn, part in row.charged()}
@@ -227,6 +237,8 @@ class TokenLists(Parts):
 
     def _stacked(self, per_row: list[dict]):
         """``(pe, cn, part)`` of the pairs some alternative has, PEs then CNs in order."""
+        if not any(per_row):
+            return
         for pe in self.arch.pes:
             for cn in self.arch.cns:
                 part = [mine.get((pe, cn), []) for mine in per_row]
@@ -237,8 +249,10 @@ class TokenLists(Parts):
         return np.array([bool(tokens) for tokens in part])
 
     def value(self, key, element, part):
-        got = [row.value(key, element, tokens) for row, tokens in zip(self.rows, part)]
-        return None if got[0] is None else np.array(got)
+        one = self.rows[0]                     # the rows share their rules and idle values
+        r = one.rule(element)
+        return None if r is None else np.array([one.list_value(element, tokens, r)
+                                                for tokens in part])
 
 
 class MappedTokens(Placement):
