@@ -19,7 +19,7 @@ from moa import Architecture
 from moc import TokenGroup
 from mapping.errors import MappingError
 from mapping.evaluation.core import Placement, PlacedValue, placed_value, placed_values
-from mapping.evaluation.reference import TokenLists
+from mapping.evaluation.reference import TokenList, TokenLists
 
 #: one element's activity: ``(quanta, tokens)`` or ``(quanta, tokens, attributes)``
 ElementActivity = tuple
@@ -50,6 +50,8 @@ class PlacedTokens(Placement):
         self.count = len(self.placed)
 
     def parts(self, metric):
+        if self.count == 1:            # one alternative stays in plain numbers
+            return TokenList(self.arch, self.placed[0], metric, self._shares_of)
         return TokenLists(self.arch, self.placed, metric, self._shares_of)
 
     def _shares_of(self, tokens):

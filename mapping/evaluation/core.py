@@ -153,7 +153,8 @@ class PlacedValues:
         return PlacedValue(float(self.value[k]), self.aggregate,
                            self.bottleneck[k] if self.bottleneck is not None else None,
                            self.placed[k] if self.placed else {},
-                           {name: float(_at(v, k)) for name, v in self.values.items()},
+                           {name: v if type(v) is float else float(_at(v, k))
+                            for name, v in self.values.items()},
                            tuple(name for name, used in self.unmodelled.items()
                                  if _at(used, k)),
                            {name: float(v[k]) for name, v in self.terms.items()})
@@ -258,17 +259,23 @@ def system_value(arch, values: MappingT[str, Any], agg: Aggregation,
     """The system values ``(n,)`` of element ``values`` (element → a number or ``(n,)``)
     by ``agg``, and their bottleneck elements where ``locate``."""
     pes, cns = arch.pes, arch.cns
-    pe = np.empty((len(pes), n))
-    cn = np.empty((len(cns), n))
-    for i, p in enumerate(pes):
-        pe[i] = values[p]
-    for i, c in enumerate(cns):
-        cn[i] = values[c]
+    pe, cn = _rows(values, pes, n), _rows(values, cns, n)
     value, where = agg.combine(pe, cn, float(arch.lambda_), shares, locate=locate)
     if not locate:
         return np.asarray(value, dtype=float), None
     names = pes + cns
     return np.asarray(value, dtype=float), [names[int(i)] if i >= 0 else None for i in where]
+
+
+def _rows(values: MappingT[str, Any], names: Sequence[str], n: int) -> np.ndarray:
+    """``(len(names), n)``: the values of ``names``, each a number or ``(n,)``; one
+    alternative's in one array call rather than a row at a time."""
+    if n == 1:
+        return np.array([_at(values[x], 0) for x in names], dtype=float).reshape(len(names), 1)
+    rows = np.empty((len(names), n))
+    for i, x in enumerate(names):
+        rows[i] = values[x]
+    return rows
 
 
 def refuse_aggregate(arch, metric: str, aggregate: str | None) -> None:

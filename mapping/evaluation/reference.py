@@ -1,7 +1,7 @@
 """The reference evaluator: one metric of one mapping.
 
 It places the tokens of one iteration as objects (:class:`MappedTokens`) and values
-each element's list by its rule's ``value`` (:class:`TokenLists`): the plain reading of
+each element's list by its rule's ``value`` (:class:`TokenList`): the plain reading of
 the rules, through the one valuation core (:mod:`mapping.evaluation.core`) that the row
 batch drives with arrays.  It is the tests' oracle."""
 from __future__ import annotations
@@ -136,6 +136,9 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
     validate_mapping(app_b, arch_b, mapping)
     got = placed_value(arch_b, MappedTokens(problem, mapping), metric, aggregate,
                        problem.params)
+    unit = arch_b.unit(metric)     # a walk over the elements' models: once for time
+    time_unit = None if got.aggregate == SYSTEM else \
+        unit if metric == "time" else arch_b.unit("time")
     throughput = performance_ = None
     if metric == "time" and got.value > 0 and np.isfinite(got.value):
         throughput = 1.0 / got.value
@@ -144,68 +147,112 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),
                       got.value, throughput, performance_, got.bottleneck,
                       tuple(got.unmodelled), elements(arch_b, got), got.terms,
-                      unit=arch_b.unit(metric),
-                      time_unit=None if got.aggregate == SYSTEM else arch_b.unit("time"))
+                      unit=unit, time_unit=time_unit)
 
 
-class TokenLists(Parts):
-    """The parts of tokens placed as objects, one dict element → token groups per
-    alternative (``placed``), each valued by its rule's ``value`` over the list: the
-    plain reading of a rule.  ``shares_of(placed)``: PE → CN → that PE's tokens on that
-    CN (:func:`mapping.semantics.traffic.tokens_by_pe`)."""
+class TokenList(Parts):
+    """The parts of one alternative's ``tokens`` (element → token groups), each part a
+    plain list valued by its rule's ``value``: the plain reading of a rule, and the
+    core's plain numbers.  ``shares_of(tokens)``: PE → CN → that PE's tokens on that CN
+    (:func:`mapping.semantics.traffic.tokens_by_pe`); ``memo``: the rules and idle
+    values, shared by the alternatives of a :class:`TokenLists`."""
 
-    def __init__(self, arch: Architecture, placed: Sequence[MappingT[str, list]], metric: str,
-                 shares_of=None):
-        self.arch, self.metric, self.placed = arch, metric, list(placed)
-        self.n = len(self.placed)
+    def __init__(self, arch: Architecture, tokens: MappingT[str, list], metric: str,
+                 shares_of=None, memo: tuple[dict, dict] | None = None):
+        self.arch, self.metric, self.tokens, self.placed = arch, metric, tokens, [tokens]
         self._shares_of = shares_of
-        self._rules: dict = {}
-        self._idle: dict[str, Any] = {}
-        self._split = [{pe: split_charged(tokens.get(pe, [])) for pe in arch.pes}
-                       if arch.charging else {} for tokens in self.placed]
+        self._rules, self._idle = memo or ({}, {})
+        split = ({pe: split_charged(tokens.get(pe, [])) for pe in arch.pes}
+                 if arch.charging else {})
+        #: element → its own tokens (a PE's without the copies CNs charge to it)
+        self.own_tokens = {**tokens, **{pe: own for pe, (own, _) in split.items()}} \
+            if split else tokens
+        self._charged = {pe: by_cn for pe, (_, by_cn) in split.items()}
 
     def own(self, name):
-        return [split[name][0] if name in split else tokens.get(name, [])
-                for tokens, split in zip(self.placed, self._split)]
+        return self.own_tokens.get(name, [])
 
     def charged(self):
-        if not self.arch.charging:
-            return
-        for pe in self.arch.pes:
+        for pe, by_cn in self._charged.items():
             for cn in self.arch.cns:
-                part = [split[pe][1].get(cn, []) if split else [] for split in self._split]
-                if any(part):
-                    yield pe, cn, part
+                if by_cn.get(cn):
+                    yield pe, cn, by_cn[cn]
 
     def shares(self):
         if self._shares_of is None:
             return
-        by_pe = [self._shares_of(tokens) for tokens in self.placed]
+        mine = self._shares_of(self.tokens)
         for pe in self.arch.pes:
             for cn in self.arch.cns:
-                part = [mine.get(pe, {}).get(cn, []) for mine in by_pe]
-                if any(part):
+                part = mine.get(pe, {}).get(cn)
+                if part:
                     yield cn, pe, part
 
     def used(self, part):
-        return bool(part[0]) if self.n == 1 else np.array([bool(t) for t in part])
+        return bool(part)
 
     def value(self, key, element, part):
+        r = self.rule(element)
+        return None if r is None else self.list_value(element, part, r)
+
+    def rule(self, element):
+        """``element``'s rule for the metric (``None``: it has none), looked up once."""
         r = self._rules.get(element.name, False)
         if r is False:
             r = self._rules[element.name] = rule(element, self.metric)
-        if r is None:
-            return None
-        values = [self._value(element, tokens, r) for tokens in part]
-        return values[0] if self.n == 1 else np.array(values)
+        return r
 
-    def _value(self, element, tokens, r):
+    def list_value(self, element, tokens: list, r):
+        """The value of ``tokens`` on ``element`` by its rule ``r``."""
         if tokens:
             return _element_value(element, tokens, self.metric, r)
         got = self._idle.get(element.name)     # an idle element's value is always the same
         if got is None:
             got = self._idle[element.name] = _element_value(element, [], self.metric, r)
         return got
+
+
+class TokenLists(Parts):
+    """The parts of ``n`` alternatives' tokens (``placed``: one dict element → token
+    groups each), a :class:`TokenList` per alternative: a part is the list of their
+    parts, its value the ``(n,)`` array of theirs."""
+
+    def __init__(self, arch: Architecture, placed: Sequence[MappingT[str, list]], metric: str,
+                 shares_of=None):
+        self.arch, self.placed = arch, list(placed)
+        memo: tuple[dict, dict] = ({}, {})
+        self.rows = [TokenList(arch, tokens, metric, shares_of, memo) for tokens in placed]
+
+    def own(self, name):
+        return [row.own_tokens.get(name, []) for row in self.rows]
+
+    def charged(self):
+        yield from self._stacked([{(pe, cn): part for pe, cn, part in row.charged()}
+                                  for row in self.rows])
+
+    def shares(self):
+        for pe, cn, part in self._stacked([{(pe, cn): part for cn, pe, part in row.shares()}
+                                           for row in self.rows]):
+            yield cn, pe, part
+
+    def _stacked(self, per_row: list[dict]):
+        """``(pe, cn, part)`` of the pairs some alternative has, PEs then CNs in order."""
+        if not any(per_row):
+            return
+        for pe in self.arch.pes:
+            for cn in self.arch.cns:
+                part = [mine.get((pe, cn), []) for mine in per_row]
+                if any(part):
+                    yield pe, cn, part
+
+    def used(self, part):
+        return np.array([bool(tokens) for tokens in part])
+
+    def value(self, key, element, part):
+        one = self.rows[0]                     # the rows share their rules and idle values
+        r = one.rule(element)
+        return None if r is None else np.array([one.list_value(element, tokens, r)
+                                                for tokens in part])
 
 
 class MappedTokens(Placement):
@@ -217,7 +264,7 @@ class MappedTokens(Placement):
     def __init__(self, problem: Problem, mapping: Mapping):
         self.problem, self.mapping = problem, mapping
         self.what, self.origin = f"mapping '{mapping.name}'", mapping.origin
-        self._parts: dict[str, TokenLists] = {}
+        self._parts: dict[str, TokenList] = {}
 
     def parts(self, metric):
         got = self._parts.get(metric)
@@ -225,8 +272,8 @@ class MappedTokens(Placement):
             p, m = self.problem, self.mapping
             placed = place_tokens(p.app, p.arch, m, p.activity, metric,
                                   charge=is_charged(metric))
-            got = self._parts[metric] = TokenLists(
-                p.arch, [placed], metric, lambda t: tokens_by_pe(p.app, p.arch, m, t))
+            got = self._parts[metric] = TokenList(
+                p.arch, placed, metric, lambda t: tokens_by_pe(p.app, p.arch, m, t))
         return got
 
     def timed(self, metric, aggregate):
