@@ -15,7 +15,8 @@ import numpy as np
 from moa import Architecture
 from moa.cost_models import Bounds
 
-from mapping.calibration.free import FreeParameter, free_bounds, free_start_scales
+from mapping.calibration.free import (FreeParameter, free_bounds, free_start_scales,
+                                      ordered_chains)
 from mapping.errors import InputError
 from mapping.semantics.problem import bind_problem
 
@@ -129,6 +130,8 @@ class ParameterVector:
             return out is not None and not _same(out, base)
         flat = {0.5: theta[j], 2.0: theta[j]}
         for value in self._ladder(j, theta[j]):
+            if not self._in_order(j, value, theta):
+                break
             side = 0.5 if value < theta[j] else 2.0
             if not binds(value):
                 flat[side] = value
@@ -142,6 +145,18 @@ class ParameterVector:
                     inner = mid
             return value
         return float(theta[j])
+
+    def _in_order(self, j: int, value: float, theta) -> bool:
+        """Whether parameter ``j`` at ``value`` keeps every chain a model declares
+        ordered (:func:`~mapping.calibration.free.ordered_chains`) in order at ``θ``."""
+        if not all(isinstance(fp, FreeParameter) for fp in self.free):
+            return True                      # bare names: no model declares an order
+        for run in ordered_chains(self.free):
+            if j in run:
+                values = [value if i == j else theta[i] for i in run]
+                if any(a > b for a, b in zip(values, values[1:])):
+                    return False
+        return True
 
     def _bound(self, j: int) -> Bounds | None:
         return self.bounds[j] if self.bounds else None
