@@ -193,8 +193,9 @@ def test_the_level_order_holds_in_a_fit_from_swapped_starts(tmp_path, capsys, mo
     """Started with L1 and L2 swapped (L1 2 MB at 80 GB/s, L2 30 KB at 220 GB/s), the fit
     keeps capacities rising and bandwidths falling with the level (each fitted as a
     ratio >= 1 to the one before) and recovers every level within 5%; the same fit
-    without the order (the model's ``ordered`` emptied) ends with L1 larger than L2 and
-    ranks the rows worse."""
+    without the order (the model's ``ordered`` emptied) ends with a level larger than
+    the next (L2 above L3 since the first start moves a parameter without effect to the
+    edge of its plateau; L1 above L2 before) and ranks the rows worse."""
     from moa.cost_models.roofline import Roofline
 
     d = sweep_files(tmp_path)
@@ -209,7 +210,8 @@ def test_the_level_order_holds_in_a_fit_from_swapped_starts(tmp_path, capsys, mo
     monkeypatch.setattr(Roofline, "ordered", ())
     loose = fidelity(capsys, d, "swapped.moa", FREE)
     f = loose["fitted"]
-    assert f["cpu.time.l1_capacity"] > f["cpu.time.l2_capacity"]
+    caps = [f[f"cpu.time.l{i}_capacity"] for i in (1, 2, 3)]
+    assert any(a > b for a, b in zip(caps, caps[1:])), caps
     assert loose["tau"] < ordered["tau"] - 0.03
 
 

@@ -171,6 +171,33 @@ def test_first_start_raises_a_zero_to_its_declared_scale_only():
     assert vector.start(np.array([0.0, 0.0, 7.0])).tolist() == [100.0, 0.0, 7.0]
 
 
+def test_first_start_moves_a_parameter_without_effect_to_the_edge_of_its_plateau():
+    """Predictions max(x / e, 10 c) for x = 1, 2, 4: at e = 1, c = 1 every row is 10 and
+    e has no effect; DRAM-like x / e binds first for x = 4 below e = 0.4, so the start
+    takes e within 1 % under 0.4 (halving to 0.25 binds, bisection back towards 0.5).
+    c has an effect and stays; u has none on any rung and stays; the moved start predicts
+    what the file's does to 1 %."""
+    from mapping.calibration.parameter_vector import ParameterVector
+    from moa.cost_models import Bounds
+    import numpy as np
+    x = np.array([1.0, 2.0, 4.0])
+
+    def predict(t):
+        return np.maximum(x / t[0], 10 * t[1]) + 0 * t[2]
+
+    unit = Bounds(0.0, 1.0, low_open=True, high_open=False)
+    vector = ParameterVector(("e", "c", "u"), bounds=(unit, Bounds(0.0), Bounds(0.0)),
+                             scales=(None, None, None))
+    theta = np.array([1.0, 1.0, 3.0])
+    start = vector.start(theta, predict)
+    assert 0.4 * 0.99 <= start[0] < 0.4
+    assert start[1:].tolist() == [1.0, 3.0]
+    assert np.allclose(predict(start), predict(theta), rtol=0.011)
+    # the same edge whatever the order of the parameters
+    again = ParameterVector(("c", "e"), bounds=(Bounds(0.0), unit), scales=(None, None))
+    assert again.start([1.0, 1.0], lambda t: np.maximum(x / t[1], 10 * t[0]))[1] == start[0]
+
+
 def test_negative_starts_is_an_input_error(tmp_path, capsys):
     from mapping.cli.main import main
     files = _study(tmp_path, TRUTH)

@@ -224,3 +224,30 @@ def test_a_fit_keeps_an_efficiency_within_one():
     for free in ("k20.time.efficiency", "eff"):
         a = assess(start, rows, app=app, test_fraction=0, starts=0, free=free)
         assert 1 - 1e-6 < a.fit.values[free] <= 1.0, (free, a.fit.values[free])
+
+
+def test_a_fit_moves_an_efficiency_a_compute_roof_hides_at_its_start():
+    """Issue 44: times made at DRAM efficiency 0.1 by a kernel of 1000 flops per element
+    on a K20: at full occupancy DRAM takes 8 / (0.1 x 208e9) = 385 ps per element,
+    compute 1000 / (2 x 2496 x 706e6) = 284 ps, so DRAM binds.  Started at the
+    efficiency 0.9, DRAM takes 43 ps and the compute roof binds every launch: the model
+    is flat in the efficiency there (0.95 predicts the same times).  The one-start fit (``starts=0``) still recovers 0.1: its start
+    moves the efficiency to the edge where DRAM begins to bind."""
+    app = dsl.parse_sdf(APP.replace("flops = 2 * size", "flops = 1000 * size"))[0]
+    truth = dict(launch=4e-6, hide=40.0, sync=12.0, e2=0.6)
+    maps = {m.name: m for m in dsl.parse_map(MAPS)}
+    arch = dsl.parse_moa(ARCH.format(e1=0.1, **truth))[0]
+    rows = []
+    for size in (2 ** 15, 2 ** 18, 2 ** 21):
+        for block in (64, 256, 1024):
+            p = {"size": size, "block_x": block}
+            t = evaluate(app, arch, maps["k20"], params=p).value
+            rows.append(MeasurementRow(len(rows) + 2, len(rows) + 1, p, t, maps["k20"]))
+    start = dsl.parse_moa(ARCH.format(e1=0.9, **truth))[0]
+    at_start = [evaluate(app, start, maps["k20"], params=r.params).value for r in rows]
+    faster = dsl.parse_moa(ARCH.format(e1=0.95, **truth))[0]
+    assert at_start == [evaluate(app, faster, maps["k20"], params=r.params).value
+                        for r in rows]                       # flat at the start
+    a = assess(start, rows, app=app, test_fraction=0, starts=0,
+               free="k20.time.efficiency")
+    assert a.fit.values["k20.time.efficiency"] == pytest.approx(0.1, rel=1e-6)

@@ -139,11 +139,12 @@ def test_dispatch_from_the_importers_zero_start_is_recovered(study, capsys, tmp_
     the ``max`` its gradient is 0 and no solver moves it from there.  The ``gpu`` model
     declares dispatch's typical size (100 cycles), where a fit's first start puts such a
     0 (the same fit as ``-p dispatch_GEN=100``) and around which the random starts draw.
-    With one start (``--starts 0``) Ampere's 140 and Hopper's 160 cycles come back
-    within 5%; at 100 cycles no Volta launch is dispatch bound (a 64-thread block's
-    768 bytes take a V100 SM 768 / (0.8 · 900e9 / 80 / 1.53e9) = 131 cycles of DRAM),
-    so the fit leaves it there and says so; 3 random starts recover all
-    three within 5% (the other parameters at the truth, free only the dispatch costs)."""
+    At 100 cycles no Volta launch is dispatch bound (a 64-thread block's 768 bytes take
+    a V100 SM 768 / (0.8 · 900e9 / 80 / 1.53e9) = 131 cycles of DRAM): the model is
+    still flat in it, so the first start moves it on to the edge where it begins to
+    bind (issue 44).  With one start (``--starts 0``) all three (Volta's 200, Ampere's
+    140 and Hopper's 160 cycles) come back within 5%, and so with 3 random starts (the
+    other parameters at the truth, free only the dispatch costs)."""
     moa = (study / "gpu.moa").read_text()
     for gen in ("volta", "ampere", "hopper"):
         assert f"param dispatch_{gen} = 0\n" in moa
@@ -163,9 +164,9 @@ def test_dispatch_from_the_importers_zero_start_is_recovered(study, capsys, tmp_
     one, err = fitted("--starts", "0")
     assert one == fitted("--starts", "0", *(a for g in ("volta", "ampere", "hopper")
                                             for a in ("-p", f"dispatch_{g}=100")))[0]
-    for name in ("dispatch_ampere", "dispatch_hopper"):
+    for name in free.split(","):
         assert one[name] == pytest.approx(TRUTH[name], rel=0.05), (name, one[name])
-    assert one["dispatch_volta"] == 100.0 and "dispatch_volta has no effect" in err
+    assert "has no effect" not in err
     many = fitted("--starts", "3")[0]
     for name in free.split(","):
         assert many[name] == pytest.approx(TRUTH[name], rel=0.05), (name, many[name])

@@ -64,24 +64,12 @@ free() {
     esac
 }
 
-# starts other than the files' (dispatch_* starts at the 100 cycles the gpu model
-# declares, not at the import's 0): matMul_gpu's L2 roof binds every launch at its start
-# (64 bytes per cycle and slice), so a DRAM efficiency started at 0.7 has no effect on
-# any row and the fit leaves it there (within-size tau 0.719); started at 0.2, DRAM binds
-# where it should and the fit moves it (0.854)
-starts() {
-    case $1 in
-    mm) echo '-p eff_kepler=0.2 -p eff_maxwell=0.2' ;;
-    esac
-}
-
 for k in $KERNELS; do
     import_kernel "$k"
     shared="$(free "$k")eff_*"
-    # shellcheck disable=SC2046  # the -p options split into words
-    logo $k gpu.moa gpu_shared --residuals relative $(starts "$k") --fit "$shared"
-    study $k gpu.moa gpu_shared --residuals relative $(starts "$k") --fit "$shared"
-    study $k gpu.moa gpu --residuals relative $(starts "$k") --fit "$(free "$k")$EFF"
+    logo $k gpu.moa gpu_shared --residuals relative --fit "$shared"
+    study $k gpu.moa gpu_shared --residuals relative --fit "$shared"
+    study $k gpu.moa gpu --residuals relative --fit "$(free "$k")$EFF"
     for f in study logo; do
         $f $k roofline.moa roofline
         $f $k lsla.moa lsla --fit a,b

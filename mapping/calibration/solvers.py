@@ -302,9 +302,10 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             theta = theta0.copy()
             groups = []
     if method is None:
-        theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y,
-                                                             vector.start(theta0), starts,
-                                                             seed, progress, rule, bounds)
+        first = vector.start(theta0, lambda t: model.predict(train, vector.overrides(t)))
+        theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y, first,
+                                                             starts, seed, progress, rule,
+                                                             bounds)
         method, n_starts = "least_squares", 1 + starts
     if rule.loss != "linear":
         robust = _robust_refit(model, free, train, y, theta, rule, bounds)
