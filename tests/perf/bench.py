@@ -23,7 +23,12 @@
   ``speedup``: per measurement, this tree's speed over the other's (rates new/old,
   times old/new; above 1: faster now), each code's best of ``--repeat`` alternated
   runs, and ``median_speedup`` the same of each code's median run (the spread of the
-  two says how much the load moved the numbers).
+  two says how much the load moved the numbers).  With ``--fresh`` each part
+  (``--part``: eval, timed, max_paths, single, repetition, parse) runs in a process of
+  its own: in one long process the speed of a path depends on what ran before it (the
+  allocator's state; ``max_paths.64.tables``, whose code is the same in 9fa9fb0 and
+  now, read 0.78-0.82 of 9fa9fb0 after the other parts on a quiet machine and 1.1 when
+  measured first).
 
 Times are CPU seconds of the process (``time.process_time``), rates per CPU second.
 
@@ -238,6 +243,10 @@ def big_sdf_text(n):
     return "\n".join(lines) + "\n"
 
 
+#: the measurements, in the order one process runs them
+PARTS = ("eval", "timed", "max_paths", "single", "repetition", "parse")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (under 30 s)")
@@ -246,6 +255,11 @@ def main(argv=None):
     ap.add_argument("--base", help="compare with the code of this commit (e.g. 9fa9fb0)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="with --base: runs of each code, alternated; the best counts")
+    ap.add_argument("--part", action="append", choices=PARTS,
+                    help="measure only this part (repeatable; default: all)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="with --base: each part in a fresh process of its own, so that "
+                         "what a part allocates does not move the next one's numbers")
     args = ap.parse_args(argv)
     if args.base:
         compare(args)
@@ -255,27 +269,35 @@ def main(argv=None):
                           "scaling": bench_scaling(200_000, 2)}))
         return
     n_batch, n_python, repeat = (200_000, 10_000, 5) if args.quick else (2_000_000, 50_000, 3)
+    parts = args.part or PARTS
     problem = bind_problem(random_app(20, 30, seed=1), bench_arch())
-    out = {"sum": bench_eval(problem, "sum", n_batch, n_python, repeat),
-           "max": bench_eval(problem, "max", n_batch, n_python, repeat)}
-    out.update(bench_timed(problem, n_batch // 10, repeat))
-    out["max_paths"] = bench_max_paths(n_batch // 4, repeat)
-    single, reference = bench_single(problem, 2000 if args.quick else 20000)
-    out["single_eval_us"] = round(single, 2)
-    out["reference_eval_us"] = round(reference, 1)
-    g = big_graph(10_000)
+    out = {}
+    if "eval" in parts:
+        out["sum"] = bench_eval(problem, "sum", n_batch, n_python, repeat)
+        out["max"] = bench_eval(problem, "max", n_batch, n_python, repeat)
+    if "timed" in parts:
+        out.update(bench_timed(problem, n_batch // 10, repeat))
+    if "max_paths" in parts:
+        out["max_paths"] = bench_max_paths(n_batch // 4, repeat)
+    if "single" in parts:
+        single, reference = bench_single(problem, 2000 if args.quick else 20000)
+        out["single_eval_us"] = round(single, 2)
+        out["reference_eval_us"] = round(reference, 1)
+    if "repetition" in parts:
+        g = big_graph(10_000)
 
-    def analyse():
-        bound = g.bind()
-        activity(bound, repetition_vector(bound))
-    out["repetition_10k_s"] = round(best_time(analyse, repeat), 4)
-    try:
-        from dsl import parse_sdf
-    except ImportError:
-        out["parse_10k_s"] = None
-    else:
-        text = big_sdf_text(10_000)
-        out["parse_10k_s"] = round(best_time(lambda: parse_sdf(text, "big.sdf"), 1), 3)
+        def analyse():
+            bound = g.bind()
+            activity(bound, repetition_vector(bound))
+        out["repetition_10k_s"] = round(best_time(analyse, repeat), 4)
+    if "parse" in parts:
+        try:
+            from dsl import parse_sdf
+        except ImportError:
+            out["parse_10k_s"] = None
+        else:
+            text = big_sdf_text(10_000)
+            out["parse_10k_s"] = round(best_time(lambda: parse_sdf(text, "big.sdf"), 1), 3)
     print(json.dumps(out))
 
 
@@ -302,14 +324,16 @@ def compare(args) -> None:
     runs: dict[str, dict[str, list]] = {"old": {}, "new": {}}
     with tempfile.TemporaryDirectory() as tmp:
         base = extract(args.base, Path(tmp))
+        groups = [["--part", p] for p in PARTS] if args.fresh else [[]]
         for _ in range(args.repeat):         # alternated: both see the same load
-            for name, code in (("old", base), ("new", one_core.ROOT)):
-                proc = subprocess.run([sys.executable, __file__, *flags],
-                                      env=dict(os.environ, MAPEVAL_CODE=str(code)),
-                                      capture_output=True, text=True, check=True)
-                doc = json.loads(proc.stdout.strip().splitlines()[-1])
-                for key, v in _numbers(doc).items():
-                    runs[name].setdefault(key, []).append(v)
+            for part in groups:
+                for name, code in (("old", base), ("new", one_core.ROOT)):
+                    proc = subprocess.run([sys.executable, __file__, *flags, *part],
+                                          env=dict(os.environ, MAPEVAL_CODE=str(code)),
+                                          capture_output=True, text=True, check=True)
+                    doc = json.loads(proc.stdout.strip().splitlines()[-1])
+                    for key, v in _numbers(doc).items():
+                        runs[name].setdefault(key, []).append(v)
 
     def timed(key):
         return key.endswith(("_s", "_us"))
@@ -328,7 +352,7 @@ def compare(args) -> None:
             median_speedup[key] = ratio(float(np.median(runs["old"][key])),
                                         float(np.median(runs["new"][key])), key)
     print(json.dumps({"base": args.base, "load": [load, os.getloadavg()[0]],
-                      "repeat": args.repeat, "speedup": speedup,
+                      "repeat": args.repeat, "fresh": args.fresh, "speedup": speedup,
                       "median_speedup": median_speedup, "old": old, "new": new}))
 
 
