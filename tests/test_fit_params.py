@@ -153,7 +153,7 @@ def test_bare_param_that_changes_nothing_is_refused(tmp_path, capsys):
 
 def test_multistart_is_seeded_and_reported(tmp_path):
     files = _study(tmp_path, {k: v * 10 for k, v in TRUTH.items()})
-    from mapping.calibration.solvers import random_starts
+    from mapping.calibration.starts import random_starts
     import numpy as np
     u0, lower = np.array([1.0, 2.0, 0.0]), np.array([0.0, 0.0, 0.0])
     a, b = random_starts(u0, lower, 4, seed=1), random_starts(u0, lower, 4, seed=1)
@@ -167,8 +167,9 @@ def test_first_start_raises_a_zero_to_its_declared_scale_only():
     term it switches off is flat there); a 0 without one, and any other value, stay."""
     from mapping.calibration.parameter_vector import ParameterVector
     import numpy as np
+    from mapping.calibration.starts import first_start
     vector = ParameterVector(("dispatch", "launch", "hide"), scales=(100.0, None, 100.0))
-    assert vector.start(np.array([0.0, 0.0, 7.0])).tolist() == [100.0, 0.0, 7.0]
+    assert first_start(vector, np.array([0.0, 0.0, 7.0])).tolist() == [100.0, 0.0, 7.0]
 
 
 def test_first_start_moves_a_parameter_without_effect_to_the_edge_of_its_plateau():
@@ -178,6 +179,7 @@ def test_first_start_moves_a_parameter_without_effect_to_the_edge_of_its_plateau
     c has an effect and stays; u has none on any rung and stays; the moved start predicts
     what the file's does to 1 %."""
     from mapping.calibration.parameter_vector import ParameterVector
+    from mapping.calibration.starts import first_start
     from moa.cost_models import Bounds
     import numpy as np
     x = np.array([1.0, 2.0, 4.0])
@@ -189,13 +191,14 @@ def test_first_start_moves_a_parameter_without_effect_to_the_edge_of_its_plateau
     vector = ParameterVector(("e", "c", "u"), bounds=(unit, Bounds(0.0), Bounds(0.0)),
                              scales=(None, None, None))
     theta = np.array([1.0, 1.0, 3.0])
-    start = vector.start(theta, predict)
+    start = first_start(vector, theta, predict)
     assert 0.4 * 0.99 <= start[0] < 0.4
     assert start[1:].tolist() == [1.0, 3.0]
     assert np.allclose(predict(start), predict(theta), rtol=0.011)
     # the same edge whatever the order of the parameters
     again = ParameterVector(("c", "e"), bounds=(Bounds(0.0), unit), scales=(None, None))
-    assert again.start([1.0, 1.0], lambda t: np.maximum(x / t[1], 10 * t[0]))[1] == start[0]
+    assert first_start(again, [1.0, 1.0],
+                       lambda t: np.maximum(x / t[1], 10 * t[0]))[1] == start[0]
 
 
 def test_negative_starts_is_an_input_error(tmp_path, capsys):

@@ -30,7 +30,7 @@ from scipy import optimize, stats
 import dsl
 from moa.cost_models import make_model
 from mapping.calibration.fidelity import within_groups
-from mapping.calibration.solvers import random_starts
+from mapping.calibration.starts import random_starts
 from mapping.calibration.validation import fold_splits
 
 

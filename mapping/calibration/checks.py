@@ -17,7 +17,7 @@ from mapping.calibration.free import FreeParameter
 from mapping.calibration.parameter_vector import PARAMS, ParameterVector
 from mapping.calibration.probes import Probe
 from mapping.calibration.row_model import RowModel
-from mapping.calibration.solvers import START_DECADES
+from mapping.calibration.starts import START_DECADES
 
 
 def depends_on(element, model_metric: str, metric: str) -> bool:

@@ -39,6 +39,7 @@ from mapping.options import NATURAL
 from mapping.calibration.free import FreeParameter, fitted_architecture, ordered_chains
 from mapping.calibration.identifiability import indistinguishable_hint, separating_columns
 from mapping.calibration.parameter_vector import ParameterVector
+from mapping.calibration.starts import first_start, random_starts
 from mapping.calibration.probes import coefficients, probes
 from mapping.calibration.residuals import (RESIDUALS, ROBUST_MADS, ROBUST_PASSES, Residual,
                                           residual_rule)
@@ -282,7 +283,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
                     within, unit / norms[active]), method="bvls").x
                 solver = "lsq_linear"
             theta[active] = x * unit / norms[active]
-            theta = np.array([_clip(v, bd) for v, bd in zip(theta, bounds)])
+            theta = np.array([bd.clip(v) for v, bd in zip(theta, bounds)])
             rank, groups = rank_and_groups(As, [n for n, a in zip(names, active) if a])
         if not np.all(np.isfinite(theta)):
             raise InputError("the fit failed: the measurements and the model differ by "
@@ -302,7 +303,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
             theta = theta0.copy()
             groups = []
     if method is None:
-        first = vector.start(theta0, lambda t: model.predict(train, vector.overrides(t)))
+        first = first_start(vector, theta0, lambda t: model.predict(train, vector.overrides(t)))
         theta, rank, groups, residual, best = _fit_nonlinear(model, free, train, y, first,
                                                              starts, seed, progress, rule,
                                                              bounds)
@@ -312,7 +313,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
         if robust is not None:
             theta, rank, groups, residual, _ = robust
             method = f"{method}, then {rule.loss}"
-    theta = np.array([_clip(v, bd) for v, bd in zip(theta, bounds)])
+    theta = np.array([bd.clip(v) for v, bd in zip(theta, bounds)])
     warnings_ += [indistinguishable_hint(g, free, separating_columns(model, free, train, theta,
                                                                  bounds, g)
                                      if explain else ([], []))
@@ -347,16 +348,6 @@ def _solver_bounds(bounds: Sequence[Bounds], scale) -> tuple[np.ndarray, np.ndar
     return lower, upper
 
 
-def _clip(value: float, b: Bounds) -> float:
-    """``value`` within ``b`` (a solver's round-off past an end; an open end excluded)."""
-    value = float(min(max(value, b.low), b.high))
-    if value == b.low and b.low_open:
-        value = float(np.nextafter(value, math.inf))
-    if value == b.high and b.high_open:
-        value = float(np.nextafter(value, -math.inf))
-    return value
-
-
 #: a fitted value within this fraction of its scale from an end of its bounds sits on it
 AT_BOUND_RTOL = 1e-6
 
@@ -373,23 +364,6 @@ def _at_bounds(theta, bounds: Sequence[Bounds], scale, names) -> list[tuple[str,
             out.append((name, "upper", b))
     return out
 
-
-
-START_DECADES = 2.0
-
-
-def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0,
-                  upper: np.ndarray | None = None) -> list[np.ndarray]:
-    """``starts`` seeded random starting points: each coordinate
-    ``u0_j · 10^U(-START_DECADES, START_DECADES)``, within its ``lower`` and ``upper``
-    bounds; a coordinate with ``u0_j <= 0`` (no scale to draw around) stays there."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(max(0, int(starts))):
-        factor = 10.0 ** rng.uniform(-START_DECADES, START_DECADES, size=len(u0))
-        out.append(np.clip(np.where(u0 > 0, u0 * factor, u0), lower,
-                           np.inf if upper is None else upper))
-    return out
 
 
 def _robust_refit(model, free, train, y, theta, rule: Residual, bounds):
@@ -419,7 +393,7 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
     random points; ``f_scale``: minimise ``rule.loss`` with that scale instead of the
     squares.  A parameter starting at 0 is measured in the size its model declares
     (:func:`~mapping.calibration.free.free_start_scales`, else 1); a fit's first start
-    has such a 0 raised to that size already (:meth:`ParameterVector.start`), so the
+    has such a 0 raised to that size already (:func:`~mapping.calibration.starts.first_start`), so the
     random starts draw around it.  Parameters a model declares ordered
     (:func:`~mapping.calibration.free.ordered_chains`: cache capacities rising with the
     level) are each fitted as a ratio >= 1 to the one before: in order at every step."""

@@ -131,6 +131,15 @@ class Bounds(NamedTuple):
         return ((value > self.low) if self.low_open else (value >= self.low)) and \
             ((value < self.high) if self.high_open else (value <= self.high))
 
+    def clip(self, value: float) -> float:
+        """``value`` moved within the bounds, an open end excluded by one ulp."""
+        value = float(min(max(value, self.low), self.high))
+        if value == self.low and self.low_open:
+            value = float(np.nextafter(value, math.inf))
+        if value == self.high and self.high_open:
+            value = float(np.nextafter(value, -math.inf))
+        return value
+
     def intersect(self, other: "Bounds") -> "Bounds":
         """The values both allow."""
         low = max((self.low, self.low_open), (other.low, other.low_open))
