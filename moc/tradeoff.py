@@ -80,6 +80,11 @@ class StoragePoint:
     size: int
     distributions: tuple[Mapping[str, int], ...]
 
+    def to_dict(self) -> dict:
+        return {"throughput": _plain(self.throughput), "exact": str(self.throughput)
+                if isinstance(self.throughput, Fraction) else None, "size": self.size,
+                "distributions": [dict(d) for d in self.distributions]}
+
 
 @dataclass(frozen=True)
 class TradeOff:
@@ -109,20 +114,14 @@ class TradeOff:
 
     def to_dict(self) -> dict:
         return {
-            "points": [{"throughput": _plain(p.throughput), "exact": str(p.throughput)
-                        if isinstance(p.throughput, Fraction) else None, "size": p.size,
-                        "distributions": [dict(d) for d in p.distributions]}
-                       for p in self.points],
+            "points": [p.to_dict() for p in self.points],
             "max_throughput": _plain(self.max_throughput),
             "complete": self.complete,
             "proven_size": self.proven_size,
             "explored": self.explored,
             "method": self.method,
             "csdf_order": self.order,
-            "top": None if self.top is None else {
-                "throughput": _plain(self.top.throughput), "exact": str(self.top.throughput)
-                if isinstance(self.top.throughput, Fraction) else None, "size": self.top.size,
-                "distributions": [dict(d) for d in self.top.distributions]},
+            "top": None if self.top is None else self.top.to_dict(),
             "top_least": self.top_least,
         }
 
