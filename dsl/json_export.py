@@ -1,13 +1,22 @@
 """JSON-ready dictionaries of graphs, architectures and mappings, and the one JSON
 convention of every document mapeval writes.
 
-Numbers stay numbers; the non-finite ones, which strict JSON cannot hold, become the
-strings ``"inf"``, ``"-inf"`` and ``"nan"`` (which ``float()`` reads back), so that
-``null`` keeps meaning "not defined"; parametric values become the source text of their
-expression."""
+Numbers stay numbers (an exact fraction becomes an int when whole, else a float); the
+non-finite ones, which strict JSON cannot hold, become the strings ``"inf"``, ``"-inf"``
+and ``"nan"`` (which ``float()`` reads back), so that ``null`` keeps meaning "not
+defined"; parametric values become the source text of their expression.
+
+:func:`json_text` writes a document.  Its layout: an object has a member per line,
+indented two spaces a level; an array of numbers, strings, ``true``, ``false`` and
+``null`` is on one line; an array holding objects or arrays has an item per line, an
+item on one line when it holds no object or array (a firing of a schedule).  The lines
+of large arrays come from :mod:`json`'s C encoder in one call, which its ``indent``
+(a pure-Python encoder) would take seconds over for a schedule of 10^5 firings."""
 from __future__ import annotations
 
+import json
 import math
+from fractions import Fraction
 from typing import Any
 
 
@@ -18,18 +27,131 @@ def json_number(v: float) -> float | str:
     return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
+def json_key(k) -> str:
+    """The text of a key as JSON writes it (``true``, ``null``, a number by its
+    ``repr``), a non-finite float as :func:`json_number` spells it, anything else by
+    ``str``."""
+    if isinstance(k, str):
+        return k
+    if isinstance(k, float):
+        return float.__repr__(k) if math.isfinite(k) else json_number(k)
+    if k is True or k is False or k is None:
+        return json.dumps(k)
+    return int.__repr__(k) if isinstance(k, int) else str(k)
+
+
 def json_safe(obj) -> Any:
     """``obj`` with every non-finite float spelled as :func:`json_number` does, numpy
-    scalars and arrays as Python numbers and lists, tuples as lists, keys as strings."""
+    scalars and arrays as Python numbers and lists, fractions as numbers, tuples as
+    lists, keys as :func:`json_key` writes them."""
     if isinstance(obj, float):
         return json_number(obj)
     if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
+        return {json_key(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [json_safe(v) for v in obj]
     if hasattr(obj, "tolist") and callable(obj.tolist):     # numpy scalars and arrays
         return json_safe(obj.tolist())
+    if isinstance(obj, Fraction):
+        return json_safe(_fraction(obj))
     return obj
+
+
+def _fraction(v: Fraction) -> int | float:
+    return v.numerator if v.denominator == 1 else float(v)
+
+
+def _default(obj):
+    """What :func:`json_safe` makes of what the C encoder does not know; a non-finite
+    float it returns stops the encoder (``allow_nan=False``), which then takes
+    :func:`json_safe`'s copy."""
+    if hasattr(obj, "tolist") and callable(obj.tolist):
+        return obj.tolist()
+    if isinstance(obj, Fraction):
+        return _fraction(obj)
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+_encode = json.JSONEncoder(allow_nan=False, default=_default).encode
+
+
+def _one_line(obj) -> str:
+    """``obj`` on one line (``", "`` and ``": "`` between items) by the C encoder; where
+    it meets a non-finite float or a key JSON has no form for, :func:`json_safe`'s copy."""
+    try:
+        return _encode(obj)
+    except (ValueError, TypeError):
+        return _encode(json_safe(obj))
+
+
+def _flat(obj) -> bool:
+    """Whether the container ``obj`` holds no object or array."""
+    values = obj.values() if isinstance(obj, dict) else obj
+    return not any(isinstance(v, (dict, list, tuple)) for v in values)
+
+
+def _rows(items: list, pad: str) -> str | None:
+    """The items of a list of flat objects (or of flat arrays), one a line after ``pad``,
+    from one call of the C encoder: where its one-line text holds no brace or bracket
+    but the items' own and the outer ones, the items are the pieces between ``}, {``
+    (``], [``).  None where it holds more (a nested container, or a brace in a string):
+    the caller goes item by item."""
+    text = _one_line(items)
+    n = len(items)
+    objects = isinstance(items[0], dict)
+    braces, brackets = (n, 1) if objects else (0, n + 1)
+    if text.count("{") != braces or text.count("}") != braces or \
+            text.count("[") != brackets or text.count("]") != brackets:
+        return None
+    between = "}, {" if objects else "], ["
+    return text[1:-1].replace(between, f"{between[0]},\n{pad}{between[-1]}")
+
+
+def _write(obj, pad: str, out: list) -> None:
+    if isinstance(obj, dict):
+        if not obj:
+            out.append("{}")
+            return
+        inner = pad + "  "
+        out.append("{")
+        first = True
+        for k, v in obj.items():
+            out.append(f"\n{inner}" if first else f",\n{inner}")
+            first = False
+            out.append(_one_line(json_key(k)) + ": ")
+            _write(v, inner, out)
+        out.append(f"\n{pad}}}")
+    elif isinstance(obj, (list, tuple)):
+        if _flat(obj):
+            out.append(_one_line(obj))
+            return
+        inner = pad + "  "
+        kind = type(obj[0])
+        rows = _rows(obj, inner) if kind in (dict, list) and \
+            all(type(v) is kind for v in obj) else None
+        if rows is not None:
+            out.append(f"[\n{inner}{rows}\n{pad}]")
+            return
+        out.append("[")
+        for j, v in enumerate(obj):
+            out.append(f"\n{inner}" if j == 0 else f",\n{inner}")
+            if isinstance(v, (dict, list, tuple)) and _flat(v):
+                out.append(_one_line(v))
+            else:
+                _write(v, inner, out)
+        out.append(f"\n{pad}]")
+    else:
+        out.append(_one_line(obj))
+
+
+def json_text(document, indent: bool = True) -> str:
+    """``document`` as strict JSON text by the convention above; on one line (as
+    ``json.dumps`` writes it) without ``indent``."""
+    if not indent:
+        return _one_line(document)
+    out: list[str] = []
+    _write(document, "", out)
+    return "".join(out)
 
 
 def _value(v) -> Any:

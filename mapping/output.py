@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import stat
 import sys
@@ -50,11 +49,12 @@ def announce(path, note: str = "") -> None:
 
 def print_json(document, stream=None) -> None:
     """``document`` as one strict JSON document (non-finite numbers as ``"inf"``,
-    ``"-inf"``, ``"nan"``: :func:`dsl.json_export.json_safe`, the one convention)."""
-    from dsl.json_export import json_safe
+    ``"-inf"``, ``"nan"``), laid out by :func:`dsl.json_export.json_text`, the one
+    convention."""
+    from dsl.json_export import json_text
     stream = stream or sys.stdout
     # one write: json.dump writes piece by piece, millions of calls for a large document
-    stream.write(json.dumps(json_safe(document), indent=2, allow_nan=False) + "\n")
+    stream.write(json_text(document) + "\n")
 
 
 def _fail(path, what: str, exc: OSError | None = None) -> InputError:

@@ -136,7 +136,7 @@ class Analysed:
             document["time_unit"] = self.time_unit
         if self.csdf_order is not None:
             document["csdf_order"] = self.csdf_order
-        document.update(plain(self.analysis.to_dict()))
+        document.update(self.analysis.to_dict())     # numbers as JSON holds them
         document["exact"] = {key: exact(getattr(self.analysis, key, None))
                              for key in ("throughput", "period", "latency", "makespan")
                              if hasattr(self.analysis, key)}
@@ -152,20 +152,6 @@ class Analysed:
             name: None if firings is None else tuple(firings[:SHOWN_FIRINGS])
             for name, firings in schedule.items()})
         return table(replace(self, analysis=shown).to_dict(), self.rows, counts)
-
-
-def plain(value):
-    """``value`` with every :class:`~fractions.Fraction` as an int (whole) or a float, as
-    JSON carries numbers; the exact values go under ``exact``."""
-    if value is None or isinstance(value, (int, float, str)):     # most of a schedule
-        return value
-    if isinstance(value, Fraction):
-        return value.numerator if value.denominator == 1 else float(value)
-    if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 def exact(value) -> str | None:

@@ -125,10 +125,8 @@ def expand_folders(names, suffixes) -> list[str]:
 
 def print_json_line(entry) -> None:
     """``entry`` as one line of strict JSON (as :func:`mapping.output.print_json`)."""
-    import json
-
-    from dsl.json_export import json_safe
-    print(json.dumps(json_safe(entry), allow_nan=False), flush=True)
+    from dsl.json_export import json_text
+    print(json_text(entry, indent=False), flush=True)
 
 
 def _kind(name: str) -> str | None:
