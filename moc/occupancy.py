@@ -140,7 +140,7 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
     S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
     held, told = [], 0
-    layout = _Layout(actors)
+    layout = _Layout(actors, pace, scale)
     # an iteration moves a firing's time on by its actor's period: at least this much
     fastest = min(Fraction(pace[a]) for a in actors) * scale
     while iterations * total <= max_firings and per_iteration * iterations < 2 ** 62:
@@ -151,7 +151,7 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
             told = _tell(progress, (iterations - done) * total + told)
         S2, E2, B2 = _collect(S, E, held, back, iterations, total)
         done = iterations
-        found = _repetition(actors, S2, E2, B2, pace, scale, layout)
+        found = _repetition(S2, E2, B2, layout)
         if found is None:
             iterations += max(2, iterations // 2)
             continue
@@ -389,11 +389,14 @@ def _collect(S, E, held, back, iterations, total):
 
 
 class _Layout:
-    """Per actor (in order) its first column, firings per iteration and reach, and
-    per column its actor's values."""
+    """Per actor (in order) its first column, firings per iteration, reach and period
+    in the integer time (``(numerator, denominator)``), and per column its actor's
+    values."""
 
-    def __init__(self, actors):
+    def __init__(self, actors, pace, scale):
         xs = list(actors.values())
+        self.paces = [(p.numerator, p.denominator)
+                      for p in (Fraction(pace[x.name]) * scale for x in xs)]
         self.pos = np.array([x.pos for x in xs], dtype=np.int64)
         self.q = np.array([x.q for x in xs], dtype=np.int64)
         self.reach = np.array([x.reach for x in xs], dtype=np.int64)
@@ -411,7 +414,7 @@ def _last(flags, layout):
     return np.maximum.reduceat(nu, layout.pos)
 
 
-def _repetition(actors, S2, E2, B2, pace, scale, layout):
+def _repetition(S2, E2, B2, layout):
     """``(m, c, settled, shift)``: the least cyclicity ``c`` for which the computed
     firings show the execution repeating every ``c`` iterations from iteration ``m`` on
     (see the module docstring), per actor the time from which its firings repeat and
@@ -421,20 +424,20 @@ def _repetition(actors, S2, E2, B2, pace, scale, layout):
     inner[layout.pos[1:] - 1] = False
     firsts, lasts = layout.pos, layout.pos + layout.q - 1
     for T in (S2, E2):
-        if np.any(np.diff(T, axis=1)[:, inner] < 0) or \
+        if np.any((T[:, 1:] < T[:, :-1]) & inner) or \
                 np.any(T[1:, firsts] < T[:-1, lasts]):
             return None
     least = int(np.max(-(-layout.reach // layout.q)))
     held = _last(B2, layout)
-    paces = [Fraction(pace[a]) * scale for a in actors]
-    # a cyclicity c repeats the last iteration's steps c iterations earlier: a hash of
-    # each iteration's steps rules the other c out before the exact test
-    steps = np.concatenate([np.diff(S2, axis=0), np.diff(E2, axis=0)], axis=1)
-    digest = [hash(row.tobytes()) for row in steps]
-    for c in range(1, min(iterations - least, len(digest))):
-        if digest[-1] != digest[-1 - c] or any((p * c).denominator != 1 for p in paces):
+    # a cyclicity c repeats the last iteration's steps c iterations earlier: comparing
+    # those two rows rules the other c out before the exact test
+    last = [T[-1] - T[-2] for T in (S2, E2)]
+    for c in range(1, min(iterations - least, iterations - 1)):
+        k = iterations - 2 - c
+        if any(c * n % d for n, d in layout.paces) or \
+                not all(np.array_equal(T[k + 1] - T[k], step) for T, step in zip((S2, E2), last)):
             continue
-        shift = np.array([int(p * c) for p in paces], dtype=np.int64)
+        shift = np.array([c * n // d for n, d in layout.paces], dtype=np.int64)
         lam = np.repeat(shift, layout.q)
         wrong = (S2[c:] - S2[:-c] != lam) | (E2[c:] - E2[:-c] != lam)
         late = _last(wrong, layout)
@@ -464,9 +467,13 @@ def _maxima(graph, actors, S2, E2, settled, shift):
     cache = {}
 
     def times(x):
+        """The starts, ends and per end the firings ended by then (all sorted, as the
+        caller checked)."""
         if x.name not in cache:
             part = slice(x.pos, x.pos + x.q)
-            cache[x.name] = (S2[:, part].reshape(-1), E2[:, part].reshape(-1))
+            ends = E2[:, part].reshape(-1)
+            cache[x.name] = (S2[:, part].reshape(-1), ends,
+                             np.searchsorted(ends, ends, "right"))
         return cache[x.name]
     buffers, short = {}, 0
     for x in actors.values():
@@ -477,13 +484,13 @@ def _maxima(graph, actors, S2, E2, settled, shift):
             a = actors[i.src]
             horizon = int(max(settled[index[a.name]], settled[index[x.name]]) +
                           shift[index[a.name]])
-            starts, _ = times(x)
-            _, ends_a = times(a)
+            starts = times(x)[0]
+            _, ends_a, ended = times(a)
             if starts[-1] < horizon or ends_a[-1] <= horizon:
                 short = max(short, horizon - int(starts[-1]), horizon + 1 - int(ends_a[-1]))
                 continue
-            ends = ends_a[ends_a < horizon]
-            produced = np.searchsorted(ends_a, ends, "right")
+            k = int(np.searchsorted(ends_a, horizon, "left"))
+            ends, produced = ends_a[:k], ended[:k]
             consumed = np.searchsorted(starts, ends, "left")
             made = np.asarray(i.made.prefix, dtype=np.int64)
             read = np.asarray(i.read.prefix, dtype=np.int64)
@@ -497,9 +504,10 @@ def _maxima(graph, actors, S2, E2, settled, shift):
 
 
 def _result(actors, S2, E2, buffers, scale, m, c, iterations):
-    def time(v):
-        return v // scale if v % scale == 0 else Fraction(v, scale)
-    first = {a: tuple(zip(map(time, S2[0, x.pos:x.pos + x.q].tolist()),
-                          map(time, E2[0, x.pos:x.pos + x.q].tolist())))
-             for a, x in actors.items()}
+    def times(T, x):
+        row = T[0, x.pos:x.pos + x.q].tolist()
+        if scale == 1:
+            return row
+        return [v // scale if v % scale == 0 else Fraction(v, scale) for v in row]
+    first = {a: tuple(zip(times(S2, x), times(E2, x))) for a, x in actors.items()}
     return Occupancy(buffers, first, m, c, iterations)
