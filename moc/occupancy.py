@@ -49,6 +49,9 @@ FIRST_ITERATIONS = 3
 #: firings are computed a level at a time (numpy) rather than one by one: Kiter's
 #: autogen5 has 312,485 firings in 470 levels, autogen1 250,992 in 26,045
 WIDE_LEVELS = 32
+#: the offset that pads a level's table of offsets: any iteration's place for it is
+#: negative, clipped to place 0
+_PAD = -(2 ** 62)
 
 
 @dataclass(frozen=True)
@@ -302,9 +305,8 @@ def _by_level(program, total):
     """The firings of ``program`` grouped by level (one more than the highest of the
     firings of the same iteration each waits for), each level as arrays ``(places,
     times, previous, slow, fast)``, ``slow`` and ``fast`` as a table of the offsets
-    each firing waits for and a table of 1 where an offset is real, 0 where it pads
-    the row; None where the
-    levels hold fewer than :data:`WIDE_LEVELS` firings on average."""
+    each firing waits for, rows padded with :data:`_PAD` (None where no row has one);
+    None where the levels hold fewer than :data:`WIDE_LEVELS` firings on average."""
     level = [0] * total
     depth = []
     for place, _, slow, fast, previous in program:
@@ -338,9 +340,9 @@ def _by_level(program, total):
         if not width:
             return None
         real = np.arange(width) < count[rows][:, None]
-        table = np.zeros(real.shape, dtype=np.int64)
+        table = np.full(real.shape, _PAD, dtype=np.int64)
         table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
-        return table, real.astype(np.int64)
+        return table
     levels = []
     for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         rows = order[lo:hi]
@@ -363,10 +365,11 @@ def _run_levels(levels, S, E, first, last, total):
             at, before = places + base, previous + base
             s = starts[before]
             if slow is not None:
-                # padding reads place 0: an end at time 0, before the first iteration
-                np.maximum(s, ends[slow[0] + base * slow[1]].max(axis=1), out=s)
+                # padding reads place 0 (clipped): an end at time 0, before the first
+                # iteration
+                np.maximum(s, np.take(ends, slow + base, mode="clip").max(axis=1), out=s)
             if fast is not None:
-                f = ends[fast[0] + base * fast[1]].max(axis=1)
+                f = np.take(ends, fast + base, mode="clip").max(axis=1)
                 up = f > s
                 if up.any():
                     held += at[up].tolist()

@@ -50,9 +50,10 @@ BASE = "54ce135"
 GRAPHS = "autogen1,autogen4,autogen5,JPEG2000,H264"
 
 
-def analysed(code: Path, path: Path, simulate: bool) -> tuple[dict, float, float]:
-    """``mapeval analyse --json`` of ``path`` with the tree ``code``: its JSON object,
-    wall and CPU seconds."""
+def analysed(code: Path, path: Path, simulate: bool) -> tuple[object, float, float]:
+    """``mapeval analyse --json`` of ``path`` with the tree ``code``: its JSON object
+    (or, where it fails, its exit status and the last line of its stderr), wall and
+    CPU seconds."""
     argv = [sys.executable, "-m", cli_module(code), "analyse", "--json",
             *(() if simulate else ("--no-simulate",)), str(path)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -64,7 +65,8 @@ def analysed(code: Path, path: Path, simulate: bool) -> tuple[dict, float, float
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if done.returncode:
-        raise SystemExit(f"analyse {path.name} failed ({code}):\n{done.stderr[-2000:]}")
+        return {"exit": done.returncode, "stderr": done.stderr.strip().splitlines()[-1:]}, \
+            wall, cpu
     return json.loads(done.stdout), wall, cpu
 
 
@@ -72,16 +74,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiter", default=os.environ.get("KITER_BENCHMARKS"))
     parser.add_argument("--base", default=BASE)
-    parser.add_argument("--graphs", default=GRAPHS)
+    parser.add_argument("--graphs", default=GRAPHS, help="names (file stems) or 'all'")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each, least kept")
     args = parser.parse_args()
     if not args.kiter or not Path(args.kiter).is_dir():
         raise SystemExit("no --kiter folder or KITER_BENCHMARKS")
-    paths = {p.stem: p for p in Path(args.kiter).rglob("*.xml")}
+    paths = {p.stem: p for p in sorted(Path(args.kiter).rglob("*.xml"))}
+    names = list(paths) if args.graphs == "all" else args.graphs.split(",")
     report = {"base": args.base, "load": os.getloadavg()[0], "graphs": {}}
     with tempfile.TemporaryDirectory() as folder:
         base = extract(args.base, Path(folder))
-        for name in args.graphs.split(","):
+        for name in names:
             row = {}
             for simulate, mode in ((True, "default"), (False, "no_simulate")):
                 runs = {}
@@ -97,10 +100,13 @@ def main() -> None:
                              "base_cpu_s": round(old_cpu, 2), "cpu_s": round(new_cpu, 2),
                              "cpu_ratio": round(new_cpu / old_cpu, 3),
                              "wall_ratio": round(new_wall / old_wall, 3),
-                             "same_analysis": old == new}
+                             "same_analysis": old == new,
+                             **({"failed": new} if "exit" in new else {})}
             report["graphs"][name] = row
             print(json.dumps({name: row}), file=sys.stderr, flush=True)
     report["load_end"] = os.getloadavg()[0]
+    report["all_same"] = all(row[mode]["same_analysis"] for row in report["graphs"].values()
+                             for mode in row)
     print(json.dumps(report, indent=1))
 
 
