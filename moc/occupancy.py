@@ -32,7 +32,6 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from array import array
-from itertools import chain
 from math import lcm
 from typing import Collection, Mapping
 
@@ -52,6 +51,8 @@ WIDE_LEVELS = 32
 #: the offset that pads a level's table of offsets: any iteration's place for it is
 #: negative, clipped to place 0
 _PAD = -(2 ** 62)
+#: levels found before their average width may decide that they are narrow
+FIRST_LEVELS = 64
 
 
 @dataclass(frozen=True)
@@ -134,10 +135,10 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     reaching = least > FIRST_ITERATIONS and (2 * least + 2) * total > (far or math.inf)
     if FIRST_ITERATIONS * total > max_firings or reaching:
         return None
-    program, back = _program(actors, total)
-    if program is None:
+    found = _program(actors, total)
+    if found is None:
         return None
-    levels = _by_level(program, total)
+    program, levels, back = found
     # a firing's end is at most the sum of the firing times before it
     per_iteration = sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
@@ -187,14 +188,16 @@ def _reads(i: _Input, nu):
 
 
 def _program(actors, total):
-    """The firings of one iteration in an order that follows their precedences (the
-    blocks that the tokens allow, actor after actor), each as ``(index, time, inputs,
-    faster, previous)``: its place in an iteration's times, the offsets (from the
-    iteration's first place) of the ends it waits for on ordinary channels and on
-    growing ones, and that of its previous firing (every actor's firings start and
-    end in order: cyclo-static ones by the rule, SDF ones because their inputs arrive
-    in order and their firings all take one time).  Also how many iterations back the
-    offsets reach.  None where one iteration cannot complete."""
+    """``(program, levels, back)``: the firings of one iteration by levels where they
+    are wide (:func:`_levels`; ``program`` None), else (``levels`` None) in an order
+    that follows their precedences (the blocks that the tokens allow, actor after
+    actor), each as ``(index, time, inputs, faster, previous)``: its place in an
+    iteration's times, the offsets (from the iteration's first place) of the ends it
+    waits for on ordinary channels and on growing ones, and that of its previous
+    firing (every actor's firings start and end in order: cyclo-static ones by the
+    rule, SDF ones because their inputs arrive in order and their firings all take one
+    time); ``back``: how many iterations back the offsets reach.  None where one
+    iteration cannot complete."""
     serve = {}
     for x in actors.values():
         for i in x.ins:
@@ -227,8 +230,8 @@ def _program(actors, total):
             waiting[blocker].append(b)
     count = {x.name: count[k] for k, x in enumerate(xs)}
     if any(count[a] < x.q for a, x in actors.items()):
-        return None, 0                    # not live: the caller's checks say why
-    offsets = {}
+        return None                       # not live: the caller's checks say why
+    waits_of = {}
     back = 1
     for x in actors.values():
         nu = np.arange(x.q, dtype=np.int64)
@@ -248,7 +251,12 @@ def _program(actors, total):
             firings, places = parts[i.growing]
             firings.append(np.flatnonzero(keep))
             places.append(cycles * total + a.pos + r)
-        offsets[x.name] = [_grouped(*parts[g], x.q) for g in (False, True)]
+        waits_of[x.name] = parts
+    levels = _levels(actors, waits_of, total)
+    if levels is not None:
+        return None, levels, back
+    offsets = {x.name: [_grouped(*waits_of[x.name][g], x.q) for g in (False, True)]
+               for x in actors.values()}
     program = []
     times = {x.name: np.resize(x.d, x.q).tolist() for x in actors.values()}
     for b, lo, hi in order:
@@ -259,7 +267,7 @@ def _program(actors, total):
         if hi > lo + 1:
             program += zip(range(b.pos + lo + 1, b.pos + hi), times[b.name][lo + 1:hi],
                            slow[lo + 1:hi], fast[lo + 1:hi], range(b.pos + lo, b.pos + hi - 1))
-    return program, back
+    return program, None, back
 
 
 def _grouped(firings, places, q):
@@ -301,39 +309,66 @@ def _run(program, S, E, first, last, total):
     return held
 
 
-def _by_level(program, total):
-    """The firings of ``program`` grouped by level (one more than the highest of the
-    firings of the same iteration each waits for), each level as arrays ``(places,
-    times, previous, slow, fast)``, ``slow`` and ``fast`` as a table of the offsets
-    each firing waits for, rows padded with :data:`_PAD` (None where no row has one);
-    None where the levels hold fewer than :data:`WIDE_LEVELS` firings on average."""
-    level = [0] * total
-    depth = []
-    for place, _, slow, fast, previous in program:
-        top = level[previous] if previous >= 0 else 0
-        for o in slow:
-            if o >= 0 and level[o] > top:
-                top = level[o]
-        for o in fast:
-            if o >= 0 and level[o] > top:
-                top = level[o]
-        level[place] = top + 1
-        depth.append(top + 1)
-    if not program or len(program) < WIDE_LEVELS * max(depth):
+def _levels(actors, waits_of, total):
+    """The firings of one iteration grouped by level (one more than the highest of the
+    firings of the same iteration each waits for), found a level at a time (Kahn's
+    topological order, 1962), each level as arrays ``(places, times, previous, slow,
+    fast)``, ``slow`` and ``fast`` as a table of the offsets each firing waits for,
+    rows padded with :data:`_PAD` (None where no row has one); None where the levels
+    hold fewer than :data:`WIDE_LEVELS` firings on average, known as soon as the levels
+    found and the longest chain of an actor's firings still to place make too many, or
+    where the first :data:`FIRST_LEVELS` or more levels found hold fewer on average.
+    ``waits_of``: per actor, for ordinary and growing channels, the firings that wait
+    and the offsets they wait for."""
+    xs = list(actors.values())
+    q = np.array([x.q for x in xs], dtype=np.int64)
+    pos = np.array([x.pos for x in xs], dtype=np.int64)
+    actor = np.repeat(np.arange(len(xs)), q)
+    place = np.arange(total, dtype=np.int64)
+    later = place > np.repeat(pos, q)                  # not an actor's first firing
+    previous = np.where(later, place - 1, np.repeat(pos + q - 1 - total, q))
+    waits, src, dst = [], [previous[later]], [place[later]]
+    for growing in (False, True):
+        parts = [(x.pos + f, o) for x in xs
+                 for f, o in zip(*waits_of[x.name][growing])]
+        firing = np.concatenate([f for f, _ in parts] or [place[:0]])
+        offset = np.concatenate([o for _, o in parts] or [place[:0]])
+        waits.append((firing, offset))
+        inside = offset >= 0                           # of the same iteration
+        src.append(offset[inside])
+        dst.append(firing[inside])
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    waiting = np.bincount(dst, minlength=total)
+    after = dst[np.argsort(src, kind="stable")]
+    first = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=total))])
+    level = np.zeros(total, dtype=np.int64)
+    left = q.copy()
+    ready = np.flatnonzero(waiting == 0)
+    depth = placed = 0
+    while len(ready):
+        depth += 1
+        placed += len(ready)
+        level[ready] = depth
+        left -= np.bincount(actor[ready], minlength=len(xs))
+        # an actor's firings still to place wait each for the one before
+        if WIDE_LEVELS * (depth + int(left.max())) > total or \
+                (depth >= FIRST_LEVELS and placed < WIDE_LEVELS * depth):
+            return None
+        lo, n = first[ready], first[ready + 1] - first[ready]
+        reached = after[np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))]
+        reached, hits = np.unique(reached, return_counts=True)
+        waiting[reached] -= hits
+        ready = reached[waiting[reached] == 0]
+    if left.any():
         return None
-    depth = np.array(depth, dtype=np.int64)
-    order = np.argsort(depth, kind="stable")
-    cuts = np.searchsorted(depth[order], np.arange(1, int(depth.max()) + 2))
-    places, times, previous = (np.array([entry[k] for entry in program], dtype=np.int64)
-                               for k in (0, 1, 4))
-
     tables = []
-    for k in (2, 3):
-        count = np.fromiter((len(entry[k]) for entry in program), dtype=np.int64,
-                            count=len(program))
-        flat = np.fromiter(chain.from_iterable(entry[k] for entry in program),
-                           dtype=np.int64, count=int(count.sum()))
-        tables.append((count, flat, np.cumsum(count) - count))
+    for firing, offset in waits:
+        count = np.bincount(firing, minlength=total)
+        tables.append((count, offset[np.argsort(firing, kind="stable")],
+                       np.cumsum(count) - count))
+    times = np.concatenate([np.resize(x.d, x.q) for x in xs])
+    order = np.argsort(level, kind="stable")
+    cuts = np.searchsorted(level[order], np.arange(1, depth + 2))
 
     def padded(count, flat, first, rows):
         width = int(count[rows].max())
@@ -346,7 +381,7 @@ def _by_level(program, total):
     levels = []
     for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         rows = order[lo:hi]
-        levels.append((places[rows], times[rows], previous[rows],
+        levels.append((rows, times[rows], previous[rows],
                        *(padded(*table, rows) for table in tables)))
     return levels
 
