@@ -52,7 +52,7 @@ GRAPHS = "autogen1,autogen4,autogen5,JPEG2000,H264"
 
 def analysed(code: Path, path: Path, simulate: bool) -> tuple[object, float, float]:
     """``mapeval analyse --json`` of ``path`` with the tree ``code``: its JSON object
-    (or, where it fails, its exit status and the last line of its stderr), wall and
+    (or, where it fails, its exit status and the first line of its stderr), wall and
     CPU seconds."""
     argv = [sys.executable, "-m", cli_module(code), "analyse", "--json",
             *(() if simulate else ("--no-simulate",)), str(path)]
@@ -65,7 +65,7 @@ def analysed(code: Path, path: Path, simulate: bool) -> tuple[object, float, flo
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if done.returncode:
-        return {"exit": done.returncode, "stderr": done.stderr.strip().splitlines()[-1:]}, \
+        return {"exit": done.returncode, "error": done.stderr.strip().splitlines()[:1]}, \
             wall, cpu
     return json.loads(done.stdout), wall, cpu
 
