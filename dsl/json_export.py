@@ -57,7 +57,9 @@ def json_safe(obj) -> Any:
     return obj
 
 
-def _fraction(v: Fraction) -> int | float:
+def _fraction(v) -> int | float:
+    """A rational number (a :class:`~fractions.Fraction`) as JSON holds it: an int when
+    whole, else a float."""
     return v.numerator if v.denominator == 1 else float(v)
 
 
@@ -164,7 +166,7 @@ def _value(v) -> Any:
     if isinstance(v, float):
         return json_number(v)
     if hasattr(v, "numerator") and hasattr(v, "denominator"):
-        return v.numerator if v.denominator == 1 else float(v)
+        return _fraction(v)
     try:
         return _value(float(v))
     except (TypeError, ValueError):
