@@ -53,6 +53,11 @@ scalars = st.one_of(
     st.lists(st.floats(allow_nan=True), max_size=3).map(np.array))
 keys = st.one_of(st.text(max_size=4), braces, st.integers(-5, 5), st.booleans(), st.none(),
                  st.floats(allow_nan=False), st.just(math.inf), st.integers(0, 3).map(np.int64))
+#: keys no two of which write alike ("null" and None would make one key of two)
+distinct_keys = st.one_of(st.text(max_size=4).map("k".__add__), braces.map("{".__add__),
+                          st.integers(-5, 5), st.booleans(), st.none(),
+                          st.floats(allow_nan=False), st.just(math.inf),
+                          st.integers(0, 3).map(np.int64))
 flat_dict = st.dictionaries(st.text(max_size=3), scalars, max_size=4)
 flat_list = st.lists(scalars, max_size=4)
 documents = st.recursive(
@@ -60,7 +65,7 @@ documents = st.recursive(
               st.lists(flat_list, min_size=1, max_size=6)),
     lambda inner: st.one_of(st.lists(inner, max_size=4),
                             st.lists(inner, max_size=3).map(tuple),
-                            st.dictionaries(keys, inner, max_size=4)),
+                            st.dictionaries(distinct_keys, inner, max_size=4)),
     max_leaves=30)
 
 
@@ -77,7 +82,8 @@ def test_the_writer_reads_back_as_the_convention_says(document):
 @settings(max_examples=100, deadline=None)
 @given(st.dictionaries(keys, st.integers(0, 3), min_size=1, max_size=5))
 def test_keys_are_written_as_json_writes_them(document):
-    assert list(json.loads(json_text(document))) == [key(k) for k in document]
+    # (keys that write alike, None and "null", are one key of the document read back)
+    assert list(json.loads(json_text(document))) == list(dict.fromkeys(map(key, document)))
 
 
 def test_layout_a_member_a_line_and_a_flat_item_a_line(capsys):
