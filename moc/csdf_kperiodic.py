@@ -132,42 +132,32 @@ class _Constraints:
         self.actor = np.repeat(np.arange(len(actors)), counts * kinds)
         local = np.arange(len(self.actor)) - base[self.actor]
         self.j, self.end = local % counts[self.actor], local // counts[self.actor]
-        self.w_unit = math.lcm(*(Fraction(phase_value(durations[a], k)).denominator
-                                 for a in actors for k in range(n[a])))
-        made = [Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels]
-        # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
-        # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
-        self.h_unit = math.lcm(*(q[a] // n[a] for a in actors))
-        ticks = {a: [int(Fraction(phase_value(durations[a], k)) * self.w_unit)
-                     for k in range(n[a])] for a in actors}
+        cache = {} if pairs is None else pairs
+        if "units" not in cache:
+            cache["units"] = _units(actors, channels, durations, q, n)
+        self.w_unit, self.h_unit, ticks, made = cache["units"]
         wide = _kind(max(abs(t) for ts in ticks.values() for t in ts))
         times = {a: np.array(ticks[a] * K[a], dtype=wide) for a in actors}
         parts = [self._own_order(actors, size, base, kinds, times, q)]
-
-        def add(u, v, w, h, channel, x):
-            parts.append((u, v, w, h, np.full(len(u), channel, dtype=np.int64), x))
-        self.totals = []
+        # a channel's edges (positions in its ends' patterns) depend on its ends' K
+        # only: kept across steps of K, placed by offsets
+        found = []
         for c, ch in enumerate(channels):
-            a, b = ch.src, ch.dst
-            # a channel's pairs depend on its ends' K only: kept across steps of K
-            key = (ch.name, size[a], size[b])
-            if pairs is None or key not in pairs:
-                P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
-                found = ((P.total, C.total),
-                         list(_channel_pairs(ch, P, C, math.gcd(P.total, C.total))))
-                if pairs is not None:
-                    pairs[key] = found
-            else:
-                found = pairs[key]
-            self.totals.append(found[0])
-            for jb, ja, xs in found[1]:
-                src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
-                dst = base[where[b]] + jb
-                w = np.zeros(len(ja), dtype=np.int64) if kinds == 2 else times[a][ja]
-                if xs.dtype != object and _kind(made[c] + self.h_unit * (1 + int(
-                        np.abs(xs).max(initial=0)))) is object:
-                    xs = xs.astype(object)
-                add(src, dst, w, -xs * self.h_unit // made[c], c, xs)
+            key = (ch.name, size[ch.src], size[ch.dst])
+            if key not in cache:
+                cache[key] = _channel_edges(ch, size[ch.src], size[ch.dst], ticks[ch.src],
+                                            made[c], self.h_unit, kinds)
+            found.append(cache[key])
+        self.totals = [f[0] for f in found]
+        lengths = np.array([len(f[1]) for f in found], dtype=np.int64)
+        src = np.array([base[where[ch.src]] + (size[ch.src] if kinds == 2 else 0)
+                        for ch in channels], dtype=np.int64)
+        dst = np.array([base[where[ch.dst]] for ch in channels], dtype=np.int64)
+        parts.append(tuple(np.concatenate([f[k] for f in found]) if found else
+                           np.zeros(0, dtype=np.int64) for k in range(1, 6)))
+        ja, jb, w, h, x = parts[1]
+        parts[1] = (ja + np.repeat(src, lengths), jb + np.repeat(dst, lengths), w, h,
+                    np.repeat(np.arange(len(channels), dtype=np.int64), lengths), x)
         self.u, self.v, w, h, self.channel, self.x = (
             np.concatenate([part[k] for part in parts]) for k in range(6))
         self.w, self.h = integer_array(w), integer_array(h)
@@ -243,6 +233,42 @@ class _Constraints:
         best = edges[first_per(ends, slack)]
         chosen = dict(zip((self.u[best] * n + self.v[best]).tolist(), best.tolist()))
         return [chosen[int(k)] for k in keys]
+
+
+def _units(actors, channels, durations, q, n):
+    """What a component's constraint graphs share whatever ``K``: the units of weights
+    and heights, each actor's phase times in weight units and each channel's tokens of
+    one iteration."""
+    w_unit = math.lcm(*(Fraction(phase_value(durations[a], k)).denominator
+                        for a in actors for k in range(n[a])))
+    # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
+    # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
+    h_unit = math.lcm(*(q[a] // n[a] for a in actors))
+    ticks = {a: [int(Fraction(phase_value(durations[a], k)) * w_unit) for k in range(n[a])]
+             for a in actors}
+    made = [Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels]
+    return w_unit, h_unit, ticks, made
+
+
+def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds):
+    """The edges of channel ``ch`` for patterns of ``size_a`` and ``size_b`` firings at
+    its ends: ``(totals, ja, jb, w, h, x)``, the tokens of one pattern at each end, the
+    pattern positions of producer and consumer, weights (the producer's phase time
+    where starts alone stand for firings, else 0), heights in ``h_unit`` and ``x``."""
+    P, C = Cumulative(ch.prod, size_a), Cumulative(ch.cons, size_b)
+    blocks = []
+    for jb, ja, xs in _channel_pairs(ch, P, C, math.gcd(P.total, C.total)):
+        if xs.dtype != object and _kind(made + h_unit * (1 + int(
+                np.abs(xs).max(initial=0)))) is object:
+            xs = xs.astype(object)
+        w = np.zeros(len(ja), dtype=np.int64) if kinds == 2 else \
+            np.array(ticks, dtype=_kind(max(map(abs, ticks))))[ja % len(ticks)]
+        blocks.append((ja, jb, w, -xs * h_unit // made, xs))
+    if not blocks:
+        empty = np.zeros(0, dtype=np.int64)
+        return (P.total, C.total), empty, empty, empty, empty, empty
+    return ((P.total, C.total),
+            *(np.concatenate([b[k] for b in blocks]) for k in range(5)))
 
 
 def _channel_pairs(ch, P, C, g):
