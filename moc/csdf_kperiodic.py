@@ -119,8 +119,7 @@ class _Constraints:
     """The constraint graph of one component for one ``K``, as arrays: node ``i`` is
     firing ``j[i]`` of actor ``actors[actor[i]]``'s pattern, its start (``end[i]`` 0)
     or its end (1); edge ``e`` goes ``u[e] → v[e]`` with weight ``w[e]/w_unit`` and
-    height ``h[e]/h_unit`` and comes from channel ``channel[e]`` with ``x[e]`` (−1: an
-    actor's own order)."""
+    height ``h[e]/h_unit``; :meth:`origin` tells its channel and ``x``."""
 
     def __init__(self, actors, channels, durations, q, n, K, order, pairs=None):
         self.actors, self.channels = list(actors), list(channels)
@@ -138,7 +137,7 @@ class _Constraints:
         self.w_unit, self.h_unit, ticks, made = cache["units"]
         wide = _kind(max(abs(t) for ts in ticks.values() for t in ts))
         times = {a: np.array(ticks[a] * K[a], dtype=wide) for a in actors}
-        parts = [self._own_order(actors, size, base, kinds, times, q)]
+        own = self._own_order(actors, size, base, kinds, times, q)
         # a channel's edges (positions in its ends' patterns) depend on its ends' K
         # only: kept across steps of K, placed by offsets
         found = []
@@ -149,23 +148,21 @@ class _Constraints:
                                             made[c], self.h_unit, kinds)
             found.append(cache[key])
         self.totals = [f[0] for f in found]
-        lengths = np.array([len(f[1]) for f in found], dtype=np.int64)
-        src = np.array([base[where[ch.src]] + (size[ch.src] if kinds == 2 else 0)
-                        for ch in channels], dtype=np.int64)
-        dst = np.array([base[where[ch.dst]] for ch in channels], dtype=np.int64)
-        parts.append(tuple(np.concatenate([f[k] for f in found]) if found else
-                           np.zeros(0, dtype=np.int64) for k in range(1, 6)))
-        ja, jb, w, h, x = parts[1]
-        parts[1] = (ja + np.repeat(src, lengths), jb + np.repeat(dst, lengths), w, h,
-                    np.repeat(np.arange(len(channels), dtype=np.int64), lengths), x)
-        self.u, self.v, w, h, self.channel, self.x = (
-            np.concatenate([part[k] for part in parts]) for k in range(6))
-        self.w, self.h = integer_array(w), integer_array(h)
-        self.u, self.v = self.u.astype(np.int64), self.v.astype(np.int64)
+        # each array made once at its full size: on a graph of millions of edges,
+        # fresh memory costs more than the arithmetic
+        self.u = np.concatenate([own[0]] + [
+            f[1] + int(base[where[ch.src]] + (size[ch.src] if kinds == 2 else 0))
+            for f, ch in zip(found, channels)])
+        self.v = np.concatenate([own[1]] + [f[2] + int(base[where[ch.dst]])
+                                            for f, ch in zip(found, channels)])
+        self.w = integer_array(np.concatenate([own[2]] + [f[3] for f in found]))
+        self.h = integer_array(np.concatenate([own[3]] + [f[4] for f in found]))
+        self._found = found
+        self._first = len(own[0]) + np.cumsum([0] + [len(f[1]) for f in found[:-1]])
 
     def _own_order(self, actors, size, base, kinds, times, q):
-        """The edges of every actor's own order, actor after actor, as ``(u, v, w, h,
-        channel, x)``: its starts in order (the last to the first of its next
+        """The edges of every actor's own order, actor after actor, as ``(u, v, w,
+        h)``: its starts in order (the last to the first of its next
         pattern), and with ``kinds`` 2 its durations and its ends in order."""
         N = np.array([size[a] for a in actors], dtype=np.int64)
         total = int(N.sum())
@@ -191,16 +188,23 @@ class _Constraints:
             w[at + each] = np.concatenate([times[a] for a in actors])
             u[at + 2 * each], v[at + 2 * each], hs[at + 2 * each] = start + ends, nxt + ends, h
             h = hs
-        minus = np.full(len(u), -1, dtype=np.int64)
-        return u, v, w, h, minus, minus
+        return u, v, w, h
 
     def name(self, i):
         return self.actors[self.actor[i]], int(self.j[i])
 
+    def origin(self, e):
+        """The channel number and ``x`` of edge ``e``, or None for an actor's own
+        order."""
+        if e < self._first[0]:
+            return None
+        c = int(np.searchsorted(self._first, e, side="right")) - 1
+        return c, self._found[c][5][e - self._first[c]]
+
     def via(self, e):
         """The channel and ``x`` of edge ``e``, or None for an actor's own order."""
-        c = int(self.channel[e])
-        return None if c < 0 else (self.channels[c], self.x[e])
+        found = self.origin(e)
+        return None if found is None else (self.channels[found[0]], found[1])
 
     def ratio(self):
         """``(ratio, cycle)`` by :func:`max_cycle_ratio_arrays`."""
@@ -324,12 +328,12 @@ def _follow(found, cycle, edges):
     patterns."""
     start = here = (0, 1)                           # m = A + B·s
     for e in edges:
-        c = int(found.channel[e])
-        if c < 0:                                   # the actor's own order
+        known = found.origin(e)
+        if known is None:                           # the actor's own order
             if found.h[e]:                          # into its next pattern
                 here = (here[0] + 1, here[1])
             continue
-        x = int(found.x[e])
+        c, x = known[0], int(known[1])
         PN, CN = found.totals[c]
         # m' = (m·P(N_a) − x)/C(N_b) must be whole
         solved = solve_congruence(PN * here[1], x - PN * here[0], CN)

@@ -148,7 +148,7 @@ def integer_array(values) -> np.ndarray:
     an object array."""
     values = values if isinstance(values, np.ndarray) else np.array(values, dtype=object)
     if values.dtype != object or not len(values):
-        return values.astype(np.int64)
+        return values.astype(np.int64, copy=False)
     big = max(abs(int(values.max())), abs(int(values.min()))) >= 2 ** 62
     return values if big else values.astype(np.int64)
 
