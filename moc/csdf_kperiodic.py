@@ -138,11 +138,13 @@ class _Constraints:
         wide = _kind(max(abs(t) for ts in ticks.values() for t in ts))
         times = {a: np.array(ticks[a] * K[a], dtype=wide) for a in actors}
         own = self._own_order(actors, size, base, kinds, times, q)
-        # a channel's edges (positions in its ends' patterns) depend on its ends' K
-        # only: kept across steps of K, placed by offsets
+        # a channel's edges (positions in its ends' patterns) depend on its rates,
+        # tokens and ends' K only: kept across steps of K and shared by channels alike
+        # (Kiter's H264_sized: 216 kinds of 6,922 channels), placed by offsets
         found = []
         for c, ch in enumerate(channels):
-            key = (ch.name, size[ch.src], size[ch.dst])
+            key = (ch.prod, ch.cons, ch.delay, size[ch.src], size[ch.dst], made[c],
+                   tuple(ticks[ch.src]) if kinds == 1 else None)
             if key not in cache:
                 cache[key] = _channel_edges(ch, size[ch.src], size[ch.dst], ticks[ch.src],
                                             made[c], self.h_unit, kinds)
