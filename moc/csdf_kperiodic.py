@@ -119,8 +119,7 @@ class _Constraints:
     """The constraint graph of one component for one ``K``, as arrays: node ``i`` is
     firing ``j[i]`` of actor ``actors[actor[i]]``'s pattern, its start (``end[i]`` 0)
     or its end (1); edge ``e`` goes ``u[e] → v[e]`` with weight ``w[e]/w_unit`` and
-    height ``h[e]/h_unit`` and comes from channel ``channel[e]`` with ``x[e]`` (−1: an
-    actor's own order)."""
+    height ``h[e]/h_unit``; :meth:`origin` tells its channel and ``x``."""
 
     def __init__(self, actors, channels, durations, q, n, K, order, pairs=None):
         self.actors, self.channels = list(actors), list(channels)
@@ -132,50 +131,40 @@ class _Constraints:
         self.actor = np.repeat(np.arange(len(actors)), counts * kinds)
         local = np.arange(len(self.actor)) - base[self.actor]
         self.j, self.end = local % counts[self.actor], local // counts[self.actor]
-        self.w_unit = math.lcm(*(Fraction(phase_value(durations[a], k)).denominator
-                                 for a in actors for k in range(n[a])))
-        made = [Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels]
-        # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
-        # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
-        self.h_unit = math.lcm(*(q[a] // n[a] for a in actors))
-        ticks = {a: [int(Fraction(phase_value(durations[a], k)) * self.w_unit)
-                     for k in range(n[a])] for a in actors}
+        cache = {} if pairs is None else pairs
+        if "units" not in cache:
+            cache["units"] = _units(actors, channels, durations, q, n)
+        self.w_unit, self.h_unit, ticks, made = cache["units"]
         wide = _kind(max(abs(t) for ts in ticks.values() for t in ts))
         times = {a: np.array(ticks[a] * K[a], dtype=wide) for a in actors}
-        parts = [self._own_order(actors, size, base, kinds, times, q)]
-
-        def add(u, v, w, h, channel, x):
-            parts.append((u, v, w, h, np.full(len(u), channel, dtype=np.int64), x))
-        self.totals = []
+        own = self._own_order(actors, size, base, kinds, times, q)
+        # a channel's edges (positions in its ends' patterns) depend on its rates,
+        # tokens and ends' K only: kept across steps of K and shared by channels alike
+        # (Kiter's H264_sized: 216 kinds of 6,922 channels), placed by offsets
+        found = []
         for c, ch in enumerate(channels):
-            a, b = ch.src, ch.dst
-            # a channel's pairs depend on its ends' K only: kept across steps of K
-            key = (ch.name, size[a], size[b])
-            if pairs is None or key not in pairs:
-                P, C = Cumulative(ch.prod, size[a]), Cumulative(ch.cons, size[b])
-                found = ((P.total, C.total),
-                         list(_channel_pairs(ch, P, C, math.gcd(P.total, C.total))))
-                if pairs is not None:
-                    pairs[key] = found
-            else:
-                found = pairs[key]
-            self.totals.append(found[0])
-            for jb, ja, xs in found[1]:
-                src = base[where[a]] + ja + (size[a] if kinds == 2 else 0)
-                dst = base[where[b]] + jb
-                w = np.zeros(len(ja), dtype=np.int64) if kinds == 2 else times[a][ja]
-                if xs.dtype != object and _kind(made[c] + self.h_unit * (1 + int(
-                        np.abs(xs).max(initial=0)))) is object:
-                    xs = xs.astype(object)
-                add(src, dst, w, -xs * self.h_unit // made[c], c, xs)
-        self.u, self.v, w, h, self.channel, self.x = (
-            np.concatenate([part[k] for part in parts]) for k in range(6))
-        self.w, self.h = integer_array(w), integer_array(h)
-        self.u, self.v = self.u.astype(np.int64), self.v.astype(np.int64)
+            key = (ch.prod, ch.cons, ch.delay, size[ch.src], size[ch.dst], made[c],
+                   tuple(ticks[ch.src]) if kinds == 1 else None)
+            if key not in cache:
+                cache[key] = _channel_edges(ch, size[ch.src], size[ch.dst], ticks[ch.src],
+                                            made[c], self.h_unit, kinds)
+            found.append(cache[key])
+        self.totals = [f[0] for f in found]
+        # each array made once at its full size: on a graph of millions of edges,
+        # fresh memory costs more than the arithmetic
+        self.u = np.concatenate([own[0]] + [
+            f[1] + int(base[where[ch.src]] + (size[ch.src] if kinds == 2 else 0))
+            for f, ch in zip(found, channels)])
+        self.v = np.concatenate([own[1]] + [f[2] + int(base[where[ch.dst]])
+                                            for f, ch in zip(found, channels)])
+        self.w = integer_array(np.concatenate([own[2]] + [f[3] for f in found]))
+        self.h = integer_array(np.concatenate([own[3]] + [f[4] for f in found]))
+        self._found = found
+        self._first = len(own[0]) + np.cumsum([0] + [len(f[1]) for f in found[:-1]])
 
     def _own_order(self, actors, size, base, kinds, times, q):
-        """The edges of every actor's own order, actor after actor, as ``(u, v, w, h,
-        channel, x)``: its starts in order (the last to the first of its next
+        """The edges of every actor's own order, actor after actor, as ``(u, v, w,
+        h)``: its starts in order (the last to the first of its next
         pattern), and with ``kinds`` 2 its durations and its ends in order."""
         N = np.array([size[a] for a in actors], dtype=np.int64)
         total = int(N.sum())
@@ -201,16 +190,23 @@ class _Constraints:
             w[at + each] = np.concatenate([times[a] for a in actors])
             u[at + 2 * each], v[at + 2 * each], hs[at + 2 * each] = start + ends, nxt + ends, h
             h = hs
-        minus = np.full(len(u), -1, dtype=np.int64)
-        return u, v, w, h, minus, minus
+        return u, v, w, h
 
     def name(self, i):
         return self.actors[self.actor[i]], int(self.j[i])
 
+    def origin(self, e):
+        """The channel number and ``x`` of edge ``e``, or None for an actor's own
+        order."""
+        if e < self._first[0]:
+            return None
+        c = int(np.searchsorted(self._first, e, side="right")) - 1
+        return c, self._found[c][5][e - self._first[c]]
+
     def via(self, e):
         """The channel and ``x`` of edge ``e``, or None for an actor's own order."""
-        c = int(self.channel[e])
-        return None if c < 0 else (self.channels[c], self.x[e])
+        found = self.origin(e)
+        return None if found is None else (self.channels[found[0]], found[1])
 
     def ratio(self):
         """``(ratio, cycle)`` by :func:`max_cycle_ratio_arrays`."""
@@ -243,6 +239,42 @@ class _Constraints:
         best = edges[first_per(ends, slack)]
         chosen = dict(zip((self.u[best] * n + self.v[best]).tolist(), best.tolist()))
         return [chosen[int(k)] for k in keys]
+
+
+def _units(actors, channels, durations, q, n):
+    """What a component's constraint graphs share whatever ``K``: the units of weights
+    and heights, each actor's phase times in weight units and each channel's tokens of
+    one iteration."""
+    w_unit = math.lcm(*(Fraction(phase_value(durations[a], k)).denominator
+                        for a in actors for k in range(n[a])))
+    # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
+    # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
+    h_unit = math.lcm(*(q[a] // n[a] for a in actors))
+    ticks = {a: [int(Fraction(phase_value(durations[a], k)) * w_unit) for k in range(n[a])]
+             for a in actors}
+    made = [Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels]
+    return w_unit, h_unit, ticks, made
+
+
+def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds):
+    """The edges of channel ``ch`` for patterns of ``size_a`` and ``size_b`` firings at
+    its ends: ``(totals, ja, jb, w, h, x)``, the tokens of one pattern at each end, the
+    pattern positions of producer and consumer, weights (the producer's phase time
+    where starts alone stand for firings, else 0), heights in ``h_unit`` and ``x``."""
+    P, C = Cumulative(ch.prod, size_a), Cumulative(ch.cons, size_b)
+    blocks = []
+    for jb, ja, xs in _channel_pairs(ch, P, C, math.gcd(P.total, C.total)):
+        if xs.dtype != object and _kind(made + h_unit * (1 + int(
+                np.abs(xs).max(initial=0)))) is object:
+            xs = xs.astype(object)
+        w = np.zeros(len(ja), dtype=np.int64) if kinds == 2 else \
+            np.array(ticks, dtype=_kind(max(map(abs, ticks))))[ja % len(ticks)]
+        blocks.append((ja, jb, w, -xs * h_unit // made, xs))
+    if not blocks:
+        empty = np.zeros(0, dtype=np.int64)
+        return (P.total, C.total), empty, empty, empty, empty, empty
+    return ((P.total, C.total),
+            *(np.concatenate([b[k] for b in blocks]) for k in range(5)))
 
 
 def _channel_pairs(ch, P, C, g):
@@ -298,12 +330,12 @@ def _follow(found, cycle, edges):
     patterns."""
     start = here = (0, 1)                           # m = A + B·s
     for e in edges:
-        c = int(found.channel[e])
-        if c < 0:                                   # the actor's own order
+        known = found.origin(e)
+        if known is None:                           # the actor's own order
             if found.h[e]:                          # into its next pattern
                 here = (here[0] + 1, here[1])
             continue
-        x = int(found.x[e])
+        c, x = known[0], int(known[1])
         PN, CN = found.totals[c]
         # m' = (m·P(N_a) − x)/C(N_b) must be whole
         solved = solve_congruence(PN * here[1], x - PN * here[0], CN)

@@ -108,6 +108,10 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     if not kept.any():
         return None, ()
     u, v, w, h = local[u[kept]], local[v[kept]], w[kept], h[kept]
+    # edges by tail (stable: among equal choices the first given still wins), so that a
+    # node's best edge is a segment's maximum (:func:`first_per`)
+    order = np.argsort(u, kind="stable")
+    u, v, w, h = u[order], v[order], w[order], h[order]
     nodes = np.flatnonzero(local >= 0)
     component = label[nodes]
     m = len(nodes)
@@ -144,7 +148,7 @@ def integer_array(values) -> np.ndarray:
     an object array."""
     values = values if isinstance(values, np.ndarray) else np.array(values, dtype=object)
     if values.dtype != object or not len(values):
-        return values.astype(np.int64)
+        return values.astype(np.int64, copy=False)
     big = max(abs(int(values.max())), abs(int(values.min()))) >= 2 ** 62
     return values if big else values.astype(np.int64)
 
@@ -187,11 +191,20 @@ def strong_labels(n: int, u, v) -> np.ndarray:
 
 
 def first_per(group, key):
-    """For each distinct ``group`` value the position of its largest ``key``."""
-    order = np.lexsort((-key, group))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = group[order][1:] != group[order][:-1]
-    return order[first]
+    """For each distinct ``group`` value the position of its largest ``key`` (of equal
+    ones the first), in the order of the groups."""
+    if not len(group):
+        return np.zeros(0, dtype=np.int64)
+    if not (group[1:] >= group[:-1]).all():
+        order = np.lexsort((-key, group))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = group[order][1:] != group[order][:-1]
+        return order[first]
+    # groups in order: each one's maximum over its segment, then its first position
+    starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    top = np.maximum.reduceat(key, starts)
+    hits = np.flatnonzero(key == np.repeat(top, np.diff(np.append(starts, len(key)))))
+    return hits[np.concatenate(([True], group[hits[1:]] != group[hits[:-1]]))]
 
 
 def _policy_iteration(n, u, v, w, h):
@@ -207,18 +220,23 @@ def _policy_iteration(n, u, v, w, h):
     ut, vt, wt, ht = u[tokens], v[tokens], w[tokens], h[tokens]
     for _ in range(max(100, 10 * int(math.isqrt(n)))):
         eta, x = _policy_values(n, v, w, h, policy, eta, x, tol)
-        ev = eta[v]
-        slack = tol * (1 + np.abs(eta))
-        upward = ev > (eta + slack)[u]
-        if upward.any():
-            edges = np.flatnonzero(upward)
-            best = edges[first_per(u[edges], ev[edges])]
-            policy[u[best]] = best
-            continue
+        # one ratio everywhere (the usual case once it has spread): no edge leads up
+        level = eta.min() == eta.max()
+        if not level:
+            ev = eta[v]
+            slack = tol * (1 + np.abs(eta))
+            upward = ev > (eta + slack)[u]
+            if upward.any():
+                edges = np.flatnonzero(upward)
+                best = edges[first_per(u[edges], ev[edges])]
+                policy[u[best]] = best
+                continue
         # no edge leads up: |eta[v] − eta[u]| ≤ slack wherever eta[v] ≥ eta[u] − slack
         value = w + x[v]
         value[tokens] = wt - eta[ut] * ht + x[vt]
-        better = (ev >= (eta - slack)[u]) & (value > (x + tol * (1 + np.abs(x)))[u])
+        better = value > (x + tol * (1 + np.abs(x)))[u]
+        if not level:
+            better &= ev >= (eta - slack)[u]
         if not better.any():
             return policy, True
         edges = np.flatnonzero(better)
@@ -231,10 +249,22 @@ def _doubling(n):
     return max(1, int(n).bit_length())
 
 
+def _cycles(succ):
+    """The cycles of the functional graph ``succ``: their smallest nodes (roots), the
+    nodes on them, and the root of each of those."""
+    if len(succ) >= SMALL_GRAPH:
+        return _cycles_large(succ)
+    roots, label, on = _cycle_roots(succ, labels=True)
+    cyclic = np.flatnonzero(on)
+    return roots, cyclic, label[cyclic]
+
+
 def _cycle_roots(succ, labels=False):
     """The smallest node of every cycle of the functional graph ``succ`` (and, with
     ``labels``, per node the root of the cycle it reaches and whether it is on one)."""
     n = len(succ)
+    if n >= SMALL_GRAPH and not labels:
+        return _cycles_large(succ)[0]
     # the image of succ^m shrinks to the cycles' nodes; once two images agree it stays
     reach = succ.copy()
     on = np.zeros(n, dtype=bool)
@@ -260,6 +290,28 @@ def _cycle_roots(succ, labels=False):
     return (roots, label, on) if labels else roots
 
 
+def _cycles_large(succ):
+    """:func:`_cycles` by scipy's strong components, linear in ``n``: the cycles are
+    the components of more than one node and the self-loops."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+    n = len(succ)
+    graph = csr_matrix((np.ones(n, dtype=np.int8), succ,
+                        np.arange(n + 1, dtype=succ.dtype)), shape=(n, n))
+    _, strong = connected_components(graph, directed=True, connection="strong")
+    on = np.bincount(strong)[strong] > 1
+    on[succ == np.arange(n)] = True
+    cyclic = np.flatnonzero(on)
+    label = strong[cyclic]
+    # cyclic is ascending: a component's first node on it is its smallest
+    first = np.ones(len(cyclic), dtype=bool)
+    order = np.argsort(label, kind="stable")
+    first[1:] = label[order][1:] != label[order][:-1]
+    least = np.empty(int(strong.max()) + 1, dtype=np.int64)
+    least[label[order][first]] = cyclic[order][first]
+    return np.sort(cyclic[order][first]), cyclic, least[label]
+
+
 def _cycle(succ, root):
     cycle, here = [root], int(succ[root])
     while here != root:
@@ -271,17 +323,24 @@ def _cycle(succ, root):
 def _path_sums(succ, value, roots):
     """``Σ value`` along ``succ`` from every node to the root of its cycle (0 at the
     roots, the root's own edge cut), by pointer doubling."""
-    total = value.copy()
+    return _sums_to_roots(succ, (value,), roots)[0][0]
+
+
+def _sums_to_roots(succ, values, roots):
+    """:func:`_path_sums` of each of ``values`` at once, and per node the root it
+    reaches."""
+    totals = [value.copy() for value in values]
     step = succ.copy()
-    total[roots] = 0
+    for total in totals:
+        total[roots] = 0
     step[roots] = roots
     for _ in range(_doubling(len(succ))):
-        total = total + total[step]
+        totals = [total + total[step] for total in totals]
         after = step[step]
         if np.array_equal(after, step):             # every node reached its root
             break
         step = after
-    return total
+    return totals, step
 
 
 def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
@@ -291,16 +350,16 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
     gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
     1998; a root reset to 0 can loop)."""
     succ = v[policy]
-    roots, step, on = _cycle_roots(succ, labels=True)
+    roots, cyclic, root = _cycles(succ)
     # a cycle's ratio from the sums over its nodes, grouped by its root
-    cyclic = np.flatnonzero(on)
-    root = step[cyclic]
     edge = policy[cyclic]
     ratio = np.bincount(root, w[edge], n)[roots] / np.bincount(root, h[edge], n)[roots]
     eta_root = np.zeros(n)
     eta_root[roots] = ratio
+    # Σ(w − eta·h) to the root is Σw − eta·Σh: eta is the root's all along the way
+    (weight, height), step = _sums_to_roots(succ, (w[policy], h[policy]), roots)
     eta = eta_root[step]
-    x = _path_sums(succ, w[policy] - eta * h[policy], roots)
+    x = weight - eta * height
     if eta_before is not None:
         same = np.abs(eta_before[roots] - ratio) <= tol * (1 + np.abs(ratio))
         base = np.zeros(n)

@@ -166,3 +166,80 @@ def test_strong_labels_partition_as_networkx(graph):
         for node, c in enumerate(label.tolist()):
             groups.setdefault(c, []).append(node)
         assert sorted(groups.values()) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphs)
+def test_howard_on_the_large_graph_path_equals_brute_force(graph):
+    """With scipy's components for every policy (as past ``SMALL_GRAPH`` nodes)."""
+    import moc.cycle_ratio as cr
+    n, edges = graph
+    saved, cr.SMALL_GRAPH = cr.SMALL_GRAPH, 0
+    try:
+        found = max_cycle_ratio(range(n), edges)
+    finally:
+        cr.SMALL_GRAPH = saved
+    expected = brute_force(range(n), edges)
+    assert found.ratio == expected
+    if expected is not None:
+        assert ratio_of(list(found.cycle), edges) == expected
+
+
+def walk(succ, value):
+    """Per node, by following ``succ`` one step at a time: the smallest node of the
+    cycle it reaches, whether it is on a cycle, and the sum of ``value`` up to that
+    smallest node (the first time it is reached)."""
+    n = len(succ)
+    root, on, total = [0] * n, [False] * n, [0] * n
+    for start in range(n):
+        seen, here = [], start
+        while here not in seen:
+            seen.append(here)
+            here = succ[here]
+        cycle = seen[seen.index(here):]
+        on[start] = start in cycle
+        root[start] = min(cycle)
+        here = start
+        while here != root[start]:
+            total[start] += value[here]
+            here = succ[here]
+    return root, on, total
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 25).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, n - 1), min_size=n, max_size=n),
+    st.lists(st.integers(-9, 9), min_size=n, max_size=n))))
+def test_policy_cycles_and_sums_as_a_walk(graph):
+    """The cycles of a policy (numpy's pointer doubling and scipy's components), the
+    root each node reaches and the sums to it, against a step-by-step walk."""
+    import numpy as np
+
+    import moc.cycle_ratio as cr
+    succ, value = (np.array(x, dtype=np.int64) for x in graph)
+    root, on, total = walk(graph[0], graph[1])
+    cyclic = [i for i in range(len(succ)) if on[i]]
+    roots = sorted(set(root))
+    for found in (cr._cycles(succ), cr._cycles_large(succ)):
+        assert found[0].tolist() == roots
+        assert found[1].tolist() == cyclic
+        assert found[2].tolist() == [root[i] for i in cyclic]
+    (sums,), reached = cr._sums_to_roots(succ, (value,), np.array(roots))
+    assert reached.tolist() == root and sums.tolist() == total
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(-3, 3)), min_size=1))
+def test_first_per_takes_each_group_s_first_largest(pairs):
+    """Sorted groups (a segment's maximum) and unsorted ones (a sort) alike."""
+    import numpy as np
+
+    from moc.cycle_ratio import first_per
+    for rows in (sorted(pairs, key=lambda p: p[0]), pairs):
+        group = np.array([g for g, _ in rows], dtype=np.int64)
+        key = np.array([k for _, k in rows], dtype=np.float64)
+        best: dict = {}
+        for i, (g, k) in enumerate(rows):
+            if g not in best or k > rows[best[g]][1]:
+                best[g] = i
+        assert first_per(group, key).tolist() == [best[g] for g in sorted(best)]
