@@ -55,7 +55,7 @@ PER_ROUND = 4
 #: proofs keep this much (relative) below the trial value, for the LP's tolerances
 SAFETY = 1e-7
 #: kicks of each local optimum in the pricing's iterated local search
-KICKS = 12
+KICKS = 8
 #: rounds of averaging the route weights over exchanges of alike PEs
 SWEEPS = 4
 #: the cost of leaving an actor uncovered in the master program (relative to ``T``)
@@ -377,19 +377,22 @@ class _Problem:
         n = 0
         for j in range(J):
             if both[j]:
-                for end in (a[j], b[j]):              # e ≤ s_end
-                    rows += [n, n]
+                # e = s_a·s_b: only the sides that the objective or the load would
+                # push e beyond (fewer rows; the program stays exact)
+                for end in (a[j], b[j]) if self.g[j] > 0 or self.m[j] < 0 else ():
+                    rows += [n, n]                   # e ≤ s_end
                     cols += [A + j, end]
                     vals += [1.0, -1.0]
                     lo.append(-np.inf)
                     hi.append(0.0)
                     n += 1
-                rows += [n, n, n]                    # e ≥ s_a + s_b − 1
-                cols += [A + j, a[j], b[j]]
-                vals += [1.0, -1.0, -1.0]
-                lo.append(-1.0)
-                hi.append(np.inf)
-                n += 1
+                if self.g[j] < 0 or self.m[j] > 0:
+                    rows += [n, n, n]                # e ≥ s_a + s_b − 1
+                    cols += [A + j, a[j], b[j]]
+                    vals += [1.0, -1.0, -1.0]
+                    lo.append(-1.0)
+                    hi.append(np.inf)
+                    n += 1
             elif self.ok[a[j]] and self.ok[b[j]]:
                 rows += [n, n]                       # never both here
                 cols += [a[j], b[j]]
@@ -536,6 +539,7 @@ def _trial(tb: _Tables, T: float, pool, deadline, rng, prove: bool):
             s[a] = True
             master.add(k, s, float(col.work[a]))
     best, z = None, None
+    order = list(range(len(tb.pe)))
     while True:
         if deadline is not None and time.monotonic() > deadline:
             return z, best
@@ -552,52 +556,65 @@ def _trial(tb: _Tables, T: float, pool, deadline, rng, prove: bool):
             continue
         if not prove:
             return z, best
-        # no column from the local search: the exact pricing proves or adds
-        mins, added = [], 0
-        for k, pr in enumerate(probs):
+        # no column from the local search: the exact pricing, class by class (the
+        # last to find one first), adds a column or, for every class, proves; the
+        # first round prices every class, for a Lagrangian bound early
+        mins, found = {}, False
+        for k in list(order):
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return z, best
+            pr = probs[k]
             s, upper = pr.exact(left)
             if upper is None:
                 return z, best
-            mins.append(min(0.0, -upper))
+            mins[k] = min(0.0, -upper)
             if s is not None:
                 val, load = pr.value(s)
                 if -val < mu[k] - EPSILON * T and load <= T * (1 + 1e-12) \
                         and master.add(k, s, load):
                     pool.append((k, s.copy(), load))
-                    added += 1
-        got = _lagrangian(tb, pi, nu, rho, mins)
-        best = got if best is None else max(best, got)
-        if best > T or not added:
+                    for t in pr.local([s], rng):       # and its neighbours
+                        val, load = pr.value(t)
+                        if -val < mu[k] - EPSILON * T and load <= T \
+                                and master.add(k, t, load):
+                            pool.append((k, t.copy(), load))
+                    order.remove(k)
+                    order.insert(0, k)
+                    found = True
+                    if best is not None:
+                        break
+        if len(mins) == len(probs):
+            got = _lagrangian(tb, pi, nu, rho, [mins[k] for k in range(len(probs))])
+            best = got if best is None else max(best, got)
+        if not found or best > T:
             return z, best
 
 
 def _local_round(tb, master, probs, mu, pool, rng) -> int:
     """Columns of negative reduced cost by the local search, added to ``master`` and
-    ``pool``: how many."""
+    ``pool``: how many.  First plain descents from the empty column and the basis's
+    columns; only where they find none, the iterated search from more starts."""
     T = master.T
     added = 0
-    lam = master.last
-    basis = [i for i in np.flatnonzero(lam > 1e-9)]
+    basis = np.flatnonzero(master.last > 1e-9)
     for k, pr in enumerate(probs):
-        starts = [np.zeros(tb.A, dtype=bool)] + [master.S[i] for i in basis
-                                                 if master.cls[i] == k][:8]
-        for a in np.argsort(-pr.h)[:4]:
-            s = np.zeros(tb.A, dtype=bool)
-            s[a] = True
-            starts.append(s)
-        found = []
-        for s in pr.local(starts, rng):
-            val, load = pr.value(s)
-            if -val < mu[k] - EPSILON * T and load <= T:
-                found.append((-val, s, load))
-        found.sort(key=lambda f: f[0])
-        for _, s, load in found[:PER_ROUND]:
-            if master.add(k, s, load):
-                pool.append((k, s.copy(), load))
-                added += 1
+        mine = [master.S[i] for i in basis if master.cls[i] == k]
+        for starts, kicks in (([np.zeros(tb.A, dtype=bool)] + mine[:4], 0),
+                              (mine[4:8] + [np.eye(tb.A, dtype=bool)[a]
+                                            for a in np.argsort(-pr.h)[:3]], KICKS)):
+            found = []
+            for s in pr.local(starts, rng, kicks):
+                val, load = pr.value(s)
+                if -val < mu[k] - EPSILON * T and load <= T:
+                    found.append((-val, s, load))
+            found.sort(key=lambda f: f[0])
+            for _, s, load in found[:PER_ROUND]:
+                if master.add(k, s, load):
+                    pool.append((k, s.copy(), load))
+                    added += 1
+            if found:
+                break
     return added
 
 
@@ -620,9 +637,13 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     pool: list = []
     lo, hi = max(lower, 0.0), upper
     trials = []
+    # the bisection takes at most half the time, the proof the rest
+    halfway = None if deadline is None else began + 0.5 * time_limit
     while hi - lo > RESOLUTION * upper:
+        if halfway is not None and time.monotonic() > halfway:
+            break
         T = 0.5 * (lo + hi)
-        z, _ = _trial(tb, T, pool, deadline, rng, prove=False)
+        z, _ = _trial(tb, T, pool, halfway, rng, prove=False)
         if z is None:
             break
         trials.append((T, z, None))
