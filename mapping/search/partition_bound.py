@@ -56,6 +56,8 @@ PER_ROUND = 4
 SAFETY = 1e-7
 #: kicks of each local optimum in the pricing's iterated local search
 KICKS = 8
+#: and before an exact pricing (whose programs cost a second or two each)
+DEEP_KICKS = 40
 #: rounds of averaging the route weights over exchanges of alike PEs
 SWEEPS = 4
 #: the cost of leaving an actor uncovered in the master program (relative to ``T``)
@@ -552,7 +554,7 @@ def _trial(tb: _Tables, T: float, pool, deadline, rng, prove: bool):
         elif z < T * (1 - 1e-9) and not prove:
             return z, best          # the program's optimum is below T: no proof of T
         probs = [_Problem(tb, col, T, pi, nu, rho[k]) for k, col in enumerate(tb.pe)]
-        if _local_round(tb, master, probs, mu, pool, rng):
+        if _local_round(tb, master, probs, mu, pool, rng, deep=prove):
             continue
         if not prove:
             return z, best
@@ -591,18 +593,22 @@ def _trial(tb: _Tables, T: float, pool, deadline, rng, prove: bool):
             return z, best
 
 
-def _local_round(tb, master, probs, mu, pool, rng) -> int:
+def _local_round(tb, master, probs, mu, pool, rng, deep: bool = False) -> int:
     """Columns of negative reduced cost by the local search, added to ``master`` and
     ``pool``: how many.  First plain descents from the empty column and the basis's
-    columns; only where they find none, the iterated search from more starts."""
+    columns; only where they find none, the iterated search from more starts (with
+    ``deep``, before an exact pricing, from every basis column, longer)."""
     T = master.T
     added = 0
     basis = np.flatnonzero(master.last > 1e-9)
     for k, pr in enumerate(probs):
         mine = [master.S[i] for i in basis if master.cls[i] == k]
-        for starts, kicks in (([np.zeros(tb.A, dtype=bool)] + mine[:4], 0),
-                              (mine[4:8] + [np.eye(tb.A, dtype=bool)[a]
-                                            for a in np.argsort(-pr.h)[:3]], KICKS)):
+        singles = [np.eye(tb.A, dtype=bool)[a] for a in np.argsort(-pr.h)[:3]]
+        stages = [([np.zeros(tb.A, dtype=bool)] + mine[:4], 0),
+                  (mine[4:8] + singles, KICKS)]
+        if deep:
+            stages.append((mine + singles, DEEP_KICKS))
+        for starts, kicks in stages:
             found = []
             for s in pr.local(starts, rng, kicks):
                 val, load = pr.value(s)
