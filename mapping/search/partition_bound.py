@@ -26,9 +26,9 @@ min_S rc_K(S))`` (``rc``: a column's reduced cost) is below the busiest CN of ev
 mapping with PE loads ≤ ``T``; with the pricing exact (a mixed-integer program, its
 proven bound) it is a proof.  So ``OPT ≥ min(T, L(T))``: either some load of the
 optimum exceeds ``T``, or the optimum is a mapping of the relaxation.  :func:`bound`
-bisects on ``T`` between a known bound and the starting mapping's value; columns come
-from a local search on the pricing problem (a quadratic knapsack) and the exact
-program when that finds none.  Columns and their master program: Dantzig and Wolfe
+bisects on ``T`` between a known bound and the starting mapping's value with columns
+from an iterated local search on the pricing problem (a quadratic knapsack), then
+prices exactly at the estimated crossing, where the local search finds none.  Columns and their master program: Dantzig and Wolfe
 (1960); the set-partitioning bound of capacitated graph partitioning: Mehrotra and
 Trick (1998); the Lagrangian bound of an unfinished column generation: Lasdon (1970).
 
@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from mapping.search.bounds import element_tables
 
@@ -67,10 +68,10 @@ UNCOVERED = 1e3
 @dataclass(frozen=True)
 class PartitionBound:
     """The outcome of :func:`bound`: ``value`` the proven lower bound (None where none
-    applies or nothing was proven), ``trials`` the
-    ``(T, z, L)`` triples evaluated (``z`` the master's value with the local search's
-    columns, ``L`` the Lagrangian bound where the pricing was exact), ``columns``
-    generated, ``seconds`` taken and ``complete`` (ended within the time)."""
+    applies or nothing was proven), ``trials`` the ``(T, z, L)`` triples evaluated
+    (``z`` the master's value with the local search's columns, ``L`` the Lagrangian
+    bound where the pricing was exact), ``columns`` generated, ``seconds`` taken and
+    ``complete`` (ended within the time)."""
 
     value: float | None
     trials: tuple = ()
@@ -96,7 +97,9 @@ def route_cuts(route: np.ndarray, unroutable: np.ndarray, P: int):
     groups: list[frozenset] = []
     for k in range(C):
         free = usable & (both[:, :, k] <= 0)
-        for part in _components(free):
+        _, label = connected_components(csr_matrix(free), directed=False)
+        for part in (frozenset(np.flatnonzero(label == c).tolist())
+                     for c in range(label.max() + 1)):
             if 2 <= len(part) <= P - 2:
                 rest = frozenset(range(P)) - part
                 if part not in groups and rest not in groups:
@@ -152,24 +155,6 @@ def _swaps(both, usable, groups, P) -> list[np.ndarray]:
                 image.append(P + index[h])
             else:
                 out.append(np.concatenate([perm, np.array(image, dtype=np.intp)]))
-    return out
-
-
-def _components(adj: np.ndarray) -> list[frozenset]:
-    n = len(adj)
-    seen, out = np.zeros(n, dtype=bool), []
-    for s in range(n):
-        if seen[s]:
-            continue
-        todo, part = [s], set()
-        seen[s] = True
-        while todo:
-            u = todo.pop()
-            part.add(int(u))
-            for v in np.flatnonzero(adj[u] & ~seen):
-                seen[v] = True
-                todo.append(v)
-        out.append(frozenset(part))
     return out
 
 
