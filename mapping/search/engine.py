@@ -123,7 +123,7 @@ START_SHARE = 0.1
 CPSAT_SHARE = 0.75
 #: the share of the time limit that ``both`` gives the set-partitioning bound
 #: (:mod:`mapping.search.partition_bound`), after the cluster relaxation
-PARTITION_SHARE = 0.3
+PARTITION_SHARE = 0.4
 #: seconds kept back from a time limit for what follows the solvers (the report)
 MARGIN = 0.5
 
