@@ -112,7 +112,7 @@ def test_json_reports_the_trace_and_both_engines(capsys):
     doc = json.loads(out)
     assert doc["engine"] == "both" and doc["engine_chosen_by"] == "auto"
     assert set(doc["engines"]) <= {"cpsat", "milp"} and "cpsat" in doc["engines"]
-    assert doc["bound_source"] in ("cpsat", "milp", "cluster relaxation")
+    assert doc["bound_source"] in ("cpsat", "milp", "cluster relaxation", "partition bound")
     trace = doc["trace"]
     assert trace and all(set(s) == {"seconds", "value", "bound", "gap"} for s in trace)
     seconds = [s["seconds"] for s in trace]

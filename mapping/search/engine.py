@@ -121,6 +121,9 @@ START_SHARE = 0.1
 #: gap in 14 runs of ``tests/perf/bench_exact_max.py`` (10-120 s), while CP-SAT's proof
 #: of a 30 x 8 instance took 17-33 deterministic seconds (47-127 s under load)
 CPSAT_SHARE = 0.75
+#: the share of the time limit that ``both`` gives the set-partitioning bound
+#: (:mod:`mapping.search.partition_bound`), after the cluster relaxation
+PARTITION_SHARE = 0.4
 #: seconds kept back from a time limit for what follows the solvers (the report)
 MARGIN = 0.5
 
@@ -144,22 +147,27 @@ def _left(deadline: float | None) -> float | None:
 
 def solve_both(setup: Setup, time_limit: float | None = None):
     """The cluster relaxation's bound (:func:`~mapping.search.exact.cluster_floor`)
-    first, then CP-SAT with that floor for :data:`CPSAT_SHARE` of what is left, then
-    the MILP from its best mapping (a cutoff) and the same floor for the rest: the
-    better mapping, the higher bound, and each engine's own result in ``parts``."""
-    from mapping.search import cpsat, exact
+    first, then the set-partitioning bound (:func:`~mapping.search.partition_bound.floor`,
+    within :data:`PARTITION_SHARE` of the time limit), then CP-SAT with the higher of
+    the two as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from its
+    best mapping (a cutoff) and the same floor for the rest: the better mapping, the
+    higher bound, and each engine's own result in ``parts``."""
+    from mapping.search import cpsat, exact, partition_bound
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info.get("incumbent"))
+    parted = partition_bound.floor(setup, None if deadline is None else min(
+        PARTITION_SHARE * time_limit, _left(deadline)), relaxed).value
+    floor = max(relaxed or 0.0, parted or 0.0) or None
     left = _left(deadline)
     share = None if left is None else left * CPSAT_SHARE
-    first = replace(cpsat.solve(setup, time_limit=share, floor=relaxed),
-                    relaxation_bound=relaxed)
+    first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
+                    relaxation_bound=relaxed, partition_bound=parted)
     parts = {"cpsat": _summary(first, began)}
     if first.optimal:
         return replace(first, engine="both", parts=parts)
     second = exact.solve(replace(setup, info=dict(setup.info, incumbent=first.row)),
-                         time_limit=_left(deadline), relaxed=relaxed,
+                         time_limit=_left(deadline), relaxed=floor,
                          solve_relaxation=False)
     parts["milp"] = _summary(second, began)
     best = min((first, second), key=lambda r: r.value)
@@ -178,8 +186,9 @@ def solve_both(setup: Setup, time_limit: float | None = None):
         f"proven bound {bound:.6g})")
     return exact.ExactResult(best.value, best.row, optimal, second.status, best.value,
                              limited, message, bound, gap, first.incumbent,
-                             second.relaxation_bound, engine="both", trace=tuple(steps),
-                             parts=parts, pair_bound=first.pair_bound)
+                             relaxed, engine="both", trace=tuple(steps),
+                             parts=parts, pair_bound=first.pair_bound,
+                             partition_bound=parted)
 
 
 def _summary(res, began) -> dict:
@@ -245,6 +254,7 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     extra.update(engine=engine, solver=res.status, bound=getattr(res, "bound", None),
                  gap=getattr(res, "gap", None), time_limit_hit=bool(res.limited),
                  relaxation_bound=getattr(res, "relaxation_bound", None),
+                 partition_bound=getattr(res, "partition_bound", None),
                  pair_bound=getattr(res, "pair_bound", None))
     if requested != engine:
         extra["engine_chosen_by"] = requested
@@ -288,6 +298,9 @@ def _bound_source(res) -> str | None:
     relaxed = getattr(res, "relaxation_bound", None)
     if relaxed is not None and res.bound <= relaxed:
         return "cluster relaxation"
+    parted = getattr(res, "partition_bound", None)
+    if parted is not None and res.bound <= parted:
+        return "partition bound"
     pair = getattr(res, "pair_bound", None)
     if pair is not None and res.bound <= pair:
         return "pair bound"

@@ -73,7 +73,9 @@ class ExactResult:
     ``bound`` is the proven lower bound on the optimum (``bound ≤ value``) and ``gap``
     ``(value − bound) / value`` (0 when proven optimal); ``incumbent`` the value of the
     starting mapping, if one was given; ``relaxation_bound`` the bound proven on the
-    cluster relaxation (:mod:`mapping.search.relaxation`), if one applied; ``engine``
+    cluster relaxation (:mod:`mapping.search.relaxation`), if one applied;
+    ``partition_bound`` the set-partitioning bound (:mod:`mapping.search.partition_bound`),
+    if one was proven; ``engine``
     the engine that ran (``milp``, ``cpsat``, ``both``), ``trace`` its improvements
     (``{seconds, value, bound, gap}``) and, for ``both``, ``parts`` each engine's."""
 
@@ -92,6 +94,7 @@ class ExactResult:
     trace: tuple = ()
     parts: dict | None = None
     pair_bound: float | None = None
+    partition_bound: float | None = None
 
 
 class _Rows:

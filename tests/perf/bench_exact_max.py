@@ -108,6 +108,8 @@ def run(code: Path, files, limit: float, engine: str | None) -> dict:
     out = {"value": doc["value"], "bound": doc.get("bound"), "gap": doc.get("gap"),
            "optimal": doc["optimal"], "wall": round(wall, 2),
            "over_limit": round(wall / limit - 1, 4)}
+    if doc.get("bound_source"):
+        out["bound_source"] = doc["bound_source"]
     if "engines" in doc:
         out["engines"] = {k: v.get("gap") for k, v in doc["engines"].items()}
     if doc.get("optimal") and doc.get("trace"):

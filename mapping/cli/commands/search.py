@@ -132,8 +132,10 @@ def proof_line(result) -> str:
     if result.strategy != "exact" or "bound" not in extra:
         return ""
     bound, gap = extra.get("bound"), extra.get("gap")
-    relaxed = extra.get("relaxation_bound")
-    floor = "" if relaxed is None else f" (cluster relaxation {relaxed:.6g})"
+    floors = [f"{name} {extra[key]:.6g}" for key, name in
+              (("relaxation_bound", "cluster relaxation"), ("partition_bound", "partition bound"))
+              if extra.get(key) is not None]
+    floor = f" ({', '.join(floors)})" if floors else ""
     proof = "no lower bound proven" if bound is None else \
         f"proven lower bound {bound:.6g}{floor}, gap {gap:.3%}"
     limit = "time limit hit" if extra.get("time_limit_hit") else "within the time limit"

@@ -1,0 +1,150 @@
+"""Issue 43: the set-partitioning bound (columns of actors that fit one PE, their cut
+channels charged to the CNs) never exceeds the optimum, and counts what the cluster
+relaxation cannot: the traffic between alike PEs that a capacity forces."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import dsl
+from moa import Architecture, CostSpec
+from mapping.semantics.problem import bind_problem
+from mapping.search import exact, partition_bound, search
+from mapping.search.engine import prepare
+from search_problems import random_app
+from test_cpsat import small
+
+CYCLE = """sdf cycle4 {
+    actor a [quanta = 1000]
+    actor b [quanta = 1000]
+    actor c [quanta = 1000]
+    actor d [quanta = 1000]
+    channel ab : a -> b [size = 10000]
+    channel bc : b -> c [size = 10000]
+    channel cd : c -> d [size = 10000]
+    channel ad : a -> d [size = 10000]
+}
+"""
+TWO_CORES = """moa two {
+    aggregate = max
+    type core [time = lsla(alpha = 1e-9, beta = 0)]
+    cn bus [time = lsla(alpha = 1e-9, beta = 0)]
+    pe core[0..1] : core
+    core[*] -- bus
+}
+"""
+
+
+def bridged(n_pes: int, seed: int) -> Architecture:
+    """Cores of two kinds on two buses joined by a bridge (the shape of
+    ``tests/perf/bench_exact_max.py``), small enough to enumerate."""
+    rng = np.random.default_rng(seed)
+    a = Architecture(f"bridged{n_pes}", aggregate="max")
+    for name, alpha in (("little", 2e-9), ("big", 0.7e-9)):
+        a.add_type(name, costs={"time": CostSpec("lsla", {
+            "alpha": alpha * float(rng.uniform(0.8, 1.25)), "beta": 1e-6})})
+    for cn, alpha in (("bus_a", 4e-10), ("bus_b", 4e-10), ("bridge", 8e-10)):
+        a.add_cn(cn, costs={"time": CostSpec("lsla", {"alpha": alpha, "beta": 2e-6})})
+    a.add_link("bus_a", "bridge")
+    a.add_link("bridge", "bus_b")
+    for i in range(n_pes):
+        kind, bus = ("little", "bus_a") if i % 2 == 0 else ("big", "bus_b")
+        a.add_pe(f"{kind}[{i}]", type_name=kind)
+        a.add_link(f"{kind}[{i}]", bus)
+    return a
+
+
+def least_cn_load(ev, T):
+    """By enumeration: the least busiest-CN value (after lambda) over the mappings
+    whose PE loads are all at most ``T`` (inf where there is none)."""
+    X = np.array(list(itertools.product(range(ev.n_pes), repeat=ev.n_actors)))
+    loads = ev.loads(X)
+    pe = np.array([e in ev.pes for e in ev.elements])
+    fits = (loads[:, pe] <= T).all(axis=1)
+    if not fits.any():
+        return np.inf
+    return float((ev.tables.lambda_ * loads[fits][:, ~pe]).max(axis=1).min())
+
+
+def problem_of(kind, n, P, seed):
+    if kind == "bridged":
+        problem = bind_problem(random_app(n, n + 2, seed=seed), bridged(P, seed))
+        return problem, search(problem, "time", "max", strategy="exhaustive").value
+    return small(n, P, seed, kind == "charged")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(3, 5), seed=st.integers(0, 60),
+       kind=st.sampled_from(["bus", "charged", "bridged"]))
+def test_bound_never_exceeds_the_exhaustive_optimum(n, P, seed, kind):
+    """On random instances (a bus, communication charged to the cores, two buses and
+    a bridge): ``L(T)`` is at most the least busiest CN over the mappings whose PE
+    loads fit ``T`` (enumerated), and the bisected bound, from a random mapping's
+    value down, at most exhaustive's optimum."""
+    problem, best = problem_of(kind, n, P, seed)
+    setup = prepare(problem, "time", "max")
+    ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
+    for share in (0.5, 0.8, 1.0, 1.3):
+        T = best * share
+        got = partition_bound.trial(ev, allowed, T)
+        assert got is not None
+        assert got <= least_cn_load(ev, T) * (1 + 1e-9) + 1e-18
+    start = setup.space.random(np.random.default_rng(seed), 1)[0]
+    upper = exact.mapping_value(ev, start)
+    res = partition_bound.bound(ev, allowed, upper)
+    assert res.complete
+    assert res.value is None or res.value <= best * (1 + 1e-12)
+
+
+def test_four_actor_cycle_by_hand():
+    """Four actors of work ``w`` = 1e-6 s in a cycle of channels costing ``h`` = 1e-5 s
+    on the bus, two alike cores.  Split, any part cuts two channels (bus ≥ 2h), so
+    the optimum is all four on one core: 4w.  The cluster relaxation merges the
+    cores (load 4w / 2, inner channels free): 2w.  Under ``T`` < 4w a column holds
+    at most three actors and cuts two channels, half of each charged to the bus by
+    each end: the columns must count 4/3 to cover four actors, so the bus carries at
+    least 4/3 · h > T, and the bound reaches 4w."""
+    w, h = 1e-6, 1e-5
+    problem = bind_problem(dsl.loads_sdf(CYCLE)[0], dsl.loads_moa(TWO_CORES)[0])
+    setup = prepare(problem, "time", "max")
+    ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
+    assert ev.tables.proc == pytest.approx(np.full((4, 2), w))
+    assert search(problem, "time", "max", strategy="exhaustive").value == \
+        pytest.approx(4 * w)
+    assert exact.cluster_floor(setup) == pytest.approx(2 * w)
+    assert partition_bound.trial(ev, allowed, 3.5 * w) == pytest.approx(4 / 3 * h, rel=1e-9)
+    setup.info["incumbent"] = np.array([0, 1, 0, 1])           # every channel cut: 4h
+    res = partition_bound.floor(setup)
+    # the bisection stops within RESOLUTION of the starting value (4h) below 4w
+    assert 4 * w - partition_bound.RESOLUTION * 4 * h <= res.value <= 4 * w
+    assert res.value > 1.9 * exact.cluster_floor(setup)
+
+
+def test_alike_cores_share_the_route_weights():
+    """The weights of the route decomposition are averaged over alike PEs: each of two
+    cores on one bus is charged half of a cut channel (an optimal vertex may charge
+    one core all of it), and the bridge of two buses is one group's cut."""
+    ev = prepare(bind_problem(dsl.loads_sdf(CYCLE)[0], dsl.loads_moa(TWO_CORES)[0]),
+                 "time", "max").objectives.evaluators[0]
+    groups, single, weight = partition_bound.route_cuts(ev.tables.route,
+                                                        ev.tables.unroutable, 2)
+    assert groups == [] and single.tolist() == [[0.5, 0.5]]
+    problem = bind_problem(random_app(4, 5, seed=0), bridged(4, 0))
+    ev = prepare(problem, "time", "max").objectives.evaluators[0]
+    groups, single, weight = partition_bound.route_cuts(ev.tables.route,
+                                                        ev.tables.unroutable, 4)
+    cns = ev.cns
+    # PEs 0, 2 on bus_a; 1, 3 on bus_b: the group is one side of the bridge
+    assert [sorted(g) for g in groups] in ([[0, 2]], [[1, 3]])
+    bridge, bus_a = cns.index("bridge"), cns.index("bus_a")
+    assert weight[bridge].tolist() == [1.0] and single[bridge].tolist() == [0, 0, 0, 0]
+    assert single[bus_a].tolist() == [0.5, 0, 0.5, 0] and weight[bus_a].tolist() == [0.5]
+
+
+def test_sum_is_not_bounded():
+    problem = bind_problem(dsl.loads_sdf(CYCLE)[0], dsl.loads_moa(TWO_CORES)[0])
+    ev = prepare(problem, "time", "sum").objectives.evaluators[0]
+    assert partition_bound.bound(ev, np.ones((4, 2), bool), 1.0).value is None
