@@ -54,9 +54,9 @@ def first_start(vector: ParameterVector, theta, predict=None) -> np.ndarray:
     return moved
 
 def _edge(vector, predict, theta, j: int, base) -> float:
-    """The value of parameter ``j`` nearest ``θ_j`` at which some prediction differs
-    from ``base`` (the predictions at ``θ``), within :data:`EDGE` of the edge; ``θ_j``
-    if none on the ladder does."""
+    """The value of parameter ``j`` near ``θ_j`` at which some prediction differs from
+    ``base`` (the predictions at ``θ``): within :data:`EDGE` of the edge when the first
+    rung binds, else the first rung that does; ``θ_j`` if none on the ladder does."""
     def binds(value):
         trial = theta.copy()
         trial[j] = value
@@ -130,7 +130,7 @@ EDGE = 0.01
 #: parameter without effect at its start: a file's value states the parameter's size to
 #: within that factor, and an edge farther away would give the term a size nobody stated
 #: (matMul_gpu's compute efficiency 0.5 -> 0.04 and dispatch 100 -> 2600-4100 cycles per
-#: block, which then fitted to 0.024 and 2900-5200, outside what they mean)
+#: block, which then fitted to 0.024 and 2900-5200, standing in for a term the model lacks)
 LADDER = 2
 
 
