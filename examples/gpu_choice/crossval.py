@@ -85,7 +85,8 @@ def main():
     scales = free_start_scales(arch, specs)
     theta0 = np.array([s if t == 0 and s else t for t, s in zip(theta0, scales)])
     bounds = free_bounds(arch, specs)
-    inside = [(b.clip(b.low), b.clip(b.high)) for b in bounds]
+    inside = [(b.clip(b.low), b.clip(b.high) if math.isfinite(b.high) else math.inf)
+              for b in bounds]
     with np.errstate(divide="ignore", invalid="ignore"):   # a 0 start stays 0
         lower = np.where(theta0 > 0, np.maximum(1e-9, [lo for lo, _ in inside] / theta0), 0)
         upper = np.where(theta0 > 0, [hi for _, hi in inside] / theta0, np.inf)
