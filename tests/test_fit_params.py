@@ -173,16 +173,16 @@ def test_first_start_raises_a_zero_to_its_declared_scale_only():
 
 
 def test_first_start_moves_a_parameter_without_effect_to_the_edge_of_its_plateau():
-    """Predictions max(x / e, 10 c) for x = 1, 2, 4: at e = 1, c = 1 every row is 10 and
-    e has no effect; DRAM-like x / e binds first for x = 4 below e = 0.4, so the start
-    takes e within 1 % under 0.4 (halving to 0.25 binds, bisection back towards 0.5).
+    """Predictions max(x / e, 10 c) for x = 1, 2, 6: at e = 1, c = 1 every row is 10 and
+    e has no effect; DRAM-like x / e binds first for x = 6 below e = 0.6, so the start
+    takes e within 1 % under 0.6 (halving to 0.5 binds, bisection back towards 1).
     c has an effect and stays; u has none on any rung and stays; the moved start predicts
     what the file's does to 1 %."""
     from mapping.calibration.parameter_vector import ParameterVector
     from mapping.calibration.starts import first_start
     from moa.cost_models import Bounds
     import numpy as np
-    x = np.array([1.0, 2.0, 4.0])
+    x = np.array([1.0, 2.0, 6.0])
 
     def predict(t):
         return np.maximum(x / t[0], 10 * t[1]) + 0 * t[2]
@@ -192,13 +192,51 @@ def test_first_start_moves_a_parameter_without_effect_to_the_edge_of_its_plateau
                              scales=(None, None, None))
     theta = np.array([1.0, 1.0, 3.0])
     start = first_start(vector, theta, predict)
-    assert 0.4 * 0.99 <= start[0] < 0.4
+    assert 0.6 * 0.99 <= start[0] < 0.6
     assert start[1:].tolist() == [1.0, 3.0]
     assert np.allclose(predict(start), predict(theta), rtol=0.011)
     # the same edge whatever the order of the parameters
     again = ParameterVector(("c", "e"), bounds=(Bounds(0.0), unit), scales=(None, None))
     assert first_start(again, [1.0, 1.0],
                        lambda t: np.maximum(x / t[1], 10 * t[0]))[1] == start[0]
+
+
+def test_first_start_leaves_a_plateau_whose_edge_is_beyond_a_factor_4():
+    """The first start reaches a plateau's edge only within a factor 2^LADDER = 4 of the
+    file's value: max(x / e, 10) for x = 1, 2, 6 binds first below e = 0.6 (moved
+    there) but below e = 0.05 for x = 0.5 (20 times under 1: e stays at 1, flat, as
+    the file states it); the same with a doubling (c = 0.1 in max(1, c x): binds above
+    c = 1/6 for x = 6, moved there; above 2.5 for x = 0.4, 25 times over, where it
+    stays)."""
+    from mapping.calibration.parameter_vector import ParameterVector
+    from mapping.calibration.starts import LADDER, first_start
+    from moa.cost_models import Bounds
+    import numpy as np
+    assert 2 ** LADDER == 4
+    unit = Bounds(0.0, 1.0, low_open=True, high_open=False)
+    vector = ParameterVector(("e",), bounds=(unit,), scales=(None,))
+    for x, moved in ((np.array([1.0, 2.0, 6.0]), True), (np.array([0.5]), False)):
+        start = first_start(vector, [1.0], lambda t: np.maximum(x / t[0], 10.0))
+        assert (0.6 * 0.99 <= start[0] < 0.6) if moved else start[0] == 1.0
+    up = ParameterVector(("c",), bounds=(Bounds(0.0),), scales=(None,))
+    for x, moved in ((np.array([1.0, 6.0]), True), (np.array([0.4]), False)):
+        start = first_start(up, [0.1], lambda t: np.maximum(1.0, t[0] * x))
+        assert (1 / 6 < start[0] <= 1 / 6 * 1.01) if moved else start[0] == 0.1
+
+
+def test_first_start_past_a_flat_rung_takes_the_binding_rung():
+    """An edge beyond the first rung: max(x / e, 10) from e = 1 with x = 2 binds below
+    e = 0.2, past both rungs within 4 (0.5 and 0.25 flat): e stays; with x = 3 (edge
+    0.3) the rung 0.25 binds past the flat 0.5, and the start is that rung, not the
+    edge (bisection only when the first rung binds, as above)."""
+    from mapping.calibration.parameter_vector import ParameterVector
+    from mapping.calibration.starts import first_start
+    from moa.cost_models import Bounds
+    import numpy as np
+    vector = ParameterVector(("e",), bounds=(Bounds(0.0, 1.0, low_open=True),),
+                             scales=(None,))
+    assert first_start(vector, [1.0], lambda t: np.maximum(2.0 / t[0], 10.0))[0] == 1.0
+    assert first_start(vector, [1.0], lambda t: np.maximum(3.0 / t[0], 10.0))[0] == 0.25
 
 
 def test_negative_starts_is_an_input_error(tmp_path, capsys):

@@ -1,8 +1,10 @@
 """K-fold fit and fidelity of a study written by ``mapeval import gpu-table``, fitting on
 relative (log) errors: an independent cross-check of ``mapeval fidelity --folds K
 --residuals relative --fit ...`` (which study.sh runs), with its own predictor and
-bounds (every parameter at least 1e-9 of its start value).  Each row weighs alike:
-residual ``log(predicted / measured)``.
+solver, within the bounds the models declare (``free_bounds``: an efficiency in (0, 1],
+``hide`` at most 64; at least 1e-9 of its start value), from the files' values (a 0
+with a declared typical size, ``dispatch``, from that size; no plateau search).  Each
+row weighs alike: residual ``log(predicted / measured)``.
 
 Predictions come from the architecture's own cost models (``element_value`` of the
 kernel's token, bound from the row's parameters exactly as the evaluator binds them);
@@ -30,6 +32,7 @@ from scipy import optimize, stats
 import dsl
 from moa.cost_models import make_model
 from mapping.calibration.fidelity import within_groups
+from mapping.calibration.free import free_bounds, free_start_scales, parse_free
 from mapping.calibration.starts import random_starts
 from mapping.calibration.validation import fold_splits
 
@@ -78,6 +81,15 @@ def main():
         else:
             theta0.append(float(arch.params[f]))
     theta0 = np.array(theta0, dtype=float)
+    specs = parse_free(arch, free) if free else []
+    scales = free_start_scales(arch, specs)
+    theta0 = np.array([s if t == 0 and s else t for t, s in zip(theta0, scales)])
+    bounds = free_bounds(arch, specs)
+    inside = [(b.clip(b.low), b.clip(b.high) if math.isfinite(b.high) else math.inf)
+              for b in bounds]
+    with np.errstate(divide="ignore", invalid="ignore"):   # a 0 start stays 0
+        lower = np.where(theta0 > 0, np.maximum(1e-9, [lo for lo, _ in inside] / theta0), 0)
+        upper = np.where(theta0 > 0, [hi for _, hi in inside] / theta0, np.inf)
 
     def models(theta):
         values = dict(zip(free, theta))
@@ -103,11 +115,11 @@ def main():
             def residuals(u):
                 p = predict(u * theta0, train)
                 return np.log(np.maximum(p, 1e-300) / measured[train])
-            lower = np.full(len(free), 1e-9)
             best = None
             for start in [np.ones(len(free))] + random_starts(np.ones(len(free)), lower,
-                                                              args.starts, args.seed):
-                sol = optimize.least_squares(residuals, start, bounds=(lower, np.inf),
+                                                              args.starts, args.seed,
+                                                              upper):
+                sol = optimize.least_squares(residuals, start, bounds=(lower, upper),
                                              x_scale="jac")
                 if best is None or sol.cost < best.cost:
                     best = sol

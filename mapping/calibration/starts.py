@@ -24,13 +24,20 @@ def first_start(vector: ParameterVector, theta, predict=None) -> np.ndarray:
     without effect there (:func:`without_effect`: no prediction moves when it moves
     by ``STEP`` either way) goes to the edge of that plateau nearest its value: the
     first rung of the ladder ``θ·2^±k`` (``k`` up to :data:`LADDER`, halving first,
-    each end of its bounds the last rung on its side) at which some prediction moves,
-    brought back towards the plateau by bisection (to :data:`EDGE` of itself).  A term
-    another term of a ``max`` hides at the file's value (a DRAM efficiency whose time
-    an L2 roof exceeds) binds there on a few rows only, so the start predicts what the
-    file does and the solver sees which way the measurements pull it.  Each such
-    parameter is placed with the others at their start (the order of the parameters
-    does not matter); one without effect on every rung stays where it was."""
+    each end of its bounds the last rung on its side) at which some prediction moves.
+    When that rung is the first on its side (the edge lies within a factor 2 of the
+    file's value), bisection brings it back to the edge (to :data:`EDGE` of itself):
+    the value moves as little as the file allows.  When a flat rung lies between, the
+    start is that binding rung, inside the edge by up to a factor 2: a term binding
+    on a few rows only (at the edge) weighs too little for the solver, which then
+    leaves it on its plateau (matMul_gpu's DRAM efficiencies from 0.7: started at
+    the edge, 0.28, the fit ends where they have no effect; at the rung, 0.175, it
+    moves them, as a hand start of 0.2 did).  A term another term of a ``max`` hides
+    at the file's value (a DRAM efficiency whose time an L2 roof exceeds) so binds at
+    the start on some rows, and the solver sees which way the measurements pull it.
+    Each such parameter is placed with the others at their start (the order of the
+    parameters does not matter); one without effect on every rung stays where it
+    was."""
     theta = np.array(theta, dtype=float)
     for j, s in enumerate(vector.scales):
         if s and theta[j] == 0:
@@ -47,9 +54,9 @@ def first_start(vector: ParameterVector, theta, predict=None) -> np.ndarray:
     return moved
 
 def _edge(vector, predict, theta, j: int, base) -> float:
-    """The value of parameter ``j`` nearest ``θ_j`` at which some prediction differs
-    from ``base`` (the predictions at ``θ``), within :data:`EDGE` of the edge; ``θ_j``
-    if none on the ladder does."""
+    """The value of parameter ``j`` near ``θ_j`` at which some prediction differs from
+    ``base`` (the predictions at ``θ``): within :data:`EDGE` of the edge when the first
+    rung binds, else the first rung that does; ``θ_j`` if none on the ladder does."""
     def binds(value):
         trial = theta.copy()
         trial[j] = value
@@ -63,7 +70,9 @@ def _edge(vector, predict, theta, j: int, base) -> float:
         if not binds(value):
             flat[side] = value
             continue
-        inner = flat[side]               # bisect in log between plateau and binding
+        inner = flat[side]
+        if inner != theta[j]:            # past a flat rung: the rung inside the edge
+            return value
         while abs(math.log(value / inner)) > EDGE:
             mid = math.sqrt(value * inner)
             if binds(mid):
@@ -117,9 +126,12 @@ STEP = 0.01
 EDGE = 0.01
 
 
-#: how many halvings and doublings (a factor 2^10 = 1024 each way) the first start tries
-#: for a parameter without effect at its start
-LADDER = 10
+#: how many halvings and doublings (a factor 2^2 = 4 each way) the first start tries for a
+#: parameter without effect at its start: a file's value states the parameter's size to
+#: within that factor, and an edge farther away would give the term a size nobody stated
+#: (matMul_gpu's compute efficiency 0.5 -> 0.04 and dispatch 100 -> 2600-4100 cycles per
+#: block, which then fitted to 0.024 and 2900-5200, standing in for a term the model lacks)
+LADDER = 2
 
 
 def without_effect(predict, theta, j: int, base=None, bound: Bounds | None = None) -> bool:
