@@ -115,7 +115,7 @@ def run_tasks(tasks: list[Task], label: str, total: int | None, progress, execut
 
 
 #: the share of ``exact``'s time limit its starting portfolio runs may take (``max``)
-START_SHARE = 0.1
+START_SHARE = 0.2
 #: the share of the pace of the last starting run that the next one's budget counts on
 START_PACE = 0.8
 #: the share of the rest that ``both`` gives CP-SAT before the MILP: with the cluster
@@ -125,7 +125,7 @@ START_PACE = 0.8
 CPSAT_SHARE = 0.75
 #: the share of the time left after the start that plateau greedy descents from the
 #: engine's best mapping take at the end (``max``)
-POLISH_SHARE = 0.0
+POLISH_SHARE = 0.1
 #: seconds kept back from a time limit for what follows the solvers (the report)
 MARGIN = 0.5
 
@@ -199,7 +199,7 @@ def starting_mapping(setup: Setup, time_limit: float | None, deadline: float | N
     evaluations (``--budget`` overrides, and then it is the only run); under a time
     limit, runs with the budget that what is left of :data:`START_SHARE` of it affords
     at the last run's pace (times :data:`START_PACE`) follow while that is at least
-    twice the last budget."""
+    twice the last budget and the last run improved on the ones before."""
     budget = EXACT_START_BUDGET if setup.budget is None else int(setup.budget)
     # a small space is the solver's to search, not the start's
     most = max(64, setup.space.size // 16)
@@ -216,10 +216,12 @@ def starting_mapping(setup: Setup, time_limit: float | None, deadline: float | N
         warm = combine(run_tasks(tasks, "exact: starting mapping", budget, progress,
                                  executor))
         evaluations += int(warm.evaluations)
-        if warm.best_row is not None and (best is None or warm.best_value < best.best_value):
+        better = warm.best_row is not None and (best is None or
+                                                 warm.best_value < best.best_value)
+        if better:
             best = warm
             steps.append((time.time(), float(warm.best_value)))
-        if stop is None or setup.budget is not None or budget >= most:
+        if stop is None or setup.budget is not None or budget >= most or not better:
             break
         afford = budget * START_PACE * (stop - time.time()) / max(time.time() - began, 1e-3)
         if afford < 2 * budget:
@@ -239,21 +241,27 @@ def polished(setup: Setup, res, deadline: float):
     out = run_task(task)
     if out.best_row is None or not out.best_value < res.value:
         return res, int(out.evaluations)
+    from mapping.search.cpsat import TOLERANCE
     value = float(out.best_value)
     gap = None if res.bound is None else (value - res.bound) / value
     step = {"seconds": time.time(), "value": value, "bound": res.bound, "gap": gap}
-    return replace(res, value=value, row=out.best_row, gap=gap,
+    optimal = res.optimal or (gap is not None and gap <= TOLERANCE)
+    message = "" if optimal or not res.message else (
+        f"{res.message}; greedy descents from that mapping then lowered it to {value:.6g}"
+        + ("" if gap is None else f" (gap {gap:.2%})"))
+    return replace(res, value=value, row=out.best_row, gap=gap, optimal=optimal,
+                   limited=res.limited and not optimal, message=message,
                    trace=tuple(res.trace) + (step,)), int(out.evaluations)
 
 
 def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, executor,
               engine: str = "auto", deadline: float | None = None) -> tuple[ShardResult, dict]:
-    """``exact``: for a bottleneck aggregation, a portfolio run of the budget
-    (:data:`EXACT_START_BUDGET` without one, and at most :data:`START_SHARE` of the time
-    limit) first gives the solver its starting mapping (a cutoff and a hint); then the
-    ``engine`` (:data:`~mapping.search.strategies.ENGINES`; ``auto``:
+    """``exact``: for a bottleneck aggregation, portfolio runs
+    (:func:`starting_mapping`) first give the solver its starting mapping (a cutoff and
+    a hint); then the ``engine`` (:data:`~mapping.search.strategies.ENGINES`; ``auto``:
     :func:`choose_engine`) until ``deadline`` (``time.time()``; default: ``time_limit``
-    from now, less :data:`MARGIN`).  The extras report the proven ``bound``, its
+    from now, less :data:`MARGIN`), under a time limit less :data:`POLISH_SHARE`, which
+    greedy descents from its best mapping take (:func:`polished`).  The extras report the proven ``bound``, its
     ``bound_source``, the ``gap`` ``(value − bound) / value``, the ``trace`` of
     improvements, whether the ``time_limit_hit``, the ``relaxation_bound`` of the
     cluster relaxation (None where none applied) and, when both engines ran, each
@@ -289,7 +297,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     solve = STRATEGIES.get("exact") if engine == "milp" else ENGINES.get(engine)
     given = _left(deadline)
     polish = ev.aggregation.bottleneck and given is not None and POLISH_SHARE > 0
-    res = solve(setup, time_limit=given * (1 - POLISH_SHARE) if polish else given)
+    given = given * (1 - POLISH_SHARE) if polish else given
+    res = solve(setup, time_limit=given)
     evaluations += 1
     if polish and not res.optimal:
         res, spent = polished(setup, res, deadline)
