@@ -232,11 +232,11 @@ def starting_mapping(setup: Setup, time_limit: float | None, deadline: float | N
     return replace(best, evaluations=evaluations), steps
 
 
-def polished(setup: Setup, res, deadline: float):
-    """``res`` with its mapping improved by plateau greedy descents started from it
-    until ``deadline`` (the bound stays; the gap follows the value), and the
-    evaluations spent."""
-    task = plan(replace(setup, budget=1 << 40), "greedy", 1)[0]
+def polished(setup: Setup, res, deadline: float, budget: int):
+    """``res`` with its mapping improved by plateau greedy descents started from it,
+    of ``budget`` evaluations or until ``deadline`` (the bound stays; the gap follows
+    the value), and the evaluations spent."""
+    task = plan(replace(setup, budget=max(int(budget), 1)), "greedy", 1)[0]
     task.params = dict(task.params, start=res.row, plateau=True, deadline=deadline)
     out = run_task(task)
     if out.best_row is None or not out.best_value < res.value:
@@ -261,7 +261,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     a hint); then the ``engine`` (:data:`~mapping.search.strategies.ENGINES`; ``auto``:
     :func:`choose_engine`) until ``deadline`` (``time.time()``; default: ``time_limit``
     from now, less :data:`MARGIN`), under a time limit less :data:`POLISH_SHARE`, which
-    greedy descents from its best mapping take (:func:`polished`).  The extras report the proven ``bound``, its
+    greedy descents from its best mapping take (:func:`polished`, as many evaluations
+    as the start spent).  The extras report the proven ``bound``, its
     ``bound_source``, the ``gap`` ``(value − bound) / value``, the ``trace`` of
     improvements, whether the ``time_limit_hit``, the ``relaxation_bound`` of the
     cluster relaxation (None where none applied) and, when both engines ran, each
@@ -301,7 +302,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     res = solve(setup, time_limit=given)
     evaluations += 1
     if polish and not res.optimal:
-        res, spent = polished(setup, res, deadline)
+        # as many evaluations as the start spent
+        res, spent = polished(setup, res, deadline, evaluations - 1)
         evaluations += spent
     combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
                            optimal=res.optimal)
