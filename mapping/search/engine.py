@@ -261,8 +261,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     a hint); then the ``engine`` (:data:`~mapping.search.strategies.ENGINES`; ``auto``:
     :func:`choose_engine`) until ``deadline`` (``time.time()``; default: ``time_limit``
     from now, less :data:`MARGIN`), under a time limit less :data:`POLISH_SHARE`, which
-    greedy descents from its best mapping take (:func:`polished`, as many evaluations
-    as the start spent).  The extras report the proven ``bound``, its
+    greedy descents from its best mapping take (:func:`polished`; ``--budget``
+    evaluations where one is given).  The extras report the proven ``bound``, its
     ``bound_source``, the ``gap`` ``(value − bound) / value``, the ``trace`` of
     improvements, whether the ``time_limit_hit``, the ``relaxation_bound`` of the
     cluster relaxation (None where none applied) and, when both engines ran, each
@@ -302,8 +302,9 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     res = solve(setup, time_limit=given)
     evaluations += 1
     if polish and not res.optimal:
-        # as many evaluations as the start spent
-        res, spent = polished(setup, res, deadline, evaluations - 1)
+        # --budget caps the descents as it caps the start; else the time does
+        res, spent = polished(setup, res, deadline,
+                              1 << 40 if setup.budget is None else setup.budget)
         evaluations += spent
     combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
                            optimal=res.optimal)
