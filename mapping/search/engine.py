@@ -121,7 +121,8 @@ START_PACE = 0.8
 #: the share of the rest that ``both`` gives CP-SAT before the MILP: with the cluster
 #: relaxation's floor given to both, the MILP that followed never improved on CP-SAT's
 #: gap in 14 runs of ``tests/perf/bench_exact_max.py`` (10-120 s), while CP-SAT's proof
-#: of a 30 x 8 instance took 17-33 deterministic seconds (47-127 s under load)
+#: of a 30 x 8 instance took 17-33 deterministic seconds (47-127 s under load); nor in
+#: 68 runs more, and 0.9 was no better in two (120 s; the research notes)
 CPSAT_SHARE = 0.75
 #: the share of the time left after the start that plateau greedy descents from the
 #: engine's best mapping take at the end (``max``)
