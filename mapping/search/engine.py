@@ -115,7 +115,7 @@ def run_tasks(tasks: list[Task], label: str, total: int | None, progress, execut
 
 
 #: the share of ``exact``'s time limit its starting portfolio runs may take (``max``)
-START_SHARE = 0.2
+START_SHARE = 0.1
 #: the share of the pace of the last starting run that the next one's budget counts on
 START_PACE = 0.8
 #: the share of the rest that ``both`` gives CP-SAT before the MILP: with the cluster
@@ -124,9 +124,6 @@ START_PACE = 0.8
 #: of a 30 x 8 instance took 17-33 deterministic seconds (47-127 s under load); nor in
 #: 68 runs more, and 0.9 was no better in two (120 s; the research notes)
 CPSAT_SHARE = 0.75
-#: the share of the time left after the start that plateau greedy descents from the
-#: engine's best mapping take at the end (``max``)
-POLISH_SHARE = 0.1
 #: seconds kept back from a time limit for what follows the solvers (the report)
 MARGIN = 0.5
 
@@ -233,37 +230,13 @@ def starting_mapping(setup: Setup, time_limit: float | None, deadline: float | N
     return replace(best, evaluations=evaluations), steps
 
 
-def polished(setup: Setup, res, deadline: float, budget: int):
-    """``res`` with its mapping improved by plateau greedy descents started from it,
-    of ``budget`` evaluations or until ``deadline`` (the bound stays; the gap follows
-    the value), and the evaluations spent."""
-    task = plan(replace(setup, budget=max(int(budget), 1)), "greedy", 1)[0]
-    task.params = dict(task.params, start=res.row, plateau=True, deadline=deadline)
-    out = run_task(task)
-    if out.best_row is None or not out.best_value < res.value:
-        return res, int(out.evaluations)
-    from mapping.search.cpsat import TOLERANCE
-    value = float(out.best_value)
-    gap = None if res.bound is None else (value - res.bound) / value
-    step = {"seconds": time.time(), "value": value, "bound": res.bound, "gap": gap}
-    optimal = res.optimal or (gap is not None and gap <= TOLERANCE)
-    message = "" if optimal or not res.message else (
-        f"{res.message}; greedy descents from that mapping then lowered it to {value:.6g}"
-        + ("" if gap is None else f" (gap {gap:.2%})"))
-    return replace(res, value=value, row=out.best_row, gap=gap, optimal=optimal,
-                   limited=res.limited and not optimal, message=message,
-                   trace=tuple(res.trace) + (step,)), int(out.evaluations)
-
-
 def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, executor,
               engine: str = "auto", deadline: float | None = None) -> tuple[ShardResult, dict]:
     """``exact``: for a bottleneck aggregation, portfolio runs
     (:func:`starting_mapping`) first give the solver its starting mapping (a cutoff and
     a hint); then the ``engine`` (:data:`~mapping.search.strategies.ENGINES`; ``auto``:
     :func:`choose_engine`) until ``deadline`` (``time.time()``; default: ``time_limit``
-    from now, less :data:`MARGIN`), under a time limit less :data:`POLISH_SHARE`, which
-    greedy descents from its best mapping take (:func:`polished`; ``--budget``
-    evaluations where one is given).  The extras report the proven ``bound``, its
+    from now, less :data:`MARGIN`).  The extras report the proven ``bound``, its
     ``bound_source``, the ``gap`` ``(value − bound) / value``, the ``trace`` of
     improvements, whether the ``time_limit_hit``, the ``relaxation_bound`` of the
     cluster relaxation (None where none applied) and, when both engines ran, each
@@ -298,15 +271,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
                               "seconds": round(starts[-1][0] - began, 3)}
     solve = STRATEGIES.get("exact") if engine == "milp" else ENGINES.get(engine)
     given = _left(deadline)
-    polish = ev.aggregation.bottleneck and given is not None and POLISH_SHARE > 0
-    given = given * (1 - POLISH_SHARE) if polish else given
     res = solve(setup, time_limit=given)
     evaluations += 1
-    if polish and not res.optimal:
-        # --budget caps the descents as it caps the start; else the time does
-        res, spent = polished(setup, res, deadline,
-                              1 << 40 if setup.budget is None else setup.budget)
-        evaluations += spent
     combined = ShardResult(res.value, res.row, np.array([res.value]), evaluations,
                            optimal=res.optimal)
     extra.update(engine=engine, solver=res.status, bound=getattr(res, "bound", None),

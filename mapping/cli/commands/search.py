@@ -20,7 +20,7 @@ def add_search_options(p) -> None:
                    help="evaluations a heuristic may spend (default 20000); for exhaustive, "
                    "the largest enumeration allowed; auto enumerates only what fits in it; "
                    "exact for max spends it on its starting mapping (default 200000, "
-                   "then under --time-limit more while a fifth of the limit affords it)")
+                   "then under --time-limit more while a tenth of the limit affords it)")
     p.add_argument("--seed", type=NATURAL, default=0, metavar="N",
                    help="seed of the heuristics (default 0)")
     p.add_argument("--objectives", metavar="M1,M2,...",
