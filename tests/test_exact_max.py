@@ -70,6 +70,27 @@ def test_exact_proves_the_stored_optimum():
     assert res.extra["start"]["value"] >= res.value
 
 
+def test_the_start_spends_its_share_of_the_time_limit(monkeypatch, stopped_early):
+    """Under a time limit and no ``--budget`` the starting portfolio runs again with the
+    budget its share of the time affords (here far more than its first run's); each
+    improvement is in the trace, before the solver's.  With ``--budget`` it runs once."""
+    from mapping.search import engine
+    monkeypatch.setattr(engine, "EXACT_START_BUDGET", 2_000)
+    res = search(stored("a30_p8_s1"), "time", "max", strategy="exact", time_limit=20,
+                 engine="milp")
+    start = res.extra["start"]
+    assert start["evaluations"] > 4 * 2_000
+    assert start["seconds"] <= 1.5 * engine.START_SHARE * 20 + 2.0
+    first = [s for s in res.extra["trace"] if s["bound"] is None]
+    assert first == res.extra["trace"][:len(first)]
+    values = [s["value"] for s in first]
+    assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
+    assert values[-1] == start["value"] >= res.value
+    once = search(stored("a30_p8_s1"), "time", "max", strategy="exact", time_limit=20,
+                  budget=2_000, engine="milp")
+    assert once.extra["start"]["evaluations"] <= 2_000
+
+
 @pytest.fixture
 def stopped_early(monkeypatch):
     """``exact`` stopped after the root node: as at a time limit, but deterministic."""

@@ -117,7 +117,8 @@ def cut_starts(evaluator, space, rng: np.random.Generator, count: int, evaluate=
     the module) and their values (by ``evaluate``, default the evaluator's), or None
     where the cluster relaxation does not apply.  With ``worth`` (a test of the best
     value found) the sweep stops after the exploring starts unless their best passes
-    it, and returns those.
+    it, and returns those; it stops too where ``evaluate`` values nothing (a tracker
+    out of budget or time), with the starts valued so far.
 
     The first :data:`EXPLORE` share of the starts each use a random non-empty subset of
     the classes (an actor that may use none of them keeps its own) and a capacity drawn
@@ -157,7 +158,10 @@ def cut_starts(evaluator, space, rng: np.random.Generator, count: int, evaluate=
         part = partition(len(load), t.src, t.dst, weight, load, usable, capacities[k],
                          rng, cost)
         X[k] = spread(part, groups, t, cost)
-        values[k] = evaluate(X[k:k + 1])[0]
+        valued = evaluate(X[k:k + 1])
+        if not len(valued):             # the budget or the time ran out
+            return X[:k], values[:k]
+        values[k] = valued[0]
     return X, values
 
 

@@ -114,12 +114,15 @@ def run_tasks(tasks: list[Task], label: str, total: int | None, progress, execut
         bar.close()
 
 
-#: the share of ``exact``'s time limit its starting portfolio run may take (``max``)
+#: the share of ``exact``'s time limit its starting portfolio runs may take (``max``)
 START_SHARE = 0.1
+#: the share of the pace of the last starting run that the next one's budget counts on
+START_PACE = 0.8
 #: the share of the rest that ``both`` gives CP-SAT before the MILP: with the cluster
 #: relaxation's floor given to both, the MILP that followed never improved on CP-SAT's
 #: gap in 14 runs of ``tests/perf/bench_exact_max.py`` (10-120 s), while CP-SAT's proof
-#: of a 30 x 8 instance took 17-33 deterministic seconds (47-127 s under load)
+#: of a 30 x 8 instance took 17-33 deterministic seconds (47-127 s under load); nor in
+#: 68 runs more, and 0.9 was no better in two (120 s; the research notes)
 CPSAT_SHARE = 0.75
 #: the share of the time limit that ``both`` gives the set-partitioning bound
 #: (:mod:`mapping.search.partition_bound`), after the cluster relaxation
@@ -196,12 +199,51 @@ def _summary(res, began) -> dict:
             "optimal": bool(res.optimal), "seconds": round(time.time() - began, 3)}
 
 
+def starting_mapping(setup: Setup, time_limit: float | None, deadline: float | None,
+                     shards: int, progress, executor) -> tuple[ShardResult, list]:
+    """The portfolio's best mapping for ``exact`` to start from, and its improvements
+    ``[(time.time(), value)]``.  The first run spends :data:`EXACT_START_BUDGET`
+    evaluations (``--budget`` overrides, and then it is the only run); under a time
+    limit, runs with the budget that what is left of :data:`START_SHARE` of it affords
+    at the last run's pace (times :data:`START_PACE`) follow while that is at least
+    twice the last budget and the last run improved on the ones before."""
+    budget = EXACT_START_BUDGET if setup.budget is None else int(setup.budget)
+    # a small space is the solver's to search, not the start's
+    most = max(64, setup.space.size // 16)
+    budget = min(budget, most)
+    stop = None if deadline is None or time_limit is None else \
+        time.time() + START_SHARE * max(deadline - time.time(), 0.0)
+    best, steps, evaluations = None, [], 0
+    while True:
+        began = time.time()
+        tasks = plan(replace(setup, budget=budget), AUTO_HEURISTIC, shards)
+        if stop is not None:
+            for t in tasks:
+                t.params = dict(t.params, deadline=stop)
+        warm = combine(run_tasks(tasks, "exact: starting mapping", budget, progress,
+                                 executor))
+        evaluations += int(warm.evaluations)
+        better = warm.best_row is not None and (best is None or
+                                                 warm.best_value < best.best_value)
+        if better:
+            best = warm
+            steps.append((time.time(), float(warm.best_value)))
+        if stop is None or setup.budget is not None or budget >= most or not better:
+            break
+        afford = budget * START_PACE * (stop - time.time()) / max(time.time() - began, 1e-3)
+        if afford < 2 * budget:
+            break
+        budget = min(int(afford), most)
+    if best is None:
+        return warm, [(time.time(), math.inf)]
+    return replace(best, evaluations=evaluations), steps
+
+
 def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, executor,
               engine: str = "auto", deadline: float | None = None) -> tuple[ShardResult, dict]:
-    """``exact``: for a bottleneck aggregation, a portfolio run of the budget
-    (:data:`EXACT_START_BUDGET` without one, and at most :data:`START_SHARE` of the time
-    limit) first gives the solver its starting mapping (a cutoff and a hint); then the
-    ``engine`` (:data:`~mapping.search.strategies.ENGINES`; ``auto``:
+    """``exact``: for a bottleneck aggregation, portfolio runs
+    (:func:`starting_mapping`) first give the solver its starting mapping (a cutoff and
+    a hint); then the ``engine`` (:data:`~mapping.search.strategies.ENGINES`; ``auto``:
     :func:`choose_engine`) until ``deadline`` (``time.time()``; default: ``time_limit``
     from now, less :data:`MARGIN`).  The extras report the proven ``bound``, its
     ``bound_source``, the ``gap`` ``(value − bound) / value``, the ``trace`` of
@@ -226,25 +268,16 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     if engine in ("cpsat", "both"):
         from mapping.search import cpsat
         cpsat.require()
-    evaluations, extra = 0, {}
+    evaluations, extra, starts = 0, {}, []
     if ev.aggregation.bottleneck:
-        budget = EXACT_START_BUDGET if setup.budget is None else int(setup.budget)
-        # a small space is the solver's to search, not the start's
-        budget = min(budget, max(64, setup.space.size // 16))
-        start = replace(setup, budget=budget)
-        tasks = plan(start, AUTO_HEURISTIC, shards)
-        if time_limit is not None:
-            stop = time.time() + START_SHARE * max(deadline - time.time(), 0.0)
-            for t in tasks:
-                t.params = dict(t.params, deadline=stop)
-        warm = combine(run_tasks(tasks, "exact: starting mapping", budget, progress,
-                                 executor))
+        warm, starts = starting_mapping(setup, time_limit, deadline, shards, progress,
+                                        executor)
         evaluations += int(warm.evaluations)
         if warm.best_row is not None and math.isfinite(warm.best_value):
             setup.info["incumbent"] = warm.best_row
             extra["start"] = {"strategy": AUTO_HEURISTIC, "value": float(warm.best_value),
                               "evaluations": int(warm.evaluations), "seed": setup.seed,
-                              "seconds": round(time.time() - began, 3)}
+                              "seconds": round(starts[-1][0] - began, 3)}
     solve = STRATEGIES.get("exact") if engine == "milp" else ENGINES.get(engine)
     given = _left(deadline)
     res = solve(setup, time_limit=given)
@@ -265,8 +298,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
              for step in getattr(res, "trace", ()) or ()]
     if "start" in extra:
         extra["start"]["seconds"] = round(extra["start"]["seconds"] + began - origin, 3)
-        trace.insert(0, {"seconds": extra["start"]["seconds"],
-                         "value": extra["start"]["value"], "bound": None, "gap": None})
+        trace[:0] = [{"seconds": round(at - origin, 3), "value": value, "bound": None,
+                      "gap": None} for at, value in starts]
     if not trace or trace[-1]["value"] != res.value or trace[-1]["bound"] != res.bound:
         trace.append({"seconds": round(time.time() - origin, 3), "value": float(res.value),
                       "bound": res.bound, "gap": res.gap})

@@ -19,7 +19,8 @@ def add_search_options(p) -> None:
     p.add_argument("--budget", type=POSITIVE_WHOLE, metavar="N",
                    help="evaluations a heuristic may spend (default 20000); for exhaustive, "
                    "the largest enumeration allowed; auto enumerates only what fits in it; "
-                   "exact for max spends it on its starting mapping (default 200000)")
+                   "exact for max spends it on its starting mapping (default 200000, "
+                   "then under --time-limit more while a tenth of the limit affords it)")
     p.add_argument("--seed", type=NATURAL, default=0, metavar="N",
                    help="seed of the heuristics (default 0)")
     p.add_argument("--objectives", metavar="M1,M2,...",
