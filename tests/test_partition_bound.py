@@ -148,3 +148,20 @@ def test_sum_is_not_bounded():
     problem = bind_problem(dsl.loads_sdf(CYCLE)[0], dsl.loads_moa(TWO_CORES)[0])
     ev = prepare(problem, "time", "sum").objectives.evaluators[0]
     assert partition_bound.bound(ev, np.ones((4, 2), bool), 1.0).value is None
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_actors_barred_from_a_pe_type():
+    """The SDF3 example's actors may run on some processor types only (an infinite
+    load elsewhere): the bound stays below exhaustive's optimum (96, worked by hand in
+    the example's README), and a column's load never multiplies that infinity by 0."""
+    from pathlib import Path
+    example = Path(__file__).resolve().parents[1] / "examples" / "sdf3_lookup"
+    problem = bind_problem(dsl.read_sdf3(example / "audio.xml"),
+                           dsl.load_moa(example / "board.moa")[0])
+    setup = prepare(problem, "time", "max")
+    ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
+    assert not allowed.all()
+    res = partition_bound.bound(ev, allowed, 200.0)
+    assert res.complete
+    assert res.value is not None and res.value <= 96.0 * (1 + 1e-12)

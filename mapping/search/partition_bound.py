@@ -255,6 +255,9 @@ class _Problem:
         np.add.at(v, a, col.a_out)
         np.add.at(v, b, col.b_out)
         self.v = v
+        # an actor that may not go here has an infinite load; it is never in a column,
+        # and the load of a column must not be 0·inf
+        self.v_in = np.where(np.isfinite(v), v, 0.0)
         self.m = col.inner_pe - col.a_out - col.b_out
         self.ok = np.isfinite(v) & (v <= T * (1 + 1e-12))
         self.T = T
@@ -274,7 +277,7 @@ class _Problem:
     def value(self, s: np.ndarray) -> tuple[float, float]:
         """``(objective, load)`` of the column ``s`` (bool)."""
         x = s.astype(float)
-        return float(self.h @ x + 0.5 * x @ self.G @ x), float(self.v @ x + 0.5 * x @ self.M @ x)
+        return float(self.h @ x + 0.5 * x @ self.G @ x), float(self.v_in @ x + 0.5 * x @ self.M @ x)
 
     def local(self, starts, rng, kicks: int = KICKS) -> list[np.ndarray]:
         """Columns by iterated local search from ``starts``: descents by 1-moves (add,
@@ -314,7 +317,7 @@ class _Problem:
         """A local optimum of 1-moves from the feasible column ``s``."""
         s = s.copy()
         x = s.astype(float)
-        load = float(self.v @ x + 0.5 * x @ self.M @ x)
+        load = float(self.v_in @ x + 0.5 * x @ self.M @ x)
         tiny = 1e-12 * self.T
         for _ in range(4 * len(s)):
             gain = self.h + self.G @ x                     # adding a (if out)
@@ -389,7 +392,7 @@ class _Problem:
                 n += 1
         rows += [n] * (A + J)                        # the PE's load
         cols += list(range(A + J))
-        vals += list(np.where(np.isfinite(self.v), self.v, 0.0) / scale) + \
+        vals += list(self.v_in / scale) + \
             list(self.m / scale)
         lo.append(-np.inf)
         hi.append(1.0)
