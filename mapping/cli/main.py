@@ -21,7 +21,8 @@ from mapping.registry import Registry
 COMMANDS: Registry = Registry("command")
 #: subcommand -> its arguments in the overview
 SYNOPSIS: dict[str, str] = {}
-#: subcommands that do no linear algebra (see :func:`_one_blas_thread`)
+#: subcommands whose linear algebra is none or a few small products, which one BLAS
+#: thread does as fast (see :func:`_one_blas_thread`)
 NO_LINEAR_ALGEBRA: set[str] = set()
 
 
@@ -178,11 +179,11 @@ def _add_common_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _one_blas_thread(command: str | None) -> None:
-    """One BLAS thread for a command that does no linear algebra, unless the user chose a
+    """One BLAS thread for a command of :data:`NO_LINEAR_ALGEBRA`, unless the user chose a
     number (``OPENBLAS_NUM_THREADS``): numpy's OpenBLAS starts a pool of threads when it
-    loads, whose waiting for work busies a second core for about as long as the whole
-    start-up of ``mapeval analyse`` (0.07 s of CPU against 0.08 s for the rest of numpy's
-    import).  Read once, when numpy loads: only before it is imported."""
+    loads, whose waiting for work busies a second core (0.05-0.07 s of CPU a process,
+    against 0.075 s for the rest of numpy's import).  OpenBLAS reads the variable once,
+    when it loads: only before numpy is imported."""
     if command in NO_LINEAR_ALGEBRA and "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
