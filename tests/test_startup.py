@@ -24,6 +24,8 @@ SDF3_XML = str(ROOT / "examples" / "sdf3_lookup" / "audio.xml")
 NOT_FOR_THE_APPLICATION = ("scipy", "networkx", "pydantic", "matplotlib", "pandas", "pint",
                            "numpy.ma", "moa.cost_models", "moa.architecture",
                            "mapping.evaluation")
+#: the simulation's modules (schedule and buffers), which the throughput alone never needs
+SIMULATION = ("moc.self_timed", "moc.occupancy", "moc.csdf")
 
 
 def loaded(argv: list[str], cache: Path) -> tuple[dict, list[str]]:
@@ -35,7 +37,7 @@ def loaded(argv: list[str], cache: Path) -> tuple[dict, list[str]]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = main({argv!r} + ["--json"])
-        watched = {NOT_FOR_THE_APPLICATION + ("numpy", "lark", "tempfile")!r}
+        watched = {NOT_FOR_THE_APPLICATION + SIMULATION + ("numpy", "lark", "tempfile")!r}
         names = sorted(w for w in watched if w in sys.modules)
         print(json.dumps({{"code": code, "out": json.loads(out.getvalue()), "modules": names}}))
     """)
@@ -63,16 +65,20 @@ def test_check_of_a_cyclo_static_graph_imports_numpy_only(tmp_path):
 
 @pytest.mark.parametrize("path, period", [(SDF, "6"), (CSDF, "6"), (ECHO, "5094212000")])
 def test_analyse_without_simulation_imports_numpy_only(tmp_path, path, period):
+    # neither numpy.ma nor the simulation's modules
     out, modules = loaded(["analyse", "--no-simulate", path], tmp_path)
     assert out["exact"]["period"] == period
     assert modules == ["lark", "numpy", "tempfile"]
 
 
-@pytest.mark.parametrize("path", [SDF, CSDF])
-def test_analyse_with_simulation_imports_numpy_only(tmp_path, path):
+@pytest.mark.parametrize("path, simulation", [
+    (SDF, ["moc.occupancy", "moc.self_timed"]),
+    (CSDF, ["moc.csdf", "moc.occupancy", "moc.self_timed"])])
+def test_analyse_with_simulation_imports_numpy_and_the_simulation(tmp_path, path,
+                                                                  simulation):
     out, modules = loaded(["analyse", path], tmp_path)
     assert out["exact"]["period"] == "6" and out["buffers"]
-    assert modules == ["lark", "numpy", "tempfile"]
+    assert modules == sorted(["lark", "numpy", "tempfile"] + simulation)
 
 
 def test_analyse_of_an_sdf3_file_needs_no_parser_nor_temporary_files(tmp_path):
