@@ -116,8 +116,8 @@ def _command_name(argv: list[str]) -> str | None:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of ``mapeval``; only ``command``'s options are defined (and its module
-    imported), the other subcommands are names with their help."""
+    """The parser of ``mapeval``: with a ``command``, that subcommand alone with its
+    options (its module imported); without, every subcommand's name and help."""
     parser = _Parser(prog="mapeval", usage="mapeval COMMAND [options]", description=overview(),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_Version, nargs=0,
@@ -127,7 +127,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name in COMMANDS:
         if name == command:
             COMMANDS.get(name)(sub, name)
-        else:
+        elif command is None:
             sub.add_parser(name, help=COMMANDS.help(name))
     return parser
 
