@@ -175,17 +175,23 @@ class SDFGraph:
             env[name] = resolve(env[name], env)
         bound = SDFGraph(self.name, {k: resolve(v, env) for k, v in env.items() if k in self.params},
                          self.origin)
+        # an actor or channel whose values are all known numbers is its own bound copy
         for actor in self.actors.values():
-            attrs = {k: _checked(resolve(v, env), k, "actor", actor) for k, v in actor.attrs.items()}
-            bound.actors[actor.name] = replace(actor, attrs=MappingProxyType(attrs))
+            attrs = _bound_attrs(actor.attrs, env, "actor", actor)
+            bound.actors[actor.name] = actor if attrs is actor.attrs else \
+                replace(actor, attrs=attrs)
         for ch in self.channels.values():
-            values = {f: resolve(getattr(ch, f), env) for f in CHANNEL_FIELDS}
-            for f in ("prod", "cons", "delay"):
-                values[f] = _as_count(values[f], f, ch, positive=f != "delay",
-                                      phased=f != "delay")
-            values["size"] = _checked(values["size"], "size", "channel", ch)
-            attrs = {k: _checked(resolve(v, env), k, "channel", ch) for k, v in ch.attrs.items()}
-            bound.channels[ch.name] = replace(ch, attrs=MappingProxyType(attrs), **values)
+            prod, cons, delay, size = (resolve(ch.prod, env), resolve(ch.cons, env),
+                                       resolve(ch.delay, env), resolve(ch.size, env))
+            prod = _as_count(prod, "prod", ch, True, True)
+            cons = _as_count(cons, "cons", ch, True, True)
+            delay = _as_count(delay, "delay", ch, False)
+            size = _checked(size, "size", "channel", ch)
+            attrs = _bound_attrs(ch.attrs, env, "channel", ch)
+            same = prod is ch.prod and cons is ch.cons and delay is ch.delay and \
+                size is ch.size and attrs is ch.attrs
+            bound.channels[ch.name] = ch if same else replace(
+                ch, prod=prod, cons=cons, delay=delay, size=size, attrs=attrs)
         phase_counts(bound)
         return bound
 
@@ -276,6 +282,23 @@ def _check_name(name, kind, origin) -> None:
         raise SDFError(f"{kind} name must be a non-empty string, got {name!r}", origin)
 
 
+def _bound_attrs(attrs, env, kind, owner):
+    """The attributes ``attrs`` of ``owner`` evaluated in ``env`` and checked
+    (:func:`_checked`), read-only: ``attrs`` itself where every value is its own."""
+    values = {k: _checked(resolve(v, env), k, kind, owner) for k, v in attrs.items()}
+    if type(attrs) is MappingProxyType and all(values[k] is v for k, v in attrs.items()):
+        return attrs
+    return MappingProxyType(values)
+
+
+_INT = {int}
+
+
+def _int_phases(value) -> bool:
+    """Whether ``value`` is a :class:`Phases` of plain ints (checked at once, in C)."""
+    return type(value) is Phases and set(map(type, value)) == _INT
+
+
 def _checked(value, key, kind, owner, known_only=False):
     """``value`` of attribute ``key`` of actor or channel ``owner``, or an error naming
     both: amounts (:data:`AMOUNTS`) must be finite non-negative numbers, and no number
@@ -285,6 +308,9 @@ def _checked(value, key, kind, owner, known_only=False):
     if type(value) is int and (0 <= value <= _FLOAT_MAX or key not in AMOUNTS):
         return value                    # the common case, at once
     if isinstance(value, tuple):
+        if _int_phases(value) and (key not in AMOUNTS or
+                                   0 <= min(value) and max(value) <= _FLOAT_MAX):
+            return value                # ints per phase, at once
         return Phases(_checked(v, key, kind, owner, known_only) for v in value)
     if known_only and not _known(value):
         return value
@@ -308,6 +334,8 @@ def _known_count(value, what, channel):
         if len(value) == 0:
             raise SDFError(f"{what} of channel '{channel.name}': an empty list of phases",
                            channel.origin, what)
+        if _counts(value, positive):
+            return value
         if all(_known(v) for v in value):
             return _as_count(value, what, channel, positive, phased)
         return Phases(_as_count(v, f"{what} (a phase)", channel, False) if _known(v) else v
@@ -318,7 +346,11 @@ def _known_count(value, what, channel):
 def _as_count(value, what, channel, positive, phased=False):
     """``value`` as an int; per phase (``phased``), a tuple of non-negative ints with a
     positive sum (a phase may move no token, a cycle must)."""
+    if type(value) is int and value >= positive and value <= _FLOAT_MAX:
+        return value                    # the common case, at once
     if phased and isinstance(value, tuple):
+        if _counts(value, positive):
+            return value
         counts = Phases(_as_count(v, f"{what} (a phase)", channel, False) for v in value)
         if positive and not sum(counts):
             raise SDFError(f"channel '{channel.name}': the phases of {what} sum to 0; a "
@@ -331,3 +363,10 @@ def _as_count(value, what, channel, positive, phased=False):
         raise SDFError(f"channel '{channel.name}': {what} must be {need} within the float "
                        f"range, got {_shown(value)}", channel.origin, what.split()[0])
     return int(value)
+
+
+def _counts(value, positive) -> bool:
+    """Whether ``value`` passes :func:`_as_count` as it is: ints per phase within the
+    float range, non-negative, with a positive sum where ``positive`` (at once, in C)."""
+    return _int_phases(value) and min(value) >= 0 and max(value) <= _FLOAT_MAX and \
+        (not positive or sum(value) > 0)

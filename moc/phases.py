@@ -17,11 +17,16 @@ from typing import Mapping
 from moc.errors import SDFError
 
 
+_NUMBERS = {int, float}
+
+
 class Phases(tuple):
     """Per-phase values ``(v0, v1, ...)``, each a number or an expression (an object with
     ``evaluate(env)``); :meth:`evaluate` gives the tuple of their values."""
 
     def evaluate(self, env):
+        if set(map(type, self)) <= _NUMBERS:
+            return self                 # numbers alone: their own values
         return Phases(getattr(v, "evaluate", lambda e, v=v: v)(env) for v in self)
 
     def __repr__(self):

@@ -56,14 +56,23 @@ EXEC = "exec"
 DEFAULT_PROCESSOR = "default"
 
 
+#: digits alone, short enough that ``float`` holds them exactly (below 2**53)
+_SHORT = 15
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+
+
 def _num(text: str, what: str, origin):
+    """The number ``text``: an int where it is written as one (read through a float, so
+    rounded beyond 2**53), else a float."""
+    if text.__class__ is str and len(text) <= _SHORT and text.isdigit() and text.isascii():
+        return int(text)                # the common case, at once
     try:
         value = float(text)
     except (TypeError, ValueError):
         raise ParseError(f"{what}: not a number: {text!r}", origin) from None
     if not math.isfinite(value):
         raise ParseError(f"{what}: not a finite number: {text!r}", origin)
-    if math.isfinite(value) and value == int(value) and re.fullmatch(r"\s*[+-]?\d+\s*", text):
+    if value == int(value) and _INTEGER.fullmatch(text):
         return int(value)
     return value
 
@@ -73,8 +82,12 @@ def _phases(text: str, what: str, origin):
     ``3,1`` and ``18*32`` for 18 phases of 32."""
     if text is None or "," not in text and "*" not in text:
         return _num(text, what, origin)
+    items = text.split(",")
+    if text.isascii() and text.replace(",", "").isdigit() and \
+            0 < min(map(len, items)) and max(map(len, items)) <= _SHORT:
+        return Phases(map(int, items))  # plain integers, at once
     values = []
-    for item in text.split(","):
+    for item in items:
         count, star, value = item.partition("*")
         if not star:
             count, value = "1", item
@@ -123,6 +136,7 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
     defaults: dict[str, object] = {}
     processor_types: dict[str, list[str]] = {}
     sizes: dict[str, object] = {}
+    read: dict[str, object] = {}    # rates and times by their text: most repeat
     if props is not None:
         for ap in props.findall("actorProperties"):
             actor = ap.get("actor")
@@ -138,8 +152,11 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
                 et = proc.find("executionTime")
                 if et is None or et.get("time") is None:
                     continue
-                time = _phases(et.get("time"), f"actor '{actor}', processor '{ptype}'",
-                               where(et))
+                text = et.get("time")
+                time = read.get(text)
+                if time is None:
+                    time = read[text] = _phases(
+                        text, f"actor '{actor}', processor '{ptype}'", where(et))
                 exec_times.setdefault(actor, {})[EXEC_PREFIX + ptype] = time
                 # SDF3 keeps the last processor marked default
                 if proc.get("default", "").lower() == "true" or len(processors) == 1:
@@ -150,15 +167,18 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
                 sizes[cp.get("channel")] = _num(ts.get("sz"), f"channel '{cp.get('channel')}'",
                                                 where(ts))
 
-    rates: dict[tuple[str, str], tuple[str, object]] = {}
+    rates: dict[tuple[str, str], object] = {}
     for actor in sdf.findall("actor"):
         aname = actor.get("name")
         if aname is None:
             raise ParseError("an actor has no name", where(actor))
-        for port in actor.findall("port"):
-            rate = _phases(port.get("rate", "1"),
-                           f"actor '{aname}', port '{port.get('name')}'", where(port))
-            rates[(aname, port.get("name"))] = (port.get("type", ""), rate)
+        for port in actor.iterfind("port"):
+            text = port.get("rate", "1")
+            rate = read.get(text)
+            if rate is None:
+                rate = read[text] = _phases(
+                    text, f"actor '{aname}', port '{port.get('name')}'", where(port))
+            rates[(aname, port.get("name"))] = rate
         # SDF3 times an actor without a default processor 0 (TimedSDFactor)
         attrs = {EXEC: 0} if aname not in defaults else \
             {"quanta": defaults[aname], EXEC: defaults[aname]}
@@ -297,10 +317,10 @@ def parse_xml(path):
 
 
 def _port_rate(rates, actor, port, channel, origin):
-    entry = rates.get((actor, port))
-    if entry is None:
+    rate = rates.get((actor, port))
+    if rate is None:
         raise ParseError(f"channel '{channel}': actor '{actor}' has no port '{port}'", origin)
-    return entry[1]
+    return rate
 
 
 def strip_namespaces(root):
