@@ -122,34 +122,39 @@ class SDFGraph:
         disagrees with the actor's; values that are expressions are checked by
         :meth:`bind`.  A whole-number float rate is kept as an int."""
         label = name if name is not None else f"{src}->{dst}"
-        for end, role in ((src, "src"), (dst, "dst")):
-            if end not in self.actors:
-                raise SDFError(f"channel '{label}' uses unknown actor '{end}'", origin, role)
+        actors, channels = self.actors, self.channels
+        if src not in actors or dst not in actors:
+            for end, role in ((src, "src"), (dst, "dst")):
+                if end not in actors:
+                    raise SDFError(f"channel '{label}' uses unknown actor '{end}'", origin,
+                                   role)
         if name is None:
-            if label in self.channels:
+            if label in channels:
                 raise SDFError(f"a second unnamed channel {label}: name it, as in "
                                f"'channel NAME : {src} -> {dst} [...]'", origin)
         else:
             _check_name(name, "channel", origin)
-            if name in self.channels:
+            if name in channels:
                 raise SDFError(f"duplicate channel '{name}' in graph '{self.name}'", origin)
-        for key, value in (("delay", delay), ("size", size), *attrs.items()):
-            if isinstance(value, (tuple, list)):
-                raise SDFError(f"channel '{label}': {key} cannot be given per phase (only "
-                               f"prod, cons and actor attributes are)", origin, key)
+        if attrs or isinstance(delay, (tuple, list)) or isinstance(size, (tuple, list)):
+            for key, value in (("delay", delay), ("size", size), *attrs.items()):
+                if isinstance(value, (tuple, list)):
+                    raise SDFError(f"channel '{label}': {key} cannot be given per phase "
+                                   f"(only prod, cons and actor attributes are)", origin, key)
         channel = Channel(label, src, dst, _phases_of(prod), _phases_of(cons), delay, size,
                           MappingProxyType(attrs), origin)
         counts = (_known_count(channel.prod, "prod", channel),
                   _known_count(channel.cons, "cons", channel),
                   _known_count(delay, "delay", channel))
-        _checked(size, "size", "channel", channel, known_only=True)
+        if type(size) is not int or size < 0 or size > _FLOAT_MAX:
+            _checked(size, "size", "channel", channel, known_only=True)
         for key, value in attrs.items():
             _checked(value, key, "channel", channel, known_only=True)
         if counts[0] is not channel.prod or counts[1] is not channel.cons or \
                 counts[2] is not delay:
             channel = replace(channel, prod=counts[0], cons=counts[1], delay=counts[2])
         self._phases.see_channel(channel)
-        self.channels[label] = channel
+        channels[label] = channel
         return channel
 
     def environment(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -116,7 +116,7 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
     "A15"}``; types it does not name are kept)."""
     path = str(path)
     rename = _processor_policy(processors)
-    root, where = parse_xml(path)
+    root, where = parse_xml(path, text=False)     # SDF3 holds all in attributes
     strip_namespaces(root)
     _refuse_initialisation_phases(root, where)
     app = root if root.tag == "applicationGraph" else root.find("applicationGraph")
@@ -287,21 +287,24 @@ def _refuse_initialisation_phases(root, where) -> None:
                              "actors repeat every phase", where(el))
 
 
-def parse_xml(path):
+def parse_xml(path, text: bool = True):
     """The root element of the XML file ``path`` and a function from an element to its
-    origin ``(path, line, column)`` (expat reports where each start tag begins)."""
+    origin ``(path, line, column)`` (expat reports where each start tag begins);
+    without ``text`` the elements' text and tails are left out (None)."""
     builder = ET.TreeBuilder()
     lines: dict[int, tuple[int, int]] = {}
     parser = expat.ParserCreate(namespace_separator="}")
+    open_element = builder.start
 
     def start(tag, attrs):
-        el = builder.start(tag, attrs)
-        lines[id(el)] = (parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+        lines[id(open_element(tag, attrs))] = (parser.CurrentLineNumber,
+                                               parser.CurrentColumnNumber + 1)
 
     parser.StartElementHandler = start
     parser.EndElementHandler = builder.end
-    parser.CharacterDataHandler = builder.data
-    parser.buffer_text = True
+    if text:
+        parser.CharacterDataHandler = builder.data
+        parser.buffer_text = True
     try:
         parser.Parse(read_bytes(path), True)
     except expat.ExpatError as exc:
