@@ -371,7 +371,8 @@ def _as_count(value, what, channel, positive, phased=False):
 
 
 def _counts(value, positive) -> bool:
-    """Whether ``value`` passes :func:`_as_count` as it is: ints per phase within the
-    float range, non-negative, with a positive sum where ``positive`` (at once, in C)."""
-    return _int_phases(value) and min(value) >= 0 and max(value) <= _FLOAT_MAX and \
-        (not positive or sum(value) > 0)
+    """Whether ``value`` passes :func:`_as_count` as it is: ints per phase, non-negative,
+    their sum within the float range (so each is) and positive where ``positive`` (at
+    once, in C)."""
+    return type(value) is Phases and set(map(type, value)) == _INT and min(value) >= 0 \
+        and positive <= sum(value) <= _FLOAT_MAX

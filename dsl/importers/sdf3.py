@@ -173,12 +173,13 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
         if aname is None:
             raise ParseError("an actor has no name", where(actor))
         for port in actor.iterfind("port"):
-            text = port.get("rate", "1")
+            attrib = port.attrib
+            text = attrib.get("rate", "1")
             rate = read.get(text)
             if rate is None:
                 rate = read[text] = _phases(
-                    text, f"actor '{aname}', port '{port.get('name')}'", where(port))
-            rates[(aname, port.get("name"))] = rate
+                    text, f"actor '{aname}', port '{attrib.get('name')}'", where(port))
+            rates[(aname, attrib.get("name"))] = rate
         # SDF3 times an actor without a default processor 0 (TimedSDFactor)
         attrs = {EXEC: 0} if aname not in defaults else \
             {"quanta": defaults[aname], EXEC: defaults[aname]}
@@ -189,15 +190,20 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
             attrs["allowed"] = " ".join(types)
         graph.add_actor(aname, origin=where(actor), **attrs)
 
-    for ch in sdf.findall("channel"):
-        cname, origin = ch.get("name"), where(ch)
-        src, dst = ch.get("srcActor"), ch.get("dstActor")
+    tokens: dict[str, object] = {}     # initial tokens by their text
+    for ch in sdf.iterfind("channel"):
+        attrib = ch.attrib
+        cname, origin = attrib.get("name"), where(ch)
+        src, dst = attrib.get("srcActor"), attrib.get("dstActor")
         for end in ("srcActor", "srcPort", "dstActor", "dstPort"):
-            if ch.get(end) is None:
+            if attrib.get(end) is None:
                 raise ParseError(f"channel '{cname}' has no {end}", origin)
-        prod = _port_rate(rates, src, ch.get("srcPort"), cname, origin)
-        cons = _port_rate(rates, dst, ch.get("dstPort"), cname, origin)
-        delay = _num(ch.get("initialTokens", "0"), f"channel '{cname}'", origin)
+        prod = _port_rate(rates, src, attrib["srcPort"], cname, origin)
+        cons = _port_rate(rates, dst, attrib["dstPort"], cname, origin)
+        text = attrib.get("initialTokens", "0")
+        delay = tokens.get(text)
+        if delay is None:
+            delay = tokens[text] = _num(text, f"channel '{cname}'", origin)
         fields = {"prod": prod, "cons": cons, "delay": delay}
         if cname in sizes:
             fields["size"] = sizes[cname]
