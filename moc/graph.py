@@ -103,6 +103,8 @@ class SDFGraph:
         for key, value in attrs.items():
             _checked(value, key, "actor", actor, known_only=True)
         self._phases.see_actor(actor)
+        if all(map(_evaluated, attrs.values())):
+            _mark_bound(actor)
         self.actors[name] = actor
         return actor
 
@@ -154,6 +156,9 @@ class SDFGraph:
                 counts[2] is not delay:
             channel = replace(channel, prod=counts[0], cons=counts[1], delay=counts[2])
         self._phases.see_channel(channel)
+        if _evaluated(counts[0]) and _evaluated(counts[1]) and _evaluated(counts[2]) and \
+                _evaluated(size) and all(map(_evaluated, attrs.values())):
+            _mark_bound(channel)
         channels[label] = channel
         return channel
 
@@ -180,23 +185,20 @@ class SDFGraph:
             env[name] = resolve(env[name], env)
         bound = SDFGraph(self.name, {k: resolve(v, env) for k, v in env.items() if k in self.params},
                          self.origin)
-        # an actor or channel whose values are all known numbers is its own bound copy
+        # an actor or channel whose values are numbers checked already (by add_actor,
+        # add_channel or an earlier bind) is its own bound copy
         for actor in self.actors.values():
-            attrs = _bound_attrs(actor.attrs, env, "actor", actor)
-            bound.actors[actor.name] = actor if attrs is actor.attrs else \
-                replace(actor, attrs=attrs)
+            if not getattr(actor, BOUND, False):
+                attrs = {k: _checked(resolve(v, env), k, "actor", actor)
+                         for k, v in actor.attrs.items()}
+                actor = replace(actor, attrs=MappingProxyType(attrs))
+                if all(map(_evaluated, attrs.values())):
+                    _mark_bound(actor)
+            bound.actors[actor.name] = actor
         for ch in self.channels.values():
-            prod, cons, delay, size = (resolve(ch.prod, env), resolve(ch.cons, env),
-                                       resolve(ch.delay, env), resolve(ch.size, env))
-            prod = _as_count(prod, "prod", ch, True, True)
-            cons = _as_count(cons, "cons", ch, True, True)
-            delay = _as_count(delay, "delay", ch, False)
-            size = _checked(size, "size", "channel", ch)
-            attrs = _bound_attrs(ch.attrs, env, "channel", ch)
-            same = prod is ch.prod and cons is ch.cons and delay is ch.delay and \
-                size is ch.size and attrs is ch.attrs
-            bound.channels[ch.name] = ch if same else replace(
-                ch, prod=prod, cons=cons, delay=delay, size=size, attrs=attrs)
+            if not getattr(ch, BOUND, False):
+                ch = _bound_channel(ch, env)
+            bound.channels[ch.name] = ch
         phase_counts(bound)
         return bound
 
@@ -287,13 +289,40 @@ def _check_name(name, kind, origin) -> None:
         raise SDFError(f"{kind} name must be a non-empty string, got {name!r}", origin)
 
 
-def _bound_attrs(attrs, env, kind, owner):
-    """The attributes ``attrs`` of ``owner`` evaluated in ``env`` and checked
-    (:func:`_checked`), read-only: ``attrs`` itself where every value is its own."""
-    values = {k: _checked(resolve(v, env), k, kind, owner) for k, v in attrs.items()}
-    if type(attrs) is MappingProxyType and all(values[k] is v for k, v in attrs.items()):
-        return attrs
-    return MappingProxyType(values)
+#: the attribute that marks an :class:`Actor` or :class:`Channel` (immutable) whose
+#: values are numbers that passed the checks of :meth:`SDFGraph.bind`: its own bound
+#: copy.  Not a field: ``dataclasses.replace`` makes an unmarked one, checked again.
+BOUND = "_bound"
+
+
+def _mark_bound(element) -> None:
+    object.__setattr__(element, BOUND, True)
+
+
+def _evaluated(value) -> bool:
+    """Whether ``value`` holds no expression (per phase: in no phase)."""
+    if type(value) is int:
+        return True
+    if isinstance(value, tuple):
+        return set(map(type, value)) == _INT or all(map(_known, value))
+    return _known(value)
+
+
+def _bound_channel(ch, env) -> Channel:
+    """A copy of channel ``ch`` with its values evaluated in ``env`` and checked (see
+    :meth:`SDFGraph.bind`), marked bound where they are all numbers."""
+    prod, cons, delay, size = (resolve(ch.prod, env), resolve(ch.cons, env),
+                               resolve(ch.delay, env), resolve(ch.size, env))
+    prod = _as_count(prod, "prod", ch, True, True)
+    cons = _as_count(cons, "cons", ch, True, True)
+    delay = _as_count(delay, "delay", ch, False)
+    size = _checked(size, "size", "channel", ch)
+    attrs = {k: _checked(resolve(v, env), k, "channel", ch) for k, v in ch.attrs.items()}
+    bound = replace(ch, prod=prod, cons=cons, delay=delay, size=size,
+                    attrs=MappingProxyType(attrs))
+    if _evaluated(size) and all(map(_evaluated, attrs.values())):
+        _mark_bound(bound)
+    return bound
 
 
 _INT = {int}

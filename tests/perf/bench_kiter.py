@@ -332,9 +332,9 @@ def one_process(paths, simulate: bool, timeout: float, code: Path = ROOT,
 
 
 def import_times(paths, repeat: int) -> dict:
-    """Per file, the least over ``repeat`` runs of the milliseconds of ``read_sdf3``, of
-    ``bind`` of the graph read and of ``moc.timing.prepared`` of the bound graph (what
-    ``analyse`` does before the throughput), in this process."""
+    """Per file, the least over ``repeat`` runs of the CPU milliseconds of ``read_sdf3``,
+    of ``bind`` of the graph read and of ``moc.timing.prepared`` of the graph read (what
+    ``analyse`` does before the throughput; ``bind`` included), in this process."""
     from dsl import read_sdf3
     from dsl.errors import ParseError
     from moc.timing import prepared
@@ -342,9 +342,9 @@ def import_times(paths, repeat: int) -> dict:
     def least(run):
         best = None
         for _ in range(repeat):
-            start = time.perf_counter()
+            start = time.process_time()
             value = run()
-            seconds = time.perf_counter() - start
+            seconds = time.process_time() - start
             best = seconds if best is None else min(best, seconds)
         return value, round(1000 * best, 3)
 
@@ -362,8 +362,8 @@ def import_times(paths, repeat: int) -> dict:
         if graph is None:
             row["unread"] = True
             continue
-        bound, row["bind_ms"] = least(graph.bind)
-        _, row["prepared_ms"] = least(lambda: prepared(bound))
+        _, row["bind_ms"] = least(graph.bind)
+        _, row["prepared_ms"] = least(lambda: prepared(graph))
     return rows
 
 
