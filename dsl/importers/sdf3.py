@@ -172,7 +172,7 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
         aname = actor.get("name")
         if aname is None:
             raise ParseError("an actor has no name", where(actor))
-        for port in actor.iterfind("port"):
+        for port in actor.findall("port"):
             attrib = port.attrib
             text = attrib.get("rate", "1")
             rate = read.get(text)
@@ -191,23 +191,31 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
         graph.add_actor(aname, origin=where(actor), **attrs)
 
     tokens: dict[str, object] = {}     # initial tokens by their text
-    for ch in sdf.iterfind("channel"):
+    for ch in sdf.findall("channel"):
         attrib = ch.attrib
         cname, origin = attrib.get("name"), where(ch)
-        src, dst = attrib.get("srcActor"), attrib.get("dstActor")
-        for end in ("srcActor", "srcPort", "dstActor", "dstPort"):
-            if attrib.get(end) is None:
-                raise ParseError(f"channel '{cname}' has no {end}", origin)
-        prod = _port_rate(rates, src, attrib["srcPort"], cname, origin)
-        cons = _port_rate(rates, dst, attrib["dstPort"], cname, origin)
+        src, src_port = attrib.get("srcActor"), attrib.get("srcPort")
+        dst, dst_port = attrib.get("dstActor"), attrib.get("dstPort")
+        if src is None or src_port is None or dst is None or dst_port is None:
+            for end in ("srcActor", "srcPort", "dstActor", "dstPort"):
+                if attrib.get(end) is None:
+                    raise ParseError(f"channel '{cname}' has no {end}", origin)
+        prod, cons = rates.get((src, src_port)), rates.get((dst, dst_port))
+        if prod is None or cons is None:
+            for actor, port in ((src, src_port), (dst, dst_port)):
+                if (actor, port) not in rates:
+                    raise ParseError(f"channel '{cname}': actor '{actor}' has no port "
+                                     f"'{port}'", origin)
         text = attrib.get("initialTokens", "0")
         delay = tokens.get(text)
         if delay is None:
             delay = tokens[text] = _num(text, f"channel '{cname}'", origin)
-        fields = {"prod": prod, "cons": cons, "delay": delay}
         if cname in sizes:
-            fields["size"] = sizes[cname]
-        graph.add_channel(src, dst, cname, origin=origin, **fields)
+            graph.add_channel(src, dst, cname, prod=prod, cons=cons, delay=delay,
+                              size=sizes[cname], origin=origin)
+        else:
+            graph.add_channel(src, dst, cname, prod=prod, cons=cons, delay=delay,
+                              origin=origin)
     return graph
 
 
@@ -268,7 +276,7 @@ def parse_processors(text: str):
 
 
 #: attributes that SDF3 files hold rates and times in
-_PHASED = (("port", "rate"), ("executionTime", "time"))
+_PHASED = {"port": "rate", "executionTime": "time"}
 
 
 def _refuse_initialisation_phases(root, where) -> None:
@@ -277,20 +285,20 @@ def _refuse_initialisation_phases(root, where) -> None:
     phases, and a phase run once cannot be made a periodic one (nor initial tokens, as
     it also takes time and consumes), so such a graph is refused, by name."""
     for el in root.iter():
-        for tag, attr in _PHASED:
-            value = el.get(attr) if el.tag == tag else None
-            if value is None or ";" not in value:
-                continue
-            if tag == "port":
-                owner = next((a for a in root.iter("actor") if el in list(a)), None)
-                what = f"actor '{owner.get('name') if owner is not None else '?'}', " \
-                    f"port '{el.get('name')}', rate '{value}'"
-            else:
-                what = f"execution time '{value}'"
-            raise ParseError("initialisation phases (Kiter's 'a;b' rate syntax) are not "
-                             f"supported: {what} has phase(s) '{value.split(';')[0]}' run "
-                             "once before the periodic ones; mapeval's cyclo-static "
-                             "actors repeat every phase", where(el))
+        attr = _PHASED.get(el.tag)
+        value = None if attr is None else el.get(attr)
+        if value is None or ";" not in value:
+            continue
+        if el.tag == "port":
+            owner = next((a for a in root.iter("actor") if el in list(a)), None)
+            what = f"actor '{owner.get('name') if owner is not None else '?'}', " \
+                f"port '{el.get('name')}', rate '{value}'"
+        else:
+            what = f"execution time '{value}'"
+        raise ParseError("initialisation phases (Kiter's 'a;b' rate syntax) are not "
+                         f"supported: {what} has phase(s) '{value.split(';')[0]}' run "
+                         "once before the periodic ones; mapeval's cyclo-static "
+                         "actors repeat every phase", where(el))
 
 
 def parse_xml(path, text: bool = True):
@@ -323,13 +331,6 @@ def parse_xml(path, text: bool = True):
                          "write the file in UTF-8", (path, 1, 1)) from None
     root = builder.close()
     return root, lambda el: (path, *lines.get(id(el), (None, None)))
-
-
-def _port_rate(rates, actor, port, channel, origin):
-    rate = rates.get((actor, port))
-    if rate is None:
-        raise ParseError(f"channel '{channel}': actor '{actor}' has no port '{port}'", origin)
-    return rate
 
 
 def strip_namespaces(root):
