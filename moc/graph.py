@@ -179,6 +179,10 @@ class SDFGraph:
         (``-p quanta=nan`` or a CSV row set them), by the same rules: rates are positive
         integers, delays non-negative integers, ``quanta`` and ``size`` finite and
         non-negative, no numeric attribute is NaN, the actors' numbers of phases agree.
+        An actor or channel whose values were all numbers when :meth:`add_actor` or
+        :meth:`add_channel` (or an earlier ``bind``) checked them is taken as it is (the
+        objects are immutable); one placed in ``actors`` or ``channels``
+        directly, e.g. a ``dataclasses.replace`` copy, is checked here.
         """
         env = dict(env) if env is not None else self.environment(overrides)
         for name in [n for n in self.params if n in env]:  # in place: each evaluated once

@@ -21,6 +21,20 @@ autogen5 122 s, H264, JPEG2000 and PDectect with buffers unexplored, median 0.06
 
     python tests/perf/bench_kiter.py [--kiter KITER/benchmarks] [--generated 1000]
         [--kiter-bin KITER/Release/bin/kiter] [--one-process]
+    python tests/perf/bench_kiter.py --kiter KITER/benchmarks --base COMMIT
+        [--repeat 3] [--simulate]
+
+``--base COMMIT`` runs nothing else: the suite in one ``analyse --json-lines`` process
+(``--no-simulate``; by default too with ``--simulate``) with this tree and with
+``COMMIT``'s code (``git archive``), in turn ``--repeat`` times, the least CPU time
+kept; the ratios (this tree's over the base's), whether the two outputs are byte for
+byte the same, and per file the CPU milliseconds of ``read_sdf3``, ``bind`` and
+``moc.timing.prepared`` in each tree (least of three in one process).  Measured against
+10a3a30 (before the faster SDF3 import and bind), the same output in every run: at load
+4.3-3.4 (three runs) ``--no-simulate`` 11.71 -> 9.18 s of CPU (0.78; 260 -> 204 ms a
+file), read 1933 -> 844 ms in all (0.44), bind 540 -> 19 ms (0.035), prepared 742 ->
+129 ms (0.17); at load 3.0-2.6 (one run) 11.65 -> 9.00 s (0.77) and by default 23.96
+-> 20.88 s (0.87).
 
 With Kiter's program (``--kiter-bin`` or ``KITER_BIN``, built by ``make release``) the
 peer run times, on every file of the suite, mapeval in this process, ``mapeval analyse``
