@@ -294,8 +294,9 @@ def _check_name(name, kind, origin) -> None:
 
 
 #: the attribute that marks an :class:`Actor` or :class:`Channel` (immutable) whose
-#: values are numbers that passed the checks of :meth:`SDFGraph.bind`: its own bound
-#: copy.  Not a field: ``dataclasses.replace`` makes an unmarked one, checked again.
+#: values passed the checks of :meth:`SDFGraph.bind` and are as it would make them
+#: (:func:`_evaluated`): its own bound copy.  Not a field: ``dataclasses.replace``
+#: makes an unmarked one, checked again.
 BOUND = "_bound"
 
 
@@ -304,11 +305,14 @@ def _mark_bound(element) -> None:
 
 
 def _evaluated(value) -> bool:
-    """Whether ``value`` holds no expression (per phase: in no phase)."""
+    """Whether ``value`` is as :meth:`SDFGraph.bind` leaves it: no expression, and a
+    per-phase value a :class:`Phases` of values that are neither expressions nor lists
+    (bind makes a plain tuple one)."""
     if type(value) is int:
         return True
     if isinstance(value, tuple):
-        return set(map(type, value)) == _INT or all(map(_known, value))
+        return type(value) is Phases and (set(map(type, value)) == _INT or all(
+            _known(v) and not isinstance(v, tuple) for v in value))
     return _known(value)
 
 

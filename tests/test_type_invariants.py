@@ -136,7 +136,8 @@ def test_bind_checks_again_what_was_not_added_through_the_api():
 
 
 _VALUES = st.integers(0, 5) | st.floats(0, 5) | st.lists(st.integers(0, 3), min_size=2,
-                                                         max_size=2)
+                                                         max_size=2) | \
+    st.tuples(st.integers(0, 3), st.floats(0, 3) | st.tuples(st.integers(0, 3)))
 
 
 @settings(max_examples=200, deadline=None)
