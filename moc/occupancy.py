@@ -53,6 +53,9 @@ WIDE_LEVELS = 32
 _PAD = -(2 ** 62)
 #: levels found before their average width may decide that they are narrow
 FIRST_LEVELS = 64
+#: firings of a block of one actor from which, where none waits for another of the
+#: block, they are computed as one chain (numpy running maxima) rather than one by one
+CHAIN = 16
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,8 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     ``graph`` (see the module docstring), or None where this method does not apply: a
     firing time of 0 (firings that end as they start), times too large for 64-bit
     integers, or no repetition within ``max_firings`` (``moc.limits.MAX_FIRINGS``)
-    computed firings.  ``pace``: per actor its period per iteration (positive);
+    computed firings (known before computing any where the least cyclicity that the
+    paces allow, :func:`_least_cyclicity`, needs more).  ``pace``: per actor its period per iteration (positive);
     ``growing``: the channels whose producer is faster than their consumer.
     ``progress(n)``: n more firings computed, in steps of ``PROGRESS_STEP``.
     ``far``: None also where a firing waits for more than ``FIRST_ITERATIONS``
@@ -133,7 +137,8 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     total = sum(q.values())
     least = max(-(-x.reach // x.q) for x in actors.values())
     reaching = least > FIRST_ITERATIONS and (2 * least + 2) * total > (far or math.inf)
-    if FIRST_ITERATIONS * total > max_firings or reaching:
+    if FIRST_ITERATIONS * total > max_firings or reaching or \
+            (_least_cyclicity(actors, pace, scale) + least + 1) * total > max_firings:
         return None
     found = _program(actors, total)
     if found is None:
@@ -165,6 +170,15 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
             return _result(actors, S2, E2, buffers, scale, m, c, iterations)
         iterations += int(math.ceil(short / fastest)) + 1
     return None
+
+
+def _least_cyclicity(actors, pace, scale):
+    """The least cyclicity the execution can show: in integer time a repetition every
+    ``c`` iterations moves firing ``ν`` of ``a`` by ``c·λ(a)·scale``, a whole number,
+    so ``c`` is a multiple of the lcm of the denominators of ``λ(a)·scale``; seeing it
+    from iteration ``m ≥ least`` on takes ``c + least + 1`` iterations
+    (:func:`_repetition`)."""
+    return lcm(*((Fraction(pace[a]) * scale).denominator for a in actors))
 
 
 def _tell(progress, firings):
@@ -255,57 +269,131 @@ def _program(actors, total):
     levels = _levels(actors, waits_of, total)
     if levels is not None:
         return None, levels, back
-    offsets = {x.name: [_grouped(*waits_of[x.name][g], x.q) for g in (False, True)]
-               for x in actors.values()}
-    program = []
-    times = {x.name: np.resize(x.d, x.q).tolist() for x in actors.values()}
+    tables = {x.name: [_table(*waits_of[x.name][g], x.q) for g in (False, True)]
+              for x in actors.values()}
+    times = {x.name: np.resize(x.d, x.q) for x in actors.values()}
+    offsets, listed = {}, {}
+    program, firings = [], None
     for b, lo, hi in order:
-        slow, fast = offsets[b.name]
         # the previous firing of the first: the last of the iteration before
         previous = b.pos + lo - 1 if lo else b.pos + b.q - 1 - total
-        program.append((b.pos + lo, times[b.name][lo], slow[lo], fast[lo], previous))
+        if hi - lo >= CHAIN:
+            rows = np.arange(lo, hi)
+            slow, fast = (_padded(*table, rows) for table in tables[b.name])
+            if not any(t is not None and np.any((t >= b.pos + lo) & (t < b.pos + hi))
+                       for t in (slow, fast)):
+                program.append((b.pos + lo, times[b.name][lo:hi], previous, slow, fast))
+                firings = None
+                continue
+        if firings is None:
+            firings = []
+            program.append(firings)
+        if b.name not in offsets:
+            offsets[b.name] = [_grouped(*table) for table in tables[b.name]]
+            listed[b.name] = times[b.name].tolist()
+        slow, fast = offsets[b.name]
+        firings.append((b.pos + lo, listed[b.name][lo], slow[lo], fast[lo], previous))
         if hi > lo + 1:
-            program += zip(range(b.pos + lo + 1, b.pos + hi), times[b.name][lo + 1:hi],
+            firings += zip(range(b.pos + lo + 1, b.pos + hi), listed[b.name][lo + 1:hi],
                            slow[lo + 1:hi], fast[lo + 1:hi], range(b.pos + lo, b.pos + hi - 1))
     return program, None, back
 
 
-def _grouped(firings, places, q):
-    """Per firing ``0 .. q-1`` the tuple of the ``places`` listed with it."""
-    if not firings:
-        return [()] * q
-    k = np.concatenate(firings)
-    by = np.argsort(k, kind="stable")
-    k, p = k[by], np.concatenate(places)[by].tolist()
-    cut = np.searchsorted(k, np.arange(q + 1)).tolist()
-    return [tuple(p[cut[j]:cut[j + 1]]) for j in range(q)]
+def _table(firings, places, q):
+    """The ``places`` listed with ``firings`` (lists of arrays) by firing ``0 .. q-1``:
+    ``(count, flat, first)``, firing ``j``'s places being ``flat[first[j]:first[j] +
+    count[j]]``."""
+    k = np.concatenate(firings) if firings else np.zeros(0, dtype=np.int64)
+    p = np.concatenate(places) if places else k
+    count = np.bincount(k, minlength=q)
+    return count, p[np.argsort(k, kind="stable")], np.cumsum(count) - count
+
+
+def _grouped(count, flat, first):
+    """Per firing the tuple of its places in a :func:`_table`."""
+    p, cut = flat.tolist(), np.append(first, len(flat)).tolist()
+    if not p:
+        return [()] * len(count)
+    return [tuple(p[cut[j]:cut[j + 1]]) for j in range(len(count))]
+
+
+def _padded(count, flat, first, rows):
+    """The places of a :func:`_table` of the firings ``rows`` as a table, a row per
+    firing padded with :data:`_PAD`; None where none has a place."""
+    width = int(count[rows].max()) if len(rows) else 0
+    if not width:
+        return None
+    real = np.arange(width) < count[rows][:, None]
+    table = np.full(real.shape, _PAD, dtype=np.int64)
+    table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
+    return table
 
 
 def _run(program, S, E, first, last, total):
     """The starts and ends of iterations ``first .. last-1`` (places counted from the
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
-    the places whose start a growing channel's producer set."""
+    the places whose start a growing channel's producer set.  A program's part is a
+    list of firings computed one by one, or a chain: firings ``j = 0 .. n-1`` of one
+    actor that wait for no other of the chain, ``s_j = max(s_{j-1}, w_j)`` and
+    ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the latest end it waits for, ``s_{-1}``
+    and ``e_{-1}`` those of the firing before the first): running maxima."""
     held = []
     grow = (last - first) * total
     S.frombytes(bytes(8 * grow))
     E.frombytes(bytes(8 * grow))
+    starts, ends = np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
     for it in range(first, last):
         base = it * total
-        for place, d, slow, fast, previous in program:
-            at, before = base + place, base + previous
-            s = S[before]                 # in order, and at 0 at the earliest
-            for o in slow:
-                e = E[base + o]
-                if e > s:
-                    s = e
-            if fast:
-                f = max(E[base + o] for o in fast)
-                if f > s:
-                    s = f
-                    held.append(at)
-            S[at] = s
-            e, p = s + d, E[before]
-            E[at] = e if e > p else p
+        for part in program:
+            if type(part) is not list:
+                held += _chain(part, starts, ends, base)
+                continue
+            for place, d, slow, fast, previous in part:
+                at, before = base + place, base + previous
+                s = S[before]                 # in order, and at 0 at the earliest
+                for o in slow:
+                    e = E[base + o]
+                    if e > s:
+                        s = e
+                if fast:
+                    f = max(E[base + o] for o in fast)
+                    if f > s:
+                        s = f
+                        held.append(at)
+                S[at] = s
+                e, p = s + d, E[before]
+                E[at] = e if e > p else p
+    del starts, ends                  # S and E grow again on the next call
+    return held
+
+
+def _chain(part, starts, ends, base):
+    """Compute the chain ``part`` (see :func:`_run`) of the iteration at ``base``; the
+    places whose start a growing channel's producer set."""
+    place, d, previous, slow, fast = part
+    at, before = base + place, base + previous
+    s0 = starts[before]
+    s = np.full(len(d), s0, dtype=np.int64)
+    if slow is not None:
+        # padding reads place 0 (clipped): an end at time 0, before the first iteration
+        w = np.take(ends, slow + base, mode="clip").max(axis=1)
+        np.maximum(s, w, out=s)
+    if fast is not None:
+        f = np.take(ends, fast + base, mode="clip").max(axis=1)
+        np.maximum(s, f, out=s)
+    np.maximum.accumulate(s, out=s)
+    held = []
+    if fast is not None:
+        # held where the growing channel's end is later than the start without it
+        before_it = np.concatenate([[s0], s[:-1]])
+        if slow is not None:
+            np.maximum(before_it, w, out=before_it)
+        held = (np.flatnonzero(f > before_it) + at).tolist()
+    e = s + d
+    e[0] = max(e[0], ends[before])
+    np.maximum.accumulate(e, out=e)
+    starts[at:at + len(d)] = s
+    ends[at:at + len(d)] = e
     return held
 
 
@@ -361,28 +449,15 @@ def _levels(actors, waits_of, total):
         ready = reached[waiting[reached] == 0]
     if left.any():
         return None
-    tables = []
-    for firing, offset in waits:
-        count = np.bincount(firing, minlength=total)
-        tables.append((count, offset[np.argsort(firing, kind="stable")],
-                       np.cumsum(count) - count))
+    tables = [_table([firing], [offset], total) for firing, offset in waits]
     times = np.concatenate([np.resize(x.d, x.q) for x in xs])
     order = np.argsort(level, kind="stable")
     cuts = np.searchsorted(level[order], np.arange(1, depth + 2))
-
-    def padded(count, flat, first, rows):
-        width = int(count[rows].max())
-        if not width:
-            return None
-        real = np.arange(width) < count[rows][:, None]
-        table = np.full(real.shape, _PAD, dtype=np.int64)
-        table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
-        return table
     levels = []
     for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         rows = order[lo:hi]
         levels.append((rows, times[rows], previous[rows],
-                       *(padded(*table, rows) for table in tables)))
+                       *(_padded(*table, rows) for table in tables)))
     return levels
 
 
