@@ -55,7 +55,7 @@ _PAD = -(2 ** 62)
 FIRST_LEVELS = 64
 #: firings of a block of one actor from which, where none waits for another of the
 #: block, they are computed as one chain (numpy running maxima) rather than one by one
-CHAIN = 16
+CHAIN = 32
 
 
 @dataclass(frozen=True)
@@ -373,28 +373,34 @@ def _chain(part, starts, ends, base):
     place, d, previous, slow, fast = part
     at, before = base + place, base + previous
     s0 = starts[before]
-    s = np.full(len(d), s0, dtype=np.int64)
-    if slow is not None:
-        # padding reads place 0 (clipped): an end at time 0, before the first iteration
-        w = np.take(ends, slow + base, mode="clip").max(axis=1)
-        np.maximum(s, w, out=s)
-    if fast is not None:
-        f = np.take(ends, fast + base, mode="clip").max(axis=1)
-        np.maximum(s, f, out=s)
+    # padding reads place 0 (clipped): an end at time 0, before the first iteration
+    w = None if slow is None else _latest(np.take(ends, slow + base, mode="clip"))
+    f = None if fast is None else _latest(np.take(ends, fast + base, mode="clip"))
+    s = w if f is None else f if w is None else np.maximum(w, f)
+    if s is None:
+        s = np.full(len(d), s0, dtype=np.int64)
+    elif s[0] < s0:
+        s[0] = s0
     np.maximum.accumulate(s, out=s)
     held = []
-    if fast is not None:
+    if f is not None:
         # held where the growing channel's end is later than the start without it
-        before_it = np.concatenate([[s0], s[:-1]])
-        if slow is not None:
-            np.maximum(before_it, w, out=before_it)
-        held = (np.flatnonzero(f > before_it) + at).tolist()
+        without = np.concatenate([[s0], s[:-1]])
+        if w is not None:
+            np.maximum(without, w, out=without)
+        held = (np.flatnonzero(f > without) + at).tolist()
     e = s + d
-    e[0] = max(e[0], ends[before])
+    if e[0] < ends[before]:
+        e[0] = ends[before]
     np.maximum.accumulate(e, out=e)
     starts[at:at + len(d)] = s
     ends[at:at + len(d)] = e
     return held
+
+
+def _latest(table):
+    """Per row the largest of a table's ends (a fresh array)."""
+    return table[:, 0] if table.shape[1] == 1 else table.max(axis=1)
 
 
 def _levels(actors, waits_of, total):
