@@ -92,6 +92,28 @@ def test_constraint_pairs_of_large_numbers_are_exact(r, a, b, K_a, K_b, m0, near
     assert list(zip(ka.tolist(), kb.tolist(), x.tolist())) == expected
 
 
+def test_firings_read_as_the_tuple_of_their_firings():
+    """The schedule's lazy sequence (moc.self_timed.Firings) against the tuple of the
+    same Firing objects: equal both ways, same items, slices, hash and JSON rows."""
+    import pickle
+    from moc.self_timed import Firing, Firings
+    from moc.timing import _rows
+    fs = Firings("a", [0, Fraction(1, 2), 2], [1, Fraction(3, 2), 4])
+    expected = (Firing("a", 0, 0, 1), Firing("a", 1, Fraction(1, 2), Fraction(3, 2)),
+                Firing("a", 2, 2, 4))
+    assert fs == expected and expected == fs and tuple(fs) == expected and len(fs) == 3
+    assert fs[-1] == expected[-1] and fs[1:] == expected[1:] and fs[::2] == expected[::2]
+    assert hash(fs) == hash(expected) and pickle.loads(pickle.dumps(fs)) == fs
+    assert fs != Firings("b", fs.starts, fs.ends) and fs != expected[:2]
+    with pytest.raises(IndexError):
+        fs[3]
+    rows = [{"firing": "a#0", "start": 0, "end": 1},
+            {"firing": "a#1", "start": 0.5, "end": 1.5},
+            {"firing": "a#2", "start": 2, "end": 4}]
+    assert _rows(fs) == _rows(expected) == rows
+    assert all(type(r["start"]) is type(e["start"]) for r, e in zip(_rows(fs), rows))
+
+
 def test_auto_concurrency_matters_and_a_self_loop_limits_it():
     # 6 tokens: t=0 all three firings of a overlap (end 1), then both of b (1..3): the
     # tokens are back at t=3, period 3 (the cycle a, b: 1 + 2).
