@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from array import array
 from math import lcm
-from typing import Collection, Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 
@@ -161,14 +161,14 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
         S2, E2, B2 = _collect(S, E, held, back, iterations, total)
         done = iterations
         found = _repetition(S2, E2, B2, layout)
-        if found is None:
-            iterations += max(2, iterations // 2)
-            continue
-        m, c, settled, shift = found
-        buffers, short = _maxima(graph, actors, S2, E2, settled, shift)
-        if buffers is not None:
-            return _result(actors, S2, E2, buffers, scale, m, c, iterations)
-        iterations += int(math.ceil(short / fastest)) + 1
+        if found is not None:
+            m, c, settled, shift = found
+            buffers, short = _maxima(graph, actors, S2, E2, settled, shift)
+            if buffers is not None:
+                return _result(actors, S2, E2, buffers, scale, m, c, iterations)
+        del S2, E2                        # views of S and E, which grow next
+        iterations += max(2, iterations // 2) if found is None else \
+            int(math.ceil(short / fastest)) + 1
     return None
 
 
@@ -499,12 +499,13 @@ def _run_levels(levels, S, E, first, last, total):
 def _collect(S, E, held, back, iterations, total):
     """The starts, ends and growing-set flags of the computed iterations as
     ``(iterations, total)`` matrices: row ``it``, column ``pos(a) + r`` is firing
-    ``it·q(a) + r`` of ``a``."""
+    ``it·q(a) + r`` of ``a``; the first two are views of ``S`` and ``E``, to be dropped
+    before those grow."""
     times = np.frombuffer(S, dtype=np.int64)[back * total:].reshape(iterations, total)
     ends = np.frombuffer(E, dtype=np.int64)[back * total:].reshape(iterations, total)
     flags = np.zeros(iterations * total, dtype=bool)
     flags[np.asarray(held, dtype=np.int64) - back * total] = True
-    return times.copy(), ends.copy(), flags.reshape(iterations, total)
+    return times, ends, flags.reshape(iterations, total)
 
 
 class _Layout:
@@ -586,13 +587,10 @@ def _maxima(graph, actors, S2, E2, settled, shift):
     cache = {}
 
     def times(x):
-        """The starts, ends and per end the firings ended by then (all sorted, as the
-        caller checked)."""
+        """The starts and ends of ``x``'s firings (sorted, as the caller checked)."""
         if x.name not in cache:
             part = slice(x.pos, x.pos + x.q)
-            ends = E2[:, part].reshape(-1)
-            cache[x.name] = (S2[:, part].reshape(-1), ends,
-                             np.searchsorted(ends, ends, "right"))
+            cache[x.name] = (S2[:, part].reshape(-1), E2[:, part].reshape(-1))
         return cache[x.name]
     buffers, short = {}, 0
     for x in actors.values():
@@ -604,13 +602,17 @@ def _maxima(graph, actors, S2, E2, settled, shift):
             horizon = int(max(settled[index[a.name]], settled[index[x.name]]) +
                           shift[index[a.name]])
             starts = times(x)[0]
-            _, ends_a, ended = times(a)
+            ends_a = times(a)[1]
             if starts[-1] < horizon or ends_a[-1] <= horizon:
                 short = max(short, horizon - int(starts[-1]), horizon + 1 - int(ends_a[-1]))
                 continue
-            k = int(np.searchsorted(ends_a, horizon, "left"))
-            ends, produced = ends_a[:k], ended[:k]
-            consumed = np.searchsorted(starts, ends, "left")
+            ends = ends_a[:int(np.searchsorted(ends_a, horizon, "left"))]
+            # the tokens after the last of the ends at one time (the others leave
+            # fewer): there ``produced`` firings have ended, ``consumed`` started
+            last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True)) if len(ends) \
+                else np.zeros(0, dtype=np.int64)
+            produced = last + 1
+            consumed = np.searchsorted(starts, ends[last], "left")
             made = np.asarray(i.made.prefix, dtype=np.int64)
             read = np.asarray(i.read.prefix, dtype=np.int64)
             tokens = i.delay + (produced // i.made.n) * i.made.total + \
@@ -623,10 +625,32 @@ def _maxima(graph, actors, S2, E2, settled, shift):
 
 
 def _result(actors, S2, E2, buffers, scale, m, c, iterations):
-    def times(T, x):
-        row = T[0, x.pos:x.pos + x.q].tolist()
-        if scale == 1:
+    rows = {a: (x.pos, x.pos + x.q) for a, x in actors.items()}
+    return Occupancy(buffers, _First(rows, S2[0].copy(), E2[0].copy(), scale), m, c,
+                     iterations)
+
+
+class _First(Mapping):
+    """Per actor the ``(start, end)`` of its firings of the first iteration, made when
+    read (the times in units of ``1/scale``; an SDF graph's schedule comes from
+    :func:`moc.self_timed.first_iteration`, which makes these unread)."""
+
+    def __init__(self, rows, starts, ends, scale):
+        self._rows, self._starts, self._ends, self._scale = rows, starts, ends, scale
+
+    def _times(self, T, a):
+        lo, hi = self._rows[a]
+        row = T[lo:hi].tolist()
+        if self._scale == 1:
             return row
-        return [v // scale if v % scale == 0 else Fraction(v, scale) for v in row]
-    first = {a: tuple(zip(times(S2, x), times(E2, x))) for a, x in actors.items()}
-    return Occupancy(buffers, first, m, c, iterations)
+        return [v // self._scale if v % self._scale == 0 else Fraction(v, self._scale)
+                for v in row]
+
+    def __getitem__(self, a):
+        return tuple(zip(self._times(self._starts, a), self._times(self._ends, a)))
+
+    def __iter__(self):
+        return iter(self._rows)
+
+    def __len__(self):
+        return len(self._rows)
