@@ -130,7 +130,7 @@ def _write(obj, pad: str, out: list) -> None:
         inner = pad + "  "
         kind = type(obj[0])
         rows = _rows(obj, inner) if kind in (dict, list) and \
-            all(type(v) is kind for v in obj) else None
+            set(map(type, obj)) == {kind} else None
         if rows is not None:
             out.append(f"[\n{inner}{rows}\n{pad}]")
             return

@@ -269,8 +269,10 @@ def _component_period(graph, actors, channels, durations, q, live):
         else:
             ratio = ratio * Fraction(found.h_unit, found.w_unit)
             circuit = [found.name(i) for i in cycle]
-            # no period is below 0, so a zero ratio needs no proof
-            if ratio == 0 or _realizable(circuit, _tightest(found, cycle, channels), K):
+            # no period is below 0, so a zero ratio needs no proof; nor does K = q on
+            # every actor (the HSDF expansion's precedences, the exact period)
+            if ratio == 0 or all(K[a] == q[a] for a in actors) or \
+                    _realizable(circuit, _tightest(found, cycle, channels), K):
                 return (ratio, named(circuit, actors), K,
                         _circuit_channels(found, cycle, channels))
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))

@@ -271,7 +271,7 @@ def _program(actors, total):
         return None, levels, back
     tables = {x.name: [_table(*waits_of[x.name][g], x.q) for g in (False, True)]
               for x in actors.values()}
-    times = {x.name: np.resize(x.d, x.q) for x in actors.values()}
+    times = {x.name: _times(x) for x in actors.values()}
     offsets, listed = {}, {}
     program, firings = [], None
     for b, lo, hi in order:
@@ -297,6 +297,11 @@ def _program(actors, total):
             firings += zip(range(b.pos + lo + 1, b.pos + hi), listed[b.name][lo + 1:hi],
                            slow[lo + 1:hi], fast[lo + 1:hi], range(b.pos + lo, b.pos + hi - 1))
     return program, None, back
+
+
+def _times(x):
+    """The time of each of ``x``'s firings of one iteration: its phases' in turn."""
+    return np.tile(x.d, -(-x.q // x.n))[:x.q]
 
 
 def _table(firings, places, q):
@@ -456,7 +461,7 @@ def _levels(actors, waits_of, total):
     if left.any():
         return None
     tables = [_table([firing], [offset], total) for firing, offset in waits]
-    times = np.concatenate([np.resize(x.d, x.q) for x in xs])
+    times = np.concatenate([_times(x) for x in xs])
     order = np.argsort(level, kind="stable")
     cuts = np.searchsorted(level[order], np.arange(1, depth + 2))
     levels = []
