@@ -74,7 +74,9 @@ def _default(obj):
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
-_encode = json.JSONEncoder(allow_nan=False, default=_default).encode
+# a document is a tree (made by to_dict methods): no check for circular references,
+# a quarter of the encoder's time on a schedule's rows
+_encode = json.JSONEncoder(allow_nan=False, default=_default, check_circular=False).encode
 
 
 def _one_line(obj) -> str:
