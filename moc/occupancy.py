@@ -12,7 +12,9 @@ block at a time, as many as its producers have written for), with the places of 
 firings each waits for; every iteration replays that order, since an iteration's
 firings wait only for firings of the same or earlier iterations.  Where that order's
 precedences form wide levels (each firing one level above the highest of the same
-iteration it waits for), an iteration is computed a level at a time.
+iteration it waits for), an iteration is computed a level at a time; elsewhere an
+actor's block of firings that waits for none of its own is computed at once, its
+starts and ends running maxima (:func:`_run`), and the others one by one.
 
 The execution of a live graph becomes periodic (max-plus cyclicity: Baccelli, Cohen,
 Olsder & Quadrat, *Synchronization and Linearity*, 1992, ch. 3): from some iteration
