@@ -33,11 +33,18 @@ with it.
 seconds), ``process`` (this tree's), their ratios (this tree's over the base's) and
 whether both printed the same bytes (the whole text and the whole JSON document).
 
-Measured at a load of 0.5-1 with ``--only ring5_1e6 --base 10a3a30`` (issue 42; wall
-seconds of one process, text and ``--json``):
+Measured with ``--base 10a3a30 --repeat 1`` at a load of 3.3-4.1 (issue 42; CPU and
+wall seconds of one process, text / ``--json``; the same bytes from both trees on
+every graph):
 
-    graph              base text / json    now text / json
-    ring5_1e6_1/20     ...
+    graph               CPU: base -> now               wall: base -> now
+    ring5_1e6_1/20      7.7 / 10.2 -> 1.0 / 2.7        14.1 / 15.7 -> 1.3 / 4.8
+    ring5_1e6_1/1000    9.3 / 11.7 -> 2.1 / 4.2        14.2 / 18.5 -> 3.3 / 6.5
+    ring5_q3e5_1/20     4.6 / 5.4  -> 1.0 / 1.5         9.3 / 8.7  -> 2.1 / 3.0
+    ring5_q3e5_1/1000   2.6 / 3.3  -> 1.4 / 1.8         5.2 / 6.8  -> 1.9 / 3.7
+    two_actor_2e5       7.0 / 7.5  -> 2.3 / 2.7         9.1 / 12.5 -> 3.4 / 4.3
+
+the others within the noise (0.3-1.1 s).
 """
 from __future__ import annotations
 
