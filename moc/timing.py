@@ -26,7 +26,7 @@ from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
 from moc.occupancy import self_timed_occupancy
 from moc.phases import Phases, cyclo_static
 from moc.repetition import repetition_vector
-from moc.self_timed import Firing, first_iteration, simulate as explore
+from moc.self_timed import Firing, Firings, first_iteration, simulate as explore
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
 STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
@@ -41,7 +41,7 @@ PRECEDENCES = "self-timed execution from its firings' precedences until it repea
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
     "that of the best K-periodic schedule found, a lower bound"
 
-__all__ = ["Firing", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
+__all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
            "check_live", "prepared", "self_timed_period", "throughput"]
 
 
@@ -61,7 +61,8 @@ class TimingAnalysis:
     """The timing analysis of a graph alone.  ``latency``: the end of the last firing
     of the first iteration (from time 0); ``buffers``: per channel, the most tokens it
     holds (``math.inf`` where tokens pile up without bound, None where not explored);
-    ``schedule``: per actor, its :class:`Firing` s of the first iteration.  The last
+    ``schedule``: per actor, its :class:`Firing` s of the first iteration (a
+    :class:`~moc.self_timed.Firings`, which makes them as they are read).  The last
     three are None when the execution was not simulated."""
 
     throughput: Fraction | float
@@ -83,8 +84,7 @@ class TimingAnalysis:
             "buffers": None if self.buffers is None else
             {name: _plain(n) for name, n in self.buffers.items()},
             "schedule": None if self.schedule is None else
-            {actor: [{"firing": f.name, "start": _plain(f.start), "end": _plain(f.end)}
-                     for f in firings] for actor, firings in self.schedule.items()},
+            {actor: _rows(firings) for actor, firings in self.schedule.items()},
             "method": self.method,
         }
 
@@ -172,7 +172,7 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
                                       result.critical_cycle, None, None, None,
                                       result.method), floats)
     schedule = first_iteration(graph, durations, q)
-    latency = max((f.end for fs in schedule.values() for f in fs), default=0)
+    latency = _latency(schedule)
     buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
     return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                                   latency, buffers, MappingProxyType(schedule), method),
@@ -240,9 +240,9 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None, ord
     else:
         buffers, method, times = None, f"{method}; {UNORDERED_ENDS}", None
     times = times or phased_first(graph, durations, q, order)
-    schedule = MappingProxyType({a: tuple(Firing(a, k, s, e) for k, (s, e) in
-                                          enumerate(fs)) for a, fs in times.items()})
-    latency = max((f.end for fs in schedule.values() for f in fs), default=0)
+    schedule = MappingProxyType({a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
+                                 for a, fs in times.items()})
+    latency = _latency(schedule)
     return TimingAnalysis(result.throughput, result.period, result.critical_cycle, latency,
                           buffers, schedule, method)
 
@@ -304,7 +304,7 @@ def _floats(result, floats):
     if getattr(result, "latency", None) is not None:
         changes["latency"] = float(result.latency)
         changes["schedule"] = MappingProxyType({
-            actor: tuple(replace(f, start=float(f.start), end=float(f.end)) for f in fs)
+            actor: Firings(actor, map(float, fs.starts), map(float, fs.ends))
             for actor, fs in result.schedule.items()})
     return replace(result, **changes)
 
@@ -323,6 +323,26 @@ def _unexplored(ch, pace, component):
 
 def _plain(value):
     return float(value) if isinstance(value, Fraction) else value
+
+
+def _latency(schedule):
+    """The end of the last firing of ``schedule`` (per actor its
+    :class:`~moc.self_timed.Firings`), 0 without any."""
+    return max((max(fs.ends) for fs in schedule.values() if len(fs)), default=0)
+
+
+def _rows(firings):
+    """The ``{"firing", "start", "end"}`` of each of ``firings``, times as
+    :func:`_plain` makes them (from a :class:`~moc.self_timed.Firings`' lists without
+    making its :class:`Firing` s)."""
+    if not isinstance(firings, Firings):
+        return [{"firing": f.name, "start": _plain(f.start), "end": _plain(f.end)}
+                for f in firings]
+    starts, ends = firings.starts, firings.ends
+    if not set(map(type, starts)).union(map(type, ends)) <= {int, float}:
+        starts, ends = list(map(_plain, starts)), list(map(_plain, ends))
+    return [{"firing": name, "start": s, "end": e}
+            for name, s, e in zip(firings.names(), starts, ends)]
 
 
 def _shown(value) -> str:
