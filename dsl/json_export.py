@@ -74,7 +74,9 @@ def _default(obj):
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
-_encode = json.JSONEncoder(allow_nan=False, default=_default).encode
+# a document is a tree (made by to_dict methods): no check for circular references,
+# a quarter of the encoder's time on a schedule's rows
+_encode = json.JSONEncoder(allow_nan=False, default=_default, check_circular=False).encode
 
 
 def _one_line(obj) -> str:
@@ -130,7 +132,7 @@ def _write(obj, pad: str, out: list) -> None:
         inner = pad + "  "
         kind = type(obj[0])
         rows = _rows(obj, inner) if kind in (dict, list) and \
-            all(type(v) is kind for v in obj) else None
+            set(map(type, obj)) == {kind} else None
         if rows is not None:
             out.append(f"[\n{inner}{rows}\n{pad}]")
             return

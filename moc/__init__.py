@@ -16,7 +16,8 @@ __all__ = [
     "ExpansionTooLargeError", "LimitError", "repetition_vector", "check_deadlock",
     "firing_sequence", "iteration_firings", "strongly_connected_components",
     "Activity", "TokenGroup", "activity", "hsdf_expansion", "CycleRatio",
-    "UnboundedCycleError", "max_cycle_ratio", "Firing", "ThroughputResult", "TimingAnalysis",
+    "UnboundedCycleError", "max_cycle_ratio", "Firing", "Firings", "ThroughputResult",
+    "TimingAnalysis",
     "analyse", "check_live", "throughput", "Phases", "StoragePoint", "TradeOff", "tradeoff",
 ]
 
@@ -33,7 +34,7 @@ _LAZY = {
     "hsdf_expansion": "moc.hsdf",
     **dict.fromkeys(("CycleRatio", "UnboundedCycleError", "max_cycle_ratio"),
                     "moc.cycle_ratio"),
-    "Firing": "moc.self_timed",
+    **dict.fromkeys(("Firing", "Firings"), "moc.self_timed"),
     **dict.fromkeys(("ThroughputResult", "TimingAnalysis", "analyse", "throughput"),
                     "moc.timing"),
     "Phases": "moc.phases",

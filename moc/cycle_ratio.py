@@ -154,9 +154,9 @@ def integer_array(values) -> np.ndarray:
 
 
 def sorted_unique(values) -> np.ndarray:
-    """The distinct values of a 1-d array, sorted.  (``np.unique`` does the same but
-    imports ``numpy.ma`` on its first call, a tenth of numpy's import, for a check that
-    plain arrays never need.)"""
+    """The distinct values of a 1-d array, sorted.  (``np.unique`` without a second
+    result hashes, many times slower on 10^5 values and more, and imports ``numpy.ma``
+    on its first call, a tenth of numpy's import.)"""
     values = np.sort(values)
     return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) \
         else values

@@ -103,6 +103,8 @@ class SDFGraph:
         for key, value in attrs.items():
             _checked(value, key, "actor", actor, known_only=True)
         self._phases.see_actor(actor)
+        if all(map(_evaluated, attrs.values())):
+            _mark_bound(actor)
         self.actors[name] = actor
         return actor
 
@@ -122,34 +124,42 @@ class SDFGraph:
         disagrees with the actor's; values that are expressions are checked by
         :meth:`bind`.  A whole-number float rate is kept as an int."""
         label = name if name is not None else f"{src}->{dst}"
-        for end, role in ((src, "src"), (dst, "dst")):
-            if end not in self.actors:
-                raise SDFError(f"channel '{label}' uses unknown actor '{end}'", origin, role)
+        actors, channels = self.actors, self.channels
+        if src not in actors or dst not in actors:
+            for end, role in ((src, "src"), (dst, "dst")):
+                if end not in actors:
+                    raise SDFError(f"channel '{label}' uses unknown actor '{end}'", origin,
+                                   role)
         if name is None:
-            if label in self.channels:
+            if label in channels:
                 raise SDFError(f"a second unnamed channel {label}: name it, as in "
                                f"'channel NAME : {src} -> {dst} [...]'", origin)
         else:
             _check_name(name, "channel", origin)
-            if name in self.channels:
+            if name in channels:
                 raise SDFError(f"duplicate channel '{name}' in graph '{self.name}'", origin)
-        for key, value in (("delay", delay), ("size", size), *attrs.items()):
-            if isinstance(value, (tuple, list)):
-                raise SDFError(f"channel '{label}': {key} cannot be given per phase (only "
-                               f"prod, cons and actor attributes are)", origin, key)
+        if attrs or isinstance(delay, (tuple, list)) or isinstance(size, (tuple, list)):
+            for key, value in (("delay", delay), ("size", size), *attrs.items()):
+                if isinstance(value, (tuple, list)):
+                    raise SDFError(f"channel '{label}': {key} cannot be given per phase "
+                                   f"(only prod, cons and actor attributes are)", origin, key)
         channel = Channel(label, src, dst, _phases_of(prod), _phases_of(cons), delay, size,
                           MappingProxyType(attrs), origin)
         counts = (_known_count(channel.prod, "prod", channel),
                   _known_count(channel.cons, "cons", channel),
                   _known_count(delay, "delay", channel))
-        _checked(size, "size", "channel", channel, known_only=True)
+        if type(size) is not int or size < 0 or size > _FLOAT_MAX:
+            _checked(size, "size", "channel", channel, known_only=True)
         for key, value in attrs.items():
             _checked(value, key, "channel", channel, known_only=True)
         if counts[0] is not channel.prod or counts[1] is not channel.cons or \
                 counts[2] is not delay:
             channel = replace(channel, prod=counts[0], cons=counts[1], delay=counts[2])
         self._phases.see_channel(channel)
-        self.channels[label] = channel
+        if _evaluated(counts[0]) and _evaluated(counts[1]) and _evaluated(counts[2]) and \
+                _evaluated(size) and all(map(_evaluated, attrs.values())):
+            _mark_bound(channel)
+        channels[label] = channel
         return channel
 
     def environment(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -169,23 +179,30 @@ class SDFGraph:
         (``-p quanta=nan`` or a CSV row set them), by the same rules: rates are positive
         integers, delays non-negative integers, ``quanta`` and ``size`` finite and
         non-negative, no numeric attribute is NaN, the actors' numbers of phases agree.
+        An actor or channel whose values were all numbers when :meth:`add_actor` or
+        :meth:`add_channel` (or an earlier ``bind``) checked them is taken as it is (the
+        objects are immutable); one placed in ``actors`` or ``channels``
+        directly, e.g. a ``dataclasses.replace`` copy, is checked here.
         """
         env = dict(env) if env is not None else self.environment(overrides)
         for name in [n for n in self.params if n in env]:  # in place: each evaluated once
             env[name] = resolve(env[name], env)
         bound = SDFGraph(self.name, {k: resolve(v, env) for k, v in env.items() if k in self.params},
                          self.origin)
+        # an actor or channel whose values are numbers checked already (by add_actor,
+        # add_channel or an earlier bind) is its own bound copy
         for actor in self.actors.values():
-            attrs = {k: _checked(resolve(v, env), k, "actor", actor) for k, v in actor.attrs.items()}
-            bound.actors[actor.name] = replace(actor, attrs=MappingProxyType(attrs))
+            if not getattr(actor, BOUND, False):
+                attrs = {k: _checked(resolve(v, env), k, "actor", actor)
+                         for k, v in actor.attrs.items()}
+                actor = replace(actor, attrs=MappingProxyType(attrs))
+                if all(map(_evaluated, attrs.values())):
+                    _mark_bound(actor)
+            bound.actors[actor.name] = actor
         for ch in self.channels.values():
-            values = {f: resolve(getattr(ch, f), env) for f in CHANNEL_FIELDS}
-            for f in ("prod", "cons", "delay"):
-                values[f] = _as_count(values[f], f, ch, positive=f != "delay",
-                                      phased=f != "delay")
-            values["size"] = _checked(values["size"], "size", "channel", ch)
-            attrs = {k: _checked(resolve(v, env), k, "channel", ch) for k, v in ch.attrs.items()}
-            bound.channels[ch.name] = replace(ch, attrs=MappingProxyType(attrs), **values)
+            if not getattr(ch, BOUND, False):
+                ch = _bound_channel(ch, env)
+            bound.channels[ch.name] = ch
         phase_counts(bound)
         return bound
 
@@ -276,6 +293,54 @@ def _check_name(name, kind, origin) -> None:
         raise SDFError(f"{kind} name must be a non-empty string, got {name!r}", origin)
 
 
+#: the attribute that marks an :class:`Actor` or :class:`Channel` (immutable) whose
+#: values passed the checks of :meth:`SDFGraph.bind` and are as it would make them
+#: (:func:`_evaluated`): its own bound copy.  Not a field: ``dataclasses.replace``
+#: makes an unmarked one, checked again.
+BOUND = "_bound"
+
+
+def _mark_bound(element) -> None:
+    object.__setattr__(element, BOUND, True)
+
+
+def _evaluated(value) -> bool:
+    """Whether ``value`` is as :meth:`SDFGraph.bind` leaves it: no expression, and a
+    per-phase value a :class:`Phases` of values that are neither expressions nor lists
+    (bind makes a plain tuple one)."""
+    if type(value) is int:
+        return True
+    if isinstance(value, tuple):
+        return type(value) is Phases and (set(map(type, value)) == _INT or all(
+            _known(v) and not isinstance(v, tuple) for v in value))
+    return _known(value)
+
+
+def _bound_channel(ch, env) -> Channel:
+    """A copy of channel ``ch`` with its values evaluated in ``env`` and checked (see
+    :meth:`SDFGraph.bind`), marked bound where they are all numbers."""
+    prod, cons, delay, size = (resolve(ch.prod, env), resolve(ch.cons, env),
+                               resolve(ch.delay, env), resolve(ch.size, env))
+    prod = _as_count(prod, "prod", ch, True, True)
+    cons = _as_count(cons, "cons", ch, True, True)
+    delay = _as_count(delay, "delay", ch, False)
+    size = _checked(size, "size", "channel", ch)
+    attrs = {k: _checked(resolve(v, env), k, "channel", ch) for k, v in ch.attrs.items()}
+    bound = replace(ch, prod=prod, cons=cons, delay=delay, size=size,
+                    attrs=MappingProxyType(attrs))
+    if _evaluated(size) and all(map(_evaluated, attrs.values())):
+        _mark_bound(bound)
+    return bound
+
+
+_INT = {int}
+
+
+def _int_phases(value) -> bool:
+    """Whether ``value`` is a :class:`Phases` of plain ints (checked at once, in C)."""
+    return type(value) is Phases and set(map(type, value)) == _INT
+
+
 def _checked(value, key, kind, owner, known_only=False):
     """``value`` of attribute ``key`` of actor or channel ``owner``, or an error naming
     both: amounts (:data:`AMOUNTS`) must be finite non-negative numbers, and no number
@@ -285,6 +350,9 @@ def _checked(value, key, kind, owner, known_only=False):
     if type(value) is int and (0 <= value <= _FLOAT_MAX or key not in AMOUNTS):
         return value                    # the common case, at once
     if isinstance(value, tuple):
+        if _int_phases(value) and (key not in AMOUNTS or
+                                   0 <= min(value) and max(value) <= _FLOAT_MAX):
+            return value                # ints per phase, at once
         return Phases(_checked(v, key, kind, owner, known_only) for v in value)
     if known_only and not _known(value):
         return value
@@ -308,6 +376,8 @@ def _known_count(value, what, channel):
         if len(value) == 0:
             raise SDFError(f"{what} of channel '{channel.name}': an empty list of phases",
                            channel.origin, what)
+        if _counts(value, positive):
+            return value
         if all(_known(v) for v in value):
             return _as_count(value, what, channel, positive, phased)
         return Phases(_as_count(v, f"{what} (a phase)", channel, False) if _known(v) else v
@@ -318,7 +388,11 @@ def _known_count(value, what, channel):
 def _as_count(value, what, channel, positive, phased=False):
     """``value`` as an int; per phase (``phased``), a tuple of non-negative ints with a
     positive sum (a phase may move no token, a cycle must)."""
+    if type(value) is int and value >= positive and value <= _FLOAT_MAX:
+        return value                    # the common case, at once
     if phased and isinstance(value, tuple):
+        if _counts(value, positive):
+            return value
         counts = Phases(_as_count(v, f"{what} (a phase)", channel, False) for v in value)
         if positive and not sum(counts):
             raise SDFError(f"channel '{channel.name}': the phases of {what} sum to 0; a "
@@ -331,3 +405,11 @@ def _as_count(value, what, channel, positive, phased=False):
         raise SDFError(f"channel '{channel.name}': {what} must be {need} within the float "
                        f"range, got {_shown(value)}", channel.origin, what.split()[0])
     return int(value)
+
+
+def _counts(value, positive) -> bool:
+    """Whether ``value`` passes :func:`_as_count` as it is: ints per phase, non-negative,
+    their sum within the float range (so each is) and positive where ``positive`` (at
+    once, in C)."""
+    return type(value) is Phases and set(map(type, value)) == _INT and min(value) >= 0 \
+        and positive <= sum(value) <= _FLOAT_MAX

@@ -225,9 +225,12 @@ def _linked(p, c, m0, K_a, K_b):
     waits for ``ν_a = ⌈(c·ν_b − M0)/p⌉``, whose class modulo ``K_a`` repeats with ``m``
     every ``α/g`` steps, so ``K_b·α/g`` firings name every pair, far fewer than
     ``K_a·K_b`` when ``K`` follows the repetition vector (``α = β = g``: one pair per
-    ``k_b``, the HSDF expansion's edges).  Numbers past int64 are Python integers."""
+    ``k_b``, the HSDF expansion's edges).  Numbers past int64 are Python integers:
+    every number here and in :func:`_channel_edges` is at most ``M0 + (p + c)·(K_a +
+    1)·(K_b + 1)`` in size (``c·ν_b ≤ c·K_a·K_b``, ``|C0| ≤ M0 + p·K_a + c·K_b``, and
+    ``|x_max| ≤ |p − C0 − 1| + g`` with ``g ≤ p·K_a``)."""
     g = math.gcd(p * K_a, c * K_b)
-    big = (m0 + (p + c) * (K_a + 1) * (K_b + 1)) * (p + c) >= 2 ** 62
+    big = m0 + (p + c) * (K_a + 1) * (K_b + 1) >= 2 ** 62
     kind = object if big else np.int64
     if g <= p:
         return (np.repeat(np.arange(1, K_a + 1), K_b).astype(kind),
@@ -264,8 +267,10 @@ def _component_period(graph, actors, channels, durations, q, live):
         else:
             ratio = ratio * Fraction(found.h_unit, found.w_unit)
             circuit = [found.name(i) for i in cycle]
-            # no period is below 0, so a zero ratio needs no proof
-            if ratio == 0 or _realizable(circuit, _tightest(found, cycle, channels), K):
+            # no period is below 0, so a zero ratio needs no proof; nor does K = q on
+            # every actor (the HSDF expansion's precedences, the exact period)
+            if ratio == 0 or all(K[a] == q[a] for a in actors) or \
+                    _realizable(circuit, _tightest(found, cycle, channels), K):
                 return (ratio, named(circuit, actors), K,
                         _circuit_channels(found, cycle, channels))
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))

@@ -12,7 +12,9 @@ block at a time, as many as its producers have written for), with the places of 
 firings each waits for; every iteration replays that order, since an iteration's
 firings wait only for firings of the same or earlier iterations.  Where that order's
 precedences form wide levels (each firing one level above the highest of the same
-iteration it waits for), an iteration is computed a level at a time.
+iteration it waits for), an iteration is computed a level at a time; elsewhere an
+actor's block of firings that waits for none of its own is computed at once, its
+starts and ends running maxima (:func:`_run`), and the others one by one.
 
 The execution of a live graph becomes periodic (max-plus cyclicity: Baccelli, Cohen,
 Olsder & Quadrat, *Synchronization and Linearity*, 1992, ch. 3): from some iteration
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from array import array
 from math import lcm
-from typing import Collection, Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 
@@ -53,6 +55,9 @@ WIDE_LEVELS = 32
 _PAD = -(2 ** 62)
 #: levels found before their average width may decide that they are narrow
 FIRST_LEVELS = 64
+#: firings of a block of one actor from which, where none waits for another of the
+#: block, they are computed as one chain (numpy running maxima) rather than one by one
+CHAIN = 32
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,8 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     ``graph`` (see the module docstring), or None where this method does not apply: a
     firing time of 0 (firings that end as they start), times too large for 64-bit
     integers, or no repetition within ``max_firings`` (``moc.limits.MAX_FIRINGS``)
-    computed firings.  ``pace``: per actor its period per iteration (positive);
+    computed firings (known before computing any where the least cyclicity that the
+    paces allow, :func:`_least_cyclicity`, needs more).  ``pace``: per actor its period per iteration (positive);
     ``growing``: the channels whose producer is faster than their consumer.
     ``progress(n)``: n more firings computed, in steps of ``PROGRESS_STEP``.
     ``far``: None also where a firing waits for more than ``FIRST_ITERATIONS``
@@ -133,7 +139,8 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     total = sum(q.values())
     least = max(-(-x.reach // x.q) for x in actors.values())
     reaching = least > FIRST_ITERATIONS and (2 * least + 2) * total > (far or math.inf)
-    if FIRST_ITERATIONS * total > max_firings or reaching:
+    if FIRST_ITERATIONS * total > max_firings or reaching or \
+            (_least_cyclicity(actors, pace, scale) + least + 1) * total > max_firings:
         return None
     found = _program(actors, total)
     if found is None:
@@ -156,15 +163,24 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
         S2, E2, B2 = _collect(S, E, held, back, iterations, total)
         done = iterations
         found = _repetition(S2, E2, B2, layout)
-        if found is None:
-            iterations += max(2, iterations // 2)
-            continue
-        m, c, settled, shift = found
-        buffers, short = _maxima(graph, actors, S2, E2, settled, shift)
-        if buffers is not None:
-            return _result(actors, S2, E2, buffers, scale, m, c, iterations)
-        iterations += int(math.ceil(short / fastest)) + 1
+        if found is not None:
+            m, c, settled, shift = found
+            buffers, short = _maxima(graph, actors, S2, E2, settled, shift)
+            if buffers is not None:
+                return _result(actors, S2, E2, buffers, scale, m, c, iterations)
+        del S2, E2                        # views of S and E, which grow next
+        iterations += max(2, iterations // 2) if found is None else \
+            int(math.ceil(short / fastest)) + 1
     return None
+
+
+def _least_cyclicity(actors, pace, scale):
+    """The least cyclicity the execution can show: in integer time a repetition every
+    ``c`` iterations moves firing ``ν`` of ``a`` by ``c·λ(a)·scale``, a whole number,
+    so ``c`` is a multiple of the lcm of the denominators of ``λ(a)·scale``; seeing it
+    from iteration ``m ≥ least`` on takes ``c + least + 1`` iterations
+    (:func:`_repetition`)."""
+    return lcm(*((Fraction(pace[a]) * scale).denominator for a in actors))
 
 
 def _tell(progress, firings):
@@ -255,58 +271,143 @@ def _program(actors, total):
     levels = _levels(actors, waits_of, total)
     if levels is not None:
         return None, levels, back
-    offsets = {x.name: [_grouped(*waits_of[x.name][g], x.q) for g in (False, True)]
-               for x in actors.values()}
-    program = []
-    times = {x.name: np.resize(x.d, x.q).tolist() for x in actors.values()}
+    tables = {x.name: [_table(*waits_of[x.name][g], x.q) for g in (False, True)]
+              for x in actors.values()}
+    times = {x.name: _times(x) for x in actors.values()}
+    offsets, listed = {}, {}
+    program, firings = [], None
     for b, lo, hi in order:
-        slow, fast = offsets[b.name]
         # the previous firing of the first: the last of the iteration before
         previous = b.pos + lo - 1 if lo else b.pos + b.q - 1 - total
-        program.append((b.pos + lo, times[b.name][lo], slow[lo], fast[lo], previous))
+        if hi - lo >= CHAIN:
+            rows = np.arange(lo, hi)
+            slow, fast = (_padded(*table, rows) for table in tables[b.name])
+            if not any(t is not None and np.any((t >= b.pos + lo) & (t < b.pos + hi))
+                       for t in (slow, fast)):
+                program.append((b.pos + lo, times[b.name][lo:hi], previous, slow, fast))
+                firings = None
+                continue
+        if firings is None:
+            firings = []
+            program.append(firings)
+        if b.name not in offsets:
+            offsets[b.name] = [_grouped(*table) for table in tables[b.name]]
+            listed[b.name] = times[b.name].tolist()
+        slow, fast = offsets[b.name]
+        firings.append((b.pos + lo, listed[b.name][lo], slow[lo], fast[lo], previous))
         if hi > lo + 1:
-            program += zip(range(b.pos + lo + 1, b.pos + hi), times[b.name][lo + 1:hi],
+            firings += zip(range(b.pos + lo + 1, b.pos + hi), listed[b.name][lo + 1:hi],
                            slow[lo + 1:hi], fast[lo + 1:hi], range(b.pos + lo, b.pos + hi - 1))
     return program, None, back
 
 
-def _grouped(firings, places, q):
-    """Per firing ``0 .. q-1`` the tuple of the ``places`` listed with it."""
-    if not firings:
-        return [()] * q
-    k = np.concatenate(firings)
-    by = np.argsort(k, kind="stable")
-    k, p = k[by], np.concatenate(places)[by].tolist()
-    cut = np.searchsorted(k, np.arange(q + 1)).tolist()
-    return [tuple(p[cut[j]:cut[j + 1]]) for j in range(q)]
+def _times(x):
+    """The time of each of ``x``'s firings of one iteration: its phases' in turn."""
+    return np.tile(x.d, -(-x.q // x.n))[:x.q]
+
+
+def _table(firings, places, q):
+    """The ``places`` listed with ``firings`` (lists of arrays) by firing ``0 .. q-1``:
+    ``(count, flat, first)``, firing ``j``'s places being ``flat[first[j]:first[j] +
+    count[j]]``."""
+    k = np.concatenate(firings) if firings else np.zeros(0, dtype=np.int64)
+    p = np.concatenate(places) if places else k
+    count = np.bincount(k, minlength=q)
+    return count, p[np.argsort(k, kind="stable")], np.cumsum(count) - count
+
+
+def _grouped(count, flat, first):
+    """Per firing the tuple of its places in a :func:`_table`."""
+    p, cut = flat.tolist(), np.append(first, len(flat)).tolist()
+    if not p:
+        return [()] * len(count)
+    return [tuple(p[cut[j]:cut[j + 1]]) for j in range(len(count))]
+
+
+def _padded(count, flat, first, rows):
+    """The places of a :func:`_table` of the firings ``rows`` as a table, a row per
+    firing padded with :data:`_PAD`; None where none has a place."""
+    width = int(count[rows].max()) if len(rows) else 0
+    if not width:
+        return None
+    real = np.arange(width) < count[rows][:, None]
+    table = np.full(real.shape, _PAD, dtype=np.int64)
+    table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
+    return table
 
 
 def _run(program, S, E, first, last, total):
     """The starts and ends of iterations ``first .. last-1`` (places counted from the
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
-    the places whose start a growing channel's producer set."""
+    the places whose start a growing channel's producer set.  A program's part is a
+    list of firings computed one by one, or a chain: firings ``j = 0 .. n-1`` of one
+    actor that wait for no other of the chain, ``s_j = max(s_{j-1}, w_j)`` and
+    ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the latest end it waits for, ``s_{-1}``
+    and ``e_{-1}`` those of the firing before the first): running maxima."""
     held = []
     grow = (last - first) * total
     S.frombytes(bytes(8 * grow))
     E.frombytes(bytes(8 * grow))
+    starts, ends = np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
     for it in range(first, last):
         base = it * total
-        for place, d, slow, fast, previous in program:
-            at, before = base + place, base + previous
-            s = S[before]                 # in order, and at 0 at the earliest
-            for o in slow:
-                e = E[base + o]
-                if e > s:
-                    s = e
-            if fast:
-                f = max(E[base + o] for o in fast)
-                if f > s:
-                    s = f
-                    held.append(at)
-            S[at] = s
-            e, p = s + d, E[before]
-            E[at] = e if e > p else p
+        for part in program:
+            if type(part) is not list:
+                held += _chain(part, starts, ends, base)
+                continue
+            for place, d, slow, fast, previous in part:
+                at, before = base + place, base + previous
+                s = S[before]                 # in order, and at 0 at the earliest
+                for o in slow:
+                    e = E[base + o]
+                    if e > s:
+                        s = e
+                if fast:
+                    f = max(E[base + o] for o in fast)
+                    if f > s:
+                        s = f
+                        held.append(at)
+                S[at] = s
+                e, p = s + d, E[before]
+                E[at] = e if e > p else p
+    del starts, ends                  # S and E grow again on the next call
     return held
+
+
+def _chain(part, starts, ends, base):
+    """Compute the chain ``part`` (see :func:`_run`) of the iteration at ``base``; the
+    places whose start a growing channel's producer set."""
+    place, d, previous, slow, fast = part
+    at, before = base + place, base + previous
+    s0 = starts[before]
+    # padding reads place 0 (clipped): an end at time 0, before the first iteration
+    w = None if slow is None else _latest(np.take(ends, slow + base, mode="clip"))
+    f = None if fast is None else _latest(np.take(ends, fast + base, mode="clip"))
+    s = w if f is None else f if w is None else np.maximum(w, f)
+    if s is None:
+        s = np.full(len(d), s0, dtype=np.int64)
+    elif s[0] < s0:
+        s[0] = s0
+    np.maximum.accumulate(s, out=s)
+    held = []
+    if f is not None:
+        # held where the growing channel's end is later than the start without it
+        without = np.concatenate([[s0], s[:-1]])
+        if w is not None:
+            np.maximum(without, w, out=without)
+        held = (np.flatnonzero(f > without) + at).tolist()
+    e = s + d
+    if e[0] < ends[before]:
+        e[0] = ends[before]
+    np.maximum.accumulate(e, out=e)
+    starts[at:at + len(d)] = s
+    ends[at:at + len(d)] = e
+    return held
+
+
+def _latest(table):
+    """Per row the largest of a table's ends (a fresh array)."""
+    return table[:, 0] if table.shape[1] == 1 else table.max(axis=1)
 
 
 def _levels(actors, waits_of, total):
@@ -361,28 +462,15 @@ def _levels(actors, waits_of, total):
         ready = reached[waiting[reached] == 0]
     if left.any():
         return None
-    tables = []
-    for firing, offset in waits:
-        count = np.bincount(firing, minlength=total)
-        tables.append((count, offset[np.argsort(firing, kind="stable")],
-                       np.cumsum(count) - count))
-    times = np.concatenate([np.resize(x.d, x.q) for x in xs])
+    tables = [_table([firing], [offset], total) for firing, offset in waits]
+    times = np.concatenate([_times(x) for x in xs])
     order = np.argsort(level, kind="stable")
     cuts = np.searchsorted(level[order], np.arange(1, depth + 2))
-
-    def padded(count, flat, first, rows):
-        width = int(count[rows].max())
-        if not width:
-            return None
-        real = np.arange(width) < count[rows][:, None]
-        table = np.full(real.shape, _PAD, dtype=np.int64)
-        table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
-        return table
     levels = []
     for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         rows = order[lo:hi]
         levels.append((rows, times[rows], previous[rows],
-                       *(padded(*table, rows) for table in tables)))
+                       *(_padded(*table, rows) for table in tables)))
     return levels
 
 
@@ -418,12 +506,13 @@ def _run_levels(levels, S, E, first, last, total):
 def _collect(S, E, held, back, iterations, total):
     """The starts, ends and growing-set flags of the computed iterations as
     ``(iterations, total)`` matrices: row ``it``, column ``pos(a) + r`` is firing
-    ``it·q(a) + r`` of ``a``."""
+    ``it·q(a) + r`` of ``a``; the first two are views of ``S`` and ``E``, to be dropped
+    before those grow."""
     times = np.frombuffer(S, dtype=np.int64)[back * total:].reshape(iterations, total)
     ends = np.frombuffer(E, dtype=np.int64)[back * total:].reshape(iterations, total)
     flags = np.zeros(iterations * total, dtype=bool)
     flags[np.asarray(held, dtype=np.int64) - back * total] = True
-    return times.copy(), ends.copy(), flags.reshape(iterations, total)
+    return times, ends, flags.reshape(iterations, total)
 
 
 class _Layout:
@@ -505,13 +594,10 @@ def _maxima(graph, actors, S2, E2, settled, shift):
     cache = {}
 
     def times(x):
-        """The starts, ends and per end the firings ended by then (all sorted, as the
-        caller checked)."""
+        """The starts and ends of ``x``'s firings (sorted, as the caller checked)."""
         if x.name not in cache:
             part = slice(x.pos, x.pos + x.q)
-            ends = E2[:, part].reshape(-1)
-            cache[x.name] = (S2[:, part].reshape(-1), ends,
-                             np.searchsorted(ends, ends, "right"))
+            cache[x.name] = (S2[:, part].reshape(-1), E2[:, part].reshape(-1))
         return cache[x.name]
     buffers, short = {}, 0
     for x in actors.values():
@@ -523,13 +609,17 @@ def _maxima(graph, actors, S2, E2, settled, shift):
             horizon = int(max(settled[index[a.name]], settled[index[x.name]]) +
                           shift[index[a.name]])
             starts = times(x)[0]
-            _, ends_a, ended = times(a)
+            ends_a = times(a)[1]
             if starts[-1] < horizon or ends_a[-1] <= horizon:
                 short = max(short, horizon - int(starts[-1]), horizon + 1 - int(ends_a[-1]))
                 continue
-            k = int(np.searchsorted(ends_a, horizon, "left"))
-            ends, produced = ends_a[:k], ended[:k]
-            consumed = np.searchsorted(starts, ends, "left")
+            ends = ends_a[:int(np.searchsorted(ends_a, horizon, "left"))]
+            # the tokens after the last of the ends at one time (the others leave
+            # fewer): there ``produced`` firings have ended, ``consumed`` started
+            last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True)) if len(ends) \
+                else np.zeros(0, dtype=np.int64)
+            produced = last + 1
+            consumed = np.searchsorted(starts, ends[last], "left")
             made = np.asarray(i.made.prefix, dtype=np.int64)
             read = np.asarray(i.read.prefix, dtype=np.int64)
             tokens = i.delay + (produced // i.made.n) * i.made.total + \
@@ -542,10 +632,32 @@ def _maxima(graph, actors, S2, E2, settled, shift):
 
 
 def _result(actors, S2, E2, buffers, scale, m, c, iterations):
-    def times(T, x):
-        row = T[0, x.pos:x.pos + x.q].tolist()
-        if scale == 1:
+    rows = {a: (x.pos, x.pos + x.q) for a, x in actors.items()}
+    return Occupancy(buffers, _First(rows, S2[0].copy(), E2[0].copy(), scale), m, c,
+                     iterations)
+
+
+class _First(Mapping):
+    """Per actor the ``(start, end)`` of its firings of the first iteration, made when
+    read (the times in units of ``1/scale``; an SDF graph's schedule comes from
+    :func:`moc.self_timed.first_iteration`, which makes these unread)."""
+
+    def __init__(self, rows, starts, ends, scale):
+        self._rows, self._starts, self._ends, self._scale = rows, starts, ends, scale
+
+    def _times(self, T, a):
+        lo, hi = self._rows[a]
+        row = T[lo:hi].tolist()
+        if self._scale == 1:
             return row
-        return [v // scale if v % scale == 0 else Fraction(v, scale) for v in row]
-    first = {a: tuple(zip(times(S2, x), times(E2, x))) for a, x in actors.items()}
-    return Occupancy(buffers, first, m, c, iterations)
+        return [v // self._scale if v % self._scale == 0 else Fraction(v, self._scale)
+                for v in row]
+
+    def __getitem__(self, a):
+        return tuple(zip(self._times(self._starts, a), self._times(self._ends, a)))
+
+    def __iter__(self):
+        return iter(self._rows)
+
+    def __len__(self):
+        return len(self._rows)

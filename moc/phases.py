@@ -17,11 +17,16 @@ from typing import Mapping
 from moc.errors import SDFError
 
 
+_NUMBERS = {int, float}
+
+
 class Phases(tuple):
     """Per-phase values ``(v0, v1, ...)``, each a number or an expression (an object with
     ``evaluate(env)``); :meth:`evaluate` gives the tuple of their values."""
 
     def evaluate(self, env):
+        if set(map(type, self)) <= _NUMBERS:
+            return self                 # numbers alone: their own values
         return Phases(getattr(v, "evaluate", lambda e, v=v: v)(env) for v in self)
 
     def __repr__(self):
@@ -62,16 +67,19 @@ class PhaseCounter:
                            f"{len(value)} by {what}", origin)
 
     def see_actor(self, actor) -> None:
+        counts = self.counts
         for key, value in actor.attrs.items():
-            if is_phased(value):
+            # a count already seen needs no check (nor the text naming the value)
+            if isinstance(value, tuple) and counts.get(actor.name, (-1,))[0] != len(value):
                 self.see(actor.name, value, f"attribute '{key}' of actor '{actor.name}'",
                          actor.origin)
 
     def see_channel(self, ch) -> None:
-        if is_phased(ch.prod):
-            self.see(ch.src, ch.prod, f"prod of channel '{ch.name}'", ch.origin)
-        if is_phased(ch.cons):
-            self.see(ch.dst, ch.cons, f"cons of channel '{ch.name}'", ch.origin)
+        counts, prod, cons = self.counts, ch.prod, ch.cons
+        if isinstance(prod, tuple) and counts.get(ch.src, (-1,))[0] != len(prod):
+            self.see(ch.src, prod, f"prod of channel '{ch.name}'", ch.origin)
+        if isinstance(cons, tuple) and counts.get(ch.dst, (-1,))[0] != len(cons):
+            self.see(ch.dst, cons, f"cons of channel '{ch.name}'", ch.origin)
 
 
 def phase_counts(graph) -> dict[str, int]:

@@ -43,11 +43,13 @@ def repetition_vector(graph: SDFGraph) -> dict[str, int]:
     n = phase_counts(graph)
     totals = {ch.name: (cycle_total(ch.prod, n[ch.src]), cycle_total(ch.cons, n[ch.dst]))
               for ch in graph.channels.values()}
-    rate: dict[str, Fraction] = {}
+    # each actor's rate relative to its component's root: a fraction in lowest terms
+    # (numerator, denominator), in integers (faster than Fraction)
+    rate: dict[str, tuple[int, int]] = {}
     q: dict[str, int] = {}
     for component in graph.components():
         root = component[0]
-        rate[root] = Fraction(1)
+        rate[root] = (1, 1)
         queue = deque([root])
         while queue:
             actor = queue.popleft()
@@ -55,14 +57,17 @@ def repetition_vector(graph: SDFGraph) -> dict[str, int]:
                 # Balance equation: prod·q(src) = cons·q(dst).
                 prod, cons = totals[ch.name]
                 if ch.src == actor:
-                    other, value = ch.dst, rate[actor] * prod / cons
+                    other, by, per = ch.dst, prod, cons
                 else:
-                    other, value = ch.src, rate[actor] * cons / prod
+                    other, by, per = ch.src, cons, prod
                 if other not in rate:
-                    rate[other] = value
+                    num, den = rate[actor]
+                    num, den = num * by, den * per
+                    common = math.gcd(num, den)
+                    rate[other] = (num // common, den // common)
                     queue.append(other)
-        scale = math.lcm(*(rate[a].denominator for a in component))
-        ints = [int(rate[a] * scale) for a in component]
+        scale = math.lcm(*(rate[a][1] for a in component))
+        ints = [rate[a][0] * (scale // rate[a][1]) for a in component]
         divisor = math.gcd(*ints)
         for actor, value in zip(component, ints):
             q[actor] = value // divisor
@@ -74,7 +79,7 @@ def repetition_vector(graph: SDFGraph) -> dict[str, int]:
 
 
 def _raise_inconsistent(ch, rate, prod, cons):
-    ratio = rate[ch.dst] / rate[ch.src]
+    ratio = Fraction(*rate[ch.dst]) / Fraction(*rate[ch.src])
     raise InconsistentGraphError(
         f"inconsistent graph: the balance equation of channel '{ch.name}' "
         f"({ch.src} -> {ch.dst}, prod={ch.prod}, cons={ch.cons}) fails: the other channels "

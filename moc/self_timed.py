@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from collections.abc import Sequence
 from itertools import repeat
 from dataclasses import dataclass
 from fractions import Fraction
@@ -42,6 +43,50 @@ class Firing:
         return f"{self.actor}#{self.index}"
 
 
+class Firings(Sequence):
+    """The firings ``0 .. n-1`` of ``actor`` as a sequence of :class:`Firing` s, kept
+    as two lists (``starts``, ``ends``) and made into :class:`Firing` s only when read
+    (a million firings of the first iteration would take seconds to make); a slice is a
+    tuple, and it equals the tuple of the same firings."""
+
+    __slots__ = ("actor", "starts", "ends")
+
+    def __init__(self, actor: str, starts, ends):
+        self.actor, self.starts, self.ends = actor, list(starts), list(ends)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return tuple(map(Firing, repeat(self.actor), range(*k.indices(len(self))),
+                             self.starts[k], self.ends[k]))
+        k = range(len(self))[k]
+        return Firing(self.actor, k, self.starts[k], self.ends[k])
+
+    def __iter__(self):
+        return map(Firing, repeat(self.actor), range(len(self)), self.starts, self.ends)
+
+    def names(self) -> list[str]:
+        """``"actor#k"`` of every firing, as :attr:`Firing.name` spells it."""
+        return [f"{self.actor}#{k}" for k in range(len(self))]
+
+    def __eq__(self, other):
+        if isinstance(other, Firings):
+            return (self.actor, self.starts, self.ends) == \
+                (other.actor, other.starts, other.ends) or \
+                (not len(self) and not len(other))
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
 @dataclass(frozen=True)
 class SelfTimed:
     """What one state-space exploration shows: ``throughput`` (iterations per time unit
@@ -64,7 +109,7 @@ PROGRESS_STEP = 1024
 
 
 def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
-                    q: Mapping[str, int]) -> dict[str, tuple[Firing, ...]]:
+                    q: Mapping[str, int]) -> dict[str, Firings]:
     """The firings of the first iteration of the self-timed execution (the first
     ``q(a)`` of each actor ``a``), from the precedences alone.
 
@@ -114,8 +159,8 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
             if c not in queued:
                 queue.append(c)
                 queued.add(c)
-    return {a: tuple(map(Firing, repeat(a), range(q[a]), (ends[a] - durations[a]).tolist(),
-                         ends[a].tolist())) for a in graph.actors}
+    return {a: Firings(a, (ends[a] - durations[a]).tolist(), ends[a].tolist())
+            for a in graph.actors}
 
 
 def _lag(loop):

@@ -38,16 +38,16 @@ PRECEDENCES = "self-timed execution from its firings' precedences until it repea
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
     "that of the best K-periodic schedule found, a lower bound"
 
-__all__ = ["Firing", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
+__all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
            "check_live", "prepared", "self_timed_period", "throughput"]
 
 
 def __getattr__(name: str):
     # the simulation's modules load with the first schedule or buffers asked for, so that
     # the throughput alone (``analyse --no-simulate``) does without them
-    if name == "Firing":
-        from moc.self_timed import Firing
-        return Firing
+    if name in ("Firing", "Firings"):
+        import moc.self_timed
+        return getattr(moc.self_timed, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -67,7 +67,8 @@ class TimingAnalysis:
     """The timing analysis of a graph alone.  ``latency``: the end of the last firing
     of the first iteration (from time 0); ``buffers``: per channel, the most tokens it
     holds (``math.inf`` where tokens pile up without bound, None where not explored);
-    ``schedule``: per actor, its :class:`Firing` s of the first iteration.  The last
+    ``schedule``: per actor, its :class:`Firing` s of the first iteration (a
+    :class:`~moc.self_timed.Firings`, which makes them as they are read).  The last
     three are None when the execution was not simulated."""
 
     throughput: Fraction | float
@@ -89,8 +90,7 @@ class TimingAnalysis:
             "buffers": None if self.buffers is None else
             {name: _plain(n) for name, n in self.buffers.items()},
             "schedule": None if self.schedule is None else
-            {actor: [{"firing": f.name, "start": _plain(f.start), "end": _plain(f.end)}
-                     for f in firings] for actor, firings in self.schedule.items()},
+            {actor: _rows(firings) for actor, firings in self.schedule.items()},
             "method": self.method,
         }
 
@@ -179,7 +179,7 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
                                       result.method), floats)
     from moc.self_timed import first_iteration
     schedule = first_iteration(graph, durations, q)
-    latency = max((f.end for fs in schedule.values() for f in fs), default=0)
+    latency = _latency(schedule)
     buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
     return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                                   latency, buffers, MappingProxyType(schedule), method),
@@ -249,11 +249,11 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None, ord
     else:
         buffers, method, times = None, f"{method}; {UNORDERED_ENDS}", None
     from moc.csdf import first_iteration as phased_first
-    from moc.self_timed import Firing
+    from moc.self_timed import Firings
     times = times or phased_first(graph, durations, q, order)
-    schedule = MappingProxyType({a: tuple(Firing(a, k, s, e) for k, (s, e) in
-                                          enumerate(fs)) for a, fs in times.items()})
-    latency = max((f.end for fs in schedule.values() for f in fs), default=0)
+    schedule = MappingProxyType({a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
+                                 for a, fs in times.items()})
+    latency = _latency(schedule)
     return TimingAnalysis(result.throughput, result.period, result.critical_cycle, latency,
                           buffers, schedule, method)
 
@@ -313,9 +313,10 @@ def _floats(result, floats):
         return result
     changes = {"throughput": float(result.throughput), "period": float(result.period)}
     if getattr(result, "latency", None) is not None:
+        from moc.self_timed import Firings
         changes["latency"] = float(result.latency)
         changes["schedule"] = MappingProxyType({
-            actor: tuple(replace(f, start=float(f.start), end=float(f.end)) for f in fs)
+            actor: Firings(actor, map(float, fs.starts), map(float, fs.ends))
             for actor, fs in result.schedule.items()})
     return replace(result, **changes)
 
@@ -334,6 +335,27 @@ def _unexplored(ch, pace, component):
 
 def _plain(value):
     return float(value) if isinstance(value, Fraction) else value
+
+
+def _latency(schedule):
+    """The end of the last firing of ``schedule`` (per actor its
+    :class:`~moc.self_timed.Firings`), 0 without any."""
+    return max((max(fs.ends) for fs in schedule.values() if len(fs)), default=0)
+
+
+def _rows(firings):
+    """The ``{"firing", "start", "end"}`` of each of ``firings``, times as
+    :func:`_plain` makes them (from a :class:`~moc.self_timed.Firings`' lists without
+    making its :class:`Firing` s)."""
+    from moc.self_timed import Firings           # loaded with the schedule it reads
+    if not isinstance(firings, Firings):
+        return [{"firing": f.name, "start": _plain(f.start), "end": _plain(f.end)}
+                for f in firings]
+    starts, ends = firings.starts, firings.ends
+    if not set(map(type, starts)).union(map(type, ends)) <= {int, float}:
+        starts, ends = list(map(_plain, starts)), list(map(_plain, ends))
+    return [{"firing": name, "start": s, "end": e}
+            for name, s, e in zip(firings.names(), starts, ends)]
 
 
 def _shown(value) -> str:

@@ -12,6 +12,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import dsl
 from dsl.errors import ParseError
@@ -151,6 +153,37 @@ def test_sdf3_run_length_rates(tmp_path):
         "<channel name='c' srcActor='a' srcPort='o' dstActor='b' dstPort='i'/>"
         "</sdf></applicationGraph></sdf3>")
     assert dsl.read_sdf3(xml).channels["c"].prod == (0, 3, 3, 1)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=st.lists(st.tuples(st.sampled_from(["", "0", "00", "+", " "]),
+                                st.integers(0, 10 ** 6) | st.integers(2 ** 53, 10 ** 20),
+                                st.sampled_from(["", " "])),
+                      min_size=1, max_size=4))
+def test_sdf3_rates_are_read_through_a_float(items, tmp_path):
+    # every rate read as float(text), an int where it is written as one: beyond 2**53
+    # rounded as the float is, whether alone, in a list or repeated in other ports
+    texts = [f"{before}{n}{after}" for before, n, after in items]
+    expected = [int(float(text)) for text in texts]
+    assume(sum(expected) > 0)
+    rate = ",".join(texts)
+    xml = tmp_path / "g.xml"
+    xml.write_text(
+        "<sdf3 type='csdf' version='1.0'><applicationGraph name='g'><sdf name='g' type='g'>"
+        f"<actor name='a' type='a'><port type='out' name='o' rate='{rate}'/>"
+        f"<port type='out' name='p' rate='{rate}'/></actor>"
+        "<actor name='b' type='b'><port type='in' name='i' rate='1'/>"
+        "<port type='in' name='j' rate='1'/></actor>"
+        "<channel name='c' srcActor='a' srcPort='o' dstActor='b' dstPort='i'/>"
+        "<channel name='d' srcActor='a' srcPort='p' dstActor='b' dstPort='j'/>"
+        "</sdf></applicationGraph></sdf3>")
+    g = dsl.read_sdf3(xml)
+    for name in "cd":
+        prod = g.channels[name].prod
+        assert prod == (tuple(expected) if len(texts) > 1 else expected[0])
+        assert all(type(v) is int for v in (prod if len(texts) > 1 else (prod,)))
+    assert g.bind().channels == g.channels
 
 
 # ------------------------------------------------------------------ SDF3 on SDF3's and Kiter's graphs

@@ -69,6 +69,51 @@ def test_kperiodic_iteration_beats_the_one_periodic_bound():
     assert found.period == 6 and dict(found.periodicity) == {"a": 3, "b": 2}
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 2 ** 36), st.integers(1, 8), st.integers(1, 8), st.integers(1, 12),
+       st.integers(1, 12), st.integers(0, 2 ** 64), st.sampled_from([0, 62, 63]))
+def test_constraint_pairs_of_large_numbers_are_exact(r, a, b, K_a, K_b, m0, near):
+    """The pairs and ``x_max`` of a channel's constraint edges (int64 where every number
+    fits, Python integers past that) against the definition, pair by pair in Python
+    integers: ``(k_a, k_b)`` is an edge iff ``C0 mod g < p``, ``C0 = M0 + p·k_a −
+    c·k_b``, ``g = gcd(p·K_a, c·K_b)``, and ``x_max = g·⌊(p − C0 − 1)/g⌋``."""
+    from types import SimpleNamespace
+    from moc.kperiodic import _channel_edges
+    p, c = r * a, r * b                         # a common factor: g above p as well
+    if near == 62:       # the largest numbers just below 2^62 (int64)
+        m0 = max(0, 2 ** 62 - (p + c) * (K_a + 1) * (K_b + 1) - m0 % 4)
+    elif near == 63:     # M0 + p·k_a past int64
+        m0 = 2 ** 63 - 1 - m0 % p
+    g = math.gcd(p * K_a, c * K_b)
+    expected = [(k_a, k_b, g * ((p - c0 - 1) // g))
+                for k_a in range(1, K_a + 1) for k_b in range(1, K_b + 1)
+                for c0 in [m0 + p * k_a - c * k_b] if c0 % g < p]
+    ka, kb, x = _channel_edges(SimpleNamespace(prod=p, cons=c, delay=m0), K_a, K_b)
+    assert list(zip(ka.tolist(), kb.tolist(), x.tolist())) == expected
+
+
+def test_firings_read_as_the_tuple_of_their_firings():
+    """The schedule's lazy sequence (moc.self_timed.Firings) against the tuple of the
+    same Firing objects: equal both ways, same items, slices, hash and JSON rows."""
+    import pickle
+    from moc.self_timed import Firing, Firings
+    from moc.timing import _rows
+    fs = Firings("a", [0, Fraction(1, 2), 2], [1, Fraction(3, 2), 4])
+    expected = (Firing("a", 0, 0, 1), Firing("a", 1, Fraction(1, 2), Fraction(3, 2)),
+                Firing("a", 2, 2, 4))
+    assert fs == expected and expected == fs and tuple(fs) == expected and len(fs) == 3
+    assert fs[-1] == expected[-1] and fs[1:] == expected[1:] and fs[::2] == expected[::2]
+    assert hash(fs) == hash(expected) and pickle.loads(pickle.dumps(fs)) == fs
+    assert fs != Firings("b", fs.starts, fs.ends) and fs != expected[:2]
+    with pytest.raises(IndexError):
+        fs[3]
+    rows = [{"firing": "a#0", "start": 0, "end": 1},
+            {"firing": "a#1", "start": 0.5, "end": 1.5},
+            {"firing": "a#2", "start": 2, "end": 4}]
+    assert _rows(fs) == _rows(expected) == rows
+    assert all(type(r["start"]) is type(e["start"]) for r, e in zip(_rows(fs), rows))
+
+
 def test_auto_concurrency_matters_and_a_self_loop_limits_it():
     # 6 tokens: t=0 all three firings of a overlap (end 1), then both of b (1..3): the
     # tokens are back at t=3, period 3 (the cycle a, b: 1 + 2).

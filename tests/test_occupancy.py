@@ -6,6 +6,7 @@ cyclo-static rings, every firing taking at least one time unit."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
@@ -45,15 +46,39 @@ def _compare(g):
         {a: tuple((f.start, f.end) for f in fs)
          for a, fs in first_iteration(g, durations, q).items()}
     assert dict(found.first) == expected
-    # the same firings computed a level of precedences at a time (numpy)
-    wide, occupancy.WIDE_LEVELS = occupancy.WIDE_LEVELS, 0
-    try:
-        by_level = self_timed_occupancy(g, durations, q, pace, growing)
-    finally:
-        occupancy.WIDE_LEVELS = wide
-    assert (dict(by_level.buffers), dict(by_level.first), by_level.transient,
-            by_level.cyclicity) == (dict(found.buffers), dict(found.first),
-                                    found.transient, found.cyclicity)
+    # the same firings computed a level of precedences at a time (numpy), and an
+    # actor's blocks of firings as chains of running maxima wherever they may be
+    for name in ("WIDE_LEVELS", "CHAIN"):
+        before = getattr(occupancy, name)
+        setattr(occupancy, name, 0 if name == "WIDE_LEVELS" else 1)
+        try:
+            other = self_timed_occupancy(g, durations, q, pace, growing)
+        finally:
+            setattr(occupancy, name, before)
+        assert _summary(other) == _summary(found)
+    # the execution repeats after a whole number of time units: the cyclicity is a
+    # multiple of the paces' denominators (the times are whole numbers here), so it is
+    # refused at once where that needs more than the limit firings, as the computed
+    # iterations would have been
+    least = math.lcm(*(Fraction(pace[a]).denominator for a in g.actors))
+    event(f"least cyclicity > 1: {least > 1}")
+    assert found.cyclicity % least == 0
+    total = sum(q.values())
+    for iterations in range(3, 12, 2):
+        limited = self_timed_occupancy(g, durations, q, pace, growing,
+                                       max_firings=iterations * total)
+        least, occupancy._least_cyclicity = occupancy._least_cyclicity, lambda *_: 0
+        try:
+            computed = self_timed_occupancy(g, durations, q, pace, growing,
+                                            max_firings=iterations * total)
+        finally:
+            occupancy._least_cyclicity = least
+        assert _summary(limited) == _summary(computed)
+
+
+def _summary(found):
+    return found and (dict(found.buffers), dict(found.first), found.transient,
+                      found.cyclicity, found.iterations)
 
 
 @settings(max_examples=80, deadline=None,

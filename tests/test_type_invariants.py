@@ -118,6 +118,52 @@ def test_expressions_wait_for_bind():
         g.bind({"n": 3})
 
 
+def test_bind_checks_again_what_was_not_added_through_the_api():
+    from dataclasses import replace
+
+    from moc.graph import Actor
+    g = _pair()
+    g.add_channel("a", "b", name="c", prod=[1, 2], cons=3)
+    bound = g.bind()
+    assert bound.channels == g.channels and bound.actors == g.actors
+    g.channels["c"] = replace(g.channels["c"], prod=0)     # a copy: checked by bind
+    with pytest.raises(SDFError, match=r"channel 'c': prod must be a positive integer"):
+        g.bind()
+    h = _pair()
+    h.actors["a"] = Actor("a", {"quanta": -1})
+    with pytest.raises(SDFError, match=r"actor 'a': quanta must be a finite non-negative"):
+        h.bind()
+
+
+_VALUES = st.integers(0, 5) | st.floats(0, 5) | st.lists(st.integers(0, 3), min_size=2,
+                                                         max_size=2) | \
+    st.tuples(st.integers(0, 3), st.floats(0, 3) | st.tuples(st.integers(0, 3)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(attrs=st.lists(_VALUES, min_size=2, max_size=2),
+       channels=st.lists(st.tuples(st.integers(1, 4) | st.just([1, 2]), st.integers(0, 3),
+                                   st.integers(0, 9) | st.floats(0, 9)), max_size=4))
+def test_bind_of_values_added_through_the_api_equals_their_check_one_by_one(attrs,
+                                                                            channels):
+    # what add_actor and add_channel checked binds as it is; copies of the same actors
+    # and channels (dataclasses.replace, not through the API) are checked by bind one
+    # value at a time: the same graph, value types included
+    from dataclasses import replace
+    g = SDFGraph("g")
+    g.add_actor("a", quanta=attrs[0], speed=attrs[1])
+    g.add_actor("b", exec=[2, 1])
+    for i, (prod, delay, size) in enumerate(channels):
+        g.add_channel("a", "b", name=f"c{i}", prod=prod, cons=[1, 0], delay=delay,
+                      size=size)
+    copy = SDFGraph("g")
+    copy.actors = {name: replace(a) for name, a in g.actors.items()}
+    copy.channels = {name: replace(c) for name, c in g.channels.items()}
+    for bound, checked in ((g.bind(), copy.bind()), (g.bind().bind(), copy.bind().bind())):
+        assert repr(bound.actors) == repr(checked.actors)
+        assert repr(bound.channels) == repr(checked.channels)
+
+
 @settings(max_examples=200, deadline=None)
 @given(rate=st.integers(max_value=0), field=st.sampled_from(["prod", "cons"]))
 def test_any_rate_not_positive_is_refused(rate, field):

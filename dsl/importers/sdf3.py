@@ -56,14 +56,23 @@ EXEC = "exec"
 DEFAULT_PROCESSOR = "default"
 
 
+#: digits alone, short enough that ``float`` holds them exactly (below 2**53)
+_SHORT = 15
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+
+
 def _num(text: str, what: str, origin):
+    """The number ``text``: an int where it is written as one (read through a float, so
+    rounded beyond 2**53), else a float."""
+    if text.__class__ is str and len(text) <= _SHORT and text.isdigit() and text.isascii():
+        return int(text)                # the common case, at once
     try:
         value = float(text)
     except (TypeError, ValueError):
         raise ParseError(f"{what}: not a number: {text!r}", origin) from None
     if not math.isfinite(value):
         raise ParseError(f"{what}: not a finite number: {text!r}", origin)
-    if math.isfinite(value) and value == int(value) and re.fullmatch(r"\s*[+-]?\d+\s*", text):
+    if value == int(value) and _INTEGER.fullmatch(text):
         return int(value)
     return value
 
@@ -73,8 +82,12 @@ def _phases(text: str, what: str, origin):
     ``3,1`` and ``18*32`` for 18 phases of 32."""
     if text is None or "," not in text and "*" not in text:
         return _num(text, what, origin)
+    items = text.split(",")
+    if text.isascii() and text.replace(",", "").isdigit() and \
+            0 < min(map(len, items)) and max(map(len, items)) <= _SHORT:
+        return Phases(map(int, items))  # plain integers, at once
     values = []
-    for item in text.split(","):
+    for item in items:
         count, star, value = item.partition("*")
         if not star:
             count, value = "1", item
@@ -103,7 +116,7 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
     "A15"}``; types it does not name are kept)."""
     path = str(path)
     rename = _processor_policy(processors)
-    root, where = parse_xml(path)
+    root, where = parse_xml(path, text=False)     # SDF3 holds all in attributes
     strip_namespaces(root)
     _refuse_initialisation_phases(root, where)
     app = root if root.tag == "applicationGraph" else root.find("applicationGraph")
@@ -123,6 +136,7 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
     defaults: dict[str, object] = {}
     processor_types: dict[str, list[str]] = {}
     sizes: dict[str, object] = {}
+    read: dict[str, object] = {}    # rates and times by their text: most repeat
     if props is not None:
         for ap in props.findall("actorProperties"):
             actor = ap.get("actor")
@@ -138,8 +152,11 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
                 et = proc.find("executionTime")
                 if et is None or et.get("time") is None:
                     continue
-                time = _phases(et.get("time"), f"actor '{actor}', processor '{ptype}'",
-                               where(et))
+                text = et.get("time")
+                time = read.get(text)
+                if time is None:
+                    time = read[text] = _phases(
+                        text, f"actor '{actor}', processor '{ptype}'", where(et))
                 exec_times.setdefault(actor, {})[EXEC_PREFIX + ptype] = time
                 # SDF3 keeps the last processor marked default
                 if proc.get("default", "").lower() == "true" or len(processors) == 1:
@@ -150,15 +167,19 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
                 sizes[cp.get("channel")] = _num(ts.get("sz"), f"channel '{cp.get('channel')}'",
                                                 where(ts))
 
-    rates: dict[tuple[str, str], tuple[str, object]] = {}
+    rates: dict[tuple[str, str], object] = {}
     for actor in sdf.findall("actor"):
         aname = actor.get("name")
         if aname is None:
             raise ParseError("an actor has no name", where(actor))
         for port in actor.findall("port"):
-            rate = _phases(port.get("rate", "1"),
-                           f"actor '{aname}', port '{port.get('name')}'", where(port))
-            rates[(aname, port.get("name"))] = (port.get("type", ""), rate)
+            attrib = port.attrib
+            text = attrib.get("rate", "1")
+            rate = read.get(text)
+            if rate is None:
+                rate = read[text] = _phases(
+                    text, f"actor '{aname}', port '{attrib.get('name')}'", where(port))
+            rates[(aname, attrib.get("name"))] = rate
         # SDF3 times an actor without a default processor 0 (TimedSDFactor)
         attrs = {EXEC: 0} if aname not in defaults else \
             {"quanta": defaults[aname], EXEC: defaults[aname]}
@@ -169,19 +190,32 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
             attrs["allowed"] = " ".join(types)
         graph.add_actor(aname, origin=where(actor), **attrs)
 
+    tokens: dict[str, object] = {}     # initial tokens by their text
     for ch in sdf.findall("channel"):
-        cname, origin = ch.get("name"), where(ch)
-        src, dst = ch.get("srcActor"), ch.get("dstActor")
-        for end in ("srcActor", "srcPort", "dstActor", "dstPort"):
-            if ch.get(end) is None:
-                raise ParseError(f"channel '{cname}' has no {end}", origin)
-        prod = _port_rate(rates, src, ch.get("srcPort"), cname, origin)
-        cons = _port_rate(rates, dst, ch.get("dstPort"), cname, origin)
-        delay = _num(ch.get("initialTokens", "0"), f"channel '{cname}'", origin)
-        fields = {"prod": prod, "cons": cons, "delay": delay}
+        attrib = ch.attrib
+        cname, origin = attrib.get("name"), where(ch)
+        src, src_port = attrib.get("srcActor"), attrib.get("srcPort")
+        dst, dst_port = attrib.get("dstActor"), attrib.get("dstPort")
+        if src is None or src_port is None or dst is None or dst_port is None:
+            for end in ("srcActor", "srcPort", "dstActor", "dstPort"):
+                if attrib.get(end) is None:
+                    raise ParseError(f"channel '{cname}' has no {end}", origin)
+        prod, cons = rates.get((src, src_port)), rates.get((dst, dst_port))
+        if prod is None or cons is None:
+            for actor, port in ((src, src_port), (dst, dst_port)):
+                if (actor, port) not in rates:
+                    raise ParseError(f"channel '{cname}': actor '{actor}' has no port "
+                                     f"'{port}'", origin)
+        text = attrib.get("initialTokens", "0")
+        delay = tokens.get(text)
+        if delay is None:
+            delay = tokens[text] = _num(text, f"channel '{cname}'", origin)
         if cname in sizes:
-            fields["size"] = sizes[cname]
-        graph.add_channel(src, dst, cname, origin=origin, **fields)
+            graph.add_channel(src, dst, cname, prod=prod, cons=cons, delay=delay,
+                              size=sizes[cname], origin=origin)
+        else:
+            graph.add_channel(src, dst, cname, prod=prod, cons=cons, delay=delay,
+                              origin=origin)
     return graph
 
 
@@ -242,7 +276,7 @@ def parse_processors(text: str):
 
 
 #: attributes that SDF3 files hold rates and times in
-_PHASED = (("port", "rate"), ("executionTime", "time"))
+_PHASED = {"port": "rate", "executionTime": "time"}
 
 
 def _refuse_initialisation_phases(root, where) -> None:
@@ -251,37 +285,40 @@ def _refuse_initialisation_phases(root, where) -> None:
     phases, and a phase run once cannot be made a periodic one (nor initial tokens, as
     it also takes time and consumes), so such a graph is refused, by name."""
     for el in root.iter():
-        for tag, attr in _PHASED:
-            value = el.get(attr) if el.tag == tag else None
-            if value is None or ";" not in value:
-                continue
-            if tag == "port":
-                owner = next((a for a in root.iter("actor") if el in list(a)), None)
-                what = f"actor '{owner.get('name') if owner is not None else '?'}', " \
-                    f"port '{el.get('name')}', rate '{value}'"
-            else:
-                what = f"execution time '{value}'"
-            raise ParseError("initialisation phases (Kiter's 'a;b' rate syntax) are not "
-                             f"supported: {what} has phase(s) '{value.split(';')[0]}' run "
-                             "once before the periodic ones; mapeval's cyclo-static "
-                             "actors repeat every phase", where(el))
+        attr = _PHASED.get(el.tag)
+        value = None if attr is None else el.get(attr)
+        if value is None or ";" not in value:
+            continue
+        if el.tag == "port":
+            owner = next((a for a in root.iter("actor") if el in list(a)), None)
+            what = f"actor '{owner.get('name') if owner is not None else '?'}', " \
+                f"port '{el.get('name')}', rate '{value}'"
+        else:
+            what = f"execution time '{value}'"
+        raise ParseError("initialisation phases (Kiter's 'a;b' rate syntax) are not "
+                         f"supported: {what} has phase(s) '{value.split(';')[0]}' run "
+                         "once before the periodic ones; mapeval's cyclo-static "
+                         "actors repeat every phase", where(el))
 
 
-def parse_xml(path):
+def parse_xml(path, text: bool = True):
     """The root element of the XML file ``path`` and a function from an element to its
-    origin ``(path, line, column)`` (expat reports where each start tag begins)."""
+    origin ``(path, line, column)`` (expat reports where each start tag begins);
+    without ``text`` the elements' text and tails are left out (None)."""
     builder = ET.TreeBuilder()
     lines: dict[int, tuple[int, int]] = {}
     parser = expat.ParserCreate(namespace_separator="}")
+    open_element = builder.start
 
     def start(tag, attrs):
-        el = builder.start(tag, attrs)
-        lines[id(el)] = (parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+        lines[id(open_element(tag, attrs))] = (parser.CurrentLineNumber,
+                                               parser.CurrentColumnNumber + 1)
 
     parser.StartElementHandler = start
     parser.EndElementHandler = builder.end
-    parser.CharacterDataHandler = builder.data
-    parser.buffer_text = True
+    if text:
+        parser.CharacterDataHandler = builder.data
+        parser.buffer_text = True
     try:
         parser.Parse(read_bytes(path), True)
     except expat.ExpatError as exc:
@@ -294,13 +331,6 @@ def parse_xml(path):
                          "write the file in UTF-8", (path, 1, 1)) from None
     root = builder.close()
     return root, lambda el: (path, *lines.get(id(el), (None, None)))
-
-
-def _port_rate(rates, actor, port, channel, origin):
-    entry = rates.get((actor, port))
-    if entry is None:
-        raise ParseError(f"channel '{channel}': actor '{actor}' has no port '{port}'", origin)
-    return entry[1]
 
 
 def strip_namespaces(root):

@@ -2,6 +2,7 @@
 test): prints one JSON object.
 
     python tests/perf/bench_analyse.py [--sdf3 PATH] [--kiter PATH] [--quick]
+        [--only NAME] [--base COMMIT]
 
 For every graph: the default analysis (throughput, latency, buffers, schedule) and
 ``--no-simulate`` (throughput only), each in process (:func:`moc.timing.analyse`, best
@@ -19,10 +20,31 @@ and GLPK); without one its columns are null.
 
 Graphs: SDF3's testbench restated in ``tests/data/sdf3_examples/``; the rings of issue
 33 (5 actors, repetition vector summing to 3·10^5, 1/20 and 1/1000 of an iteration's
-tokens on the closing channel) and rings of 100 and 1,000 actors; random strongly
-connected graphs of 100, 300 and 1,000 actors (``tests/dataflow_graphs.py``); the
-two-actor cycle of about 2·10^5 firings per iteration.  ``load`` is ``os.getloadavg()``
-before and after: the machine is shared, so times scale with it.
+tokens on the closing channel), the ring of issue 42 (5 actors, times 3, 5, 2, 7, 4,
+q = (333343, 166667, 250037, 83399, 166554) summing to 10^6, 1/20 and 1/1000 of an
+iteration's tokens) and rings of 100 and 1,000 actors; random strongly connected graphs
+of 100, 300 and 1,000 actors (``tests/dataflow_graphs.py``); the two-actor cycle of
+about 2·10^5 firings per iteration.  ``--only`` keeps the graphs whose name holds it.
+``load`` is ``os.getloadavg()`` before and after: the machine is shared, so times scale
+with it.
+
+``--base COMMIT`` also runs the tree of an earlier commit as whole processes
+(``mapeval analyse FILE`` and ``--json``): per graph ``base_process`` (its wall and CPU
+seconds), ``process`` (this tree's), their ratios (this tree's over the base's) and
+whether both printed the same bytes (the whole text and the whole JSON document).
+
+Measured with ``--base 10a3a30 --repeat 1`` at a load of 3.3-4.1 (issue 42; CPU and
+wall seconds of one process, text / ``--json``; the same bytes from both trees on
+every graph):
+
+    graph               CPU: base -> now               wall: base -> now
+    ring5_1e6_1/20      7.7 / 10.2 -> 1.0 / 2.7        14.1 / 15.7 -> 1.3 / 4.8
+    ring5_1e6_1/1000    9.3 / 11.7 -> 2.1 / 4.2        14.2 / 18.5 -> 3.3 / 6.5
+    ring5_q3e5_1/20     4.6 / 5.4  -> 1.0 / 1.5         9.3 / 8.7  -> 2.1 / 3.0
+    ring5_q3e5_1/1000   2.6 / 3.3  -> 1.4 / 1.8         5.2 / 6.8  -> 1.9 / 3.7
+    two_actor_2e5       7.0 / 7.5  -> 2.3 / 2.7         9.1 / 12.5 -> 3.4 / 4.3
+
+the others within the noise (0.3-1.1 s).
 """
 from __future__ import annotations
 
@@ -41,6 +63,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import dsl  # noqa: E402
+from previous import cli_module, extract  # noqa: E402
 from dataflow_graphs import (big_two_actor_cycle, random_strongly_connected,  # noqa: E402
                              ring)
 from moc.timing import analyse  # noqa: E402
@@ -57,6 +80,11 @@ def graphs(quick):
     for share in (20,) if quick else (20, 1000):
         yield f"ring5_q3e5_1/{share}", ring(q5, [3, 5, 2, 7, 4], full // share,
                                             name="ring5")
+    q6 = [333343, 166667, 250037, 83399, 166554]
+    full = list(ring(q6).channels.values())[-1].delay
+    for share in (20,) if quick else (20, 1000):
+        yield f"ring5_1e6_1/{share}", ring(q6, [3, 5, 2, 7, 4], full // share,
+                                           name="ring5")
     for n in (100,) if quick else (100, 1000):
         rng = random.Random(n)
         yield f"ring{n}", ring([rng.randint(1, 4) for _ in range(n)],
@@ -101,20 +129,39 @@ def run(argv, pattern):
             "own_s": None if own is None else float(own) / 1000}
 
 
-def mapeval(path, *options):
-    """Wall and CPU seconds of ``mapeval analyse PATH --json OPTIONS``, or None."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def mapeval(path, *options, code=ROOT, output=False):
+    """Wall and CPU seconds of ``mapeval analyse PATH --json OPTIONS`` by the tree
+    ``code`` (and with ``output`` what it printed), or None."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
     start, used = time.perf_counter(), children_cpu()
     try:
-        done = subprocess.run([sys.executable, "-m", "mapping.cli.main", "analyse", str(path),
-                               "--json", *options], capture_output=True, text=True,
-                              timeout=TIMEOUT, env=env)
+        done = subprocess.run([sys.executable, "-m", cli_module(code), "analyse",
+                               str(path), *options], capture_output=True, text=True,
+                              timeout=TIMEOUT, env=env, cwd=str(code))
     except subprocess.TimeoutExpired:
         return None
     if done.returncode:
         return None
-    return {"wall_s": round(time.perf_counter() - start, 4),
-            "cpu_s": round(children_cpu() - used, 4)}
+    times = {"wall_s": round(time.perf_counter() - start, 4),
+             "cpu_s": round(children_cpu() - used, 4)}
+    return (times, done.stdout) if output else times
+
+
+def against(path, base):
+    """Whole processes of ``mapeval analyse PATH`` (text) and ``--json`` by this tree
+    and the tree ``base``: times, ratios and whether the outputs are the same bytes."""
+    row = {}
+    for mode, options in (("text", ()), ("json", ("--json",))):
+        now, then = (mapeval(path, *options, code=code, output=True)
+                     for code in (ROOT, base))
+        if now is None or then is None:
+            row[mode] = None
+            continue
+        row[mode] = {"process": now[0], "base_process": then[0],
+                     "wall_ratio": round(now[0]["wall_s"] / then[0]["wall_s"], 3),
+                     "cpu_ratio": round(now[0]["cpu_s"] / then[0]["cpu_s"], 3),
+                     "same_output": now[1] == then[1]}
+    return row
 
 
 def agree(a, b):
@@ -127,11 +174,16 @@ def main(argv=None):
     parser.add_argument("--kiter", default=os.environ.get("KITER"))
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default="", help="graphs whose name holds this")
+    parser.add_argument("--base", help="an earlier commit run beside this tree")
     args = parser.parse_args(argv)
     report = {"load_before": os.getloadavg(), "sdf3": args.sdf3, "kiter": args.kiter,
-              "graphs": []}
+              "base": args.base, "graphs": []}
     with tempfile.TemporaryDirectory() as tmp:
+        base = extract(args.base, Path(tmp)) if args.base else None
         for name, graph in graphs(args.quick):
+            if args.only not in name:
+                continue
             sdf = Path(tmp) / (graph.name + ".sdf")
             xml = Path(tmp) / (graph.name + ".xml")
             sdf.write_text(dsl.format_sdf(graph))
@@ -147,8 +199,10 @@ def main(argv=None):
                    "no_simulate_s": round(throughput_s, 4),
                    "default_cpu_s": round(default_cpu, 4),
                    "no_simulate_cpu_s": round(throughput_cpu, 4),
-                   "default_process": mapeval(sdf),
-                   "no_simulate_process": mapeval(sdf, "--no-simulate")}
+                   "default_process": mapeval(sdf, "--json"),
+                   "no_simulate_process": mapeval(sdf, "--json", "--no-simulate")}
+            if base is not None:
+                row["against_base"] = against(sdf, base)
             if args.sdf3:
                 row["sdf3"] = run([args.sdf3, "--graph", str(xml), "--algo", "throughput"],
                                   r"thr\(.*\) = (\S+)\s+analysis time: ([\d.]+)ms")

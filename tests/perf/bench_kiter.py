@@ -21,6 +21,20 @@ autogen5 122 s, H264, JPEG2000 and PDectect with buffers unexplored, median 0.06
 
     python tests/perf/bench_kiter.py [--kiter KITER/benchmarks] [--generated 1000]
         [--kiter-bin KITER/Release/bin/kiter] [--one-process]
+    python tests/perf/bench_kiter.py --kiter KITER/benchmarks --base COMMIT
+        [--repeat 3] [--simulate]
+
+``--base COMMIT`` runs nothing else: the suite in one ``analyse --json-lines`` process
+(``--no-simulate``; by default too with ``--simulate``) with this tree and with
+``COMMIT``'s code (``git archive``), in turn ``--repeat`` times, the least CPU time
+kept; the ratios (this tree's over the base's), whether the two outputs are byte for
+byte the same, and per file the CPU milliseconds of ``read_sdf3``, ``bind`` and
+``moc.timing.prepared`` in each tree (least of three in one process).  Measured against
+10a3a30 (before the faster SDF3 import and bind), the same output in every run: at load
+4.3-3.4 (three runs) ``--no-simulate`` 11.71 -> 9.18 s of CPU (0.78; 260 -> 204 ms a
+file), read 1933 -> 844 ms in all (0.44), bind 540 -> 19 ms (0.035), prepared 742 ->
+129 ms (0.17); at load 3.0-2.6 (one run) 11.65 -> 9.00 s (0.77) and by default 23.96
+-> 20.88 s (0.87).
 
 With Kiter's program (``--kiter-bin`` or ``KITER_BIN``, built by ``make release``) the
 peer run times, on every file of the suite, mapeval in this process, ``mapeval analyse``
@@ -50,22 +64,25 @@ chords, rates split over the phases, live by their initial tokens.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import random
-import re
-import resource
-import statistics
-import subprocess
-import sys
-import tempfile
-import time
-from fractions import Fraction
-from pathlib import Path
+import one_core  # noqa: F401  (first: this tree's code, or MAPEVAL_CODE's, on sys.path)
+
+import argparse  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import os  # noqa: E402
+import random  # noqa: E402
+import re  # noqa: E402
+import resource  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from fractions import Fraction  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
 from moc import SDFGraph  # noqa: E402
 from moc.errors import SDFError  # noqa: E402
@@ -188,18 +205,22 @@ def kiter_process(binary: str, path: Path, timeout: float) -> dict:
             "own_ms": own and float(own.group(1))}
 
 
-def mapeval_process(paths, simulate: bool, timeout: float):
-    """``mapeval analyse --json-lines`` of ``paths`` as one process: the exact period or
-    the error of each file (in order), and the process's wall and CPU time."""
+def mapeval_process(paths, simulate: bool, timeout: float, code: Path = ROOT, digest=None):
+    """``mapeval analyse --json-lines`` of ``paths`` as one process of the tree ``code``:
+    the exact period or the error of each file (in order), and the process's wall and
+    CPU time (``digest``: a list that gets the SHA-256 of its whole output)."""
     command = [sys.executable, "-m", "mapping.cli", "analyse", "--json-lines",
                *(() if simulate else ("--no-simulate",)), *map(str, paths)]
     start, cpu = time.perf_counter(), child_cpu()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                              cwd=ROOT, env={**os.environ, "MPLBACKEND": "Agg"})
+                              cwd=code, env={**os.environ, "MPLBACKEND": "Agg",
+                                             "PYTHONPATH": str(code)})
     except subprocess.TimeoutExpired:
         return [{"error": f"over {timeout} s"}] * len(paths), timeout, None
     seconds, cpu = time.perf_counter() - start, child_cpu() - cpu
+    if digest is not None:
+        digest.append(hashlib.sha256(done.stdout.encode()).hexdigest())
     answers = []
     for line in done.stdout.splitlines():
         entry = json.loads(line)
@@ -312,15 +333,104 @@ def peer_summary(rows: list[dict]) -> dict:
             if name != "kiter_process" and value and medians["kiter_process"]}}
 
 
-def one_process(paths, simulate: bool, timeout: float) -> dict:
+def one_process(paths, simulate: bool, timeout: float, code: Path = ROOT,
+                digest=None) -> dict:
     """``mapeval analyse --json-lines`` of all ``paths`` in one process: the wall time
     per graph on average, start-up included (issue 42's 20 ms)."""
-    answers, seconds, cpu = mapeval_process(paths, simulate, timeout)
+    answers, seconds, cpu = mapeval_process(paths, simulate, timeout, code, digest)
     return {"simulate": simulate, "graphs": len(paths),
             "answered": sum("period" in a for a in answers),
             "total_s": round(seconds, 2), "cpu_s": cpu and round(cpu, 2),
             "mean_ms_per_graph": round(1000 * seconds / len(paths), 2),
             "mean_cpu_ms_per_graph": cpu and round(1000 * cpu / len(paths), 2)}
+
+
+def import_times(paths, repeat: int) -> dict:
+    """Per file, the least over ``repeat`` runs of the CPU milliseconds of ``read_sdf3``,
+    of ``bind`` of the graph read and of ``moc.timing.prepared`` of the graph read (what
+    ``analyse`` does before the throughput; ``bind`` included), in this process."""
+    from dsl import read_sdf3
+    from dsl.errors import ParseError
+    from moc.timing import prepared
+
+    def least(run):
+        best = None
+        for _ in range(repeat):
+            start = time.process_time()
+            value = run()
+            seconds = time.process_time() - start
+            best = seconds if best is None else min(best, seconds)
+        return value, round(1000 * best, 3)
+
+    rows = {}
+    for path in paths:
+        row = rows[Path(path).name if Path(path).parent.name == "benchmarks" else
+                   f"{Path(path).parent.name}/{Path(path).name}"] = {}
+
+        def read(path=path):
+            try:
+                return read_sdf3(path)
+            except (SDFError, ParseError):
+                return None
+        graph, row["read_ms"] = least(read)
+        if graph is None:
+            row["unread"] = True
+            continue
+        _, row["bind_ms"] = least(graph.bind)
+        _, row["prepared_ms"] = least(lambda: prepared(graph))
+    return rows
+
+
+def against_base(args, paths) -> dict:
+    """The suite analysed in one process by this tree and by the commit ``args.base``
+    (extracted beside), ``--repeat`` times each in turn, the least CPU time kept; the
+    ratios (this tree's over the base's), whether the whole output is byte for byte the
+    same, and the import, bind and preparation times per file (:func:`import_times`)."""
+    from previous import extract
+    modes = (False, True) if args.simulate else (False,)
+    report = {"base": args.base, "load_average": os.getloadavg()[0]}
+    with tempfile.TemporaryDirectory() as folder:
+        trees = {"base": extract(args.base, Path(folder)), "now": ROOT}
+        runs = {(label, mode): [] for label in trees for mode in modes}
+        digests = {key: [] for key in runs}
+        imports = {}
+        for _ in range(args.repeat):
+            for label, code in trees.items():
+                done = subprocess.run(
+                    [sys.executable, __file__, "--repeat", "3", "--import-times",
+                     *map(str, paths)], capture_output=True, text=True, check=True,
+                    env={**os.environ, "MAPEVAL_CODE": str(code), "MPLBACKEND": "Agg"})
+                times = json.loads(done.stdout)
+                kept = imports.setdefault(label, times)
+                for name, row in times.items():
+                    for key, value in row.items():
+                        if key.endswith("_ms"):
+                            kept[name][key] = min(kept[name][key], value)
+                for mode in modes:
+                    runs[(label, mode)].append(one_process(
+                        paths, mode, 10 * args.timeout, code, digests[(label, mode)]))
+    for mode in modes:
+        base, now = (min(runs[(label, mode)], key=lambda r: r["cpu_s"] or math.inf)
+                     for label in trees)
+        report["default" if mode else "no_simulate"] = {
+            "base": base, "now": now,
+            "cpu_ratio": round(now["cpu_s"] / base["cpu_s"], 3),
+            "wall_ratio": round(now["total_s"] / base["total_s"], 3),
+            "same_output": len(set(digests[("base", mode)] + digests[("now", mode)])) == 1}
+    stages = ("read_ms", "bind_ms", "prepared_ms")
+    totals = {label: {key: round(sum(row.get(key, 0) for row in rows.values()), 2)
+                      for key in stages} for label, rows in imports.items()}
+    report["import"] = {
+        "total_ms": totals,
+        "ratio": {key: round(totals["now"][key] / totals["base"][key], 3) for key in stages},
+        "read_ms_per_file": {label: round(totals[label]["read_ms"] / len(paths), 2)
+                             for label in totals},
+        "files": {name: {f"{key}": [imports["base"][name].get(key),
+                                    imports["now"][name].get(key)] for key in stages
+                         if key in imports["now"][name]}
+                  for name in imports["now"]}}
+    report["load_average_end"] = os.getloadavg()[0]
+    return report
 
 
 def generated_files(graphs, folder: Path) -> list[Path]:
@@ -350,7 +460,23 @@ def main() -> None:
     parser.add_argument("--one-process", action="store_true",
                         help="'mapeval analyse' of the suite and of the generated graphs "
                              "in one process each (default and --no-simulate)")
+    parser.add_argument("--base", metavar="COMMIT",
+                        help="Kiter's suite in one process (--no-simulate; default too with "
+                             "--simulate) with this tree and with COMMIT, and the import "
+                             "times per file, as ratios (nothing else is run)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="with --base: runs of each tree in turn, the least kept")
+    parser.add_argument("--import-times", nargs="+", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.import_times:
+        print(json.dumps(import_times(args.import_times, args.repeat)))
+        return
+    if args.base:
+        if not args.kiter or not Path(args.kiter).is_dir():
+            raise SystemExit("--base needs --kiter or KITER_BENCHMARKS")
+        paths = sorted(Path(args.kiter).rglob("*.xml"))
+        print(json.dumps(against_base(args, paths), indent=1))
+        return
     report = {"simulate": args.simulate, "load_average": os.getloadavg()[0]}
     if args.kiter and Path(args.kiter).is_dir():
         rows = kiter_suite(Path(args.kiter), args.simulate, args.exclude)

@@ -182,8 +182,9 @@ def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
         from mapping.progress import progress_bar
         order = getattr(args, "csdf_order", None) or "ends"
         with progress_bar(args, None, "analyse", "firings or states") as bar:
-            analysis = analyse(app.bind(params), exec_attr=attr, simulate=simulate,
-                               progress=bar, order=order)
+            # analyse binds the graph itself: once more here only for -p's overrides
+            analysis = analyse(app.bind(params) if params else app, exec_attr=attr,
+                               simulate=simulate, progress=bar, order=order)
         return Analysed(app.name, None, None, attr, analysis, tuple(app.actors),
                         csdf_order=order)
     if args.exec_attr is not None:
