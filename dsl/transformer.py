@@ -6,7 +6,6 @@ file well under a second; the builders (:mod:`dsl.build_sdf`, :mod:`dsl.build_mo
 """
 from __future__ import annotations
 
-import difflib
 import re
 
 from lark import Token
@@ -50,6 +49,7 @@ class ModelCall:
         if name in available_models():
             return ExpressionError(f"cost model '{name}' can only be the whole value of an "
                                    f"attribute of a .moa element or type", self.origin)
+        import difflib                  # an error's hint only
         close = difflib.get_close_matches(name, list(FUNCTIONS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         return ExpressionError(f"unknown function '{name}' (known: {', '.join(FUNCTIONS)})"

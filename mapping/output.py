@@ -18,7 +18,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO, Iterator, Sequence
 
@@ -165,6 +164,7 @@ def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
                 raise _fail(user, "writing failed", exc) from None
             raise
         return
+    import tempfile                     # here: 5 ms that most commands never use
     created = _make_parents(target, user)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)

@@ -40,7 +40,7 @@ from typing import Mapping
 import numpy as np
 
 from moc import limits
-from moc.cycle_ratio import UnboundedCycleError, first_per, integer_array, \
+from moc.cycle_ratio import UnboundedCycleError, cycle_edges, first_per, integer_array, \
     max_cycle_ratio_arrays
 from moc.deadlock import raise_deadlock
 from moc.graph import SDFGraph
@@ -220,7 +220,7 @@ class _Constraints:
         n = len(self.actor)
         heads = np.asarray(cycle, dtype=np.int64)
         keys = heads * n + np.roll(heads, -1)
-        edges = np.flatnonzero(np.isin(self.u * n + self.v, keys))
+        edges = cycle_edges(n, self.u, self.v, cycle)
         if ratio is None:
             slack = -self.h[edges].astype(object)
         else:

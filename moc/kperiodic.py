@@ -23,7 +23,8 @@ from typing import Mapping
 
 import numpy as np
 
-from moc.cycle_ratio import UnboundedCycleError, integer_array, max_cycle_ratio_arrays
+from moc.cycle_ratio import UnboundedCycleError, cycle_edges, integer_array, \
+    max_cycle_ratio_arrays, sorted_unique
 from moc.deadlock import check_deadlock, strongly_connected_components
 from moc.errors import LimitError
 from moc.graph import SDFGraph
@@ -238,10 +239,7 @@ def _linked(p, c, m0, K_a, K_b):
     kb = np.repeat(np.arange(1, K_b + 1), span).astype(kind)
     nu_b = kb + np.tile(np.arange(span), K_b).astype(kind) * K_b
     ka = (-((m0 - c * nu_b) // p) - 1) % K_a + 1
-    # sorted and deduplicated (np.unique without a second result hashes, many times
-    # slower on 10^5 values and more)
-    pairs = np.sort(ka.astype(np.int64) * (K_b + 1) + kb.astype(np.int64))
-    pairs = pairs[np.append(True, pairs[1:] != pairs[:-1])]
+    pairs = sorted_unique(ka.astype(np.int64) * (K_b + 1) + kb.astype(np.int64))
     return (pairs // (K_b + 1)).astype(kind), (pairs % (K_b + 1)).astype(kind)
 
 
@@ -317,8 +315,7 @@ def _tightest(found, cycle, channels):
     parallel edges the critical one has the smallest height (same weight)."""
     n = len(found.k)
     heads = np.asarray(cycle, dtype=np.int64)
-    keys = heads * n + np.roll(heads, -1)
-    edges = np.flatnonzero(np.isin(found.u * n + found.v, keys))
+    edges = cycle_edges(n, found.u, found.v, cycle)
     # the smallest height first, so that it is the one kept per step
     edges = edges[np.argsort(found.h[edges], kind="stable")[::-1]]
     pick = dict(zip((found.u[edges] * n + found.v[edges]).tolist(), edges.tolist()))
@@ -332,10 +329,8 @@ def _circuit_channels(found, cycle, channels) -> frozenset:
     smallest height (the critical ones among parallel edges; all of them where they
     tie): the channels whose capacity the storage-throughput trade-off grows."""
     n = len(found.k)
-    heads = np.asarray(cycle, dtype=np.int64)
-    keys = heads * n + np.roll(heads, -1)
     lowest: dict = {}
-    for e in np.flatnonzero(np.isin(found.u * n + found.v, keys)).tolist():
+    for e in cycle_edges(n, found.u, found.v, cycle).tolist():
         key, h, name = int(found.u[e]) * n + int(found.v[e]), found.h[e], \
             channels[found.channel[e]].name
         best = lowest.get(key)

@@ -18,15 +18,12 @@ from typing import Mapping
 from moc.deadlock import strongly_connected_components
 from moc.errors import ExpansionTooLargeError, LimitError, SDFError
 from moc.graph import SDFGraph
-from moc.csdf import first_iteration as phased_first
 from moc.csdf_kperiodic import ORDERS, check_order, phased_kperiodic_throughput
 from moc.liveness import check_live  # noqa: F401  (re-exported)
 from moc.hsdf import check_expansion_size
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
-from moc.occupancy import self_timed_occupancy
 from moc.phases import Phases, cyclo_static
 from moc.repetition import repetition_vector
-from moc.self_timed import Firing, Firings, first_iteration, simulate as explore
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
 STATE_SPACE = "self-timed state space (Ghamarian et al., ACSD 2006)"
@@ -43,6 +40,15 @@ BOUND = "not proven optimal: a larger K would pass the limit firings; the throug
 
 __all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
            "check_live", "prepared", "self_timed_period", "throughput"]
+
+
+def __getattr__(name: str):
+    # the simulation's modules load with the first schedule or buffers asked for, so that
+    # the throughput alone (``analyse --no-simulate``) does without them
+    if name in ("Firing", "Firings"):
+        import moc.self_timed
+        return getattr(moc.self_timed, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,7 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
         return _floats(TimingAnalysis(result.throughput, result.period,
                                       result.critical_cycle, None, None, None,
                                       result.method), floats)
+    from moc.self_timed import first_iteration
     schedule = first_iteration(graph, durations, q)
     latency = _latency(schedule)
     buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
@@ -186,6 +193,8 @@ def _buffers(graph, durations, q, pace, progress, method):
     the execution repeats (:mod:`moc.occupancy`) first, unless a firing waits for so
     many iterations back that more than ``FAR`` firings come before the repetition can
     be seen; then the state space, and past its limit those times again."""
+    from moc.occupancy import self_timed_occupancy
+    from moc.self_timed import simulate as explore
     buffers = None
     if all(pace[a] > 0 for a in graph.actors):
         growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
@@ -239,6 +248,8 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None, ord
         buffers, method, times = _buffers(graph, durations, q, pace, progress, method)
     else:
         buffers, method, times = None, f"{method}; {UNORDERED_ENDS}", None
+    from moc.csdf import first_iteration as phased_first
+    from moc.self_timed import Firings
     times = times or phased_first(graph, durations, q, order)
     schedule = MappingProxyType({a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
                                  for a, fs in times.items()})
@@ -302,6 +313,7 @@ def _floats(result, floats):
         return result
     changes = {"throughput": float(result.throughput), "period": float(result.period)}
     if getattr(result, "latency", None) is not None:
+        from moc.self_timed import Firings
         changes["latency"] = float(result.latency)
         changes["schedule"] = MappingProxyType({
             actor: Firings(actor, map(float, fs.starts), map(float, fs.ends))
@@ -335,6 +347,7 @@ def _rows(firings):
     """The ``{"firing", "start", "end"}`` of each of ``firings``, times as
     :func:`_plain` makes them (from a :class:`~moc.self_timed.Firings`' lists without
     making its :class:`Firing` s)."""
+    from moc.self_timed import Firings           # loaded with the schedule it reads
     if not isinstance(firings, Firings):
         return [{"firing": f.name, "start": _plain(f.start), "end": _plain(f.end)}
                 for f in firings]

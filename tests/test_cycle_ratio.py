@@ -1,4 +1,5 @@
-"""moc.cycle_ratio.max_cycle_ratio: Howard's policy iteration against brute force."""
+"""moc.cycle_ratio.max_cycle_ratio: Howard's policy iteration against brute force; its array
+helpers against plain Python."""
 import itertools
 from fractions import Fraction
 
@@ -243,3 +244,28 @@ def test_first_per_takes_each_group_s_first_largest(pairs):
             if g not in best or k > rows[best[g]][1]:
                 best[g] = i
         assert first_per(group, key).tolist() == [best[g] for g in sorted(best)]
+
+
+@given(st.lists(st.integers(-2 ** 40, 2 ** 40), max_size=40))
+def test_sorted_unique_is_the_sorted_set(values):
+    import numpy as np
+    from moc.cycle_ratio import sorted_unique
+    got = sorted_unique(np.array(values, dtype=np.int64))
+    assert got.tolist() == sorted(set(values)) and got.dtype == np.int64
+
+
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.just(n),
+    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=40),
+    st.lists(st.integers(0, n - 1), max_size=n))))
+def test_cycle_edges_are_the_edges_of_its_steps(case):
+    """Every edge (parallel ones too) from a node of the cycle to the next one, the
+    last to the first; no other."""
+    import numpy as np
+    from moc.cycle_ratio import cycle_edges
+    n, edges, cycle = case
+    u = np.array([a for a, _ in edges], dtype=np.int64)
+    v = np.array([b for _, b in edges], dtype=np.int64)
+    steps = set(zip(cycle, cycle[1:] + cycle[:1]))
+    expected = [i for i, e in enumerate(edges) if e in steps]
+    assert cycle_edges(n, u, v, cycle).tolist() == expected

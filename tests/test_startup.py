@@ -16,9 +16,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SDF = str(ROOT / "examples" / "timing" / "video.sdf")
 CSDF = str(ROOT / "examples" / "csdf" / "orders.sdf")
-#: libraries that a command on an application alone does not need
+#: Kiter's Echo (its K-periodic period 5094212000, ``tests/data/kiter_csdf.json``)
+ECHO = str(ROOT / "tests" / "data" / "csdf" / "Echo.sdf")
+SDF3_XML = str(ROOT / "examples" / "sdf3_lookup" / "audio.xml")
+#: libraries that a command on an application alone does not need (``numpy.ma``:
+#: ``np.unique`` and ``np.isin`` import it on their first call)
 NOT_FOR_THE_APPLICATION = ("scipy", "networkx", "pydantic", "matplotlib", "pandas", "pint",
-                           "moa.cost_models", "moa.architecture", "mapping.evaluation")
+                           "numpy.ma", "moa.cost_models", "moa.architecture",
+                           "mapping.evaluation")
+#: the simulation's modules (schedule and buffers), which the throughput alone never needs
+SIMULATION = ("moc.self_timed", "moc.occupancy", "moc.csdf")
 
 
 def loaded(argv: list[str], cache: Path) -> tuple[dict, list[str]]:
@@ -30,7 +37,7 @@ def loaded(argv: list[str], cache: Path) -> tuple[dict, list[str]]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = main({argv!r} + ["--json"])
-        watched = {NOT_FOR_THE_APPLICATION + ("numpy",)!r}
+        watched = {NOT_FOR_THE_APPLICATION + SIMULATION + ("numpy", "lark", "tempfile")!r}
         names = sorted(w for w in watched if w in sys.modules)
         print(json.dumps({{"code": code, "out": json.loads(out.getvalue()), "modules": names}}))
     """)
@@ -46,21 +53,79 @@ def loaded(argv: list[str], cache: Path) -> tuple[dict, list[str]]:
 def test_check_of_an_sdf_graph_imports_no_numerical_library(tmp_path):
     out, modules = loaded(["check", SDF], tmp_path)
     assert out["files"][0]["repetitions"] == {"src": 1, "filt": 2, "enc": 1, "snk": 1}
-    assert modules == []
+    assert modules == ["lark", "tempfile"]          # tempfile: lark's own import
 
 
 def test_check_of_a_cyclo_static_graph_imports_numpy_only(tmp_path):
     # its liveness comes from K-periodic schedules (numpy arrays)
     out, modules = loaded(["check", CSDF], tmp_path)
     assert out["files"][0]["deadlock"] is False
-    assert modules == ["numpy"]
+    assert modules == ["lark", "numpy", "tempfile"]
 
 
-@pytest.mark.parametrize("path, period", [(SDF, "6"), (CSDF, "6")])
+@pytest.mark.parametrize("path, period", [(SDF, "6"), (CSDF, "6"), (ECHO, "5094212000")])
 def test_analyse_without_simulation_imports_numpy_only(tmp_path, path, period):
+    # neither numpy.ma nor the simulation's modules
     out, modules = loaded(["analyse", "--no-simulate", path], tmp_path)
     assert out["exact"]["period"] == period
+    assert modules == ["lark", "numpy", "tempfile"]
+
+
+@pytest.mark.parametrize("path, simulation", [
+    (SDF, ["moc.occupancy", "moc.self_timed"]),
+    (CSDF, ["moc.csdf", "moc.occupancy", "moc.self_timed"])])
+def test_analyse_with_simulation_imports_numpy_and_the_simulation(tmp_path, path,
+                                                                  simulation):
+    out, modules = loaded(["analyse", path], tmp_path)
+    assert out["exact"]["period"] == "6" and out["buffers"]
+    assert modules == sorted(["lark", "numpy", "tempfile"] + simulation)
+
+
+def test_analyse_of_an_sdf3_file_needs_no_parser_nor_temporary_files(tmp_path):
+    """An SDF3 ``.xml`` file is read by the standard library's XML parser; nothing is
+    written, so ``tempfile`` (which the atomic writes use) is not imported either."""
+    out, modules = loaded(["analyse", "--no-simulate", SDF3_XML], tmp_path)
+    assert out["exact"]["period"] == "0"
     assert modules == ["numpy"]
+
+
+def blas_threads(argv: list[str], environ: dict) -> dict:
+    """``OPENBLAS_NUM_THREADS`` and the process's thread count (Linux's ``/proc``) after
+    ``mapeval argv`` ran as a command line (``main()`` reading ``sys.argv``)."""
+    code = textwrap.dedent(f"""
+        import contextlib, io, json, os, sys
+        from mapping.cli.main import main
+        sys.argv = ["mapeval"] + {argv!r}
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main() == 0
+        import numpy
+        with open("/proc/self/status") as f:
+            threads = int(f.read().split("Threads:")[1].split()[0])
+        print(json.dumps({{"setting": os.environ.get("OPENBLAS_NUM_THREADS"),
+                           "threads": threads}}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True,
+                          env={**environ, "PYTHONPATH": str(ROOT)})
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+def test_a_command_without_linear_algebra_starts_no_blas_threads():
+    """``check`` and ``analyse`` run with one BLAS thread (OpenBLAS's pool of waiting
+    threads costs a second core as much CPU as the rest of the start-up); a number the
+    user chose is kept, and the commands that do linear algebra keep the default."""
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    assert blas_threads(["analyse", "--no-simulate", CSDF], environ) == \
+        {"setting": "1", "threads": 1}
+    assert blas_threads(["check", CSDF], environ)["setting"] == "1"
+    assert blas_threads(["analyse", CSDF], {**environ, "OPENBLAS_NUM_THREADS": "2"}) == \
+        {"setting": "2", "threads": 2}
+    odroid = ROOT / "examples" / "odroid"
+    evaluated = blas_threads(["eval", str(odroid / "stereo.sdf"), str(odroid / "odroid.moa"),
+                              str(odroid / "mappings.map"), "--mapping", "mixed"], environ)
+    assert evaluated["setting"] is None
 
 
 def test_the_parser_cache_is_used_and_a_broken_one_rebuilt(tmp_path):

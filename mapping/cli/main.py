@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -20,19 +21,26 @@ from mapping.registry import Registry
 COMMANDS: Registry = Registry("command")
 #: subcommand -> its arguments in the overview
 SYNOPSIS: dict[str, str] = {}
+#: subcommands whose linear algebra is none or a few small products, which one BLAS
+#: thread does as fast (see :func:`_one_blas_thread`)
+NO_LINEAR_ALGEBRA: set[str] = set()
 
 
-def _command(name: str, module: str, synopsis: str, help: str) -> None:
+def _command(name: str, module: str, synopsis: str, help: str,
+             linear_algebra: bool = True) -> None:
     COMMANDS.add(name, f"mapping.cli.commands.{module}:add_parser", help)
     SYNOPSIS[name] = synopsis
+    if not linear_algebra:
+        NO_LINEAR_ALGEBRA.add(name)
 
 
-_command("check", "check", "FILE...", "parse and analyse files (repetition vector, tokens)")
+_command("check", "check", "FILE...", "parse and analyse files (repetition vector, tokens)",
+         linear_algebra=False)
 _command("eval", "evaluate", "APP.sdf ARCH.moa [MAP.map]",
          "cost of one mapping (time, energy, power, ...)")
 _command("search", "search", "APP.sdf ARCH.moa", "find the best mappings")
 _command("analyse", "analyse", "APP.sdf [ARCH.moa MAP.map]",
-         "dataflow timing: throughput, latency, buffers, schedule")
+         "dataflow timing: throughput, latency, buffers, schedule", linear_algebra=False)
 _command("fidelity", "fidelity", "APP.sdf ARCH.moa DATA.csv",
          "does the model rank alternatives like measurements?")
 _command("fit", "fit", "APP.sdf ARCH.moa DATA.csv", "fit cost parameters to measurements")
@@ -108,8 +116,8 @@ def _command_name(argv: list[str]) -> str | None:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of ``mapeval``; only ``command``'s options are defined (and its module
-    imported), the other subcommands are names with their help."""
+    """The parser of ``mapeval``: with a ``command``, that subcommand alone with its
+    options (its module imported); without, every subcommand's name and help."""
     parser = _Parser(prog="mapeval", usage="mapeval COMMAND [options]", description=overview(),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_Version, nargs=0,
@@ -119,7 +127,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name in COMMANDS:
         if name == command:
             COMMANDS.get(name)(sub, name)
-        else:
+        elif command is None:
             sub.add_parser(name, help=COMMANDS.help(name))
     return parser
 
@@ -170,6 +178,16 @@ def _add_common_options(parser: argparse.ArgumentParser) -> None:
                    help="show the traceback of an error")
 
 
+def _one_blas_thread(command: str | None) -> None:
+    """One BLAS thread for a command of :data:`NO_LINEAR_ALGEBRA`, unless the user chose a
+    number (``OPENBLAS_NUM_THREADS``): numpy's OpenBLAS starts a pool of threads when it
+    loads, whose waiting for work busies a second core (0.05-0.07 s of CPU a process,
+    against 0.075 s for the rest of numpy's import).  OpenBLAS reads the variable once,
+    when it loads: only before numpy is imported."""
+    if command in NO_LINEAR_ALGEBRA and "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def _terminate(signum, frame):
     from mapping.errors import Terminated
     raise Terminated()
@@ -205,7 +223,6 @@ def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
 def _silence_stdout() -> None:
     """Point stdout at /dev/null: what is left in its buffer cannot be written (the
     reader went away, the disk is full) and Python must not complain again on exit."""
-    import os
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
@@ -221,7 +238,6 @@ STARTED: float | None = None
 def process_start() -> float:
     """When this process started (``time.time()``; Linux's ``/proc``), so that a time
     limit counts the interpreter's start and the imports too; elsewhere, now."""
-    import os
     now = time.time()
     try:
         with open("/proc/self/stat") as f:
@@ -236,7 +252,8 @@ def process_start() -> float:
 def _main(argv: list[str] | None) -> int:
     global STARTED
     # a command line counts from the process's start, a call (tests) from the call
-    STARTED = process_start() if argv is None else time.time()
+    from_command_line = argv is None
+    STARTED = process_start() if from_command_line else time.time()
     argv = sys.argv[1:] if argv is None else list(argv)
     # after "--" the words belong to the profiled program (mapeval profile -- PROG ARGS)
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -248,6 +265,8 @@ def _main(argv: list[str] | None) -> int:
         return 0
     try:
         command = _command_name(argv)
+        if from_command_line:
+            _one_blas_thread(command)
         parser = build_parser(command if command in COMMANDS else None)
         args = parse(parser, argv)
         if args.command is None:

@@ -1,82 +1,137 @@
-"""Start-up of the command line (issues 8 and 42): prints one JSON object of the CPU
-seconds of whole ``mapeval`` processes with this tree's code and with the code of
-``--base`` (a measurement, not a test).
+"""Start-up of the command line (issues 8 and 42): prints one JSON object of the CPU and
+wall seconds of whole ``mapeval`` processes with this tree's code and with the code of
+``--base``, beside the floors measured in the same run (a measurement, not a test).
 
-    python tests/perf/startup.py [--repeat 5] [--base COMMIT]
+    python tests/perf/startup.py [--repeat 15] [--base COMMIT] [--only NAME...]
 
-Each call runs ``--repeat`` times per code, alternated so that both see the same load;
-``new_cpu_s`` and ``old_cpu_s`` are the medians of the child's CPU seconds (user and
-system), ``speedup`` their ratio, ``new_wall_s`` this tree's median wall time.  Bytecode
-is written and one run of each call comes first, as for an installed package; the
-parser's cache (:func:`dsl.lalr.cache_file`) lives in a temporary folder, so the first
-run fills it.  ``check`` and ``analyse --no-simulate`` of a small graph are issue 42's
-target: well under 0.3 s of CPU (Kiter takes 0.007 s).
+Each call runs ``--repeat`` times per code, the two codes alternated (and which goes
+first swapped every round) so that both see the same load; ``new_*`` and ``old_*`` are
+medians over the runs of the child's CPU seconds (user and system, all its threads) and
+of the wall seconds, ``cpu_speedup`` and ``wall_speedup`` their ratios (old / new).  The
+floors are ``python -c pass`` and ``python -c 'import numpy'`` (with numpy's default
+BLAS threads and with one), run in the same rounds; ``new_beyond_numpy_cpu_s`` and
+``old_beyond_numpy_cpu_s`` are what a call takes beyond the interpreter and numpy as
+each code imports it (one BLAS thread for ``check`` and ``analyse`` now, the default
+before; negative for calls that do not import numpy).  Bytecode is written and one run of each call
+comes first, as for an installed package; each code has its own parser cache
+(:func:`dsl.lalr.cache_file`) in a temporary folder, filled by that first run.
+``check`` and ``analyse`` of small graphs are issue 42's target (Kiter takes 0.005 s a
+graph).  ``OPENBLAS_NUM_THREADS`` is removed from the environment, as for a user who
+never set it.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from previous import child_cpu, cli_module, extract
+from previous import cli_module, extract
 
 ROOT = Path(__file__).resolve().parents[2]
-#: main before issue 42's start-up work
-BASE = "54ce135"
+#: main before issue 42's fourth item (the command's start-up trimmed to its use)
+BASE = "10a3a30"
 EXAMPLES = ROOT / "examples"
 ODROID = EXAMPLES / "odroid"
-CALLS = {
-    "python_alone": None,
-    "help": ["--help"],
-    "version": ["--version"],
-    "check_sdf": ["check", str(EXAMPLES / "timing" / "video.sdf")],
-    "check_csdf": ["check", str(EXAMPLES / "csdf" / "orders.sdf")],
-    "analyse_no_simulate_sdf": ["analyse", "--no-simulate",
-                                str(EXAMPLES / "timing" / "video.sdf")],
-    "analyse_no_simulate_csdf": ["analyse", "--no-simulate",
-                                 str(EXAMPLES / "csdf" / "orders.sdf")],
-    "eval_quick_start": ["eval", str(ODROID / "stereo.sdf"), str(ODROID / "odroid.moa"),
-                         str(ODROID / "mappings.map"), "--mapping", "mixed"],
+#: small graphs: SDF, cyclo-static, SDF3's samplerate, Kiter's Echo, an SDF3 file
+GRAPHS = {
+    "video": EXAMPLES / "timing" / "video.sdf",
+    "orders_csdf": EXAMPLES / "csdf" / "orders.sdf",
+    "samplerate": ROOT / "tests" / "data" / "sdf3_examples" / "samplerate.sdf",
+    "echo_csdf": ROOT / "tests" / "data" / "csdf" / "Echo.sdf",
+    "audio_xml": EXAMPLES / "sdf3_lookup" / "audio.xml",
 }
+FLOORS = {
+    "python_alone": ([sys.executable, "-c", "pass"], {}),
+    "python_numpy": ([sys.executable, "-c", "import numpy"], {}),
+    "python_numpy_one_blas_thread": ([sys.executable, "-c", "import numpy"],
+                                     {"OPENBLAS_NUM_THREADS": "1"}),
+}
+CALLS: dict[str, list[str]] = {"help": ["--help"]}
+for _name, _path in GRAPHS.items():
+    CALLS[f"check_{_name}"] = ["check", str(_path)]
+    CALLS[f"analyse_no_simulate_{_name}"] = ["analyse", "--no-simulate", str(_path)]
+    CALLS[f"analyse_{_name}"] = ["analyse", str(_path)]
+CALLS["eval_quick_start"] = ["eval", str(ODROID / "stereo.sdf"), str(ODROID / "odroid.moa"),
+                             str(ODROID / "mappings.map"), "--mapping", "mixed"]
 
 
-def timed(argv: list[str] | None, code: Path) -> tuple[float, float]:
-    """``(cpu, wall)`` seconds of one process running ``mapeval argv`` with ``code``."""
-    command = [sys.executable, "-c", "pass"] if argv is None else \
-        [sys.executable, "-m", cli_module(code), *argv]
+def timed(command: list[str], env: dict, cwd: Path) -> tuple[float, float]:
+    """``(cpu, wall)`` seconds of one process running ``command``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    cpu = child_cpu(command, code)[1]
-    return cpu, time.perf_counter() - start
+    proc = subprocess.run(command, env=env, cwd=str(cwd), stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:6])} ... failed:\n{proc.stderr[-3000:]}")
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), wall
+
+
+def medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return (statistics.median(c for c, _ in runs), statistics.median(w for _, w in runs))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--base", default=BASE)
+    parser.add_argument("--only", nargs="*", metavar="NAME",
+                        help="the calls whose names contain one of these words")
     args = parser.parse_args()
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    os.environ["MPLBACKEND"] = "Agg"
-    out: dict = {"base": args.base, "repeat": args.repeat, "load": os.getloadavg()[0],
-                 "calls": {}}
+    base_env = {k: v for k, v in os.environ.items()
+                if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS")}
+    base_env["MPLBACKEND"] = "Agg"
+    calls = {n: a for n, a in CALLS.items()
+             if not args.only or any(word in n for word in args.only)}
+    out: dict = {"base": args.base, "repeat": args.repeat, "python": sys.version.split()[0],
+                 "load": os.getloadavg()[0], "floors": {}, "calls": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
-        base = extract(args.base, Path(tmp))
-        for name, argv in CALLS.items():
-            timed(argv, ROOT), timed(argv, base)       # bytecode, file cache, parser cache
-            new, old = [], []
-            for _ in range(args.repeat):
-                new.append(timed(argv, ROOT))
-                old.append(timed(argv, base))
-            new_cpu = statistics.median(c for c, _ in new)
-            old_cpu = statistics.median(c for c, _ in old)
-            out["calls"][name] = {"new_cpu_s": round(new_cpu, 3), "old_cpu_s": round(old_cpu, 3),
-                                  "speedup": round(old_cpu / new_cpu, 2),
-                                  "new_wall_s": round(statistics.median(w for _, w in new), 3)}
+        trees = {"new": ROOT, "old": extract(args.base, Path(tmp))}
+        envs = {k: {**base_env, "PYTHONPATH": str(tree),
+                    "XDG_CACHE_HOME": str(Path(tmp) / f"cache-{k}")}
+                for k, tree in trees.items()}
+
+        def run(name: str, which: str) -> tuple[float, float]:
+            command = [sys.executable, "-m", cli_module(trees[which]), *calls[name]]
+            return timed(command, envs[which], trees[which])
+
+        for name in calls:                      # bytecode, file cache, parser cache
+            run(name, "new"), run(name, "old")
+        for command, extra in FLOORS.values():
+            timed(command, {**base_env, **extra}, ROOT)
+        floors = {n: [] for n in FLOORS}
+        times = {n: {"new": [], "old": []} for n in calls}
+        for i in range(args.repeat):
+            for name, (command, extra) in FLOORS.items():
+                floors[name].append(timed(command, {**base_env, **extra}, ROOT))
+            for name in calls:
+                for which in (("new", "old") if i % 2 == 0 else ("old", "new")):
+                    times[name][which].append(run(name, which))
+        floor = {}
+        for name, runs in floors.items():
+            cpu, wall = medians(runs)
+            floor[name] = cpu
+            out["floors"][name] = {"cpu_s": round(cpu, 4), "wall_s": round(wall, 4)}
+        for name, runs in times.items():
+            new_cpu, new_wall = medians(runs["new"])
+            old_cpu, old_wall = medians(runs["old"])
+            out["calls"][name] = {
+                "new_cpu_s": round(new_cpu, 4), "old_cpu_s": round(old_cpu, 4),
+                "cpu_speedup": round(old_cpu / new_cpu, 2),
+                "new_wall_s": round(new_wall, 4), "old_wall_s": round(old_wall, 4),
+                "wall_speedup": round(old_wall / new_wall, 2),
+                # what each code takes beyond the interpreter and numpy as it imports it
+                "new_beyond_numpy_cpu_s": round(
+                    new_cpu - floor["python_numpy_one_blas_thread"], 4),
+                "old_beyond_numpy_cpu_s": round(old_cpu - floor["python_numpy"], 4)}
     out["load_after"] = os.getloadavg()[0]
     print(json.dumps(out, indent=1))
 
