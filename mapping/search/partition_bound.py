@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mapping.search.partition_charges import Tables, route_cuts  # noqa: F401
-from mapping.search.partition_master import run_trial
+from mapping.search.partition_master import Pool, run_trial
 
 #: the bisection stops when the interval left is this share of the starting value
 RESOLUTION = 2e-3
@@ -86,7 +86,7 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     if tb.C == 0:
         return PartitionBound(None, seconds=time.monotonic() - began, complete=True)
     rng = np.random.default_rng(seed)
-    pool: list = []
+    pool = Pool()
     lo, hi = max(lower, 0.0), upper
     trials = []
     # the bisection takes at most half the time, the proof the rest
@@ -126,7 +126,7 @@ def trial(ev, allowed, T: float, time_limit: float | None = None, seed: int = 0
     tb = Tables(ev, allowed)
     if tb.C == 0:
         return None
-    return run_trial(tb, T, [], deadline, np.random.default_rng(seed), prove=True)[1]
+    return run_trial(tb, T, Pool(), deadline, np.random.default_rng(seed), prove=True)[1]
 
 
 def floor(setup, time_limit: float | None = None, lower: float | None = None

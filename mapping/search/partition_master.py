@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 
 from mapping.search.partition_charges import Tables
-from mapping.search.partition_pricing import KICKS, Problem
+from mapping.search.partition_pricing import KICKS, Problem, SideProblem
 
 #: a column prices out when its reduced cost is below this (relative to ``T``)
 EPSILON = 1e-7
@@ -23,8 +24,45 @@ DEEP_KICKS = 40
 UNCOVERED = 1e3
 
 
+@dataclass
+class Pool:
+    """The columns found at every trial value so far, kept for the next: the PE
+    columns ``(class, actors, load)`` and the side columns ``(group, actors)``."""
+
+    pe: list = field(default_factory=list)
+    side: list = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.pe) + len(self.side)
+
+
+@dataclass(frozen=True)
+class Duals:
+    """The master program's value ``z`` and multipliers: ``pi (A,)`` of the cover,
+    ``mu (K,)`` of the class sizes, ``nu (C,)`` of the CNs, ``kappa (G,)`` of the one
+    side column per group and ``sigma (G, A)`` of the coupling of sides and PE
+    columns; ``rho (K, A)`` the coupling's price of an actor in a class's column,
+    ``slack`` what the program left uncovered or uncoupled, ``y (G, A)`` each actor's
+    share on each group's PEs."""
+
+    z: float
+    pi: np.ndarray
+    mu: np.ndarray
+    nu: np.ndarray
+    kappa: np.ndarray
+    sigma: np.ndarray
+    rho: np.ndarray
+    slack: float
+    y: np.ndarray
+
+
 class Master:
-    """The columns of one trial value and their master linear program."""
+    """The columns of one trial value and their master linear program: minimize the
+    busiest CN ``z`` over ``λ ≥ 0`` (PE columns) and ``μ ≥ 0`` (side columns) with
+    every actor covered once, at most ``|K|`` columns of a class ``K``, one side
+    column per group ``G`` whose actors are exactly those the PE columns of ``G``'s
+    PEs cover (``Σ_λ [p ∈ G]·S_a·λ = Σ_μ U_a·μ``), and each CN's load, the columns'
+    costs, at most ``z``."""
 
     def __init__(self, tb: Tables, T: float):
         self.tb, self.T = tb, T
@@ -32,8 +70,14 @@ class Master:
         self.S: list[np.ndarray] = []
         self.cost: list[np.ndarray] = []
         self.load: list[float] = []
+        self.grp: list[int] = []
+        self.U: list[np.ndarray] = []
+        self.side_cost: list[np.ndarray] = []
         self.seen: set = set()
         self.last = np.zeros(0)
+        self.last_side = np.zeros(0)
+        self.member = np.array([col.member for col in tb.pe], dtype=float
+                               ).reshape(len(tb.pe), len(tb.groups))        # (K, G)
 
     def add(self, k: int, s: np.ndarray, load: float) -> bool:
         key = (k, s.tobytes())
@@ -50,79 +94,84 @@ class Master:
         self.load.append(load)
         return True
 
-    def solve(self):
-        """The master program: ``(z, π, μ, ν, ρ per class, uncovered)``."""
+    def add_side(self, g: int, s: np.ndarray) -> bool:
+        key = ("side", g, s.tobytes())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        tb = self.tb
+        x = s.astype(float)
+        cut = x[tb.a] + x[tb.b] - 2 * x[tb.a] * x[tb.b]
+        self.side_cost.append(cut @ tb.gweight[g])
+        self.grp.append(g)
+        self.U.append(s.copy())
+        return True
+
+    def solve(self) -> Duals | None:
+        """The master program and its multipliers (None where HiGHS fails)."""
         tb, T = self.tb, self.T
-        A, C, K = tb.A, tb.C, len(tb.classes)
-        G, J = len(tb.groups), len(tb.a)
-        n = len(self.S)
-        # variables: λ (n), u (A), t (G·J), z
-        nt = G * J
-        nv = n + A + nt + 1
+        A, C, K, G = tb.A, tb.C, len(tb.classes), len(tb.groups)
+        n, m = len(self.S), len(self.U)
+        # variables: λ (n), μ (m), then the slacks: uncovered (A), no side (G),
+        # uncoupled both ways (2·G·A), then z
+        ns = A + G + 2 * G * A
+        nv = n + m + ns + 1
         cost = np.zeros(nv)
-        cost[n:n + A] = UNCOVERED
+        cost[n + m:n + m + ns] = UNCOVERED
         cost[-1] = 1.0 / T
         Smat = np.array(self.S, dtype=float).reshape(n, A)
+        Umat = np.array(self.U, dtype=float).reshape(m, A)
         cls = np.array(self.cls, dtype=np.intp)
-        # cover (equalities)
-        Aeq = np.concatenate([Smat.T, np.eye(A), np.zeros((A, nt + 1))], axis=1)
-        ub_rows, ub_rhs = [], []
+        grp = np.array(self.grp, dtype=np.intp)
+        eq = np.zeros((A + G + G * A, nv))
+        eq[:A, :n] = Smat.T                                          # cover
+        eq[np.arange(A), n + m + np.arange(A)] = 1.0
+        eq[A + grp, n + np.arange(m)] = 1.0                          # one side column
+        eq[A + np.arange(G), n + m + A + np.arange(G)] = 1.0
+        share = self.member[cls].T[:, :, None] * Smat[None]          # (G, n, A)
+        couple = eq[A + G:]
+        couple[:, :n] = share.transpose(0, 2, 1).reshape(G * A, n)
+        side = np.zeros((G, A, m))
+        side[grp, :, np.arange(m)] = Umat
+        couple[:, n:n + m] = -side.reshape(G * A, m)
+        first = n + m + A + G
+        couple[np.arange(G * A), first + np.arange(G * A)] = 1.0
+        couple[np.arange(G * A), first + G * A + np.arange(G * A)] = -1.0
+        b_eq = np.concatenate([np.ones(A + G), np.zeros(G * A)])
         count = np.zeros((K, nv))
         count[cls, np.arange(n)] = 1.0
-        ub_rows.append(count)
-        ub_rhs.append(np.array([len(c) for c in tb.classes], dtype=float))
         cn = np.zeros((C, nv))
         cn[:, :n] = np.array(self.cost).reshape(n, C).T / T
-        if nt:
-            cn[:, n + A:n + A + nt] = tb.gweight.reshape(nt, C).T / T
+        cn[:, n:n + m] = np.array(self.side_cost).reshape(m, C).T / T
         cn[:, -1] = -1.0 / T
-        ub_rows.append(cn)
-        ub_rhs.append(np.zeros(C))
-        if nt:
-            member = np.array([tb.pe[k].member for k in range(K)], dtype=float)  # (K, G)
-            # y_G(a) − y_G(b) per (G, j): λ coefficient member[cls, G]·(S[a] − S[b])
-            diff = Smat[:, tb.a] - Smat[:, tb.b]                                 # (n, J)
-            ycoef = (member[cls][:, :, None] * diff[:, None, :]).reshape(n, nt)  # (n, G·J)
-            tpart = np.zeros((nt, nv))
-            tpart[np.arange(nt), n + A + np.arange(nt)] = -1.0
-            plus = tpart.copy()
-            plus[:, :n] = ycoef.T
-            minus = tpart.copy()
-            minus[:, :n] = -ycoef.T
-            ub_rows += [plus, minus]
-            ub_rhs += [np.zeros(nt), np.zeros(nt)]
-        Aub = csr_matrix(np.concatenate(ub_rows))
-        res = linprog(cost, A_ub=Aub, b_ub=np.concatenate(ub_rhs), A_eq=csr_matrix(Aeq),
-                      b_eq=np.ones(A), bounds=(0, None), method="highs")
+        Aub = csr_matrix(np.concatenate([count, cn]))
+        b_ub = np.concatenate([[len(c) for c in tb.classes], np.zeros(C)])
+        res = linprog(cost, A_ub=Aub, b_ub=b_ub, A_eq=csr_matrix(eq), b_eq=b_eq,
+                      bounds=(0, None), method="highs")
         if res.status != 0:
             return None
         marg = res.ineqlin.marginals
-        pi = res.eqlin.marginals * T
-        mu = marg[:K] * T
+        dual = res.eqlin.marginals * T
         nu = np.clip(-marg[K:K + C], 0.0, None)
         if nu.sum() > 1:
             nu = nu / nu.sum()
-        rho = np.zeros((K, A))
-        if nt:
-            beta = (-marg[K + C:K + C + nt] + marg[K + C + nt:]) * T              # (G·J,)
-            limit = (tb.gweight.reshape(nt, C) @ nu)
-            beta = np.clip(beta, -limit, limit).reshape(G, J)
-            per_g = np.zeros((G, A))
-            for g in range(G):
-                np.add.at(per_g[g], tb.a, beta[g])
-                np.subtract.at(per_g[g], tb.b, beta[g])
-            rho = member @ per_g
-        uncovered = res.x[n:n + A].sum()
-        self.last = res.x[:n]
-        return res.x[-1], pi, mu, nu, rho, uncovered, res.x[:n]
+        sigma = dual[A + G:].reshape(G, A)
+        self.last, self.last_side = res.x[:n], res.x[n:n + m]
+        y = (share * self.last[None, :, None]).sum(axis=1) if n else np.zeros((G, A))
+        return Duals(z=float(res.x[-1]), pi=dual[:A], mu=marg[:K] * T, nu=nu,
+                     kappa=dual[A:A + G], sigma=sigma, rho=-self.member @ sigma,
+                     slack=float(res.x[n + m:n + m + ns].sum()), y=y)
 
 
-def _lagrangian(tb, pi, nu, rho, mins) -> float:
-    """``Σπ + Σ_K |K|·min(0, min rc_K)`` (the module's bound)."""
-    return float(pi.sum() + sum(len(c) * min(0.0, m) for c, m in zip(tb.classes, mins)))
+def _lagrangian(tb, pi, mins, sides) -> float:
+    """``Σπ + Σ_K |K|·min(0, min rc_K) + Σ_G (min_U rc_G(U) + κ_G)`` (the module's
+    bound; ``mins`` the classes' least reduced costs, ``sides`` the groups' least
+    ``rc + κ``, each proven)."""
+    return float(pi.sum() + sum(len(c) * min(0.0, m) for c, m in zip(tb.classes, mins))
+                 + sum(sides))
 
 
-def run_trial(tb: Tables, T: float, pool, deadline, rng, prove: bool):
+def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool):
     """Column generation at the trial value ``T``: ``(z, L)``, ``z`` the master
     program's value once the local search finds no column (an upper estimate of its
     optimum: below ``T``, no proof of ``T`` exists) and, with ``prove``, ``L`` the
@@ -130,7 +179,7 @@ def run_trial(tb: Tables, T: float, pool, deadline, rng, prove: bool):
     of every mapping whose PE loads are at most ``T``); None for either when the time
     ran out first."""
     master = Master(tb, T)
-    for k, s, load in pool:
+    for k, s, load in pool.pe:
         if load <= T:
             master.add(k, s, load)
     for k, col in enumerate(tb.pe):             # single actors: a cover when T allows
@@ -138,27 +187,31 @@ def run_trial(tb: Tables, T: float, pool, deadline, rng, prove: bool):
             s = np.zeros(tb.A, dtype=bool)
             s[a] = True
             master.add(k, s, float(col.work[a]))
+    K, G = len(tb.pe), len(tb.groups)
+    fresh = [SideProblem(tb, g, T, np.zeros(tb.C), np.zeros(tb.A)) for g in range(G)]
+    for g, s in pool.side:
+        if fresh[g].fits(s):
+            master.add_side(g, s)
     best, z = None, None
-    order = list(range(len(tb.pe)))
+    order = list(range(K + G))
     while True:
         if deadline is not None and time.monotonic() > deadline:
             return z, best
-        sol = master.solve()
-        if sol is None:
+        d = master.solve()
+        if d is None:
             return z, best
-        z, pi, mu, nu, rho, uncovered, lam = sol
-        if uncovered > 1e-9:
-            z = math.inf
-        elif z < T * (1 - 1e-9) and not prove:
+        z = math.inf if d.slack > 1e-9 else d.z
+        if z < T * (1 - 1e-9) and not prove:
             return z, best          # the program's optimum is below T: no proof of T
-        probs = [Problem(tb, col, T, pi, nu, rho[k]) for k, col in enumerate(tb.pe)]
-        if _local_round(tb, master, probs, mu, pool, rng, deep=prove):
+        probs = [Problem(tb, col, T, d.pi, d.nu, d.rho[k]) for k, col in enumerate(tb.pe)]
+        probs += [SideProblem(tb, g, T, d.nu, d.sigma[g]) for g in range(G)]
+        if _local_round(tb, master, probs, d, pool, rng, deep=prove):
             continue
         if not prove:
             return z, best
-        # no column from the local search: the exact pricing, class by class (the
-        # last to find one first), adds a column or, for every class, proves; the
-        # first round prices every class, for a Lagrangian bound early
+        # no column from the local search: the exact pricing, class by class and
+        # group by group (the last to find one first), adds a column or, for every
+        # one, proves; the first round prices every one, for a Lagrangian bound early
         mins, found = {}, False
         for k in list(order):
             left = None if deadline is None else deadline - time.monotonic()
@@ -168,56 +221,80 @@ def run_trial(tb: Tables, T: float, pool, deadline, rng, prove: bool):
             s, upper = pr.exact(left)
             if upper is None:
                 return z, best
-            mins[k] = min(0.0, -upper)
-            if s is not None:
-                val, load = pr.value(s)
-                if -val < mu[k] - EPSILON * T and load <= T * (1 + 1e-12) \
-                        and master.add(k, s, load):
-                    pool.append((k, s.copy(), load))
-                    for t in pr.local([s], rng):       # and its neighbours
-                        val, load = pr.value(t)
-                        if -val < mu[k] - EPSILON * T and load <= T \
-                                and master.add(k, t, load):
-                            pool.append((k, t.copy(), load))
-                    order.remove(k)
-                    order.insert(0, k)
-                    found = True
-                    if best is not None:
-                        break
+            mins[k] = -upper
+            if s is not None and _offer(master, pool, k, pr, s, d, T):
+                for t in pr.local([s], rng):           # and its neighbours
+                    _offer(master, pool, k, pr, t, d, T)
+                order.remove(k)
+                order.insert(0, k)
+                found = True
+                if best is not None:
+                    break
         if len(mins) == len(probs):
-            got = _lagrangian(tb, pi, nu, rho, [mins[k] for k in range(len(probs))])
+            got = _lagrangian(tb, d.pi, [mins[k] for k in range(K)],
+                              [mins[k] for k in range(K, K + G)])
             best = got if best is None else max(best, got)
         if not found or best > T:
             return z, best
 
 
-def _local_round(tb, master, probs, mu, pool, rng, deep: bool = False) -> int:
+def _offer(master, pool, k, pr, s, d, T) -> bool:
+    """Add the column ``s`` of pricing problem ``k`` (a class, then the groups) where
+    its reduced cost is negative and it fits: whether it was added."""
+    K = len(master.tb.pe)
+    if k >= K:
+        g = k - K
+        if -pr.value(s) < d.kappa[g] - EPSILON * T and pr.fits(s) \
+                and master.add_side(g, s):
+            pool.side.append((g, s.copy()))
+            return True
+        return False
+    val, load = pr.value(s)
+    if -val < d.mu[k] - EPSILON * T and load <= T * (1 + 1e-12) and master.add(k, s, load):
+        pool.pe.append((k, s.copy(), load))
+        return True
+    return False
+
+
+def _local_round(tb, master, probs, d, pool, rng, deep: bool = False) -> int:
     """Columns of negative reduced cost by the local search, added to ``master`` and
     ``pool``: how many.  First plain descents from the empty column and the basis's
     columns; only where they find none, the iterated search from more starts (with
-    ``deep``, before an exact pricing, from every basis column, longer)."""
+    ``deep``, before an exact pricing, from every basis column, longer).  The sides
+    start from the program's shares rounded and the basis's sides."""
     T = master.T
+    K = len(tb.pe)
     added = 0
     basis = np.flatnonzero(master.last > 1e-9)
+    side_basis = np.flatnonzero(master.last_side > 1e-9)
     for k, pr in enumerate(probs):
-        mine = [master.S[i] for i in basis if master.cls[i] == k]
-        singles = [np.eye(tb.A, dtype=bool)[a] for a in np.argsort(-pr.h)[:3]]
-        stages = [([np.zeros(tb.A, dtype=bool)] + mine[:4], 0),
-                  (mine[4:8] + singles, KICKS)]
+        if k < K:
+            mine = [master.S[i] for i in basis if master.cls[i] == k]
+            singles = [np.eye(tb.A, dtype=bool)[a] for a in np.argsort(-pr.h)[:3]]
+            first = [np.zeros(tb.A, dtype=bool)] + mine[:4]
+
+            def score(s, pr=pr):
+                return -pr.value(s)[0]
+        else:
+            g = k - K
+            mine = [master.U[i] for i in side_basis if master.grp[i] == g]
+            y = d.y[g]
+            singles = [y > 0.5 - 1e-9, y > 1e-9, y > 1 - 1e-9]
+            first = singles[:1] + mine[:4]
+
+            def score(s, pr=pr):
+                return -pr.value(s)
+        stages = [(first, 0), (mine[4:8] + singles, KICKS)]
         if deep:
             stages.append((mine + singles, DEEP_KICKS))
         for starts, kicks in stages:
-            found = []
-            for s in pr.local(starts, rng, kicks):
-                val, load = pr.value(s)
-                if -val < mu[k] - EPSILON * T and load <= T:
-                    found.append((-val, s, load))
-            found.sort(key=lambda f: f[0])
-            for _, s, load in found[:PER_ROUND]:
-                if master.add(k, s, load):
-                    pool.append((k, s.copy(), load))
-                    added += 1
-            if found:
+            found = sorted(pr.local(starts, rng, kicks), key=score)
+            got = 0
+            for s in found:
+                if got >= PER_ROUND:
+                    break
+                got += _offer(master, pool, k, pr, s, d, T)
+            added += got
+            if got:
                 break
     return added
-

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, vstack
 
 from mapping.search.partition_charges import PEColumns, Tables
 
@@ -190,3 +190,172 @@ class Problem:
         s = None if res.x is None else res.x[:A] > 0.5
         return s, best
 
+
+
+class SideProblem:
+    """The pricing problem of the side columns of group ``g`` (the set of actors on
+    the group's PEs) at one trial value, in the form ``maximize −σ·s − Σ_j c_j·[s_a ≠
+    s_b]`` (``c_j = ν·w(G)·v_j ≥ 0`` the channel's charge to the CNs when cut between
+    the sides) subject to the sides' capacities ``Σ_{a∈s} min_{p∈G} own(a, p) ≤ |G|·T``
+    and likewise for the rest beyond ``G``: a capacitated minimum cut."""
+
+    def __init__(self, tb: Tables, g: int, T: float, nu, sigma):
+        inside = [k for k, col in enumerate(tb.pe) if col.member[g]]
+        outside = [k for k, col in enumerate(tb.pe) if not col.member[g]]
+
+        def least(ks):
+            work = np.full(tb.A, np.inf)
+            for k in ks:
+                w = tb.pe[k].work
+                work = np.minimum(work, np.where(w <= T * (1 + 1e-12), w, np.inf))
+            return work
+
+        self.T = T
+        self.w_in, self.w_out = least(inside), least(outside)
+        self.cap_in = T * sum(len(tb.classes[k]) for k in inside)
+        self.cap_out = T * sum(len(tb.classes[k]) for k in outside)
+        self.ok_in, self.ok_out = np.isfinite(self.w_in), np.isfinite(self.w_out)
+        self.win = np.where(self.ok_in, self.w_in, 0.0)
+        self.wout = np.where(self.ok_out, self.w_out, 0.0)
+        self.sigma = np.asarray(sigma, dtype=float)
+        self.a, self.b = tb.a, tb.b
+        self.c = tb.gweight[g] @ nu if len(tb.a) else np.zeros(0)      # (J,)
+        C = np.zeros((tb.A, tb.A))
+        np.add.at(C, (tb.a, tb.b), self.c)
+        np.add.at(C, (tb.b, tb.a), self.c)
+        self.Cm = C
+        self.deg = C.sum(axis=1)
+
+    def value(self, s: np.ndarray) -> float:
+        """The objective of the side ``s`` (bool): ``−`` its reduced cost plus ``κ``."""
+        x = s.astype(float)
+        return float(-(self.sigma @ x) - self.deg @ x + x @ self.Cm @ x)
+
+    def fits(self, s: np.ndarray) -> bool:
+        return bool(self.ok_in[s].all() and self.ok_out[~s].all()
+                    and self.win[s].sum() <= self.cap_in * (1 + 1e-12)
+                    and self.wout[~s].sum() <= self.cap_out * (1 + 1e-12))
+
+    def _gain(self, x: np.ndarray) -> np.ndarray:
+        """The objective's change when each actor changes side."""
+        return -(1 - 2 * x) * (self.sigma + self.deg - 2 * (self.Cm @ x))
+
+    def _repair(self, s: np.ndarray) -> np.ndarray | None:
+        """``s`` moved to within both capacities, the cheapest actor first."""
+        s = s & self.ok_in | ~self.ok_out
+        for _ in range(2 * len(s)):
+            x = s.astype(float)
+            over_in = self.win[s].sum() - self.cap_in
+            over_out = self.wout[~s].sum() - self.cap_out
+            if over_in <= 1e-12 * self.T and over_out <= 1e-12 * self.T:
+                return s
+            gain = self._gain(x)
+            movable = (s & self.ok_out) if over_in > 0 else (~s & self.ok_in)
+            if not movable.any():
+                return None
+            i = int(np.argmax(np.where(movable, gain, -np.inf)))
+            s[i] = not s[i]
+        return s if self.fits(s) else None
+
+    def _descend(self, s: np.ndarray) -> np.ndarray:
+        """A local optimum of moves of one actor and exchanges of two across the
+        sides, from the feasible side ``s``."""
+        s = s.copy()
+        tiny = 1e-12 * self.T
+        load_in, load_out = self.win[s].sum(), self.wout[~s].sum()
+        for _ in range(4 * len(s)):
+            x = s.astype(float)
+            gain = self._gain(x)
+            to_in = ~s & self.ok_in & (load_in + self.win <= self.cap_in)
+            to_out = s & self.ok_out & (load_out + self.wout <= self.cap_out)
+            move = np.where(to_in | to_out, gain, -np.inf)
+            i = int(np.argmax(move))
+            if move[i] > tiny:
+                s[i] = not s[i]
+                sign = 1 if s[i] else -1
+                load_in += sign * self.win[i]
+                load_out -= sign * self.wout[i]
+                continue
+            ins = np.flatnonzero(s & self.ok_out)
+            outs = np.flatnonzero(~s & self.ok_in)
+            if not len(ins) or not len(outs):
+                break
+            sw = gain[ins][:, None] + gain[outs][None, :] - 2 * self.Cm[np.ix_(ins, outs)]
+            li = load_in - self.win[ins][:, None] + self.win[outs][None, :]
+            lo = load_out + self.wout[ins][:, None] - self.wout[outs][None, :]
+            sw = np.where((li <= self.cap_in) & (lo <= self.cap_out), sw, -np.inf)
+            k = int(np.argmax(sw))
+            if sw.flat[k] <= tiny:
+                break
+            r, c = divmod(k, len(outs))
+            s[ins[r]], s[outs[c]] = False, True
+            load_in, load_out = float(li[r, c]), float(lo[r, c])
+        return s
+
+    def local(self, starts, rng, kicks: int = KICKS) -> list[np.ndarray]:
+        """Sides by iterated local search from ``starts`` (each repaired to fit first),
+        each local optimum kicked (three actors moved, then repaired) ``kicks``
+        times: every local optimum found."""
+        out, seen = [], set()
+        for s in starts:
+            s = self._repair(np.asarray(s, dtype=bool).copy())
+            if s is None:
+                continue
+            s = self._descend(s)
+            best = self.value(s)
+            for _ in range(kicks + 1):
+                if s.tobytes() not in seen:
+                    seen.add(s.tobytes())
+                    out.append(s.copy())
+                t = s.copy()
+                flip = rng.choice(len(t), min(3, len(t)), replace=False)
+                t[flip] = ~t[flip]
+                t = self._repair(t)
+                if t is None:
+                    continue
+                t = self._descend(t)
+                val = self.value(t)
+                if val >= best:
+                    s, best = t, val
+        return out
+
+    def exact(self, time_limit: float | None):
+        """The best side by a mixed-integer program: ``(side or None, proven upper
+        bound on the objective)``, the bound ``−inf`` where no side fits."""
+        A = len(self.sigma)
+        if (~self.ok_in & ~self.ok_out).any():
+            return None, -np.inf
+        cut = np.flatnonzero(self.c > 0)
+        J = len(cut)
+        a, b = self.a[cut], self.b[cut]
+        scale = self.T
+        obj = np.concatenate([self.sigma, self.c[cut]]) / scale
+        r = np.repeat(np.arange(2 * J), 3)
+        cols = np.stack([A + np.arange(J), a, b], axis=1)
+        cols = np.concatenate([cols, cols]).ravel()
+        vals = np.concatenate([np.tile([1.0, -1.0, 1.0], J), np.tile([1.0, 1.0, -1.0], J)])
+        cut_rows = coo_matrix((vals, (r, cols)), shape=(2 * J, A + J))  # e ≥ ±(s_a − s_b)
+        cap = np.zeros((2, A + J))
+        cap[0, :A] = self.win / scale
+        cap[1, :A] = -self.wout / scale
+        m = vstack([cut_rows, coo_matrix(cap)]).tocsr()
+        lo = np.concatenate([np.zeros(2 * J), [-np.inf, -np.inf]])
+        hi = np.concatenate([np.full(2 * J, np.inf),
+                             [self.cap_in / scale,
+                              (self.cap_out - self.wout.sum()) / scale]])
+        lower = np.concatenate([(~self.ok_out).astype(float), np.zeros(J)])
+        upper = np.concatenate([self.ok_in.astype(float), np.full(J, np.inf)])
+        opts = {"disp": False, "mip_rel_gap": 1e-9}
+        if time_limit is not None:
+            opts["time_limit"] = max(time_limit, 0.01)
+        res = milp(obj, integrality=np.concatenate([np.ones(A), np.zeros(J)]),
+                   bounds=Bounds(lower, upper), constraints=LinearConstraint(m, lo, hi),
+                   options=opts)
+        if res.status == 2:
+            return None, -np.inf
+        dual = getattr(res, "mip_dual_bound", None)
+        if res.status == 0 and dual is None:
+            dual = res.fun
+        best = None if dual is None or not np.isfinite(dual) else -float(dual) * scale
+        s = None if res.x is None else res.x[:A] > 0.5
+        return s, best
