@@ -76,7 +76,8 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     ``(A, P)`` mask ``allowed`` (see the module) between ``lower`` (a proven bound)
     and ``upper`` (a mapping's value), within ``time_limit`` seconds: a bisection on
     ``T`` with the local search's columns (its master value above ``T`` or not) to the
-    estimated crossing, then the exact pricing there."""
+    estimated crossing, then the exact pricing there (and, where its bound falls short
+    of ``T``, halfway down to that bound, while the time lasts)."""
     began = time.monotonic()
     agg = getattr(ev, "aggregation", None)
     if agg is None or not agg.bottleneck or not ev.tables.linear or not upper > 0:
@@ -103,12 +104,18 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
             lo = T
         else:
             hi = T
-    proven = None
-    if lo > lower:
-        z, got = run_trial(tb, lo, pool, deadline, rng, prove=True)
-        if got is not None:
-            trials.append((lo, z, got))
-            proven = min(lo, got) * (1 - SAFETY)
+    # the proof at the estimated crossing; where it falls short (the local search's
+    # columns overestimated the program there), again halfway down to what it proved
+    proven, T = None, lo
+    while T > lower and (proven is None or T - proven > RESOLUTION * upper):
+        z, got = run_trial(tb, T, pool, deadline, rng, prove=True)
+        if got is None:
+            break
+        trials.append((T, z, got))
+        proven = max(proven or 0.0, min(T, got) * (1 - SAFETY))
+        if got >= T or (deadline is not None and time.monotonic() > deadline):
+            break
+        T = 0.5 * (max(got, lower) + T)
     complete = deadline is None or time.monotonic() <= deadline
     return PartitionBound(proven if proven and proven > 0 else None, tuple(trials),
                           len(pool), time.monotonic() - began, complete)

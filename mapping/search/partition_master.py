@@ -194,6 +194,10 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool):
             master.add_side(g, s)
     best, z = None, None
     order = list(range(K + G))
+    # a proof keeps half its time for the exact pricing, the local search's columns
+    # short of convergence or not
+    local_until = None if deadline is None or not prove else \
+        time.monotonic() + 0.5 * (deadline - time.monotonic())
     while True:
         if deadline is not None and time.monotonic() > deadline:
             return z, best
@@ -205,7 +209,8 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool):
             return z, best          # the program's optimum is below T: no proof of T
         probs = [Problem(tb, col, T, d.pi, d.nu, d.rho[k]) for k, col in enumerate(tb.pe)]
         probs += [SideProblem(tb, g, T, d.nu, d.sigma[g]) for g in range(G)]
-        if _local_round(tb, master, probs, d, pool, rng, deep=prove):
+        if (local_until is None or time.monotonic() < local_until) \
+                and _local_round(tb, master, probs, d, pool, rng, deep=prove):
             continue
         if not prove:
             return z, best
