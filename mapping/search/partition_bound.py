@@ -14,21 +14,41 @@ cut functions below the architecture's routes (:func:`route_cuts`: on a tree of 
 and bridges, exactly the routes: a bus is charged half a channel by each end on a PE
 behind it and half by each end beyond it) and ``v`` the largest volume with ``v·D_k ≤``
 the channel's cost.  The column of ``s`` carries ``v·w_k(s)`` for each channel with
-exactly one end in ``S``, and channels inside ``S`` their exact cost; the group terms
-``w_k(G)·|y_G(a) − y_G(b)|`` (``y_G(a)``: the share of actor ``a`` on PEs of ``G``)
-enter the master program.  Communication charged to the cores (``charge = ends |
-both``) is charged to a column at its least over the other end's PEs.
+exactly one end in ``S``, and channels inside ``S`` their exact cost.  Communication
+charged to the cores (``charge = ends | both``) is charged to a column at its least
+over the other end's PEs.
 
-The master linear program minimizes the busiest CN ``z`` over convex combinations of
-columns.  For any multipliers (``π`` for the actors, ``ν ≥ 0, Σν ≤ 1`` for the CNs, and
-the group terms' within their weights) the Lagrangian bound ``Σ_a π_a + Σ_K |K|·min(0,
-min_S rc_K(S))`` (``rc``: a column's reduced cost) is below the busiest CN of every
-mapping with PE loads ≤ ``T``; with the pricing exact (a mixed-integer program, its
-proven bound) it is a proof.  So ``OPT ≥ min(T, L(T))``: either some load of the
-optimum exceeds ``T``, or the optimum is a mapping of the relaxation.  :func:`bound`
-bisects on ``T`` between a known bound and the starting mapping's value with columns
-from an iterated local search on the pricing problem (a quadratic knapsack), then
-prices exactly at the estimated crossing, where the local search finds none.  Columns and their master program: Dantzig and Wolfe
+The group terms are carried by a second kind of column: a *side* of a group ``G`` (on
+a tree, one side of a bridge, or the PEs behind one bus) is a set ``U`` of actors whose
+least own loads on ``G``'s PEs sum to at most ``|G|·T``, and the rest's beyond ``G``
+to at most ``(P − |G|)·T``; it carries ``Σ_j v_j·w_k(G)·[a_j ∈ U xor b_j ∈ U]``.  Every
+mapping with PE loads ≤ ``T`` picks, for each group, exactly one side: the actors on
+``G``'s PEs (their loads sum to at most ``|G|·T``, and each PE's load is at least its
+actors' own loads, all loads being non-negative), exactly those that the columns of
+``G``'s PEs cover.  So its CN loads are at least the sum of its PE columns' and side
+columns' charges.
+
+The master linear program minimizes the busiest CN ``z`` over non-negative weights
+``λ`` of PE columns and ``μ`` of sides: each actor covered once, at most ``|K|``
+columns of a class ``K``, one side per group, each actor's share on ``G``'s PEs
+(``Σ_λ [K ⊆ G]·S_a·λ``) equal to its share in ``G``'s sides (``Σ_μ U_a·μ``), and each
+CN's charges at most ``z``.  Lagrangian bound: for any multipliers ``π`` of the cover,
+``σ_G`` of the coupling, ``κ_G`` of the one side and ``ν ≥ 0, Σν ≤ 1`` of the CNs,
+with ``rc_K(S) = ν·cost(S) − Σ_{a∈S} (π_a + Σ_{G ⊇ K} σ_G(a))`` and ``rc_G(U) =
+ν·cost(U) + Σ_{a∈U} σ_G(a) − κ_G``, a mapping with PE loads ≤ ``T`` (columns ``S_p``,
+sides ``U_G``) has busiest CN ``≥ Σ_k ν_k·load_k ≥ Σ_p ν·cost(S_p) + Σ_G ν·cost(U_G) =
+Σ_a π_a + Σ_G κ_G + Σ_p rc(S_p) + Σ_G rc_G(U_G)`` (the σ terms cancel: the columns of
+``G``'s PEs cover exactly ``U_G``), so at least ``L(T) = Σ_a π_a + Σ_K |K|·min(0, min_S
+rc_K(S)) + Σ_G (κ_G + min_U rc_G(U))`` (a PE with no actor is the empty column, of
+reduced cost 0).  With the pricing exact (mixed-integer programs: a quadratic knapsack
+per class, a capacitated minimum cut per group, their proven bounds; ``+∞`` where no
+side fits) it is a proof.  So ``OPT ≥ min(T, L(T))``: either some load of the optimum
+exceeds ``T``, or the optimum is a mapping of the relaxation.  The sides make the
+bridge's charge the cut of a side that fits, not ``|y_G(a) − y_G(b)|`` of fractional
+shares, which vanishes for actors split alike.  :func:`bound` bisects on ``T`` between
+a known bound and the starting mapping's value with columns from iterated local
+searches on the pricing problems, then prices exactly at the estimated crossing, where
+the local search finds none.  Columns and their master program: Dantzig and Wolfe
 (1960); the set-partitioning bound of capacitated graph partitioning: Mehrotra and
 Trick (1998); the Lagrangian bound of an unfinished column generation: Lasdon (1970).
 
