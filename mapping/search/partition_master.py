@@ -210,8 +210,10 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool):
         probs = [Problem(tb, col, T, d.pi, d.nu, d.rho[k]) for k, col in enumerate(tb.pe)]
         probs += [SideProblem(tb, g, T, d.nu, d.sigma[g]) for g in range(G)]
         if (local_until is None or time.monotonic() < local_until) \
-                and _local_round(tb, master, probs, d, pool, rng, deep=prove):
+                and _local_round(tb, master, probs, d, pool, rng, prove, deadline):
             continue
+        if deadline is not None and time.monotonic() > deadline:
+            return z, best
         if not prove:
             return z, best
         # no column from the local search: the exact pricing, class by class and
@@ -261,18 +263,22 @@ def _offer(master, pool, k, pr, s, d, T) -> bool:
     return False
 
 
-def _local_round(tb, master, probs, d, pool, rng, deep: bool = False) -> int:
+def _local_round(tb, master, probs, d, pool, rng, deep: bool = False,
+                 deadline: float | None = None) -> int:
     """Columns of negative reduced cost by the local search, added to ``master`` and
-    ``pool``: how many.  First plain descents from the empty column and the basis's
-    columns; only where they find none, the iterated search from more starts (with
-    ``deep``, before an exact pricing, from every basis column, longer).  The sides
-    start from the program's shares rounded and the basis's sides."""
+    ``pool``: how many (none once past ``deadline``).  First plain descents from the
+    empty column and the basis's columns; only where they find none, the iterated
+    search from more starts (with ``deep``, before an exact pricing, from every basis
+    column, longer).  The sides start from the program's shares rounded and the
+    basis's sides."""
     T = master.T
     K = len(tb.pe)
     added = 0
     basis = np.flatnonzero(master.last > 1e-9)
     side_basis = np.flatnonzero(master.last_side > 1e-9)
     for k, pr in enumerate(probs):
+        if deadline is not None and time.monotonic() > deadline:
+            break
         if k < K:
             mine = [master.S[i] for i in basis if master.cls[i] == k]
             singles = [np.eye(tb.A, dtype=bool)[a] for a in np.argsort(-pr.h)[:3]]
