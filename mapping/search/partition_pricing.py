@@ -177,18 +177,7 @@ class Problem:
         n += 1
         m = coo_matrix((vals, (rows, cols)), shape=(n, A + J)).tocsr()
         ub = np.concatenate([self.ok.astype(float), both.astype(float)])
-        opts = {"disp": False, "mip_rel_gap": 1e-9}
-        if time_limit is not None:
-            opts["time_limit"] = max(time_limit, 0.01)
-        res = milp(c, integrality=np.concatenate([np.ones(A), np.zeros(J)]),
-                   bounds=Bounds(np.zeros(A + J), ub),
-                   constraints=LinearConstraint(m, lo, hi), options=opts)
-        dual = getattr(res, "mip_dual_bound", None)
-        if res.status == 0 and dual is None:
-            dual = res.fun
-        best = None if dual is None or not np.isfinite(dual) else -float(dual) * scale
-        s = None if res.x is None else res.x[:A] > 0.5
-        return s, best
+        return _maximize(c, A, J, np.zeros(A + J), ub, m, lo, hi, scale, time_limit)
 
 
 
@@ -345,17 +334,25 @@ class SideProblem:
                               (self.cap_out - self.wout.sum()) / scale]])
         lower = np.concatenate([(~self.ok_out).astype(float), np.zeros(J)])
         upper = np.concatenate([self.ok_in.astype(float), np.full(J, np.inf)])
-        opts = {"disp": False, "mip_rel_gap": 1e-9}
-        if time_limit is not None:
-            opts["time_limit"] = max(time_limit, 0.01)
-        res = milp(obj, integrality=np.concatenate([np.ones(A), np.zeros(J)]),
-                   bounds=Bounds(lower, upper), constraints=LinearConstraint(m, lo, hi),
-                   options=opts)
-        if res.status == 2:
-            return None, -np.inf
-        dual = getattr(res, "mip_dual_bound", None)
-        if res.status == 0 and dual is None:
-            dual = res.fun
-        best = None if dual is None or not np.isfinite(dual) else -float(dual) * scale
-        s = None if res.x is None else res.x[:A] > 0.5
-        return s, best
+        return _maximize(obj, A, J, lower, upper, m, lo, hi, scale, time_limit)
+
+
+def _maximize(c, A, J, lower, upper, m, lo, hi, scale, time_limit):
+    """HiGHS on ``min c·x`` over ``A`` binaries then ``J`` continuous variables within
+    ``lower``, ``upper`` and ``lo ≤ m·x ≤ hi``, ``c`` scaled by ``1/scale``: ``(the
+    binaries of its best solution or None, a proven upper bound on the maximum of
+    −c·x·scale)``, the bound None where none was proven, ``−inf`` where nothing is
+    feasible."""
+    opts = {"disp": False, "mip_rel_gap": 1e-9}
+    if time_limit is not None:
+        opts["time_limit"] = max(time_limit, 0.01)
+    res = milp(c, integrality=np.concatenate([np.ones(A), np.zeros(J)]),
+               bounds=Bounds(lower, upper), constraints=LinearConstraint(m, lo, hi),
+               options=opts)
+    if res.status == 2:
+        return None, -np.inf
+    dual = getattr(res, "mip_dual_bound", None)
+    if res.status == 0 and dual is None:
+        dual = res.fun
+    best = None if dual is None or not np.isfinite(dual) else -float(dual) * scale
+    return (None if res.x is None else res.x[:A] > 0.5), best
