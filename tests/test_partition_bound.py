@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import dsl
 from moa import Architecture, CostSpec
 from mapping.semantics.problem import bind_problem
-from mapping.search import exact, partition_bound, search
+from mapping.search import exact, partition_bound, partition_charges, search
 from mapping.search.engine import prepare
 from search_problems import random_app
 from test_cpsat import small
@@ -54,6 +54,28 @@ def bridged(n_pes: int, seed: int) -> Architecture:
         kind, bus = ("little", "bus_a") if i % 2 == 0 else ("big", "bus_b")
         a.add_pe(f"{kind}[{i}]", type_name=kind)
         a.add_link(f"{kind}[{i}]", bus)
+    return a
+
+
+RING = "sdf ring6 {\n" + "".join(
+    f"    actor a{i} [quanta = 1000]\n" for i in range(6)) + "".join(
+    f"    channel c{i} : a{i} -> a{(i + 1) % 6} [size = 10000{', delay = 1' * (i == 5)}]\n"
+    for i in range(6)) + "}\n"
+
+
+def two_sides(bus_alpha: float = 1e-10, bridge_alpha: float = 1e-9) -> Architecture:
+    """Four alike cores, two on each of two buses joined by a bridge (no start-up
+    costs, so every figure is a multiple of ``w`` = 1000 quanta and ``h`` = 10000
+    bytes)."""
+    a = Architecture("two_sides", aggregate="max")
+    a.add_type("core", costs={"time": CostSpec("lsla", {"alpha": 1e-9, "beta": 0.0})})
+    for cn, alpha in (("bus_a", bus_alpha), ("bus_b", bus_alpha), ("bridge", bridge_alpha)):
+        a.add_cn(cn, costs={"time": CostSpec("lsla", {"alpha": alpha, "beta": 0.0})})
+    a.add_link("bus_a", "bridge")
+    a.add_link("bridge", "bus_b")
+    for i in range(4):
+        a.add_pe(f"core[{i}]", type_name="core")
+        a.add_link(f"core[{i}]", "bus_a" if i < 2 else "bus_b")
     return a
 
 
@@ -165,3 +187,63 @@ def test_actors_barred_from_a_pe_type():
     res = partition_bound.bound(ev, allowed, 200.0)
     assert res.complete
     assert res.value is not None and res.value <= 96.0 * (1 + 1e-12)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(4, 5), seed=st.integers(0, 200),
+       share=st.sampled_from([0.4, 0.6, 0.8, 1.0, 1.2]))
+def test_side_columns_never_exceed_enumeration_behind_a_bridge(n, P, seed, share):
+    """Behind a bridge with two PEs or more on each side (so that the bridge is a
+    group's cut and the side columns price it): ``L(T)`` stays at or below the least
+    busiest CN over the mappings whose PE loads fit ``T`` (enumerated), ``T`` from
+    well below the optimum's PE loads to above them."""
+    problem = bind_problem(random_app(n, n + 2, seed=seed), bridged(P, seed))
+    setup = prepare(problem, "time", "max")
+    ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
+    X = np.array(list(itertools.product(range(ev.n_pes), repeat=ev.n_actors)))
+    pe = np.array([e in ev.pes for e in ev.elements])
+    T = share * float(ev.loads(X)[:, pe].max(axis=1).min()) * 2
+    got = partition_bound.trial(ev, allowed, T)
+    assert got is not None
+    assert got <= least_cn_load(ev, T) * (1 + 1e-9) + 1e-18
+
+
+def ring_on_two_sides():
+    problem = bind_problem(dsl.loads_sdf(RING)[0], two_sides())
+    setup = prepare(problem, "time", "max")
+    return setup.objectives.evaluators[0], setup.space.allowed
+
+
+def test_ring_across_a_bridge_by_hand():
+    """Six actors of work ``w`` = 1e-6 s in a ring of channels costing ``h`` = 1e-5 s
+    on the bridge and ``h/10`` on a bus; two alike cores on each side.  Under ``T`` =
+    2.5·w a core holds two actors, a side (two cores) at most five by its total
+    capacity 5·w: every side cuts the ring, so at least two channels cross the bridge,
+    and two arcs of 3 and 3 actors (each split 2 + 1 on its side) give exactly 2h
+    there, the buses 3h/10 at most.  The side columns reach it: ``L(2.5w) = 2h``.
+    Without them (the bound before the side columns) it was 0.15h: the program split
+    the actors between the sides in fractions, and the bridge term ``|y(a) − y(b)|``
+    vanished."""
+    w, h = 1e-6, 1e-5
+    ev, allowed = ring_on_two_sides()
+    assert ev.tables.proc == pytest.approx(np.full((6, 4), w))
+    assert least_cn_load(ev, 2.5 * w) == pytest.approx(2 * h)
+    assert partition_bound.trial(ev, allowed, 2.5 * w) == pytest.approx(2 * h, rel=1e-6)
+
+
+def test_doubling_the_bridge_charge_breaks_the_bound(monkeypatch):
+    """The check above can fail: with the charge of a channel cut between the sides
+    doubled (an invalid relaxation) the ring's ``L(2.5w)`` is 4h, above the least
+    busiest CN of every mapping that fits (2h)."""
+    h = 1e-5
+    tables = partition_charges.Tables.__init__
+
+    def doubled(self, *args):
+        tables(self, *args)
+        self.gweight = 2 * self.gweight
+
+    monkeypatch.setattr(partition_charges.Tables, "__init__", doubled)
+    ev, allowed = ring_on_two_sides()
+    got = partition_bound.trial(ev, allowed, 2.5e-6)
+    assert got == pytest.approx(4 * h, rel=1e-6)
+    assert got > least_cn_load(ev, 2.5e-6) * 1.5
