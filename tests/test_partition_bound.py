@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import dsl
 from moa import Architecture, CostSpec
 from mapping.semantics.problem import bind_problem
-from mapping.search import exact, partition_bound, partition_charges, search
+from mapping.search import exact, partition_bound, search
+from mapping.search.partition_bound import charges as partition_charges
 from mapping.search.engine import prepare
 from search_problems import random_app
 from test_cpsat import small

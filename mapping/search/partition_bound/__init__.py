@@ -54,9 +54,9 @@ Trick (1998); the Lagrangian bound of an unfinished column generation: Lasdon (1
 
 Only linear tables of a bottleneck aggregation are bounded (those ``exact`` models).
 The parts: the columns' data and the charging of cut channels to the CNs in
-:mod:`~mapping.search.partition_charges`, the pricing problems in
-:mod:`~mapping.search.partition_pricing`, the master program and the column generation
-at one trial value in :mod:`~mapping.search.partition_master`; here the bisection.
+:mod:`~mapping.search.partition_bound.charges`, the pricing problems in
+:mod:`~mapping.search.partition_bound.pricing`, the master program and the column generation
+at one trial value in :mod:`~mapping.search.partition_bound.master`; here the bisection.
 """
 from __future__ import annotations
 
@@ -66,8 +66,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mapping.search.partition_charges import Tables, route_cuts  # noqa: F401
-from mapping.search.partition_master import Pool, run_trial
+from mapping.search.partition_bound.charges import Tables, route_cuts  # noqa: F401
+from mapping.search.partition_bound.master import Pool, run_trial
 
 #: the bisection stops when the interval left is this share of the starting value
 RESOLUTION = 2e-3

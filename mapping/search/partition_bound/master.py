@@ -11,8 +11,8 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 
-from mapping.search.partition_charges import Tables
-from mapping.search.partition_pricing import KICKS, Problem, SideProblem
+from mapping.search.partition_bound.charges import Tables
+from mapping.search.partition_bound.pricing import KICKS, Problem, SideProblem
 
 #: a column prices out when its reduced cost is below this (relative to ``T``)
 EPSILON = 1e-7

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, vstack
 
-from mapping.search.partition_charges import PEColumns, Tables
+from mapping.search.partition_bound.charges import PEColumns, Tables
 
 #: kicks of each local optimum in the pricing's iterated local search
 KICKS = 8
