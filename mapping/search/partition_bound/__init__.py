@@ -116,7 +116,7 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
         if halfway is not None and time.monotonic() > halfway:
             break
         T = 0.5 * (lo + hi)
-        z, _ = run_trial(tb, T, pool, halfway, rng, prove=False)
+        z, _, _ = run_trial(tb, T, pool, halfway, rng, prove=False)
         if z is None:
             break
         trials.append((T, z, None))
@@ -126,9 +126,9 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
             hi = T
     # the proof at the estimated crossing; where it falls short (the local search's
     # columns overestimated the program there), again halfway down to what it proved
-    proven, T = None, lo
+    proven, T, center = None, lo, None
     while T > lower and (proven is None or T - proven > RESOLUTION * upper):
-        z, got = run_trial(tb, T, pool, deadline, rng, prove=True)
+        z, got, center = run_trial(tb, T, pool, deadline, rng, prove=True, center=center)
         if got is None:
             break
         trials.append((T, z, got))
