@@ -12,13 +12,14 @@ does (``45x12`` seed 0 by default, ``--seeds``), or the stored ones by name.  Pr
 JSON document with the load average.
 
     python tests/perf/bench_partition_bound.py --instances 45x12,60x12,a50_p12_s4 \\
-        --budget 48 --base 5b13f5f
+        --budget 48 --base 5b13f5f --variant plain:master.ALPHA=0
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,9 @@ from mapping.search.engine import prepare
 from mapping.search import partition_bound
 from mapping.search.partition_bound import master, pricing
 sdf, moa, upper, lower, budget = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:6])
+for name, value in json.loads(sys.argv[6]).items():
+    module, const = name.split(".")
+    setattr(sys.modules["mapping.search.partition_bound." + module], const, value)
 setup = prepare(bind_problem(dsl.load_sdf(sdf)[0], dsl.load_moa(moa)[0]), "time", "max")
 ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
 log = {"rounds": 0, "exact": 0, "exact_seconds": 0.0, "master_seconds": 0.0,
@@ -112,9 +116,10 @@ def limits(files, relax_limit: float, budget: int) -> tuple[float, float]:
     return float(found.value), float(lower)
 
 
-def run(code: Path, files, upper: float, lower: float, budget: float) -> dict:
+def run(code: Path, files, upper: float, lower: float, budget: float,
+        constants: dict) -> dict:
     argv = [sys.executable, "-c", CHILD, *map(str, files), repr(upper), repr(lower),
-            repr(budget)]
+            repr(budget), json.dumps(constants)]
     began = time.perf_counter()
     proc = subprocess.run(argv, env=dict(os.environ, PYTHONPATH=str(code)),
                           capture_output=True, text=True, cwd=str(code))
@@ -131,34 +136,52 @@ def main(argv=None):
     ap.add_argument("--relax-limit", type=float, default=120.0)
     ap.add_argument("--start-budget", type=int, default=50_000)
     ap.add_argument("--base", default="", help="earlier commits (comma-separated)")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME:M.C=V,...",
+                    help="this tree again with constants of the package's modules set "
+                         "(e.g. 'plain:master.ALPHA=0'); repeatable")
+    ap.add_argument("--limits-file", type=Path,
+                    help="a JSON file of each instance's (upper, lower), read where it "
+                         "has the instance, written otherwise")
     args = ap.parse_args(argv)
     from previous import extract
     report = {"load_average_before": os.getloadavg(), "budget": args.budget,
               "instances": {}}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        trees = {"now": ROOT}
+        trees = {"now": (ROOT, {})}
+        for spec in args.variant:
+            name, _, sets = spec.partition(":")
+            trees[name] = (ROOT, {k: json.loads(v) for k, v in
+                                  (item.split("=") for item in sets.split(",") if item)})
         for rev in filter(None, args.base.split(",")):
             (tmp / rev).mkdir()
-            trees[f"before {rev}"] = extract(rev, tmp / rev)
+            trees[f"before {rev}"] = (extract(rev, tmp / rev), {})
+        known = json.loads(args.limits_file.read_text()) \
+            if args.limits_file and args.limits_file.exists() else {}
         for name in filter(None, args.instances.split(",")):
             for seed in map(int, args.seeds.split(",")) if "x" in name else [None]:
                 files = instance(tmp, name, seed or 0)
                 key = name if seed is None else f"{name} seed {seed}"
-                upper, lower = limits(files, args.relax_limit, args.start_budget)
+                if key not in known:
+                    known[key] = limits(files, args.relax_limit, args.start_budget)
+                    if args.limits_file:
+                        args.limits_file.write_text(json.dumps(known))
+                upper, lower = known[key]
                 row = report["instances"][key] = {"upper": upper, "lower": lower}
-                for tree, code in trees.items():
-                    row[tree] = run(code, files, upper, lower, args.budget)
+                for tree, (code, constants) in trees.items():
+                    row[tree] = run(code, files, upper, lower, args.budget, constants)
                     got = row[tree]
                     print(key, tree, got.get("value"), got.get("seconds"),
                           got.get("rounds"), got.get("error", ""), file=sys.stderr,
                           flush=True)
-                if "before" in str(list(row)) and row["now"].get("value") and all(
-                        row[t].get("value") for t in trees):
-                    row["ratios"] = {t: row["now"]["value"] / row[t]["value"]
-                                     for t in trees if t != "now"}
+                # each tree's bound over this tree's
+                if row["now"].get("value"):
+                    row["ratios"] = {t: row[t]["value"] / row["now"]["value"]
+                                     for t in trees if t != "now" and row[t].get("value")}
     report["load_average_after"] = os.getloadavg()
-    print(json.dumps(report, indent=1, default=str))
+    # the innermost lists on one line each
+    print(re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + " ".join(m.group(1).split()) + "]",
+                 json.dumps(report, indent=1)))
 
 
 if __name__ == "__main__":

@@ -257,11 +257,13 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
             at = d if alpha == 0.0 else _mix(center, d, alpha)
             priced = probs if at is d else _problems(tb, T, at)
             mins, found = {}, False
-            for k in list(order):
+            for i, k in enumerate(list(order)):
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return z, best, center
-                s, upper = priced[k].exact(left)
+                # an even share of what is left for each program still to solve, so
+                # that the round ends with a bound (a program stopped short proves less)
+                s, upper = priced[k].exact(None if left is None else left / (len(order) - i))
                 if upper is None:
                     return z, best, center
                 mins[k] = -upper
