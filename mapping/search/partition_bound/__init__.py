@@ -73,6 +73,8 @@ from mapping.search.partition_bound.master import Pool, run_trial
 RESOLUTION = 2e-3
 #: proofs keep this much (relative) below the trial value, for the LP's tolerances
 SAFETY = 1e-7
+#: the share of the time that the bisection takes at most, the proof the rest
+BISECTION = 0.5
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,7 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     pool = Pool()
     lo, hi = max(lower, 0.0), upper
     trials = []
-    # the bisection takes at most half the time, the proof the rest
-    halfway = None if deadline is None else began + 0.5 * time_limit
+    halfway = None if deadline is None else began + BISECTION * time_limit
     while hi - lo > RESOLUTION * upper:
         if halfway is not None and time.monotonic() > halfway:
             break

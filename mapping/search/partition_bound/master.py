@@ -24,8 +24,9 @@ DEEP_KICKS = 40
 UNCOVERED = 1e3
 #: the weight of the best bound's multipliers in the exact pricing's (Wentges smoothing)
 ALPHA = 0.5
-#: the weight of the last smoothed multipliers in the local search's (Neame smoothing)
-LOCAL_ALPHA = 0.0
+#: the share of the time left that an exact pricing program keeps for each one after it
+#: in its round
+RESERVE = 0.05
 
 
 @dataclass
@@ -219,7 +220,7 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
     for g, s in pool.side:
         if fresh[g].fits(s):
             master.add_side(g, s)
-    best, z, smooth = None, None, None
+    best, z = None, None
     order = list(range(K + G))
     # a proof keeps half its time for the exact pricing, the local search's columns
     # short of convergence or not
@@ -235,16 +236,9 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
         if z < T * (1 - 1e-9) and not prove:
             return z, best, center  # the program's optimum is below T: no proof of T
         probs = _problems(tb, T, d)
-        if local_until is None or time.monotonic() < local_until:
-            # the local search at smoothed multipliers (Neame 1999), then, where it finds
-            # nothing that prices out at the master's, at the master's
-            smooth = d if smooth is None or LOCAL_ALPHA == 0 else _mix(smooth, d, LOCAL_ALPHA)
-            if smooth is not d and _local_round(tb, master, probs, d, pool, rng, prove,
-                                                deadline, _problems(tb, T, smooth)):
-                continue
-            smooth = d
-            if _local_round(tb, master, probs, d, pool, rng, prove, deadline):
-                continue
+        if (local_until is None or time.monotonic() < local_until) \
+                and _local_round(tb, master, probs, d, pool, rng, prove, deadline):
+            continue
         if deadline is not None and time.monotonic() > deadline:
             return z, best, center
         if not prove:
@@ -261,9 +255,12 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return z, best, center
-                # an even share of what is left for each program still to solve, so
-                # that the round ends with a bound (a program stopped short proves less)
-                s, upper = priced[k].exact(None if left is None else left / (len(order) - i))
+                # what is left but RESERVE of it for each program still to solve after
+                # this one, so that the round ends with a bound (a program stopped
+                # short proves less; the programs' times differ a lot)
+                after = len(order) - i - 1
+                s, upper = priced[k].exact(None if left is None else left * max(
+                    1.0 / (after + 1), 1.0 - RESERVE * after))
                 if upper is None:
                     return z, best, center
                 mins[k] = -upper
@@ -303,20 +300,19 @@ def _offer(master, pool, k, pr, s, d, T) -> bool:
 
 
 def _local_round(tb, master, probs, d, pool, rng, deep: bool = False,
-                 deadline: float | None = None, search=None) -> int:
+                 deadline: float | None = None) -> int:
     """Columns of negative reduced cost by the local search, added to ``master`` and
     ``pool``: how many (none once past ``deadline``).  First plain descents from the
     empty column and the basis's columns; only where they find none, the iterated
     search from more starts (with ``deep``, before an exact pricing, from every basis
     column, longer).  The sides start from the program's shares rounded and the
-    basis's sides.  ``search``: the problems to search (by default ``probs``, those at
-    the master's multipliers ``d``, by which the columns are offered)."""
+    basis's sides."""
     T = master.T
     K = len(tb.pe)
     added = 0
     basis = np.flatnonzero(master.last > 1e-9)
     side_basis = np.flatnonzero(master.last_side > 1e-9)
-    for k, pr in enumerate(probs if search is None else search):
+    for k, pr in enumerate(probs):
         if deadline is not None and time.monotonic() > deadline:
             break
         if k < K:
@@ -344,7 +340,7 @@ def _local_round(tb, master, probs, d, pool, rng, deep: bool = False,
             for s in found:
                 if got >= PER_ROUND:
                     break
-                got += _offer(master, pool, k, probs[k], s, d, T)
+                got += _offer(master, pool, k, pr, s, d, T)
             added += got
             if got:
                 break
