@@ -48,9 +48,11 @@ bridge's charge the cut of a side that fits, not ``|y_G(a) − y_G(b)|`` of frac
 shares, which vanishes for actors split alike.  :func:`bound` bisects on ``T`` between
 a known bound and the starting mapping's value with columns from iterated local
 searches on the pricing problems, then prices exactly at the estimated crossing, where
-the local search finds none.  Columns and their master program: Dantzig and Wolfe
+the local search finds none, each exact round at multipliers smoothed towards the best
+bound's, the best bound kept.  Columns and their master program: Dantzig and Wolfe
 (1960); the set-partitioning bound of capacitated graph partitioning: Mehrotra and
-Trick (1998); the Lagrangian bound of an unfinished column generation: Lasdon (1970).
+Trick (1998); the Lagrangian bound of an unfinished column generation: Lasdon (1970);
+the smoothing: Wentges (1997).
 
 Only linear tables of a bottleneck aggregation are bounded (those ``exact`` models).
 The parts: the columns' data and the charging of cut channels to the CNs in
