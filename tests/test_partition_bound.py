@@ -14,6 +14,7 @@ from moa import Architecture, CostSpec
 from mapping.semantics.problem import bind_problem
 from mapping.search import exact, partition_bound, search
 from mapping.search.partition_bound import charges as partition_charges
+from mapping.search.partition_bound import master as partition_master
 from mapping.search.engine import prepare
 from search_problems import random_app
 from test_cpsat import small
@@ -248,3 +249,57 @@ def test_doubling_the_bridge_charge_breaks_the_bound(monkeypatch):
     got = partition_bound.trial(ev, allowed, 2.5e-6)
     assert got == pytest.approx(4 * h, rel=1e-6)
     assert got > least_cn_load(ev, 2.5e-6) * 1.5
+
+
+def lagrangian_at(tb, T, d):
+    """``L(T)`` at the multipliers ``d``, every pricing problem solved exactly."""
+    probs = partition_master._problems(tb, T, d)
+    mins = [-pr.exact(None)[1] for pr in probs]
+    K = len(tb.pe)
+    return partition_master._lagrangian(tb, d.pi, mins[:K], mins[K:])
+
+
+def random_duals(tb, T, rng):
+    """Multipliers anywhere: the cover's and the coupling's free, the CNs' ``ν ≥ 0``
+    with ``Σν ≤ 1``."""
+    A, C, K, G = tb.A, tb.C, len(tb.pe), len(tb.groups)
+    member = partition_master.Master(tb, T).member
+    sigma = rng.normal(0.0, T / A, (G, A))
+    return partition_master.Duals(
+        z=T, pi=rng.uniform(-0.5, 1.5, A) * T / A * C, mu=np.zeros(K),
+        nu=rng.dirichlet(np.ones(C)) * rng.uniform(0.2, 1.0), kappa=np.zeros(G),
+        sigma=sigma, rho=-member @ sigma, slack=0.0, y=np.zeros((G, A)))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(4, 5), seed=st.integers(0, 200),
+       share=st.sampled_from([0.6, 1.0, 1.4]), alpha=st.sampled_from([0.0, 0.5, 0.9]))
+def test_lagrangian_bound_holds_at_smoothed_multipliers(n, P, seed, share, alpha):
+    """The stabilized exact pricing proves at ``α·center + (1 − α)·d``: ``L(T)`` there,
+    for random ``center`` and ``d`` (and at the master's own multipliers mixed with a
+    random center), stays at or below the least busiest CN over the mappings whose PE
+    loads fit ``T`` (enumerated); and the column generation with heavy smoothing
+    still bounds the optimum."""
+    problem = bind_problem(random_app(n, n + 2, seed=seed), bridged(P, seed))
+    setup = prepare(problem, "time", "max")
+    ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
+    X = np.array(list(itertools.product(range(ev.n_pes), repeat=ev.n_actors)))
+    pe = np.array([e in ev.pes for e in ev.elements])
+    T = share * float(ev.loads(X)[:, pe].max(axis=1).min())
+    least = least_cn_load(ev, T)
+    tb = partition_charges.Tables(ev, allowed)
+    rng = np.random.default_rng(seed)
+    center, d = random_duals(tb, T, rng), random_duals(tb, T, rng)
+    assert lagrangian_at(tb, T, partition_master._mix(center, d, alpha)) <= \
+        least * (1 + 1e-9) + 1e-18
+    master = partition_master.Master(tb, T)
+    for k, col in enumerate(tb.pe):
+        for a in np.flatnonzero(np.isfinite(col.work) & (col.work <= T)):
+            master.add(k, np.eye(tb.A, dtype=bool)[a], float(col.work[a]))
+    own = master.solve()
+    if own is not None:
+        assert lagrangian_at(tb, T, partition_master._mix(center, own, alpha)) <= \
+            least * (1 + 1e-9) + 1e-18
+    got = partition_master.run_trial(tb, T, partition_master.Pool(), None, rng,
+                                     prove=True, center=center)[1]
+    assert got is not None and got <= least * (1 + 1e-9) + 1e-18

@@ -48,9 +48,11 @@ bridge's charge the cut of a side that fits, not ``|y_G(a) − y_G(b)|`` of frac
 shares, which vanishes for actors split alike.  :func:`bound` bisects on ``T`` between
 a known bound and the starting mapping's value with columns from iterated local
 searches on the pricing problems, then prices exactly at the estimated crossing, where
-the local search finds none.  Columns and their master program: Dantzig and Wolfe
+the local search finds none, each exact round at multipliers smoothed towards the best
+bound's, the best bound kept.  Columns and their master program: Dantzig and Wolfe
 (1960); the set-partitioning bound of capacitated graph partitioning: Mehrotra and
-Trick (1998); the Lagrangian bound of an unfinished column generation: Lasdon (1970).
+Trick (1998); the Lagrangian bound of an unfinished column generation: Lasdon (1970);
+the smoothing: Wentges (1997).
 
 Only linear tables of a bottleneck aggregation are bounded (those ``exact`` models).
 The parts: the columns' data and the charging of cut channels to the CNs in
@@ -73,6 +75,8 @@ from mapping.search.partition_bound.master import Pool, run_trial
 RESOLUTION = 2e-3
 #: proofs keep this much (relative) below the trial value, for the LP's tolerances
 SAFETY = 1e-7
+#: the share of the time that the bisection takes at most, the proof the rest
+BISECTION = 0.5
 
 
 @dataclass(frozen=True)
@@ -110,13 +114,12 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     pool = Pool()
     lo, hi = max(lower, 0.0), upper
     trials = []
-    # the bisection takes at most half the time, the proof the rest
-    halfway = None if deadline is None else began + 0.5 * time_limit
+    halfway = None if deadline is None else began + BISECTION * time_limit
     while hi - lo > RESOLUTION * upper:
         if halfway is not None and time.monotonic() > halfway:
             break
         T = 0.5 * (lo + hi)
-        z, _ = run_trial(tb, T, pool, halfway, rng, prove=False)
+        z, _, _ = run_trial(tb, T, pool, halfway, rng, prove=False)
         if z is None:
             break
         trials.append((T, z, None))
@@ -126,9 +129,9 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
             hi = T
     # the proof at the estimated crossing; where it falls short (the local search's
     # columns overestimated the program there), again halfway down to what it proved
-    proven, T = None, lo
+    proven, T, center = None, lo, None
     while T > lower and (proven is None or T - proven > RESOLUTION * upper):
-        z, got = run_trial(tb, T, pool, deadline, rng, prove=True)
+        z, got, center = run_trial(tb, T, pool, deadline, rng, prove=True, center=center)
         if got is None:
             break
         trials.append((T, z, got))

@@ -22,6 +22,11 @@ PER_ROUND = 4
 DEEP_KICKS = 40
 #: the cost of leaving an actor uncovered in the master program (relative to ``T``)
 UNCOVERED = 1e3
+#: the weight of the best bound's multipliers in the exact pricing's (Wentges smoothing)
+ALPHA = 0.5
+#: the share of the time left that an exact pricing program keeps for each one after it
+#: in its round
+RESERVE = 0.05
 
 
 @dataclass
@@ -171,13 +176,36 @@ def _lagrangian(tb, pi, mins, sides) -> float:
                  + sum(sides))
 
 
-def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool):
-    """Column generation at the trial value ``T``: ``(z, L)``, ``z`` the master
+def _mix(center: Duals, d: Duals, alpha: float) -> Duals:
+    """Wentges's smoothed multipliers ``α·center + (1 − α)·d`` (the master's value,
+    slack and shares those of ``d``).  A convex combination keeps ``ν ≥ 0, Σν ≤ 1``;
+    the other multipliers are free, so the Lagrangian bound holds at it too."""
+    def m(x, y):
+        return alpha * x + (1 - alpha) * y
+    return Duals(z=d.z, pi=m(center.pi, d.pi), mu=m(center.mu, d.mu),
+                 nu=m(center.nu, d.nu), kappa=m(center.kappa, d.kappa),
+                 sigma=m(center.sigma, d.sigma), rho=m(center.rho, d.rho),
+                 slack=d.slack, y=d.y)
+
+
+def _problems(tb: Tables, T: float, d: Duals) -> list:
+    """The pricing problems of the classes, then of the groups, at the multipliers ``d``."""
+    return [Problem(tb, col, T, d.pi, d.nu, d.rho[k]) for k, col in enumerate(tb.pe)] + \
+        [SideProblem(tb, g, T, d.nu, d.sigma[g]) for g in range(len(tb.groups))]
+
+
+def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
+              center: Duals | None = None):
+    """Column generation at the trial value ``T``: ``(z, L, center)``, ``z`` the master
     program's value once the local search finds no column (an upper estimate of its
-    optimum: below ``T``, no proof of ``T`` exists) and, with ``prove``, ``L`` the
-    Lagrangian bound of the last exact pricing (a proven lower bound on the busiest CN
-    of every mapping whose PE loads are at most ``T``); None for either when the time
-    ran out first."""
+    optimum: below ``T``, no proof of ``T`` exists) and, with ``prove``, ``L`` the best
+    Lagrangian bound of an exact pricing (a proven lower bound on the busiest CN of
+    every mapping whose PE loads are at most ``T``), ``center`` its multipliers; None
+    for either when the time ran out first.  The exact pricing is stabilized (Wentges
+    1997): it prices at :data:`ALPHA` times the multipliers of the best bound so far
+    (``center`` to start from: a bound at a higher ``T`` holds at a lower one) plus the
+    rest times the master's, adds the columns whose reduced cost at the master's is
+    negative and, where there is none (a mispricing), prices again at the master's."""
     master = Master(tb, T)
     for k, s, load in pool.pe:
         if load <= T:
@@ -200,49 +228,57 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool):
         time.monotonic() + 0.5 * (deadline - time.monotonic())
     while True:
         if deadline is not None and time.monotonic() > deadline:
-            return z, best
+            return z, best, center
         d = master.solve()
         if d is None:
-            return z, best
+            return z, best, center
         z = math.inf if d.slack > 1e-9 else d.z
         if z < T * (1 - 1e-9) and not prove:
-            return z, best          # the program's optimum is below T: no proof of T
-        probs = [Problem(tb, col, T, d.pi, d.nu, d.rho[k]) for k, col in enumerate(tb.pe)]
-        probs += [SideProblem(tb, g, T, d.nu, d.sigma[g]) for g in range(G)]
+            return z, best, center  # the program's optimum is below T: no proof of T
+        probs = _problems(tb, T, d)
         if (local_until is None or time.monotonic() < local_until) \
                 and _local_round(tb, master, probs, d, pool, rng, prove, deadline):
             continue
         if deadline is not None and time.monotonic() > deadline:
-            return z, best
+            return z, best, center
         if not prove:
-            return z, best
-        # no column from the local search: the exact pricing, class by class and
-        # group by group (the last to find one first), adds a column or, for every
-        # one, proves; the first round prices every one, for a Lagrangian bound early
-        mins, found = {}, False
-        for k in list(order):
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return z, best
-            pr = probs[k]
-            s, upper = pr.exact(left)
-            if upper is None:
-                return z, best
-            mins[k] = -upper
-            if s is not None and _offer(master, pool, k, pr, s, d, T):
-                for t in pr.local([s], rng):           # and its neighbours
-                    _offer(master, pool, k, pr, t, d, T)
-                order.remove(k)
-                order.insert(0, k)
-                found = True
-                if best is not None:
-                    break
-        if len(mins) == len(probs):
-            got = _lagrangian(tb, d.pi, [mins[k] for k in range(K)],
+            return z, best, center
+        # no column from the local search: the exact pricing of every class and group
+        # (the last to find one first) at the smoothed multipliers, for a Lagrangian
+        # bound each round
+        alpha = ALPHA if center is not None else 0.0
+        while True:
+            at = d if alpha == 0.0 else _mix(center, d, alpha)
+            priced = probs if at is d else _problems(tb, T, at)
+            mins, found = {}, False
+            for i, k in enumerate(list(order)):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return z, best, center
+                # what is left but RESERVE of it for each program still to solve after
+                # this one, so that the round ends with a bound (a program stopped
+                # short proves less; the programs' times differ a lot)
+                after = len(order) - i - 1
+                s, upper = priced[k].exact(None if left is None else left * max(
+                    1.0 / (after + 1), 1.0 - RESERVE * after))
+                if upper is None:
+                    return z, best, center
+                mins[k] = -upper
+                if s is not None and _offer(master, pool, k, probs[k], s, d, T):
+                    for t in probs[k].local([s], rng):           # and its neighbours
+                        _offer(master, pool, k, probs[k], t, d, T)
+                    order.remove(k)
+                    order.insert(0, k)
+                    found = True
+            got = _lagrangian(tb, at.pi, [mins[k] for k in range(K)],
                               [mins[k] for k in range(K, K + G)])
-            best = got if best is None else max(best, got)
+            if best is None or got > best:
+                best, center = got, at
+            if found or best > T or at is d:
+                break
+            alpha = 0.0                 # a mispricing: again at the master's multipliers
         if not found or best > T:
-            return z, best
+            return z, best, center
 
 
 def _offer(master, pool, k, pr, s, d, T) -> bool:
