@@ -210,12 +210,9 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
         delay = tokens.get(text)
         if delay is None:
             delay = tokens[text] = _num(text, f"channel '{cname}'", origin)
-        if cname in sizes:
-            graph.add_channel(src, dst, cname, prod=prod, cons=cons, delay=delay,
-                              size=sizes[cname], origin=origin)
-        else:
-            graph.add_channel(src, dst, cname, prod=prod, cons=cons, delay=delay,
-                              origin=origin)
+        sized = {"size": sizes[cname]} if cname in sizes else {}
+        graph.add_channel(src, dst, cname, prod=prod, cons=cons, delay=delay,
+                          origin=origin, **sized)
     return graph
 
 
