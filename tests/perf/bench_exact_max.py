@@ -102,9 +102,13 @@ def run(code: Path, files, limit: float, engine: str | None) -> dict:
     proc = subprocess.run(argv, env=dict(os.environ, PYTHONPATH=str(code)),
                           capture_output=True, text=True, cwd=str(code))
     wall = time.perf_counter() - began
-    if proc.returncode != 0:
-        return {"error": proc.stderr[-500:], "wall": round(wall, 2)}
-    doc = json.loads(proc.stdout)
+    try:
+        doc = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except json.JSONDecodeError:
+        doc = None
+    if doc is None:
+        return {"error": (proc.stderr or proc.stdout)[-500:], "returncode": proc.returncode,
+                "wall": round(wall, 2)}
     out = {"value": doc["value"], "bound": doc.get("bound"), "gap": doc.get("gap"),
            "optimal": doc["optimal"], "wall": round(wall, 2),
            "over_limit": round(wall / limit - 1, 4)}
