@@ -102,13 +102,17 @@ def run(code: Path, files, limit: float, engine: str | None) -> dict:
     proc = subprocess.run(argv, env=dict(os.environ, PYTHONPATH=str(code)),
                           capture_output=True, text=True, cwd=str(code))
     wall = time.perf_counter() - began
-    try:
-        doc = json.loads(proc.stdout) if proc.returncode == 0 else None
-    except json.JSONDecodeError:
-        doc = None
+    doc, error = None, (proc.stderr or proc.stdout)[-500:]
+    if proc.returncode == 0:
+        # an older tree may print a line before its JSON document
+        text = proc.stdout if proc.stdout.startswith("{") else \
+            proc.stdout[proc.stdout.find("\n{") + 1:]
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            error = f"{exc} in its output, which begins {proc.stdout[:300]!r}"
     if doc is None:
-        return {"error": (proc.stderr or proc.stdout)[-500:], "returncode": proc.returncode,
-                "wall": round(wall, 2)}
+        return {"error": error, "returncode": proc.returncode, "wall": round(wall, 2)}
     out = {"value": doc["value"], "bound": doc.get("bound"), "gap": doc.get("gap"),
            "optimal": doc["optimal"], "wall": round(wall, 2),
            "over_limit": round(wall / limit - 1, 4)}
