@@ -38,7 +38,8 @@ file), read 1933 -> 844 ms in all (0.44), bind 540 -> 19 ms (0.035), prepared 74
 
 With Kiter's program (``--kiter-bin`` or ``KITER_BIN``, built by ``make release``) the
 peer run times, on every file of the suite, mapeval in this process, ``mapeval analyse``
-as a whole process (``--no-simulate`` and default) and Kiter's
+as a whole process (``--no-simulate`` and default; its bytecode written, as for an
+installed package, whatever ``PYTHONDONTWRITEBYTECODE`` says) and Kiter's
 ``-a KPeriodicThroughput`` process (wall and CPU seconds, ``--timeout`` each), and
 compares the periods (Kiter's ``inf`` is period 0).  Measured at load average 8-11 on
 two cores, Kiter run beside: 38 of 45 files read (3 use Kiter's initialisation phases,
