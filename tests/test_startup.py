@@ -96,7 +96,9 @@ def test_analyse_with_simulation_imports_numpy_and_the_simulation(tmp_path, path
 
 def test_analyse_of_an_sdf3_file_needs_no_parser_nor_temporary_files(tmp_path):
     """An SDF3 ``.xml`` file is read by the standard library's XML parser; nothing is
-    written, so ``tempfile`` (which the atomic writes use) is not imported either."""
+    written, so ``tempfile`` (which the atomic writes use) is not imported either, and
+    without lark nothing starts ``threading`` (nor do ``mapeval import``'s classes load
+    with the reader of the format)."""
     out, modules = loaded(["analyse", "--no-simulate", SDF3_XML], tmp_path)
     assert out["exact"]["period"] == "0"
     assert modules == ["mapping.cli.commands.analyse", "numpy"]
