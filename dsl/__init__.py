@@ -4,14 +4,14 @@ grammars in ``dsl/grammars``), parsing to ``moc``/``moa`` objects and to the
 with SDF3 XML, Graphviz DOT, JSON and function-level profiles.
 
 The parser (and so lark) is imported on first use of a name that needs it, so that
-``dsl.mappings`` and ``dsl.errors`` serve the numeric layers where lark is absent.
+``dsl.mappings`` and ``dsl.errors`` serve the numeric layers where lark is absent; so is
+:class:`~dsl.mappings.Mapping`, which reading a graph does not need.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from dsl.errors import INPUT_ERRORS, ExpressionError, ParseError
-from dsl.mappings import Mapping
 from moc.lazy_names import lazy_getattr
 
 __all__ = [
@@ -30,6 +30,7 @@ _LAZY = {
     **dict.fromkeys(("Expression", "Num", "Name", "Neg", "Pos", "BinOp", "Call"),
                     "dsl.expression"),
     "format_diagnostic": "dsl.diagnostics",
+    "Mapping": "dsl.mappings",
 }
 
 

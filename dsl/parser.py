@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dsl.build_map import build_mapping
 from dsl.build_sdf import build_graph
 from dsl.declarations import unique_blocks
 from dsl.errors import ParseError
@@ -45,6 +44,7 @@ def parse_moa(text: str, filename: str = "<string>") -> list[Architecture]:
 def parse_map(text: str, filename: str = "<string>") -> list:
     """The mappings (:class:`dsl.mappings.Mapping`) of the ``mapping NAME { ... }``
     blocks of ``text``."""
+    from dsl.build_map import build_mapping           # the mappings: .map texts only
     blocks = unique_blocks(parse_text("map", text, filename), filename, "mapping", ParseError)
     return [build_mapping(block, filename) for block in blocks]
 

@@ -56,6 +56,13 @@ def print_json(document, stream=None) -> None:
     stream.write(json_text(document) + "\n")
 
 
+def print_json_line(entry) -> None:
+    """``entry`` as one line of strict JSON (as :func:`print_json`), flushed: a
+    reader of ``--json-lines`` gets each entry as soon as it is made."""
+    from dsl.json_export import json_text
+    print(json_text(entry, indent=False), flush=True)
+
+
 def _fail(path, what: str, exc: OSError | None = None) -> InputError:
     reason = f": {exc.strerror or exc}" if exc is not None else ""
     return InputError(f"cannot write '{path}': {what}{reason}")

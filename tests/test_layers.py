@@ -23,7 +23,8 @@ PACKAGES = ("moc", "moa", "dsl", "mapping")
 MAPPING_LAYERS = [
     ("errors, registries, output files", ["mapping.errors", "mapping.options",
                                           "mapping.registry", "mapping.output",
-                                          "mapping.progress", "mapping.bulk"]),
+                                          "mapping.progress", "mapping.bulk",
+                                          "mapping.overrides"]),
     ("domain", ["mapping.semantics.problem"]),
     ("placement", ["mapping.semantics.routing", "mapping.semantics.traffic"]),
     ("semantics", ["mapping.semantics"]),

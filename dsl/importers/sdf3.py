@@ -45,7 +45,6 @@ from xml.parsers import expat
 
 from dsl.errors import ParseError
 from dsl.files import check_readable, read_bytes
-from dsl.importers import Imported, Importer, output_option
 from moc.graph import SDFGraph
 from moc.phases import Phases, cyclo_static, phase_counts, phase_value
 
@@ -451,7 +450,28 @@ def _parametric(graph) -> bool:
 
 # --------------------------------------------------------------------------- mapeval import
 
+DESCRIPTION = ("Read an SDF3 XML file (actors, port rates, channels, initial tokens, token "
+               "sizes) and write it as .sdf. Execution times become actor attributes "
+               "exec_<type> (read by lookup()), the time on SDF3's default processor (the "
+               "last marked default) exec and quanta (exec = 0 for an actor without one, as "
+               "SDF3 times it), and the processor types the actor's allowed list (see "
+               "--processors). Errors point at FILE:LINE:COL. Kiter's initialisation phases "
+               "('a;b' rates) are refused by name.")
+
+
+def __getattr__(name: str):
+    # ``IMPORTER`` (a dsl.importers.Importer) is made when ``mapeval import`` asks for it:
+    # reading a file (``mapeval analyse G.xml``) does without the importers' classes
+    if name != "IMPORTER":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from dsl.importers import Importer
+    importer = globals()[name] = Importer(arguments, convert, DESCRIPTION,
+                                          "example: mapeval import sdf3 h263.xml -o h263.sdf")
+    return importer
+
+
 def arguments(p) -> None:
+    from dsl.importers import output_option
     p.add_argument("path", metavar="FILE.xml")
     output_option(p)
     p.add_argument("--processors", default="keep", metavar="keep|ignore|map:OLD=NEW,...",
@@ -463,6 +483,7 @@ def arguments(p) -> None:
 
 def convert(args) -> Imported:
     """The ``.sdf`` text of the SDF3 file ``args.path``."""
+    from dsl.importers import Imported
     from dsl.printer import format_sdf
 
     path = Path(args.path)
@@ -472,13 +493,3 @@ def convert(args) -> Imported:
     text = f"# Imported by 'mapeval import sdf3' from {path}\n" + format_sdf(
         read_sdf3(path, parse_processors(args.processors)))
     return Imported(text if text.endswith("\n") else text + "\n", inputs=(path,))
-
-
-IMPORTER = Importer(arguments, convert, "Read an SDF3 XML file (actors, port rates, "
-                    "channels, initial tokens, token sizes) and write it as .sdf. Execution "
-                    "times become actor attributes exec_<type> (read by lookup()), the time "
-                    "on SDF3's default processor (the last marked default) exec and quanta "
-                    "(exec = 0 for an actor without one, as SDF3 times it), and the "
-                    "processor types the actor's allowed list (see --processors). Errors "
-                    "point at FILE:LINE:COL. Kiter's initialisation phases ('a;b' rates) "
-                    "are refused by name.", "example: mapeval import sdf3 h263.xml -o h263.sdf")

@@ -23,3 +23,12 @@ def report_error(exc: BaseException, stream=None) -> None:
         print(f"mapeval: error: {message}", file=stream)
         return
     print(format_diagnostic(str(exc), getattr(exc, "origin", None)), file=stream)
+
+
+def error_entry(exc: BaseException) -> dict:
+    """The ``error`` entry of a bad file in ``--json`` and ``--json-lines``: the message
+    and where it is (file, line, column; None where unknown)."""
+    origin = getattr(exc, "origin", None) or (None, None, None)
+    origin = tuple(origin) + (None,) * (3 - len(origin))
+    return {"message": str(exc), "file": None if origin[0] is None else str(origin[0]),
+            "line": origin[1], "column": origin[2]}

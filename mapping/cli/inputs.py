@@ -54,6 +54,26 @@ def classify(files: list[str], allowed: tuple[str, ...]) -> Inputs:
     return inputs
 
 
+def expand_folders(names, suffixes) -> list[str]:
+    """``names`` with each folder replaced by its files ending in one of ``suffixes``
+    (case-insensitive), sorted by name, not recursively.  A folder named like one of
+    those files (``dir.moa``) stays, to be refused as what it is; a folder without
+    such files is an error."""
+    files = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir() and path.suffix.lower() not in suffixes:
+            found = sorted(str(f) for f in path.iterdir()
+                           if f.is_file() and f.suffix.lower() in suffixes)
+            if not found:
+                raise InputError(f"'{name}': a folder without any "
+                                 f"{', '.join(suffixes)} file")
+            files += found
+        else:
+            files.append(name)
+    return files
+
+
 def one(paths: list[Path], kind: str, command: str, required: bool = True) -> Path | None:
     if len(paths) > 1:
         raise InputError(f"mapeval {command}: give one .{kind} file, got "

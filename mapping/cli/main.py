@@ -11,7 +11,6 @@ import os
 import signal
 import sys
 import time
-import threading
 
 from mapping.output import announce_writes
 from mapping.registry import Registry
@@ -196,11 +195,13 @@ def _terminate(signum, frame):
 @contextlib.contextmanager
 def _sigterm_as_interrupt():
     """SIGTERM raises :class:`mapping.errors.Terminated` (a KeyboardInterrupt) while the
-    command runs, so that it cleans up as on Ctrl-C (the main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
+    command runs, so that it cleans up as on Ctrl-C (the main thread only: elsewhere
+    ``signal.signal`` refuses with a ValueError, and the handler stays as it was)."""
+    try:
+        old = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:
         yield
         return
-    old = signal.signal(signal.SIGTERM, _terminate)
     try:
         yield
     finally:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from moc import Activity, SDFGraph, activity, check_deadlock, repetition_vector
-from mapping.errors import MappingError
+from mapping.overrides import check_overrides
 
 if TYPE_CHECKING:
     from moa import Architecture
@@ -36,16 +36,6 @@ class Problem:
     def __repr__(self):
         return (f"Problem(app={self.app.name!r}, arch={self.arch.name!r}, "
                 f"actors={len(self.app.actors)}, pes={len(self.arch.pes)})")
-
-
-def check_overrides(params: Mapping[str, Any], *declared: Mapping[str, Any]) -> None:
-    """Refuse an override that none of the ``declared`` parameter sets has (a typo must
-    never go unnoticed), listing the declared names."""
-    unknown = [k for k in params if not any(k in d for d in declared)]
-    if unknown:
-        names = sorted(set().union(*declared)) if declared else []
-        raise MappingError(f"unknown parameter {', '.join(repr(k) for k in unknown)} "
-                           f"(declared: {', '.join(names) or 'none'})")
 
 
 def bind_problem(app: SDFGraph, arch: Architecture,

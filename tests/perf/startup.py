@@ -18,6 +18,15 @@ comes first, as for an installed package; each code has its own parser cache
 ``check`` and ``analyse`` of small graphs are issue 42's target (Kiter takes 0.005 s a
 graph).  ``OPENBLAS_NUM_THREADS`` is removed from the environment, as for a user who
 never set it.
+
+On a loaded machine the medians of CPU seconds move by 10-20% from run to run, more
+than a few milliseconds of start-up gained.  ``--instructions`` counts instead the
+instructions each process executes (all its threads), once per call and code, under
+valgrind's callgrind (``valgrind`` on the path; 50-100 times slower, so ``--only`` a
+few calls): the same count in every run, whatever the load.  ``new_instructions`` and
+``old_instructions``, their ratio ``instruction_speedup`` (old / new), and
+``new_beyond_numpy`` and ``old_beyond_numpy``, beyond ``import numpy`` with one BLAS
+thread (OpenBLAS's waiting threads would count their spinning).
 """
 from __future__ import annotations
 
@@ -75,6 +84,17 @@ def timed(command: list[str], env: dict, cwd: Path) -> tuple[float, float]:
     return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), wall
 
 
+def instructions(command: list[str], env: dict, cwd: Path) -> int:
+    """The instructions that one process running ``command`` executes (all its threads),
+    counted by valgrind's callgrind."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *command], env=env, cwd=str(cwd), stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:6])} ... failed:\n{proc.stderr[-3000:]}")
+    return int(proc.stderr.rsplit("Collected :", 1)[1].split()[0])
+
+
 def medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return (statistics.median(c for c, _ in runs), statistics.median(w for _, w in runs))
 
@@ -85,6 +105,9 @@ def main() -> None:
     parser.add_argument("--base", default=BASE)
     parser.add_argument("--only", nargs="*", metavar="NAME",
                         help="the calls whose names contain one of these words")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count each process's instructions (valgrind) instead of "
+                        "timing it: once per call and code, the same whatever the load")
     args = parser.parse_args()
     base_env = {k: v for k, v in os.environ.items()
                 if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS")}
@@ -105,6 +128,12 @@ def main() -> None:
 
         for name in calls:                      # bytecode, file cache, parser cache
             run(name, "new"), run(name, "old")
+        if args.instructions:
+            out["instructions"] = counted(calls, trees, envs, base_env)
+            del out["repeat"], out["floors"], out["calls"]
+            out["load_after"] = os.getloadavg()[0]
+            print(json.dumps(out, indent=1))
+            return
         for command, extra in FLOORS.values():
             timed(command, {**base_env, **extra}, ROOT)
         floors = {n: [] for n in FLOORS}
@@ -134,6 +163,21 @@ def main() -> None:
                 "old_beyond_numpy_cpu_s": round(old_cpu - floor["python_numpy"], 4)}
     out["load_after"] = os.getloadavg()[0]
     print(json.dumps(out, indent=1))
+
+
+def counted(calls: dict, trees: dict, envs: dict, base_env: dict) -> dict:
+    """``--instructions``: the floors' and each call's instruction counts, per code."""
+    floors = {name: instructions(command, {**base_env, **extra}, ROOT)
+              for name, (command, extra) in FLOORS.items()}
+    numpy = floors["python_numpy_one_blas_thread"]
+    found: dict = {"floors": floors}
+    for name, argv in calls.items():
+        new, old = (instructions([sys.executable, "-m", cli_module(trees[which]), *argv],
+                                 envs[which], trees[which]) for which in ("new", "old"))
+        found[name] = {"new_instructions": new, "old_instructions": old,
+                       "instruction_speedup": round(old / new, 3),
+                       "new_beyond_numpy": new - numpy, "old_beyond_numpy": old - numpy}
+    return found
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ from typing import Any
 
 from pathlib import Path
 
-from mapping.output import print_json
+from mapping.options import POSITIVE_WHOLE, SECONDS_OR_ZERO
+from mapping.output import print_json, print_json_line
 from mapping.progress import add_progress_option
 
 #: firings shown per row of the readable schedule (``--json`` has them all)
@@ -79,6 +80,33 @@ def add_analyse_options(p) -> None:
                    "its phase time after its start. JSON says which: csdf_order")
 
 
+#: default seconds of search before the front found so far is given
+DEFAULT_BUDGET = 60.0
+
+
+def add_tradeoff_options(p, output: bool = True) -> None:
+    """The options of ``--tradeoff`` (run by :mod:`mapping.cli.commands.tradeoff`; shared
+    with ``mapeval plot tradeoff``): ``--budget`` (and, for ``analyse``, ``--point`` and
+    ``-o``)."""
+    p.add_argument("--budget", type=SECONDS_OR_ZERO, default=DEFAULT_BUDGET, metavar="SECONDS",
+                   help="with --tradeoff: stop the search after this long and give the "
+                   f"front found so far, with the size up to which it is proven "
+                   f"(default {DEFAULT_BUDGET:g}; 0: no limit)")
+    p.add_argument("--timing", choices=("auto", "state-space", "kperiodic"), default="auto",
+                   help="with --tradeoff: how each distribution of capacities is timed: its "
+                   "bounded state space, as SDF3, or K-periodic scheduling of the graph "
+                   "with back-edges, as Kiter's KDSE (fewer distributions, each dearer); "
+                   "the front is the same; auto (default) runs both in turn and keeps "
+                   "the first to end")
+    if output:
+        p.add_argument("--point", type=POSITIVE_WHOLE, metavar="N",
+                       help="with --tradeoff -o: the point to write (1 = the smallest "
+                       "storage; default: the last, the largest throughput found)")
+        p.add_argument("-o", "--output", metavar="APP.sdf",
+                       help="with --tradeoff: write the application with the capacities "
+                       "of a point as back-edges (channel NAME_space)")
+
+
 def add_parser(subparsers, name):
     p = subparsers.add_parser(
         name, help="throughput, latency, buffers and schedule of a dataflow execution",
@@ -101,7 +129,6 @@ def add_parser(subparsers, name):
                    help="without an architecture: the storage-throughput trade-off, the "
                    "Pareto points (throughput, total buffer size in tokens) with their "
                    "capacities per channel, as SDF3's buffersize")
-    from mapping.cli.commands.tradeoff import add_tradeoff_options
     add_tradeoff_options(p)
     p.set_defaults(run=run)
 
@@ -165,7 +192,7 @@ def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
     """Load ``args.files`` and run the analysis they call for (see :func:`add_parser`)."""
     from mapping.errors import InputError
     from mapping.cli.inputs import classify, choose_mapping, load_single, one, parse_params
-    from mapping.semantics.problem import check_overrides
+    from mapping.overrides import check_overrides
 
     inputs = classify(args.files, ("sdf", "moa", "map"))
     app = load_single(one(inputs.sdf, "sdf", command), "sdf", args.graph)
@@ -276,7 +303,7 @@ def run(args):
     if args.output is not None or args.point is not None:
         from mapping.errors import InputError
         raise InputError("mapeval analyse: -o and --point write a point of --tradeoff")
-    from mapping.cli.commands.check import expand_folders, print_json_line
+    from mapping.cli.inputs import expand_folders
     files = expand_folders(args.files, (".sdf", ".xml"))
     if len(files) > 1 and all(Path(f).suffix.lower() in (".sdf", ".xml") for f in files):
         return _run_many(args, files)
@@ -292,8 +319,7 @@ def run(args):
 
 def _run_many(args, files) -> int:
     """Analyse each graph file on its own (see DESCRIPTION)."""
-    from mapping.cli.commands.check import error_entry, print_json_line
-    from mapping.cli.diagnostics import BAD_INPUT_ERRORS, report_error
+    from mapping.cli.diagnostics import BAD_INPUT_ERRORS, error_entry, report_error
     failed, documents = False, []
     for name in files:
         try:

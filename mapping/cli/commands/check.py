@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mapping.output import print_json
+from mapping.output import print_json, print_json_line
 
 
 def add_parser(subparsers, name):
@@ -30,6 +30,7 @@ def _sdf_entries(path: Path, graphs) -> list[dict]:
     from moc import activity, repetition_vector
     from moc.errors import DeadlockError
     from moc.liveness import check_live
+    from mapping.cli.diagnostics import error_entry
     entries = []
     for graph in graphs:
         bound = graph.bind()
@@ -94,41 +95,6 @@ def route_warnings(arch) -> list[dict]:
     return out
 
 
-def error_entry(exc: BaseException) -> dict:
-    origin = getattr(exc, "origin", None) or (None, None, None)
-    origin = tuple(origin) + (None,) * (3 - len(origin))
-    return {"message": str(exc), "file": None if origin[0] is None else str(origin[0]),
-            "line": origin[1], "column": origin[2]}
-
-
-def expand_folders(names, suffixes) -> list[str]:
-    """``names`` with each folder replaced by its files ending in one of ``suffixes``
-    (case-insensitive), sorted by name, not recursively.  A folder named like one of
-    those files (``dir.moa``) stays, to be refused as what it is; a folder without
-    such files is an error."""
-    from mapping.errors import InputError
-
-    files = []
-    for name in names:
-        path = Path(name)
-        if path.is_dir() and path.suffix.lower() not in suffixes:
-            found = sorted(str(f) for f in path.iterdir()
-                           if f.is_file() and f.suffix.lower() in suffixes)
-            if not found:
-                raise InputError(f"'{name}': a folder without any "
-                                 f"{', '.join(suffixes)} file")
-            files += found
-        else:
-            files.append(name)
-    return files
-
-
-def print_json_line(entry) -> None:
-    """``entry`` as one line of strict JSON (as :func:`mapping.output.print_json`)."""
-    from dsl.json_export import json_text
-    print(json_text(entry, indent=False), flush=True)
-
-
 def _kind(name: str) -> str | None:
     return {".sdf": "sdf", ".xml": "sdf", ".moa": "moa", ".map": "map"}.get(
         Path(name).suffix.lower())
@@ -139,10 +105,10 @@ def run(args):
 
     from dsl.diagnostics import format_diagnostic
     from dsl.files import check_readable
-    from mapping.cli.diagnostics import BAD_INPUT_ERRORS, report_error
+    from mapping.cli.diagnostics import BAD_INPUT_ERRORS, error_entry, report_error
     from mapping.errors import InputError
 
-    from mapping.cli.inputs import board_file
+    from mapping.cli.inputs import board_file, expand_folders
     entries, failed = [], False
     quiet = args.json or args.json_lines
     for name in expand_folders(args.files, (".sdf", ".xml", ".moa", ".map")):

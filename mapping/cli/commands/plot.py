@@ -94,8 +94,7 @@ def _analyse_source(args, command: str) -> dict:
 
 
 def _tradeoff_options(p) -> None:
-    from mapping.cli.commands.analyse import add_analyse_options
-    from mapping.cli.commands.tradeoff import add_tradeoff_options
+    from mapping.cli.commands.analyse import add_analyse_options, add_tradeoff_options
     add_analyse_options(p)
     add_tradeoff_options(p, output=False)
 

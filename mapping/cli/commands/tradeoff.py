@@ -9,32 +9,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from mapping.errors import InputError
-from mapping.options import POSITIVE_WHOLE, SECONDS_OR_ZERO
-
-#: default seconds of search before the front found so far is given
-DEFAULT_BUDGET = 60.0
-
-
-def add_tradeoff_options(p, output: bool = True) -> None:
-    """``--budget`` (and, for ``analyse``, ``--point`` and ``-o``)."""
-    p.add_argument("--budget", type=SECONDS_OR_ZERO, default=DEFAULT_BUDGET, metavar="SECONDS",
-                   help="with --tradeoff: stop the search after this long and give the "
-                   f"front found so far, with the size up to which it is proven "
-                   f"(default {DEFAULT_BUDGET:g}; 0: no limit)")
-    p.add_argument("--timing", choices=("auto", "state-space", "kperiodic"), default="auto",
-                   help="with --tradeoff: how each distribution of capacities is timed: its "
-                   "bounded state space, as SDF3, or K-periodic scheduling of the graph "
-                   "with back-edges, as Kiter's KDSE (fewer distributions, each dearer); "
-                   "the front is the same; auto (default) runs both in turn and keeps "
-                   "the first to end")
-    if output:
-        p.add_argument("--point", type=POSITIVE_WHOLE, metavar="N",
-                       help="with --tradeoff -o: the point to write (1 = the smallest "
-                       "storage; default: the last, the largest throughput found)")
-        p.add_argument("-o", "--output", metavar="APP.sdf",
-                       help="with --tradeoff: write the application with the capacities "
-                       "of a point as back-edges (channel NAME_space)")
-
 
 @dataclass(frozen=True)
 class Front:
@@ -91,7 +65,7 @@ def _rate(value) -> str:
 def load_front(args, command: str) -> Front:
     """The trade-off of the application named by ``args.files`` (no architecture)."""
     from mapping.cli.inputs import classify, load_single, one, parse_params
-    from mapping.semantics.problem import check_overrides
+    from mapping.overrides import check_overrides
     from moc.tradeoff import tradeoff
 
     inputs = classify(args.files, ("sdf", "moa", "map"))
