@@ -129,3 +129,38 @@ def test_disconnected_components_count_each_one_s_smallest_iteration(tmp_path, c
     assert found == {7}
     assert main(["check", str(tmp_path / "g.xml")]) == 0
     assert "repetitions: a=2, b=1, c=1, d=1" in capsys.readouterr().out
+
+
+def _error(tmp_path, capsys, actors, channels, *options):
+    """``analyse`` and ``check`` of a bad graph: exit 2, no output, the same message;
+    returned with the line of the file it names."""
+    path = tmp_path / "g.xml"
+    path.write_text(_xml(actors, channels))
+    messages = set()
+    for argv in (["analyse", str(path), *options], ["check", str(path)]):
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and "Traceback" not in captured.err
+        messages.add(captured.err.splitlines()[0])
+    assert len(messages) == 1
+    message = messages.pop()
+    line = int(message.split(":")[1])
+    return message, path.read_text().splitlines()[line - 1]
+
+
+def test_a_negative_execution_time_is_named_at_its_element(tmp_path, capsys):
+    message, line = _error(tmp_path, capsys, {"a": [3, -4]},
+                           [("s", "a", "a", [1, 1], [1, 1], 1)])
+    assert "actor 'a', processor 'p': an execution time must be non-negative, got " \
+        "'3,-4'" in message
+    assert "<executionTime" in line
+
+
+def test_an_inconsistent_ring_names_a_channel(tmp_path, capsys):
+    """a writes 2 + 1 per cycle of its phases, b reads 2: q(b)/q(a) = 3/2 by ab, but ba
+    (b writes 1, a reads 1 + 1) asks q(a)/q(b) = 1/2."""
+    message, line = _error(tmp_path, capsys, {"a": [1, 1], "b": [1]}, [
+        ("ab", "a", "b", [2, 1], [2], 0), ("ba", "b", "a", [1], [1, 1], 2)],
+        "--csdf-order", "starts")
+    assert "error: inconsistent graph: the balance equation of channel" in message
+    assert "channel name=" in line
