@@ -164,3 +164,14 @@ def test_an_inconsistent_ring_names_a_channel(tmp_path, capsys):
         "--csdf-order", "starts")
     assert "error: inconsistent graph: the balance equation of channel" in message
     assert "channel name=" in line
+
+
+def test_an_actor_of_time_zero_in_a_multirate_ring(tmp_path, capsys):
+    """Kiter prints period 0.4 (no solver error shown).  By hand: q = (1, 3).  a (2)
+    reads 3 of ba's 4 tokens: one firing, 0 - 2, which writes 9; b (0, self-loop of 2
+    tokens) fires three times at 2, writing 3: ba holds 4 again at 2, so a fires every
+    2: period 2."""
+    found = _periods(tmp_path, capsys, {"a": [2], "b": [0]}, [
+        ("ab", "a", "b", [9], [3], 0), ("ba", "b", "a", [1], [3], 4),
+        ("sb", "b", "b", [1], [1], 2)])
+    assert found == {2}
