@@ -175,3 +175,19 @@ def test_an_actor_of_time_zero_in_a_multirate_ring(tmp_path, capsys):
         ("ab", "a", "b", [9], [3], 0), ("ba", "b", "a", [1], [3], 4),
         ("sb", "b", "b", [1], [1], 2)])
     assert found == {2}
+
+
+def test_a_self_loop_with_rates_per_phase(tmp_path, capsys):
+    """b's self-loop: its phases (6, 2) write 3, 1 and read 1, 3 of 2 initial tokens.
+    Kiter prints period 3.5.  By hand (a: 1, one firing at a time, reads one of ba's
+    2 tokens and writes 2 on ab; b's first phase reads those 2 and writes one on ba):
+    a fires
+    0 - 1 and 1 - 2; b's first phase 1 - 7 (self-loop 2 -> 1) returns 3, so its second
+    phase (needs 3) and its next first phase start at 7 (4 -> 1 -> 0); the second
+    ends at 9 (+1), the first at 13 (+3): the next second and first phases start at
+    13, and so on: b's first phases start at 1, 7, 13, ..., period 6 (a's firings at
+    7 and 13 on b's tokens fit in between)."""
+    found = _periods(tmp_path, capsys, {"a": [1], "b": [6, 2]}, [
+        ("ab", "a", "b", [2], [2, 0], 0), ("ba", "b", "a", [1, 0], [1], 2),
+        ("sa", "a", "a", [1], [1], 1), ("sb", "b", "b", [3, 1], [1, 3], 2)])
+    assert found == {6}
