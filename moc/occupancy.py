@@ -146,9 +146,8 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
 
 
 def _setup(graph, durations, q, growing):
-    """``(actors, scale)``: per actor its firings' places, integer times (in units of
-    ``1/scale``) and inputs; None where a firing time is 0 or a channel moves no
-    tokens."""
+    """``(actors, scale)``: per actor its places, times in units of ``1/scale`` and
+    inputs; None where a firing time is 0 or a channel moves no tokens."""
     counts = phase_counts(graph)
     phase_times = {a: [phase_value(durations[a], k) for k in range(counts[a])]
                    for a in graph.actors}
@@ -204,12 +203,9 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
         return None
     program, levels, back = found
     S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
-    if levels is None:
-        _run(program, S, E, back, back + 1, total, order == "ends")
-    else:
-        _run_levels(levels, S, E, back, back + 1, total, order == "ends")
-    starts = np.frombuffer(S, dtype=np.int64)[back * total:].copy()
-    ends = np.frombuffer(E, dtype=np.int64)[back * total:].copy()
+    run, part = (_run, program) if levels is None else (_run_levels, levels)
+    run(part, S, E, back, back + 1, total, order == "ends")
+    starts, ends = (np.frombuffer(T, dtype=np.int64)[back * total:].copy() for T in (S, E))
     return _First({a: (x.pos, x.pos + x.q) for a, x in actors.items()}, starts, ends, scale)
 
 
