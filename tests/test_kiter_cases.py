@@ -191,3 +191,31 @@ def test_a_self_loop_with_rates_per_phase(tmp_path, capsys):
         ("ab", "a", "b", [2], [2, 0], 0), ("ba", "b", "a", [1, 0], [1], 2),
         ("sa", "a", "a", [1], [1], 1), ("sb", "b", "b", [3, 1], [1, 3], 2)])
     assert found == {6}
+
+
+def test_coprime_rates_near_ten_thousand(monkeypatch):
+    """a (3, one firing at a time) writes 7001 tokens per firing to b (2), which reads
+    6997 and writes 6997 back; a reads 7001 of the 13,998 on the way back: q = (6997,
+    7001), 13,998 firings.  Kiter's period is 34985 (5 per firing of a).  Howard's
+    float iteration on the constraint graph converges at once: it used to switch one
+    node per step on a gain of rounding (2.6e-9 on potentials of 11,661) until its
+    bound of 1,180 steps (13 s)."""
+    import moc.cycle_ratio as cr
+    from moc import SDFGraph
+    from moc.timing import throughput
+    converged = []
+    iterate = cr._policy_iteration
+
+    def recorded(*args):
+        policy, done = iterate(*args)
+        converged.append(done)
+        return policy, done
+    monkeypatch.setattr(cr, "_policy_iteration", recorded)
+    g = SDFGraph("coprime")
+    g.add_actor("a", exec=3)
+    g.add_actor("b", exec=2)
+    g.add_channel("a", "b", "ab", prod=7001, cons=6997)
+    g.add_channel("b", "a", "ba", prod=6997, cons=7001, delay=13998)
+    g.add_channel("a", "a", "sa", delay=1)
+    assert throughput(g).period == 34985
+    assert converged and all(converged)
