@@ -256,7 +256,9 @@ def _policy_iteration(n, u, v, w, h):
         # no edge leads up: |eta[v] − eta[u]| ≤ slack wherever eta[v] ≥ eta[u] − slack
         value = w + x[v]
         value[tokens] = wt - eta[ut] * ht + x[vt]
-        better = value > (x + tol * (1 + np.abs(x)))[u]
+        # potentials are sums of values as large as the largest one: a gain below
+        # tol times it is rounding (a node flipping on it looped 1,410 steps)
+        better = value - x[u] > tol * (1 + np.abs(x).max())
         if not level:
             better &= ev >= (eta - slack)[u]
         if not better.any():

@@ -101,41 +101,12 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     repetition can be proven (the firings from the transient on must repeat over that
     many iterations) pass ``far`` firings, where a state space may see it sooner."""
     max_firings = limits.MAX_FIRINGS if max_firings is None else max_firings
-    counts = phase_counts(graph)
-    phase_times = {a: [phase_value(durations[a], k) for k in range(counts[a])]
-                   for a in graph.actors}
-    if any(t <= 0 for ts in phase_times.values() for t in ts) or \
-            any(pace[a] <= 0 for a in graph.actors):
+    if any(pace[a] <= 0 for a in graph.actors):
         return None
-    scale = lcm(*(Fraction(t).denominator for ts in phase_times.values() for t in ts))
-    actors, pos = {}, 0
-    for a in graph.actors:
-        x = _Actor()
-        x.name, x.q, x.n = a, q[a], counts[a]
-        x.d = np.array([int(Fraction(t) * scale) for t in phase_times[a]], dtype=np.int64)
-        x.phased = x.n > 1
-        x.ins, x.outs, x.pos, x.reach = [], [], pos, 1
-        pos += x.q
-        actors[a] = x
-    for ch in graph.channels.values():
-        i = _Input()
-        i.src, i.delay, i.name = ch.src, ch.delay, ch.name
-        i.made = Cumulative(ch.prod, counts[ch.src])
-        i.read = Cumulative(ch.cons, counts[ch.dst])
-        i.cons = np.array([phase_value(ch.cons, k) for k in range(counts[ch.dst])],
-                          dtype=np.int64)
-        i.growing = ch.name in growing
-        if i.made.total <= 0 or i.read.total <= 0:
-            return None
-        actors[ch.dst].ins.append(i)
-        if ch.src != ch.dst:
-            actors[ch.src].outs.append(ch.dst)
-        consuming = np.flatnonzero(i.cons)
-        if len(consuming):
-            # the earliest producer firing that firings of the consumer wait for
-            first = int(consuming[0])
-            back = -i.made.writer(i.read(first + 1) - ch.delay)
-            actors[ch.src].reach = max(actors[ch.src].reach, back)
+    found = _setup(graph, durations, q, growing)
+    if found is None:
+        return None
+    actors, scale = found
     total = sum(q.values())
     least = max(-(-x.reach // x.q) for x in actors.values())
     reaching = least > FIRST_ITERATIONS and (2 * least + 2) * total > (far or math.inf)
@@ -172,6 +143,70 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
         iterations += max(2, iterations // 2) if found is None else \
             int(math.ceil(short / fastest)) + 1
     return None
+
+
+def _setup(graph, durations, q, growing):
+    """``(actors, scale)``: per actor its places, times in units of ``1/scale`` and
+    inputs; None where a firing time is 0 or a channel moves no tokens."""
+    counts = phase_counts(graph)
+    phase_times = {a: [phase_value(durations[a], k) for k in range(counts[a])]
+                   for a in graph.actors}
+    if any(t <= 0 for ts in phase_times.values() for t in ts):
+        return None
+    scale = lcm(*(Fraction(t).denominator for ts in phase_times.values() for t in ts))
+    actors, pos = {}, 0
+    for a in graph.actors:
+        x = _Actor()
+        x.name, x.q, x.n = a, q[a], counts[a]
+        x.d = np.array([int(Fraction(t) * scale) for t in phase_times[a]], dtype=np.int64)
+        x.phased = x.n > 1
+        x.ins, x.outs, x.pos, x.reach = [], [], pos, 1
+        pos += x.q
+        actors[a] = x
+    for ch in graph.channels.values():
+        i = _Input()
+        i.src, i.delay, i.name = ch.src, ch.delay, ch.name
+        i.made = Cumulative(ch.prod, counts[ch.src])
+        i.read = Cumulative(ch.cons, counts[ch.dst])
+        i.cons = np.array([phase_value(ch.cons, k) for k in range(counts[ch.dst])],
+                          dtype=np.int64)
+        i.growing = ch.name in growing
+        if i.made.total <= 0 or i.read.total <= 0:
+            return None
+        actors[ch.dst].ins.append(i)
+        if ch.src != ch.dst:
+            actors[ch.src].outs.append(ch.dst)
+        consuming = np.flatnonzero(i.cons)
+        if len(consuming):
+            # the earliest producer firing that firings of the consumer wait for
+            first = int(consuming[0])
+            back = -i.made.writer(i.read(first + 1) - ch.delay)
+            actors[ch.src].reach = max(actors[ch.src].reach, back)
+    return actors, scale
+
+
+def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
+                    q: Mapping[str, int], order: str = "ends") -> Mapping | None:
+    """Per actor the ``(start, end)`` of its firings of the first iteration of the
+    self-timed execution of the live ``graph``, its firings in ``order``
+    (:data:`moc.csdf_kperiodic.ORDERS`): :func:`self_timed_occupancy`'s program run
+    once.  None where a firing time is 0 or times pass 64-bit integers."""
+    found = _setup(graph, durations, q, ())
+    if found is None:
+        return None
+    actors, scale = found
+    if sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values()) >= 2 ** 62:
+        return None
+    total = sum(q.values())
+    found = _program(actors, total)
+    if found is None:
+        return None
+    program, levels, back = found
+    S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
+    run, part = (_run, program) if levels is None else (_run_levels, levels)
+    run(part, S, E, back, back + 1, total, order == "ends")
+    starts, ends = (np.frombuffer(T, dtype=np.int64)[back * total:].copy() for T in (S, E))
+    return _First({a: (x.pos, x.pos + x.q) for a, x in actors.items()}, starts, ends, scale)
 
 
 def _least_cyclicity(actors, pace, scale):
@@ -336,14 +371,15 @@ def _padded(count, flat, first, rows):
     return table
 
 
-def _run(program, S, E, first, last, total):
+def _run(program, S, E, first, last, total, in_order=True):
     """The starts and ends of iterations ``first .. last-1`` (places counted from the
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
     the places whose start a growing channel's producer set.  A program's part is a
     list of firings computed one by one, or a chain: firings ``j = 0 .. n-1`` of one
     actor that wait for no other of the chain, ``s_j = max(s_{j-1}, w_j)`` and
     ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the latest end it waits for, ``s_{-1}``
-    and ``e_{-1}`` those of the firing before the first): running maxima."""
+    and ``e_{-1}`` those of the firing before the first): running maxima.  Without
+    ``in_order`` (Kiter's order of a cyclo-static actor's firings) ``e_j = s_j + d_j``."""
     held = []
     grow = (last - first) * total
     S.frombytes(bytes(8 * grow))
@@ -353,7 +389,7 @@ def _run(program, S, E, first, last, total):
         base = it * total
         for part in program:
             if type(part) is not list:
-                held += _chain(part, starts, ends, base)
+                held += _chain(part, starts, ends, base, in_order)
                 continue
             for place, d, slow, fast, previous in part:
                 at, before = base + place, base + previous
@@ -369,12 +405,12 @@ def _run(program, S, E, first, last, total):
                         held.append(at)
                 S[at] = s
                 e, p = s + d, E[before]
-                E[at] = e if e > p else p
+                E[at] = e if e > p or not in_order else p
     del starts, ends                  # S and E grow again on the next call
     return held
 
 
-def _chain(part, starts, ends, base):
+def _chain(part, starts, ends, base, in_order=True):
     """Compute the chain ``part`` (see :func:`_run`) of the iteration at ``base``; the
     places whose start a growing channel's producer set."""
     place, d, previous, slow, fast = part
@@ -397,9 +433,10 @@ def _chain(part, starts, ends, base):
             np.maximum(without, w, out=without)
         held = (np.flatnonzero(f > without) + at).tolist()
     e = s + d
-    if e[0] < ends[before]:
-        e[0] = ends[before]
-    np.maximum.accumulate(e, out=e)
+    if in_order:
+        if e[0] < ends[before]:
+            e[0] = ends[before]
+        np.maximum.accumulate(e, out=e)
     starts[at:at + len(d)] = s
     ends[at:at + len(d)] = e
     return held
@@ -474,7 +511,7 @@ def _levels(actors, waits_of, total):
     return levels
 
 
-def _run_levels(levels, S, E, first, last, total):
+def _run_levels(levels, S, E, first, last, total, in_order=True):
     """:func:`_run` a level at a time: the firings of one level wait only for those of
     earlier levels and iterations."""
     held = []
@@ -498,7 +535,7 @@ def _run_levels(levels, S, E, first, last, total):
                     held += at[up].tolist()
                     np.maximum(s, f, out=s)
             starts[at] = s
-            ends[at] = np.maximum(s + d, ends[before])
+            ends[at] = np.maximum(s + d, ends[before]) if in_order else s + d
     del starts, ends                  # S and E grow again on the next call
     return held
 

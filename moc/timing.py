@@ -249,8 +249,10 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None, ord
     else:
         buffers, method, times = None, f"{method}; {UNORDERED_ENDS}", None
     from moc.csdf import first_iteration as phased_first
+    from moc.occupancy import first_iteration as quick_first
     from moc.self_timed import Firings
-    times = times or phased_first(graph, durations, q, order)
+    times = times or quick_first(graph, durations, q, order) or \
+        phased_first(graph, durations, q, order)
     schedule = MappingProxyType({a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
                                  for a, fs in times.items()})
     latency = _latency(schedule)

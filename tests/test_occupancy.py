@@ -123,3 +123,42 @@ def test_a_hand_worked_cycle():
     result = analyse(g)
     assert result.period == 5 and "precedences" in result.method
     assert dict(result.buffers) == {"ab": 6, "ba": 6}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rings(), st.sampled_from(["ends", "starts"]),
+       st.sampled_from([{}, {"WIDE_LEVELS": 0}, {"CHAIN": 1}]))
+def test_the_first_iteration_in_either_order_equals_its_precedences(g, order, forced):
+    """The program run once (firing by firing, a level at a time, or an actor's blocks
+    as chains), under either order of a cyclo-static actor's firings, gives the longest
+    paths over one iteration's precedences (moc.csdf.first_iteration)."""
+    g, durations, q, _ = prepared(g)
+    try:
+        self_timed_period(g, durations, q)
+    except DeadlockError:
+        assume(False)
+    saved = {name: getattr(occupancy, name) for name in forced}
+    for name, value in forced.items():
+        setattr(occupancy, name, value)
+    try:
+        found = occupancy.first_iteration(g, durations, q, order)
+    finally:
+        for name, value in saved.items():
+            setattr(occupancy, name, value)
+    assert dict(found) == phased_first(g, durations, q, order)
+
+
+def test_the_first_iteration_under_kiter_s_order():
+    """examples/csdf/orders.sdf: a's phases (5, 1) start together at 0, the second ends
+    at 1 (Kiter's order) and b runs 1 - 2; in SDF3's order the second ends with the
+    first at 5 and b runs 5 - 6."""
+    g = SDFGraph("orders")
+    g.add_actor("a", exec=Phases([5, 1]))
+    g.add_actor("b", exec=1)
+    g.add_channel("a", "b", "ab", prod=Phases([0, 1]), cons=1)
+    g.add_channel("b", "a", "ba", prod=1, cons=Phases([1, 0]), delay=1)
+    g, durations, q, _ = prepared(g)
+    assert dict(occupancy.first_iteration(g, durations, q, "starts")) == \
+        {"a": ((0, 5), (0, 1)), "b": ((1, 2),)}
+    assert dict(occupancy.first_iteration(g, durations, q, "ends")) == \
+        {"a": ((0, 5), (0, 5)), "b": ((5, 6),)}

@@ -154,8 +154,11 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
                 text = et.get("time")
                 time = read.get(text)
                 if time is None:
-                    time = read[text] = _phases(
-                        text, f"actor '{actor}', processor '{ptype}'", where(et))
+                    what = f"actor '{actor}', processor '{ptype}'"
+                    time = read[text] = _phases(text, what, where(et))
+                    if min(time if isinstance(time, Phases) else (time,)) < 0:
+                        raise ParseError(f"{what}: an execution time must be "
+                                         f"non-negative, got {text!r}", where(et))
                 exec_times.setdefault(actor, {})[EXEC_PREFIX + ptype] = time
                 # SDF3 keeps the last processor marked default
                 if proc.get("default", "").lower() == "true" or len(processors) == 1:
