@@ -192,7 +192,7 @@ def solve_both(setup: Setup, time_limit: float | None = None):
                     relaxation_bound=relaxed, partition_bound=parted)
     parts = {"cpsat": _summary(first, began)}
     if first.optimal:
-        return replace(first, engine="both", parts=parts)
+        return replace(first, engine="both", parts=parts, schedule="bounds, cpsat, milp")
     second = exact.solve(replace(setup, info=dict(setup.info, incumbent=first.row)),
                          time_limit=_left(deadline), relaxed=floor,
                          solve_relaxation=False)
