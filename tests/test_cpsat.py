@@ -69,21 +69,28 @@ def test_bound_never_exceeds_the_exhaustive_optimum(n, P, seed, charged):
 
 
 @needs_ortools
+@pytest.mark.parametrize("beside", [0, 10**6])
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(5, 7), P=st.integers(3, 5), seed=st.integers(0, 40))
-def test_both_bound_and_its_floor_never_exceed_the_exhaustive_optimum(n, P, seed):
-    """``both`` (the cluster relaxation's floor, CP-SAT with it, then the MILP): the
-    floor, each engine's bound and the combined one ≤ exhaustive's optimum ≤ the value;
-    a 0.05 s limit leaves most runs unproven, an unlimited one proves the optimum."""
+def test_both_bound_and_its_floor_never_exceed_the_exhaustive_optimum(beside, n, P, seed):
+    """``both`` in either order (the cluster relaxation's floor, CP-SAT with it, then
+    the MILP; or CP-SAT beside the bounds): the floor, each engine's bound and the
+    combined one ≤ exhaustive's optimum ≤ the value; a 0.05 s limit leaves most runs
+    unproven, an unlimited one proves the optimum."""
+    from mapping.search import engine
     from mapping.search.engine import solve_both
     from mapping.search.exact import cluster_floor
     problem, best = small(n, P, seed, False)
+    order = {0: "bounds, cpsat, milp", 10**6: "cpsat beside the bounds"}[beside]
     setup = prepare(problem, "time", "max")
     setup.info["incumbent"] = setup.space.random(np.random.default_rng(seed), 1)[0]
     floor = cluster_floor(setup)
     assert floor is None or floor <= best * (1 + 1e-12)
     for limit in (0.05, None):
-        res = solve_both(setup, time_limit=limit)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(engine, "BESIDE_PAIRS", beside)
+            res = solve_both(setup, time_limit=limit)
+        assert res.schedule == order
         assert res.bound <= best * (1 + 1e-12) and res.value >= best * (1 - 1e-12)
         for part in (res.parts or {}).values():
             assert part["bound"] is None or part["bound"] <= best * (1 + 1e-12)
@@ -111,7 +118,8 @@ def test_json_reports_the_trace_and_both_engines(capsys):
     assert code == 0
     doc = json.loads(out)
     assert doc["engine"] == "both" and doc["engine_chosen_by"] == "auto"
-    assert set(doc["engines"]) <= {"cpsat", "milp"} and "cpsat" in doc["engines"]
+    # 30 actors x 8 PEs (240 pairs): CP-SAT proves these beside the bounds
+    assert doc["schedule"] == "cpsat beside the bounds" and list(doc["engines"]) == ["cpsat"]
     assert doc["bound_source"] in ("cpsat", "milp", "cluster relaxation", "partition bound")
     trace = doc["trace"]
     assert trace and all(set(s) == {"seconds", "value", "bound", "gap"} for s in trace)

@@ -48,12 +48,12 @@ TOLERANCE = 1e-6
 #: CP-SAT's parallel workers (the machines this runs on have few cores)
 WORKERS = 2
 #: the full-problem search of those workers: with two, CP-SAT runs one (the other
-#: interleaves its first-solution and neighbourhood searches).  ``lb_tree_search`` (a
-#: best-bound tree whose bound rises as nodes close) raised the proven bound of
-#: ``tests/perf/bench_exact_max.py``'s 30 x 8 instance (seed 0) from the cluster
-#: relaxation's 3.137e-5 to 3.189e-5 in 40 s where the default ``default_lp`` kept it
-#: (optimum 3.864e-5)
-SUBSOLVERS = ("lb_tree_search", "default_lp")
+#: interleaves its first-solution and neighbourhood searches).  ``default_lp`` (CDCL
+#: branching with the linear relaxation) proves ``tests/perf/bench_exact_max.py``'s
+#: 30 x 8 instances (seeds 0 and 2) in 8-18 deterministic seconds, where
+#: ``lb_tree_search`` (a best-bound tree) raised its bound early but closed 169 nodes
+#: in 55 deterministic seconds and proved nothing (the research notes)
+SUBSOLVERS = ("default_lp",)
 #: how to get the engine
 INSTALL = "pip install 'mapeval[cpsat]' (OR-Tools CP-SAT)"
 
@@ -88,13 +88,14 @@ def canonical_row(row, classes) -> np.ndarray:
 
 
 def solve(setup, time_limit: float | None = None, incumbent=None, floor: float | None = None,
-          workers: int = WORKERS, deadline: float | None = None):
+          workers: int = WORKERS, deadline: float | None = None, started=None):
     """The optimal mapping of ``setup``'s single ``max`` objective by CP-SAT (or, at
     ``time_limit`` seconds, the best found with its proven bound), as an
     :class:`~mapping.search.exact.ExactResult` whose ``trace`` lists the improvements.
     ``incumbent``: a mapping to hint and to beat (default ``setup.info["incumbent"]``);
     ``floor``: a proven lower bound; ``deadline`` (``time.time()``): model building
-    stops there too."""
+    stops there too; ``started(solver)`` is called as the search starts (another thread
+    may then end it early with ``solver.stop_search()``)."""
     from mapping.search.exact import ExactResult, check, symmetry_classes, mapping_value
     require()
     from ortools.sat.python import cp_model
@@ -198,6 +199,8 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     if deadline is not None:
         solver.parameters.max_time_in_seconds = max(deadline - time.time(), 0.01)
     trace = _Trace(ev, x, A, P, unit, began)
+    if started is not None:
+        started(solver)
     status = solver.solve(model, trace)
     name = solver.status_name(status)
     row, value = trace.row, trace.value

@@ -148,14 +148,38 @@ def _left(deadline: float | None) -> float | None:
     return None if deadline is None else max(deadline - time.time(), 0.01)
 
 
+#: ``both`` runs CP-SAT beside the bounds (one worker, in a thread, from the start to
+#: the end) instead of after them on instances of at most this many actor-PE pairs:
+#: there CP-SAT's search proves what the bounds cannot (30 actors x 8 PEs, seeds 0
+#: and 2 of ``tests/perf/bench_exact_max.py``, in 8-13 deterministic seconds, 20 s of
+#: wall clock at a load average of 4), and its proof needs the time the bounds take
+#: (the research notes); on 30 x 12 (``a30_p12_s2``) it proved nothing and slowed the
+#: partition bound (a gap of 2.98% against 0.41% in order, 120 s)
+BESIDE_PAIRS = 300
+#: CP-SAT's workers beside the bounds: the bounds take the other core
+BESIDE_WORKERS = 1
+
+
+def schedule(setup: Setup) -> str:
+    """How ``both`` orders its engines on ``setup``: ``"cpsat beside the bounds"`` on
+    instances of at most :data:`BESIDE_PAIRS` allowed actor-PE pairs, else ``"bounds,
+    cpsat, milp"``."""
+    pairs = int(setup.space.allowed.sum())
+    return "cpsat beside the bounds" if pairs <= BESIDE_PAIRS else "bounds, cpsat, milp"
+
+
 def solve_both(setup: Setup, time_limit: float | None = None):
     """The cluster relaxation's bound (:func:`~mapping.search.exact.cluster_floor`)
     first, then the set-partitioning bound (:func:`~mapping.search.partition_bound.floor`,
     within :data:`PARTITION_SHARE` of the time limit), then CP-SAT with the higher of
     the two as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from its
     best mapping (a cutoff) and the same floor for the rest: the better mapping, the
-    higher bound, and each engine's own result in ``parts``."""
+    higher bound, and each engine's own result in ``parts``.  On small instances
+    (:func:`schedule`) CP-SAT runs instead beside the bounds, from the start to the end
+    (:func:`_beside`)."""
     from mapping.search import cpsat, exact, partition_bound
+    if schedule(setup) != "bounds, cpsat, milp":
+        return _beside(setup, time_limit)
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info.get("incumbent"))
@@ -168,7 +192,7 @@ def solve_both(setup: Setup, time_limit: float | None = None):
                     relaxation_bound=relaxed, partition_bound=parted)
     parts = {"cpsat": _summary(first, began)}
     if first.optimal:
-        return replace(first, engine="both", parts=parts)
+        return replace(first, engine="both", parts=parts, schedule="bounds, cpsat, milp")
     second = exact.solve(replace(setup, info=dict(setup.info, incumbent=first.row)),
                          time_limit=_left(deadline), relaxed=floor,
                          solve_relaxation=False)
@@ -191,7 +215,68 @@ def solve_both(setup: Setup, time_limit: float | None = None):
                              limited, message, bound, gap, first.incumbent,
                              relaxed, engine="both", trace=tuple(steps),
                              parts=parts, pair_bound=first.pair_bound,
-                             partition_bound=parted)
+                             partition_bound=parted, schedule="bounds, cpsat, milp")
+
+
+def _beside(setup: Setup, time_limit: float | None = None):
+    """``both`` on a small instance: CP-SAT (:data:`BESIDE_WORKERS` workers, the pair
+    bound its only floor) in a thread until the time limit, the cluster relaxation and
+    the partition bound (as in :func:`solve_both`) meanwhile; CP-SAT is stopped once
+    it has proven its mapping or the bounds have.  The mapping is CP-SAT's (never worse
+    than the start), the bound the highest of the three."""
+    import threading
+    from mapping.search import cpsat, exact, partition_bound
+    began = time.time()
+    deadline = None if time_limit is None else began + time_limit
+    box: dict = {}
+
+    def prove():
+        try:
+            box["result"] = cpsat.solve(setup, time_limit=time_limit,
+                                        workers=BESIDE_WORKERS, deadline=deadline,
+                                        started=lambda s: box.setdefault("solver", s))
+        except BaseException as err:        # re-raised in the caller's thread
+            box["error"] = err
+
+    thread = threading.Thread(target=prove, name="cpsat", daemon=True)
+    thread.start()
+    relaxed = parted = None
+    try:
+        relaxed = exact.cluster_floor(setup, time_limit,
+                                      incumbent=setup.info.get("incumbent"))
+        if thread.is_alive():
+            parted = partition_bound.floor(setup, None if deadline is None else min(
+                PARTITION_SHARE * time_limit, _left(deadline)), relaxed).value
+        floor = max(relaxed or 0.0, parted or 0.0)
+        start = setup.info.get("incumbent")
+        if floor and start is not None and "solver" in box and \
+                exact.mapping_value(setup.objectives.evaluators[0], start) <= \
+                floor * (1 + cpsat.TOLERANCE):
+            box["solver"].stop_search()
+    finally:
+        thread.join(None if deadline is None else _left(deadline) + 1.0)
+        if thread.is_alive() and "solver" in box:   # never leave it running at exit
+            box["solver"].stop_search()
+            thread.join()
+    if "error" in box:
+        raise box["error"]
+    res = box["result"]
+    floor = max(relaxed or 0.0, parted or 0.0, res.bound or 0.0)
+    bound = min(floor, res.value)
+    gap = (res.value - bound) / res.value if res.value else 0.0
+    optimal = res.optimal or gap <= cpsat.TOLERANCE
+    limited = not optimal and res.limited
+    message = "" if not limited else (
+        f"CP-SAT stopped at the time limit of {time_limit or 0:g} s before proving "
+        f"optimality; the mapping is the best found so far (gap {gap:.2%} to the proven "
+        f"bound {bound:.6g})")
+    steps = list(res.trace) + [{"seconds": time.time(), "value": float(res.value),
+                                "bound": float(bound), "gap": gap}]
+    parts = {"cpsat": _summary(res, began)}
+    return exact.ExactResult(res.value, res.row, optimal, res.status, res.value, limited,
+                             message, bound, gap, res.incumbent, relaxed, engine="both",
+                             trace=tuple(steps), parts=parts, pair_bound=res.pair_bound,
+                             partition_bound=parted, schedule="cpsat beside the bounds")
 
 
 def _summary(res, began) -> dict:
@@ -306,6 +391,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     extra["trace"] = trace
     if getattr(res, "parts", None):
         extra["engines"] = res.parts
+    if getattr(res, "schedule", None):
+        extra["schedule"] = res.schedule
     if res.limited:
         # an engine names the time it was given, what is left of the user's limit
         extra["stopped"] = res.message if time_limit is None or given is None else \

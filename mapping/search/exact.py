@@ -77,7 +77,8 @@ class ExactResult:
     ``partition_bound`` the set-partitioning bound (:mod:`mapping.search.partition_bound`),
     if one was proven; ``engine``
     the engine that ran (``milp``, ``cpsat``, ``both``), ``trace`` its improvements
-    (``{seconds, value, bound, gap}``) and, for ``both``, ``parts`` each engine's."""
+    (``{seconds, value, bound, gap}``) and, for ``both``, ``parts`` each engine's and
+    ``schedule`` their order (:func:`mapping.search.engine.schedule`)."""
 
     value: float
     row: np.ndarray | None
@@ -95,6 +96,7 @@ class ExactResult:
     parts: dict | None = None
     pair_bound: float | None = None
     partition_bound: float | None = None
+    schedule: str | None = None
 
 
 class _Rows:
