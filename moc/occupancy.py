@@ -106,7 +106,7 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     found = _setup(graph, durations, q, growing)
     if found is None:
         return None
-    actors, scale = found
+    actors, scale, span = found
     total = sum(q.values())
     least = max(-(-x.reach // x.q) for x in actors.values())
     reaching = least > FIRST_ITERATIONS and (2 * least + 2) * total > (far or math.inf)
@@ -117,15 +117,13 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     if found is None:
         return None
     program, levels, back = found
-    # a firing's end is at most the sum of the firing times before it
-    per_iteration = sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
     S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
     held, told = [], 0
     layout = _Layout(actors, pace, scale)
     # an iteration moves a firing's time on by its actor's period: at least this much
     fastest = min(Fraction(pace[a]) for a in actors) * scale
-    while iterations * total <= max_firings and per_iteration * iterations < 2 ** 62:
+    while iterations * total <= max_firings and span * iterations < 2 ** 62:
         held += _run(program, S, E, back + done, back + iterations, total) \
             if levels is None else _run_levels(levels, S, E, back + done,
                                                back + iterations, total)
@@ -146,8 +144,9 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
 
 
 def _setup(graph, durations, q, growing):
-    """``(actors, scale)``: per actor its places, times in units of ``1/scale`` and
-    inputs; None where a firing time is 0 or a channel moves no tokens."""
+    """``(actors, scale, span)``: per actor its places, times in units of ``1/scale``
+    and inputs, and a bound on one iteration's time (a firing ends by the sum of the
+    firing times before it); None where a firing time is 0 or a channel moves no tokens."""
     counts = phase_counts(graph)
     phase_times = {a: [phase_value(durations[a], k) for k in range(counts[a])]
                    for a in graph.actors}
@@ -182,7 +181,7 @@ def _setup(graph, durations, q, growing):
             first = int(consuming[0])
             back = -i.made.writer(i.read(first + 1) - ch.delay)
             actors[ch.src].reach = max(actors[ch.src].reach, back)
-    return actors, scale
+    return actors, scale, sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
 
 
 def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
@@ -194,8 +193,8 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     found = _setup(graph, durations, q, ())
     if found is None:
         return None
-    actors, scale = found
-    if sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values()) >= 2 ** 62:
+    actors, scale, span = found
+    if span >= 2 ** 62:
         return None
     total = sum(q.values())
     found = _program(actors, total)
