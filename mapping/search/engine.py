@@ -158,6 +158,8 @@ def _left(deadline: float | None) -> float | None:
 BESIDE_PAIRS = 300
 #: CP-SAT's workers beside the bounds: the bounds take the other core
 BESIDE_WORKERS = 1
+#: the two orders of ``both`` (``schedule`` in the JSON)
+IN_ORDER, BESIDE = "bounds, cpsat, milp", "cpsat beside the bounds"
 
 
 def schedule(setup: Setup) -> str:
@@ -165,7 +167,7 @@ def schedule(setup: Setup) -> str:
     instances of at most :data:`BESIDE_PAIRS` allowed actor-PE pairs, else ``"bounds,
     cpsat, milp"``."""
     pairs = int(setup.space.allowed.sum())
-    return "cpsat beside the bounds" if pairs <= BESIDE_PAIRS else "bounds, cpsat, milp"
+    return BESIDE if pairs <= BESIDE_PAIRS else IN_ORDER
 
 
 def solve_both(setup: Setup, time_limit: float | None = None):
@@ -178,7 +180,7 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     (:func:`schedule`) CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
     from mapping.search import cpsat, exact, partition_bound
-    if schedule(setup) != "bounds, cpsat, milp":
+    if schedule(setup) == BESIDE:
         return _beside(setup, time_limit)
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
@@ -192,7 +194,7 @@ def solve_both(setup: Setup, time_limit: float | None = None):
                     relaxation_bound=relaxed, partition_bound=parted)
     parts = {"cpsat": _summary(first, began)}
     if first.optimal:
-        return replace(first, engine="both", parts=parts, schedule="bounds, cpsat, milp")
+        return replace(first, engine="both", parts=parts, schedule=IN_ORDER)
     second = exact.solve(replace(setup, info=dict(setup.info, incumbent=first.row)),
                          time_limit=_left(deadline), relaxed=floor,
                          solve_relaxation=False)
@@ -201,21 +203,10 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     bounds = [(r.bound, name) for r, name in ((first, "cpsat"), (second, "milp"))
               if r.bound is not None]
     bound = min(max(bounds)[0], best.value) if bounds else None
-    gap = None if bound is None else (best.value - bound) / best.value if best.value else 0.0
-    optimal = first.optimal or second.optimal or (gap is not None and gap <= cpsat.TOLERANCE)
-    steps = list(first.trace) + [{"seconds": time.time(),
-                                  "value": float(best.value), "bound": float(bound),
-                                  "gap": gap}] if bound is not None else list(first.trace)
-    limited = not optimal and (first.limited or second.limited)
-    message = "" if not limited else (
-        f"CP-SAT then the MILP stopped at the time limit of {time_limit or 0:g} s before "
-        f"proving optimality; the mapping is the best found so far (gap {gap:.2%} to the "
-        f"proven bound {bound:.6g})")
-    return exact.ExactResult(best.value, best.row, optimal, second.status, best.value,
-                             limited, message, bound, gap, first.incumbent,
-                             relaxed, engine="both", trace=tuple(steps),
-                             parts=parts, pair_bound=first.pair_bound,
-                             partition_bound=parted, schedule="bounds, cpsat, milp")
+    return _joined(best, bound, first.optimal or second.optimal,
+                   first.limited or second.limited, "CP-SAT then the MILP", time_limit,
+                   first.trace, second.status, first.incumbent, relaxed, parts,
+                   first.pair_bound, parted, IN_ORDER)
 
 
 def _beside(setup: Setup, time_limit: float | None = None):
@@ -261,22 +252,32 @@ def _beside(setup: Setup, time_limit: float | None = None):
     if "error" in box:
         raise box["error"]
     res = box["result"]
-    floor = max(relaxed or 0.0, parted or 0.0, res.bound or 0.0)
-    bound = min(floor, res.value)
-    gap = (res.value - bound) / res.value if res.value else 0.0
-    optimal = res.optimal or gap <= cpsat.TOLERANCE
-    limited = not optimal and res.limited
-    message = "" if not limited else (
-        f"CP-SAT stopped at the time limit of {time_limit or 0:g} s before proving "
+    bound = min(max(relaxed or 0.0, parted or 0.0, res.bound or 0.0), res.value)
+    return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, res.trace,
+                   res.status, res.incumbent, relaxed, {"cpsat": _summary(res, began)},
+                   res.pair_bound, parted, BESIDE)
+
+
+def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumbent,
+            relaxed, parts, pair_bound, parted, order):
+    """``both``'s result: ``best``'s mapping, the highest ``bound`` proven (None if
+    none) and the gap between them; optimal where an engine ``proven`` it or the gap is
+    within CP-SAT's tolerance, else ``limited`` as the engines (named ``who``) were."""
+    from mapping.search import cpsat, exact
+    gap = None if bound is None else (best.value - bound) / best.value if best.value else 0.0
+    optimal = proven or (gap is not None and gap <= cpsat.TOLERANCE)
+    limited = not optimal and limited
+    message = "" if not limited or bound is None else (
+        f"{who} stopped at the time limit of {time_limit or 0:g} s before proving "
         f"optimality; the mapping is the best found so far (gap {gap:.2%} to the proven "
         f"bound {bound:.6g})")
-    steps = list(res.trace) + [{"seconds": time.time(), "value": float(res.value),
-                                "bound": float(bound), "gap": gap}]
-    parts = {"cpsat": _summary(res, began)}
-    return exact.ExactResult(res.value, res.row, optimal, res.status, res.value, limited,
-                             message, bound, gap, res.incumbent, relaxed, engine="both",
-                             trace=tuple(steps), parts=parts, pair_bound=res.pair_bound,
-                             partition_bound=parted, schedule="cpsat beside the bounds")
+    steps = list(trace) + ([] if bound is None else [
+        {"seconds": time.time(), "value": float(best.value), "bound": float(bound),
+         "gap": gap}])
+    return exact.ExactResult(best.value, best.row, optimal, status, best.value, limited,
+                             message, bound, gap, incumbent, relaxed, engine="both",
+                             trace=tuple(steps), parts=parts, pair_bound=pair_bound,
+                             partition_bound=parted, schedule=order)
 
 
 def _summary(res, began) -> dict:
