@@ -248,8 +248,10 @@ def first_per(group, key):
 
 def _policy_iteration(n, u, v, w, h):
     """Howard's iteration in floats: the final policy (an edge per node) and whether it
-    converged within its bound of steps."""
+    converged within its bound of steps (edges sorted by tail ``u``)."""
     policy = np.empty(n, dtype=np.int64)
+    # a value per node read at every edge out of it: a repeat, not a gather
+    degree = np.bincount(u, minlength=n)
     chosen = first_per(u, w)                    # start from the heaviest edges (Dasdan)
     policy[u[chosen]] = chosen
     tol = 1e-9
@@ -262,25 +264,25 @@ def _policy_iteration(n, u, v, w, h):
         # one ratio everywhere (the usual case once it has spread): no edge leads up
         level = eta.min() == eta.max()
         if not level:
-            ev = eta[v]
+            ev = eta.take(v)
             slack = tol * (1 + np.abs(eta))
-            upward = ev > (eta + slack)[u]
-            if upward.any():
-                edges = np.flatnonzero(upward)
+            edges = np.flatnonzero(ev > np.repeat(eta + slack, degree))
+            if len(edges):
                 best = edges[first_per(u[edges], ev[edges])]
                 policy[u[best]] = best
                 continue
         # no edge leads up: |eta[v] − eta[u]| ≤ slack wherever eta[v] ≥ eta[u] − slack
-        value = w + x[v]
+        value = x.take(v)
+        value += w
         value[tokens] = wt - eta[ut] * ht + x[vt]
         # potentials are sums of values as large as the largest one: a gain below
         # tol times it is rounding (a node flipping on it looped 1,410 steps)
-        better = value - x[u] > tol * (1 + np.abs(x).max())
+        better = value - np.repeat(x, degree) > tol * (1 + np.abs(x).max())
         if not level:
-            better &= ev >= (eta - slack)[u]
-        if not better.any():
-            return policy, True
+            better &= ev >= np.repeat(eta - slack, degree)
         edges = np.flatnonzero(better)
+        if not len(edges):
+            return policy, True
         best = edges[first_per(u[edges], value[edges])]
         policy[u[best]] = best
     return policy, False
