@@ -152,11 +152,14 @@ class _Constraints:
         self.totals = [f[0] for f in found]
         # each array made once at its full size: on a graph of millions of edges,
         # fresh memory costs more than the arithmetic
-        self.u = np.concatenate([own[0]] + [
-            f[1] + int(base[where[ch.src]] + (size[ch.src] if kinds == 2 else 0))
-            for f, ch in zip(found, channels)])
-        self.v = np.concatenate([own[1]] + [f[2] + int(base[where[ch.dst]])
-                                            for f, ch in zip(found, channels)])
+        lengths = [len(f[1]) for f in found]
+        tails = [int(base[where[ch.src]]) + (size[ch.src] if kinds == 2 else 0)
+                 for ch in channels]
+        heads = [int(base[where[ch.dst]]) for ch in channels]
+        self.u = np.concatenate([own[0]] + [f[1] for f in found])
+        self.v = np.concatenate([own[1]] + [f[2] for f in found])
+        self.u[len(own[0]):] += np.repeat(np.array(tails, dtype=np.int64), lengths)
+        self.v[len(own[1]):] += np.repeat(np.array(heads, dtype=np.int64), lengths)
         self.w = integer_array(np.concatenate([own[2]] + [f[3] for f in found]))
         self.h = integer_array(np.concatenate([own[3]] + [f[4] for f in found]))
         self._found = found
@@ -205,10 +208,18 @@ class _Constraints:
         """Per edge of ``edges``, its channel number and ``x`` (a Python integer), or
         None for an actor's own order; one search for all of them."""
         edges = np.asarray(edges, dtype=np.int64)
-        channel = (np.searchsorted(self._first, edges, side="right") - 1).tolist()
-        at = (edges - self._first[np.maximum(channel, 0)]).tolist() if len(edges) else []
-        return [None if e < self._first[0] else (c, int(self._found[c][5][k]))
-                for e, c, k in zip(edges.tolist(), channel, at)]
+        channel = np.searchsorted(self._first, edges, side="right") - 1
+        at = edges - self._first[np.maximum(channel, 0)]
+        found = [None] * len(edges)
+        # by channel: one gather of x per channel on the circuit
+        order = np.argsort(channel, kind="stable")
+        order = order[edges[order] >= self._first[0]]
+        cuts = np.flatnonzero(np.diff(channel[order])) + 1
+        for mine in np.split(order, cuts) if len(order) else ():
+            c = int(channel[mine[0]])
+            for i, x in zip(mine.tolist(), self._found[c][5][at[mine]].tolist()):
+                found[i] = (c, int(x))
+        return found
 
     def through(self, edges):
         """The names of the channels of ``edges`` (actors' own orders left out), in
