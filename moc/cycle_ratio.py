@@ -108,11 +108,12 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     bad = _nonpositive_cycle(n, u, v, h, exact, order)
     if bad is not None:
         raise UnboundedCycleError("a cycle of height sum zero or less", bad)
-    u, v, w, h = u[order], v[order], w[order], h[order]
+    u, v = u[order], v[order]
     kept, local, label = _cyclic_part(n, u, v, by_tail=True)
     if not kept.any():
         return None, ()
-    u, v, w, h = local[u[kept]], local[v[kept]], w[kept], h[kept]
+    taken = order[kept]
+    u, v, w, h = local[u[kept]], local[v[kept]], w[taken], h[taken]
     nodes = np.flatnonzero(local >= 0)
     component = label[nodes]
     m = len(nodes)
