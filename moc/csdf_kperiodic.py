@@ -152,11 +152,14 @@ class _Constraints:
         self.totals = [f[0] for f in found]
         # each array made once at its full size: on a graph of millions of edges,
         # fresh memory costs more than the arithmetic
-        self.u = np.concatenate([own[0]] + [
-            f[1] + int(base[where[ch.src]] + (size[ch.src] if kinds == 2 else 0))
-            for f, ch in zip(found, channels)])
-        self.v = np.concatenate([own[1]] + [f[2] + int(base[where[ch.dst]])
-                                            for f, ch in zip(found, channels)])
+        lengths = [len(f[1]) for f in found]
+        tails = [int(base[where[ch.src]]) + (size[ch.src] if kinds == 2 else 0)
+                 for ch in channels]
+        heads = [int(base[where[ch.dst]]) for ch in channels]
+        self.u = np.concatenate([own[0]] + [f[1] for f in found])
+        self.v = np.concatenate([own[1]] + [f[2] for f in found])
+        self.u[len(own[0]):] += np.repeat(np.array(tails, dtype=np.int64), lengths)
+        self.v[len(own[1]):] += np.repeat(np.array(heads, dtype=np.int64), lengths)
         self.w = integer_array(np.concatenate([own[2]] + [f[3] for f in found]))
         self.h = integer_array(np.concatenate([own[3]] + [f[4] for f in found]))
         self._found = found
@@ -195,18 +198,34 @@ class _Constraints:
     def name(self, i):
         return self.actors[self.actor[i]], int(self.j[i])
 
-    def origin(self, e):
-        """The channel number and ``x`` of edge ``e``, or None for an actor's own
-        order."""
-        if e < self._first[0]:
-            return None
-        c = int(np.searchsorted(self._first, e, side="right")) - 1
-        return c, self._found[c][5][e - self._first[c]]
+    def names(self, nodes):
+        """:meth:`name` of each of ``nodes`` (node numbers), at once."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        return list(zip([self.actors[a] for a in self.actor[nodes].tolist()],
+                        self.j[nodes].tolist()))
 
-    def via(self, e):
-        """The channel and ``x`` of edge ``e``, or None for an actor's own order."""
-        found = self.origin(e)
-        return None if found is None else (self.channels[found[0]], found[1])
+    def origins(self, edges):
+        """Per edge of ``edges``, its channel number and ``x`` (a Python integer), or
+        None for an actor's own order; one search for all of them."""
+        edges = np.asarray(edges, dtype=np.int64)
+        channel = np.searchsorted(self._first, edges, side="right") - 1
+        at = edges - self._first[np.maximum(channel, 0)]
+        found = [None] * len(edges)
+        # by channel: one gather of x per channel on the circuit
+        order = np.argsort(channel, kind="stable")
+        order = order[edges[order] >= self._first[0]]
+        cuts = np.flatnonzero(np.diff(channel[order])) + 1
+        for mine in np.split(order, cuts) if len(order) else ():
+            c = int(channel[mine[0]])
+            for i, x in zip(mine.tolist(), self._found[c][5][at[mine]].tolist()):
+                found[i] = (c, int(x))
+        return found
+
+    def through(self, edges):
+        """The names of the channels of ``edges`` (actors' own orders left out), in
+        order, each once."""
+        return list(dict.fromkeys(self.channels[o[0]].name for o in self.origins(edges)
+                                  if o is not None))
 
     def ratio(self):
         """``(ratio, cycle)`` by :func:`max_cycle_ratio_arrays`."""
@@ -329,13 +348,12 @@ def _follow(found, cycle, edges):
     firing ``m + shift`` of it, and can start again there), else ``shift`` in
     patterns."""
     start = here = (0, 1)                           # m = A + B·s
-    for e in edges:
-        known = found.origin(e)
+    for e, known, wraps in zip(edges, found.origins(edges), found.h[edges].tolist()):
         if known is None:                           # the actor's own order
-            if found.h[e]:                          # into its next pattern
+            if wraps:                               # into its next pattern
                 here = (here[0] + 1, here[1])
             continue
-        c, x = known[0], int(known[1])
+        c, x = known
         PN, CN = found.totals[c]
         # m' = (m·P(N_a) − x)/C(N_b) must be whole
         solved = solve_congruence(PN * here[1], x - PN * here[0], CN)
@@ -389,14 +407,13 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                 return 0, (), K, frozenset()
             edges = found.steps(cycle, ratio)
             shift = _follow(found, cycle, edges)
-            circuit = [found.name(i) for i in cycle]
-            result = (ratio, named(circuit, actors), dict(K), frozenset(
-                found.via(e)[0].name for e in edges if found.via(e) is not None))
+            circuit = found.names(cycle)
+            result = (ratio, named(circuit, actors), dict(K), frozenset(found.through(edges)))
             if ratio == 0 or (shift is not None and shift > 0):
                 return result
             if best is None or ratio < best[0]:
                 best = result
-        on_circuit = list(dict.fromkeys(found.name(i)[0] for i in cycle))
+        on_circuit = list(dict.fromkeys(a for a, _ in found.names(cycle)))
         grown = grow(K, on_circuit, cycles)
         if grown is None:
             # the whole iteration of every actor on it: its precedences are real
@@ -414,6 +431,5 @@ def ratio_unbounded(found, cycle) -> bool:
 def _deadlock(graph, found, cycle, edges):
     """Raise :class:`DeadlockError` at a circuit of precedences without tokens: its
     actors and its channels."""
-    actors = list(dict.fromkeys(found.name(i)[0] for i in cycle))
-    raise_deadlock(graph, actors, None,
-                   {found.via(e)[0].name for e in edges if found.via(e) is not None})
+    actors = list(dict.fromkeys(a for a, _ in found.names(cycle)))
+    raise_deadlock(graph, actors, None, set(found.through(edges)))

@@ -101,17 +101,19 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     if not len(u):
         return None, ()
     exact = w.dtype != np.float64
-    bad = _nonpositive_cycle(n, u, v, h, exact)
+    # edges by tail (stable: among equal choices the first given still wins), so that a
+    # node's best edge is a segment's maximum (:func:`first_per`); renumbering the
+    # nodes kept below keeps that order
+    order = np.argsort(u, kind="stable")
+    bad = _nonpositive_cycle(n, u, v, h, exact, order)
     if bad is not None:
         raise UnboundedCycleError("a cycle of height sum zero or less", bad)
-    kept, local, label = _cyclic_part(n, u, v)
+    u, v = u[order], v[order]
+    kept, local, label = _cyclic_part(n, u, v, by_tail=True)
     if not kept.any():
         return None, ()
-    u, v, w, h = local[u[kept]], local[v[kept]], w[kept], h[kept]
-    # edges by tail (stable: among equal choices the first given still wins), so that a
-    # node's best edge is a segment's maximum (:func:`first_per`)
-    order = np.argsort(u, kind="stable")
-    u, v, w, h = u[order], v[order], w[order], h[order]
+    taken = order[kept]
+    u, v, w, h = local[u[kept]], local[v[kept]], w[taken], h[taken]
     nodes = np.flatnonzero(local >= 0)
     component = label[nodes]
     m = len(nodes)
@@ -175,10 +177,11 @@ def cycle_edges(n: int, u, v, cycle) -> np.ndarray:
     return np.flatnonzero(steps[at] == codes)
 
 
-def _cyclic_part(n, u, v):
+def _cyclic_part(n, u, v, by_tail=False):
     """The edges inside strongly connected components that hold a cycle, the new
-    number of every node (-1 for the others) and its component."""
-    label = strong_labels(n, u, v)
+    number of every node (-1 for the others) and its component (``by_tail``: the edges
+    come sorted by tail)."""
+    label = _labels_by_tail(n, u, v) if by_tail else strong_labels(n, u, v)
     inside = label[u] == label[v]
     cyclic = np.bincount(label, minlength=n) > 1
     cyclic[label[u[u == v]]] = True                  # a self-loop is a cycle
@@ -212,6 +215,21 @@ def strong_labels(n: int, u, v) -> np.ndarray:
     return label
 
 
+def _labels_by_tail(n: int, u, v) -> np.ndarray:
+    """:func:`strong_labels` of edges ``u[e] -> v[e]`` sorted by tail: on a large
+    graph, its rows read off without scipy's sort of all edges (scipy's search wants
+    each row's heads sorted and distinct: it did not end in minutes without)."""
+    if n + len(u) < SMALL_GRAPH:
+        return strong_labels(n, u, v)
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+    rows = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(u, minlength=n), out=rows[1:])
+    graph = csr_matrix((np.ones(len(u)), v, rows), shape=(n, n))
+    graph.sum_duplicates()
+    return connected_components(graph, directed=True, connection="strong")[1]
+
+
 def first_per(group, key):
     """For each distinct ``group`` value the position of its largest ``key`` (of equal
     ones the first), in the order of the groups."""
@@ -231,8 +249,10 @@ def first_per(group, key):
 
 def _policy_iteration(n, u, v, w, h):
     """Howard's iteration in floats: the final policy (an edge per node) and whether it
-    converged within its bound of steps."""
+    converged within its bound of steps (edges sorted by tail ``u``)."""
     policy = np.empty(n, dtype=np.int64)
+    # a value per node read at every edge out of it: a repeat, not a gather
+    degree = np.bincount(u, minlength=n)
     chosen = first_per(u, w)                    # start from the heaviest edges (Dasdan)
     policy[u[chosen]] = chosen
     tol = 1e-9
@@ -245,25 +265,25 @@ def _policy_iteration(n, u, v, w, h):
         # one ratio everywhere (the usual case once it has spread): no edge leads up
         level = eta.min() == eta.max()
         if not level:
-            ev = eta[v]
+            ev = eta.take(v)
             slack = tol * (1 + np.abs(eta))
-            upward = ev > (eta + slack)[u]
-            if upward.any():
-                edges = np.flatnonzero(upward)
+            edges = np.flatnonzero(ev > np.repeat(eta + slack, degree))
+            if len(edges):
                 best = edges[first_per(u[edges], ev[edges])]
                 policy[u[best]] = best
                 continue
         # no edge leads up: |eta[v] − eta[u]| ≤ slack wherever eta[v] ≥ eta[u] − slack
-        value = w + x[v]
+        value = x.take(v)
+        value += w
         value[tokens] = wt - eta[ut] * ht + x[vt]
         # potentials are sums of values as large as the largest one: a gain below
         # tol times it is rounding (a node flipping on it looped 1,410 steps)
-        better = value - x[u] > tol * (1 + np.abs(x).max())
+        better = value - np.repeat(x, degree) > tol * (1 + np.abs(x).max())
         if not level:
-            better &= ev >= (eta - slack)[u]
-        if not better.any():
-            return policy, True
+            better &= ev >= np.repeat(eta - slack, degree)
         edges = np.flatnonzero(better)
+        if not len(edges):
+            return policy, True
         best = edges[first_per(u[edges], value[edges])]
         policy[u[best]] = best
     return policy, False
@@ -320,8 +340,10 @@ def _cycles_large(succ):
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
     n = len(succ)
-    graph = csr_matrix((np.ones(n, dtype=np.int8), succ,
-                        np.arange(n + 1, dtype=succ.dtype)), shape=(n, n))
+    # scipy's own types (float64 weights, int32 indices where they fit): none copied
+    index = np.int32 if n < 2 ** 31 else np.int64
+    graph = csr_matrix((np.ones(n), succ.astype(index),
+                        np.arange(n + 1, dtype=index)), shape=(n, n))
     _, strong = connected_components(graph, directed=True, connection="strong")
     on = np.bincount(strong)[strong] > 1
     on[succ == np.arange(n)] = True
@@ -352,19 +374,18 @@ def _path_sums(succ, value, roots):
 
 def _sums_to_roots(succ, values, roots):
     """:func:`_path_sums` of each of ``values`` at once, and per node the root it
-    reaches."""
-    totals = [value.copy() for value in values]
+    reaches (the values side by side: one gather of rows per step for all)."""
+    total = np.stack(values, axis=1)
     step = succ.copy()
-    for total in totals:
-        total[roots] = 0
+    total[roots] = 0
     step[roots] = roots
     for _ in range(_doubling(len(succ))):
-        totals = [total + total[step] for total in totals]
-        after = step[step]
+        total += total.take(step, axis=0)
+        after = step.take(step)
         if np.array_equal(after, step):             # every node reached its root
             break
         step = after
-    return totals, step
+    return [total[:, k] for k in range(len(values))], step
 
 
 def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
@@ -475,17 +496,22 @@ def _components(n, arcs):
     return [c for key, c in members.items() if len(c) > 1 or key in looped]
 
 
-def _nonpositive_cycle(n, u, v, h, exact):
-    """A cycle (node list) whose heights sum to zero or less, or None."""
+def _nonpositive_cycle(n, u, v, h, exact, order=None):
+    """A cycle (node list) whose heights sum to zero or less, or None (``order``: the
+    edges' stable order by tail, where known)."""
     if not len(h) or (h > 0).all():
         return None
     if (h >= 0).all():
-        # only cycles of zero-height edges can sum to zero
-        zero = h == 0
-        kept, _, _ = _cyclic_part(n, u[zero], v[zero])
+        # only cycles of zero-height edges can sum to zero; sorted by tail, each node's
+        # successors keep their order for :func:`_any_cycle`
+        if order is None:
+            order = np.argsort(u, kind="stable")
+        zero = order[h[order] == 0]
+        u, v = u[zero], v[zero]
+        kept, _, _ = _cyclic_part(n, u, v, by_tail=True)
         if not kept.any():
             return None
-        return _any_cycle(n, list(zip(u[zero][kept].tolist(), v[zero][kept].tolist())))
+        return _any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))
     # Bellman-Ford on integer costs that are negative exactly on cycles of height ≤ 0:
     # a cycle of L ≤ n edges costs (n+1)·Σh − L
     if exact:

@@ -157,11 +157,15 @@ def test_strong_labels_partition_as_networkx(graph):
     g.add_edges_from(edges)
     expected = sorted(sorted(c) for c in nx.strongly_connected_components(g))
     small = cr.strong_labels(n, u, v)
+    order = np.argsort(u, kind="stable")
     saved, cr.SMALL_GRAPH = cr.SMALL_GRAPH, 0
     try:
         large = cr.strong_labels(n, u, v)
+        # the rows read off edges sorted by tail: scipy's very labels
+        by_tail = cr._labels_by_tail(n, u[order], v[order])
     finally:
         cr.SMALL_GRAPH = saved
+    assert by_tail.tolist() == large.tolist()
     for label in (small, large):
         groups: dict[int, list[int]] = {}
         for node, c in enumerate(label.tolist()):
@@ -227,6 +231,11 @@ def test_policy_cycles_and_sums_as_a_walk(graph):
         assert found[2].tolist() == [root[i] for i in cyclic]
     (sums,), reached = cr._sums_to_roots(succ, (value,), np.array(roots))
     assert reached.tolist() == root and sums.tolist() == total
+    # two float values at once, side by side, as Howard's weights and heights
+    (halves, sums), reached = cr._sums_to_roots(succ, (value / 2, value * 1.0),
+                                                np.array(roots))
+    assert reached.tolist() == root and sums.tolist() == total
+    assert halves.tolist() == [t / 2 for t in total]
 
 
 @settings(max_examples=200, deadline=None)
