@@ -97,6 +97,52 @@ def test_both_bound_and_its_floor_never_exceed_the_exhaustive_optimum(beside, n,
     assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
 
 
+@needs_ortools
+def test_beside_stops_the_bounds_once_cpsat_has_proven(monkeypatch):
+    """CP-SAT beside the bounds, its proof while the partition bound runs (held at its
+    first master program until then, as a bound slower than the proof is): the bound
+    solves no program after the proof, says it was stopped, and the result is CP-SAT's
+    proven optimum, exhaustive's."""
+    import threading
+    import time
+    from mapping.search import engine, partition_bound
+    from mapping.search.partition_bound import master
+    problem, best = small(7, 4, 3, False)
+    setup = prepare(problem, "time", "max")
+    setup.info["incumbent"] = setup.space.random(np.random.default_rng(3), 1)[0]
+    running, seen, calls = threading.Event(), {}, []
+    real_floor, real_solve, real_master = partition_bound.floor, cpsat.solve, \
+        master.Master.solve
+
+    def floor(*args, stop=None, **kwargs):
+        seen["stop"] = stop
+        running.set()
+        seen["bound"] = out = real_floor(*args, stop=stop, **kwargs)
+        return out
+
+    def solve(*args, **kwargs):             # CP-SAT starts once the bound runs
+        running.wait(60)
+        return real_solve(*args, **kwargs)
+
+    def held(self):
+        calls.append(seen["stop"]())
+        until = time.monotonic() + 60
+        while not seen["stop"]() and time.monotonic() < until:
+            time.sleep(0.005)
+        return real_master(self)
+
+    monkeypatch.setattr(partition_bound, "floor", floor)
+    monkeypatch.setattr(cpsat, "solve", solve)
+    monkeypatch.setattr(master.Master, "solve", held)
+    monkeypatch.setattr(engine, "BESIDE_PAIRS", 10**6)
+    res = engine.solve_both(setup, time_limit=None)
+    assert res.schedule == "cpsat beside the bounds"
+    assert calls == [False] and seen["bound"].stopped and seen["bound"].value is None
+    assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+    assert res.bound <= best * (1 + 1e-12) and res.partition_bound is None
+    assert res.trace[-2]["bound"] == pytest.approx(res.value, rel=cpsat.TOLERANCE)
+
+
 def test_canonical_row_keeps_the_value():
     setup = prepare(stored("a10_p4_s0"), "time", "max")
     ev = setup.objectives.evaluators[0]

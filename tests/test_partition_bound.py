@@ -303,3 +303,33 @@ def test_lagrangian_bound_holds_at_smoothed_multipliers(n, P, seed, share, alpha
     got = partition_master.run_trial(tb, T, partition_master.Pool(), None, rng,
                                      prove=True, center=center)[1]
     assert got is not None and got <= least * (1 + 1e-9) + 1e-18
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(3, 5), seed=st.integers(0, 60),
+       kind=st.sampled_from(["bus", "bridged"]), checks=st.integers(0, 40))
+def test_a_stop_ends_the_bound_before_its_next_program(n, P, seed, kind, checks):
+    """``stop()`` true from its ``checks``-th call on (another thread's request): no
+    master program starts after that, the bound says it was stopped, and what it
+    proved before is still at most exhaustive's optimum."""
+    problem, best = problem_of(kind, n, P, seed)
+    setup = prepare(problem, "time", "max")
+    ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
+    start = setup.space.random(np.random.default_rng(seed), 1)[0]
+    asked, late = [], []
+    real = partition_master.Master.solve
+
+    def stop():
+        asked.append(len(asked) >= checks)
+        return asked[-1]
+
+    def solve(self):
+        late.append(bool(asked) and asked[-1])
+        return real(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(partition_master.Master, "solve", solve)
+        res = partition_bound.bound(ev, allowed, exact.mapping_value(ev, start), stop=stop)
+    assert not any(late)
+    assert res.stopped == any(asked)
+    assert res.value is None or res.value <= best * (1 + 1e-12)

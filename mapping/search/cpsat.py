@@ -52,7 +52,9 @@ WORKERS = 2
 #: branching with the linear relaxation) proves ``tests/perf/bench_exact_max.py``'s
 #: 30 x 8 instances (seeds 0 and 2) in 8-18 deterministic seconds, where
 #: ``lb_tree_search`` (a best-bound tree) raised its bound early but closed 169 nodes
-#: in 55 deterministic seconds and proved nothing (the research notes)
+#: in 55 deterministic seconds and proved nothing; on the instances ``both`` runs in
+#: order (45 to 80 actors) neither raised the bound above the partition bound's floor
+#: and their mappings differed by the neighbourhood searches' luck (the research notes)
 SUBSOLVERS = ("default_lp",)
 #: how to get the engine
 INSTALL = "pip install 'mapeval[cpsat]' (OR-Tools CP-SAT)"

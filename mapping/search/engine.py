@@ -213,13 +213,17 @@ def _beside(setup: Setup, time_limit: float | None = None):
     """``both`` on a small instance: CP-SAT (:data:`BESIDE_WORKERS` workers, the pair
     bound its only floor) in a thread until the time limit, the cluster relaxation and
     the partition bound (as in :func:`solve_both`) meanwhile; CP-SAT is stopped once
-    it has proven its mapping or the bounds have.  The mapping is CP-SAT's (never worse
-    than the start), the bound the highest of the three."""
+    the bounds have proven its mapping, and the bounds once CP-SAT's search has ended
+    (proven, or at the time limit): the partition bound checks that between its
+    programs, as it checks its deadline (a HiGHS program under way, the cluster
+    relaxation's or one pricing program, runs to its end).  The mapping is CP-SAT's
+    (never worse than the start), the bound the highest of the three."""
     import threading
     from mapping.search import cpsat, exact, partition_bound
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     box: dict = {}
+    ended = threading.Event()
 
     def prove():
         try:
@@ -228,6 +232,8 @@ def _beside(setup: Setup, time_limit: float | None = None):
                                         started=lambda s: box.setdefault("solver", s))
         except BaseException as err:        # re-raised in the caller's thread
             box["error"] = err
+        finally:
+            ended.set()
 
     thread = threading.Thread(target=prove, name="cpsat", daemon=True)
     thread.start()
@@ -235,9 +241,10 @@ def _beside(setup: Setup, time_limit: float | None = None):
     try:
         relaxed = exact.cluster_floor(setup, time_limit,
                                       incumbent=setup.info.get("incumbent"))
-        if thread.is_alive():
+        if not ended.is_set():
             parted = partition_bound.floor(setup, None if deadline is None else min(
-                PARTITION_SHARE * time_limit, _left(deadline)), relaxed).value
+                PARTITION_SHARE * time_limit, _left(deadline)), relaxed,
+                stop=ended.is_set).value
         floor = max(relaxed or 0.0, parted or 0.0)
         start = setup.info.get("incumbent")
         if floor and start is not None and "solver" in box and \

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mapping.search.partition_bound.charges import Tables, route_cuts  # noqa: F401
-from mapping.search.partition_bound.master import Pool, run_trial
+from mapping.search.partition_bound.master import Pool, over, run_trial
 
 #: the bisection stops when the interval left is this share of the starting value
 RESOLUTION = 2e-3
@@ -84,24 +84,28 @@ class PartitionBound:
     """The outcome of :func:`bound`: ``value`` the proven lower bound (None where none
     applies or nothing was proven), ``trials`` the ``(T, z, L)`` triples evaluated
     (``z`` the master's value with the local search's columns, ``L`` the Lagrangian
-    bound where the pricing was exact), ``columns`` generated, ``seconds`` taken and
-    ``complete`` (ended within the time)."""
+    bound where the pricing was exact), ``columns`` generated, ``seconds`` taken,
+    ``complete`` (ended within the time) and ``stopped`` (the caller had asked it to
+    stop by its end)."""
 
     value: float | None
     trials: tuple = ()
     columns: int = 0
     seconds: float = 0.0
     complete: bool = False
+    stopped: bool = False
 
 
 def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | None = None,
-          seed: int = 0) -> PartitionBound:
+          seed: int = 0, stop=None) -> PartitionBound:
     """The set-partitioning bound of the compiled ``max`` objective ``ev`` over the
     ``(A, P)`` mask ``allowed`` (see the module) between ``lower`` (a proven bound)
     and ``upper`` (a mapping's value), within ``time_limit`` seconds: a bisection on
     ``T`` with the local search's columns (its master value above ``T`` or not) to the
     estimated crossing, then the exact pricing there (and, where its bound falls short
-    of ``T``, halfway down to that bound, while the time lasts)."""
+    of ``T``, halfway down to that bound, while the time lasts).  ``stop()``, checked
+    between programs as the deadline is, ends it early with what it proved so far
+    (another thread's request: ``both`` stops the bounds once CP-SAT has proven)."""
     began = time.monotonic()
     agg = getattr(ev, "aggregation", None)
     if agg is None or not agg.bottleneck or not ev.tables.linear or not upper > 0:
@@ -116,10 +120,10 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     trials = []
     halfway = None if deadline is None else began + BISECTION * time_limit
     while hi - lo > RESOLUTION * upper:
-        if halfway is not None and time.monotonic() > halfway:
+        if over(halfway, stop):
             break
         T = 0.5 * (lo + hi)
-        z, _, _ = run_trial(tb, T, pool, halfway, rng, prove=False)
+        z, _, _ = run_trial(tb, T, pool, halfway, rng, prove=False, stop=stop)
         if z is None:
             break
         trials.append((T, z, None))
@@ -130,18 +134,21 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     # the proof at the estimated crossing; where it falls short (the local search's
     # columns overestimated the program there), again halfway down to what it proved
     proven, T, center = None, lo, None
-    while T > lower and (proven is None or T - proven > RESOLUTION * upper):
-        z, got, center = run_trial(tb, T, pool, deadline, rng, prove=True, center=center)
+    while T > lower and (proven is None or T - proven > RESOLUTION * upper) \
+            and not over(None, stop):
+        z, got, center = run_trial(tb, T, pool, deadline, rng, prove=True, center=center,
+                                   stop=stop)
         if got is None:
             break
         trials.append((T, z, got))
         proven = max(proven or 0.0, min(T, got) * (1 - SAFETY))
-        if got >= T or (deadline is not None and time.monotonic() > deadline):
+        if got >= T or over(deadline, stop):
             break
         T = 0.5 * (max(got, lower) + T)
     complete = deadline is None or time.monotonic() <= deadline
     return PartitionBound(proven if proven and proven > 0 else None, tuple(trials),
-                          len(pool), time.monotonic() - began, complete)
+                          len(pool), time.monotonic() - began, complete,
+                          over(None, stop))
 
 
 def trial(ev, allowed, T: float, time_limit: float | None = None, seed: int = 0
@@ -159,12 +166,13 @@ def trial(ev, allowed, T: float, time_limit: float | None = None, seed: int = 0
     return run_trial(tb, T, Pool(), deadline, np.random.default_rng(seed), prove=True)[1]
 
 
-def floor(setup, time_limit: float | None = None, lower: float | None = None
-          ) -> PartitionBound:
+def floor(setup, time_limit: float | None = None, lower: float | None = None,
+          stop=None) -> PartitionBound:
     """:func:`bound` of the search ``setup``'s single ``max`` objective, bisected
     between ``lower`` (a bound proven before; at least the pair bound of
     :mod:`mapping.search.bounds`) and the value of its starting mapping
-    (``setup.info["incumbent"]``; without one, nothing is bounded)."""
+    (``setup.info["incumbent"]``; without one, nothing is bounded); ``stop()`` ends it
+    early (:func:`bound`)."""
     from mapping.search.bounds import communication_bound
     from mapping.search.exact import mapping_value
     ev = setup.objectives.evaluators[0]
@@ -177,4 +185,4 @@ def floor(setup, time_limit: float | None = None, lower: float | None = None
         return PartitionBound(None)
     allowed = setup.space.allowed
     lower = max(lower or 0.0, communication_bound(ev, allowed))
-    return bound(ev, allowed, upper, lower, time_limit, seed=setup.seed)
+    return bound(ev, allowed, upper, lower, time_limit, seed=setup.seed, stop=stop)

@@ -194,8 +194,15 @@ def _problems(tb: Tables, T: float, d: Duals) -> list:
         [SideProblem(tb, g, T, d.nu, d.sigma[g]) for g in range(len(tb.groups))]
 
 
+def over(deadline: float | None, stop=None) -> bool:
+    """Whether to stop: ``deadline`` (``time.monotonic()``) has passed or ``stop()``
+    (another thread's request, checked between programs like the deadline) is true."""
+    return (deadline is not None and time.monotonic() > deadline) or \
+        (stop is not None and bool(stop()))
+
+
 def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
-              center: Duals | None = None):
+              center: Duals | None = None, stop=None):
     """Column generation at the trial value ``T``: ``(z, L, center)``, ``z`` the master
     program's value once the local search finds no column (an upper estimate of its
     optimum: below ``T``, no proof of ``T`` exists) and, with ``prove``, ``L`` the best
@@ -205,7 +212,8 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
     1997): it prices at :data:`ALPHA` times the multipliers of the best bound so far
     (``center`` to start from: a bound at a higher ``T`` holds at a lower one) plus the
     rest times the master's, adds the columns whose reduced cost at the master's is
-    negative and, where there is none (a mispricing), prices again at the master's."""
+    negative and, where there is none (a mispricing), prices again at the master's.
+    ``stop()``: end as at the deadline (:func:`over`)."""
     master = Master(tb, T)
     for k, s, load in pool.pe:
         if load <= T:
@@ -227,7 +235,7 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
     local_until = None if deadline is None or not prove else \
         time.monotonic() + 0.5 * (deadline - time.monotonic())
     while True:
-        if deadline is not None and time.monotonic() > deadline:
+        if over(deadline, stop):
             return z, best, center
         d = master.solve()
         if d is None:
@@ -237,9 +245,9 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
             return z, best, center  # the program's optimum is below T: no proof of T
         probs = _problems(tb, T, d)
         if (local_until is None or time.monotonic() < local_until) \
-                and _local_round(tb, master, probs, d, pool, rng, prove, deadline):
+                and _local_round(tb, master, probs, d, pool, rng, prove, deadline, stop):
             continue
-        if deadline is not None and time.monotonic() > deadline:
+        if over(deadline, stop):
             return z, best, center
         if not prove:
             return z, best, center
@@ -253,7 +261,7 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
             mins, found = {}, False
             for i, k in enumerate(list(order)):
                 left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
+                if (left is not None and left <= 0) or over(None, stop):
                     return z, best, center
                 # what is left but RESERVE of it for each program still to solve after
                 # this one, so that the round ends with a bound (a program stopped
@@ -300,20 +308,20 @@ def _offer(master, pool, k, pr, s, d, T) -> bool:
 
 
 def _local_round(tb, master, probs, d, pool, rng, deep: bool = False,
-                 deadline: float | None = None) -> int:
+                 deadline: float | None = None, stop=None) -> int:
     """Columns of negative reduced cost by the local search, added to ``master`` and
-    ``pool``: how many (none once past ``deadline``).  First plain descents from the
-    empty column and the basis's columns; only where they find none, the iterated
-    search from more starts (with ``deep``, before an exact pricing, from every basis
-    column, longer).  The sides start from the program's shares rounded and the
-    basis's sides."""
+    ``pool``: how many (none once past ``deadline`` or ``stop()``).  First plain
+    descents from the empty column and the basis's columns; only where they find none,
+    the iterated search from more starts (with ``deep``, before an exact pricing, from
+    every basis column, longer).  The sides start from the program's shares rounded
+    and the basis's sides."""
     T = master.T
     K = len(tb.pe)
     added = 0
     basis = np.flatnonzero(master.last > 1e-9)
     side_basis = np.flatnonzero(master.last_side > 1e-9)
     for k, pr in enumerate(probs):
-        if deadline is not None and time.monotonic() > deadline:
+        if over(deadline, stop):
             break
         if k < K:
             mine = [master.S[i] for i in basis if master.cls[i] == k]
