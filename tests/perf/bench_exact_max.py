@@ -9,8 +9,18 @@ exact --json`` process, timed from outside (wall clock); the gap after ``t`` sec
 that of the run limited to ``t``.  Prints one JSON document; also the load average, for
 the machine is shared.
 
+Two families of generated instances.  The default is communication-heavy: the tokens
+a firing sends over a bus on one channel cost about two thirds of the firing's work,
+and at the optimum every CN is within a few percent of the bottleneck.  ``--comm 0.1``
+scales the CNs' costs to about 7% of that work (13% across the bridge): computation-dominated with
+moderate communication, the regime of the issue's figures for 9fa9fb0 (0.6-1.5% at 30
+x 8, 2.1-2.4% at 45 x 12, 1.7-1.8% at 60 x 12, 2.4-3.4% at 80 x 16 at 120 s), where the
+gap left is that of packing actors of unequal size, not communication.  ``--channels``
+sets the channels per actor (1.5).
+
     python tests/perf/bench_exact_max.py --limits 10,30,120 --shapes 30x8,45x12,60x12,80x16 \\
         --seeds 0,1 --base 9fa9fb0 --desyde
+    python tests/perf/bench_exact_max.py --limits 120 --stored '' --engines auto --comm 0.1
 """
 from __future__ import annotations
 
