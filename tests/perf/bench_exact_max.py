@@ -9,8 +9,18 @@ exact --json`` process, timed from outside (wall clock); the gap after ``t`` sec
 that of the run limited to ``t``.  Prints one JSON document; also the load average, for
 the machine is shared.
 
+Two families of generated instances.  The default is communication-heavy: the tokens
+a firing sends over a bus on one channel cost about two thirds of the firing's work,
+and at the optimum every CN is within a few percent of the bottleneck.  ``--comm 0.1``
+scales the CNs' costs to about 7% of that work (13% across the bridge): computation-dominated with
+moderate communication, the regime of the issue's figures for 9fa9fb0 (0.6-1.5% at 30
+x 8, 2.1-2.4% at 45 x 12, 1.7-1.8% at 60 x 12, 2.4-3.4% at 80 x 16 at 120 s), where the
+gap left is that of packing actors of unequal size, not communication.  ``--channels``
+sets the channels per actor (1.5).
+
     python tests/perf/bench_exact_max.py --limits 10,30,120 --shapes 30x8,45x12,60x12,80x16 \\
         --seeds 0,1 --base 9fa9fb0 --desyde
+    python tests/perf/bench_exact_max.py --limits 120 --stored '' --engines auto --comm 0.1
 """
 from __future__ import annotations
 
@@ -35,6 +45,8 @@ from search_problems import random_app  # noqa: E402
 
 #: (type, time per quantum, time per token) of the PE kinds
 KINDS = (("little", 2.0e-9, 1e-6), ("big", 0.7e-9, 1e-6), ("dsp", 1.2e-9, 2e-6))
+#: (name, time per quantum, time per token) of the CNs at ``comm`` 1
+CNS = (("bus_a", 4e-10, 2e-6), ("bus_b", 4e-10, 2e-6), ("bridge", 8e-10, 4e-6))
 #: the command line of either tree (the CLI moved from mapping.cli to mapping.cli.main)
 RUN = ("import sys\ntry:\n    from mapping.cli.main import main\nexcept ImportError:\n"
        "    from mapping.cli import main\nsys.exit(main())")
@@ -44,16 +56,16 @@ def _lsla(alpha, beta=0.0):
     return CostSpec("lsla", {"alpha": alpha, "beta": beta})
 
 
-def bridged_arch(n_pes: int, seed: int) -> Architecture:
+def bridged_arch(n_pes: int, seed: int, comm: float = 1.0) -> Architecture:
     """Three kinds of PE: the little cores on bus ``a``, the big cores on bus ``b`` and
-    the DSPs split between them; the buses joined by a ``bridge`` CN."""
+    the DSPs split between them; the buses joined by a ``bridge`` CN.  ``comm`` scales
+    the CNs' costs (both LSLA coefficients)."""
     rng = np.random.default_rng(seed)
     a = Architecture(f"bridged{n_pes}_{seed}", aggregate="max")
     for name, alpha, beta in KINDS:
         a.add_type(name, costs={"time": _lsla(alpha * float(rng.uniform(0.8, 1.25)), beta)})
-    for cn, alpha, beta in (("bus_a", 4e-10, 2e-6), ("bus_b", 4e-10, 2e-6),
-                            ("bridge", 8e-10, 4e-6)):
-        a.add_cn(cn, costs={"time": _lsla(alpha, beta)})
+    for cn, alpha, beta in CNS:
+        a.add_cn(cn, costs={"time": _lsla(alpha * comm, beta * comm)})
     a.add_link("bus_a", "bridge")
     a.add_link("bridge", "bus_b")
     n_little, n_big = n_pes // 2, max(1, n_pes // 4)
@@ -70,14 +82,20 @@ def bridged_arch(n_pes: int, seed: int) -> Architecture:
     return a
 
 
-def write_generated(directory: Path, n: int, P: int, seed: int) -> tuple[Path, Path]:
+def write_generated(directory: Path, n: int, P: int, seed: int, comm: float = 1.0,
+                    channels: float = 1.5) -> tuple[Path, Path]:
+    """``n`` actors with ``channels·n`` channels on :func:`bridged_arch` ``(P, seed,
+    comm)``, named ``g{n}_p{P}_s{seed}``, with ``_c{comm}`` and ``_e{channels}`` where
+    they differ from the default family's."""
     import dsl
-    app = random_app(n, n * 3 // 2, seed=seed, extra_attrs=False)
+    app = random_app(n, int(n * channels), seed=seed, extra_attrs=False)
     app.name = f"bridged{n}_{seed}"
-    stem = directory / f"g{n}_p{P}_s{seed}"
-    stem.with_suffix(".sdf").write_text(dsl.format_sdf(app))
-    stem.with_suffix(".moa").write_text(dsl.format_moa(bridged_arch(P, seed)))
-    return stem.with_suffix(".sdf"), stem.with_suffix(".moa")
+    stem = f"g{n}_p{P}_s{seed}" + (f"_c{comm:g}" if comm != 1.0 else "") + \
+        (f"_e{channels:g}" if channels != 1.5 else "")
+    sdf, moa = directory / f"{stem}.sdf", directory / f"{stem}.moa"
+    sdf.write_text(dsl.format_sdf(app))
+    moa.write_text(dsl.format_moa(bridged_arch(P, seed, comm)))
+    return sdf, moa
 
 
 def desyde_cases(directory: Path, graphs: Path) -> dict:
@@ -142,11 +160,17 @@ def main(argv=None):
                     type=Path, metavar="DIR",
                     help="add DeSyDe's graphs (desyde_*.xml in DIR, by default the shared "
                          "data) on the Odroid board, as tests/test_exact_desyde.py maps them")
+    ap.add_argument("--comm", type=float, default=1.0, metavar="SCALE",
+                    help="scale the generated instances' CN costs (1: the default, "
+                         "communication-heavy family)")
+    ap.add_argument("--channels", type=float, default=1.5, metavar="RATIO",
+                    help="channels per actor of the generated instances")
     args = ap.parse_args(argv)
     limits = [float(x) for x in args.limits.split(",")]
     engines = [e for e in args.engines.split(",") if e]
     report = {"load_average_before": os.getloadavg(), "cpus": os.cpu_count(),
-              "base": args.base, "limits": limits, "instances": {}}
+              "base": args.base, "limits": limits, "comm": args.comm,
+              "channels": args.channels, "instances": {}}
     from previous import extract
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -160,7 +184,7 @@ def main(argv=None):
         for shape in filter(None, args.shapes.split(",")):
             n, P = map(int, shape.split("x"))
             for seed in map(int, args.seeds.split(",")):
-                files = write_generated(tmp, n, P, seed)
+                files = write_generated(tmp, n, P, seed, args.comm, args.channels)
                 cases[files[0].stem] = files
         if args.desyde is not None:
             cases.update(desyde_cases(tmp, args.desyde))
