@@ -42,11 +42,18 @@ def _least(cum: Cumulative, needed):
     return full * cum.n + np.searchsorted(prefix, needed - full * cum.total, "left") - 1
 
 
+def cumulative(cum: Cumulative, firings):
+    """``Cumulative`` over an array of ``firings``: ``F(ν)`` of each."""
+    if cum.n == 1:
+        return firings * cum.total
+    return (firings // cum.n) * cum.total + \
+        np.asarray(cum.prefix, dtype=np.int64)[firings % cum.n]
+
+
 def _reads(i, nu):
     """``C(ν + 1) − M0`` for the consumer firings ``nu`` of the input ``i`` (a channel
     with its consumer's ``read`` and its ``delay``)."""
-    cycles, rest = np.divmod(nu + 1, i.read.n)
-    return cycles * i.read.total + np.asarray(i.read.prefix, dtype=np.int64)[rest] - i.delay
+    return cumulative(i.read, nu + 1) - i.delay
 
 
 def iteration_program(actors, total):
@@ -88,9 +95,7 @@ def iteration_program(actors, total):
     for x in actors.values():
         for i in x.ins:
             if i.src != x.name:
-                k = np.arange(actors[i.src].q + 1, dtype=np.int64)
-                made = (k // i.made.n) * i.made.total + \
-                    np.asarray(i.made.prefix, dtype=np.int64)[k % i.made.n]
+                made = cumulative(i.made, np.arange(actors[i.src].q + 1, dtype=np.int64))
                 serve[id(i)] = np.minimum(_least(i.read, i.delay + made + 1), x.q).tolist()
     xs = list(actors.values())
     where = {x.name: k for k, x in enumerate(xs)}

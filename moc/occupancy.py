@@ -42,7 +42,7 @@ import numpy as np
 
 from moc import limits
 from moc.graph import SDFGraph
-from moc.iteration_program import iteration_program, run_levels, run_program
+from moc.iteration_program import cumulative, iteration_program, run_levels, run_program
 from moc.phases import Cumulative, phase_counts, phase_value
 from moc.self_timed import PROGRESS_STEP
 
@@ -302,6 +302,7 @@ def _maxima(graph, actors, S2, E2, settled, shift):
     ``math.inf`` on a growing channel; or the firings still missing to see that far:
     ``(None, shortfall)``, the most time a consumer's firings fall short."""
     index = {a: k for k, a in enumerate(actors)}
+    settled, shift = settled.tolist(), shift.tolist()
     cache = {}
 
     def times(x):
@@ -317,26 +318,22 @@ def _maxima(graph, actors, S2, E2, settled, shift):
                 buffers[i.name] = math.inf
                 continue
             a = actors[i.src]
-            horizon = int(max(settled[index[a.name]], settled[index[x.name]]) +
-                          shift[index[a.name]])
+            horizon = max(settled[index[a.name]], settled[index[x.name]]) + \
+                shift[index[a.name]]
             starts = times(x)[0]
-            ends_a = times(a)[1]
-            if starts[-1] < horizon or ends_a[-1] <= horizon:
-                short = max(short, horizon - int(starts[-1]), horizon + 1 - int(ends_a[-1]))
+            ends = times(a)[1]
+            latest, ended = int(starts[-1]), int(ends[-1])
+            if latest < horizon or ended <= horizon:
+                short = max(short, horizon - latest, horizon + 1 - ended)
                 continue
-            ends = ends_a[:int(np.searchsorted(ends_a, horizon, "left"))]
-            # the tokens after the last of the ends at one time (the others leave
-            # fewer): there ``produced`` firings have ended, ``consumed`` started
-            last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True)) if len(ends) \
-                else np.zeros(0, dtype=np.int64)
-            produced = last + 1
-            consumed = np.searchsorted(starts, ends[last], "left")
-            made = np.asarray(i.made.prefix, dtype=np.int64)
-            read = np.asarray(i.read.prefix, dtype=np.int64)
-            tokens = i.delay + (produced // i.made.n) * i.made.total + \
-                made[produced % i.made.n] - (consumed // i.read.n) * i.read.total - \
-                read[consumed % i.read.n]
-            buffers[i.name] = max(i.delay, int(tokens.max()) if len(tokens) else 0)
+            # the tokens after each end before the horizon: there ``produced`` firings
+            # have ended, ``consumed`` started (of ends at one time the last leaves the
+            # most)
+            ends = ends[:int(np.searchsorted(ends, horizon, "left"))]
+            produced = np.arange(1, len(ends) + 1, dtype=np.int64)
+            consumed = np.searchsorted(starts, ends, "left")
+            tokens = cumulative(i.made, produced) - cumulative(i.read, consumed)
+            buffers[i.name] = i.delay + max(0, int(tokens.max()) if len(tokens) else 0)
     if short:
         return None, short
     return {ch: buffers[ch] for ch in graph.channels}, 0
