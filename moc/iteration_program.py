@@ -135,8 +135,9 @@ def _blocks(need, feeds):
 
 def _listed(xs, waits_of, total, blocks, los, his):
     """The program of the blocks ``(xs[blocks], los, his)`` in order (see
-    :func:`iteration_program`): chains where :func:`run_program` may compute them at once, between them
-    lists of firings, made for all firings at once and cut between the chains."""
+    :func:`iteration_program`): chains where :func:`run_program` may compute them at
+    once, between them lists of firings, made for all firings at once and cut between
+    the chains."""
     pos = np.array([x.pos for x in xs], dtype=np.int64)
     q = np.array([x.q for x in xs], dtype=np.int64)
     first = np.repeat(pos, q)
@@ -167,13 +168,12 @@ def _listed(xs, waits_of, total, blocks, los, his):
         program.append(slice(done, total))
     if not any(type(part) is slice for part in program):
         return program
-    listed = at.tolist()
-    # the tuples made in the order they are read
-    slow, fast = ((lambda count, flat, first: _grouped(count[at], flat, first[at]).tolist())(
-        *_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
-                [o for x in xs for o in waits_of[x.name][g][1]], total))
-        for g in (False, True))
-    firings = list(zip(listed, times[at].tolist(), slow, fast, previous[at].tolist()))
+    waits = [_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
+                    [o for x in xs for o in waits_of[x.name][g][1]], total)
+             for g in (False, True)]
+    # the tuples made in the order they are read (read faster so)
+    slow, fast = (_grouped(count[at], flat, first[at]) for count, flat, first in waits)
+    firings = list(zip(at.tolist(), times[at].tolist(), slow, fast, previous[at].tolist()))
     return [firings[part] if type(part) is slice else part for part in program]
 
 
@@ -193,15 +193,9 @@ def _table(firings, places, q):
 
 
 def _grouped(count, flat, first):
-    """Per firing the tuple of its places in a :func:`_table` (an object array), made
-    for all firings with as many places at once."""
-    grouped = np.empty(len(count), dtype=object)
-    for c in np.unique(count).tolist():
-        rows = np.flatnonzero(count == c)
-        columns = [flat[first[rows] + j].tolist() for j in range(c)]
-        grouped[rows] = np.fromiter(zip(*columns) if c else [()] * len(rows),
-                                    dtype=object, count=len(rows))
-    return grouped
+    """Per firing the tuple of its places in a :func:`_table`."""
+    places = flat.tolist()
+    return [tuple(places[j:j + n]) for j, n in zip(first.tolist(), count.tolist())]
 
 
 def _padded(count, flat, first, rows):
