@@ -220,10 +220,7 @@ def run_program(program, S, E, first, last, total, in_order=True):
     and ``e_{-1}`` those of the firing before the first): running maxima.  Without
     ``in_order`` (Kiter's order of a cyclo-static actor's firings) ``e_j = s_j + d_j``."""
     held = []
-    grow = (last - first) * total
-    S.frombytes(bytes(8 * grow))
-    E.frombytes(bytes(8 * grow))
-    starts, ends = np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
+    starts, ends = _grown(S, E, (last - first) * total)
     for it in range(first, last):
         base = it * total
         for part in program:
@@ -249,9 +246,17 @@ def run_program(program, S, E, first, last, total, in_order=True):
     return held
 
 
+def _grown(S, E, places):
+    """``S`` and ``E`` grown by ``places`` times 0, and numpy views of them (to be
+    dropped before they grow again)."""
+    S.frombytes(bytes(8 * places))
+    E.frombytes(bytes(8 * places))
+    return np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
+
+
 def _chain(part, starts, ends, base, in_order=True):
-    """Compute the chain ``part`` (see :func:`run_program`) of the iteration at ``base``; the
-    places whose start a growing channel's producer set."""
+    """Compute the chain ``part`` (see :func:`run_program`) of the iteration at
+    ``base``; the places whose start a growing channel's producer set."""
     place, d, previous, slow, fast = part
     at, before = base + place, base + previous
     s0 = starts[before]
@@ -351,13 +356,10 @@ def _levels(actors, waits_of, total):
 
 
 def run_levels(levels, S, E, first, last, total, in_order=True):
-    """:func:`run_program` a level at a time: the firings of one level wait only for those of
-    earlier levels and iterations."""
+    """:func:`run_program` a level at a time: the firings of one level wait only for
+    those of earlier levels and iterations."""
     held = []
-    grow = (last - first) * total
-    S.frombytes(bytes(8 * grow))
-    E.frombytes(bytes(8 * grow))
-    starts, ends = np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
+    starts, ends = _grown(S, E, (last - first) * total)
     for it in range(first, last):
         base = it * total
         for places, d, previous, slow, fast in levels:
