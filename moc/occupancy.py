@@ -14,7 +14,8 @@ firings wait only for firings of the same or earlier iterations.  Where that ord
 precedences form wide levels (each firing one level above the highest of the same
 iteration it waits for), an iteration is computed a level at a time; elsewhere an
 actor's block of firings that waits for none of its own is computed at once, its
-starts and ends running maxima (:func:`_run`), and the others one by one.
+starts and ends running maxima, and the others one by one
+(:mod:`moc.iteration_program`).
 
 The execution of a live graph becomes periodic (max-plus cyclicity: Baccelli, Cohen,
 Olsder & Quadrat, *Synchronization and Linearity*, 1992, ch. 3): from some iteration
@@ -41,23 +42,12 @@ import numpy as np
 
 from moc import limits
 from moc.graph import SDFGraph
+from moc.iteration_program import cumulative, iteration_program, run_levels, run_program
 from moc.phases import Cumulative, phase_counts, phase_value
 from moc.self_timed import PROGRESS_STEP
 
 #: iterations computed at first; doubled until the execution repeats
 FIRST_ITERATIONS = 3
-#: firings per level of one iteration's precedences (on average) from which its
-#: firings are computed a level at a time (numpy) rather than one by one: Kiter's
-#: autogen5 has 312,485 firings in 470 levels, autogen1 250,992 in 26,045
-WIDE_LEVELS = 32
-#: the offset that pads a level's table of offsets: any iteration's place for it is
-#: negative, clipped to place 0
-_PAD = -(2 ** 62)
-#: levels found before their average width may decide that they are narrow
-FIRST_LEVELS = 64
-#: firings of a block of one actor from which, where none waits for another of the
-#: block, they are computed as one chain (numpy running maxima) rather than one by one
-CHAIN = 32
 
 
 @dataclass(frozen=True)
@@ -113,7 +103,7 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     if FIRST_ITERATIONS * total > max_firings or reaching or \
             (_least_cyclicity(actors, pace, scale) + least + 1) * total > max_firings:
         return None
-    found = _program(actors, total)
+    found = iteration_program(actors, total)
     if found is None:
         return None
     program, levels, back = found
@@ -124,8 +114,8 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     # an iteration moves a firing's time on by its actor's period: at least this much
     fastest = min(Fraction(pace[a]) for a in actors) * scale
     while iterations * total <= max_firings and span * iterations < 2 ** 62:
-        held += _run(program, S, E, back + done, back + iterations, total) \
-            if levels is None else _run_levels(levels, S, E, back + done,
+        held += run_program(program, S, E, back + done, back + iterations, total) \
+            if levels is None else run_levels(levels, S, E, back + done,
                                                back + iterations, total)
         if progress is not None:
             told = _tell(progress, (iterations - done) * total + told)
@@ -197,12 +187,12 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     if span >= 2 ** 62:
         return None
     total = sum(q.values())
-    found = _program(actors, total)
+    found = iteration_program(actors, total)
     if found is None:
         return None
     program, levels, back = found
     S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
-    run, part = (_run, program) if levels is None else (_run_levels, levels)
+    run, part = (run_program, program) if levels is None else (run_levels, levels)
     run(part, S, E, back, back + 1, total, order == "ends")
     starts, ends = (np.frombuffer(T, dtype=np.int64)[back * total:].copy() for T in (S, E))
     return _First({a: (x.pos, x.pos + x.q) for a, x in actors.items()}, starts, ends, scale)
@@ -222,321 +212,6 @@ def _tell(progress, firings):
     for _ in range(firings // PROGRESS_STEP):
         progress(PROGRESS_STEP)
     return firings % PROGRESS_STEP
-
-
-def _least(cum: Cumulative, needed):
-    """``Cumulative.writer`` over an array: the least ``w`` with ``F(w + 1) ≥ needed``."""
-    full = (needed - 1) // cum.total
-    prefix = np.asarray(cum.prefix, dtype=np.int64)
-    return full * cum.n + np.searchsorted(prefix, needed - full * cum.total, "left") - 1
-
-
-def _reads(i: _Input, nu):
-    """``C(ν + 1) − M0`` for the consumer firings ``nu`` of input ``i``."""
-    cycles, rest = np.divmod(nu + 1, i.read.n)
-    return cycles * i.read.total + np.asarray(i.read.prefix, dtype=np.int64)[rest] - i.delay
-
-
-def _program(actors, total):
-    """``(program, levels, back)``: the firings of one iteration by levels where they
-    are wide (:func:`_levels`; ``program`` None), else (``levels`` None) in an order
-    that follows their precedences (the blocks that the tokens allow, actor after
-    actor), each as ``(index, time, inputs, faster, previous)``: its place in an
-    iteration's times, the offsets (from the iteration's first place) of the ends it
-    waits for on ordinary channels and on growing ones, and that of its previous
-    firing (every actor's firings start and end in order: cyclo-static ones by the
-    rule, SDF ones because their inputs arrive in order and their firings all take one
-    time); ``back``: how many iterations back the offsets reach.  None where one
-    iteration cannot complete."""
-    serve = {}
-    for x in actors.values():
-        for i in x.ins:
-            if i.src != x.name:
-                k = np.arange(actors[i.src].q + 1, dtype=np.int64)
-                made = (k // i.made.n) * i.made.total + \
-                    np.asarray(i.made.prefix, dtype=np.int64)[k % i.made.n]
-                serve[id(i)] = np.minimum(_least(i.read, i.delay + made + 1), x.q).tolist()
-    xs = list(actors.values())
-    where = {x.name: k for k, x in enumerate(xs)}
-    feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
-    need = [x.q for x in xs]
-    count = [0] * len(xs)
-    waiting = [[] for _ in xs]            # the actors each one holds back
-    order = []
-    pending = list(range(len(xs)))
-    while pending:
-        b = pending.pop()
-        upto, blocker = need[b], None
-        for table, a in feeds[b]:
-            u = table[count[a]]
-            if u < upto:
-                upto, blocker = u, a
-        if upto > count[b]:
-            order.append((xs[b], count[b], upto))
-            count[b] = upto
-            pending += waiting[b]
-            waiting[b] = []
-        if blocker is not None:
-            waiting[blocker].append(b)
-    count = {x.name: count[k] for k, x in enumerate(xs)}
-    if any(count[a] < x.q for a, x in actors.items()):
-        return None                       # not live: the caller's checks say why
-    waits_of = {}
-    back = 1
-    for x in actors.values():
-        nu = np.arange(x.q, dtype=np.int64)
-        parts = {False: ([], []), True: ([], [])}
-        for i in x.ins:
-            a = actors[i.src]
-            waits = (i.cons[nu % x.n] > 0)
-            w = _least(i.made, _reads(i, nu))
-            if not waits.any():
-                continue
-            # firings start in order: one that waits for the same producer firing as
-            # an earlier one of the iteration waits for nothing more
-            seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))
-            keep = waits & (w > np.concatenate([[w.min() - 1], seen[:-1]]))
-            cycles, r = np.divmod(w[keep], a.q)
-            back = max(back, -int(cycles.min()))
-            firings, places = parts[i.growing]
-            firings.append(np.flatnonzero(keep))
-            places.append(cycles * total + a.pos + r)
-        waits_of[x.name] = parts
-    levels = _levels(actors, waits_of, total)
-    if levels is not None:
-        return None, levels, back
-    tables = {x.name: [_table(*waits_of[x.name][g], x.q) for g in (False, True)]
-              for x in actors.values()}
-    times = {x.name: _times(x) for x in actors.values()}
-    offsets, listed = {}, {}
-    program, firings = [], None
-    for b, lo, hi in order:
-        # the previous firing of the first: the last of the iteration before
-        previous = b.pos + lo - 1 if lo else b.pos + b.q - 1 - total
-        if hi - lo >= CHAIN:
-            rows = np.arange(lo, hi)
-            slow, fast = (_padded(*table, rows) for table in tables[b.name])
-            if not any(t is not None and np.any((t >= b.pos + lo) & (t < b.pos + hi))
-                       for t in (slow, fast)):
-                program.append((b.pos + lo, times[b.name][lo:hi], previous, slow, fast))
-                firings = None
-                continue
-        if firings is None:
-            firings = []
-            program.append(firings)
-        if b.name not in offsets:
-            offsets[b.name] = [_grouped(*table) for table in tables[b.name]]
-            listed[b.name] = times[b.name].tolist()
-        slow, fast = offsets[b.name]
-        firings.append((b.pos + lo, listed[b.name][lo], slow[lo], fast[lo], previous))
-        if hi > lo + 1:
-            firings += zip(range(b.pos + lo + 1, b.pos + hi), listed[b.name][lo + 1:hi],
-                           slow[lo + 1:hi], fast[lo + 1:hi], range(b.pos + lo, b.pos + hi - 1))
-    return program, None, back
-
-
-def _times(x):
-    """The time of each of ``x``'s firings of one iteration: its phases' in turn."""
-    return np.tile(x.d, -(-x.q // x.n))[:x.q]
-
-
-def _table(firings, places, q):
-    """The ``places`` listed with ``firings`` (lists of arrays) by firing ``0 .. q-1``:
-    ``(count, flat, first)``, firing ``j``'s places being ``flat[first[j]:first[j] +
-    count[j]]``."""
-    k = np.concatenate(firings) if firings else np.zeros(0, dtype=np.int64)
-    p = np.concatenate(places) if places else k
-    count = np.bincount(k, minlength=q)
-    return count, p[np.argsort(k, kind="stable")], np.cumsum(count) - count
-
-
-def _grouped(count, flat, first):
-    """Per firing the tuple of its places in a :func:`_table`."""
-    p, cut = flat.tolist(), np.append(first, len(flat)).tolist()
-    if not p:
-        return [()] * len(count)
-    return [tuple(p[cut[j]:cut[j + 1]]) for j in range(len(count))]
-
-
-def _padded(count, flat, first, rows):
-    """The places of a :func:`_table` of the firings ``rows`` as a table, a row per
-    firing padded with :data:`_PAD`; None where none has a place."""
-    width = int(count[rows].max()) if len(rows) else 0
-    if not width:
-        return None
-    real = np.arange(width) < count[rows][:, None]
-    table = np.full(real.shape, _PAD, dtype=np.int64)
-    table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
-    return table
-
-
-def _run(program, S, E, first, last, total, in_order=True):
-    """The starts and ends of iterations ``first .. last-1`` (places counted from the
-    iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
-    the places whose start a growing channel's producer set.  A program's part is a
-    list of firings computed one by one, or a chain: firings ``j = 0 .. n-1`` of one
-    actor that wait for no other of the chain, ``s_j = max(s_{j-1}, w_j)`` and
-    ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the latest end it waits for, ``s_{-1}``
-    and ``e_{-1}`` those of the firing before the first): running maxima.  Without
-    ``in_order`` (Kiter's order of a cyclo-static actor's firings) ``e_j = s_j + d_j``."""
-    held = []
-    grow = (last - first) * total
-    S.frombytes(bytes(8 * grow))
-    E.frombytes(bytes(8 * grow))
-    starts, ends = np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
-    for it in range(first, last):
-        base = it * total
-        for part in program:
-            if type(part) is not list:
-                held += _chain(part, starts, ends, base, in_order)
-                continue
-            for place, d, slow, fast, previous in part:
-                at, before = base + place, base + previous
-                s = S[before]                 # in order, and at 0 at the earliest
-                for o in slow:
-                    e = E[base + o]
-                    if e > s:
-                        s = e
-                if fast:
-                    f = max(E[base + o] for o in fast)
-                    if f > s:
-                        s = f
-                        held.append(at)
-                S[at] = s
-                e, p = s + d, E[before]
-                E[at] = e if e > p or not in_order else p
-    del starts, ends                  # S and E grow again on the next call
-    return held
-
-
-def _chain(part, starts, ends, base, in_order=True):
-    """Compute the chain ``part`` (see :func:`_run`) of the iteration at ``base``; the
-    places whose start a growing channel's producer set."""
-    place, d, previous, slow, fast = part
-    at, before = base + place, base + previous
-    s0 = starts[before]
-    # padding reads place 0 (clipped): an end at time 0, before the first iteration
-    w = None if slow is None else _latest(np.take(ends, slow + base, mode="clip"))
-    f = None if fast is None else _latest(np.take(ends, fast + base, mode="clip"))
-    s = w if f is None else f if w is None else np.maximum(w, f)
-    if s is None:
-        s = np.full(len(d), s0, dtype=np.int64)
-    elif s[0] < s0:
-        s[0] = s0
-    np.maximum.accumulate(s, out=s)
-    held = []
-    if f is not None:
-        # held where the growing channel's end is later than the start without it
-        without = np.concatenate([[s0], s[:-1]])
-        if w is not None:
-            np.maximum(without, w, out=without)
-        held = (np.flatnonzero(f > without) + at).tolist()
-    e = s + d
-    if in_order:
-        if e[0] < ends[before]:
-            e[0] = ends[before]
-        np.maximum.accumulate(e, out=e)
-    starts[at:at + len(d)] = s
-    ends[at:at + len(d)] = e
-    return held
-
-
-def _latest(table):
-    """Per row the largest of a table's ends (a fresh array)."""
-    return table[:, 0] if table.shape[1] == 1 else table.max(axis=1)
-
-
-def _levels(actors, waits_of, total):
-    """The firings of one iteration grouped by level (one more than the highest of the
-    firings of the same iteration each waits for), found a level at a time (Kahn's
-    topological order, 1962), each level as arrays ``(places, times, previous, slow,
-    fast)``, ``slow`` and ``fast`` as a table of the offsets each firing waits for,
-    rows padded with :data:`_PAD` (None where no row has one); None where the levels
-    hold fewer than :data:`WIDE_LEVELS` firings on average, known as soon as the levels
-    found and the longest chain of an actor's firings still to place make too many, or
-    where the first :data:`FIRST_LEVELS` or more levels found hold fewer on average.
-    ``waits_of``: per actor, for ordinary and growing channels, the firings that wait
-    and the offsets they wait for."""
-    xs = list(actors.values())
-    q = np.array([x.q for x in xs], dtype=np.int64)
-    pos = np.array([x.pos for x in xs], dtype=np.int64)
-    actor = np.repeat(np.arange(len(xs)), q)
-    place = np.arange(total, dtype=np.int64)
-    later = place > np.repeat(pos, q)                  # not an actor's first firing
-    previous = np.where(later, place - 1, np.repeat(pos + q - 1 - total, q))
-    waits, src, dst = [], [previous[later]], [place[later]]
-    for growing in (False, True):
-        parts = [(x.pos + f, o) for x in xs
-                 for f, o in zip(*waits_of[x.name][growing])]
-        firing = np.concatenate([f for f, _ in parts] or [place[:0]])
-        offset = np.concatenate([o for _, o in parts] or [place[:0]])
-        waits.append((firing, offset))
-        inside = offset >= 0                           # of the same iteration
-        src.append(offset[inside])
-        dst.append(firing[inside])
-    src, dst = np.concatenate(src), np.concatenate(dst)
-    waiting = np.bincount(dst, minlength=total)
-    after = dst[np.argsort(src, kind="stable")]
-    first = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=total))])
-    level = np.zeros(total, dtype=np.int64)
-    left = q.copy()
-    ready = np.flatnonzero(waiting == 0)
-    depth = placed = 0
-    while len(ready):
-        depth += 1
-        placed += len(ready)
-        level[ready] = depth
-        left -= np.bincount(actor[ready], minlength=len(xs))
-        # an actor's firings still to place wait each for the one before
-        if WIDE_LEVELS * (depth + int(left.max())) > total or \
-                (depth >= FIRST_LEVELS and placed < WIDE_LEVELS * depth):
-            return None
-        lo, n = first[ready], first[ready + 1] - first[ready]
-        reached = after[np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))]
-        reached, hits = np.unique(reached, return_counts=True)
-        waiting[reached] -= hits
-        ready = reached[waiting[reached] == 0]
-    if left.any():
-        return None
-    tables = [_table([firing], [offset], total) for firing, offset in waits]
-    times = np.concatenate([_times(x) for x in xs])
-    order = np.argsort(level, kind="stable")
-    cuts = np.searchsorted(level[order], np.arange(1, depth + 2))
-    levels = []
-    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-        rows = order[lo:hi]
-        levels.append((rows, times[rows], previous[rows],
-                       *(_padded(*table, rows) for table in tables)))
-    return levels
-
-
-def _run_levels(levels, S, E, first, last, total, in_order=True):
-    """:func:`_run` a level at a time: the firings of one level wait only for those of
-    earlier levels and iterations."""
-    held = []
-    grow = (last - first) * total
-    S.frombytes(bytes(8 * grow))
-    E.frombytes(bytes(8 * grow))
-    starts, ends = np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
-    for it in range(first, last):
-        base = it * total
-        for places, d, previous, slow, fast in levels:
-            at, before = places + base, previous + base
-            s = starts[before]
-            if slow is not None:
-                # padding reads place 0 (clipped): an end at time 0, before the first
-                # iteration
-                np.maximum(s, np.take(ends, slow + base, mode="clip").max(axis=1), out=s)
-            if fast is not None:
-                f = np.take(ends, fast + base, mode="clip").max(axis=1)
-                up = f > s
-                if up.any():
-                    held += at[up].tolist()
-                    np.maximum(s, f, out=s)
-            starts[at] = s
-            ends[at] = np.maximum(s + d, ends[before]) if in_order else s + d
-    del starts, ends                  # S and E grow again on the next call
-    return held
 
 
 def _collect(S, E, held, back, iterations, total):
@@ -627,6 +302,7 @@ def _maxima(graph, actors, S2, E2, settled, shift):
     ``math.inf`` on a growing channel; or the firings still missing to see that far:
     ``(None, shortfall)``, the most time a consumer's firings fall short."""
     index = {a: k for k, a in enumerate(actors)}
+    settled, shift = settled.tolist(), shift.tolist()
     cache = {}
 
     def times(x):
@@ -642,26 +318,22 @@ def _maxima(graph, actors, S2, E2, settled, shift):
                 buffers[i.name] = math.inf
                 continue
             a = actors[i.src]
-            horizon = int(max(settled[index[a.name]], settled[index[x.name]]) +
-                          shift[index[a.name]])
+            horizon = max(settled[index[a.name]], settled[index[x.name]]) + \
+                shift[index[a.name]]
             starts = times(x)[0]
-            ends_a = times(a)[1]
-            if starts[-1] < horizon or ends_a[-1] <= horizon:
-                short = max(short, horizon - int(starts[-1]), horizon + 1 - int(ends_a[-1]))
+            ends = times(a)[1]
+            latest, ended = int(starts[-1]), int(ends[-1])
+            if latest < horizon or ended <= horizon:
+                short = max(short, horizon - latest, horizon + 1 - ended)
                 continue
-            ends = ends_a[:int(np.searchsorted(ends_a, horizon, "left"))]
-            # the tokens after the last of the ends at one time (the others leave
-            # fewer): there ``produced`` firings have ended, ``consumed`` started
-            last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True)) if len(ends) \
-                else np.zeros(0, dtype=np.int64)
-            produced = last + 1
-            consumed = np.searchsorted(starts, ends[last], "left")
-            made = np.asarray(i.made.prefix, dtype=np.int64)
-            read = np.asarray(i.read.prefix, dtype=np.int64)
-            tokens = i.delay + (produced // i.made.n) * i.made.total + \
-                made[produced % i.made.n] - (consumed // i.read.n) * i.read.total - \
-                read[consumed % i.read.n]
-            buffers[i.name] = max(i.delay, int(tokens.max()) if len(tokens) else 0)
+            # the tokens after each end before the horizon: there ``produced`` firings
+            # have ended, ``consumed`` started (of ends at one time the last leaves the
+            # most)
+            ends = ends[:int(np.searchsorted(ends, horizon, "left"))]
+            produced = np.arange(1, len(ends) + 1, dtype=np.int64)
+            consumed = np.searchsorted(starts, ends, "left")
+            tokens = cumulative(i.made, produced) - cumulative(i.read, consumed)
+            buffers[i.name] = i.delay + max(0, int(tokens.max()) if len(tokens) else 0)
     if short:
         return None, short
     return {ch: buffers[ch] for ch in graph.channels}, 0

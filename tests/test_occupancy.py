@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, assume, event, given, settings, strategies a
 from moc import SDFGraph
 from moc.csdf import first_iteration as phased_first
 from moc.errors import DeadlockError
-from moc import occupancy
+from moc import iteration_program, occupancy
 from moc.occupancy import self_timed_occupancy
 from moc.phases import Phases, cyclo_static
 from moc.self_timed import first_iteration, simulate
@@ -49,12 +49,12 @@ def _compare(g):
     # the same firings computed a level of precedences at a time (numpy), and an
     # actor's blocks of firings as chains of running maxima wherever they may be
     for name in ("WIDE_LEVELS", "CHAIN"):
-        before = getattr(occupancy, name)
-        setattr(occupancy, name, 0 if name == "WIDE_LEVELS" else 1)
+        before = getattr(iteration_program, name)
+        setattr(iteration_program, name, 0 if name == "WIDE_LEVELS" else 1)
         try:
             other = self_timed_occupancy(g, durations, q, pace, growing)
         finally:
-            setattr(occupancy, name, before)
+            setattr(iteration_program, name, before)
         assert _summary(other) == _summary(found)
     # the execution repeats after a whole number of time units: the cyclicity is a
     # multiple of the paces' denominators (the times are whole numbers here), so it is
@@ -137,14 +137,14 @@ def test_the_first_iteration_in_either_order_equals_its_precedences(g, order, fo
         self_timed_period(g, durations, q)
     except DeadlockError:
         assume(False)
-    saved = {name: getattr(occupancy, name) for name in forced}
+    saved = {name: getattr(iteration_program, name) for name in forced}
     for name, value in forced.items():
-        setattr(occupancy, name, value)
+        setattr(iteration_program, name, value)
     try:
         found = occupancy.first_iteration(g, durations, q, order)
     finally:
         for name, value in saved.items():
-            setattr(occupancy, name, value)
+            setattr(iteration_program, name, value)
     assert dict(found) == phased_first(g, durations, q, order)
 
 

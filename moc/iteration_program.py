@@ -1,0 +1,381 @@
+"""The program of one iteration of the self-timed execution (:mod:`moc.occupancy`): its
+firings in an order that their precedences allow, and that program run iteration after
+iteration.
+
+Firing ``ν`` of ``b`` starts at the latest end of the producer firings ``w(ν)`` that
+write the tokens it reads (``w`` the least with ``M0 + P(w + 1) ≥ C(ν + 1)``,
+:mod:`moc.csdf`), of its own earlier firings on a self-loop, and not before its previous
+firing; it ends its firing time later, and not before its previous firing ends where
+firings end in order (Sriram & Bhattacharyya, *Embedded Multiprocessors*, ch. 3).  An
+iteration's firings wait only for firings of the same or earlier iterations, so one
+order serves every iteration.  Where the precedences form wide levels (each firing one
+level above the highest of the same iteration it waits for; Kahn, 1962), an iteration
+is computed a level at a time (:func:`run_levels`); elsewhere the firings follow the
+blocks that the tokens allow (:func:`_blocks`), an actor's block that waits for none of
+its own computed at once as running maxima (:func:`_chain`) and the others one by one
+(:func:`run_program`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from moc.phases import Cumulative
+
+#: firings per level of one iteration's precedences (on average) from which its
+#: firings are computed a level at a time (numpy) rather than one by one: Kiter's
+#: autogen5 has 312,485 firings in 470 levels, autogen1 250,992 in 26,045
+WIDE_LEVELS = 32
+#: the offset that pads a level's table of offsets: any iteration's place for it is
+#: negative, clipped to place 0
+_PAD = -(2 ** 62)
+#: levels found before their average width may decide that they are narrow
+FIRST_LEVELS = 64
+#: firings of a block of one actor from which, where none waits for another of the
+#: block, they are computed as one chain (numpy running maxima) rather than one by one
+CHAIN = 32
+
+
+def _least(cum: Cumulative, needed):
+    """``Cumulative.writer`` over an array: the least ``w`` with ``F(w + 1) ≥ needed``."""
+    full = (needed - 1) // cum.total
+    prefix = np.asarray(cum.prefix, dtype=np.int64)
+    return full * cum.n + np.searchsorted(prefix, needed - full * cum.total, "left") - 1
+
+
+def cumulative(cum: Cumulative, firings):
+    """``Cumulative`` over an array of ``firings``: ``F(ν)`` of each."""
+    if cum.n == 1:
+        return firings * cum.total
+    return (firings // cum.n) * cum.total + \
+        np.asarray(cum.prefix, dtype=np.int64)[firings % cum.n]
+
+
+def _reads(i, nu):
+    """``C(ν + 1) − M0`` for the consumer firings ``nu`` of the input ``i`` (a channel
+    with its consumer's ``read`` and its ``delay``)."""
+    return cumulative(i.read, nu + 1) - i.delay
+
+
+def iteration_program(actors, total):
+    """``(program, levels, back)``: the firings of one iteration by levels where they
+    are wide (:func:`_levels`; ``program`` None), else (``levels`` None) in an order
+    that follows their precedences (the blocks that the tokens allow, actor after
+    actor), each as ``(index, time, inputs, faster, previous)``: its place in an
+    iteration's times, the offsets (from the iteration's first place) of the ends it
+    waits for on ordinary channels and on growing ones, and that of its previous
+    firing (every actor's firings start and end in order: cyclo-static ones by the
+    rule, SDF ones because their inputs arrive in order and their firings all take one
+    time); ``back``: how many iterations back the offsets reach.  None where one
+    iteration cannot complete."""
+    waits_of = {}
+    back = 1
+    for x in actors.values():
+        nu = np.arange(x.q, dtype=np.int64)
+        parts = {False: ([], []), True: ([], [])}
+        for i in x.ins:
+            a = actors[i.src]
+            waits = (i.cons[nu % x.n] > 0)
+            w = _least(i.made, _reads(i, nu))
+            if not waits.any():
+                continue
+            # firings start in order: one that waits for the same producer firing as
+            # an earlier one of the iteration waits for nothing more
+            seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))
+            keep = waits & (w > np.concatenate([[w.min() - 1], seen[:-1]]))
+            cycles, r = np.divmod(w[keep], a.q)
+            back = max(back, -int(cycles.min()))
+            firings, places = parts[i.growing]
+            firings.append(np.flatnonzero(keep))
+            places.append(cycles * total + a.pos + r)
+        waits_of[x.name] = parts
+    levels = _levels(actors, waits_of, total)
+    if levels is not None:
+        return None, levels, back
+    serve = {}
+    for x in actors.values():
+        for i in x.ins:
+            if i.src != x.name:
+                made = cumulative(i.made, np.arange(actors[i.src].q + 1, dtype=np.int64))
+                serve[id(i)] = np.minimum(_least(i.read, i.delay + made + 1), x.q).tolist()
+    xs = list(actors.values())
+    where = {x.name: k for k, x in enumerate(xs)}
+    feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
+    order = _blocks([x.q for x in xs], feeds)
+    if order is None:
+        return None                       # not live: the caller's checks say why
+    return _listed(xs, waits_of, total, *np.array(order, dtype=np.int64).T), None, back
+
+
+def _blocks(need, feeds):
+    """The blocks of firings ``(actor, first, end)`` of one iteration in an order that
+    the tokens allow, each actor's as many firings as its producers have written for;
+    None where an actor cannot fire its ``need`` firings.  ``feeds``: per actor its
+    producers and how many of its firings ``k`` firings of each allow (tables indexed
+    by ``k``); an actor waits for the producer that allows it the fewest firings."""
+    count = [0] * len(need)
+    waiting = [[] for _ in need]          # the actors each one holds back
+    order = []
+    pending = list(range(len(need)))
+    while pending:
+        b = pending.pop()
+        upto, blocker = need[b], None
+        for table, a in feeds[b]:
+            u = table[count[a]]
+            if u < upto:
+                upto, blocker = u, a
+        if upto > count[b]:
+            order.append((b, count[b], upto))
+            count[b] = upto
+            pending += waiting[b]
+            waiting[b] = []
+        if blocker is not None:
+            waiting[blocker].append(b)
+    return order if count == need else None
+
+
+def _listed(xs, waits_of, total, blocks, los, his):
+    """The program of the blocks ``(xs[blocks], los, his)`` in order (see
+    :func:`iteration_program`): chains where :func:`run_program` may compute them at
+    once, between them lists of firings, made for all firings at once and cut between
+    the chains."""
+    pos = np.array([x.pos for x in xs], dtype=np.int64)
+    q = np.array([x.q for x in xs], dtype=np.int64)
+    first = np.repeat(pos, q)
+    place = np.arange(total, dtype=np.int64)
+    # the previous firing of an actor's first: the last of the iteration before
+    previous = np.where(place > first, place - 1, np.repeat(pos + q - 1 - total, q))
+    times = np.concatenate([_times(x) for x in xs])
+    sizes = his - los
+    ends = np.cumsum(sizes)
+    at = np.repeat(pos[blocks] + los - ends + sizes, sizes) + np.arange(total)
+    program, done = [], 0
+    tables = {}
+    for k in np.flatnonzero(sizes >= CHAIN).tolist():
+        b, lo, hi = xs[blocks[k]], int(los[k]), int(his[k])
+        if b.name not in tables:
+            tables[b.name] = [_table(*waits_of[b.name][g], b.q) for g in (False, True)]
+        rows = np.arange(lo, hi)
+        slow, fast = (_padded(*table, rows) for table in tables[b.name])
+        if any(t is not None and np.any((t >= b.pos + lo) & (t < b.pos + hi))
+               for t in (slow, fast)):
+            continue
+        if done < ends[k] - sizes[k]:
+            program.append(slice(done, int(ends[k] - sizes[k])))
+        program.append((b.pos + lo, times[b.pos + lo:b.pos + hi], int(previous[b.pos + lo]),
+                        slow, fast))
+        done = int(ends[k])
+    if done < total:
+        program.append(slice(done, total))
+    if not any(type(part) is slice for part in program):
+        return program
+    waits = [_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
+                    [o for x in xs for o in waits_of[x.name][g][1]], total)
+             for g in (False, True)]
+    # the tuples made in the order they are read (read faster so)
+    slow, fast = (_grouped(count[at], flat, first[at]) for count, flat, first in waits)
+    firings = list(zip(at.tolist(), times[at].tolist(), slow, fast, previous[at].tolist()))
+    return [firings[part] if type(part) is slice else part for part in program]
+
+
+def _times(x):
+    """The time of each of ``x``'s firings of one iteration: its phases' in turn."""
+    return np.tile(x.d, -(-x.q // x.n))[:x.q]
+
+
+def _table(firings, places, q):
+    """The ``places`` listed with ``firings`` (lists of arrays) by firing ``0 .. q-1``:
+    ``(count, flat, first)``, firing ``j``'s places being ``flat[first[j]:first[j] +
+    count[j]]``."""
+    k = np.concatenate(firings) if firings else np.zeros(0, dtype=np.int64)
+    p = np.concatenate(places) if places else k
+    count = np.bincount(k, minlength=q)
+    return count, p[np.argsort(k, kind="stable")], np.cumsum(count) - count
+
+
+def _grouped(count, flat, first):
+    """Per firing the tuple of its places in a :func:`_table`."""
+    places = flat.tolist()
+    return [tuple(places[j:j + n]) for j, n in zip(first.tolist(), count.tolist())]
+
+
+def _padded(count, flat, first, rows):
+    """The places of a :func:`_table` of the firings ``rows`` as a table, a row per
+    firing padded with :data:`_PAD`; None where none has a place."""
+    width = int(count[rows].max()) if len(rows) else 0
+    if not width:
+        return None
+    real = np.arange(width) < count[rows][:, None]
+    table = np.full(real.shape, _PAD, dtype=np.int64)
+    table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
+    return table
+
+
+def run_program(program, S, E, first, last, total, in_order=True):
+    """The starts and ends of iterations ``first .. last-1`` (places counted from the
+    iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
+    the places whose start a growing channel's producer set.  A program's part is a
+    list of firings computed one by one, or a chain: firings ``j = 0 .. n-1`` of one
+    actor that wait for no other of the chain, ``s_j = max(s_{j-1}, w_j)`` and
+    ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the latest end it waits for, ``s_{-1}``
+    and ``e_{-1}`` those of the firing before the first): running maxima.  Without
+    ``in_order`` (Kiter's order of a cyclo-static actor's firings) ``e_j = s_j + d_j``."""
+    held = []
+    starts, ends = _grown(S, E, (last - first) * total)
+    for it in range(first, last):
+        base = it * total
+        for part in program:
+            if type(part) is not list:
+                held += _chain(part, starts, ends, base, in_order)
+                continue
+            for place, d, slow, fast, previous in part:
+                at, before = base + place, base + previous
+                s = S[before]                 # in order, and at 0 at the earliest
+                for o in slow:
+                    e = E[base + o]
+                    if e > s:
+                        s = e
+                if fast:
+                    f = max(E[base + o] for o in fast)
+                    if f > s:
+                        s = f
+                        held.append(at)
+                S[at] = s
+                e, p = s + d, E[before]
+                E[at] = e if e > p or not in_order else p
+    del starts, ends                  # S and E grow again on the next call
+    return held
+
+
+def _grown(S, E, places):
+    """``S`` and ``E`` grown by ``places`` times 0, and numpy views of them (to be
+    dropped before they grow again)."""
+    S.frombytes(bytes(8 * places))
+    E.frombytes(bytes(8 * places))
+    return np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
+
+
+def _chain(part, starts, ends, base, in_order=True):
+    """Compute the chain ``part`` (see :func:`run_program`) of the iteration at
+    ``base``; the places whose start a growing channel's producer set."""
+    place, d, previous, slow, fast = part
+    at, before = base + place, base + previous
+    s0 = starts[before]
+    # padding reads place 0 (clipped): an end at time 0, before the first iteration
+    w = None if slow is None else _latest(np.take(ends, slow + base, mode="clip"))
+    f = None if fast is None else _latest(np.take(ends, fast + base, mode="clip"))
+    s = w if f is None else f if w is None else np.maximum(w, f)
+    if s is None:
+        s = np.full(len(d), s0, dtype=np.int64)
+    elif s[0] < s0:
+        s[0] = s0
+    np.maximum.accumulate(s, out=s)
+    held = []
+    if f is not None:
+        # held where the growing channel's end is later than the start without it
+        without = np.concatenate([[s0], s[:-1]])
+        if w is not None:
+            np.maximum(without, w, out=without)
+        held = (np.flatnonzero(f > without) + at).tolist()
+    e = s + d
+    if in_order:
+        if e[0] < ends[before]:
+            e[0] = ends[before]
+        np.maximum.accumulate(e, out=e)
+    starts[at:at + len(d)] = s
+    ends[at:at + len(d)] = e
+    return held
+
+
+def _latest(table):
+    """Per row the largest of a table's ends (a fresh array)."""
+    return table[:, 0] if table.shape[1] == 1 else table.max(axis=1)
+
+
+def _levels(actors, waits_of, total):
+    """The firings of one iteration grouped by level (one more than the highest of the
+    firings of the same iteration each waits for), found a level at a time (Kahn's
+    topological order, 1962), each level as arrays ``(places, times, previous, slow,
+    fast)``, ``slow`` and ``fast`` as a table of the offsets each firing waits for,
+    rows padded with :data:`_PAD` (None where no row has one); None where the levels
+    hold fewer than :data:`WIDE_LEVELS` firings on average, known as soon as the levels
+    found and the longest chain of an actor's firings still to place make too many, or
+    where the first :data:`FIRST_LEVELS` or more levels found hold fewer on average.
+    ``waits_of``: per actor, for ordinary and growing channels, the firings that wait
+    and the offsets they wait for."""
+    xs = list(actors.values())
+    q = np.array([x.q for x in xs], dtype=np.int64)
+    pos = np.array([x.pos for x in xs], dtype=np.int64)
+    actor = np.repeat(np.arange(len(xs)), q)
+    place = np.arange(total, dtype=np.int64)
+    later = place > np.repeat(pos, q)                  # not an actor's first firing
+    previous = np.where(later, place - 1, np.repeat(pos + q - 1 - total, q))
+    waits, src, dst = [], [previous[later]], [place[later]]
+    for growing in (False, True):
+        parts = [(x.pos + f, o) for x in xs
+                 for f, o in zip(*waits_of[x.name][growing])]
+        firing = np.concatenate([f for f, _ in parts] or [place[:0]])
+        offset = np.concatenate([o for _, o in parts] or [place[:0]])
+        waits.append((firing, offset))
+        inside = offset >= 0                           # of the same iteration
+        src.append(offset[inside])
+        dst.append(firing[inside])
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    waiting = np.bincount(dst, minlength=total)
+    after = dst[np.argsort(src, kind="stable")]
+    first = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=total))])
+    level = np.zeros(total, dtype=np.int64)
+    left = q.copy()
+    ready = np.flatnonzero(waiting == 0)
+    depth = placed = 0
+    while len(ready):
+        depth += 1
+        placed += len(ready)
+        level[ready] = depth
+        left -= np.bincount(actor[ready], minlength=len(xs))
+        # an actor's firings still to place wait each for the one before
+        if WIDE_LEVELS * (depth + int(left.max())) > total or \
+                (depth >= FIRST_LEVELS and placed < WIDE_LEVELS * depth):
+            return None
+        lo, n = first[ready], first[ready + 1] - first[ready]
+        reached = after[np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))]
+        reached, hits = np.unique(reached, return_counts=True)
+        waiting[reached] -= hits
+        ready = reached[waiting[reached] == 0]
+    if left.any():
+        return None
+    tables = [_table([firing], [offset], total) for firing, offset in waits]
+    times = np.concatenate([_times(x) for x in xs])
+    order = np.argsort(level, kind="stable")
+    cuts = np.searchsorted(level[order], np.arange(1, depth + 2))
+    levels = []
+    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        rows = order[lo:hi]
+        levels.append((rows, times[rows], previous[rows],
+                       *(_padded(*table, rows) for table in tables)))
+    return levels
+
+
+def run_levels(levels, S, E, first, last, total, in_order=True):
+    """:func:`run_program` a level at a time: the firings of one level wait only for
+    those of earlier levels and iterations."""
+    held = []
+    starts, ends = _grown(S, E, (last - first) * total)
+    for it in range(first, last):
+        base = it * total
+        for places, d, previous, slow, fast in levels:
+            at, before = places + base, previous + base
+            s = starts[before]
+            if slow is not None:
+                # padding reads place 0 (clipped): an end at time 0, before the first
+                # iteration
+                np.maximum(s, np.take(ends, slow + base, mode="clip").max(axis=1), out=s)
+            if fast is not None:
+                f = np.take(ends, fast + base, mode="clip").max(axis=1)
+                up = f > s
+                if up.any():
+                    held += at[up].tolist()
+                    np.maximum(s, f, out=s)
+            starts[at] = s
+            ends[at] = np.maximum(s + d, ends[before]) if in_order else s + d
+    del starts, ends                  # S and E grow again on the next call
+    return held
