@@ -326,13 +326,14 @@ def _maxima(graph, actors, S2, E2, settled, shift):
             if latest < horizon or ended <= horizon:
                 short = max(short, horizon - latest, horizon + 1 - ended)
                 continue
-            # the tokens after each end before the horizon: there ``produced`` firings
-            # have ended, ``consumed`` started (of ends at one time the last leaves the
-            # most)
+            # the tokens after the last of the ends at one time before the horizon (the
+            # others leave fewer; on long runs of equal ends the search is much shorter):
+            # there ``last + 1`` firings have ended and ``consumed`` started
             ends = ends[:int(np.searchsorted(ends, horizon, "left"))]
-            produced = np.arange(1, len(ends) + 1, dtype=np.int64)
-            consumed = np.searchsorted(starts, ends, "left")
-            tokens = cumulative(i.made, produced) - cumulative(i.read, consumed)
+            last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True)) if len(ends) \
+                else np.zeros(0, dtype=np.int64)
+            consumed = np.searchsorted(starts, ends[last], "left")
+            tokens = cumulative(i.made, last + 1) - cumulative(i.read, consumed)
             buffers[i.name] = i.delay + max(0, int(tokens.max()) if len(tokens) else 0)
     if short:
         return None, short
