@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from moc.phases import Cumulative
 
 #: firings per level of one iteration's precedences (on average) from which its
 #: firings are computed a level at a time (numpy) rather than one by one: Kiter's
@@ -35,25 +34,10 @@ FIRST_LEVELS = 64
 CHAIN = 32
 
 
-def _least(cum: Cumulative, needed):
-    """``Cumulative.writer`` over an array: the least ``w`` with ``F(w + 1) ≥ needed``."""
-    full = (needed - 1) // cum.total
-    prefix = np.asarray(cum.prefix, dtype=np.int64)
-    return full * cum.n + np.searchsorted(prefix, needed - full * cum.total, "left") - 1
-
-
-def cumulative(cum: Cumulative, firings):
-    """``Cumulative`` over an array of ``firings``: ``F(ν)`` of each."""
-    if cum.n == 1:
-        return firings * cum.total
-    return (firings // cum.n) * cum.total + \
-        np.asarray(cum.prefix, dtype=np.int64)[firings % cum.n]
-
-
 def _reads(i, nu):
     """``C(ν + 1) − M0`` for the consumer firings ``nu`` of the input ``i`` (a channel
     with its consumer's ``read`` and its ``delay``)."""
-    return cumulative(i.read, nu + 1) - i.delay
+    return i.read.over(nu + 1) - i.delay
 
 
 def iteration_program(actors, total):
@@ -75,7 +59,7 @@ def iteration_program(actors, total):
         for i in x.ins:
             a = actors[i.src]
             waits = (i.cons[nu % x.n] > 0)
-            w = _least(i.made, _reads(i, nu))
+            w = i.made.writers(_reads(i, nu))
             if not waits.any():
                 continue
             # firings start in order: one that waits for the same producer firing as
@@ -95,8 +79,8 @@ def iteration_program(actors, total):
     for x in actors.values():
         for i in x.ins:
             if i.src != x.name:
-                made = cumulative(i.made, np.arange(actors[i.src].q + 1, dtype=np.int64))
-                serve[id(i)] = np.minimum(_least(i.read, i.delay + made + 1), x.q).tolist()
+                made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
+                serve[id(i)] = np.minimum(i.read.writers(i.delay + made + 1), x.q).tolist()
     xs = list(actors.values())
     where = {x.name: k for k, x in enumerate(xs)}
     feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]

@@ -42,7 +42,7 @@ import numpy as np
 
 from moc import limits
 from moc.graph import SDFGraph
-from moc.iteration_program import cumulative, iteration_program, run_levels, run_program
+from moc.iteration_program import iteration_program, run_levels, run_program
 from moc.phases import Cumulative, phase_counts, phase_value
 from moc.self_timed import PROGRESS_STEP
 
@@ -333,7 +333,7 @@ def _maxima(graph, actors, S2, E2, settled, shift):
             last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True)) if len(ends) \
                 else np.zeros(0, dtype=np.int64)
             consumed = np.searchsorted(starts, ends[last], "left")
-            tokens = cumulative(i.made, last + 1) - cumulative(i.read, consumed)
+            tokens = i.made.over(last + 1) - i.read.over(consumed)
             buffers[i.name] = i.delay + max(0, int(tokens.max()) if len(tokens) else 0)
     if short:
         return None, short

@@ -130,6 +130,7 @@ class Cumulative:
             else repeat(value, n)
         self.prefix = list(accumulate(values, initial=0))
         self.total = self.prefix[-1]
+        self._prefix_array = None
 
     def __call__(self, firings: int) -> int:
         cycles, rest = divmod(firings, self.n)
@@ -145,6 +146,26 @@ class Cumulative:
         """The most firings after the first ``start`` whose values sum to at most
         ``available`` (≥ 0)."""
         return self.writer(self(start) + available + 1) - start
+
+    def over(self, firings):
+        """``F`` of each of a numpy integer array of ``firings``."""
+        if self.n == 1:
+            return firings * self.total
+        return (firings // self.n) * self.total + self._array()[firings % self.n]
+
+    def writers(self, needed):
+        """:meth:`writer` of each of a numpy integer array of ``needed``."""
+        import numpy as np
+        cycles = (needed - 1) // self.total
+        return cycles * self.n + \
+            np.searchsorted(self._array(), needed - cycles * self.total, "left") - 1
+
+    def _array(self):
+        """``prefix`` as an int64 array, made once (numpy only where arrays are asked)."""
+        if self._prefix_array is None:
+            import numpy as np
+            self._prefix_array = np.asarray(self.prefix, dtype=np.int64)
+        return self._prefix_array
 
 
 def mean(value, n: int):
