@@ -181,7 +181,7 @@ def _cyclic_part(n, u, v, by_tail=False):
     """The edges inside strongly connected components that hold a cycle, the new
     number of every node (-1 for the others) and its component (``by_tail``: the edges
     come sorted by tail)."""
-    label = _labels_by_tail(n, u, v) if by_tail else strong_labels(n, u, v)
+    label = strong_labels(n, u, v, by_tail)
     inside = label[u] == label[v]
     cyclic = np.bincount(label, minlength=n) > 1
     cyclic[label[u[u == v]]] = True                  # a self-loop is a cycle
@@ -197,14 +197,24 @@ def _cyclic_part(n, u, v, by_tail=False):
 SMALL_GRAPH = 20_000
 
 
-def strong_labels(n: int, u, v) -> np.ndarray:
+def strong_labels(n: int, u, v, by_tail: bool = False) -> np.ndarray:
     """The strongly connected component of each node of ``0..n-1`` under the edges
     ``u[e] -> v[e]``, as one label per node (equal labels: one component):
-    :func:`moc.deadlock.tarjan` on a small graph, scipy's on a large one."""
+    :func:`moc.deadlock.tarjan` on a small graph, scipy's on a large one (``by_tail``:
+    the edges come sorted by tail, and its rows are read off them without scipy's sort
+    of all edges)."""
     if n + len(u) >= SMALL_GRAPH:
-        from scipy.sparse import coo_matrix
+        from scipy.sparse import coo_matrix, csr_matrix
         from scipy.sparse.csgraph import connected_components
-        graph = coo_matrix((np.ones(len(u)), (u, v)), shape=(n, n)).tocsr()
+        if by_tail:
+            rows = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(u, minlength=n), out=rows[1:])
+            graph = csr_matrix((np.ones(len(u)), v, rows), shape=(n, n))
+            # scipy's search wants each row's heads sorted and distinct: it did not
+            # end in minutes without
+            graph.sum_duplicates()
+        else:
+            graph = coo_matrix((np.ones(len(u)), (u, v)), shape=(n, n)).tocsr()
         return connected_components(graph, directed=True, connection="strong")[1]
     successors: list[list[int]] = [[] for _ in range(n)]
     for a, b in zip(np.asarray(u).tolist(), np.asarray(v).tolist()):
@@ -213,21 +223,6 @@ def strong_labels(n: int, u, v) -> np.ndarray:
     for number, component in enumerate(tarjan(range(n), successors)):
         label[component] = number
     return label
-
-
-def _labels_by_tail(n: int, u, v) -> np.ndarray:
-    """:func:`strong_labels` of edges ``u[e] -> v[e]`` sorted by tail: on a large
-    graph, its rows read off without scipy's sort of all edges (scipy's search wants
-    each row's heads sorted and distinct: it did not end in minutes without)."""
-    if n + len(u) < SMALL_GRAPH:
-        return strong_labels(n, u, v)
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-    rows = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(u, minlength=n), out=rows[1:])
-    graph = csr_matrix((np.ones(len(u)), v, rows), shape=(n, n))
-    graph.sum_duplicates()
-    return connected_components(graph, directed=True, connection="strong")[1]
 
 
 def first_per(group, key):

@@ -162,7 +162,7 @@ def test_strong_labels_partition_as_networkx(graph):
     try:
         large = cr.strong_labels(n, u, v)
         # the rows read off edges sorted by tail: scipy's very labels
-        by_tail = cr._labels_by_tail(n, u[order], v[order])
+        by_tail = cr.strong_labels(n, u[order], v[order], by_tail=True)
     finally:
         cr.SMALL_GRAPH = saved
     assert by_tail.tolist() == large.tolist()
