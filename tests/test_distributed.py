@@ -51,7 +51,6 @@ def test_exhaustive_and_front_same_as_local(executor):
 
 def test_cli_workers(tmp_path, capsys):
     pytest.importorskip("dask.distributed")
-    pytest.importorskip("dsl.parser")
     import json
     from mapping.cli.main import main
     from test_search import APP, ARCH

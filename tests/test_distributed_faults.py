@@ -19,7 +19,6 @@ import pytest
 from child_signals import default_signals
 
 pytest.importorskip("dask.distributed")
-pytest.importorskip("dsl.parser")
 
 from mapping.errors import InputError  # noqa: E402
 from mapping.search.dask_cluster import Address, parse_address  # noqa: E402

@@ -118,7 +118,6 @@ def test_nsga2_is_reproducible_and_single_objective(nonconvex):
 
 
 def test_cli_nsga2_json_reports_the_hypervolume(tmp_path, capsys):
-    pytest.importorskip("dsl.parser")
     from mapping.cli.main import main
     (tmp_path / "app.sdf").write_text(APP)
     (tmp_path / "arch.moa").write_text(ARCH)

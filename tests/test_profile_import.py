@@ -365,8 +365,6 @@ def test_example_sweep_memory_wall(tmp_path):
 # ------------------------------------------------------------------ export / import sdf3
 
 def test_export_json_and_dot(capsys):
-    pytest.importorskip("dsl.json_export")
-    pytest.importorskip("dsl.dot")
     app = str(EXAMPLE / "decoder.sdf")
     assert main(["export", "json", app]) == 0
     document = json.loads(capsys.readouterr().out)
@@ -385,7 +383,6 @@ def test_export_refuses_wrong_kind_and_input_overwrite(capsys):
 
 
 def test_sdf3_round_trip(tmp_path):
-    pytest.importorskip("dsl.importers.sdf3")
     xml, back = tmp_path / "decoder.xml", tmp_path / "back.sdf"
     assert main(["export", "sdf3", str(EXAMPLE / "decoder.sdf"), "-o", str(xml)]) == 0
     assert main(["import", "sdf3", str(xml), "-o", str(back)]) == 0

@@ -240,7 +240,6 @@ moa board {
 
 @pytest.fixture
 def files(tmp_path):
-    pytest.importorskip("dsl.parser")
     (tmp_path / "app.sdf").write_text(APP)
     (tmp_path / "arch.moa").write_text(ARCH)
     return tmp_path
