@@ -195,11 +195,8 @@ class _Constraints:
             h = hs
         return u, v, w, h
 
-    def name(self, i):
-        return self.actors[self.actor[i]], int(self.j[i])
-
     def names(self, nodes):
-        """:meth:`name` of each of ``nodes`` (node numbers), at once."""
+        """The actor and firing ``(name, j)`` of each of ``nodes`` (node numbers)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         return list(zip([self.actors[a] for a in self.actor[nodes].tolist()],
                         self.j[nodes].tolist()))
