@@ -165,7 +165,7 @@ def mapeval_facts(path: Path, kind: str, timeout: float) -> dict:
         facts["traceback"] |= "Traceback" in err
         if rc == 0:
             doc = json.loads(out)
-            facts[order] = doc["exact"].get("throughput", doc["throughput"])
+            facts[order] = doc["exact"].get("throughput") or doc["throughput"]
         else:
             facts[order] = None
             facts[f"{order}_error"] = err.strip().splitlines()[0] if err.strip() else None
@@ -190,14 +190,15 @@ def same(a, b) -> bool:
     return abs(a - b) <= Fraction(1, 10**9) * max(abs(a), abs(b), Fraction(1, 10**12))
 
 
-def fronts(tools, path, timeout):
-    """SDF3's buffersize points and mapeval's trade-off points, (size, throughput,
+def fronts(binary, path, timeout, scale=1):
+    """SDF3's buffersize points (their throughput times ``scale``, SDF3's iterations
+    per one of mapeval's) and mapeval's trade-off points, (size, throughput,
     distributions) each, or None where one did not end."""
-    rc, out, _, s1 = run([tools["sdf"], "--graph", path, "--algo", "buffersize"], timeout)
+    rc, out, _, s1 = run([binary, "--graph", path, "--algo", "buffersize"], timeout)
     theirs = None
-    if rc == 0 and out.strip():
+    if rc == 0 and "</sdf3>" in out:
         doc = ET.fromstring(out[:out.rindex("</sdf3>") + 7])
-        theirs = [(int(p.get("sz")), float(p.get("thr")),
+        theirs = [(int(p.get("sz")), float(p.get("thr")) * scale,
                    sorted(sorted((c.get("name"), int(c.get("sz"))) for c in d)
                           for d in p.findall("distribution")))
                   for p in doc.iter("distributionsSet")]
@@ -207,7 +208,7 @@ def fronts(tools, path, timeout):
     if rc == 0:
         doc = json.loads(out)
         if doc["complete"]:
-            ours = [(p["size"], float(Fraction(p["exact"])),
+            ours = [(p["size"], float(Fraction(p["exact"])) if p["exact"] else float("inf"),
                      sorted(sorted(d.items()) for d in p["distributions"]))
                     for p in doc["points"]]
     return theirs, ours, round(s1, 3), round(s2, 3)
@@ -228,6 +229,8 @@ def verdict(rec: dict) -> str:
         return "mapeval-crash"
     if t["consistent"] is None:
         return "sdf3-timeout"
+    if t.get("thr") == "error" and m.get("check_error") and m.get("ends_rc") == 2:
+        return "agree-rejected"
     if not t["consistent"]:
         return "agree-inconsistent" if m.get("q") is None else "differ-consistency"
     if t["q"] and m.get("q"):
@@ -300,9 +303,13 @@ def main(argv=None):
             rec["mapeval"] = mapeval_facts(path, kind, args.timeout)
             rec["verdict"] = verdict(rec)
             q = rec["mapeval"].get("q")
-            if (kind == "sdf" and q and sum(q.values()) <= args.tradeoff_firings
-                    and rec["verdict"] == "agree"):
-                theirs, ours, s1, s2 = fronts(tools, path, 20)
+            binary = tools["patched"] if kind == "csdf" else tools["sdf"]
+            if (binary and q and sum(q.values()) <= args.tradeoff_firings
+                    and rec["verdict"] in ("agree", "differ-throughput")
+                    and rec["mapeval"]["ends"] != "inf"):
+                a = next(iter(q))
+                theirs, ours, s1, s2 = fronts(binary, path, 20,
+                                              Fraction(rec["sdf3"]["q"][a], q[a]))
                 rec["tradeoff"] = {"sdf3_seconds": s1, "mapeval_seconds": s2,
                                    "answered": [theirs is not None, ours is not None]}
                 if theirs is not None and ours is not None:
@@ -311,9 +318,10 @@ def main(argv=None):
                         rec["tradeoff"]["sdf3"] = theirs
                         rec["tradeoff"]["mapeval"] = ours
             if kind == "csdf" and "thr_patched" in rec["sdf3"]:
-                rec["patched_agrees"] = same(
-                    per_firing(rec["sdf3"]["thr_patched"], rec["sdf3"]["q"]),
-                    per_firing(rec["mapeval"].get("ends"), rec["mapeval"].get("q")))
+                theirs = per_firing(rec["sdf3"]["thr_patched"], rec["sdf3"]["q"])
+                rec["patched_agrees"] = (theirs == 0 and rec["mapeval"].get("deadlock")) \
+                    or same(theirs, per_firing(rec["mapeval"].get("ends"),
+                                               rec["mapeval"].get("q")))
             results.append(rec)
             log.write(json.dumps(rec, default=str) + "\n")
             log.flush()
@@ -355,7 +363,7 @@ def json_lines(results, outdir: Path, timeout: float) -> dict:
     for line in out.splitlines():
         doc = json.loads(line)
         rec = by_name[Path(doc["file"]).name]
-        got = doc.get("exact", {}).get("throughput")
+        got = doc.get("exact", {}).get("throughput") or doc.get("throughput")
         if got != rec["mapeval"].get("ends"):
             found["differ"].append([doc["file"], "analyse", got, rec["mapeval"].get("ends")])
     rc, out, err, s = run(MAPEVAL + ["check", "--json-lines", *files], 20 * timeout)
