@@ -66,3 +66,50 @@ def test_more_firings_at_once_than_phases(tmp_path, capsys):
     channels = [("ab", "a", "b", [1, 2, 1], [4], 0), ("ba", "b", "a", [2], [0, 1, 1], 4)]
     assert _periods(tmp_path, capsys, actors, channels) == \
         {"ends": Fraction(1, 2), "starts": Fraction(1, 2)}
+
+
+def _sdf_xml(times, channels):
+    """An SDF3 ``sdf`` file: ``times`` {actor: execution time}, ``channels`` [(name,
+    src, dst, rate produced, rate consumed, initial tokens)]."""
+    ports = {a: [] for a in times}
+    for name, src, dst, prod, cons, _ in channels:
+        ports[src].append(f'<port name="o_{name}" type="out" rate="{prod}"/>')
+        ports[dst].append(f'<port name="i_{name}" type="in" rate="{cons}"/>')
+    body = [f'<actor name="{a}" type="{a}">{"".join(ports[a])}</actor>' for a in times]
+    body += [f'<channel name="{n}" srcActor="{s}" srcPort="o_{n}" dstActor="{d}" '
+             f'dstPort="i_{n}" initialTokens="{t}"/>' for n, s, d, _, _, t in channels]
+    props = [f'<actorProperties actor="{a}"><processor type="p" default="true">'
+             f'<executionTime time="{t}"/></processor></actorProperties>'
+             for a, t in times.items()]
+    return ('<?xml version="1.0"?>\n<sdf3 type="sdf" version="1.0"><applicationGraph>'
+            '<sdf name="g" type="g">\n' + "\n".join(body) + '\n</sdf><sdfProperties>' +
+            "".join(props) + '</sdfProperties></applicationGraph></sdf3>\n')
+
+
+def test_the_front_goes_on_to_the_maximal_throughput(tmp_path, capsys):
+    """A ring: a1 (4) writes 3 tokens on ch0 (1 initial) for a0 (1), which writes one
+    on ch2 (2 initial) for a3 (1), which writes one on ch3 for a2 (3), which writes one
+    on ch1, of which a1 reads 3: q = (3, 1, 3, 3), throughput 1/9 without bounds.
+    SDF3's ``buffersize`` gives (9, 1/17), (10, 1/13) and (11, 1/11) with ch2 = 2, and
+    stops below 1/9.  By hand, with ch0 = ch1 = ch3 = 3: where a1 ends (at 9 in the
+    periodic phase), a0 fires 3 times, which need 3 spaces on ch2.  With ch2 = 2 the
+    third waits for a3's firings to end (9 - 10, 10 - 11; a0 11 - 12, a3 12 - 13, a2 13
+    - 16): a1 runs 16 - 20 where it ran 5 - 9, period 11.  With ch2 = 3 the three
+    firings of a0, a3 and a2 run side by side (9 - 10, 10 - 11, 11 - 14), a1 14 - 18:
+    period 9, the maximal throughput, at size 12 (SDF3's own ``throughput`` of that
+    bounded graph gives 1/9 too).  SDF3 misses it: at (3, 3, 2, 3) a0 waits for a1's
+    tokens and for ch2's space, and its depth-first search for cycles of waits drops
+    a3's edges once the cycle a0 -> a1 -> a2 -> a3 -> a0 is found, so the cycle a0 ->
+    a3 -> a0 through ch2's space, the storage dependency, is never seen."""
+    path = tmp_path / "g.xml"
+    path.write_text(_sdf_xml({"a0": 1, "a1": 4, "a2": 3, "a3": 1}, [
+        ("ch0", "a1", "a0", 3, 1, 1), ("ch1", "a2", "a1", 1, 3, 0),
+        ("ch2", "a0", "a3", 1, 1, 2), ("ch3", "a3", "a2", 1, 1, 0)]))
+    assert main(["analyse", str(path), "--tradeoff", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(p["size"], Fraction(p["exact"]), p["distributions"]) for p in doc["points"]] == [
+        (9, Fraction(1, 17), [{"ch0": 3, "ch1": 3, "ch2": 2, "ch3": 1}]),
+        (10, Fraction(1, 13), [{"ch0": 3, "ch1": 3, "ch2": 2, "ch3": 2}]),
+        (11, Fraction(1, 11), [{"ch0": 3, "ch1": 3, "ch2": 2, "ch3": 3}]),
+        (12, Fraction(1, 9), [{"ch0": 3, "ch1": 3, "ch2": 3, "ch3": 3}])]
+    assert doc["complete"] and doc["max_throughput"] == doc["points"][-1]["throughput"]
