@@ -61,7 +61,7 @@ def settings(rng: random.Random, phases: int, kind: str) -> str:
     n = rng.choice([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30])
     dmax = rng.randint(1, 4)
     davg = rng.uniform(1, dmax)
-    rmax = rng.choice([1, 1, 2, 3, 4, 6, 8])
+    rmax = rng.choice([1, 1, 2, 3, 4, 6, 8, 12, 20])
     ravg = rng.uniform(1, rmax)
     acyclic = kind == "sdf" and rng.random() < 0.1
     strong = not acyclic and rng.random() < 0.5
