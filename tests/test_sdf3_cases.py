@@ -69,21 +69,15 @@ def test_more_firings_at_once_than_phases(tmp_path, capsys):
 
 
 def _sdf_xml(times, channels):
-    """An SDF3 ``sdf`` file: ``times`` {actor: execution time}, ``channels`` [(name,
-    src, dst, rate produced, rate consumed, initial tokens)]."""
-    ports = {a: [] for a in times}
-    for name, src, dst, prod, cons, _ in channels:
-        ports[src].append(f'<port name="o_{name}" type="out" rate="{prod}"/>')
-        ports[dst].append(f'<port name="i_{name}" type="in" rate="{cons}"/>')
-    body = [f'<actor name="{a}" type="{a}">{"".join(ports[a])}</actor>' for a in times]
-    body += [f'<channel name="{n}" srcActor="{s}" srcPort="o_{n}" dstActor="{d}" '
-             f'dstPort="i_{n}" initialTokens="{t}"/>' for n, s, d, _, _, t in channels]
-    props = [f'<actorProperties actor="{a}"><processor type="p" default="true">'
-             f'<executionTime time="{t}"/></processor></actorProperties>'
-             for a, t in times.items()]
-    return ('<?xml version="1.0"?>\n<sdf3 type="sdf" version="1.0"><applicationGraph>'
-            '<sdf name="g" type="g">\n' + "\n".join(body) + '\n</sdf><sdfProperties>' +
-            "".join(props) + '</sdfProperties></applicationGraph></sdf3>\n')
+    """The SDF3 ``sdf`` file of :func:`_xml`'s graph whose actors have one phase each:
+    ``times`` {actor: execution time}, ``channels`` [(name, src, dst, rate produced,
+    rate consumed, initial tokens)]."""
+    text = _xml({a: [t] for a, t in times.items()},
+                [(n, s, d, [p], [c], t) for n, s, d, p, c, t in channels])
+    for csdf, sdf in (('type="csdf"', 'type="sdf"'), ("<csdf ", "<sdf "),
+                      ("</csdf>", "</sdf>"), ("csdfProperties", "sdfProperties")):
+        text = text.replace(csdf, sdf)
+    return text
 
 
 def test_the_front_goes_on_to_the_maximal_throughput(tmp_path, capsys):

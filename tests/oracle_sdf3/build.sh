@@ -29,20 +29,18 @@ cd "$SRC"
 # csdf/analysis/statespace does not compile and no tool uses it.
 find base sdf csdf -name '*.cc' -not -path '*/tools/*' -not -path 'csdf/analysis/statespace/*' | \
     xargs -P "$(nproc)" -I{} sh -c "g++ $FLAGS -c {} -o $OBJ/\$(echo {} | tr / _).o"
-TOOL=sdf/tools/sdf3analysis
-sed -e 's|out << "thr(" << g->getName() << ") = " << thr << endl;|out.precision(17); &|' \
-    -e 's|out << p->thr;|out.precision(17); &|' \
-    $TOOL/sdf3analysis.cc > $TOOL/sdf3analysis_precise.cc
-g++ $FLAGS $TOOL/sdf3analysis.cc "$OBJ"/*.o -o "$WORK/sdf3analysis" -lxml2
-g++ $FLAGS $TOOL/sdf3analysis_precise.cc "$OBJ"/*.o -o "$WORK/sdf3analysis-precise" -lxml2
-g++ $FLAGS sdf/tools/sdf3generate/sdf3generate.cc "$OBJ"/*.o -o "$WORK/sdf3generate" -lxml2
-CTOOL=csdf/tools/sdf3analysis
-sed -e 's|out << "thr(" << g->getName() << ") = " << thr << endl;|out.precision(17); &|' \
-    -e 's|out << p->thr;|out.precision(17); &|' \
-    $CTOOL/sdf3analysis.cc > $CTOOL/sdf3analysis_precise.cc
-g++ $FLAGS $CTOOL/sdf3analysis.cc "$OBJ"/*.o -o "$WORK/sdf3analysis-csdf" -lxml2
-g++ $FLAGS $CTOOL/sdf3analysis_precise.cc "$OBJ"/*.o -o "$WORK/sdf3analysis-csdf-precise" -lxml2
-g++ $FLAGS csdf/tools/sdf3generate/sdf3generate.cc "$OBJ"/*.o -o "$WORK/sdf3generate-csdf" -lxml2
+# tools MODULE SUFFIX: sdf3analysis (stock and precise) and sdf3generate of a module
+tools() {
+    TOOL=$1/tools/sdf3analysis
+    sed -e 's|out << "thr(" << g->getName() << ") = " << thr << endl;|out.precision(17); &|' \
+        -e 's|out << p->thr;|out.precision(17); &|' \
+        $TOOL/sdf3analysis.cc > $TOOL/sdf3analysis_precise.cc
+    g++ $FLAGS $TOOL/sdf3analysis.cc "$OBJ"/*.o -o "$WORK/sdf3analysis$2" -lxml2
+    g++ $FLAGS $TOOL/sdf3analysis_precise.cc "$OBJ"/*.o -o "$WORK/sdf3analysis$2-precise" -lxml2
+    g++ $FLAGS $1/tools/sdf3generate/sdf3generate.cc "$OBJ"/*.o -o "$WORK/sdf3generate$2" -lxml2
+}
+tools sdf ""
+tools csdf -csdf
 # libxml2 rejects sdf3-sdf.xsd as it is (the content model of <network>, an architecture
 # element, is not deterministic); dropping its third, redundant alternative lets xmllint
 # validate application graphs.
