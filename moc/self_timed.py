@@ -388,9 +388,23 @@ def _start_phased(i, now, n, ins, d, tokens, started, queue, events, held, first
     """Start every enabled firing of the cyclo-static actor ``i`` (``n`` phases, phase
     times ``d``), one by one in phase order: each ends at its phase time after ``now``,
     and not before the actor's previous firing (firings end in order).  Whether one
-    ended at once (zero time)."""
+    ended at once (zero time).
+
+    Once a whole cycle of phases has started at ``now``, every later firing ends with
+    the last one (its end is at least ``now`` plus the longest phase), so the whole
+    cycles the tokens still allow join it at once, past the first iteration."""
     instant = False
+    cycle = started[i] + n
     while True:
+        if started[i] >= cycle and (first is None or started[i] >= need):
+            cycle = math.inf
+            m = min((tokens[c] // total for c, cons, _ in ins
+                     if (total := sum(cons)) > 0), default=0)
+            if m > 0:
+                for c, cons, _ in ins:
+                    tokens[c] -= m * sum(cons)
+                queue[-1][1] += m * n
+                started[i] += m * n
         k = started[i] % n
         blocked = [g for c, cons, g in ins if tokens[c] < cons[k]]
         if blocked:

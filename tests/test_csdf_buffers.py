@@ -9,7 +9,8 @@ from dataflow_graphs import cyclo_static_ring
 from stepped import end_firings, phase_counts, start_firings
 from moc import SDFGraph
 from moc.phases import Phases
-from moc.timing import analyse
+from moc.self_timed import simulate
+from moc.timing import analyse, prepared
 
 
 def stepped_peaks(graph, horizon=None):
@@ -53,6 +54,24 @@ def rings(draw):
 def test_buffer_maxima_equal_a_step_by_step_simulation(g):
     result = analyse(g)
     assert dict(result.buffers) == stepped_peaks(g)
+
+
+@st.composite
+def crowded_rings(draw):
+    """As :func:`rings`, with 2-4 iterations' tokens on the channels that go back: many
+    firings of an actor start at once, whole cycles of its phases among them."""
+    return cyclo_static_ring(draw, st, lambda i, j, wi, wj: draw(st.integers(2, 4)) *
+                             wi * wj if j <= i else 0, min_time=1)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(crowded_rings())
+def test_many_firings_at_once_in_the_state_space(g):
+    """The state space itself (``analyse`` takes it only where a firing waits for very
+    many iterations back), whole cycles of phases started together."""
+    g, durations, q, _ = prepared(g)
+    assert dict(simulate(g, durations, q, record=False).buffers) == stepped_peaks(g) \
+        == dict(analyse(g).buffers)
 
 
 def test_a_hand_worked_ring():

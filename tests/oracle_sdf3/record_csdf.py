@@ -3,13 +3,15 @@
 repetition vector, buffersize), and record what it prints in
 ``tests/data/sdf3_csdf.json``.
 
-    tests/oracle_sdf3/build.sh /tmp/sdf3-build      # then the CSDF tool, see below
+    tests/oracle_sdf3/build.sh /tmp/sdf3-build
     PYTHONPATH=$PWD python tests/oracle_sdf3/record_csdf.py /tmp/sdf3-build KITER_CHECKOUT
 
-The CSDF tool is built as ``build.sh`` builds the SDF one, from ``csdf/`` (without
+``build.sh`` builds the CSDF tool from ``csdf/`` (without
 ``csdf/analysis/statespace``, which does not compile and which the tool does not use)
 and ``csdf/tools/sdf3analysis`` with its throughput printed to 17 digits, linked with
-the objects of ``base`` and ``sdf`` into ``WORKDIR/sdf3analysis-csdf``.  SDF3 gets each
+the objects of ``base`` and ``sdf`` into ``WORKDIR/sdf3analysis-csdf-precise`` (and
+``sdf3analysis-csdf`` as distributed).  (``tests/data/sdf3_csdf.json`` was recorded
+with an earlier build whose ``buffersize`` printed 6 digits.)  SDF3 gets each
 graph as ``mapeval export sdf3`` writes it (a ``<csdf>`` element: SDF3 rejects Kiter's
 files, which hold the graph in an ``<sdf>`` element).  Each run has ``TIMEOUT`` seconds.
 
@@ -74,7 +76,7 @@ def restate(repo, relative, commit, source, sdf):
 def main(argv):
     work = Path(argv[1] if len(argv) > 1 else "/tmp/sdf3-build")
     checkouts = {"sdf3": work / "sdf3", "kiter": Path(argv[2]), "ours": ROOT}
-    tool = work / "sdf3analysis-csdf"
+    tool = work / "sdf3analysis-csdf-precise"
     commits = {k: subprocess.run(["git", "-C", str(p), "rev-parse", "HEAD"],
                                  capture_output=True, text=True, check=True).stdout.strip()
                for k, p in checkouts.items() if k != "ours"}
@@ -120,7 +122,7 @@ def main(argv):
         "sdf3": {"repository": REPOSITORIES["sdf3"], "commit": commits["sdf3"],
                  "program": "sdf3analysis-csdf 1.0 (csdf/tools/sdf3analysis), built as "
                             "the docstring of tests/oracle_sdf3/record_csdf.py says; "
-                            "buffersize throughputs as printed (6 digits)",
+                            "throughputs printed to 17 digits",
                  "date": datetime.date.today().isoformat(), "timeout_seconds": TIMEOUT,
                  "kiter": {"repository": REPOSITORIES["kiter"], "commit": commits["kiter"]},
                  "throughput": "iterations of SDF3's repetition_vector per time unit "
