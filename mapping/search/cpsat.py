@@ -96,8 +96,9 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     :class:`~mapping.search.exact.ExactResult` whose ``trace`` lists the improvements.
     ``incumbent``: a mapping to hint and to beat (default ``setup.info["incumbent"]``);
     ``floor``: a proven lower bound; ``deadline`` (``time.time()``): model building
-    stops there too; ``started(solver)`` is called as the search starts (another thread
-    may then end it early with ``solver.stop_search()``)."""
+    stops there too; ``started(solver, best)`` is called as the search starts (another
+    thread may then end it early with ``solver.stop_search()``, and read the best
+    mapping found so far: ``best()`` ``(row or None, value)``)."""
     from mapping.search.exact import ExactResult, check, symmetry_classes, mapping_value
     require()
     from ortools.sat.python import cp_model
@@ -202,7 +203,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
         solver.parameters.max_time_in_seconds = max(deadline - time.time(), 0.01)
     trace = _Trace(ev, x, A, P, unit, began)
     if started is not None:
-        started(solver)
+        started(solver, lambda: (trace.row, trace.value))
     status = solver.solve(model, trace)
     name = solver.status_name(status)
     row, value = trace.row, trace.value
