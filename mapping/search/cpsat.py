@@ -96,9 +96,8 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     :class:`~mapping.search.exact.ExactResult` whose ``trace`` lists the improvements.
     ``incumbent``: a mapping to hint and to beat (default ``setup.info["incumbent"]``);
     ``floor``: a proven lower bound; ``deadline`` (``time.time()``): model building
-    stops there too; ``started(solver, best)`` is called as the search starts (another
-    thread may then end it early with ``solver.stop_search()``, and read the best
-    mapping found so far: ``best()`` ``(row or None, value)``)."""
+    stops there too; ``started(solver)`` is called as the search starts (another thread
+    may then end it early with ``solver.stop_search()``)."""
     from mapping.search.exact import ExactResult, check, symmetry_classes, mapping_value
     require()
     from ortools.sat.python import cp_model
@@ -203,7 +202,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
         solver.parameters.max_time_in_seconds = max(deadline - time.time(), 0.01)
     trace = _Trace(ev, x, A, P, unit, began)
     if started is not None:
-        started(solver, lambda: (trace.row, trace.value))
+        started(solver)
     status = solver.solve(model, trace)
     name = solver.status_name(status)
     row, value = trace.row, trace.value

@@ -217,12 +217,10 @@ def _beside(setup: Setup, time_limit: float | None = None):
     (proven, or at the time limit): the partition bound checks that between its
     programs, as it checks its deadline, and HiGHS's programs (the cluster
     relaxation's, the exact pricing's) are interrupted where highspy is installed
-    (:mod:`mapping.search.highs`; without it they run to their end).  After them the
-    packing bound (:func:`~mapping.search.packing.floor`, from CP-SAT's best mapping
-    so far) takes the rest of the time, stopped likewise.  The mapping is CP-SAT's
-    (never worse than the start), the bound the highest of the four."""
+    (:mod:`mapping.search.highs`; without it they run to their end).  The mapping is
+    CP-SAT's (never worse than the start), the bound the highest of the three."""
     import threading
-    from mapping.search import cpsat, exact, packing, partition_bound
+    from mapping.search import cpsat, exact, partition_bound
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     box: dict = {}
@@ -232,8 +230,7 @@ def _beside(setup: Setup, time_limit: float | None = None):
         try:
             box["result"] = cpsat.solve(setup, time_limit=time_limit,
                                         workers=BESIDE_WORKERS, deadline=deadline,
-                                        started=lambda s, best: box.update(solver=s,
-                                                                           best=best))
+                                        started=lambda s: box.setdefault("solver", s))
         except BaseException as err:        # re-raised in the caller's thread
             box["error"] = err
         finally:
@@ -241,7 +238,7 @@ def _beside(setup: Setup, time_limit: float | None = None):
 
     thread = threading.Thread(target=prove, name="cpsat", daemon=True)
     thread.start()
-    relaxed = parted = packed = None
+    relaxed = parted = None
     try:
         relaxed = exact.cluster_floor(setup, time_limit,
                                       incumbent=setup.info.get("incumbent"),
@@ -250,16 +247,11 @@ def _beside(setup: Setup, time_limit: float | None = None):
             parted = partition_bound.floor(setup, None if deadline is None else min(
                 PARTITION_SHARE * time_limit, _left(deadline)), relaxed,
                 stop=ended.is_set).value
-        if not ended.is_set():
-            packed = packing.floor(setup, deadline, max(relaxed or 0.0, parted or 0.0)
-                                   or None, box.get("best"), stop=ended.is_set).value
-        floor = max(relaxed or 0.0, parted or 0.0, packed or 0.0)
+        floor = max(relaxed or 0.0, parted or 0.0)
         start = setup.info.get("incumbent")
-        values = [box["best"]()[1]] if "best" in box else []
-        if start is not None:
-            values.append(exact.mapping_value(setup.objectives.evaluators[0], start))
-        if floor and "solver" in box and values and \
-                min(values) <= floor * (1 + cpsat.TOLERANCE):
+        if floor and start is not None and "solver" in box and \
+                exact.mapping_value(setup.objectives.evaluators[0], start) <= \
+                floor * (1 + cpsat.TOLERANCE):
             box["solver"].stop_search()
     finally:
         thread.join(None if deadline is None else _left(deadline) + 1.0)
@@ -269,15 +261,14 @@ def _beside(setup: Setup, time_limit: float | None = None):
     if "error" in box:
         raise box["error"]
     res = box["result"]
-    bound = min(max(relaxed or 0.0, parted or 0.0, packed or 0.0, res.bound or 0.0),
-                res.value)
+    bound = min(max(relaxed or 0.0, parted or 0.0, res.bound or 0.0), res.value)
     return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, res.trace,
                    res.status, res.incumbent, relaxed, {"cpsat": _summary(res, began)},
-                   res.pair_bound, parted, BESIDE, packed)
+                   res.pair_bound, parted, BESIDE)
 
 
 def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumbent,
-            relaxed, parts, pair_bound, parted, order, packed=None):
+            relaxed, parts, pair_bound, parted, order):
     """``both``'s result: ``best``'s mapping, the highest ``bound`` proven (None if
     none) and the gap between them; optimal where an engine ``proven`` it or the gap is
     within CP-SAT's tolerance, else ``limited`` as the engines (named ``who``) were."""
@@ -295,8 +286,7 @@ def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumb
     return exact.ExactResult(best.value, best.row, optimal, status, best.value, limited,
                              message, bound, gap, incumbent, relaxed, engine="both",
                              trace=tuple(steps), parts=parts, pair_bound=pair_bound,
-                             partition_bound=parted, schedule=order,
-                             packing_bound=packed)
+                             partition_bound=parted, schedule=order)
 
 
 def _summary(res, began) -> dict:
@@ -393,7 +383,6 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
                  gap=getattr(res, "gap", None), time_limit_hit=bool(res.limited),
                  relaxation_bound=getattr(res, "relaxation_bound", None),
                  partition_bound=getattr(res, "partition_bound", None),
-                 packing_bound=getattr(res, "packing_bound", None),
                  pair_bound=getattr(res, "pair_bound", None))
     if requested != engine:
         extra["engine_chosen_by"] = requested
@@ -442,9 +431,6 @@ def _bound_source(res) -> str | None:
     parted = getattr(res, "partition_bound", None)
     if parted is not None and res.bound <= parted:
         return "partition bound"
-    packed = getattr(res, "packing_bound", None)
-    if packed is not None and res.bound <= packed:
-        return "packing bound"
     pair = getattr(res, "pair_bound", None)
     if pair is not None and res.bound <= pair:
         return "pair bound"

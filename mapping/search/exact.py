@@ -76,7 +76,6 @@ class ExactResult:
     starting mapping, if one was given; ``relaxation_bound`` the bound proven on the
     cluster relaxation (:mod:`mapping.search.relaxation`), if one applied;
     ``partition_bound`` the set-partitioning bound (:mod:`mapping.search.partition_bound`),
-    if one was proven; ``packing_bound`` the packing bound (:mod:`mapping.search.packing`),
     if one was proven; ``engine``
     the engine that ran (``milp``, ``cpsat``, ``both``), ``trace`` its improvements
     (``{seconds, value, bound, gap}``) and, for ``both``, ``parts`` each engine's and
@@ -99,7 +98,6 @@ class ExactResult:
     pair_bound: float | None = None
     partition_bound: float | None = None
     schedule: str | None = None
-    packing_bound: float | None = None
 
 
 class _Rows:
