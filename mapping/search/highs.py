@@ -3,13 +3,15 @@
 :func:`milp` takes the arguments of :func:`scipy.optimize.milp` and returns the fields
 of its result that ``exact`` reads (``status`` in scipy's codes, ``x``, ``fun``,
 ``mip_dual_bound``, ``message``), plus ``stopped``: whether ``stop()`` ended the solve.
-With highspy, HiGHS's own Python interface (an optional extra, installed with
-``pip install 'mapeval[cpsat]'`` beside CP-SAT, the engine that runs the bounds beside
-a search that may end first), the program is solved by a ``Highs`` object whose
-interrupt callbacks (``kCallbackMipInterrupt``, ``kCallbackSimplexInterrupt``) ask
-``stop()`` at every check HiGHS makes and interrupt the solve when it is true; without
-highspy, by :func:`scipy.optimize.milp` (the same solver, bundled with scipy), which
-has no callback and runs to its end or its time limit.
+Given a ``stop`` and with highspy, HiGHS's own Python interface (an optional extra,
+installed with ``pip install 'mapeval[cpsat]'`` beside CP-SAT, the engine that runs
+the bounds beside a search that may end first), the program is solved by a ``Highs``
+object whose interrupt callbacks (``kCallbackMipInterrupt``, and the simplex's and
+interior point's for a linear program) ask ``stop()`` at every check HiGHS makes and
+interrupt the solve when it is true.  Otherwise :func:`scipy.optimize.milp` solves it
+(the same solver, bundled with scipy), which has no callback and runs to its end or
+its time limit.  Inside a MIP, HiGHS checks at its nodes, not inside its primal
+heuristics: a stop takes effect within about a second (the research notes).
 
 What an interrupted solve proves is what a solve stopped at its time limit proves: the
 dual bound HiGHS reports (``mip_dual_bound``, the least over the open nodes of their
@@ -115,8 +117,8 @@ def _interruptible(c, integrality, bounds, constraints, options, stop):
     x = np.array(h.getSolution().col_value) if feasible and status in (0, 1, 4) else None
     fun = float(info.objective_function_value) if x is not None else None
     dual = None
-    if mip and status in (0, 1, 4):
-        dual = float(info.mip_dual_bound)
+    if mip and status in (0, 1, 4) and np.isfinite(info.mip_dual_bound):
+        dual = float(info.mip_dual_bound)               # -inf: none proven yet
     elif not mip and status == 0:
         dual = fun
     return SimpleNamespace(status=status, x=x, fun=fun, mip_dual_bound=dual,
