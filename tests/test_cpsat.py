@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mapping.semantics.problem import bind_problem
-from mapping.search import cpsat, search
+from mapping.search import cpsat, highs, search
 from mapping.search.common import SearchError
 from mapping.search.engine import prepare
 from search_instances import instance
@@ -141,6 +141,53 @@ def test_beside_stops_the_bounds_once_cpsat_has_proven(monkeypatch):
     assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
     assert res.bound <= best * (1 + 1e-12) and res.partition_bound is None
     assert res.trace[-2]["bound"] == pytest.approx(res.value, rel=cpsat.TOLERANCE)
+
+
+@needs_ortools
+@pytest.mark.skipif(not highs.available(), reason="needs highspy")
+def test_beside_interrupts_the_cluster_relaxation_once_cpsat_has_proven(monkeypatch):
+    """CP-SAT beside the bounds, its proof while the cluster relaxation's HiGHS program
+    runs (held at one of HiGHS's checks until then, as a relaxation slower than the
+    proof is): HiGHS is interrupted at that check, the partition bound never starts,
+    the call returns at once, and the result is CP-SAT's proven optimum, exhaustive's."""
+    import threading
+    import time
+    from mapping.search import engine, exact, partition_bound
+    problem, best = small(8, 4, 2, False)
+    setup = prepare(problem, "time", "max")
+    setup.info["incumbent"] = setup.space.random(np.random.default_rng(2), 1)[0]
+    running, seen = threading.Event(), {"asked": 0}
+    real_floor, real_solve = exact.cluster_floor, cpsat.solve
+
+    def floor(*args, stop=None, **kwargs):
+        def held():                     # HiGHS waits here, inside its program
+            seen["asked"] += 1
+            running.set()
+            until = time.monotonic() + 60
+            while not stop() and time.monotonic() < until:
+                time.sleep(0.005)
+            return stop()
+        seen["bound"] = out = real_floor(*args, stop=held, **kwargs)
+        seen["returned"] = time.monotonic()
+        return out
+
+    def solve(*args, **kwargs):             # CP-SAT starts once HiGHS is running
+        running.wait(60)
+        try:
+            return real_solve(*args, **kwargs)
+        finally:
+            seen["proven"] = time.monotonic()
+
+    monkeypatch.setattr(exact, "cluster_floor", floor)
+    monkeypatch.setattr(cpsat, "solve", solve)
+    monkeypatch.setattr(partition_bound, "floor", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.setattr(engine, "BESIDE_PAIRS", 10**6)
+    res = engine.solve_both(setup, time_limit=None)
+    assert seen["asked"] == 1 and seen["returned"] - seen["proven"] < 1.0
+    assert seen["bound"] is None or seen["bound"] <= best * (1 + 1e-12)
+    assert res.schedule == "cpsat beside the bounds" and res.partition_bound is None
+    assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+    assert res.bound <= best * (1 + 1e-12)
 
 
 def test_canonical_row_keeps_the_value():

@@ -215,9 +215,10 @@ def _beside(setup: Setup, time_limit: float | None = None):
     the partition bound (as in :func:`solve_both`) meanwhile; CP-SAT is stopped once
     the bounds have proven its mapping, and the bounds once CP-SAT's search has ended
     (proven, or at the time limit): the partition bound checks that between its
-    programs, as it checks its deadline (a HiGHS program under way, the cluster
-    relaxation's or one pricing program, runs to its end).  The mapping is CP-SAT's
-    (never worse than the start), the bound the highest of the three."""
+    programs, as it checks its deadline, and HiGHS's programs (the cluster
+    relaxation's, the exact pricing's) are interrupted where highspy is installed
+    (:mod:`mapping.search.highs`; without it they run to their end).  The mapping is
+    CP-SAT's (never worse than the start), the bound the highest of the three."""
     import threading
     from mapping.search import cpsat, exact, partition_bound
     began = time.time()
@@ -240,7 +241,8 @@ def _beside(setup: Setup, time_limit: float | None = None):
     relaxed = parted = None
     try:
         relaxed = exact.cluster_floor(setup, time_limit,
-                                      incumbent=setup.info.get("incumbent"))
+                                      incumbent=setup.info.get("incumbent"),
+                                      stop=ended.is_set)
         if not ended.is_set():
             parted = partition_bound.floor(setup, None if deadline is None else min(
                 PARTITION_SHARE * time_limit, _left(deadline)), relaxed,

@@ -44,11 +44,12 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_matrix
 
 from mapping.search.bounds import communication_bound
 from mapping.search.common import SearchError
+from mapping.search.highs import milp
 from mapping.search.relaxation import relax
 from mapping.semantics.traffic import CHARGED_ENDS, channel_cost, charged_paid
 
@@ -198,10 +199,13 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
 
 
 def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
-                  incumbent=None, node_limit: int | None = None) -> float | None:
+                  incumbent=None, node_limit: int | None = None, stop=None) -> float | None:
     """The bound proven on the cluster relaxation of ``setup``'s ``max`` objective
     (:mod:`mapping.search.relaxation`) within :data:`RELAXATION_SHARE` of
-    ``time_limit``, or None where the relaxation does not apply or proved nothing."""
+    ``time_limit``, or None where the relaxation does not apply or proved nothing.
+    ``stop()`` (another thread's request) interrupts the program where highspy is
+    installed (:mod:`mapping.search.highs`): the bound is then HiGHS's dual bound at
+    that moment."""
     ev = setup.objectives.evaluators[0]
     merged = relax(ev, setup.space.allowed)
     if merged is None:
@@ -210,16 +214,17 @@ def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
     start = None if incumbent is None else merged.project(incumbent)
     try:
         return _program(merged.evaluator, merged.allowed, [], share, gap, start,
-                        node_limit).bound
+                        node_limit, stop=stop).bound
     except SearchError:             # stopped without a mapping: no floor
         return None
 
 
 def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor=None,
-             stated_limit=None) -> ExactResult:
+             stated_limit=None, stop=None) -> ExactResult:
     """The program of the compiled objective ``ev`` over the mask ``allowed``, with the
     interchangeable PE ``classes`` broken and, under ``max``, ``z ≥ floor``; a stop at
-    the time limit names ``stated_limit`` (the user's, default ``time_limit``)."""
+    the time limit names ``stated_limit`` (the user's, default ``time_limit``);
+    ``stop()`` interrupts HiGHS (:func:`mapping.search.highs.milp`)."""
     began = time.monotonic()
     agg = ev.aggregation
     t = ev.tables
@@ -331,10 +336,11 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
     if node_limit is not None:
         options["node_limit"] = int(node_limit)
     res = milp(cost, integrality=integrality, bounds=bounds, constraints=constraints,
-               options=options)
+               options=options, stop=stop)
     relaxed = None
     left = None if time_limit is None else time_limit - (time.monotonic() - began)
-    if res.x is None and res.status in (1, 4):
+    if res.x is None and res.status in (1, 4) and res.mip_dual_bound is None \
+            and not res.stopped:
         # scipy reports no bound without a solution: the LP relaxation's is still valid
         # (solved only in the time left, so that the limit holds)
         lp = milp(cost, bounds=bounds, constraints=constraints,
@@ -362,8 +368,11 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=N
     # HiGHS's node limit reaches scipy as an unrecognized status (4) naming the limit
     nodes = res.status == 4 and "limit" in str(res.message)
     limited = res.status == 1 or nodes
+    stopped = bool(getattr(res, "stopped", False))
     if nodes:
         status = "node limit"
+    elif stopped:
+        status = "stopped"
     row = value = None
     if res.x is not None:
         A, P = ev.n_actors, ev.n_pes
@@ -402,7 +411,8 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=N
             f" of {time_limit:g} s" if time_limit is not None else "")
         proven = f" (gap {gap_:.2%} to the proven bound {bound:.6g})" if gap_ is not None \
             else " (no bound proven)"
-        message = (f"the MILP solver stopped at its{limit} before proving optimality; "
+        why = "was stopped on request" if stopped else f"stopped at its{limit}"
+        message = (f"the MILP solver {why} before proving optimality; "
                    f"the mapping is the best found so far{proven}")
     return ExactResult(value, row, optimal, status,
                        None if res.fun is None else float(res.fun) * scale, limited, message,

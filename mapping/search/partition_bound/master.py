@@ -268,7 +268,7 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
                 # short proves less; the programs' times differ a lot)
                 after = len(order) - i - 1
                 s, upper = priced[k].exact(None if left is None else left * max(
-                    1.0 / (after + 1), 1.0 - RESERVE * after))
+                    1.0 / (after + 1), 1.0 - RESERVE * after), stop)
                 if upper is None:
                     return z, best, center
                 mins[k] = -upper

@@ -5,9 +5,10 @@ no proof) or a mixed-integer program (HiGHS; its dual bound is the proof)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_matrix, vstack
 
+from mapping.search.highs import milp
 from mapping.search.partition_bound.charges import PEColumns, Tables
 
 #: kicks of each local optimum in the pricing's iterated local search
@@ -133,9 +134,9 @@ class Problem:
             x = s.astype(float)
         return s
 
-    def exact(self, time_limit: float | None):
+    def exact(self, time_limit: float | None, stop=None):
         """The best column by a mixed-integer program: ``(column or None, proven upper
-        bound on the objective)``."""
+        bound on the objective)``; ``stop()`` interrupts it (:mod:`mapping.search.highs`)."""
         A, J = len(self.h), len(self.g)
         a, b = self.a, self.b
         both = self.inner_ok & self.ok[a] & self.ok[b]
@@ -177,7 +178,7 @@ class Problem:
         n += 1
         m = coo_matrix((vals, (rows, cols)), shape=(n, A + J)).tocsr()
         ub = np.concatenate([self.ok.astype(float), both.astype(float)])
-        return _maximize(c, A, J, np.zeros(A + J), ub, m, lo, hi, scale, time_limit)
+        return _maximize(c, A, J, np.zeros(A + J), ub, m, lo, hi, scale, time_limit, stop)
 
 
 
@@ -308,9 +309,10 @@ class SideProblem:
                     s, best = t, val
         return out
 
-    def exact(self, time_limit: float | None):
+    def exact(self, time_limit: float | None, stop=None):
         """The best side by a mixed-integer program: ``(side or None, proven upper
-        bound on the objective)``, the bound ``−inf`` where no side fits."""
+        bound on the objective)``, the bound ``−inf`` where no side fits; ``stop()``
+        interrupts it."""
         A = len(self.sigma)
         if (~self.ok_in & ~self.ok_out).any():
             return None, -np.inf
@@ -334,21 +336,21 @@ class SideProblem:
                               (self.cap_out - self.wout.sum()) / scale]])
         lower = np.concatenate([(~self.ok_out).astype(float), np.zeros(J)])
         upper = np.concatenate([self.ok_in.astype(float), np.full(J, np.inf)])
-        return _maximize(obj, A, J, lower, upper, m, lo, hi, scale, time_limit)
+        return _maximize(obj, A, J, lower, upper, m, lo, hi, scale, time_limit, stop)
 
 
-def _maximize(c, A, J, lower, upper, m, lo, hi, scale, time_limit):
+def _maximize(c, A, J, lower, upper, m, lo, hi, scale, time_limit, stop=None):
     """HiGHS on ``min c·x`` over ``A`` binaries then ``J`` continuous variables within
     ``lower``, ``upper`` and ``lo ≤ m·x ≤ hi``, ``c`` scaled by ``1/scale``: ``(the
     binaries of its best solution or None, a proven upper bound on the maximum of
     −c·x·scale)``, the bound None where none was proven, ``−inf`` where nothing is
-    feasible."""
+    feasible; ``stop()`` interrupts it, with the bound proven so far."""
     opts = {"disp": False, "mip_rel_gap": 1e-9}
     if time_limit is not None:
         opts["time_limit"] = max(time_limit, 0.01)
     res = milp(c, integrality=np.concatenate([np.ones(A), np.zeros(J)]),
                bounds=Bounds(lower, upper), constraints=LinearConstraint(m, lo, hi),
-               options=opts)
+               options=opts, stop=stop)
     if res.status == 2:
         return None, -np.inf
     dual = getattr(res, "mip_dual_bound", None)
