@@ -176,3 +176,44 @@ def test_fuzz_findings_non_ascii_type_and_nan_time(tmp_path, capsys):
     path.write_text(TWO_TYPES.replace('time="4"', 'time="nan"'), encoding="utf-8")
     assert main(["import", "sdf3", str(path)]) == 2
     assert "processor 'proc_1': not a finite number: 'nan'" in capsys.readouterr().err
+
+
+CSDF_TWO_TYPES = """<?xml version="1.0"?>
+<sdf3 type="csdf" version="1.0">
+<applicationGraph name="g">
+<csdf name="g" type="G">
+<actor name="a" type="A"><port name="o" type="out" rate="1,1"/><port name="i" type="in" rate="1,0"/></actor>
+<actor name="b" type="B"><port name="i" type="in" rate="2"/><port name="o" type="out" rate="2"/></actor>
+<channel name="ab" srcActor="a" srcPort="o" dstActor="b" dstPort="i"/>
+<channel name="ba" srcActor="b" srcPort="o" dstActor="a" dstPort="i" initialTokens="2"/>
+</csdf>
+<csdfProperties>
+<actorProperties actor="a">
+<processor type="proc_0" default="true"><executionTime time="1,2"/></processor>
+<processor type="proc_1"><executionTime time="3,4,5"/></processor>
+</actorProperties>
+</csdfProperties>
+</applicationGraph>
+</sdf3>
+"""
+
+
+def test_a_number_of_phases_is_named_in_the_files_own_terms(tmp_path, capsys):
+    """SDF3's cyclo-static generator, given two processor types, writes a time list of
+    another length than the actor's rates: the error names that execution time and
+    where it is written, not the attribute it would have become (``exec_proc_1``)."""
+    path = tmp_path / "g.xml"
+    path.write_text(CSDF_TWO_TYPES)
+    assert main(["analyse", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:13:26: error: actor 'a' has 2 phases by rate '1,1' of port 'o' of " \
+        "actor 'a' but 3 by execution time '3,4,5' of processor type 'proc_1'" in err
+    assert "exec_proc_1" not in err and "Traceback" not in err
+    path.write_text(CSDF_TWO_TYPES.replace('rate="1,0"', 'rate="1,0,0"'))
+    with pytest.raises(Exception, match=r"2 phases by rate '1,1' of port 'o' of actor "
+                       r"'a' but 3 by rate '1,0,0' of port 'i'") as err:
+        read_sdf3(path)
+    assert err.value.origin[1:] == (5, 64)
+    # with the types ignored, only the default's time is read: two phases, as the rates
+    path.write_text(CSDF_TWO_TYPES)
+    assert read_sdf3(path, "ignore").actors["a"].attrs["exec"] == (1, 2)

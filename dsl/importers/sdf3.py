@@ -46,7 +46,7 @@ from xml.parsers import expat
 from dsl.errors import ParseError
 from dsl.files import check_readable, read_bytes
 from moc.graph import SDFGraph
-from moc.phases import Phases, cyclo_static, phase_counts, phase_value
+from moc.phases import PhaseCounter, Phases, cyclo_static, phase_counts, phase_value
 
 EXEC_PREFIX = "exec_"
 #: the attribute of the time on SDF3's default processor
@@ -136,6 +136,9 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
     processor_types: dict[str, list[str]] = {}
     sizes: dict[str, object] = {}
     read: dict[str, object] = {}    # rates and times by their text: most repeat
+    # where each time was written, to name a disagreeing number of phases in the
+    # file's own terms (an element, not the attribute it becomes)
+    told: dict[tuple[str, str], tuple[str, tuple]] = {}
     if props is not None:
         for ap in props.findall("actorProperties"):
             actor = ap.get("actor")
@@ -160,9 +163,13 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
                         raise ParseError(f"{what}: an execution time must be "
                                          f"non-negative, got {text!r}", where(et))
                 exec_times.setdefault(actor, {})[EXEC_PREFIX + ptype] = time
+                told[(actor, EXEC_PREFIX + ptype)] = (
+                    f"execution time '{text}' of processor type '{ptype}' of actor "
+                    f"'{actor}'", where(et))
                 # SDF3 keeps the last processor marked default
                 if proc.get("default", "").lower() == "true" or len(processors) == 1:
                     defaults[actor] = time
+                    told[(actor, EXEC)] = told[(actor, EXEC_PREFIX + ptype)]
         for cp in props.findall("channelProperties"):
             ts = cp.find("tokenSize")
             if ts is not None and ts.get("sz") is not None:
@@ -170,6 +177,7 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
                                                 where(ts))
 
     rates: dict[tuple[str, str], object] = {}
+    phases = PhaseCounter()
     for actor in sdf.findall("actor"):
         aname = actor.get("name")
         if aname is None:
@@ -182,6 +190,8 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
                 rate = read[text] = _phases(
                     text, f"actor '{aname}', port '{attrib.get('name')}'", where(port))
             rates[(aname, attrib.get("name"))] = rate
+            phases.see(aname, rate, f"rate '{text}' of port '{attrib.get('name')}' of "
+                       f"actor '{aname}'", where(port))
         # SDF3 times an actor without a default processor 0 (TimedSDFactor)
         attrs = {EXEC: 0} if aname not in defaults else \
             {"quanta": defaults[aname], EXEC: defaults[aname]}
@@ -190,6 +200,9 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
             attrs.update(exec_times.get(aname, {}))
         if types and types != [DEFAULT_PROCESSOR]:
             attrs["allowed"] = " ".join(types)
+        for key, value in attrs.items():
+            if (aname, key) in told:
+                phases.see(aname, value, *told[(aname, key)])
         graph.add_actor(aname, origin=where(actor), **attrs)
 
     tokens: dict[str, object] = {}     # initial tokens by their text
