@@ -53,34 +53,37 @@ def iteration_program(actors, total):
     iteration cannot complete."""
     waits_of = {}
     back = 1
+    kinds = {}
     for x in actors.values():
-        nu = np.arange(x.q, dtype=np.int64)
         parts = {False: ([], []), True: ([], [])}
         for i in x.ins:
             a = actors[i.src]
-            waits = (i.cons[nu % x.n] > 0)
-            w = i.made.writers(_reads(i, nu))
-            if not waits.any():
+            # channels alike (the same counts, tokens and firings) wait alike
+            key = (id(i.made), id(i.read), i.delay, x.q, a.q)
+            if key not in kinds:
+                kinds[key] = _waits(i, x.q, a.q, total)
+            found = kinds[key]
+            if found is None:
                 continue
-            # firings start in order: one that waits for the same producer firing as
-            # an earlier one of the iteration waits for nothing more
-            seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))
-            keep = waits & (w > np.concatenate([[w.min() - 1], seen[:-1]]))
-            cycles, r = np.divmod(w[keep], a.q)
-            back = max(back, -int(cycles.min()))
+            waiting, offsets, reach = found
+            back = max(back, reach)
             firings, places = parts[i.growing]
-            firings.append(np.flatnonzero(keep))
-            places.append(cycles * total + a.pos + r)
+            firings.append(waiting)
+            places.append(offsets + a.pos)
         waits_of[x.name] = parts
     levels = _levels(actors, waits_of, total)
     if levels is not None:
         return None, levels, back
-    serve = {}
+    serve, tables = {}, {}
     for x in actors.values():
         for i in x.ins:
             if i.src != x.name:
-                made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
-                serve[id(i)] = np.minimum(i.read.writers(i.delay + made + 1), x.q).tolist()
+                key = (id(i.made), id(i.read), i.delay, x.q, actors[i.src].q)
+                if key not in tables:
+                    made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
+                    tables[key] = np.minimum(i.read.writers(i.delay + made + 1),
+                                             x.q).tolist()
+                serve[id(i)] = tables[key]
     xs = list(actors.values())
     where = {x.name: k for k, x in enumerate(xs)}
     feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
@@ -88,6 +91,23 @@ def iteration_program(actors, total):
     if order is None:
         return None                       # not live: the caller's checks say why
     return _listed(xs, waits_of, total, *np.array(order, dtype=np.int64).T), None, back
+
+
+def _waits(i, q, q_src, total):
+    """The firings of the consumer (``q`` an iteration) of the input ``i`` that wait
+    on it, the offsets of the producer firings they wait for (less the producer's first
+    place) and how many iterations back those reach; None where none waits."""
+    nu = np.arange(q, dtype=np.int64)
+    waits = i.cons[nu % len(i.cons)] > 0
+    if not waits.any():
+        return None
+    w = i.made.writers(_reads(i, nu))
+    # firings start in order: one that waits for the same producer firing as an
+    # earlier one of the iteration waits for nothing more
+    seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))
+    keep = waits & (w > np.concatenate([[w.min() - 1], seen[:-1]]))
+    cycles, r = np.divmod(w[keep], q_src)
+    return np.flatnonzero(keep), cycles * total + r, -int(cycles.min())
 
 
 def _blocks(need, feeds):

@@ -152,13 +152,21 @@ def _setup(graph, durations, q, growing):
         x.ins, x.outs, x.pos, x.reach = [], [], pos, 1
         pos += x.q
         actors[a] = x
+    # one object per distinct pattern: channels alike share their counts, and
+    # :func:`moc.iteration_program.iteration_program` their waits
+    shared = {}
+
+    def pattern(value, n):
+        key = (value, n)
+        if key not in shared:
+            shared[key] = (Cumulative(value, n), np.array(
+                [phase_value(value, k) for k in range(n)], dtype=np.int64))
+        return shared[key]
     for ch in graph.channels.values():
         i = _Input()
         i.src, i.delay, i.name = ch.src, ch.delay, ch.name
-        i.made = Cumulative(ch.prod, counts[ch.src])
-        i.read = Cumulative(ch.cons, counts[ch.dst])
-        i.cons = np.array([phase_value(ch.cons, k) for k in range(counts[ch.dst])],
-                          dtype=np.int64)
+        i.made = pattern(ch.prod, counts[ch.src])[0]
+        i.read, i.cons = pattern(ch.cons, counts[ch.dst])
         i.growing = ch.name in growing
         if i.made.total <= 0 or i.read.total <= 0:
             return None
