@@ -203,14 +203,16 @@ def _grouped(count, flat, first):
 
 
 def _padded(count, flat, first, rows):
-    """The places of a :func:`_table` of the firings ``rows`` as a table, a row per
-    firing padded with :data:`_PAD`; None where none has a place."""
+    """The places of a :func:`_table` of the firings ``rows`` as a table, a column per
+    firing padded with :data:`_PAD` (a row per rank: the largest over a column is then
+    an elementwise maximum of rows, much faster in numpy than along short rows); None
+    where none has a place."""
     width = int(count[rows].max()) if len(rows) else 0
     if not width:
         return None
-    real = np.arange(width) < count[rows][:, None]
+    real = np.arange(width)[:, None] < count[rows]
     table = np.full(real.shape, _PAD, dtype=np.int64)
-    table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
+    table[real] = flat[(first[rows] + np.arange(width)[:, None])[real]]
     return table
 
 
@@ -291,16 +293,16 @@ def _chain(part, starts, ends, base, in_order=True):
 
 
 def _latest(table):
-    """Per row the largest of a table's ends (a fresh array)."""
-    return table[:, 0] if table.shape[1] == 1 else table.max(axis=1)
+    """Per column the largest of a table's ends (a fresh array)."""
+    return table[0] if len(table) == 1 else table.max(axis=0)
 
 
 def _levels(actors, waits_of, total):
     """The firings of one iteration grouped by level (one more than the highest of the
     firings of the same iteration each waits for), found a level at a time (Kahn's
     topological order, 1962), each level as arrays ``(places, times, previous, slow,
-    fast)``, ``slow`` and ``fast`` as a table of the offsets each firing waits for,
-    rows padded with :data:`_PAD` (None where no row has one); None where the levels
+    fast)``, ``slow`` and ``fast`` as a table of the offsets each firing waits for
+    (:func:`_padded`; None where no firing has one); None where the levels
     hold fewer than :data:`WIDE_LEVELS` firings on average, known as soon as the levels
     found and the longest chain of an actor's firings still to place make too many, or
     where the first :data:`FIRST_LEVELS` or more levels found hold fewer on average.
@@ -372,9 +374,9 @@ def run_levels(levels, S, E, first, last, total, in_order=True):
             if slow is not None:
                 # padding reads place 0 (clipped): an end at time 0, before the first
                 # iteration
-                np.maximum(s, np.take(ends, slow + base, mode="clip").max(axis=1), out=s)
+                np.maximum(s, _latest(np.take(ends, slow + base, mode="clip")), out=s)
             if fast is not None:
-                f = np.take(ends, fast + base, mode="clip").max(axis=1)
+                f = _latest(np.take(ends, fast + base, mode="clip"))
                 up = f > s
                 if up.any():
                     held += at[up].tolist()
