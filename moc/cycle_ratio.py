@@ -112,9 +112,13 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     kept, local, label = _cyclic_part(n, u, v, by_tail=True)
     if not kept.any():
         return None, ()
-    taken = order[kept]
-    u, v, w, h = local[u[kept]], local[v[kept]], w[taken], h[taken]
     nodes = np.flatnonzero(local >= 0)
+    if len(nodes) == n and kept.all():
+        # every node and edge on a cycle (the usual constraint graph): numbers kept
+        w, h = w[order], h[order]
+    else:
+        taken = order[kept]
+        u, v, w, h = local[u[kept]], local[v[kept]], w[taken], h[taken]
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
