@@ -113,12 +113,9 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     if not kept.any():
         return None, ()
     nodes = np.flatnonzero(local >= 0)
-    if len(nodes) == n and kept.all():
-        # every node and edge on a cycle (the usual constraint graph): numbers kept
-        w, h = w[order], h[order]
-    else:
-        taken = order[kept]
-        u, v, w, h = local[u[kept]], local[v[kept]], w[taken], h[taken]
+    if len(nodes) < n or not kept.all():       # else all kept, numbered as they are
+        u, v, order = local[u[kept]], local[v[kept]], order[kept]
+    w, h = w[order], h[order]
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
@@ -164,8 +161,7 @@ def sorted_unique(values) -> np.ndarray:
     result hashes, many times slower on 10^5 values and more, and imports ``numpy.ma``
     on its first call, a tenth of numpy's import.)"""
     values = np.sort(values)
-    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) \
-        else values
+    return values[np.append(True, values[1:] != values[:-1])] if len(values) else values
 
 
 def cycle_edges(n: int, u, v, cycle) -> np.ndarray:
@@ -290,20 +286,15 @@ def _policy_iteration(n, u, v, w, h):
 
 
 def _packed(w, h):
-    """``(h·B + w, B)`` as int64 where every weight and height is a whole number and
-    any sum of them along a path (at most one edge per node) is below ``2**53`` (a
-    float sum is then exact in any order) and fits beside the other in one int64,
-    ``B`` a power of two above twice the weights' sums; else None.  One sum of
-    ``h·B + w`` gives both, exactly as the floats would."""
+    """``(h·B + w, B)`` in int64 (``B`` a power of two above twice any sum of weights
+    along a path) where weights and heights are whole and such sums below ``2**53``
+    (so float sums are exact in any order) fit in one int64, else None."""
     if not len(w) or not (np.all(np.floor(w) == w) and np.all(np.floor(h) == h)):
         return None
-    n = len(w)
-    bound_w, bound_h = (min(n * float(np.abs(a).max()), float(np.abs(a).sum()))
+    bound_w, bound_h = (min(len(a) * float(np.abs(a).max()), float(np.abs(a).sum()))
                         for a in (w, h))
-    if max(bound_w, bound_h) >= 2 ** 53:
-        return None
     B = 2 ** (int(bound_w).bit_length() + 1)
-    if (bound_h + 1) * B >= 2 ** 62:
+    if max(bound_w, bound_h) >= 2 ** 53 or (bound_h + 1) * B >= 2 ** 62:
         return None
     return h.astype(np.int64) * B + w.astype(np.int64), B
 
@@ -378,10 +369,9 @@ def _cycles_large(succ):
 
 
 def _cycle(succ, root):
-    cycle, here = [root], int(succ[root])
-    while here != root:
+    cycle = [root]
+    while (here := int(succ[cycle[-1]])) != root:
         cycle.append(here)
-        here = int(succ[here])
     return cycle
 
 
@@ -394,7 +384,7 @@ def _path_sums(succ, value, roots):
 def _sums_to_roots(succ, values, roots):
     """:func:`_path_sums` of each of ``values`` at once, and per node the root it
     reaches (the values side by side: one gather of rows per step for all)."""
-    total = values[0].copy() if len(values) == 1 else np.stack(values, axis=1)
+    total = np.stack(values, axis=1) if len(values) > 1 else values[0].copy()
     step = succ.copy()
     total[roots] = 0
     step[roots] = roots
@@ -404,8 +394,7 @@ def _sums_to_roots(succ, values, roots):
         if np.array_equal(after, step):             # every node reached its root
             break
         step = after
-    return ([total] if len(values) == 1 else
-            [total[:, k] for k in range(len(values))]), step
+    return (list(total.T) if total.ndim > 1 else [total]), step
 
 
 def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0,
@@ -414,8 +403,7 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0,
     ``x`` (``x[u] = w − eta·h + x[v]`` along the policy).  A cycle's root (its smallest
     node) keeps its potential from before where its ratio stayed (within ``tol``), else
     gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
-    1998; a root reset to 0 can loop).  ``packed``: :func:`_packed` of ``w`` and
-    ``h``, whose one int64 sum gives both sums (the same numbers, fewer gathers)."""
+    1998; a root reset to 0 can loop).  ``packed``: :func:`_packed` of ``w``, ``h``."""
     succ = v[policy]
     roots, cyclic, root = _cycles(succ)
     # a cycle's ratio from the sums over its nodes, grouped by its root
@@ -428,10 +416,8 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0,
         (weight, height), step = _sums_to_roots(succ, (w[policy], h[policy]), roots)
     else:
         (both,), step = _sums_to_roots(succ, (packed[0][policy],), roots)
-        half = packed[1] // 2
-        whole = (both + half) % packed[1] - half
-        weight, height = whole.astype(np.float64), ((both - whole) // packed[1]).astype(
-            np.float64)
+        weight = (both + packed[1] // 2) % packed[1] - packed[1] // 2
+        weight, height = weight.astype(float), ((both - weight) // packed[1]).astype(float)
     eta = eta_root[step]
     x = weight - eta * height
     if eta_before is not None:
