@@ -112,9 +112,10 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     kept, local, label = _cyclic_part(n, u, v, by_tail=True)
     if not kept.any():
         return None, ()
-    taken = order[kept]
-    u, v, w, h = local[u[kept]], local[v[kept]], w[taken], h[taken]
     nodes = np.flatnonzero(local >= 0)
+    if len(nodes) < n or not kept.all():       # else all kept, numbered as they are
+        u, v, order = local[u[kept]], local[v[kept]], order[kept]
+    w, h = w[order], h[order]
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
@@ -160,8 +161,7 @@ def sorted_unique(values) -> np.ndarray:
     result hashes, many times slower on 10^5 values and more, and imports ``numpy.ma``
     on its first call, a tenth of numpy's import.)"""
     values = np.sort(values)
-    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) \
-        else values
+    return values[np.append(True, values[1:] != values[:-1])] if len(values) else values
 
 
 def cycle_edges(n: int, u, v, cycle) -> np.ndarray:
@@ -252,11 +252,12 @@ def _policy_iteration(n, u, v, w, h):
     policy[u[chosen]] = chosen
     tol = 1e-9
     eta = x = None
+    packed = _packed(w, h)
     # most edges of a large constraint graph carry no tokens: value = w + x[v] there
     tokens = np.flatnonzero(h)
     ut, vt, wt, ht = u[tokens], v[tokens], w[tokens], h[tokens]
     for _ in range(max(100, 10 * int(math.isqrt(n)))):
-        eta, x = _policy_values(n, v, w, h, policy, eta, x, tol)
+        eta, x = _policy_values(n, v, w, h, policy, eta, x, tol, packed)
         # one ratio everywhere (the usual case once it has spread): no edge leads up
         level = eta.min() == eta.max()
         if not level:
@@ -282,6 +283,20 @@ def _policy_iteration(n, u, v, w, h):
         best = edges[first_per(u[edges], value[edges])]
         policy[u[best]] = best
     return policy, False
+
+
+def _packed(w, h):
+    """``(h·B + w, B)`` in int64 (``B`` a power of two above twice any sum of weights
+    along a path) where weights and heights are whole and such sums below ``2**53``
+    (so float sums are exact in any order) fit in one int64, else None."""
+    if not len(w) or not (np.all(np.floor(w) == w) and np.all(np.floor(h) == h)):
+        return None
+    bound_w, bound_h = (min(len(a) * float(np.abs(a).max()), float(np.abs(a).sum()))
+                        for a in (w, h))
+    B = 2 ** (int(bound_w).bit_length() + 1)
+    if max(bound_w, bound_h) >= 2 ** 53 or (bound_h + 1) * B >= 2 ** 62:
+        return None
+    return h.astype(np.int64) * B + w.astype(np.int64), B
 
 
 def _doubling(n):
@@ -354,10 +369,9 @@ def _cycles_large(succ):
 
 
 def _cycle(succ, root):
-    cycle, here = [root], int(succ[root])
-    while here != root:
+    cycle = [root]
+    while (here := int(succ[cycle[-1]])) != root:
         cycle.append(here)
-        here = int(succ[here])
     return cycle
 
 
@@ -370,7 +384,7 @@ def _path_sums(succ, value, roots):
 def _sums_to_roots(succ, values, roots):
     """:func:`_path_sums` of each of ``values`` at once, and per node the root it
     reaches (the values side by side: one gather of rows per step for all)."""
-    total = np.stack(values, axis=1)
+    total = np.stack(values, axis=1) if len(values) > 1 else values[0].copy()
     step = succ.copy()
     total[roots] = 0
     step[roots] = roots
@@ -380,15 +394,16 @@ def _sums_to_roots(succ, values, roots):
         if np.array_equal(after, step):             # every node reached its root
             break
         step = after
-    return [total[:, k] for k in range(len(values))], step
+    return (list(total.T) if total.ndim > 1 else [total]), step
 
 
-def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
+def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0,
+                   packed=None):
     """Per node, the ratio ``eta`` of the policy cycle it reaches and its potential
     ``x`` (``x[u] = w − eta·h + x[v]`` along the policy).  A cycle's root (its smallest
     node) keeps its potential from before where its ratio stayed (within ``tol``), else
     gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
-    1998; a root reset to 0 can loop)."""
+    1998; a root reset to 0 can loop).  ``packed``: :func:`_packed` of ``w``, ``h``."""
     succ = v[policy]
     roots, cyclic, root = _cycles(succ)
     # a cycle's ratio from the sums over its nodes, grouped by its root
@@ -397,7 +412,12 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0):
     eta_root = np.zeros(n)
     eta_root[roots] = ratio
     # Σ(w − eta·h) to the root is Σw − eta·Σh: eta is the root's all along the way
-    (weight, height), step = _sums_to_roots(succ, (w[policy], h[policy]), roots)
+    if packed is None:
+        (weight, height), step = _sums_to_roots(succ, (w[policy], h[policy]), roots)
+    else:
+        (both,), step = _sums_to_roots(succ, (packed[0][policy],), roots)
+        weight = (both + packed[1] // 2) % packed[1] - packed[1] // 2
+        weight, height = weight.astype(float), ((both - weight) // packed[1]).astype(float)
     eta = eta_root[step]
     x = weight - eta * height
     if eta_before is not None:

@@ -53,34 +53,37 @@ def iteration_program(actors, total):
     iteration cannot complete."""
     waits_of = {}
     back = 1
+    kinds = {}
     for x in actors.values():
-        nu = np.arange(x.q, dtype=np.int64)
         parts = {False: ([], []), True: ([], [])}
         for i in x.ins:
             a = actors[i.src]
-            waits = (i.cons[nu % x.n] > 0)
-            w = i.made.writers(_reads(i, nu))
-            if not waits.any():
+            # channels alike (the same counts, tokens and firings) wait alike
+            key = (id(i.made), id(i.read), i.delay, x.q, a.q)
+            if key not in kinds:
+                kinds[key] = _waits(i, x.q, a.q, total)
+            found = kinds[key]
+            if found is None:
                 continue
-            # firings start in order: one that waits for the same producer firing as
-            # an earlier one of the iteration waits for nothing more
-            seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))
-            keep = waits & (w > np.concatenate([[w.min() - 1], seen[:-1]]))
-            cycles, r = np.divmod(w[keep], a.q)
-            back = max(back, -int(cycles.min()))
+            waiting, offsets, reach = found
+            back = max(back, reach)
             firings, places = parts[i.growing]
-            firings.append(np.flatnonzero(keep))
-            places.append(cycles * total + a.pos + r)
+            firings.append(waiting)
+            places.append(offsets + a.pos)
         waits_of[x.name] = parts
     levels = _levels(actors, waits_of, total)
     if levels is not None:
         return None, levels, back
-    serve = {}
+    serve, tables = {}, {}
     for x in actors.values():
         for i in x.ins:
             if i.src != x.name:
-                made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
-                serve[id(i)] = np.minimum(i.read.writers(i.delay + made + 1), x.q).tolist()
+                key = (id(i.made), id(i.read), i.delay, x.q, actors[i.src].q)
+                if key not in tables:
+                    made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
+                    tables[key] = np.minimum(i.read.writers(i.delay + made + 1),
+                                             x.q).tolist()
+                serve[id(i)] = tables[key]
     xs = list(actors.values())
     where = {x.name: k for k, x in enumerate(xs)}
     feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
@@ -88,6 +91,23 @@ def iteration_program(actors, total):
     if order is None:
         return None                       # not live: the caller's checks say why
     return _listed(xs, waits_of, total, *np.array(order, dtype=np.int64).T), None, back
+
+
+def _waits(i, q, q_src, total):
+    """The firings of the consumer (``q`` an iteration) of the input ``i`` that wait
+    on it, the offsets of the producer firings they wait for (less the producer's first
+    place) and how many iterations back those reach; None where none waits."""
+    nu = np.arange(q, dtype=np.int64)
+    waits = i.cons[nu % len(i.cons)] > 0
+    if not waits.any():
+        return None
+    w = i.made.writers(_reads(i, nu))
+    # firings start in order: one that waits for the same producer firing as an
+    # earlier one of the iteration waits for nothing more
+    seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))
+    keep = waits & (w > np.concatenate([[w.min() - 1], seen[:-1]]))
+    cycles, r = np.divmod(w[keep], q_src)
+    return np.flatnonzero(keep), cycles * total + r, -int(cycles.min())
 
 
 def _blocks(need, feeds):
@@ -183,14 +203,16 @@ def _grouped(count, flat, first):
 
 
 def _padded(count, flat, first, rows):
-    """The places of a :func:`_table` of the firings ``rows`` as a table, a row per
-    firing padded with :data:`_PAD`; None where none has a place."""
+    """The places of a :func:`_table` of the firings ``rows`` as a table, a column per
+    firing padded with :data:`_PAD` (a row per rank: the largest over a column is then
+    an elementwise maximum of rows, much faster in numpy than along short rows); None
+    where none has a place."""
     width = int(count[rows].max()) if len(rows) else 0
     if not width:
         return None
-    real = np.arange(width) < count[rows][:, None]
+    real = np.arange(width)[:, None] < count[rows]
     table = np.full(real.shape, _PAD, dtype=np.int64)
-    table[real] = flat[(first[rows][:, None] + np.arange(width))[real]]
+    table[real] = flat[(first[rows] + np.arange(width)[:, None])[real]]
     return table
 
 
@@ -271,16 +293,16 @@ def _chain(part, starts, ends, base, in_order=True):
 
 
 def _latest(table):
-    """Per row the largest of a table's ends (a fresh array)."""
-    return table[:, 0] if table.shape[1] == 1 else table.max(axis=1)
+    """Per column the largest of a table's ends (a fresh array)."""
+    return table[0] if len(table) == 1 else table.max(axis=0)
 
 
 def _levels(actors, waits_of, total):
     """The firings of one iteration grouped by level (one more than the highest of the
     firings of the same iteration each waits for), found a level at a time (Kahn's
     topological order, 1962), each level as arrays ``(places, times, previous, slow,
-    fast)``, ``slow`` and ``fast`` as a table of the offsets each firing waits for,
-    rows padded with :data:`_PAD` (None where no row has one); None where the levels
+    fast)``, ``slow`` and ``fast`` as a table of the offsets each firing waits for
+    (:func:`_padded`; None where no firing has one); None where the levels
     hold fewer than :data:`WIDE_LEVELS` firings on average, known as soon as the levels
     found and the longest chain of an actor's firings still to place make too many, or
     where the first :data:`FIRST_LEVELS` or more levels found hold fewer on average.
@@ -352,9 +374,9 @@ def run_levels(levels, S, E, first, last, total, in_order=True):
             if slow is not None:
                 # padding reads place 0 (clipped): an end at time 0, before the first
                 # iteration
-                np.maximum(s, np.take(ends, slow + base, mode="clip").max(axis=1), out=s)
+                np.maximum(s, _latest(np.take(ends, slow + base, mode="clip")), out=s)
             if fast is not None:
-                f = np.take(ends, fast + base, mode="clip").max(axis=1)
+                f = _latest(np.take(ends, fast + base, mode="clip"))
                 up = f > s
                 if up.any():
                     held += at[up].tolist()

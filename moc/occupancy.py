@@ -152,13 +152,21 @@ def _setup(graph, durations, q, growing):
         x.ins, x.outs, x.pos, x.reach = [], [], pos, 1
         pos += x.q
         actors[a] = x
+    # one object per distinct pattern: channels alike share their counts, and
+    # :func:`moc.iteration_program.iteration_program` their waits
+    shared = {}
+
+    def pattern(value, n):
+        key = (value, n)
+        if key not in shared:
+            shared[key] = (Cumulative(value, n), np.array(
+                [phase_value(value, k) for k in range(n)], dtype=np.int64))
+        return shared[key]
     for ch in graph.channels.values():
         i = _Input()
         i.src, i.delay, i.name = ch.src, ch.delay, ch.name
-        i.made = Cumulative(ch.prod, counts[ch.src])
-        i.read = Cumulative(ch.cons, counts[ch.dst])
-        i.cons = np.array([phase_value(ch.cons, k) for k in range(counts[ch.dst])],
-                          dtype=np.int64)
+        i.made = pattern(ch.prod, counts[ch.src])[0]
+        i.read, i.cons = pattern(ch.cons, counts[ch.dst])
         i.growing = ch.name in growing
         if i.made.total <= 0 or i.read.total <= 0:
             return None
@@ -303,14 +311,23 @@ def _maxima(graph, actors, S2, E2, settled, shift):
     ``(None, shortfall)``, the most time a consumer's firings fall short."""
     index = {a: k for k, a in enumerate(actors)}
     settled, shift = settled.tolist(), shift.tolist()
-    cache = {}
+    starts_of, lasts_of = {}, {}
 
-    def times(x):
-        """The starts and ends of ``x``'s firings (sorted, as the caller checked)."""
-        if x.name not in cache:
-            part = slice(x.pos, x.pos + x.q)
-            cache[x.name] = (S2[:, part].reshape(-1), E2[:, part].reshape(-1))
-        return cache[x.name]
+    def starts(x):
+        """The starts of ``x``'s firings (sorted, as the caller checked)."""
+        if x.name not in starts_of:
+            starts_of[x.name] = S2[:, x.pos:x.pos + x.q].reshape(-1)
+        return starts_of[x.name]
+
+    def lasts(a):
+        """The last of each run of equal ends of ``a``'s firings, and those ends: the
+        tokens are largest there (the others leave fewer; on long runs of equal ends
+        the search is much shorter)."""
+        if a.name not in lasts_of:
+            ends = E2[:, a.pos:a.pos + a.q].reshape(-1)
+            last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True))
+            lasts_of[a.name] = (last, ends[last])
+        return lasts_of[a.name]
     buffers, short = {}, 0
     for x in actors.values():
         for i in x.ins:
@@ -320,21 +337,18 @@ def _maxima(graph, actors, S2, E2, settled, shift):
             a = actors[i.src]
             horizon = max(settled[index[a.name]], settled[index[x.name]]) + \
                 shift[index[a.name]]
-            starts = times(x)[0]
-            ends = times(a)[1]
-            latest, ended = int(starts[-1]), int(ends[-1])
+            last, ends = lasts(a)
+            latest, ended = int(starts(x)[-1]), int(ends[-1])
             if latest < horizon or ended <= horizon:
                 short = max(short, horizon - latest, horizon + 1 - ended)
                 continue
-            # the tokens after the last of the ends at one time before the horizon (the
-            # others leave fewer; on long runs of equal ends the search is much shorter):
+            # the tokens after the last of the ends at one time before the horizon:
             # there ``last + 1`` firings have ended and ``consumed`` started
-            ends = ends[:int(np.searchsorted(ends, horizon, "left"))]
-            last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True)) if len(ends) \
-                else np.zeros(0, dtype=np.int64)
-            consumed = np.searchsorted(starts, ends[last], "left")
+            k = int(np.searchsorted(ends, horizon, "left"))
+            last = last[:k]
+            consumed = np.searchsorted(starts(x), ends[:k], "left")
             tokens = i.made.over(last + 1) - i.read.over(consumed)
-            buffers[i.name] = i.delay + max(0, int(tokens.max()) if len(tokens) else 0)
+            buffers[i.name] = i.delay + max(0, int(tokens.max()) if k else 0)
     if short:
         return None, short
     return {ch: buffers[ch] for ch in graph.channels}, 0

@@ -94,6 +94,25 @@ def test_cyclo_static_maxima_and_first_iteration_equal_the_state_space(g):
     _compare(g)
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rings())
+def test_channels_alike_share_their_waits_and_hold_alike(g):
+    """Every channel doubled by a copy of the same rates and tokens: the program computes
+    the waits once per kind of channel, and each copy holds what its original holds (the
+    maxima still those of the state space)."""
+    for ch in list(g.channels.values()):
+        g.add_channel(ch.src, ch.dst, ch.name + "_copy", prod=ch.prod, cons=ch.cons,
+                      delay=ch.delay)
+    _compare(g)
+    g, durations, q, _ = prepared(g)
+    durations = {a: _at_least_one(t) for a, t in durations.items()}
+    pace = self_timed_period(g, durations, q).actor_periods
+    found = self_timed_occupancy(g, durations, q, pace)
+    assume(found is not None)
+    assert all(found.buffers[c + "_copy"] == found.buffers[c]
+               for c in g.channels if not c.endswith("_copy"))
+
+
 @given(st.integers(2, 9))
 @settings(max_examples=8, deadline=None)
 def test_a_slow_consumer_holds_the_tokens_of_a_fast_producer(n):
