@@ -14,6 +14,6 @@ MAX_FIRINGS = 10_000_000
 MAX_STATES = 200_000
 
 #: firings of the first iteration whose schedule ``analyse`` gives (moc.timing): past
-#: it the rows (some 140 bytes of JSON and a microsecond or two each) are left out,
+#: it the rows (about 67 bytes of JSON and 2 µs each) are left out,
 #: the latency and the rest still computed
 MAX_SCHEDULE = 1_000_000
