@@ -12,3 +12,8 @@ MAX_FIRINGS = 10_000_000
 #: (moc.self_timed); a few microseconds each, so the default ``analyse`` answers in
 #: about a second, leaving buffers it cannot reach unexplored
 MAX_STATES = 200_000
+
+#: firings of the first iteration whose schedule ``analyse`` gives (moc.timing): past
+#: it the rows (about 67 bytes of JSON and 2 µs each) are left out,
+#: the latency and the rest still computed
+MAX_SCHEDULE = 1_000_000

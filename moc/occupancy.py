@@ -379,6 +379,13 @@ class _First(Mapping):
     def __getitem__(self, a):
         return tuple(zip(self._times(self._starts, a), self._times(self._ends, a)))
 
+    def last_end(self):
+        """The end of the last firing (0 without any), as the firings give it."""
+        if not len(self._ends):
+            return 0
+        v = int(self._ends.max())
+        return v // self._scale if v % self._scale == 0 else Fraction(v, self._scale)
+
     def __iter__(self):
         return iter(self._rows)
 

@@ -15,6 +15,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
+from moc import limits
 from moc.deadlock import strongly_connected_components
 from moc.errors import ExpansionTooLargeError, LimitError, SDFError
 from moc.graph import SDFGraph
@@ -35,11 +36,13 @@ UNORDERED_ENDS = "buffers not explored: the state space ends an actor's firings 
 FAR = 400_000
 PRECEDENCES = "self-timed execution from its firings' precedences until it repeats " \
     "(max-plus cyclicity, Baccelli et al. 1992)"
+#: how ``method`` begins to say that the schedule is left out (past the limit schedule)
+LEFT_OUT = "schedule left out: "
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
     "that of the best K-periodic schedule found, a lower bound"
 
 __all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
-           "check_live", "prepared", "self_timed_period", "throughput"]
+           "check_live", "prepared", "schedule_left_out", "self_timed_period", "throughput"]
 
 
 def __getattr__(name: str):
@@ -69,7 +72,8 @@ class TimingAnalysis:
     holds (``math.inf`` where tokens pile up without bound, None where not explored);
     ``schedule``: per actor, its :class:`Firing` s of the first iteration (a
     :class:`~moc.self_timed.Firings`, which makes them as they are read).  The last
-    three are None when the execution was not simulated."""
+    three are None when the execution was not simulated; ``schedule`` alone is None past
+    ``moc.limits.MAX_SCHEDULE`` firings (``method`` says so, after :data:`LEFT_OUT`)."""
 
     throughput: Fraction | float
     period: Fraction | float
@@ -167,6 +171,8 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     ``progress(n)``: n more firings computed or instants explored.  ``order``: of a cyclo-static actor's
     own firings (:data:`moc.csdf_kperiodic.ORDERS`); the exploration of the buffers
     follows ``"ends"`` only (under ``"starts"`` they are None, and ``method`` says so).
+    Past ``moc.limits.MAX_SCHEDULE`` firings an iteration the schedule is None (its
+    rows would take seconds to make and print), the latency computed all the same.
     """
     graph, durations, q, floats = prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q, order)
@@ -181,9 +187,26 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     schedule = first_iteration(graph, durations, q)
     latency = _latency(schedule)
     buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
+    left_out = schedule_left_out(graph, q)
+    if left_out is not None:
+        schedule, method = None, f"{method}; {left_out}"
     return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                                  latency, buffers, MappingProxyType(schedule), method),
+                                  latency, buffers,
+                                  None if schedule is None else MappingProxyType(schedule),
+                                  method),
                    floats)
+
+
+def schedule_left_out(graph: SDFGraph, q: Mapping[str, int]) -> str | None:
+    """Why :func:`analyse` leaves the schedule of ``graph`` (repetition vector ``q``)
+    out: its first iteration has more than ``moc.limits.MAX_SCHEDULE`` firings; None
+    where it gives it."""
+    total = sum(q.values())
+    if total <= limits.MAX_SCHEDULE:
+        return None
+    return (f"{LEFT_OUT}the first iteration of '{graph.name}' has {total} firings, more "
+            f"than the limit schedule = {limits.MAX_SCHEDULE}; raise it with "
+            f"--limit schedule=N")
 
 
 def _buffers(graph, durations, q, pace, progress, method):
@@ -253,6 +276,11 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None, ord
     from moc.self_timed import Firings
     times = times or quick_first(graph, durations, q, order) or \
         phased_first(graph, durations, q, order)
+    left_out = schedule_left_out(graph, q)
+    if left_out is not None:
+        # the latency without making the firings
+        return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
+                              _last_end(times), buffers, None, f"{method}; {left_out}")
     schedule = MappingProxyType({a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
                                  for a, fs in times.items()})
     latency = _latency(schedule)
@@ -317,9 +345,10 @@ def _floats(result, floats):
     if getattr(result, "latency", None) is not None:
         from moc.self_timed import Firings
         changes["latency"] = float(result.latency)
-        changes["schedule"] = MappingProxyType({
-            actor: Firings(actor, map(float, fs.starts), map(float, fs.ends))
-            for actor, fs in result.schedule.items()})
+        if result.schedule is not None:
+            changes["schedule"] = MappingProxyType({
+                actor: Firings(actor, map(float, fs.starts), map(float, fs.ends))
+                for actor, fs in result.schedule.items()})
     return replace(result, **changes)
 
 
@@ -343,6 +372,15 @@ def _latency(schedule):
     """The end of the last firing of ``schedule`` (per actor its
     :class:`~moc.self_timed.Firings`), 0 without any."""
     return max((max(fs.ends) for fs in schedule.values() if len(fs)), default=0)
+
+
+def _last_end(times):
+    """The end of the last firing of ``times`` (per actor the ``(start, end)`` of its
+    firings; :func:`moc.occupancy.first_iteration`'s from its arrays), 0 without any."""
+    last = getattr(times, "last_end", None)
+    if last is not None:
+        return last()
+    return max((end for firings in times.values() for _, end in firings), default=0)
 
 
 def _rows(firings):

@@ -297,3 +297,45 @@ def test_table_counts_the_firings_it_does_not_show(tmp_path, capsys):
         line = next(x for x in out.splitlines() if x.startswith(f"  {actor}  {actor}#0"))
         assert line.endswith(f"... ({count - SHOWN} more)")
         assert line.count(f"{actor}#") == SHOWN
+
+
+# a cyclo-static graph (the phases' path): a's two phases (1 and 3) feed b (2.25, so the
+# times are quarters); b's tokens go back to a, two initially. q = (2, 2): 4 firings.
+CSDF = ("sdf c {\n actor a [exec = [1, 3]]; actor b [exec = 2.25]\n"
+        " channel x : a -> b [prod = [1, 1]]\n channel y : b -> a [delay = 2] }\n")
+
+
+@pytest.mark.parametrize("graph", ["video", "csdf"])
+def test_the_schedule_limit_leaves_the_rows_out_and_says_so(graph, tmp_path, capsys):
+    # issue 42: past the limit schedule the rows are not made; everything else as before
+    path = VIDEO
+    if graph == "csdf":
+        path = str(tmp_path / "c.sdf")
+        Path(path).write_text(CSDF)
+    whole = run_json(capsys, path)
+    firings = sum(len(rows) for rows in whole["schedule"].values())
+    assert firings == 5 if graph == "video" else firings == 4
+    assert whole["latency"] == max(r["end"] for rows in whole["schedule"].values()
+                                   for r in rows)
+    cut = run_json(capsys, path, "--limit", "schedule=3")
+    assert cut["schedule"] is None
+    assert cut["method"] == whole["method"] + (
+        f"; schedule left out: the first iteration of '{whole['application']}' has "
+        f"{firings} firings, more than the limit schedule = 3; raise it with "
+        "--limit schedule=N")
+    assert {k: v for k, v in cut.items() if k not in ("schedule", "method")} == \
+        {k: v for k, v in whole.items() if k not in ("schedule", "method")}
+    # at exactly the firings of an iteration the schedule is given
+    assert run_json(capsys, path, "--limit", f"schedule={firings}") == whole
+    # the table: the method says it, and no word of --no-simulate
+    assert main(["analyse", path, "--limit", "schedule=3"]) == 0
+    text = capsys.readouterr().out
+    assert "schedule left out" in text and "--no-simulate" not in text
+    assert f"latency         {whole['latency']}" in text
+    # a Gantt chart needs the rows: exit 2 with the reason
+    out = tmp_path / "g.png"
+    assert main(["plot", "schedule", path, "--limit", "schedule=3", "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and not out.exists()
+    assert "no schedule to draw: schedule left out" in captured.err
+    assert "raise it with --limit schedule=N" in captured.err

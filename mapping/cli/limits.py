@@ -46,6 +46,8 @@ _limit("links", "dsl.limits", "MAX_LINKS",
 _limit("firings", "moc.limits", "MAX_FIRINGS", "firings of one iteration an analysis expands")
 _limit("states", "moc.limits", "MAX_STATES",
        "instants (states) of one self-timed execution explored")
+_limit("schedule", "moc.limits", "MAX_SCHEDULE",
+       "firings of one iteration whose schedule analyse gives")
 _limit("sweep", "mapping.evaluation.sweep", "MAX_POINTS", "points of one sweep grid")
 _limit("rows", "mapping.calibration.measurements", "MAX_ROWS", "data rows of one measurement table")
 

@@ -291,7 +291,8 @@ def table(document: dict, rows: tuple[str, ...], counts=None) -> str:
             if total > SHOWN_FIRINGS:
                 shown.append(f"... ({total - SHOWN_FIRINGS} more)")
             lines.append(f"  {name:<{width}}  {', '.join(shown) or 'idle'}")
-    elif schedule is None and not mapped and "not computed" not in (document.get("method") or ""):
+    elif schedule is None and not mapped and document.get("latency") is None and \
+            "not computed" not in (document.get("method") or ""):
         lines.append("(latency, buffers and schedule not simulated: --no-simulate)")
     return "\n".join(lines)
 
