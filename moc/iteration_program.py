@@ -44,7 +44,8 @@ def iteration_program(actors, total):
     """``(program, levels, back)``: the firings of one iteration by levels where they
     are wide (:func:`_levels`; ``program`` None), else (``levels`` None) in an order
     that follows their precedences (the blocks that the tokens allow, actor after
-    actor), each as ``(index, time, inputs, faster, previous)``: its place in an
+    actor), as lists of ``(index, time, inputs, faster, previous)`` (five lists, read
+    zipped: faster made so) and chains (:func:`run_program`): a firing's place in an
     iteration's times, the offsets (from the iteration's first place) of the ends it
     waits for on ordinary channels and on growing ones, and that of its previous
     firing (every actor's firings start and end in order: cyclo-static ones by the
@@ -177,8 +178,9 @@ def _listed(xs, waits_of, total, blocks, los, his):
              for g in (False, True)]
     # the tuples made in the order they are read (read faster so)
     slow, fast = (_grouped(count[at], flat, first[at]) for count, flat, first in waits)
-    firings = list(zip(at.tolist(), times[at].tolist(), slow, fast, previous[at].tolist()))
-    return [firings[part] if type(part) is slice else part for part in program]
+    columns = (at.tolist(), times[at].tolist(), slow, fast, previous[at].tolist())
+    return [[c[part] for c in columns] if type(part) is slice else part
+            for part in program]
 
 
 def _times(x):
@@ -231,7 +233,8 @@ def run_program(program, S, E, first, last, total, in_order=True):
     """The starts and ends of iterations ``first .. last-1`` (places counted from the
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
     the places whose start a growing channel's producer set.  A program's part is a
-    list of firings computed one by one, or a chain: firings ``j = 0 .. n-1`` of one
+    list of firings computed one by one (:func:`iteration_program`'s five lists), or a
+    chain: firings ``j = 0 .. n-1`` of one
     actor that wait for no other of the chain, ``s_j = max(s_{j-1}, w_j)`` and
     ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the latest end it waits for, ``s_{-1}``
     and ``e_{-1}`` those of the firing before the first): running maxima.  Without
@@ -244,7 +247,7 @@ def run_program(program, S, E, first, last, total, in_order=True):
             if type(part) is not list:
                 held += _chain(part, starts, ends, base, in_order)
                 continue
-            for place, d, slow, fast, previous in part:
+            for place, d, slow, fast, previous in zip(*part):
                 at, before = base + place, base + previous
                 s = S[before]                 # in order, and at 0 at the earliest
                 for o in slow:
@@ -252,9 +255,12 @@ def run_program(program, S, E, first, last, total, in_order=True):
                     if e > s:
                         s = e
                 if fast:
-                    f = max(E[base + o] for o in fast)
-                    if f > s:
-                        s = f
+                    up = False
+                    for o in fast:
+                        e = E[base + o]
+                        if e > s:
+                            s, up = e, True
+                    if up:
                         held.append(at)
                 S[at] = s
                 e, p = s + d, E[before]
