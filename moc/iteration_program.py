@@ -82,13 +82,13 @@ def iteration_program(actors, total):
                 key = (id(i.made), id(i.read), i.delay, x.q, actors[i.src].q)
                 if key not in tables:
                     made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
-                    tables[key] = np.minimum(i.read.writers(i.delay + made + 1),
-                                             x.q).tolist()
+                    tables[key] = np.minimum(i.read.writers(i.delay + made + 1), x.q)
                 serve[id(i)] = tables[key]
     xs = list(actors.values())
     where = {x.name: k for k, x in enumerate(xs)}
     feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
     order = _blocks([x.q for x in xs], feeds)
+    del serve, tables, feeds
     if order is None:
         return None                       # not live: the caller's checks say why
     return _listed(xs, waits_of, total, *np.array(order, dtype=np.int64).T), None, back
