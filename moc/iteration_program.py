@@ -161,13 +161,22 @@ def _listed(xs, waits_of, total, blocks, los, his):
             tables[b.name] = [_table(*waits_of[b.name][g], b.q) for g in (False, True)]
         rows = np.arange(lo, hi)
         slow, fast = (_padded(*table, rows) for table in tables[b.name])
-        if any(t is not None and np.any((t >= b.pos + lo) & (t < b.pos + hi))
-               for t in (slow, fast)):
+        inside = [t is not None and (t >= b.pos + lo) & (t < b.pos + hi)
+                  for t in (slow, fast)]
+        looped = inside[0] is not False and inside[0].any()
+        if inside[1] is not False and inside[1].any():
             continue
+        if looped:
+            # a self-loop of one token: each firing but the first waits for the one
+            # before it and for no other of the block
+            prior = (slow == b.pos + rows - 1) & inside[0]
+            if not (np.array_equal(inside[0], prior) and prior[:, 1:].any(axis=0).all()):
+                continue
+            slow = np.where(prior, _PAD, slow)
         if done < ends[k] - sizes[k]:
             program.append(slice(done, int(ends[k] - sizes[k])))
         program.append((b.pos + lo, times[b.pos + lo:b.pos + hi], int(previous[b.pos + lo]),
-                        slow, fast))
+                        slow, fast, looped))
         done = int(ends[k])
     if done < total:
         program.append(slice(done, total))
@@ -280,7 +289,7 @@ def _grown(S, E, places):
 def _chain(part, starts, ends, base, in_order=True):
     """Compute the chain ``part`` (see :func:`run_program`) of the iteration at
     ``base``; the places whose start a growing channel's producer set."""
-    place, d, previous, slow, fast = part
+    place, d, previous, slow, fast, looped = part
     at, before = base + place, base + previous
     s0 = starts[before]
     # padding reads place 0 (clipped): an end at time 0, before the first iteration
@@ -291,19 +300,33 @@ def _chain(part, starts, ends, base, in_order=True):
         s = np.full(len(d), s0, dtype=np.int64)
     elif s[0] < s0:
         s[0] = s0
-    np.maximum.accumulate(s, out=s)
+    if looped:
+        # e_j = max(s_j, e_{j-1}) + d_j: e_j = Q_j + max(e_0, max_{0<k<=j} s_k - Q_{k-1}),
+        # Q_j = d_1 + ... + d_j
+        e0 = s[0] + d[0]
+        if in_order and e0 < ends[before]:
+            e0 = ends[before]
+        q = np.cumsum(d) - d[0]
+        e = np.concatenate([[e0], s[1:] - q[:-1]])
+        np.maximum.accumulate(e, out=e)
+        e += q
+        s = np.concatenate([s[:1], e[1:] - d[1:]])
+    else:
+        np.maximum.accumulate(s, out=s)
     held = []
     if f is not None:
-        # held where the growing channel's end is later than the start without it
-        without = np.concatenate([[s0], s[:-1]])
+        # held where the growing channel's end is later than the start without it (on
+        # a self-loop the end before is the start without it)
+        without = np.concatenate([[s0], e[:-1] if looped else s[:-1]])
         if w is not None:
             np.maximum(without, w, out=without)
         held = (np.flatnonzero(f > without) + at).tolist()
-    e = s + d
-    if in_order:
-        if e[0] < ends[before]:
-            e[0] = ends[before]
-        np.maximum.accumulate(e, out=e)
+    if not looped:
+        e = s + d
+        if in_order:
+            if e[0] < ends[before]:
+                e[0] = ends[before]
+            np.maximum.accumulate(e, out=e)
     starts[at:at + len(d)] = s
     ends[at:at + len(d)] = e
     return held
