@@ -12,8 +12,8 @@ order serves every iteration.  Where the precedences form wide levels (each firi
 level above the highest of the same iteration it waits for; Kahn, 1962), an iteration
 is computed a level at a time (:func:`run_levels`); elsewhere the firings follow the
 blocks that the tokens allow (:func:`_blocks`), an actor's block that waits for none of
-its own computed at once as running maxima (:func:`_chain`) and the others one by one
-(:func:`run_program`).
+its own, or each firing for the one before only (a self-loop of one token), computed at
+once as running maxima (:func:`_chain`) and the others one by one (:func:`run_program`).
 """
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ def _listed(xs, waits_of, total, blocks, los, his):
         slow, fast = (_padded(*table, rows) for table in tables[b.name])
         inside = [t is not None and (t >= b.pos + lo) & (t < b.pos + hi)
                   for t in (slow, fast)]
-        looped = inside[0] is not False and inside[0].any()
+        looped = inside[0] is not False and bool(inside[0].any())
         if inside[1] is not False and inside[1].any():
             continue
         if looped:
@@ -243,11 +243,13 @@ def run_program(program, S, E, first, last, total, in_order=True):
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
     the places whose start a growing channel's producer set.  A program's part is a
     list of firings computed one by one (:func:`iteration_program`'s five lists), or a
-    chain: firings ``j = 0 .. n-1`` of one
-    actor that wait for no other of the chain, ``s_j = max(s_{j-1}, w_j)`` and
-    ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the latest end it waits for, ``s_{-1}``
-    and ``e_{-1}`` those of the firing before the first): running maxima.  Without
-    ``in_order`` (Kiter's order of a cyclo-static actor's firings) ``e_j = s_j + d_j``."""
+    chain: firings ``j = 0 .. n-1`` of one actor that wait for no other of the chain,
+    ``s_j = max(s_{j-1}, w_j)`` and ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the
+    latest end it waits for, ``s_{-1}`` and ``e_{-1}`` those of the firing before the
+    first): running maxima; or (``looped``) each but the first waiting for the one
+    before only, ``s_j = max(w_j, e_{j-1})``, ``e_j = s_j + d_j``: a running maximum
+    over prefix sums.  Without ``in_order`` (Kiter's order of a cyclo-static actor's
+    firings) ``e_j = s_j + d_j``."""
     held = []
     starts, ends = _grown(S, E, (last - first) * total)
     for it in range(first, last):
