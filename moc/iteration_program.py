@@ -12,8 +12,8 @@ order serves every iteration.  Where the precedences form wide levels (each firi
 level above the highest of the same iteration it waits for; Kahn, 1962), an iteration
 is computed a level at a time (:func:`run_levels`); elsewhere the firings follow the
 blocks that the tokens allow (:func:`_blocks`), an actor's block that waits for none of
-its own computed at once as running maxima (:func:`_chain`) and the others one by one
-(:func:`run_program`).
+its own, or each firing for the one before only (a self-loop of one token), computed at
+once as running maxima (:func:`_chain`) and the others one by one (:func:`run_program`).
 """
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def iteration_program(actors, total):
     """``(program, levels, back)``: the firings of one iteration by levels where they
     are wide (:func:`_levels`; ``program`` None), else (``levels`` None) in an order
     that follows their precedences (the blocks that the tokens allow, actor after
-    actor), each as ``(index, time, inputs, faster, previous)``: its place in an
+    actor), as lists of ``(index, time, inputs, faster, previous)`` (five lists, read
+    zipped: faster made so) and chains (:func:`run_program`): a firing's place in an
     iteration's times, the offsets (from the iteration's first place) of the ends it
     waits for on ordinary channels and on growing ones, and that of its previous
     firing (every actor's firings start and end in order: cyclo-static ones by the
@@ -81,13 +82,13 @@ def iteration_program(actors, total):
                 key = (id(i.made), id(i.read), i.delay, x.q, actors[i.src].q)
                 if key not in tables:
                     made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
-                    tables[key] = np.minimum(i.read.writers(i.delay + made + 1),
-                                             x.q).tolist()
+                    tables[key] = np.minimum(i.read.writers(i.delay + made + 1), x.q)
                 serve[id(i)] = tables[key]
     xs = list(actors.values())
     where = {x.name: k for k, x in enumerate(xs)}
     feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
     order = _blocks([x.q for x in xs], feeds)
+    del serve, tables, feeds
     if order is None:
         return None                       # not live: the caller's checks say why
     return _listed(xs, waits_of, total, *np.array(order, dtype=np.int64).T), None, back
@@ -160,13 +161,22 @@ def _listed(xs, waits_of, total, blocks, los, his):
             tables[b.name] = [_table(*waits_of[b.name][g], b.q) for g in (False, True)]
         rows = np.arange(lo, hi)
         slow, fast = (_padded(*table, rows) for table in tables[b.name])
-        if any(t is not None and np.any((t >= b.pos + lo) & (t < b.pos + hi))
-               for t in (slow, fast)):
+        inside = [t is not None and (t >= b.pos + lo) & (t < b.pos + hi)
+                  for t in (slow, fast)]
+        looped = inside[0] is not False and bool(inside[0].any())
+        if inside[1] is not False and inside[1].any():
             continue
+        if looped:
+            # a self-loop of one token: each firing but the first waits for the one
+            # before it and for no other of the block
+            prior = (slow == b.pos + rows - 1) & inside[0]
+            if not (np.array_equal(inside[0], prior) and prior[:, 1:].any(axis=0).all()):
+                continue
+            slow = np.where(prior, _PAD, slow)
         if done < ends[k] - sizes[k]:
             program.append(slice(done, int(ends[k] - sizes[k])))
         program.append((b.pos + lo, times[b.pos + lo:b.pos + hi], int(previous[b.pos + lo]),
-                        slow, fast))
+                        slow, fast, looped))
         done = int(ends[k])
     if done < total:
         program.append(slice(done, total))
@@ -177,8 +187,9 @@ def _listed(xs, waits_of, total, blocks, los, his):
              for g in (False, True)]
     # the tuples made in the order they are read (read faster so)
     slow, fast = (_grouped(count[at], flat, first[at]) for count, flat, first in waits)
-    firings = list(zip(at.tolist(), times[at].tolist(), slow, fast, previous[at].tolist()))
-    return [firings[part] if type(part) is slice else part for part in program]
+    columns = (at.tolist(), times[at].tolist(), slow, fast, previous[at].tolist())
+    return [[c[part] for c in columns] if type(part) is slice else part
+            for part in program]
 
 
 def _times(x):
@@ -197,9 +208,20 @@ def _table(firings, places, q):
 
 
 def _grouped(count, flat, first):
-    """Per firing the tuple of its places in a :func:`_table`."""
-    places = flat.tolist()
-    return [tuple(places[j:j + n]) for j, n in zip(first.tolist(), count.tolist())]
+    """Per firing the tuple of its places in a :func:`_table`: those of the firings
+    with ``k`` places made at once for each ``k`` (zipped, much faster than a slice
+    per firing), then put in the firings' order."""
+    if not len(flat):
+        return [()] * len(count)
+    tuples, rows = [], []
+    for k in range(int(count.max()) + 1):
+        of = np.flatnonzero(count == k)
+        tuples += zip(*(flat[first[of] + r].tolist() for r in range(k))) if k else \
+            [()] * len(of)
+        rows.append(of)
+    where = np.empty(len(count), dtype=np.int64)
+    where[np.concatenate(rows)] = np.arange(len(count))
+    return list(map(tuples.__getitem__, where.tolist()))
 
 
 def _padded(count, flat, first, rows):
@@ -220,11 +242,14 @@ def run_program(program, S, E, first, last, total, in_order=True):
     """The starts and ends of iterations ``first .. last-1`` (places counted from the
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
     the places whose start a growing channel's producer set.  A program's part is a
-    list of firings computed one by one, or a chain: firings ``j = 0 .. n-1`` of one
-    actor that wait for no other of the chain, ``s_j = max(s_{j-1}, w_j)`` and
-    ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the latest end it waits for, ``s_{-1}``
-    and ``e_{-1}`` those of the firing before the first): running maxima.  Without
-    ``in_order`` (Kiter's order of a cyclo-static actor's firings) ``e_j = s_j + d_j``."""
+    list of firings computed one by one (:func:`iteration_program`'s five lists), or a
+    chain: firings ``j = 0 .. n-1`` of one actor that wait for no other of the chain,
+    ``s_j = max(s_{j-1}, w_j)`` and ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the
+    latest end it waits for, ``s_{-1}`` and ``e_{-1}`` those of the firing before the
+    first): running maxima; or (``looped``) each but the first waiting for the one
+    before only, ``s_j = max(w_j, e_{j-1})``, ``e_j = s_j + d_j``: a running maximum
+    over prefix sums.  Without ``in_order`` (Kiter's order of a cyclo-static actor's
+    firings) ``e_j = s_j + d_j``."""
     held = []
     starts, ends = _grown(S, E, (last - first) * total)
     for it in range(first, last):
@@ -233,7 +258,7 @@ def run_program(program, S, E, first, last, total, in_order=True):
             if type(part) is not list:
                 held += _chain(part, starts, ends, base, in_order)
                 continue
-            for place, d, slow, fast, previous in part:
+            for place, d, slow, fast, previous in zip(*part):
                 at, before = base + place, base + previous
                 s = S[before]                 # in order, and at 0 at the earliest
                 for o in slow:
@@ -241,9 +266,12 @@ def run_program(program, S, E, first, last, total, in_order=True):
                     if e > s:
                         s = e
                 if fast:
-                    f = max(E[base + o] for o in fast)
-                    if f > s:
-                        s = f
+                    up = False
+                    for o in fast:
+                        e = E[base + o]
+                        if e > s:
+                            s, up = e, True
+                    if up:
                         held.append(at)
                 S[at] = s
                 e, p = s + d, E[before]
@@ -263,7 +291,7 @@ def _grown(S, E, places):
 def _chain(part, starts, ends, base, in_order=True):
     """Compute the chain ``part`` (see :func:`run_program`) of the iteration at
     ``base``; the places whose start a growing channel's producer set."""
-    place, d, previous, slow, fast = part
+    place, d, previous, slow, fast, looped = part
     at, before = base + place, base + previous
     s0 = starts[before]
     # padding reads place 0 (clipped): an end at time 0, before the first iteration
@@ -274,19 +302,33 @@ def _chain(part, starts, ends, base, in_order=True):
         s = np.full(len(d), s0, dtype=np.int64)
     elif s[0] < s0:
         s[0] = s0
-    np.maximum.accumulate(s, out=s)
+    if looped:
+        # e_j = max(s_j, e_{j-1}) + d_j: e_j = Q_j + max(e_0, max_{0<k<=j} s_k - Q_{k-1}),
+        # Q_j = d_1 + ... + d_j
+        e0 = s[0] + d[0]
+        if in_order and e0 < ends[before]:
+            e0 = ends[before]
+        q = np.cumsum(d) - d[0]
+        e = np.concatenate([[e0], s[1:] - q[:-1]])
+        np.maximum.accumulate(e, out=e)
+        e += q
+        s = np.concatenate([s[:1], e[1:] - d[1:]])
+    else:
+        np.maximum.accumulate(s, out=s)
     held = []
     if f is not None:
-        # held where the growing channel's end is later than the start without it
-        without = np.concatenate([[s0], s[:-1]])
+        # held where the growing channel's end is later than the start without it (on
+        # a self-loop the end before is the start without it)
+        without = np.concatenate([[s0], e[:-1] if looped else s[:-1]])
         if w is not None:
             np.maximum(without, w, out=without)
         held = (np.flatnonzero(f > without) + at).tolist()
-    e = s + d
-    if in_order:
-        if e[0] < ends[before]:
-            e[0] = ends[before]
-        np.maximum.accumulate(e, out=e)
+    if not looped:
+        e = s + d
+        if in_order:
+            if e[0] < ends[before]:
+                e[0] = ends[before]
+            np.maximum.accumulate(e, out=e)
     starts[at:at + len(d)] = s
     ends[at:at + len(d)] = e
     return held
@@ -310,6 +352,8 @@ def _levels(actors, waits_of, total):
     and the offsets they wait for."""
     xs = list(actors.values())
     q = np.array([x.q for x in xs], dtype=np.int64)
+    if WIDE_LEVELS * int(q.max()) > total:
+        return None                   # a level holds one firing of an actor at most
     pos = np.array([x.pos for x in xs], dtype=np.int64)
     actor = np.repeat(np.arange(len(xs)), q)
     place = np.arange(total, dtype=np.int64)

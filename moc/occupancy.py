@@ -13,8 +13,8 @@ firings each waits for; every iteration replays that order, since an iteration's
 firings wait only for firings of the same or earlier iterations.  Where that order's
 precedences form wide levels (each firing one level above the highest of the same
 iteration it waits for), an iteration is computed a level at a time; elsewhere an
-actor's block of firings that waits for none of its own is computed at once, its
-starts and ends running maxima, and the others one by one
+actor's block of firings that waits for none of its own (or each for the one before
+only) is computed at once, its starts and ends running maxima, and the others one by one
 (:mod:`moc.iteration_program`).
 
 The execution of a live graph becomes periodic (max-plus cyclicity: Baccelli, Cohen,

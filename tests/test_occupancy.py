@@ -181,3 +181,35 @@ def test_the_first_iteration_under_kiter_s_order():
         {"a": ((0, 5), (0, 1)), "b": ((1, 2),)}
     assert dict(occupancy.first_iteration(g, durations, q, "ends")) == \
         {"a": ((0, 5), (0, 5)), "b": ((5, 6),)}
+
+
+def test_a_block_on_a_self_loop_of_one_token_is_computed_at_once(monkeypatch):
+    """a (phases 1, 3) fires 40 times an iteration, each firing after the one before
+    (a self-loop of one token), the first after c's (time 30, all at once): firing
+    j < 19 starts at 30 + 4·(j // 2) + j % 2; a#19 waits for d#19 (time 100, all of d
+    start at 0), and from there j starts at 100 + 4·((j - 19) // 2) + 3·((j - 19) % 2);
+    b (40 tokens from a) runs 143 - 144, after a#39 (140 - 143).  a's block is one
+    chain (as c's and d's, which wait for none of their own), a running maximum over
+    its prefix sums."""
+    g = SDFGraph("looped")
+    g.add_actor("a", exec=Phases([1, 3]))
+    g.add_actor("b", exec=1)
+    g.add_actor("c", exec=30)
+    g.add_actor("d", exec=Phases([1] * 19 + [100]))
+    g.add_channel("a", "a", "aa", delay=1)
+    g.add_channel("c", "a", "ca")
+    g.add_channel("a", "b", "ab", cons=40)
+    g.add_channel("d", "a", "da", prod=Phases([1] * 20), cons=Phases([1, 1]))
+    g, durations, q, _ = prepared(g)
+    assert q == {"a": 40, "b": 1, "c": 40, "d": 40}
+    chains = []
+    chain = iteration_program._chain
+    monkeypatch.setattr(iteration_program, "_chain",
+                        lambda part, *a, **k: chains.append(part[5]) or chain(part, *a, **k))
+    found = occupancy.first_iteration(g, durations, q)
+    assert chains == [False, False, True]          # c's and d's, then a's
+    starts = [s for s, _ in found["a"]]
+    assert starts == [30 + 4 * (j // 2) + j % 2 for j in range(19)] + \
+        [100 + 4 * ((j - 19) // 2) + 3 * ((j - 19) % 2) for j in range(19, 40)]
+    assert found["b"] == ((143, 144),)
+    assert dict(found) == phased_first(g, durations, q)
