@@ -40,7 +40,6 @@ import numpy as np
 
 from mapping.search.bounds import element_tables, pair_bound
 from mapping.search.common import SearchError
-from mapping.search.packing import packing_rows
 
 #: one integer unit of cost, relative to the reference load (the starting value)
 PRECISION = 1e-9
@@ -57,10 +56,6 @@ WORKERS = 2
 #: order (45 to 80 actors) neither raised the bound above the partition bound's floor
 #: and their mappings differed by the neighbourhood searches' luck (the research notes)
 SUBSOLVERS = ("default_lp",)
-#: the packing rows' capacities below the cutoff (:func:`_packing`): ``PACKING_LEVELS``
-#: steps of ``PACKING_STEP`` (relative), the scale of the gaps left on 30-80 actors
-PACKING_STEP = 0.005
-PACKING_LEVELS = 6
 #: how to get the engine
 INSTALL = "pip install 'mapeval[cpsat]' (OR-Tools CP-SAT)"
 
@@ -190,7 +185,6 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     for t in loads:
         if t:
             model.add(sum(w * v for w, v in t) <= z)
-    levels = [] if cutoff is None else _packing(model, x, z, own_i, usable, top, low)
     model.minimize(z)
     if hint is not None:
         for a in range(A):
@@ -200,10 +194,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
         for v, h in hints:
             model.add_hint(v, h)
         on = {id(x[a][hint[a]]) for a in range(A)} | {id(v) for v, h in hints if h}
-        z_hint = max([sum(w for w, v in t if id(v) in on) for t in loads] + [0])
-        model.add_hint(z, z_hint)
-        for b, cap in levels:
-            model.add_hint(b, int(z_hint <= cap))
+        model.add_hint(z, max([sum(w for w, v in t if id(v) in on) for t in loads] + [0]))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = max(1, int(workers))
     solver.parameters.subsolvers.extend(SUBSOLVERS)
@@ -289,31 +280,6 @@ def _charge(model, xa, xb, W, load, hints, hint) -> None:
         if hint is not None:
             hints.append((u, int(reach[hint])))
         previous = level
-
-
-def _packing(model, x, z, own_i, usable, top: int, low: int) -> list:
-    """Redundant rows: the packing rows (:func:`~mapping.search.packing.packing_rows`)
-    of the PEs' own loads ``own_i`` at the capacity ``top`` (``z``'s upper end: every
-    mapping the model admits has each PE's own load within it), and at the capacities
-    ``top·(1 − j·PACKING_STEP)``, ``j = 1 … PACKING_LEVELS`` above ``low``, each
-    enforced by a Boolean ``b`` that is false only where ``z`` exceeds the capacity
-    (``¬b ⇒ z > cap``): a mapping of value ``v`` keeps every row at a capacity ``≥ v``
-    and frees the others, so no mapping is lost.  Returns ``[(b, cap)]``."""
-    levels = []
-    for j in range(PACKING_LEVELS + 1):
-        cap = int(top * (1 - j * PACKING_STEP))
-        if cap <= max(low, 0):
-            break
-        b = None
-        if j:
-            b = model.new_bool_var("")
-            model.add(z >= cap + 1).only_enforce_if(b.Not())
-            levels.append((b, cap))
-        for p, k, acts, wts in packing_rows(own_i, usable, cap):
-            row = model.add(sum(int(r) * x[a][p] for a, r in zip(acts, wts)) <= k)
-            if b is not None:
-                row.only_enforce_if(b)
-    return levels
 
 
 def _groups(reach, ok):
