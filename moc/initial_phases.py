@@ -104,8 +104,8 @@ def refuse_initial_phases(graph, what: str) -> None:
         if actor.initial_phases is not None:
             raise SDFError(f"actor '{actor.name}' of '{graph.name}' has initialisation "
                            f"phases (fired once before its periodic ones), which {what} "
-                           f"does not model; 'mapeval analyse' and 'check' do",
-                           actor.origin)
+                           f"does not model; 'mapeval analyse' (without an architecture) "
+                           f"and 'check' do", actor.origin)
 
 
 def check_initial_phases(graph) -> None:

@@ -32,8 +32,10 @@ def _counts(graph):
 
 def run(graph, q, max_events=20_000):
     """``("period", Fraction)`` per iteration (``q``: the firings of one), ``("deadlock",
-    None)`` where nothing runs and nothing can start, or ``("long", None)`` past
-    ``max_events`` instants."""
+    None)`` where nothing runs and nothing can start, ``("long", None)`` past
+    ``max_events`` instants, or ``("initialisation unfinished", actors)`` past them
+    with the actors whose initialisation phases have not all started (others fire on,
+    these wait: a deadlock of part of the graph)."""
     n = _counts(graph)
     init = {a: actor.initial_phases for a, actor in graph.actors.items()}
     m = {a: 0 if i is None else i.count for a, i in init.items()}
@@ -93,4 +95,5 @@ def run(graph, q, max_events=20_000):
         if not pending:
             return "deadlock", None
         t = min(pending)
-    return "long", None
+    waiting = [a for a in graph.actors if started[a] < m[a]]
+    return ("initialisation unfinished", waiting) if waiting else ("long", None)

@@ -61,13 +61,14 @@ def simulated(path: Path, events: int) -> dict:
     from dsl import read_sdf3
     from moc.repetition import repetition_vector
     graph = read_sdf3(path).bind()
-    outcome, period = execute(graph, repetition_vector(graph), events)
-    return {"outcome": outcome, **({"period": str(period)} if period is not None else {})}
+    outcome, found = execute(graph, repetition_vector(graph), events)
+    return {"outcome": outcome, **({} if found is None else {"period": str(found)}
+                                   if outcome == "period" else {"waiting": found})}
 
 
 def classify(row: dict) -> str:
     mine, kiter, sim = row["mapeval"], row["kiter"], row["execution"]
-    if sim["outcome"] == "deadlock":
+    if sim["outcome"] in ("deadlock", "initialisation unfinished"):
         mine_ok = "deadlock" in mine
     elif sim["outcome"] == "period":
         mine_ok = "deadlock" not in mine and Fraction(mine["ends"]) == Fraction(sim["period"])
