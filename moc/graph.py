@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
 from moc.errors import SDFError
-from moc.phases import PhaseCounter, Phases, phase_counts
+from moc.phases import InitialPhases, PhaseCounter, Phases, phase_counts
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -33,7 +33,7 @@ def resolve(value, env):
 class Actor:
     """An SDF actor; ``attrs`` holds ``quanta`` and model-specific attributes;
     ``initial_phases`` the phases it fires once before its periodic ones
-    (:class:`moc.initial_phases.InitialPhases`), or None."""
+    (:class:`moc.phases.InitialPhases`), or None."""
 
     name: str
     attrs: Mapping[str, Any] = field(default_factory=dict)
@@ -92,7 +92,7 @@ class SDFGraph:
         """Add actor ``name`` with attributes ``attrs`` (``quanta``: the work of one
         firing that PE models price; ``exec``: its time for ``mapeval analyse``; any
         other number a cost model reads); returns the :class:`Actor`.
-        ``initial_phases``: a :class:`moc.initial_phases.InitialPhases`, the phases it
+        ``initial_phases``: a :class:`moc.phases.InitialPhases`, the phases it
         fires once before its periodic ones (Kiter's ``a;b`` rates).
 
         Raises :class:`~moc.errors.SDFError` (a ``ValueError``) naming the actor for a
@@ -254,7 +254,6 @@ class SDFGraph:
 
 
 def _with_initial_phases(actor, initial_phases) -> Actor:
-    from moc.initial_phases import InitialPhases
     if not isinstance(initial_phases, InitialPhases):
         raise SDFError(f"actor '{actor.name}': initial_phases must be an InitialPhases, "
                        f"not {type(initial_phases).__name__}", actor.origin)

@@ -29,16 +29,15 @@ same counts) and the periodic graph after them is live.
 """
 from __future__ import annotations
 
-import math
-import numbers
 from collections import deque
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Mapping
 
 from moc import limits
 from moc.errors import DeadlockError, LimitError, SDFError
-from moc.phases import Phases, is_phased, phase_counts, phase_value
+from moc.graph import SDFGraph
+from moc.phases import InitialPhases, Phases, is_phased, phase_counts, phase_value
+
+__all__ = ["InitialPhases", "after_initial_phases", "check_initial_phases",
+           "has_initial_phases", "initialised_state", "refuse_initial_phases"]
 
 #: what ``method`` says of a graph with initialisation phases
 RUN_ONCE = "initialisation phases run once before: the throughput is the periodic " \
@@ -46,50 +45,6 @@ RUN_ONCE = "initialisation phases run once before: the throughput is the periodi
 #: why the outputs of the transient are not given (``analyse`` with a simulation)
 TRANSIENT = "latency, buffers and schedule not computed (they depend on the " \
     "initialisation's transient)"
-
-
-@dataclass(frozen=True)
-class InitialPhases:
-    """The ``count`` phases an actor fires once each, in order, before its periodic
-    ones: per attribute (``exec``, ``quanta``, ``exec_<type>``) and per channel it
-    writes (``prod``) or reads (``cons``), one number per initialisation phase.  A
-    channel not named moves no token in them.  Rates are non-negative integers, times
-    finite non-negative numbers; every tuple has ``count ≥ 1`` entries."""
-
-    count: int
-    attrs: Mapping[str, tuple] = field(default_factory=dict)
-    prod: Mapping[str, tuple] = field(default_factory=dict)
-    cons: Mapping[str, tuple] = field(default_factory=dict)
-
-    def __post_init__(self):
-        if type(self.count) is not int or self.count < 1:
-            raise SDFError(f"initialisation phases: the count must be a positive integer, "
-                           f"got {self.count!r}")
-        for name, what, rate in (("attrs", "attribute", False),
-                                 ("prod", "prod of channel", True),
-                                 ("cons", "cons of channel", True)):
-            frozen = {}
-            for key, value in getattr(self, name).items():
-                value = tuple(value)
-                if len(value) != self.count:
-                    raise SDFError(f"initialisation phases: {what} '{key}' gives "
-                                   f"{len(value)} values for {self.count} phases")
-                for v in value:
-                    if rate and (type(v) is not int or v < 0):
-                        raise SDFError(f"initialisation phases: {what} '{key}' must be "
-                                       f"non-negative integers, got {v!r}")
-                    if not rate and (isinstance(v, bool) or not isinstance(
-                            v, numbers.Real) or not math.isfinite(v) or v < 0):
-                        raise SDFError(f"initialisation phases: {what} '{key}' must be "
-                                       f"finite non-negative numbers, got {v!r}")
-                frozen[key] = value
-            object.__setattr__(self, name, MappingProxyType(frozen))
-
-    def rate(self, kind: str, channel: str, k: int) -> int:
-        """The tokens initialisation phase ``k`` writes (``kind="prod"``) or reads
-        (``"cons"``) on ``channel``."""
-        values = (self.prod if kind == "prod" else self.cons).get(channel)
-        return 0 if values is None else values[k]
 
 
 def has_initial_phases(graph) -> bool:
@@ -207,7 +162,6 @@ def after_initial_phases(graph):
     initialisation needs none), each channel's delay its tokens then (``M'`` of the
     module docstring where no periodic firing was needed).  Its throughput is the
     graph's; a graph without initialisation phases is returned as it is."""
-    from moc.graph import SDFGraph
     if not has_initial_phases(graph):
         return graph
     fired, tokens = initialised_state(graph)

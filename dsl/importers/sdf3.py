@@ -15,7 +15,7 @@ times) constrains nothing.  ``processors="ignore"`` drops the types (no ``allowe
 ``exec_<type>``: the graph maps onto any architecture), and a renaming maps them onto
 the names of a ``.moa``.  Kiter's initialisation phases (``rate="1;3,1"``, ``time=
 "2;3,4"``: the values before ``;`` are phases fired once, in order, before the periodic
-ones) become the actor's :class:`~moc.initial_phases.InitialPhases`; every port of such
+ones) become the actor's :class:`~moc.phases.InitialPhases`; every port of such
 an actor and every execution time it has must give the same number of them.  Other properties (buffer sizes, state sizes, throughput
 constraints) are not part of the SDF model of mapeval and are ignored.
 
@@ -48,7 +48,8 @@ from dsl.errors import ParseError
 from dsl.files import check_readable, read_bytes
 from moc.graph import SDFGraph
 from moc.initial_phases import has_initial_phases
-from moc.phases import PhaseCounter, Phases, cyclo_static, phase_counts, phase_value
+from moc.phases import InitialPhases, PhaseCounter, Phases, cyclo_static, phase_counts, \
+    phase_value
 
 EXEC_PREFIX = "exec_"
 #: the attribute of the time on SDF3's default processor
@@ -346,13 +347,12 @@ class _Initial:
                              f"{_count(count)} by {telling}", origin)
 
     def phases(self, actor, attrs, sdf):
-        """The :class:`~moc.initial_phases.InitialPhases` of ``actor`` (None without):
+        """The :class:`~moc.phases.InitialPhases` of ``actor`` (None without):
         its times (``exec`` and ``quanta`` the default processor's, 0 without one), and
         the rates of the ports its channels use."""
         count = self.counts.get(actor, (0,))[0]
         if not count:
             return None
-        from moc.initial_phases import InitialPhases
         default = self.values.get((actor, self.default.get(actor)), (0,) * count)
         times = {k: self.values.get((actor, k), default) for k in attrs
                  if k in (EXEC, "quanta") or k.startswith(EXEC_PREFIX)}
