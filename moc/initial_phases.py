@@ -32,7 +32,8 @@ from __future__ import annotations
 from collections import deque
 
 from moc import limits
-from moc.errors import DeadlockError, LimitError, SDFError
+from moc.deadlock import raise_deadlock
+from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.phases import InitialPhases, Phases, is_phased, phase_counts, phase_value
 
@@ -84,8 +85,8 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
     """The firings of each actor and the tokens of each channel once every
     initialisation phase of the bound ``graph`` has fired, by an untimed execution that
     fires an actor only where an initialisation phase needs it (so no periodic firing
-    where none is needed).  Raises :class:`DeadlockError` naming the actors that wait
-    and the channels they starve on, and :class:`LimitError` past
+    where none is needed).  Raises :class:`~moc.errors.DeadlockError` naming the actors
+    that wait and the channels they starve on, and :class:`LimitError` past
     ``moc.limits.MAX_FIRINGS`` firings."""
     check_initial_phases(graph)
     init = {a: actor.initial_phases for a, actor in graph.actors.items()}
@@ -143,15 +144,9 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
                     f"firings=N", "firings", limit, graph.origin)
     blocked = [a for a in graph.actors if fired[a] < demand[a]]
     if blocked:
-        starving = [ch for ch in graph.channels.values() if ch.dst in blocked and
-                    tokens[ch.name] < rate(ch.dst, "cons", ch, fired[ch.dst])]
-        names = ", ".join(f"'{a}'" for a in blocked)
-        where = starving[0].origin if starving and starving[0].origin else \
-            graph.actors[blocked[0]].origin
-        raise DeadlockError(
-            f"deadlock: the initialisation phases cannot complete: actors {names} wait "
-            f"(not enough tokens on {', '.join(sorted(ch.name for ch in starving))})",
-            blocked, where)
+        starving = {ch.name for ch in graph.channels.values() if ch.dst in blocked and
+                    tokens[ch.name] < rate(ch.dst, "cons", ch, fired[ch.dst])}
+        raise_deadlock(graph, blocked, tokens, starving, "the initialisation phases")
     return fired, tokens
 
 

@@ -12,22 +12,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-
-def _phase(value, k):
-    return value[k % len(value)] if isinstance(value, tuple) else value
-
-
-def _counts(graph):
-    n = dict.fromkeys(graph.actors, 1)
-    for a, actor in graph.actors.items():
-        for v in actor.attrs.values():
-            if isinstance(v, tuple):
-                n[a] = len(v)
-    for ch in graph.channels.values():
-        for a, v in ((ch.src, ch.prod), (ch.dst, ch.cons)):
-            if isinstance(v, tuple):
-                n[a] = len(v)
-    return n
+from stepped import phase as _phase, phase_counts as _counts
 
 
 def run(graph, q, max_events=20_000):
