@@ -108,6 +108,12 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
     queue = deque(a for a in graph.actors if m[a])
     queued = set(queue)
     limit, count = limits.MAX_FIRINGS, 0
+
+    def past_limit():
+        return LimitError(f"the initialisation phases of '{graph.name}' need more than "
+                          f"{limit} firings (the limit firings = {limit}); raise it with "
+                          f"--limit firings=N", "firings", limit, graph.origin)
+
     while queue:
         a = queue.popleft()
         queued.discard(a)
@@ -119,9 +125,11 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
                 p = short.src
                 if p != a:      # the producer must fire up to where the tokens suffice
                     need, have, j = rate(a, "cons", short, k), tokens[short.name], fired[p]
-                    while have < need and count <= limit:
+                    while have < need:
                         have += rate(p, "prod", short, j)
                         j, count = j + 1, count + 1
+                        if count > limit:
+                            raise past_limit()
                     if j > demand[p]:
                         demand[p] = j
                         if p not in queued:
@@ -138,10 +146,7 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
             fired[a] = k + 1
             count += 1
             if count > limit:
-                raise LimitError(
-                    f"the initialisation phases of '{graph.name}' need more than {limit} "
-                    f"firings (the limit firings = {limit}); raise it with --limit "
-                    f"firings=N", "firings", limit, graph.origin)
+                raise past_limit()
     blocked = [a for a in graph.actors if fired[a] < demand[a]]
     if blocked:
         starving = {ch.name for ch in graph.channels.values() if ch.dst in blocked and

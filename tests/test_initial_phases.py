@@ -290,3 +290,16 @@ def test_throughput_is_the_executions(g):
         assert outcome in ("deadlock", "initialisation unfinished")
         return
     assert outcome == "period" and found.period == period
+
+
+def test_an_initialisation_past_the_limit_firings_is_refused_by_name(monkeypatch):
+    """The phase reads 50 tokens of ``ba``, which ``b`` writes one a firing (``ab``
+    holds 60): 50 firings of ``b`` first, past a limit of 20; live under the default."""
+    from moc import limits
+    from moc.errors import LimitError
+    g = ring(60, 0, InitialPhases(1, {"exec": (1,)}, cons={"ba": (50,)}))
+    check_live(g.bind())
+    monkeypatch.setattr(limits, "MAX_FIRINGS", 20)
+    with pytest.raises(LimitError, match="the initialisation phases of 'ring' need more "
+                       "than 20 firings"):
+        check_live(g.bind())
