@@ -303,3 +303,46 @@ def test_an_initialisation_past_the_limit_firings_is_refused_by_name(monkeypatch
     with pytest.raises(LimitError, match="the initialisation phases of 'ring' need more "
                        "than 20 firings"):
         check_live(g.bind())
+
+
+def _kiter_xml(actors, channels):
+    """An SDF3 file in Kiter's syntax: ``actors`` {name: time text}, ``channels``
+    [(name, src, dst, production text, consumption text, initial tokens)]."""
+    ports = {a: [] for a in actors}
+    for name, src, dst, prod, cons, _ in channels:
+        ports[src].append(f'<port name="o_{name}" type="out" rate="{prod}"/>')
+        ports[dst].append(f'<port name="i_{name}" type="in" rate="{cons}"/>')
+    body = [f'<actor name="{a}" type="{a}">{"".join(ports[a])}</actor>' for a in actors]
+    body += [f'<channel name="{n}" srcActor="{s}" srcPort="o_{n}" dstActor="{d}" '
+             f'dstPort="i_{n}" initialTokens="{t}"/>' for n, s, d, _, _, t in channels]
+    props = [f'<actorProperties actor="{a}"><processor type="p" default="true">'
+             f'<executionTime time="{time}"/></processor></actorProperties>'
+             for a, time in actors.items()]
+    return ('<?xml version="1.0"?>\n<sdf3 type="csdf" version="1.0">'
+            '<applicationGraph name="g"><csdf name="g" type="g">\n' + "\n".join(body) +
+            '\n</csdf><csdfProperties>' + "".join(props) +
+            '</csdfProperties></applicationGraph></sdf3>\n')
+
+
+def test_a_generated_graph_kiter_calls_live(tmp_path, capsys):
+    """Made by Kiter's generator (``max_init_phase_quantity=2``), on which Kiter prints
+    period 7.  By hand: ``n1``'s two initialisation phases read 1 + 1 of ``b2`` (4
+    tokens) and of ``b3`` (2) and write 1 on ``b5``; its periodic phase then needs one
+    more token of ``b3``, which only ``n3`` writes.  ``n3``'s initialisation phase
+    needs a token of ``b4``, which only ``n2`` writes, and ``n2``'s reads 2 of ``b1``
+    (1 token) and 2 of ``b5`` (1): nothing more can fire, every initialisation
+    unfinished but ``n1``'s (``M'`` is −1 on ``b5``; Kiter's periodic constraints do
+    not see that the initialisation never ends)."""
+    path = tmp_path / "g.xml"
+    path.write_text(_kiter_xml(
+        {"n1": "3,1;3", "n2": "1;2", "n3": "1;2"},
+        [("b1", "n3", "n2", "2;1", "2;1", 1), ("b2", "n3", "n1", "2;2", "1,1;2", 4),
+         ("b3", "n3", "n1", "2;1", "1,1;1", 2), ("b4", "n2", "n3", "1;2", "1;2", 0),
+         ("b5", "n1", "n2", "1,0;1", "2;1", 0), ("r1", "n1", "n1", "1,1;1", "1,1;1", 1),
+         ("r2", "n2", "n2", "1;1", "1;1", 1), ("r3", "n3", "n3", "1;1", "1;1", 1)]))
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "deadlock: actors 'n2', 'n3' cannot complete the initialisation phases " \
+        "(not enough initial tokens on b1, b4, b5)" in err
+    graph = read_sdf3(path).bind()
+    assert run(graph, repetition_vector(graph))[0] == "deadlock"
