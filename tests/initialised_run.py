@@ -16,11 +16,14 @@ from stepped import phase as _phase, phase_counts as _counts
 
 
 def run(graph, q, max_events=20_000):
-    """``("period", Fraction)`` per iteration (``q``: the firings of one), ``("deadlock",
-    None)`` where nothing runs and nothing can start, ``("long", None)`` past
-    ``max_events`` instants, or ``("initialisation unfinished", actors)`` past them
-    with the actors whose initialisation phases have not all started (others fire on,
-    these wait: a deadlock of part of the graph)."""
+    """``("period", Fraction)`` per iteration (``q``: the firings of one; the slowest
+    actor's where components run apart), ``("deadlock", None)`` where nothing runs and
+    nothing can start, ``("initialisation unfinished", actors)`` past ``max_events``
+    instants with the actors whose initialisation phases have not all started (others
+    fire on, these wait: a deadlock of part of the graph), or ``("long", {"stalled":
+    actors, "pace": period})`` past them otherwise: the actors that did not start a
+    firing in the second half, and the slowest pace over it (an estimate of the period
+    where tokens pile up for ever and no state recurs)."""
     n = _counts(graph)
     init = {a: actor.initial_phases for a, actor in graph.actors.items()}
     m = {a: 0 if i is None else i.count for a, i in init.items()}
@@ -44,7 +47,10 @@ def run(graph, q, max_events=20_000):
     last_end = dict.fromkeys(graph.actors, 0)
     seen = {}
     t = 0
-    for _ in range(max_events):
+    half = {}
+    for event in range(max_events):
+        if event == max_events // 2:
+            half = (t, dict(started))
         moved = True
         while moved:                            # ends at t, then starts, to a fixpoint
             moved = False
@@ -71,14 +77,19 @@ def run(graph, q, max_events=20_000):
             key = (tuple(tokens.values()),
                    tuple((started[a] - m[a]) % n[a] for a in graph.actors),
                    tuple(tuple(e - t for e, _ in running[a]) for a in graph.actors))
-            a0 = next(iter(graph.actors))
-            if key in seen:
+            if key in seen:             # the slowest actor's pace (components apart)
                 t0, s0 = seen[key]
-                return "period", Fraction(t - t0) * q[a0] / (started[a0] - s0)
-            seen[key] = (t, started[a0])
+                return "period", max(Fraction(t - t0) * q[a] / (started[a] - s0[a])
+                                     for a in graph.actors if started[a] > s0[a])
+            seen[key] = (t, dict(started))
         pending = [r[0][0] for r in running.values() if r]
         if not pending:
             return "deadlock", None
         t = min(pending)
     waiting = [a for a in graph.actors if started[a] < m[a]]
-    return ("initialisation unfinished", waiting) if waiting else ("long", None)
+    if waiting:
+        return "initialisation unfinished", waiting
+    t0, s0 = half
+    return "long", {"stalled": [a for a in graph.actors if started[a] == s0[a]],
+                    "pace": max((Fraction(t - t0) * q[a] / (started[a] - s0[a])
+                                 for a in graph.actors if started[a] > s0[a]), default=None)}
