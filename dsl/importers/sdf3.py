@@ -15,9 +15,10 @@ times) constrains nothing.  ``processors="ignore"`` drops the types (no ``allowe
 ``exec_<type>``: the graph maps onto any architecture), and a renaming maps them onto
 the names of a ``.moa``.  Kiter's initialisation phases (``rate="1;3,1"``, ``time=
 "2;3,4"``: the values before ``;`` are phases fired once, in order, before the periodic
-ones) become the actor's :class:`~moc.phases.InitialPhases`; every port of such
-an actor and every execution time it has must give the same number of them.  Other properties (buffer sizes, state sizes, throughput
-constraints) are not part of the SDF model of mapeval and are ignored.
+ones) become the actor's :class:`~moc.phases.InitialPhases`; every port of such an
+actor and every execution time it has must give the same number of them.  Other
+properties (buffer sizes, state sizes, throughput constraints) are not part of the SDF
+model of mapeval and are ignored.
 
 Errors name the file, line and column of the offending element.  SDF3's own
 ``throughput`` analysis reads nothing else: it has no auto-concurrency setting (firings
@@ -34,6 +35,7 @@ whose time is ``exec`` (else ``quanta``).  Without any, the actor gets one proce
 always stated (SDF3 reads a missing one as 0, Kiter fails on it), and reads back as
 ``exec = 0`` alone (:func:`_untimed`).  Numbers are written as ``xs:decimal`` (no exponent); a value that is
 not finite is an error.  SDF3 reads times as integers (it truncates ``1.5`` to 1).
+Initialisation phases are written in Kiter's ``a;b`` syntax (a ``csdf`` graph).
 """
 from __future__ import annotations
 
