@@ -346,3 +346,13 @@ def test_a_generated_graph_kiter_calls_live(tmp_path, capsys):
         "(not enough initial tokens on b1, b4, b5)" in err
     graph = read_sdf3(path).bind()
     assert run(graph, repetition_vector(graph))[0] == "deadlock"
+
+
+def test_the_example_of_the_pages(capsys):
+    """``examples/csdf/warm_ring.xml`` is the ring of the first test, as the reference
+    and the SDF3 how-to show it: period 5/2."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "csdf" / "warm_ring.xml"
+    assert main(["analyse", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["exact"]["period"] == "5/2" and out["critical_cycle"] == ["a", "b"]
+    assert main(["check", str(path)]) == 0
