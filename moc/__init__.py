@@ -18,7 +18,8 @@ __all__ = [
     "Activity", "TokenGroup", "activity", "hsdf_expansion", "CycleRatio",
     "UnboundedCycleError", "max_cycle_ratio", "Firing", "Firings", "ThroughputResult",
     "TimingAnalysis",
-    "analyse", "check_live", "throughput", "Phases", "StoragePoint", "TradeOff", "tradeoff",
+    "analyse", "check_live", "throughput", "Phases", "InitialPhases", "StoragePoint",
+    "TradeOff", "tradeoff",
 ]
 
 #: name -> the module that defines it
@@ -37,7 +38,7 @@ _LAZY = {
     **dict.fromkeys(("Firing", "Firings"), "moc.self_timed"),
     **dict.fromkeys(("ThroughputResult", "TimingAnalysis", "analyse", "throughput"),
                     "moc.timing"),
-    "Phases": "moc.phases",
+    **dict.fromkeys(("Phases", "InitialPhases"), "moc.phases"),
     **dict.fromkeys(("StoragePoint", "TradeOff", "tradeoff"), "moc.tradeoff"),
 }
 

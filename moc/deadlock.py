@@ -228,12 +228,13 @@ def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
         raise_deadlock(graph, blocked, tokens, starving)
 
 
-def raise_deadlock(graph, blocked, tokens, starving=None):
+def raise_deadlock(graph, blocked, tokens, starving=None, task="one iteration"):
     """The error at the first starving channel declared: its source is blocked too (an
     unblocked one would have left it enough tokens), so it lies on a cycle lacking
     initial tokens, and its ``delay`` is one place to add them.  ``starving``: the names
     of the starving channels where the caller knows them (a cyclo-static graph's phase
-    rates), else those whose tokens are below the consumption rate."""
+    rates), else those whose tokens are below the consumption rate.  ``task``: what the
+    actors cannot complete."""
     names = ", ".join(f"'{a}'" for a in blocked)
     blocked_set = set(blocked)
     if starving is None:
@@ -243,7 +244,7 @@ def raise_deadlock(graph, blocked, tokens, starving=None):
     where = starving[0].origin if starving and starving[0].origin else \
         graph.actors[blocked[0]].origin
     raise DeadlockError(
-        f"deadlock: actors {names} cannot complete one iteration "
+        f"deadlock: actors {names} cannot complete {task} "
         f"(not enough initial tokens on {', '.join(sorted(ch.name for ch in starving))})",
         blocked, where)
 

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
 from moc.errors import SDFError
-from moc.phases import PhaseCounter, Phases, phase_counts
+from moc.phases import InitialPhases, PhaseCounter, Phases, phase_counts
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -31,11 +31,14 @@ def resolve(value, env):
 
 @dataclass(frozen=True)
 class Actor:
-    """An SDF actor; ``attrs`` holds ``quanta`` and model-specific attributes."""
+    """An SDF actor; ``attrs`` holds ``quanta`` and model-specific attributes;
+    ``initial_phases`` the phases it fires once before its periodic ones
+    (:class:`moc.phases.InitialPhases`), or None."""
 
     name: str
     attrs: Mapping[str, Any] = field(default_factory=dict)
     origin: tuple | None = field(default=None, compare=False, repr=False)
+    initial_phases: Any = None
 
     @property
     def quanta(self):
@@ -85,10 +88,12 @@ class SDFGraph:
     def __repr__(self):
         return f"SDFGraph({self.name!r}, actors={len(self.actors)}, channels={len(self.channels)})"
 
-    def add_actor(self, name: str, origin=None, **attrs) -> Actor:
+    def add_actor(self, name: str, origin=None, initial_phases=None, **attrs) -> Actor:
         """Add actor ``name`` with attributes ``attrs`` (``quanta``: the work of one
         firing that PE models price; ``exec``: its time for ``mapeval analyse``; any
         other number a cost model reads); returns the :class:`Actor`.
+        ``initial_phases``: a :class:`moc.phases.InitialPhases`, the phases it
+        fires once before its periodic ones (Kiter's ``a;b`` rates).
 
         Raises :class:`~moc.errors.SDFError` (a ``ValueError``) naming the actor for a
         duplicate name, a ``quanta`` that is not a finite non-negative number, a NaN
@@ -100,6 +105,8 @@ class SDFGraph:
         if any(type(v) is list for v in attrs.values()):
             attrs = {k: _phases_of(v) for k, v in attrs.items()}
         actor = Actor(name, MappingProxyType(attrs), origin)
+        if initial_phases is not None:
+            actor = _with_initial_phases(actor, initial_phases)
         for key, value in attrs.items():
             _checked(value, key, "actor", actor, known_only=True)
         self._phases.see_actor(actor)
@@ -244,6 +251,13 @@ class SDFGraph:
                         todo.append(b)
             comps.append(sorted(comp, key=order.__getitem__))
         return comps
+
+
+def _with_initial_phases(actor, initial_phases) -> Actor:
+    if not isinstance(initial_phases, InitialPhases):
+        raise SDFError(f"actor '{actor.name}': initial_phases must be an InitialPhases, "
+                       f"not {type(initial_phases).__name__}", actor.origin)
+    return replace(actor, initial_phases=initial_phases)
 
 
 def plain(value):

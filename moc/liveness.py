@@ -8,6 +8,7 @@ from typing import Mapping
 
 from moc.deadlock import check_deadlock
 from moc.graph import SDFGraph
+from moc.initial_phases import after_initial_phases, has_initial_phases
 from moc.phases import cyclo_static
 from moc.repetition import repetition_vector
 
@@ -19,7 +20,11 @@ def check_live(graph: SDFGraph, q: Mapping[str, int] | None = None) -> None:
     cyclo-static one by its K-periodic schedules with every firing taking one time unit
     (:func:`moc.csdf_kperiodic.check_phased_live`: a schedule proves it live, a circuit
     of precedences without tokens deadlocked), in time that follows the periodicity, not
-    the firings of an iteration."""
+    the firings of an iteration.  A graph with initialisation phases is live where they
+    complete and its periodic phases after them are
+    (:func:`moc.initial_phases.after_initial_phases`)."""
+    if has_initial_phases(graph):
+        graph, q = after_initial_phases(graph), None
     q = repetition_vector(graph) if q is None else q
     if not cyclo_static(graph):
         check_deadlock(graph, q)

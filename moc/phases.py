@@ -7,11 +7,17 @@ A cyclo-static actor cycles through ``n`` phases: its firing ``k`` (from 0) is p
 every phase, and an actor with no per-phase value has one phase: SDF is the special
 case.  Every per-phase value of an actor (its attributes, the ``prod`` of the channels
 it writes and the ``cons`` of those it reads) lists the same number of phases.
+Phases fired once before the periodic ones are an actor's :class:`InitialPhases`
+(analysed by :mod:`moc.initial_phases`).
 """
 from __future__ import annotations
 
+import math
+import numbers
 from bisect import bisect_left
+from dataclasses import dataclass, field
 from itertools import accumulate, repeat
+from types import MappingProxyType
 from typing import Mapping
 
 from moc.errors import SDFError
@@ -34,6 +40,50 @@ class Phases(tuple):
 
     def __str__(self):
         return "[" + ", ".join(map(str, self)) + "]"
+
+
+@dataclass(frozen=True)
+class InitialPhases:
+    """The ``count`` phases an actor fires once each, in order, before its periodic
+    ones: per attribute (``exec``, ``quanta``, ``exec_<type>``) and per channel it
+    writes (``prod``) or reads (``cons``), one number per initialisation phase.  A
+    channel not named moves no token in them.  Rates are non-negative integers, times
+    finite non-negative numbers; every tuple has ``count ≥ 1`` entries."""
+
+    count: int
+    attrs: Mapping[str, tuple] = field(default_factory=dict)
+    prod: Mapping[str, tuple] = field(default_factory=dict)
+    cons: Mapping[str, tuple] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if type(self.count) is not int or self.count < 1:
+            raise SDFError(f"initialisation phases: the count must be a positive integer, "
+                           f"got {self.count!r}")
+        for name, what, rate in (("attrs", "attribute", False),
+                                 ("prod", "prod of channel", True),
+                                 ("cons", "cons of channel", True)):
+            frozen = {}
+            for key, value in getattr(self, name).items():
+                value = tuple(value)
+                if len(value) != self.count:
+                    raise SDFError(f"initialisation phases: {what} '{key}' gives "
+                                   f"{len(value)} values for {self.count} phases")
+                for v in value:
+                    if rate and (type(v) is not int or v < 0):
+                        raise SDFError(f"initialisation phases: {what} '{key}' must be "
+                                       f"non-negative integers, got {v!r}")
+                    if not rate and (isinstance(v, bool) or not isinstance(
+                            v, numbers.Real) or not math.isfinite(v) or v < 0):
+                        raise SDFError(f"initialisation phases: {what} '{key}' must be "
+                                       f"finite non-negative numbers, got {v!r}")
+                frozen[key] = value
+            object.__setattr__(self, name, MappingProxyType(frozen))
+
+    def rate(self, kind: str, channel: str, k: int) -> int:
+        """The tokens initialisation phase ``k`` writes (``kind="prod"``) or reads
+        (``"cons"``) on ``channel``."""
+        values = (self.prod if kind == "prod" else self.cons).get(channel)
+        return 0 if values is None else values[k]
 
 
 def is_phased(value) -> bool:

@@ -22,6 +22,8 @@ from moc.graph import SDFGraph
 from moc.csdf_kperiodic import ORDERS, check_order, phased_kperiodic_throughput
 from moc.liveness import check_live  # noqa: F401  (re-exported)
 from moc.hsdf import check_expansion_size
+from moc.initial_phases import RUN_ONCE, TRANSIENT, after_initial_phases, \
+    has_initial_phases, refuse_initial_phases
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
 from moc.phases import Phases, cyclo_static
 from moc.repetition import repetition_vector
@@ -150,6 +152,10 @@ def throughput(graph: SDFGraph, exec_attr: str = "exec", order: str = "ends"
     scheduling (:mod:`moc.kperiodic`); errors as ``check`` for inconsistent or
     deadlocked graphs.  ``order``: of a cyclo-static actor's own firings
     (:data:`moc.csdf_kperiodic.ORDERS`)."""
+    if has_initial_phases(graph):
+        found = _initialised(graph, exec_attr, False, order)
+        return ThroughputResult(found.throughput, found.period, found.critical_cycle,
+                                found.method)
     graph, durations, q, floats = prepared(graph, exec_attr)
     return _floats(_throughput(graph, durations, q, order)[0], floats)
 
@@ -173,7 +179,12 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     follows ``"ends"`` only (under ``"starts"`` they are None, and ``method`` says so).
     Past ``moc.limits.MAX_SCHEDULE`` firings an iteration the schedule is None (its
     rows would take seconds to make and print), the latency computed all the same.
+    A graph with initialisation phases (:mod:`moc.initial_phases`) gets the throughput
+    of its periodic phases after them, and no latency, buffers or schedule (``method``
+    says so).
     """
+    if has_initial_phases(graph):
+        return _initialised(graph, exec_attr, simulate, order)
     graph, durations, q, floats = prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q, order)
     if cyclo_static(graph):
@@ -195,6 +206,14 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
                                   None if schedule is None else MappingProxyType(schedule),
                                   method),
                    floats)
+
+
+def _initialised(graph, exec_attr, simulate, order):
+    """The analysis of a graph with initialisation phases: its periodic phases' after
+    them (:func:`moc.initial_phases.after_initial_phases`), the transient left out."""
+    found = analyse(after_initial_phases(graph.bind()), exec_attr, False, order=order)
+    method = f"{found.method}; {RUN_ONCE}" + (f"; {TRANSIENT}" if simulate else "")
+    return replace(found, method=method)
 
 
 def schedule_left_out(graph: SDFGraph, q: Mapping[str, int]) -> str | None:
@@ -288,12 +307,13 @@ def _phased(graph, durations, q, result, simulate, pace=None, progress=None, ord
                           buffers, schedule, method)
 
 
-def prepared(graph: SDFGraph, exec_attr: str = "exec"):
+def prepared(graph: SDFGraph, exec_attr: str = "exec", what: str = "this analysis"):
     """The bound graph, its firing times as exact numbers, its repetition vector and
     whether a time was a float (the results are then given as floats).  A float counts
     as the decimal it prints as (0.1 as 1/10): three firings of 0.1 then take exactly
     0.3, so equal paces are equal and the states of the execution recur."""
     graph = graph.bind()
+    refuse_initial_phases(graph, what)
     q = repetition_vector(graph)
     durations = execution_times(graph, exec_attr)
     floats = any(isinstance(x, float) for v in durations.values()

@@ -199,7 +199,7 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     check_order(order)
     if order != "ends" and method == STATE_SPACE:
         raise ValueError(STATE_SPACE_ORDER)
-    graph, durations, q, floats = prepared(graph, exec_attr)
+    graph, durations, q, floats = prepared(graph, exec_attr, "the buffer trade-off")
     check_deadlock(graph, q)
     bounds = capacity_bounds(graph)
     names = list(graph.channels)
@@ -262,7 +262,7 @@ def front_top(graph: SDFGraph, exec_attr: str = "exec", order: str = "ends"
     unbounded, or a distribution is too large to time.  Raises
     :class:`DeadlockError` where the graph deadlocks whatever its buffers."""
     check_order(order)
-    graph, durations, q, _ = prepared(graph, exec_attr)
+    graph, durations, q, _ = prepared(graph, exec_attr, "the buffer trade-off")
     check_deadlock(graph, q)
     bounds = capacity_bounds(graph)
     loops = {n: bounds[n][0] for n, ch in graph.channels.items() if ch.src == ch.dst}

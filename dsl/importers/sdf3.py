@@ -13,10 +13,12 @@ actor without a time), has ``exec = 0`` (SDF3's time for it; no ``quanta``).  A 
 processor of type ``default`` (what export writes for an actor without per-type
 times) constrains nothing.  ``processors="ignore"`` drops the types (no ``allowed``, no
 ``exec_<type>``: the graph maps onto any architecture), and a renaming maps them onto
-the names of a ``.moa``.  Kiter's initialisation phases (``rate="1;3,1"``: a phase
-run once before the periodic ones) are refused by name: see
-:func:`_refuse_initialisation_phases`.  Other properties (buffer sizes, state sizes, throughput
-constraints) are not part of the SDF model of mapeval and are ignored.
+the names of a ``.moa``.  Kiter's initialisation phases (``rate="1;3,1"``, ``time=
+"2;3,4"``: the values before ``;`` are phases fired once, in order, before the periodic
+ones) become the actor's :class:`~moc.phases.InitialPhases`; every port of such an
+actor and every execution time it has must give the same number of them.  Other
+properties (buffer sizes, state sizes, throughput constraints) are not part of the SDF
+model of mapeval and are ignored.
 
 Errors name the file, line and column of the offending element.  SDF3's own
 ``throughput`` analysis reads nothing else: it has no auto-concurrency setting (firings
@@ -33,6 +35,7 @@ whose time is ``exec`` (else ``quanta``).  Without any, the actor gets one proce
 always stated (SDF3 reads a missing one as 0, Kiter fails on it), and reads back as
 ``exec = 0`` alone (:func:`_untimed`).  Numbers are written as ``xs:decimal`` (no exponent); a value that is
 not finite is an error.  SDF3 reads times as integers (it truncates ``1.5`` to 1).
+Initialisation phases are written in Kiter's ``a;b`` syntax (a ``csdf`` graph).
 """
 from __future__ import annotations
 
@@ -46,7 +49,9 @@ from xml.parsers import expat
 from dsl.errors import ParseError
 from dsl.files import check_readable, read_bytes
 from moc.graph import SDFGraph
-from moc.phases import PhaseCounter, Phases, cyclo_static, phase_counts, phase_value
+from moc.initial_phases import has_initial_phases
+from moc.phases import InitialPhases, PhaseCounter, Phases, cyclo_static, phase_counts, \
+    phase_value
 
 EXEC_PREFIX = "exec_"
 #: the attribute of the time on SDF3's default processor
@@ -117,7 +122,6 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
     rename = _processor_policy(processors)
     root, where = parse_xml(path, text=False)     # SDF3 holds all in attributes
     strip_namespaces(root)
-    _refuse_initialisation_phases(root, where)
     app = root if root.tag == "applicationGraph" else root.find("applicationGraph")
     sdf = None if app is None else app.find("sdf") if app.find("sdf") is not None else \
         app.find("csdf")
@@ -133,6 +137,7 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
         props = app.find("csdfProperties")
     exec_times: dict[str, dict[str, object]] = {}
     defaults: dict[str, object] = {}
+    initial = _Initial()
     processor_types: dict[str, list[str]] = {}
     sizes: dict[str, object] = {}
     read: dict[str, object] = {}    # rates and times by their text: most repeat
@@ -156,20 +161,29 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
                     continue
                 text = et.get("time")
                 time = read.get(text)
+                telling = f"execution time '{text}' of processor type '{ptype}' of " \
+                    f"actor '{actor}'"
                 if time is None:
                     what = f"actor '{actor}', processor '{ptype}'"
-                    time = read[text] = _phases(text, what, where(et))
-                    if min(time if isinstance(time, Phases) else (time,)) < 0:
-                        raise ParseError(f"{what}: an execution time must be "
-                                         f"non-negative, got {text!r}", where(et))
+                    first, time = initial.read(actor, text, what, telling, where(et), False)
+                    if first is None:
+                        read[text] = time
+                    for values in (time if isinstance(time, Phases) else (time,),
+                                   first or ()):
+                        if min(values, default=0) < 0:
+                            raise ParseError(f"{what}: an execution time must be "
+                                             f"non-negative, got {text!r}", where(et))
+                    if first is not None:
+                        initial.values[(actor, EXEC_PREFIX + ptype)] = first
+                else:
+                    initial.see(actor, 0, telling, where(et))
                 exec_times.setdefault(actor, {})[EXEC_PREFIX + ptype] = time
-                told[(actor, EXEC_PREFIX + ptype)] = (
-                    f"execution time '{text}' of processor type '{ptype}' of actor "
-                    f"'{actor}'", where(et))
+                told[(actor, EXEC_PREFIX + ptype)] = (telling, where(et))
                 # SDF3 keeps the last processor marked default
                 if proc.get("default", "").lower() == "true" or len(processors) == 1:
                     defaults[actor] = time
                     told[(actor, EXEC)] = told[(actor, EXEC_PREFIX + ptype)]
+                    initial.default[actor] = EXEC_PREFIX + ptype
         for cp in props.findall("channelProperties"):
             ts = cp.find("tokenSize")
             if ts is not None and ts.get("sz") is not None:
@@ -186,12 +200,19 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
             attrib = port.attrib
             text = attrib.get("rate", "1")
             rate = read.get(text)
+            telling = f"rate '{text}' of port '{attrib.get('name')}' of actor '{aname}'"
             if rate is None:
-                rate = read[text] = _phases(
-                    text, f"actor '{aname}', port '{attrib.get('name')}'", where(port))
+                first, rate = initial.read(
+                    aname, text, f"actor '{aname}', port '{attrib.get('name')}'", telling,
+                    where(port), True)
+                if first is None:
+                    read[text] = rate
+                else:
+                    initial.values[(aname, attrib.get("name"))] = first
+            else:
+                initial.see(aname, 0, telling, where(port))
             rates[(aname, attrib.get("name"))] = rate
-            phases.see(aname, rate, f"rate '{text}' of port '{attrib.get('name')}' of "
-                       f"actor '{aname}'", where(port))
+            phases.see(aname, rate, telling, where(port))
         # SDF3 times an actor without a default processor 0 (TimedSDFactor)
         attrs = {EXEC: 0} if aname not in defaults else \
             {"quanta": defaults[aname], EXEC: defaults[aname]}
@@ -203,7 +224,8 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
         for key, value in attrs.items():
             if (aname, key) in told:
                 phases.see(aname, value, *told[(aname, key)])
-        graph.add_actor(aname, origin=where(actor), **attrs)
+        graph.add_actor(aname, origin=where(actor),
+                        initial_phases=initial.phases(aname, attrs, sdf), **attrs)
 
     tokens: dict[str, object] = {}     # initial tokens by their text
     for ch in sdf.findall("channel"):
@@ -287,30 +309,67 @@ def parse_processors(text: str):
                      "map:OLD=NEW[,OLD=NEW...]")
 
 
-#: attributes that SDF3 files hold rates and times in
-_PHASED = {"port": "rate", "executionTime": "time"}
+class _Initial:
+    """Kiter's initialisation phases as a file gives them: ``a;b`` in a rate or a time
+    (``a`` the phases fired once, ``b`` the periodic ones; its SDF3 reader splits the
+    attribute there), their number per actor (which every port and time of the actor
+    must agree on, a value without ``;`` giving none), and the values read, by
+    ``(actor, port)`` or ``(actor, exec_<type>)``."""
+
+    def __init__(self):
+        self.counts: dict[str, tuple[int, str]] = {}
+        self.values: dict[tuple[str, str], tuple] = {}
+        self.default: dict[str, str] = {}
+
+    def read(self, actor, text, what, telling, origin, rate):
+        """``(the initialisation phases' values or None, the periodic value)`` of
+        ``text``, a rate (``rate``: non-negative integers) or a time."""
+        if text is None or ";" not in text:
+            self.see(actor, 0, telling, origin)
+            return None, _phases(text, what, origin)
+        first, _, periodic = text.partition(";")
+        if ";" in periodic:
+            raise ParseError(f"{what}: {text!r} has more than one ';' (initialisation "
+                             "phases ';' periodic phases)", origin)
+        if not first.strip() or not periodic.strip():
+            raise ParseError(f"{what}: {text!r} needs values on both sides of ';' "
+                             "(initialisation phases ';' periodic phases)", origin)
+        values = _phases(first, f"{what}, initialisation phases", origin)
+        values = tuple(values) if isinstance(values, Phases) else (values,)
+        if rate and any(not isinstance(v, int) or v < 0 for v in values):
+            raise ParseError(f"{what}: the rates of initialisation phases must be "
+                             f"non-negative integers, got {first.strip()!r}", origin)
+        self.see(actor, len(values), telling, origin)
+        return values, _phases(periodic, what, origin)
+
+    def see(self, actor, count, telling, origin) -> None:
+        known = self.counts.setdefault(actor, (count, telling))
+        if known[0] != count:
+            raise ParseError(f"actor '{actor}' has {_count(known[0])} by {known[1]} but "
+                             f"{_count(count)} by {telling}", origin)
+
+    def phases(self, actor, attrs, sdf):
+        """The :class:`~moc.phases.InitialPhases` of ``actor`` (None without):
+        its times (``exec`` and ``quanta`` the default processor's, 0 without one), and
+        the rates of the ports its channels use."""
+        count = self.counts.get(actor, (0,))[0]
+        if not count:
+            return None
+        default = self.values.get((actor, self.default.get(actor)), (0,) * count)
+        times = {k: self.values.get((actor, k), default) for k in attrs
+                 if k in (EXEC, "quanta") or k.startswith(EXEC_PREFIX)}
+        prod, cons = {}, {}
+        for ch in sdf.findall("channel"):
+            for end, port, into in (("srcActor", "srcPort", prod),
+                                    ("dstActor", "dstPort", cons)):
+                if ch.get(end) == actor and (actor, ch.get(port)) in self.values:
+                    into[ch.get("name")] = self.values[(actor, ch.get(port))]
+        return InitialPhases(count, times, prod, cons)
 
 
-def _refuse_initialisation_phases(root, where) -> None:
-    """Kiter writes ``a;b,c``: phase ``a`` once, before the periodic phases ``b,c``
-    (its SDF3 reader splits at ``;``).  A cyclo-static actor of mapeval repeats all its
-    phases, and a phase run once cannot be made a periodic one (nor initial tokens, as
-    it also takes time and consumes), so such a graph is refused, by name."""
-    for el in root.iter():
-        attr = _PHASED.get(el.tag)
-        value = None if attr is None else el.get(attr)
-        if value is None or ";" not in value:
-            continue
-        if el.tag == "port":
-            owner = next((a for a in root.iter("actor") if el in list(a)), None)
-            what = f"actor '{owner.get('name') if owner is not None else '?'}', " \
-                f"port '{el.get('name')}', rate '{value}'"
-        else:
-            what = f"execution time '{value}'"
-        raise ParseError("initialisation phases (Kiter's 'a;b' rate syntax) are not "
-                         f"supported: {what} has phase(s) '{value.split(';')[0]}' run "
-                         "once before the periodic ones; mapeval's cyclo-static "
-                         "actors repeat every phase", where(el))
+def _count(n: int) -> str:
+    return "no initialisation phase" if n == 0 else \
+        f"{n} initialisation phase{'s' if n > 1 else ''}"
 
 
 def parse_xml(path, text: bool = True):
@@ -373,25 +432,28 @@ def format_sdf3(graph: "SDFGraph") -> str:
     """The SDF3 XML text of ``graph``: rates, initial tokens, token sizes and
     per-processor execution times."""
     bound = graph.bind() if _parametric(graph) else graph
-    kind = "csdf" if cyclo_static(bound) else "sdf"
+    kind = "csdf" if cyclo_static(bound) or has_initial_phases(bound) else "sdf"
     phases = phase_counts(bound)
     root = ET.Element("sdf3", {"type": kind, "version": "1.0"})
     app = ET.SubElement(root, "applicationGraph", {"name": bound.name})
     sdf = ET.SubElement(app, kind, {"name": bound.name, "type": identifier(bound.name)})
-    ports: dict[str, list[tuple[str, str, object]]] = {a: [] for a in bound.actors}
+    ports: dict[str, list[tuple[str, str, object, str]]] = {a: [] for a in bound.actors}
     channel_ports = {}
     for i, ch in enumerate(bound.channels.values()):
         out_port, in_port = f"out{i}", f"in{i}"
-        ports[ch.src].append((out_port, "out", ch.prod))
-        ports[ch.dst].append((in_port, "in", ch.cons))
+        ports[ch.src].append((out_port, "out", ch.prod, ch.name))
+        ports[ch.dst].append((in_port, "in", ch.cons, ch.name))
         channel_ports[ch.name] = (out_port, in_port)
     for actor in bound.actors.values():
         el = ET.SubElement(sdf, "actor", {"name": actor.name, "type": identifier(actor.name)})
-        for pname, ptype, rate in ports[actor.name]:
-            ET.SubElement(el, "port", {"name": pname, "type": ptype,
-                                       "rate": _listed(rate, phases[actor.name],
-                                                       f"a rate of '{actor.name}'",
-                                                       actor.origin)})
+        init = actor.initial_phases
+        for pname, ptype, rate, cname in ports[actor.name]:
+            text = _listed(rate, phases[actor.name], f"a rate of '{actor.name}'",
+                           actor.origin)
+            if init is not None:
+                kind = "prod" if ptype == "out" else "cons"
+                text = _before(init.count, lambda k: init.rate(kind, cname, k)) + text
+            ET.SubElement(el, "port", {"name": pname, "type": ptype, "rate": text})
     for ch in bound.channels.values():
         out_port, in_port = channel_ports[ch.name]
         attrs = {"name": ch.name, "srcActor": ch.src, "srcPort": out_port,
@@ -406,14 +468,18 @@ def format_sdf3(graph: "SDFGraph") -> str:
     props = ET.SubElement(app, f"{kind}Properties")
     for actor in bound.actors.values():
         ap = ET.SubElement(props, "actorProperties", {"actor": actor.name})
+        init = actor.initial_phases
         for ptype, time, default in _processors(actor):
             attrs = {"type": ptype, "default": "true"} if default else {"type": ptype}
             proc = ET.SubElement(ap, "processor", attrs)
             if time is not None:
-                ET.SubElement(proc, "executionTime",
-                              {"time": _listed(time, phases[actor.name] if kind == "csdf"
-                                               else 1, f"the time of '{actor.name}' on "
-                                               f"'{ptype}'", actor.origin)})
+                text = _listed(time, phases[actor.name] if kind == "csdf" else 1,
+                               f"the time of '{actor.name}' on '{ptype}'", actor.origin)
+                if init is not None:
+                    first = init.attrs.get(EXEC_PREFIX + ptype) or init.attrs.get(
+                        EXEC if default else "", init.attrs.get("quanta", (0,) * init.count))
+                    text = _before(init.count, first.__getitem__) + text
+                ET.SubElement(proc, "executionTime", {"time": text})
     for ch in bound.channels.values():
         cp = ET.SubElement(props, "channelProperties", {"channel": ch.name})
         ET.SubElement(cp, "tokenSize", {"sz": _text(ch.size, f"the size of '{ch.name}'",
@@ -426,6 +492,12 @@ def _listed(value, n: int, what: str, origin) -> str:
     if n == 1 and not isinstance(value, tuple):
         return _text(value, what, origin)
     return ",".join(_text(phase_value(value, k), what, origin) for k in range(n))
+
+
+def _before(count: int, value) -> str:
+    """Kiter's ``a,b;`` before the periodic values: ``value(k)`` of each of ``count``
+    initialisation phases."""
+    return ",".join(_text(value(k)) for k in range(count)) + ";"
 
 
 def _xml(root) -> str:
@@ -472,7 +544,8 @@ DESCRIPTION = ("Read an SDF3 XML file (actors, port rates, channels, initial tok
                "last marked default) exec and quanta (exec = 0 for an actor without one, as "
                "SDF3 times it), and the processor types the actor's allowed list (see "
                "--processors). Errors point at FILE:LINE:COL. Kiter's initialisation phases "
-               "('a;b' rates) are refused by name.")
+               "('a;b' rates) cannot be written as .sdf: analyse or check the .xml "
+               "itself.")
 
 
 def __getattr__(name: str):
@@ -506,6 +579,8 @@ def convert(args) -> Imported:
     if path.suffix.lower() != ".xml":
         raise ParseError(f"'{path}': expected an SDF3 .xml file")
     check_readable(path)
-    text = f"# Imported by 'mapeval import sdf3' from {path}\n" + format_sdf(
-        read_sdf3(path, parse_processors(args.processors)))
+    graph = read_sdf3(path, parse_processors(args.processors))
+    from moc.initial_phases import refuse_initial_phases
+    refuse_initial_phases(graph, "the .sdf language")
+    text = f"# Imported by 'mapeval import sdf3' from {path}\n" + format_sdf(graph)
     return Imported(text if text.endswith("\n") else text + "\n", inputs=(path,))

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from moc import Activity, SDFGraph, activity, check_deadlock, repetition_vector
+from moc.initial_phases import refuse_initial_phases
 from mapping.overrides import check_overrides
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def bind_problem(app: SDFGraph, arch: Architecture,
     got = cache.get(key)
     if got is None:
         bound_app = app.bind(params)
+        refuse_initial_phases(bound_app, "a mapped analysis")
         # the repetition vector and the deadlock check read the rates and delays only
         rates = ("rates", tuple((c.src, c.dst, c.prod, c.cons, c.delay)
                                 for c in bound_app.channels.values()))

@@ -46,7 +46,10 @@ two cores, Kiter run beside: 38 of 45 files read (3 use Kiter's initialisation p
 4 are not SDF3), all 38 answered; Kiter answers 33 within 120 s and prints ``inf`` on 5;
 of the 35 both answer, 33 equal, and on ``SimpleUseCase`` and ``faustExample`` Kiter's
 ``inf`` is wrong (periods 3 and 14 by hand, tests in ``test_csdf_kperiodic.py`` and
-``test_moc_timing.py``).  Median over those 35: 0.018 s in process, 3.3 s as a process
+``test_moc_timing.py``).  Since initialisation phases are read: 41 of 45 read and
+answered, the three with them periods 23, 4 and 3 (Kiter: 23, 4 and ``inf``, wrong as on
+``SimpleUseCase``, whose initial tokens ``SimpleInitUseCase``'s phase writes).  Median
+over those 35: 0.018 s in process, 3.3 s as a process
 (1.2 s CPU, mostly start-up), Kiter 0.023 s (0.007 s CPU).  Largest: ``autogen5`` 38.7 s
 in process against Kiter's 46.9 s, ``autogen1`` 35.0 s where Kiter gives up at 120 s.
 ``--one-process`` (load 10-16): the suite in one ``analyse --no-simulate`` 34 s of CPU

@@ -1,0 +1,95 @@
+"""The self-timed execution of a graph whose actors may have initialisation phases,
+event by event, written for the tests as an oracle independent of ``moc``'s analyses:
+an actor's firing ``ν`` is initialisation phase ``ν`` while ``ν < m`` (its rates and
+time from :class:`moc.initial_phases.InitialPhases`), then periodic phase
+``(ν − m) mod n``.  A firing starts as soon as its actor's previous one has started and
+its phase's tokens are on every input (it takes them then, any number of firings at
+once); it ends ``d`` later, but not before the actor's previous one (firings end in
+order), and writes its tokens then.  The period is read off the first state that
+recurs once every initialisation phase has fired: tokens, each actor's phase, the
+times left of its running firings."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from stepped import phase as _phase, phase_counts as _counts
+
+
+def run(graph, q, max_events=20_000):
+    """``("period", Fraction)`` per iteration (``q``: the firings of one; the slowest
+    actor's where components run apart), ``("deadlock", None)`` where nothing runs and
+    nothing can start, ``("initialisation unfinished", actors)`` past ``max_events``
+    instants with the actors whose initialisation phases have not all started (others
+    fire on, these wait: a deadlock of part of the graph), or ``("long", {"stalled":
+    actors, "pace": period})`` past them otherwise: the actors that did not start a
+    firing in the second half, and the slowest pace over it (an estimate of the period
+    where tokens pile up for ever and no state recurs)."""
+    n = _counts(graph)
+    init = {a: actor.initial_phases for a, actor in graph.actors.items()}
+    m = {a: 0 if i is None else i.count for a, i in init.items()}
+
+    def rate(a, kind, ch, k):
+        if k < m[a]:
+            values = getattr(init[a], kind).get(ch.name)
+            return 0 if values is None else values[k]
+        return _phase(getattr(ch, kind), k - m[a])
+
+    def time(a, k):
+        if k < m[a]:
+            return init[a].attrs["exec"][k]
+        return _phase(graph.actors[a].attrs["exec"], k - m[a])
+
+    ins = {a: [c for c in graph.channels.values() if c.dst == a] for a in graph.actors}
+    outs = {a: [c for c in graph.channels.values() if c.src == a] for a in graph.actors}
+    tokens = {c: ch.delay for c, ch in graph.channels.items()}
+    started = dict.fromkeys(graph.actors, 0)
+    running = {a: [] for a in graph.actors}      # (end, firing) in order
+    last_end = dict.fromkeys(graph.actors, 0)
+    seen = {}
+    t = 0
+    half = {}
+    for event in range(max_events):
+        if event == max_events // 2:
+            half = (t, dict(started))
+        moved = True
+        while moved:                            # ends at t, then starts, to a fixpoint
+            moved = False
+            for a in graph.actors:
+                while running[a] and running[a][0][0] <= t:
+                    _, k = running[a].pop(0)
+                    for ch in outs[a]:
+                        tokens[ch.name] += rate(a, "prod", ch, k)
+                    moved = True
+                while True:
+                    k = started[a]
+                    if any(tokens[ch.name] < rate(a, "cons", ch, k) for ch in ins[a]):
+                        break
+                    for ch in ins[a]:
+                        tokens[ch.name] -= rate(a, "cons", ch, k)
+                    end = max(t + time(a, k), last_end[a])
+                    last_end[a] = end
+                    running[a].append((end, k))
+                    started[a] = k + 1
+                    moved = True
+                    if end == t:
+                        break                   # ended at once: written above next round
+        if all(started[a] >= m[a] for a in graph.actors):
+            key = (tuple(tokens.values()),
+                   tuple((started[a] - m[a]) % n[a] for a in graph.actors),
+                   tuple(tuple(e - t for e, _ in running[a]) for a in graph.actors))
+            if key in seen:             # the slowest actor's pace (components apart)
+                t0, s0 = seen[key]
+                return "period", max(Fraction(t - t0) * q[a] / (started[a] - s0[a])
+                                     for a in graph.actors if started[a] > s0[a])
+            seen[key] = (t, dict(started))
+        pending = [r[0][0] for r in running.values() if r]
+        if not pending:
+            return "deadlock", None
+        t = min(pending)
+    waiting = [a for a in graph.actors if started[a] < m[a]]
+    if waiting:
+        return "initialisation unfinished", waiting
+    t0, s0 = half
+    return "long", {"stalled": [a for a in graph.actors if started[a] == s0[a]],
+                    "pace": max((Fraction(t - t0) * q[a] / (started[a] - s0[a])
+                                 for a in graph.actors if started[a] > s0[a]), default=None)}
