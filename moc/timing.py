@@ -187,6 +187,13 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
         return _floats(TimingAnalysis(result.throughput, result.period,
                                       result.critical_cycle, None, None, None,
                                       result.method), floats)
+    try:
+        check_expansion_size(graph, q)
+    except ExpansionTooLargeError as exc:
+        return _floats(TimingAnalysis(result.throughput, result.period,
+                                      result.critical_cycle, None, None, None,
+                                      f"{result.method}; schedule not computed: {exc}"),
+                       floats)
     from moc.self_timed import Firings, first_iteration
     schedule = first_iteration(graph, durations, q, FIRINGS_PER_BLOCK)
     times = None
