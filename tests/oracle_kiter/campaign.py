@@ -355,7 +355,7 @@ def main(argv=None):
                     extra = args.outdir / f"k{i:04d}-{name}.xml"
                     extra.write_text(variant)
                     rec = {"file": extra.name, "origin": name, "settings": settings}
-                    if name == "reent" and len(parts) > 1:
+                    if len(parts) > 1:           # none of them joins components
                         rec["components"] = len(parts)
                     graphs.append(rec)
     print(f"{len(graphs)} files ({args.count} draws; not made: {skipped})", flush=True)
