@@ -275,7 +275,7 @@ def answer(doc: dict | None):
     if "timeout" in doc or "died" in doc:
         return None, "timeout" if "timeout" in doc else "died"
     period = doc.get("exact", {}).get("period")
-    return (Fraction(period) if period not in (None, "inf") else period), None
+    return (None if period is None else Fraction(period)), None
 
 
 def close(a, b, rel=Fraction(1, 10 ** 6)) -> bool:
@@ -290,12 +290,6 @@ def verdict(rec: dict) -> str:
         return "mapeval-crash"
     if m.get("timeout"):
         return "mapeval-timeout"
-    if rec.get("components", 1) > 1:
-        return "disconnected"
-    if rec["actors"] == 1 and k.get("period") not in ("inf", "failed", "timeout") \
-            and not m.get("deadlock") and m["starts"] is not None \
-            and not (m["starts"] != "inf" and close(m["starts"], Fraction(k["period"]))):
-        return "kiter-lone-actor"
     period, error = m["starts"], m.get("starts_error")
     kp = k.get("period")
     if kp in ("timeout",):
@@ -310,9 +304,14 @@ def verdict(rec: dict) -> str:
         return "mapeval-refused"
     if kp == "inf":
         return "differ-deadlock"
-    if period == "inf" or Fraction(kp) == 0:
-        return "agree-unbounded" if period == "inf" and Fraction(kp) == 0 else \
-            "differ-period"
+    if rec.get("components", 1) > 1:
+        # Kiter's iteration of a disconnected graph is not the smallest: compared
+        # component by component
+        return "disconnected"
+    if rec["actors"] == 1 and not close(period, Fraction(kp)):
+        return "kiter-lone-actor"
+    if period == 0 or Fraction(kp) == 0:       # an unbounded throughput
+        return "agree-unbounded" if period == Fraction(kp) else "differ-period"
     return "agree" if close(period, Fraction(kp)) else "differ-period"
 
 
@@ -372,13 +371,15 @@ def main(argv=None):
     with open(args.outdir / "results.jsonl", "w") as log:
         for rec in graphs:
             m = rec["mapeval"] = {}
+            # a process that ended without a line for this file (not one we stopped)
+            m["crash"] = any("died" in (runs[x].get(rec["file"]) or {}) for x in runs)
             for order in ("ends", "starts"):
                 doc = runs[order].get(rec["file"])
                 m[order], error = answer(doc)
                 if error:
                     m[f"{order}_error"] = error
                 m[f"{order}_seconds"] = (doc or {}).get("seconds")
-                m["timeout"] = m.get("timeout") or error in ("timeout", "died")
+                m["timeout"] = m.get("timeout") or error == "timeout"
                 if doc and "schedule" in doc:
                     m[f"{order}_firings"] = sum(len(v) for v in
                                                 (doc["schedule"] or {}).values())
@@ -387,18 +388,17 @@ def main(argv=None):
             m["repetitions"] = sum((doc.get("repetitions") or {}).values()) or None
             m["check_error"] = (doc.get("error") or {}).get("message")
             m["check_seconds"] = doc.get("seconds")
-            m["timeout"] |= "timeout" in doc or "died" in doc
+            m["timeout"] |= "timeout" in doc
             for key in ("ends", "starts"):
                 if m[key] is not None and not isinstance(m[key], str):
                     m[key] = str(m[key])
             rec["mapeval"]["ends_differs"] = m["ends"] != m["starts"]
-            m["starts"] = None if m["starts"] is None else (
-                m["starts"] if m["starts"] == "inf" else Fraction(m["starts"]))
+            m["starts"] = None if m["starts"] is None else Fraction(m["starts"])
             rec["verdict"] = verdict(rec)
             m["starts"] = None if m["starts"] is None else str(m["starts"])
             one = rec["kiter"].get("one")
             if one not in (None, "failed", "timeout", "inf") and m["starts"] not in (
-                    None, "inf") and Fraction(one) > 0:
+                    None, "0") and Fraction(one) > 0:
                 # a 1-periodic schedule is one schedule: its throughput is at most ours
                 rec["one_periodic_below"] = Fraction(one) <= \
                     (1 + Fraction(1, 10 ** 6)) / Fraction(m["starts"])
