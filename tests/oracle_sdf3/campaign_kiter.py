@@ -1,7 +1,7 @@
 """A differential campaign of ``mapeval analyse`` and ``check`` against Kiter, on graphs
 made by Kiter's own random generator (``kiter -g GenerateRandomSDF``, issue 42).
 
-    python tests/oracle_kiter/campaign.py KITER_BINARY OUTDIR [--count N] [--seed S]
+    python tests/oracle_sdf3/campaign_kiter.py KITER_BINARY OUTDIR [--count N] [--seed S]
 
 Run from the repository root, with mapeval installed; ``KITER_BINARY`` is Kiter's
 ``Release/bin/kiter`` (github.com/bbodin/kiter, ``make release``).  It exits at once
@@ -46,18 +46,8 @@ import xml.etree.ElementTree as ET
 from fractions import Fraction
 from pathlib import Path
 
-MAPEVAL = [sys.executable, "-m", "mapping.cli"]
-
-
-def run(argv, timeout):
-    """(exit status or None past ``timeout``, stdout, stderr, seconds)."""
-    start = time.monotonic()
-    try:
-        done = subprocess.run([str(a) for a in argv], capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, "", "", time.monotonic() - start
-    return done.returncode, done.stdout, done.stderr, time.monotonic() - start
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from campaign import MAPEVAL, run  # noqa: E402  (SDF3's campaign, beside this one)
 
 
 def draw(rng: random.Random) -> dict[str, int]:
