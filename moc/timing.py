@@ -36,6 +36,10 @@ UNORDERED_ENDS = "buffers not explored: the state space ends an actor's firings 
 #: the firings (about a second's work) that a firing waiting for many iterations back
 #: may make the first computed iterations before the state space is tried first
 FAR = 400_000
+#: an SDF graph's first iteration block by block (``moc.self_timed``) where its blocks
+#: hold this many firings on average; else by the occupancy program
+#: (``moc.occupancy``), about a microsecond a firing where a block costs tens
+FIRINGS_PER_BLOCK = 32
 PRECEDENCES = "self-timed execution from its firings' precedences until it repeats " \
     "(max-plus cyclicity, Baccelli et al. 1992)"
 #: how ``method`` begins to say that the schedule is left out (past the limit schedule)
@@ -194,13 +198,29 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
         return _floats(TimingAnalysis(result.throughput, result.period,
                                       result.critical_cycle, None, None, None,
                                       result.method), floats)
-    from moc.self_timed import first_iteration
-    schedule = first_iteration(graph, durations, q)
-    latency = _latency(schedule)
+    try:
+        check_expansion_size(graph, q)
+    except ExpansionTooLargeError as exc:
+        return _floats(TimingAnalysis(result.throughput, result.period,
+                                      result.critical_cycle, None, None, None,
+                                      f"{result.method}; schedule not computed: {exc}"),
+                       floats)
+    from moc.self_timed import Firings, first_iteration
+    schedule = first_iteration(graph, durations, q, FIRINGS_PER_BLOCK)
+    times = None
+    if schedule is None:
+        from moc.occupancy import first_iteration as quick_first
+        times = quick_first(graph, durations, q)
+        if times is None:
+            schedule = first_iteration(graph, durations, q)
+    latency = _latency(schedule) if times is None else _last_end(times)
     buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
     left_out = schedule_left_out(graph, q)
     if left_out is not None:
         schedule, method = None, f"{method}; {left_out}"
+    elif times is not None:
+        schedule = {a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
+                    for a, fs in times.items()}
     return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
                                   latency, buffers,
                                   None if schedule is None else MappingProxyType(schedule),

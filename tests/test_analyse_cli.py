@@ -339,3 +339,20 @@ def test_the_schedule_limit_leaves_the_rows_out_and_says_so(graph, tmp_path, cap
     assert "Traceback" not in captured.err and not out.exists()
     assert "no schedule to draw: schedule left out" in captured.err
     assert "raise it with --limit schedule=N" in captured.err
+
+
+def test_an_sdf_iteration_past_the_limit_firings_keeps_its_throughput(tmp_path, capsys):
+    """As a cyclo-static one (issue 42: graphs of Kiter's generator with 5.6·10^17
+    firings an iteration were refused): A (time 2, one firing at a time) feeds B 1 token
+    a firing, B takes 3: q = (3, 1), 4 firings, over the limit 3; A's three firings
+    take 6, the period."""
+    app = tmp_path / "past.sdf"
+    app.write_text("sdf past {\n actor A [exec = 2]\n actor B [exec = 1]\n"
+                   " A -> A [delay = 1]\n A -> B [prod = 1, cons = 3]\n"
+                   " B -> B [delay = 1]\n}\n")
+    assert main(["analyse", str(app), "--limit", "firings=3", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["exact"]["period"] == "6"
+    assert document["latency"] is None and document["schedule"] is None
+    assert "schedule not computed" in document["method"]
+    assert "--limit firings=N" in document["method"]

@@ -117,6 +117,36 @@ def test_at_the_liveness_threshold(tmp_path, capsys):
     assert _periods(tmp_path, capsys, *_threshold_ring(4)) == {7}
 
 
+def test_a_repetition_vector_of_billions(tmp_path, capsys):
+    """a (time 6) writes 3,000,000,001 tokens a firing, b (time 5) reads 3,000,000,003;
+    each fires one at a time (a self-loop of one token) and nothing holds a back: q =
+    (3,000,000,003, 3,000,000,001), a busy 6·q(a) = 18,000,000,018 an iteration, b
+    5·q(b), less.  Kiter prints period 7769803758, below a's own work (found on graphs of
+    its generator whose repetition vectors sum to 10^8-10^17, issue 42: there it gave
+    5/6 of the period; with rates of 10^9 it is right).  The default ``analyse`` gives
+    the period without the schedule of 6·10^9 firings."""
+    p, c = 3_000_000_001, 3_000_000_003
+    found = _periods(tmp_path, capsys, {"a": [6], "b": [5]}, [
+        ("ab", "a", "b", [p], [c], 0), ("sa", "a", "a", [1], [1], 1),
+        ("sb", "b", "b", [1], [1], 1)])
+    assert found == {6 * c}
+
+
+def test_a_cyclo_static_actor_without_self_loop_in_a_ring(tmp_path, capsys):
+    """A graph of Kiter's generator with its self-loops taken out (issue 42): a (16)
+    reads 2 of b's tokens and writes 2 for b's first phase and 2 for its second; b
+    (14, 3, 2) reads 1 in its first phase, writing 1 back, and 1 in its second: q =
+    (1, 2 cycles).  With one token on each side of the ring: b's first phase 0 - 14
+    gives a its second token, a runs 14 - 30, and at 30 both of b's cycles start (their
+    first phases 30 - 44, the others 30 - 33 and 30 - 32), giving a two tokens at 44:
+    a starts every 30, period 30 under both orders.  Kiter prints period 0 ("UNKNOWN
+    HOWARD ERROR"), its symbolic execution a throughput of 1/54."""
+    found = _periods(tmp_path, capsys, {"a": [16], "b": [14, 3, 2]}, [
+        ("ab", "a", "b", [2], [1, 0, 0], 1), ("ba", "b", "a", [1, 0, 0], [2], 1),
+        ("ab2", "a", "b", [2], [0, 1, 0], 0)])
+    assert found == {30}
+
+
 def test_disconnected_components_count_each_one_s_smallest_iteration(tmp_path, capsys):
     """a, b (q 2, 1) and c, d (q 1, 1) share no channel.  One iteration fires each
     component's smallest repetition vector: c -> d -> c with one token takes 2 + 5 = 7
