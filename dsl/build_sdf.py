@@ -126,7 +126,7 @@ class _Initial(InitialCounter):
         try:       # InitialPhases checks the values (non-negative integer rates...)
             InitialPhases(len(numbers), **{kind: {key: numbers}})
         except SDFError as exc:
-            raise ParseError(f"{telling}: {exc}", origin) from None
+            raise ParseError(f"actor '{actor}': {exc}", origin) from None
         self.see(actor, len(numbers), telling, origin)
         self.parts.setdefault(actor, {}).setdefault(kind, {})[key] = tuple(numbers)
         return periodic[0] if len(periodic) == 1 else periodic
