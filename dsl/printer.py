@@ -77,7 +77,7 @@ def _format_graph(graph) -> str:
                 raise ValueError(f"actor '{actor.name}': its initialisation phases give "
                                  f"'{min(missing)}', which it has no periodic value of, "
                                  "and cannot be written as .sdf")
-            attrs = [(k, _initialised(init.attrs[k], actor.attrs[k]) if k in init.attrs
+            attrs = [(k, initialised(init.attrs[k], actor.attrs[k]) if k in init.attrs
                       else text) for k, text in attrs]
         lines.append(f"{INDENT}actor {format_name(actor.name, kw)}{_attr_list(attrs)}")
     for ch in graph.channels.values():
@@ -88,7 +88,7 @@ def _format_graph(graph) -> str:
                 if field in ("prod", "cons") else None
             if init is not None:
                 rates = [init.rate(field, ch.name, k) for k in range(init.count)]
-                items.append((field, _initialised(rates, value)))
+                items.append((field, initialised(rates, value)))
             elif not _is_default(value, default):
                 items.append((field, format_value(value)))
         items += [(k, format_value(v)) for k, v in ch.attrs.items()]
@@ -102,7 +102,7 @@ def _format_graph(graph) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _initialised(initial, value) -> str:
+def initialised(initial, value) -> str:
     """``[a, ...; b, ...]``: the values of the initialisation phases, then ``value``
     (per phase or not) of the periodic ones."""
     periodic = format_value(value)

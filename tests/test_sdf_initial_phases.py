@@ -155,3 +155,18 @@ def _same_analysis(tmp_path, capsys, xml):
     assert graph.channels == direct.channels
     assert text.endswith(format_sdf(graph))
     return text
+
+
+def test_exported_as_json_and_dot_with_their_initialisation_phases(tmp_path, capsys):
+    path = tmp_path / "r.sdf"
+    path.write_text(RING)
+    assert main(["export", "json", str(path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    a, b = doc["actors"]
+    assert a["initial_phases"] == {"count": 1, "attrs": {"exec": [7]},
+                                   "prod": {"a->b": [1]}, "cons": {"back": [0]}}
+    assert b["initial_phases"]["cons"] == {"a->b": [0, 2]}
+    assert main(["export", "dot", str(path)]) == 0
+    dot = capsys.readouterr().out
+    assert '"a" -> "b" [taillabel="[1; 3, 1]", headlabel="[0, 2; 2, 1]"];' in dot
+    assert 'headlabel="[0; 1, 3]", label="back\\ndelay=4"' in dot
