@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Mapping as MappingT
 
 from dsl.expression import format_value
+from dsl.printer import initialised
 from moa.architecture import cost_text
 
 #: the highlight of a bottleneck element (Okabe-Ito vermillion: tells apart from black
@@ -42,18 +43,26 @@ def to_dot(obj) -> str:
     raise TypeError(f"to_dot: expected an SDF graph or an architecture, got {type(obj).__name__}")
 
 
-def _channel_label(ch, loop: bool) -> tuple[list[str], str]:
+def _channel_label(ch, loop: bool, actors) -> tuple[list[str], str]:
     """The rate attributes and the label text of channel ``ch``.  Rates of 1 are not
     written; on a self-loop the rates join the label, which Graphviz sets beside the
-    loop, since head and tail labels of a loop sit on its arrowheads."""
+    loop, since head and tail labels of a loop sit on its arrowheads.  A rate with
+    initialisation phases is written as in ``.sdf`` (``[1; 3, 1]``)."""
     label = [ch.name] if ch.name != f"{ch.src}->{ch.dst}" else []
     attrs = []
+    rates = []
+    for what, end, v in (("prod", ch.src, ch.prod), ("cons", ch.dst, ch.cons)):
+        init = actors[end].initial_phases
+        if init is not None:
+            rates.append((what, initialised([init.rate(what, ch.name, k)
+                                              for k in range(init.count)], v)))
+        elif not _is(v, 1):
+            rates.append((what, _v(v)))
     if loop:
-        label += [f"{what}={_v(v)}" for what, v in (("prod", ch.prod), ("cons", ch.cons))
-                  if not _is(v, 1)]
+        label += [f"{what}={text}" for what, text in rates]
     else:
-        attrs += [f"{end}={_q(_v(v))}" for end, v in (("taillabel", ch.prod),
-                                                       ("headlabel", ch.cons)) if not _is(v, 1)]
+        ends = {"prod": "taillabel", "cons": "headlabel"}
+        attrs += [f"{ends[what]}={_q(text)}" for what, text in rates]
     if not _is(ch.delay, 0):
         label.append(f"delay={_v(ch.delay)}")
     return attrs, "\n".join(label)
@@ -64,10 +73,13 @@ def _sdf_dot(graph) -> str:
     for actor in graph.actors.values():
         label = actor.name
         if "quanta" in actor.attrs:
-            label += f"\nquanta={_v(actor.attrs['quanta'])}"
+            quanta, init = actor.attrs["quanta"], actor.initial_phases
+            label += "\nquanta=" + (initialised(init.attrs["quanta"], quanta)
+                                    if init is not None and "quanta" in init.attrs
+                                    else _v(quanta))
         lines.append(f"    {_q(actor.name)} [label={_q(label)}];")
     for ch in graph.channels.values():
-        attrs, label = _channel_label(ch, ch.src == ch.dst)
+        attrs, label = _channel_label(ch, ch.src == ch.dst, graph.actors)
         if label:
             attrs.append(f"label={_q(label)}")
         tail = f" [{', '.join(attrs)}]" if attrs else ""

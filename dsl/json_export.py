@@ -185,6 +185,18 @@ def _cost(spec) -> dict:
     return {"model": spec.name, "args": _dict(spec.params.model_dump())}
 
 
+def _actor(actor) -> dict:
+    """An actor's name and attributes, and its initialisation phases where it has
+    some: their ``count`` and, per attribute and per channel it writes (``prod``) or
+    reads (``cons``), one value per phase."""
+    out = {"name": actor.name, "attrs": _dict(actor.attrs)}
+    init = actor.initial_phases
+    if init is not None:
+        out["initial_phases"] = {"count": init.count, "attrs": _dict(init.attrs),
+                                 "prod": _dict(init.prod), "cons": _dict(init.cons)}
+    return out
+
+
 def to_json(obj) -> Any:
     """A dict (or a list of dicts, for a list) describing ``obj``: an
     :class:`~moc.graph.SDFGraph`, an :class:`~moa.architecture.Architecture` or a
@@ -194,7 +206,7 @@ def to_json(obj) -> Any:
     if hasattr(obj, "actors") and hasattr(obj, "channels"):
         return {
             "kind": "sdf", "name": obj.name, "params": _dict(obj.params),
-            "actors": [{"name": a.name, "attrs": _dict(a.attrs)} for a in obj.actors.values()],
+            "actors": [_actor(a) for a in obj.actors.values()],
             "channels": [{"name": c.name, "src": c.src, "dst": c.dst, "prod": _value(c.prod),
                           "cons": _value(c.cons), "delay": _value(c.delay),
                           "size": _value(c.size), "attrs": _dict(c.attrs)}

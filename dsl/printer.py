@@ -70,12 +70,26 @@ def _format_graph(graph) -> str:
         lines.append(f"{INDENT}param {_key(name)} = {format_value(value)}")
     for actor in graph.actors.values():
         attrs = [(k, format_value(v)) for k, v in actor.attrs.items()]
+        init = actor.initial_phases
+        if init is not None:
+            missing = set(init.attrs) - set(actor.attrs)
+            if missing:
+                raise ValueError(f"actor '{actor.name}': its initialisation phases give "
+                                 f"'{min(missing)}', which it has no periodic value of, "
+                                 "and cannot be written as .sdf")
+            attrs = [(k, initialised(init.attrs[k], actor.attrs[k]) if k in init.attrs
+                      else text) for k, text in attrs]
         lines.append(f"{INDENT}actor {format_name(actor.name, kw)}{_attr_list(attrs)}")
     for ch in graph.channels.values():
         items = []
         for field, default in (("prod", 1), ("cons", 1), ("delay", 0), ("size", 1)):
             value = getattr(ch, field)
-            if not _is_default(value, default):
+            init = graph.actors[ch.src if field == "prod" else ch.dst].initial_phases \
+                if field in ("prod", "cons") else None
+            if init is not None:
+                rates = [init.rate(field, ch.name, k) for k in range(init.count)]
+                items.append((field, initialised(rates, value)))
+            elif not _is_default(value, default):
                 items.append((field, format_value(value)))
         items += [(k, format_value(v)) for k, v in ch.attrs.items()]
         ends = f"{format_name(ch.src, kw)} -> {format_name(ch.dst, kw)}"
@@ -86,6 +100,15 @@ def _format_graph(graph) -> str:
                          f"{_attr_list(items)}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def initialised(initial, value) -> str:
+    """``[a, ...; b, ...]``: the values of the initialisation phases, then ``value``
+    (per phase or not) of the periodic ones."""
+    periodic = format_value(value)
+    if isinstance(value, tuple):
+        periodic = periodic[1:-1]
+    return f"[{', '.join(map(format_value, initial))}; {periodic}]"
 
 
 # ---------------------------------------------------------------------------------------

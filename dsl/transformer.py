@@ -68,6 +68,12 @@ class CostCall(tuple):
     ``METRIC = model(...)`` attribute."""
 
 
+class Initialised(tuple):
+    """``(initial, periodic)`` of a value ``[a, ...; b, ...]``: the values of the
+    phases fired once before the periodic ones (a tuple) and of the periodic phases (a
+    :class:`~moc.phases.Phases`)."""
+
+
 class Builder:
     """Inline transformer: statements become tuples ``(kind, ...)`` with tokens kept for
     their positions; expressions become :mod:`dsl.expression` nodes."""
@@ -206,8 +212,14 @@ class Builder:
             return tok.line, tok.column + offset
         return tok.line + text.count("\n", 0, offset), offset - nl
 
+    def values(self, c):
+        return [strict(v) for v in c]
+
     def phases(self, c):
-        return Phases(strict(v) for v in c)
+        first, periodic = c
+        if periodic is None:
+            return Phases(first)
+        return Initialised((tuple(first), Phases(periodic)))
 
     def attr(self, c):
         key, value = c

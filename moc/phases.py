@@ -132,6 +132,31 @@ class PhaseCounter:
             self.see(ch.dst, cons, f"cons of channel '{ch.name}'", ch.origin)
 
 
+class InitialCounter:
+    """The number of initialisation phases of each actor, learnt value by value (a
+    value without any gives 0): :meth:`see` raises ``error`` (a ``ValueError`` class
+    taking ``(message, origin)``) at a count that disagrees with one seen before for
+    the same actor, naming both values."""
+
+    def __init__(self, error=SDFError):
+        self.counts: dict[str, tuple[int, str]] = {}
+        self.error = error
+
+    def see(self, actor: str, count: int, telling: str, origin=None) -> None:
+        known = self.counts.setdefault(actor, (count, telling))
+        if known[0] != count:
+            raise self.error(f"actor '{actor}' has {_initial_count(known[0])} by {known[1]} "
+                             f"but {_initial_count(count)} by {telling}", origin)
+
+    def count(self, actor: str) -> int:
+        return self.counts.get(actor, (0,))[0]
+
+
+def _initial_count(n: int) -> str:
+    return "no initialisation phase" if n == 0 else \
+        f"{n} initialisation phase{'s' if n > 1 else ''}"
+
+
 def phase_counts(graph) -> dict[str, int]:
     """The number of phases of every actor; an :class:`SDFError` names an actor whose
     per-phase values disagree on it (and the channel or attribute that does)."""

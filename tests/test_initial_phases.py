@@ -172,8 +172,14 @@ def test_kiter_syntax_read_and_written_back(tmp_path, capsys):
     assert out["period"] == 2.5 and out["latency"] is None and out["schedule"] is None
     assert main(["check", str(path)]) == 0
     assert "no deadlock" in capsys.readouterr().out
-    assert main(["import", "sdf3", str(path)]) == 2
-    assert "which the .sdf language does not model" in capsys.readouterr().err
+    sdf = tmp_path / "k.sdf"
+    assert main(["import", "sdf3", str(path), "-o", str(sdf)]) == 0
+    capsys.readouterr()
+    text = sdf.read_text()
+    assert "actor a [quanta = [7; 2], exec = [7; 2], exec_p = [7; 2]" in text
+    assert "prod = [1; 1]" in text and "cons = [0; 1]" in text
+    assert main(["analyse", str(sdf), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["period"] == 2.5
 
 
 @pytest.mark.parametrize("ao, ai, time, message, line", [

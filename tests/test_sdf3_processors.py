@@ -143,16 +143,21 @@ KITER_TIME = """<?xml version="1.0"?>
 
 
 def test_kiter_initialisation_phase_in_a_rate_is_read(tmp_path, capsys):
-    """Read as the actor's initialisation phases (tests/test_initial_phases.py); the
-    .sdf language cannot hold them, so ``import`` refuses by name."""
+    """Read as the actor's initialisation phases (tests/test_initial_phases.py);
+    ``import`` writes them as ``[a; b]`` values, which read back as the same phases."""
     path = tmp_path / "warm.xml"
     path.write_text(KITER_RATE)
-    init = read_sdf3(path).actors["warm"].initial_phases
+    graph = read_sdf3(path)
+    init = graph.actors["warm"].initial_phases
     assert init.count == 1 and init.cons == {"c": (0,)} and init.attrs["exec"] == (0,)
-    assert main(["import", "sdf3", str(path)]) == 2
+    assert main(["import", "sdf3", str(path)]) == 0
     out = capsys.readouterr()
-    assert f"{path}:8:7: error: actor 'warm' of 'k' has initialisation phases" in out.err
-    assert "Traceback" not in out.err and out.out == ""
+    assert "    actor warm [exec = [0; 0]]\n" in out.out
+    assert "    channel c : src -> warm [prod = 2, cons = [0; 1, 1]]\n" in out.out
+    again = dsl.loads_sdf(out.out)[0]
+    assert again.actors["warm"].initial_phases == init
+    assert again.actors["src"].initial_phases is None
+    assert again.channels == graph.channels
 
 
 def test_kiter_initialisation_phase_in_a_time_alone_is_refused_by_name(tmp_path):

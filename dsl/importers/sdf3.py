@@ -50,8 +50,8 @@ from dsl.errors import ParseError
 from dsl.files import check_readable, read_bytes
 from moc.graph import SDFGraph
 from moc.initial_phases import has_initial_phases
-from moc.phases import InitialPhases, PhaseCounter, Phases, cyclo_static, phase_counts, \
-    phase_value
+from moc.phases import InitialCounter, InitialPhases, PhaseCounter, Phases, cyclo_static, \
+    phase_counts, phase_value
 
 EXEC_PREFIX = "exec_"
 #: the attribute of the time on SDF3's default processor
@@ -309,7 +309,7 @@ def parse_processors(text: str):
                      "map:OLD=NEW[,OLD=NEW...]")
 
 
-class _Initial:
+class _Initial(InitialCounter):
     """Kiter's initialisation phases as a file gives them: ``a;b`` in a rate or a time
     (``a`` the phases fired once, ``b`` the periodic ones; its SDF3 reader splits the
     attribute there), their number per actor (which every port and time of the actor
@@ -317,7 +317,7 @@ class _Initial:
     ``(actor, port)`` or ``(actor, exec_<type>)``."""
 
     def __init__(self):
-        self.counts: dict[str, tuple[int, str]] = {}
+        super().__init__(ParseError)
         self.values: dict[tuple[str, str], tuple] = {}
         self.default: dict[str, str] = {}
 
@@ -342,17 +342,11 @@ class _Initial:
         self.see(actor, len(values), telling, origin)
         return values, _phases(periodic, what, origin)
 
-    def see(self, actor, count, telling, origin) -> None:
-        known = self.counts.setdefault(actor, (count, telling))
-        if known[0] != count:
-            raise ParseError(f"actor '{actor}' has {_count(known[0])} by {known[1]} but "
-                             f"{_count(count)} by {telling}", origin)
-
     def phases(self, actor, attrs, sdf):
         """The :class:`~moc.phases.InitialPhases` of ``actor`` (None without):
         its times (``exec`` and ``quanta`` the default processor's, 0 without one), and
         the rates of the ports its channels use."""
-        count = self.counts.get(actor, (0,))[0]
+        count = self.count(actor)
         if not count:
             return None
         default = self.values.get((actor, self.default.get(actor)), (0,) * count)
@@ -365,11 +359,6 @@ class _Initial:
                 if ch.get(end) == actor and (actor, ch.get(port)) in self.values:
                     into[ch.get("name")] = self.values[(actor, ch.get(port))]
         return InitialPhases(count, times, prod, cons)
-
-
-def _count(n: int) -> str:
-    return "no initialisation phase" if n == 0 else \
-        f"{n} initialisation phase{'s' if n > 1 else ''}"
 
 
 def parse_xml(path, text: bool = True):
@@ -543,9 +532,8 @@ DESCRIPTION = ("Read an SDF3 XML file (actors, port rates, channels, initial tok
                "exec_<type> (read by lookup()), the time on SDF3's default processor (the "
                "last marked default) exec and quanta (exec = 0 for an actor without one, as "
                "SDF3 times it), and the processor types the actor's allowed list (see "
-               "--processors). Errors point at FILE:LINE:COL. Kiter's initialisation phases "
-               "('a;b' rates) cannot be written as .sdf: analyse or check the .xml "
-               "itself.")
+               "--processors). Kiter's initialisation phases ('a;b' rates and times) become "
+               "'[a; b]' values. Errors point at FILE:LINE:COL.")
 
 
 def __getattr__(name: str):
@@ -580,7 +568,5 @@ def convert(args) -> Imported:
         raise ParseError(f"'{path}': expected an SDF3 .xml file")
     check_readable(path)
     graph = read_sdf3(path, parse_processors(args.processors))
-    from moc.initial_phases import refuse_initial_phases
-    refuse_initial_phases(graph, "the .sdf language")
     text = f"# Imported by 'mapeval import sdf3' from {path}\n" + format_sdf(graph)
     return Imported(text if text.endswith("\n") else text + "\n", inputs=(path,))
