@@ -6,7 +6,7 @@ time from :class:`moc.initial_phases.InitialPhases`), then periodic phase
 its phase's tokens are on every input (it takes them then, any number of firings at
 once); it ends ``d`` later, but not before the actor's previous one (firings end in
 order), and writes its tokens then.  The period is read off the first state that
-recurs once every initialisation phase has fired: tokens, each actor's phase, the
+recurs once every initialisation firing has ended: tokens, each actor's phase, the
 times left of its running firings."""
 from __future__ import annotations
 
@@ -73,7 +73,10 @@ def run(graph, q, max_events=20_000):
                     moved = True
                     if end == t:
                         break                   # ended at once: written above next round
-        if all(started[a] >= m[a] for a in graph.actors):
+        # a running initialisation firing writes its own rates: the state is the
+        # periodic graph's only once every initialisation firing has ended
+        if all(started[a] >= m[a] and all(k >= m[a] for _, k in running[a])
+               for a in graph.actors):
             key = (tuple(tokens.values()),
                    tuple((started[a] - m[a]) % n[a] for a in graph.actors),
                    tuple(tuple(e - t for e, _ in running[a]) for a in graph.actors))

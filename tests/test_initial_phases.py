@@ -281,6 +281,26 @@ def graphs(draw):
     return g
 
 
+def test_a_running_initialisation_firing_is_not_a_recurrence():
+    """Found by the property below, where the execution's oracle saw a state recur while
+    an initialisation firing was still running.  ``a0`` (time 1) writes 2 on ``c0`` and
+    reads 2 of ``c1``; ``a1`` (phases of time 1) reads 0, 1 of ``c0`` and writes 1, 0 on
+    ``c1`` (1 token); both initialisation phases (time 1) write one token and read none.
+    By hand: at 0 both initialisations and ``a1``'s phase 0 start; at 1 they end (``c0``
+    1, ``c1`` 3), ``a0`` starts and ``a1`` its phases 1, 0; from 2 on, every time unit
+    ``a0`` fires once and ``a1`` four times (phases 1, 0, 1, 0): one iteration (``q`` =
+    1, 4) per time unit, period 1."""
+    g = SDFGraph("h")
+    g.add_actor("a0", exec=1, initial_phases=InitialPhases(
+        1, {"exec": (1,)}, prod={"c0": (1,)}, cons={"c1": (0,)}))
+    g.add_actor("a1", exec=[1, 1], initial_phases=InitialPhases(
+        1, {"exec": (1,)}, prod={"c1": (1,)}, cons={"c0": (0,)}))
+    g.add_channel("a0", "a1", "c0", prod=2, cons=[0, 1], delay=0)
+    g.add_channel("a1", "a0", "c1", prod=[1, 0], cons=2, delay=1)
+    assert throughput(g).period == 1
+    assert run(g, repetition_vector(g.bind())) == ("period", 1)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs())
 def test_throughput_is_the_executions(g):
