@@ -270,6 +270,7 @@ def _component_period(graph, actors, channels, durations, q, live):
             # no period is below 0, so a zero ratio needs no proof; nor does K = q on
             # every actor (the HSDF expansion's precedences, the exact period)
             if ratio == 0 or all(K[a] == q[a] for a in actors) or \
+                    covers(K, [a for a, _ in circuit], q) or \
                     _realizable(circuit, _tightest(found, cycle, channels), K):
                 return (ratio, named(circuit, actors), K,
                         _circuit_channels(found, cycle, channels))
@@ -301,6 +302,14 @@ def grow(K, on_circuit, whole):
     if all(grown[a] == K[a] for a in on_circuit):
         grown = {a: whole[a] for a in on_circuit}
     return None if all(grown[a] == K[a] for a in on_circuit) else grown
+
+
+def covers(K, on_circuit, whole) -> bool:
+    """The paper's stopping rule: whether every ``K_t`` on the critical circuit is a
+    multiple of ``whole_t / gcd of whole on the circuit``, the repetition vector of the
+    circuit's actors and channels taken alone, so that the circuit's ratio is optimal."""
+    common = math.gcd(*(whole[a] for a in on_circuit))
+    return all(K[a] % (whole[a] // common) == 0 for a in on_circuit)
 
 
 def named(circuit, actors):
