@@ -14,8 +14,9 @@ multiple of ``q_t/g`` the ratio is optimal.  Proof: the circuit's actors and cha
 alone form a strongly connected graph of repetition vector ``q_t/g``, for which such
 ``K`` are whole iterations, exact; its constraint graph is a part of the whole one
 (a channel's edges depend on the ``K`` of its ends only) and holds the circuit, so
-``Ω_K(G) = Ω(circuit alone) ≤ Ω(G) ≤ Ω_K(G)``.  ``K`` far below ``q`` often meets it
-(Kiter's generated graphs: ``K`` summing to 284 for 8·10^7 firings).  Elsewhere a
+``Ω_K(G)``, the circuit's ratio, ``≤ Ω_K(circuit alone) = Ω(circuit alone) ≤ Ω(G) ≤
+Ω_K(G)``.  ``K`` far below ``q`` often meets it (a graph of Kiter's generator: ``K``
+summing to 284 for 8·10^7 firings an iteration).  Elsewhere a
 critical circuit that is a chain of real precedences repeating (:func:`_realizable`)
 is optimal too, and where neither holds ``K`` grows, to ``q_t`` where the ``lcm``
 changes nothing.

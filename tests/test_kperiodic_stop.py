@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import moc.csdf_kperiodic as csdf_kperiodic
 import moc.kperiodic as kperiodic
 from moc import SDFGraph, hsdf_expansion
+from moc.csdf_kperiodic import phased_kperiodic_throughput
 from moc.cycle_ratio import max_cycle_ratio
 from moc.errors import LimitError
 from moc.kperiodic import covers, kperiodic_throughput
@@ -84,6 +86,21 @@ def test_without_the_rule_the_same_graph_passes_the_limit(monkeypatch):
     g = three_rings(10 ** 6)
     with pytest.raises(LimitError):
         kperiodic_throughput(g, execution_times(g), repetition_vector(g))
+
+
+@pytest.mark.parametrize("order", ["ends", "starts"])
+def test_cyclo_static_iteration_stops_at_the_rule_too(order, monkeypatch):
+    # one phase per actor, through moc.csdf_kperiodic: whole iterations would be past
+    # the limit, so without the rule only a bound (not optimal) comes back; with it
+    # the same K as the SDF iteration, proven (both orders agree here: an actor's
+    # firings all take the same time, so they end in the order they start)
+    g = three_rings(10 ** 6)
+    q = repetition_vector(g)
+    found = phased_kperiodic_throughput(g, execution_times(g), q, order)
+    assert found.period == 7_500_000 and found.optimal
+    assert dict(found.periodicity) == {"a0": 1, "a1": 1, "a2": 5, "z": 1}
+    monkeypatch.setattr(csdf_kperiodic, "covers", lambda *args: False)
+    assert not phased_kperiodic_throughput(g, execution_times(g), q, order).optimal
 
 
 K0179 = os.environ.get("MAPEVAL_KITER_K0179")
