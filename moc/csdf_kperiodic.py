@@ -19,7 +19,10 @@ the tokens of one iteration.  Each firing is a start and an end node: the end wa
 such a schedule; a cycle of height zero or less admits none.
 
 ``K`` starts at 1 and grows on the critical circuit only (to ``lcm(K_t, r_t / gcd of
-r on the circuit)``, ``r_t = q_t/n_t``, then to ``r_t``).  The answer is exact once the
+r on the circuit)``, ``r_t = q_t/n_t``, then to ``r_t``).  The answer is exact once
+every ``K_t`` on the critical circuit is a multiple of ``r_t / gcd of r on it`` (the
+paper's rule, :func:`moc.kperiodic.covers`: the circuit alone is then whole iterations
+of its own, exact, and an actor's own order depends on its ``K`` alone), or once the
 critical circuit is a chain of real precedences that repeats (:func:`_follow`, as
 :func:`moc.kperiodic` checks it for SDF): its ratio is then a cycle mean of the
 execution, and no K-periodic schedule beats the self-timed one.  Likewise a circuit of
@@ -44,7 +47,7 @@ from moc.cycle_ratio import UnboundedCycleError, cycle_edges, first_per, integer
     max_cycle_ratio_arrays
 from moc.deadlock import raise_deadlock
 from moc.graph import SDFGraph
-from moc.kperiodic import KPeriodicThroughput, by_component, grow, named, \
+from moc.kperiodic import KPeriodicThroughput, by_component, covers, grow, named, \
     solve_congruence, substitute, too_large
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 
@@ -406,7 +409,8 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
             shift = _follow(found, cycle, edges)
             circuit = found.names(cycle)
             result = (ratio, named(circuit, actors), dict(K), frozenset(found.through(edges)))
-            if ratio == 0 or (shift is not None and shift > 0):
+            if ratio == 0 or (shift is not None and shift > 0) or \
+                    covers(K, [a for a, _ in circuit], cycles):
                 return result
             if best is None or ratio < best[0]:
                 best = result
