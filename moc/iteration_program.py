@@ -29,6 +29,9 @@ WIDE_LEVELS = 32
 _PAD = -(2 ** 62)
 #: levels found before their average width may decide that they are narrow
 FIRST_LEVELS = 64
+#: firings computed one by one whose Python lists are made at once (a program run
+#: once makes them a chunk at a time and drops each after it)
+LISTED = 1 << 16
 #: firings of a block of one actor from which, where none waits for another of the
 #: block, they are computed as one chain (numpy running maxima) rather than one by one
 CHAIN = 32
@@ -44,8 +47,8 @@ def iteration_program(actors, total):
     """``(program, levels, back)``: the firings of one iteration by levels where they
     are wide (:func:`_levels`; ``program`` None), else (``levels`` None) in an order
     that follows their precedences (the blocks that the tokens allow, actor after
-    actor), as lists of ``(index, time, inputs, faster, previous)`` (five lists, read
-    zipped: faster made so) and chains (:func:`run_program`): a firing's place in an
+    actor), as runs of firings read as lists of ``(index, time, inputs, faster,
+    previous)`` (five lists, read zipped: faster made so; :class:`_Firings`) and chains (:func:`run_program`): a firing's place in an
     iteration's times, the offsets (from the iteration's first place) of the ends it
     waits for on ordinary channels and on growing ones, and that of its previous
     firing (every actor's firings start and end in order: cyclo-static ones by the
@@ -182,14 +185,45 @@ def _listed(xs, waits_of, total, blocks, los, his):
         program.append(slice(done, total))
     if not any(type(part) is slice for part in program):
         return program
-    waits = [_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
-                    [o for x in xs for o in waits_of[x.name][g][1]], total)
-             for g in (False, True)]
-    # the tuples made in the order they are read (read faster so)
-    slow, fast = (_grouped(count[at], flat, first[at]) for count, flat, first in waits)
-    columns = (at.tolist(), times[at].tolist(), slow, fast, previous[at].tolist())
-    return [[c[part] for c in columns] if type(part) is slice else part
-            for part in program]
+    slow, fast = (_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
+                         [o for x in xs for o in waits_of[x.name][g][1]], total)
+                  for g in (False, True))
+    return [_Firings(at[part], times[at[part]], previous[at[part]], slow, fast)
+            if type(part) is slice else part for part in program]
+
+
+class _Firings:
+    """Firings computed one by one (:func:`run_program`): their places, times and
+    previous firings' places as arrays, and the :func:`_table` of the places each waits
+    for on ordinary channels and on growing ones.  Read as :func:`iteration_program`'s
+    five lists, made :data:`LISTED` firings at a time: as Python objects a firing takes
+    some 200 bytes, as arrays some 50."""
+
+    __slots__ = ("at", "times", "previous", "slow", "fast", "kept")
+
+    def __init__(self, at, times, previous, slow, fast):
+        self.at, self.times, self.previous = at, times, previous
+        self.slow, self.fast, self.kept = slow, fast, None
+
+    def lists(self, keep):
+        """The five lists a chunk at a time; with ``keep`` (a program run for several
+        iterations) made once and kept."""
+        if self.kept is not None:
+            yield from self.kept
+            return
+        made = []
+        for lo in range(0, len(self.at), LISTED):
+            at = self.at[lo:lo + LISTED]
+            # the tuples made in the order they are read (read faster so)
+            columns = (at.tolist(), self.times[lo:lo + LISTED].tolist(),
+                       *(_grouped(count[at], flat, first[at])
+                         for count, flat, first in (self.slow, self.fast)),
+                       self.previous[lo:lo + LISTED].tolist())
+            if keep:
+                made.append(columns)
+            yield columns
+        if keep:
+            self.kept = made
 
 
 def _times(x):
@@ -242,7 +276,7 @@ def run_program(program, S, E, first, last, total, in_order=True):
     """The starts and ends of iterations ``first .. last-1`` (places counted from the
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
     the places whose start a growing channel's producer set.  A program's part is a
-    list of firings computed one by one (:func:`iteration_program`'s five lists), or a
+    run of firings computed one by one (:func:`iteration_program`'s five lists), or a
     chain: firings ``j = 0 .. n-1`` of one actor that wait for no other of the chain,
     ``s_j = max(s_{j-1}, w_j)`` and ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the
     latest end it waits for, ``s_{-1}`` and ``e_{-1}`` those of the firing before the
@@ -255,29 +289,37 @@ def run_program(program, S, E, first, last, total, in_order=True):
     for it in range(first, last):
         base = it * total
         for part in program:
-            if type(part) is not list:
+            if type(part) is tuple:
                 held += _chain(part, starts, ends, base, in_order)
                 continue
-            for place, d, slow, fast, previous in zip(*part):
-                at, before = base + place, base + previous
-                s = S[before]                 # in order, and at 0 at the earliest
-                for o in slow:
-                    e = E[base + o]
-                    if e > s:
-                        s = e
-                if fast:
-                    up = False
-                    for o in fast:
-                        e = E[base + o]
-                        if e > s:
-                            s, up = e, True
-                    if up:
-                        held.append(at)
-                S[at] = s
-                e, p = s + d, E[before]
-                E[at] = e if e > p or not in_order else p
+            for lists in part.lists(last - first > 1):
+                _one_by_one(lists, S, E, base, in_order, held)
     del starts, ends                  # S and E grow again on the next call
     return held
+
+
+def _one_by_one(lists, S, E, base, in_order, held):
+    """Compute the firings ``lists`` (:func:`iteration_program`'s five) of the
+    iteration at ``base`` one by one; the places whose start a growing channel's
+    producer set appended to ``held``."""
+    for place, d, slow, fast, previous in zip(*lists):
+        at, before = base + place, base + previous
+        s = S[before]                 # in order, and at 0 at the earliest
+        for o in slow:
+            e = E[base + o]
+            if e > s:
+                s = e
+        if fast:
+            up = False
+            for o in fast:
+                e = E[base + o]
+                if e > s:
+                    s, up = e, True
+            if up:
+                held.append(at)
+        S[at] = s
+        e, p = s + d, E[before]
+        E[at] = e if e > p or not in_order else p
 
 
 def _grown(S, E, places):
