@@ -144,8 +144,8 @@ def _blocks(need, feeds):
 def _listed(xs, waits_of, total, blocks, los, his):
     """The program of the blocks ``(xs[blocks], los, his)`` in order (see
     :func:`iteration_program`): chains where :func:`run_program` may compute them at
-    once, between them lists of firings, made for all firings at once and cut between
-    the chains."""
+    once, between them runs of firings computed one by one (:class:`_Firings`), their
+    arrays made for all firings at once and cut between the chains."""
     pos = np.array([x.pos for x in xs], dtype=np.int64)
     q = np.array([x.q for x in xs], dtype=np.int64)
     first = np.repeat(pos, q)
@@ -156,14 +156,18 @@ def _listed(xs, waits_of, total, blocks, los, his):
     sizes = his - los
     ends = np.cumsum(sizes)
     at = np.repeat(pos[blocks] + los - ends + sizes, sizes) + np.arange(total)
+    del first, place
     program, done = [], 0
-    tables = {}
+    # per firing the places it waits for (one table for all actors, an actor's rows
+    # a view of it)
+    waits = [_narrow(*_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
+                             [o for x in xs for o in waits_of[x.name][g][1]], total))
+             for g in (False, True)]
     for k in np.flatnonzero(sizes >= CHAIN).tolist():
         b, lo, hi = xs[blocks[k]], int(los[k]), int(his[k])
-        if b.name not in tables:
-            tables[b.name] = [_table(*waits_of[b.name][g], b.q) for g in (False, True)]
-        rows = np.arange(lo, hi)
-        slow, fast = (_padded(*table, rows) for table in tables[b.name])
+        rows = np.arange(b.pos + lo, b.pos + hi)
+        slow, fast = (_padded(*table, rows) for table in waits)
+        rows -= b.pos
         inside = [t is not None and (t >= b.pos + lo) & (t < b.pos + hi)
                   for t in (slow, fast)]
         looped = inside[0] is not False and bool(inside[0].any())
@@ -185,11 +189,17 @@ def _listed(xs, waits_of, total, blocks, los, his):
         program.append(slice(done, total))
     if not any(type(part) is slice for part in program):
         return program
-    slow, fast = (_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
-                         [o for x in xs for o in waits_of[x.name][g][1]], total)
-                  for g in (False, True))
-    return [_Firings(at[part], times[at[part]], previous[at[part]], slow, fast)
+    at, times, previous = _narrow(at, times, previous)
+    return [_Firings(at[part], times[at[part]], previous[at[part]], *waits)
             if type(part) is slice else part for part in program]
+
+
+def _narrow(*arrays):
+    """The int64 ``arrays`` as int32 where all their values fit (half the memory)."""
+    if all(not len(a) or -2 ** 31 <= int(a.min()) and int(a.max()) < 2 ** 31
+           for a in arrays):
+        return tuple(a.astype(np.int32) for a in arrays)
+    return arrays
 
 
 class _Firings:
