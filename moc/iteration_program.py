@@ -75,9 +75,17 @@ def iteration_program(actors, total):
             firings.append(waiting)
             places.append(offsets + a.pos)
         waits_of[x.name] = parts
+    del kinds
     levels = _levels(actors, waits_of, total)
     if levels is not None:
         return None, levels, back
+    # per firing the places it waits for: one table for all actors (an actor's rows a
+    # view of it), int32 where the places fit
+    xs = list(actors.values())
+    waits = [_narrow(*_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
+                             [o for x in xs for o in waits_of[x.name][g][1]], total))
+             for g in (False, True)]
+    del waits_of
     serve, tables = {}, {}
     for x in actors.values():
         for i in x.ins:
@@ -87,14 +95,14 @@ def iteration_program(actors, total):
                     made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
                     tables[key] = np.minimum(i.read.writers(i.delay + made + 1), x.q)
                 serve[id(i)] = tables[key]
-    xs = list(actors.values())
     where = {x.name: k for k, x in enumerate(xs)}
     feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
     order = _blocks([x.q for x in xs], feeds)
     del serve, tables, feeds
     if order is None:
         return None                       # not live: the caller's checks say why
-    return _listed(xs, waits_of, total, *np.array(order, dtype=np.int64).T), None, back
+    order = np.array(order, dtype=np.int64).T     # a tuple a block: ten times the bytes
+    return _listed(xs, waits, total, *order), None, back
 
 
 def _waits(i, q, q_src, total):
@@ -141,9 +149,10 @@ def _blocks(need, feeds):
     return order if count == need else None
 
 
-def _listed(xs, waits_of, total, blocks, los, his):
+def _listed(xs, waits, total, blocks, los, his):
     """The program of the blocks ``(xs[blocks], los, his)`` in order (see
-    :func:`iteration_program`): chains where :func:`run_program` may compute them at
+    :func:`iteration_program`; ``waits``: the :func:`_table` of the places each firing
+    waits for on ordinary channels and on growing ones): chains where :func:`run_program` may compute them at
     once, between them runs of firings computed one by one (:class:`_Firings`), their
     arrays made for all firings at once and cut between the chains."""
     pos = np.array([x.pos for x in xs], dtype=np.int64)
@@ -158,11 +167,6 @@ def _listed(xs, waits_of, total, blocks, los, his):
     at = np.repeat(pos[blocks] + los - ends + sizes, sizes) + np.arange(total)
     del first, place
     program, done = [], 0
-    # per firing the places it waits for (one table for all actors, an actor's rows
-    # a view of it)
-    waits = [_narrow(*_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
-                             [o for x in xs for o in waits_of[x.name][g][1]], total))
-             for g in (False, True)]
     for k in np.flatnonzero(sizes >= CHAIN).tolist():
         b, lo, hi = xs[blocks[k]], int(los[k]), int(his[k])
         rows = np.arange(b.pos + lo, b.pos + hi)
@@ -248,7 +252,9 @@ def _table(firings, places, q):
     k = np.concatenate(firings) if firings else np.zeros(0, dtype=np.int64)
     p = np.concatenate(places) if places else k
     count = np.bincount(k, minlength=q)
-    return count, p[np.argsort(k, kind="stable")], np.cumsum(count) - count
+    by = np.argsort(k, kind="stable")
+    del k
+    return count, p[by], np.cumsum(count) - count
 
 
 def _grouped(count, flat, first):
