@@ -237,7 +237,7 @@ class _Firings:
                 made.append(columns)
             yield columns
         if keep:
-            self.kept = made
+            self.kept, self.at, self.times, self.previous = made, None, None, None
 
 
 def _times(x):
