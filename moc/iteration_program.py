@@ -186,7 +186,9 @@ def _listed(xs, waits, total, blocks, los, his):
             slow = np.where(prior, _PAD, slow)
         if done < ends[k] - sizes[k]:
             program.append(slice(done, int(ends[k] - sizes[k])))
-        program.append((b.pos + lo, times[b.pos + lo:b.pos + hi], int(previous[b.pos + lo]),
+        # a copy: a view would keep all firings' times
+        program.append((b.pos + lo, times[b.pos + lo:b.pos + hi].copy(),
+                        int(previous[b.pos + lo]),
                         slow, fast, looped))
         done = int(ends[k])
     if done < total:
