@@ -29,6 +29,9 @@ WIDE_LEVELS = 32
 _PAD = -(2 ** 62)
 #: levels found before their average width may decide that they are narrow
 FIRST_LEVELS = 64
+#: firings computed one by one whose Python lists are made at once (a program run
+#: once makes them a chunk at a time and drops each after it)
+LISTED = 1 << 16
 #: firings of a block of one actor from which, where none waits for another of the
 #: block, they are computed as one chain (numpy running maxima) rather than one by one
 CHAIN = 32
@@ -44,8 +47,8 @@ def iteration_program(actors, total):
     """``(program, levels, back)``: the firings of one iteration by levels where they
     are wide (:func:`_levels`; ``program`` None), else (``levels`` None) in an order
     that follows their precedences (the blocks that the tokens allow, actor after
-    actor), as lists of ``(index, time, inputs, faster, previous)`` (five lists, read
-    zipped: faster made so) and chains (:func:`run_program`): a firing's place in an
+    actor), as runs of firings read as lists of ``(index, time, inputs, faster,
+    previous)`` (five lists, read zipped: faster made so; :class:`_Firings`) and chains (:func:`run_program`): a firing's place in an
     iteration's times, the offsets (from the iteration's first place) of the ends it
     waits for on ordinary channels and on growing ones, and that of its previous
     firing (every actor's firings start and end in order: cyclo-static ones by the
@@ -72,9 +75,17 @@ def iteration_program(actors, total):
             firings.append(waiting)
             places.append(offsets + a.pos)
         waits_of[x.name] = parts
+    del kinds
     levels = _levels(actors, waits_of, total)
     if levels is not None:
         return None, levels, back
+    # per firing the places it waits for: one table for all actors (an actor's rows a
+    # view of it), int32 where the places fit
+    xs = list(actors.values())
+    waits = [_narrow(*_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
+                             [o for x in xs for o in waits_of[x.name][g][1]], total))
+             for g in (False, True)]
+    del waits_of
     serve, tables = {}, {}
     for x in actors.values():
         for i in x.ins:
@@ -84,14 +95,14 @@ def iteration_program(actors, total):
                     made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
                     tables[key] = np.minimum(i.read.writers(i.delay + made + 1), x.q)
                 serve[id(i)] = tables[key]
-    xs = list(actors.values())
     where = {x.name: k for k, x in enumerate(xs)}
     feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
     order = _blocks([x.q for x in xs], feeds)
     del serve, tables, feeds
     if order is None:
         return None                       # not live: the caller's checks say why
-    return _listed(xs, waits_of, total, *np.array(order, dtype=np.int64).T), None, back
+    order = np.array(order, dtype=np.int64).T     # a tuple a block: ten times the bytes
+    return _listed(xs, waits, total, *order), None, back
 
 
 def _waits(i, q, q_src, total):
@@ -138,11 +149,12 @@ def _blocks(need, feeds):
     return order if count == need else None
 
 
-def _listed(xs, waits_of, total, blocks, los, his):
+def _listed(xs, waits, total, blocks, los, his):
     """The program of the blocks ``(xs[blocks], los, his)`` in order (see
-    :func:`iteration_program`): chains where :func:`run_program` may compute them at
-    once, between them lists of firings, made for all firings at once and cut between
-    the chains."""
+    :func:`iteration_program`; ``waits``: the :func:`_table` of the places each firing
+    waits for on ordinary channels and on growing ones): chains where :func:`run_program` may compute them at
+    once, between them runs of firings computed one by one (:class:`_Firings`), their
+    arrays made for all firings at once and cut between the chains."""
     pos = np.array([x.pos for x in xs], dtype=np.int64)
     q = np.array([x.q for x in xs], dtype=np.int64)
     first = np.repeat(pos, q)
@@ -153,14 +165,13 @@ def _listed(xs, waits_of, total, blocks, los, his):
     sizes = his - los
     ends = np.cumsum(sizes)
     at = np.repeat(pos[blocks] + los - ends + sizes, sizes) + np.arange(total)
+    del first, place
     program, done = [], 0
-    tables = {}
     for k in np.flatnonzero(sizes >= CHAIN).tolist():
         b, lo, hi = xs[blocks[k]], int(los[k]), int(his[k])
-        if b.name not in tables:
-            tables[b.name] = [_table(*waits_of[b.name][g], b.q) for g in (False, True)]
-        rows = np.arange(lo, hi)
-        slow, fast = (_padded(*table, rows) for table in tables[b.name])
+        rows = np.arange(b.pos + lo, b.pos + hi)
+        slow, fast = (_padded(*table, rows) for table in waits)
+        rows -= b.pos
         inside = [t is not None and (t >= b.pos + lo) & (t < b.pos + hi)
                   for t in (slow, fast)]
         looped = inside[0] is not False and bool(inside[0].any())
@@ -175,21 +186,60 @@ def _listed(xs, waits_of, total, blocks, los, his):
             slow = np.where(prior, _PAD, slow)
         if done < ends[k] - sizes[k]:
             program.append(slice(done, int(ends[k] - sizes[k])))
-        program.append((b.pos + lo, times[b.pos + lo:b.pos + hi], int(previous[b.pos + lo]),
+        # a copy: a view would keep all firings' times
+        program.append((b.pos + lo, times[b.pos + lo:b.pos + hi].copy(),
+                        int(previous[b.pos + lo]),
                         slow, fast, looped))
         done = int(ends[k])
     if done < total:
         program.append(slice(done, total))
     if not any(type(part) is slice for part in program):
         return program
-    waits = [_table([x.pos + f for x in xs for f in waits_of[x.name][g][0]],
-                    [o for x in xs for o in waits_of[x.name][g][1]], total)
-             for g in (False, True)]
-    # the tuples made in the order they are read (read faster so)
-    slow, fast = (_grouped(count[at], flat, first[at]) for count, flat, first in waits)
-    columns = (at.tolist(), times[at].tolist(), slow, fast, previous[at].tolist())
-    return [[c[part] for c in columns] if type(part) is slice else part
-            for part in program]
+    at, times, previous = _narrow(at, times, previous)
+    return [_Firings(at[part], times[at[part]], previous[at[part]], *waits)
+            if type(part) is slice else part for part in program]
+
+
+def _narrow(*arrays):
+    """The int64 ``arrays`` as int32 where all their values fit (half the memory)."""
+    if all(not len(a) or -2 ** 31 <= int(a.min()) and int(a.max()) < 2 ** 31
+           for a in arrays):
+        return tuple(a.astype(np.int32) for a in arrays)
+    return arrays
+
+
+class _Firings:
+    """Firings computed one by one (:func:`run_program`): their places, times and
+    previous firings' places as arrays, and the :func:`_table` of the places each waits
+    for on ordinary channels and on growing ones.  Read as :func:`iteration_program`'s
+    five lists, made :data:`LISTED` firings at a time: as Python objects a firing takes
+    some 200 bytes, as arrays some 50."""
+
+    __slots__ = ("at", "times", "previous", "slow", "fast", "kept")
+
+    def __init__(self, at, times, previous, slow, fast):
+        self.at, self.times, self.previous = at, times, previous
+        self.slow, self.fast, self.kept = slow, fast, None
+
+    def lists(self, keep):
+        """The five lists a chunk at a time; with ``keep`` (a program run for several
+        iterations) made once and kept."""
+        if self.kept is not None:
+            yield from self.kept
+            return
+        made = []
+        for lo in range(0, len(self.at), LISTED):
+            at = self.at[lo:lo + LISTED]
+            # the tuples made in the order they are read (read faster so)
+            columns = (at.tolist(), self.times[lo:lo + LISTED].tolist(),
+                       *(_grouped(count[at], flat, first[at])
+                         for count, flat, first in (self.slow, self.fast)),
+                       self.previous[lo:lo + LISTED].tolist())
+            if keep:
+                made.append(columns)
+            yield columns
+        if keep:
+            self.kept, self.at, self.times, self.previous = made, None, None, None
 
 
 def _times(x):
@@ -204,7 +254,9 @@ def _table(firings, places, q):
     k = np.concatenate(firings) if firings else np.zeros(0, dtype=np.int64)
     p = np.concatenate(places) if places else k
     count = np.bincount(k, minlength=q)
-    return count, p[np.argsort(k, kind="stable")], np.cumsum(count) - count
+    by = np.argsort(k, kind="stable")
+    del k
+    return count, p[by], np.cumsum(count) - count
 
 
 def _grouped(count, flat, first):
@@ -242,7 +294,7 @@ def run_program(program, S, E, first, last, total, in_order=True):
     """The starts and ends of iterations ``first .. last-1`` (places counted from the
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
     the places whose start a growing channel's producer set.  A program's part is a
-    list of firings computed one by one (:func:`iteration_program`'s five lists), or a
+    run of firings computed one by one (:func:`iteration_program`'s five lists), or a
     chain: firings ``j = 0 .. n-1`` of one actor that wait for no other of the chain,
     ``s_j = max(s_{j-1}, w_j)`` and ``e_j = max(s_j + d_j, e_{j-1})`` (``w_j`` the
     latest end it waits for, ``s_{-1}`` and ``e_{-1}`` those of the firing before the
@@ -255,29 +307,37 @@ def run_program(program, S, E, first, last, total, in_order=True):
     for it in range(first, last):
         base = it * total
         for part in program:
-            if type(part) is not list:
+            if type(part) is tuple:
                 held += _chain(part, starts, ends, base, in_order)
                 continue
-            for place, d, slow, fast, previous in zip(*part):
-                at, before = base + place, base + previous
-                s = S[before]                 # in order, and at 0 at the earliest
-                for o in slow:
-                    e = E[base + o]
-                    if e > s:
-                        s = e
-                if fast:
-                    up = False
-                    for o in fast:
-                        e = E[base + o]
-                        if e > s:
-                            s, up = e, True
-                    if up:
-                        held.append(at)
-                S[at] = s
-                e, p = s + d, E[before]
-                E[at] = e if e > p or not in_order else p
+            for lists in part.lists(last - first > 1):
+                _one_by_one(lists, S, E, base, in_order, held)
     del starts, ends                  # S and E grow again on the next call
     return held
+
+
+def _one_by_one(lists, S, E, base, in_order, held):
+    """Compute the firings ``lists`` (:func:`iteration_program`'s five) of the
+    iteration at ``base`` one by one; the places whose start a growing channel's
+    producer set appended to ``held``."""
+    for place, d, slow, fast, previous in zip(*lists):
+        at, before = base + place, base + previous
+        s = S[before]                 # in order, and at 0 at the earliest
+        for o in slow:
+            e = E[base + o]
+            if e > s:
+                s = e
+        if fast:
+            up = False
+            for o in fast:
+                e = E[base + o]
+                if e > s:
+                    s, up = e, True
+            if up:
+                held.append(at)
+        S[at] = s
+        e, p = s + d, E[before]
+        E[at] = e if e > p or not in_order else p
 
 
 def _grown(S, E, places):

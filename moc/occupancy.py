@@ -108,7 +108,7 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
         return None
     program, levels, back = found
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
-    S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
+    S, E = array("q", [0]) * (back * total), array("q", [0]) * (back * total)
     held, told = [], 0
     layout = _Layout(actors, pace, scale)
     # an iteration moves a firing's time on by its actor's period: at least this much
@@ -199,7 +199,7 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     if found is None:
         return None
     program, levels, back = found
-    S, E = array("q", bytes(8 * back * total)), array("q", bytes(8 * back * total))
+    S, E = array("q", [0]) * (back * total), array("q", [0]) * (back * total)
     run, part = (run_program, program) if levels is None else (run_levels, levels)
     run(part, S, E, back, back + 1, total, order == "ends")
     starts, ends = (np.frombuffer(T, dtype=np.int64)[back * total:].copy() for T in (S, E))

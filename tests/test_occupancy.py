@@ -46,9 +46,10 @@ def _compare(g):
         {a: tuple((f.start, f.end) for f in fs)
          for a, fs in first_iteration(g, durations, q).items()}
     assert dict(found.first) == expected
-    # the same firings computed a level of precedences at a time (numpy), and an
-    # actor's blocks of firings as chains of running maxima wherever they may be
-    for name in ("WIDE_LEVELS", "CHAIN"):
+    # the same firings computed a level of precedences at a time (numpy), an actor's
+    # blocks of firings as chains of running maxima wherever they may be, and those
+    # computed one by one listed a firing at a time
+    for name in ("WIDE_LEVELS", "CHAIN", "LISTED"):
         before = getattr(iteration_program, name)
         setattr(iteration_program, name, 0 if name == "WIDE_LEVELS" else 1)
         try:
@@ -146,7 +147,7 @@ def test_a_hand_worked_cycle():
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rings(), st.sampled_from(["ends", "starts"]),
-       st.sampled_from([{}, {"WIDE_LEVELS": 0}, {"CHAIN": 1}]))
+       st.sampled_from([{}, {"WIDE_LEVELS": 0}, {"CHAIN": 1}, {"LISTED": 1}]))
 def test_the_first_iteration_in_either_order_equals_its_precedences(g, order, forced):
     """The program run once (firing by firing, a level at a time, or an actor's blocks
     as chains), under either order of a cyclo-static actor's firings, gives the longest
