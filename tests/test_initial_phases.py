@@ -22,6 +22,7 @@ from moc.repetition import repetition_vector
 from moc.timing import analyse, throughput
 
 from initialised_run import run
+from kiter_xml import kiter_xml
 
 
 def ring(delay_ab, delay_ba, init=None, exec_a=2, exec_b=3):
@@ -331,25 +332,6 @@ def test_an_initialisation_past_the_limit_firings_is_refused_by_name(monkeypatch
         check_live(g.bind())
 
 
-def _kiter_xml(actors, channels):
-    """An SDF3 file in Kiter's syntax: ``actors`` {name: time text}, ``channels``
-    [(name, src, dst, production text, consumption text, initial tokens)]."""
-    ports = {a: [] for a in actors}
-    for name, src, dst, prod, cons, _ in channels:
-        ports[src].append(f'<port name="o_{name}" type="out" rate="{prod}"/>')
-        ports[dst].append(f'<port name="i_{name}" type="in" rate="{cons}"/>')
-    body = [f'<actor name="{a}" type="{a}">{"".join(ports[a])}</actor>' for a in actors]
-    body += [f'<channel name="{n}" srcActor="{s}" srcPort="o_{n}" dstActor="{d}" '
-             f'dstPort="i_{n}" initialTokens="{t}"/>' for n, s, d, _, _, t in channels]
-    props = [f'<actorProperties actor="{a}"><processor type="p" default="true">'
-             f'<executionTime time="{time}"/></processor></actorProperties>'
-             for a, time in actors.items()]
-    return ('<?xml version="1.0"?>\n<sdf3 type="csdf" version="1.0">'
-            '<applicationGraph name="g"><csdf name="g" type="g">\n' + "\n".join(body) +
-            '\n</csdf><csdfProperties>' + "".join(props) +
-            '</csdfProperties></applicationGraph></sdf3>\n')
-
-
 def test_a_generated_graph_kiter_calls_live(tmp_path, capsys):
     """Made by Kiter's generator (``max_init_phase_quantity=2``), on which Kiter prints
     period 7.  By hand: ``n1``'s two initialisation phases read 1 + 1 of ``b2`` (4
@@ -360,7 +342,7 @@ def test_a_generated_graph_kiter_calls_live(tmp_path, capsys):
     unfinished but ``n1``'s (``M'`` is −1 on ``b5``; Kiter's periodic constraints do
     not see that the initialisation never ends)."""
     path = tmp_path / "g.xml"
-    path.write_text(_kiter_xml(
+    path.write_text(kiter_xml(
         {"n1": "3,1;3", "n2": "1;2", "n3": "1;2"},
         [("b1", "n3", "n2", "2;1", "2;1", 1), ("b2", "n3", "n1", "2;2", "1,1;2", 4),
          ("b3", "n3", "n1", "2;1", "1,1;1", 2), ("b4", "n2", "n3", "1;2", "1;2", 0),

@@ -10,31 +10,14 @@ import pytest
 
 from mapping.cli.main import main
 
-
-def _xml(actors, channels):
-    """An SDF3 ``csdf`` file: ``actors`` {name: execution times per phase},
-    ``channels`` [(name, src, dst, rates produced, rates consumed, initial tokens)]."""
-    ports = {a: [] for a in actors}
-    for name, src, dst, prod, cons, _ in channels:
-        ports[src].append(f'<port name="o_{name}" type="out" rate="{",".join(map(str, prod))}"/>')
-        ports[dst].append(f'<port name="i_{name}" type="in" rate="{",".join(map(str, cons))}"/>')
-    body = [f'<actor name="{a}" type="{a}">{"".join(ports[a])}</actor>' for a in actors]
-    body += [f'<channel name="{n}" srcActor="{s}" srcPort="o_{n}" dstActor="{d}" '
-             f'dstPort="i_{n}" initialTokens="{t}"/>' for n, s, d, _, _, t in channels]
-    props = [f'<actorProperties actor="{a}"><processor type="p" default="true">'
-             f'<executionTime time="{",".join(map(str, times))}"/></processor>'
-             '</actorProperties>' for a, times in actors.items()]
-    return ('<?xml version="1.0"?>\n<sdf3 type="csdf" version="1.0">'
-            '<applicationGraph name="g"><csdf name="g" type="g">\n' + "\n".join(body) +
-            '\n</csdf><csdfProperties>' + "".join(props) +
-            '</csdfProperties></applicationGraph></sdf3>\n')
+from kiter_xml import kiter_xml
 
 
 def _periods(tmp_path, capsys, actors, channels):
     """The exact period under each order of an actor's firings, and with
     ``--no-simulate``; ``mapeval check`` must call the graph live."""
     path = tmp_path / "g.xml"
-    path.write_text(_xml(actors, channels))
+    path.write_text(kiter_xml(actors, channels))
     found = set()
     for extra in ([], ["--csdf-order", "starts"], ["--no-simulate"],
                   ["--no-simulate", "--csdf-order", "starts"]):
@@ -96,7 +79,7 @@ def test_one_token_below_the_liveness_threshold(tmp_path, capsys):
     needs a token from a: a deadlock, which ``analyse`` and ``check`` report by its
     actors and channels (exit status 2).  Kiter prints period 10."""
     path = tmp_path / "g.xml"
-    path.write_text(_xml(*_threshold_ring(3)))
+    path.write_text(kiter_xml(*_threshold_ring(3)))
     for argv in (["analyse", str(path), "--json", "--csdf-order", "starts"],
                  ["analyse", str(path)], ["check", str(path)]):
         assert main(argv) == 2
@@ -165,7 +148,7 @@ def _error(tmp_path, capsys, actors, channels, *options):
     """``analyse`` and ``check`` of a bad graph: exit 2, no output, the same message;
     returned with the line of the file it names."""
     path = tmp_path / "g.xml"
-    path.write_text(_xml(actors, channels))
+    path.write_text(kiter_xml(actors, channels))
     messages = set()
     for argv in (["analyse", str(path), *options], ["check", str(path)]):
         assert main(argv) == 2
