@@ -10,7 +10,7 @@ import json
 from fractions import Fraction
 
 from mapping.cli.main import main
-from test_kiter_cases import _xml
+from kiter_xml import kiter_xml
 
 
 def _ring(times, back_tokens):
@@ -26,7 +26,7 @@ def _periods(tmp_path, capsys, actors, channels):
     """{order: the exact period}, the same with ``--no-simulate``; ``check`` must call
     the graph live."""
     path = tmp_path / "g.xml"
-    path.write_text(_xml(actors, channels))
+    path.write_text(kiter_xml(actors, channels))
     found = {}
     for order in ("ends", "starts"):
         periods = set()
@@ -69,10 +69,10 @@ def test_more_firings_at_once_than_phases(tmp_path, capsys):
 
 
 def _sdf_xml(times, channels):
-    """The SDF3 ``sdf`` file of :func:`_xml`'s graph whose actors have one phase each:
+    """The SDF3 ``sdf`` file of :func:`kiter_xml`'s graph whose actors have one phase each:
     ``times`` {actor: execution time}, ``channels`` [(name, src, dst, rate produced,
     rate consumed, initial tokens)]."""
-    text = _xml({a: [t] for a, t in times.items()},
+    text = kiter_xml({a: [t] for a, t in times.items()},
                 [(n, s, d, [p], [c], t) for n, s, d, p, c, t in channels])
     for csdf, sdf in (('type="csdf"', 'type="sdf"'), ("<csdf ", "<sdf "),
                       ("</csdf>", "</sdf>"), ("csdfProperties", "sdfProperties")):
