@@ -191,9 +191,6 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
         return _initialised(graph, exec_attr, simulate, order)
     graph, durations, q, floats = prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q, order)
-    if cyclo_static(graph):
-        return _floats(_phased(graph, durations, q, result, simulate, pace, progress,
-                               order), floats)
     if not simulate:
         return _floats(TimingAnalysis(result.throughput, result.period,
                                       result.critical_cycle, None, None, None,
@@ -205,7 +202,9 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
                                       result.critical_cycle, None, None, None,
                                       f"{result.method}; schedule not computed: {exc}"),
                        floats)
-    from moc.self_timed import Firings, first_iteration
+    if cyclo_static(graph):
+        return _floats(_phased(graph, durations, q, result, pace, progress, order), floats)
+    from moc.self_timed import first_iteration
     schedule = first_iteration(graph, durations, q, FIRINGS_PER_BLOCK)
     times = None
     if schedule is None:
@@ -213,18 +212,8 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
         times = quick_first(graph, durations, q)
         if times is None:
             schedule = first_iteration(graph, durations, q)
-    latency = _latency(schedule) if times is None else _last_end(times)
     buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
-    left_out = schedule_left_out(graph, q)
-    if left_out is not None:
-        schedule, method = None, f"{method}; {left_out}"
-    elif times is not None:
-        schedule = {a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
-                    for a, fs in times.items()}
-    return _floats(TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                                  latency, buffers,
-                                  None if schedule is None else MappingProxyType(schedule),
-                                  method),
+    return _floats(_with_schedule(graph, q, result, buffers, method, schedule, times),
                    floats)
 
 
@@ -292,39 +281,39 @@ def _buffers(graph, durations, q, pace, progress, method):
     return buffers, method, None
 
 
-def _phased(graph, durations, q, result, simulate, pace=None, progress=None, order="ends"):
-    """The analysis of a cyclo-static graph: its throughput (K-periodic), and the first
-    iteration's schedule and latency from the precedences of its firings (:mod:`moc.csdf`,
-    not past the limit firings); its buffers from the self-timed execution, firing by
-    firing in phase order (:func:`_buffers`)."""
-    method = result.method
-    if not simulate:
-        return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                              None, None, None, method)
-    try:
-        check_expansion_size(graph, q)
-    except ExpansionTooLargeError as exc:
-        return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                              None, None, None, f"{method}; schedule not computed: {exc}")
+def _phased(graph, durations, q, result, pace=None, progress=None, order="ends"):
+    """The simulated analysis of a cyclo-static graph: the first iteration's schedule
+    and latency from the precedences of its firings (:mod:`moc.csdf`); its buffers from
+    the self-timed execution, firing by firing in phase order (:func:`_buffers`)."""
     if order == "ends":
-        buffers, method, times = _buffers(graph, durations, q, pace, progress, method)
+        buffers, method, times = _buffers(graph, durations, q, pace, progress,
+                                          result.method)
     else:
-        buffers, method, times = None, f"{method}; {UNORDERED_ENDS}", None
+        buffers, method, times = None, f"{result.method}; {UNORDERED_ENDS}", None
     from moc.csdf import first_iteration as phased_first
     from moc.occupancy import first_iteration as quick_first
-    from moc.self_timed import Firings
     times = times or quick_first(graph, durations, q, order) or \
         phased_first(graph, durations, q, order)
+    return _with_schedule(graph, q, result, buffers, method, None, times)
+
+
+def _with_schedule(graph, q, result, buffers, method, schedule, times):
+    """The analysis with the first iteration's firings, given as ``schedule`` (per
+    actor its :class:`~moc.self_timed.Firings`) or as ``times`` (per actor the ``(start,
+    end)`` of its firings): its latency, and the schedule unless it is left out
+    (:func:`schedule_left_out`; the latency is then read off the times without making
+    the firings)."""
     left_out = schedule_left_out(graph, q)
     if left_out is not None:
-        # the latency without making the firings
+        latency = _latency(schedule) if schedule is not None else _last_end(times)
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                              _last_end(times), buffers, None, f"{method}; {left_out}")
-    schedule = MappingProxyType({a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
-                                 for a, fs in times.items()})
-    latency = _latency(schedule)
-    return TimingAnalysis(result.throughput, result.period, result.critical_cycle, latency,
-                          buffers, schedule, method)
+                              latency, buffers, None, f"{method}; {left_out}")
+    if schedule is None:
+        from moc.self_timed import Firings
+        schedule = {a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
+                    for a, fs in times.items()}
+    return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
+                          _latency(schedule), buffers, MappingProxyType(schedule), method)
 
 
 def prepared(graph: SDFGraph, exec_attr: str = "exec", what: str = "this analysis"):
