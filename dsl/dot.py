@@ -54,8 +54,7 @@ def _channel_label(ch, loop: bool, actors) -> tuple[list[str], str]:
     for what, end, v in (("prod", ch.src, ch.prod), ("cons", ch.dst, ch.cons)):
         init = actors[end].initial_phases
         if init is not None:
-            rates.append((what, initialised([init.rate(what, ch.name, k)
-                                              for k in range(init.count)], v)))
+            rates.append((what, initialised(init.rates(what, ch.name), v)))
         elif not _is(v, 1):
             rates.append((what, _v(v)))
     if loop:

@@ -87,8 +87,7 @@ def _format_graph(graph) -> str:
             init = graph.actors[ch.src if field == "prod" else ch.dst].initial_phases \
                 if field in ("prod", "cons") else None
             if init is not None:
-                rates = [init.rate(field, ch.name, k) for k in range(init.count)]
-                items.append((field, initialised(rates, value)))
+                items.append((field, initialised(init.rates(field, ch.name), value)))
             elif not _is_default(value, default):
                 items.append((field, format_value(value)))
         items += [(k, format_value(v)) for k, v in ch.attrs.items()]

@@ -82,8 +82,12 @@ class InitialPhases:
     def rate(self, kind: str, channel: str, k: int) -> int:
         """The tokens initialisation phase ``k`` writes (``kind="prod"``) or reads
         (``"cons"``) on ``channel``."""
-        values = (self.prod if kind == "prod" else self.cons).get(channel)
-        return 0 if values is None else values[k]
+        return self.rates(kind, channel)[k]
+
+    def rates(self, kind: str, channel: str) -> tuple:
+        """The tokens each initialisation phase writes (``kind="prod"``) or reads
+        (``"cons"``) on ``channel``: 0 in each where it is not named."""
+        return (self.prod if kind == "prod" else self.cons).get(channel, (0,) * self.count)
 
 
 def is_phased(value) -> bool:

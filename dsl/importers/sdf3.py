@@ -441,7 +441,7 @@ def format_sdf3(graph: "SDFGraph") -> str:
                            actor.origin)
             if init is not None:
                 kind = "prod" if ptype == "out" else "cons"
-                text = _before(init.count, lambda k: init.rate(kind, cname, k)) + text
+                text = _before(init.rates(kind, cname)) + text
             ET.SubElement(el, "port", {"name": pname, "type": ptype, "rate": text})
     for ch in bound.channels.values():
         out_port, in_port = channel_ports[ch.name]
@@ -467,7 +467,7 @@ def format_sdf3(graph: "SDFGraph") -> str:
                 if init is not None:
                     first = init.attrs.get(EXEC_PREFIX + ptype) or init.attrs.get(
                         EXEC if default else "", init.attrs.get("quanta", (0,) * init.count))
-                    text = _before(init.count, first.__getitem__) + text
+                    text = _before(first) + text
                 ET.SubElement(proc, "executionTime", {"time": text})
     for ch in bound.channels.values():
         cp = ET.SubElement(props, "channelProperties", {"channel": ch.name})
@@ -483,10 +483,10 @@ def _listed(value, n: int, what: str, origin) -> str:
     return ",".join(_text(phase_value(value, k), what, origin) for k in range(n))
 
 
-def _before(count: int, value) -> str:
-    """Kiter's ``a,b;`` before the periodic values: ``value(k)`` of each of ``count``
+def _before(values) -> str:
+    """Kiter's ``a,b;`` before the periodic values: the ``values`` of the
     initialisation phases."""
-    return ",".join(_text(value(k)) for k in range(count)) + ";"
+    return ",".join(map(_text, values)) + ";"
 
 
 def _xml(root) -> str:
