@@ -48,13 +48,13 @@ def iteration_program(actors, total):
     are wide (:func:`_levels`; ``program`` None), else (``levels`` None) in an order
     that follows their precedences (the blocks that the tokens allow, actor after
     actor), as runs of firings read as lists of ``(index, time, inputs, faster,
-    previous)`` (five lists, read zipped: faster made so; :class:`_Firings`) and
-    chains (:func:`run_program`): a firing's place in an iteration's times, the
-    offsets (from the iteration's first place) of the ends it waits for on ordinary
-    channels and on growing ones, and that of its previous firing (every actor's firings start and end in order: cyclo-static ones by the
-    rule, SDF ones because their inputs arrive in order and their firings all take one
-    time); ``back``: how many iterations back the offsets reach.  None where one
-    iteration cannot complete."""
+    previous)`` (five lists, read zipped: faster made so; :class:`_Firings`) and chains
+    (:func:`run_program`): a firing's place in an iteration's times, the offsets (from
+    the iteration's first place) of the ends it waits for on ordinary channels and on
+    growing ones, and that of its previous firing (every actor's firings start and end
+    in order: cyclo-static ones by the rule, SDF ones because their inputs arrive in
+    order and their firings all take one time); ``back``: how many iterations back the
+    offsets reach.  None where one iteration cannot complete."""
     waits_of = {}
     back = 1
     kinds = {}
@@ -153,8 +153,9 @@ def _listed(xs, waits, total, blocks, los, his):
     """The program of the blocks ``(xs[blocks], los, his)`` in order (see
     :func:`iteration_program`; ``waits``: the :func:`_table` of the places each firing
     waits for on ordinary channels and on growing ones): chains where
-    :func:`run_program` may compute them at once, between them runs of firings computed one by one (:class:`_Firings`), their
-    arrays made for all firings at once and cut between the chains."""
+    :func:`run_program` may compute them at once, between them runs of firings computed
+    one by one (:class:`_Firings`), their arrays made for all firings at once and cut
+    between the chains."""
     pos = np.array([x.pos for x in xs], dtype=np.int64)
     q = np.array([x.q for x in xs], dtype=np.int64)
     first = np.repeat(pos, q)
