@@ -5,9 +5,16 @@ time from :class:`moc.initial_phases.InitialPhases`), then periodic phase
 ``(ν − m) mod n``.  A firing starts as soon as its actor's previous one has started and
 its phase's tokens are on every input (it takes them then, any number of firings at
 once); it ends ``d`` later, but not before the actor's previous one (firings end in
-order), and writes its tokens then.  The period is read off the first state that
+order), and writes its tokens then.  At an instant every firing that ends there
+writes its tokens, then every enabled firing starts, round after round while firings
+of time 0 end there (those started in one round all end in the next: SDF3's rule).  The period is read off the first state that
 recurs once every initialisation firing has ended: tokens, each actor's phase, the
-times left of its running firings."""
+times left of its running firings.  With ``record`` (a dict) it also gives the
+firings of the first iteration (each actor's ``m`` initialisation firings and ``q(a)``
+periodic ones: ``record["firings"][a]``, their ``(start, end)``) and the most tokens
+each channel holds at an instant once the firings ending then have written theirs and
+before any starts (``record["buffers"]``), up to the recurrence, past which the
+execution repeats: over the whole execution, transient included."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -15,7 +22,7 @@ from fractions import Fraction
 from stepped import phase as _phase, phase_counts as _counts
 
 
-def run(graph, q, max_events=20_000):
+def run(graph, q, max_events=20_000, record=None):
     """``("period", Fraction)`` per iteration (``q``: the firings of one; the slowest
     actor's where components run apart), ``("deadlock", None)`` where nothing runs and
     nothing can start, ``("initialisation unfinished", actors)`` past ``max_events``
@@ -48,6 +55,8 @@ def run(graph, q, max_events=20_000):
     seen = {}
     t = 0
     half = {}
+    firings = {a: [] for a in graph.actors}
+    peak = dict(tokens)
     for event in range(max_events):
         if event == max_events // 2:
             half = (t, dict(started))
@@ -60,6 +69,9 @@ def run(graph, q, max_events=20_000):
                     for ch in outs[a]:
                         tokens[ch.name] += rate(a, "prod", ch, k)
                     moved = True
+            for c, n_tokens in tokens.items():
+                peak[c] = max(peak[c], n_tokens)
+            for a in graph.actors:
                 while True:
                     k = started[a]
                     if any(tokens[ch.name] < rate(a, "cons", ch, k) for ch in ins[a]):
@@ -69,10 +81,10 @@ def run(graph, q, max_events=20_000):
                     end = max(t + time(a, k), last_end[a])
                     last_end[a] = end
                     running[a].append((end, k))
+                    if k < m[a] + q[a]:
+                        firings[a].append((t, end))
                     started[a] = k + 1
-                    moved = True
-                    if end == t:
-                        break                   # ended at once: written above next round
+                    moved = True                # one of time 0 writes in the next round
         # a running initialisation firing writes its own rates: the state is the
         # periodic graph's only once every initialisation firing has ended
         if all(started[a] >= m[a] and all(k >= m[a] for _, k in running[a])
@@ -82,6 +94,8 @@ def run(graph, q, max_events=20_000):
                    tuple(tuple(e - t for e, _ in running[a]) for a in graph.actors))
             if key in seen:             # the slowest actor's pace (components apart)
                 t0, s0 = seen[key]
+                if record is not None:
+                    record.update(firings=firings, buffers=peak)
                 return "period", max(Fraction(t - t0) * q[a] / (started[a] - s0[a])
                                      for a in graph.actors if started[a] > s0[a])
             seen[key] = (t, dict(started))
