@@ -397,3 +397,46 @@ def test_the_example_of_the_pages(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["exact"]["period"] == "5/2" and out["critical_cycle"] == ["a", "b"]
     assert main(["check", str(path)]) == 0
+
+
+def test_the_schedule_with_initialisation_phases_is_plotted_or_says_why(tmp_path, capsys):
+    """``plot schedule`` draws the first iteration of ``warm_ring``; under Kiter's
+    order of firings there is none, and it says why (``schedule_missing``)."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "csdf" / "warm_ring.xml"
+    out = tmp_path / "g.png"
+    assert main(["plot", "schedule", str(path), "-o", str(out)]) == 0 and out.exists()
+    capsys.readouterr()
+    assert main(["analyse", str(path), "--csdf-order", "starts", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["schedule"] is None and found["latency"] is None
+    assert found["schedule_missing"] == "latency, buffers and schedule not computed: the " \
+        "execution with the initialisation phases ends an actor's firings in order " \
+        "(--csdf-order ends)"
+    assert found["method"].endswith(found["schedule_missing"])
+    other = tmp_path / "h.png"
+    assert main(["plot", "schedule", str(path), "--csdf-order", "starts", "-o",
+                 str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "no schedule to draw: " + found["schedule_missing"] in err
+    assert "Traceback" not in err and not other.exists()
+
+
+def test_where_the_state_space_cannot_answer_the_transient_is_left_out(monkeypatch):
+    """A source ``a`` (no cycle limits it) fires without bound: no state recurs, so no
+    latency, buffers or schedule, and ``schedule_missing`` says why; likewise past the
+    limit ``states``.  The throughput is given all the same (``b``'s self-loop: 2)."""
+    from moc import limits
+    g = SDFGraph("s")
+    g.add_actor("a", exec=1, initial_phases=InitialPhases(1, {"exec": (3,)},
+                                                          prod={"ab": (2,)}))
+    g.add_actor("b", exec=2)
+    g.add_channel("a", "b", "ab")
+    g.add_channel("b", "b", "bb", delay=1)
+    found = analyse(g)
+    assert found.period == 2 and found.latency is None and found.buffers is None
+    assert found.schedule_missing.startswith("latency, buffers and schedule not "
+                                             "computed: an actor fires without bound")
+    monkeypatch.setattr(limits, "MAX_STATES", 2)
+    found = analyse(ring(0, 1, InitialPhases(1, {"exec": (7,)}, prod={"ab": (1,)})))
+    assert found.period == Fraction(5, 2) and found.schedule is None
+    assert "more than 2 states (the limit states)" in found.schedule_missing
