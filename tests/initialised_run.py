@@ -14,15 +14,19 @@ firings of the first iteration (each actor's ``m`` initialisation firings and ``
 periodic ones: ``record["firings"][a]``, their ``(start, end)``) and the most tokens
 each channel holds at an instant once the firings ending then have written theirs and
 before any starts (``record["buffers"]``), up to the recurrence, past which the
-execution repeats: over the whole execution, transient included."""
+execution repeats: over the whole execution, transient included.  With
+``capacities`` (per channel, the most tokens it may hold) a firing also needs, as it
+starts, room on each output for what its phase writes, which it claims then; the room
+for what it reads is freed as it ends."""
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 from stepped import phase as _phase, phase_counts as _counts
 
 
-def run(graph, q, max_events=20_000, record=None):
+def run(graph, q, max_events=20_000, record=None, capacities=None):
     """``("period", Fraction)`` per iteration (``q``: the firings of one; the slowest
     actor's where components run apart), ``("deadlock", None)`` where nothing runs and
     nothing can start, ``("initialisation unfinished", actors)`` past ``max_events``
@@ -49,6 +53,8 @@ def run(graph, q, max_events=20_000, record=None):
     ins = {a: [c for c in graph.channels.values() if c.dst == a] for a in graph.actors}
     outs = {a: [c for c in graph.channels.values() if c.src == a] for a in graph.actors}
     tokens = {c: ch.delay for c, ch in graph.channels.items()}
+    room = {c: math.inf if capacities is None else capacities[c] - ch.delay
+            for c, ch in graph.channels.items()}
     started = dict.fromkeys(graph.actors, 0)
     running = {a: [] for a in graph.actors}      # (end, firing) in order
     last_end = dict.fromkeys(graph.actors, 0)
@@ -68,16 +74,21 @@ def run(graph, q, max_events=20_000, record=None):
                     _, k = running[a].pop(0)
                     for ch in outs[a]:
                         tokens[ch.name] += rate(a, "prod", ch, k)
+                    for ch in ins[a]:
+                        room[ch.name] += rate(a, "cons", ch, k)
                     moved = True
             for c, n_tokens in tokens.items():
                 peak[c] = max(peak[c], n_tokens)
             for a in graph.actors:
                 while True:
                     k = started[a]
-                    if any(tokens[ch.name] < rate(a, "cons", ch, k) for ch in ins[a]):
+                    if any(tokens[ch.name] < rate(a, "cons", ch, k) for ch in ins[a]) or \
+                            any(room[ch.name] < rate(a, "prod", ch, k) for ch in outs[a]):
                         break
                     for ch in ins[a]:
                         tokens[ch.name] -= rate(a, "cons", ch, k)
+                    for ch in outs[a]:
+                        room[ch.name] -= rate(a, "prod", ch, k)
                     end = max(t + time(a, k), last_end[a])
                     last_end[a] = end
                     running[a].append((end, k))
@@ -89,7 +100,7 @@ def run(graph, q, max_events=20_000, record=None):
         # periodic graph's only once every initialisation firing has ended
         if all(started[a] >= m[a] and all(k >= m[a] for _, k in running[a])
                for a in graph.actors):
-            key = (tuple(tokens.values()),
+            key = (tuple(tokens.values()), tuple(room.values()),
                    tuple((started[a] - m[a]) % n[a] for a in graph.actors),
                    tuple(tuple(e - t for e, _ in running[a]) for a in graph.actors))
             if key in seen:             # the slowest actor's pace (components apart)

@@ -127,10 +127,15 @@ def test_initial_phases_are_checked_when_made():
         throughput(g)
 
 
-def test_other_analyses_refuse_them_by_name():
-    from moc.tradeoff import tradeoff
-    with pytest.raises(SDFError, match="actor 'a' of 'ring' has initialisation phases"):
-        tradeoff(ring(0, 1, InitialPhases(1, {"exec": (1,)})))
+def test_mapped_analyses_refuse_them_by_name():
+    from mapping.semantics.problem import bind_problem
+    from dsl import load_moa
+    (arch,) = load_moa(Path(__file__).resolve().parents[1] / "examples" / "timing" /
+                       "duo.moa")
+    with pytest.raises(SDFError, match="actor 'a' of 'ring' has initialisation phases "
+                       r"\(fired once before its periodic ones\), which a mapped "
+                       "analysis does not model"):
+        bind_problem(ring(0, 1, InitialPhases(1, {"exec": (1,)})), arch)
 
 
 # ------------------------------------------------------------------- SDF3 files
