@@ -26,7 +26,10 @@ gives the exact front.  Cyclo-static graphs are timed phase by phase, with capac
 and steps per channel over its phases (:func:`capacity_bounds`); an actor's firings
 start and end in order (SDF3's rule), or, timed by K-periodic scheduling only, start
 in order and wait each for the firings that write the last token it reads (Kiter's
-rule; :data:`moc.csdf_kperiodic.ORDERS`).  The search stops at the size whose
+rule; :data:`moc.csdf_kperiodic.ORDERS`).  A graph with initialisation phases
+(:mod:`moc.initial_phases`) is timed by K-periodic scheduling of the periodic graph
+after them, its buffers bounding the initialisation too (:func:`_kperiodic`;
+capacities: :func:`moc.capacities.capacity_bounds`).  The search stops at the size whose
 throughput is the most the graph can reach, or at a time budget; ``proven_size`` says
 up to which total size the front given is then known to be exact, and a search for the
 front's last point alone (:func:`front_top`), run in turns with it, bounds that point's
