@@ -5,7 +5,6 @@ of :mod:`initialised_run` with those capacities (the buffers bound the transient
 too)."""
 from __future__ import annotations
 
-import itertools
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from initialised_run import run
+from test_csdf_tradeoff import pareto_of_distributions
 from test_initial_phases import graphs, ring
 from mapping.cli.main import main
 from moc.errors import DeadlockError, SDFError
@@ -48,20 +48,7 @@ def exhaustive_front(graph, largest, fixed):
             if init is not None:
                 rates += list(init.rates(kind, n))
         low[n] = max(rates)
-    spare = largest - sum(low.values()) - sum(fixed.values())
-    best = {}
-    for extra in itertools.product(range(spare + 1), repeat=len(names)):
-        if sum(extra) > spare:
-            continue
-        caps = {**fixed, **{n: low[n] + e for n, e in zip(names, extra)}}
-        size = sum(caps.values())
-        best[size] = max(best.get(size, 0), executed_throughput(graph, caps))
-    points, top = [], 0
-    for size in sorted(best):
-        if best[size] > top:
-            top = best[size]
-            points.append((size, top))
-    return points
+    return pareto_of_distributions(graph, largest, fixed, low, executed_throughput)
 
 
 def _positive(front):
