@@ -231,19 +231,19 @@ def _initialised(graph, exec_attr, simulate, order, progress=None):
     execution, transient included."""
     bound = graph.bind()
     after, durations, q, floats = prepared(after_initial_phases(bound), exec_attr)
+    times = initial_times(bound, exec_attr)
+    floats = floats or any(isinstance(t, float) for ts in times.values() for t in ts)
     result, pace = _throughput(after, durations, q, order)
     result = replace(result, method=f"{result.method}; {RUN_ONCE}")
     if not simulate or order != "ends":
         return _floats(_unsimulated(result, STARTS_ORDER if simulate else None), floats)
-    durations = _exact(execution_times(bound, exec_attr))
-    times = initial_times(bound, exec_attr)
-    floats = floats or any(isinstance(t, float) for ts in times.values() for t in ts)
-    times = {a: _exact(ts) for a, ts in times.items()}
     if any(pace[a] <= 0 for a in bound.actors):
         return _floats(_unsimulated(result, UNPACED), floats)
-    growing = {ch.name for ch in bound.channels.values() if pace[ch.src] < pace[ch.dst]}
+    durations = _exact(execution_times(bound, exec_attr))
+    times = {a: _exact(ts) for a, ts in times.items()}
     try:
-        run = _state_space(bound, durations, q, pace, growing, progress, True, times)
+        run = _state_space(bound, durations, q, pace, _growing(bound, pace), progress,
+                           True, times)
     except LimitError as exc:
         if exc.limit != "states":
             raise
@@ -287,7 +287,7 @@ def _buffers(graph, durations, q, pace, progress, method):
     from moc.occupancy import self_timed_occupancy
     buffers = None
     if all(pace[a] > 0 for a in graph.actors):
-        growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
+        growing = _growing(graph, pace)
         # the state space first where a firing waits for many iterations back
         found = self_timed_occupancy(graph, durations, q, pace, growing,
                                      progress=progress, far=FAR)
@@ -313,6 +313,11 @@ def _buffers(graph, durations, q, pace, progress, method):
         buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component)
                                     for ch in graph.channels.values()})
     return buffers, method, None
+
+
+def _growing(graph, pace):
+    """The channels whose producer is faster than their consumer (a smaller period)."""
+    return {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
 
 
 def _state_space(graph, durations, q, pace, growing, progress, record=False,
