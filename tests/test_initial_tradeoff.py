@@ -6,12 +6,14 @@ too)."""
 from __future__ import annotations
 
 import json
+import os
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
+from dsl import read_sdf3
 from initialised_run import run
 from test_csdf_tradeoff import pareto_of_distributions
 from test_initial_phases import graphs, ring
@@ -125,3 +127,27 @@ def test_the_command_line_writes_a_point_back_and_refuses_the_state_space(capsys
     err = capsys.readouterr().err
     assert "the bounded state space does not model initialisation phases" in err
     assert "Traceback" not in err
+
+
+KITER = os.environ.get("KITER_BENCHMARKS")
+
+
+@pytest.mark.skipif(not KITER, reason="KITER_BENCHMARKS names no copy of Kiter's "
+                                      "benchmarks/ folder")
+@pytest.mark.parametrize("name, front", [
+    ("init_sample.xml", [(27, Fraction(1, 25)), (28, Fraction(1, 24)),
+                         (29, Fraction(1, 23))]),
+    ("NoCMotivation/initUserCase.xml", [(25, Fraction(1, 8)), (26, Fraction(1, 7)),
+                                        (27, Fraction(1, 6)), (30, Fraction(1, 5)),
+                                        (31, Fraction(1, 4))]),
+    ("NoCMotivation/SimpleInitUseCase.xml", [(11, Fraction(1, 6)), (13, Fraction(1, 5)),
+                                             (18, Fraction(1, 3))]),
+])
+def test_kiter_files_equal_the_exhaustive_search(name, front):
+    path = Path(KITER) / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    g = read_sdf3(path).bind()
+    found = tradeoff(g)
+    assert found.complete and _positive(found) == front
+    assert exhaustive_front(g, front[-1][0], _loops(g, found)) == front
