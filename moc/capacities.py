@@ -27,11 +27,12 @@ def capacity_bounds(graph: SDFGraph) -> dict[str, tuple[int, int]]:
     first ``gcd`` (of the two numbers of phases) pairs of phase rates, and the gcd of all
     the rates as the step.  A channel one of whose actors has initialisation phases
     (:mod:`moc.initial_phases`): see :func:`_initialised_bounds`."""
-    bounds = {}
+    bounds, n = {}, None
     for ch in graph.channels.values():
         if graph.actors[ch.src].initial_phases is not None or \
                 graph.actors[ch.dst].initial_phases is not None:
-            bounds[ch.name] = _initialised_bounds(graph, ch)
+            n = phase_counts(graph) if n is None else n
+            bounds[ch.name] = _initialised_bounds(graph, ch, n)
             continue
         prods = ch.prod if is_phased(ch.prod) else (ch.prod,)
         conss = ch.cons if is_phased(ch.cons) else (ch.cons,)
@@ -49,19 +50,19 @@ def capacity_bounds(graph: SDFGraph) -> dict[str, tuple[int, int]]:
     return bounds
 
 
-def _initialised_bounds(graph, ch) -> tuple[int, int]:
+def _initialised_bounds(graph, ch, n) -> tuple[int, int]:
     """``(lower, step)`` of channel ``ch`` where an actor of it has initialisation
-    phases, whose rates need not be multiples of the periodic ones' gcd: the step is
-    the gcd ``g`` of every rate of the channel, initialisation phases included (tokens
-    and space stay ≡ ``M0`` modulo ``g``, so a capacity acts as the largest below it
-    ≡ ``M0``), and the lower bound the least capacity ≡ ``M0`` holding the initial
-    tokens and every rate of a phase (a firing claims its tokens or its space whole).
+    phases (``n``: per actor its periodic phases), whose rates need not be multiples
+    of the periodic ones' gcd: the step is the gcd ``g`` of every rate of the channel,
+    initialisation phases included (tokens and space stay ≡ ``M0`` modulo ``g``, so a
+    capacity acts as the largest below it ≡ ``M0``), and the lower bound the least
+    capacity ≡ ``M0`` holding the initial tokens and every rate of a phase (a firing
+    claims its tokens or its space whole).
     A self-loop: the capacity with which its actor's firings run one at a time, the
     most over its initialisation phases and one cycle of periodic ones of the tokens
     left before a firing plus those it writes (SDF3's ``p + max(c, M0)`` where every
     phase reads and writes ``p = c ≤ M0``)."""
     src, dst = graph.actors[ch.src].initial_phases, graph.actors[ch.dst].initial_phases
-    n = phase_counts(graph)
     prods = (src.rates("prod", ch.name) if src else ()) + \
         tuple(phase_value(ch.prod, k) for k in range(n[ch.src]))
     conss = (dst.rates("cons", ch.name) if dst else ()) + \
