@@ -216,10 +216,23 @@ class Builder:
         return [strict(v) for v in c]
 
     def phases(self, c):
-        first, periodic = c
-        if periodic is None:
-            return Phases(first)
-        return Initialised((tuple(first), Phases(periodic)))
+        # c: "[", values or None, then (";", values or None) each, "]"
+        values, seps = c[1:-1:2], c[2:-1:2]
+        if len(seps) > 1:
+            raise ParseError("a second ';' in a list of phases: the values before the "
+                             "';' are the initialisation phases, those after it the "
+                             "periodic ones", self._o(seps[1]))
+        if seps and values[0] is None:
+            raise ParseError("an initialisation part needs at least one value before "
+                             "';'", self._o(seps[0]))
+        if seps and values[1] is None:
+            raise ParseError("the periodic phases need at least one value after ';'",
+                             self._o(seps[0]))
+        if values[0] is None:
+            raise ParseError("a list of phases needs at least one value", self._o(c[0]))
+        if not seps:
+            return Phases(values[0])
+        return Initialised((tuple(values[0]), Phases(values[1])))
 
     def attr(self, c):
         key, value = c

@@ -246,7 +246,7 @@ def raise_deadlock(graph, blocked, tokens, starving=None, task="one iteration"):
     raise DeadlockError(
         f"deadlock: actors {names} cannot complete {task} "
         f"(not enough initial tokens on {', '.join(sorted(ch.name for ch in starving))})",
-        blocked, where)
+        blocked, where, [ch.name for ch in starving])
 
 
 def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tuple[str, int]]:

@@ -21,11 +21,13 @@ class InconsistentGraphError(SDFError):
 
 
 class DeadlockError(SDFError):
-    """One iteration cannot complete; ``actors`` are those left unable to fire."""
+    """One iteration cannot complete; ``actors`` are those left unable to fire,
+    ``channels`` (where known) those they starve on."""
 
-    def __init__(self, message, actors, origin=None):
+    def __init__(self, message, actors, origin=None, channels=()):
         super().__init__(message, origin)
         self.actors = tuple(actors)
+        self.channels = tuple(channels)
 
 
 class LimitError(SDFError):

@@ -38,19 +38,32 @@ from moc.graph import SDFGraph
 from moc.phases import InitialPhases, Phases, is_phased, phase_counts, phase_value
 
 __all__ = ["InitialPhases", "after_initial_phases", "check_initial_phases",
-           "has_initial_phases", "initialised_state", "refuse_initial_phases"]
+           "has_initial_phases", "initial_times", "initialised_state",
+           "refuse_initial_phases"]
 
 #: what ``method`` says of a graph with initialisation phases
 RUN_ONCE = "initialisation phases run once before: the throughput is the periodic " \
     "phases' from the tokens they leave"
-#: why the outputs of the transient are not given (``analyse`` with a simulation)
-TRANSIENT = "latency, buffers and schedule not computed (they depend on the " \
-    "initialisation's transient)"
+#: why the outputs of the transient are not given under Kiter's order of firings
+STARTS_ORDER = "latency, buffers and schedule not computed: the execution with the " \
+    "initialisation phases ends an actor's firings in order (--csdf-order ends)"
+#: why they are not given where an actor fires without bound
+UNPACED = "latency, buffers and schedule not computed: an actor fires without bound " \
+    "(no cycle limits it), and the execution with the initialisation phases is " \
+    "explored state by state"
 
 
 def has_initial_phases(graph) -> bool:
     """Whether an actor of ``graph`` has initialisation phases."""
     return any(a.initial_phases is not None for a in graph.actors.values())
+
+
+def initial_times(graph, exec_attr: str = "exec") -> dict[str, tuple]:
+    """Per actor with initialisation phases, the time of each: its
+    :class:`InitialPhases` attribute ``exec_attr``, 0 in each where it gives none."""
+    return {a: tuple(actor.initial_phases.attrs.get(
+                exec_attr, (0,) * actor.initial_phases.count))
+            for a, actor in graph.actors.items() if actor.initial_phases is not None}
 
 
 def refuse_initial_phases(graph, what: str) -> None:

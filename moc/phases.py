@@ -247,6 +247,22 @@ class Cumulative:
         return self._prefix_array
 
 
+class InitialCumulative(Cumulative):
+    """:class:`Cumulative` of an actor whose first ``len(initial)`` firings are its
+    initialisation phases (values ``initial``, :class:`InitialPhases`), the periodic
+    ones after them: ``F(ν) = I(ν)`` for ``ν ≤ m``, ``I(m) + F_periodic(ν − m)`` past."""
+
+    def __init__(self, value, n: int, initial: tuple):
+        super().__init__(value, n)
+        self.m = len(initial)
+        self.head = list(accumulate(initial, initial=0))
+
+    def __call__(self, firings: int) -> int:
+        if firings <= self.m:
+            return self.head[firings]
+        return self.head[-1] + super().__call__(firings - self.m)
+
+
 def mean(value, n: int):
     """The mean of ``value`` over a cycle: the value of a token per firing that linear
     costs price as the phases' own (an int where it is whole)."""

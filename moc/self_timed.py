@@ -26,7 +26,7 @@ import numpy as np
 from moc import limits
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
-from moc.phases import Cumulative, phase_counts, phase_value
+from moc.phases import Cumulative, InitialCumulative, phase_counts, phase_value
 
 
 @dataclass(frozen=True)
@@ -204,9 +204,17 @@ def _after_own(start, d, ends, first, loops):
 
 
 def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, int],
-             growing: Collection[str] = (), progress=None, record=True) -> SelfTimed:
+             growing: Collection[str] = (), progress=None, record=True,
+             initial_times: Mapping[str, tuple] | None = None) -> SelfTimed:
     """Explore the self-timed execution of the bound, consistent, live ``graph`` until
     the state of each of its groups recurs and its first iteration has started.
+
+    An actor with initialisation phases (:mod:`moc.initial_phases`; their times
+    ``initial_times``, per such actor one per phase) fires them first, once each, in
+    order, then its periodic phases: its first iteration is its ``m`` initialisation
+    firings and ``q(a)`` periodic ones, and its buffers' maxima count the transient.
+    A group's state is stored only once each of its actors has ended its
+    initialisation firings (the periodic graph's state from then on).
 
     At each instant the firings that end produce their tokens, then every enabled
     firing starts (zero-time firings end at once, and the instant goes on).  Every actor
@@ -238,13 +246,20 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     outs = [[] for _ in actors]
     counts = phase_counts(graph)
     phases = [counts[a] for a in actors]
+    init = [graph.actors[a].initial_phases for a in actors]
+    m = [0 if x is None else x.count for x in init]
+    # an actor with initialisation phases goes phase by phase: its phase table is its
+    # m initialisation phases, then its n periodic ones
+    phased = [n > 1 or k > 0 for n, k in zip(phases, m)]
     for c, ch in enumerate(channels):
         i, j = where[ch.src], where[ch.dst]
-        cons = ch.cons if phases[j] == 1 else \
-            tuple(phase_value(ch.cons, k) for k in range(phases[j]))
-        ins[j].append((c, phase_value(cons, 0) if phases[j] == 1 else cons, grows[c]))
-        outs[i].append((c, phase_value(ch.prod, 0) if phases[i] == 1 else
-                        Cumulative(ch.prod, phases[i]), j))
+        cons = tuple(phase_value(ch.cons, k) for k in range(phases[j]))
+        if m[j]:
+            cons = init[j].rates("cons", ch.name) + cons
+        ins[j].append((c, cons if phased[j] else cons[0], grows[c]))
+        made = Cumulative(ch.prod, phases[i]) if not m[i] else \
+            InitialCumulative(ch.prod, phases[i], init[i].rates("prod", ch.name))
+        outs[i].append((c, made if phased[i] else phase_value(ch.prod, 0), j))
     free = [a for a, i in where.items() if not ins[i]]
     if free:
         raise SDFError(f"the self-timed execution of '{graph.name}' is unbounded: actors "
@@ -260,11 +275,15 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
              and group_of[where[ch.dst]] == g] for g in range(len(groups))]
     piled = [[c for c, ch in enumerate(channels) if grows[c]
               and group_of[where[ch.dst]] == g] for g in range(len(groups))]
-    need = [q[a] for a in actors]
-    reference = [min(members, key=lambda i: need[i]) for members in groups]
-    d = [phase_value(durations[a], 0) if n == 1 else
-         tuple(phase_value(durations[a], k) for k in range(n))
-         for a, n in zip(actors, phases)]
+    per = [q[a] for a in actors]
+    need = [k + n for k, n in zip(m, per)]      # the firings of the first iteration
+    reference = [min(members, key=lambda i: per[i]) for members in groups]
+    d = [tuple((initial_times or {}).get(a, ())) +
+         tuple(phase_value(durations[a], k) for k in range(n)) if p else
+         phase_value(durations[a], 0) for a, n, p in zip(actors, phases, phased)]
+    if any(len(t) != k + n for t, k, n, p in zip(d, m, phases, phased) if p):
+        raise ValueError("simulate: initial_times must give a time per initialisation "
+                         "phase of every actor that has some")
     tokens = [ch.delay for ch in channels]
     peak = list(tokens)
     started = [0] * len(actors)
@@ -293,14 +312,14 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                 done = completed[i]
                 completed[i] += n
                 for c, p, j in outs[i]:
-                    tokens[c] += p * n if phases[i] == 1 else p(done + n) - p(done)
+                    tokens[c] += p(done + n) - p(done) if phased[i] else p * n
                     if tokens[c] > peak[c]:
                         peak[c] = tokens[c]
                     dirty.add(j)
             instant = False
             for i in dirty:
-                if phases[i] > 1:
-                    instant = _start_phased(i, now, phases[i], ins[i], d[i], tokens,
+                if phased[i]:
+                    instant = _start_phased(i, now, phases[i], m[i], ins[i], d[i], tokens,
                                             started, ending[i], events, held[group_of[i]],
                                             first[i] if record else None, need[i],
                                             actors[i]) or instant
@@ -353,9 +372,10 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
             if held[g]:
                 held_back[g] = now
             ref = reference[g]
-            if recurrence[g] is not None or completed[ref] // need[ref] <= marks[g]:
+            if recurrence[g] is not None or completed[ref] // per[ref] <= marks[g] or \
+                    any(completed[i] < m[i] for i in members):
                 continue
-            marks[g] = completed[ref] // need[ref]
+            marks[g] = completed[ref] // per[ref]
             state = (tuple(tokens[c] for c in kept[g]),
                      tuple(tuple((e - now, k) for e, k in ending[i]) for i in members),
                      tuple(started[i] % phases[i] for i in members))
@@ -381,7 +401,7 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
             raise SDFError(f"the self-timed execution of '{graph.name}' fires without "
                            f"bound in zero time", graph.origin)
         # the slowest actor sets the pace of graph iterations
-        iterations = min(Fraction(f2 - f1, need[i])
+        iterations = min(Fraction(f2 - f1, per[i])
                          for i, f1, f2 in zip(members, fired1, fired2))
         exact = isinstance(t2 - t1, (int, Fraction))
         period = (t2 - t1) / iterations if exact else (t2 - t1) / float(iterations)
@@ -396,29 +416,31 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                      MappingProxyType(periods))
 
 
-def _start_phased(i, now, n, ins, d, tokens, started, queue, events, held, first, need,
-                  name):
-    """Start every enabled firing of the cyclo-static actor ``i`` (``n`` phases, phase
-    times ``d``), one by one in phase order: each ends at its phase time after ``now``,
-    and not before the actor's previous firing (firings end in order).  Whether one
-    ended at once (zero time).
+def _start_phased(i, now, n, m, ins, d, tokens, started, queue, events, held, first,
+                  need, name):
+    """Start every enabled firing of the cyclo-static actor ``i`` (``m`` initialisation
+    phases then ``n`` periodic ones, phase times ``d`` and rates of its inputs in that
+    order), one by one in phase order: each ends at its phase time after ``now``, and
+    not before the actor's previous firing (firings end in order).  Whether one ended
+    at once (zero time).
 
-    Once a whole cycle of phases has started at ``now``, every later firing ends with
-    the last one (its end is at least ``now`` plus the longest phase), so the whole
-    cycles the tokens still allow join it at once, past the first iteration."""
+    Once a whole cycle of periodic phases has started at ``now``, every later firing
+    ends with the last one (its end is at least ``now`` plus the longest phase), so
+    the whole cycles the tokens still allow join it at once, past the first
+    iteration."""
     instant = False
-    cycle = started[i] + n
+    cycle = max(started[i], m) + n
     while True:
         if started[i] >= cycle and (first is None or started[i] >= need):
             cycle = math.inf
-            m = min((tokens[c] // total for c, cons, _ in ins
-                     if (total := sum(cons)) > 0), default=0)
-            if m > 0:
+            whole = min((tokens[c] // total for c, cons, _ in ins
+                         if (total := sum(cons[m:])) > 0), default=0)
+            if whole > 0:
                 for c, cons, _ in ins:
-                    tokens[c] -= m * sum(cons)
-                queue[-1][1] += m * n
-                started[i] += m * n
-        k = started[i] % n
+                    tokens[c] -= whole * sum(cons[m:])
+                queue[-1][1] += whole * n
+                started[i] += whole * n
+        k = started[i] if started[i] < m else m + (started[i] - m) % n
         blocked = [g for c, cons, g in ins if tokens[c] < cons[k]]
         if blocked:
             if all(blocked):

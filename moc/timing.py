@@ -22,8 +22,8 @@ from moc.graph import SDFGraph
 from moc.csdf_kperiodic import ORDERS, check_order, phased_kperiodic_throughput
 from moc.liveness import check_live  # noqa: F401  (re-exported)
 from moc.hsdf import check_expansion_size
-from moc.initial_phases import RUN_ONCE, TRANSIENT, after_initial_phases, \
-    has_initial_phases, refuse_initial_phases
+from moc.initial_phases import RUN_ONCE, STARTS_ORDER, UNPACED, after_initial_phases, \
+    has_initial_phases, initial_times, refuse_initial_phases
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
 from moc.phases import Phases, cyclo_static
 from moc.repetition import repetition_vector
@@ -44,6 +44,8 @@ PRECEDENCES = "self-timed execution from its firings' precedences until it repea
     "(max-plus cyclicity, Baccelli et al. 1992)"
 #: how ``method`` begins to say that the schedule is left out (past the limit schedule)
 LEFT_OUT = "schedule left out: "
+#: why the schedule is missing where the execution was not simulated
+NOT_SIMULATED = "not simulated (--no-simulate)"
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
     "that of the best K-periodic schedule found, a lower bound"
 
@@ -79,7 +81,11 @@ class TimingAnalysis:
     ``schedule``: per actor, its :class:`Firing` s of the first iteration (a
     :class:`~moc.self_timed.Firings`, which makes them as they are read).  The last
     three are None when the execution was not simulated; ``schedule`` alone is None past
-    ``moc.limits.MAX_SCHEDULE`` firings (``method`` says so, after :data:`LEFT_OUT`)."""
+    ``moc.limits.MAX_SCHEDULE`` firings (``method`` says so, after :data:`LEFT_OUT`).
+    ``schedule_missing``: why ``schedule`` is None (as ``method`` ends with it, or
+    :data:`NOT_SIMULATED`), None where it is given.  A graph with initialisation phases
+    (:mod:`moc.initial_phases`): the first iteration is each actor's initialisation
+    firings (``a#0`` ...) and ``q(a)`` periodic ones after them."""
 
     throughput: Fraction | float
     period: Fraction | float
@@ -88,6 +94,7 @@ class TimingAnalysis:
     buffers: Mapping[str, object] | None
     schedule: Mapping[str, tuple] | None
     method: str
+    schedule_missing: str | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready values with the keys of ``mapeval analyse --json``: fractions as floats, an unbounded
@@ -102,6 +109,7 @@ class TimingAnalysis:
             "schedule": None if self.schedule is None else
             {actor: _rows(firings) for actor, firings in self.schedule.items()},
             "method": self.method,
+            "schedule_missing": self.schedule_missing,
         }
 
     def __str__(self) -> str:
@@ -184,24 +192,20 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     Past ``moc.limits.MAX_SCHEDULE`` firings an iteration the schedule is None (its
     rows would take seconds to make and print), the latency computed all the same.
     A graph with initialisation phases (:mod:`moc.initial_phases`) gets the throughput
-    of its periodic phases after them, and no latency, buffers or schedule (``method``
-    says so).
+    of its periodic phases after them, and the latency, buffers and schedule of the
+    execution that fires them first (:func:`_initialised`; under ``order="starts"``
+    none, ``method`` says so).
     """
     if has_initial_phases(graph):
-        return _initialised(graph, exec_attr, simulate, order)
+        return _initialised(graph, exec_attr, simulate, order, progress)
     graph, durations, q, floats = prepared(graph, exec_attr)
     result, pace = _throughput(graph, durations, q, order)
     if not simulate:
-        return _floats(TimingAnalysis(result.throughput, result.period,
-                                      result.critical_cycle, None, None, None,
-                                      result.method), floats)
+        return _floats(_unsimulated(result), floats)
     try:
         check_expansion_size(graph, q)
     except ExpansionTooLargeError as exc:
-        return _floats(TimingAnalysis(result.throughput, result.period,
-                                      result.critical_cycle, None, None, None,
-                                      f"{result.method}; schedule not computed: {exc}"),
-                       floats)
+        return _floats(_unsimulated(result, f"schedule not computed: {exc}"), floats)
     if cyclo_static(graph):
         return _floats(_phased(graph, durations, q, result, pace, progress, order), floats)
     from moc.self_timed import first_iteration
@@ -217,12 +221,48 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
                    floats)
 
 
-def _initialised(graph, exec_attr, simulate, order):
-    """The analysis of a graph with initialisation phases: its periodic phases' after
-    them (:func:`moc.initial_phases.after_initial_phases`), the transient left out."""
-    found = analyse(after_initial_phases(graph.bind()), exec_attr, False, order=order)
-    method = f"{found.method}; {RUN_ONCE}" + (f"; {TRANSIENT}" if simulate else "")
-    return replace(found, method=method)
+def _initialised(graph, exec_attr, simulate, order, progress=None):
+    """The analysis of a graph with initialisation phases: the throughput of its
+    periodic phases after them (:func:`moc.initial_phases.after_initial_phases`); with
+    ``simulate`` the latency, buffers and schedule of the self-timed execution that
+    fires the initialisation phases first (:func:`moc.self_timed.simulate`): the first
+    iteration is each actor's ``m`` initialisation firings and ``q(a)`` periodic ones,
+    the latency the end of the last of them, a buffer's maximum over the whole
+    execution, transient included."""
+    bound = graph.bind()
+    after, durations, q, floats = prepared(after_initial_phases(bound), exec_attr)
+    times = initial_times(bound, exec_attr)
+    floats = floats or any(isinstance(t, float) for ts in times.values() for t in ts)
+    result, pace = _throughput(after, durations, q, order)
+    result = replace(result, method=f"{result.method}; {RUN_ONCE}")
+    if not simulate or order != "ends":
+        return _floats(_unsimulated(result, STARTS_ORDER if simulate else None), floats)
+    if any(pace[a] <= 0 for a in bound.actors):
+        return _floats(_unsimulated(result, UNPACED), floats)
+    durations = _exact(execution_times(bound, exec_attr))
+    times = {a: _exact(ts) for a, ts in times.items()}
+    try:
+        run = _state_space(bound, durations, q, pace, _growing(bound, pace), progress,
+                           True, times)
+    except LimitError as exc:
+        if exc.limit != "states":
+            raise
+        return _floats(_unsimulated(
+            result, f"latency, buffers and schedule not computed: {exc}"), floats)
+    from moc.self_timed import Firings
+    schedule = {a: Firings(a, [f.start for f in fs], [f.end for f in fs])
+                for a, fs in run.schedule.items()}
+    firsts = {a: len(fs) for a, fs in schedule.items()}
+    return _floats(_with_schedule(bound, firsts, result, run.buffers,
+                                  f"{result.method}; {STATE_SPACE}", schedule, None), floats)
+
+
+def _unsimulated(result, why=None):
+    """The analysis of ``result`` without latency, buffers or schedule: ``why`` (the
+    end of ``method``, and ``schedule_missing``), or not simulated where None."""
+    return TimingAnalysis(result.throughput, result.period, result.critical_cycle, None,
+                          None, None, result.method if why is None else
+                          f"{result.method}; {why}", why or NOT_SIMULATED)
 
 
 def schedule_left_out(graph: SDFGraph, q: Mapping[str, int]) -> str | None:
@@ -245,17 +285,16 @@ def _buffers(graph, durations, q, pace, progress, method):
     many iterations back that more than ``FAR`` firings come before the repetition can
     be seen; then the state space, and past its limit those times again."""
     from moc.occupancy import self_timed_occupancy
-    from moc.self_timed import simulate as explore
     buffers = None
     if all(pace[a] > 0 for a in graph.actors):
-        growing = {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
+        growing = _growing(graph, pace)
         # the state space first where a firing waits for many iterations back
         found = self_timed_occupancy(graph, durations, q, pace, growing,
                                      progress=progress, far=FAR)
         if found is not None:
             return MappingProxyType(found.buffers), f"{method}; {PRECEDENCES}", found.first
         try:
-            run = explore(graph, durations, q, growing, progress, record=False)
+            run = _state_space(graph, durations, q, pace, growing, progress)
         except LimitError as exc:
             if exc.limit != "states":
                 raise
@@ -266,11 +305,6 @@ def _buffers(graph, durations, q, pace, progress, method):
                     found.first
             method = f"{method}; buffers not explored: {exc}"
         else:
-            wrong = [a for a in graph.actors if run.periods[a] != pace[a]]
-            if wrong:
-                raise AssertionError(f"state space period {run.periods[wrong[0]]} != "
-                                     f"K-periodic {pace[wrong[0]]} of '{wrong[0]}' in "
-                                     f"'{graph.name}'")
             buffers = run.buffers
             method = f"{method}; {STATE_SPACE}"
     if buffers is None:
@@ -279,6 +313,24 @@ def _buffers(graph, durations, q, pace, progress, method):
         buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component)
                                     for ch in graph.channels.values()})
     return buffers, method, None
+
+
+def _growing(graph, pace):
+    """The channels whose producer is faster than their consumer (a smaller period)."""
+    return {ch.name for ch in graph.channels.values() if pace[ch.src] < pace[ch.dst]}
+
+
+def _state_space(graph, durations, q, pace, growing, progress, record=False,
+                 initial_times=None):
+    """:func:`moc.self_timed.simulate`, whose periods must be the K-periodic ``pace``."""
+    from moc.self_timed import simulate as explore
+    run = explore(graph, durations, q, growing, progress, record, initial_times)
+    wrong = [a for a in graph.actors if run.periods[a] != pace[a]]
+    if wrong:
+        raise AssertionError(f"state space period {run.periods[wrong[0]]} != "
+                             f"K-periodic {pace[wrong[0]]} of '{wrong[0]}' in "
+                             f"'{graph.name}'")
+    return run
 
 
 def _phased(graph, durations, q, result, pace=None, progress=None, order="ends"):
@@ -307,7 +359,7 @@ def _with_schedule(graph, q, result, buffers, method, schedule, times):
     if left_out is not None:
         latency = _latency(schedule) if schedule is not None else _last_end(times)
         return TimingAnalysis(result.throughput, result.period, result.critical_cycle,
-                              latency, buffers, None, f"{method}; {left_out}")
+                              latency, buffers, None, f"{method}; {left_out}", left_out)
     if schedule is None:
         from moc.self_timed import Firings
         schedule = {a: Firings(a, [s for s, _ in fs], [e for _, e in fs])
@@ -327,12 +379,19 @@ def prepared(graph: SDFGraph, exec_attr: str = "exec", what: str = "this analysi
     durations = execution_times(graph, exec_attr)
     floats = any(isinstance(x, float) for v in durations.values()
                  for x in (v if isinstance(v, tuple) else (v,)))
+    return graph, _exact(durations), q, floats
 
+
+def _exact(values):
+    """Per key its time (or tuple of per-phase times) with every float as the decimal
+    it prints as (see :func:`prepared`)."""
     def decimal(v):
         if isinstance(v, tuple):
             return Phases(map(decimal, v))
         return Fraction(repr(v)) if isinstance(v, float) else v
-    return graph, {a: decimal(v) for a, v in durations.items()}, q, floats
+    if isinstance(values, tuple):
+        return tuple(map(decimal, values))
+    return {a: decimal(v) for a, v in values.items()}
 
 
 def self_timed_period(graph: SDFGraph, durations: Mapping[str, object],

@@ -26,7 +26,10 @@ gives the exact front.  Cyclo-static graphs are timed phase by phase, with capac
 and steps per channel over its phases (:func:`capacity_bounds`); an actor's firings
 start and end in order (SDF3's rule), or, timed by K-periodic scheduling only, start
 in order and wait each for the firings that write the last token it reads (Kiter's
-rule; :data:`moc.csdf_kperiodic.ORDERS`).  The search stops at the size whose
+rule; :data:`moc.csdf_kperiodic.ORDERS`).  A graph with initialisation phases
+(:mod:`moc.initial_phases`) is timed by K-periodic scheduling of the periodic graph
+after them, its buffers bounding the initialisation too (:func:`_kperiodic`;
+capacities: :func:`moc.capacities.capacity_bounds`).  The search stops at the size whose
 throughput is the most the graph can reach, or at a time budget; ``proven_size`` says
 up to which total size the front given is then known to be exact, and a search for the
 front's last point alone (:func:`front_top`), run in turns with it, bounds that point's
@@ -45,12 +48,16 @@ from typing import Mapping
 import networkx as nx
 
 from moc import limits
+from moc.capacities import SPACE_OF, bounded_graph, capacity_bounds
 from moc.deadlock import check_deadlock, iteration_firings
 from moc.errors import DeadlockError, LimitError, SDFError
-from moc.graph import Channel, SDFGraph
-from moc.phases import is_phased, phase_counts, phase_value, tokens_after
+from moc.graph import SDFGraph
+from moc.phases import phase_counts, phase_value, tokens_after
+from moc.repetition import repetition_vector
 from moc.csdf_kperiodic import check_order
-from moc.timing import prepared, self_timed_period
+from moc.initial_phases import after_initial_phases, has_initial_phases, initial_times
+from moc.liveness import check_live
+from moc.timing import execution_times, prepared, self_timed_period
 
 STATE_SPACE, KPERIODIC, AUTO = "state-space", "kperiodic", "auto"
 #: what ``method`` says of each way of timing a distribution
@@ -66,8 +73,9 @@ METHODS = {
 STATE_SPACE_ORDER = "the bounded state space ends an actor's firings in order: " \
     "firings that only start in order (Kiter's rule) are timed by K-periodic scheduling"
 
-#: the attribute that marks a back-edge as the free space of the channel it names
-SPACE_OF = "space_of"
+#: why the state space does not time a graph with initialisation phases
+STATE_SPACE_INITIAL = "the bounded state space does not model initialisation phases: " \
+    "such a graph is timed by K-periodic scheduling (--timing kperiodic or auto)"
 
 
 @dataclass(frozen=True)
@@ -126,55 +134,6 @@ class TradeOff:
         }
 
 
-def capacity_bounds(graph: SDFGraph) -> dict[str, tuple[int, int]]:
-    """Per channel of the bound ``graph``, ``(lower, step)``: the least capacity with
-    which it alone lets its endpoints fire, ``p + c − g + M0 mod g`` and at least ``M0``
-    (``g = gcd(p, c)``), and the step ``g`` between capacities that differ (tokens and
-    space stay ≡ ``M0`` modulo ``g``).  A self-loop gets ``p + max(c, M0)`` (SDF3).
-    Per phase (SDF3's cyclo-static buffer sizing): the least of that bound over the
-    first ``gcd`` (of the two numbers of phases) pairs of phase rates, and the gcd of all
-    the rates as the step."""
-    bounds = {}
-    for ch in graph.channels.values():
-        prods = ch.prod if is_phased(ch.prod) else (ch.prod,)
-        conss = ch.cons if is_phased(ch.cons) else (ch.cons,)
-        t = ch.delay
-        lower = None
-        for i in range(math.gcd(len(prods), len(conss))):
-            p, c = prods[i % len(prods)], conss[i % len(conss)]
-            g = math.gcd(p, c)
-            if ch.src == ch.dst:
-                bound = p + max(c, t)
-            else:
-                bound = max(p + c - g + (t % g if g else 0), t)
-            lower = bound if lower is None else min(lower, bound)
-        bounds[ch.name] = (lower, math.gcd(*prods, *conss))
-    return bounds
-
-
-def bounded_graph(graph: SDFGraph, capacities: Mapping[str, int]) -> SDFGraph:
-    """``graph`` with a back-edge per channel named in ``capacities``: from its consumer
-    to its producer, ``prod`` and ``cons`` swapped, ``capacity − delay`` initial tokens,
-    ``size = 0`` (it carries no data) and attribute :data:`SPACE_OF` naming the channel.
-    The back-edge is called ``NAME_space`` (with a number added if that is taken)."""
-    out = SDFGraph(graph.name, graph.params, graph.origin)
-    out.actors.update(graph.actors)
-    out.channels.update(graph.channels)
-    for name, capacity in capacities.items():
-        ch = graph.channels[name]
-        space = capacity - ch.delay
-        if space < 0:
-            raise SDFError(f"channel '{name}': a capacity of {capacity} tokens is below its "
-                           f"{ch.delay} initial tokens", ch.origin)
-        label, n = f"{name}_space", 1
-        while label in out.channels:
-            n += 1
-            label = f"{name}_space{n}"
-        out.channels[label] = Channel(label, ch.dst, ch.src, ch.cons, ch.prod, space, 0,
-                                      MappingProxyType({SPACE_OF: name}), ch.origin)
-    return out
-
-
 def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = None,
              max_throughput=None, method: str = AUTO,
              max_explored: int | None = None, order: str = "ends") -> TradeOff:
@@ -199,8 +158,11 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
     check_order(order)
     if order != "ends" and method == STATE_SPACE:
         raise ValueError(STATE_SPACE_ORDER)
-    graph, durations, q, floats = prepared(graph, exec_attr, "the buffer trade-off")
-    check_deadlock(graph, q)
+    graph, durations, q, floats = _prepared(graph, exec_attr)
+    if durations is None and method == STATE_SPACE:
+        raise SDFError(f"'{graph.name}': {STATE_SPACE_INITIAL}", graph.origin)
+    if durations is None:
+        method = KPERIODIC                  # the state space does not model them
     bounds = capacity_bounds(graph)
     names = list(graph.channels)
     loops = {n: bounds[n][0] for n, ch in graph.channels.items() if ch.src == ch.dst}
@@ -211,7 +173,8 @@ def tradeoff(graph: SDFGraph, exec_attr: str = "exec", budget: float | None = No
                        f"buffers (no cycle of its own bounds it): its trade-off has no last "
                        f"point; give a budget", graph.origin)
     evaluators = {}
-    if method == STATE_SPACE or (method == AUTO and order == "ends"):
+    if method == STATE_SPACE or (method == AUTO and order == "ends" and
+                                 durations is not None):
         execution = _BoundedExecution(graph, durations, q)
         evaluators[STATE_SPACE] = lambda caps: execution.run([caps[n] for n in names])
     if method in (KPERIODIC, AUTO):
@@ -262,8 +225,7 @@ def front_top(graph: SDFGraph, exec_attr: str = "exec", order: str = "ends"
     unbounded, or a distribution is too large to time.  Raises
     :class:`DeadlockError` where the graph deadlocks whatever its buffers."""
     check_order(order)
-    graph, durations, q, _ = prepared(graph, exec_attr, "the buffer trade-off")
-    check_deadlock(graph, q)
+    graph, durations, q, _ = _prepared(graph, exec_attr)
     bounds = capacity_bounds(graph)
     loops = {n: bounds[n][0] for n, ch in graph.channels.items() if ch.src == ch.dst}
     most = _kperiodic(bounded_graph(graph, loops), durations, q, order)[0]
@@ -275,6 +237,23 @@ def front_top(graph: SDFGraph, exec_attr: str = "exec", order: str = "ends"
     while not top.step():
         pass
     return None if top.found is None else (top.found, top.least)
+
+
+def _prepared(graph, exec_attr):
+    """``(graph, durations, q, floats)`` as :func:`moc.timing.prepared` gives them,
+    the graph checked live; a graph with initialisation phases has None as its
+    durations (each distribution is timed after them, :func:`_kperiodic`)."""
+    if not has_initial_phases(graph):
+        graph, durations, q, floats = prepared(graph, exec_attr, "the buffer trade-off")
+        check_deadlock(graph, q)
+        return graph, durations, q, floats
+    graph = graph.bind()
+    check_live(graph)
+    times = [*execution_times(graph, exec_attr).values(),
+             *initial_times(graph, exec_attr).values()]
+    floats = any(isinstance(x, float) for v in times
+                 for x in (v if isinstance(v, tuple) else (v,)))
+    return graph, None, repetition_vector(graph), floats
 
 
 def _alone(graph, durations, q, order, loops):
@@ -460,8 +439,20 @@ def _kperiodic(bounded: SDFGraph, durations, q, order="ends"):
     """The throughput of the bounded graph and the channels whose capacity bounds it:
     those with a back-edge on the critical circuit (proven a true cycle of the
     self-timed execution by :mod:`moc.kperiodic`), or, where it deadlocks, those whose
-    back-edge starves an actor that cannot finish the iteration."""
+    back-edge starves an actor that cannot finish the iteration.  ``durations`` None:
+    ``bounded`` has initialisation phases, timed as the periodic graph after them
+    (:func:`moc.initial_phases.after_initial_phases`), whose channels keep their names;
+    where the initialisation itself cannot complete, those of the starving channels
+    that are back-edges (every actor it leaves waiting waits for another: for tokens
+    whatever the capacities, or for the space of one of these)."""
     try:
+        if durations is None:
+            try:
+                after = after_initial_phases(bounded)
+            except DeadlockError as exc:
+                return 0, {bounded.channels[n].attrs[SPACE_OF] for n in exc.channels
+                           if SPACE_OF in bounded.channels[n].attrs}
+            bounded, durations, q, _ = prepared(after)
         found = self_timed_period(bounded, durations, q, order)
     except DeadlockError:
         return 0, _deadlocked(bounded, q)

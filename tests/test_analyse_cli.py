@@ -319,12 +319,14 @@ def test_the_schedule_limit_leaves_the_rows_out_and_says_so(graph, tmp_path, cap
                                    for r in rows)
     cut = run_json(capsys, path, "--limit", "schedule=3")
     assert cut["schedule"] is None
-    assert cut["method"] == whole["method"] + (
-        f"; schedule left out: the first iteration of '{whole['application']}' has "
-        f"{firings} firings, more than the limit schedule = 3; raise it with "
-        "--limit schedule=N")
-    assert {k: v for k, v in cut.items() if k not in ("schedule", "method")} == \
-        {k: v for k, v in whole.items() if k not in ("schedule", "method")}
+    why = (f"schedule left out: the first iteration of '{whole['application']}' has "
+           f"{firings} firings, more than the limit schedule = 3; raise it with "
+           "--limit schedule=N")
+    assert cut["method"] == f"{whole['method']}; {why}"
+    assert cut["schedule_missing"] == why and whole["schedule_missing"] is None
+    kept = ("schedule", "method", "schedule_missing")
+    assert {k: v for k, v in cut.items() if k not in kept} == \
+        {k: v for k, v in whole.items() if k not in kept}
     # at exactly the firings of an iteration the schedule is given
     assert run_json(capsys, path, "--limit", f"schedule={firings}") == whole
     # the table: the method says it, and no word of --no-simulate

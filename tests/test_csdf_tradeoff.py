@@ -94,6 +94,15 @@ def exhaustive_front(graph, largest, fixed=None, order="ends"):
     low = {n: max([graph.channels[n].delay] + [
         phase(v, k) for v in (graph.channels[n].prod, graph.channels[n].cons)
         for k in range(len(v) if isinstance(v, tuple) else 1)]) for n in names}
+    return pareto_of_distributions(graph, largest, fixed, low, timed)
+
+
+def pareto_of_distributions(graph, largest, fixed, low, timed):
+    """The Pareto points ``(size, throughput)`` of positive throughput among every
+    distribution of total size at most ``largest``: each channel of ``low`` from that
+    capacity up, every whole number, ``fixed`` ones as given, each timed by
+    ``timed(graph, capacities)``."""
+    names = list(low)
     spare = largest - sum(low.values()) - sum(fixed.values())
     best = {}
     for extra in itertools.product(range(spare + 1), repeat=len(names)):

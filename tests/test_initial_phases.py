@@ -38,15 +38,25 @@ def ring(delay_ab, delay_ba, init=None, exec_a=2, exec_b=3):
 def test_an_initial_phase_that_adds_a_token_to_a_ring():
     """Without it one token goes round the ring (2 + 3 = 5 per iteration); the phase
     writes one more on ``ab`` (reading nothing), so two go round: two iterations
-    every 5 time units, whatever the phase's own time (7)."""
+    every 5 time units, whatever the phase's own time (7).
+
+    The transient by hand: at 0 the phase ``a#0`` (7) and ``a``'s periodic firing
+    ``a#1`` (2, on ``ba``'s token) start; ``a#1`` ends with ``a#0`` at 7 (firings end
+    in order), so ``ab`` holds 2 then; ``b#0`` and ``b#1`` run 7-10 and write 2 on
+    ``ba``, which ``a`` takes at 10 (ends 12), ``b`` 12-15, ... never more than 2
+    tokens on either channel.  The first iteration (the phase, then ``q`` = 1, 1
+    periodic firings) ends at 10."""
     plain = throughput(ring(0, 1))
     assert plain.period == 5
     init = InitialPhases(1, {"exec": (7,)}, prod={"ab": (1,)})
     found = analyse(ring(0, 1, init))
     assert found.period == Fraction(5, 2) and found.throughput == Fraction(2, 5)
     assert "initialisation phases run once before" in found.method
-    assert found.latency is None and found.buffers is None and found.schedule is None
-    assert "latency, buffers and schedule not computed" in found.method
+    assert found.latency == 10 and dict(found.buffers) == {"ab": 2, "ba": 2}
+    assert {a: [(f.name, f.start, f.end) for f in fs] for a, fs in
+            found.schedule.items()} == {"a": [("a#0", 0, 7), ("a#1", 0, 7)],
+                                        "b": [("b#0", 7, 10)]}
+    assert found.schedule_missing is None
     g = ring(0, 1, init)
     assert run(g, repetition_vector(g)) == ("period", Fraction(5, 2))
 
@@ -117,10 +127,15 @@ def test_initial_phases_are_checked_when_made():
         throughput(g)
 
 
-def test_other_analyses_refuse_them_by_name():
-    from moc.tradeoff import tradeoff
-    with pytest.raises(SDFError, match="actor 'a' of 'ring' has initialisation phases"):
-        tradeoff(ring(0, 1, InitialPhases(1, {"exec": (1,)})))
+def test_mapped_analyses_refuse_them_by_name():
+    from mapping.semantics.problem import bind_problem
+    from dsl import load_moa
+    (arch,) = load_moa(Path(__file__).resolve().parents[1] / "examples" / "timing" /
+                       "duo.moa")
+    with pytest.raises(SDFError, match="actor 'a' of 'ring' has initialisation phases "
+                       r"\(fired once before its periodic ones\), which a mapped "
+                       "analysis does not model"):
+        bind_problem(ring(0, 1, InitialPhases(1, {"exec": (1,)})), arch)
 
 
 # ------------------------------------------------------------------- SDF3 files
@@ -170,7 +185,8 @@ def test_kiter_syntax_read_and_written_back(tmp_path, capsys):
     assert read_sdf3(again).actors["a"].initial_phases.prod == {"ab": (1,)}
     assert main(["analyse", str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["period"] == 2.5 and out["latency"] is None and out["schedule"] is None
+    assert out["period"] == 2.5 and out["latency"] == 10 and out["buffers"] == \
+        {"ab": 2, "ba": 2}
     assert main(["check", str(path)]) == 0
     assert "no deadlock" in capsys.readouterr().out
     sdf = tmp_path / "k.sdf"
@@ -232,7 +248,12 @@ def test_kiter_files_with_initialisation_phases(name, period):
     assert throughput(graph).period == period
     assert throughput(graph, order="starts").period == period
     check_live(graph.bind())
-    assert run(graph, repetition_vector(graph.bind()), 200_000) == ("period", period)
+    seen = {}
+    assert run(graph, repetition_vector(graph.bind()), 200_000, seen) == ("period", period)
+    found = analyse(graph)
+    assert {a: [(f.start, f.end) for f in fs] for a, fs in found.schedule.items()} == \
+        seen["firings"]
+    assert dict(found.buffers) == seen["buffers"]
 
 
 # ------------------------------------------------------ against the execution itself
@@ -319,6 +340,23 @@ def test_throughput_is_the_executions(g):
     assert outcome == "period" and found.period == period
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs())
+def test_latency_buffers_and_schedule_are_the_executions(g):
+    """The first iteration (each actor's initialisation firings, then ``q(a)``
+    periodic ones), its latency and the buffer maxima of the whole execution,
+    transient included, are those the execution shows."""
+    q = repetition_vector(g.bind())
+    seen = {}
+    outcome, _ = run(g, q, record=seen)
+    assume(outcome == "period")
+    found = analyse(g)
+    assert {a: [(f.start, f.end) for f in fs] for a, fs in found.schedule.items()} == \
+        seen["firings"]
+    assert found.latency == max(e for fs in seen["firings"].values() for _, e in fs)
+    assert dict(found.buffers) == seen["buffers"]
+
+
 def test_an_initialisation_past_the_limit_firings_is_refused_by_name(monkeypatch):
     """The phase reads 50 tokens of ``ba``, which ``b`` writes one a firing (``ab``
     holds 60): 50 firings of ``b`` first, past a limit of 20; live under the default."""
@@ -364,3 +402,46 @@ def test_the_example_of_the_pages(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["exact"]["period"] == "5/2" and out["critical_cycle"] == ["a", "b"]
     assert main(["check", str(path)]) == 0
+
+
+def test_the_schedule_with_initialisation_phases_is_plotted_or_says_why(tmp_path, capsys):
+    """``plot schedule`` draws the first iteration of ``warm_ring``; under Kiter's
+    order of firings there is none, and it says why (``schedule_missing``)."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "csdf" / "warm_ring.xml"
+    out = tmp_path / "g.png"
+    assert main(["plot", "schedule", str(path), "-o", str(out)]) == 0 and out.exists()
+    capsys.readouterr()
+    assert main(["analyse", str(path), "--csdf-order", "starts", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["schedule"] is None and found["latency"] is None
+    assert found["schedule_missing"] == "latency, buffers and schedule not computed: the " \
+        "execution with the initialisation phases ends an actor's firings in order " \
+        "(--csdf-order ends)"
+    assert found["method"].endswith(found["schedule_missing"])
+    other = tmp_path / "h.png"
+    assert main(["plot", "schedule", str(path), "--csdf-order", "starts", "-o",
+                 str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "no schedule to draw: " + found["schedule_missing"] in err
+    assert "Traceback" not in err and not other.exists()
+
+
+def test_where_the_state_space_cannot_answer_the_transient_is_left_out(monkeypatch):
+    """A source ``a`` (no cycle limits it) fires without bound: no state recurs, so no
+    latency, buffers or schedule, and ``schedule_missing`` says why; likewise past the
+    limit ``states``.  The throughput is given all the same (``b``'s self-loop: 2)."""
+    from moc import limits
+    g = SDFGraph("s")
+    g.add_actor("a", exec=1, initial_phases=InitialPhases(1, {"exec": (3,)},
+                                                          prod={"ab": (2,)}))
+    g.add_actor("b", exec=2)
+    g.add_channel("a", "b", "ab")
+    g.add_channel("b", "b", "bb", delay=1)
+    found = analyse(g)
+    assert found.period == 2 and found.latency is None and found.buffers is None
+    assert found.schedule_missing.startswith("latency, buffers and schedule not "
+                                             "computed: an actor fires without bound")
+    monkeypatch.setattr(limits, "MAX_STATES", 2)
+    found = analyse(ring(0, 1, InitialPhases(1, {"exec": (7,)}, prod={"ab": (1,)})))
+    assert found.period == Fraction(5, 2) and found.schedule is None
+    assert "more than 2 states (the limit states)" in found.schedule_missing

@@ -260,7 +260,10 @@ def test_to_dict_and_str():
     result = analyse(two_actor_cycle(4))
     d = result.to_dict()
     assert set(d) == {"throughput", "period", "critical_cycle", "latency", "buffers",
-                      "schedule", "method"}
+                      "schedule", "method", "schedule_missing"}
+    assert d["schedule_missing"] is None
+    assert analyse(two_actor_cycle(4), simulate=False).to_dict()["schedule_missing"] == \
+        "not simulated (--no-simulate)"
     assert d["throughput"] == pytest.approx(1 / 6) and isinstance(d["period"], float)
     assert d["schedule"]["b"] == [{"firing": "b#0", "start": 1, "end": 3},
                                   {"firing": "b#1", "start": 4, "end": 6}]

@@ -87,10 +87,14 @@ def test_a_graph_printed_and_read_back_has_the_same_phases_and_throughput(g):
      "initialisation phases must be numbers (they cannot use parameters)", 21),
     ("prod = [1; 1], cons = [0; 1], delay = [0; 1]", "channel 'a->b': 'delay' cannot "
      "have initialisation phases", 43),
-    ("prod = [1; 1; 1], cons = [0; 1]", "unexpected ';'; expected ']'", 25),
-    ("prod = [; 1], cons = [0; 1]", "unexpected ';'; expected one of: '(', '+', '-', "
-     "a name, a number", 21),
-    ("prod = [1;], cons = [0; 1]", "unexpected ']'", 23),
+    ("prod = [1; 1; 1], cons = [0; 1]", "a second ';' in a list of phases: the values "
+     "before the ';' are the initialisation phases, those after it the periodic ones", 25),
+    ("prod = [1;; 1], cons = [0; 1]", "a second ';' in a list of phases", 23),
+    ("prod = [; 1], cons = [0; 1]", "an initialisation part needs at least one value "
+     "before ';'", 21),
+    ("prod = [1;], cons = [0; 1]", "the periodic phases need at least one value after "
+     "';'", 22),
+    ("prod = [ # none\n], cons = [0; 1]", "a list of phases needs at least one value", 20),
 ])
 def test_malformed_initialisation_phases_point_at_their_value(tmp_path, capsys, rates,
                                                               message, column):

@@ -185,9 +185,7 @@ def plot_schedule(document: dict, path, rows, actors, cns=(), inputs=(),
     plot_format(path)
     if not document.get("schedule"):
         from mapping.errors import InputError
-        from moc.timing import LEFT_OUT
-        method = document.get("method") or ""
-        why = method[method.find(LEFT_OUT):] if LEFT_OUT in method else ""
+        why = document.get("schedule_missing")
         raise InputError("plot schedule: the analysis has no schedule to draw"
                          + (f": {why}" if why else ""))
     fig = new_figure(10.0, 1.6 + 0.45 * max(len(rows), 2))

@@ -121,7 +121,9 @@ def add_parser(subparsers, name):
     p.add_argument("--json", action="store_true",
                    help="print one JSON document: throughput, period, critical_cycle, "
                    "latency, buffers, schedule, application, architecture, mapping, exec "
-                   "(and makespan with a mapping; exact: the rational values as 'n/d')")
+                   "(and makespan with a mapping; without one method, and "
+                   "schedule_missing: why schedule is null; exact: the rational values "
+                   "as 'n/d')")
     p.add_argument("--json-lines", action="store_true",
                    help="print the --json document of each graph on one line, with its "
                    "'file' (a bad file: its 'error'), as soon as it is analysed")
