@@ -225,7 +225,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     firings per iteration) completes an iteration's worth of firings: the states at
     those instants recur with the execution, at most one period later.
 
-    Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants simulated.
+    Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants simulated, before
+    simulating any where a reference's own firings would pass it
+    (:func:`least_instants`).
     ``progress(n)`` is told of every ``PROGRESS_STEP`` instants.  Without ``record``
     the first iteration is not kept (``latency`` and ``schedule`` are None; the
     precedences give them: :func:`first_iteration`).
@@ -265,6 +267,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     d = [phase_value(durations[a], 0) if n == 1 else
          tuple(phase_value(durations[a], k) for k in range(n))
          for a, n in zip(actors, phases)]
+    limit = limits.MAX_STATES
+    if least_instants(graph, durations, q, growing) > limit:
+        raise _too_many(graph, limit)
     tokens = [ch.delay for ch in channels]
     peak = list(tokens)
     started = [0] * len(actors)
@@ -283,7 +288,6 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     finished = set()                        # phased actors whose first iteration started
     instants = 0
     now = 0
-    limit = limits.MAX_STATES
     while True:
         steps = 0
         while True:
@@ -394,6 +398,38 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     return SelfTimed(throughput, period, latency, MappingProxyType(buffers),
                      schedule and MappingProxyType(schedule), instants,
                      MappingProxyType(periods))
+
+
+def least_instants(graph: SDFGraph, durations: Mapping[str, object],
+                   q: Mapping[str, int], growing: Collection[str] = ()) -> int:
+    """A lower bound on the instants that :func:`simulate` visits (its ``states``): a
+    group's state is first stored once its reference (the member with the fewest
+    firings per iteration) has completed ``q`` firings, and recurs at a later store,
+    so the reference completes ``2·q`` firings first; where a self-loop of ``M`` tokens
+    gives and takes ``r_k ≥ 1`` in its phase ``k``, at most ``⌊M / min r⌋`` of its
+    firings are under way at once (they end in order), so as many end at one instant,
+    and where they all take time they end at ``⌈2·q / that⌉`` instants at least."""
+    counts = phase_counts(graph)
+    actors = list(graph.actors)
+    where = {a: i for i, a in enumerate(actors)}
+    under_way = {}
+    for ch in graph.channels.values():
+        if ch.src == ch.dst:
+            n = counts[ch.src]
+            gives = [phase_value(ch.prod, k) for k in range(n)]
+            if gives == [phase_value(ch.cons, k) for k in range(n)] and min(gives) >= 1:
+                most = ch.delay // min(gives)
+                under_way[ch.src] = min(most, under_way.get(ch.src, most))
+    groups = _groups(len(actors), [(where[ch.src], where[ch.dst])
+                                   for ch in graph.channels.values()
+                                   if ch.name not in growing])
+    least = 0
+    for members in groups:
+        a = actors[min(members, key=lambda i: q[actors[i]])]
+        if under_way.get(a, 0) >= 1 and all(phase_value(durations[a], k) > 0
+                                            for k in range(counts[a])):
+            least = max(least, -(-2 * q[a] // under_way[a]))
+    return least
 
 
 def _start_phased(i, now, n, ins, d, tokens, started, queue, events, held, first, need,

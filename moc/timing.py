@@ -206,13 +206,15 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
         return _floats(_phased(graph, durations, q, result, pace, progress, order), floats)
     from moc.self_timed import first_iteration
     schedule = first_iteration(graph, durations, q, FIRINGS_PER_BLOCK)
-    times = None
-    if schedule is None:
+    buffers, method, times = _buffers(graph, durations, q, pace, progress, result.method)
+    if schedule is not None:
+        times = None
+    elif times is None:
+        # the occupancy's first iteration is the same program's
         from moc.occupancy import first_iteration as quick_first
         times = quick_first(graph, durations, q)
         if times is None:
             schedule = first_iteration(graph, durations, q)
-    buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
     return _floats(_with_schedule(graph, q, result, buffers, method, schedule, times),
                    floats)
 
