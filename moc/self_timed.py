@@ -111,8 +111,8 @@ PROGRESS_STEP = 1024
 
 
 def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
-                    q: Mapping[str, int], narrow: int | None = None
-                    ) -> dict[str, Firings] | None:
+                    q: Mapping[str, int], narrow: int | None = None, rows: bool = True
+                    ) -> Mapping[str, Firings] | None:
     """The firings of the first iteration of the self-timed execution (the first
     ``q(a)`` of each actor ``a``), from the precedences alone.
 
@@ -124,7 +124,9 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     computed a block at a time, as many of an actor as its inputs allow; None where
     ``NARROW_AFTER`` blocks in a row hold fewer than ``narrow`` firings on average
     (a cycle of few tokens lets few through at a time, and each block costs as much as
-    tens of firings of :func:`moc.occupancy.first_iteration`).
+    tens of firings of :func:`moc.occupancy.first_iteration`).  Without ``rows`` the
+    firings are not made (a million of them take some 80 MB as Python lists): an
+    :class:`Ends` gives the latest end.
     """
     total = sum(q.values())
     if total > limits.MAX_FIRINGS:
@@ -172,8 +174,19 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
             if c not in queued:
                 queue.append(c)
                 queued.add(c)
+    if not rows:
+        return Ends(ends)
     return {a: Firings(a, (ends[a] - durations[a]).tolist(), ends[a].tolist())
             for a in graph.actors}
+
+
+class Ends(dict):
+    """Per actor the ends of its firings of the first iteration (an array each)."""
+
+    def last_end(self):
+        """The latest end (0 without any firing), as the firings' rows would give it."""
+        return max((int(e.max()) if e.dtype != object else max(e.tolist())
+                    for e in self.values() if len(e)), default=0)
 
 
 def _lag(loop):
