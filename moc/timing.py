@@ -213,11 +213,11 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     # past the schedule's limit its rows are not made: the ends give the latency
     rows = schedule_left_out(graph, q) is None
     schedule = first_iteration(graph, durations, q, FIRINGS_PER_BLOCK, rows)
+    # the buffers' occupancy run gives the first iteration as the program below would
     buffers, method, times = _buffers(graph, durations, q, pace, progress, result.method)
     if schedule is not None:
         times, schedule = (None, schedule) if rows else (schedule, None)
     elif times is None:
-        # the occupancy's first iteration is the same program's
         left_out = latency_left_out(graph, q)
         if left_out is not None:
             return _floats(_without_latency(graph, q, result, buffers, method, left_out),
