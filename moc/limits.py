@@ -17,3 +17,9 @@ MAX_STATES = 200_000
 #: it the rows (about 67 bytes of JSON and 2 µs each) are left out,
 #: the latency and the rest still computed
 MAX_SCHEDULE = 1_000_000
+
+#: firings of the first iteration that ``analyse`` computes one by one for its latency
+#: (and schedule) where the buffers' method did not give them (moc.timing): about a
+#: microsecond and 110 bytes each, so past it (and past ``MAX_SCHEDULE``) the latency
+#: is left out, the rest still computed
+MAX_LATENCY = 2_000_000

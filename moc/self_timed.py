@@ -111,8 +111,8 @@ PROGRESS_STEP = 1024
 
 
 def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
-                    q: Mapping[str, int], narrow: int | None = None
-                    ) -> dict[str, Firings] | None:
+                    q: Mapping[str, int], narrow: int | None = None, rows: bool = True
+                    ) -> Mapping[str, Firings] | None:
     """The firings of the first iteration of the self-timed execution (the first
     ``q(a)`` of each actor ``a``), from the precedences alone.
 
@@ -124,7 +124,9 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     computed a block at a time, as many of an actor as its inputs allow; None where
     ``NARROW_AFTER`` blocks in a row hold fewer than ``narrow`` firings on average
     (a cycle of few tokens lets few through at a time, and each block costs as much as
-    tens of firings of :func:`moc.occupancy.first_iteration`).
+    tens of firings of :func:`moc.occupancy.first_iteration`).  Without ``rows`` the
+    firings are not made (a million of them take some 80 MB as Python lists): an
+    :class:`Ends` gives the latest end.
     """
     total = sum(q.values())
     if total > limits.MAX_FIRINGS:
@@ -172,8 +174,19 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
             if c not in queued:
                 queue.append(c)
                 queued.add(c)
+    if not rows:
+        return Ends(ends)
     return {a: Firings(a, (ends[a] - durations[a]).tolist(), ends[a].tolist())
             for a in graph.actors}
+
+
+class Ends(dict):
+    """Per actor the ends of its firings of the first iteration (an array each)."""
+
+    def last_end(self):
+        """The latest end (0 without any firing), as the firings' rows would give it."""
+        return max((int(e.max()) if e.dtype != object else max(e.tolist())
+                    for e in self.values() if len(e)), default=0)
 
 
 def _lag(loop):
@@ -233,7 +246,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     firings per iteration) completes an iteration's worth of firings: the states at
     those instants recur with the execution, at most one period later.
 
-    Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants simulated.
+    Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants simulated, before
+    simulating any where a reference's own firings would pass it
+    (:func:`least_instants`).
     ``progress(n)`` is told of every ``PROGRESS_STEP`` instants.  Without ``record``
     the first iteration is not kept (``latency`` and ``schedule`` are None; the
     precedences give them: :func:`first_iteration`).
@@ -284,6 +299,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     if any(len(t) != k + n for t, k, n, p in zip(d, m, phases, phased) if p):
         raise ValueError("simulate: initial_times must give a time per initialisation "
                          "phase of every actor that has some")
+    limit = limits.MAX_STATES
+    if least_instants(graph, durations, q, growing) > limit:
+        raise _too_many(graph, limit)
     tokens = [ch.delay for ch in channels]
     peak = list(tokens)
     started = [0] * len(actors)
@@ -302,7 +320,6 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     finished = set()                        # phased actors whose first iteration started
     instants = 0
     now = 0
-    limit = limits.MAX_STATES
     while True:
         steps = 0
         while True:
@@ -414,6 +431,40 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     return SelfTimed(throughput, period, latency, MappingProxyType(buffers),
                      schedule and MappingProxyType(schedule), instants,
                      MappingProxyType(periods))
+
+
+def least_instants(graph: SDFGraph, durations: Mapping[str, object],
+                   q: Mapping[str, int], growing: Collection[str] = ()) -> int:
+    """A lower bound on the instants that :func:`simulate` visits (its ``states``): a
+    group's state is first stored once its reference (the member with the fewest
+    firings per iteration) has completed ``q`` firings, and recurs at a later store,
+    so the reference completes ``2·q`` firings first; where a self-loop of ``M`` tokens
+    gives and takes ``r_k ≥ 1`` in its phase ``k``, at most ``⌊M / min r⌋`` of its
+    firings are under way at once (they end in order), so as many end at one instant,
+    and where they all take time they end at ``⌈2·q / that⌉`` instants at least.  An
+    actor with initialisation phases is given no such bound: they may write more
+    tokens to its self-loop, letting more of its firings run at once."""
+    counts = phase_counts(graph)
+    actors = list(graph.actors)
+    where = {a: i for i, a in enumerate(actors)}
+    under_way = {}
+    for ch in graph.channels.values():
+        if ch.src == ch.dst and graph.actors[ch.src].initial_phases is None:
+            n = counts[ch.src]
+            gives = [phase_value(ch.prod, k) for k in range(n)]
+            if gives == [phase_value(ch.cons, k) for k in range(n)] and min(gives) >= 1:
+                most = ch.delay // min(gives)
+                under_way[ch.src] = min(most, under_way.get(ch.src, most))
+    groups = _groups(len(actors), [(where[ch.src], where[ch.dst])
+                                   for ch in graph.channels.values()
+                                   if ch.name not in growing])
+    least = 0
+    for members in groups:
+        a = actors[min(members, key=lambda i: q[actors[i]])]
+        if under_way.get(a, 0) >= 1 and all(phase_value(durations[a], k) > 0
+                                            for k in range(counts[a])):
+            least = max(least, -(-2 * q[a] // under_way[a]))
+    return least
 
 
 def _start_phased(i, now, n, m, ins, d, tokens, started, queue, events, held, first,

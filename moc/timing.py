@@ -50,7 +50,8 @@ BOUND = "not proven optimal: a larger K would pass the limit firings; the throug
     "that of the best K-periodic schedule found, a lower bound"
 
 __all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
-           "check_live", "prepared", "schedule_left_out", "self_timed_period", "throughput"]
+           "check_live", "latency_left_out", "prepared", "schedule_left_out",
+           "self_timed_period", "throughput"]
 
 
 def __getattr__(name: str):
@@ -81,11 +82,13 @@ class TimingAnalysis:
     ``schedule``: per actor, its :class:`Firing` s of the first iteration (a
     :class:`~moc.self_timed.Firings`, which makes them as they are read).  The last
     three are None when the execution was not simulated; ``schedule`` alone is None past
-    ``moc.limits.MAX_SCHEDULE`` firings (``method`` says so, after :data:`LEFT_OUT`).
-    ``schedule_missing``: why ``schedule`` is None (as ``method`` ends with it, or
-    :data:`NOT_SIMULATED`), None where it is given.  A graph with initialisation phases
-    (:mod:`moc.initial_phases`): the first iteration is each actor's initialisation
-    firings (``a#0`` ...) and ``q(a)`` periodic ones after them."""
+    ``moc.limits.MAX_SCHEDULE`` firings (``method`` says so, after :data:`LEFT_OUT`),
+    and the latency too past ``moc.limits.MAX_LATENCY`` firings computed one by one
+    (:func:`latency_left_out`).  ``schedule_missing``: why ``schedule`` is None (as
+    ``method`` ends with it, or :data:`NOT_SIMULATED`), None where it is given.  A
+    graph with initialisation phases (:mod:`moc.initial_phases`): the first iteration
+    is each actor's initialisation firings (``a#0`` ...) and ``q(a)`` periodic ones
+    after them."""
 
     throughput: Fraction | float
     period: Fraction | float
@@ -190,7 +193,9 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     own firings (:data:`moc.csdf_kperiodic.ORDERS`); the exploration of the buffers
     follows ``"ends"`` only (under ``"starts"`` they are None, and ``method`` says so).
     Past ``moc.limits.MAX_SCHEDULE`` firings an iteration the schedule is None (its
-    rows would take seconds to make and print), the latency computed all the same.
+    rows would take seconds to make and print), the latency computed all the same,
+    unless its firings must be computed one by one apart from the buffers and pass
+    ``moc.limits.MAX_LATENCY`` too (:func:`latency_left_out`): the latency is then None.
     A graph with initialisation phases (:mod:`moc.initial_phases`) gets the throughput
     of its periodic phases after them, and the latency, buffers and schedule of the
     execution that fires them first (:func:`_initialised`; under ``order="starts"``
@@ -209,14 +214,23 @@ def analyse(graph: SDFGraph, exec_attr: str = "exec", simulate: bool = True,
     if cyclo_static(graph):
         return _floats(_phased(graph, durations, q, result, pace, progress, order), floats)
     from moc.self_timed import first_iteration
-    schedule = first_iteration(graph, durations, q, FIRINGS_PER_BLOCK)
-    times = None
-    if schedule is None:
+    # past the schedule's limit its rows are not made: the ends give the latency
+    rows = schedule_left_out(graph, q) is None
+    schedule = first_iteration(graph, durations, q, FIRINGS_PER_BLOCK, rows)
+    # the buffers' occupancy run gives the first iteration as the program below would
+    buffers, method, times = _buffers(graph, durations, q, pace, progress, result.method)
+    if schedule is not None:
+        times, schedule = (None, schedule) if rows else (schedule, None)
+    elif times is None:
+        left_out = latency_left_out(graph, q)
+        if left_out is not None:
+            return _floats(_without_latency(graph, q, result, buffers, method, left_out),
+                           floats)
         from moc.occupancy import first_iteration as quick_first
         times = quick_first(graph, durations, q)
         if times is None:
-            schedule = first_iteration(graph, durations, q)
-    buffers, method, _ = _buffers(graph, durations, q, pace, progress, result.method)
+            schedule = first_iteration(graph, durations, q, rows=rows)
+            times, schedule = (None, schedule) if rows else (schedule, None)
     return _floats(_with_schedule(graph, q, result, buffers, method, schedule, times),
                    floats)
 
@@ -275,6 +289,28 @@ def schedule_left_out(graph: SDFGraph, q: Mapping[str, int]) -> str | None:
     return (f"{LEFT_OUT}the first iteration of '{graph.name}' has {total} firings, more "
             f"than the limit schedule = {limits.MAX_SCHEDULE}; raise it with "
             f"--limit schedule=N")
+
+
+def latency_left_out(graph: SDFGraph, q: Mapping[str, int]) -> str | None:
+    """Why :func:`analyse` leaves the latency of ``graph`` (repetition vector ``q``)
+    out where the buffers' method did not give the first iteration's firings and an
+    actor's firings are not computed a block at a time: the iteration has more than
+    ``moc.limits.MAX_LATENCY`` firings (and more than ``moc.limits.MAX_SCHEDULE``: a
+    schedule asked for computes them all the same); None where it gives it."""
+    total = sum(q.values())
+    if total <= max(limits.MAX_LATENCY, limits.MAX_SCHEDULE):
+        return None
+    return (f"latency left out: the first iteration of '{graph.name}' has {total} "
+            f"firings to compute one by one, more than the limit latency = "
+            f"{limits.MAX_LATENCY}; raise it with --limit latency=N")
+
+
+def _without_latency(graph, q, result, buffers, method, left_out):
+    """The analysis without the first iteration's firings: no latency, no schedule."""
+    schedule_missing = schedule_left_out(graph, q)
+    return TimingAnalysis(result.throughput, result.period, result.critical_cycle, None,
+                          buffers, None, f"{method}; {schedule_missing}; {left_out}",
+                          schedule_missing)
 
 
 def _buffers(graph, durations, q, pace, progress, method):
@@ -342,6 +378,9 @@ def _phased(graph, durations, q, result, pace=None, progress=None, order="ends")
                                           result.method)
     else:
         buffers, method, times = None, f"{result.method}; {UNORDERED_ENDS}", None
+    left_out = None if times else latency_left_out(graph, q)
+    if left_out is not None:
+        return _without_latency(graph, q, result, buffers, method, left_out)
     from moc.csdf import first_iteration as phased_first
     from moc.occupancy import first_iteration as quick_first
     times = times or quick_first(graph, durations, q, order) or \

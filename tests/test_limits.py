@@ -11,7 +11,7 @@ from mapping.cli.limits import LIMITS, limits_set, parse_limit
 
 def test_every_limit_names_its_constant():
     assert LIMITS.names() == ["array", "elements", "links", "firings", "states", "schedule",
-                              "sweep", "rows"]
+                              "latency", "sweep", "rows"]
     assert LIMITS.get("array").value == dsl.limits.MAX_ARRAY_MEMBERS
     assert LIMITS.get("elements").value == dsl.limits.MAX_ELEMENTS
     assert LIMITS.get("links").value == dsl.limits.MAX_LINKS
@@ -19,6 +19,7 @@ def test_every_limit_names_its_constant():
     assert LIMITS.get("sweep").value == mapping.evaluation.sweep.MAX_POINTS
     assert LIMITS.get("states").value == moc.limits.MAX_STATES
     assert LIMITS.get("schedule").value == moc.limits.MAX_SCHEDULE == 1_000_000
+    assert LIMITS.get("latency").value == moc.limits.MAX_LATENCY == 2_000_000
     assert LIMITS.get("rows").value == mapping.calibration.measurements.MAX_ROWS
     assert all(LIMITS.help(n) for n in LIMITS)
 

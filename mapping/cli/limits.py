@@ -48,6 +48,8 @@ _limit("states", "moc.limits", "MAX_STATES",
        "instants (states) of one self-timed execution explored")
 _limit("schedule", "moc.limits", "MAX_SCHEDULE",
        "firings of one iteration whose schedule analyse gives")
+_limit("latency", "moc.limits", "MAX_LATENCY",
+       "firings of one iteration that analyse computes one by one for the latency")
 _limit("sweep", "mapping.evaluation.sweep", "MAX_POINTS", "points of one sweep grid")
 _limit("rows", "mapping.calibration.measurements", "MAX_ROWS", "data rows of one measurement table")
 

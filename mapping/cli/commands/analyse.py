@@ -294,7 +294,7 @@ def table(document: dict, rows: tuple[str, ...], counts=None) -> str:
                 shown.append(f"... ({total - SHOWN_FIRINGS} more)")
             lines.append(f"  {name:<{width}}  {', '.join(shown) or 'idle'}")
     elif schedule is None and not mapped and document.get("latency") is None and \
-            "not computed" not in (document.get("method") or ""):
+            buffers is None and "not computed" not in (document.get("method") or ""):
         lines.append("(latency, buffers and schedule not simulated: --no-simulate)")
     return "\n".join(lines)
 
