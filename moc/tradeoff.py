@@ -420,7 +420,8 @@ def _result(search, max_throughput, names, floats, used, method, order, top=None
     points = list(search.points)
     if points and points[0].throughput == 0:
         # as SDF3: what deadlocks at the lower bounds has no throughput with no storage
-        points[0] = StoragePoint(0, 0, (MappingProxyType({n: 0 for n in names}),))
+        points[0] = StoragePoint(Fraction(0), 0,
+                                 (MappingProxyType({n: 0 for n in names}),))
     if floats:
         points = [StoragePoint(float(p.throughput), p.size, p.distributions)
                   for p in points]

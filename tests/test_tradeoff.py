@@ -304,3 +304,28 @@ def test_unbounded_throughput_needs_a_budget(capsys):
     part = tradeoff(g, max_explored=10)
     assert not part.complete and part.max_throughput == math.inf
     assert [p.size for p in part.points][:3] == [1, 2, 3]
+
+
+FULL_RING = """sdf full {
+    actor a [exec = 1]
+    actor b [exec = 1]
+    actor c [exec = 1]
+    channel ab : a -> b [prod = 2, cons = 2, delay = 4]
+    channel bc : b -> c [prod = 2, cons = 2, delay = 4]
+    channel ca : c -> a [prod = 3, cons = 3, delay = 4]
+}
+"""
+
+
+def test_a_front_that_deadlocks_at_its_lower_bounds_starts_at_an_exact_zero(tmp_path,
+                                                                            capsys):
+    """Each channel's least capacity is its 4 initial tokens (ab, bc: 2 + 2 - 2 = 2,
+    rounded up to hold 4; ca: 3 + 3 - 3 = 3, plus 4 mod 3), so every channel is full:
+    no actor has space to write, and the front starts, as SDF3's, at size 0 with
+    throughput 0, written exactly ("0", not null)."""
+    sdf = tmp_path / "full.sdf"
+    sdf.write_text(FULL_RING)
+    assert main(["analyse", str(sdf), "--tradeoff", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)["points"][0]
+    assert (first["size"], first["throughput"], first["exact"]) == (0, 0, "0")
+    assert first["distributions"] == [{"ab": 0, "bc": 0, "ca": 0}]
