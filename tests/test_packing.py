@@ -58,7 +58,7 @@ def test_by_hand():
     allowed = np.ones_like(own, dtype=bool)
     got = packing.bound(own, allowed, 5.0)
     assert got.value == pytest.approx(5.0 * (1 - packing.FIRST), rel=1e-12)
-    assert [d[1] for d in got.decisions] == ["infeasible"]
+    assert {d[1] for d in got.decisions} == {"infeasible"}
     allowed[0, 0] = allowed[1, 0] = False           # now 3 + 3 | 2 is forced
     assert packing.bound(own, allowed, 6.0).value == pytest.approx(6.0, rel=1e-6)
     assert packing.bound(own, allowed, 6.0, stop=lambda: True).decisions == ()

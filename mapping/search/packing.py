@@ -59,15 +59,18 @@ THRESHOLDS = (0.1, 0.2, 0.3, 0.4)
 #: put sets in a two-PE class that do not pack, 26 masters and 10 s to the proof,
 #: against one master and 2.3 s PE by PE
 SPLIT = 2
-#: seconds the master may spend on the least slack before it settles for a solution
-SLACK_SECONDS = 5.0
+#: seconds the master may spend on the least slack after its first solution (a
+#: proof of its optimum is not needed: on 45 x 12 one took the whole 5 s it was given)
+SLACK_SECONDS = 0.3
 #: moves of the local search of one class's packing
 LOCAL_STEPS = 3000
 #: the first trial lies this far (relative) below the best value known: infeasible
 #: there proves that mapping optimal within CP-SAT's tolerance
 FIRST = 5e-7
-#: the bisection ends when the interval left is this share of its top
+#: the search ends when the interval left is this share of the best value
 RESOLUTION = 1e-5
+#: the share of the time left that one decision may take
+DECISION_SHARE = 0.25
 #: how often (seconds) a solve under way asks ``stop()``
 POLL = 0.05
 
@@ -151,11 +154,7 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
         left = None if deadline is None else deadline - time.time()
         if (left is not None and left <= 0) or (stop is not None and stop()):
             return "unknown", None
-        limit = left if not pooled else min(SLACK_SECONDS, left or SLACK_SECONDS)
-        status, solver = _solve(model, limit, stop)
-        if status == "unknown" and pooled and model.has_objective():
-            model.clear_objective()     # no time for the slack: any solution will do
-            continue
+        status, solver = _solve(model, left, stop, SLACK_SECONDS if pooled else None)
         if status != "feasible":
             return status, None
         row = np.full(A, -1, dtype=np.intp)
@@ -295,27 +294,37 @@ def _local(w, m: int, C: int, seed: int = 0):
     return None
 
 
-def _solve(model, left: float | None, stop):
+def _solve(model, left: float | None, stop, settle: float | None = None):
     """CP-SAT (one worker) on ``model`` for at most ``left`` seconds, stopped within
-    :data:`POLL` s of ``stop()``: ``("infeasible" | "feasible" | "unknown", solver)``."""
+    :data:`POLL` s of ``stop()`` or ``settle`` seconds after its first solution:
+    ``("infeasible" | "feasible" | "unknown", solver)``."""
     from ortools.sat.python import cp_model
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     if left is not None:
         solver.parameters.max_time_in_seconds = max(left, 0.01)
     done = threading.Event()
+    first: list[float] = []
+
+    class Found(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self):
+            if not first:
+                first.append(time.time())
 
     def watch():
         while not done.wait(POLL):
-            if stop():
+            if (stop is not None and stop()) or \
+                    (first and time.time() > first[0] + settle):
                 solver.stop_search()
                 return
 
-    watcher = threading.Thread(target=watch, daemon=True) if stop is not None else None
+    watcher = None if stop is None and settle is None else \
+        threading.Thread(target=watch, daemon=True)
     if watcher is not None:
         watcher.start()
     try:
-        status = solver.solve(model)
+        status = solver.solve(model, Found()) if settle is not None else \
+            solver.solve(model)
     finally:
         done.set()
         if watcher is not None:
@@ -347,39 +356,46 @@ def capacity(T: float, unit: float) -> int:
 
 def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None = None,
           deadline: float | None = None, stop=None) -> PackingBound:
-    """The packing bound within ``deadline`` (``time.time()``): first a decision at
-    ``top·(1 − FIRST)`` (``top``: the best value known), then bisection between the
-    highest value proven (``floor`` to start) and the least packing found, each
-    decision given at most half the time left.  ``stop()`` (another thread's request)
-    ends it within :data:`POLL` s."""
+    """The packing bound within ``deadline`` (``time.time()``), climbing from the
+    highest value proven (``floor`` to start) toward ``top`` (the best value known,
+    less :data:`FIRST`): the step doubles after each proof of infeasibility, and a
+    packing found or a decision left undecided sets a ceiling, below which the trials
+    bisect.  Each decision is given at most :data:`DECISION_SHARE` of the time left:
+    one near the packing's optimum may take minutes where one a little below it takes a
+    fraction of a second.  ``stop()`` (another thread's request) ends it within
+    :data:`POLL` s."""
     usable = allowed & np.isfinite(own)
     A, P = own.shape
     unit = top * PRECISION
     w = integer_sizes(own, usable, unit)
     groups = classes(own, usable)
-    lo, hi, packed = floor or 0.0, top, top
+    lo, hi, packed = floor or 0.0, top * (1 - FIRST), top
+    ceiling, tried = hi, False
     proven, decisions = None, []
-    T = top * (1 - FIRST)
-    while T > lo:
+    step = (hi - lo) / 16
+    while hi - lo > RESOLUTION * top and step > 0.1 * RESOLUTION * top:
         now = time.time()
         if (deadline is not None and deadline <= now) or (stop is not None and stop()):
             break
-        status, row = decide(w, usable, groups, capacity(T, unit),
-                             None if deadline is None else now + 0.5 * (deadline - now)
-                             if decisions else deadline, stop)
+        T = lo + step
+        if T >= hi:         # the best value itself first, then halfway to the ceiling
+            T = hi if hi == ceiling and not tried else 0.5 * (lo + hi)
+            tried = tried or T == ceiling
+        status, row = decide(w, usable, groups, capacity(T, unit), None if deadline is None
+                             else now + DECISION_SHARE * (deadline - now), stop)
         decisions.append((T, status, round(time.time() - now, 3)))
         if status == "infeasible":
             proven = lo = T
-        elif status == "feasible":
+            step *= 2
+            continue
+        if status == "feasible":
             # the real packing may lie above T where rounding down made it fit
             packed = min(packed, float(np.bincount(row, own[np.arange(A), row],
                                                    minlength=P).max()))
             hi = min(T, packed)
         else:
-            break
-        if hi - lo <= RESOLUTION * hi:
-            break
-        T = 0.5 * (lo + hi)
+            hi = T
+        step = 0.5 * (hi - lo)
     return PackingBound(proven, packed if packed < top else None, tuple(decisions))
 
 
@@ -392,7 +408,8 @@ def floor(setup, deadline: float | None = None, lower: float | None = None, best
     from mapping.search.exact import mapping_value
     ev = setup.objectives.evaluators[0]
     row = setup.info.get("incumbent") if best is None else best
-    if row is None:
+    agg = getattr(ev, "aggregation", None)
+    if row is None or agg is None or not agg.bottleneck or not ev.tables.linear:
         return PackingBound(None, None)
     row = np.asarray(row, dtype=np.intp)
     value = mapping_value(ev, row)
