@@ -27,10 +27,26 @@ def brute_force(own, allowed) -> float:
 
 
 def decide(own, allowed, T):
+    """``packing.decide`` at ``T``, each of its cuts checked by enumeration: no set of
+    ``most + 1`` of its actors packs into its class's PEs."""
     usable = allowed & np.isfinite(own)
     unit = T * packing.PRECISION
-    return packing.decide(packing.integer_sizes(own, usable, unit), usable,
-                          packing.classes(own, usable), packing.capacity(T, unit))
+    w = packing.integer_sizes(own, usable, unit)
+    groups = packing.classes(own, usable)
+    C = packing.capacity(T, unit)
+    cuts = []
+    got = packing.decide(w, usable, groups, C, cuts=cuts)
+    for c, actors, most in cuts:
+        m = len(groups[c])
+        for chosen in itertools.combinations(actors, most + 1):
+            sizes = w[list(chosen), groups[c][0]]
+            assert not any(np.bincount(row, sizes, minlength=m).max() <= C
+                           for row in itertools.product(range(m), repeat=len(sizes)))
+    decide.cuts += len(cuts)
+    return got
+
+
+decide.cuts = 0
 
 
 def test_by_hand():
@@ -82,19 +98,31 @@ def test_a_cut_is_needed():
     assert w.sum() <= 3 * C
     assert packing.pack_bins(w[[0, 1, 2, 3]], 3, C)[0] == "infeasible"
     assert packing.pack_bins(w[[0, 1, 3, 4]], 3, C)[0] == "feasible"
+    made = decide.cuts
     assert decide(own, allowed, 8.99)[0] == "infeasible"
+    assert decide.cuts == made + 1
     assert decide(own, allowed, 9.0)[0] == "feasible"
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(A=st.integers(2, 7), kinds=st.lists(st.integers(1, 3), min_size=1, max_size=3),
-       seed=st.integers(0, 10_000), share=st.floats(0.5, 1.0))
-def test_against_every_assignment(A, kinds, seed, share):
+       seed=st.integers(0, 10_000), share=st.floats(0.5, 1.0), split=st.sampled_from(
+           [packing.SPLIT, 0]))
+def test_against_every_assignment(A, kinds, seed, share, split):
     """Random sizes (not whole multiples of the unit: the rounding matters) on classes
     of 1-3 alike PEs, some actor-PE pairs forbidden: at the enumerated optimum the
     decision is never "infeasible" (it would be with sizes rounded up), a little below
-    it never "feasible", a packing found fits, and the bound lies within the
-    bisection's resolution below the optimum."""
+    it never "feasible", a packing found fits, and the bound lies within the search's
+    resolution below the optimum.  With ``SPLIT`` 0 every class is checked after the
+    master, so the cuts do more of the work; every cut is checked by enumeration."""
+    before, packing.SPLIT = packing.SPLIT, split
+    try:
+        check_against_every_assignment(A, kinds, seed, share)
+    finally:
+        packing.SPLIT = before
+
+
+def check_against_every_assignment(A, kinds, seed, share):
     P = sum(kinds)
     if P ** A > 20_000:
         return

@@ -112,10 +112,11 @@ def dual_feasible_rows(w: np.ndarray, capacity: int) -> list[tuple[np.ndarray, i
 
 
 def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
-           deadline: float | None = None, stop=None):
+           deadline: float | None = None, stop=None, cuts: list | None = None):
     """Whether the actors of integer sizes ``w (A, P)`` pack onto the PEs under
     ``capacity`` (``groups``: :func:`classes`): ``("infeasible" | "feasible" |
-    "unknown", row)``, ``row`` the PE of each actor where feasible (see the module)."""
+    "unknown", row)``, ``row`` the PE of each actor where feasible (see the module).
+    ``cuts``, if given, receives each cut as ``(class, actors, most)``."""
     from ortools.sat.python import cp_model
     A = w.shape[0]
     C = int(capacity)
@@ -178,7 +179,10 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
             largest = w[keep, members[0]].max()
             lifted = [b for b in range(A) if x[b][c] is not None and b not in keep
                       and w[b, members[0]] >= largest]
-            model.add(sum(x[a][c] for a in list(keep) + lifted) <= len(keep) - 1)
+            most = len(keep) - 1
+            model.add(sum(x[a][c] for a in list(keep) + lifted) <= most)
+            if cuts is not None:
+                cuts.append((c, list(keep) + lifted, most))
             cut = True
         if not cut:
             return "feasible", row
