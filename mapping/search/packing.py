@@ -212,6 +212,8 @@ def pack_bins(w, m: int, C: int, deadline: float | None = None, stop=None):
         return "feasible", np.zeros(0, dtype=np.intp)
     if w.max() > C or w.sum() > m * C:
         return "infeasible", None
+    if (deadline is not None and time.time() >= deadline) or (stop is not None and stop()):
+        return "unknown", None
     bins = _first_fit_decreasing(w, m, C)
     if bins is None:
         bins = _local(w, m, C)
@@ -227,10 +229,8 @@ def pack_bins(w, m: int, C: int, deadline: float | None = None, stop=None):
         model.add(loads[b] <= C)
     for b in range(m - 1):
         model.add(loads[b] >= loads[b + 1])
-    left = None if deadline is None else deadline - time.time()
-    if left is not None and left <= 0:
-        return "unknown", None
-    status, solver = _solve(model, left, stop)
+    status, solver = _solve(model, None if deadline is None else
+                            deadline - time.time(), stop)
     if status != "feasible":
         return status, None
     return "feasible", np.array([next(b for b in range(m) if solver.boolean_value(v[b]))
