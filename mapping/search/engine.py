@@ -127,6 +127,14 @@ CPSAT_SHARE = 0.75
 #: the share of the time limit that ``both`` gives the set-partitioning bound
 #: (:mod:`mapping.search.partition_bound`), after the cluster relaxation
 PARTITION_SHARE = 0.4
+#: the share of the time limit that ``both`` gives the packing bound
+#: (:mod:`mapping.search.packing`), after the cluster relaxation and before the
+#: partition bound: its decisions take 0.03-2.4 s on 30 x 8 and 45 x 12 (``--comm
+#: 0.1`` of ``tests/perf/bench_exact_max.py``) and a bisection a dozen of them; where
+#: the packing is harder (80 x 16) a decision is left undecided when the share ends
+PACKING_SHARE = 0.15
+#: the packing bound's seconds where there is no time limit (a decision may not end)
+PACKING_SECONDS = 60.0
 #: seconds kept back from a time limit for what follows the solvers (the report)
 MARGIN = 0.5
 
@@ -170,11 +178,35 @@ def schedule(setup: Setup) -> str:
     return BESIDE if pairs <= BESIDE_PAIRS else IN_ORDER
 
 
+def _packing_floor(setup: Setup, time_limit: float | None, deadline: float | None,
+                   lower: float | None, stop=None) -> float | None:
+    """The packing bound (:func:`~mapping.search.packing.floor`) from the starting
+    mapping, within :data:`PACKING_SHARE` of the time limit (:data:`PACKING_SECONDS`
+    without one), above ``lower``."""
+    from mapping.search import packing
+    end = time.time() + (PACKING_SECONDS if time_limit is None
+                         else PACKING_SHARE * time_limit)
+    if deadline is not None:
+        end = min(end, deadline)
+    return packing.floor(setup, end, lower, stop=stop).value
+
+
+def _proves_start(setup: Setup, floor: float | None) -> bool:
+    """Whether ``floor`` proves the starting mapping optimal (within CP-SAT's
+    tolerance)."""
+    from mapping.search import cpsat, exact
+    start = setup.info.get("incumbent")
+    return bool(floor) and start is not None and exact.mapping_value(
+        setup.objectives.evaluators[0], start) <= floor * (1 + cpsat.TOLERANCE)
+
+
 def solve_both(setup: Setup, time_limit: float | None = None):
     """The cluster relaxation's bound (:func:`~mapping.search.exact.cluster_floor`)
-    first, then the set-partitioning bound (:func:`~mapping.search.partition_bound.floor`,
-    within :data:`PARTITION_SHARE` of the time limit), then CP-SAT with the higher of
-    the two as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from its
+    first, then the packing bound (:func:`_packing_floor`, within
+    :data:`PACKING_SHARE` of the time limit), then the set-partitioning bound
+    (:func:`~mapping.search.partition_bound.floor`, within :data:`PARTITION_SHARE` of
+    the time limit; skipped where the floor already proves the starting mapping), then
+    CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from its
     best mapping (a cutoff) and the same floor for the rest: the better mapping, the
     higher bound, and each engine's own result in ``parts``.  On small instances
     (:func:`schedule`) CP-SAT runs instead beside the bounds, from the start to the end
@@ -185,13 +217,16 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info.get("incumbent"))
-    parted = partition_bound.floor(setup, None if deadline is None else min(
-        PARTITION_SHARE * time_limit, _left(deadline)), relaxed).value
-    floor = max(relaxed or 0.0, parted or 0.0) or None
+    packed = _packing_floor(setup, time_limit, deadline, relaxed)
+    floor = max(relaxed or 0.0, packed or 0.0) or None
+    parted = None if _proves_start(setup, floor) else partition_bound.floor(
+        setup, None if deadline is None else min(PARTITION_SHARE * time_limit,
+                                                 _left(deadline)), floor).value
+    floor = max(floor or 0.0, parted or 0.0) or None
     left = _left(deadline)
     share = None if left is None else left * CPSAT_SHARE
     first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
-                    relaxation_bound=relaxed, partition_bound=parted)
+                    relaxation_bound=relaxed, partition_bound=parted, packing_bound=packed)
     parts = {"cpsat": _summary(first, began)}
     if first.optimal:
         return replace(first, engine="both", parts=parts, schedule=IN_ORDER)
@@ -206,19 +241,20 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     return _joined(best, bound, first.optimal or second.optimal,
                    first.limited or second.limited, "CP-SAT then the MILP", time_limit,
                    first.trace, second.status, first.incumbent, relaxed, parts,
-                   first.pair_bound, parted, IN_ORDER)
+                   first.pair_bound, parted, IN_ORDER, packed)
 
 
 def _beside(setup: Setup, time_limit: float | None = None):
     """``both`` on a small instance: CP-SAT (:data:`BESIDE_WORKERS` workers, the pair
-    bound its only floor) in a thread until the time limit, the cluster relaxation and
-    the partition bound (as in :func:`solve_both`) meanwhile; CP-SAT is stopped once
-    the bounds have proven its mapping, and the bounds once CP-SAT's search has ended
-    (proven, or at the time limit): the partition bound checks that between its
-    programs, as it checks its deadline, and HiGHS's programs (the cluster
-    relaxation's, the exact pricing's) are interrupted where highspy is installed
-    (:mod:`mapping.search.highs`; without it they run to their end).  The mapping is
-    CP-SAT's (never worse than the start), the bound the highest of the three."""
+    bound its only floor) in a thread until the time limit, the cluster relaxation, the
+    packing bound and the partition bound (as in :func:`solve_both`) meanwhile; CP-SAT
+    is stopped once the bounds have proven its mapping, and the bounds once CP-SAT's
+    search has ended (proven, or at the time limit): the packing bound's solves and
+    the partition bound check that between their programs, as they check their
+    deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
+    are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
+    it they run to their end).  The mapping is CP-SAT's (never worse than the start),
+    the bound the highest of the four."""
     import threading
     from mapping.search import cpsat, exact, partition_bound
     began = time.time()
@@ -238,20 +274,20 @@ def _beside(setup: Setup, time_limit: float | None = None):
 
     thread = threading.Thread(target=prove, name="cpsat", daemon=True)
     thread.start()
-    relaxed = parted = None
+    relaxed = parted = packed = None
     try:
         relaxed = exact.cluster_floor(setup, time_limit,
                                       incumbent=setup.info.get("incumbent"),
                                       stop=ended.is_set)
         if not ended.is_set():
+            packed = _packing_floor(setup, time_limit, deadline, relaxed, ended.is_set)
+        floor = max(relaxed or 0.0, packed or 0.0)
+        if not ended.is_set() and not _proves_start(setup, floor):
             parted = partition_bound.floor(setup, None if deadline is None else min(
-                PARTITION_SHARE * time_limit, _left(deadline)), relaxed,
+                PARTITION_SHARE * time_limit, _left(deadline)), floor or None,
                 stop=ended.is_set).value
-        floor = max(relaxed or 0.0, parted or 0.0)
-        start = setup.info.get("incumbent")
-        if floor and start is not None and "solver" in box and \
-                exact.mapping_value(setup.objectives.evaluators[0], start) <= \
-                floor * (1 + cpsat.TOLERANCE):
+        floor = max(floor, parted or 0.0)
+        if "solver" in box and _proves_start(setup, floor):
             box["solver"].stop_search()
     finally:
         thread.join(None if deadline is None else _left(deadline) + 1.0)
@@ -261,14 +297,15 @@ def _beside(setup: Setup, time_limit: float | None = None):
     if "error" in box:
         raise box["error"]
     res = box["result"]
-    bound = min(max(relaxed or 0.0, parted or 0.0, res.bound or 0.0), res.value)
+    bound = min(max(relaxed or 0.0, parted or 0.0, packed or 0.0, res.bound or 0.0),
+                res.value)
     return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, res.trace,
                    res.status, res.incumbent, relaxed, {"cpsat": _summary(res, began)},
-                   res.pair_bound, parted, BESIDE)
+                   res.pair_bound, parted, BESIDE, packed)
 
 
 def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumbent,
-            relaxed, parts, pair_bound, parted, order):
+            relaxed, parts, pair_bound, parted, order, packed=None):
     """``both``'s result: ``best``'s mapping, the highest ``bound`` proven (None if
     none) and the gap between them; optimal where an engine ``proven`` it or the gap is
     within CP-SAT's tolerance, else ``limited`` as the engines (named ``who``) were."""
@@ -286,7 +323,8 @@ def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumb
     return exact.ExactResult(best.value, best.row, optimal, status, best.value, limited,
                              message, bound, gap, incumbent, relaxed, engine="both",
                              trace=tuple(steps), parts=parts, pair_bound=pair_bound,
-                             partition_bound=parted, schedule=order)
+                             partition_bound=parted, schedule=order,
+                             packing_bound=packed)
 
 
 def _summary(res, began) -> dict:
@@ -383,6 +421,7 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
                  gap=getattr(res, "gap", None), time_limit_hit=bool(res.limited),
                  relaxation_bound=getattr(res, "relaxation_bound", None),
                  partition_bound=getattr(res, "partition_bound", None),
+                 packing_bound=getattr(res, "packing_bound", None),
                  pair_bound=getattr(res, "pair_bound", None))
     if requested != engine:
         extra["engine_chosen_by"] = requested
@@ -431,6 +470,9 @@ def _bound_source(res) -> str | None:
     parted = getattr(res, "partition_bound", None)
     if parted is not None and res.bound <= parted:
         return "partition bound"
+    packed = getattr(res, "packing_bound", None)
+    if packed is not None and res.bound <= packed:
+        return "packing bound"
     pair = getattr(res, "pair_bound", None)
     if pair is not None and res.bound <= pair:
         return "pair bound"

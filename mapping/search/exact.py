@@ -76,7 +76,8 @@ class ExactResult:
     starting mapping, if one was given; ``relaxation_bound`` the bound proven on the
     cluster relaxation (:mod:`mapping.search.relaxation`), if one applied;
     ``partition_bound`` the set-partitioning bound (:mod:`mapping.search.partition_bound`),
-    if one was proven; ``engine``
+    ``packing_bound`` the packing bound (:mod:`mapping.search.packing`), each if one
+    was proven; ``engine``
     the engine that ran (``milp``, ``cpsat``, ``both``), ``trace`` its improvements
     (``{seconds, value, bound, gap}``) and, for ``both``, ``parts`` each engine's and
     ``schedule`` their order (:func:`mapping.search.engine.schedule`)."""
@@ -98,6 +99,7 @@ class ExactResult:
     pair_bound: float | None = None
     partition_bound: float | None = None
     schedule: str | None = None
+    packing_bound: float | None = None
 
 
 class _Rows:

@@ -1,0 +1,432 @@
+"""The packing bound of a bottleneck (``max``) mapping problem (issue 43): the PEs'
+own loads alone, decided class by class.
+
+Every PE's load is at least the sum of its actors' own loads (``own`` of
+:func:`~mapping.search.bounds.element_tables`: processing, and what an actor's channels
+to itself charge); the channels between two actors only add to the loads.  So if no
+assignment puts at most ``T`` of own load on every PE, every mapping's bottleneck is at
+least ``T``: a packing of items of PE-dependent sizes into the PEs (scheduling on
+unrelated machines), where PEs alike in their sizes and allowed actors form a *class*
+of identical bins.
+
+**Integers.**  One unit is :data:`PRECISION` times the largest trial value; sizes are
+rounded *down* and the capacity is ``C = ⌊T / unit⌋`` (both with a margin against
+the floating-point division's rounding, :func:`integer_sizes`): a real packing under ``T`` has
+integer loads ``Σ ⌊s / unit⌋ ≤ ⌊Σ s / unit⌋ ≤ C``, so "no integer packing" proves "no
+real packing".
+
+**The decision** is a logic-based Benders decomposition (Hooker and Ottosson, 2003).
+The master assigns each actor to one class (``x[a, c]``) under rows that every packing
+satisfies, summed over the class's ``m_c`` PEs: dual feasible functions ``f`` (every
+bin's items have ``Σ f(w) ≤ f(C)``; Fekete and Schepers, 2001), namely the capacity,
+the rounding family ``r_k(w) = ⌈(k + 1)·w / C⌉ − 1`` against ``k`` for ``k = 1 …``
+:data:`ROUNDING_K` (``k = 1``: two actors above half the capacity never share a PE;
+Martello and Toth's ``L2`` counts them), and ``U_e(w) = C`` above ``C − e``, ``w``
+between, 0 below ``e`` (an item above ``C − e`` leaves room only for items below
+``e``).  Classes of at most :data:`SPLIT` PEs are modelled PE by PE in the master
+(loads ordered), where the summed rows are weakest.  CP-SAT solves it (one worker),
+maximizing the least slack of the other classes so that their packings have room.
+Infeasible: so is the packing.  Otherwise each other class is checked — first fit
+decreasing, a local search of moves and exchanges, then CP-SAT on its identical bins —
+and where its actors do not pack, a minimal set ``S`` that does not (dropping actors,
+smallest first, while it stays unpackable) is cut off: at most ``|S| − 1`` of ``S ∪ {b :
+w_b ≥ max_S w}`` in that class, since a set holding ``|S|`` of them holds a copy of
+``S`` with every actor replaced by one at least as large.  When every class packs, the
+packing found is returned.
+
+:func:`bound` bisects the trial value between the highest value proven and the least
+packing found; :func:`floor` runs it on a prepared search from its best mapping.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from mapping.search.bounds import element_tables
+
+#: one integer unit of size, relative to the largest trial value
+PRECISION = 1e-7
+#: the rounding dual feasible functions ``r_1 … r_K`` of the master
+ROUNDING_K = 10
+#: the thresholds ``e`` of the ``U_e`` functions, as shares of the capacity
+THRESHOLDS = (0.1, 0.2, 0.3, 0.4)
+#: classes of at most this many PEs are modelled PE by PE in the master: on 30 x 8
+#: (``tests/perf/bench_exact_max.py --comm 0.1``, seed 1) summed rows let the master
+#: put sets in a two-PE class that do not pack, 26 masters and 10 s to the proof,
+#: against one master and 2.3 s PE by PE
+SPLIT = 2
+#: seconds the master may spend on the least slack after its first solution (a
+#: proof of its optimum is not needed: on 45 x 12 one took the whole 5 s it was given)
+SLACK_SECONDS = 0.3
+#: moves of the local search of one class's packing
+LOCAL_STEPS = 3000
+#: the first trial lies this far (relative) below the best value known: infeasible
+#: there proves that mapping optimal within CP-SAT's tolerance
+FIRST = 5e-7
+#: the search ends when the interval left is this share of the best value
+RESOLUTION = 1e-5
+#: the share of the time left that one decision may take
+DECISION_SHARE = 0.25
+#: how often (seconds) a solve under way asks ``stop()``
+POLL = 0.05
+
+
+@dataclass(frozen=True)
+class PackingBound:
+    """``value``: the highest ``T`` proven infeasible (None: none); ``packed``: the
+    least packing found (an upper bound on the packing's optimum, above which no bound
+    of this kind exists); ``decisions``: ``(T, outcome, seconds)`` in order."""
+
+    value: float | None
+    packed: float | None
+    decisions: tuple = ()
+
+
+def classes(own: np.ndarray, usable: np.ndarray) -> list[list[int]]:
+    """The PEs grouped by equal sizes and usable actors, in order of first PE."""
+    out: dict[bytes, list[int]] = {}
+    for p in range(own.shape[1]):
+        key = np.where(usable[:, p], own[:, p], -1.0).tobytes()
+        out.setdefault(key, []).append(p)
+    return list(out.values())
+
+
+def dual_feasible_rows(w: np.ndarray, capacity: int) -> list[tuple[np.ndarray, int]]:
+    """``(f(w), f(C))`` of the module's dual feasible functions for integer sizes ``w``
+    under ``capacity`` (the capacity row itself excluded): every set of sizes summing
+    to at most ``capacity`` has ``Σ f ≤ f(C)``."""
+    w = np.asarray(w, dtype=np.int64)
+    C = int(capacity)
+    rows = []
+    for k in range(1, ROUNDING_K + 1):
+        rows.append((np.where(w > 0, ((k + 1) * w - 1) // C, 0), k))
+    for share in THRESHOLDS:
+        e = int(share * C)
+        if 0 < e <= C // 2:
+            rows.append((np.where(w > C - e, C, np.where(w >= e, w, 0)), C))
+    return rows
+
+
+def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
+           deadline: float | None = None, stop=None, cuts: list | None = None):
+    """Whether the actors of integer sizes ``w (A, P)`` pack onto the PEs under
+    ``capacity`` (``groups``: :func:`classes`): ``("infeasible" | "feasible" |
+    "unknown", row)``, ``row`` the PE of each actor where feasible (see the module).
+    ``cuts``, if given, receives each cut as ``(class, actors, most)``."""
+    from ortools.sat.python import cp_model
+    A = w.shape[0]
+    C = int(capacity)
+    fits = usable & (w <= C)
+    if not fits.any(axis=1).all():
+        return "infeasible", None
+    model = cp_model.CpModel()
+    x = [[model.new_bool_var("") if fits[a, g[0]] else None for g in groups]
+         for a in range(A)]
+    for a in range(A):
+        model.add_exactly_one([v for v in x[a] if v is not None])
+    split, pooled, slack = {}, [], model.new_int_var(0, C, "slack")
+    for c, members in enumerate(groups):
+        on = [a for a in range(A) if x[a][c] is not None]
+        sizes = w[:, members[0]]
+        m = len(members)
+        for f, top in dual_feasible_rows(sizes[on], C):
+            if f.sum() > top * m:
+                model.add(sum(int(v) * x[a][c] for a, v in zip(on, f) if v) <= top * m)
+        if m <= SPLIT:
+            y = {(a, b): model.new_bool_var("") for a in on for b in range(m)}
+            for a in on:
+                model.add(sum(y[a, b] for b in range(m)) == x[a][c])
+            loads = [sum(int(sizes[a]) * y[a, b] for a in on) for b in range(m)]
+            for b in range(m):
+                model.add(loads[b] <= C)
+            for b in range(m - 1):
+                model.add(loads[b] >= loads[b + 1])
+            split[c] = y
+        else:
+            pooled.append(c)
+            model.add(sum(int(sizes[a]) * x[a][c] for a in on) + m * slack <= m * C)
+    if pooled:
+        model.maximize(slack)
+    while True:
+        left = None if deadline is None else deadline - time.time()
+        if (left is not None and left <= 0) or (stop is not None and stop()):
+            return "unknown", None
+        status, solver = _solve(model, left, stop, SLACK_SECONDS if pooled else None)
+        if status != "feasible":
+            return status, None
+        row = np.full(A, -1, dtype=np.intp)
+        chosen = np.array([[v is not None and solver.boolean_value(v) for v in xs]
+                           for xs in x])
+        for c, y in split.items():
+            for (a, b), v in y.items():
+                if solver.boolean_value(v):
+                    row[a] = groups[c][b]
+        cut = False
+        for c in pooled:
+            members = groups[c]
+            on = np.flatnonzero(chosen[:, c])
+            got, bins = pack_bins(w[on, members[0]], len(members), C, deadline, stop)
+            if got == "feasible":
+                row[on] = np.asarray(members)[bins]
+                continue
+            if got == "unknown":
+                return "unknown", None
+            keep = _minimal(on, w[:, members[0]], len(members), C, deadline, stop)
+            largest = w[keep, members[0]].max()
+            lifted = [b for b in range(A) if x[b][c] is not None and b not in keep
+                      and w[b, members[0]] >= largest]
+            most = len(keep) - 1
+            model.add(sum(x[a][c] for a in list(keep) + lifted) <= most)
+            if cuts is not None:
+                cuts.append((c, list(keep) + lifted, most))
+            cut = True
+        if not cut:
+            return "feasible", row
+
+
+def _minimal(on, sizes, m: int, C: int, deadline, stop) -> list[int]:
+    """A subset of the actors ``on`` that does not pack into ``m`` bins of ``C``
+    (``on`` does not), minimal but for decisions left unknown: actors are dropped,
+    smallest first, where the rest is proven not to pack."""
+    keep = [int(a) for a in on[np.argsort(sizes[on], kind="stable")]]
+    i = 0
+    while i < len(keep):
+        trial = keep[:i] + keep[i + 1:]
+        if pack_bins(sizes[trial], m, C, deadline, stop)[0] == "infeasible":
+            keep = trial
+        else:
+            i += 1
+    return keep
+
+
+def pack_bins(w, m: int, C: int, deadline: float | None = None, stop=None):
+    """Whether integer sizes ``w`` pack into ``m`` identical bins of ``C``:
+    ``("feasible", bin of each item) | ("infeasible", None) | ("unknown", None)`` by
+    first fit decreasing, then :func:`_local`, then CP-SAT (loads ordered)."""
+    w = np.asarray(w, dtype=np.int64)
+    if len(w) == 0:
+        return "feasible", np.zeros(0, dtype=np.intp)
+    if w.max() > C or w.sum() > m * C:
+        return "infeasible", None
+    if (deadline is not None and time.time() >= deadline) or (stop is not None and stop()):
+        return "unknown", None
+    bins = _first_fit_decreasing(w, m, C)
+    if bins is None:
+        bins = _local(w, m, C)
+    if bins is not None:
+        return "feasible", bins
+    from ortools.sat.python import cp_model
+    model = cp_model.CpModel()
+    y = [[model.new_bool_var("") for _ in range(m)] for _ in w]
+    for ys in y:
+        model.add_exactly_one(ys)
+    loads = [sum(int(w[i]) * y[i][b] for i in range(len(w))) for b in range(m)]
+    for b in range(m):
+        model.add(loads[b] <= C)
+    for b in range(m - 1):
+        model.add(loads[b] >= loads[b + 1])
+    status, solver = _solve(model, None if deadline is None else
+                            deadline - time.time(), stop)
+    if status != "feasible":
+        return status, None
+    return "feasible", np.array([next(b for b in range(m) if solver.boolean_value(v[b]))
+                                 for v in y], dtype=np.intp)
+
+
+def _first_fit_decreasing(w, m: int, C: int):
+    loads = np.zeros(m, dtype=np.int64)
+    bins = np.empty(len(w), dtype=np.intp)
+    for i in np.argsort(-w, kind="stable"):
+        room = np.flatnonzero(loads + w[i] <= C)
+        if not len(room):
+            return None
+        bins[i] = room[0]
+        loads[room[0]] += w[i]
+    return bins
+
+
+def _local(w, m: int, C: int, seed: int = 0):
+    """A packing by descent on the total overflow: from the items spread largest
+    first onto the least loaded bin, the best move or exchange out of the most
+    overflowing bin, a random exchange where none improves; None after
+    :data:`LOCAL_STEPS`."""
+    rng = np.random.default_rng(seed)
+    bins = np.empty(len(w), dtype=np.intp)
+    loads = np.zeros(m, dtype=np.int64)
+    for i in np.argsort(-w, kind="stable"):
+        b = int(np.argmin(loads))
+        bins[i] = b
+        loads[b] += w[i]
+    for _ in range(LOCAL_STEPS):
+        over = np.maximum(loads - C, 0)
+        if not over.any():
+            return bins
+        src = int(np.argmax(over + rng.random(m) * (over > 0)))
+        I, J = np.flatnonzero(bins == src), np.flatnonzero(bins != src)
+        if not len(J):
+            return None
+
+        def gain(leave, to):
+            return (over[src] + over[to] - np.maximum(loads[src] - leave - C, 0)
+                    - np.maximum(loads[to] + leave - C, 0)).astype(float)
+
+        swap = gain(w[I][:, None] - w[J][None, :], bins[J][None, :])
+        move = gain(w[I][:, None], np.arange(m)[None, :])
+        move[:, src] = -np.inf
+        swap += rng.random(swap.shape) * 1e-3
+        move += rng.random(move.shape) * 1e-3
+        s = np.unravel_index(np.argmax(swap), swap.shape)
+        v = np.unravel_index(np.argmax(move), move.shape)
+        if swap[s] >= move[v] and swap[s] > 0.5:
+            i, j = I[s[0]], J[s[1]]
+        elif move[v] > 0.5:
+            i, to = I[v[0]], int(v[1])
+            loads[src] -= w[i]
+            loads[to] += w[i]
+            bins[i] = to
+            continue
+        else:
+            i, j = rng.choice(I), rng.choice(J)
+        to = bins[j]
+        loads[src] += w[j] - w[i]
+        loads[to] += w[i] - w[j]
+        bins[i], bins[j] = to, src
+    return None
+
+
+def _solve(model, left: float | None, stop, settle: float | None = None):
+    """CP-SAT (one worker) on ``model`` for at most ``left`` seconds, stopped within
+    :data:`POLL` s of ``stop()`` or ``settle`` seconds after its first solution:
+    ``("infeasible" | "feasible" | "unknown", solver)``."""
+    from ortools.sat.python import cp_model
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    if left is not None:
+        solver.parameters.max_time_in_seconds = max(left, 0.01)
+    done = threading.Event()
+    first: list[float] = []
+
+    class Found(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self):
+            if not first:
+                first.append(time.time())
+
+    def watch():
+        while not done.wait(POLL):
+            if (stop is not None and stop()) or \
+                    (first and time.time() > first[0] + settle):
+                solver.stop_search()
+                return
+
+    watcher = None if stop is None and settle is None else \
+        threading.Thread(target=watch, daemon=True)
+    if watcher is not None:
+        watcher.start()
+    try:
+        status = solver.solve(model, Found()) if settle is not None else \
+            solver.solve(model)
+    finally:
+        done.set()
+        if watcher is not None:
+            watcher.join()
+    if status == cp_model.INFEASIBLE:
+        return "infeasible", solver
+    if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+        return "feasible", solver
+    return "unknown", solver
+
+
+#: relative slack against the division's rounding: sizes shrink by it, capacities grow
+EPSILON = 1e-12
+
+
+def integer_sizes(own: np.ndarray, usable: np.ndarray, unit: float) -> np.ndarray:
+    """``⌊own / unit⌋`` where usable, 0 elsewhere (see the module), a little less
+    where the floating-point quotient is within :data:`EPSILON` of a whole number
+    (rounded up by the division, it would no longer be a bound from below)."""
+    q = np.where(usable, own, 0.0) / unit
+    return np.floor(q * (1 - EPSILON)).astype(np.int64)
+
+
+def capacity(T: float, unit: float) -> int:
+    """``⌊T / unit⌋``, or one more where the quotient is within :data:`EPSILON` of a
+    whole number (a larger capacity only weakens the proof)."""
+    return int(math.floor(T / unit * (1 + EPSILON)))
+
+
+def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None = None,
+          deadline: float | None = None, stop=None) -> PackingBound:
+    """The packing bound within ``deadline`` (``time.time()``), climbing from the
+    highest value proven (``floor`` to start) toward ``top`` (the best value known,
+    less :data:`FIRST`): the step doubles after each proof of infeasibility, and a
+    packing found or a decision left undecided sets a ceiling, below which the trials
+    bisect.  Each decision is given at most :data:`DECISION_SHARE` of the time left:
+    one near the packing's optimum may take minutes where one a little below it takes a
+    fraction of a second.  ``stop()`` (another thread's request) ends it within
+    :data:`POLL` s."""
+    usable = allowed & np.isfinite(own)
+    A, P = own.shape
+    unit = top * PRECISION
+    w = integer_sizes(own, usable, unit)
+    groups = classes(own, usable)
+    lo, hi, packed = floor or 0.0, top * (1 - FIRST), top
+    ceiling, tried = hi, False
+    proven, decisions = None, []
+    step = (hi - lo) / 16
+    while hi - lo > RESOLUTION * top and step > 0.1 * RESOLUTION * top:
+        now = time.time()
+        if (deadline is not None and deadline <= now) or (stop is not None and stop()):
+            break
+        T = lo + step
+        if T >= hi:         # the best value itself first, then halfway to the ceiling
+            T = hi if hi == ceiling and not tried else 0.5 * (lo + hi)
+            tried = tried or T == ceiling
+        status, row = decide(w, usable, groups, capacity(T, unit), None if deadline is None
+                             else now + DECISION_SHARE * (deadline - now), stop)
+        decisions.append((T, status, round(time.time() - now, 3)))
+        if status == "infeasible":
+            proven = lo = T
+            step *= 2
+            continue
+        if status == "feasible":
+            # the real packing may lie above T where rounding down made it fit
+            packed = min(packed, float(np.bincount(row, own[np.arange(A), row],
+                                                   minlength=P).max()))
+            hi = min(T, packed)
+        else:
+            hi = T
+        step = 0.5 * (hi - lo)
+    return PackingBound(proven, packed if packed < top else None, tuple(decisions))
+
+
+def floor(setup, deadline: float | None = None, lower: float | None = None, best=None,
+          stop=None) -> PackingBound:
+    """:func:`bound` of ``setup``'s ``max`` objective from its best mapping (``best``,
+    a row of PEs, else ``setup.info["incumbent"]``); ``lower``: the highest bound
+    proven so far.  Nothing where no mapping is known or its bottleneck is not a PE
+    (the packing ignores the CNs, so it cannot reach a bound set by one)."""
+    from mapping.search.exact import mapping_value
+    ev = setup.objectives.evaluators[0]
+    row = setup.info.get("incumbent") if best is None else best
+    agg = getattr(ev, "aggregation", None)
+    if row is None or agg is None or not agg.bottleneck or not ev.tables.linear:
+        return PackingBound(None, None)
+    row = np.asarray(row, dtype=np.intp)
+    value = mapping_value(ev, row)
+    own = element_tables(ev)[0]
+    A, P = own.shape
+    packed = float(np.bincount(row, own[np.arange(A), row], minlength=P).max())
+    if not math.isfinite(value) or not _pe_bound(ev, row, value):
+        return PackingBound(None, None)
+    return bound(own, setup.space.allowed, min(value, packed), lower, deadline, stop)
+
+
+def _pe_bound(ev, row, value: float) -> bool:
+    """Whether the bottleneck of the mapping ``row`` (of ``value``) is a PE."""
+    loads = ev.loads(row[None, :])[0]
+    pes = [i for i, e in enumerate(ev.elements) if e in ev.pe_index]
+    return bool(pes) and float(loads[pes].max()) >= value * (1 - 1e-9)
