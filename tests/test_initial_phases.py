@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
+import dsl
 from dsl import read_sdf3
 from dsl.errors import ParseError
 from dsl.importers.sdf3 import format_sdf3
@@ -127,15 +128,59 @@ def test_initial_phases_are_checked_when_made():
         throughput(g)
 
 
-def test_mapped_analyses_refuse_them_by_name():
+WARM_PAIR = """sdf warm_pair {
+    actor a [exec = [5; 1, 3], quanta = [50; 100, 300]]
+    actor b [exec = 2, quanta = 200]
+    channel x : a -> b [prod = [4; 2, 1], size = 4]
+    channel la : a -> a [prod = [1; 1, 1], cons = [1; 1, 1], delay = 1, size = 0]
+    channel lb : b -> b [delay = 1, size = 0]
+}
+"""
+
+# warm_pair once a's initialisation phase has fired, by hand: it read and gave back la's
+# token and wrote 4 tokens on x; b needed none of them
+AFTER_PAIR = """sdf warm_pair {
+    actor a [exec = [1, 3], quanta = [100, 300]]
+    actor b [exec = 2, quanta = 200]
+    channel x : a -> b [prod = [2, 1], size = 4, delay = 4]
+    channel la : a -> a [prod = [1, 1], cons = [1, 1], delay = 1, size = 0]
+    channel lb : b -> b [delay = 1, size = 0]
+}
+"""
+
+
+@pytest.mark.parametrize("command", [["eval"], ["analyse"]])
+def test_mapped_analyses_cost_the_periodic_regime(tmp_path, capsys, command):
+    """A mapping of examples/csdf's pair.sdf with an initialisation phase in front of
+    a's: priced and timed as the graph it leaves (written by hand), which eval prices
+    as pair.sdf itself (p0 2 tokens, 400 quanta, 6; p1 3, 600, 12; bus 2, 12, 10;
+    28 in all, the worked example of test_csdf)."""
+    csdf = Path(__file__).resolve().parents[1] / "examples" / "csdf"
+    documents = []
+    for name, text in (("warm.sdf", WARM_PAIR), ("after.sdf", AFTER_PAIR)):
+        (tmp_path / name).write_text(text)
+        assert main([*command, str(tmp_path / name), str(csdf / "duo.moa"),
+                     str(csdf / "mappings.map"), "--mapping", "split", "--json"]) == 0
+        document = json.loads(capsys.readouterr().out)
+        document.pop("application", None)
+        documents.append(document)
+    assert documents[0] == documents[1]
+    if command == ["eval"]:
+        assert {e["name"]: (e["tokens"], e["quanta"], e["value"])
+                for e in documents[0]["elements"]} == \
+            {"p0": (2, 400, 6), "p1": (3, 600, 12), "bus": (2, 12, 10)}
+        assert documents[0]["value"] == 28
+
+
+def test_a_mapped_analysis_of_an_initialisation_that_cannot_end_names_the_deadlock():
     from mapping.semantics.problem import bind_problem
     from dsl import load_moa
     (arch,) = load_moa(Path(__file__).resolve().parents[1] / "examples" / "timing" /
                        "duo.moa")
-    with pytest.raises(SDFError, match="actor 'a' of 'ring' has initialisation phases "
-                       r"\(fired once before its periodic ones\), which a mapped "
-                       "analysis does not model"):
-        bind_problem(ring(0, 1, InitialPhases(1, {"exec": (1,)})), arch)
+    (app,) = dsl.parse_sdf(WARM_PAIR.replace("delay = 1, size = 0]\n    channel lb",
+                                             "delay = 0, size = 0]\n    channel lb"))
+    with pytest.raises(DeadlockError, match="cannot complete the initialisation phases"):
+        bind_problem(app, arch)
 
 
 # ------------------------------------------------------------------- SDF3 files

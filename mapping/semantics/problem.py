@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from moc import Activity, SDFGraph, activity, check_deadlock, repetition_vector
-from moc.initial_phases import refuse_initial_phases
+from moc.initial_phases import after_initial_phases
 from mapping.overrides import check_overrides
 
 if TYPE_CHECKING:
@@ -49,7 +49,10 @@ def bind_problem(app: SDFGraph, arch: Architecture,
     (a dict the caller keeps for one ``app`` and ``arch``) reuses the bound application
     (with its repetition vector and activity) and the bound architecture of earlier
     calls that gave their own parameters the same values: each binds from its own
-    parameters only, and many measurement rows share one of the two.
+    parameters only, and many measurement rows share one of the two.  An application
+    with initialisation phases is taken as it stands once they have fired
+    (:func:`moc.initial_phases.after_initial_phases`): a mapping is costed on the
+    periodic regime, the one-off initialisation firings left unmapped.
     """
     params = dict(params or {})
     check_overrides(params, app.params, arch.params)
@@ -57,8 +60,9 @@ def bind_problem(app: SDFGraph, arch: Architecture,
     key = ("app", tuple(sorted((k, v) for k, v in params.items() if k in app.params)))
     got = cache.get(key)
     if got is None:
-        bound_app = app.bind(params)
-        refuse_initial_phases(bound_app, "a mapped analysis")
+        # an actor's initialisation phases run once: a mapping is costed on the periodic
+        # regime they lead to (the deadlock of an initialisation that cannot end raised)
+        bound_app = after_initial_phases(app.bind(params))
         # the repetition vector and the deadlock check read the rates and delays only
         rates = ("rates", tuple((c.src, c.dst, c.prod, c.cons, c.delay)
                                 for c in bound_app.channels.values()))
