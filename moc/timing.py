@@ -49,9 +49,9 @@ NOT_SIMULATED = "not simulated (--no-simulate)"
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
     "that of the best K-periodic schedule found, a lower bound"
 
-__all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse", "execution_times",
-           "check_live", "latency_left_out", "prepared", "schedule_left_out",
-           "self_timed_period", "throughput"]
+__all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse",
+           "check_live", "execution_times", "has_floats", "latency_left_out", "prepared",
+           "schedule_left_out", "self_timed_period", "throughput"]
 
 
 def __getattr__(name: str):
@@ -246,7 +246,7 @@ def _initialised(graph, exec_attr, simulate, order, progress=None):
     bound = graph.bind()
     after, durations, q, floats = prepared(after_initial_phases(bound), exec_attr)
     times = initial_times(bound, exec_attr)
-    floats = floats or any(isinstance(t, float) for ts in times.values() for t in ts)
+    floats = floats or has_floats(times.values())
     result, pace = _throughput(after, durations, q, order)
     result = replace(result, method=f"{result.method}; {RUN_ONCE}")
     if not simulate or order != "ends":
@@ -416,9 +416,14 @@ def prepared(graph: SDFGraph, exec_attr: str = "exec", what: str = "this analysi
     refuse_initial_phases(graph, what)
     q = repetition_vector(graph)
     durations = execution_times(graph, exec_attr)
-    floats = any(isinstance(x, float) for v in durations.values()
-                 for x in (v if isinstance(v, tuple) else (v,)))
-    return graph, _exact(durations), q, floats
+    return graph, _exact(durations), q, has_floats(durations.values())
+
+
+def has_floats(times) -> bool:
+    """Whether any of ``times`` (each a time or a tuple of per-phase times) is a float:
+    the results are then given as floats."""
+    return any(isinstance(x, float) for v in times
+               for x in (v if isinstance(v, tuple) else (v,)))
 
 
 def _exact(values):

@@ -57,7 +57,7 @@ from moc.repetition import repetition_vector
 from moc.csdf_kperiodic import check_order
 from moc.initial_phases import after_initial_phases, has_initial_phases, initial_times
 from moc.liveness import check_live
-from moc.timing import execution_times, prepared, self_timed_period
+from moc.timing import execution_times, has_floats, prepared, self_timed_period
 
 STATE_SPACE, KPERIODIC, AUTO = "state-space", "kperiodic", "auto"
 #: what ``method`` says of each way of timing a distribution
@@ -249,10 +249,8 @@ def _prepared(graph, exec_attr):
         return graph, durations, q, floats
     graph = graph.bind()
     check_live(graph)
-    times = [*execution_times(graph, exec_attr).values(),
-             *initial_times(graph, exec_attr).values()]
-    floats = any(isinstance(x, float) for v in times
-                 for x in (v if isinstance(v, tuple) else (v,)))
+    floats = has_floats([*execution_times(graph, exec_attr).values(),
+                         *initial_times(graph, exec_attr).values()])
     return graph, None, repetition_vector(graph), floats
 
 
