@@ -25,7 +25,7 @@ from moc.hsdf import check_expansion_size
 from moc.initial_phases import RUN_ONCE, STARTS_ORDER, UNPACED, after_initial_phases, \
     has_initial_phases, initial_times, refuse_initial_phases
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
-from moc.phases import Phases, cyclo_static
+from moc.phases import Phases, cyclo_static, phase_value
 from moc.repetition import repetition_vector
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
@@ -485,12 +485,17 @@ def _floats(result, floats):
 
 
 def _unexplored(ch, pace, component):
-    """The most tokens ``ch`` holds without a simulation: a self-loop never holds more
-    than its initial tokens; a producer outside the consumer's strongly connected
-    component that fires faster (or without bound, at pace 0) piles tokens up for ever;
-    inside a component the tokens of its cycles bound it, but the value is unknown."""
+    """The most tokens ``ch`` holds without a simulation: a self-loop whose every phase
+    writes what it read holds its initial tokens at most (a firing gives back at its
+    end what it took at its start), another self-loop may hold more (a phase that
+    writes 2 and reads 0 before one that reads 2) and is unknown; a producer outside
+    the consumer's strongly connected component that fires faster (or without bound,
+    at pace 0) piles tokens up for ever; inside a component the tokens of its cycles
+    bound it, but the value is unknown."""
     if ch.src == ch.dst:
-        return ch.delay
+        n = max(len(r) if isinstance(r, tuple) else 1 for r in (ch.prod, ch.cons))
+        same = all(phase_value(ch.prod, k) == phase_value(ch.cons, k) for k in range(n))
+        return ch.delay if same else None
     if component[ch.src] == component[ch.dst]:
         return None
     return math.inf if pace[ch.src] == 0 or pace[ch.src] < pace[ch.dst] else None
