@@ -11,7 +11,7 @@ settings and damaged ``bad-*`` copies are left out.  All files go through one
 ``analyse --json-lines`` process; each file whose iteration has at most ``--firings``
 firings (initialisation firings included) and whose actors each read a channel (a
 source would start firings without bound at an instant) is then executed, with a
-limit of ``--events`` instants and 20 s.  A buffer the execution cannot bound
+limit of ``--events`` instants and ``--seconds``.  A buffer the execution cannot bound
 (``inf`` in mapeval: tokens pile up, no state recurs) is compared only as such.
 Prints a tally and the differing files as JSON, written to ``OUTDIR/execution.json``.
 """
@@ -41,10 +41,12 @@ def _alarm(*_):
     raise Slow
 
 
-def compare(path: Path, doc: dict, firings: int, events: int) -> tuple[str, dict]:
+def compare(path: Path, doc: dict, firings: int, events: int,
+            seconds: int = 5) -> tuple[str, dict]:
     from dsl import read_sdf3
     from moc.repetition import repetition_vector
-    if "error" in doc:
+    dead = "error" in doc and "deadlock" in doc["error"]["message"]
+    if "error" in doc and not dead:
         return "mapeval error", {"message": doc["error"]["message"][:160]}
     graph = read_sdf3(path).bind()
     q = repetition_vector(graph)
@@ -56,7 +58,7 @@ def compare(path: Path, doc: dict, firings: int, events: int) -> tuple[str, dict
         return "a source", {}
     record: dict = {}
     signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(20)
+    signal.alarm(seconds)
     try:
         outcome, found = execute(graph, q, events, record)
     except Slow:
@@ -65,9 +67,11 @@ def compare(path: Path, doc: dict, firings: int, events: int) -> tuple[str, dict
         signal.alarm(0)
     exact = doc.get("exact") or {}
     if outcome in ("deadlock", "initialisation unfinished"):
-        return ("equal deadlock" if doc.get("period") is None else "differ: deadlock"), {}
+        return ("equal deadlock" if dead else "differ: deadlock"), {}
     if outcome != "period":
         return "execution long", {}
+    if dead:
+        return "differ: live", {}
     diff = {}
     if exact.get("period") is None or Fraction(exact["period"]) != found:
         diff["period"] = [exact.get("period"), str(found)]
@@ -98,7 +102,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--firings", type=int, default=2000)
-    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--seconds", type=int, default=5)
     args = parser.parse_args(argv)
     files = sorted(p for p in args.outdir.glob("*.xml")
                    if not p.name.endswith(".opt.xml") and not p.name.startswith("bad-"))
@@ -108,7 +113,8 @@ def main(argv=None):
     tally, differ = Counter(), []
     for path in files:
         verdict, diff = compare(path, docs.get(path.name, {"error": {"message": "none"}}),
-                                args.firings, args.events)
+                                args.firings, args.events, args.seconds)
+        print(path.name, verdict, file=sys.stderr, flush=True)
         tally[verdict] += 1
         if verdict.startswith("differ"):
             differ.append({"file": path.name, **diff})
