@@ -33,7 +33,9 @@ from stepped import phase as _phase, phase_counts as _counts
 def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None):
     """``("period", Fraction)`` per iteration (``q``: the firings of one; the slowest
     actor's where components run apart), ``("deadlock", None)`` where nothing runs and
-    nothing can start, ``("initialisation unfinished", actors)`` past ``max_events``
+    nothing can start, or where the state recurs with an actor that did not start
+    since its last visit (it never starts again: a part of the graph stops while the
+    rest fires on), ``("initialisation unfinished", actors)`` past ``max_events``
     instants with the actors whose initialisation phases have not all started (others
     fire on, these wait: a deadlock of part of the graph), or ``("long", {"stalled":
     actors, "pace": period})`` past them otherwise: the actors that did not start a
@@ -111,6 +113,8 @@ def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None):
                 t0, s0 = seen[key]
                 if record is not None:
                     record.update(firings=firings, buffers=peak)
+                if any(started[a] == s0[a] for a in graph.actors):
+                    return "deadlock", None     # it never starts again: a part stops
                 return "period", max(Fraction(t - t0) * q[a] / (started[a] - s0[a])
                                      for a in graph.actors if started[a] > s0[a])
             seen[key] = (t, dict(started))
