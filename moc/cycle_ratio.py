@@ -639,10 +639,18 @@ def _howard(component, arcs, exact):
     eta, x = {}, {}
     while True:
         eta, nd, x, cycles = _values(policy, eta, x, exact)
+        # exact ratios compared by their rank among the policy's few distinct ones:
+        # the same order, without a Fraction comparison per edge
+        if exact:
+            ranks = {t: i for i, t in enumerate(sorted(set(nd.values()),
+                                                       key=lambda t: Fraction(*t)))}
+            rank = {u: ranks[t] for u, t in nd.items()}
+        else:
+            rank = eta
         switched = False
         for u, choices in out.items():
-            best = max(choices, key=lambda e: eta[e[0]])
-            if eta[best[0]] > eta[u] + tol:
+            best = max(choices, key=lambda e: rank[e[0]])
+            if rank[best[0]] > rank[u] + tol:
                 policy[u] = best
                 switched = True
         if not switched:
