@@ -189,7 +189,9 @@ def first_firings(graph, durations, times, q) -> dict[str, list[tuple]]:
         return phase_value(getattr(ch, kind), k - m[actor])
 
     def time(actor, k):
-        return times[actor][k] if k < m[actor] else phase_value(durations[actor], k - m[actor])
+        if k < m[actor]:
+            return times[actor][k]
+        return phase_value(durations[actor], k - m[actor])
 
     read = {name: 0 for name in graph.channels}      # C(k) of the next firing k
     written = {name: [0, -1] for name in graph.channels}  # P(j) and j, the last asked
