@@ -482,12 +482,8 @@ def _exact_from(u, v, w, h, policy, ratio, cycle):
 def _exact_howard(n, u, v, w, h):
     """The exact policy iteration of :func:`_howard` on every component."""
     arcs = list(zip(u.tolist(), v.tolist(), (int(x) for x in w), (int(x) for x in h)))
-    best = None
-    for component in _components(n, arcs):
-        ratio, cycle = _howard(component, arcs, True)
-        if best is None or ratio > best[0]:
-            best = (ratio, cycle)
-    return best
+    return max((_howard(c, arcs, True) for c in _components(n, arcs)),
+               key=lambda found: found[0], default=None)     # the first of the largest
 
 
 def _exact(x) -> bool:
@@ -639,10 +635,14 @@ def _howard(component, arcs, exact):
     eta, x = {}, {}
     while True:
         eta, nd, x, cycles = _values(policy, eta, x, exact)
+        # exact ratios by rank among the few distinct ones, keyed by (N, D): same order
+        ranks = exact and {t: i for i, t in enumerate(sorted(set(nd.values()),
+                                                             key=lambda t: Fraction(*t)))}
+        rank = {u: ranks[t] for u, t in nd.items()} if exact else eta
         switched = False
         for u, choices in out.items():
-            best = max(choices, key=lambda e: eta[e[0]])
-            if eta[best[0]] > eta[u] + tol:
+            best = max(choices, key=lambda e: rank[e[0]])
+            if rank[best[0]] > rank[u] + tol:
                 policy[u] = best
                 switched = True
         if not switched:

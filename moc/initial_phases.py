@@ -38,7 +38,7 @@ from moc.graph import SDFGraph
 from moc.phases import InitialPhases, Phases, is_phased, phase_counts, phase_value
 
 __all__ = ["InitialPhases", "after_initial_phases", "check_initial_phases",
-           "has_initial_phases", "initial_times", "initialised_state",
+           "first_firings", "has_initial_phases", "initial_times", "initialised_state",
            "refuse_initial_phases"]
 
 #: what ``method`` says of a graph with initialisation phases
@@ -47,10 +47,6 @@ RUN_ONCE = "initialisation phases run once before: the throughput is the periodi
 #: why the outputs of the transient are not given under Kiter's order of firings
 STARTS_ORDER = "latency, buffers and schedule not computed: the execution with the " \
     "initialisation phases ends an actor's firings in order (--csdf-order ends)"
-#: why they are not given where an actor fires without bound
-UNPACED = "latency, buffers and schedule not computed: an actor fires without bound " \
-    "(no cycle limits it), and the execution with the initialisation phases is " \
-    "explored state by state"
 
 
 def has_initial_phases(graph) -> bool:
@@ -166,6 +162,84 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
                     tokens[ch.name] < rate(ch.dst, "cons", ch, fired[ch.dst])}
         raise_deadlock(graph, blocked, tokens, starving, "the initialisation phases")
     return fired, tokens
+
+
+def first_firings(graph, durations, times, q) -> dict[str, list[tuple]]:
+    """Per actor the ``(start, end)`` of the first iteration's firings (its ``m``
+    initialisation firings and ``q(a)`` periodic ones) of the self-timed execution of
+    the bound, live ``graph`` that fires its initialisation phases first, from the
+    firings' precedences alone, so an actor that fires without bound is no obstacle:
+    firing ``k`` starts once firing ``k − 1`` has started and, on each input, the
+    producer's firing that writes the last token it reads has ended (tokens are read
+    in order: the least ``j`` with ``M0 + P(j) ≥ C(k)``, ``P`` and ``C`` counted from
+    the first firing, initialisation phases included); it ends its phase's time later,
+    not before firing ``k − 1`` (firings end in order).  ``durations``: per actor its
+    periodic phases' times; ``times``: per actor with initialisation phases theirs.
+    Firings past the first iteration are computed where one in it waits for them.
+    Raises :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` firings."""
+    init = {a: actor.initial_phases for a, actor in graph.actors.items()}
+    m = {a: 0 if i is None else i.count for a, i in init.items()}
+    inputs = {a: [] for a in graph.actors}
+    for ch in graph.channels.values():
+        inputs[ch.dst].append(ch)
+
+    def rate(actor, kind, ch, k):
+        if k < m[actor]:
+            return init[actor].rate(kind, ch.name, k)
+        return phase_value(getattr(ch, kind), k - m[actor])
+
+    def time(actor, k):
+        if k < m[actor]:
+            return times[actor][k]
+        return phase_value(durations[actor], k - m[actor])
+
+    read = {name: 0 for name in graph.channels}      # C(k) of the next firing k
+    written = {name: [0, -1] for name in graph.channels}  # P(j) and j, the last asked
+    starts = {a: [] for a in graph.actors}
+    ends = {a: [] for a in graph.actors}
+    limit = limits.MAX_FIRINGS
+
+    def producer(ch, need):
+        """The least firing ``j`` of ``ch``'s producer with ``M0 + P(j) ≥ need``."""
+        total, j = written[ch.name]
+        while ch.delay + total < need:
+            j += 1
+            total += rate(ch.src, "prod", ch, j)
+            if j > limit:
+                raise LimitError(f"the first iteration of '{graph.name}' needs more than "
+                                 f"{limit} firings of '{ch.src}' (the limit firings = "
+                                 f"{limit}); raise it with --limit firings=N", "firings",
+                                 limit, graph.origin)
+        written[ch.name] = [total, j]
+        return j
+
+    for goal in graph.actors:
+        # each actor on the stack waits, through those above it, for the top's firing
+        stack, on = [(goal, m[goal] + q[goal] - 1)], {goal}
+        while stack:
+            a, upto = stack[-1]
+            k = len(ends[a])
+            if k > upto:
+                on.discard(stack.pop()[0])
+                continue
+            waits = [(ch.src, producer(ch, read[ch.name] + rate(a, "cons", ch, k)))
+                     for ch in inputs[a] if rate(a, "cons", ch, k)]
+            waits = [(b, j) for b, j in waits if j >= 0]    # else initial tokens
+            missing = [(b, j) for b, j in waits if j >= len(ends[b])]
+            if missing:
+                b, j = missing[0]
+                if b in on:         # a cycle of waits: the graph is live, so never
+                    raise AssertionError(f"'{graph.name}': firings wait for each other")
+                stack.append((b, j))
+                on.add(b)
+                continue
+            start = max([starts[a][-1]] if k else [0])
+            start = max([start] + [ends[b][j] for b, j in waits])
+            for ch in inputs[a]:
+                read[ch.name] += rate(a, "cons", ch, k)
+            starts[a].append(start)
+            ends[a].append(max([start + time(a, k)] + ends[a][-1:]))
+    return {a: list(zip(starts[a], ends[a]))[:m[a] + q[a]] for a in graph.actors}
 
 
 def after_initial_phases(graph):

@@ -22,10 +22,10 @@ from moc.graph import SDFGraph
 from moc.csdf_kperiodic import ORDERS, check_order, phased_kperiodic_throughput
 from moc.liveness import check_live  # noqa: F401  (re-exported)
 from moc.hsdf import check_expansion_size
-from moc.initial_phases import RUN_ONCE, STARTS_ORDER, UNPACED, after_initial_phases, \
-    has_initial_phases, initial_times, refuse_initial_phases
+from moc.initial_phases import RUN_ONCE, STARTS_ORDER, after_initial_phases, \
+    first_firings, has_initial_phases, initial_times, refuse_initial_phases
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
-from moc.phases import Phases, cyclo_static
+from moc.phases import Phases, cyclo_static, phase_value
 from moc.repetition import repetition_vector
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
@@ -251,10 +251,22 @@ def _initialised(graph, exec_attr, simulate, order, progress=None):
     result = replace(result, method=f"{result.method}; {RUN_ONCE}")
     if not simulate or order != "ends":
         return _floats(_unsimulated(result, STARTS_ORDER if simulate else None), floats)
-    if any(pace[a] <= 0 for a in bound.actors):
-        return _floats(_unsimulated(result, UNPACED), floats)
     durations = _exact(execution_times(bound, exec_attr))
     times = {a: _exact(ts) for a, ts in times.items()}
+    if any(pace[a] <= 0 for a in bound.actors):
+        # no state recurs: the first iteration from its firings' precedences, the
+        # buffers as where no initialisation phase is (:func:`_unexplored`)
+        firsts = {a: (actor.initial_phases.count if actor.initial_phases else 0) + q[a]
+                  for a, actor in bound.actors.items()}
+        left_out = latency_left_out(bound, firsts)
+        if left_out is not None:
+            return _floats(_unsimulated(result, left_out), floats)
+        component = {a: i for i, c in enumerate(strongly_connected_components(bound))
+                     for a in c}
+        buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component, bound)
+                                    for ch in bound.channels.values()})
+        return _floats(_with_schedule(bound, firsts, result, buffers, result.method, None,
+                                      first_firings(bound, durations, times, q)), floats)
     try:
         run = _state_space(bound, durations, q, pace, _growing(bound, pace), progress,
                            True, times)
@@ -484,13 +496,21 @@ def _floats(result, floats):
     return replace(result, **changes)
 
 
-def _unexplored(ch, pace, component):
-    """The most tokens ``ch`` holds without a simulation: a self-loop never holds more
-    than its initial tokens; a producer outside the consumer's strongly connected
-    component that fires faster (or without bound, at pace 0) piles tokens up for ever;
-    inside a component the tokens of its cycles bound it, but the value is unknown."""
+def _unexplored(ch, pace, component, graph=None):
+    """The most tokens ``ch`` holds without a simulation: a self-loop whose every phase
+    writes what it read holds its initial tokens at most (a firing gives back at its
+    end what it took at its start), another self-loop may hold more (a phase that
+    writes 2 and reads 0 before one that reads 2) and is unknown; a producer outside
+    the consumer's strongly connected component that fires faster (or without bound,
+    at pace 0) piles tokens up for ever; inside a component the tokens of its cycles
+    bound it, but the value is unknown."""
     if ch.src == ch.dst:
-        return ch.delay
+        n = max(len(r) if isinstance(r, tuple) else 1 for r in (ch.prod, ch.cons))
+        same = all(phase_value(ch.prod, k) == phase_value(ch.cons, k) for k in range(n))
+        init = graph.actors[ch.src].initial_phases if graph is not None else None
+        if init is not None:        # its initialisation phases too (``graph``)
+            same = same and init.rates("prod", ch.name) == init.rates("cons", ch.name)
+        return ch.delay if same else None
     if component[ch.src] == component[ch.dst]:
         return None
     return math.inf if pace[ch.src] == 0 or pace[ch.src] < pace[ch.dst] else None

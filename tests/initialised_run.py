@@ -17,7 +17,11 @@ before any starts (``record["buffers"]``), up to the recurrence, past which the
 execution repeats: over the whole execution, transient included.  With
 ``capacities`` (per channel, the most tokens it may hold) a firing also needs, as it
 starts, room on each output for what its phase writes, which it claims then; the room
-for what it reads is freed as it ends."""
+for what it reads is freed as it ends.  With ``cap`` an actor starts at most that
+many firings, so that one that fires without bound (no cycle limits it) stops: the
+first iteration's firings are still those of the execution while none of them waits
+for a firing past the cap; the execution then ends as a deadlock, with ``record``
+filled all the same."""
 from __future__ import annotations
 
 import math
@@ -26,10 +30,12 @@ from fractions import Fraction
 from stepped import phase as _phase, phase_counts as _counts
 
 
-def run(graph, q, max_events=20_000, record=None, capacities=None):
+def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None):
     """``("period", Fraction)`` per iteration (``q``: the firings of one; the slowest
     actor's where components run apart), ``("deadlock", None)`` where nothing runs and
-    nothing can start, ``("initialisation unfinished", actors)`` past ``max_events``
+    nothing can start, or where the state recurs with an actor that did not start
+    since its last visit (it never starts again: a part of the graph stops while the
+    rest fires on), ``("initialisation unfinished", actors)`` past ``max_events``
     instants with the actors whose initialisation phases have not all started (others
     fire on, these wait: a deadlock of part of the graph), or ``("long", {"stalled":
     actors, "pace": period})`` past them otherwise: the actors that did not start a
@@ -80,7 +86,7 @@ def run(graph, q, max_events=20_000, record=None, capacities=None):
             for c, n_tokens in tokens.items():
                 peak[c] = max(peak[c], n_tokens)
             for a in graph.actors:
-                while True:
+                while cap is None or started[a] < cap:
                     k = started[a]
                     if any(tokens[ch.name] < rate(a, "cons", ch, k) for ch in ins[a]) or \
                             any(room[ch.name] < rate(a, "prod", ch, k) for ch in outs[a]):
@@ -107,11 +113,15 @@ def run(graph, q, max_events=20_000, record=None, capacities=None):
                 t0, s0 = seen[key]
                 if record is not None:
                     record.update(firings=firings, buffers=peak)
+                if any(started[a] == s0[a] for a in graph.actors):
+                    return "deadlock", None     # it never starts again: a part stops
                 return "period", max(Fraction(t - t0) * q[a] / (started[a] - s0[a])
                                      for a in graph.actors if started[a] > s0[a])
             seen[key] = (t, dict(started))
         pending = [r[0][0] for r in running.values() if r]
         if not pending:
+            if record is not None and cap is not None:
+                record.update(firings=firings, buffers=peak)
             return "deadlock", None
         t = min(pending)
     waiting = [a for a in graph.actors if started[a] < m[a]]

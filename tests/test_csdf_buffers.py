@@ -87,3 +87,28 @@ def test_a_hand_worked_ring():
     g.add_channel("b", "a", "ba", prod=1, cons=Phases([1, 0]), delay=2)
     result = analyse(g)
     assert dict(result.buffers) == {"ab": 2, "ba": 2} == stepped_peaks(g)
+
+
+def test_a_self_loop_that_writes_before_it_reads_beside_a_source():
+    """A source ``a`` fires without bound, so no state recurs and the buffers are not
+    simulated.  ``b``'s self-loop writes 2 in its first phase and reads 2 in its second
+    (1 initial token): by hand, ``b#0`` starts at 1 on ``a``'s token (reading none of
+    the loop's), ends at 2 writing 2, and ``b#1``, which needs 2, could not start
+    before: the loop holds 3 at 2, not its initial token (the value given before).
+    Unknown without a simulation: ``None``, as a channel inside a component."""
+    g = SDFGraph("loop")
+    g.add_actor("a", exec=1)
+    g.add_actor("b", exec=Phases([1, 1]))
+    g.add_channel("a", "b", "ab", prod=1, cons=Phases([1, 1]))
+    g.add_channel("b", "b", "bb", prod=Phases([2, 0]), cons=Phases([0, 2]), delay=1)
+    result = analyse(g)
+    assert result.period == 1 and dict(result.buffers) == {"ab": float("inf"), "bb": None}
+    firings = {a: [(f.start, f.end) for f in fs] for a, fs in result.schedule.items()}
+    assert firings["b"] == [(1, 2), (2, 3)]
+    # a loop whose every phase gives back what it took holds its tokens at most
+    h = SDFGraph("loop")
+    h.add_actor("a", exec=1)
+    h.add_actor("b", exec=Phases([1, 1]))
+    h.add_channel("a", "b", "ab", prod=1, cons=Phases([1, 1]))
+    h.add_channel("b", "b", "bb", prod=Phases([1, 2]), cons=Phases([1, 2]), delay=2)
+    assert analyse(h).buffers["bb"] == 2

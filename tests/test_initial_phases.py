@@ -17,10 +17,11 @@ from dsl.importers.sdf3 import format_sdf3
 from mapping.cli.main import main
 from moc import SDFGraph
 from moc.errors import DeadlockError, SDFError
-from moc.initial_phases import InitialPhases, after_initial_phases
+from moc.initial_phases import InitialPhases, after_initial_phases, first_firings, \
+    initial_times
 from moc.liveness import check_live
 from moc.repetition import repetition_vector
-from moc.timing import analyse, throughput
+from moc.timing import analyse, execution_times, throughput
 
 from initialised_run import run
 from kiter_xml import kiter_xml
@@ -400,6 +401,10 @@ def test_latency_buffers_and_schedule_are_the_executions(g):
         seen["firings"]
     assert found.latency == max(e for fs in seen["firings"].values() for _, e in fs)
     assert dict(found.buffers) == seen["buffers"]
+    # the precedences alone (used where an actor fires without bound) agree
+    bound = g.bind()
+    assert first_firings(bound, execution_times(bound), initial_times(bound), q) == \
+        seen["firings"]
 
 
 def test_an_initialisation_past_the_limit_firings_is_refused_by_name(monkeypatch):
@@ -471,10 +476,15 @@ def test_the_schedule_with_initialisation_phases_is_plotted_or_says_why(tmp_path
     assert "Traceback" not in err and not other.exists()
 
 
-def test_where_the_state_space_cannot_answer_the_transient_is_left_out(monkeypatch):
-    """A source ``a`` (no cycle limits it) fires without bound: no state recurs, so no
-    latency, buffers or schedule, and ``schedule_missing`` says why; likewise past the
-    limit ``states``.  The throughput is given all the same (``b``'s self-loop: 2)."""
+def test_a_source_beside_initialisation_phases_gets_its_first_iteration(monkeypatch):
+    """A source ``a`` (no cycle limits it) fires without bound: no state recurs, so the
+    first iteration comes from the firings' precedences and the buffers are those a
+    graph without initialisation phases gets (``_unexplored``).  By hand: ``a``'s
+    initialisation phase (3) writes 2 on ``ab``, its first periodic firing (1) starts
+    at 0 too and ends with it at 3 (firings end in order); ``b`` (2, one at a time by
+    its self-loop) reads one at 3 and ends at 5: latency 5; ``ab`` piles tokens up
+    (``inf``), the self-loop holds its token.  Period 2 (``b``'s self-loop).  Past the
+    limit ``states`` the transient of a ring is left out, saying why."""
     from moc import limits
     g = SDFGraph("s")
     g.add_actor("a", exec=1, initial_phases=InitialPhases(1, {"exec": (3,)},
@@ -483,10 +493,62 @@ def test_where_the_state_space_cannot_answer_the_transient_is_left_out(monkeypat
     g.add_channel("a", "b", "ab")
     g.add_channel("b", "b", "bb", delay=1)
     found = analyse(g)
-    assert found.period == 2 and found.latency is None and found.buffers is None
-    assert found.schedule_missing.startswith("latency, buffers and schedule not "
-                                             "computed: an actor fires without bound")
+    assert found.period == 2 and found.latency == 5 and found.schedule_missing is None
+    assert dict(found.buffers) == {"ab": float("inf"), "bb": 1}
+    assert {a: [(f.start, f.end) for f in fs] for a, fs in found.schedule.items()} == \
+        {"a": [(0, 3), (0, 3)], "b": [(3, 5)]}
     monkeypatch.setattr(limits, "MAX_STATES", 2)
     found = analyse(ring(0, 1, InitialPhases(1, {"exec": (7,)}, prod={"ab": (1,)})))
     assert found.period == Fraction(5, 2) and found.schedule is None
     assert "more than 2 states (the limit states)" in found.schedule_missing
+
+
+def test_a_self_loop_written_by_an_initialisation_phase_is_not_its_tokens():
+    """``b``'s initialisation phase writes 2 on its self-loop and reads none: the loop
+    then holds 3, more than its initial token, so beside a source (buffers not
+    simulated) its maximum is unknown (``None``); by hand ``b#0`` (the initialisation,
+    time 1) starts at 0 reading nothing, ``a``'s token reaches ``b`` at 1, ``b#1``
+    runs 1-3."""
+    g = SDFGraph("s")
+    g.add_actor("a", exec=1)
+    g.add_actor("b", exec=2, initial_phases=InitialPhases(
+        1, {"exec": (1,)}, prod={"bb": (2,)}, cons={"bb": (0,), "ab": (0,)}))
+    g.add_channel("a", "b", "ab")
+    g.add_channel("b", "b", "bb", delay=1)
+    found = analyse(g)
+    assert found.buffers["bb"] is None and found.buffers["ab"] == float("inf")
+    assert [(f.start, f.end) for f in found.schedule["b"]] == [(0, 1), (1, 3)]
+
+
+@st.composite
+def fed_graphs(draw):
+    """A graph of :func:`graphs` with a source ``s`` (time 1-3, 0-1 initialisation
+    phases) writing one iteration's worth of ``a0``'s reads in one firing."""
+    g = draw(graphs())
+    q = repetition_vector(g.bind())
+    m = draw(st.integers(0, 1))
+    init = InitialPhases(1, {"exec": (draw(st.integers(0, 3)),)}, prod={
+        "sa": (draw(st.integers(0, 3)),)}) if m else None
+    g.add_actor("s", exec=draw(st.integers(1, 3)), initial_phases=init)
+    g.add_channel("s", "a0", "sa", prod=q["a0"], cons=1)
+    return g
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fed_graphs())
+def test_the_first_iteration_beside_a_source_is_the_executions(g):
+    """Where a source fires without bound, the first iteration (each actor's
+    initialisation firings, then ``q(a)`` periodic ones) and its latency are those of
+    the execution, its firings stopped at 60 per actor (more than the first iteration
+    waits for here)."""
+    try:
+        found = analyse(g)
+    except DeadlockError:
+        return
+    q = repetition_vector(g.bind())
+    seen = {}
+    run(g, q, max_events=5_000, record=seen, cap=60)
+    assert {a: [(f.start, f.end) for f in fs] for a, fs in found.schedule.items()} == \
+        seen["firings"]
+    assert found.latency == max(e for fs in seen["firings"].values() for _, e in fs)
+    assert found.buffers["sa"] == float("inf")

@@ -107,3 +107,42 @@ def test_the_front_goes_on_to_the_maximal_throughput(tmp_path, capsys):
         (11, Fraction(1, 11), [{"ch0": 3, "ch1": 3, "ch2": 2, "ch3": 3}]),
         (12, Fraction(1, 9), [{"ch0": 3, "ch1": 3, "ch2": 3, "ch3": 3}])]
     assert doc["complete"] and doc["max_throughput"] == doc["points"][-1]["throughput"]
+
+
+def test_every_distribution_of_a_point_is_listed(tmp_path, capsys):
+    """A cyclo-static ring of SDF3's generator (seed 23's ``g0020``): a1 (3, 0) writes
+    on ch0 (3 initial) in its first phase for a0 (2, 0), which reads it in its second
+    and writes on ch2 (6 initial) in its first for a2 (0, 1), which writes on ch1 (2
+    initial) for a1 the same way.  SDF3's ``buffersize`` (mended as in docs/notes.md)
+    gives mapeval's points, sizes 12-26, but lists 18 distributions at size 17
+    (throughput 1 per iteration) and 14 at 18 (7/6): its search of storage
+    dependencies does not reach (4, 2, 11), (4, 6, 7), (4, 7, 6) nor (5, 7, 6).  Each
+    distribution of those sizes from the lower bounds (3, 2, 6), timed by the
+    event-by-event execution with capacities (``initialised_run``, no code shared
+    with ``moc``), gives 21 and 15, those ``analyse --tradeoff`` lists."""
+    from itertools import product
+    from dsl import read_sdf3
+    from initialised_run import run
+    from moc.repetition import repetition_vector
+    path = tmp_path / "g.xml"
+    path.write_text(kiter_xml({"a0": [2, 0], "a1": [3, 0], "a2": [0, 1]}, [
+        ("ch0", "a1", "a0", [1, 0], [0, 1], 3), ("ch1", "a2", "a1", [1, 0], [0, 1], 2),
+        ("ch2", "a0", "a2", [1, 0], [0, 1], 6)]))
+    assert main(["analyse", str(path), "--tradeoff", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    points = {p["size"]: p for p in doc["points"]}
+    graph = read_sdf3(path).bind()
+    q = repetition_vector(graph)
+    for size, best in ((17, Fraction(1)), (18, Fraction(7, 6))):
+        reaching = []
+        for caps in product(range(3, 10), range(2, 9), range(6, 13)):
+            if sum(caps) == size:
+                found = run(graph, q, 10_000, capacities=dict(zip(("ch0", "ch1", "ch2"),
+                                                                   caps)))
+                assert found[0] == "period" and 1 / found[1] <= best
+                if 1 / found[1] == best:
+                    reaching.append(dict(zip(("ch0", "ch1", "ch2"), caps)))
+        assert Fraction(points[size]["exact"]) == best
+        assert sorted(map(sorted, (d.items() for d in points[size]["distributions"]))) \
+            == sorted(map(sorted, (d.items() for d in reaching)))
+        assert len(reaching) == {17: 21, 18: 15}[size]

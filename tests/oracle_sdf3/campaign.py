@@ -55,13 +55,14 @@ def run(argv, timeout):
     return done.returncode, done.stdout, done.stderr, time.monotonic() - start
 
 
-def settings(rng: random.Random, phases: int, kind: str) -> str:
+def settings(rng: random.Random, phases: int, kind: str, wide: bool = False) -> str:
     """A settings file for SDF3's generator (``<settings type="generate">`` for SDF;
-    its cyclo-static generator reads ``type="none"`` under ``<sdf3 type="csdf">``)."""
-    n = rng.choice([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30])
-    dmax = rng.randint(1, 4)
+    its cyclo-static generator reads ``type="none"`` under ``<sdf3 type="csdf">``);
+    ``wide``: up to 40 actors, degrees up to 6 and rates up to 40."""
+    n = rng.choice([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30] + ([40] if wide else []))
+    dmax = rng.randint(1, 6 if wide else 4)
     davg = rng.uniform(1, dmax)
-    rmax = rng.choice([1, 1, 2, 3, 4, 6, 8, 12, 20])
+    rmax = rng.choice([1, 1, 2, 3, 4, 6, 8, 12, 20] + ([30, 40] if wide else []))
     ravg = rng.uniform(1, rmax)
     acyclic = kind == "sdf" and rng.random() < 0.1
     strong = not acyclic and rng.random() < 0.5
@@ -263,6 +264,8 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--tradeoff-firings", type=int, default=12)
     parser.add_argument("--patched", type=Path)
+    parser.add_argument("--wide", action="store_true", help="wider settings: 2-8 "
+                        "phases, up to 40 actors, degrees up to 6, rates up to 40")
     args = parser.parse_args(argv)
     tools = {"sdf": args.workdir / "sdf3analysis-precise",
              "csdf": args.workdir / "sdf3analysis-csdf-precise",
@@ -279,9 +282,9 @@ def main(argv=None):
     graphs = []
     for i in range(args.count):
         kind = "csdf" if rng.random() < 0.4 else "sdf"
-        phases = rng.randint(2, 5) if kind == "csdf" else 1
+        phases = rng.randint(2, 8 if args.wide else 5) if kind == "csdf" else 1
         opt = args.outdir / f"g{i:04d}.opt.xml"
-        opt.write_text(settings(rng, phases, kind))
+        opt.write_text(settings(rng, phases, kind, args.wide))
         path = args.outdir / f"g{i:04d}.xml"
         rc, _, err, _ = run([tools[f"gen-{kind}"], "--settings", opt, "--output", path], 10)
         if rc != 0 or not path.is_file() or path.stat().st_size == 0:

@@ -50,8 +50,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from campaign import MAPEVAL, run  # noqa: E402  (SDF3's campaign, beside this one)
 
 
-def draw(rng: random.Random) -> dict[str, int]:
-    """The generator's settings of one graph."""
+def draw(rng: random.Random, wide: bool = False) -> dict[str, int]:
+    """The generator's settings of one graph (``wide``: more phases, larger weights and
+    durations, up to 60 actors)."""
+    if wide:
+        v = rng.choice([2, 3, 4, 6, 8, 12, 20, 30, 45, 60])
+        e = max(1, v - 1 + rng.randint(0, 3)) if rng.random() < 0.5 else \
+            rng.randint(v, 3 * v)
+        return {"min_vertices_count": v, "max_vertices_count": v,
+                "min_edges_count": e, "max_edges_count": e,
+                "max_weight": rng.choice([2, 7, 13, 50, 100, 200]),
+                "max_duration": rng.choice([1, 3, 20, 50, 100]),
+                "max_phase_quantity": rng.choice([1, 2, 6, 8, 10]),
+                "seed": rng.randint(1, 10 ** 6)}
     v = rng.choice([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40])
     if rng.random() < 0.5:                        # sparse
         e = max(1, v - 1 + rng.randint(0, 2))
@@ -313,6 +324,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--kiter-timeout", type=float, default=30)
+    parser.add_argument("--wide", action="store_true", help="wider settings: 2-10 "
+                        "phases, weights up to 200, durations up to 100, 60 actors")
     args = parser.parse_args(argv)
     if not args.kiter.is_file():
         print(f"Kiter's program is absent ({args.kiter}): build github.com/bbodin/kiter "
@@ -322,7 +335,7 @@ def main(argv=None):
     args.outdir.mkdir(parents=True, exist_ok=True)
     graphs, skipped = [], {}
     for i in range(args.count):
-        settings = draw(rng)
+        settings = draw(rng, args.wide)
         path = args.outdir / f"k{i:04d}.xml"
         why = generate(args.kiter, settings, path)
         if why:

@@ -32,14 +32,17 @@ from bench_kiter_generator import generate  # noqa: E402
 from initialised_run import run as execute  # noqa: E402
 
 
-def draw(rng: random.Random) -> dict[str, int]:
-    """The generator's settings of one graph."""
-    v = rng.randint(3, 8)
+def draw(rng: random.Random, wide: bool = False) -> dict[str, int]:
+    """The generator's settings of one graph (``wide``: 3-14 actors, rates up to 16,
+    1-5 periodic and up to 3 initialisation phases, times up to 6)."""
+    v = rng.randint(3, 14 if wide else 8)
     e = rng.randint(v, 2 * v)
     return {"min_vertices_count": v, "max_vertices_count": v, "min_edges_count": e,
-            "max_edges_count": e, "max_weight": rng.randint(2, 8),
-            "max_duration": rng.randint(1, 3), "max_phase_quantity": rng.randint(1, 3),
-            "max_init_phase_quantity": 2, "seed": rng.randint(1, 10 ** 6)}
+            "max_edges_count": e, "max_weight": rng.randint(2, 16 if wide else 8),
+            "max_duration": rng.randint(1, 6 if wide else 3),
+            "max_phase_quantity": rng.randint(1, 5 if wide else 3),
+            "max_init_phase_quantity": rng.randint(1, 3) if wide else 2,
+            "seed": rng.randint(1, 10 ** 6)}
 
 
 def mapeval(path: Path) -> dict:
@@ -47,12 +50,20 @@ def mapeval(path: Path) -> dict:
     from dsl import read_sdf3
     from moc.errors import DeadlockError
     from moc.timing import throughput
+    from moc.timing import analyse
     graph = read_sdf3(path)
     try:
         periods = {order: str(throughput(graph, order=order).period)
                    for order in ("ends", "starts")}
     except DeadlockError as exc:
         return {"deadlock": str(exc)[:200]}
+    found = analyse(graph)
+    if found.schedule is not None:
+        periods["firings"] = {a: [(str(f.start), str(f.end)) for f in fs]
+                              for a, fs in found.schedule.items()}
+        periods["latency"] = str(found.latency)
+    if found.buffers is not None:
+        periods["buffers"] = {c: str(v) for c, v in found.buffers.items()}
     return periods
 
 
@@ -61,9 +72,13 @@ def simulated(path: Path, events: int) -> dict:
     from dsl import read_sdf3
     from moc.repetition import repetition_vector
     graph = read_sdf3(path).bind()
-    outcome, found = execute(graph, repetition_vector(graph), events)
+    seen = {}
+    outcome, found = execute(graph, repetition_vector(graph), events, seen)
     if outcome == "period":
-        return {"outcome": outcome, "period": str(found)}
+        return {"outcome": outcome, "period": str(found),
+                "firings": {a: [(str(s), str(e)) for s, e in fs]
+                            for a, fs in seen["firings"].items()},
+                "buffers": {c: str(v) for c, v in seen["buffers"].items()}}
     if outcome == "long":
         return {"outcome": outcome, "stalled": found["stalled"],
                 "pace": None if found["pace"] is None else float(found["pace"])}
@@ -81,6 +96,11 @@ def classify(row: dict) -> str:
     else:                       # tokens pile up: the pace over the second half
         mine_ok = sim["pace"] is not None and \
             abs(sim["pace"] - float(Fraction(mine["ends"]))) <= 0.01 * sim["pace"] or None
+    if mine_ok and sim["outcome"] == "period":
+        # the transient too: the first iteration's firings and the buffer maxima
+        if "firings" in mine and mine["firings"] != sim["firings"] or \
+                "buffers" in mine and mine["buffers"] != sim["buffers"]:
+            return "mapeval's transient != execution"
     if kiter["status"] not in ("answered", "inf"):
         return f"kiter {kiter['status']}" + ("" if mine_ok else ", mapeval != execution")
     kiter_period = Fraction(0) if kiter["status"] == "inf" else None
@@ -110,6 +130,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--timeout", type=float, default=30)
     parser.add_argument("--keep", type=Path)
+    parser.add_argument("--wide", action="store_true", help="wider settings (see draw)")
     parser.add_argument("--again", action="store_true", help="with --keep: the graphs "
                         "kept there before, not generated again")
     parser.add_argument("--only", nargs="*", help="with --again: these files only")
@@ -132,7 +153,7 @@ def campaign(args, folder: Path) -> list[dict]:
     rows = []
     for n in range(args.draws):
         path = folder / f"g{n}.xml"
-        settings = draw(rng)
+        settings = draw(rng, args.wide)
         if args.again:
             if not path.exists() or (args.only and path.name not in args.only):
                 continue
