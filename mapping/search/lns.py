@@ -1,0 +1,186 @@
+"""A large-neighbourhood search under ``max`` by CP-SAT (issue 43).
+
+From a mapping, each step frees the actors of the busiest elements (every element at
+the bottleneck load, a PE or a CN: the actors it carries a cost of) and of a few other
+PEs, fixes every other actor where it is, and lets CP-SAT place the freed ones exactly
+(with the current mapping as its hint and the bottleneck as the ceiling of ``z``) for
+at most :data:`STEP_SECONDS`.  A step's mapping is taken when the evaluator values it
+below the current one, so the result is never worse than the start.  The model is
+CP-SAT's own (:func:`mapping.search.cpsat.build`, built once); a step clones it and
+fixes the actors.  The neighbourhood grows by :data:`GROW` actors after a step whose
+sub-problem was solved to optimality in under half its time and shrinks by one after
+one that was not, between :data:`FEWEST` and all actors.
+
+``auto`` (:func:`mapping.search.engine.solve_both`) runs it with one worker in a thread
+beside the bounds, on the core they leave idle (CP-SAT releases the interpreter while
+it solves), and hands its mapping to CP-SAT's full search as the hint and cutoff.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: the seconds of one step's solve
+STEP_SECONDS = 1.0
+#: the actors freed at first
+FREED = 12
+#: the fewest actors freed
+FEWEST = 4
+#: whether the freed actors may only move among the PEs they were on
+RESTRICT = False
+DEBUG = False
+#: how many more actors are freed after :data:`STALL` steps without an improvement
+GROW = 2
+#: the steps without an improvement after which the neighbourhood grows
+STALL = 20
+
+
+@dataclass
+class Outcome:
+    """The best mapping found (``row``, its ``value``), the ``start``'s value, the steps
+    run, the steps that improved, the seconds the search took (model building
+    included) and the improvements ``(time.time(), value)``."""
+
+    row: np.ndarray
+    value: float
+    start: float
+    steps: int = 0
+    improved: int = 0
+    seconds: float = 0.0
+    trace: list = field(default_factory=list)
+
+
+def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
+            ) -> Outcome:
+    """The large-neighbourhood search from the mapping ``row`` until ``deadline``
+    (``time.time()``) or until ``stop()`` is true; ``started(solver)`` is called with
+    each step's solver (so that another thread may end it).  Never worse than ``row``."""
+    from ortools.sat.python import cp_model
+    from mapping.search import cpsat
+    from mapping.search.exact import mapping_value, symmetry_classes
+    began = time.time()
+    stop = stop or (lambda: False)
+    ev = setup.objectives.evaluators[0]
+    row = np.asarray(row, dtype=np.intp)
+    best = Outcome(row.copy(), mapping_value(ev, row), mapping_value(ev, row))
+    built = cpsat.build(setup, row, deadline=deadline)
+    if built is None:
+        best.seconds = time.time() - began
+        return best
+    cur = cpsat.canonical_row(row, symmetry_classes(setup))
+    A, P = setup.space.allowed.shape
+    rng = np.random.default_rng(seed)
+    size, stalled = min(FREED, A), 0
+    while not stop() and time.time() < deadline - 0.05:
+        loads = built.element_loads(cur)
+        top = int(loads.max(initial=0))
+        free = _carriers(built, cur, np.flatnonzero(loads >= top), rng, size)
+        others = [p for p in range(P) if loads[p] < top]
+        slack = np.array([top - loads[p] for p in others], dtype=float) + 1.0
+        order = rng.choice(len(others), len(others), replace=False, p=slack / slack.sum()) \
+            if others else []
+        picked = 0
+        for i in order:
+            if len(free) >= size:
+                break
+            free.update(np.flatnonzero(cur == others[i]).tolist())
+            picked += 1
+        sub = built.model.clone()
+        among = set(cur[sorted(free)].tolist()) | set(others[i] for i in order[:picked]) \
+            if RESTRICT else set()
+        for a in range(A):
+            if a not in free:
+                sub.add(built.x[a][cur[a]] == 1)
+            elif RESTRICT:
+                for p, v in enumerate(built.x[a]):
+                    if v is not None and p not in among:
+                        sub.add(v == 0)
+        sub.add(built.z <= top)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = best.steps
+        solver.parameters.max_time_in_seconds = max(min(STEP_SECONDS,
+                                                        deadline - time.time()), 0.01)
+        if started is not None:
+            started(solver)
+        status = solver.solve(sub)
+        best.steps += 1
+        if DEBUG:
+            print("step", best.steps, "size", size, "free", len(free), "hot", np.flatnonzero(loads >= top).tolist(), "status", solver.status_name(status), "wall %.2f" % solver.wall_time, "top", top, "obj", solver.objective_value if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None, flush=True)
+        stalled += 1
+        if status != cp_model.OPTIMAL:
+            size = max(FEWEST, size - 1)
+        elif stalled >= STALL:
+            size, stalled = min(A, size + GROW), 0
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            continue
+        new = np.array([next(p for p, v in enumerate(xs) if v is not None
+                             and solver.boolean_value(v)) for xs in built.x], dtype=np.intp)
+        value = mapping_value(ev, new)
+        if value < best.value:
+            cur = new
+            best.row, best.value = new.copy(), value
+            best.improved += 1
+            stalled = 0
+            best.trace.append((time.time(), value))
+            built.hint(built.model, cur)
+    best.seconds = time.time() - began
+    return best
+
+
+def _carriers(built, row, elements, rng, size) -> set:
+    """The actors that carry a cost on any of ``elements`` in the mapping ``row``: all
+    the actors on a PE, and of the others (the ends of channels charged to an element,
+    an actor's own cost on a CN) at most ``size`` drawn at random."""
+    on = {v.index for v, h in built.hints(row) if h}
+    owners = built.owners()
+    P = len(built.x[0])
+    out, more = set(), set()
+    for e in elements:
+        if e < P:
+            out.update(np.flatnonzero(row == e).tolist())
+        for _, v in built.loads[e]:
+            if v.index in on:
+                more.update(owners[v.index])
+    more = sorted(more - out)
+    if len(more) > size:
+        more = rng.choice(more, size, replace=False).tolist()
+    return out | set(more)
+
+
+class Beside:
+    """:func:`improve` in a thread from ``row`` until ``deadline`` or :meth:`finish`."""
+
+    def __init__(self, setup, row, deadline: float, seed: int = 0):
+        self._stop = threading.Event()
+        self._solver = None
+        self._box: dict = {}
+        self.began = time.time()
+
+        def run():
+            try:
+                self._box["outcome"] = improve(setup, row, deadline, self._stop.is_set,
+                                               seed, self._started)
+            except BaseException as err:    # re-raised by finish, in the caller's thread
+                self._box["error"] = err
+
+        self._thread = threading.Thread(target=run, name="lns", daemon=True)
+        self._thread.start()
+
+    def _started(self, solver) -> None:
+        self._solver = solver
+        if self._stop.is_set():
+            solver.stop_search()
+
+    def finish(self) -> Outcome:
+        """Stop the search and return its outcome."""
+        self._stop.set()
+        if self._solver is not None:
+            self._solver.stop_search()
+        self._thread.join()
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box["outcome"]
