@@ -29,9 +29,10 @@ STEP_SECONDS = 1.0
 FREED = 12
 #: the fewest actors freed
 FEWEST = 4
-#: whether the freed actors may only move among the PEs they were on
-RESTRICT = False
-DEBUG = False
+#: a step's mapping replaces the current one (not the best) when it is at most this
+#: much worse (relative): integer rounding may show it lower in the model, and moving
+#: on a plateau of the bottleneck changes the next neighbourhoods
+SIDEWAYS = 1e-9
 #: how many more actors are freed after :data:`STALL` steps without an improvement
 GROW = 2
 #: the steps without an improvement after which the neighbourhood grows
@@ -70,7 +71,7 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
     if built is None:
         best.seconds = time.time() - began
         return best
-    cur = cpsat.canonical_row(row, symmetry_classes(setup))
+    cur, now = cpsat.canonical_row(row, symmetry_classes(setup)), best.value
     A, P = setup.space.allowed.shape
     rng = np.random.default_rng(seed)
     size, stalled = min(FREED, A), 0
@@ -82,22 +83,14 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
         slack = np.array([top - loads[p] for p in others], dtype=float) + 1.0
         order = rng.choice(len(others), len(others), replace=False, p=slack / slack.sum()) \
             if others else []
-        picked = 0
         for i in order:
             if len(free) >= size:
                 break
             free.update(np.flatnonzero(cur == others[i]).tolist())
-            picked += 1
         sub = built.model.clone()
-        among = set(cur[sorted(free)].tolist()) | set(others[i] for i in order[:picked]) \
-            if RESTRICT else set()
         for a in range(A):
             if a not in free:
                 sub.add(built.x[a][cur[a]] == 1)
-            elif RESTRICT:
-                for p, v in enumerate(built.x[a]):
-                    if v is not None and p not in among:
-                        sub.add(v == 0)
         sub.add(built.z <= top)
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
@@ -108,8 +101,6 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
             started(solver)
         status = solver.solve(sub)
         best.steps += 1
-        if DEBUG:
-            print("step", best.steps, "size", size, "free", len(free), "hot", np.flatnonzero(loads >= top).tolist(), "status", solver.status_name(status), "wall %.2f" % solver.wall_time, "top", top, "obj", solver.objective_value if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None, flush=True)
         stalled += 1
         if status != cp_model.OPTIMAL:
             size = max(FEWEST, size - 1)
@@ -121,11 +112,12 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
                              and solver.boolean_value(v)) for xs in built.x], dtype=np.intp)
         value = mapping_value(ev, new)
         if value < best.value:
-            cur = new
             best.row, best.value = new.copy(), value
             best.improved += 1
             stalled = 0
             best.trace.append((time.time(), value))
+        if value <= now * (1 + SIDEWAYS) and (new != cur).any():
+            cur, now = new, value
             built.hint(built.model, cur)
     best.seconds = time.time() - began
     return best
