@@ -95,36 +95,64 @@ class Model:
     terms ``(weight, Boolean)``, ``levels`` the channels' level Booleans ``(u, a, b,
     reach)`` (``u`` is on where ``reach[row[a], row[b]]``), ``unit`` the cost of one
     integer, ``cutoff`` and ``incumbent`` the starting mapping's value and row, ``floor``
-    the floor entered, ``pair`` the pair bound."""
+    the floor entered, ``pair`` the pair bound.  The methods below read a mapping's
+    Booleans and loads off arrays indexed once (a search that asks many times, such as
+    :mod:`mapping.search.lns`, holds the interpreter little)."""
 
     def __init__(self, **fields):
         self.__dict__.update(fields)
+        xs = [(a, p, v.index) for a, row in enumerate(self.x) for p, v in enumerate(row)
+              if v is not None]
+        self.xa, self.xp, self.xi = (np.array(c, dtype=np.intp) for c in zip(*xs))
+        self.la = np.array([a for _, a, _, _ in self.levels], dtype=np.intp)
+        self.lb = np.array([b for _, _, b, _ in self.levels], dtype=np.intp)
+        self.li = np.array([u.index for u, _, _, _ in self.levels], dtype=np.intp)
+        P = len(self.x[0])
+        self.reach = np.array([r for _, _, _, r in self.levels], dtype=bool).reshape(-1, P, P)
+        where = {int(i): k for k, i in enumerate(self.xi)}
+        where.update((int(i), len(self.xi) + k) for k, i in enumerate(self.li))
+        terms = [(e, w, where[v.index]) for e, t in enumerate(self.loads) for w, v in t]
+        self.te, self.tw, self.tv = (np.array(c, dtype=np.int64) for c in zip(*terms)) \
+            if terms else (np.zeros(0, dtype=np.int64),) * 3
 
-    def hints(self, row) -> list[tuple[object, int]]:
-        """The value of every Boolean in the mapping ``row`` (canonical order)."""
-        out = [(v, int(row[a] == p)) for a, xs in enumerate(self.x)
-               for p, v in enumerate(xs) if v is not None]
-        out += [(u, int(reach[row[a], row[b]])) for u, a, b, reach in self.levels]
-        return out
+    def values(self, row) -> np.ndarray:
+        """The value of every Boolean in the mapping ``row`` (canonical order): the
+        ``x`` in the order of ``xi``, then the levels in the order of ``li``."""
+        row = np.asarray(row, dtype=np.intp)
+        on_x = row[self.xa] == self.xp
+        on_u = self.reach[np.arange(len(self.li)), row[self.la], row[self.lb]]
+        return np.concatenate([on_x, on_u]).astype(np.int64)
 
-    def owners(self) -> dict[int, tuple]:
-        """The actors each Boolean (by index) is about."""
-        out = {v.index: (a,) for a, xs in enumerate(self.x) for v in xs if v is not None}
-        out.update((u.index, (a, b)) for u, a, b, _ in self.levels)
-        return out
-
-    def element_loads(self, row) -> np.ndarray:
+    def element_loads(self, row, values=None) -> np.ndarray:
         """Every element's load in integer units in the mapping ``row``."""
-        on = {v.index for v, h in self.hints(row) if h}
-        return np.array([sum(w for w, v in t if v.index in on) for t in self.loads],
-                        dtype=np.int64)
+        on = self.values(row) if values is None else values
+        out = np.zeros(len(self.loads), dtype=np.int64)
+        np.add.at(out, self.te, self.tw * on[self.tv])
+        return out
+
+    def carriers(self, row, element) -> set:
+        """The actors with a cost on ``element`` in the mapping ``row``."""
+        on = self.values(row)
+        mine = self.tv[(self.te == element) & (on[self.tv] == 1)]
+        nx = len(self.xi)
+        lv = mine[mine >= nx] - nx
+        return set(self.xa[mine[mine < nx]].tolist()) | set(self.la[lv].tolist()) | \
+            set(self.lb[lv].tolist())
+
+    def row(self, solution) -> np.ndarray:
+        """The mapping of a CP-SAT ``solution`` (its values by variable index)."""
+        on = np.asarray(solution)[self.xi] == 1
+        out = np.zeros(len(self.x), dtype=np.intp)
+        out[self.xa[on]] = self.xp[on]
+        return out
 
     def hint(self, model, row) -> None:
         """Hint ``model`` (this one or a clone) with ``row`` and its bottleneck."""
+        on = self.values(row)
         model.clear_hints()
-        for v, h in self.hints(row):
-            model.add_hint(v, h)
-        model.add_hint(self.z, int(self.element_loads(row).max(initial=0)))
+        hint = model.proto.solution_hint
+        hint.vars.extend(np.concatenate([self.xi, self.li, [self.z.index]]).tolist())
+        hint.values.extend(on.tolist() + [int(self.element_loads(row, on).max(initial=0))])
 
 
 def build(setup, incumbent=None, floor: float | None = None, deadline: float | None = None):

@@ -208,7 +208,10 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     the time limit; skipped where the floor already proves the starting mapping), then
     CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from its
     best mapping (a cutoff) and the same floor for the rest: the better mapping, the
-    higher bound, and each engine's own result in ``parts``.  On small instances
+    higher bound, and each engine's own result in ``parts``.  While the bounds run, the
+    large-neighbourhood search (:mod:`mapping.search.lns`) improves the starting
+    mapping in a thread, on the core they leave idle, and CP-SAT starts from its
+    mapping (``parts["lns"]``).  On small instances
     (:func:`schedule`) CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
     from mapping.search import cpsat, exact, lns, partition_bound

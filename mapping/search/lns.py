@@ -1,15 +1,18 @@
 """A large-neighbourhood search under ``max`` by CP-SAT (issue 43).
 
 From a mapping, each step frees the actors of the busiest elements (every element at
-the bottleneck load, a PE or a CN: the actors it carries a cost of) and of a few other
-PEs, fixes every other actor where it is, and lets CP-SAT place the freed ones exactly
+the bottleneck load, a PE or a CN: the actors it carries a cost of) and of other PEs
+drawn at random (the less loaded, the likelier) until :data:`FREED` actors are free,
+fixes every other actor where it is, and lets CP-SAT place the freed ones exactly
 (with the current mapping as its hint and the bottleneck as the ceiling of ``z``) for
-at most :data:`STEP_SECONDS`.  A step's mapping is taken when the evaluator values it
-below the current one, so the result is never worse than the start.  The model is
-CP-SAT's own (:func:`mapping.search.cpsat.build`, built once); a step clones it and
-fixes the actors.  The neighbourhood grows by :data:`GROW` actors after a step whose
-sub-problem was solved to optimality in under half its time and shrinks by one after
-one that was not, between :data:`FEWEST` and all actors.
+at most :data:`STEP_SECONDS`.  A step's mapping is the best when the evaluator values
+it below the best so far, so the result is never worse than the start; it replaces
+the current mapping when it is at most :data:`SIDEWAYS` worse (a plateau move).  The
+model is CP-SAT's own (:func:`mapping.search.cpsat.build`, built once); a step clones
+it and fixes the actors.  The neighbourhood grows by :data:`GROW` actors after
+:data:`STALL` steps without an improvement and shrinks by one after a step not solved
+to optimality, never below :data:`FEWEST`: small neighbourhoods solved exactly beat
+large ones cut by the step's time (the research notes).
 
 ``auto`` (:func:`mapping.search.engine.solve_both`) runs it with one worker in a thread
 beside the bounds, on the core they leave idle (CP-SAT releases the interpreter while
@@ -17,6 +20,7 @@ it solves), and hands its mapping to CP-SAT's full search as the hint and cutoff
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,6 +41,9 @@ SIDEWAYS = 1e-9
 GROW = 2
 #: the steps without an improvement after which the neighbourhood grows
 STALL = 20
+#: how much lower the thread beside the bounds runs in the scheduler's priority (nice):
+#: it takes a core the bounds leave idle, not one they would use
+NICE = 10
 
 
 @dataclass
@@ -108,8 +115,7 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
             size, stalled = min(A, size + GROW), 0
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             continue
-        new = np.array([next(p for p, v in enumerate(xs) if v is not None
-                             and solver.boolean_value(v)) for xs in built.x], dtype=np.intp)
+        new = built.row(solver.response_proto.solution)
         value = mapping_value(ev, new)
         if value < best.value:
             best.row, best.value = new.copy(), value
@@ -127,20 +133,27 @@ def _carriers(built, row, elements, rng, size) -> set:
     """The actors that carry a cost on any of ``elements`` in the mapping ``row``: all
     the actors on a PE, and of the others (the ends of channels charged to an element,
     an actor's own cost on a CN) at most ``size`` drawn at random."""
-    on = {v.index for v, h in built.hints(row) if h}
-    owners = built.owners()
     P = len(built.x[0])
     out, more = set(), set()
     for e in elements:
         if e < P:
             out.update(np.flatnonzero(row == e).tolist())
-        for _, v in built.loads[e]:
-            if v.index in on:
-                more.update(owners[v.index])
+        more |= built.carriers(row, e)
     more = sorted(more - out)
     if len(more) > size:
         more = rng.choice(more, size, replace=False).tolist()
     return out | set(more)
+
+
+def _lower_priority() -> None:
+    """Lower the calling thread's scheduling priority by :data:`NICE` (Linux: a
+    thread's nice value is its own, and the threads it starts inherit it)."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid,
+                       min(19, os.getpriority(os.PRIO_PROCESS, tid) + NICE))
+    except (AttributeError, OSError):
+        pass
 
 
 class Beside:
@@ -154,6 +167,7 @@ class Beside:
 
         def run():
             try:
+                _lower_priority()
                 self._box["outcome"] = improve(setup, row, deadline, self._stop.is_set,
                                                seed, self._started)
             except BaseException as err:    # re-raised by finish, in the caller's thread
