@@ -89,21 +89,80 @@ def canonical_row(row, classes) -> np.ndarray:
     return row
 
 
-def solve(setup, time_limit: float | None = None, incumbent=None, floor: float | None = None,
-          workers: int = WORKERS, deadline: float | None = None, started=None):
-    """The optimal mapping of ``setup``'s single ``max`` objective by CP-SAT (or, at
-    ``time_limit`` seconds, the best found with its proven bound), as an
-    :class:`~mapping.search.exact.ExactResult` whose ``trace`` lists the improvements.
-    ``incumbent``: a mapping to hint and to beat (default ``setup.info["incumbent"]``);
-    ``floor``: a proven lower bound; ``deadline`` (``time.time()``): model building
-    stops there too; ``started(solver)`` is called as the search starts (another thread
-    may then end it early with ``solver.stop_search()``)."""
-    from mapping.search.exact import ExactResult, check, symmetry_classes, mapping_value
+class Model:
+    """CP-SAT's model of one instance (:func:`build`): ``model``, the Booleans ``x[a][p]``
+    (None where the pair is not usable), ``z`` the bottleneck, ``loads`` each element's
+    terms ``(weight, Boolean)``, ``levels`` the channels' level Booleans ``(u, a, b,
+    reach)`` (``u`` is on where ``reach[row[a], row[b]]``), ``unit`` the cost of one
+    integer, ``cutoff`` and ``incumbent`` the starting mapping's value and row, ``floor``
+    the floor entered, ``pair`` the pair bound.  The methods below read a mapping's
+    Booleans and loads off arrays indexed once (a search that asks many times, such as
+    :mod:`mapping.search.lns`, holds the interpreter little)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+        xs = [(a, p, v.index) for a, row in enumerate(self.x) for p, v in enumerate(row)
+              if v is not None]
+        self.xa, self.xp, self.xi = (np.array(c, dtype=np.intp) for c in zip(*xs))
+        self.la = np.array([a for _, a, _, _ in self.levels], dtype=np.intp)
+        self.lb = np.array([b for _, _, b, _ in self.levels], dtype=np.intp)
+        self.li = np.array([u.index for u, _, _, _ in self.levels], dtype=np.intp)
+        P = len(self.x[0])
+        self.reach = np.array([r for _, _, _, r in self.levels], dtype=bool).reshape(-1, P, P)
+        where = {int(i): k for k, i in enumerate(self.xi)}
+        where.update((int(i), len(self.xi) + k) for k, i in enumerate(self.li))
+        terms = [(e, w, where[v.index]) for e, t in enumerate(self.loads) for w, v in t]
+        self.te, self.tw, self.tv = (np.array(c, dtype=np.int64) for c in zip(*terms)) \
+            if terms else (np.zeros(0, dtype=np.int64),) * 3
+
+    def values(self, row) -> np.ndarray:
+        """The value of every Boolean in the mapping ``row`` (canonical order): the
+        ``x`` in the order of ``xi``, then the levels in the order of ``li``."""
+        row = np.asarray(row, dtype=np.intp)
+        on_x = row[self.xa] == self.xp
+        on_u = self.reach[np.arange(len(self.li)), row[self.la], row[self.lb]]
+        return np.concatenate([on_x, on_u]).astype(np.int64)
+
+    def element_loads(self, row, values=None) -> np.ndarray:
+        """Every element's load in integer units in the mapping ``row``."""
+        on = self.values(row) if values is None else values
+        out = np.zeros(len(self.loads), dtype=np.int64)
+        np.add.at(out, self.te, self.tw * on[self.tv])
+        return out
+
+    def carriers(self, row, element) -> set:
+        """The actors with a cost on ``element`` in the mapping ``row``."""
+        on = self.values(row)
+        mine = self.tv[(self.te == element) & (on[self.tv] == 1)]
+        nx = len(self.xi)
+        lv = mine[mine >= nx] - nx
+        return set(self.xa[mine[mine < nx]].tolist()) | set(self.la[lv].tolist()) | \
+            set(self.lb[lv].tolist())
+
+    def row(self, solution) -> np.ndarray:
+        """The mapping of a CP-SAT ``solution`` (its values by variable index)."""
+        on = np.asarray(solution)[self.xi] == 1
+        out = np.zeros(len(self.x), dtype=np.intp)
+        out[self.xa[on]] = self.xp[on]
+        return out
+
+    def hint(self, model, row) -> None:
+        """Hint ``model`` (this one or a clone) with ``row`` and its bottleneck."""
+        on = self.values(row)
+        model.clear_hints()
+        hint = model.proto.solution_hint
+        hint.vars.extend(np.concatenate([self.xi, self.li, [self.z.index]]).tolist())
+        hint.values.extend(on.tolist() + [int(self.element_loads(row, on).max(initial=0))])
+
+
+def build(setup, incumbent=None, floor: float | None = None, deadline: float | None = None):
+    """CP-SAT's :class:`Model` of ``setup``'s single ``max`` objective (see the module),
+    hinted with ``incumbent`` (default ``setup.info["incumbent"]``; its value is the
+    cutoff) and ``z ≥ floor``; None when ``deadline`` (``time.time()``) passes while the
+    channels are being charged and there is an incumbent to fall back on."""
+    from mapping.search.exact import check, symmetry_classes, mapping_value
     require()
     from ortools.sat.python import cp_model
-    began = time.time()
-    if deadline is None and time_limit is not None:
-        deadline = began + time_limit
     ev = setup.objectives.evaluators[0]
     check(ev)
     if not ev.aggregation.bottleneck:
@@ -153,14 +212,12 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
                 loads[p].append((int(own_i[a, p]), x[a][p]))
             for k in np.flatnonzero(own_cn_i[a, p]):
                 loads[P + k].append((int(own_cn_i[a, p, k]), x[a][p]))
-    hint = None if incumbent is None else canonical_row(incumbent, symmetry_classes(setup))
-    hints: list[tuple[object, int]] = []
+    levels: list = []
     for (a, b), W in pairs.items():
         if deadline is not None and time.time() > deadline:
             if incumbent is None:
                 raise SearchError("the time limit ran out while building the CP-SAT model")
-            return _unsolved(incumbent, cutoff, (own, own_cn, pairs, allowed), floor,
-                             time_limit, began)
+            return None
         xa, xb = x[a], x[b]
         for s in range(P):
             for d in range(P):
@@ -168,8 +225,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
                     model.add_bool_or([xa[s].Not(), xb[d].Not()])
         Wi = whole(np.where(np.isfinite(W), W, 0.0))
         for e in range(P + C):
-            _charge(model, xa, xb, Wi[:, :, e], loads[e], hints,
-                    None if hint is None else (hint[a], hint[b]))
+            _charge(model, xa, xb, Wi[:, :, e], loads[e], levels, a, b)
     for members in symmetry_classes(setup):
         for prev, cur in zip(members[:-1], members[1:]):
             for a in range(A):
@@ -186,15 +242,37 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
         if t:
             model.add(sum(w * v for w, v in t) <= z)
     model.minimize(z)
-    if hint is not None:
-        for a in range(A):
-            for p in range(P):
-                if x[a][p] is not None:
-                    model.add_hint(x[a][p], int(hint[a] == p))
-        for v, h in hints:
-            model.add_hint(v, h)
-        on = {id(x[a][hint[a]]) for a in range(A)} | {id(v) for v, h in hints if h}
-        model.add_hint(z, max([sum(w for w, v in t if id(v) in on) for t in loads] + [0]))
+    built = Model(model=model, x=x, z=z, loads=loads, levels=levels, unit=unit,
+                  cutoff=cutoff, incumbent=incumbent, floor=floor, pair=pair, ev=ev,
+                  tables=(own, own_cn, pairs, allowed))
+    if incumbent is not None:
+        built.hint(model, canonical_row(incumbent, symmetry_classes(setup)))
+    return built
+
+
+def solve(setup, time_limit: float | None = None, incumbent=None, floor: float | None = None,
+          workers: int = WORKERS, deadline: float | None = None, started=None):
+    """The optimal mapping of ``setup``'s single ``max`` objective by CP-SAT (or, at
+    ``time_limit`` seconds, the best found with its proven bound), as an
+    :class:`~mapping.search.exact.ExactResult` whose ``trace`` lists the improvements.
+    ``incumbent``: a mapping to hint and to beat (default ``setup.info["incumbent"]``);
+    ``floor``: a proven lower bound; ``deadline`` (``time.time()``): model building
+    stops there too; ``started(solver)`` is called as the search starts (another thread
+    may then end it early with ``solver.stop_search()``)."""
+    from mapping.search.exact import ExactResult
+    from ortools.sat.python import cp_model
+    began = time.time()
+    if deadline is None and time_limit is not None:
+        deadline = began + time_limit
+    built = build(setup, incumbent, floor, deadline)
+    if built is None:
+        start = np.asarray(setup.info.get("incumbent") if incumbent is None else incumbent,
+                           dtype=np.intp)
+        return _unsolved(setup, start, floor, time_limit, began)
+    ev, x, unit, cutoff, floor, pair = (built.ev, built.x, built.unit, built.cutoff,
+                                        built.floor, built.pair)
+    incumbent = built.incumbent
+    A, P = setup.space.allowed.shape
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = max(1, int(workers))
     solver.parameters.subsolvers.extend(SUBSOLVERS)
@@ -203,7 +281,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     trace = _Trace(ev, x, A, P, unit, began)
     if started is not None:
         started(solver)
-    status = solver.solve(model, trace)
+    status = solver.solve(built.model, trace)
     name = solver.status_name(status)
     row, value = trace.row, trace.value
     if incumbent is not None and (row is None or cutoff <= value):
@@ -236,18 +314,20 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
                        gap, cutoff, None, engine="cpsat", trace=_gaps(steps), pair_bound=pair)
 
 
-def _unsolved(incumbent, value, tables, floor, time_limit, began):
+def _unsolved(setup, incumbent, floor, time_limit, began):
     """The starting mapping, when the time ran out before the solver started."""
-    from mapping.search.exact import ExactResult
-    bound = min(max(pair_bound(*tables), floor or 0.0), value)
+    from mapping.search.exact import ExactResult, mapping_value
+    ev = setup.objectives.evaluators[0]
+    pair = pair_bound(*element_tables(ev), setup.space.allowed)
+    value = mapping_value(ev, incumbent)
+    bound = min(max(pair, floor or 0.0), value)
     gap = (value - bound) / value if value else 0.0
     message = (f"the time limit of {time_limit or 0:g} s ran out while building the "
                f"CP-SAT model; the mapping is the starting one (gap {gap:.2%} to the "
                f"bound {bound:.6g})")
     return ExactResult(value, incumbent.copy(), gap == 0.0, "model not solved", value, True,
                        message, bound, gap, value, None, engine="cpsat",
-                       trace=_gaps([(time.time(), value, bound)]),
-                       pair_bound=pair_bound(*tables))
+                       trace=_gaps([(time.time(), value, bound)]), pair_bound=pair)
 
 
 def _gaps(steps) -> tuple:
@@ -263,9 +343,9 @@ def _gaps(steps) -> tuple:
     return tuple(out)
 
 
-def _charge(model, xa, xb, W, load, hints, hint) -> None:
-    """Charge ``load`` the cost ``W[s, d]`` of a pair of actors on PEs ``s``, ``d``,
-    level by level (see the module)."""
+def _charge(model, xa, xb, W, load, levels, a, b) -> None:
+    """Charge ``load`` the cost ``W[s, d]`` of actors ``a``, ``b`` on PEs ``s``, ``d``,
+    level by level (see the module); each level's Boolean goes to ``levels``."""
     ok = np.array([v is not None for v in xa]), np.array([v is not None for v in xb])
     W = np.where(ok[0][:, None] & ok[1][None, :], W, 0)
     previous = 0
@@ -277,8 +357,7 @@ def _charge(model, xa, xb, W, load, hints, hint) -> None:
         for group, far in _groups(reach.T, ok[1]):
             model.add(u >= sum(xb[d] for d in group) + sum(xa[s] for s in far) - 1)
         load.append((int(level - previous), u))
-        if hint is not None:
-            hints.append((u, int(reach[hint])))
+        levels.append((u, a, b, reach))
         previous = level
 
 

@@ -208,26 +208,47 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     the time limit; skipped where the floor already proves the starting mapping), then
     CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from its
     best mapping (a cutoff) and the same floor for the rest: the better mapping, the
-    higher bound, and each engine's own result in ``parts``.  On small instances
+    higher bound, and each engine's own result in ``parts``.  While the bounds run, the
+    large-neighbourhood search (:mod:`mapping.search.lns`) improves the starting
+    mapping in a thread, on the core they leave idle, and CP-SAT starts from its
+    mapping (``parts["lns"]``).  On small instances
     (:func:`schedule`) CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
-    from mapping.search import cpsat, exact, partition_bound
+    from mapping.search import cpsat, exact, lns, partition_bound
     if schedule(setup) == BESIDE:
         return _beside(setup, time_limit)
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
-    relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info.get("incumbent"))
-    packed = _packing_floor(setup, time_limit, deadline, relaxed)
-    floor = max(relaxed or 0.0, packed or 0.0) or None
-    parted = None if _proves_start(setup, floor) else partition_bound.floor(
-        setup, None if deadline is None else min(PARTITION_SHARE * time_limit,
-                                                 _left(deadline)), floor).value
+    start = setup.info.get("incumbent")
+    beside = None if start is None else lns.Beside(
+        setup, start, math.inf if deadline is None else deadline, setup.seed)
+    try:
+        relaxed = exact.cluster_floor(setup, time_limit, incumbent=start)
+        packed = _packing_floor(setup, time_limit, deadline, relaxed)
+        floor = max(relaxed or 0.0, packed or 0.0) or None
+        parted = None if _proves_start(setup, floor) else partition_bound.floor(
+            setup, None if deadline is None else min(PARTITION_SHARE * time_limit,
+                                                     _left(deadline)), floor).value
+    finally:
+        found = None if beside is None else beside.finish()
     floor = max(floor or 0.0, parted or 0.0) or None
+    parts, steps = {}, []
+    if found is not None:
+        parts["lns"] = {"value": found.value, "bound": None, "gap": None,
+                        "optimal": False, "steps": found.steps,
+                        "improved": found.improved, "seconds": round(found.seconds, 3)}
+        steps = [{"seconds": at, "value": value, "bound": None, "gap": None}
+                 for at, value in found.trace]
+        if found.improved:
+            setup = replace(setup, info=dict(setup.info, incumbent=found.row))
     left = _left(deadline)
     share = None if left is None else left * CPSAT_SHARE
     first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
                     relaxation_bound=relaxed, partition_bound=parted, packing_bound=packed)
-    parts = {"cpsat": _summary(first, began)}
+    if found is not None:   # the start's value, as without the neighbourhoods
+        first = replace(first, trace=tuple(steps) + tuple(first.trace),
+                        incumbent=found.start)
+    parts["cpsat"] = _summary(first, began)
     if first.optimal:
         return replace(first, engine="both", parts=parts, schedule=IN_ORDER)
     second = exact.solve(replace(setup, info=dict(setup.info, incumbent=first.row)),

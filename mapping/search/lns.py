@@ -1,0 +1,192 @@
+"""A large-neighbourhood search under ``max`` by CP-SAT (issue 43).
+
+From a mapping, each step frees the actors of the busiest elements (every element at
+the bottleneck load, a PE or a CN: the actors it carries a cost of) and of other PEs
+drawn at random (the less loaded, the likelier) until :data:`FREED` actors are free,
+fixes every other actor where it is, and lets CP-SAT place the freed ones exactly
+(with the current mapping as its hint and the bottleneck as the ceiling of ``z``) for
+at most :data:`STEP_SECONDS`.  A step's mapping is the best when the evaluator values
+it below the best so far, so the result is never worse than the start; it replaces
+the current mapping when it is at most :data:`SIDEWAYS` worse (a plateau move).  The
+model is CP-SAT's own (:func:`mapping.search.cpsat.build`, built once); a step clones
+it and fixes the actors.  The neighbourhood grows by :data:`GROW` actors after
+:data:`STALL` steps without an improvement and shrinks by one after a step not solved
+to optimality, never below :data:`FEWEST`: small neighbourhoods solved exactly beat
+large ones cut by the step's time (the research notes).
+
+``auto`` (:func:`mapping.search.engine.solve_both`) runs it with one worker in a thread
+beside the bounds, on the core they leave idle (CP-SAT releases the interpreter while
+it solves), and hands its mapping to CP-SAT's full search as the hint and cutoff.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: the seconds of one step's solve
+STEP_SECONDS = 1.0
+#: the actors freed at first
+FREED = 12
+#: the fewest actors freed
+FEWEST = 4
+#: a step's mapping replaces the current one (not the best) when it is at most this
+#: much worse (relative): integer rounding may show it lower in the model, and moving
+#: on a plateau of the bottleneck changes the next neighbourhoods
+SIDEWAYS = 1e-9
+#: how many more actors are freed after :data:`STALL` steps without an improvement
+GROW = 2
+#: the steps without an improvement after which the neighbourhood grows
+STALL = 20
+#: how much lower the thread beside the bounds runs in the scheduler's priority (nice):
+#: it takes a core the bounds leave idle, not one they would use
+NICE = 10
+
+
+@dataclass
+class Outcome:
+    """The best mapping found (``row``, its ``value``), the ``start``'s value, the steps
+    run, the steps that improved, the seconds the search took (model building
+    included) and the improvements ``(time.time(), value)``."""
+
+    row: np.ndarray
+    value: float
+    start: float
+    steps: int = 0
+    improved: int = 0
+    seconds: float = 0.0
+    trace: list = field(default_factory=list)
+
+
+def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
+            ) -> Outcome:
+    """The large-neighbourhood search from the mapping ``row`` until ``deadline``
+    (``time.time()``) or until ``stop()`` is true; ``started(solver)`` is called with
+    each step's solver (so that another thread may end it).  Never worse than ``row``."""
+    from ortools.sat.python import cp_model
+    from mapping.search import cpsat
+    from mapping.search.exact import mapping_value, symmetry_classes
+    began = time.time()
+    stop = stop or (lambda: False)
+    ev = setup.objectives.evaluators[0]
+    row = np.asarray(row, dtype=np.intp)
+    best = Outcome(row.copy(), mapping_value(ev, row), mapping_value(ev, row))
+    built = cpsat.build(setup, row, deadline=deadline)
+    if built is None:
+        best.seconds = time.time() - began
+        return best
+    cur, now = cpsat.canonical_row(row, symmetry_classes(setup)), best.value
+    A, P = setup.space.allowed.shape
+    rng = np.random.default_rng(seed)
+    size, stalled = min(FREED, A), 0
+    while not stop() and time.time() < deadline - 0.05:
+        loads = built.element_loads(cur)
+        top = int(loads.max(initial=0))
+        free = _carriers(built, cur, np.flatnonzero(loads >= top), rng, size)
+        others = [p for p in range(P) if loads[p] < top]
+        slack = np.array([top - loads[p] for p in others], dtype=float) + 1.0
+        order = rng.choice(len(others), len(others), replace=False, p=slack / slack.sum()) \
+            if others else []
+        for i in order:
+            if len(free) >= size:
+                break
+            free.update(np.flatnonzero(cur == others[i]).tolist())
+        sub = built.model.clone()
+        for a in range(A):
+            if a not in free:
+                sub.add(built.x[a][cur[a]] == 1)
+        sub.add(built.z <= top)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = best.steps
+        solver.parameters.max_time_in_seconds = max(min(STEP_SECONDS,
+                                                        deadline - time.time()), 0.01)
+        if started is not None:
+            started(solver)
+        status = solver.solve(sub)
+        best.steps += 1
+        stalled += 1
+        if status != cp_model.OPTIMAL:
+            size = max(FEWEST, size - 1)
+        elif stalled >= STALL:
+            size, stalled = min(A, size + GROW), 0
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            continue
+        new = built.row(solver.response_proto.solution)
+        value = mapping_value(ev, new)
+        if value < best.value:
+            best.row, best.value = new.copy(), value
+            best.improved += 1
+            stalled = 0
+            best.trace.append((time.time(), value))
+        if value <= now * (1 + SIDEWAYS) and (new != cur).any():
+            cur, now = new, value
+            built.hint(built.model, cur)
+    best.seconds = time.time() - began
+    return best
+
+
+def _carriers(built, row, elements, rng, size) -> set:
+    """The actors that carry a cost on any of ``elements`` in the mapping ``row``: all
+    the actors on a PE, and of the others (the ends of channels charged to an element,
+    an actor's own cost on a CN) at most ``size`` drawn at random."""
+    P = len(built.x[0])
+    out, more = set(), set()
+    for e in elements:
+        if e < P:
+            out.update(np.flatnonzero(row == e).tolist())
+        more |= built.carriers(row, e)
+    more = sorted(more - out)
+    if len(more) > size:
+        more = rng.choice(more, size, replace=False).tolist()
+    return out | set(more)
+
+
+def _lower_priority() -> None:
+    """Lower the calling thread's scheduling priority by :data:`NICE` (Linux: a
+    thread's nice value is its own, and the threads it starts inherit it)."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid,
+                       min(19, os.getpriority(os.PRIO_PROCESS, tid) + NICE))
+    except (AttributeError, OSError):
+        pass
+
+
+class Beside:
+    """:func:`improve` in a thread from ``row`` until ``deadline`` or :meth:`finish`."""
+
+    def __init__(self, setup, row, deadline: float, seed: int = 0):
+        self._stop = threading.Event()
+        self._solver = None
+        self._box: dict = {}
+        self.began = time.time()
+
+        def run():
+            try:
+                _lower_priority()
+                self._box["outcome"] = improve(setup, row, deadline, self._stop.is_set,
+                                               seed, self._started)
+            except BaseException as err:    # re-raised by finish, in the caller's thread
+                self._box["error"] = err
+
+        self._thread = threading.Thread(target=run, name="lns", daemon=True)
+        self._thread.start()
+
+    def _started(self, solver) -> None:
+        self._solver = solver
+        if self._stop.is_set():
+            solver.stop_search()
+
+    def finish(self) -> Outcome:
+        """Stop the search and return its outcome."""
+        self._stop.set()
+        if self._solver is not None:
+            self._solver.stop_search()
+        self._thread.join()
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box["outcome"]

@@ -1,0 +1,85 @@
+"""Issue 43: the large-neighbourhood search of ``auto`` under ``max``
+(:mod:`mapping.search.lns`) — never worse than its start, every mapping it returns
+valued by the evaluator and allowed, the exhaustive optimum where its neighbourhood
+holds every actor, and its mapping handed on to CP-SAT in ``both``."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from mapping.search import cpsat, lns
+from mapping.search.engine import prepare
+from mapping.search.exact import mapping_value
+from test_cpsat import needs_ortools, small
+
+
+def steps(n):
+    """A ``stop`` that lets ``n`` steps run."""
+    calls = iter(range(n + 1))
+    return lambda: next(calls, None) in (None, n)
+
+
+@needs_ortools
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(3, 5), seed=st.integers(0, 40),
+       charged=st.booleans())
+def test_every_actor_free_reaches_the_exhaustive_optimum(n, P, seed, charged):
+    """With at least as many actors freed as there are, one step is CP-SAT on the
+    whole instance: the optimum of exhaustive enumeration (within CP-SAT's tolerance),
+    from a random start."""
+    problem, best = small(n, P, seed, charged)
+    setup = prepare(problem, "time", "max")
+    start = setup.space.random(np.random.default_rng(seed), 1)[0]
+    out = lns.improve(setup, start, time.time() + 60, stop=steps(1))
+    assert out.steps == 1
+    assert out.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+    assert out.value >= best * (1 - 1e-12)
+
+
+@needs_ortools
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 8), P=st.integers(3, 5), seed=st.integers(0, 40),
+       charged=st.booleans())
+def test_small_neighbourhoods_never_return_a_worse_mapping(n, P, seed, charged):
+    """Two actors freed beside the busiest element's, never more: each step's mapping
+    is taken only when the evaluator values it lower, so the result is never worse
+    than the start, its value is its row's, every actor stays on an allowed PE, and it
+    is never below the exhaustive optimum."""
+    problem, best = small(n, P, seed, charged)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = setup.space.random(np.random.default_rng(seed), 1)[0]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lns, "FREED", 2)
+        mp.setattr(lns, "FEWEST", 1)
+        mp.setattr(lns, "GROW", 0)
+        out = lns.improve(setup, start, time.time() + 60, stop=steps(6))
+    assert out.steps == 6 and out.start == mapping_value(ev, start)
+    assert out.value <= out.start
+    assert out.value == mapping_value(ev, out.row)
+    assert setup.space.allowed[np.arange(len(out.row)), out.row].all()
+    assert out.value >= best * (1 - 1e-12)
+    values = [v for _, v in out.trace]
+    assert values == sorted(values, reverse=True) and len(set(values)) == out.improved
+
+
+@needs_ortools
+def test_both_in_order_hands_the_neighbourhoods_mapping_to_cpsat():
+    """``both`` in order: the neighbourhoods run beside the bounds from the start, and
+    CP-SAT's mapping (the one returned) is no worse than theirs, which is no worse than
+    the start; the optimum with no time limit."""
+    from mapping.search import engine
+    problem, best = small(7, 4, 3, False)
+    setup = prepare(problem, "time", "max")
+    start = setup.space.random(np.random.default_rng(3), 1)[0]
+    setup.info["incumbent"] = start
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "BESIDE_PAIRS", 0)
+        res = engine.solve_both(setup, time_limit=None)
+    part = res.parts["lns"]
+    assert part["value"] <= mapping_value(setup.objectives.evaluators[0], start)
+    assert res.value <= part["value"] and part["bound"] is None
+    assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
