@@ -447,17 +447,17 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
 
 def _exact_from(u, v, w, h, policy, ratio, cycle):
     """``(ratio, cycle)`` by Howard's iteration in integers from ``policy``, or None
-    where int64 could overflow or it runs long: with ``λ = N/D`` the best ratio so far,
-    potentials ``y`` of the costs ``w·D − N·h`` along the policy (0 at each cycle's
-    root); a policy cycle of positive cost raises ``λ`` to its ratio, else a node
-    switches to the edge of largest ``cost + y[v]`` where that beats ``y[u]``; none
-    does: every edge satisfies ``y[u] ≥ cost + y[v]``, so no cycle's ratio exceeds
-    ``λ``."""
+    where int64 could overflow (a sum of up to ``n + 1`` costs, each at most ``max|w|·D
+    + max|h|·|N|``) or it runs long: with ``λ = N/D`` the best ratio so far, potentials
+    ``y`` of the costs ``w·D − N·h`` along the policy (0 at each cycle's root); a policy
+    cycle of positive cost raises ``λ`` to its ratio, else a node switches to the edge
+    of largest ``cost + y[v]`` where that beats ``y[u]``; none does: every edge satisfies
+    ``y[u] ≥ cost + y[v]``, so no cycle's ratio exceeds ``λ``."""
     policy = policy.copy()
-    scale = (int(np.abs(w).max()) + int(np.abs(h).max())) * (len(policy) + 1)
+    largest_w, largest_h = int(np.abs(w).max()), int(np.abs(h).max())
     for _ in range(4 * len(policy) + 100):
         N, D = ratio.numerator, ratio.denominator
-        if scale * (abs(N) + D) >= 2 ** 62:
+        if (largest_w * D + largest_h * abs(N)) * (len(policy) + 1) >= 2 ** 62:
             return None
         cost = w * D - h * N
         succ = v[policy]

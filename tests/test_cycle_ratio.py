@@ -139,6 +139,37 @@ def test_exact_where_floats_cannot_tell_the_ratios_apart(graph):
     assert max_cycle_ratio(range(n), edges).ratio == brute_force(range(n), edges)
 
 
+tall_graphs = st.integers(1, 5).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(0, 9),
+                                   st.integers(2 ** 35, 2 ** 35 + 3)), max_size=10)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(tall_graphs)
+def test_the_exact_steps_from_the_float_policy_take_tall_heights_in_int64(graph):
+    """Small weights over heights of 2^35 (a cyclo-static constraint graph's heights in
+    units of 1/lcm of the cycles: SDF3's g0049 reaches 1.5·10^9): every cost
+    ``w·D − h·N`` and its path sums fit in int64, so the float policy that is not
+    certified is finished exactly from where it stopped, never by the iteration on
+    Python dictionaries from the start."""
+    import moc.cycle_ratio as cr
+    n, edges = graph
+    saved = cr._certified, cr._exact_howard
+
+    def refused(*args):
+        raise AssertionError("the exact iteration from the start ran")
+    cr._certified, cr._exact_howard = (lambda *args: False), refused
+    try:
+        found = max_cycle_ratio(range(n), edges)
+    finally:
+        cr._certified, cr._exact_howard = saved
+    expected = brute_force(range(n), edges)
+    assert found.ratio == expected
+    if expected is not None:
+        assert ratio_of(list(found.cycle), edges) == expected
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(1, 30).flatmap(lambda n: st.tuples(
     st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
