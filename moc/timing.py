@@ -261,11 +261,8 @@ def _initialised(graph, exec_attr, simulate, order, progress=None):
         left_out = latency_left_out(bound, firsts)
         if left_out is not None:
             return _floats(_unsimulated(result, left_out), floats)
-        component = {a: i for i, c in enumerate(strongly_connected_components(bound))
-                     for a in c}
-        buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component, bound)
-                                    for ch in bound.channels.values()})
-        return _floats(_with_schedule(bound, firsts, result, buffers, result.method, None,
+        return _floats(_with_schedule(bound, firsts, result, _unexplored(bound, pace),
+                                      result.method, None,
                                       first_firings(bound, durations, times, q)), floats)
     try:
         run = _state_space(bound, durations, q, pace, _growing(bound, pace), progress,
@@ -356,10 +353,7 @@ def _buffers(graph, durations, q, pace, progress, method):
             buffers = run.buffers
             method = f"{method}; {STATE_SPACE}"
     if buffers is None:
-        component = {a: i for i, c in enumerate(strongly_connected_components(graph))
-                     for a in c}
-        buffers = MappingProxyType({ch.name: _unexplored(ch, pace, component)
-                                    for ch in graph.channels.values()})
+        buffers = _unexplored(graph, pace)
     return buffers, method, None
 
 
@@ -496,24 +490,31 @@ def _floats(result, floats):
     return replace(result, **changes)
 
 
-def _unexplored(ch, pace, component, graph=None):
-    """The most tokens ``ch`` holds without a simulation: a self-loop whose every phase
-    writes what it read holds its initial tokens at most (a firing gives back at its
-    end what it took at its start), another self-loop may hold more (a phase that
-    writes 2 and reads 0 before one that reads 2) and is unknown; a producer outside
-    the consumer's strongly connected component that fires faster (or without bound,
-    at pace 0) piles tokens up for ever; inside a component the tokens of its cycles
-    bound it, but the value is unknown."""
-    if ch.src == ch.dst:
-        n = max(len(r) if isinstance(r, tuple) else 1 for r in (ch.prod, ch.cons))
-        same = all(phase_value(ch.prod, k) == phase_value(ch.cons, k) for k in range(n))
-        init = graph.actors[ch.src].initial_phases if graph is not None else None
-        if init is not None:        # its initialisation phases too (``graph``)
-            same = same and init.rates("prod", ch.name) == init.rates("cons", ch.name)
-        return ch.delay if same else None
-    if component[ch.src] == component[ch.dst]:
-        return None
-    return math.inf if pace[ch.src] == 0 or pace[ch.src] < pace[ch.dst] else None
+def _unexplored(graph, pace):
+    """Per channel the most tokens it holds without a simulation: a self-loop whose
+    every phase (initialisation phases included) writes what it read holds its initial
+    tokens at most (a firing gives back at its end what it took at its start), another
+    self-loop may hold more (a phase that writes 2 and reads 0 before one that reads 2)
+    and is unknown; a producer outside the consumer's strongly connected component that
+    fires faster (or without bound, at pace 0) piles tokens up for ever; inside a
+    component the tokens of its cycles bound it, but the value is unknown."""
+    component = {a: i for i, c in enumerate(strongly_connected_components(graph))
+                 for a in c}
+
+    def most(ch):
+        if ch.src == ch.dst:
+            n = max(len(r) if isinstance(r, tuple) else 1 for r in (ch.prod, ch.cons))
+            same = all(phase_value(ch.prod, k) == phase_value(ch.cons, k)
+                       for k in range(n))
+            init = graph.actors[ch.src].initial_phases
+            if init is not None:
+                same = same and init.rates("prod", ch.name) == init.rates("cons", ch.name)
+            return ch.delay if same else None
+        if component[ch.src] == component[ch.dst]:
+            return None
+        return math.inf if pace[ch.src] == 0 or pace[ch.src] < pace[ch.dst] else None
+
+    return MappingProxyType({ch.name: most(ch) for ch in graph.channels.values()})
 
 
 def _plain(value):
