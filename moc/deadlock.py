@@ -273,15 +273,23 @@ def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
     """Raise :class:`DeadlockError` if one iteration cannot execute, naming the actors that
     cannot complete it and the channels they starve on."""
     q = repetition_vector(graph) if q is None else q
-    fired = iteration_firings(graph, q)
-    blocked = [a for a in graph.actors if fired[a] < q[a]]
-    if blocked:
-        n = phase_counts(graph)
-        tokens = {ch.name: tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst])
-                  for ch in graph.channels.values()}
-        starving = {ch.name for ch in graph.channels.values() if ch.dst in blocked and
-                    tokens[ch.name] < phase_value(ch.cons, fired[ch.dst])}
-        raise_deadlock(graph, blocked, tokens, starving)
+    waits = _waits(graph, iteration_firings(graph, q), q)
+    if waits:
+        raise_deadlock(graph, list(waits), None,
+                       {ch.name for chs in waits.values() for ch in chs})
+
+
+def _waits(graph, fired, q):
+    """Per actor that fired fewer than ``q`` times (in declaration order), the channels
+    whose tokens are below what its next firing reads."""
+    n = phase_counts(graph)
+    waits = {a: [] for a in graph.actors if fired[a] < q[a]}
+    for ch in graph.channels.values():
+        b = ch.dst
+        if b in waits and phase_value(ch.cons, fired[b]) > \
+                tokens_after(ch, fired[ch.src], fired[b], n[ch.src], n[b]):
+            waits[b].append(ch)
+    return waits
 
 
 def raise_stalled_circuit(graph: SDFGraph, fired: dict[str, int], q: dict[str, int]):
@@ -292,13 +300,7 @@ def raise_stalled_circuit(graph: SDFGraph, fired: dict[str, int], q: dict[str, i
     C(q_dst)``), so the waits hold circuits: the shortest through the first actor
     declared that lies on one, named in the order tokens flow from that actor, with
     the first channel declared of each of its steps that lacks tokens."""
-    n = phase_counts(graph)
-    waits = {a: [] for a in graph.actors if fired[a] < q[a]}
-    for ch in graph.channels.values():
-        b = ch.dst
-        if b in waits and phase_value(ch.cons, fired[b]) > \
-                tokens_after(ch, fired[ch.src], fired[b], n[ch.src], n[b]):
-            waits[b].append(ch)
+    waits = _waits(graph, fired, q)
     on = {a: list(dict.fromkeys(ch.src for ch in chs)) for a, chs in waits.items()}
     cyclic = {a for c in tarjan(list(waits), on) for a in c
               if len(c) > 1 or a in on[a]}
@@ -318,8 +320,8 @@ def raise_stalled_circuit(graph: SDFGraph, fired: dict[str, int], q: dict[str, i
         here = parent[here]
     circuit = [start] + path
     after = dict(zip(circuit, circuit[1:] + circuit[:1]))
-    raise_deadlock(graph, circuit, None,
-                   {next(ch.name for ch in waits[after[a]] if ch.src == a) for a in circuit})
+    first = {a: next(ch.name for ch in waits[after[a]] if ch.src == a) for a in circuit}
+    raise_deadlock(graph, circuit, None, set(first.values()))
 
 
 def raise_deadlock(graph, blocked, tokens, starving=None, task="one iteration"):

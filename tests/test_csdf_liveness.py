@@ -27,8 +27,9 @@ def one_at_a_time(graph, q):
     each actor at most ``q`` times."""
     fired = dict.fromkeys(graph.actors, 0)
     tokens = {name: ch.delay for name, ch in graph.channels.items()}
-    inputs = {a: [ch for ch in graph.channels.values() if ch.dst == a] for a in graph.actors}
-    outputs = {a: [ch for ch in graph.channels.values() if ch.src == a] for a in graph.actors}
+    channels = list(graph.channels.values())
+    inputs = {a: [ch for ch in channels if ch.dst == a] for a in graph.actors}
+    outputs = {a: [ch for ch in channels if ch.src == a] for a in graph.actors}
     while True:
         for a in graph.actors:
             k = fired[a]
@@ -68,10 +69,11 @@ def phased_graphs(draw):
 def test_liveness_equals_firing_one_at_a_time(graph, effort):
     """``check_live`` and the throughput's K-periodic schedules deadlock exactly where
     firing one at a time stops short of an iteration, whichever of the two proofs ends
-    first (the symbolic execution given its default work, one check, or none at each
-    ``K`` without a schedule: a round at a time); a deadlock names a circuit: each actor named waits on
-    one channel named, from the actor before it, whose tokens are below what its next
-    firing reads once no actor can fire."""
+    first (the symbolic execution given its default work, or one check or none at each
+    ``K`` without a schedule: a round at a time); where the execution decides, a
+    deadlock names a circuit: each actor named waits on one channel named, from the
+    actor before it, whose tokens are below what its next firing reads once no actor
+    can fire."""
     q = repetition_vector(graph)
     fired, tokens = one_at_a_time(graph, q)
     assert iteration_firings(graph, q) == fired
