@@ -279,16 +279,21 @@ def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
                        {ch.name for chs in waits.values() for ch in chs})
 
 
+def starving_channels(graph: SDFGraph, fired: dict[str, int], q: dict[str, int]) -> list:
+    """The channels, in declaration order, whose consumer fired fewer than ``q`` times
+    after ``fired`` and whose tokens are below what its next firing reads."""
+    n = phase_counts(graph)
+    return [ch for ch in graph.channels.values() if fired[ch.dst] < q[ch.dst] and
+            phase_value(ch.cons, fired[ch.dst]) >
+            tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst])]
+
+
 def _waits(graph, fired, q):
     """Per actor that fired fewer than ``q`` times (in declaration order), the channels
-    whose tokens are below what its next firing reads."""
-    n = phase_counts(graph)
+    it starves on (:func:`starving_channels`)."""
     waits = {a: [] for a in graph.actors if fired[a] < q[a]}
-    for ch in graph.channels.values():
-        b = ch.dst
-        if b in waits and phase_value(ch.cons, fired[b]) > \
-                tokens_after(ch, fired[ch.src], fired[b], n[ch.src], n[b]):
-            waits[b].append(ch)
+    for ch in starving_channels(graph, fired, q):
+        waits[ch.dst].append(ch)
     return waits
 
 
@@ -301,7 +306,8 @@ def raise_stalled_circuit(graph: SDFGraph, fired: dict[str, int], q: dict[str, i
     declared that lies on one, named in the order tokens flow from that actor, with
     the first channel declared of each of its steps that lacks tokens."""
     waits = _waits(graph, fired, q)
-    on = {a: list(dict.fromkeys(ch.src for ch in chs)) for a, chs in waits.items()}
+    on = {a: list(dict.fromkeys(ch.src for ch in chs if ch.src in waits))
+          for a, chs in waits.items()}
     cyclic = {a for c in tarjan(list(waits), on) for a in c
               if len(c) > 1 or a in on[a]}
     start = next(a for a in waits if a in cyclic)
