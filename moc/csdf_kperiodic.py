@@ -45,7 +45,7 @@ import numpy as np
 from moc import limits
 from moc.cycle_ratio import UnboundedCycleError, cycle_edges, first_per, integer_array, \
     max_cycle_ratio_arrays
-from moc.deadlock import raise_deadlock
+from moc.deadlock import SymbolicExecution, raise_deadlock, raise_stalled_circuit
 from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, covers, grow, named, \
     solve_congruence, substitute, too_large
@@ -63,6 +63,14 @@ SMALL_WHOLE = 20_000
 #: whole iteration's (Bellman-Ford for circuits without tokens): Kiter's JPEG2000_sized
 #: took nine steps of 0.6-1.5 s each before its whole iteration, solved in 0.6 s
 WHOLE_FACTOR = 16
+
+#: checks of the symbolic execution (:class:`_Symbolic`) per node and edge of a
+#: constraint graph that admits no schedule, and the checks taken at least: a check
+#: (an actor or input channel looked at in a round) costs about a microsecond,
+#: Bellman-Ford 0.1-2 µs an edge (its rounds over the graphs of SDF3's generator's
+#: g0012-dead), so each proof gets about as much time as the other
+CHECKS_PER_EDGE = 1
+LEAST_CHECKS = 20_000
 
 #: the orders of an actor's own firings
 ORDERS = {"ends": "an actor's firings start in order and end in order, as SDF3's",
@@ -88,10 +96,12 @@ def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object]
     check_order(order)
     n = phase_counts(graph)
     alone: dict = {}
+    symbolic = _Symbolic(graph, q)
 
     def period(actors, channels):
         if len(actors) > 1:
-            return _component_period(graph, actors, channels, durations, q, n, order)
+            return _component_period(graph, actors, channels, durations, q, n, order,
+                                     symbolic=symbolic)
         # an actor with self-loops: its period per cycle of phases depends on its times
         # and loops only, and graphs repeat them (Kiter's autogen4: 2,364 such actors)
         (a,) = actors
@@ -99,7 +109,7 @@ def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object]
                tuple((ch.prod, ch.cons, ch.delay) for ch in channels))
         if key not in alone:
             value, cycle, K, through, *rest = _component_period(
-                graph, actors, channels, durations, {a: n[a]}, n, order)
+                graph, actors, channels, durations, {a: n[a]}, n, order, symbolic=symbolic)
             alone[key] = (value, K[a], [i for i, ch in enumerate(channels)
                                         if ch.name in through], rest)
         value, k, through, rest = alone[key]
@@ -111,11 +121,40 @@ def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object]
 def check_phased_live(graph: SDFGraph, q: Mapping[str, int]) -> None:
     """Raise :class:`DeadlockError` if one iteration of the bound cyclo-static ``graph``
     cannot complete: each component's ``K`` grows on circuits without tokens until a
-    K-periodic schedule exists (the graph is then live) or one is a real deadlock."""
+    K-periodic schedule exists (the graph is then live) or one is a real deadlock,
+    the symbolic execution going on beside it (:class:`_Symbolic`)."""
     n = phase_counts(graph)
     unit = dict.fromkeys(graph.actors, 1)
+    symbolic = _Symbolic(graph, q)
     by_component(graph, lambda actors, channels: _component_period(
-        graph, actors, channels, unit, q, n, "starts", feasible=True))
+        graph, actors, channels, unit, q, n, "starts", feasible=True, symbolic=symbolic))
+
+
+class _Symbolic:
+    """The symbolic execution of one iteration (:class:`moc.deadlock.SymbolicExecution`)
+    beside the K-periodic steps: a K-periodic schedule proves a graph live in time that
+    follows its periodicity, but a deadlock only once ``K`` has grown until a circuit
+    without tokens is a chain of real precedences (on SDF3's generator, sixteen steps
+    of a million edges each); the execution proves it in time that follows the firings
+    before it stalls.  At each ``K`` that admits no schedule it goes on for work in
+    proportion to that constraint graph (:data:`CHECKS_PER_EDGE`), so neither proof
+    costs much more than the other."""
+
+    def __init__(self, graph, q):
+        self.graph, self.q, self.execution = graph, dict(q), None
+
+    def live(self, size: int) -> bool:
+        """Whether the execution has proven the graph live, after going on for the
+        work a constraint graph of ``size`` nodes and edges is worth; raises
+        :class:`DeadlockError` at a circuit of waits where it stalls."""
+        if self.execution is None:
+            self.execution = SymbolicExecution(self.graph, self.q)
+        fired = self.execution.advance(checks=max(LEAST_CHECKS, size * CHECKS_PER_EDGE))
+        if fired is None:
+            return False
+        if any(fired[a] < self.q[a] for a in self.graph.actors):
+            raise_stalled_circuit(self.graph, fired, self.q)
+        return True
 
 
 class _Constraints:
@@ -366,9 +405,12 @@ def _follow(found, cycle, edges):
     return (here[0] - start[0]) // start[1]
 
 
-def _component_period(graph, actors, channels, durations, q, n, order, feasible=False):
+def _component_period(graph, actors, channels, durations, q, n, order, feasible=False,
+                      symbolic=None):
     """Kiter's iteration on one strongly connected component (module docstring);
-    ``feasible``: stop at the first ``K`` that admits a schedule."""
+    ``feasible``: stop at the first ``K`` that admits a schedule, or once ``symbolic``
+    (a :class:`_Symbolic`, consulted at each ``K`` that admits none) proves the graph
+    live."""
     K = {a: 1 for a in actors}
     cycles = {a: q[a] // n[a] for a in actors}
     totals = {ch.name: (cycle_total(ch.prod, n[ch.src]), cycle_total(ch.cons, n[ch.dst]))
@@ -397,6 +439,8 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
         try:
             ratio, cycle = found.ratio()
         except UnboundedCycleError as exc:
+            if symbolic is not None and symbolic.live(size) and feasible:
+                return 0, (), K, frozenset()
             cycle = list(exc.cycle)
             edges = found.steps(cycle, None)
             shift = _follow(found, cycle, edges)

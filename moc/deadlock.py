@@ -11,12 +11,19 @@ number of rounds, and the rounds between two equal states repeat until an actor 
 out of firings, so they are taken all at once.  Where no state recurs within
 ``moc.limits.MAX_FIRINGS`` firing runs, the check stops with a :class:`LimitError`.
 A cyclo-static actor fires phase by phase (a run is as many firings in a row as the
-cumulative rates of its inputs allow, and the state holds its phase too); the command
-line decides a cyclo-static graph's liveness by its K-periodic schedules instead
-(:func:`moc.liveness.check_live`), whose work follows the periodicity, not the firings.
+cumulative rates of its inputs allow, and the state holds its phase too).  Where every
+actor's firings are coprime to the others' the state recurs only with the iteration,
+so the runs follow the firings; the command line therefore decides a cyclo-static
+graph's liveness by its K-periodic schedules (:func:`moc.liveness.check_live`), whose
+work follows the periodicity, and takes this execution (:class:`SymbolicExecution`, a
+number of runs at a time) beside them for the deadlocks: it stalls after the firings
+that precede the deadlock, where the schedules need ``K`` grown until a circuit is a
+chain of real precedences, and :func:`raise_stalled_circuit` names a circuit of waits
+where it stalls.
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 
 from moc import limits
@@ -34,14 +41,56 @@ def iteration_firings(graph: SDFGraph, q: dict[str, int] | None = None) -> dict[
 
     Raises :class:`LimitError` past ``moc.limits.MAX_FIRINGS`` simulated firing runs.
     """
-    q = repetition_vector(graph) if q is None else q
+    execution = SymbolicExecution(graph, q)
+    fired = execution.advance(runs=limits.MAX_FIRINGS)
+    if fired is None:
+        raise LimitError(
+            f"deadlock check of '{graph.name}' stopped: its cycles need more than "
+            f"{limits.MAX_FIRINGS} firing runs to simulate (the limit firings); raise it "
+            f"with --limit firings=N", "firings", limits.MAX_FIRINGS, graph.origin)
+    return fired
+
+
+class SymbolicExecution:
+    """The execution of :func:`iteration_firings`, taken a part at a time, so that a
+    caller can weigh it against another proof (the K-periodic schedules of
+    :mod:`moc.csdf_kperiodic`, which prove a graph live in time that follows its
+    periodicity, where this one proves a deadlock in time that follows the firings
+    before it)."""
+
+    def __init__(self, graph: SDFGraph, q: dict[str, int] | None = None):
+        self.graph = graph
+        self.q = repetition_vector(graph) if q is None else q
+        self._left = [0, 0]
+        self._steps = _execution(graph, self.q, self._left)
+        self.fired = None
+
+    def advance(self, runs: float = math.inf, checks: float = math.inf
+                ) -> dict[str, int] | None:
+        """Go on for at most ``runs`` more firing runs and ``checks`` more checks of
+        an actor's input channels (each actor a round looks at costs one check and one
+        per input, firing or not: the work): the firing counts once the execution has
+        ended, else None."""
+        if self.fired is None:
+            self._left[0] += runs
+            self._left[1] += checks
+            try:
+                next(self._steps)
+            except StopIteration as done:
+                self.fired = done.value
+        return self.fired
+
+
+def _execution(graph, q, left):
+    """Generator of :class:`SymbolicExecution`: pauses whenever the firing runs
+    ``left[0]`` or the checks ``left[1]`` are spent (the caller adds more) and returns
+    the firing counts."""
     n = phase_counts(graph)
     inputs = {a: [] for a in graph.actors}
     for ch in graph.channels.values():
         inputs[ch.dst].append(ch)
     component_of: dict[str, int] = {}
     fired: dict[str, int] = {}
-    budget = [limits.MAX_FIRINGS]
     for number, actors in enumerate(strongly_connected_components(graph)):
         for a in actors:
             component_of[a] = number
@@ -61,7 +110,7 @@ def iteration_firings(graph: SDFGraph, q: dict[str, int] | None = None) -> dict[
             fired[a] = min([caps[a]] + [_SelfLoop(ch, n[a]).most(0, ch.delay, caps[a])
                                         for ch in internal])
         else:
-            fired.update(_component_firings(graph, actors, internal, caps, n, budget))
+            fired.update((yield from _component_firings(actors, internal, caps, n, left)))
     return fired
 
 
@@ -74,11 +123,17 @@ class _SelfLoop:
     def __init__(self, ch, n):
         self.n = n
         self.made, self.read = Cumulative(ch.prod, n), Cumulative(ch.cons, n)
+        # firing ν can start iff tokens − made(start) + read(start) + made(ν) −
+        # read(ν + 1) ≥ 0, the last two periodic in ν: their least decides at once
+        # where the loop has tokens enough for every phase
+        self.lowest = min(self.made(k) - self.read(k + 1) for k in range(n))
 
     def most(self, start, tokens, cap):
         """The most firings, at most ``cap``, after the first ``start`` with ``tokens``
         on the loop before them."""
         base = tokens - self.made(start) + self.read(start)
+        if base + self.lowest >= 0:
+            return cap
         for j in range(min(cap, self.n)):
             if base + self.made(start + j) - self.read(start + j + 1) < 0:
                 return j
@@ -140,11 +195,12 @@ def tarjan(nodes, successors) -> list[list]:
     return emitted
 
 
-def _component_firings(graph, actors, channels, caps, n, budget):
+def _component_firings(actors, channels, caps, n, left):
     """Maximal firing counts of one strongly connected component, each actor at most
     ``caps[a]`` times: in rounds, each actor fires as many firings in a row as its
     inputs allow; rounds between two equal states (tokens and phases) are taken at
-    once."""
+    once.  A generator: it pauses after a round once the runs ``left[0]`` or the checks
+    ``left[1]`` are spent."""
     index = {a: i for i, a in enumerate(actors)}
     tokens = [ch.delay for ch in channels]
     ins = [[] for _ in actors]
@@ -164,12 +220,13 @@ def _component_firings(graph, actors, channels, caps, n, budget):
     def state():
         return tuple(tokens) + tuple(f % k for f, k in zip(fired, period))
     mark, mark_fired, power, length = state(), list(fired), 1, 0
-    runs = 0
+    runs = checks = 0
     while True:
         progress = finished = False
         for i in range(len(actors)):
             if not remaining[i]:
                 continue
+            checks += 1 + len(ins[i])
             f, m = fired[i], remaining[i]
             for c, rates, loop in ins[i]:
                 m = rates.most(f, tokens[c], m) if loop else min(m, rates.most(f, tokens[c]))
@@ -189,11 +246,11 @@ def _component_firings(graph, actors, channels, caps, n, budget):
             runs += 1
         if not progress:
             break
-        if runs > budget[0]:
-            raise LimitError(
-                f"deadlock check of '{graph.name}' stopped: its cycles need more than "
-                f"{limits.MAX_FIRINGS} firing runs to simulate (the limit firings); raise it "
-                f"with --limit firings=N", "firings", limits.MAX_FIRINGS, graph.origin)
+        left[0] -= runs
+        left[1] -= checks
+        runs = checks = 0
+        while left[0] < 0 or left[1] < 0:
+            yield
         now = state()
         length += 1
         if not finished and now == mark:
@@ -209,7 +266,6 @@ def _component_firings(graph, actors, channels, caps, n, budget):
             else:
                 power *= 2
             mark, mark_fired, length = now, list(fired), 0
-    budget[0] -= runs
     return dict(zip(actors, fired))
 
 
@@ -217,15 +273,61 @@ def check_deadlock(graph: SDFGraph, q: dict[str, int] | None = None) -> None:
     """Raise :class:`DeadlockError` if one iteration cannot execute, naming the actors that
     cannot complete it and the channels they starve on."""
     q = repetition_vector(graph) if q is None else q
-    fired = iteration_firings(graph, q)
-    blocked = [a for a in graph.actors if fired[a] < q[a]]
-    if blocked:
-        n = phase_counts(graph)
-        tokens = {ch.name: tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst])
-                  for ch in graph.channels.values()}
-        starving = {ch.name for ch in graph.channels.values() if ch.dst in blocked and
-                    tokens[ch.name] < phase_value(ch.cons, fired[ch.dst])}
-        raise_deadlock(graph, blocked, tokens, starving)
+    waits = _waits(graph, iteration_firings(graph, q), q)
+    if waits:
+        raise_deadlock(graph, list(waits), None,
+                       {ch.name for chs in waits.values() for ch in chs})
+
+
+def starving_channels(graph: SDFGraph, fired: dict[str, int], q: dict[str, int]) -> list:
+    """The channels, in declaration order, whose consumer fired fewer than ``q`` times
+    after ``fired`` and whose tokens are below what its next firing reads."""
+    n = phase_counts(graph)
+    return [ch for ch in graph.channels.values() if fired[ch.dst] < q[ch.dst] and
+            phase_value(ch.cons, fired[ch.dst]) >
+            tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst])]
+
+
+def _waits(graph, fired, q):
+    """Per actor that fired fewer than ``q`` times (in declaration order), the channels
+    it starves on (:func:`starving_channels`)."""
+    waits = {a: [] for a in graph.actors if fired[a] < q[a]}
+    for ch in starving_channels(graph, fired, q):
+        waits[ch.dst].append(ch)
+    return waits
+
+
+def raise_stalled_circuit(graph: SDFGraph, fired: dict[str, int], q: dict[str, int]):
+    """Raise :class:`DeadlockError` at one circuit of waits of an execution that stopped
+    at ``fired`` short of ``q``.  An actor that cannot complete ``q`` waits on each
+    channel whose tokens are below what its next firing reads, and that channel's
+    source cannot complete either (one that could would have left enough: ``P(q_src) =
+    C(q_dst)``), so the waits hold circuits: the shortest through the first actor
+    declared that lies on one, named in the order tokens flow from that actor, with
+    the first channel declared of each of its steps that lacks tokens."""
+    waits = _waits(graph, fired, q)
+    on = {a: list(dict.fromkeys(ch.src for ch in chs if ch.src in waits))
+          for a, chs in waits.items()}
+    cyclic = {a for c in tarjan(list(waits), on) for a in c
+              if len(c) > 1 or a in on[a]}
+    start = next(a for a in waits if a in cyclic)
+    parent, frontier = {}, [start]
+    while start not in parent:                      # breadth first along the waits
+        later = []
+        for a in frontier:
+            for b in on[a]:
+                if b not in parent:
+                    parent[b] = a
+                    later.append(b)
+        frontier = later
+    path, here = [], parent[start]
+    while here != start:                            # start waits on path[-1] ... on start
+        path.append(here)
+        here = parent[here]
+    circuit = [start] + path
+    after = dict(zip(circuit, circuit[1:] + circuit[:1]))
+    first = {a: next(ch.name for ch in waits[after[a]] if ch.src == a) for a in circuit}
+    raise_deadlock(graph, circuit, None, set(first.values()))
 
 
 def raise_deadlock(graph, blocked, tokens, starving=None, task="one iteration"):

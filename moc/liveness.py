@@ -1,7 +1,8 @@
 """Liveness: can one iteration of a bound graph complete?  The one place that tells how:
 an SDF graph by the symbolic execution of :mod:`moc.deadlock`, a cyclo-static one by
-its K-periodic schedules (:mod:`moc.csdf_kperiodic`, numpy: imported for such a graph
-only, so that checking an SDF graph loads no numerical library)."""
+its K-periodic schedules with that execution beside them (:mod:`moc.csdf_kperiodic`,
+numpy: imported for such a graph only, so that checking an SDF graph loads no
+numerical library)."""
 from __future__ import annotations
 
 from typing import Mapping
@@ -18,9 +19,11 @@ def check_live(graph: SDFGraph, q: Mapping[str, int] | None = None) -> None:
     complete, naming the actors and the channels they starve on.  An SDF graph by the
     symbolic execution of one iteration (:func:`moc.deadlock.check_deadlock`); a
     cyclo-static one by its K-periodic schedules with every firing taking one time unit
-    (:func:`moc.csdf_kperiodic.check_phased_live`: a schedule proves it live, a circuit
-    of precedences without tokens deadlocked), in time that follows the periodicity, not
-    the firings of an iteration.  A graph with initialisation phases is live where they
+    (:func:`moc.csdf_kperiodic.check_phased_live`: a schedule proves it live, in time
+    that follows the periodicity, not the firings of an iteration), with the symbolic
+    execution beside them at each ``K`` that admits no schedule, which proves a
+    deadlock once it stalls and names a circuit of waits there.  A graph with
+    initialisation phases is live where they
     complete and its periodic phases after them are
     (:func:`moc.initial_phases.after_initial_phases`)."""
     if has_initial_phases(graph):

@@ -49,10 +49,10 @@ import networkx as nx
 
 from moc import limits
 from moc.capacities import SPACE_OF, bounded_graph, capacity_bounds
-from moc.deadlock import check_deadlock, iteration_firings
+from moc.deadlock import check_deadlock, iteration_firings, starving_channels
 from moc.errors import DeadlockError, LimitError, SDFError
 from moc.graph import SDFGraph
-from moc.phases import phase_counts, phase_value, tokens_after
+from moc.phases import phase_counts, phase_value
 from moc.repetition import repetition_vector
 from moc.csdf_kperiodic import check_order
 from moc.initial_phases import after_initial_phases, has_initial_phases, initial_times
@@ -468,17 +468,13 @@ def _deadlocked(bounded: SDFGraph, q) -> set:
     iteration (:func:`_cycle_of_waits`), else every channel whose space a stuck actor
     waits for."""
     fired = iteration_firings(bounded, q)
-    n = phase_counts(bounded)
     starving, waits = set(), []
-    for ch in bounded.channels.values():
-        if fired[ch.dst] < q[ch.dst] and \
-                tokens_after(ch, fired[ch.src], fired[ch.dst], n[ch.src], n[ch.dst]) < \
-                phase_value(ch.cons, fired[ch.dst]):
-            space = ch.attrs.get(SPACE_OF)
-            if space is not None:
-                starving.add(space)
-            if fired[ch.src] < q[ch.src]:
-                waits.append((ch.src, ch.dst, space))
+    for ch in starving_channels(bounded, fired, q):
+        space = ch.attrs.get(SPACE_OF)
+        if space is not None:
+            starving.add(space)
+        if fired[ch.src] < q[ch.src]:
+            waits.append((ch.src, ch.dst, space))
     cycle = _cycle_of_waits(waits)
     return starving if cycle is None else cycle
 
