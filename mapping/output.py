@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -144,6 +145,21 @@ def _remove_dirs(created: list[Path]) -> None:
 
 
 @contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back for the block: a signal between the temporary
+    file's creation and the name that removes it would leave the file behind."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextlib.contextmanager
 def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
                 suffixes: Sequence[str] | None = None, what: str = "the output",
                 note: str = "") -> Iterator[IO]:
@@ -173,19 +189,20 @@ def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
         return
     import tempfile                     # here: 5 ms that most commands never use
     created = _make_parents(target, user)
+    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    except OSError as exc:
-        _remove_dirs(created)
-        raise _fail(user, f"cannot create a file in '{target.parent}'", exc) from None
-    stream = os.fdopen(fd, fmode, encoding=encoding)
-    try:
+        with _signals_deferred():
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            stream = os.fdopen(fd, fmode, encoding=encoding)
         with stream:
             yield stream
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         _remove_dirs(created)
+        if tmp is None and isinstance(exc, OSError):
+            raise _fail(user, f"cannot create a file in '{target.parent}'", exc) from None
         if output_failure(exc):
             raise _fail(user, "writing failed", exc) from None
         raise

@@ -262,6 +262,32 @@ def test_a_signal_during_sweep_keeps_the_old_output_and_leaves_no_temporary_file
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_signal_as_the_temporary_file_is_created_leaves_nothing(tmp_path, monkeypatch):
+    """The suite's sweep above failed once under load: a SIGINT that lands after the
+    temporary file exists but before the block that removes it left the file behind."""
+    import tempfile
+
+    from mapping.output import write_atomically
+    real = tempfile.mkstemp
+
+    def interrupted(*args, **kwargs):
+        made = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        return made
+    monkeypatch.setattr(tempfile, "mkstemp", interrupted)
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)   # nohup ignores it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write_atomically(out, "new\n")
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert out.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_child_to_be_signalled_starts_interruptible_whatever_the_runner_ignores():
     """``nohup python -m pytest &`` in a script starts the suite with SIGINT ignored; the
     children the tests signal must still raise KeyboardInterrupt (issue 39: a sweep child
