@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import signal
 import stat
 import sys
 from pathlib import Path
@@ -28,6 +27,10 @@ from mapping.errors import InputError
 #: paths that name an open descriptor (``-o /dev/stdout`` redirected to a file): written
 #: through, as a shell redirection expects, never replaced
 DESCRIPTORS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
+
+#: a new file only, never through a symlink planted under its name; binary where the
+#: platform would translate line ends under the text layer's own
+CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 _announce = False
 
@@ -145,21 +148,6 @@ def _remove_dirs(created: list[Path]) -> None:
 
 
 @contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back for the block: a signal between the temporary
-    file's creation and the name that removes it would leave the file behind."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-@contextlib.contextmanager
 def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
                 suffixes: Sequence[str] | None = None, what: str = "the output",
                 note: str = "") -> Iterator[IO]:
@@ -187,13 +175,16 @@ def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
                 raise _fail(user, "writing failed", exc) from None
             raise
         return
-    import tempfile                     # here: 5 ms that most commands never use
     created = _make_parents(target, user)
-    tmp = None
+    tmp = stream = None
     try:
-        with _signals_deferred():
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-            stream = os.fdopen(fd, fmode, encoding=encoding)
+        while stream is None:
+            # named before it exists, so that a signal at any point after its creation
+            # finds the name to remove (mkstemp names it only once created)
+            tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}"
+            with contextlib.suppress(FileExistsError):
+                stream = os.fdopen(os.open(tmp, CREATE_NEW, 0o600), fmode,
+                                   encoding=encoding)
         with stream:
             yield stream
     except BaseException as exc:
@@ -201,13 +192,13 @@ def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         _remove_dirs(created)
-        if tmp is None and isinstance(exc, OSError):
+        if stream is None and isinstance(exc, OSError):
             raise _fail(user, f"cannot create a file in '{target.parent}'", exc) from None
         if output_failure(exc):
             raise _fail(user, "writing failed", exc) from None
         raise
     try:
-        # mkstemp creates 0600: keep an existing file's permissions, else the umask's
+        # created 0600: keep an existing file's permissions, else the umask's
         if mode is not None:
             os.chmod(tmp, stat.S_IMODE(mode))
         else:

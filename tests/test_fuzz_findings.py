@@ -264,24 +264,24 @@ def test_a_signal_during_sweep_keeps_the_old_output_and_leaves_no_temporary_file
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_signal_as_the_temporary_file_is_created_leaves_nothing(tmp_path, monkeypatch):
     """The suite's sweep above failed once under load: a SIGINT that lands after the
-    temporary file exists but before the block that removes it left the file behind."""
-    import tempfile
-
+    temporary file exists but before the block that removes it knows its name left the
+    file behind."""
     from mapping.output import write_atomically
-    real = tempfile.mkstemp
+    real = os.open
 
     def interrupted(*args, **kwargs):
         made = real(*args, **kwargs)
         os.kill(os.getpid(), signal.SIGINT)
         return made
-    monkeypatch.setattr(tempfile, "mkstemp", interrupted)
     out = tmp_path / "out.csv"
     out.write_text("old\n")
     old = signal.signal(signal.SIGINT, signal.default_int_handler)   # nohup ignores it
+    monkeypatch.setattr(os, "open", interrupted)
     try:
         with pytest.raises(KeyboardInterrupt):
             write_atomically(out, "new\n")
     finally:
+        monkeypatch.undo()
         signal.signal(signal.SIGINT, old)
     assert out.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
