@@ -302,15 +302,15 @@ def test_a_read_only_directory_names_the_users_path(tmp_path, capsys):
 
 def test_write_error_names_the_users_path(tmp_path, monkeypatch):
     # as root a read-only directory is writable: simulate the refusal
-    import tempfile
     from mapping.errors import InputError
     from mapping.output import write_atomically
 
     def refuse(*a, **k):
         raise PermissionError(13, "Permission denied", str(tmp_path / ".x.csv.abc"))
-    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(os, "open", refuse)
     with pytest.raises(InputError) as info:
         write_atomically(tmp_path / "x.csv", "a\n", suffixes=(".csv",))
+    monkeypatch.undo()
     assert str(tmp_path / "x.csv") in str(info.value) and ".x.csv.abc" not in str(info.value)
 
 
