@@ -62,12 +62,13 @@ def compare(path: Path, doc: dict, firings: int, events: int,
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(seconds)
     try:
-        outcome, found = execute(graph, q, events, record,
-                                 ends_in_order=order == "ends")
-    except Slow:
+        try:
+            outcome, found = execute(graph, q, events, record,
+                                     ends_in_order=order == "ends")
+        finally:
+            signal.alarm(0)
+    except Slow:                # also where the alarm rings as it is being cancelled
         return "execution slow", {}
-    finally:
-        signal.alarm(0)
     exact = doc.get("exact") or {}
     if outcome in ("deadlock", "initialisation unfinished"):
         return ("equal deadlock" if dead else "differ: deadlock"), {}
