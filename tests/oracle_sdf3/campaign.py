@@ -330,9 +330,11 @@ def main(argv=None):
                         rec["tradeoff"]["mapeval"] = ours
             if kind == "csdf" and "thr_patched" in rec["sdf3"]:
                 theirs = per_firing(rec["sdf3"]["thr_patched"], rec["sdf3"]["q"])
-                rec["patched_agrees"] = (theirs == 0 and rec["mapeval"].get("deadlock")) \
+                # no answer from either side is no agreement
+                rec["patched_agrees"] = theirs is not None and (
+                    (theirs == 0 and rec["mapeval"].get("deadlock"))
                     or same(theirs, per_firing(rec["mapeval"].get("ends"),
-                                               rec["mapeval"].get("q")))
+                                               rec["mapeval"].get("q"))))
             results.append(rec)
             log.write(json.dumps(rec, default=str) + "\n")
             log.flush()
