@@ -560,30 +560,22 @@ def _any_cycle(n, pairs):
 
 
 def _negative_cycle(n, u, v, c):
-    """A cycle of negative cost, or None: Bellman-Ford with every edge relaxed at once
-    (numpy; each round is a vector operation over the edges), from distance 0 at every
-    node.  A cycle of the parent pointers is checked exactly and returned when it is
-    negative; rounds go on until none is left to relax (no negative cycle) or one is
-    found, which takes at most ``n`` rounds more once every distance has settled."""
+    """A cycle of negative cost, or None: Bellman-Ford, every edge relaxed at once (a
+    numpy operation a round), from distance 0 at every node; a cycle of the parent
+    pointers is checked exactly and returned when negative.  Rounds go on until none
+    relaxes (no negative cycle) or one is found, ``n`` rounds at most once settled."""
     if not len(c):
         return None
     integral = c.dtype != np.float64
-    # int64 while no sum can overflow, then Python numbers in object arrays: distances
-    # start at 0 and only fall, so a candidate lies between the least distance plus
-    # the least cost and the largest cost; most graphs never come near the worst case
-    # of n edges of the largest cost (seed 28's g0019: 609,560 nodes, costs up to
-    # 1.2·10^16, so that bound is far past int64, each round over Python numbers)
-    kind = (np.int64 if max(abs(int(c.min())), abs(int(c.max()))) < 2 ** 61 else object) \
-        if integral else float
-    c = c.astype(kind)
-    least = min(int(c.min()), 0) if integral else 0
-    distance = np.zeros(n, dtype=kind)
+    least = min(int(c.min()), 0) if integral else 0     # distances start at 0, only fall
+    kind = float if not integral else np.int64 if max(-least, int(c.max())) < 2 ** 61 \
+        else object                         # int64 while no sum can overflow, then Python
+    c, distance = c.astype(kind), np.zeros(n, dtype=kind)
     parent = np.full(n, -1, dtype=np.int64)
     check = 8
     for rounds in range(1, 2 * n + 2):
         if kind is np.int64 and int(distance.min()) + least < -2 ** 62:
-            kind = object
-            c, distance = c.astype(object), distance.astype(object)
+            kind, c, distance = object, c.astype(object), distance.astype(object)
         candidate = distance[u] + c
         lowered = distance.copy()
         np.minimum.at(lowered, v, candidate)
@@ -620,7 +612,7 @@ def _parent_cycle(parent, u, v, c):
         cycle.reverse()                                     # parents point backwards
         cost = 0
         for a, b in zip(cycle, cycle[1:] + cycle[:1]):
-            cost += int(c[(u == a) & (v == b)].min())       # exact: no int64 wrap
+            cost += int(c[(u == a) & (v == b)].min())
         if cost < 0:
             return cycle
     return None
