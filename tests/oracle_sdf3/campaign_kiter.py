@@ -7,14 +7,17 @@ Run from the repository root, with mapeval installed; ``KITER_BINARY`` is Kiter'
 ``Release/bin/kiter`` (github.com/bbodin/kiter, ``make release``).  It exits at once
 (status 0, saying why) where that program is absent.  For each of ``N`` random settings
 of the generator (SDF or 2-5 phases, 2-40 actors, sparse or dense, weights up to 1-50,
-durations up to 1-20; no initialisation phases) it writes Kiter's graph into
+durations up to 1-20; no initialisation phases unless ``--init``) it writes Kiter's graph into
 ``OUTDIR`` and, beside some of them, variants: no initial tokens but those of the
 self-loops (``dead``), a token less on one channel (``less``), one phase's rate of one
 port changed (``rate``, inconsistent where the channel closes an undirected cycle),
 the self-loops removed so that an actor's firings overlap (``reent``), and one
 self-loop emptied (``zero``).  A graph of several components is also cut into one file
 per component (``component``), since Kiter's iteration of a disconnected graph is not
-the smallest (docs/notes.md).
+the smallest (docs/notes.md).  ``--shapes`` adds ``loops`` (every self-loop with 2-4
+times its tokens), ``joined`` (the graph and the one drawn before it joined by a chain
+of new actors) and ``joined-loops``; ``--init N`` asks the generator for up to ``N``
+initialisation phases per actor.
 
 Each file goes through Kiter's ``-a KPeriodicThroughput`` (period, ``inf`` for a
 deadlock), ``-a SymbExec`` (throughput, 0 for a deadlock) and ``-a
