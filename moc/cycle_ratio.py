@@ -560,22 +560,22 @@ def _any_cycle(n, pairs):
 
 
 def _negative_cycle(n, u, v, c):
-    """A cycle of negative cost, or None: Bellman-Ford with every edge relaxed at once
-    (numpy; each round is a vector operation over the edges), from distance 0 at every
-    node.  A cycle of the parent pointers is checked exactly and returned when it is
-    negative; rounds go on until none is left to relax (no negative cycle) or one is
-    found, which takes at most ``n`` rounds more once every distance has settled."""
+    """A cycle of negative cost, or None: Bellman-Ford, every edge relaxed at once (a
+    numpy operation a round), from distance 0 at every node; a cycle of the parent
+    pointers is checked exactly and returned when negative.  Rounds go on until none
+    relaxes (no negative cycle) or one is found, ``n`` rounds at most once settled."""
     if not len(c):
         return None
     integral = c.dtype != np.float64
-    # int64 where no path sum can overflow, else Python numbers in object arrays
-    bound = (n + 1) * max(abs(int(c.min())), abs(int(c.max()))) if integral else 0
-    kind = np.int64 if integral and bound < 2 ** 62 else (object if integral else float)
-    c = c.astype(kind)
-    distance = np.zeros(n, dtype=kind)
+    least = min(int(c.min()), 0) if integral else 0     # distances start at 0, only fall
+    kind = float if not integral else np.int64 if max(-least, int(c.max())) < 2 ** 61 \
+        else object                         # int64 while no sum can overflow, then Python
+    c, distance = c.astype(kind), np.zeros(n, dtype=kind)
     parent = np.full(n, -1, dtype=np.int64)
     check = 8
     for rounds in range(1, 2 * n + 2):
+        if kind is np.int64 and int(distance.min()) + least < -2 ** 62:
+            kind, c, distance = object, c.astype(object), distance.astype(object)
         candidate = distance[u] + c
         lowered = distance.copy()
         np.minimum.at(lowered, v, candidate)
@@ -612,7 +612,7 @@ def _parent_cycle(parent, u, v, c):
         cycle.reverse()                                     # parents point backwards
         cost = 0
         for a, b in zip(cycle, cycle[1:] + cycle[:1]):
-            cost += c[(u == a) & (v == b)].min()
+            cost += int(c[(u == a) & (v == b)].min())
         if cost < 0:
             return cycle
     return None

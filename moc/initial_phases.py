@@ -36,6 +36,7 @@ from moc.deadlock import raise_deadlock
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.phases import InitialPhases, Phases, is_phased, phase_counts, phase_value
+from moc.repetition import repetition_vector
 
 __all__ = ["InitialPhases", "after_initial_phases", "check_initial_phases",
            "first_firings", "has_initial_phases", "initial_times", "initialised_state",
@@ -248,9 +249,13 @@ def after_initial_phases(graph):
     phases rotated by the periodic firings it made meanwhile (none where the
     initialisation needs none), each channel's delay its tokens then (``M'`` of the
     module docstring where no periodic firing was needed).  Its throughput is the
-    graph's; a graph without initialisation phases is returned as it is."""
+    graph's; a graph without initialisation phases is returned as it is.  Raises
+    :class:`~moc.errors.InconsistentGraphError` first where the periodic phases are
+    inconsistent, so that an inconsistent graph is refused as such whether or not its
+    initialisation phases can complete (as ``check`` does)."""
     if not has_initial_phases(graph):
         return graph
+    repetition_vector(graph)
     fired, tokens = initialised_state(graph)
     n = phase_counts(graph)
     shift = {a: (fired[a] - (actor.initial_phases.count if actor.initial_phases else 0))

@@ -5,7 +5,8 @@ time from :class:`moc.initial_phases.InitialPhases`), then periodic phase
 ``(ν − m) mod n``.  A firing starts as soon as its actor's previous one has started and
 its phase's tokens are on every input (it takes them then, any number of firings at
 once); it ends ``d`` later, but not before the actor's previous one (firings end in
-order), and writes its tokens then.  At an instant every firing that ends there
+order; with ``ends_in_order`` false, Kiter's rule, only their starts are in order), and
+writes its tokens then.  At an instant every firing that ends there
 writes its tokens, then every enabled firing starts, round after round while firings
 of time 0 end there (those started in one round all end in the next: SDF3's rule).  The period is read off the first state that
 recurs once every initialisation firing has ended: tokens, each actor's phase, the
@@ -30,7 +31,8 @@ from fractions import Fraction
 from stepped import phase as _phase, phase_counts as _counts
 
 
-def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None):
+def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None,
+        ends_in_order=True):
     """``("period", Fraction)`` per iteration (``q``: the firings of one; the slowest
     actor's where components run apart), ``("deadlock", None)`` where nothing runs and
     nothing can start, or where the state recurs with an actor that did not start
@@ -76,8 +78,9 @@ def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None):
         while moved:                            # ends at t, then starts, to a fixpoint
             moved = False
             for a in graph.actors:
-                while running[a] and running[a][0][0] <= t:
-                    _, k = running[a].pop(0)
+                for ended in [r for r in running[a] if r[0] <= t]:
+                    running[a].remove(ended)
+                    k = ended[1]
                     for ch in outs[a]:
                         tokens[ch.name] += rate(a, "prod", ch, k)
                     for ch in ins[a]:
@@ -95,7 +98,8 @@ def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None):
                         tokens[ch.name] -= rate(a, "cons", ch, k)
                     for ch in outs[a]:
                         room[ch.name] -= rate(a, "prod", ch, k)
-                    end = max(t + time(a, k), last_end[a])
+                    end = max(t + time(a, k), last_end[a]) if ends_in_order else \
+                        t + time(a, k)
                     last_end[a] = end
                     running[a].append((end, k))
                     if k < m[a] + q[a]:
@@ -108,7 +112,8 @@ def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None):
                for a in graph.actors):
             key = (tuple(tokens.values()), tuple(room.values()),
                    tuple((started[a] - m[a]) % n[a] for a in graph.actors),
-                   tuple(tuple(e - t for e, _ in running[a]) for a in graph.actors))
+                   tuple(tuple(sorted((e - t, (k - m[a]) % n[a]) for e, k in running[a]))
+                         for a in graph.actors))
             if key in seen:             # the slowest actor's pace (components apart)
                 t0, s0 = seen[key]
                 if record is not None:
@@ -118,7 +123,7 @@ def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None):
                 return "period", max(Fraction(t - t0) * q[a] / (started[a] - s0[a])
                                      for a in graph.actors if started[a] > s0[a])
             seen[key] = (t, dict(started))
-        pending = [r[0][0] for r in running.values() if r]
+        pending = [e for r in running.values() for e, _ in r]
         if not pending:
             if record is not None and cap is not None:
                 record.update(firings=firings, buffers=peak)

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dataflow_graphs import cyclo_static_ring
+from initialised_run import run as execute
 from moc import SDFGraph, repetition_vector
 from moc import csdf_kperiodic
 from moc.csdf import throughput as expanded_throughput
@@ -123,6 +124,32 @@ def test_an_actor_s_next_cycle_waits_for_its_last_phase_to_start():
         assert _period(g) == period == _period(g, "starts")
         graph, durations, q, _ = prepared(g)
         assert expanded_throughput(graph, durations, q).period == period
+
+
+def test_a_self_loop_of_three_tokens_orders_the_cycles_of_phases_too():
+    """Campaign seed 29's ``k0049-joined-loops`` (Kiter's generator, its self-loop
+    given three tokens): its critical cycle is ``Node_1`` alone, five phases of times
+    74, 67, 65, 75, 27, one token of its self-loop read and written per phase.  Firing
+    ``j`` starts after firing ``j − 1`` has started and after firing ``j − 3`` has
+    ended (the self-loop's token), so a path of such steps (+1 of weight 0, +3 of
+    weight the phase's time) bounds the time per cycle of phases.  By hand the
+    heaviest: phases 0 -> 3 -> 1 -> 4 (+3 steps, 74 + 75 + 67) -> 0 of the next cycle
+    (+1), 216 over 10 firings: 108 a cycle (all +3 steps give 308 over 15, 102.67).
+    Kiter prints 107 a cycle: without the +1 step from the last phase to the next
+    cycle, which it adds only for a self-loop of one token (its reentrancy factor), the
+    heaviest is 0 -> 3 -> 1 -> 2 -> 0, 214 over 10.  The same 108 where firings end
+    in order (firing ``j − 1`` ending first adds +4 steps of weight ``d(j − 1)``, no
+    heavier than +3 then +1), as the event-by-event execution gives; that execution
+    with firings ending in any order counts the tokens, not which firing wrote them, and
+    runs faster (308/3: every step +3), the documented gap of Kiter's model."""
+    g = SDFGraph("loop")
+    g.add_actor("a", exec=Phases((74, 67, 65, 75, 27)))
+    g.add_channel("a", "a", "loop", prod=1, cons=1, delay=3)
+    assert repetition_vector(g.bind()) == {"a": 5}
+    assert _period(g) == 108 == _period(g, "starts")
+    q = repetition_vector(g.bind())
+    assert execute(g.bind(), q) == ("period", 108)
+    assert execute(g.bind(), q, ends_in_order=False) == ("period", Fraction(308, 3))
 
 
 @st.composite

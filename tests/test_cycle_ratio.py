@@ -96,6 +96,27 @@ def test_a_cycle_without_height_is_unbounded(edges, cycle):
     assert isinstance(info.value, SDFError)
 
 
+@pytest.mark.parametrize("last, unbounded", [(0, True), (1, False)])
+def test_a_long_ring_of_tall_heights_is_told_exactly_in_int64(last, unbounded):
+    """A ring of 1,000 nodes, heights 2^42 and −2^42 on two edges and ``last`` on the
+    closing one: the height sum is ``last``, so the ring has no height (unbounded) for
+    0, and ratio 1000 (a weight of 1 per edge) for 1.  Bellman-Ford's costs
+    ``(n + 1)·h − 1`` are about 2^52, and ``n`` of them about 2^62: the worst case
+    passes int64, so they were Python numbers (seed 28's g0019: 1.2 million edges, a
+    second a round); the distances stay far from it, so the rounds are in int64 now,
+    and a cycle's sum is added in Python integers (exact either way)."""
+    n = 1000
+    heights = [2 ** 42, -2 ** 42] + [0] * (n - 3) + [last]
+    edges = [(i, (i + 1) % n, 1, heights[i]) for i in range(n)]
+    if unbounded:
+        with pytest.raises(UnboundedCycleError) as info:
+            max_cycle_ratio(range(n), edges)
+        assert sorted(info.value.cycle) == list(range(n))
+    else:
+        found = max_cycle_ratio(range(n), edges)
+        assert found.ratio == n and len(found.cycle) == n
+
+
 def test_unknown_endpoint():
     with pytest.raises(SDFError, match="'z' is not a node"):
         max_cycle_ratio("a", [("a", "z", 1, 1)])

@@ -16,7 +16,7 @@ from dsl.errors import ParseError
 from dsl.importers.sdf3 import format_sdf3
 from mapping.cli.main import main
 from moc import SDFGraph
-from moc.errors import DeadlockError, SDFError
+from moc.errors import DeadlockError, InconsistentGraphError, SDFError
 from moc.initial_phases import InitialPhases, after_initial_phases, first_firings, \
     initial_times
 from moc.liveness import check_live
@@ -84,6 +84,23 @@ def test_an_initialisation_that_cannot_complete_is_a_deadlock_naming_the_channel
         check_live(g.bind())
     with pytest.raises(DeadlockError):
         analyse(g)
+
+
+def test_an_inconsistent_graph_is_inconsistent_before_its_initialisation_runs():
+    """Campaign seed 27 (``k0001-rate``): ``ab`` writes 2 where ``b`` reads 1, so
+    ``q(b) = 2 q(a)``, and ``ba`` asks ``q(a) = q(b)``: no repetition vector.  Its
+    initialisation phase cannot complete either (the deadlock above); ``analyse`` said
+    that where ``check`` said inconsistent.  Both say inconsistent now, as SPEC asks
+    ("deadlock and inconsistency are errors as in ``check``")."""
+    g = SDFGraph("ring")
+    g.add_actor("a", exec=2, initial_phases=InitialPhases(1, {"exec": (1,)},
+                                                          cons={"ba": (3,)}))
+    g.add_actor("b", exec=3)
+    g.add_channel("a", "b", "ab", prod=2, delay=1)
+    g.add_channel("b", "a", "ba", delay=1)
+    for call in (analyse, lambda graph: check_live(graph.bind()), throughput):
+        with pytest.raises(InconsistentGraphError, match="channel 'ba'"):
+            call(g)
 
 
 def test_a_ring_emptied_by_the_initialisation_deadlocks_after_it():

@@ -55,12 +55,16 @@ def run(argv, timeout):
     return done.returncode, done.stdout, done.stderr, time.monotonic() - start
 
 
-def settings(rng: random.Random, phases: int, kind: str, wide: bool = False) -> str:
+def settings(rng: random.Random, phases: int, kind: str, wide: bool = False,
+             large: bool = False) -> str:
     """A settings file for SDF3's generator (``<settings type="generate">`` for SDF;
     its cyclo-static generator reads ``type="none"`` under ``<sdf3 type="csdf">``);
-    ``wide``: up to 40 actors, degrees up to 6 and rates up to 40."""
+    ``wide``: up to 40 actors, degrees up to 6 and rates up to 40; ``large``: 30-80
+    actors of degree 3-8 (more channels per actor)."""
     n = rng.choice([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30] + ([40] if wide else []))
     dmax = rng.randint(1, 6 if wide else 4)
+    if large:
+        n, dmax = rng.choice([30, 40, 60, 80]), rng.randint(3, 8)
     davg = rng.uniform(1, dmax)
     rmax = rng.choice([1, 1, 2, 3, 4, 6, 8, 12, 20] + ([30, 40] if wide else []))
     ravg = rng.uniform(1, rmax)
@@ -264,6 +268,10 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--tradeoff-firings", type=int, default=12)
     parser.add_argument("--patched", type=Path)
+    parser.add_argument("--large", action="store_true", help="30-80 actors of degree "
+                        "3-8")
+    parser.add_argument("--csdf-share", type=float, default=0.4,
+                        help="the share of cyclo-static graphs")
     parser.add_argument("--wide", action="store_true", help="wider settings: 2-8 "
                         "phases, up to 40 actors, degrees up to 6, rates up to 40")
     args = parser.parse_args(argv)
@@ -281,10 +289,10 @@ def main(argv=None):
     args.outdir.mkdir(parents=True, exist_ok=True)
     graphs = []
     for i in range(args.count):
-        kind = "csdf" if rng.random() < 0.4 else "sdf"
+        kind = "csdf" if rng.random() < args.csdf_share else "sdf"
         phases = rng.randint(2, 8 if args.wide else 5) if kind == "csdf" else 1
         opt = args.outdir / f"g{i:04d}.opt.xml"
-        opt.write_text(settings(rng, phases, kind, args.wide))
+        opt.write_text(settings(rng, phases, kind, args.wide, args.large))
         path = args.outdir / f"g{i:04d}.xml"
         rc, _, err, _ = run([tools[f"gen-{kind}"], "--settings", opt, "--output", path], 10)
         if rc != 0 or not path.is_file() or path.stat().st_size == 0:
@@ -322,9 +330,11 @@ def main(argv=None):
                         rec["tradeoff"]["mapeval"] = ours
             if kind == "csdf" and "thr_patched" in rec["sdf3"]:
                 theirs = per_firing(rec["sdf3"]["thr_patched"], rec["sdf3"]["q"])
-                rec["patched_agrees"] = (theirs == 0 and rec["mapeval"].get("deadlock")) \
+                # no answer from either side is no agreement
+                rec["patched_agrees"] = theirs is not None and (
+                    (theirs == 0 and rec["mapeval"].get("deadlock"))
                     or same(theirs, per_firing(rec["mapeval"].get("ends"),
-                                               rec["mapeval"].get("q")))
+                                               rec["mapeval"].get("q"))))
             results.append(rec)
             log.write(json.dumps(rec, default=str) + "\n")
             log.flush()

@@ -7,14 +7,17 @@ Run from the repository root, with mapeval installed; ``KITER_BINARY`` is Kiter'
 ``Release/bin/kiter`` (github.com/bbodin/kiter, ``make release``).  It exits at once
 (status 0, saying why) where that program is absent.  For each of ``N`` random settings
 of the generator (SDF or 2-5 phases, 2-40 actors, sparse or dense, weights up to 1-50,
-durations up to 1-20; no initialisation phases) it writes Kiter's graph into
+durations up to 1-20; no initialisation phases unless ``--init``) it writes Kiter's graph into
 ``OUTDIR`` and, beside some of them, variants: no initial tokens but those of the
 self-loops (``dead``), a token less on one channel (``less``), one phase's rate of one
 port changed (``rate``, inconsistent where the channel closes an undirected cycle),
 the self-loops removed so that an actor's firings overlap (``reent``), and one
 self-loop emptied (``zero``).  A graph of several components is also cut into one file
 per component (``component``), since Kiter's iteration of a disconnected graph is not
-the smallest (docs/notes.md).
+the smallest (docs/notes.md).  ``--shapes`` adds ``loops`` (every self-loop with 2-4
+times its tokens), ``joined`` (the graph and the one drawn before it joined by a chain
+of new actors) and ``joined-loops``; ``--init N`` asks the generator for up to ``N``
+initialisation phases per actor.
 
 Each file goes through Kiter's ``-a KPeriodicThroughput`` (period, ``inf`` for a
 deadlock), ``-a SymbExec`` (throughput, 0 for a deadlock) and ``-a
@@ -122,12 +125,13 @@ def variants(text: str, rng: random.Random) -> dict[str, str]:
         block = re.search(rf'<actor name="{re.escape(actor)}"[\s\S]*?</actor>', text)
         p = re.search(rf'<port name="{re.escape(port)}" type="\w+" rate="([^"]*)"',
                       block.group(0))
-        rates = [int(r) for r in p.group(1).split(",")]
+        init, _, periodic = p.group(1).rpartition(";")   # the periodic phases' rates
+        rates = [int(r) for r in periodic.split(",")]
         i = rng.randrange(len(rates))
         rates[i] = rates[i] + 1 if rng.random() < 0.5 else 2 * rates[i]
         start = block.start() + p.start(1)
-        found["rate"] = text[:start] + ",".join(map(str, rates)) + \
-            text[block.start() + p.end(1):]
+        found["rate"] = text[:start] + (init + ";" if init else "") + \
+            ",".join(map(str, rates)) + text[block.start() + p.end(1):]
     if loops:
         cut = text
         for m in reversed(loops):
@@ -139,6 +143,90 @@ def variants(text: str, rng: random.Random) -> dict[str, str]:
         m = rng.choice(loops)
         found["zero"] = text[:m.start()] + without_tokens(m) + text[m.end():]
     return found
+
+
+def several_tokens(text: str, rng: random.Random) -> str | None:
+    """``text`` with every self-loop holding 2-4 times its tokens, so that as many
+    firings of its actor may run at once (``loops``; None without self-loops)."""
+    loops = [m for m in CHANNEL.finditer(text) if m.group(2) == m.group(4)]
+    for m in reversed(loops):
+        k = rng.randint(2, 4)
+        channel = re.sub(r'initialTokens="(\d+)"',
+                         lambda t: f'initialTokens="{k * int(t.group(1))}"', m.group(0))
+        text = text[:m.start()] + channel + text[m.end():]
+    return text if loops else None
+
+
+def _rates(rng: random.Random, phases: tuple[int, int]) -> str:
+    """Random rates for an actor of ``phases`` (initialisation, periodic) phases, the
+    periodic ones summing to at least 1."""
+    init, periodic = phases
+    values = [rng.randint(0, 3) for _ in range(periodic)]
+    values[rng.randrange(periodic)] = rng.randint(1, 3)
+    text = ",".join(map(str, values))
+    return ",".join(str(rng.randint(0, 2)) for _ in range(init)) + ";" + text \
+        if init else text
+
+
+def _phase_counts(root) -> dict[str, tuple[int, int]]:
+    """Per actor, (initialisation, periodic) phases, read off its first port's rate."""
+    found = {}
+    for actor in root.iter("actor"):
+        port = actor.find("port")
+        first, _, periodic = (port.get("rate") if port is not None else "1").rpartition(";")
+        found[actor.get("name")] = (len(first.split(",")) if first else 0,
+                                    len(periodic.split(",")))
+    return found
+
+
+def joined(first: str, second: str, rng: random.Random) -> str:
+    """One graph of ``first`` and ``second`` (its names prefixed ``B_``) joined by a
+    chain of 1-3 new single-phase actors, each with a self-loop of 1-2 tokens: an
+    actor of the first drives the chain, whose last actor drives one of the second
+    (``joined``: several strongly connected components in a row).  A chain closes no
+    cycle, so the rates keep the graph consistent."""
+    a_root, b_root = ET.fromstring(first), ET.fromstring(second)
+    for el in b_root.iter():
+        for key in ("name", "srcActor", "dstActor", "actor", "channel"):
+            if el.tag != "applicationGraph" and el.tag != "csdf" and el.get(key) \
+                    and not (el.tag == "port" and key == "name"):
+                el.set(key, "B_" + el.get(key))
+    graph_a, graph_b = a_root.find(".//csdf"), b_root.find(".//csdf")
+    props_a, props_b = a_root.find(".//csdfProperties"), b_root.find(".//csdfProperties")
+    phases = {**_phase_counts(a_root), **_phase_counts(b_root)}
+    firsts, seconds = sorted(_phase_counts(a_root)), sorted(_phase_counts(b_root))
+    for actor in graph_b.findall("actor"):
+        graph_a.insert(len(graph_a.findall("actor")), actor)
+    for channel in graph_b.findall("channel"):
+        graph_a.append(channel)
+    for child in list(props_b):
+        props_a.append(child)
+    chain = [f"Chain_{j}" for j in range(rng.randint(1, 3))]
+    ends = [rng.choice(firsts), *chain, rng.choice(seconds)]
+    for j, name in enumerate(chain):
+        phases[name] = (0, 1)
+        graph_a.insert(len(graph_a.findall("actor")), ET.Element("actor", {"name": name,
+                                                                          "type": ""}))
+        ap = ET.SubElement(props_a, "actorProperties", {"actor": name})
+        proc = ET.SubElement(ap, "processor", {"type": "cluster_0", "default": "true"})
+        ET.SubElement(proc, "executionTime", {"time": str(rng.randint(1, 20))})
+    actors = {a.get("name"): a for a in graph_a.findall("actor")}
+    for j, name in enumerate(chain):
+        port = actors[name]
+        ET.SubElement(port, "port", {"name": "loop_out", "type": "out", "rate": "1"})
+        ET.SubElement(port, "port", {"name": "loop_in", "type": "in", "rate": "1"})
+        ET.SubElement(graph_a, "channel", {
+            "name": f"{name}_loop", "srcActor": name, "srcPort": "loop_out",
+            "dstActor": name, "dstPort": "loop_in", "initialTokens": str(rng.randint(1, 2))})
+    for j, (src, dst) in enumerate(zip(ends, ends[1:])):
+        ET.SubElement(actors[src], "port", {"name": f"chain_out_{j}", "type": "out",
+                                            "rate": _rates(rng, phases[src])})
+        ET.SubElement(actors[dst], "port", {"name": f"chain_in_{j}", "type": "in",
+                                            "rate": _rates(rng, phases[dst])})
+        ET.SubElement(graph_a, "channel", {
+            "name": f"chain_{j}", "srcActor": src, "srcPort": f"chain_out_{j}",
+            "dstActor": dst, "dstPort": f"chain_in_{j}"})
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(a_root, "unicode") + "\n"
 
 
 def components(text: str) -> list[set[str]]:
@@ -326,6 +414,11 @@ def main(argv=None):
     parser.add_argument("--kiter-timeout", type=float, default=30)
     parser.add_argument("--wide", action="store_true", help="wider settings: 2-10 "
                         "phases, weights up to 200, durations up to 100, 60 actors")
+    parser.add_argument("--shapes", action="store_true", help="also the variants "
+                        "'loops' (self-loops with 2-4 times their tokens) and 'joined' "
+                        "(the graph and the one drawn before it joined by a chain)")
+    parser.add_argument("--init", type=int, default=0, help="up to this many "
+                        "initialisation phases per actor (Kiter's generator)")
     args = parser.parse_args(argv)
     if not args.kiter.is_file():
         print(f"Kiter's program is absent ({args.kiter}): build github.com/bbodin/kiter "
@@ -334,8 +427,11 @@ def main(argv=None):
     rng = random.Random(args.seed)
     args.outdir.mkdir(parents=True, exist_ok=True)
     graphs, skipped = [], {}
+    previous = None
     for i in range(args.count):
         settings = draw(rng, args.wide)
+        if args.init:
+            settings["max_init_phase_quantity"] = rng.randint(0, args.init)
         path = args.outdir / f"k{i:04d}.xml"
         why = generate(args.kiter, settings, path)
         if why:
@@ -351,6 +447,21 @@ def main(argv=None):
                 extra.write_text(component_file(text, actors))
                 graphs.append({"file": extra.name, "origin": "component",
                                "settings": settings})
+        more = {}
+        if args.shapes:
+            more["loops"] = several_tokens(text, rng)
+            if previous is not None:
+                more["joined"] = joined(text, previous, rng)
+                more["joined-loops"] = several_tokens(more["joined"], rng)
+            previous = text
+            for name, variant in more.items():
+                if variant is not None and rng.random() < 0.7:
+                    extra = args.outdir / f"k{i:04d}-{name}.xml"
+                    extra.write_text(variant)
+                    rec = {"file": extra.name, "origin": name, "settings": settings}
+                    if len(components(variant)) > 1:
+                        rec["components"] = len(components(variant))
+                    graphs.append(rec)
         if rng.random() < 0.6:
             for name, variant in variants(text, rng).items():
                 if rng.random() < 0.5:
