@@ -206,13 +206,15 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     :data:`PACKING_SHARE` of the time limit), then the set-partitioning bound
     (:func:`~mapping.search.partition_bound.floor`, within :data:`PARTITION_SHARE` of
     the time limit; skipped where the floor already proves the starting mapping), then
-    CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from its
-    best mapping (a cutoff) and the same floor for the rest: the better mapping, the
-    higher bound, and each engine's own result in ``parts``.  While the bounds run, the
-    large-neighbourhood search (:mod:`mapping.search.lns`) improves the starting
-    mapping in a thread, on the core they leave idle, and CP-SAT starts from its
-    mapping (``parts["lns"]``).  On small instances
-    (:func:`schedule`) CP-SAT runs instead beside the bounds, from the start to the end
+    CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is
+    left, then the MILP from the best mapping so far (a cutoff) and the same floor for
+    the rest: the best mapping, the higher bound, and each engine's own result in
+    ``parts``.  From the start to the end the large-neighbourhood search
+    (:mod:`mapping.search.lns`) improves the starting mapping in a thread, on the core
+    the others leave idle (the bounds and the MILP use one): CP-SAT starts from its
+    mapping, it goes on from CP-SAT's where that is better, and its best mapping
+    counts as the engines' (``parts["lns"]``).  On small instances (:func:`schedule`)
+    CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
     from mapping.search import cpsat, exact, lns, partition_bound
     if schedule(setup) == BESIDE:
@@ -229,40 +231,83 @@ def solve_both(setup: Setup, time_limit: float | None = None):
         parted = None if _proves_start(setup, floor) else partition_bound.floor(
             setup, None if deadline is None else min(PARTITION_SHARE * time_limit,
                                                      _left(deadline)), floor).value
+        floor = max(floor or 0.0, parted or 0.0) or None
+        bounded = time.time()
+        if beside is not None and beside.best() is not None:
+            setup = replace(setup, info=dict(setup.info, incumbent=beside.best()[0]))
+        left = _left(deadline)
+        share = None if left is None else left * CPSAT_SHARE
+        first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
+                        relaxation_bound=relaxed, partition_bound=parted,
+                        packing_bound=packed)
+        second = None
+        if not first.optimal:
+            ahead = first.row
+            if beside is not None:
+                beside.offer(first.row)
+                if beside.best() is not None and beside.best()[1] < first.value:
+                    ahead = beside.best()[0]
+            second = exact.solve(replace(setup, info=dict(setup.info, incumbent=ahead)),
+                                 time_limit=_left(deadline), relaxed=floor,
+                                 solve_relaxation=False)
     finally:
         found = None if beside is None else beside.finish()
-    floor = max(floor or 0.0, parted or 0.0) or None
-    parts, steps = {}, []
+    parts = {}
+    steps = []
     if found is not None:
         parts["lns"] = {"value": found.value, "bound": None, "gap": None,
                         "optimal": False, "steps": found.steps,
                         "improved": found.improved, "seconds": round(found.seconds, 3)}
-        steps = [{"seconds": at, "value": value, "bound": None, "gap": None}
-                 for at, value in found.trace]
-        if found.improved:
-            setup = replace(setup, info=dict(setup.info, incumbent=found.row))
-    left = _left(deadline)
-    share = None if left is None else left * CPSAT_SHARE
-    first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
-                    relaxation_bound=relaxed, partition_bound=parted, packing_bound=packed)
-    if found is not None:   # the start's value, as without the neighbourhoods
-        first = replace(first, trace=tuple(steps) + tuple(first.trace),
-                        incumbent=found.start)
+        steps = _lns_steps(found.trace, bounded, floor)
+        # the start's value, as without the neighbourhoods
+        first = replace(first, incumbent=found.start)
     parts["cpsat"] = _summary(first, began)
-    if first.optimal:
-        return replace(first, engine="both", parts=parts, schedule=IN_ORDER)
-    second = exact.solve(replace(setup, info=dict(setup.info, incumbent=first.row)),
-                         time_limit=_left(deadline), relaxed=floor,
-                         solve_relaxation=False)
-    parts["milp"] = _summary(second, began)
-    best = min((first, second), key=lambda r: r.value)
+    trace = _merged(steps + list(first.trace))
+    if second is None and (found is None or found.value >= first.value):
+        return replace(first, engine="both", parts=parts, schedule=IN_ORDER, trace=trace)
+    results = [first]
+    if second is not None:
+        parts["milp"] = _summary(second, began)
+        results.append(second)
+    best = min(results, key=lambda r: r.value)
+    if found is not None and found.value < best.value:
+        best = replace(best, value=found.value, row=found.row)
     bounds = [(r.bound, name) for r, name in ((first, "cpsat"), (second, "milp"))
-              if r.bound is not None]
+              if r is not None and r.bound is not None]
     bound = min(max(bounds)[0], best.value) if bounds else None
-    return _joined(best, bound, first.optimal or second.optimal,
-                   first.limited or second.limited, "CP-SAT then the MILP", time_limit,
-                   first.trace, second.status, first.incumbent, relaxed, parts,
+    return _joined(best, bound, first.optimal or (second is not None and second.optimal),
+                   first.limited or (second is not None and second.limited),
+                   "CP-SAT then the MILP", time_limit, trace,
+                   (second or first).status, first.incumbent, relaxed, parts,
                    first.pair_bound, parted, IN_ORDER, packed)
+
+
+def _merged(steps) -> tuple:
+    """Two searches' trace steps in time order, each with the best value and bound so
+    far (a step that improves neither is left out)."""
+    out, value, bound = [], math.inf, None
+    for s in sorted(steps, key=lambda s: s["seconds"]):
+        v = min(value, s["value"])
+        b = bound if s["bound"] is None else max(bound or 0.0, s["bound"])
+        if v == value and b == bound:
+            continue
+        value, bound = v, b
+        b = None if b is None else min(b, v)
+        out.append({"seconds": s["seconds"], "value": v, "bound": b,
+                    "gap": None if b is None else (v - b) / v if v else 0.0})
+    return tuple(out)
+
+
+def _lns_steps(improvements, bounded: float, floor: float | None) -> list:
+    """The neighbourhoods' improvements ``(time.time(), value)`` as trace steps: without
+    a bound before the bounds ended (at ``bounded``), with ``floor`` after."""
+    out = []
+    for at, value in improvements:
+        bound = floor if at >= bounded and floor is not None else None
+        out.append({"seconds": at, "value": value,
+                    "bound": None if bound is None else min(bound, value),
+                    "gap": None if bound is None else (value - min(bound, value)) / value})
+    return out
 
 
 def _beside(setup: Setup, time_limit: float | None = None):

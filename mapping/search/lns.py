@@ -61,11 +61,15 @@ class Outcome:
     trace: list = field(default_factory=list)
 
 
-def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
-            ) -> Outcome:
+def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None,
+            offered=None, seen=None) -> Outcome:
     """The large-neighbourhood search from the mapping ``row`` until ``deadline``
     (``time.time()``) or until ``stop()`` is true; ``started(solver)`` is called with
-    each step's solver (so that another thread may end it).  Never worse than ``row``."""
+    each step's solver (so that another thread may end it).  Before each step
+    ``offered()`` may give a mapping found elsewhere (or None): when it is better, the
+    search goes on from it (it is the best, not an improvement of the search's own);
+    ``seen(row, value)`` is called with every better mapping.  Never worse than
+    ``row``."""
     from ortools.sat.python import cp_model
     from mapping.search import cpsat
     from mapping.search.exact import mapping_value, symmetry_classes
@@ -83,6 +87,14 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
     rng = np.random.default_rng(seed)
     size, stalled = min(FREED, A), 0
     while not stop() and time.time() < deadline - 0.05:
+        other = None if offered is None else offered()
+        if other is not None and mapping_value(ev, other) < best.value:
+            best.row, best.value = np.asarray(other, dtype=np.intp).copy(), \
+                mapping_value(ev, other)
+            cur, now = cpsat.canonical_row(best.row, symmetry_classes(setup)), best.value
+            built.hint(built.model, cur)
+            if seen is not None:
+                seen(best.row, best.value)
         loads = built.element_loads(cur)
         top = int(loads.max(initial=0))
         free = _carriers(built, cur, np.flatnonzero(loads >= top), rng, size)
@@ -122,6 +134,8 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
             best.improved += 1
             stalled = 0
             best.trace.append((time.time(), value))
+            if seen is not None:
+                seen(best.row, best.value)
         if value <= now * (1 + SIDEWAYS) and (new != cur).any():
             cur, now = new, value
             built.hint(built.model, cur)
@@ -157,19 +171,30 @@ def _lower_priority() -> None:
 
 
 class Beside:
-    """:func:`improve` in a thread from ``row`` until ``deadline`` or :meth:`finish`."""
+    """:func:`improve` in a thread from ``row`` until ``deadline`` or :meth:`finish`;
+    :meth:`best` reads its best mapping meanwhile and :meth:`offer` hands it one found
+    elsewhere."""
 
     def __init__(self, setup, row, deadline: float, seed: int = 0):
         self._stop = threading.Event()
         self._solver = None
         self._box: dict = {}
+        self._best = None               # (row, value): one assignment, read whole
+        self._offer = None
         self.began = time.time()
+
+        def seen(row, value):
+            self._best = (row.copy(), value)
+
+        def offered():
+            other, self._offer = self._offer, None
+            return other
 
         def run():
             try:
                 _lower_priority()
                 self._box["outcome"] = improve(setup, row, deadline, self._stop.is_set,
-                                               seed, self._started)
+                                               seed, self._started, offered, seen)
             except BaseException as err:    # re-raised by finish, in the caller's thread
                 self._box["error"] = err
 
@@ -180,6 +205,15 @@ class Beside:
         self._solver = solver
         if self._stop.is_set():
             solver.stop_search()
+
+    def best(self):
+        """The best mapping found so far, ``(row, value)``, or None if none beat the
+        start (the search goes on)."""
+        return self._best
+
+    def offer(self, row) -> None:
+        """Hand the search a mapping found elsewhere: it goes on from it if better."""
+        self._offer = np.asarray(row, dtype=np.intp).copy()
 
     def finish(self) -> Outcome:
         """Stop the search and return its outcome."""
