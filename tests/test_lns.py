@@ -157,3 +157,44 @@ def test_both_in_order_keeps_the_neighbourhoods_mapping_after_the_bounds(monkeyp
     assert res.value >= best * (1 - 1e-12)
     values = [s["value"] for s in res.trace]
     assert values == sorted(values, reverse=True)
+
+
+@needs_ortools
+def test_beside_the_bounds_the_neighbourhoods_take_their_core_once_they_end(monkeypatch):
+    """On the small-instance schedule the neighbourhoods search from the start once the
+    bounds have ended, until CP-SAT's search ends, and their mapping is the answer
+    where it is better: here CP-SAT returns the start once they have reached the
+    exhaustive optimum (every actor freed at every step)."""
+    from mapping.search import engine, exact
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = setup.space.random(np.random.default_rng(9), 1)[0]
+    assert mapping_value(ev, start) > best * (1 + 1e-9)
+    setup.info["incumbent"] = start
+    values, improve = [], lns.improve
+
+    def watched(*args, **kw):
+        kw["seen"] = lambda row, value: values.append(value)
+        return improve(*args, **kw)
+
+    def unchanged(setup, **kw):
+        for _ in range(600):            # until the neighbourhoods have the optimum
+            if values and values[-1] <= best * (1 + cpsat.TOLERANCE):
+                break
+            time.sleep(0.1)
+        row = np.asarray(start, dtype=np.intp)
+        value = mapping_value(ev, row)
+        return exact.ExactResult(value, row, False, "limited", value, True, "", 0.0, 1.0)
+
+    monkeypatch.setattr(engine, "BESIDE_PAIRS", 10_000)
+    monkeypatch.setattr(lns, "FREED", 7)
+    monkeypatch.setattr(lns, "FEWEST", 7)
+    monkeypatch.setattr(lns, "improve", watched)
+    monkeypatch.setattr(cpsat, "solve", unchanged)
+    res = engine.solve_both(setup, time_limit=None)
+    assert res.schedule == engine.BESIDE
+    assert res.parts["lns"]["value"] == res.value == mapping_value(ev, res.row)
+    assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+    assert res.bound <= best * (1 + 1e-12)
+    assert res.gap == pytest.approx((res.value - res.bound) / res.value)

@@ -255,14 +255,12 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     parts = {}
     steps = []
     if found is not None:
-        parts["lns"] = {"value": found.value, "bound": None, "gap": None,
-                        "optimal": False, "steps": found.steps,
-                        "improved": found.improved, "seconds": round(found.seconds, 3)}
-        steps = _lns_steps(found.trace, bounded, floor)
+        parts["lns"] = lns.part(found)
+        steps = lns.steps(found.trace, bounded, floor)
         # the start's value, as without the neighbourhoods
         first = replace(first, incumbent=found.start)
     parts["cpsat"] = _summary(first, began)
-    trace = _merged(steps + list(first.trace))
+    trace = lns.merged(steps + list(first.trace))
     if second is None and (found is None or found.value >= first.value):
         return replace(first, engine="both", parts=parts, schedule=IN_ORDER, trace=trace)
     results = [first]
@@ -282,34 +280,6 @@ def solve_both(setup: Setup, time_limit: float | None = None):
                    first.pair_bound, parted, IN_ORDER, packed)
 
 
-def _merged(steps) -> tuple:
-    """Two searches' trace steps in time order, each with the best value and bound so
-    far (a step that improves neither is left out)."""
-    out, value, bound = [], math.inf, None
-    for s in sorted(steps, key=lambda s: s["seconds"]):
-        v = min(value, s["value"])
-        b = bound if s["bound"] is None else max(bound or 0.0, s["bound"])
-        if v == value and b == bound:
-            continue
-        value, bound = v, b
-        b = None if b is None else min(b, v)
-        out.append({"seconds": s["seconds"], "value": v, "bound": b,
-                    "gap": None if b is None else (v - b) / v if v else 0.0})
-    return tuple(out)
-
-
-def _lns_steps(improvements, bounded: float, floor: float | None) -> list:
-    """The neighbourhoods' improvements ``(time.time(), value)`` as trace steps: without
-    a bound before the bounds ended (at ``bounded``), with ``floor`` after."""
-    out = []
-    for at, value in improvements:
-        bound = floor if at >= bounded and floor is not None else None
-        out.append({"seconds": at, "value": value,
-                    "bound": None if bound is None else min(bound, value),
-                    "gap": None if bound is None else (value - min(bound, value)) / value})
-    return out
-
-
 def _beside(setup: Setup, time_limit: float | None = None):
     """``both`` on a small instance: CP-SAT (:data:`BESIDE_WORKERS` workers, the pair
     bound its only floor) in a thread until the time limit, the cluster relaxation, the
@@ -319,10 +289,13 @@ def _beside(setup: Setup, time_limit: float | None = None):
     the partition bound check that between their programs, as they check their
     deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
     are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
-    it they run to their end).  The mapping is CP-SAT's (never worse than the start),
-    the bound the highest of the four."""
+    it they run to their end).  Once the bounds have ended, the large-neighbourhood
+    search (:func:`~mapping.search.lns.improve`) takes their core from the start
+    until CP-SAT's search ends.  The mapping is the better of CP-SAT's and the
+    neighbourhoods' (never worse than the start), the bound the highest of the
+    four."""
     import threading
-    from mapping.search import cpsat, exact, partition_bound
+    from mapping.search import cpsat, exact, lns, partition_bound
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     box: dict = {}
@@ -337,10 +310,17 @@ def _beside(setup: Setup, time_limit: float | None = None):
             box["error"] = err
         finally:
             ended.set()
+            if "lns" in box:
+                box["lns"].stop_search()
+
+    def started(solver):                    # a step of the neighbourhoods
+        box["lns"] = solver
+        if ended.is_set():
+            solver.stop_search()
 
     thread = threading.Thread(target=prove, name="cpsat", daemon=True)
     thread.start()
-    relaxed = parted = packed = None
+    relaxed = parted = packed = found = None
     try:
         relaxed = exact.cluster_floor(setup, time_limit,
                                       incumbent=setup.info.get("incumbent"),
@@ -355,6 +335,11 @@ def _beside(setup: Setup, time_limit: float | None = None):
         floor = max(floor, parted or 0.0)
         if "solver" in box and _proves_start(setup, floor):
             box["solver"].stop_search()
+        start = setup.info.get("incumbent")
+        if not ended.is_set() and start is not None:
+            # the bounds' core is idle until CP-SAT ends: the neighbourhoods use it
+            found = lns.improve(setup, start, math.inf if deadline is None else deadline,
+                                ended.is_set, setup.seed, started)
     finally:
         thread.join(None if deadline is None else _left(deadline) + 1.0)
         if thread.is_alive() and "solver" in box:   # never leave it running at exit
@@ -363,11 +348,17 @@ def _beside(setup: Setup, time_limit: float | None = None):
     if "error" in box:
         raise box["error"]
     res = box["result"]
+    parts, trace = {"cpsat": _summary(res, began)}, res.trace
+    if found is not None:
+        parts["lns"] = lns.part(found)
+        trace = lns.merged(list(trace) + lns.steps(found.trace, 0.0, floor))
+        if found.value < res.value:
+            res = replace(res, value=found.value, row=found.row)
     bound = min(max(relaxed or 0.0, parted or 0.0, packed or 0.0, res.bound or 0.0),
                 res.value)
-    return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, res.trace,
-                   res.status, res.incumbent, relaxed, {"cpsat": _summary(res, began)},
-                   res.pair_bound, parted, BESIDE, packed)
+    return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, trace,
+                   res.status, res.incumbent, relaxed, parts, res.pair_bound, parted,
+                   BESIDE, packed)
 
 
 def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumbent,

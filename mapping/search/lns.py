@@ -20,6 +20,7 @@ it solves), and hands its mapping to CP-SAT's full search as the hint and cutoff
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -224,3 +225,38 @@ class Beside:
         if "error" in self._box:
             raise self._box["error"]
         return self._box["outcome"]
+
+
+def part(found: Outcome) -> dict:
+    """The search's entry in ``parts`` of :func:`mapping.search.engine.solve_both`."""
+    return {"value": found.value, "bound": None, "gap": None, "optimal": False,
+            "steps": found.steps, "improved": found.improved,
+            "seconds": round(found.seconds, 3)}
+
+
+def merged(steps) -> tuple:
+    """Two searches' trace steps in time order, each with the best value and bound so
+    far (a step that improves neither is left out)."""
+    out, value, bound = [], math.inf, None
+    for s in sorted(steps, key=lambda s: s["seconds"]):
+        v = min(value, s["value"])
+        b = bound if s["bound"] is None else max(bound or 0.0, s["bound"])
+        if v == value and b == bound:
+            continue
+        value, bound = v, b
+        b = None if b is None else min(b, v)
+        out.append({"seconds": s["seconds"], "value": v, "bound": b,
+                    "gap": None if b is None else (v - b) / v if v else 0.0})
+    return tuple(out)
+
+
+def steps(improvements, bounded: float, floor: float | None) -> list:
+    """The search's improvements ``(time.time(), value)`` as trace steps: without
+    a bound before the bounds ended (at ``bounded``), with ``floor`` after."""
+    out = []
+    for at, value in improvements:
+        bound = floor if at >= bounded and floor is not None else None
+        out.append({"seconds": at, "value": value,
+                    "bound": None if bound is None else min(bound, value),
+                    "gap": None if bound is None else (value - min(bound, value)) / value})
+    return out
