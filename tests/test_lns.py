@@ -198,3 +198,18 @@ def test_beside_the_bounds_the_neighbourhoods_take_their_core_once_they_end(monk
     assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
     assert res.bound <= best * (1 + 1e-12)
     assert res.gap == pytest.approx((res.value - res.bound) / res.value)
+
+
+@needs_ortools
+def test_a_paused_search_takes_no_step_until_it_is_finished():
+    """``pause`` holds the thread before its next step (the step under way, if any,
+    is ended): paused at once and then finished, it has taken at most one step and
+    its mapping is no worse than the start."""
+    problem, best = small(7, 4, 3, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = setup.space.random(np.random.default_rng(3), 1)[0]
+    beside = lns.Beside(setup, start, time.time() + 60)
+    beside.pause()
+    out = beside.finish()
+    assert out.steps <= 1 and best <= out.value <= mapping_value(ev, start)

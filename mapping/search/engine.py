@@ -233,8 +233,10 @@ def solve_both(setup: Setup, time_limit: float | None = None):
                                                      _left(deadline)), floor).value
         floor = max(floor or 0.0, parted or 0.0) or None
         bounded = time.time()
-        if beside is not None and beside.best() is not None:
-            setup = replace(setup, info=dict(setup.info, incumbent=beside.best()[0]))
+        if beside is not None:
+            beside.pause()          # CP-SAT's two workers take both cores
+            if beside.best() is not None:
+                setup = replace(setup, info=dict(setup.info, incumbent=beside.best()[0]))
         left = _left(deadline)
         share = None if left is None else left * CPSAT_SHARE
         first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
@@ -245,6 +247,7 @@ def solve_both(setup: Setup, time_limit: float | None = None):
             ahead = first.row
             if beside is not None:
                 beside.offer(first.row)
+                beside.resume()
                 if beside.best() is not None and beside.best()[1] < first.value:
                     ahead = beside.best()[0]
             second = exact.solve(replace(setup, info=dict(setup.info, incumbent=ahead)),

@@ -66,14 +66,14 @@ class Outcome:
 
 
 def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None,
-            offered=None, seen=None) -> Outcome:
+            offered=None, seen=None, hold=None) -> Outcome:
     """The large-neighbourhood search from the mapping ``row`` until ``deadline``
     (``time.time()``) or until ``stop()`` is true; ``started(solver)`` is called with
     each step's solver (so that another thread may end it).  Before each step
     ``offered()`` may give a mapping found elsewhere (or None): when it is better, the
     search goes on from it (it is the best, not an improvement of the search's own);
-    ``seen(row, value)`` is called with every better mapping.  Never worse than
-    ``row``."""
+    ``seen(row, value)`` is called with every better mapping, and ``hold()`` before
+    each step (it may wait).  Never worse than ``row``."""
     from ortools.sat.python import cp_model
     from mapping.search import cpsat
     from mapping.search.exact import mapping_value, symmetry_classes
@@ -91,6 +91,10 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None,
     rng = np.random.default_rng(seed)
     size, stalled = min(FREED, A), 0
     while not stop() and time.time() < deadline - 0.05:
+        if hold is not None:
+            hold()
+            if stop():
+                break
         other = None if offered is None else offered()
         if other is not None and mapping_value(ev, other) < best.value:
             best.row, best.value = np.asarray(other, dtype=np.intp).copy(), \
@@ -176,8 +180,9 @@ def _lower_priority() -> None:
 
 class Beside:
     """:func:`improve` in a thread from ``row`` until ``deadline`` or :meth:`finish`;
-    :meth:`best` reads its best mapping meanwhile and :meth:`offer` hands it one found
-    elsewhere."""
+    :meth:`best` reads its best mapping meanwhile, :meth:`offer` hands it one found
+    elsewhere, and :meth:`pause` holds it (after its step under way) until
+    :meth:`resume`."""
 
     def __init__(self, setup, row, deadline: float, seed: int = 0):
         self._stop = threading.Event()
@@ -185,6 +190,8 @@ class Beside:
         self._box: dict = {}
         self._best = None               # (row, value): one assignment, read whole
         self._offer = None
+        self._go = threading.Event()
+        self._go.set()
         self.began = time.time()
 
         def seen(row, value):
@@ -198,7 +205,8 @@ class Beside:
             try:
                 _lower_priority()
                 self._box["outcome"] = improve(setup, row, deadline, self._stop.is_set,
-                                               seed, self._started, offered, seen)
+                                               seed, self._started, offered, seen,
+                                               self._go.wait)
             except BaseException as err:    # re-raised by finish, in the caller's thread
                 self._box["error"] = err
 
@@ -207,13 +215,22 @@ class Beside:
 
     def _started(self, solver) -> None:
         self._solver = solver
-        if self._stop.is_set():
+        if self._stop.is_set() or not self._go.is_set():
             solver.stop_search()
 
     def best(self):
         """The best mapping found so far, ``(row, value)``, or None if none beat the
         start (the search goes on)."""
         return self._best
+
+    def pause(self) -> None:
+        """Hold the search after its step under way (which is ended now)."""
+        self._go.clear()
+        if self._solver is not None:
+            self._solver.stop_search()
+
+    def resume(self) -> None:
+        self._go.set()
 
     def offer(self, row) -> None:
         """Hand the search a mapping found elsewhere: it goes on from it if better."""
@@ -222,6 +239,7 @@ class Beside:
     def finish(self) -> Outcome:
         """Stop the search and return its outcome."""
         self._stop.set()
+        self._go.set()
         if self._solver is not None:
             self._solver.stop_search()
         self._thread.join()
