@@ -118,12 +118,12 @@ def run_tasks(tasks: list[Task], label: str, total: int | None, progress, execut
 START_SHARE = 0.1
 #: the share of the pace of the last starting run that the next one's budget counts on
 START_PACE = 0.8
-#: the share of the rest that ``both`` gives CP-SAT before the MILP: with the cluster
-#: relaxation's floor given to both, the MILP that followed never improved on CP-SAT's
-#: gap in 14 runs of ``tests/perf/bench_exact_max.py`` (10-120 s), while CP-SAT's proof
-#: of a 30 x 8 instance took 17-33 deterministic seconds (47-127 s under load); nor in
-#: 68 runs more, and 0.9 was no better in two (120 s; the research notes)
-CPSAT_SHARE = 0.75
+#: the share of the rest that ``both`` gives CP-SAT before the MILP: the MILP never
+#: improved on CP-SAT's gap (82 runs of ``tests/perf/bench_exact_max.py``), but the
+#: neighbourhoods run beside it on the core it leaves idle, and from CP-SAT's mapping
+#: they found better ones than CP-SAT's own search in the time (0.75 before: 45 x 12
+#: seed 0 at 0.46% against 0.68-0.89%, 120 s under load; the research notes)
+CPSAT_SHARE = 0.5
 #: the share of the time limit that ``both`` gives the set-partitioning bound
 #: (:mod:`mapping.search.partition_bound`), after the cluster relaxation
 PARTITION_SHARE = 0.4
