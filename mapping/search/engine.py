@@ -209,11 +209,11 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is
     left, then the MILP from the best mapping so far (a cutoff) and the same floor for
     the rest: the best mapping, the higher bound, and each engine's own result in
-    ``parts``.  From the start to the end the large-neighbourhood search
-    (:mod:`mapping.search.lns`) improves the starting mapping in a thread, on the core
-    the others leave idle (the bounds and the MILP use one): CP-SAT starts from its
-    mapping, it goes on from CP-SAT's where that is better, and its best mapping
-    counts as the engines' (``parts["lns"]``).  On small instances (:func:`schedule`)
+    ``parts``.  The large-neighbourhood search (:mod:`mapping.search.lns`) improves
+    the starting mapping in a thread on the core the bounds and the MILP leave idle
+    (paused while CP-SAT's two workers search): CP-SAT starts from its mapping, it goes
+    on from CP-SAT's where that is better, and its best mapping counts as the engines'
+    (``parts["lns"]``).  On small instances (:func:`schedule`)
     CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
     from mapping.search import cpsat, exact, lns, partition_bound

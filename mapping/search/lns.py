@@ -15,10 +15,10 @@ to optimality, never below :data:`FEWEST`: small neighbourhoods solved exactly b
 large ones cut by the step's time (the research notes).
 
 ``auto`` (:func:`mapping.search.engine.solve_both`) runs it with one worker in a thread
-from the start to the end, on the core the bounds and the MILP leave idle (CP-SAT
-releases the interpreter while it solves): it hands its mapping to CP-SAT's full
-search as the hint and cutoff, goes on from CP-SAT's where better (:meth:`Beside.offer`)
-and its best counts as the engines'.  On small instances it runs in the caller's
+on the core the bounds and the MILP leave idle (CP-SAT releases the interpreter while
+it solves), paused during CP-SAT's full search: it hands its mapping to that search
+as the hint and cutoff, goes on from CP-SAT's where better (:meth:`Beside.offer`) and
+its best counts as the engines'.  On small instances it runs in the caller's
 thread once the bounds have ended, beside CP-SAT's proof.
 """
 from __future__ import annotations
