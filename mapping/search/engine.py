@@ -354,7 +354,7 @@ def _beside(setup: Setup, time_limit: float | None = None):
     parts, trace = {"cpsat": _summary(res, began)}, res.trace
     if found is not None:
         parts["lns"] = lns.part(found)
-        trace = lns.merged(list(trace) + lns.steps(found.trace, 0.0, floor))
+        trace = lns.merged(list(trace) + lns.steps(found.trace, 0.0, floor or None))
         if found.value < res.value:
             res = replace(res, value=found.value, row=found.row)
     bound = min(max(relaxed or 0.0, parted or 0.0, packed or 0.0, res.bound or 0.0),
