@@ -174,9 +174,13 @@ def test_beside_the_bounds_the_neighbourhoods_take_their_core_once_they_end(monk
     setup.info["incumbent"] = start
     values, improve = [], lns.improve
 
-    def watched(*args, **kw):
-        kw["seen"] = lambda row, value: values.append(value)
-        return improve(*args, **kw)
+    def watched(setup, row, deadline, stop=None, seed=0, started=None, offered=None,
+                seen=None, hold=None):
+        def noted(row, value):
+            values.append(value)
+            if seen is not None:
+                seen(row, value)
+        return improve(setup, row, deadline, stop, seed, started, offered, noted, hold)
 
     def unchanged(setup, **kw):
         for _ in range(600):            # until the neighbourhoods have the optimum

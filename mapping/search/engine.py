@@ -293,7 +293,7 @@ def _beside(setup: Setup, time_limit: float | None = None):
     deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
     are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
     it they run to their end).  Once the bounds have ended, the large-neighbourhood
-    search (:func:`~mapping.search.lns.improve`) takes their core from the start
+    search (:class:`~mapping.search.lns.Beside`) takes their core from the start
     until CP-SAT's search ends.  The mapping is the better of CP-SAT's and the
     neighbourhoods' (never worse than the start), the bound the highest of the
     four."""
@@ -313,13 +313,6 @@ def _beside(setup: Setup, time_limit: float | None = None):
             box["error"] = err
         finally:
             ended.set()
-            if "lns" in box:
-                box["lns"].stop_search()
-
-    def started(solver):                    # a step of the neighbourhoods
-        box["lns"] = solver
-        if ended.is_set():
-            solver.stop_search()
 
     thread = threading.Thread(target=prove, name="cpsat", daemon=True)
     thread.start()
@@ -341,8 +334,10 @@ def _beside(setup: Setup, time_limit: float | None = None):
         start = setup.info.get("incumbent")
         if not ended.is_set() and start is not None:
             # the bounds' core is idle until CP-SAT ends: the neighbourhoods use it
-            found = lns.improve(setup, start, math.inf if deadline is None else deadline,
-                                ended.is_set, setup.seed, started)
+            beside = lns.Beside(setup, start, math.inf if deadline is None else deadline,
+                                setup.seed)
+            ended.wait(None if deadline is None else _left(deadline))
+            found = beside.finish()
     finally:
         thread.join(None if deadline is None else _left(deadline) + 1.0)
         if thread.is_alive() and "solver" in box:   # never leave it running at exit

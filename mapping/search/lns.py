@@ -18,8 +18,8 @@ large ones cut by the step's time (the research notes).
 on the core the bounds and the MILP leave idle (CP-SAT releases the interpreter while
 it solves), paused during CP-SAT's full search: it hands its mapping to that search
 as the hint and cutoff, goes on from CP-SAT's where better (:meth:`Beside.offer`) and
-its best counts as the engines'.  On small instances it runs in the caller's
-thread once the bounds have ended, beside CP-SAT's proof.
+its best counts as the engines'.  On small instances it runs once the bounds have
+ended, beside CP-SAT's proof.
 """
 from __future__ import annotations
 
