@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from mapping.search import cpsat, lns
+from mapping.search import cpsat, lns, search
 from mapping.search.engine import prepare
 from mapping.search.exact import mapping_value
 from test_cpsat import needs_ortools, small
@@ -83,3 +83,137 @@ def test_both_in_order_hands_the_neighbourhoods_mapping_to_cpsat():
     assert part["value"] <= mapping_value(setup.objectives.evaluators[0], start)
     assert res.value <= part["value"] and part["bound"] is None
     assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+
+
+@needs_ortools
+def test_an_offered_mapping_is_taken_when_better_and_ignored_when_not():
+    """A mapping handed to the search (``offered``) becomes its best when it is better
+    (the exhaustive optimum here, not counted as the search's own improvement), and a
+    worse one changes nothing."""
+    problem, best = small(7, 4, 5, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    optimum = ev.encode(search(problem, "time", "max", strategy="exhaustive").mapping)
+    start = setup.space.random(np.random.default_rng(5), 1)[0]
+    assert mapping_value(ev, start) > best
+    seen = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lns, "FREED", 1)
+        mp.setattr(lns, "FEWEST", 1)
+        mp.setattr(lns, "GROW", 0)
+        gifts = iter([optimum])
+        out = lns.improve(setup, start, time.time() + 60, stop=steps(1),
+                          offered=lambda: next(gifts, None),
+                          seen=lambda row, value: seen.append(value))
+        assert out.value == mapping_value(ev, optimum) == pytest.approx(best, rel=1e-12)
+        assert out.improved == 0 and seen[0] == out.value
+        worse = lns.improve(setup, optimum, time.time() + 60, stop=steps(1),
+                            offered=lambda: start)
+    assert worse.value == out.value and worse.improved == 0
+
+
+@needs_ortools
+def test_both_in_order_keeps_the_neighbourhoods_mapping_after_the_bounds(monkeypatch):
+    """In order, the neighbourhoods go on while CP-SAT and the MILP run, and their
+    mapping is the answer where it is the best: here the engines return the start
+    (the MILP once the neighbourhoods have reached the exhaustive optimum, which they
+    do, for every actor is freed at every step)."""
+    from mapping.search import engine, exact
+    problem, best = small(7, 4, 3, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = setup.space.random(np.random.default_rng(3), 1)[0]
+    assert mapping_value(ev, start) > best * (1 + 1e-9)
+    setup.info["incumbent"] = start
+    made = []
+
+    class Watched(lns.Beside):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            made.append(self)
+
+    def unchanged(setup, **kw):
+        row = np.asarray(start, dtype=np.intp)
+        value = mapping_value(ev, row)
+        return exact.ExactResult(value, row, False, "limited", value, True, "", 0.0, 1.0)
+
+    def milp(setup, **kw):
+        for _ in range(600):            # until the neighbourhoods have the optimum
+            now = made[0].best()
+            if now is not None and now[1] <= best * (1 + cpsat.TOLERANCE):
+                break
+            time.sleep(0.1)
+        return unchanged(setup)
+
+    monkeypatch.setattr(engine, "BESIDE_PAIRS", 0)
+    monkeypatch.setattr(lns, "FREED", 7)
+    monkeypatch.setattr(lns, "FEWEST", 7)
+    monkeypatch.setattr(lns, "Beside", Watched)
+    monkeypatch.setattr(cpsat, "solve", unchanged)
+    monkeypatch.setattr(exact, "solve", milp)
+    res = engine.solve_both(setup, time_limit=None)
+    assert res.parts["lns"]["value"] == res.value == mapping_value(ev, res.row)
+    assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+    assert res.value >= best * (1 - 1e-12)
+    values = [s["value"] for s in res.trace]
+    assert values == sorted(values, reverse=True)
+
+
+@needs_ortools
+def test_beside_the_bounds_the_neighbourhoods_take_their_core_once_they_end(monkeypatch):
+    """On the small-instance schedule the neighbourhoods search from the start once the
+    bounds have ended, until CP-SAT's search ends, and their mapping is the answer
+    where it is better: here CP-SAT returns the start once they have reached the
+    exhaustive optimum (every actor freed at every step)."""
+    from mapping.search import engine, exact
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = setup.space.random(np.random.default_rng(9), 1)[0]
+    assert mapping_value(ev, start) > best * (1 + 1e-9)
+    setup.info["incumbent"] = start
+    values, improve = [], lns.improve
+
+    def watched(setup, row, deadline, stop=None, seed=0, started=None, offered=None,
+                seen=None, hold=None):
+        def noted(row, value):
+            values.append(value)
+            if seen is not None:
+                seen(row, value)
+        return improve(setup, row, deadline, stop, seed, started, offered, noted, hold)
+
+    def unchanged(setup, **kw):
+        for _ in range(600):            # until the neighbourhoods have the optimum
+            if values and values[-1] <= best * (1 + cpsat.TOLERANCE):
+                break
+            time.sleep(0.1)
+        row = np.asarray(start, dtype=np.intp)
+        value = mapping_value(ev, row)
+        return exact.ExactResult(value, row, False, "limited", value, True, "", 0.0, 1.0)
+
+    monkeypatch.setattr(engine, "BESIDE_PAIRS", 10_000)
+    monkeypatch.setattr(lns, "FREED", 7)
+    monkeypatch.setattr(lns, "FEWEST", 7)
+    monkeypatch.setattr(lns, "improve", watched)
+    monkeypatch.setattr(cpsat, "solve", unchanged)
+    res = engine.solve_both(setup, time_limit=None)
+    assert res.schedule == engine.BESIDE
+    assert res.parts["lns"]["value"] == res.value == mapping_value(ev, res.row)
+    assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+    assert res.bound <= best * (1 + 1e-12)
+    assert res.gap == pytest.approx((res.value - res.bound) / res.value)
+
+
+@needs_ortools
+def test_a_paused_search_takes_no_step_until_it_is_finished():
+    """``pause`` holds the thread before its next step (the step under way, if any,
+    is ended): paused at once and then finished, it has taken at most one step and
+    its mapping is no worse than the start."""
+    problem, best = small(7, 4, 3, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = setup.space.random(np.random.default_rng(3), 1)[0]
+    beside = lns.Beside(setup, start, time.time() + 60)
+    beside.pause()
+    out = beside.finish()
+    assert out.steps <= 1 and best <= out.value <= mapping_value(ev, start)

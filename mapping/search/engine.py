@@ -118,12 +118,12 @@ def run_tasks(tasks: list[Task], label: str, total: int | None, progress, execut
 START_SHARE = 0.1
 #: the share of the pace of the last starting run that the next one's budget counts on
 START_PACE = 0.8
-#: the share of the rest that ``both`` gives CP-SAT before the MILP: with the cluster
-#: relaxation's floor given to both, the MILP that followed never improved on CP-SAT's
-#: gap in 14 runs of ``tests/perf/bench_exact_max.py`` (10-120 s), while CP-SAT's proof
-#: of a 30 x 8 instance took 17-33 deterministic seconds (47-127 s under load); nor in
-#: 68 runs more, and 0.9 was no better in two (120 s; the research notes)
-CPSAT_SHARE = 0.75
+#: the share of the rest that ``both`` gives CP-SAT before the MILP: the MILP never
+#: improved on CP-SAT's gap (82 runs of ``tests/perf/bench_exact_max.py``), but the
+#: neighbourhoods run beside it on the core it leaves idle, and from CP-SAT's mapping
+#: they found better ones than CP-SAT's own search in the time (0.75 before: 45 x 12
+#: seed 0 at 0.46% against 0.68-0.89%, 120 s under load; the research notes)
+CPSAT_SHARE = 0.5
 #: the share of the time limit that ``both`` gives the set-partitioning bound
 #: (:mod:`mapping.search.partition_bound`), after the cluster relaxation
 PARTITION_SHARE = 0.4
@@ -206,13 +206,15 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     :data:`PACKING_SHARE` of the time limit), then the set-partitioning bound
     (:func:`~mapping.search.partition_bound.floor`, within :data:`PARTITION_SHARE` of
     the time limit; skipped where the floor already proves the starting mapping), then
-    CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from its
-    best mapping (a cutoff) and the same floor for the rest: the better mapping, the
-    higher bound, and each engine's own result in ``parts``.  While the bounds run, the
-    large-neighbourhood search (:mod:`mapping.search.lns`) improves the starting
-    mapping in a thread, on the core they leave idle, and CP-SAT starts from its
-    mapping (``parts["lns"]``).  On small instances
-    (:func:`schedule`) CP-SAT runs instead beside the bounds, from the start to the end
+    CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is
+    left, then the MILP from the best mapping so far (a cutoff) and the same floor for
+    the rest: the best mapping, the higher bound, and each engine's own result in
+    ``parts``.  The large-neighbourhood search (:mod:`mapping.search.lns`) improves
+    the starting mapping in a thread on the core the bounds and the MILP leave idle
+    (paused while CP-SAT's two workers search): CP-SAT starts from its mapping, it goes
+    on from CP-SAT's where that is better, and its best mapping counts as the engines'
+    (``parts["lns"]``).  On small instances (:func:`schedule`)
+    CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
     from mapping.search import cpsat, exact, lns, partition_bound
     if schedule(setup) == BESIDE:
@@ -229,39 +231,55 @@ def solve_both(setup: Setup, time_limit: float | None = None):
         parted = None if _proves_start(setup, floor) else partition_bound.floor(
             setup, None if deadline is None else min(PARTITION_SHARE * time_limit,
                                                      _left(deadline)), floor).value
+        floor = max(floor or 0.0, parted or 0.0) or None
+        bounded = time.time()
+        if beside is not None:
+            beside.pause()          # CP-SAT's two workers take both cores
+            if beside.best() is not None:
+                setup = replace(setup, info=dict(setup.info, incumbent=beside.best()[0]))
+        left = _left(deadline)
+        share = None if left is None else left * CPSAT_SHARE
+        first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
+                        relaxation_bound=relaxed, partition_bound=parted,
+                        packing_bound=packed)
+        second = None
+        if not first.optimal:
+            ahead = first.row
+            if beside is not None:
+                beside.offer(first.row)
+                beside.resume()
+                if beside.best() is not None and beside.best()[1] < first.value:
+                    ahead = beside.best()[0]
+            second = exact.solve(replace(setup, info=dict(setup.info, incumbent=ahead)),
+                                 time_limit=_left(deadline), relaxed=floor,
+                                 solve_relaxation=False)
     finally:
         found = None if beside is None else beside.finish()
-    floor = max(floor or 0.0, parted or 0.0) or None
-    parts, steps = {}, []
+    parts = {}
+    steps = []
     if found is not None:
-        parts["lns"] = {"value": found.value, "bound": None, "gap": None,
-                        "optimal": False, "steps": found.steps,
-                        "improved": found.improved, "seconds": round(found.seconds, 3)}
-        steps = [{"seconds": at, "value": value, "bound": None, "gap": None}
-                 for at, value in found.trace]
-        if found.improved:
-            setup = replace(setup, info=dict(setup.info, incumbent=found.row))
-    left = _left(deadline)
-    share = None if left is None else left * CPSAT_SHARE
-    first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
-                    relaxation_bound=relaxed, partition_bound=parted, packing_bound=packed)
-    if found is not None:   # the start's value, as without the neighbourhoods
-        first = replace(first, trace=tuple(steps) + tuple(first.trace),
-                        incumbent=found.start)
+        parts["lns"] = lns.part(found)
+        steps = lns.steps(found.trace, bounded, floor)
+        # the start's value, as without the neighbourhoods
+        first = replace(first, incumbent=found.start)
     parts["cpsat"] = _summary(first, began)
-    if first.optimal:
-        return replace(first, engine="both", parts=parts, schedule=IN_ORDER)
-    second = exact.solve(replace(setup, info=dict(setup.info, incumbent=first.row)),
-                         time_limit=_left(deadline), relaxed=floor,
-                         solve_relaxation=False)
-    parts["milp"] = _summary(second, began)
-    best = min((first, second), key=lambda r: r.value)
+    trace = lns.merged(steps + list(first.trace))
+    if second is None and (found is None or found.value >= first.value):
+        return replace(first, engine="both", parts=parts, schedule=IN_ORDER, trace=trace)
+    results = [first]
+    if second is not None:
+        parts["milp"] = _summary(second, began)
+        results.append(second)
+    best = min(results, key=lambda r: r.value)
+    if found is not None and found.value < best.value:
+        best = replace(best, value=found.value, row=found.row)
     bounds = [(r.bound, name) for r, name in ((first, "cpsat"), (second, "milp"))
-              if r.bound is not None]
+              if r is not None and r.bound is not None]
     bound = min(max(bounds)[0], best.value) if bounds else None
-    return _joined(best, bound, first.optimal or second.optimal,
-                   first.limited or second.limited, "CP-SAT then the MILP", time_limit,
-                   first.trace, second.status, first.incumbent, relaxed, parts,
+    return _joined(best, bound, first.optimal or (second is not None and second.optimal),
+                   first.limited or (second is not None and second.limited),
+                   "CP-SAT then the MILP", time_limit, trace,
+                   (second or first).status, first.incumbent, relaxed, parts,
                    first.pair_bound, parted, IN_ORDER, packed)
 
 
@@ -274,10 +292,13 @@ def _beside(setup: Setup, time_limit: float | None = None):
     the partition bound check that between their programs, as they check their
     deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
     are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
-    it they run to their end).  The mapping is CP-SAT's (never worse than the start),
-    the bound the highest of the four."""
+    it they run to their end).  Once the bounds have ended, the large-neighbourhood
+    search (:class:`~mapping.search.lns.Beside`) takes their core from the start
+    until CP-SAT's search ends.  The mapping is the better of CP-SAT's and the
+    neighbourhoods' (never worse than the start), the bound the highest of the
+    four."""
     import threading
-    from mapping.search import cpsat, exact, partition_bound
+    from mapping.search import cpsat, exact, lns, partition_bound
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     box: dict = {}
@@ -295,7 +316,7 @@ def _beside(setup: Setup, time_limit: float | None = None):
 
     thread = threading.Thread(target=prove, name="cpsat", daemon=True)
     thread.start()
-    relaxed = parted = packed = None
+    relaxed = parted = packed = found = None
     try:
         relaxed = exact.cluster_floor(setup, time_limit,
                                       incumbent=setup.info.get("incumbent"),
@@ -310,6 +331,13 @@ def _beside(setup: Setup, time_limit: float | None = None):
         floor = max(floor, parted or 0.0)
         if "solver" in box and _proves_start(setup, floor):
             box["solver"].stop_search()
+        start = setup.info.get("incumbent")
+        if not ended.is_set() and start is not None:
+            # the bounds' core is idle until CP-SAT ends: the neighbourhoods use it
+            beside = lns.Beside(setup, start, math.inf if deadline is None else deadline,
+                                setup.seed)
+            ended.wait(None if deadline is None else _left(deadline))
+            found = beside.finish()
     finally:
         thread.join(None if deadline is None else _left(deadline) + 1.0)
         if thread.is_alive() and "solver" in box:   # never leave it running at exit
@@ -318,11 +346,17 @@ def _beside(setup: Setup, time_limit: float | None = None):
     if "error" in box:
         raise box["error"]
     res = box["result"]
+    parts, trace = {"cpsat": _summary(res, began)}, res.trace
+    if found is not None:
+        parts["lns"] = lns.part(found)
+        trace = lns.merged(list(trace) + lns.steps(found.trace, 0.0, floor or None))
+        if found.value < res.value:
+            res = replace(res, value=found.value, row=found.row)
     bound = min(max(relaxed or 0.0, parted or 0.0, packed or 0.0, res.bound or 0.0),
                 res.value)
-    return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, res.trace,
-                   res.status, res.incumbent, relaxed, {"cpsat": _summary(res, began)},
-                   res.pair_bound, parted, BESIDE, packed)
+    return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, trace,
+                   res.status, res.incumbent, relaxed, parts, res.pair_bound, parted,
+                   BESIDE, packed)
 
 
 def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumbent,

@@ -15,11 +15,15 @@ to optimality, never below :data:`FEWEST`: small neighbourhoods solved exactly b
 large ones cut by the step's time (the research notes).
 
 ``auto`` (:func:`mapping.search.engine.solve_both`) runs it with one worker in a thread
-beside the bounds, on the core they leave idle (CP-SAT releases the interpreter while
-it solves), and hands its mapping to CP-SAT's full search as the hint and cutoff.
+on the core the bounds and the MILP leave idle (CP-SAT releases the interpreter while
+it solves), paused during CP-SAT's full search: it hands its mapping to that search
+as the hint and cutoff, goes on from CP-SAT's where better (:meth:`Beside.offer`) and
+its best counts as the engines'.  On small instances it runs once the bounds have
+ended, beside CP-SAT's proof.
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -61,11 +65,15 @@ class Outcome:
     trace: list = field(default_factory=list)
 
 
-def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
-            ) -> Outcome:
+def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None,
+            offered=None, seen=None, hold=None) -> Outcome:
     """The large-neighbourhood search from the mapping ``row`` until ``deadline``
     (``time.time()``) or until ``stop()`` is true; ``started(solver)`` is called with
-    each step's solver (so that another thread may end it).  Never worse than ``row``."""
+    each step's solver (so that another thread may end it).  Before each step
+    ``offered()`` may give a mapping found elsewhere (or None): when it is better, the
+    search goes on from it (it is the best, not an improvement of the search's own);
+    ``seen(row, value)`` is called with every better mapping, and ``hold()`` before
+    each step (it may wait).  Never worse than ``row``."""
     from ortools.sat.python import cp_model
     from mapping.search import cpsat
     from mapping.search.exact import mapping_value, symmetry_classes
@@ -83,6 +91,18 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
     rng = np.random.default_rng(seed)
     size, stalled = min(FREED, A), 0
     while not stop() and time.time() < deadline - 0.05:
+        if hold is not None:
+            hold()
+            if stop():
+                break
+        other = None if offered is None else offered()
+        if other is not None and mapping_value(ev, other) < best.value:
+            best.row, best.value = np.asarray(other, dtype=np.intp).copy(), \
+                mapping_value(ev, other)
+            cur, now = cpsat.canonical_row(best.row, symmetry_classes(setup)), best.value
+            built.hint(built.model, cur)
+            if seen is not None:
+                seen(best.row, best.value)
         loads = built.element_loads(cur)
         top = int(loads.max(initial=0))
         free = _carriers(built, cur, np.flatnonzero(loads >= top), rng, size)
@@ -122,6 +142,8 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None
             best.improved += 1
             stalled = 0
             best.trace.append((time.time(), value))
+            if seen is not None:
+                seen(best.row, best.value)
         if value <= now * (1 + SIDEWAYS) and (new != cur).any():
             cur, now = new, value
             built.hint(built.model, cur)
@@ -157,19 +179,34 @@ def _lower_priority() -> None:
 
 
 class Beside:
-    """:func:`improve` in a thread from ``row`` until ``deadline`` or :meth:`finish`."""
+    """:func:`improve` in a thread from ``row`` until ``deadline`` or :meth:`finish`;
+    :meth:`best` reads its best mapping meanwhile, :meth:`offer` hands it one found
+    elsewhere, and :meth:`pause` holds it (after its step under way) until
+    :meth:`resume`."""
 
     def __init__(self, setup, row, deadline: float, seed: int = 0):
         self._stop = threading.Event()
         self._solver = None
         self._box: dict = {}
+        self._best = None               # (row, value): one assignment, read whole
+        self._offer = None
+        self._go = threading.Event()
+        self._go.set()
         self.began = time.time()
+
+        def seen(row, value):
+            self._best = (row.copy(), value)
+
+        def offered():
+            other, self._offer = self._offer, None
+            return other
 
         def run():
             try:
                 _lower_priority()
                 self._box["outcome"] = improve(setup, row, deadline, self._stop.is_set,
-                                               seed, self._started)
+                                               seed, self._started, offered, seen,
+                                               self._go.wait)
             except BaseException as err:    # re-raised by finish, in the caller's thread
                 self._box["error"] = err
 
@@ -178,15 +215,69 @@ class Beside:
 
     def _started(self, solver) -> None:
         self._solver = solver
-        if self._stop.is_set():
+        if self._stop.is_set() or not self._go.is_set():
             solver.stop_search()
+
+    def best(self):
+        """The best mapping found so far, ``(row, value)``, or None if none beat the
+        start (the search goes on)."""
+        return self._best
+
+    def pause(self) -> None:
+        """Hold the search after its step under way (which is ended now)."""
+        self._go.clear()
+        if self._solver is not None:
+            self._solver.stop_search()
+
+    def resume(self) -> None:
+        self._go.set()
+
+    def offer(self, row) -> None:
+        """Hand the search a mapping found elsewhere: it goes on from it if better."""
+        self._offer = np.asarray(row, dtype=np.intp).copy()
 
     def finish(self) -> Outcome:
         """Stop the search and return its outcome."""
         self._stop.set()
+        self._go.set()
         if self._solver is not None:
             self._solver.stop_search()
         self._thread.join()
         if "error" in self._box:
             raise self._box["error"]
         return self._box["outcome"]
+
+
+def part(found: Outcome) -> dict:
+    """The search's entry in ``parts`` of :func:`mapping.search.engine.solve_both`."""
+    return {"value": found.value, "bound": None, "gap": None, "optimal": False,
+            "steps": found.steps, "improved": found.improved,
+            "seconds": round(found.seconds, 3)}
+
+
+def merged(steps) -> tuple:
+    """Two searches' trace steps in time order, each with the best value and bound so
+    far (a step that improves neither is left out)."""
+    out, value, bound = [], math.inf, None
+    for s in sorted(steps, key=lambda s: s["seconds"]):
+        v = min(value, s["value"])
+        b = bound if s["bound"] is None else max(bound or 0.0, s["bound"])
+        if v == value and b == bound:
+            continue
+        value, bound = v, b
+        b = None if b is None else min(b, v)
+        out.append({"seconds": s["seconds"], "value": v, "bound": b,
+                    "gap": None if b is None else (v - b) / v if v else 0.0})
+    return tuple(out)
+
+
+def steps(improvements, bounded: float, floor: float | None) -> list:
+    """The search's improvements ``(time.time(), value)`` as trace steps: without
+    a bound before the bounds ended (at ``bounded``), with ``floor`` after."""
+    out = []
+    for at, value in improvements:
+        bound = floor if at >= bounded and floor is not None else None
+        out.append({"seconds": at, "value": value,
+                    "bound": None if bound is None else min(bound, value),
+                    "gap": None if bound is None else (value - min(bound, value)) / value})
+    return out

@@ -139,6 +139,9 @@ def run(code: Path, files, limit: float, engine: str | None) -> dict:
         out["bound_source"] = doc["bound_source"]
     if "engines" in doc:
         out["engines"] = {k: v.get("gap") for k, v in doc["engines"].items()}
+        if "lns" in doc["engines"]:       # the neighbourhoods' value, steps, improvements
+            lns = doc["engines"]["lns"]
+            out["lns"] = [lns.get("value"), lns.get("steps"), lns.get("improved")]
     if doc.get("optimal") and doc.get("trace"):
         # the first step at the optimum's gap: the proof, which the process may outlast
         out["proof_seconds"] = next(s["seconds"] for s in doc["trace"]
