@@ -60,15 +60,17 @@ STEPS_BEFORE_WHOLE = 16
 #: costs less than steps
 SMALL_WHOLE = 20_000
 #: a step of ``K`` whose graph has negative heights costs far more per edge than the
-#: whole iteration's (Bellman-Ford for circuits without tokens): Kiter's JPEG2000_sized
+#: whole iteration's (measured when circuits without tokens were sought by Bellman-Ford,
+#: before the policy iteration of :mod:`moc.cycle_ratio`): Kiter's JPEG2000_sized
 #: took nine steps of 0.6-1.5 s each before its whole iteration, solved in 0.6 s
 WHOLE_FACTOR = 16
 
 #: checks of the symbolic execution (:class:`_Symbolic`) per node and edge of a
 #: constraint graph that admits no schedule, and the checks taken at least: a check
 #: (an actor or input channel looked at in a round) costs about a microsecond,
-#: Bellman-Ford 0.1-2 µs an edge (its rounds over the graphs of SDF3's generator's
-#: g0012-dead), so each proof gets about as much time as the other
+#: the search for a circuit without tokens 0.1-2 µs an edge (Bellman-Ford's rounds over
+#: the graphs of SDF3's generator's g0012-dead, when it was that), so each proof gets
+#: about as much time as the other
 CHECKS_PER_EDGE = 1
 LEAST_CHECKS = 20_000
 

@@ -523,15 +523,14 @@ def _nonpositive_cycle(n, u, v, h, exact, order=None):
         if not kept.any():
             return None
         return _any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))
-    # Bellman-Ford on integer costs that are negative exactly on cycles of height ≤ 0:
-    # a cycle of L ≤ n edges costs (n+1)·Σh − L
-    if exact:
-        small = h.dtype != object and int(np.abs(h).max()) * (n + 2) < 2 ** 62
-        costs = h * (n + 1) - 1 if small else \
-            integer_array((h.astype(object) * (n + 1) - 1).tolist())
-    else:
-        costs = h                                              # floats: Σh < 0 only
-    return _negative_cycle(n, u, v, costs)
+    # a cycle of height sum ≤ 0 (< 0 in floats) is one of mean height ≤ 0: the maximum
+    # cycle mean of −h (heights 1) by the policy iteration above (exact for integers),
+    # whose iterations are few in practice (Dasdan, 2004), where Bellman-Ford's rounds
+    # follow the longest shortest path (seed 28's g0019: 609,560 nodes, no such cycle)
+    ratio, cycle = max_cycle_ratio_arrays(n, u, v, -h, np.ones(len(h), dtype=np.int64))
+    if ratio is not None and (ratio >= 0 if exact else ratio > 0):
+        return list(cycle)
+    return None
 
 
 def _any_cycle(n, pairs):
@@ -556,65 +555,6 @@ def _any_cycle(n, pairs):
             else:
                 state[path.pop()] = 2
                 work.pop()
-    return None
-
-
-def _negative_cycle(n, u, v, c):
-    """A cycle of negative cost, or None: Bellman-Ford, every edge relaxed at once (a
-    numpy operation a round), from distance 0 at every node; a cycle of the parent
-    pointers is checked exactly and returned when negative.  Rounds go on until none
-    relaxes (no negative cycle) or one is found, ``n`` rounds at most once settled."""
-    if not len(c):
-        return None
-    integral = c.dtype != np.float64
-    least = min(int(c.min()), 0) if integral else 0     # distances start at 0, only fall
-    kind = float if not integral else np.int64 if max(-least, int(c.max())) < 2 ** 61 \
-        else object                         # int64 while no sum can overflow, then Python
-    c, distance = c.astype(kind), np.zeros(n, dtype=kind)
-    parent = np.full(n, -1, dtype=np.int64)
-    check = 8
-    for rounds in range(1, 2 * n + 2):
-        if kind is np.int64 and int(distance.min()) + least < -2 ** 62:
-            kind, c, distance = object, c.astype(object), distance.astype(object)
-        candidate = distance[u] + c
-        lowered = distance.copy()
-        np.minimum.at(lowered, v, candidate)
-        changed = lowered < distance
-        if not changed.any():
-            return None
-        attained = changed[v] & (candidate == lowered[v])
-        parent[v[attained]] = u[attained]
-        distance = lowered
-        if rounds >= check or rounds > n:
-            check *= 2
-            cycle = _parent_cycle(parent, u, v, c)
-            if cycle is not None:
-                return cycle
-    raise AssertionError("Bellman-Ford found no negative cycle in 2n + 1 rounds")
-
-
-def _parent_cycle(parent, u, v, c):
-    """A cycle of the parent pointers whose cost (the cheapest edge of each step) is
-    negative, or None: pointer doubling sends every node onto a cycle or a root."""
-    n = len(parent)
-    nodes = np.arange(n)
-    step = np.where(parent < 0, nodes, parent)
-    reach = step.copy()
-    for _ in range(max(1, int(n).bit_length())):
-        reach = reach[reach]
-    for node in sorted_unique(reach[parent[reach] >= 0]):
-        cycle, here = [int(node)], int(step[node])
-        while here != node and len(cycle) <= n:
-            cycle.append(here)
-            here = int(step[here])
-        if here != node:
-            continue
-        cycle.reverse()                                     # parents point backwards
-        cost = 0
-        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
-            cost += int(c[(u == a) & (v == b)].min())
-        if cost < 0:
-            return cycle
     return None
 
 

@@ -7,7 +7,8 @@ import networkx as nx
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from moc.cycle_ratio import CycleRatio, UnboundedCycleError, max_cycle_ratio
+from moc.cycle_ratio import CycleRatio, UnboundedCycleError, _nonpositive_cycle, \
+    max_cycle_ratio
 from moc.errors import SDFError
 
 
@@ -100,14 +101,93 @@ def test_a_cycle_without_height_is_unbounded(edges, cycle):
 def test_a_long_ring_of_tall_heights_is_told_exactly_in_int64(last, unbounded):
     """A ring of 1,000 nodes, heights 2^42 and −2^42 on two edges and ``last`` on the
     closing one: the height sum is ``last``, so the ring has no height (unbounded) for
-    0, and ratio 1000 (a weight of 1 per edge) for 1.  Bellman-Ford's costs
-    ``(n + 1)·h − 1`` are about 2^52, and ``n`` of them about 2^62: the worst case
-    passes int64, so they were Python numbers (seed 28's g0019: 1.2 million edges, a
-    second a round); the distances stay far from it, so the rounds are in int64 now,
-    and a cycle's sum is added in Python integers (exact either way)."""
+    0, and ratio 1000 (a weight of 1 per edge) for 1.  The search for a cycle without
+    height sums them to about 2^42 only (the mean of −h), well inside int64."""
     n = 1000
     heights = [2 ** 42, -2 ** 42] + [0] * (n - 3) + [last]
     edges = [(i, (i + 1) % n, 1, heights[i]) for i in range(n)]
+    if unbounded:
+        with pytest.raises(UnboundedCycleError) as info:
+            max_cycle_ratio(range(n), edges)
+        assert sorted(info.value.cycle) == list(range(n))
+    else:
+        found = max_cycle_ratio(range(n), edges)
+        assert found.ratio == n and len(found.cycle) == n
+
+
+def lowest_height(nodes, edges):
+    """The least Σh over the simple cycles, every choice of parallel edges (None: no
+    cycle); a closed walk is a union of simple cycles, so none has a lower sum."""
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    lowest = {}
+    for u, v, _, h in edges:
+        g.add_edge(u, v)
+        lowest[u, v] = min(h, lowest.get((u, v), h))
+    return min((sum(lowest[p] for p in zip(c, c[1:] + c[:1])) for c in nx.simple_cycles(g)),
+               default=None), lowest
+
+
+signed_graphs = st.integers(1, 6).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(0, 9), st.integers(-4, 4)), max_size=12)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(signed_graphs)
+def test_a_cycle_without_height_is_found_iff_exhaustive_search_finds_one(graph):
+    """Heights of either sign: unbounded exactly where some simple cycle's heights sum
+    to zero or less (every simple cycle enumerated by networkx), and the cycle named
+    is one of them; else the ratio is the brute force's."""
+    n, edges = graph
+    least, lowest = lowest_height(range(n), edges)
+    if least is not None and least <= 0:
+        with pytest.raises(UnboundedCycleError) as info:
+            max_cycle_ratio(range(n), edges)
+        cycle = list(info.value.cycle)
+        assert len(set(cycle)) == len(cycle)
+        assert sum(lowest[p] for p in zip(cycle, cycle[1:] + cycle[:1])) <= 0
+    else:
+        assert max_cycle_ratio(range(n), edges).ratio == brute_force(range(n), edges)
+
+
+@settings(max_examples=100, deadline=None)
+@given(signed_graphs)
+def test_a_negative_height_sum_agrees_with_networkx_bellman_ford(graph):
+    """networkx's Bellman-Ford on the heights: a negative cycle exists exactly where
+    the search finds a cycle of height sum below zero (floats: zero is not told)."""
+    n, edges = graph
+    g = nx.MultiDiGraph()
+    g.add_nodes_from(range(n))
+    for u, v, _, h in edges:
+        g.add_edge(u, v, weight=h)
+    negative = nx.negative_edge_cycle(g)
+    floats = [(u, v, float(w), float(h)) for u, v, w, h in edges]
+    if negative:
+        with pytest.raises(UnboundedCycleError) as info:
+            max_cycle_ratio(range(n), floats)
+        cycle = list(info.value.cycle)
+        assert sum(min(d["weight"] for d in g[a][b].values())
+                   for a, b in zip(cycle, cycle[1:] + cycle[:1])) < 0
+    elif any(h < 0 for *_, h in edges):
+        import numpy as np
+        u, v, h = (np.array([e[i] for e in floats]) for i in (0, 1, 3))
+        assert _nonpositive_cycle(n, u.astype(np.int64), v.astype(np.int64), h,
+                                  False) is None
+
+
+@pytest.mark.parametrize("last, unbounded", [(-(50_000 - 1), True), (-(50_000 - 2), False)])
+def test_a_long_ring_with_chords_is_told_without_a_round_per_edge(last, unbounded):
+    """A ring of 50,000 nodes, height 1 on every edge but the closing one (``last``),
+    and a chord ``i -> i + 2`` of height 3 at every node (two ring edges sum to 2, so a
+    chord only adds height); weights 1.  The ring's sum is 0 for the first ``last``:
+    unbounded, the whole ring named (every other cycle winds once at least and adds
+    chords or windings); 1 for the second: ratio 50,000 / 1 (``k`` chords give
+    ``(50,000 − k)/(1 + k)``).  Bellman-Ford from 0 everywhere needs a round per edge
+    of the ring to close it (the search used to, 25,000 rounds and more)."""
+    n = 50_000
+    edges = [(i, i + 1, 1, 1) for i in range(n - 1)] + [(n - 1, 0, 1, last)] + \
+        [(i, (i + 2) % n, 1, 3) for i in range(n)]
     if unbounded:
         with pytest.raises(UnboundedCycleError) as info:
             max_cycle_ratio(range(n), edges)
