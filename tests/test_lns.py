@@ -112,6 +112,18 @@ def test_an_offered_mapping_is_taken_when_better_and_ignored_when_not():
     assert worse.value == out.value and worse.improved == 0
 
 
+def _from_a_worse_start(seed):
+    """A 7 x 4 instance whose search starts from a random mapping worse than the
+    exhaustive optimum ``best``: the setup, its evaluator, ``best`` and the start."""
+    problem, best = small(7, 4, seed, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = setup.space.random(np.random.default_rng(seed), 1)[0]
+    assert mapping_value(ev, start) > best * (1 + 1e-9)
+    setup.info["incumbent"] = start
+    return setup, ev, best, start
+
+
 @needs_ortools
 def test_both_in_order_keeps_the_neighbourhoods_mapping_after_the_bounds(monkeypatch):
     """In order, the neighbourhoods go on while CP-SAT and the MILP run, and their
@@ -119,12 +131,7 @@ def test_both_in_order_keeps_the_neighbourhoods_mapping_after_the_bounds(monkeyp
     (the MILP once the neighbourhoods have reached the exhaustive optimum, which they
     do, for every actor is freed at every step)."""
     from mapping.search import engine, exact
-    problem, best = small(7, 4, 3, False)
-    setup = prepare(problem, "time", "max")
-    ev = setup.objectives.evaluators[0]
-    start = setup.space.random(np.random.default_rng(3), 1)[0]
-    assert mapping_value(ev, start) > best * (1 + 1e-9)
-    setup.info["incumbent"] = start
+    setup, ev, best, start = _from_a_worse_start(3)
     made = []
 
     class Watched(lns.Beside):
@@ -166,12 +173,7 @@ def test_beside_the_bounds_the_neighbourhoods_take_their_core_once_they_end(monk
     where it is better: here CP-SAT returns the start once they have reached the
     exhaustive optimum (every actor freed at every step)."""
     from mapping.search import engine, exact
-    problem, best = small(7, 4, 9, False)
-    setup = prepare(problem, "time", "max")
-    ev = setup.objectives.evaluators[0]
-    start = setup.space.random(np.random.default_rng(9), 1)[0]
-    assert mapping_value(ev, start) > best * (1 + 1e-9)
-    setup.info["incumbent"] = start
+    setup, ev, best, start = _from_a_worse_start(9)
     values, improve = [], lns.improve
 
     def watched(setup, row, deadline, stop=None, seed=0, started=None, offered=None,
