@@ -4,6 +4,24 @@ from __future__ import annotations
 
 import os
 
+#: the most characters of a source line shown: a minified file (SDF3's XML, ONNX's
+#: JSON) is one line of thousands, of which the part around the column is shown
+WIDTH = 100
+ELLIPSIS = "..."
+
+
+def _window(src: str, col: int | None) -> tuple[str, int | None]:
+    """The part of ``src`` shown, at most :data:`WIDTH` characters around ``col``
+    (1-based) with ``...`` where it is cut, and the column within it."""
+    if len(src) <= WIDTH:
+        return src, col
+    target = min(max(col or 1, 1), len(src) + 1) - 1
+    start = max(0, min(target - WIDTH // 2, len(src) - WIDTH))
+    shown = src[start:start + WIDTH]
+    head = ELLIPSIS if start else ""
+    tail = ELLIPSIS if start + WIDTH < len(src) else ""
+    return head + shown + tail, None if col is None else target - start + len(head) + 1
+
 
 def _source_line(filename, line, source):
     text = source
@@ -46,6 +64,7 @@ def format_diagnostic(message: str, origin=None, source: str | None = None,
     if src is None:
         return out
     src = src.expandtabs(8) if col is None else src
+    src, col = _window(src, col)
     out += "\n    " + src
     if col is not None and col >= 1:
         # keep tabs under tabs so that the caret lines up in a terminal

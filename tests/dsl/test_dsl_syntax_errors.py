@@ -124,3 +124,21 @@ def test_load_errors(tmp_path):
         dsl.load_sdf(tmp_path / "nope.sdf")
     with pytest.raises(ParseError, match="unknown file kind"):
         dsl.load(tmp_path / "x.txt")
+
+
+@pytest.mark.parametrize("col", [1, 40, 51, 52, 2500, 4950, 4951, 4999, 5000, 5001])
+def test_a_minified_line_is_shown_around_its_column(col):
+    """SDF3's XML often comes as one line of thousands of characters: the diagnostic
+    shows 100 of them around the column, cut with '...', and the caret stays under the
+    character the column names (or one past the end)."""
+    line = "".join(chr(ord("a") + i % 26) for i in range(5000))
+    shown, caret = format_diagnostic("m", ("f.xml", 1, col), source=line).split("\n")[1:]
+    shown, caret = shown[4:], caret[4:]
+    assert len(shown) <= 106 and caret.strip() == "^"
+    under = caret.index("^")
+    if col <= len(line):
+        assert shown[under] == line[col - 1]
+        assert shown[max(0, under - 3):under + 4] in line
+    else:
+        assert under == len(shown)
+    assert shown.startswith("...") == (col > 51) and shown.endswith("...") == (col <= 4950)
