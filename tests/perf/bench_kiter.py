@@ -235,8 +235,9 @@ def mapeval_process(paths, simulate: bool, timeout: float, code: Path = ROOT, di
             answers.append({"error": entry["error"]["message"][:160]})
         else:
             answers.append({"period": entry["exact"]["period"]})
-    answers += [{"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:160]}
-                ] * (len(paths) - len(answers))
+    said = done.stderr.strip().splitlines() or ["no output"]
+    message = next((line for line in said if "error:" in line), said[-1])  # not the caret
+    answers += [{"error": message[:160]}] * (len(paths) - len(answers))
     return answers, seconds, cpu
 
 
