@@ -540,3 +540,12 @@ class SearchResult:
                 lines.append("  " + "  ".join(f"{p['values'][n]:>12.6g}" for n in names)
                              + f"  {m}")
         return "\n".join(lines)
+
+
+def trace_step(seconds: float, value: float, bound: float | None) -> dict:
+    """One step of an exact search's ``trace``: the best ``value`` and the ``bound``
+    proven at ``seconds`` (``time.time()`` until the caller counts from its start),
+    with the relative gap between them (None without a bound; 0 at a value of 0)."""
+    gap = None if bound is None else (value - bound) / value if value else 0.0
+    return {"seconds": float(seconds), "value": float(value),
+            "bound": None if bound is None else float(bound), "gap": gap}

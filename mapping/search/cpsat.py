@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 from mapping.search.bounds import element_tables, pair_bound
-from mapping.search.common import SearchError
+from mapping.search.common import SearchError, trace_step
 
 #: one integer unit of cost, relative to the reference load (the starting value)
 PRECISION = 1e-9
@@ -337,9 +337,7 @@ def _gaps(steps) -> tuple:
     out, best = [], 0.0
     for seconds, value, bound in steps:
         best = max(best, bound or 0.0)
-        b = min(best, value)
-        out.append({"seconds": float(seconds), "value": float(value),
-                    "bound": float(b), "gap": (value - b) / value if value else 0.0})
+        out.append(trace_step(seconds, value, min(best, value)))
     return tuple(out)
 
 

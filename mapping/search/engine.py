@@ -13,7 +13,8 @@ from mapping.evaluation.batch import BatchEvaluator
 from mapping.semantics.problem import Problem
 from mapping.search.common import (DEFAULT_BUDGET, DEFAULT_SHARDS, Objectives, Progress,
                                    Scalarizer, SearchError, SearchResult, ShardResult,
-                                   Space, Tracker, build_space, combine, weight_vectors)
+                                   Space, Tracker, build_space, combine, trace_step,
+                                   weight_vectors)
 
 from mapping.search.strategies import STRATEGIES, heuristics
 from mapping.semantics.metrics import aggregation_label, system_metrics
@@ -373,8 +374,7 @@ def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumb
         f"optimality; the mapping is the best found so far (gap {gap:.2%} to the proven "
         f"bound {bound:.6g})")
     steps = list(trace) + ([] if bound is None else [
-        {"seconds": time.time(), "value": float(best.value), "bound": float(bound),
-         "gap": gap}])
+        trace_step(time.time(), best.value, bound)])
     return exact.ExactResult(best.value, best.row, optimal, status, best.value, limited,
                              message, bound, gap, incumbent, relaxed, engine="both",
                              trace=tuple(steps), parts=parts, pair_bound=pair_bound,

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mapping.search.common import trace_step
+
 #: the seconds of one step's solve
 STEP_SECONDS = 1.0
 #: the actors freed at first
@@ -265,9 +267,7 @@ def merged(steps) -> tuple:
         if v == value and b == bound:
             continue
         value, bound = v, b
-        b = None if b is None else min(b, v)
-        out.append({"seconds": s["seconds"], "value": v, "bound": b,
-                    "gap": None if b is None else (v - b) / v if v else 0.0})
+        out.append(trace_step(s["seconds"], v, None if b is None else min(b, v)))
     return tuple(out)
 
 
@@ -277,7 +277,5 @@ def steps(improvements, bounded: float, floor: float | None) -> list:
     out = []
     for at, value in improvements:
         bound = floor if at >= bounded and floor is not None else None
-        out.append({"seconds": at, "value": value,
-                    "bound": None if bound is None else min(bound, value),
-                    "gap": None if bound is None else (value - min(bound, value)) / value})
+        out.append(trace_step(at, value, None if bound is None else min(bound, value)))
     return out
