@@ -4,6 +4,7 @@ in ``tests/data/search_instances`` (``optima.json``: values and how they were fo
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -117,6 +118,16 @@ def test_exact_stopped_early_reports_bound_and_gap(stopped_early):
     doc = res.to_dict()
     assert doc["optimal"] is False and doc["time_limit_hit"] is True
     assert (doc["bound"], doc["gap"]) == (bound, gap)
+
+
+def test_one_gap_rule_for_every_engine_and_the_trace():
+    from mapping.search.common import relative_gap, trace_step
+    assert relative_gap(4.0, 3.0) == 0.25                  # (4 - 3) / 4
+    assert relative_gap(4.0, None) is None
+    assert relative_gap(0.0, 0.0) == 0.0                   # a free mapping is optimal
+    assert relative_gap(0.0, -1.0) == math.inf             # nothing relative to 0
+    assert relative_gap(-2.0, -3.0) == 0.5                 # (-2 + 3) / |-2|
+    assert trace_step(1.5, 0.0, -1.0)["gap"] == math.inf   # the trace says the same
 
 
 def test_exact_cli_reports_the_bound(capsys, stopped_early):

@@ -542,10 +542,22 @@ class SearchResult:
         return "\n".join(lines)
 
 
+def relative_gap(value: float, bound: float | None) -> float | None:
+    """The gap ``(value − bound) / |value|`` between a mapping's ``value`` and a proven
+    lower ``bound`` on the optimum: None without a bound, 0 where the bound meets the
+    value (a value of 0 over a bound of 0 included), infinite at a value of 0 above a
+    negative bound."""
+    if bound is None:
+        return None
+    if value == bound:
+        return 0.0
+    return (value - bound) / abs(value) if value else math.inf
+
+
 def trace_step(seconds: float, value: float, bound: float | None) -> dict:
     """One step of an exact search's ``trace``: the best ``value`` and the ``bound``
     proven at ``seconds`` (``time.time()`` until the caller counts from its start),
-    with the relative gap between them (None without a bound; 0 at a value of 0)."""
-    gap = None if bound is None else (value - bound) / value if value else 0.0
+    with their :func:`relative_gap`."""
+    gap = relative_gap(value, bound)
     return {"seconds": float(seconds), "value": float(value),
             "bound": None if bound is None else float(bound), "gap": gap}

@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 from mapping.search.bounds import element_tables, pair_bound
-from mapping.search.common import SearchError, trace_step
+from mapping.search.common import SearchError, relative_gap, trace_step
 
 #: one integer unit of cost, relative to the reference load (the starting value)
 PRECISION = 1e-9
@@ -301,7 +301,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     if floor is not None:
         bound = max(bound, floor)
     bound = max(min(bound, value), 0.0)
-    gap = 0.0 if value == bound else (value - bound) / value if value else math.inf
+    gap = relative_gap(value, bound)
     optimal = gap <= TOLERANCE
     limited = not optimal and status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE)
     message = ""
@@ -321,7 +321,7 @@ def _unsolved(setup, incumbent, floor, time_limit, began):
     pair = pair_bound(*element_tables(ev), setup.space.allowed)
     value = mapping_value(ev, incumbent)
     bound = min(max(pair, floor or 0.0), value)
-    gap = (value - bound) / value if value else 0.0
+    gap = relative_gap(value, bound)
     message = (f"the time limit of {time_limit or 0:g} s ran out while building the "
                f"CP-SAT model; the mapping is the starting one (gap {gap:.2%} to the "
                f"bound {bound:.6g})")

@@ -13,8 +13,8 @@ from mapping.evaluation.batch import BatchEvaluator
 from mapping.semantics.problem import Problem
 from mapping.search.common import (DEFAULT_BUDGET, DEFAULT_SHARDS, Objectives, Progress,
                                    Scalarizer, SearchError, SearchResult, ShardResult,
-                                   Space, Tracker, build_space, combine, trace_step,
-                                   weight_vectors)
+                                   Space, Tracker, build_space, combine, relative_gap,
+                                   trace_step, weight_vectors)
 
 from mapping.search.strategies import STRATEGIES, heuristics
 from mapping.semantics.metrics import aggregation_label, system_metrics
@@ -366,7 +366,7 @@ def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumb
     none) and the gap between them; optimal where an engine ``proven`` it or the gap is
     within CP-SAT's tolerance, else ``limited`` as the engines (named ``who``) were."""
     from mapping.search import cpsat, exact
-    gap = None if bound is None else (best.value - bound) / best.value if best.value else 0.0
+    gap = relative_gap(best.value, bound)
     optimal = proven or (gap is not None and gap <= cpsat.TOLERANCE)
     limited = not optimal and limited
     message = "" if not limited or bound is None else (

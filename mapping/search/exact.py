@@ -48,7 +48,7 @@ from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_matrix
 
 from mapping.search.bounds import communication_bound
-from mapping.search.common import SearchError
+from mapping.search.common import SearchError, relative_gap
 from mapping.search.highs import milp
 from mapping.search.relaxation import relax
 from mapping.semantics.traffic import CHARGED_ENDS, channel_cost, charged_paid
@@ -404,9 +404,7 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=N
     if bound is not None:
         bound = min(bound, value)            # solver tolerances: never above the value
         bound = max(bound, 0.0) if value >= 0 else bound
-    gap_ = None
-    if bound is not None:
-        gap_ = 0.0 if value == bound else (value - bound) / abs(value) if value else math.inf
+    gap_ = relative_gap(value, bound)
     message = ""
     if limited:
         limit = " node limit" if nodes else " time limit" + (
