@@ -318,6 +318,16 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     unstarted = sum(1 for n in need if n > 0) if record else 0
     dirty = set(range(len(actors)))
     finished = set()                        # phased actors whose first iteration started
+    # a group whose state has recurred (and whose first iteration has started) is
+    # frozen: its execution repeats from then on, so its channels' maxima are known and
+    # only its completions on growing channels to groups still explored are replayed,
+    # from those between the two visits (``logs``, kept from the group's first stored
+    # state), one period later each time
+    frozen = [False] * len(groups)
+    still = [False] * len(actors)           # an actor of a frozen group
+    feeds = [any(grows[c] for c, _, _ in outs[i]) for i in range(len(actors))]
+    logs: list = [None] * len(actors)
+    replays: list = [None] * len(actors)
     instants = 0
     now = 0
     while True:
@@ -325,6 +335,10 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         while True:
             while events and events[0][0] == now:
                 i = heapq.heappop(events)[1]
+                if i < 0:
+                    _replay(~i, replays[~i], completed, outs, phased, tokens, dirty,
+                            still, events)
+                    continue
                 n = ending[i].popleft()[1]
                 done = completed[i]
                 completed[i] += n
@@ -333,8 +347,12 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                     if tokens[c] > peak[c]:
                         peak[c] = tokens[c]
                     dirty.add(j)
+                if logs[i] is not None:
+                    logs[i].append((now, completed[i]))
             instant = False
             for i in dirty:
+                if still[i]:
+                    continue
                 if phased[i]:
                     instant = _start_phased(i, now, phases[i], m[i], ins[i], d[i], tokens,
                                             started, ending[i], events, held[group_of[i]],
@@ -386,10 +404,17 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         if instants > limit:
             raise _too_many(graph, limit)
         for g, members in enumerate(groups):
+            if frozen[g]:
+                continue
+            if recurrence[g] is not None:
+                if not record or all(started[i] >= need[i] for i in members):
+                    events = _freeze(g, members, recurrence[g], now, frozen, still, logs,
+                                     replays, ending, events, outs, grows, group_of)
+                continue
             if held[g]:
                 held_back[g] = now
             ref = reference[g]
-            if recurrence[g] is not None or completed[ref] // per[ref] <= marks[g] or \
+            if completed[ref] // per[ref] <= marks[g] or \
                     any(completed[i] < m[i] for i in members):
                 continue
             marks[g] = completed[ref] // per[ref]
@@ -404,7 +429,14 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                 recurrence[g] = before, visit
                 waiting -= 1
                 seen[g] = None
+                if not record or all(started[i] >= need[i] for i in members):
+                    events = _freeze(g, members, recurrence[g], now, frozen, still, logs,
+                                     replays, ending, events, outs, grows, group_of)
             else:
+                if not seen[g]:
+                    for i in members:
+                        if feeds[i]:
+                            logs[i] = [(now, completed[i])]
                 seen[g][state] = visit
         if not waiting and not unstarted:
             break
@@ -512,6 +544,69 @@ def _start_phased(i, now, n, m, ins, d, tokens, started, queue, events, held, fi
             first.append(Firing(name, started[i], now, end))
         started[i] += 1
         instant = instant or end == now
+
+
+def _freeze(g, members, recurrence, now, frozen, still, logs, replays, ending, events,
+            outs, grows, group_of):
+    """Freeze group ``g`` at ``now``, its state having recurred (``recurrence``: its
+    two visits): its actors start nothing more, their pending ends leave ``events``,
+    and each that writes to a growing channel is given its replay (:func:`_replay`):
+    its completions after the first visit up to the second, each ``T`` (the time
+    between the visits) and ``F`` firings (its firings between them) later once more
+    per period, the first of them after ``now``.  The events without those ends."""
+    (t1, fired1, _), (t2, fired2, _) = recurrence
+    frozen[g] = True
+    for i in members:
+        still[i] = True
+        ending[i].clear()
+    events = [e for e in events if e[1] < 0 or not still[e[1]]]
+    heapq.heapify(events)
+    if t2 == t1:
+        return events       # fires without bound in zero time: the caller refuses it
+    period = t2 - t1
+    for i, f1, f2 in zip(members, fired1, fired2):
+        log, logs[i] = logs[i], None
+        if log is None or not any(grows[c] and not frozen[group_of[j]]
+                                  for c, _, j in outs[i]):
+            continue
+        segment = [(t - t1, n) for t, n in log if t1 < t <= t2]
+        if not segment:
+            continue
+        # the first repetition whose completions pass ``now`` (each lies within
+        # ``(t1, t2]`` plus its multiple of the period)
+        k, place = max(1, (now - t1) // period), 0
+        while t1 + segment[place][0] + k * period <= now:
+            place += 1
+            if place == len(segment):
+                place, k = 0, k + 1
+        replays[i] = [segment, place, k, t1, period, f2 - f1]
+        heapq.heappush(events, (t1 + segment[place][0] + k * period, ~i))
+    return events
+
+
+def _replay(i, replay, completed, outs, phased, tokens, dirty, still, events):
+    """The next completion of frozen actor ``i`` from its ``replay`` (see
+    :func:`_freeze`): its count of completed firings, the tokens it writes on its
+    channels to actors still explored; then the one after it is put in ``events``,
+    unless every such channel's consumer is frozen."""
+    segment, place, k, t1, period, fired = replay
+    n = segment[place][1] + k * fired
+    done = completed[i]
+    completed[i] = n
+    live = False
+    for c, p, j in outs[i]:
+        if still[j]:
+            continue
+        live = True
+        tokens[c] += p(n) - p(done) if phased[i] else p * (n - done)
+        dirty.add(j)
+    if not live:
+        return
+    place += 1
+    if place == len(segment):
+        place, k = 0, k + 1
+    replay[1], replay[2] = place, k
+    heapq.heappush(events, (t1 + segment[place][0] + k * period, ~i))
 
 
 def _groups(n, pairs):
