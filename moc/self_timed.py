@@ -92,9 +92,9 @@ class SelfTimed:
     """What one state-space exploration shows: ``throughput`` (iterations per time unit
     of the periodic phase) and ``period``, ``latency`` (the end of the last firing of
     the first iteration), ``buffers`` (per channel, the most tokens it ever holds),
-    ``schedule`` (per actor, its firings of the first iteration), ``states`` (the
-    number of instants simulated) and ``periods`` (per actor, the period of its own
-    firings: the period of its group)."""
+    ``schedule`` (per actor, its firings of the first iteration, a :class:`Firings`),
+    ``states`` (the number of instants explored: :func:`simulate`) and ``periods``
+    (per actor, the period of its own firings: the period of its group)."""
 
     throughput: Fraction | float
     period: Fraction | float
@@ -308,7 +308,7 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     completed = [0] * len(actors)
     ending = [deque() for _ in actors]      # [end, firings]: one duration, ends in order
     events: list = []                       # (end, actor), one per distinct end
-    first = [[] for _ in actors]
+    first = [([], []) for _ in actors]      # starts and ends of the first iteration
     seen = [{} for _ in groups]
     marks = [0] * len(groups)
     recurrence = [None] * len(groups)
@@ -356,8 +356,8 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                 if phased[i]:
                     instant = _start_phased(i, now, phases[i], m[i], ins[i], d[i], tokens,
                                             started, ending[i], events, held[group_of[i]],
-                                            first[i] if record else None, need[i],
-                                            actors[i]) or instant
+                                            first[i] if record else None,
+                                            need[i]) or instant
                     if record and started[i] >= need[i] and i not in finished:
                         finished.add(i)
                         unstarted -= 1
@@ -379,8 +379,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                 for c, cons, _ in ins[i]:
                     tokens[c] -= n * cons
                 if record and started[i] < need[i]:
-                    for k in range(started[i], min(started[i] + n, need[i])):
-                        first[i].append(Firing(actors[i], k, now, now + d[i]))
+                    more = min(started[i] + n, need[i]) - started[i]
+                    first[i][0].extend(repeat(now, more))
+                    first[i][1].extend(repeat(now + d[i], more))
                     if started[i] + n >= need[i]:
                         unstarted -= 1
                 started[i] += n
@@ -457,8 +458,8 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         periods.update((actors[i], period) for i in members)
     period = max(periods.values())
     throughput = 1 / Fraction(period) if isinstance(period, (int, Fraction)) else 1 / period
-    latency = max(f.end for fs in first for f in fs) if record else None
-    schedule = {a: tuple(first[i]) for i, a in enumerate(actors)} if record else None
+    latency = max((max(ends) for _, ends in first if ends), default=0) if record else None
+    schedule = {a: Firings(a, *first[i]) for i, a in enumerate(actors)} if record else None
     buffers = {ch.name: math.inf if grows[c] else peak[c] for c, ch in enumerate(channels)}
     return SelfTimed(throughput, period, latency, MappingProxyType(buffers),
                      schedule and MappingProxyType(schedule), instants,
@@ -500,12 +501,13 @@ def least_instants(graph: SDFGraph, durations: Mapping[str, object],
 
 
 def _start_phased(i, now, n, m, ins, d, tokens, started, queue, events, held, first,
-                  need, name):
+                  need):
     """Start every enabled firing of the cyclo-static actor ``i`` (``m`` initialisation
     phases then ``n`` periodic ones, phase times ``d`` and rates of its inputs in that
     order), one by one in phase order: each ends at its phase time after ``now``, and
-    not before the actor's previous firing (firings end in order).  Whether one ended
-    at once (zero time).
+    not before the actor's previous firing (firings end in order); the first ``need``
+    of its firings go to ``first`` (its lists of starts and ends; None: not kept).
+    Whether one ended at once (zero time).
 
     Once a whole cycle of periodic phases has started at ``now``, every later firing
     ends with the last one (its end is at least ``now`` plus the longest phase), so
@@ -541,7 +543,8 @@ def _start_phased(i, now, n, m, ins, d, tokens, started, queue, events, held, fi
             queue.append([end, 1])
             heapq.heappush(events, (end, i))
         if first is not None and started[i] < need:
-            first.append(Firing(name, started[i], now, end))
+            first[0].append(now)
+            first[1].append(end)
         started[i] += 1
         instant = instant or end == now
 
