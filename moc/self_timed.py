@@ -244,9 +244,13 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     unrelated periods.  As in SDF3's throughput analysis (Ghamarian et al. 2006), a
     group's state is stored only when its reference actor (the one with the fewest
     firings per iteration) completes an iteration's worth of firings: the states at
-    those instants recur with the execution, at most one period later.
+    those instants recur with the execution, at most one period later.  A group whose
+    state has recurred is no longer explored (:func:`_freeze`): its maxima are known,
+    and only its completions on growing channels into groups still explored are
+    replayed (:func:`_replay`), so the fast groups of a graph are not stepped through
+    the slowest one's long period.
 
-    Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants simulated, before
+    Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants explored, before
     simulating any where a reference's own firings would pass it
     (:func:`least_instants`).
     ``progress(n)`` is told of every ``PROGRESS_STEP`` instants.  Without ``record``
