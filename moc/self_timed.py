@@ -92,9 +92,9 @@ class SelfTimed:
     """What one state-space exploration shows: ``throughput`` (iterations per time unit
     of the periodic phase) and ``period``, ``latency`` (the end of the last firing of
     the first iteration), ``buffers`` (per channel, the most tokens it ever holds),
-    ``schedule`` (per actor, its firings of the first iteration), ``states`` (the
-    number of instants simulated) and ``periods`` (per actor, the period of its own
-    firings: the period of its group)."""
+    ``schedule`` (per actor, its firings of the first iteration, a :class:`Firings`),
+    ``states`` (the number of instants explored: :func:`simulate`) and ``periods``
+    (per actor, the period of its own firings: the period of its group)."""
 
     throughput: Fraction | float
     period: Fraction | float
@@ -244,9 +244,13 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     unrelated periods.  As in SDF3's throughput analysis (Ghamarian et al. 2006), a
     group's state is stored only when its reference actor (the one with the fewest
     firings per iteration) completes an iteration's worth of firings: the states at
-    those instants recur with the execution, at most one period later.
+    those instants recur with the execution, at most one period later.  A group whose
+    state has recurred is no longer explored (:func:`_freeze`): its maxima are known,
+    and only its completions on growing channels into groups still explored are
+    replayed (:func:`_replay`), so the fast groups of a graph are not stepped through
+    the slowest one's long period.
 
-    Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants simulated, before
+    Raises :class:`LimitError` past ``moc.limits.MAX_STATES`` instants explored, before
     simulating any where a reference's own firings would pass it
     (:func:`least_instants`).
     ``progress(n)`` is told of every ``PROGRESS_STEP`` instants.  Without ``record``
@@ -308,7 +312,7 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     completed = [0] * len(actors)
     ending = [deque() for _ in actors]      # [end, firings]: one duration, ends in order
     events: list = []                       # (end, actor), one per distinct end
-    first = [[] for _ in actors]
+    first = [([], []) for _ in actors]      # starts and ends of the first iteration
     seen = [{} for _ in groups]
     marks = [0] * len(groups)
     recurrence = [None] * len(groups)
@@ -318,6 +322,16 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
     unstarted = sum(1 for n in need if n > 0) if record else 0
     dirty = set(range(len(actors)))
     finished = set()                        # phased actors whose first iteration started
+    # a group whose state has recurred (and whose first iteration has started) is
+    # frozen: its execution repeats from then on, so its channels' maxima are known and
+    # only its completions on growing channels to groups still explored are replayed,
+    # from those between the two visits (``logs``, kept from the group's first stored
+    # state), one period later each time
+    frozen = [False] * len(groups)
+    still = [False] * len(actors)           # an actor of a frozen group
+    feeds = [any(grows[c] for c, _, _ in outs[i]) for i in range(len(actors))]
+    logs: list = [None] * len(actors)
+    replays: list = [None] * len(actors)
     instants = 0
     now = 0
     while True:
@@ -325,6 +339,10 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         while True:
             while events and events[0][0] == now:
                 i = heapq.heappop(events)[1]
+                if i < 0:
+                    _replay(~i, replays[~i], completed, outs, phased, tokens, dirty,
+                            still, events)
+                    continue
                 n = ending[i].popleft()[1]
                 done = completed[i]
                 completed[i] += n
@@ -333,13 +351,17 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                     if tokens[c] > peak[c]:
                         peak[c] = tokens[c]
                     dirty.add(j)
+                if logs[i] is not None:
+                    logs[i].append((now, completed[i]))
             instant = False
             for i in dirty:
+                if still[i]:
+                    continue
                 if phased[i]:
                     instant = _start_phased(i, now, phases[i], m[i], ins[i], d[i], tokens,
                                             started, ending[i], events, held[group_of[i]],
-                                            first[i] if record else None, need[i],
-                                            actors[i]) or instant
+                                            first[i] if record else None,
+                                            need[i]) or instant
                     if record and started[i] >= need[i] and i not in finished:
                         finished.add(i)
                         unstarted -= 1
@@ -361,8 +383,9 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                 for c, cons, _ in ins[i]:
                     tokens[c] -= n * cons
                 if record and started[i] < need[i]:
-                    for k in range(started[i], min(started[i] + n, need[i])):
-                        first[i].append(Firing(actors[i], k, now, now + d[i]))
+                    more = min(started[i] + n, need[i]) - started[i]
+                    first[i][0].extend(repeat(now, more))
+                    first[i][1].extend(repeat(now + d[i], more))
                     if started[i] + n >= need[i]:
                         unstarted -= 1
                 started[i] += n
@@ -386,10 +409,17 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         if instants > limit:
             raise _too_many(graph, limit)
         for g, members in enumerate(groups):
+            if frozen[g]:
+                continue
+            if recurrence[g] is not None:
+                if not record or all(started[i] >= need[i] for i in members):
+                    events = _freeze(g, members, recurrence[g], now, frozen, still, logs,
+                                     replays, ending, events, outs, grows, group_of)
+                continue
             if held[g]:
                 held_back[g] = now
             ref = reference[g]
-            if recurrence[g] is not None or completed[ref] // per[ref] <= marks[g] or \
+            if completed[ref] // per[ref] <= marks[g] or \
                     any(completed[i] < m[i] for i in members):
                 continue
             marks[g] = completed[ref] // per[ref]
@@ -404,7 +434,14 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
                 recurrence[g] = before, visit
                 waiting -= 1
                 seen[g] = None
+                if not record or all(started[i] >= need[i] for i in members):
+                    events = _freeze(g, members, recurrence[g], now, frozen, still, logs,
+                                     replays, ending, events, outs, grows, group_of)
             else:
+                if not seen[g]:
+                    for i in members:
+                        if feeds[i]:
+                            logs[i] = [(now, completed[i])]
                 seen[g][state] = visit
         if not waiting and not unstarted:
             break
@@ -425,8 +462,8 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         periods.update((actors[i], period) for i in members)
     period = max(periods.values())
     throughput = 1 / Fraction(period) if isinstance(period, (int, Fraction)) else 1 / period
-    latency = max(f.end for fs in first for f in fs) if record else None
-    schedule = {a: tuple(first[i]) for i, a in enumerate(actors)} if record else None
+    latency = max((max(ends) for _, ends in first if ends), default=0) if record else None
+    schedule = {a: Firings(a, *first[i]) for i, a in enumerate(actors)} if record else None
     buffers = {ch.name: math.inf if grows[c] else peak[c] for c, ch in enumerate(channels)}
     return SelfTimed(throughput, period, latency, MappingProxyType(buffers),
                      schedule and MappingProxyType(schedule), instants,
@@ -468,12 +505,13 @@ def least_instants(graph: SDFGraph, durations: Mapping[str, object],
 
 
 def _start_phased(i, now, n, m, ins, d, tokens, started, queue, events, held, first,
-                  need, name):
+                  need):
     """Start every enabled firing of the cyclo-static actor ``i`` (``m`` initialisation
     phases then ``n`` periodic ones, phase times ``d`` and rates of its inputs in that
     order), one by one in phase order: each ends at its phase time after ``now``, and
-    not before the actor's previous firing (firings end in order).  Whether one ended
-    at once (zero time).
+    not before the actor's previous firing (firings end in order); the first ``need``
+    of its firings go to ``first`` (its lists of starts and ends; None: not kept).
+    Whether one ended at once (zero time).
 
     Once a whole cycle of periodic phases has started at ``now``, every later firing
     ends with the last one (its end is at least ``now`` plus the longest phase), so
@@ -509,9 +547,73 @@ def _start_phased(i, now, n, m, ins, d, tokens, started, queue, events, held, fi
             queue.append([end, 1])
             heapq.heappush(events, (end, i))
         if first is not None and started[i] < need:
-            first.append(Firing(name, started[i], now, end))
+            first[0].append(now)
+            first[1].append(end)
         started[i] += 1
         instant = instant or end == now
+
+
+def _freeze(g, members, recurrence, now, frozen, still, logs, replays, ending, events,
+            outs, grows, group_of):
+    """Freeze group ``g`` at ``now``, its state having recurred (``recurrence``: its
+    two visits): its actors start nothing more, their pending ends leave ``events``,
+    and each that writes to a growing channel is given its replay (:func:`_replay`):
+    its completions after the first visit up to the second, each ``T`` (the time
+    between the visits) and ``F`` firings (its firings between them) later once more
+    per period, the first of them after ``now``.  The events without those ends."""
+    (t1, fired1, _), (t2, fired2, _) = recurrence
+    frozen[g] = True
+    for i in members:
+        still[i] = True
+        ending[i].clear()
+    events = [e for e in events if e[1] < 0 or not still[e[1]]]
+    heapq.heapify(events)
+    if t2 == t1:
+        return events       # fires without bound in zero time: the caller refuses it
+    period = t2 - t1
+    for i, f1, f2 in zip(members, fired1, fired2):
+        log, logs[i] = logs[i], None
+        if log is None or not any(grows[c] and not frozen[group_of[j]]
+                                  for c, _, j in outs[i]):
+            continue
+        segment = [(t - t1, n) for t, n in log if t1 < t <= t2]
+        if not segment:
+            continue
+        # the first repetition whose completions pass ``now`` (each lies within
+        # ``(t1, t2]`` plus its multiple of the period)
+        k, place = max(1, (now - t1) // period), 0
+        while t1 + segment[place][0] + k * period <= now:
+            place += 1
+            if place == len(segment):
+                place, k = 0, k + 1
+        replays[i] = [segment, place, k, t1, period, f2 - f1]
+        heapq.heappush(events, (t1 + segment[place][0] + k * period, ~i))
+    return events
+
+
+def _replay(i, replay, completed, outs, phased, tokens, dirty, still, events):
+    """The next completion of frozen actor ``i`` from its ``replay`` (see
+    :func:`_freeze`): its count of completed firings, the tokens it writes on its
+    channels to actors still explored; then the one after it is put in ``events``,
+    unless every such channel's consumer is frozen."""
+    segment, place, k, t1, period, fired = replay
+    n = segment[place][1] + k * fired
+    done = completed[i]
+    completed[i] = n
+    live = False
+    for c, p, j in outs[i]:
+        if still[j]:
+            continue
+        live = True
+        tokens[c] += p(n) - p(done) if phased[i] else p * (n - done)
+        dirty.add(j)
+    if not live:
+        return
+    place += 1
+    if place == len(segment):
+        place, k = 0, k + 1
+    replay[1], replay[2] = place, k
+    heapq.heappush(events, (t1 + segment[place][0] + k * period, ~i))
 
 
 def _groups(n, pairs):

@@ -272,9 +272,7 @@ def _initialised(graph, exec_attr, simulate, order, progress=None):
             raise
         return _floats(_unsimulated(
             result, f"latency, buffers and schedule not computed: {exc}"), floats)
-    from moc.self_timed import Firings
-    schedule = {a: Firings(a, [f.start for f in fs], [f.end for f in fs])
-                for a, fs in run.schedule.items()}
+    schedule = dict(run.schedule)
     firsts = {a: len(fs) for a, fs in schedule.items()}
     return _floats(_with_schedule(bound, firsts, result, run.buffers,
                                   f"{result.method}; {STATE_SPACE}", schedule, None), floats)

@@ -22,7 +22,8 @@ for what it reads is freed as it ends.  With ``cap`` an actor starts at most tha
 many firings, so that one that fires without bound (no cycle limits it) stops: the
 first iteration's firings are still those of the execution while none of them waits
 for a firing past the cap; the execution then ends as a deadlock, with ``record``
-filled all the same."""
+filled all the same.  Past ``max_events`` instants (``"long"``) ``record`` holds the
+firings and maxima up to there."""
 from __future__ import annotations
 
 import math
@@ -133,6 +134,8 @@ def run(graph, q, max_events=20_000, record=None, capacities=None, cap=None,
     if waiting:
         return "initialisation unfinished", waiting
     t0, s0 = half
+    if record is not None:
+        record.update(firings=firings, buffers=peak)
     return "long", {"stalled": [a for a in graph.actors if started[a] == s0[a]],
                     "pace": max((Fraction(t - t0) * q[a] / (started[a] - s0[a])
                                  for a in graph.actors if started[a] > s0[a]), default=None)}
