@@ -116,11 +116,14 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     if len(nodes) < n or not kept.all():       # else all kept, numbered as they are
         u, v, order = local[u[kept]], local[v[kept]], order[kept]
     w, h = w[order], h[order]
+    del order, kept, local                         # memory: the iteration's peak follows
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
     scale = max(float(np.abs(wf).max()), 1.0)
-    policy, converged = _policy_iteration(m, u, v, wf / scale, hf)
+    wf /= scale                                    # the same quotients, in place
+    policy, converged = _policy_iteration(m, u, v, wf, hf)
+    del wf, hf
     succ = v[policy]
     roots = _cycle_roots(succ)
     cycles = {int(r): _cycle(succ, int(r)) for r in roots}
@@ -274,7 +277,10 @@ def _policy_iteration(n, u, v, w, h):
         value[tokens] = wt - eta[ut] * ht + x[vt]
         # potentials are sums of values as large as the largest one: a gain below
         # tol times it is rounding (a node flipping on it looped 1,410 steps)
-        better = value - np.repeat(x, degree) > tol * (1 + np.abs(x).max())
+        gain = np.repeat(x, degree)
+        np.subtract(value, gain, out=gain)         # value − x[u], in place: one array less
+        better = gain > tol * (1 + np.abs(x).max())
+        del gain
         if not level:
             better &= ev >= np.repeat(eta - slack, degree)
         edges = np.flatnonzero(better)
@@ -355,8 +361,8 @@ def _cycles_large(succ):
     graph = csr_matrix((np.ones(n), succ.astype(index),
                         np.arange(n + 1, dtype=index)), shape=(n, n))
     _, strong = connected_components(graph, directed=True, connection="strong")
-    on = np.bincount(strong)[strong] > 1
-    on[succ == np.arange(n)] = True
+    # a node is on a cycle iff its one successor is in its component (a self-loop too)
+    on = strong.take(succ) == strong
     cyclic = np.flatnonzero(on)
     label = strong[cyclic]
     # cyclic is ascending: a component's first node on it is its smallest
