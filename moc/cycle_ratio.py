@@ -440,9 +440,13 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     on every edge, ``y`` summed along the policy from 0 at each cycle's root."""
     keys = np.array(sorted(bound), dtype=np.int64)
     where = np.searchsorted(keys, component[u])
-    largest = max(abs(r.numerator) + r.denominator for r in bound.values())
-    big = (int(np.abs(w).max()) + int(np.abs(h).max())) * largest * (len(policy) + 1) \
-        >= 2 ** 62
+    # a cost is at most max|w|·D + max|h|·|N| in size (as :func:`_exact_from` bounds
+    # it), y a sum of up to n of them and y[u] − y[v] − cost of 2n + 1: within int64
+    # where n + 3 of them stay below 2**62 (seed 24's g0049 took 0.7 s in Python
+    # integers under the bound (max|w| + max|h|)·(|N| + D)·(n + 1) used before)
+    largest = int(np.abs(w).max()) * max(r.denominator for r in bound.values()) + \
+        int(np.abs(h).max()) * max(abs(r.numerator) for r in bound.values())
+    big = largest * (len(policy) + 3) >= 2 ** 62
     kind = object if big else np.int64
     N = np.array([bound[k].numerator for k in keys.tolist()], dtype=kind)[where]
     D = np.array([bound[k].denominator for k in keys.tolist()], dtype=kind)[where]
