@@ -180,11 +180,11 @@ def cycle_edges(n: int, u, v, cycle) -> np.ndarray:
     return np.flatnonzero(steps[at] == codes)
 
 
-def _cyclic_part(n, u, v, by_tail=False):
+def _cyclic_part(n, u, v, by_tail=False, label=None):
     """The edges inside strongly connected components that hold a cycle, the new
     number of every node (-1 for the others) and its component (``by_tail``: the edges
-    come sorted by tail)."""
-    label = strong_labels(n, u, v, by_tail)
+    come sorted by tail; ``label``: the components, where known)."""
+    label = strong_labels(n, u, v, by_tail) if label is None else label
     inside = label[u] == label[v]
     cyclic = np.bincount(label, minlength=n) > 1
     cyclic[label[u[u == v]]] = True                  # a self-loop is a cycle
@@ -529,7 +529,11 @@ def _nonpositive_cycle(n, u, v, h, exact, order=None):
             order = np.argsort(u, kind="stable")
         zero = order[h[order] == 0]
         u, v = u[zero], v[zero]
-        kept, _, _ = _cyclic_part(n, u, v, by_tail=True)
+        label = strong_labels(n, u, v, by_tail=True)
+        # the usual answer, none, told by the components' sizes before any edge array
+        if np.bincount(label).max() <= 1 and not (u == v).any():
+            return None
+        kept, _, _ = _cyclic_part(n, u, v, by_tail=True, label=label)
         if not kept.any():
             return None
         return _any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))
