@@ -478,3 +478,31 @@ def test_the_certificate_in_int64_agrees_with_python_integers(graph):
     found = cr._certified(u, v, w, h, policy, cr._cycle_roots(v[policy]),
                           np.zeros(n, dtype=np.int64), {0: Fraction(N, D)})
     assert found == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 7).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(0, 9), st.integers(0, 2)), max_size=14))))
+def test_a_cycle_of_zero_heights_is_found_iff_exhaustive_search_finds_one(graph):
+    """Heights of 0-2 (a constraint graph's tokens): unbounded exactly where some
+    simple cycle (networkx's enumeration) has only zero heights, a self-loop among
+    them, and the cycle named is one; the components' sizes tell "none" first (by
+    the Python search of a small graph and by scipy's of a large one)."""
+    import moc.cycle_ratio as cr
+    n, edges = graph
+    least, lowest = lowest_height(range(n), edges)
+    for small in (cr.SMALL_GRAPH, 0):
+        saved, cr.SMALL_GRAPH = cr.SMALL_GRAPH, small
+        try:
+            if least is not None and least <= 0:
+                with pytest.raises(UnboundedCycleError) as info:
+                    max_cycle_ratio(range(n), edges)
+                cycle = list(info.value.cycle)
+                assert len(set(cycle)) == len(cycle)
+                assert sum(lowest[p] for p in zip(cycle, cycle[1:] + cycle[:1])) == 0
+            else:
+                assert max_cycle_ratio(range(n), edges).ratio == \
+                    brute_force(range(n), edges)
+        finally:
+            cr.SMALL_GRAPH = saved
