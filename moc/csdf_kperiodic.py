@@ -206,7 +206,9 @@ class _Constraints:
         self.v[len(own[1]):] += np.repeat(np.array(heads, dtype=np.int64), lengths)
         self.w = integer_array(np.concatenate([own[2]] + [f[3] for f in found]))
         self.h = integer_array(np.concatenate([own[3]] + [f[4] for f in found]))
-        self._found = found
+        # of a channel's blocks only its x is read again (:meth:`origins`): the rest
+        # (four arrays of the edges' size in all) is not kept beside the graph's own
+        self._x = [f[5] for f in found]
         self._first = len(own[0]) + np.cumsum([0] + [len(f[1]) for f in found[:-1]])
 
     def _own_order(self, actors, size, base, kinds, times, q):
@@ -258,7 +260,7 @@ class _Constraints:
         cuts = np.flatnonzero(np.diff(channel[order])) + 1
         for mine in np.split(order, cuts) if len(order) else ():
             c = int(channel[mine[0]])
-            for i, x in zip(mine.tolist(), self._found[c][5][at[mine]].tolist()):
+            for i, x in zip(mine.tolist(), self._x[c][at[mine]].tolist()):
                 found[i] = (c, int(x))
         return found
 

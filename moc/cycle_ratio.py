@@ -116,11 +116,14 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     if len(nodes) < n or not kept.all():       # else all kept, numbered as they are
         u, v, order = local[u[kept]], local[v[kept]], order[kept]
     w, h = w[order], h[order]
+    del order, kept, local                         # memory: the iteration's peak follows
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
     scale = max(float(np.abs(wf).max()), 1.0)
-    policy, converged = _policy_iteration(m, u, v, wf / scale, hf)
+    wf /= scale                                    # the same quotients, in place
+    policy, converged = _policy_iteration(m, u, v, wf, hf)
+    del wf, hf
     succ = v[policy]
     roots = _cycle_roots(succ)
     cycles = {int(r): _cycle(succ, int(r)) for r in roots}
@@ -177,11 +180,11 @@ def cycle_edges(n: int, u, v, cycle) -> np.ndarray:
     return np.flatnonzero(steps[at] == codes)
 
 
-def _cyclic_part(n, u, v, by_tail=False):
+def _cyclic_part(n, u, v, by_tail=False, label=None):
     """The edges inside strongly connected components that hold a cycle, the new
     number of every node (-1 for the others) and its component (``by_tail``: the edges
-    come sorted by tail)."""
-    label = strong_labels(n, u, v, by_tail)
+    come sorted by tail; ``label``: the components, where known)."""
+    label = strong_labels(n, u, v, by_tail) if label is None else label
     inside = label[u] == label[v]
     cyclic = np.bincount(label, minlength=n) > 1
     cyclic[label[u[u == v]]] = True                  # a self-loop is a cycle
@@ -274,7 +277,10 @@ def _policy_iteration(n, u, v, w, h):
         value[tokens] = wt - eta[ut] * ht + x[vt]
         # potentials are sums of values as large as the largest one: a gain below
         # tol times it is rounding (a node flipping on it looped 1,410 steps)
-        better = value - np.repeat(x, degree) > tol * (1 + np.abs(x).max())
+        gain = np.repeat(x, degree)
+        np.subtract(value, gain, out=gain)         # value − x[u], in place: one array less
+        better = gain > tol * (1 + np.abs(x).max())
+        del gain
         if not level:
             better &= ev >= np.repeat(eta - slack, degree)
         edges = np.flatnonzero(better)
@@ -355,8 +361,8 @@ def _cycles_large(succ):
     graph = csr_matrix((np.ones(n), succ.astype(index),
                         np.arange(n + 1, dtype=index)), shape=(n, n))
     _, strong = connected_components(graph, directed=True, connection="strong")
-    on = np.bincount(strong)[strong] > 1
-    on[succ == np.arange(n)] = True
+    # a node is on a cycle iff its one successor is in its component (a self-loop too)
+    on = strong.take(succ) == strong
     cyclic = np.flatnonzero(on)
     label = strong[cyclic]
     # cyclic is ascending: a component's first node on it is its smallest
@@ -388,11 +394,14 @@ def _sums_to_roots(succ, values, roots):
     step = succ.copy()
     total[roots] = 0
     step[roots] = roots
+    # a pointer that moved among a few nodes spares the comparison of all (policy trees
+    # are deep: nearly every node moves until the last two or three rounds)
+    probe = np.arange(0, len(succ), max(1, len(succ) // 64))
     for _ in range(_doubling(len(succ))):
         total += total.take(step, axis=0)
         after = step.take(step)
-        if np.array_equal(after, step):             # every node reached its root
-            break
+        if np.array_equal(after[probe], step[probe]) and np.array_equal(after, step):
+            break                                   # every node reached its root
         step = after
     return (list(total.T) if total.ndim > 1 else [total]), step
 
@@ -434,9 +443,13 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     on every edge, ``y`` summed along the policy from 0 at each cycle's root."""
     keys = np.array(sorted(bound), dtype=np.int64)
     where = np.searchsorted(keys, component[u])
-    largest = max(abs(r.numerator) + r.denominator for r in bound.values())
-    big = (int(np.abs(w).max()) + int(np.abs(h).max())) * largest * (len(policy) + 1) \
-        >= 2 ** 62
+    # a cost is at most max|w|·D + max|h|·|N| in size (as :func:`_exact_from` bounds
+    # it), y a sum of up to n of them and y[u] − y[v] − cost of 2n + 1: within int64
+    # where n + 3 of them stay below 2**62 (seed 24's g0049 took 0.7 s in Python
+    # integers under the bound (max|w| + max|h|)·(|N| + D)·(n + 1) used before)
+    largest = int(np.abs(w).max()) * max(r.denominator for r in bound.values()) + \
+        int(np.abs(h).max()) * max(abs(r.numerator) for r in bound.values())
+    big = largest * (len(policy) + 3) >= 2 ** 62
     kind = object if big else np.int64
     N = np.array([bound[k].numerator for k in keys.tolist()], dtype=kind)[where]
     D = np.array([bound[k].denominator for k in keys.tolist()], dtype=kind)[where]
@@ -519,7 +532,11 @@ def _nonpositive_cycle(n, u, v, h, exact, order=None):
             order = np.argsort(u, kind="stable")
         zero = order[h[order] == 0]
         u, v = u[zero], v[zero]
-        kept, _, _ = _cyclic_part(n, u, v, by_tail=True)
+        label = strong_labels(n, u, v, by_tail=True)
+        # the usual answer, none, told by the components' sizes before any edge array
+        if np.bincount(label).max() <= 1 and not (u == v).any():
+            return None
+        kept, _, _ = _cyclic_part(n, u, v, by_tail=True, label=label)
         if not kept.any():
             return None
         return _any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))

@@ -434,3 +434,75 @@ def test_cycle_edges_are_the_edges_of_its_steps(case):
     steps = set(zip(cycle, cycle[1:] + cycle[:1]))
     expected = [i for i, e in enumerate(edges) if e in steps]
     assert cycle_edges(n, u, v, cycle).tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 12).flatmap(lambda n: st.tuples(
+    st.just(n),
+    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                       st.integers(0, 2 ** 20), st.integers(1, 2 ** 44)),
+             min_size=1, max_size=40),
+    st.integers(0, 2 ** 12), st.integers(1, 2 ** 24))))
+def test_the_certificate_in_int64_agrees_with_python_integers(graph):
+    """``_certified`` of a policy of tall heights (where ``(max|w| + max|h|)·(|N| + D)·n``
+    may pass int64 but each cost ``w·D − h·N`` and the sums of ``n`` do not), against
+    the same test walked node by node in Python integers: ``y`` summed along the policy
+    to 0 at the smallest node of the cycle reached, then ``y[u] ≥ w·D − N·h + y[v]`` on
+    every edge."""
+    import numpy as np
+
+    import moc.cycle_ratio as cr
+    n, edges, N, D = graph
+    # every node gets an out-edge (the policy: its first), all in one component
+    edges = [(i, (i + 1) % n, 1, 1) for i in range(n)] + edges
+    u, v, w, h = (np.array(c, dtype=np.int64) for c in zip(*edges))
+    first = {}
+    for e, a in enumerate(u.tolist()):
+        first.setdefault(a, e)
+    policy = np.array([first[i] for i in range(n)], dtype=np.int64)
+    succ = v[policy].tolist()
+    cost = [a * D - b * N for a, b in zip(w.tolist(), h.tolist())]
+    y = []
+    for start in range(n):
+        seen, here = [], start
+        while here not in seen:
+            seen.append(here)
+            here = succ[here]
+        root = min(seen[seen.index(here):])
+        total, here = 0, start
+        while here != root:
+            total += cost[int(policy[here])]
+            here = succ[here]
+        y.append(total)
+    expected = all(y[a] - y[b] - c >= 0 for a, b, c in zip(u.tolist(), v.tolist(), cost))
+    found = cr._certified(u, v, w, h, policy, cr._cycle_roots(v[policy]),
+                          np.zeros(n, dtype=np.int64), {0: Fraction(N, D)})
+    assert found == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 7).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(0, 9), st.integers(0, 2)), max_size=14))))
+def test_a_cycle_of_zero_heights_is_found_iff_exhaustive_search_finds_one(graph):
+    """Heights of 0-2 (a constraint graph's tokens): unbounded exactly where some
+    simple cycle (networkx's enumeration) has only zero heights, a self-loop among
+    them, and the cycle named is one; the components' sizes tell "none" first (by
+    the Python search of a small graph and by scipy's of a large one)."""
+    import moc.cycle_ratio as cr
+    n, edges = graph
+    least, lowest = lowest_height(range(n), edges)
+    for small in (cr.SMALL_GRAPH, 0):
+        saved, cr.SMALL_GRAPH = cr.SMALL_GRAPH, small
+        try:
+            if least is not None and least <= 0:
+                with pytest.raises(UnboundedCycleError) as info:
+                    max_cycle_ratio(range(n), edges)
+                cycle = list(info.value.cycle)
+                assert len(set(cycle)) == len(cycle)
+                assert sum(lowest[p] for p in zip(cycle, cycle[1:] + cycle[:1])) == 0
+            else:
+                assert max_cycle_ratio(range(n), edges).ratio == \
+                    brute_force(range(n), edges)
+        finally:
+            cr.SMALL_GRAPH = saved
