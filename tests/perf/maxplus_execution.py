@@ -283,13 +283,18 @@ def components(graph, actors=None):
     return out
 
 
-def analyse(path, order="ends", seconds=60, whole_iterations=16):
+def analyse(path, order="ends", seconds=60):
     from dsl import read_sdf3
+    return {"file": Path(path).name, **analyse_graph(read_sdf3(path), order, seconds)}
+
+
+def analyse_graph(graph, order="ends", seconds=60, whole_iterations=16):
+    """The verdict on a graph (``SDFGraph``, bound here) as a dict, as printed."""
     from moc.repetition import repetition_vector
-    graph = read_sdf3(path).bind()
+    graph = graph.bind()
     q = repetition_vector(graph)
     deadline = clock.monotonic() + seconds
-    result = {"file": Path(path).name, "order": order}
+    result = {"order": order}
     whole = Model(graph, q)
     S, E, done = execute(whole, order, whole_iterations + reach(whole)[1] + 1, deadline)
     stuck = [a for a in whole.actors if done[a] < whole.m[a] + whole_iterations * whole.q[a]]
@@ -326,6 +331,9 @@ def main(argv=None):
             found = analyse(path, args.order, args.seconds)
         except TimeoutError:
             found = {"file": path.name, "order": args.order, "verdict": "slow"}
+        except Exception as error:      # an inconsistent or damaged file: said, not fatal
+            found = {"file": path.name, "order": args.order, "verdict": "error",
+                     "message": str(error)[:160]}
         found["seconds"] = round(clock.monotonic() - began, 2)
         print(json.dumps(found), flush=True)
 

@@ -1,0 +1,122 @@
+"""The precedence-driven execution of ``tests/perf/maxplus_execution.py`` (the checker
+that decided seed 27's large periods with initialisation phases, issue 42) against
+tiny graphs worked by hand, against ``moc``'s throughput under both orders of an
+actor's firings, and against the event-by-event execution of :mod:`initialised_run` on
+random graphs."""
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+from dsl import read_sdf3
+from moc import SDFGraph
+from moc.errors import DeadlockError
+from moc.initial_phases import InitialPhases
+from moc.phases import Phases
+from moc.repetition import repetition_vector
+from moc.timing import throughput
+
+from initialised_run import run
+from test_initial_phases import graphs
+
+sys.path.append(str(Path(__file__).resolve().parent / "perf"))
+from maxplus_execution import analyse_graph  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "csdf"
+
+
+def both(graph, order="ends"):
+    """The checker's period and mapeval's, as fractions."""
+    found = analyse_graph(graph, order)
+    assert found["verdict"] == "period", found
+    return Fraction(found["period"]), throughput(graph, order=order).period
+
+
+def test_the_warm_ring_repeats_every_five_halves():
+    """``docs/reference/dataflow.md``: ``a``'s initialisation phase (7) writes one
+    token on ``ab`` and reads none, so the ring ``a`` (2) -> ``b`` (3) holds two
+    tokens: (2 + 3) / 2."""
+    assert both(read_sdf3(EXAMPLES / "warm_ring.xml")) == (Fraction(5, 2),) * 2
+
+
+def ring_of_three_tokens(self_loop):
+    """``a``'s initialisation phase (time 1) writes 2 tokens on ``ab`` and reads none;
+    then ``a`` (4) and ``b`` (3) fire with rates 1 and ``ba`` holding 1: three tokens
+    on the ring, period (4 + 3) / 3; a self-loop of one token on ``b`` holds it to one
+    firing at a time, 3 an iteration (``q`` = 1, 1), above 7/3."""
+    g = SDFGraph("three")
+    g.add_actor("a", exec=4, initial_phases=InitialPhases(
+        1, {"exec": (1,)}, prod={"ab": (2,)}, cons={"ba": (0,)}))
+    g.add_actor("b", exec=3)
+    g.add_channel("a", "b", "ab")
+    g.add_channel("b", "a", "ba", delay=1)
+    if self_loop:
+        g.add_channel("b", "b", "bb", delay=1)
+    return g
+
+
+@pytest.mark.parametrize("self_loop, period", [(False, Fraction(7, 3)), (True, 3)])
+@pytest.mark.parametrize("order", ["ends", "starts"])
+def test_tokens_written_by_an_initialisation_phase(self_loop, period, order):
+    assert both(ring_of_three_tokens(self_loop), order) == (period, period)
+
+
+def test_an_initialisation_that_reads_the_producers_periodic_tokens():
+    """``b``'s initialisation phase (time 1) reads 2 of ``ab`` and writes none; ``ba``
+    holds 3.  ``a`` (1) fires three times at 0, ``b``'s phase reads two of them at 1,
+    its first periodic firing (2) the third: one token is left on the ring, period
+    1 + 2 = 3."""
+    g = SDFGraph("taker")
+    g.add_actor("a", exec=1)
+    g.add_actor("b", exec=2, initial_phases=InitialPhases(
+        1, {"exec": (1,)}, prod={"ba": (0,)}, cons={"ab": (2,)}))
+    g.add_channel("a", "b", "ab")
+    g.add_channel("b", "a", "ba", delay=3)
+    assert both(g) == (3, 3)
+
+
+@pytest.mark.parametrize("order, period", [("ends", 6), ("starts", 2)])
+def test_the_two_orders_with_a_slow_initialisation_phase(order, period):
+    """``examples/csdf/orders.sdf`` (period 6 with firings ending in order, 2 under
+    Kiter's rule, worked in ``docs/reference/dataflow.md``), ``a`` first firing an
+    initialisation phase of time 10 that moves no token: the tokens it leaves are the
+    graph's own, so the periods are too."""
+    g = SDFGraph("orders")
+    g.add_actor("a", exec=Phases([5, 1]), initial_phases=InitialPhases(
+        1, {"exec": (10,)}, prod={"ab": (0,)}, cons={"ba": (0,)}))
+    g.add_actor("b", exec=1)
+    g.add_channel("a", "b", "ab", prod=Phases([0, 1]), cons=1)
+    g.add_channel("b", "a", "ba", prod=1, cons=Phases([1, 0]), delay=1)
+    assert both(g, order) == (period, period)
+
+
+def test_an_initialisation_phase_that_never_starts():
+    """``a``'s initialisation phase reads 2 of ``ba`` (1 token); ``b`` waits for ``a``'s
+    token on ``ab``: nothing ever fires."""
+    g = SDFGraph("stuck")
+    g.add_actor("a", exec=1, initial_phases=InitialPhases(
+        1, {"exec": (1,)}, prod={"ab": (1,)}, cons={"ba": (2,)}))
+    g.add_actor("b", exec=1)
+    g.add_channel("a", "b", "ab")
+    g.add_channel("b", "a", "ba", delay=1)
+    found = analyse_graph(g)
+    assert found["verdict"] == "deadlock" and found["unstarted_initialisation"] == ["a"]
+    with pytest.raises(DeadlockError):
+        throughput(g)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs())
+def test_the_precedences_give_the_token_counting_executions_period(g):
+    """Firings ending in order, the count of tokens reaches what a firing reads exactly
+    when the producer firing that writes the last of them ends: the two executions
+    are one (and both are ``moc``'s throughput, ``test_initial_phases``)."""
+    outcome, period = run(g, repetition_vector(g.bind()))
+    assume(outcome in ("period", "deadlock", "initialisation unfinished"))
+    found = analyse_graph(g)
+    if outcome == "period":
+        assert found["verdict"] == "period" and Fraction(found["period"]) == period
+    else:
+        assert found["verdict"] == "deadlock"
