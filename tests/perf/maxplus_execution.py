@@ -171,6 +171,8 @@ def execute(model: Model, order="ends", iterations=64, deadline=None, window=Non
                 Ea.append(e)
                 k += 1
                 moved = True
+                if deadline is not None and not k & 0x3FFF and clock.monotonic() > deadline:
+                    raise TimeoutError
     return S, E, {a: len(S[a]) for a in acts}
 
 
@@ -288,7 +290,7 @@ def analyse(path, order="ends", seconds=60):
     return {"file": Path(path).name, **analyse_graph(read_sdf3(path), order, seconds)}
 
 
-def analyse_graph(graph, order="ends", seconds=60, whole_iterations=16):
+def analyse_graph(graph, order="ends", seconds=60, whole_iterations=4):
     """The verdict on a graph (``SDFGraph``, bound here) as a dict, as printed."""
     from moc.repetition import repetition_vector
     graph = graph.bind()
