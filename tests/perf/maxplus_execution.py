@@ -64,14 +64,16 @@ def _counts(graph):
 
 
 class Model:
-    """Per actor its initialisation and one iteration's periodic rates and times, per
-    channel the cumulative counts: everything but the times of firings."""
+    """Per actor its initialisation phases and one cycle of periodic phases (rates and
+    times), per channel the cumulative counts: everything but the times of firings,
+    in memory proportional to the phases, not to the iteration."""
 
     def __init__(self, graph, q, actors=None):
         actors = list(graph.actors) if actors is None else list(actors)
         keep = set(actors)
         n = _counts(graph)
         self.actors, self.q = actors, {a: q[a] for a in actors}
+        self.n = {a: n[a] for a in actors}
         self.m, self.init_d, self.per_d = {}, {}, {}
         for a in actors:
             init = graph.actors[a].initial_phases
@@ -80,7 +82,7 @@ class Model:
             self.init_d[a] = [] if init is None else \
                 list(init.attrs.get("exec", (0,) * init.count))
             self.per_d[a] = [_phase(graph.actors[a].attrs.get("exec", 0), r)
-                             for r in range(q[a])]
+                             for r in range(n[a])]
         self.ins = {a: [] for a in actors}
         for ch in graph.channels.values():
             if ch.src not in keep or ch.dst not in keep:
@@ -89,42 +91,45 @@ class Model:
             ip, ia = graph.actors[p].initial_phases, graph.actors[a].initial_phases
             pinit = [] if ip is None else list(ip.prod.get(ch.name, (0,) * ip.count))
             cinit = [] if ia is None else list(ia.cons.get(ch.name, (0,) * ia.count))
-            pper = [_phase(ch.prod, r) for r in range(q[p])]
-            cper = [_phase(ch.cons, r) for r in range(q[a])]
-            total = sum(pper)
-            assert total == sum(cper), ch.name
+            pcycle = list(accumulate(_phase(ch.prod, r) for r in range(n[p])))
+            ccycle = list(accumulate(_phase(ch.cons, r) for r in range(n[a])))
+            total = pcycle[-1] * (q[p] // n[p])
+            assert total == ccycle[-1] * (q[a] // n[a]), ch.name
             self.ins[a].append(Channel(ch.name, p, ch.delay, list(accumulate(pinit)),
-                                       list(accumulate(pper)), list(accumulate(cinit)),
-                                       list(accumulate(cper)), total, self.m[p], q[p]))
+                                       pcycle, list(accumulate(cinit)), ccycle, total,
+                                       self.m[p], n[p]))
 
     def time(self, a, k):
         m = self.m[a]
-        return self.init_d[a][k] if k < m else self.per_d[a][(k - m) % self.q[a]]
+        return self.init_d[a][k] if k < m else self.per_d[a][(k - m) % self.n[a]]
 
 
 class Channel:
-    def __init__(self, name, src, delay, pinit, pper, cinit, cper, total, mp, qp):
+    """``pcycle``, ``ccycle``: cumulative rates over one cycle of the producer's and
+    the consumer's periodic phases; ``total``: tokens an iteration."""
+
+    def __init__(self, name, src, delay, pinit, pcycle, cinit, ccycle, total, mp, np_):
         self.name, self.src, self.delay = name, src, delay
-        self.pinit, self.pper, self.cinit, self.cper = pinit, pper, cinit, cper
-        self.total, self.mp, self.qp = total, mp, qp
+        self.pinit, self.pcycle, self.cinit, self.ccycle = pinit, pcycle, cinit, ccycle
+        self.total, self.mp, self.np = total, mp, np_
         self.pinit_total = pinit[-1] if pinit else 0
         self.cinit_total = cinit[-1] if cinit else 0
 
-    def consumed(self, k, m, q):
-        """``C(k)``: tokens read by the consumer's firings 0..k."""
+    def consumed(self, k, m, n):
+        """``C(k)``: tokens read by the consumer's firings 0..k (``n`` phases)."""
         if k < m:
             return self.cinit[k]
-        i, r = divmod(k - m, q)
-        return self.cinit_total + i * self.total + self.cper[r]
+        cycles, r = divmod(k - m, n)
+        return self.cinit_total + cycles * self.ccycle[-1] + self.ccycle[r]
 
     def writer(self, need):
         """The producer's least firing ``j`` with ``P(j) ≥ need`` (``need > 0``)."""
         if need <= self.pinit_total:
             return bisect_left(self.pinit, need)
-        if self.total == 0:
+        if self.pcycle[-1] == 0:
             return None                         # never written: the consumer waits
-        i, rest = divmod(need - self.pinit_total - 1, self.total)
-        return self.mp + i * self.qp + bisect_left(self.pper, rest + 1)
+        cycles, rest = divmod(need - self.pinit_total - 1, self.pcycle[-1])
+        return self.mp + cycles * self.np + bisect_left(self.pcycle, rest + 1)
 
 
 def execute(model: Model, order="ends", iterations=64, deadline=None, window=None):
@@ -145,14 +150,14 @@ def execute(model: Model, order="ends", iterations=64, deadline=None, window=Non
             raise TimeoutError
         for a in acts:
             Sa, Ea = S[a], E[a]
-            m, q = model.m[a], model.q[a]
+            m, n = model.m[a], model.n[a]
             ins = model.ins[a]
             k = len(Sa)
             while k < goal[a]:
                 t = Sa[-1] if k else 0
                 blocked = False
                 for ch in ins:
-                    need = ch.consumed(k, m, q) - ch.delay
+                    need = ch.consumed(k, m, n) - ch.delay
                     if need <= 0:
                         continue
                     j = ch.writer(need)
@@ -178,21 +183,22 @@ def execute(model: Model, order="ends", iterations=64, deadline=None, window=Non
 
 def reach(model: Model) -> tuple[int, int]:
     """Iterations back and ahead, at most, from a periodic firing to a firing it waits
-    for (ahead: an initialisation that read more than the producer's wrote)."""
+    for (ahead: an initialisation that read more than the producer's wrote).  Firing
+    ``r`` of iteration ``i`` waits for the producer's iteration ``i + ⌊(need − 1) /
+    total⌋``, ``need`` growing with ``r``: its first and last firings bound it."""
     back, ahead = 1, 0
     for a in model.actors:
         for ch in model.ins[a]:
             if not ch.total:
                 continue
-            for r in range(model.q[a]):
-                need = ch.cinit_total + ch.cper[r] - ch.delay - ch.pinit_total
-                # iteration i of a waits for iteration i + floor((need - 1) / total)
+            for read in (ch.ccycle[0], ch.total):
+                need = ch.cinit_total + read - ch.delay - ch.pinit_total
                 shift = (need - 1) // ch.total
                 back, ahead = max(back, 1 - shift), max(ahead, shift)
     return back, ahead
 
 
-def period(model: Model, order="ends", deadline=None, start=32, budget=2 * 10**7):
+def period(model: Model, order="ends", deadline=None, start=32, budget=10**7):
     """``("period", Δ/c, c, i0, iterations)`` from a uniform shift as above over the
     last iterations run, doubling them while the firings stay within ``budget``;
     ``("deadlock", actors)``; ``("unknown", pace)`` (the last half's slowest)."""
@@ -200,6 +206,8 @@ def period(model: Model, order="ends", deadline=None, start=32, budget=2 * 10**7
     L = back + 1
     size = sum(model.q.values())
     iterations = max(start, 4 * L)
+    if (iterations + ahead + 1) * size > budget:
+        return ("too large", size)
     while True:
         S, E, done = execute(model, order, iterations + ahead + 1, deadline)
         stuck = [a for a in model.actors if done[a] < model.m[a] + iterations * model.q[a]]
@@ -290,15 +298,19 @@ def analyse(path, order="ends", seconds=60):
     return {"file": Path(path).name, **analyse_graph(read_sdf3(path), order, seconds)}
 
 
-def analyse_graph(graph, order="ends", seconds=60, whole_iterations=4):
-    """The verdict on a graph (``SDFGraph``, bound here) as a dict, as printed."""
+def analyse_graph(graph, order="ends", seconds=60, whole_iterations=4, budget=10**7):
+    """The verdict on a graph (``SDFGraph``, bound here) as a dict, as printed; past
+    ``budget`` firings to run (the times of each are kept) ``too large``."""
     from moc.repetition import repetition_vector
     graph = graph.bind()
     q = repetition_vector(graph)
     deadline = clock.monotonic() + seconds
     result = {"order": order}
     whole = Model(graph, q)
-    S, E, done = execute(whole, order, whole_iterations + reach(whole)[1] + 1, deadline)
+    runs = whole_iterations + reach(whole)[1] + 1
+    if runs * sum(q.values()) + sum(whole.m.values()) > budget:
+        return {**result, "verdict": "too large", "firings": sum(q.values())}
+    S, E, done = execute(whole, order, runs, deadline)
     stuck = [a for a in whole.actors if done[a] < whole.m[a] + whole_iterations * whole.q[a]]
     if stuck:
         result.update(verdict="deadlock", stuck=stuck,
@@ -311,7 +323,8 @@ def analyse_graph(graph, order="ends", seconds=60, whole_iterations=4):
     else:
         parts = [(comp, period(Model(graph, q, comp), order, deadline)) for comp in comps]
     result["components"] = [{"actors": len(c), "outcome": f[0],
-                             "value": str(f[1]) if f[0] != "deadlock" else f[1],
+                             "value": f[1] if f[0] in ("deadlock", "too large")
+                             else str(f[1]),
                              **({"c": f[2], "i0": f[3], "iterations": f[4]}
                                 if f[0] == "period" else {})} for c, f in parts]
     if all(f[0] == "period" for _, f in parts):
