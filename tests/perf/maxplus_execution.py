@@ -293,9 +293,10 @@ def components(graph, actors=None):
     return out
 
 
-def analyse(path, order="ends", seconds=60):
+def analyse(path, order="ends", seconds=60, **limits):
     from dsl import read_sdf3
-    return {"file": Path(path).name, **analyse_graph(read_sdf3(path), order, seconds)}
+    return {"file": Path(path).name,
+            **analyse_graph(read_sdf3(path), order, seconds, **limits)}
 
 
 def analyse_graph(graph, order="ends", seconds=60, whole_iterations=4, budget=10**7):
@@ -339,11 +340,16 @@ def main(argv=None):
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--order", default="ends", choices=["ends", "starts"])
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--budget", type=float, default=1e7,
+                        help="most firings to run (their times are kept: ~80 bytes each)")
+    parser.add_argument("--whole-iterations", type=int, default=4,
+                        help="iterations of the whole graph run to see every actor fire")
     args = parser.parse_args(argv)
     for path in args.files:
         began = clock.monotonic()
         try:
-            found = analyse(path, args.order, args.seconds)
+            found = analyse(path, args.order, args.seconds, budget=int(args.budget),
+                            whole_iterations=args.whole_iterations)
         except TimeoutError:
             found = {"file": path.name, "order": args.order, "verdict": "slow"}
         except Exception as error:      # an inconsistent or damaged file: said, not fatal
