@@ -149,3 +149,47 @@ def test_the_time_of_an_initialisation_phase_is_not_in_the_period(init_time, ord
     ``n1``: 12 + 13 = 25 an iteration for every ``x``.  Kiter's K-periodic period is
     12 + x (29 for the generated 17): the seed 27 slip of ``docs/notes.md``."""
     assert both(seed27_k0040(init_time), order) == (25, 25)
+
+
+def seed27_k0069_reduced():
+    """Seed 27's ``k0069-c0`` cut down (actors, channels and initialisation phases
+    dropped while Kiter stayed above the execution) to a ring ``f -> a -> b -> c -> d
+    -> e -> f`` of six actors, each held to one firing at a time by a self-loop of one
+    token, every phase of time 1; ``q`` = a 2, b 1, c 3, d 1, e 1, f 8."""
+    g = SDFGraph("k0069")
+
+    def init(count, prod, cons):
+        return InitialPhases(count, {"exec": (1,) * count}, prod=prod, cons=cons)
+    g.add_actor("a", exec=1)
+    g.add_actor("b", exec=1, initial_phases=init(1, {"bc": (2,), "bb": (1,)},
+                                                 {"ab": (1,), "bb": (1,)}))
+    g.add_actor("c", exec=Phases([1, 1, 1]))
+    g.add_actor("d", exec=1, initial_phases=init(1, {"de": (2,), "dd": (1,)},
+                                                 {"cd": (1,), "dd": (1,)}))
+    g.add_actor("e", exec=1, initial_phases=init(2, {"ef": (2, 0), "ee": (1, 1)},
+                                                 {"de": (1, 1), "ee": (1, 1)}))
+    g.add_actor("f", exec=Phases([1, 1, 1, 1]))
+    g.add_channel("f", "a", "fa", prod=Phases([0, 1, 0, 0]), cons=1, delay=3)
+    g.add_channel("a", "b", "ab", prod=1, cons=2)
+    g.add_channel("b", "c", "bc", prod=2, cons=Phases([2, 0, 0]))
+    g.add_channel("c", "d", "cd", prod=Phases([0, 1, 0]), cons=1)
+    g.add_channel("d", "e", "de")
+    g.add_channel("e", "f", "ef", prod=2, cons=Phases([0, 0, 1, 0]))
+    for a, n in (("a", 1), ("b", 1), ("c", 3), ("d", 1), ("e", 1), ("f", 4)):
+        rate = Phases([1] * n) if n > 1 else 1
+        g.add_channel(a, a, a * 2, prod=rate, cons=rate, delay=1)
+    return g
+
+
+@pytest.mark.parametrize("order", ["ends", "starts"])
+def test_a_ring_whose_period_is_one_actors_self_loop(order):
+    """``f`` fires 8 times an iteration, one at a time, 1 each: the period is at least
+    8 (its self-loop's cycle), and the execution reaches it: from time 6 on ``f``
+    fires back to back (``a`` at 10, 14, 18, ...: four of ``f``'s firings between
+    two of ``a``'s). Kiter gives 10 (9 with every initialisation phase's time 0, 8
+    without ``e``'s two initialisation phases)."""
+    g = seed27_k0069_reduced()
+    assert repetition_vector(g.bind()) == {"a": 2, "b": 1, "c": 3, "d": 1, "e": 1, "f": 8}
+    assert both(g, order) == (8, 8)
+    assert run(g, repetition_vector(g.bind()), ends_in_order=order == "ends") == \
+        ("period", 8)

@@ -134,8 +134,9 @@ class Channel:
 
 def execute(model: Model, order="ends", iterations=64, deadline=None, window=None):
     """Runs until every actor has made ``iterations`` iterations past its
-    initialisation, or stops.  Returns ``(S, E, done)``: each actor's start and end
-    times of its firings ``0..done[a]−1`` (lists)."""
+    initialisation (a producer more where a consumer waits on it), or stops.
+    Returns ``(S, E, done)``: each actor's start and end times of its firings
+    ``0..done[a]−1`` (lists)."""
     acts = model.actors
     S = {a: [] for a in acts}
     E = {a: [] for a in acts}
@@ -163,6 +164,9 @@ def execute(model: Model, order="ends", iterations=64, deadline=None, window=Non
                     j = ch.writer(need)
                     Ep = E[ch.src]
                     if j is None or j >= len(Ep):
+                        if j is not None and j >= goal[ch.src]:
+                            goal[ch.src] = j + 1    # a producer runs on as far as
+                            moved = True            # its consumers' goals need
                         blocked = True
                         break
                     if Ep[j] > t:
