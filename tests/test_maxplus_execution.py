@@ -193,3 +193,41 @@ def test_a_ring_whose_period_is_one_actors_self_loop(order):
     assert both(g, order) == (8, 8)
     assert run(g, repetition_vector(g.bind()), ends_in_order=order == "ends") == \
         ("period", 8)
+
+
+def seed27_k0066_reduced():
+    """Seed 27's ``k0066-c0`` cut down the same way: a ring ``w -> x -> y -> z -> w``,
+    each actor held to one firing at a time by a self-loop of one token; ``w`` and
+    ``z`` have an initialisation phase (``z``'s reads 3 tokens that ``y``'s periodic
+    phases write); ``q`` = w 5, x 9, y 9, z 12."""
+    g = SDFGraph("k0066")
+
+    def loop(a, n):
+        rate = Phases([1] * n) if n > 1 else 1
+        g.add_channel(a, a, a * 2, prod=rate, cons=rate, delay=1)
+    g.add_actor("w", exec=Phases([5, 5, 3, 3, 5]), initial_phases=InitialPhases(
+        1, {"exec": (5,)}, prod={"wx": (1,), "ww": (1,)}, cons={"zw": (3,), "ww": (1,)}))
+    g.add_actor("x", exec=Phases([4, 1, 1]))
+    g.add_actor("y", exec=Phases([2, 5, 4]))
+    g.add_actor("z", exec=Phases([1, 2, 1, 1]), initial_phases=InitialPhases(
+        1, {"exec": (3,)}, prod={"zw": (3,), "zz": (1,)}, cons={"yz": (3,), "zz": (1,)}))
+    g.add_channel("w", "x", "wx", prod=Phases([0, 0, 1, 2, 0]), cons=Phases([0, 1, 0]),
+                  delay=3)
+    g.add_channel("x", "y", "xy", prod=Phases([0, 0, 1]), cons=Phases([0, 1, 0]))
+    g.add_channel("y", "z", "yz", prod=Phases([0, 2, 1]), cons=Phases([1, 1, 0, 1]))
+    g.add_channel("z", "w", "zw", prod=Phases([0, 1, 0, 0]), cons=Phases([1, 1, 0, 1, 0]))
+    for a, n in (("w", 5), ("x", 3), ("y", 3), ("z", 4)):
+        loop(a, n)
+    return g
+
+
+@pytest.mark.parametrize("order", ["ends", "starts"])
+def test_a_ring_whose_period_is_another_actors_self_loop(order):
+    """``y`` fires 9 times an iteration, one at a time, three cycles of 2 + 5 + 4: the
+    period is at least 33, and the execution reaches it (``y`` fires back to back
+    from time 6 on). Kiter gives 49 (46 with the initialisation phases' times 0)."""
+    g = seed27_k0066_reduced()
+    assert repetition_vector(g.bind()) == {"w": 5, "x": 9, "y": 9, "z": 12}
+    assert both(g, order) == (33, 33)
+    assert run(g, repetition_vector(g.bind()), ends_in_order=order == "ends") == \
+        ("period", 33)
