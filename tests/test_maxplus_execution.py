@@ -231,3 +231,35 @@ def test_a_ring_whose_period_is_another_actors_self_loop(order):
     assert both(g, order) == (33, 33)
     assert run(g, repetition_vector(g.bind()), ends_in_order=order == "ends") == \
         ("period", 33)
+
+
+def seed27_k0052_loops_reduced():
+    """Seed 27's ``k0052-loops`` cut down (Kiter below the execution there) to ``a``
+    (phases 13, 18, 6, 10; a self-loop of 4 tokens, so a cycle of phases at a time)
+    and ``b`` (8 after an initialisation phase of 16 that reads 20 and writes 18; a
+    self-loop of 2): ``a`` writes one token for ``b`` in its phase 1 and reads one in
+    its phase 3; ``b`` reads 18 and writes 18; ``ba`` holds 19. ``q`` = a 72, b 1."""
+    g = SDFGraph("k0052")
+    g.add_actor("a", exec=Phases([13, 18, 6, 10]))
+    g.add_actor("b", exec=8, initial_phases=InitialPhases(
+        1, {"exec": (16,)}, prod={"ba": (18,), "bb": (1,)}, cons={"ab": (20,), "bb": (1,)}))
+    g.add_channel("a", "b", "ab", prod=Phases([0, 1, 0, 0]), cons=18)
+    g.add_channel("b", "a", "ba", prod=18, cons=Phases([0, 0, 0, 1]), delay=19)
+    g.add_channel("a", "a", "aa", prod=Phases([1] * 4), cons=Phases([1] * 4), delay=4)
+    g.add_channel("b", "b", "bb", delay=2)
+    return g
+
+
+@pytest.mark.parametrize("order", ["ends", "starts"])
+def test_a_self_loop_of_four_tokens_and_an_initialisation_phase(order):
+    """By hand: each phase of ``a`` waits for the same phase a cycle before (4 tokens
+    on the self-loop), so its four phases start together and its cycles follow 18
+    apart (phase 1), 18 cycles an iteration. Once an iteration a cycle's phase 3 needs
+    the token ``b`` writes after reading that cycle's phase-1 token: it starts 8
+    after the phase 1 ends, at 26 into the cycle, and the next cycle's first phase
+    starts only after it (an actor's phases start in order, across cycles too):
+    18 · 18 + 8 = 332. Kiter gives 324, the order from a cycle's last phase to the
+    next cycle's first left out (``reference/dataflow.md``)."""
+    g = seed27_k0052_loops_reduced()
+    assert repetition_vector(g.bind()) == {"a": 72, "b": 1}
+    assert both(g, order) == (332, 332)
