@@ -27,9 +27,11 @@ pile up); the period of the whole is then the largest of its components' execute
 apart, each with the channels from outside taken away (a component's pace is the
 largest of its own and its predecessors'; max-plus algebra, Baccelli et al. 1992, ch. 3),
 and the whole graph is still run to see every actor fire (else a deadlock).  Prints
-one JSON line a file: the period as a fraction, per component ``c``, the transient
-``i0`` and the iterations run; or ``deadlock`` with the actors that stop, or
-``unknown`` with the average pace of the last half where no repetition was seen.
+one JSON line a file: the period as a fraction and, per component, its own, ``c``,
+``i0`` (the first iteration of the window checked, past the transient) and the
+iterations run; or ``deadlock`` with the actors that stop; ``too large`` past
+``--budget`` firings to run; ``unknown`` (a component's pace over the last half where
+no repetition was seen).  ``tests/oracle_sdf3/execution_check.py --precedences`` uses it.
 """
 from __future__ import annotations
 
@@ -132,7 +134,7 @@ class Channel:
         return self.mp + cycles * self.np + bisect_left(self.pcycle, rest + 1)
 
 
-def execute(model: Model, order="ends", iterations=64, deadline=None, window=None):
+def execute(model: Model, order="ends", iterations=64, deadline=None):
     """Runs until every actor has made ``iterations`` iterations past its
     initialisation (a producer more where a consumer waits on it), or stops.
     Returns ``(S, E, done)``: each actor's start and end times of its firings
