@@ -246,6 +246,9 @@ def test_kiter_syntax_read_and_written_back(tmp_path, capsys):
     text = again.read_text()
     assert 'rate="1;1"' in text and 'rate="0;1"' in text and 'time="7;2"' in text
     assert read_sdf3(again).actors["a"].initial_phases.prod == {"ab": (1,)}
+    # the times too: the properties element was once named after a's last port
+    # ("consProperties"), and the times read back were 0
+    assert "<csdfProperties>" in text and read_sdf3(again).actors == graph.actors
     assert main(["analyse", str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["period"] == 2.5 and out["latency"] == 10 and out["buffers"] == \

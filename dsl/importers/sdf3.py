@@ -440,8 +440,8 @@ def format_sdf3(graph: "SDFGraph") -> str:
             text = _listed(rate, phases[actor.name], f"a rate of '{actor.name}'",
                            actor.origin)
             if init is not None:
-                kind = "prod" if ptype == "out" else "cons"
-                text = _before(init.rates(kind, cname)) + text
+                side = "prod" if ptype == "out" else "cons"
+                text = _before(init.rates(side, cname)) + text
             ET.SubElement(el, "port", {"name": pname, "type": ptype, "rate": text})
     for ch in bound.channels.values():
         out_port, in_port = channel_ports[ch.name]

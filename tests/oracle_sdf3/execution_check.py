@@ -16,6 +16,8 @@ limit of ``--events`` instants and ``--seconds``.  A buffer the execution cannot
 Prints a tally and the differing files as JSON, written to
 ``OUTDIR/execution-ORDER.json``.  ``--csdf-order starts`` compares that order of
 ``analyse`` with an execution whose firings of an actor end in any order (Kiter's).
+``--precedences`` decides the period or deadlock of a file past those limits (or with
+a source) by ``tests/perf/maxplus_execution.py`` (under ``starts`` its Kiter's rule).
 """
 from __future__ import annotations
 
@@ -30,7 +32,9 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[2])]   # this tree before tests/
 sys.path.append(str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1] / "perf"))
 from initialised_run import run as execute  # noqa: E402
+from maxplus_execution import analyse_graph  # noqa: E402
 
 MAPEVAL = [sys.executable, "-m", "mapping.cli"]
 
@@ -43,8 +47,30 @@ def _alarm(*_):
     raise Slow
 
 
+def by_precedences(graph, doc: dict, dead: bool, seconds: int, order: str,
+                   why: str) -> tuple[str, dict]:
+    """The period or deadlock alone, from ``tests/perf/maxplus_execution.py`` (under
+    ``starts`` Kiter's rule, not a count of tokens): for what the event-by-event
+    execution cannot reach (``why``)."""
+    try:
+        found = analyse_graph(graph, order, seconds)
+    except TimeoutError:
+        return why + ", precedences slow", {}
+    if found["verdict"] == "deadlock":
+        return ("equal deadlock" if dead else "differ: deadlock") + " (precedences)", {}
+    if found["verdict"] != "period":
+        return f"{why}, precedences {found['verdict']}", {}
+    if dead:
+        return "differ: live (precedences)", {"period": [None, found["period"]]}
+    ours = (doc.get("exact") or {}).get("period")
+    if ours is not None and Fraction(ours) == Fraction(found["period"]):
+        return "equal period (precedences)", {}
+    return "differ (precedences)", {"period": [ours, found["period"]]}
+
+
 def compare(path: Path, doc: dict, firings: int, events: int,
-            seconds: int = 5, order: str = "ends") -> tuple[str, dict]:
+            seconds: int = 5, order: str = "ends",
+            precedences: bool = False) -> tuple[str, dict]:
     from dsl import read_sdf3
     from moc.repetition import repetition_vector
     dead = "error" in doc and "deadlock" in doc["error"]["message"]
@@ -54,10 +80,14 @@ def compare(path: Path, doc: dict, firings: int, events: int,
     q = repetition_vector(graph)
     m = sum((a.initial_phases.count if a.initial_phases else 0)
             for a in graph.actors.values())
+
+    def past(why):
+        return by_precedences(graph, doc, dead, 6 * seconds, order, why) \
+            if precedences else (why, {})
     if sum(q.values()) + m > firings:
-        return "too many firings", {}
+        return past("too many firings")
     if any(not any(ch.dst == a for ch in graph.channels.values()) for a in graph.actors):
-        return "a source", {}
+        return past("a source")
     record: dict = {}
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(seconds)
@@ -68,12 +98,12 @@ def compare(path: Path, doc: dict, firings: int, events: int,
         finally:
             signal.alarm(0)
     except Slow:                # also where the alarm rings as it is being cancelled
-        return "execution slow", {}
+        return past("execution slow")
     exact = doc.get("exact") or {}
     if outcome in ("deadlock", "initialisation unfinished"):
         return ("equal deadlock" if dead else "differ: deadlock"), {}
     if outcome != "period":
-        return "execution long", {}
+        return past("execution long")
     if dead:
         return "differ: live", {}
     diff = {}
@@ -111,6 +141,9 @@ def main(argv=None):
     parser.add_argument("--csdf-order", default="ends", choices=["ends", "starts"],
                         help="the order of an actor's own firings, of mapeval and of the "
                         "execution alike (starts: Kiter's rule)")
+    parser.add_argument("--precedences", action="store_true",
+                        help="past those limits (or with a source), the period or deadlock "
+                        "of tests/perf/maxplus_execution.py, 6 times --seconds")
     args = parser.parse_args(argv)
     files = sorted(p for p in args.outdir.glob("*.xml")
                    if not p.name.endswith(".opt.xml") and not p.name.startswith("bad-"))
@@ -121,7 +154,8 @@ def main(argv=None):
     tally, differ = Counter(), []
     for path in files:
         verdict, diff = compare(path, docs.get(path.name, {"error": {"message": "none"}}),
-                                args.firings, args.events, args.seconds, args.csdf_order)
+                                args.firings, args.events, args.seconds, args.csdf_order,
+                                args.precedences)
         print(path.name, verdict, file=sys.stderr, flush=True)
         tally[verdict] += 1
         if verdict.startswith("differ"):
