@@ -45,24 +45,10 @@ from fractions import Fraction
 from itertools import accumulate
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[2])]
+HERE = Path(__file__).resolve()
+sys.path[:0] = [str(HERE.parents[2]), str(HERE.parents[1])]     # the repository, tests/
 
-
-def _phase(value, k):
-    return value[k % len(value)] if isinstance(value, tuple) else value
-
-
-def _counts(graph):
-    n = dict.fromkeys(graph.actors, 1)
-    for a, actor in graph.actors.items():
-        for v in actor.attrs.values():
-            if isinstance(v, tuple):
-                n[a] = len(v)
-    for ch in graph.channels.values():
-        for a, v in ((ch.src, ch.prod), (ch.dst, ch.cons)):
-            if isinstance(v, tuple):
-                n[a] = len(v)
-    return n
+from stepped import phase, phase_counts  # noqa: E402
 
 
 class Model:
@@ -73,7 +59,7 @@ class Model:
     def __init__(self, graph, q, actors=None):
         actors = list(graph.actors) if actors is None else list(actors)
         keep = set(actors)
-        n = _counts(graph)
+        n = phase_counts(graph)
         self.actors, self.q = actors, {a: q[a] for a in actors}
         self.n = {a: n[a] for a in actors}
         self.m, self.init_d, self.per_d = {}, {}, {}
@@ -83,7 +69,7 @@ class Model:
             assert q[a] % n[a] == 0, (a, q[a], n[a])
             self.init_d[a] = [] if init is None else \
                 list(init.attrs.get("exec", (0,) * init.count))
-            self.per_d[a] = [_phase(graph.actors[a].attrs.get("exec", 0), r)
+            self.per_d[a] = [phase(graph.actors[a].attrs.get("exec", 0), r)
                              for r in range(n[a])]
         self.ins = {a: [] for a in actors}
         for ch in graph.channels.values():
@@ -93,8 +79,8 @@ class Model:
             ip, ia = graph.actors[p].initial_phases, graph.actors[a].initial_phases
             pinit = [] if ip is None else list(ip.prod.get(ch.name, (0,) * ip.count))
             cinit = [] if ia is None else list(ia.cons.get(ch.name, (0,) * ia.count))
-            pcycle = list(accumulate(_phase(ch.prod, r) for r in range(n[p])))
-            ccycle = list(accumulate(_phase(ch.cons, r) for r in range(n[a])))
+            pcycle = list(accumulate(phase(ch.prod, r) for r in range(n[p])))
+            ccycle = list(accumulate(phase(ch.cons, r) for r in range(n[a])))
             total = pcycle[-1] * (q[p] // n[p])
             assert total == ccycle[-1] * (q[a] // n[a]), ch.name
             self.ins[a].append(Channel(ch.name, p, ch.delay, list(accumulate(pinit)),
@@ -252,51 +238,15 @@ def _exact(model, S, E, i0, c, L, delta):
 
 
 def components(graph, actors=None):
-    """Strongly connected components (Tarjan), in the channels among ``actors``."""
+    """Strongly connected components (networkx's), in the channels among ``actors``."""
+    import networkx as nx
     actors = list(graph.actors) if actors is None else list(actors)
     keep = set(actors)
-    succ = {a: [] for a in actors}
-    for ch in graph.channels.values():
-        if ch.src in keep and ch.dst in keep:
-            succ[ch.src].append(ch.dst)
-    index, low, on, stack, out = {}, {}, set(), [], []
-    counter = [0]
-
-    def visit(v):
-        work = [(v, iter(succ[v]))]
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        while work:
-            u, it = work[-1]
-            for w in it:
-                if w not in index:
-                    index[w] = low[w] = counter[0]
-                    counter[0] += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(succ[w])))
-                    break
-                if w in on:
-                    low[u] = min(low[u], index[w])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[u])
-                if low[u] == index[u]:
-                    comp = []
-                    while True:
-                        w = stack.pop()
-                        on.discard(w)
-                        comp.append(w)
-                        if w == u:
-                            break
-                    out.append(comp)
-    for a in actors:
-        if a not in index:
-            visit(a)
-    return out
+    g = nx.DiGraph()
+    g.add_nodes_from(actors)
+    g.add_edges_from((ch.src, ch.dst) for ch in graph.channels.values()
+                     if ch.src in keep and ch.dst in keep)
+    return [sorted(c, key=actors.index) for c in nx.strongly_connected_components(g)]
 
 
 def analyse(path, order="ends", seconds=60, **limits):
