@@ -307,19 +307,16 @@ def run_program(program, S, E, first, last, total, in_order=True, shift=None,
     over prefix sums.  Without ``in_order`` (Kiter's order of a cyclo-static actor's
     firings) ``e_j = s_j + d_j``.
 
-    From iteration ``since + 1`` on (``since`` None: never), an iteration is first
-    guessed (:func:`_guessed`): the one before moved by ``shift`` (per place, its
-    actor's period), or without ``shift`` from ``since + 2`` on by the difference of
-    the two before; the guess is kept where it meets every firing's precedences
-    (:class:`_Whole`)."""
+    After iteration ``since`` (None: never) an iteration is first guessed
+    (:meth:`_Whole.guessed`) from the ones before it and kept where it meets every
+    firing's precedences."""
     held = []
     starts, ends = _grown(S, E, (last - first) * total)
     whole = program[-1] if program and type(program[-1]) is _Whole else None
     for it in range(first, last):
         base = it * total
-        if whole is not None and since is not None and \
-                it > since + (shift is None):
-            found = whole.solved(starts, ends, base, total, in_order, shift)
+        if whole is not None and since is not None:
+            found = whole.guessed(starts, ends, base, total, in_order, shift, it - since)
             if found is not None:
                 held += found
                 continue
@@ -517,9 +514,10 @@ GUESSED = 4096
 #: changed) before it is computed by its program instead: a correction that travels
 #: far is a transient, faster one by one
 ROUNDS = 16
-#: firings to correct from which the firings waiting for them are looked up in a
-#: table sorted once rather than found by comparison
-FEW = 8
+#: a guess that misses more than one firing in this many is not corrected
+MISSED = 64
+#: the most iterations after which an execution is guessed to repeat
+CYCLES = 4
 
 
 class _Whole:
@@ -531,23 +529,43 @@ class _Whole:
     precedences within an iteration are acyclic (the program's order follows them),
     so the only times that meet all of them are the iteration's, whatever found them."""
 
-    __slots__ = ("times", "previous", "tables", "after")
+    __slots__ = ("times", "previous", "tables", "after", "cycle")
 
     def __init__(self, times, previous, slow, fast):
         self.times, self.previous = times.astype(np.int64), previous.astype(np.int64)
         self.tables = [(count.astype(np.int64), flat.astype(np.int64),
                         first.astype(np.int64)) for count, flat, first in (slow, fast)]
         self.after = None
+        self.cycle = 1
 
-    def solved(self, starts, ends, base, total, in_order, shift):
+    def guessed(self, starts, ends, base, total, in_order, shift, computed):
         """The places whose start a growing channel's producer set, with the starts
-        and ends of the iteration at ``base`` written, where a guess (see
-        :func:`run_program`) corrected within :data:`ROUNDS` rounds meets every
-        precedence; else None (the iteration's times then partly written)."""
-        now, one, two = (slice(base - k * total, base - (k - 1) * total)
+        and ends of the iteration at ``base`` written, where a guess meets every
+        precedence once corrected within :data:`ROUNDS` rounds; else None (its times
+        then partly written).  The guess: the iteration ``c`` before moved by ``c``
+        times ``shift`` (per place, its actor's period an iteration), or without
+        ``shift`` by the difference of the iterations ``c`` and ``2c`` before (an
+        execution that repeats every ``c`` iterations: Baccelli et al. 1992), ``c``
+        up to :data:`CYCLES` and no further back than the ``computed`` iterations,
+        the one that last held first."""
+        back = 1 if shift is not None else 2
+        if back > computed:
+            return None
+        for c in sorted(range(1, CYCLES + 1), key=lambda c: c != self.cycle):
+            if back * c <= computed:
+                found = self._solved(starts, ends, base, total, in_order, shift, c)
+                if found is not None:
+                    self.cycle = c
+                    return found
+        return None
+
+    def _solved(self, starts, ends, base, total, in_order, shift, c):
+        """:meth:`guessed` for one ``c``; None also where the guess misses more than
+        one firing in :data:`MISSED` (not worth correcting)."""
+        now, one, two = (slice(base - k * c * total, base - k * c * total + total)
                          for k in range(3))
         for T in (starts, ends):
-            T[now] = T[one] + shift if shift is not None else 2 * T[one] - T[two]
+            T[now] = T[one] + c * shift if shift is not None else 2 * T[one] - T[two]
         rows = None                       # all firings
         s, e, up = self._times(starts, ends, base, total, rows, in_order)
         for done in range(ROUNDS + 1):
@@ -555,7 +573,7 @@ class _Whole:
             wrong = (s != starts[at]) | (e != ends[at])
             if not wrong.any():
                 break
-            if done == ROUNDS:
+            if done == ROUNDS or not done and MISSED * int(wrong.sum()) > total:
                 return None
             starts[at[wrong]], ends[at[wrong]] = s[wrong], e[wrong]
             rows = self._after(at[wrong] - base, total)
@@ -589,25 +607,19 @@ class _Whole:
         return s, np.maximum(e, ends[before]) if in_order else e, up
 
     def _after(self, rows, total):
-        """The firings of the same iteration that wait for one of ``rows``: found by
-        comparison where they are few (a correction that travels is a few firings
-        wide), else from a table sorted once."""
+        """The firings of the same iteration that wait for one of ``rows`` (from a
+        table of them sorted once)."""
         if self.after is None:
             place = np.arange(total)
             src = [self.previous, *(flat for _, flat, _ in self.tables)]
             dst = [place, *(np.repeat(place, count) for count, _, _ in self.tables)]
             src, dst = np.concatenate(src), np.concatenate(dst)
             inside = src >= 0
-            self.after = (src[inside], dst[inside])
-        if len(rows) <= FEW:
-            src, dst = self.after[:2]
-            return np.unique(dst[np.isin(src, rows)])
-        if len(self.after) == 2:
-            src, dst = self.after
+            src, dst = src[inside], dst[inside]
             count = np.bincount(src, minlength=total)
-            self.after = (src, dst, count, np.cumsum(count) - count,
+            self.after = (count, np.cumsum(count) - count,
                           dst[np.argsort(src, kind="stable")])
-        count, first, dst = self.after[2:]
+        count, first, dst = self.after
         n = count[rows]
         lo = np.cumsum(n) - n
         return np.unique(dst[np.repeat(first[rows] - lo, n) + np.arange(int(n.sum()))])
