@@ -532,9 +532,9 @@ class _Whole:
     __slots__ = ("times", "previous", "tables", "after", "cycle")
 
     def __init__(self, times, previous, slow, fast):
-        self.times, self.previous = times.astype(np.int64), previous.astype(np.int64)
-        self.tables = [(count.astype(np.int64), flat.astype(np.int64),
-                        first.astype(np.int64)) for count, flat, first in (slow, fast)]
+        # the program's arrays (int32 where they fit), places made int64 as they are
+        # read (base an int64 scalar)
+        self.times, self.previous, self.tables = times, previous, (slow, fast)
         self.after = None
         self.cycle = 1
 
@@ -548,8 +548,9 @@ class _Whole:
         execution that repeats every ``c`` iterations: Baccelli et al. 1992), ``c``
         up to :data:`CYCLES` and no further back than the ``computed`` iterations,
         the one that last held first."""
+        # the iteration after the first follows a start from nothing: a transient
         back = 1 if shift is not None else 2
-        if back > computed:
+        if computed < 2:
             return None
         for c in sorted(range(1, CYCLES + 1), key=lambda c: c != self.cycle):
             if back * c <= computed:
@@ -566,6 +567,7 @@ class _Whole:
                          for k in range(3))
         for T in (starts, ends):
             T[now] = T[one] + c * shift if shift is not None else 2 * T[one] - T[two]
+        base = np.int64(base)
         rows = None                       # all firings
         s, e, up = self._times(starts, ends, base, total, rows, in_order)
         for done in range(ROUNDS + 1):
@@ -585,6 +587,7 @@ class _Whole:
     def _times(self, starts, ends, base, total, rows, in_order):
         """The starts and ends of firings ``rows`` (None: all) from the times written,
         and whether a growing channel set the start."""
+        base = np.int64(base)
         before = base + (self.previous if rows is None else self.previous[rows])
         s = starts[before]
         up = np.zeros(len(s), dtype=bool)
@@ -610,7 +613,7 @@ class _Whole:
         """The firings of the same iteration that wait for one of ``rows`` (from a
         table of them sorted once)."""
         if self.after is None:
-            place = np.arange(total)
+            place = np.arange(total, dtype=self.previous.dtype)
             src = [self.previous, *(flat for _, flat, _ in self.tables)]
             dst = [place, *(np.repeat(place, count) for count, _, _ in self.tables)]
             src, dst = np.concatenate(src), np.concatenate(dst)
