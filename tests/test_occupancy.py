@@ -230,7 +230,7 @@ def _guessed(g, shift, rounds):
     finally:
         iteration_program.GUESSED = guessed
     assert levels is None and type(program[-1]) is iteration_program._Whole
-    S, E = occupancy.array("q", [0]) * (back * total), occupancy.array("q", [0]) * (back * total)
+    S, E = (occupancy.array("q", [0]) * (back * total) for _ in range(2))
     kept = []
     solved = iteration_program._Whole.guessed
     before = iteration_program.ROUNDS, iteration_program.MISSED
@@ -250,10 +250,10 @@ def _guessed(g, shift, rounds):
 def test_a_guessed_iteration_is_corrected_to_the_precedences():
     """a (time 1) feeds b (time 3), each one firing at a time (self-loops of one
     token): a#k runs k to k + 1, b#k from 3k + 1 (a#0's end, then b's own) to
-    3k + 4, b#0's start set by the growing channel ab.  Iterations 2-4 guessed as the one before
-    moved by the paces (1, 3), every iteration meets its precedences at once; moved
-    by (1, 1), b's firing is wrong and corrected in one round (nothing of its
-    iteration waits for it), or, without a round, computed by the program."""
+    3k + 4, b#0's start set by the growing channel ab.  Iterations 2-4 guessed as the
+    one before moved by the paces (1, 3) meet their precedences at once; moved by
+    (1, 1), b's firing is wrong and corrected in one round (nothing of its iteration
+    waits for it), or, without a round, computed by the program."""
     g = SDFGraph("guessed")
     g.add_actor("a", exec=1)
     g.add_actor("b", exec=3)
