@@ -81,10 +81,19 @@ _encode = json.JSONEncoder(allow_nan=False, default=_default, check_circular=Fal
 
 def _one_line(obj) -> str:
     """``obj`` on one line (``", "`` and ``": "`` between items) by the C encoder; where
-    it meets a non-finite float or a key JSON has no form for, :func:`json_safe`'s copy."""
+    it meets a non-finite float or a key JSON has no form for, a container's items each
+    so (only the parts that hold one are copied: a schedule's rows beside a buffer of
+    ``inf`` are not), anything else as :func:`json_safe`'s copy."""
     try:
         return _encode(obj)
     except (ValueError, TypeError):
+        if isinstance(obj, dict):
+            # keys alike once written are one key, as in json_safe's copy
+            items = {json_key(k): v for k, v in obj.items()}
+            return "{" + ", ".join(_encode(k) + ": " + _one_line(v)
+                                   for k, v in items.items()) + "}"
+        if isinstance(obj, (list, tuple)):
+            return "[" + ", ".join(map(_one_line, obj)) + "]"
         return _encode(json_safe(obj))
 
 

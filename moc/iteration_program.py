@@ -197,8 +197,10 @@ def _listed(xs, waits, total, blocks, los, his):
     if not any(type(part) is slice for part in program):
         return program
     at, times, previous = _narrow(at, times, previous)
+    listed = sum(part.stop - part.start for part in program if type(part) is slice)
     return [_Firings(at[part], times[at[part]], previous[at[part]], *waits)
-            if type(part) is slice else part for part in program]
+            if type(part) is slice else part for part in program] + \
+        ([_Whole(times, previous, *waits)] if listed >= GUESSED else [])
 
 
 def _narrow(*arrays):
@@ -291,7 +293,8 @@ def _padded(count, flat, first, rows):
     return table
 
 
-def run_program(program, S, E, first, last, total, in_order=True):
+def run_program(program, S, E, first, last, total, in_order=True, shift=None,
+                since=None):
     """The starts and ends of iterations ``first .. last-1`` (places counted from the
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
     the places whose start a growing channel's producer set.  A program's part is a
@@ -302,12 +305,24 @@ def run_program(program, S, E, first, last, total, in_order=True):
     first): running maxima; or (``looped``) each but the first waiting for the one
     before only, ``s_j = max(w_j, e_{j-1})``, ``e_j = s_j + d_j``: a running maximum
     over prefix sums.  Without ``in_order`` (Kiter's order of a cyclo-static actor's
-    firings) ``e_j = s_j + d_j``."""
+    firings) ``e_j = s_j + d_j``.
+
+    After iteration ``since`` (None: never) an iteration is first guessed
+    (:meth:`_Whole.guessed`) from the ones before it and kept where it meets every
+    firing's precedences."""
     held = []
     starts, ends = _grown(S, E, (last - first) * total)
+    whole = program[-1] if program and type(program[-1]) is _Whole else None
     for it in range(first, last):
         base = it * total
+        if whole is not None and since is not None:
+            found = whole.guessed(starts, ends, base, total, in_order, shift, it - since)
+            if found is not None:
+                held += found
+                continue
         for part in program:
+            if type(part) is _Whole:
+                continue
             if type(part) is tuple:
                 held += _chain(part, starts, ends, base, in_order)
                 continue
@@ -490,3 +505,124 @@ def run_levels(levels, S, E, first, last, total, in_order=True):
             ends[at] = np.maximum(s + d, ends[before]) if in_order else s + d
     del starts, ends                  # S and E grow again on the next call
     return held
+
+
+#: firings computed one by one an iteration from which later iterations are first
+#: guessed (:class:`_Whole`): a guess costs some twenty numpy calls
+GUESSED = 4096
+#: rounds of corrections of a guessed iteration (each over the firings whose inputs
+#: changed) before it is computed by its program instead: a correction that travels
+#: far is a transient, faster one by one
+ROUNDS = 16
+#: a guess that misses more than one firing in this many is not corrected
+MISSED = 64
+#: the most iterations after which an execution is guessed to repeat
+CYCLES = 4
+
+
+class _Whole:
+    """One iteration's firings all at once: their times, previous firings' places and
+    the :func:`_table` of the places each waits for on ordinary and growing channels.
+    Every firing's start is the latest of its previous firing's start and the ends it
+    waits for, its end its start plus its time and not before its previous firing's
+    end (:func:`_one_by_one`, which the chains compute as running maxima); the
+    precedences within an iteration are acyclic (the program's order follows them),
+    so the only times that meet all of them are the iteration's, whatever found them."""
+
+    __slots__ = ("times", "previous", "tables", "after", "cycle")
+
+    def __init__(self, times, previous, slow, fast):
+        # the program's arrays (int32 where they fit), places made int64 as they are
+        # read (base an int64 scalar)
+        self.times, self.previous, self.tables = times, previous, (slow, fast)
+        self.after = None
+        self.cycle = 1
+
+    def guessed(self, starts, ends, base, total, in_order, shift, computed):
+        """The places whose start a growing channel's producer set, with the starts
+        and ends of the iteration at ``base`` written, where a guess meets every
+        precedence once corrected within :data:`ROUNDS` rounds; else None (its times
+        then partly written).  The guess: the iteration ``c`` before moved by ``c``
+        times ``shift`` (per place, its actor's period an iteration), or without
+        ``shift`` by the difference of the iterations ``c`` and ``2c`` before (an
+        execution that repeats every ``c`` iterations: Baccelli et al. 1992), ``c``
+        up to :data:`CYCLES` and no further back than the ``computed`` iterations,
+        the one that last held first."""
+        # the iteration after the first follows a start from nothing: a transient
+        back = 1 if shift is not None else 2
+        if computed < 2:
+            return None
+        for c in sorted(range(1, CYCLES + 1), key=lambda c: c != self.cycle):
+            if back * c <= computed:
+                found = self._solved(starts, ends, base, total, in_order, shift, c)
+                if found is not None:
+                    self.cycle = c
+                    return found
+        return None
+
+    def _solved(self, starts, ends, base, total, in_order, shift, c):
+        """:meth:`guessed` for one ``c``; None also where the guess misses more than
+        one firing in :data:`MISSED` (not worth correcting)."""
+        now, one, two = (slice(base - k * c * total, base - k * c * total + total)
+                         for k in range(3))
+        for T in (starts, ends):
+            T[now] = T[one] + c * shift if shift is not None else 2 * T[one] - T[two]
+        base = np.int64(base)
+        rows = None                       # all firings
+        s, e, up = self._times(starts, ends, base, total, rows, in_order)
+        for done in range(ROUNDS + 1):
+            at = base + (np.arange(total) if rows is None else rows)
+            wrong = (s != starts[at]) | (e != ends[at])
+            if not wrong.any():
+                break
+            if done == ROUNDS or not done and MISSED * int(wrong.sum()) > total:
+                return None
+            starts[at[wrong]], ends[at[wrong]] = s[wrong], e[wrong]
+            rows = self._after(at[wrong] - base, total)
+            s, e, _up = self._times(starts, ends, base, total, rows, in_order)
+        if rows is not None:
+            up = self._times(starts, ends, base, total, None, in_order)[2]
+        return (np.flatnonzero(up) + base).tolist()
+
+    def _times(self, starts, ends, base, total, rows, in_order):
+        """The starts and ends of firings ``rows`` (None: all) from the times written,
+        and whether a growing channel set the start."""
+        base = np.int64(base)
+        before = base + (self.previous if rows is None else self.previous[rows])
+        s = starts[before]
+        up = np.zeros(len(s), dtype=bool)
+        for (count, flat, first), growing in zip(self.tables, (False, True)):
+            n = count if rows is None else count[rows]
+            has = np.flatnonzero(n)
+            if not len(has):
+                continue
+            n = n[has]
+            lo = np.cumsum(n) - n
+            if rows is None:
+                at = flat               # a firing's places follow the one before's
+            else:
+                at = flat[np.repeat(first[rows[has]] - lo, n) + np.arange(int(n.sum()))]
+            latest = np.maximum.reduceat(ends[at + base], lo)
+            if growing:
+                up[has] = latest > s[has]
+            s[has] = np.maximum(s[has], latest)
+        e = s + (self.times if rows is None else self.times[rows])
+        return s, np.maximum(e, ends[before]) if in_order else e, up
+
+    def _after(self, rows, total):
+        """The firings of the same iteration that wait for one of ``rows`` (from a
+        table of them sorted once)."""
+        if self.after is None:
+            place = np.arange(total, dtype=self.previous.dtype)
+            src = [self.previous, *(flat for _, flat, _ in self.tables)]
+            dst = [place, *(np.repeat(place, count) for count, _, _ in self.tables)]
+            src, dst = np.concatenate(src), np.concatenate(dst)
+            inside = src >= 0
+            src, dst = src[inside], dst[inside]
+            count = np.bincount(src, minlength=total)
+            self.after = (count, np.cumsum(count) - count,
+                          dst[np.argsort(src, kind="stable")])
+        count, first, dst = self.after
+        n = count[rows]
+        lo = np.cumsum(n) - n
+        return np.unique(dst[np.repeat(first[rows] - lo, n) + np.arange(int(n.sum()))])

@@ -113,8 +113,13 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     layout = _Layout(actors, pace, scale)
     # an iteration moves a firing's time on by its actor's period: at least this much
     fastest = min(Fraction(pace[a]) for a in actors) * scale
+    moves = [Fraction(pace[x.name]) * scale for x in actors.values()]
+    # past the transient an iteration is the one before moved by the periods
+    moved = None if any(m.denominator > 1 for m in moves) else \
+        np.repeat(np.array([int(m) for m in moves], dtype=np.int64), layout.q)
     while iterations * total <= max_firings and span * iterations < 2 ** 62:
-        held += run_program(program, S, E, back + done, back + iterations, total) \
+        held += run_program(program, S, E, back + done, back + iterations, total,
+                            shift=moved, since=back) \
             if levels is None else run_levels(levels, S, E, back + done,
                                                back + iterations, total)
         if progress is not None:

@@ -214,3 +214,82 @@ def test_a_block_on_a_self_loop_of_one_token_is_computed_at_once(monkeypatch):
         [100 + 4 * ((j - 19) // 2) + 3 * ((j - 19) % 2) for j in range(19, 40)]
     assert found["b"] == ((143, 144),)
     assert dict(found) == phased_first(g, durations, q)
+
+
+def _guessed(g, shift, rounds):
+    """Starts, ends and growing-set places of iterations 0-4 of ``g`` from the
+    program with iterations 2-4 guessed (``shift`` per place), corrected within
+    ``rounds`` rounds, and how many guesses were kept."""
+    g, durations, q, _ = prepared(g)
+    growing = {"ab"}
+    actors, _, _ = occupancy._setup(g, durations, q, growing)
+    total = sum(q.values())
+    guessed, iteration_program.GUESSED = iteration_program.GUESSED, 0
+    try:
+        program, levels, back = iteration_program.iteration_program(actors, total)
+    finally:
+        iteration_program.GUESSED = guessed
+    assert levels is None and type(program[-1]) is iteration_program._Whole
+    S, E = (occupancy.array("q", [0]) * (back * total) for _ in range(2))
+    kept = []
+    solved = iteration_program._Whole.guessed
+    before = iteration_program.ROUNDS, iteration_program.MISSED
+    # any share of the firings missed is corrected
+    iteration_program.ROUNDS, iteration_program.MISSED = rounds, 1
+    iteration_program._Whole.guessed = lambda *a: kept.append(solved(*a)) or kept[-1]
+    try:
+        held = iteration_program.run_program(program, S, E, back, back + 5, total,
+                                             shift=shift, since=back)
+    finally:
+        iteration_program.ROUNDS, iteration_program.MISSED = before
+        iteration_program._Whole.guessed = solved
+    return list(S)[back * total:], list(E)[back * total:], sorted(held), \
+        sum(k is not None for k in kept)
+
+
+def test_a_guessed_iteration_is_corrected_to_the_precedences():
+    """a (time 1) feeds b (time 3), each one firing at a time (self-loops of one
+    token): a#k runs k to k + 1, b#k from 3k + 1 (a#0's end, then b's own) to
+    3k + 4, b#0's start set by the growing channel ab.  Iterations 2-4 guessed as the
+    one before moved by the paces (1, 3) meet their precedences at once; moved by
+    (1, 1), b's firing is wrong and corrected in one round (nothing of its iteration
+    waits for it), or, without a round, computed by the program."""
+    g = SDFGraph("guessed")
+    g.add_actor("a", exec=1)
+    g.add_actor("b", exec=3)
+    g.add_channel("a", "a", "aa", delay=1)
+    g.add_channel("b", "b", "bb", delay=1)
+    g.add_channel("a", "b", "ab")
+    starts = [x for k in range(5) for x in (k, 3 * k + 1)]
+    ends = [x for k in range(5) for x in (k + 1, 3 * k + 4)]
+    import numpy as np
+    for shift, rounds, kept in (((1, 3), 0, 3), ((1, 1), 1, 3), ((1, 1), 0, 0)):
+        S, E, held, n = _guessed(g, np.array(shift), rounds)
+        assert (S, E, n) == (starts, ends, kept)
+        assert held == [1 + 2]                  # b#0, after the iteration of zeros
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rings(), st.sampled_from([0, 2, 16]), st.sampled_from([1, 64]))
+def test_guessed_iterations_equal_the_state_space(g, rounds, missed):
+    """Iterations guessed from the ones before (moved by the paces) and corrected
+    within ``rounds`` rounds (where they miss at most one firing in ``missed``), else
+    computed by the program: the same maxima and first iteration as the state space."""
+    solved = iteration_program._Whole.guessed
+    outcomes = []
+
+    def counted(self, *a):
+        found = solved(self, *a)
+        outcomes.append(found is not None)
+        return found
+    before = iteration_program.ROUNDS, iteration_program.GUESSED, iteration_program.MISSED
+    iteration_program.ROUNDS, iteration_program.GUESSED = rounds, 0
+    iteration_program.MISSED = missed
+    iteration_program._Whole.guessed = counted
+    try:
+        _compare(g)
+    finally:
+        iteration_program.ROUNDS, iteration_program.GUESSED, \
+            iteration_program.MISSED = before
+        iteration_program._Whole.guessed = solved
+    event(f"guesses kept: {any(outcomes)}, refused: {not all(outcomes)}")
