@@ -396,9 +396,8 @@ def starting_mapping(setup: Setup, time_limit: float | None, deadline: float | N
     evaluations (``--budget`` overrides, and then it is the only run); under a time
     limit, runs with the budget that what is left of :data:`START_SHARE` of it affords
     at the last run's pace (times :data:`START_PACE`) follow while that is at least
-    twice the last budget and the last run improved on the ones before.  ``found(row,
-    stop)`` is called with each better mapping and the start's end; the runs end where
-    it returns true."""
+    twice the last budget and the last run improved on the ones before.  ``found(row)``
+    is called with each better mapping."""
     budget = EXACT_START_BUDGET if setup.budget is None else int(setup.budget)
     # a small space is the solver's to search, not the start's
     most = max(64, setup.space.size // 16)
@@ -420,8 +419,8 @@ def starting_mapping(setup: Setup, time_limit: float | None, deadline: float | N
         if better:
             best = warm
             steps.append((time.time(), float(warm.best_value)))
-            if found is not None and found(warm.best_row, stop):
-                break
+            if found is not None:
+                found(warm.best_row)
         if stop is None or setup.budget is not None or budget >= most or not better:
             break
         afford = budget * START_PACE * (stop - time.time()) / max(time.time() - began, 1e-3)

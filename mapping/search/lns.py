@@ -53,8 +53,6 @@ STALL = 20
 #: how much lower the thread beside the bounds runs in the scheduler's priority (nice):
 #: it takes a core the bounds leave idle, not one they would use
 NICE = 10
-#: whether the search takes the rest of the start's time alone (no more portfolio runs)
-ALONE = True
 
 
 @dataclass
@@ -263,17 +261,11 @@ class Early:
     def __init__(self, setup, deadline: float):
         self.setup, self.deadline, self.beside = setup, deadline, None
 
-    def __call__(self, row, stop=None) -> bool:
-        """Start (or hand on) from ``row``; with :data:`ALONE`, wait until ``stop``
-        (``time.time()``) and return True: the start's runs end."""
+    def __call__(self, row) -> None:
         if self.beside is None:
             self.beside = Beside(self.setup, row, self.deadline, self.setup.seed)
         else:
             self.beside.offer(row)
-        if not ALONE or stop is None:
-            return False
-        time.sleep(max(min(stop, self.deadline) - time.time(), 0.0))
-        return True
 
     def cancel(self) -> None:
         """Stop the search (where the run failed before handing it on)."""
