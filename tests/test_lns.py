@@ -219,3 +219,69 @@ def test_a_paused_search_takes_no_step_until_it_is_finished():
     beside.pause()
     out = beside.finish()
     assert out.steps <= 1 and best <= out.value <= mapping_value(ev, start)
+
+
+@needs_ortools
+def test_in_order_the_neighbourhoods_start_from_the_portfolios_first_mapping(monkeypatch):
+    """Under a time limit, in order, the neighbourhoods start as soon as the starting
+    portfolio's first run has a mapping (before its later runs, and before the start is
+    handed to the engines), and that one search is the one ``both`` goes on with: its
+    mapping, the exhaustive optimum of a 7 x 4 instance (every actor freed at every
+    step), is the answer where the engines return the start; the trace falls in time
+    order."""
+    from mapping.search import engine, exact
+    problem, best = small(7, 4, 3, False)
+    runs, made = [], []
+    run_tasks = engine.run_tasks
+
+    def counted(*args, **kw):
+        out = run_tasks(*args, **kw)
+        runs.append(out)
+        return out
+
+    class Watched(lns.Beside):
+        def __init__(self, setup, row, *args, **kw):
+            made.append((len(runs), "incumbent" in setup.info,
+                         mapping_value(setup.objectives.evaluators[0], row)))
+            super().__init__(setup, row, *args, **kw)
+
+    def unchanged(setup, **kw):
+        for _ in range(600):            # until the neighbourhoods have the optimum
+            if made and values and values[-1] <= best * (1 + cpsat.TOLERANCE):
+                break
+            time.sleep(0.1)
+        row = np.asarray(setup.info["incumbent"], dtype=np.intp)
+        ev = setup.objectives.evaluators[0]
+        value = mapping_value(ev, row)
+        return exact.ExactResult(value, row, False, "limited", value, True, "", 0.0, 1.0)
+
+    values, improve = [], lns.improve
+
+    def watched(setup, row, deadline, stop=None, seed=0, started=None, offered=None,
+                seen=None, hold=None):
+        def noted(row, value):
+            values.append(value)
+            if seen is not None:
+                seen(row, value)
+        return improve(setup, row, deadline, stop, seed, started, offered, noted, hold)
+
+    monkeypatch.setattr(engine, "BESIDE_PAIRS", 0)
+    monkeypatch.setattr(engine, "EXACT_START_BUDGET", 2)
+    monkeypatch.setattr(engine, "run_tasks", counted)
+    monkeypatch.setattr(lns, "FREED", 7)
+    monkeypatch.setattr(lns, "FEWEST", 7)
+    monkeypatch.setattr(lns, "Beside", Watched)
+    monkeypatch.setattr(lns, "improve", watched)
+    monkeypatch.setattr(cpsat, "solve", unchanged)
+    monkeypatch.setattr(exact, "solve", unchanged)
+    res = search(problem, "time", "max", strategy="exact", engine="both", time_limit=60)
+    first = min(r.best_value for r in runs[0])
+    assert made == [(1, False, first)] and first > best * (1 + 1e-9)
+    assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+    assert res.value >= best * (1 - 1e-12)
+    assert res.extra["engines"]["lns"]["value"] == res.value
+    assert res.extra["start"]["value"] >= res.value
+    trace = res.extra["trace"]
+    assert [s["seconds"] for s in trace] == sorted(s["seconds"] for s in trace)
+    assert [s["value"] for s in trace] == sorted((s["value"] for s in trace), reverse=True)
+    assert trace[-1]["value"] == res.value

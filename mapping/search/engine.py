@@ -223,8 +223,8 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     start = setup.info.get("incumbent")
-    beside = None if start is None else lns.Beside(
-        setup, start, math.inf if deadline is None else deadline, setup.seed)
+    beside = setup.info.pop("lns", None) or (None if start is None else lns.Beside(
+        setup, start, math.inf if deadline is None else deadline, setup.seed))
     try:
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=start)
         packed = _packing_floor(setup, time_limit, deadline, relaxed)
@@ -262,7 +262,8 @@ def solve_both(setup: Setup, time_limit: float | None = None):
         parts["lns"] = lns.part(found)
         steps = lns.steps(found.trace, bounded, floor)
         # the start's value, as without the neighbourhoods
-        first = replace(first, incumbent=found.start)
+        first = replace(first, incumbent=found.start if start is None else
+                        exact.mapping_value(setup.objectives.evaluators[0], start))
     parts["cpsat"] = _summary(first, began)
     trace = lns.merged(steps + list(first.trace))
     if second is None and (found is None or found.value >= first.value):
@@ -388,13 +389,15 @@ def _summary(res, began) -> dict:
 
 
 def starting_mapping(setup: Setup, time_limit: float | None, deadline: float | None,
-                     shards: int, progress, executor) -> tuple[ShardResult, list]:
+                     shards: int, progress, executor, found=None
+                     ) -> tuple[ShardResult, list]:
     """The portfolio's best mapping for ``exact`` to start from, and its improvements
     ``[(time.time(), value)]``.  The first run spends :data:`EXACT_START_BUDGET`
     evaluations (``--budget`` overrides, and then it is the only run); under a time
     limit, runs with the budget that what is left of :data:`START_SHARE` of it affords
     at the last run's pace (times :data:`START_PACE`) follow while that is at least
-    twice the last budget and the last run improved on the ones before."""
+    twice the last budget and the last run improved on the ones before.  ``found(row)``
+    is called with each better mapping."""
     budget = EXACT_START_BUDGET if setup.budget is None else int(setup.budget)
     # a small space is the solver's to search, not the start's
     most = max(64, setup.space.size // 16)
@@ -416,6 +419,8 @@ def starting_mapping(setup: Setup, time_limit: float | None, deadline: float | N
         if better:
             best = warm
             steps.append((time.time(), float(warm.best_value)))
+            if found is not None:
+                found(warm.best_row)
         if stop is None or setup.budget is not None or budget >= most or not better:
             break
         afford = budget * START_PACE * (stop - time.time()) / max(time.time() - began, 1e-3)
@@ -458,8 +463,18 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
         cpsat.require()
     evaluations, extra, starts = 0, {}, []
     if ev.aggregation.bottleneck:
-        warm, starts = starting_mapping(setup, time_limit, deadline, shards, progress,
-                                        executor)
+        from mapping.search import lns
+        # in order, the neighbourhoods start from the portfolio's first mapping
+        early = lns.Early(setup, deadline) if engine == "both" and deadline is not None \
+            and schedule(setup) == IN_ORDER else None
+        try:
+            warm, starts = starting_mapping(setup, time_limit, deadline, shards, progress,
+                                            executor, early)
+        except BaseException:
+            early and early.cancel()
+            raise
+        if early is not None and early.beside is not None:
+            setup.info["lns"] = early.beside
         evaluations += int(warm.evaluations)
         if warm.best_row is not None and math.isfinite(warm.best_value):
             setup.info["incumbent"] = warm.best_row
@@ -486,9 +501,11 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
     trace = [dict(step, seconds=round(step["seconds"] - origin, 3))
              for step in getattr(res, "trace", ()) or ()]
     if "start" in extra:
+        from mapping.search.lns import merged
         extra["start"]["seconds"] = round(extra["start"]["seconds"] + began - origin, 3)
-        trace[:0] = [{"seconds": round(at - origin, 3), "value": value, "bound": None,
-                      "gap": None} for at, value in starts]
+        # the neighbourhoods may have improved on the start before its last run ended
+        trace = [dict(step, seconds=round(step["seconds"], 3)) for step in merged(
+            [trace_step(at - origin, value, None) for at, value in starts] + trace)]
     if not trace or trace[-1]["value"] != res.value or trace[-1]["bound"] != res.bound:
         trace.append({"seconds": round(time.time() - origin, 3), "value": float(res.value),
                       "bound": res.bound, "gap": res.gap})

@@ -19,7 +19,10 @@ on the core the bounds and the MILP leave idle (CP-SAT releases the interpreter 
 it solves), paused during CP-SAT's full search: it hands its mapping to that search
 as the hint and cutoff, goes on from CP-SAT's where better (:meth:`Beside.offer`) and
 its best counts as the engines'.  On small instances it runs once the bounds have
-ended, beside CP-SAT's proof.
+ended, beside CP-SAT's proof.  In order (large instances) it starts earlier, from the
+starting portfolio's first mapping (:class:`Early`): the portfolio runs in the caller's
+thread on one core, the search on the other, handed each better mapping the later runs
+find.
 """
 from __future__ import annotations
 
@@ -248,6 +251,26 @@ class Beside:
         if "error" in self._box:
             raise self._box["error"]
         return self._box["outcome"]
+
+
+class Early:
+    """The search during the starting portfolio's runs: called with each better mapping
+    they find, it starts a :class:`Beside` from the first (until ``deadline``) and
+    offers it the later ones; ``beside`` is that search (None before a mapping)."""
+
+    def __init__(self, setup, deadline: float):
+        self.setup, self.deadline, self.beside = setup, deadline, None
+
+    def __call__(self, row) -> None:
+        if self.beside is None:
+            self.beside = Beside(self.setup, row, self.deadline, self.setup.seed)
+        else:
+            self.beside.offer(row)
+
+    def cancel(self) -> None:
+        """Stop the search (where the run failed before handing it on)."""
+        if self.beside is not None:
+            self.beside.finish()
 
 
 def part(found: Outcome) -> dict:
