@@ -124,6 +124,20 @@ def _from_a_worse_start(seed):
     return setup, ev, best, start
 
 
+def _noting_values():
+    """``lns.improve`` wrapped to append every value it finds to the returned list."""
+    values, improve = [], lns.improve
+
+    def watched(setup, row, deadline, stop=None, seed=0, started=None, offered=None,
+                seen=None, hold=None):
+        def noted(row, value):
+            values.append(value)
+            if seen is not None:
+                seen(row, value)
+        return improve(setup, row, deadline, stop, seed, started, offered, noted, hold)
+    return values, watched
+
+
 @needs_ortools
 def test_both_in_order_keeps_the_neighbourhoods_mapping_after_the_bounds(monkeypatch):
     """In order, the neighbourhoods go on while CP-SAT and the MILP run, and their
@@ -174,15 +188,7 @@ def test_beside_the_bounds_the_neighbourhoods_take_their_core_once_they_end(monk
     exhaustive optimum (every actor freed at every step)."""
     from mapping.search import engine, exact
     setup, ev, best, start = _from_a_worse_start(9)
-    values, improve = [], lns.improve
-
-    def watched(setup, row, deadline, stop=None, seed=0, started=None, offered=None,
-                seen=None, hold=None):
-        def noted(row, value):
-            values.append(value)
-            if seen is not None:
-                seen(row, value)
-        return improve(setup, row, deadline, stop, seed, started, offered, noted, hold)
+    values, watched = _noting_values()
 
     def unchanged(setup, **kw):
         for _ in range(600):            # until the neighbourhoods have the optimum
@@ -255,15 +261,7 @@ def test_in_order_the_neighbourhoods_start_from_the_portfolios_first_mapping(mon
         value = mapping_value(ev, row)
         return exact.ExactResult(value, row, False, "limited", value, True, "", 0.0, 1.0)
 
-    values, improve = [], lns.improve
-
-    def watched(setup, row, deadline, stop=None, seed=0, started=None, offered=None,
-                seen=None, hold=None):
-        def noted(row, value):
-            values.append(value)
-            if seen is not None:
-                seen(row, value)
-        return improve(setup, row, deadline, stop, seed, started, offered, noted, hold)
+    values, watched = _noting_values()
 
     monkeypatch.setattr(engine, "BESIDE_PAIRS", 0)
     monkeypatch.setattr(engine, "EXACT_START_BUDGET", 2)
