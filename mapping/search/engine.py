@@ -471,7 +471,8 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
             warm, starts = starting_mapping(setup, time_limit, deadline, shards, progress,
                                             executor, early)
         except BaseException:
-            early and early.cancel()
+            if early is not None:
+                early.cancel()
             raise
         if early is not None and early.beside is not None:
             setup.info["lns"] = early.beside
