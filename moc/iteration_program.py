@@ -463,7 +463,7 @@ def _levels(actors, waits_of, total):
                 (depth >= FIRST_LEVELS and placed < WIDE_LEVELS * depth):
             return None
         lo, n = first[ready], first[ready + 1] - first[ready]
-        reached = after[np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))]
+        reached = after[_spans(lo, n)]
         reached, hits = np.unique(reached, return_counts=True)
         waiting[reached] -= hits
         ready = reached[waiting[reached] == 0]
@@ -601,7 +601,7 @@ class _Whole:
             if rows is None:
                 at = flat               # a firing's places follow the one before's
             else:
-                at = flat[np.repeat(first[rows[has]] - lo, n) + np.arange(int(n.sum()))]
+                at = flat[_spans(first[rows[has]], n)]
             latest = np.maximum.reduceat(ends[at + base], lo)
             if growing:
                 up[has] = latest > s[has]
@@ -623,6 +623,11 @@ class _Whole:
             self.after = (count, np.cumsum(count) - count,
                           dst[np.argsort(src, kind="stable")])
         count, first, dst = self.after
-        n = count[rows]
-        lo = np.cumsum(n) - n
-        return np.unique(dst[np.repeat(first[rows] - lo, n) + np.arange(int(n.sum()))])
+        return np.unique(dst[_spans(first[rows], count[rows])])
+
+
+def _spans(first, n):
+    """The positions ``first[i] .. first[i] + n[i] - 1`` of every ``i``, one span after
+    the other: the rows ``i`` of a table whose row ``i`` starts at ``first[i]``."""
+    lo = np.cumsum(n) - n
+    return np.repeat(first - lo, n) + np.arange(int(n.sum()))
