@@ -411,38 +411,34 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         for g, members in enumerate(groups):
             if frozen[g]:
                 continue
-            if recurrence[g] is not None:
-                if not record or all(started[i] >= need[i] for i in members):
-                    events = _freeze(g, members, recurrence[g], now, frozen, still, logs,
-                                     replays, ending, events, outs, grows, group_of)
-                continue
-            if held[g]:
-                held_back[g] = now
-            ref = reference[g]
-            if completed[ref] // per[ref] <= marks[g] or \
-                    any(completed[i] < m[i] for i in members):
-                continue
-            marks[g] = completed[ref] // per[ref]
-            state = (tuple(tokens[c] for c in kept[g]),
-                     tuple(tuple((e - now, k) for e, k in ending[i]) for i in members),
-                     tuple(started[i] % phases[i] for i in members))
-            visit = (now, tuple(started[i] for i in members),
-                     tuple(tokens[c] for c in piled[g]))
-            before = seen[g].get(state)
-            if before is not None and (held_back[g] is None or held_back[g] <= before[0]) \
-                    and all(n >= m for n, m in zip(visit[2], before[2])):
+            if recurrence[g] is None:
+                if held[g]:
+                    held_back[g] = now
+                ref = reference[g]
+                if completed[ref] // per[ref] <= marks[g] or \
+                        any(completed[i] < m[i] for i in members):
+                    continue
+                marks[g] = completed[ref] // per[ref]
+                state = (tuple(tokens[c] for c in kept[g]),
+                         tuple(tuple((e - now, k) for e, k in ending[i]) for i in members),
+                         tuple(started[i] % phases[i] for i in members))
+                visit = (now, tuple(started[i] for i in members),
+                         tuple(tokens[c] for c in piled[g]))
+                before = seen[g].get(state)
+                if before is None or any(n < m for n, m in zip(visit[2], before[2])) \
+                        or (held_back[g] is not None and held_back[g] > before[0]):
+                    if not seen[g]:
+                        for i in members:
+                            if feeds[i]:
+                                logs[i] = [(now, completed[i])]
+                    seen[g][state] = visit
+                    continue
                 recurrence[g] = before, visit
                 waiting -= 1
                 seen[g] = None
-                if not record or all(started[i] >= need[i] for i in members):
-                    events = _freeze(g, members, recurrence[g], now, frozen, still, logs,
-                                     replays, ending, events, outs, grows, group_of)
-            else:
-                if not seen[g]:
-                    for i in members:
-                        if feeds[i]:
-                            logs[i] = [(now, completed[i])]
-                seen[g][state] = visit
+            if not record or all(started[i] >= need[i] for i in members):
+                events = _freeze(g, members, recurrence[g], now, frozen, still, logs,
+                                 replays, ending, events, outs, grows, group_of)
         if not waiting and not unstarted:
             break
         if not events:
