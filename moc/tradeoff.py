@@ -45,12 +45,10 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
-import networkx as nx
-
 from moc import limits
 from moc.capacities import SPACE_OF, bounded_graph, capacity_bounds
 from moc.deadlock import check_deadlock, circuit_of_waits, iteration_firings, \
-    starving_channels
+    starving_channels, tarjan
 from moc.errors import DeadlockError, LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.phases import phase_counts, phase_value
@@ -628,8 +626,10 @@ class _BoundedExecution:
 
     def _bound(self, waits) -> set:
         """The channels whose space an actor waited for on a cycle of waits."""
-        g = nx.DiGraph(list(waits))
-        component = {a: k for k, c in enumerate(nx.strongly_connected_components(g))
+        successors = [[] for _ in self.actors]
+        for a, b in waits:
+            successors[a].append(b)
+        component = {a: k for k, c in enumerate(tarjan(range(len(self.actors)), successors))
                      for a in c}
         return {ch.name for c, ch in enumerate(self.channels)
                 if (self.src[c], self.dst[c]) in waits
