@@ -139,6 +139,16 @@ class Expression:
         """The fields of this node alone (not its children)."""
         return ()
 
+    @classmethod
+    def _arity_of(cls, key):
+        """How many children a node with fields ``key`` has."""
+        return cls.arity
+
+    @classmethod
+    def _make(cls, key, children, origin):
+        """The node with fields ``key`` over ``children``."""
+        return cls(*key, *children, origin)
+
     def _children(self) -> tuple:
         return ()
 
@@ -336,14 +346,6 @@ class Num(Expression):
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "origin", origin)
 
-    @classmethod
-    def _arity_of(cls, key):
-        return 0
-
-    @classmethod
-    def _make(cls, key, children, origin):
-        return cls(key[0], origin)
-
     @property
     def precedence(self):
         return _UNARY if self.value < 0 else _ATOM
@@ -371,14 +373,6 @@ class Name(Expression):
         object.__setattr__(self, "name", str(name))
         object.__setattr__(self, "origin", origin)
 
-    @classmethod
-    def _arity_of(cls, key):
-        return 0
-
-    @classmethod
-    def _make(cls, key, children, origin):
-        return cls(key[0], origin)
-
     def _key(self):
         return (self.name,)
 
@@ -401,14 +395,6 @@ class _Unary(Expression):
 
     def __init__(self, operand: Expression, origin=None):
         self._init(operand=operand, origin=origin)
-
-    @classmethod
-    def _arity_of(cls, key):
-        return 1
-
-    @classmethod
-    def _make(cls, key, children, origin):
-        return cls(children[0], origin)
 
     def _children(self):
         return (self.operand,)
@@ -455,14 +441,6 @@ class BinOp(Expression):
         setattr_(self, "left", left)
         setattr_(self, "right", right)
         setattr_(self, "origin", origin if origin is not None else left.origin)
-
-    @classmethod
-    def _arity_of(cls, key):
-        return 2
-
-    @classmethod
-    def _make(cls, key, children, origin):
-        return cls(key[0], children[0], children[1], origin)
 
     @property
     def precedence(self):

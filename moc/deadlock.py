@@ -23,6 +23,7 @@ where it stalls.
 """
 from __future__ import annotations
 
+import heapq
 import math
 from collections import deque
 
@@ -302,32 +303,70 @@ def raise_stalled_circuit(graph: SDFGraph, fired: dict[str, int], q: dict[str, i
     at ``fired`` short of ``q``.  An actor that cannot complete ``q`` waits on each
     channel whose tokens are below what its next firing reads, and that channel's
     source cannot complete either (one that could would have left enough: ``P(q_src) =
-    C(q_dst)``), so the waits hold circuits: the shortest through the first actor
-    declared that lies on one, named in the order tokens flow from that actor, with
-    the first channel declared of each of its steps that lacks tokens."""
-    waits = _waits(graph, fired, q)
-    on = {a: list(dict.fromkeys(ch.src for ch in chs if ch.src in waits))
-          for a, chs in waits.items()}
-    cyclic = {a for c in tarjan(list(waits), on) for a in c
-              if len(c) > 1 or a in on[a]}
-    start = next(a for a in waits if a in cyclic)
-    parent, frontier = {}, [start]
-    while start not in parent:                      # breadth first along the waits
-        later = []
-        for a in frontier:
-            for b in on[a]:
-                if b not in parent:
-                    parent[b] = a
-                    later.append(b)
-        frontier = later
-    path, here = [], parent[start]
-    while here != start:                            # start waits on path[-1] ... on start
-        path.append(here)
-        here = parent[here]
-    circuit = [start] + path
-    after = dict(zip(circuit, circuit[1:] + circuit[:1]))
-    first = {a: next(ch.name for ch in waits[after[a]] if ch.src == a) for a in circuit}
-    raise_deadlock(graph, circuit, None, set(first.values()))
+    C(q_dst)``), so the waits hold circuits: the one :func:`circuit_of_waits` picks,
+    each wait weighing one, named in the order tokens flow, with the first channel
+    declared of each of its steps that lacks tokens."""
+    circuit = circuit_of_waits({a: [(ch.src, ch.name) for ch in chs]
+                                for a, chs in _waits(graph, fired, q).items()})
+    raise_deadlock(graph, [a for a, _ in circuit], None, {name for _, name in circuit})
+
+
+def circuit_of_waits(waits: dict, weight=None) -> list[tuple] | None:
+    """A circuit of waits: ``waits[b]`` lists, for an actor ``b`` that waits, each
+    ``(a, label)`` it waits for (actor ``a``; ``label`` tells the wait, e.g. its
+    channel), an actor waiting for one that is not a key of ``waits`` lying on no
+    circuit.  The circuit of least total ``weight(label)`` (nonnegative; one per wait
+    without it); of those, one through the first actor (in the order of ``waits``)
+    that lies on one; of those through it, the first found from it breadth first
+    along the waits (Dijkstra's order: by weight so far, then as found; each actor's
+    waits in the order listed, the first of parallel waits of least weight taken).
+    Returned as ``[(actor, label), ...]`` from that actor in the order tokens flow
+    (each next actor waits for the one before, the first for the last), ``label``
+    that of the next actor's wait for ``actor``; None without a circuit."""
+    weight = weight or (lambda label: 1)
+    actors = list(waits)
+    on = {b: [(a, label, weight(label)) for a, label in ws if a in waits]
+          for b, ws in waits.items()}
+    component = {a: k for k, c in enumerate(tarjan(
+        actors, {b: [a for a, _, _ in ws] for b, ws in on.items()})) for a in c}
+    best = None
+    for start in actors:
+        found = _circuit_through(start, on, component, None if best is None else best[0])
+        if found is not None:
+            best = found
+    return None if best is None else best[1]
+
+
+def _circuit_through(start, on, component, below):
+    """``(weight, circuit)`` of :func:`circuit_of_waits` through ``start``, if its
+    weight is below ``below`` (None: any); the search stays in the strongly connected
+    ``component`` of ``start`` (only those actors lie on a circuit through it)."""
+    dist, parent, closing = {start: 0}, {}, None
+    heap, found = [(0, 0, start)], 1
+    while heap:
+        d, _, a = heapq.heappop(heap)
+        if d > dist[a]:
+            continue                                # improved since it was pushed
+        if (closing is not None and d >= closing[0]) or (below is not None and d >= below):
+            break
+        for b, label, w in on[a]:
+            if component[b] != component[start]:
+                continue
+            if b == start:
+                if closing is None or d + w < closing[0]:
+                    closing = (d + w, a, label)
+            elif b not in dist or d + w < dist[b]:
+                dist[b], parent[b] = d + w, (a, label)
+                heapq.heappush(heap, (d + w, found, b))
+                found += 1
+    if closing is None or (below is not None and closing[0] >= below):
+        return None
+    circuit, (here, after, label) = [], (start, *closing[1:])
+    while True:
+        circuit.append((here, label))
+        if after == start:
+            return closing[0], circuit
+        here, (after, label) = after, parent[after]
 
 
 def raise_deadlock(graph, blocked, tokens, starving=None, task="one iteration"):

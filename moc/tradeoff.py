@@ -45,11 +45,10 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
-import networkx as nx
-
 from moc import limits
 from moc.capacities import SPACE_OF, bounded_graph, capacity_bounds
-from moc.deadlock import check_deadlock, iteration_firings, starving_channels
+from moc.deadlock import check_deadlock, circuit_of_waits, iteration_firings, \
+    starving_channels, tarjan
 from moc.errors import DeadlockError, LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.phases import phase_counts, phase_value
@@ -465,43 +464,24 @@ def _kperiodic(bounded: SDFGraph, durations, q, order="ends"):
 def _deadlocked(bounded: SDFGraph, q) -> set:
     """The channels whose capacity a deadlock of ``bounded`` depends on: those whose
     space is waited for on a cycle of waits among the actors that cannot finish the
-    iteration (:func:`_cycle_of_waits`), else every channel whose space a stuck actor
+    iteration (:func:`_space_on_circuit`), else every channel whose space a stuck actor
     waits for."""
     fired = iteration_firings(bounded, q)
-    starving, waits = set(), []
+    waits = {a: [] for a in bounded.actors if fired[a] < q[a]}
     for ch in starving_channels(bounded, fired, q):
-        space = ch.attrs.get(SPACE_OF)
-        if space is not None:
-            starving.add(space)
-        if fired[ch.src] < q[ch.src]:
-            waits.append((ch.src, ch.dst, space))
-    cycle = _cycle_of_waits(waits)
-    return starving if cycle is None else cycle
+        waits[ch.dst].append((ch.src, ch.attrs.get(SPACE_OF)))
+    return _space_on_circuit(waits)
 
 
-def _cycle_of_waits(waits) -> set | None:
-    """Of the waits ``(a, b, space)`` of stuck actors (``b`` waits for ``a``; for
-    the space of channel ``space``, or for tokens where None), the channels whose
-    space is waited for on the cycle with the fewest such waits; None without a cycle.
-    No actor of a cycle of waits fires again whatever the other capacities (the first
-    to would find its wait unchanged), so a deadlock depends on those channels alone."""
-    g = nx.DiGraph()
-    for a, b, space in waits:
-        weight = 0 if space is None else 1
-        if not g.has_edge(a, b) or weight < g[a][b]["weight"]:
-            g.add_edge(a, b, weight=weight, space=space)
-    best = None
-    for a, b, data in g.edges(data=True):
-        try:
-            cost, path = nx.single_source_dijkstra(g, b, a)
-        except nx.NetworkXNoPath:
-            continue
-        if best is None or cost + data["weight"] < best[0]:
-            best = cost + data["weight"], path + [b]
-    if best is None:
-        return None
-    path = best[1]
-    return {g[a][b]["space"] for a, b in zip(path, path[1:]) if g[a][b]["space"] is not None}
+def _space_on_circuit(waits) -> set:
+    """Of the waits of stuck actors (:func:`moc.deadlock.circuit_of_waits`; labelled by
+    the channel whose space is waited for, None for tokens), the channels whose space is
+    waited for on the circuit with the fewest such waits, else on any wait.  No actor of
+    a circuit of waits fires again whatever the other capacities (the first to would
+    find its wait unchanged), so a deadlock depends on those channels alone."""
+    circuit = circuit_of_waits(waits, lambda space: space is not None)
+    steps = [step for ws in waits.values() for step in ws] if circuit is None else circuit
+    return {space for _, space in steps if space is not None}
 
 
 class _BoundedExecution:
@@ -629,13 +609,14 @@ class _BoundedExecution:
             upcoming = [queue[0][0] for queue in ending if queue]
             if not upcoming:
                 # a deadlock: every actor waits, and one cycle of waits is enough
-                waits = [(src[c], dst[c], None) for c, ch in enumerate(self.channels)
-                         if tokens[c] < phase_value(ch.cons, started[dst[c]])]
-                waits += [(dst[c], src[c], ch.name) for c, ch in enumerate(self.channels)
-                          if space[c] < phase_value(ch.prod, started[src[c]])]
-                cycle = _cycle_of_waits(waits)
-                return 0, ({ch for _, _, ch in waits if ch is not None}
-                           if cycle is None else cycle)
+                waits = {i: [] for i in range(n)}
+                for c, ch in enumerate(self.channels):
+                    if tokens[c] < phase_value(ch.cons, started[dst[c]]):
+                        waits[dst[c]].append((src[c], None))
+                for c, ch in enumerate(self.channels):
+                    if space[c] < phase_value(ch.prod, started[src[c]]):
+                        waits[src[c]].append((dst[c], ch.name))
+                return 0, _space_on_circuit(waits)
             later = min(upcoming)
             still = still + 1 if later == now else 0
             if still > limit:
@@ -645,8 +626,10 @@ class _BoundedExecution:
 
     def _bound(self, waits) -> set:
         """The channels whose space an actor waited for on a cycle of waits."""
-        g = nx.DiGraph(list(waits))
-        component = {a: k for k, c in enumerate(nx.strongly_connected_components(g))
+        successors = [[] for _ in self.actors]
+        for a, b in waits:
+            successors[a].append(b)
+        component = {a: k for k, c in enumerate(tarjan(range(len(self.actors)), successors))
                      for a in c}
         return {ch.name for c, ch in enumerate(self.channels)
                 if (self.src[c], self.dst[c]) in waits

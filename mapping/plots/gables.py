@@ -214,14 +214,10 @@ def draw_gables(ax, data: GablesData) -> None:
                     (x, ev.performance), xytext=(12, -22), textcoords="offset points",
                     fontsize=style.SMALL + 1, color=style.HIGHLIGHT,
                     arrowprops={"arrowstyle": "->", "color": style.HIGHLIGHT})
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    style.log_log(ax, style.label("operational intensity I", per(OPS, BYTES)),
+                  style.label("attainable performance", perf_unit or "ops per time unit"))
     ax.set_xlim(xlo, xhi)
     ax.set_ylim(ylo, yhi)
-    style.tidy(ax)
-    ax.set_xlabel(style.label("operational intensity I", per(OPS, BYTES)))
-    ax.set_ylabel(style.label("attainable performance", perf_unit or "ops per time unit"))
-    ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left")
 
 

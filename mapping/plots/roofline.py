@@ -79,14 +79,10 @@ def draw_roofline(ax, analysis: RooflineAnalysis) -> None:
                 note += f", {k.fraction:.0%} of roof"
             ax.annotate(note, (x, y), xytext=(5, -10), textcoords="offset points",
                         fontsize=style.SMALL, color=color)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    style.log_log(ax, style.label("operational intensity", "FLOP/B"),
+                  style.label("performance", "GFLOP/s"))
     ax.set_xlim(xlo, xhi)
     ax.set_ylim(ylo, yhi)
-    ax.set_xlabel(style.label("operational intensity", "FLOP/B"))
-    ax.set_ylabel(style.label("performance", "GFLOP/s"))
-    style.tidy(ax)
-    ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=style.SMALL, loc="upper left")
 
 

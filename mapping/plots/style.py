@@ -156,7 +156,18 @@ def tidy(ax) -> None:
     tick_format(ax.yaxis)
 
 
+def log_log(ax, xlabel: str, ylabel: str) -> None:
+    """``ax`` as a log-log plot (the roofline's kind): both scales logarithmic,
+    :func:`tidy`, labelled, a light grid at the major ticks."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    tidy(ax)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", alpha=0.3)
+
+
 __all__ = ["PALETTE", "HIGHLIGHT", "MUTED", "SEQUENTIAL", "DIVERGING", "FONT", "SMALL",
            "TITLE", "COLUMN", "PAGE", "DPI", "RC", "LINESTYLES", "figure_style", "styled", "color",
            "series",
-           "text_color", "label", "number", "size", "tick_format", "tidy"]
+           "text_color", "label", "number", "size", "tick_format", "tidy", "log_log"]

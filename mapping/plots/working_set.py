@@ -33,12 +33,7 @@ def draw_working_set(ax, fit: WorkingSetFit, all_ws=(), all_bandwidths=()) -> No
     ax.annotate(f"last level: {fit.bandwidth:.4g} GB/s", (max(fit.ws), fit.bandwidth),
                 xytext=(-4, -12), textcoords="offset points", ha="right",
                 fontsize=style.SMALL)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(style.label("working set", "B"))
-    ax.set_ylabel(style.label("bandwidth", "GB/s"))
-    style.tidy(ax)
-    ax.grid(True, which="major", alpha=0.3)
+    style.log_log(ax, style.label("working set", "B"), style.label("bandwidth", "GB/s"))
     ax.legend(fontsize=style.SMALL, loc="lower left")
 
 

@@ -537,18 +537,12 @@ def _bound_source(res) -> str | None:
     """Which proof gave the reported bound."""
     if getattr(res, "bound", None) is None:
         return None
-    relaxed = getattr(res, "relaxation_bound", None)
-    if relaxed is not None and res.bound <= relaxed:
-        return "cluster relaxation"
-    parted = getattr(res, "partition_bound", None)
-    if parted is not None and res.bound <= parted:
-        return "partition bound"
-    packed = getattr(res, "packing_bound", None)
-    if packed is not None and res.bound <= packed:
-        return "packing bound"
-    pair = getattr(res, "pair_bound", None)
-    if pair is not None and res.bound <= pair:
-        return "pair bound"
+    for attr, proof in (("relaxation_bound", "cluster relaxation"),
+                        ("partition_bound", "partition bound"),
+                        ("packing_bound", "packing bound"), ("pair_bound", "pair bound")):
+        value = getattr(res, attr, None)
+        if value is not None and res.bound <= value:
+            return proof
     parts = getattr(res, "parts", None) or {}
     for name, part in parts.items():
         if part.get("bound") is not None and part["bound"] >= res.bound:
