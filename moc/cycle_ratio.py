@@ -105,17 +105,17 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     # node's best edge is a segment's maximum (:func:`first_per`); renumbering the
     # nodes kept below keeps that order
     order = np.argsort(u, kind="stable")
-    bad = _nonpositive_cycle(n, u, v, h, exact, order)
+    u, v, h = u[order], v[order], h[order]
+    bad = _nonpositive_cycle(n, u, v, h, exact, by_tail=True)
     if bad is not None:
         raise UnboundedCycleError("a cycle of height sum zero or less", bad)
-    u, v = u[order], v[order]
     kept, local, label = _cyclic_part(n, u, v, by_tail=True)
     if not kept.any():
         return None, ()
     nodes = np.flatnonzero(local >= 0)
     if len(nodes) < n or not kept.all():       # else all kept, numbered as they are
-        u, v, order = local[u[kept]], local[v[kept]], order[kept]
-    w, h = w[order], h[order]
+        u, v, h, order = local[u[kept]], local[v[kept]], h[kept], order[kept]
+    w = w[order]
     del order, kept, local                         # memory: the iteration's peak follows
     component = label[nodes]
     m = len(nodes)
@@ -172,9 +172,16 @@ def cycle_edges(n: int, u, v, cycle) -> np.ndarray:
     nodes of ``cycle`` (node numbers, the last joined to the first): all parallel edges
     of every step."""
     heads = np.asarray(cycle, dtype=np.int64)
-    steps = np.sort(heads * n + np.roll(heads, -1))
-    if not len(steps):
+    if not len(heads):
         return np.zeros(0, dtype=np.int64)
+    after = np.full(n, -1, dtype=np.int64)
+    after[heads] = np.roll(heads, -1)
+    if np.count_nonzero(after >= 0) == len(heads):
+        # a node once on the cycle: an edge is a step iff it goes to the node after its
+        # tail (one gather, where a search of every edge among the steps cost 40 ms
+        # on a million edges)
+        return np.flatnonzero(after.take(u) == v)
+    steps = np.sort(heads * n + np.roll(heads, -1))
     codes = u.astype(np.int64) * n + v
     at = np.minimum(np.searchsorted(steps, codes), len(steps) - 1)
     return np.flatnonzero(steps[at] == codes)
@@ -185,6 +192,9 @@ def _cyclic_part(n, u, v, by_tail=False, label=None):
     number of every node (-1 for the others) and its component (``by_tail``: the edges
     come sorted by tail; ``label``: the components, where known)."""
     label = strong_labels(n, u, v, by_tail) if label is None else label
+    if n > 1 and label.min() == label.max():
+        # one component (a whole iteration's graph): every node and edge on a cycle
+        return np.ones(len(u), dtype=bool), np.arange(n), label
     inside = label[u] == label[v]
     cyclic = np.bincount(label, minlength=n) > 1
     cyclic[label[u[u == v]]] = True                  # a self-loop is a cycle
@@ -279,7 +289,7 @@ def _policy_iteration(n, u, v, w, h):
         # tol times it is rounding (a node flipping on it looped 1,410 steps)
         gain = np.repeat(x, degree)
         np.subtract(value, gain, out=gain)         # value − x[u], in place: one array less
-        better = gain > tol * (1 + np.abs(x).max())
+        better = gain > tol * (1 + max(x.max(), -x.min()))     # max |x|, no array
         del gain
         if not level:
             better &= ev >= np.repeat(eta - slack, degree)
@@ -415,25 +425,42 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0,
     1998; a root reset to 0 can loop).  ``packed``: :func:`_packed` of ``w``, ``h``."""
     succ = v[policy]
     roots, cyclic, root = _cycles(succ)
-    # a cycle's ratio from the sums over its nodes, grouped by its root
+    # a cycle's ratio from the sums over its nodes, grouped by its root (bins numbered
+    # as the roots: each bin adds its nodes in the same order as bins numbered as nodes)
     edge = policy[cyclic]
-    ratio = np.bincount(root, w[edge], n)[roots] / np.bincount(root, h[edge], n)[roots]
-    eta_root = np.zeros(n)
-    eta_root[roots] = ratio
+    rank = np.searchsorted(roots, root)
+    ratio = np.bincount(rank, w[edge], len(roots)) / np.bincount(rank, h[edge], len(roots))
     # Σ(w − eta·h) to the root is Σw − eta·Σh: eta is the root's all along the way
     if packed is None:
         (weight, height), step = _sums_to_roots(succ, (w[policy], h[policy]), roots)
     else:
         (both,), step = _sums_to_roots(succ, (packed[0][policy],), roots)
-        weight = (both + packed[1] // 2) % packed[1] - packed[1] // 2
-        weight, height = weight.astype(float), ((both - weight) // packed[1]).astype(float)
-    eta = eta_root[step]
-    x = weight - eta * height
+        # both = height·B + weight, |weight| < B/2, B a power of two: a mask and a
+        # shift, the very integers of % and //
+        half, shift = packed[1] // 2, packed[1].bit_length() - 1
+        weight = both + half
+        weight &= packed[1] - 1
+        weight -= half
+        height = both - weight
+        height >>= shift
+        weight, height = weight.astype(float), height.astype(float)
+    if len(roots) == 1:                           # the usual case late in the iteration
+        eta = np.full(n, ratio[0])
+    else:
+        eta_root = np.zeros(n)
+        eta_root[roots] = ratio
+        eta = eta_root.take(step)
+    x = eta * height
+    np.subtract(weight, x, out=x)
     if eta_before is not None:
         same = np.abs(eta_before[roots] - ratio) <= tol * (1 + np.abs(ratio))
-        base = np.zeros(n)
-        base[roots[same]] = x_before[roots[same]]
-        x = x + base[step]
+        if len(roots) == 1:
+            if same[0]:
+                x += x_before[roots[0]]
+        elif same.any():
+            base = np.zeros(n)
+            base[roots[same]] = x_before[roots[same]]
+            x += base.take(step)
     return eta, x
 
 
@@ -442,7 +469,8 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     component ``c`` has a ratio above ``bound[c] = N/D``: ``y[u] ≥ w·D − N·h + y[v]``
     on every edge, ``y`` summed along the policy from 0 at each cycle's root."""
     keys = np.array(sorted(bound), dtype=np.int64)
-    where = np.searchsorted(keys, component[u])
+    # one component: its N and D for every edge, without an array of each
+    where = np.searchsorted(keys, component[u]) if len(keys) > 1 else 0
     # a cost is at most max|w|·D + max|h|·|N| in size (as :func:`_exact_from` bounds
     # it), y a sum of up to n of them and y[u] − y[v] − cost of 2n + 1: within int64
     # where n + 3 of them stay below 2**62 (seed 24's g0049 took 0.7 s in Python
@@ -453,7 +481,7 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     kind = object if big else np.int64
     N = np.array([bound[k].numerator for k in keys.tolist()], dtype=kind)[where]
     D = np.array([bound[k].denominator for k in keys.tolist()], dtype=kind)[where]
-    cost = w.astype(kind) * D - h.astype(kind) * N
+    cost = w.astype(kind, copy=False) * D - h.astype(kind, copy=False) * N
     y = _path_sums(v[policy], cost[policy], roots)
     return bool(np.all(y[u] - y[v] - cost >= 0))
 
@@ -520,17 +548,18 @@ def _components(n, arcs):
     return [c for key, c in members.items() if len(c) > 1 or key in looped]
 
 
-def _nonpositive_cycle(n, u, v, h, exact, order=None):
-    """A cycle (node list) whose heights sum to zero or less, or None (``order``: the
-    edges' stable order by tail, where known)."""
+def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
+    """A cycle (node list) whose heights sum to zero or less, or None (``by_tail``:
+    the edges come sorted by tail, stably)."""
     if not len(h) or (h > 0).all():
         return None
     if (h >= 0).all():
         # only cycles of zero-height edges can sum to zero; sorted by tail, each node's
         # successors keep their order for :func:`_any_cycle`
-        if order is None:
+        if not by_tail:
             order = np.argsort(u, kind="stable")
-        zero = order[h[order] == 0]
+            u, v, h = u[order], v[order], h[order]
+        zero = h == 0
         u, v = u[zero], v[zero]
         label = strong_labels(n, u, v, by_tail=True)
         # the usual answer, none, told by the components' sizes before any edge array
