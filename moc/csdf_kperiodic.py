@@ -440,8 +440,11 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
             return (*best, False)
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
+        # the whole iteration's channel edges are not kept (no later K reads them);
+        # the units are the component's whatever K
         found = _Constraints(actors, channels, durations, q, n, K, order,
-                             pairs if K != cycles else None)
+                             pairs if K != cycles else
+                             {"units": pairs["units"]} if "units" in pairs else None)
         try:
             ratio, cycle = found.ratio()
         except UnboundedCycleError as exc:

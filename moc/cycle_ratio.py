@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Hashable, Iterable, Sequence
@@ -220,9 +221,11 @@ def strong_labels(n: int, u, v, by_tail: bool = False) -> np.ndarray:
         from scipy.sparse import coo_matrix, csr_matrix
         from scipy.sparse.csgraph import connected_components
         if by_tail:
-            rows = np.zeros(n + 1, dtype=np.int64)
+            # scipy's index type where it fits: scipy then neither scans nor converts
+            index = np.int32 if max(n, len(u)) < 2 ** 31 else np.int64
+            rows = np.zeros(n + 1, dtype=index)
             np.cumsum(np.bincount(u, minlength=n), out=rows[1:])
-            graph = csr_matrix((np.ones(len(u)), v, rows), shape=(n, n))
+            graph = csr_matrix((np.ones(len(u)), v.astype(index), rows), shape=(n, n))
             # scipy's search wants each row's heads sorted and distinct: it did not
             # end in minutes without
             graph.sum_duplicates()
@@ -322,7 +325,11 @@ def _doubling(n):
 def _cycles(succ):
     """The cycles of the functional graph ``succ``: their smallest nodes (roots), the
     nodes on them, and the root of each of those."""
-    if len(succ) >= SMALL_GRAPH:
+    # scipy already imported (a large graph came before, as the steps of K before a
+    # whole iteration do): its components cost half the doubling's rounds from a few
+    # thousand nodes on (the same cycles either way)
+    if len(succ) >= SMALL_GRAPH or (len(succ) >= 1_000
+                                     and "scipy.sparse.csgraph" in sys.modules):
         return _cycles_large(succ)
     roots, label, on = _cycle_roots(succ, labels=True)
     cyclic = np.flatnonzero(on)
