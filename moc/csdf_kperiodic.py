@@ -264,10 +264,11 @@ class _Constraints:
                 found[i] = (c, int(x))
         return found
 
-    def through(self, edges):
+    def through(self, edges, origins=None):
         """The names of the channels of ``edges`` (actors' own orders left out), in
-        order, each once."""
-        return list(dict.fromkeys(self.channels[o[0]].name for o in self.origins(edges)
+        order, each once (``origins``: :meth:`origins` of ``edges``, where known)."""
+        origins = self.origins(edges) if origins is None else origins
+        return list(dict.fromkeys(self.channels[o[0]].name for o in origins
                                   if o is not None))
 
     def ratio(self):
@@ -385,13 +386,14 @@ def _edge_count(K_a, n_a, K_b, n_b, totals):
     return K_b * n_b * min(K_a * n_a, written // math.gcd(written, read))
 
 
-def _follow(found, cycle, edges):
+def _follow(found, cycle, edges, origins=None):
     """How far the chain of precedences ``edges`` around ``cycle`` moves: None unless
     its firings repeat (the chain from firing ``m`` of the first node's pattern reaches
     firing ``m + shift`` of it, and can start again there), else ``shift`` in
-    patterns."""
+    patterns (``origins``: ``found.origins(edges)``, where known)."""
     start = here = (0, 1)                           # m = A + B·s
-    for e, known, wraps in zip(edges, found.origins(edges), found.h[edges].tolist()):
+    origins = found.origins(edges) if origins is None else origins
+    for e, known, wraps in zip(edges, origins, found.h[edges].tolist()):
         if known is None:                           # the actor's own order
             if wraps:                               # into its next pattern
                 here = (here[0] + 1, here[1])
@@ -438,8 +440,11 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
             return (*best, False)
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
+        # the whole iteration's channel edges are not kept (no later K reads them);
+        # the units are the component's whatever K
         found = _Constraints(actors, channels, durations, q, n, K, order,
-                             pairs if K != cycles else None)
+                             pairs if K != cycles else
+                             {"units": pairs["units"]} if "units" in pairs else None)
         try:
             ratio, cycle = found.ratio()
         except UnboundedCycleError as exc:
@@ -454,9 +459,11 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
             if ratio is None or feasible:
                 return 0, (), K, frozenset()
             edges = found.steps(cycle, ratio)
-            shift = _follow(found, cycle, edges)
+            origins = found.origins(edges)         # a Python pair per edge: made once
+            shift = _follow(found, cycle, edges, origins)
             circuit = found.names(cycle)
-            result = (ratio, named(circuit, actors), dict(K), frozenset(found.through(edges)))
+            result = (ratio, named(circuit, actors), dict(K),
+                      frozenset(found.through(edges, origins)))
             if ratio == 0 or (shift is not None and shift > 0) or \
                     covers(K, [a for a, _ in circuit], cycles):
                 return result

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Hashable, Iterable, Sequence
@@ -105,17 +106,17 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     # node's best edge is a segment's maximum (:func:`first_per`); renumbering the
     # nodes kept below keeps that order
     order = np.argsort(u, kind="stable")
-    bad = _nonpositive_cycle(n, u, v, h, exact, order)
+    u, v, h = u[order], v[order], h[order]
+    bad = _nonpositive_cycle(n, u, v, h, exact, by_tail=True)
     if bad is not None:
         raise UnboundedCycleError("a cycle of height sum zero or less", bad)
-    u, v = u[order], v[order]
     kept, local, label = _cyclic_part(n, u, v, by_tail=True)
     if not kept.any():
         return None, ()
     nodes = np.flatnonzero(local >= 0)
     if len(nodes) < n or not kept.all():       # else all kept, numbered as they are
-        u, v, order = local[u[kept]], local[v[kept]], order[kept]
-    w, h = w[order], h[order]
+        u, v, h, order = local[u[kept]], local[v[kept]], h[kept], order[kept]
+    w = w[order]
     del order, kept, local                         # memory: the iteration's peak follows
     component = label[nodes]
     m = len(nodes)
@@ -172,9 +173,16 @@ def cycle_edges(n: int, u, v, cycle) -> np.ndarray:
     nodes of ``cycle`` (node numbers, the last joined to the first): all parallel edges
     of every step."""
     heads = np.asarray(cycle, dtype=np.int64)
-    steps = np.sort(heads * n + np.roll(heads, -1))
-    if not len(steps):
+    if not len(heads):
         return np.zeros(0, dtype=np.int64)
+    after = np.full(n, -1, dtype=np.int64)
+    after[heads] = np.roll(heads, -1)
+    if np.count_nonzero(after >= 0) == len(heads):
+        # a node once on the cycle: an edge is a step iff it goes to the node after its
+        # tail (one gather, where a search of every edge among the steps cost 40 ms
+        # on a million edges)
+        return np.flatnonzero(after.take(u) == v)
+    steps = np.sort(heads * n + np.roll(heads, -1))
     codes = u.astype(np.int64) * n + v
     at = np.minimum(np.searchsorted(steps, codes), len(steps) - 1)
     return np.flatnonzero(steps[at] == codes)
@@ -185,6 +193,9 @@ def _cyclic_part(n, u, v, by_tail=False, label=None):
     number of every node (-1 for the others) and its component (``by_tail``: the edges
     come sorted by tail; ``label``: the components, where known)."""
     label = strong_labels(n, u, v, by_tail) if label is None else label
+    if n > 1 and label.min() == label.max():
+        # one component (a whole iteration's graph): every node and edge on a cycle
+        return np.ones(len(u), dtype=bool), np.arange(n), label
     inside = label[u] == label[v]
     cyclic = np.bincount(label, minlength=n) > 1
     cyclic[label[u[u == v]]] = True                  # a self-loop is a cycle
@@ -210,9 +221,11 @@ def strong_labels(n: int, u, v, by_tail: bool = False) -> np.ndarray:
         from scipy.sparse import coo_matrix, csr_matrix
         from scipy.sparse.csgraph import connected_components
         if by_tail:
-            rows = np.zeros(n + 1, dtype=np.int64)
+            # scipy's index type where it fits: scipy then neither scans nor converts
+            index = np.int32 if max(n, len(u)) < 2 ** 31 else np.int64
+            rows = np.zeros(n + 1, dtype=index)
             np.cumsum(np.bincount(u, minlength=n), out=rows[1:])
-            graph = csr_matrix((np.ones(len(u)), v, rows), shape=(n, n))
+            graph = csr_matrix((np.ones(len(u)), v.astype(index), rows), shape=(n, n))
             # scipy's search wants each row's heads sorted and distinct: it did not
             # end in minutes without
             graph.sum_duplicates()
@@ -255,12 +268,13 @@ def _policy_iteration(n, u, v, w, h):
     policy[u[chosen]] = chosen
     tol = 1e-9
     eta = x = None
+    last = {}
     packed = _packed(w, h)
     # most edges of a large constraint graph carry no tokens: value = w + x[v] there
     tokens = np.flatnonzero(h)
     ut, vt, wt, ht = u[tokens], v[tokens], w[tokens], h[tokens]
     for _ in range(max(100, 10 * int(math.isqrt(n)))):
-        eta, x = _policy_values(n, v, w, h, policy, eta, x, tol, packed)
+        eta, x = _policy_values(n, v, w, h, policy, eta, x, tol, packed, last)
         # one ratio everywhere (the usual case once it has spread): no edge leads up
         level = eta.min() == eta.max()
         if not level:
@@ -279,7 +293,7 @@ def _policy_iteration(n, u, v, w, h):
         # tol times it is rounding (a node flipping on it looped 1,410 steps)
         gain = np.repeat(x, degree)
         np.subtract(value, gain, out=gain)         # value − x[u], in place: one array less
-        better = gain > tol * (1 + np.abs(x).max())
+        better = gain > tol * (1 + max(x.max(), -x.min()))     # max |x|, no array
         del gain
         if not level:
             better &= ev >= np.repeat(eta - slack, degree)
@@ -312,7 +326,11 @@ def _doubling(n):
 def _cycles(succ):
     """The cycles of the functional graph ``succ``: their smallest nodes (roots), the
     nodes on them, and the root of each of those."""
-    if len(succ) >= SMALL_GRAPH:
+    # scipy already imported (a large graph came before, as the steps of K before a
+    # whole iteration do): its components cost half the doubling's rounds from a few
+    # thousand nodes on (the same cycles either way)
+    if len(succ) >= SMALL_GRAPH or (len(succ) >= 1_000
+                                     and "scipy.sparse.csgraph" in sys.modules):
         return _cycles_large(succ)
     roots, label, on = _cycle_roots(succ, labels=True)
     cyclic = np.flatnonzero(on)
@@ -407,33 +425,69 @@ def _sums_to_roots(succ, values, roots):
 
 
 def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0,
-                   packed=None):
+                   packed=None, last=None):
     """Per node, the ratio ``eta`` of the policy cycle it reaches and its potential
     ``x`` (``x[u] = w − eta·h + x[v]`` along the policy).  A cycle's root (its smallest
     node) keeps its potential from before where its ratio stayed (within ``tol``), else
     gets 0: potentials then only grow, so no policy comes back (Cochet-Terrasson et al.
-    1998; a root reset to 0 can loop).  ``packed``: :func:`_packed` of ``w``, ``h``."""
+    1998; a root reset to 0 can loop).  ``packed``: :func:`_packed` of ``w``, ``h``;
+    ``last``: a dict kept from step to step, the policy cycles of the step before."""
     succ = v[policy]
-    roots, cyclic, root = _cycles(succ)
-    # a cycle's ratio from the sums over its nodes, grouped by its root
+    values = (w[policy], h[policy]) if packed is None else (packed[0][policy],)
+    found = None
+    if last:
+        # the cycles before whose nodes kept their edges are cycles still; where the
+        # sums reach one of them from every node, no other exists, and the search is
+        # spared; tried after a step where it would have held (g0049: 93 steps, 67 so)
+        kept, roots, cyclic, rank = last["cycles"]
+        broken = np.zeros(len(roots), dtype=bool)
+        broken[rank[succ.take(cyclic) != kept]] = True
+        guess = roots[~broken], cyclic[~broken[rank]], roots[rank[~broken[rank]]]
+        if last["hold"]:
+            sums, step = _sums_to_roots(succ, values, guess[0])
+            reached = np.zeros(n, dtype=bool)
+            reached[guess[0]] = True
+            found = guess if reached.take(step).all() else None
+    if found is None:
+        found = _cycles(succ)
+        sums, step = _sums_to_roots(succ, values, found[0])
+    roots, cyclic, root = found
+    # a cycle's ratio from the sums over its nodes, grouped by its root (bins numbered
+    # as the roots: each bin adds its nodes in the same order as bins numbered as nodes)
     edge = policy[cyclic]
-    ratio = np.bincount(root, w[edge], n)[roots] / np.bincount(root, h[edge], n)[roots]
-    eta_root = np.zeros(n)
-    eta_root[roots] = ratio
+    rank = np.searchsorted(roots, root)
+    ratio = np.bincount(rank, w[edge], len(roots)) / np.bincount(rank, h[edge], len(roots))
+    if last is not None:
+        last["hold"] = bool(last) and np.array_equal(guess[0], roots)
+        last["cycles"] = succ.take(cyclic), roots, cyclic, rank
     # Σ(w − eta·h) to the root is Σw − eta·Σh: eta is the root's all along the way
     if packed is None:
-        (weight, height), step = _sums_to_roots(succ, (w[policy], h[policy]), roots)
+        weight, height = sums
     else:
-        (both,), step = _sums_to_roots(succ, (packed[0][policy],), roots)
-        weight = (both + packed[1] // 2) % packed[1] - packed[1] // 2
-        weight, height = weight.astype(float), ((both - weight) // packed[1]).astype(float)
-    eta = eta_root[step]
-    x = weight - eta * height
+        (both,) = sums
+        # both = height·B + weight, |weight| < B/2, B a power of two: % and // as a
+        # mask and a shift (the same integers)
+        half = packed[1] // 2
+        weight = ((both + half) & (packed[1] - 1)) - half
+        height = (both - weight) >> (packed[1].bit_length() - 1)
+        weight, height = weight.astype(float), height.astype(float)
+    if len(roots) == 1:                           # the usual case late in the iteration
+        eta = np.full(n, ratio[0])
+    else:
+        eta_root = np.zeros(n)
+        eta_root[roots] = ratio
+        eta = eta_root.take(step)
+    x = eta * height
+    np.subtract(weight, x, out=x)
     if eta_before is not None:
         same = np.abs(eta_before[roots] - ratio) <= tol * (1 + np.abs(ratio))
-        base = np.zeros(n)
-        base[roots[same]] = x_before[roots[same]]
-        x = x + base[step]
+        if len(roots) == 1:
+            if same[0]:
+                x += x_before[roots[0]]
+        elif same.any():
+            base = np.zeros(n)
+            base[roots[same]] = x_before[roots[same]]
+            x += base.take(step)
     return eta, x
 
 
@@ -442,7 +496,8 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     component ``c`` has a ratio above ``bound[c] = N/D``: ``y[u] ≥ w·D − N·h + y[v]``
     on every edge, ``y`` summed along the policy from 0 at each cycle's root."""
     keys = np.array(sorted(bound), dtype=np.int64)
-    where = np.searchsorted(keys, component[u])
+    # one component: its N and D for every edge, without an array of each
+    where = np.searchsorted(keys, component[u]) if len(keys) > 1 else 0
     # a cost is at most max|w|·D + max|h|·|N| in size (as :func:`_exact_from` bounds
     # it), y a sum of up to n of them and y[u] − y[v] − cost of 2n + 1: within int64
     # where n + 3 of them stay below 2**62 (seed 24's g0049 took 0.7 s in Python
@@ -453,7 +508,7 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     kind = object if big else np.int64
     N = np.array([bound[k].numerator for k in keys.tolist()], dtype=kind)[where]
     D = np.array([bound[k].denominator for k in keys.tolist()], dtype=kind)[where]
-    cost = w.astype(kind) * D - h.astype(kind) * N
+    cost = w.astype(kind, copy=False) * D - h.astype(kind, copy=False) * N
     y = _path_sums(v[policy], cost[policy], roots)
     return bool(np.all(y[u] - y[v] - cost >= 0))
 
@@ -493,10 +548,21 @@ def _exact_from(u, v, w, h, policy, ratio, cycle):
 
 
 def _exact_howard(n, u, v, w, h):
-    """The exact policy iteration of :func:`_howard` on every component."""
+    """The exact policy iteration (:func:`moc.howard_exact.howard`) on every component."""
+    from moc.howard_exact import howard
     arcs = list(zip(u.tolist(), v.tolist(), (int(x) for x in w), (int(x) for x in h)))
-    return max((_howard(c, arcs, True) for c in _components(n, arcs)),
+    return max((howard(c, arcs, True) for c in _components(n, arcs)),
                key=lambda found: found[0], default=None)     # the first of the largest
+
+
+def _components(n, arcs):
+    """The strongly connected components that hold a cycle, each as a set of nodes."""
+    label = strong_labels(n, [a[0] for a in arcs], [a[1] for a in arcs]).tolist()
+    members: dict[int, set[int]] = {}
+    for node, c in enumerate(label):
+        members.setdefault(c, set()).add(node)
+    looped = {label[u] for u, v, _, _ in arcs if u == v}
+    return [c for key, c in members.items() if len(c) > 1 or key in looped]
 
 
 def _exact(x) -> bool:
@@ -510,27 +576,18 @@ def _rational(x):
     return int(x) if isinstance(x, numbers.Integral) else Fraction(x)
 
 
-def _components(n, arcs):
-    """The strongly connected components that hold a cycle, each as a set of nodes."""
-    label = strong_labels(n, [a[0] for a in arcs], [a[1] for a in arcs]).tolist()
-    members: dict[int, set[int]] = {}
-    for node, c in enumerate(label):
-        members.setdefault(c, set()).add(node)
-    looped = {label[u] for u, v, _, _ in arcs if u == v}
-    return [c for key, c in members.items() if len(c) > 1 or key in looped]
-
-
-def _nonpositive_cycle(n, u, v, h, exact, order=None):
-    """A cycle (node list) whose heights sum to zero or less, or None (``order``: the
-    edges' stable order by tail, where known)."""
+def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
+    """A cycle (node list) whose heights sum to zero or less, or None (``by_tail``:
+    the edges come sorted by tail, stably)."""
     if not len(h) or (h > 0).all():
         return None
     if (h >= 0).all():
         # only cycles of zero-height edges can sum to zero; sorted by tail, each node's
         # successors keep their order for :func:`_any_cycle`
-        if order is None:
+        if not by_tail:
             order = np.argsort(u, kind="stable")
-        zero = order[h[order] == 0]
+            u, v, h = u[order], v[order], h[order]
+        zero = h == 0
         u, v = u[zero], v[zero]
         label = strong_labels(n, u, v, by_tail=True)
         # the usual answer, none, told by the components' sizes before any edge array
@@ -573,85 +630,3 @@ def _any_cycle(n, pairs):
                 state[path.pop()] = 2
                 work.pop()
     return None
-
-
-def _howard(component, arcs, exact):
-    """Howard's policy iteration on one strongly connected component: each node keeps
-    one out-edge (the policy); the cycles of the policy graph give ratios ``eta`` and
-    potentials ``x`` (``x[u] = w - eta·h + x[v]`` along the policy); a node switches to
-    an edge reaching a larger ``eta``, else to one improving ``x``, until none does.
-    With integer weights and heights, ``eta = N/D`` and the potentials are kept as the
-    integers ``D·x``."""
-    out = {u: [] for u in component}
-    for u, v, w, h in arcs:
-        if u in component and v in component:
-            out[u].append((v, w, h))
-    tol = 0 if exact else 1e-9 * (1 + max(abs(w) for _, _, w, _ in arcs))
-    # start from the heaviest edge of each node (Dasdan, 2004)
-    policy = {u: max(out[u], key=lambda e: e[1]) for u in out}
-    eta, x = {}, {}
-    while True:
-        eta, nd, x, cycles = _values(policy, eta, x, exact)
-        # exact ratios by rank among the few distinct ones, keyed by (N, D): same order
-        ranks = exact and {t: i for i, t in enumerate(sorted(set(nd.values()),
-                                                             key=lambda t: Fraction(*t)))}
-        rank = {u: ranks[t] for u, t in nd.items()} if exact else eta
-        switched = False
-        for u, choices in out.items():
-            best = max(choices, key=lambda e: rank[e[0]])
-            if rank[best[0]] > rank[u] + tol:
-                policy[u] = best
-                switched = True
-        if not switched:
-            for u, choices in out.items():
-                (n, d), best, value = nd[u], None, x[u]
-                for e in choices:
-                    v, w, h = e
-                    if (nd[v] == nd[u]) if exact else abs(eta[v] - eta[u]) <= tol:
-                        candidate = w * d - n * h + x[v]
-                        if candidate > value + tol:
-                            best, value = e, candidate
-                if best is not None:
-                    policy[u] = best
-                    switched = True
-        if not switched:
-            root = max(cycles, key=lambda r: eta[r])
-            return eta[root], cycles[root]
-
-
-def _values(policy, eta_before, x_before, exact):
-    """Ratios ``eta`` (also as ``(N, D)``: ``(eta, 1)`` for floats) and potentials
-    ``D·x`` of the policy graph, and its cycles keyed by a root node.  A cycle that
-    stays keeps the potential of its root (its smallest node): values then only grow,
-    so no policy comes back and the iteration ends (Cochet-Terrasson et al. 1998)."""
-    eta, nd, x, cycles = {}, {}, {}, {}
-    for start in policy:
-        if start in eta:
-            continue
-        path, seen = [], {}
-        node = start
-        while node not in eta and node not in seen:
-            seen[node] = len(path)
-            path.append(node)
-            node = policy[node][0]
-        if node in seen:                                      # a new cycle
-            cycle = path[seen[node]:]
-            turn = cycle.index(min(cycle))
-            cycle = cycle[turn:] + cycle[:turn]
-            weight = sum(policy[u][1] for u in cycle)
-            height = sum(policy[u][2] for u in cycle)
-            ratio = Fraction(weight, height) if exact else weight / height
-            n, d = (ratio.numerator, ratio.denominator) if exact else (ratio, 1)
-            root = cycle[0]
-            same = eta_before.get(root) == ratio
-            eta[root], nd[root], x[root] = ratio, (n, d), x_before[root] if same else 0
-            cycles[root] = tuple(cycle)
-            for u in reversed(cycle[1:]):
-                v, w, h = policy[u]
-                eta[u], nd[u], x[u] = ratio, (n, d), w * d - n * h + x[v]
-            path = path[:seen[node]]
-        for u in reversed(path):
-            v, w, h = policy[u]
-            (n, d) = nd[v]
-            eta[u], nd[u], x[u] = eta[v], nd[v], w * d - n * h + x[v]
-    return eta, nd, x, cycles

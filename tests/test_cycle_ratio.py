@@ -212,15 +212,15 @@ def test_howard_does_not_cycle_when_a_cycle_changes_root(monkeypatch):
              ("a2#0", "a1#0", 6, 1), ("a2#1", "a1#1", 6, 1), ("a2#2", "a1#2", 6, 1),
              ("a0#0", "a2#0", 5, 0), ("a0#0", "a2#1", 5, 0), ("a0#0", "a2#2", 5, 0)]
     nodes = sorted({u for u, *_ in edges})
-    import moc.cycle_ratio as cr
+    import moc.howard_exact as hx
     calls = []
-    values = cr._values
+    values = hx._values
 
     def counted(*args):
         calls.append(1)
         assert len(calls) < 100, "the policy iteration does not end"
         return values(*args)
-    monkeypatch.setattr(cr, "_values", counted)
+    monkeypatch.setattr(hx, "_values", counted)
     # a1#k -> a2#k -> a1#k: (4 + 6)/(2 + 1)
     assert max_cycle_ratio(nodes, edges).ratio == brute_force(nodes, edges) == Fraction(10, 3)
 
@@ -392,6 +392,43 @@ def test_packed_sums_give_the_float_sums_bit_for_bit(graph):
     assert eta.tobytes() == eta2.tobytes() and x.tobytes() == x2.tobytes()
     assert cr._packed(w + 0.5, h) is None
     assert cr._packed(w + 2.0 ** 20, h * 2.0 ** 42) is None    # too large for one int64
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 20).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, n - 1), min_size=n, max_size=n),
+    st.lists(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                      max_size=3), max_size=6),
+    st.lists(st.integers(-9, 9), min_size=n, max_size=n),
+    st.lists(st.integers(0, 5), min_size=n, max_size=n))), st.booleans())
+def test_cycles_guessed_from_the_step_before_give_the_values_bit_for_bit(case, scipy):
+    """A sequence of policies, each the one before with a few nodes moved: the values
+    with the cycles guessed from the step before (kept where every node's sum reaches
+    them) are, byte for byte, those of a search at every step, by the doubling and by
+    scipy's components; the guess is taken at a step after one where it held."""
+    import numpy as np
+
+    import moc.cycle_ratio as cr
+    first, moves, w, h = case
+    n = len(first)
+    w, h = np.array(w, dtype=np.float64), np.array(h, dtype=np.float64) + 0.5
+    succ, policy = np.array(first, dtype=np.int64), np.arange(n)
+    saved = cr.SMALL_GRAPH
+    cr.SMALL_GRAPH = 0 if scipy else saved
+    try:
+        before, guessed, last, held = (None, None), (None, None), {}, 0
+        for step in [[]] + moves:
+            succ = succ.copy()
+            for node, to in step:
+                succ[node] = to
+            held += bool(last.get("hold"))
+            searched = cr._policy_values(n, succ, w, h, policy, *before, 1e-9)
+            found = cr._policy_values(n, succ, w, h, policy, *guessed, 1e-9, last=last)
+            assert all(a.tobytes() == b.tobytes() for a, b in zip(searched, found))
+            before, guessed = searched, found
+    finally:
+        cr.SMALL_GRAPH = saved
+    assert held <= len(moves)
 
 
 @settings(max_examples=200, deadline=None)
