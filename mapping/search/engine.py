@@ -180,16 +180,17 @@ def schedule(setup: Setup) -> str:
 
 
 def _packing_floor(setup: Setup, time_limit: float | None, deadline: float | None,
-                   lower: float | None, stop=None) -> float | None:
-    """The packing bound (:func:`~mapping.search.packing.floor`) from the starting
-    mapping, within :data:`PACKING_SHARE` of the time limit (:data:`PACKING_SECONDS`
-    without one), above ``lower``."""
+                   lower: float | None, stop=None):
+    """The packing bound (:func:`~mapping.search.packing.floor`, a
+    :class:`~mapping.search.packing.PackingBound`) from the starting mapping, within
+    :data:`PACKING_SHARE` of the time limit (:data:`PACKING_SECONDS` without one),
+    above ``lower``."""
     from mapping.search import packing
     end = time.time() + (PACKING_SECONDS if time_limit is None
                          else PACKING_SHARE * time_limit)
     if deadline is not None:
         end = min(end, deadline)
-    return packing.floor(setup, end, lower, stop=stop).value
+    return packing.floor(setup, end, lower, stop=stop)
 
 
 def _proves_start(setup: Setup, floor: float | None) -> bool:
@@ -227,7 +228,7 @@ def solve_both(setup: Setup, time_limit: float | None = None):
         setup, start, math.inf if deadline is None else deadline, setup.seed))
     try:
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=start)
-        packed = _packing_floor(setup, time_limit, deadline, relaxed)
+        packed = _packing_floor(setup, time_limit, deadline, relaxed).value
         floor = max(relaxed or 0.0, packed or 0.0) or None
         parted = None if _proves_start(setup, floor) else partition_bound.floor(
             setup, None if deadline is None else min(PARTITION_SHARE * time_limit,
@@ -300,7 +301,7 @@ def _beside(setup: Setup, time_limit: float | None = None):
     neighbourhoods' (never worse than the start), the bound the highest of the
     four."""
     import threading
-    from mapping.search import cpsat, exact, lns, partition_bound
+    from mapping.search import cpsat, exact, lns, packing, partition_bound
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     box: dict = {}
@@ -319,21 +320,36 @@ def _beside(setup: Setup, time_limit: float | None = None):
     thread = threading.Thread(target=prove, name="cpsat", daemon=True)
     thread.start()
     relaxed = parted = packed = found = None
+    ev = setup.objectives.evaluators[0]
+    start = setup.info.get("incumbent")
+    packings, proved = [], None      # (time.time(), value, row) of the packings found
     try:
-        relaxed = exact.cluster_floor(setup, time_limit,
-                                      incumbent=setup.info.get("incumbent"),
+        relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
                                       stop=ended.is_set)
         if not ended.is_set():
-            packed = _packing_floor(setup, time_limit, deadline, relaxed, ended.is_set)
+            bisected = _packing_floor(setup, time_limit, deadline, relaxed, ended.is_set)
+            packed = bisected.value
+            if bisected.row is not None:
+                packings.append((time.time(), exact.mapping_value(ev, bisected.row),
+                                 bisected.row))
         floor = max(relaxed or 0.0, packed or 0.0)
         if not ended.is_set() and not _proves_start(setup, floor):
             parted = partition_bound.floor(setup, None if deadline is None else min(
                 PARTITION_SHARE * time_limit, _left(deadline)), floor or None,
                 stop=ended.is_set).value
         floor = max(floor, parted or 0.0)
-        if "solver" in box and _proves_start(setup, floor):
+        if not ended.is_set() and start is not None and not _proves_start(setup, floor):
+            # the proof of the best packing, on the bounds' core until CP-SAT ends
+            proved = packing.proof(setup, [start] + [r for _, _, r in packings],
+                                   deadline, ended.is_set)
+            if proved.row is not None:
+                packings.append((time.time(), exact.mapping_value(ev, proved.row),
+                                 proved.row))
+            packed = max(packed or 0.0, proved.value or 0.0) or None
+            floor = max(floor, packed or 0.0)
+        if "solver" in box and (_proves_start(setup, floor) or any(
+                v <= floor * (1 + cpsat.TOLERANCE) for _, v, _ in packings)):
             box["solver"].stop_search()
-        start = setup.info.get("incumbent")
         if not ended.is_set() and start is not None:
             # the bounds' core is idle until CP-SAT ends: the neighbourhoods use it
             beside = lns.Beside(setup, start, math.inf if deadline is None else deadline,
@@ -354,6 +370,18 @@ def _beside(setup: Setup, time_limit: float | None = None):
         trace = lns.merged(list(trace) + lns.steps(found.trace, 0.0, floor or None))
         if found.value < res.value:
             res = replace(res, value=found.value, row=found.row)
+    if packings:
+        trace = lns.merged(list(trace) + lns.steps([(at, v) for at, v, _ in packings],
+                                                   0.0, floor or None))
+        at, value, row = min(packings, key=lambda p: p[1])
+        if value < res.value:
+            res = replace(res, value=value, row=row)
+    if proved is not None and proved.decisions:
+        parts["packing"] = {"value": None if proved.row is None else packings[-1][1],
+                            "bound": proved.value, "gap": None,
+                            "optimal": proved.value is not None,
+                            "decisions": len(proved.decisions),
+                            "seconds": round(time.time() - began, 3)}
     bound = min(max(relaxed or 0.0, parted or 0.0, packed or 0.0, res.bound or 0.0),
                 res.value)
     return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, trace,
