@@ -495,3 +495,34 @@ def _pe_bound(ev, row, value: float) -> bool:
     loads = ev.loads(row[None, :])[0]
     pes = [i for i, e in enumerate(ev.elements) if e in ev.pe_index]
     return bool(pes) and float(loads[pes].max()) >= value * (1 - 1e-9)
+
+
+#: the share of the time limit that ``both`` (:mod:`mapping.search.engine`) gives the
+#: packing bound, after the cluster relaxation and before the partition bound: its
+#: decisions take 0.03-2.4 s on 30 x 8 and 45 x 12 (``--comm 0.1`` of
+#: ``tests/perf/bench_exact_max.py``) and a bisection a dozen of them; where the
+#: packing is harder (80 x 16) a decision is left undecided when the share ends
+SHARE = 0.15
+#: the packing bound's seconds in ``both`` where there is no time limit (a decision
+#: may not end)
+SECONDS = 60.0
+
+
+def within_share(setup, time_limit: float | None, deadline: float | None,
+                 lower: float | None, stop=None) -> PackingBound:
+    """:func:`floor` from ``setup``'s starting mapping within :data:`SHARE` of the
+    time limit (:data:`SECONDS` without one), above ``lower``: ``both``'s packing
+    bound."""
+    end = time.time() + (SECONDS if time_limit is None else SHARE * time_limit)
+    if deadline is not None:
+        end = min(end, deadline)
+    return floor(setup, end, lower, stop=stop)
+
+
+def proves_start(setup, bound: float | None) -> bool:
+    """Whether ``bound`` proves ``setup``'s starting mapping optimal (within CP-SAT's
+    tolerance)."""
+    from mapping.search import cpsat, exact
+    start = setup.info.get("incumbent")
+    return bool(bound) and start is not None and exact.mapping_value(
+        setup.objectives.evaluators[0], start) <= bound * (1 + cpsat.TOLERANCE)
