@@ -263,7 +263,7 @@ def _beside(setup: Setup, time_limit: float | None = None):
     the partition bound check that between their programs, as they check their
     deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
     are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
-    it they run to their end).  After the bounds, the proof of the best packing
+    it they run to their end).  After the packing bound, the proof of the best packing
     (:func:`~mapping.search.packing.proof`) takes their core: where the PEs' own
     loads set the bottleneck, it proves optimal what CP-SAT's search alone did not
     within 120 s (the research notes); its packings are mappings too, and CP-SAT is
@@ -308,14 +308,10 @@ def _beside(setup: Setup, time_limit: float | None = None):
                 packings.append((time.time(), exact.mapping_value(ev, bisected.row),
                                  bisected.row))
         floor = max(relaxed or 0.0, packed or 0.0)
-        if not ended.is_set() and not packing.proves_start(setup, floor):
-            parted = partition_bound.floor(setup, None if deadline is None else min(
-                PARTITION_SHARE * time_limit, _left(deadline)), floor or None,
-                stop=ended.is_set).value
-        floor = max(floor, parted or 0.0)
         if not ended.is_set() and start is not None and \
                 not packing.proves_start(setup, floor):
             # the proof of the best packing, on the bounds' core until CP-SAT ends
+            # (where a PE is the bottleneck: on the others it returns at once)
             proved = packing.proof(setup, [start] + [r for _, _, r in packings],
                                    deadline, ended.is_set)
             proved_at = time.time()
@@ -325,8 +321,14 @@ def _beside(setup: Setup, time_limit: float | None = None):
             packed = max(packed or 0.0, proved.value or 0.0) or None
             floor = max(floor, packed or 0.0)
         known = min([box.get("value", math.inf)] + [v for _, v, _ in packings])
-        if "solver" in box and (packing.proves_start(setup, floor) or
-                                known <= floor * (1 + cpsat.TOLERANCE)):
+        if "solver" in box and known <= floor * (1 + cpsat.TOLERANCE):
+            box["solver"].stop_search()
+        if not ended.is_set() and not packing.proves_start(setup, floor):
+            parted = partition_bound.floor(setup, None if deadline is None else min(
+                PARTITION_SHARE * time_limit, _left(deadline)), floor or None,
+                stop=ended.is_set).value
+        floor = max(floor, parted or 0.0)
+        if "solver" in box and packing.proves_start(setup, floor):
             box["solver"].stop_search()
         if not ended.is_set() and start is not None:
             # the bounds' core is idle until CP-SAT ends: the neighbourhoods use it
