@@ -144,6 +144,50 @@ def test_beside_stops_the_bounds_once_cpsat_has_proven(monkeypatch):
 
 
 @needs_ortools
+def test_beside_proves_the_best_packing_before_cpsat(monkeypatch):
+    """CP-SAT beside the bounds, held until the proof of the best packing
+    (``packing.proof``, after the packing and partition bounds) has ended: on 7 x 4
+    (seed 9) the packing's optimum is exhaustive's, so the proof's bound is the
+    optimum less ``FIRST``, reported as the packing bound and in ``parts``, and
+    CP-SAT's mapping is proven by it: exhaustive's optimum."""
+    import threading
+    from mapping.search import engine, packing
+    from mapping.search.exact import mapping_value
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    # a start whose bottleneck is a PE, worse than the optimum and than the least
+    # packing's mapping (3.08e-5: a CN above its PEs)
+    setup.info["incumbent"] = next(
+        r for r in setup.space.random(np.random.default_rng(9), 500)
+        if best * 1.01 < mapping_value(ev, r) < 3e-5
+        and packing._pe_bound(ev, r, mapping_value(ev, r)))
+    done, seen = threading.Event(), {}
+    real_proof, real_solve = packing.proof, cpsat.solve
+
+    def proof(*args, **kwargs):
+        try:
+            seen["proof"] = out = real_proof(*args, **kwargs)
+            return out
+        finally:
+            done.set()
+
+    def solve(*args, **kwargs):
+        done.wait(60)
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(packing, "proof", proof)
+    monkeypatch.setattr(cpsat, "solve", solve)
+    monkeypatch.setattr(engine, "BESIDE_PAIRS", 10**6)
+    res = engine.solve_both(setup, time_limit=None)
+    assert seen["proof"].value == pytest.approx(best * (1 - packing.FIRST), rel=1e-9)
+    assert res.packing_bound == seen["proof"].value <= best
+    assert res.parts["packing"]["optimal"] and res.parts["packing"]["bound"] <= best
+    assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+    assert res.bound <= best * (1 + 1e-12)
+
+
+@needs_ortools
 @pytest.mark.skipif(not highs.available(), reason="needs highspy")
 def test_beside_interrupts_the_cluster_relaxation_once_cpsat_has_proven(monkeypatch):
     """CP-SAT beside the bounds, its proof while the cluster relaxation's HiGHS program

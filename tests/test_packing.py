@@ -189,3 +189,49 @@ def test_never_exceeds_the_exhaustive_optimum(n, P, seed, charged):
     row = ev.encode(search(problem, "time", "max", strategy="exhaustive").mapping)
     got = packing.floor(setup, best=row)
     assert got.value is None or got.value <= best * (1 + 1e-12)
+
+
+def test_prove_by_hand():
+    """Sizes 4, 3, 3, 2 on two alike PEs, from ``4 + 3 | 3 + 2`` (7): the decision
+    below 7 finds ``4 + 2 | 3 + 3`` (6; sums of 12 split 7 | 5 or 6 | 6), the one
+    below 6 is infeasible, so 6 is proven within ``FIRST``.  A stop asked at once
+    decides nothing; a start already optimal is proven by one decision."""
+    own = np.tile(np.array([[4.0], [3.0], [3.0], [2.0]]), (1, 2))
+    allowed = np.ones_like(own, dtype=bool)
+    assert brute_force(own, allowed) == 6.0
+    got = packing.prove(own, allowed, [0, 0, 1, 1])
+    assert [d[1] for d in got.decisions] == ["feasible", "infeasible"]
+    assert got.value == pytest.approx(6.0 * (1 - packing.FIRST), rel=1e-12)
+    assert got.packed == 6.0
+    assert np.bincount(got.row, own[np.arange(4), got.row], minlength=2).max() == 6.0
+    stopped = packing.prove(own, allowed, [0, 0, 1, 1], stop=lambda: True)
+    assert stopped.decisions == () and stopped.value is None and stopped.row is None
+    once = packing.prove(own, allowed, [0, 1, 1, 0])
+    assert [d[1] for d in once.decisions] == ["infeasible"] and once.row is None
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(3, 5), seed=st.integers(0, 40),
+       charged=st.booleans())
+def test_proof_never_exceeds_the_exhaustive_optimum(n, P, seed, charged):
+    """From a random mapping: the proof's bound ≤ exhaustive's optimum ≤ the value of
+    the packing it found (a whole mapping: its communication counted).  On 7 x 4 (seed
+    9) the packing's optimum is exhaustive's, and the proof reaches it within
+    ``FIRST``; the packing it found has that bottleneck of own loads, though not that
+    value (a CN above it), so the mapping is left to the searches."""
+    from mapping.search.bounds import element_tables
+    from mapping.search.exact import mapping_value
+    problem, best = small(n, P, seed, charged)
+    setup = prepare(problem, "time", "max")
+    start = setup.space.random(np.random.default_rng(seed), 1)[0]
+    got = packing.proof(setup, [start])
+    assert got.value is None or got.value <= best * (1 + 1e-12)
+    if got.row is not None:
+        assert mapping_value(setup.objectives.evaluators[0], got.row) >= best * (1 - 1e-12)
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    got = packing.proof(setup, [setup.space.random(np.random.default_rng(9), 1)[0]])
+    assert got.value == pytest.approx(best * (1 - packing.FIRST), rel=1e-9)
+    own = element_tables(setup.objectives.evaluators[0])[0]
+    assert got.packed == pytest.approx(best, rel=1e-12) == np.bincount(
+        got.row, own[np.arange(7), got.row], minlength=4).max()

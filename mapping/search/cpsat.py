@@ -251,14 +251,16 @@ def build(setup, incumbent=None, floor: float | None = None, deadline: float | N
 
 
 def solve(setup, time_limit: float | None = None, incumbent=None, floor: float | None = None,
-          workers: int = WORKERS, deadline: float | None = None, started=None):
+          workers: int = WORKERS, deadline: float | None = None, started=None,
+          improved=None):
     """The optimal mapping of ``setup``'s single ``max`` objective by CP-SAT (or, at
     ``time_limit`` seconds, the best found with its proven bound), as an
     :class:`~mapping.search.exact.ExactResult` whose ``trace`` lists the improvements.
     ``incumbent``: a mapping to hint and to beat (default ``setup.info["incumbent"]``);
     ``floor``: a proven lower bound; ``deadline`` (``time.time()``): model building
     stops there too; ``started(solver)`` is called as the search starts (another thread
-    may then end it early with ``solver.stop_search()``)."""
+    may then end it early with ``solver.stop_search()``); ``improved(value)`` with the
+    value of each better mapping found (in the solver's thread)."""
     from mapping.search.exact import ExactResult
     from ortools.sat.python import cp_model
     began = time.time()
@@ -279,6 +281,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     if deadline is not None:
         solver.parameters.max_time_in_seconds = max(deadline - time.time(), 0.01)
     trace = _Trace(ev, x, A, P, unit, began)
+    trace.improved = improved
     if started is not None:
         started(solver)
     status = solver.solve(built.model, trace)
@@ -381,6 +384,7 @@ def _trace_class():
             super().__init__()
             self.ev, self.x, self.A, self.P, self.unit, self.began = ev, x, A, P, unit, began
             self.row, self.value, self.steps = None, math.inf, []
+            self.improved = None
 
         def on_solution_callback(self):
             from mapping.search.exact import mapping_value
@@ -391,6 +395,8 @@ def _trace_class():
                 self.row, self.value = row, value
                 self.steps.append((time.time(), value,
                                    self.best_objective_bound * self.unit * (1 - 1e-12)))
+                if self.improved is not None:
+                    self.improved(value)
 
     return Trace
 

@@ -128,14 +128,6 @@ CPSAT_SHARE = 0.5
 #: the share of the time limit that ``both`` gives the set-partitioning bound
 #: (:mod:`mapping.search.partition_bound`), after the cluster relaxation
 PARTITION_SHARE = 0.4
-#: the share of the time limit that ``both`` gives the packing bound
-#: (:mod:`mapping.search.packing`), after the cluster relaxation and before the
-#: partition bound: its decisions take 0.03-2.4 s on 30 x 8 and 45 x 12 (``--comm
-#: 0.1`` of ``tests/perf/bench_exact_max.py``) and a bisection a dozen of them; where
-#: the packing is harder (80 x 16) a decision is left undecided when the share ends
-PACKING_SHARE = 0.15
-#: the packing bound's seconds where there is no time limit (a decision may not end)
-PACKING_SECONDS = 60.0
 #: seconds kept back from a time limit for what follows the solvers (the report)
 MARGIN = 0.5
 
@@ -179,33 +171,10 @@ def schedule(setup: Setup) -> str:
     return BESIDE if pairs <= BESIDE_PAIRS else IN_ORDER
 
 
-def _packing_floor(setup: Setup, time_limit: float | None, deadline: float | None,
-                   lower: float | None, stop=None) -> float | None:
-    """The packing bound (:func:`~mapping.search.packing.floor`) from the starting
-    mapping, within :data:`PACKING_SHARE` of the time limit (:data:`PACKING_SECONDS`
-    without one), above ``lower``."""
-    from mapping.search import packing
-    end = time.time() + (PACKING_SECONDS if time_limit is None
-                         else PACKING_SHARE * time_limit)
-    if deadline is not None:
-        end = min(end, deadline)
-    return packing.floor(setup, end, lower, stop=stop).value
-
-
-def _proves_start(setup: Setup, floor: float | None) -> bool:
-    """Whether ``floor`` proves the starting mapping optimal (within CP-SAT's
-    tolerance)."""
-    from mapping.search import cpsat, exact
-    start = setup.info.get("incumbent")
-    return bool(floor) and start is not None and exact.mapping_value(
-        setup.objectives.evaluators[0], start) <= floor * (1 + cpsat.TOLERANCE)
-
-
 def solve_both(setup: Setup, time_limit: float | None = None):
     """The cluster relaxation's bound (:func:`~mapping.search.exact.cluster_floor`)
-    first, then the packing bound (:func:`_packing_floor`, within
-    :data:`PACKING_SHARE` of the time limit), then the set-partitioning bound
-    (:func:`~mapping.search.partition_bound.floor`, within :data:`PARTITION_SHARE` of
+    first, then the packing bound (:func:`~mapping.search.packing.within_share`),
+    then the set-partitioning bound (:func:`~mapping.search.partition_bound.floor`, within :data:`PARTITION_SHARE` of
     the time limit; skipped where the floor already proves the starting mapping), then
     CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is
     left, then the MILP from the best mapping so far (a cutoff) and the same floor for
@@ -217,7 +186,7 @@ def solve_both(setup: Setup, time_limit: float | None = None):
     (``parts["lns"]``).  On small instances (:func:`schedule`)
     CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
-    from mapping.search import cpsat, exact, lns, partition_bound
+    from mapping.search import cpsat, exact, lns, packing, partition_bound
     if schedule(setup) == BESIDE:
         return _beside(setup, time_limit)
     began = time.time()
@@ -227,9 +196,9 @@ def solve_both(setup: Setup, time_limit: float | None = None):
         setup, start, math.inf if deadline is None else deadline, setup.seed))
     try:
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=start)
-        packed = _packing_floor(setup, time_limit, deadline, relaxed)
+        packed = packing.within_share(setup, time_limit, deadline, relaxed).value
         floor = max(relaxed or 0.0, packed or 0.0) or None
-        parted = None if _proves_start(setup, floor) else partition_bound.floor(
+        parted = None if packing.proves_start(setup, floor) else partition_bound.floor(
             setup, None if deadline is None else min(PARTITION_SHARE * time_limit,
                                                      _left(deadline)), floor).value
         floor = max(floor or 0.0, parted or 0.0) or None
@@ -294,13 +263,17 @@ def _beside(setup: Setup, time_limit: float | None = None):
     the partition bound check that between their programs, as they check their
     deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
     are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
-    it they run to their end).  Once the bounds have ended, the large-neighbourhood
+    it they run to their end).  After the packing bound, the proof of the best packing
+    (:func:`~mapping.search.packing.proof`) takes their core: where the PEs' own
+    loads set the bottleneck, it proves optimal what CP-SAT's search alone did not
+    within 120 s (the research notes); its packings are mappings too, and CP-SAT is
+    stopped once the bound proves the best mapping known.  Then the large-neighbourhood
     search (:class:`~mapping.search.lns.Beside`) takes their core from the start
     until CP-SAT's search ends.  The mapping is the better of CP-SAT's and the
     neighbourhoods' (never worse than the start), the bound the highest of the
     four."""
     import threading
-    from mapping.search import cpsat, exact, lns, partition_bound
+    from mapping.search import cpsat, exact, lns, packing, partition_bound
     began = time.time()
     deadline = None if time_limit is None else began + time_limit
     box: dict = {}
@@ -310,7 +283,8 @@ def _beside(setup: Setup, time_limit: float | None = None):
         try:
             box["result"] = cpsat.solve(setup, time_limit=time_limit,
                                         workers=BESIDE_WORKERS, deadline=deadline,
-                                        started=lambda s: box.setdefault("solver", s))
+                                        started=lambda s: box.setdefault("solver", s),
+                                        improved=lambda v: box.__setitem__("value", v))
         except BaseException as err:        # re-raised in the caller's thread
             box["error"] = err
         finally:
@@ -319,21 +293,43 @@ def _beside(setup: Setup, time_limit: float | None = None):
     thread = threading.Thread(target=prove, name="cpsat", daemon=True)
     thread.start()
     relaxed = parted = packed = found = None
+    ev = setup.objectives.evaluators[0]
+    start = setup.info.get("incumbent")
+    packings, proved = [], None      # (time.time(), value, row) of the packings found
+    proved_at = math.inf
     try:
-        relaxed = exact.cluster_floor(setup, time_limit,
-                                      incumbent=setup.info.get("incumbent"),
+        relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
                                       stop=ended.is_set)
         if not ended.is_set():
-            packed = _packing_floor(setup, time_limit, deadline, relaxed, ended.is_set)
+            bisected = packing.within_share(setup, time_limit, deadline, relaxed,
+                                            ended.is_set)
+            packed = bisected.value
+            if bisected.row is not None:
+                packings.append((time.time(), exact.mapping_value(ev, bisected.row),
+                                 bisected.row))
         floor = max(relaxed or 0.0, packed or 0.0)
-        if not ended.is_set() and not _proves_start(setup, floor):
+        if not ended.is_set() and start is not None and \
+                not packing.proves_start(setup, floor):
+            # the proof of the best packing, on the bounds' core until CP-SAT ends
+            # (where a PE is the bottleneck: on the others it returns at once)
+            proved = packing.proof(setup, [start] + [r for _, _, r in packings],
+                                   deadline, ended.is_set)
+            proved_at = time.time()
+            if proved.row is not None:
+                packings.append((time.time(), exact.mapping_value(ev, proved.row),
+                                 proved.row))
+            packed = max(packed or 0.0, proved.value or 0.0) or None
+            floor = max(floor, packed or 0.0)
+        known = min([box.get("value", math.inf)] + [v for _, v, _ in packings])
+        if "solver" in box and known <= floor * (1 + cpsat.TOLERANCE):
+            box["solver"].stop_search()
+        if not ended.is_set() and not packing.proves_start(setup, floor):
             parted = partition_bound.floor(setup, None if deadline is None else min(
                 PARTITION_SHARE * time_limit, _left(deadline)), floor or None,
                 stop=ended.is_set).value
         floor = max(floor, parted or 0.0)
-        if "solver" in box and _proves_start(setup, floor):
+        if "solver" in box and packing.proves_start(setup, floor):
             box["solver"].stop_search()
-        start = setup.info.get("incumbent")
         if not ended.is_set() and start is not None:
             # the bounds' core is idle until CP-SAT ends: the neighbourhoods use it
             beside = lns.Beside(setup, start, math.inf if deadline is None else deadline,
@@ -354,6 +350,19 @@ def _beside(setup: Setup, time_limit: float | None = None):
         trace = lns.merged(list(trace) + lns.steps(found.trace, 0.0, floor or None))
         if found.value < res.value:
             res = replace(res, value=found.value, row=found.row)
+    if packings:
+        # the bound of a packing's step: the floor once the proof has ended
+        trace = lns.merged(list(trace) + lns.steps([(at, v) for at, v, _ in packings],
+                                                   proved_at, floor or None))
+        at, value, row = min(packings, key=lambda p: p[1])
+        if value < res.value:
+            res = replace(res, value=value, row=row)
+    if proved is not None and proved.decisions:
+        parts["packing"] = {"value": None if proved.row is None else packings[-1][1],
+                            "bound": proved.value, "gap": None,
+                            "optimal": proved.value is not None,
+                            "decisions": len(proved.decisions),
+                            "seconds": round(time.time() - began, 3)}
     bound = min(max(relaxed or 0.0, parted or 0.0, packed or 0.0, res.bound or 0.0),
                 res.value)
     return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, trace,

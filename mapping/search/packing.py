@@ -84,6 +84,7 @@ class PackingBound:
     value: float | None
     packed: float | None
     decisions: tuple = ()
+    row: np.ndarray | None = None
 
 
 def classes(own: np.ndarray, usable: np.ndarray) -> list[list[int]]:
@@ -375,7 +376,7 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
     groups = classes(own, usable)
     lo, hi, packed = floor or 0.0, top * (1 - FIRST), top
     ceiling, tried = hi, False
-    proven, decisions = None, []
+    proven, decisions, best = None, [], None
     step = (hi - lo) / 16
     while hi - lo > RESOLUTION * top and step > 0.1 * RESOLUTION * top:
         now = time.time()
@@ -394,13 +395,56 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
             continue
         if status == "feasible":
             # the real packing may lie above T where rounding down made it fit
-            packed = min(packed, float(np.bincount(row, own[np.arange(A), row],
-                                                   minlength=P).max()))
+            load = float(np.bincount(row, own[np.arange(A), row], minlength=P).max())
+            if load < packed:
+                packed, best = load, row
             hi = min(T, packed)
         else:
             hi = T
         step = 0.5 * (hi - lo)
-    return PackingBound(proven, packed if packed < top else None, tuple(decisions))
+    return PackingBound(proven, packed if packed < top else None, tuple(decisions), best)
+
+
+def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = None,
+          stop=None) -> PackingBound:
+    """The proof of the best packing known: the decision just below the own loads'
+    bottleneck of ``row`` (a mapping: ``T`` = that bottleneck less :data:`FIRST`),
+    again from each better packing it finds, until one is infeasible (``value`` = its
+    ``T``: that packing is optimal within :data:`FIRST`), undecided, past
+    ``deadline`` or ``stop()``.  The bisection of :func:`bound` spends its decisions
+    between the highest value proven and the optimum, each of them hard near it; the
+    proof needs only the one at the optimum, and a feasible decision above it returns
+    a better packing in seconds (the research notes, issue 43: 30 x 8 at ``--comm
+    0.1``, where the PEs' own loads set the bottleneck).  ``packed`` and ``row``: the
+    least packing found (``row`` None where none beat ``row``)."""
+    usable = allowed & np.isfinite(own)
+    A, P = own.shape
+    row = np.asarray(row, dtype=np.intp)
+    best = float(np.bincount(row, own[np.arange(A), row], minlength=P).max())
+    groups = classes(own, usable)
+    found, proven, decisions = None, None, []
+    while math.isfinite(best) and best > 0:
+        now = time.time()
+        if (deadline is not None and deadline <= now) or (stop is not None and stop()):
+            break
+        T = best * (1 - FIRST)
+        # rounding down loses less than a unit per actor: below FIRST·best on any PE,
+        # so a packing that fits is below best
+        unit = best * FIRST / (A + 1)
+        status, packing = decide(integer_sizes(own, usable, unit), usable, groups,
+                                 capacity(T, unit), deadline, stop)
+        decisions.append((T, status, round(time.time() - now, 3)))
+        if status == "infeasible":
+            proven = T
+            break
+        if status != "feasible":
+            break
+        load = float(np.bincount(packing, own[np.arange(A), packing], minlength=P).max())
+        if load >= best:        # rounding let it fit: no better packing to go on from
+            break
+        best, found = load, packing
+    return PackingBound(proven, best if found is not None else None, tuple(decisions),
+                        found)
 
 
 def floor(setup, deadline: float | None = None, lower: float | None = None, best=None,
@@ -425,8 +469,60 @@ def floor(setup, deadline: float | None = None, lower: float | None = None, best
     return bound(own, setup.space.allowed, min(value, packed), lower, deadline, stop)
 
 
+def proof(setup, rows, deadline: float | None = None, stop=None) -> PackingBound:
+    """:func:`prove` on ``setup``'s ``max`` objective from the mapping of ``rows`` (the
+    mappings known) whose own loads' bottleneck is least; nothing where the bottleneck
+    of the best of them is not a PE (as :func:`floor`: the packing cannot reach a value
+    set by a CN)."""
+    from mapping.search.exact import mapping_value
+    ev = setup.objectives.evaluators[0]
+    agg = getattr(ev, "aggregation", None)
+    rows = [np.asarray(r, dtype=np.intp) for r in rows if r is not None]
+    if not rows or agg is None or not agg.bottleneck or not ev.tables.linear:
+        return PackingBound(None, None)
+    values = [mapping_value(ev, r) for r in rows]
+    best = int(np.argmin(values))
+    if not math.isfinite(values[best]) or not _pe_bound(ev, rows[best], values[best]):
+        return PackingBound(None, None)
+    own = element_tables(ev)[0]
+    A, P = own.shape
+    row = min(rows, key=lambda r: np.bincount(r, own[np.arange(A), r], minlength=P).max())
+    return prove(own, setup.space.allowed, row, deadline, stop)
+
+
 def _pe_bound(ev, row, value: float) -> bool:
     """Whether the bottleneck of the mapping ``row`` (of ``value``) is a PE."""
     loads = ev.loads(row[None, :])[0]
     pes = [i for i, e in enumerate(ev.elements) if e in ev.pe_index]
     return bool(pes) and float(loads[pes].max()) >= value * (1 - 1e-9)
+
+
+#: the share of the time limit that ``both`` (:mod:`mapping.search.engine`) gives the
+#: packing bound, after the cluster relaxation and before the partition bound: its
+#: decisions take 0.03-2.4 s on 30 x 8 and 45 x 12 (``--comm 0.1`` of
+#: ``tests/perf/bench_exact_max.py``) and a bisection a dozen of them; where the
+#: packing is harder (80 x 16) a decision is left undecided when the share ends
+SHARE = 0.15
+#: the packing bound's seconds in ``both`` where there is no time limit (a decision
+#: may not end)
+SECONDS = 60.0
+
+
+def within_share(setup, time_limit: float | None, deadline: float | None,
+                 lower: float | None, stop=None) -> PackingBound:
+    """:func:`floor` from ``setup``'s starting mapping within :data:`SHARE` of the
+    time limit (:data:`SECONDS` without one), above ``lower``: ``both``'s packing
+    bound."""
+    end = time.time() + (SECONDS if time_limit is None else SHARE * time_limit)
+    if deadline is not None:
+        end = min(end, deadline)
+    return floor(setup, end, lower, stop=stop)
+
+
+def proves_start(setup, bound: float | None) -> bool:
+    """Whether ``bound`` proves ``setup``'s starting mapping optimal (within CP-SAT's
+    tolerance)."""
+    from mapping.search import cpsat, exact
+    start = setup.info.get("incumbent")
+    return bool(bound) and start is not None and exact.mapping_value(
+        setup.objectives.evaluators[0], start) <= bound * (1 + cpsat.TOLERANCE)
