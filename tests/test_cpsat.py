@@ -143,25 +143,23 @@ def test_beside_stops_the_bounds_once_cpsat_has_proven(monkeypatch):
     assert res.trace[-2]["bound"] == pytest.approx(res.value, rel=cpsat.TOLERANCE)
 
 
-@needs_ortools
-def test_beside_proves_the_best_packing_before_cpsat(monkeypatch):
-    """CP-SAT beside the bounds, held until the proof of the best packing
-    (``packing.proof``, after the packing and partition bounds) has ended: on 7 x 4
-    (seed 9) the packing's optimum is exhaustive's, so the proof's bound is the
-    optimum less ``FIRST``, reported as the packing bound and in ``parts``, and
-    CP-SAT's mapping is proven by it: exhaustive's optimum."""
+def _start_above_the_packing(setup, best: float):
+    """A random mapping of 7 x 4 seed 9 whose bottleneck is a PE, worse than the
+    optimum ``best`` and than the least packing's mapping (3.08e-5: a CN above its
+    PEs)."""
+    from mapping.search import packing
+    from mapping.search.exact import mapping_value
+    ev = setup.objectives.evaluators[0]
+    return next(r for r in setup.space.random(np.random.default_rng(9), 500)
+                if best * 1.01 < mapping_value(ev, r) < 3e-5
+                and packing._pe_bound(ev, r, mapping_value(ev, r)))
+
+
+def _cpsat_held_until_the_packing_proof(monkeypatch) -> dict:
+    """CP-SAT beside the bounds (on any instance) starts once ``packing.proof`` has
+    ended; the proof's result lands in the dictionary returned, as ``"proof"``."""
     import threading
     from mapping.search import engine, packing
-    from mapping.search.exact import mapping_value
-    problem, best = small(7, 4, 9, False)
-    setup = prepare(problem, "time", "max")
-    ev = setup.objectives.evaluators[0]
-    # a start whose bottleneck is a PE, worse than the optimum and than the least
-    # packing's mapping (3.08e-5: a CN above its PEs)
-    setup.info["incumbent"] = next(
-        r for r in setup.space.random(np.random.default_rng(9), 500)
-        if best * 1.01 < mapping_value(ev, r) < 3e-5
-        and packing._pe_bound(ev, r, mapping_value(ev, r)))
     done, seen = threading.Event(), {}
     real_proof, real_solve = packing.proof, cpsat.solve
 
@@ -179,12 +177,46 @@ def test_beside_proves_the_best_packing_before_cpsat(monkeypatch):
     monkeypatch.setattr(packing, "proof", proof)
     monkeypatch.setattr(cpsat, "solve", solve)
     monkeypatch.setattr(engine, "BESIDE_PAIRS", 10**6)
+    return seen
+
+
+@needs_ortools
+def test_beside_proves_the_best_packing_before_cpsat(monkeypatch):
+    """CP-SAT beside the bounds, held until the proof of the best packing
+    (``packing.proof``, after the packing bound) has ended: on 7 x 4
+    (seed 9) the packing's optimum is exhaustive's, so the proof's bound is the
+    optimum less ``FIRST``, reported as the packing bound and in ``parts``, and
+    CP-SAT's mapping is proven by it: exhaustive's optimum."""
+    from mapping.search import engine, packing
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    setup.info["incumbent"] = _start_above_the_packing(setup, best)
+    seen = _cpsat_held_until_the_packing_proof(monkeypatch)
     res = engine.solve_both(setup, time_limit=None)
     assert seen["proof"].value == pytest.approx(best * (1 - packing.FIRST), rel=1e-9)
     assert res.packing_bound == seen["proof"].value <= best
     assert res.parts["packing"]["optimal"] and res.parts["packing"]["bound"] <= best
     assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
     assert res.bound <= best * (1 + 1e-12)
+
+
+@needs_ortools
+def test_the_packing_part_reports_its_mapping_and_the_one_gap_rule(monkeypatch):
+    """Without the packing bound's bisection the proof of the best packing starts from
+    the start itself (a PE its bottleneck, above the optimum) and finds better
+    packings: ``parts["packing"]`` gives the last one's value and the gap
+    ``(value - bound)/value`` of :func:`~mapping.search.common.relative_gap`."""
+    from mapping.search import engine, packing
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    setup.info["incumbent"] = _start_above_the_packing(setup, best)
+    monkeypatch.setattr(packing, "within_share",
+                        lambda *a, **k: packing.PackingBound(None, None))
+    _cpsat_held_until_the_packing_proof(monkeypatch)
+    part = engine.solve_both(setup, time_limit=None).parts["packing"]
+    assert part["value"] is not None and part["bound"] is not None
+    assert part["value"] >= best * (1 - 1e-12) >= part["bound"]
+    assert part["gap"] == pytest.approx((part["value"] - part["bound"]) / part["value"])
 
 
 @needs_ortools

@@ -358,8 +358,9 @@ def _beside(setup: Setup, time_limit: float | None = None):
         if value < res.value:
             res = replace(res, value=value, row=row)
     if proved is not None and proved.decisions:
-        parts["packing"] = {"value": None if proved.row is None else packings[-1][1],
-                            "bound": proved.value, "gap": None,
+        value = None if proved.row is None else packings[-1][1]
+        parts["packing"] = {"value": value, "bound": proved.value,
+                            "gap": None if value is None else relative_gap(value, proved.value),
                             "optimal": proved.value is not None,
                             "decisions": len(proved.decisions),
                             "seconds": round(time.time() - began, 3)}
