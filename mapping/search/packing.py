@@ -87,6 +87,13 @@ class PackingBound:
     row: np.ndarray | None = None
 
 
+def own_bottleneck(own: np.ndarray, row) -> float:
+    """The largest sum of the own loads ``own[a, row[a]]`` that the mapping ``row``
+    puts on one PE."""
+    A, P = own.shape
+    return float(np.bincount(row, own[np.arange(A), row], minlength=P).max())
+
+
 def classes(own: np.ndarray, usable: np.ndarray) -> list[list[int]]:
     """The PEs grouped by equal sizes and usable actors, in order of first PE."""
     out: dict[bytes, list[int]] = {}
@@ -370,7 +377,6 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
     fraction of a second.  ``stop()`` (another thread's request) ends it within
     :data:`POLL` s."""
     usable = allowed & np.isfinite(own)
-    A, P = own.shape
     unit = top * PRECISION
     w = integer_sizes(own, usable, unit)
     groups = classes(own, usable)
@@ -395,7 +401,7 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
             continue
         if status == "feasible":
             # the real packing may lie above T where rounding down made it fit
-            load = float(np.bincount(row, own[np.arange(A), row], minlength=P).max())
+            load = own_bottleneck(own, row)
             if load < packed:
                 packed, best = load, row
             hi = min(T, packed)
@@ -418,9 +424,9 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
     0.1``, where the PEs' own loads set the bottleneck).  ``packed`` and ``row``: the
     least packing found (``row`` None where none beat ``row``)."""
     usable = allowed & np.isfinite(own)
-    A, P = own.shape
+    A = own.shape[0]
     row = np.asarray(row, dtype=np.intp)
-    best = float(np.bincount(row, own[np.arange(A), row], minlength=P).max())
+    best = own_bottleneck(own, row)
     groups = classes(own, usable)
     found, proven, decisions = None, None, []
     while math.isfinite(best) and best > 0:
@@ -439,7 +445,7 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
             break
         if status != "feasible":
             break
-        load = float(np.bincount(packing, own[np.arange(A), packing], minlength=P).max())
+        load = own_bottleneck(own, packing)
         if load >= best:        # rounding let it fit: no better packing to go on from
             break
         best, found = load, packing
@@ -462,8 +468,7 @@ def floor(setup, deadline: float | None = None, lower: float | None = None, best
     row = np.asarray(row, dtype=np.intp)
     value = mapping_value(ev, row)
     own = element_tables(ev)[0]
-    A, P = own.shape
-    packed = float(np.bincount(row, own[np.arange(A), row], minlength=P).max())
+    packed = own_bottleneck(own, row)
     if not math.isfinite(value) or not _pe_bound(ev, row, value):
         return PackingBound(None, None)
     return bound(own, setup.space.allowed, min(value, packed), lower, deadline, stop)
@@ -485,8 +490,7 @@ def proof(setup, rows, deadline: float | None = None, stop=None) -> PackingBound
     if not math.isfinite(values[best]) or not _pe_bound(ev, rows[best], values[best]):
         return PackingBound(None, None)
     own = element_tables(ev)[0]
-    A, P = own.shape
-    row = min(rows, key=lambda r: np.bincount(r, own[np.arange(A), r], minlength=P).max())
+    row = min(rows, key=lambda r: own_bottleneck(own, r))
     return prove(own, setup.space.allowed, row, deadline, stop)
 
 
