@@ -17,6 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 
+def linear_bottleneck(ev) -> bool:
+    """Whether the compiled objective ``ev`` is a bottleneck aggregation (``max``) of
+    loads linear in the tokens: where the bounds on the busiest element apply (this
+    module's, the packing's, the cluster relaxation's and the partition bound's)."""
+    agg = getattr(ev, "aggregation", None)
+    return agg is not None and bool(agg.bottleneck) and bool(ev.tables.linear)
+
+
 def element_tables(ev):
     """The loads of the compiled objective ``ev`` as tables: ``own (A, P)`` the load
     an actor puts on its PE (``inf``: impossible), ``own_cn (A, P, C)`` on the CNs

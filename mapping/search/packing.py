@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mapping.search.bounds import element_tables
+from mapping.search.bounds import element_tables, linear_bottleneck
 
 #: one integer unit of size, relative to the largest trial value
 PRECISION = 1e-7
@@ -462,7 +462,7 @@ def floor(setup, deadline: float | None = None, lower: float | None = None, best
     from mapping.search.exact import mapping_value
     ev = setup.objectives.evaluators[0]
     row = setup.info.get("incumbent") if best is None else best
-    if row is None or not _packable(ev):
+    if row is None or not linear_bottleneck(ev):
         return PackingBound(None, None)
     row = np.asarray(row, dtype=np.intp)
     value = mapping_value(ev, row)
@@ -481,7 +481,7 @@ def proof(setup, rows, deadline: float | None = None, stop=None) -> PackingBound
     from mapping.search.exact import mapping_value
     ev = setup.objectives.evaluators[0]
     rows = [np.asarray(r, dtype=np.intp) for r in rows if r is not None]
-    if not rows or not _packable(ev):
+    if not rows or not linear_bottleneck(ev):
         return PackingBound(None, None)
     values = [mapping_value(ev, r) for r in rows]
     best = int(np.argmin(values))
@@ -490,13 +490,6 @@ def proof(setup, rows, deadline: float | None = None, stop=None) -> PackingBound
     own = element_tables(ev)[0]
     row = min(rows, key=lambda r: own_bottleneck(own, r))
     return prove(own, setup.space.allowed, row, deadline, stop)
-
-
-def _packable(ev) -> bool:
-    """Whether a packing of the own loads bounds ``ev``'s value: a bottleneck
-    aggregation (``max``) of loads linear in the tokens."""
-    agg = getattr(ev, "aggregation", None)
-    return agg is not None and bool(agg.bottleneck) and bool(ev.tables.linear)
 
 
 def _pe_bound(ev, row, value: float) -> bool:

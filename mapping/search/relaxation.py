@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from mapping.evaluation.cost_tables import CostTables
+from mapping.search.bounds import linear_bottleneck
 from mapping.search.delta import Delta
 
 
@@ -123,9 +124,8 @@ def relax(ev, allowed: np.ndarray) -> Relaxation | None:
     that are not linear or charge the cores, an impossible actor-PE pair, or no two PEs
     alike)."""
     t = ev.tables
-    agg = getattr(ev, "aggregation", None)
-    if agg is None or not agg.bottleneck or not t.linear \
-            or (t.charged is not None and t.charged.any()) or not np.isfinite(t.proc).all():
+    if not linear_bottleneck(ev) or (t.charged is not None and t.charged.any()) \
+            or not np.isfinite(t.proc).all():
         return None
     classes = mergeable_classes(t, allowed)
     if len(classes) == t.proc.shape[1]:
@@ -134,6 +134,6 @@ def relax(ev, allowed: np.ndarray) -> Relaxation | None:
     for i, members in enumerate(classes):
         of_pe[members] = i
     names = ["+".join(ev.pes[p] for p in members) for members in classes]
-    merged = TablesEvaluator(merged_tables(t, classes), agg, ev.metric, ev.cns, names)
+    merged = TablesEvaluator(merged_tables(t, classes), ev.aggregation, ev.metric, ev.cns, names)
     return Relaxation(merged, np.stack([allowed[:, c[0]] for c in classes], axis=1),
                       classes, of_pe)

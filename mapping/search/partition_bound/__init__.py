@@ -68,6 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mapping.search.bounds import linear_bottleneck
 from mapping.search.partition_bound.charges import Tables, route_cuts  # noqa: F401
 from mapping.search.partition_bound.master import Pool, over, run_trial
 
@@ -107,8 +108,7 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     between programs as the deadline is, ends it early with what it proved so far
     (another thread's request: ``both`` stops the bounds once CP-SAT has proven)."""
     began = time.monotonic()
-    agg = getattr(ev, "aggregation", None)
-    if agg is None or not agg.bottleneck or not ev.tables.linear or not upper > 0:
+    if not linear_bottleneck(ev) or not upper > 0:
         return PartitionBound(None)
     deadline = None if time_limit is None else began + time_limit
     tb = Tables(ev, allowed)
@@ -156,8 +156,7 @@ def trial(ev, allowed, T: float, time_limit: float | None = None, seed: int = 0
     """``L(T)`` of the compiled ``max`` objective ``ev`` over the mask ``allowed``: a
     proven lower bound on the busiest CN of every mapping whose PE loads are all at
     most ``T`` (None where the time ran out first or no bound applies)."""
-    agg = getattr(ev, "aggregation", None)
-    if agg is None or not agg.bottleneck or not ev.tables.linear:
+    if not linear_bottleneck(ev):
         return None
     deadline = None if time_limit is None else time.monotonic() + time_limit
     tb = Tables(ev, allowed)
@@ -177,8 +176,7 @@ def floor(setup, time_limit: float | None = None, lower: float | None = None,
     from mapping.search.exact import mapping_value
     ev = setup.objectives.evaluators[0]
     incumbent = setup.info.get("incumbent")
-    agg = getattr(ev, "aggregation", None)
-    if incumbent is None or agg is None or not agg.bottleneck or not ev.tables.linear:
+    if incumbent is None or not linear_bottleneck(ev):
         return PartitionBound(None)
     upper = mapping_value(ev, incumbent)
     if not math.isfinite(upper):
