@@ -16,16 +16,8 @@ from typing import Hashable, Iterable, Sequence
 import numpy as np
 
 from moc.deadlock import tarjan
-from moc.errors import SDFError
-
-
-class UnboundedCycleError(SDFError):
-    """A cycle whose heights sum to zero or less: no finite ratio bounds it (in a
-    dataflow graph, a cycle without tokens, that is a deadlock). ``cycle`` names it."""
-
-    def __init__(self, message, cycle, origin=None):
-        super().__init__(message, origin)
-        self.cycle = tuple(cycle)
+from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
+from moc.howard_exact import any_cycle
 
 
 @dataclass(frozen=True)
@@ -583,7 +575,7 @@ def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
         return None
     if (h >= 0).all():
         # only cycles of zero-height edges can sum to zero; sorted by tail, each node's
-        # successors keep their order for :func:`_any_cycle`
+        # successors keep their order for :func:`any_cycle`
         if not by_tail:
             order = np.argsort(u, kind="stable")
             u, v, h = u[order], v[order], h[order]
@@ -596,7 +588,7 @@ def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
         kept, _, _ = _cyclic_part(n, u, v, by_tail=True, label=label)
         if not kept.any():
             return None
-        return _any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))
+        return any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))
     # a cycle of height sum ≤ 0 (< 0 in floats) is one of mean height ≤ 0: the maximum
     # cycle mean of −h (heights 1) by the policy iteration above (exact for integers),
     # whose iterations are few in practice (Dasdan, 2004), where Bellman-Ford's rounds
@@ -604,29 +596,4 @@ def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
     ratio, cycle = max_cycle_ratio_arrays(n, u, v, -h, np.ones(len(h), dtype=np.int64))
     if ratio is not None and (ratio >= 0 if exact else ratio > 0):
         return list(cycle)
-    return None
-
-
-def _any_cycle(n, pairs):
-    successors = [[] for _ in range(n)]
-    for u, v in pairs:
-        successors[u].append(v)
-    state = [0] * n                                           # 0 new, 1 on path, 2 done
-    for root in range(n):
-        if state[root]:
-            continue
-        path, work = [root], [iter(successors[root])]
-        state[root] = 1
-        while work:
-            for child in work[-1]:
-                if state[child] == 1:
-                    return path[path.index(child):]
-                if state[child] == 0:
-                    state[child] = 1
-                    path.append(child)
-                    work.append(iter(successors[child]))
-                    break
-            else:
-                state[path.pop()] = 2
-                work.pop()
     return None

@@ -30,12 +30,8 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
-import numpy as np
-
-from moc.cycle_ratio import UnboundedCycleError, cycle_edges, integer_array, \
-    max_cycle_ratio_arrays, sorted_unique
 from moc.deadlock import check_deadlock, strongly_connected_components
-from moc.errors import LimitError
+from moc.errors import LimitError, UnboundedCycleError
 from moc.graph import SDFGraph
 from moc import limits
 
@@ -159,6 +155,8 @@ def _constraint_graph(channels, durations, q, K, cache=None) -> _Graph:
     """The edges of :func:`constraint_edges` as integer arrays; ``cache`` keeps what
     does not depend on ``K`` and each channel's pairs and heights for the ``K`` of its
     ends, which mostly stay from one step of the iteration to the next."""
+    import numpy as np
+    from moc.cycle_ratio import integer_array
     cache = {} if cache is None else cache
     if "static" not in cache:
         actors = list(dict.fromkeys(a for ch in channels for a in (ch.src, ch.dst)))
@@ -238,6 +236,8 @@ def _linked(p, c, m0, K_a, K_b):
     every number here and in :func:`_channel_edges` is at most ``M0 + (p + c)·(K_a +
     1)·(K_b + 1)`` in size (``c·ν_b ≤ c·K_a·K_b``, ``|C0| ≤ M0 + p·K_a + c·K_b``, and
     ``|x_max| ≤ |p − C0 − 1| + g`` with ``g ≤ p·K_a``)."""
+    import numpy as np
+    from moc.cycle_ratio import sorted_unique
     g = math.gcd(p * K_a, c * K_b)
     big = m0 + (p + c) * (K_a + 1) * (K_b + 1) >= 2 ** 62
     kind = object if big else np.int64
@@ -257,6 +257,7 @@ def _component_period(graph, actors, channels, durations, q, live):
     circuit is a true cycle of the self-timed execution (:func:`_realizable`).  Refuses
     with :class:`LimitError` a constraint graph of more than ``moc.limits.MAX_FIRINGS``
     nodes and tried pairs."""
+    from moc.cycle_ratio import max_cycle_ratio_arrays
     K = {a: 1 for a in actors}
     cache: dict = {}
     while True:
@@ -331,6 +332,8 @@ def named(circuit, actors):
 def _tightest(found, cycle, channels):
     """For each step of ``cycle`` (node numbers), the channel of its tightest edge: of
     parallel edges the critical one has the smallest height (same weight)."""
+    import numpy as np
+    from moc.cycle_ratio import cycle_edges
     n = len(found.k)
     heads = np.asarray(cycle, dtype=np.int64)
     edges = cycle_edges(n, found.u, found.v, cycle)
@@ -346,6 +349,7 @@ def _circuit_channels(found, cycle, channels) -> frozenset:
     """The names of the channels whose edges close ``cycle`` (node numbers) at their
     smallest height (the critical ones among parallel edges; all of them where they
     tie): the channels whose capacity the storage-throughput trade-off grows."""
+    from moc.cycle_ratio import cycle_edges
     n = len(found.k)
     lowest: dict = {}
     for e in cycle_edges(n, found.u, found.v, cycle).tolist():
