@@ -233,12 +233,14 @@ def strong_labels(n: int, u, v, by_tail: bool = False) -> np.ndarray:
     return label
 
 
-def first_per(group, key):
+def first_per(group, key, slack=0.0):
     """For each distinct ``group`` value the position of its largest ``key`` (of equal
-    ones the first), in the order of the groups."""
+    ones the first, ``slack``: of those within it of the largest, on groups in order),
+    in the order of the groups."""
     if not len(group):
         return np.zeros(0, dtype=np.int64)
     if not (group[1:] >= group[:-1]).all():
+        assert not slack, "a slack needs the groups in order"
         order = np.lexsort((-key, group))
         first = np.ones(len(order), dtype=bool)
         first[1:] = group[order][1:] != group[order][:-1]
@@ -246,7 +248,8 @@ def first_per(group, key):
     # groups in order: each one's maximum over its segment, then its first position
     starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
     top = np.maximum.reduceat(key, starts)
-    hits = np.flatnonzero(key == np.repeat(top, np.diff(np.append(starts, len(key)))))
+    top = np.repeat(top, np.diff(np.append(starts, len(key))))
+    hits = np.flatnonzero(key >= top - slack if slack else key == top)
     return hits[np.concatenate(([True], group[hits[1:]] != group[hits[:-1]]))]
 
 
@@ -274,7 +277,9 @@ def _policy_iteration(n, u, v, w, h):
             slack = tol * (1 + np.abs(eta))
             edges = np.flatnonzero(ev > np.repeat(eta + slack, degree))
             if len(edges):
-                best = edges[first_per(u[edges], ev[edges])]
+                # of ratios equal but for rounding, the first edge (as exactly)
+                best = edges[first_per(u[edges], ev[edges],
+                                       tol * (1 + float(np.abs(ev[edges]).max())))]
                 policy[u[best]] = best
                 continue
         # no edge leads up: |eta[v] − eta[u]| ≤ slack wherever eta[v] ≥ eta[u] − slack
@@ -285,14 +290,17 @@ def _policy_iteration(n, u, v, w, h):
         # tol times it is rounding (a node flipping on it looped 1,410 steps)
         gain = np.repeat(x, degree)
         np.subtract(value, gain, out=gain)         # value − x[u], in place: one array less
-        better = gain > tol * (1 + max(x.max(), -x.min()))     # max |x|, no array
+        noise = tol * (1 + max(x.max(), -x.min()))      # max |x|, no array
+        better = gain > noise
         del gain
         if not level:
             better &= ev >= np.repeat(eta - slack, degree)
         edges = np.flatnonzero(better)
         if not len(edges):
             return policy, True
-        best = edges[first_per(u[edges], value[edges])]
+        # of values equal but for rounding (potentials summed in another order), the
+        # first edge, as the exact iteration takes it
+        best = edges[first_per(u[edges], value[edges], noise)]
         policy[u[best]] = best
     return policy, False
 
