@@ -44,10 +44,10 @@ from typing import Mapping
 from moc import limits
 from moc.deadlock import SymbolicExecution, raise_deadlock, raise_stalled_circuit
 from moc.errors import UnboundedCycleError
-from moc.howard_exact import max_cycle_ratio_lists
+from moc.howard_exact import SMALL_LISTS, max_cycle_ratio_lists, take
 from moc.graph import SDFGraph
-from moc.kperiodic import KPeriodicThroughput, by_component, covers, grow, named, \
-    solve_congruence, substitute, too_large
+from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
+    named, solve_congruence, substitute, too_large
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
@@ -63,12 +63,6 @@ SMALL_WHOLE = 20_000
 #: before the policy iteration of :mod:`moc.cycle_ratio`): Kiter's JPEG2000_sized
 #: took nine steps of 0.6-1.5 s each before its whole iteration, solved in 0.6 s
 WHOLE_FACTOR = 16
-
-#: the pairs of firings tried (every producing against every consuming position of a
-#: channel) and nodes up to which a constraint graph is made and solved on Python lists
-#: (:func:`moc.howard_exact.max_cycle_ratio_lists`): numpy's import (50 ms) and its
-#: overhead per array operation cost more than such a graph's whole solve
-SMALL_LISTS = 2_000
 
 #: checks of the symbolic execution (:class:`_Symbolic`) per node and edge of a
 #: constraint graph that admits no schedule, and the checks taken at least: a check
@@ -169,7 +163,8 @@ class _Constraints:
     ``j[i]`` of actor ``actors[actor[i]]``'s pattern, its start or its end; edge ``e``
     goes ``u[e] → v[e]`` with weight ``w[e]/w_unit`` and height ``h[e]/h_unit``;
     :meth:`origins` tells its channel and ``x``.  Python lists where the graph is small
-    (:data:`SMALL_LISTS`), else numpy arrays; the same nodes and edges in the same order
+    (:data:`moc.howard_exact.SMALL_LISTS` pairs of firings tried, every producing
+    against every consuming position of a channel), else numpy arrays; the same nodes and edges in the same order
     either way."""
 
     def __init__(self, actors, channels, durations, q, n, K, order, pairs=None):
@@ -297,8 +292,8 @@ class _Constraints:
 
     def names(self, nodes):
         """The actor and firing ``(name, j)`` of each of ``nodes`` (node numbers)."""
-        return list(zip([self.actors[a] for a in _take(self.actor, nodes)],
-                        _take(self.j, nodes)))
+        return list(zip([self.actors[a] for a in take(self.actor, nodes)],
+                        take(self.j, nodes)))
 
     def origins(self, edges):
         """Per edge of ``edges``, its channel number and ``x`` (a Python integer), or
@@ -331,13 +326,8 @@ class _Constraints:
         tightest at ``ratio`` (None: the lowest), of equal ones the first."""
         cycle = list(cycle)
         after = list(zip(cycle, cycle[1:] + cycle[:1]))
-        if self.small:
-            wanted = set(after)
-            edges = [e for e, step in enumerate(zip(self.u, self.v)) if step in wanted]
-        else:
-            from moc.cycle_ratio import cycle_edges
-            edges = cycle_edges(len(self.actor), self.u, self.v, cycle).tolist()
-        u, v, w, h = (_take(x, edges) for x in (self.u, self.v, self.w, self.h))
+        edges = edges_on(len(self.actor), self.u, self.v, cycle)
+        u, v, w, h = (take(x, edges) for x in (self.u, self.v, self.w, self.h))
         if ratio is None:
             slack = [-x for x in h]
         else:
@@ -349,15 +339,6 @@ class _Constraints:
             if step not in chosen or tight > chosen[step][0]:
                 chosen[step] = (tight, e)
         return [chosen[step][1] for step in after]
-
-
-def _take(values, at):
-    """``values[i]`` for each ``i`` of ``at`` as a list of Python numbers (``values``:
-    a list or a numpy array)."""
-    if isinstance(values, list):
-        return [values[i] for i in at]
-    import numpy as np
-    return values[np.asarray(at, dtype=np.int64)].tolist()
 
 
 def _units(actors, channels, durations, q, n):
@@ -488,7 +469,7 @@ def _follow(found, cycle, edges, origins=None):
     patterns (``origins``: ``found.origins(edges)``, where known)."""
     start = here = (0, 1)                           # m = A + B·s
     origins = found.origins(edges) if origins is None else origins
-    for e, known, wraps in zip(edges, origins, _take(found.h, edges)):
+    for e, known, wraps in zip(edges, origins, take(found.h, edges)):
         if known is None:                           # the actor's own order
             if wraps:                               # into its next pattern
                 here = (here[0] + 1, here[1])

@@ -11,6 +11,30 @@ from moc.deadlock import tarjan
 from moc.errors import UnboundedCycleError
 
 
+#: the nodes and edges (or pairs of firings tried) up to which a K-periodic constraint
+#: graph is made and solved on Python lists (:func:`max_cycle_ratio_lists`): numpy's
+#: import (50 ms) and its overhead per array operation cost more than such a graph's
+#: whole solve
+SMALL_LISTS = 2_000
+
+
+def take(values, at) -> list:
+    """``values[i]`` for each ``i`` of ``at`` as a list of Python numbers (``values``:
+    a list or a numpy array)."""
+    if isinstance(values, list):
+        return [values[i] for i in at]
+    import numpy as np
+    return values[np.asarray(at, dtype=np.int64)].tolist()
+
+
+def cycle_edge_list(u: list, v: list, cycle) -> list:
+    """The positions of the edges ``u → v`` that join consecutive nodes of ``cycle``,
+    ascending (:func:`moc.cycle_ratio.cycle_edges` on lists)."""
+    cycle = list(cycle)
+    steps = set(zip(cycle, cycle[1:] + cycle[:1]))
+    return [e for e, step in enumerate(zip(u, v)) if step in steps]
+
+
 def max_cycle_ratio_lists(n: int, u, v, w, h) -> tuple:
     """:func:`moc.cycle_ratio.max_cycle_ratio_arrays` of integer weights and heights
     given as Python lists: the same ratio and cycle (the same starting policy, the same
