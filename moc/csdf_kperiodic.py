@@ -44,7 +44,7 @@ from typing import Mapping
 from moc import limits
 from moc.deadlock import SymbolicExecution, raise_deadlock, raise_stalled_circuit
 from moc.errors import UnboundedCycleError
-from moc.howard_exact import SMALL_LISTS, max_cycle_ratio_lists, take
+from moc.howard_exact import max_cycle_ratio_lists, on_lists, take
 from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
     named, solve_congruence, substitute, too_large
@@ -163,7 +163,7 @@ class _Constraints:
     ``j[i]`` of actor ``actors[actor[i]]``'s pattern, its start or its end; edge ``e``
     goes ``u[e] → v[e]`` with weight ``w[e]/w_unit`` and height ``h[e]/h_unit``;
     :meth:`origins` tells its channel and ``x``.  Python lists where the graph is small
-    (:data:`moc.howard_exact.SMALL_LISTS` pairs of firings tried, every producing
+    (:func:`moc.howard_exact.on_lists` of the pairs of firings tried, every producing
     against every consuming position of a channel), else numpy arrays; the same nodes and edges in the same order
     either way."""
 
@@ -175,8 +175,8 @@ class _Constraints:
         if "units" not in cache:
             cache["units"] = _units(actors, channels, durations, q, n)
         self.w_unit, self.h_unit, ticks, made = cache["units"]
-        self.small = kinds * sum(size.values()) + sum(
-            size[ch.src] * size[ch.dst] for ch in channels) <= SMALL_LISTS
+        self.small = on_lists(kinds * sum(size.values()) + sum(
+            size[ch.src] * size[ch.dst] for ch in channels))
         base = [0]
         for a in actors[:-1]:
             base.append(base[-1] + kinds * size[a])

@@ -33,7 +33,7 @@ from typing import Mapping
 from moc.deadlock import check_deadlock, strongly_connected_components
 from moc.errors import LimitError, UnboundedCycleError
 from moc.graph import SDFGraph
-from moc.howard_exact import SMALL_LISTS, cycle_edge_list, max_cycle_ratio_lists, take
+from moc.howard_exact import cycle_edge_list, max_cycle_ratio_lists, on_lists, take
 from moc import limits
 
 
@@ -323,7 +323,7 @@ def _component_period(graph, actors, channels, durations, q, live):
             _edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst]) for ch in channels)
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
-        if size <= SMALL_LISTS:
+        if on_lists(size):
             found, solve = _listed_graph(channels, durations, q, K, cache), \
                 max_cycle_ratio_lists
         else:

@@ -197,10 +197,10 @@ def test_kperiodic_equals_the_expansion(graph):
 def _solved(graph, order, lists=True):
     """The whole K-periodic answer (or the error) with small constraint graphs on Python
     lists, or with every one in numpy arrays."""
-    from moc import howard_exact, kperiodic
-    saved = csdf_kperiodic.SMALL_LISTS, kperiodic.SMALL_LISTS
+    from moc import howard_exact
+    saved = howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS
     if not lists:
-        csdf_kperiodic.SMALL_LISTS = kperiodic.SMALL_LISTS = -1
+        howard_exact.SMALL_LISTS = howard_exact.LOADED_LISTS = -1
     try:
         bound, durations, q, _ = prepared(graph)
         found = self_timed_period(bound, durations, q, order)
@@ -209,8 +209,7 @@ def _solved(graph, order, lists=True):
     except DeadlockError as exc:
         return str(exc), exc.actors, exc.channels
     finally:
-        csdf_kperiodic.SMALL_LISTS, kperiodic.SMALL_LISTS = saved
-        assert howard_exact.SMALL_LISTS == saved[0]
+        howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS = saved
 
 
 @st.composite
@@ -233,7 +232,7 @@ def sdf_rings(draw):
 @given(st.one_of(phased_graphs(), sdf_rings()), st.sampled_from(["ends", "starts"]))
 def test_small_graphs_on_lists_give_the_arrays_answer(graph, order):
     """A small constraint graph is made and solved on Python lists
-    (``moc.howard_exact.SMALL_LISTS``): the same period, critical circuit and channels,
+    (``moc.howard_exact.on_lists``): the same period, critical circuit and channels,
     K and deadlocks as with numpy's arrays, cyclo-static or SDF."""
     assert _solved(graph, order) == _solved(graph, order, lists=False)
 

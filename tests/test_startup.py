@@ -80,7 +80,7 @@ def test_check_of_a_small_cyclo_static_graph_imports_no_numerical_library(tmp_pa
 def test_analyse_of_a_small_graph_without_simulation_imports_no_numerical_library(
         tmp_path, path, period):
     # neither numpy nor the simulation's modules: a small graph's K-periodic constraint
-    # graphs are Python lists (``moc.howard_exact.SMALL_LISTS``)
+    # graphs are Python lists (``moc.howard_exact.on_lists``)
     out, modules = loaded(["analyse", "--no-simulate", path], tmp_path)
     assert out["exact"]["period"] == period
     assert modules == sorted(LARK + ["mapping.cli.commands.analyse"])
