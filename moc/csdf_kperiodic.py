@@ -164,8 +164,8 @@ class _Constraints:
     goes ``u[e] → v[e]`` with weight ``w[e]/w_unit`` and height ``h[e]/h_unit``;
     :meth:`origins` tells its channel and ``x``.  Python lists where the graph is small
     (:func:`moc.howard_exact.on_lists` of the pairs of firings tried, every producing
-    against every consuming position of a channel), else numpy arrays; the same nodes and edges in the same order
-    either way."""
+    against every consuming position of a channel), else numpy arrays; the same nodes
+    and edges in the same order either way."""
 
     def __init__(self, actors, channels, durations, q, n, K, order, pairs=None):
         self.actors, self.channels = list(actors), list(channels)
