@@ -25,7 +25,8 @@ __all__ = [
 #: name -> the module that defines it
 _LAZY = {
     **dict.fromkeys(("SDFError", "InconsistentGraphError", "DeadlockError",
-                     "ExpansionTooLargeError", "LimitError"), "moc.errors"),
+                     "ExpansionTooLargeError", "LimitError", "UnboundedCycleError"),
+                    "moc.errors"),
     **dict.fromkeys(("Actor", "Channel", "SDFGraph"), "moc.graph"),
     "repetition_vector": "moc.repetition",
     **dict.fromkeys(("check_deadlock", "firing_sequence", "iteration_firings",
@@ -33,8 +34,7 @@ _LAZY = {
     "check_live": "moc.liveness",
     **dict.fromkeys(("Activity", "TokenGroup", "activity"), "moc.activity"),
     "hsdf_expansion": "moc.hsdf",
-    **dict.fromkeys(("CycleRatio", "UnboundedCycleError", "max_cycle_ratio"),
-                    "moc.cycle_ratio"),
+    **dict.fromkeys(("CycleRatio", "max_cycle_ratio"), "moc.cycle_ratio"),
     **dict.fromkeys(("Firing", "Firings"), "moc.self_timed"),
     **dict.fromkeys(("ThroughputResult", "TimingAnalysis", "analyse", "throughput"),
                     "moc.timing"),

@@ -37,18 +37,17 @@ the least period found is returned, marked not optimal.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from fractions import Fraction
 from typing import Mapping
 
-import numpy as np
-
 from moc import limits
-from moc.cycle_ratio import UnboundedCycleError, cycle_edges, first_per, integer_array, \
-    max_cycle_ratio_arrays
 from moc.deadlock import SymbolicExecution, raise_deadlock, raise_stalled_circuit
+from moc.errors import UnboundedCycleError
+from moc.howard_exact import max_cycle_ratio_lists, on_lists, take
 from moc.graph import SDFGraph
-from moc.kperiodic import KPeriodicThroughput, by_component, covers, grow, named, \
-    solve_congruence, substitute, too_large
+from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
+    named, solve_congruence, substitute, too_large
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
@@ -160,68 +159,118 @@ class _Symbolic:
 
 
 class _Constraints:
-    """The constraint graph of one component for one ``K``, as arrays: node ``i`` is
-    firing ``j[i]`` of actor ``actors[actor[i]]``'s pattern, its start (``end[i]`` 0)
-    or its end (1); edge ``e`` goes ``u[e] → v[e]`` with weight ``w[e]/w_unit`` and
-    height ``h[e]/h_unit``; :meth:`origin` tells its channel and ``x``."""
+    """The constraint graph of one component for one ``K``: node ``i`` is firing
+    ``j[i]`` of actor ``actors[actor[i]]``'s pattern, its start or its end; edge ``e``
+    goes ``u[e] → v[e]`` with weight ``w[e]/w_unit`` and height ``h[e]/h_unit``;
+    :meth:`origins` tells its channel and ``x``.  Python lists where the graph is small
+    (:func:`moc.howard_exact.on_lists` of the pairs of firings tried, every producing
+    against every consuming position of a channel), else numpy arrays; the same nodes
+    and edges in the same order either way."""
 
     def __init__(self, actors, channels, durations, q, n, K, order, pairs=None):
         self.actors, self.channels = list(actors), list(channels)
-        where = {a: i for i, a in enumerate(actors)}
         self.size = size = {a: K[a] * n[a] for a in actors}
         kinds = 2 if order == "ends" else 1
-        counts = np.array([size[a] for a in actors], dtype=np.int64)
-        base = np.concatenate([[0], np.cumsum(counts * kinds)[:-1]]).astype(np.int64)
-        self.actor = np.repeat(np.arange(len(actors)), counts * kinds)
-        local = np.arange(len(self.actor)) - base[self.actor]
-        self.j, self.end = local % counts[self.actor], local // counts[self.actor]
         cache = {} if pairs is None else pairs
         if "units" not in cache:
             cache["units"] = _units(actors, channels, durations, q, n)
         self.w_unit, self.h_unit, ticks, made = cache["units"]
-        wide = _kind(max(abs(t) for ts in ticks.values() for t in ts))
-        times = {a: np.array(ticks[a] * K[a], dtype=wide) for a in actors}
-        own = self._own_order(actors, size, base, kinds, times, q)
+        self.small = on_lists(kinds * sum(size.values()) + sum(
+            size[ch.src] * size[ch.dst] for ch in channels))
+        base = [0]
+        for a in actors[:-1]:
+            base.append(base[-1] + kinds * size[a])
         # a channel's edges (positions in its ends' patterns) depend on its rates,
         # tokens and ends' K only: kept across steps of K and shared by channels alike
         # (Kiter's H264_sized: 216 kinds of 6,922 channels), placed by offsets
         found = []
         for c, ch in enumerate(channels):
             key = (ch.prod, ch.cons, ch.delay, size[ch.src], size[ch.dst], made[c],
-                   tuple(ticks[ch.src]) if kinds == 1 else None)
+                   tuple(ticks[ch.src]) if kinds == 1 else None, self.small)
             if key not in cache:
                 cache[key] = _channel_edges(ch, size[ch.src], size[ch.dst], ticks[ch.src],
-                                            made[c], self.h_unit, kinds)
+                                            made[c], self.h_unit, kinds, self.small)
             found.append(cache[key])
         self.totals = [f[0] for f in found]
-        # each array made once at its full size: on a graph of millions of edges,
-        # fresh memory costs more than the arithmetic
-        lengths = [len(f[1]) for f in found]
-        tails = [int(base[where[ch.src]]) + (size[ch.src] if kinds == 2 else 0)
+        where = {a: i for i, a in enumerate(actors)}
+        tails = [base[where[ch.src]] + (size[ch.src] if kinds == 2 else 0)
                  for ch in channels]
-        heads = [int(base[where[ch.dst]]) for ch in channels]
+        heads = [base[where[ch.dst]] for ch in channels]
+        times = {a: ticks[a] * K[a] for a in actors}
+        wraps = [size[a] * self.h_unit // q[a] for a in actors]
+        if self.small:
+            self._lists(actors, size, base, kinds, times, wraps, found, tails, heads)
+        else:
+            self._arrays(actors, size, base, kinds, times, wraps, found, tails, heads)
+        # of a channel's blocks only its x is read again (:meth:`origins`): the rest
+        # (four arrays of the edges' size in all) is not kept beside the graph's own
+        self._x = [f[5] for f in found]
+        self._first = [(3 if kinds == 2 else 1) * sum(size.values())]
+        for f in found[:-1]:
+            self._first.append(self._first[-1] + len(f[1]))
+
+    def _lists(self, actors, size, base, kinds, times, wraps, found, tails, heads):
+        """The nodes and edges as Python lists: every actor's own order (its starts in
+        order, the last to the first of its next pattern, and with ``kinds`` 2 its
+        durations and its ends in order), then each channel's edges."""
+        self.actor = [i for i, a in enumerate(actors) for _ in range(kinds * size[a])]
+        self.j = [j for a in actors for _ in range(kinds) for j in range(size[a])]
+        u, v, w, h = [], [], [], []
+        for a, start, wrap in zip(actors, base, wraps):
+            N = size[a]
+            nxt = [start + (j + 1) % N for j in range(N)]
+            lifts = [0] * (N - 1) + [wrap]
+            u += range(start, start + N)
+            v += nxt
+            w += [0] * N
+            h += lifts
+            if kinds == 2:
+                u += range(start, start + N)
+                v += range(start + N, start + 2 * N)
+                w += times[a]
+                h += [0] * N
+                u += range(start + N, start + 2 * N)
+                v += [k + N for k in nxt]
+                w += [0] * N
+                h += lifts
+        for f, tail, head in zip(found, tails, heads):
+            u += [tail + k for k in f[1]]
+            v += [head + k for k in f[2]]
+            w += f[3]
+            h += f[4]
+        self.u, self.v, self.w, self.h = u, v, w, h
+
+    def _arrays(self, actors, size, base, kinds, times, wraps, found, tails, heads):
+        """:meth:`_lists` as numpy arrays, each made once at its full size: on a graph
+        of millions of edges, fresh memory costs more than the arithmetic."""
+        import numpy as np
+        from moc.cycle_ratio import integer_array
+        counts = np.array([size[a] for a in actors], dtype=np.int64)
+        base = np.array(base, dtype=np.int64)
+        self.actor = np.repeat(np.arange(len(actors)), counts * kinds)
+        local = np.arange(len(self.actor)) - base[self.actor]
+        self.j = local % counts[self.actor]
+        wide = _kind(max(abs(t) for ts in times.values() for t in ts))
+        own = self._own_order(actors, size, base, kinds,
+                              {a: np.array(times[a], dtype=wide) for a in actors}, wraps)
+        lengths = [len(f[1]) for f in found]
         self.u = np.concatenate([own[0]] + [f[1] for f in found])
         self.v = np.concatenate([own[1]] + [f[2] for f in found])
         self.u[len(own[0]):] += np.repeat(np.array(tails, dtype=np.int64), lengths)
         self.v[len(own[1]):] += np.repeat(np.array(heads, dtype=np.int64), lengths)
         self.w = integer_array(np.concatenate([own[2]] + [f[3] for f in found]))
         self.h = integer_array(np.concatenate([own[3]] + [f[4] for f in found]))
-        # of a channel's blocks only its x is read again (:meth:`origins`): the rest
-        # (four arrays of the edges' size in all) is not kept beside the graph's own
-        self._x = [f[5] for f in found]
-        self._first = len(own[0]) + np.cumsum([0] + [len(f[1]) for f in found[:-1]])
 
-    def _own_order(self, actors, size, base, kinds, times, q):
-        """The edges of every actor's own order, actor after actor, as ``(u, v, w,
-        h)``: its starts in order (the last to the first of its next
-        pattern), and with ``kinds`` 2 its durations and its ends in order."""
+    def _own_order(self, actors, size, base, kinds, times, wraps):
+        """The edges of every actor's own order (:meth:`_lists`) as arrays ``(u, v, w,
+        h)``."""
+        import numpy as np
         N = np.array([size[a] for a in actors], dtype=np.int64)
         total = int(N.sum())
         j = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(N) - N, N)
         each = np.repeat(N, N)
         start = np.repeat(base, N) + j
         nxt = np.repeat(base, N) + (j + 1) % each
-        wraps = [size[a] * self.h_unit // q[a] for a in actors]
         kind = _kind(max(wraps))
         h = np.where(j + 1 < each, 0, np.repeat(np.array(wraps, dtype=kind), N)).astype(kind)
         zero = np.zeros(total, dtype=np.int64)
@@ -243,25 +292,16 @@ class _Constraints:
 
     def names(self, nodes):
         """The actor and firing ``(name, j)`` of each of ``nodes`` (node numbers)."""
-        nodes = np.asarray(nodes, dtype=np.int64)
-        return list(zip([self.actors[a] for a in self.actor[nodes].tolist()],
-                        self.j[nodes].tolist()))
+        return list(zip([self.actors[a] for a in take(self.actor, nodes)],
+                        take(self.j, nodes)))
 
     def origins(self, edges):
         """Per edge of ``edges``, its channel number and ``x`` (a Python integer), or
-        None for an actor's own order; one search for all of them."""
-        edges = np.asarray(edges, dtype=np.int64)
-        channel = np.searchsorted(self._first, edges, side="right") - 1
-        at = edges - self._first[np.maximum(channel, 0)]
-        found = [None] * len(edges)
-        # by channel: one gather of x per channel on the circuit
-        order = np.argsort(channel, kind="stable")
-        order = order[edges[order] >= self._first[0]]
-        cuts = np.flatnonzero(np.diff(channel[order])) + 1
-        for mine in np.split(order, cuts) if len(order) else ():
-            c = int(channel[mine[0]])
-            for i, x in zip(mine.tolist(), self._x[c][at[mine]].tolist()):
-                found[i] = (c, int(x))
+        None for an actor's own order."""
+        first, found = self._first, []
+        for e in edges:
+            c = bisect_right(first, e) - 1
+            found.append(None if c < 0 else (c, int(self._x[c][e - first[c]])))
         return found
 
     def through(self, edges, origins=None):
@@ -272,36 +312,33 @@ class _Constraints:
                                   if o is not None))
 
     def ratio(self):
-        """``(ratio, cycle)`` by :func:`max_cycle_ratio_arrays`."""
-        ratio, cycle = max_cycle_ratio_arrays(len(self.actor), self.u, self.v, self.w,
-                                              self.h)
+        """``(ratio, cycle)`` by :func:`max_cycle_ratio_lists` or
+        :func:`moc.cycle_ratio.max_cycle_ratio_arrays`."""
+        if self.small:
+            solve = max_cycle_ratio_lists
+        else:
+            from moc.cycle_ratio import max_cycle_ratio_arrays as solve
+        ratio, cycle = solve(len(self.actor), self.u, self.v, self.w, self.h)
         return (None if ratio is None else ratio * Fraction(self.h_unit, self.w_unit)), cycle
 
     def steps(self, cycle, ratio):
         """The edge of each step of ``cycle`` (node numbers): of parallel ones, the
-        tightest at ``ratio`` (None: the lowest)."""
-        n = len(self.actor)
-        heads = np.asarray(cycle, dtype=np.int64)
-        keys = heads * n + np.roll(heads, -1)
-        edges = cycle_edges(n, self.u, self.v, cycle)
+        tightest at ``ratio`` (None: the lowest), of equal ones the first."""
+        cycle = list(cycle)
+        after = list(zip(cycle, cycle[1:] + cycle[:1]))
+        edges = edges_on(len(self.actor), self.u, self.v, cycle)
+        u, v, w, h = (take(x, edges) for x in (self.u, self.v, self.w, self.h))
         if ratio is None:
-            slack = -self.h[edges].astype(object)
+            slack = [-x for x in h]
         else:
             # w_unit·D·slack, with N/D the ratio in the units of w and h
             unit = ratio * Fraction(self.w_unit, self.h_unit)
-            slack = self.w[edges].astype(object) * unit.denominator - \
-                self.h[edges].astype(object) * unit.numerator
-        if len(slack) and max(abs(int(slack.max())), abs(int(slack.min()))) >= 2 ** 62:
-            # ranks of the exact values, which int64 cannot hold
-            rank = np.empty(len(slack), dtype=np.int64)
-            rank[sorted(range(len(slack)), key=slack.__getitem__)] = np.arange(len(slack))
-            slack = rank
-        else:
-            slack = slack.astype(np.int64)
-        ends = self.u[edges] * n + self.v[edges]
-        best = edges[first_per(ends, slack)]
-        chosen = dict(zip((self.u[best] * n + self.v[best]).tolist(), best.tolist()))
-        return [chosen[int(k)] for k in keys]
+            slack = [a * unit.denominator - b * unit.numerator for a, b in zip(w, h)]
+        chosen = {}
+        for e, step, tight in zip(edges, zip(u, v), slack):
+            if step not in chosen or tight > chosen[step][0]:
+                chosen[step] = (tight, e)
+        return [chosen[step][1] for step in after]
 
 
 def _units(actors, channels, durations, q, n):
@@ -319,20 +356,29 @@ def _units(actors, channels, durations, q, n):
     return w_unit, h_unit, ticks, made
 
 
-def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds):
+def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds, small=False):
     """The edges of channel ``ch`` for patterns of ``size_a`` and ``size_b`` firings at
     its ends: ``(totals, ja, jb, w, h, x)``, the tokens of one pattern at each end, the
     pattern positions of producer and consumer, weights (the producer's phase time
-    where starts alone stand for firings, else 0), heights in ``h_unit`` and ``x``."""
+    where starts alone stand for firings, else 0), heights in ``h_unit`` and ``x``
+    (Python lists where ``small``, else numpy arrays)."""
     P, C = Cumulative(ch.prod, size_a), Cumulative(ch.cons, size_b)
+    g = math.gcd(P.total, C.total)
+    if small:
+        rows = list(_pairs(ch, P, C, g))
+        ja, xs = [r[1] for r in rows], [r[2] for r in rows]
+        w = [0] * len(ja) if kinds == 2 else [ticks[a % len(ticks)] for a in ja]
+        return ((P.total, C.total), ja, [r[0] for r in rows], w,
+                [_height(x, h_unit, made) for x in xs], xs)
+    import numpy as np
     blocks = []
-    for jb, ja, xs in _channel_pairs(ch, P, C, math.gcd(P.total, C.total)):
+    for jb, ja, xs in _channel_pairs(ch, P, C, g):
         if xs.dtype != object and _kind(made + h_unit * (1 + int(
                 np.abs(xs).max(initial=0)))) is object:
             xs = xs.astype(object)
         w = np.zeros(len(ja), dtype=np.int64) if kinds == 2 else \
             np.array(ticks, dtype=_kind(max(map(abs, ticks))))[ja % len(ticks)]
-        blocks.append((ja, jb, w, -xs * h_unit // made, xs))
+        blocks.append((ja, jb, w, _height(xs, h_unit, made), xs))
     if not blocks:
         empty = np.zeros(0, dtype=np.int64)
         return (P.total, C.total), empty, empty, empty, empty, empty
@@ -340,13 +386,42 @@ def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds):
             *(np.concatenate([b[k] for b in blocks]) for k in range(5)))
 
 
+def _latest(top, low, g):
+    """``x_max``: the largest multiple of ``g`` below ``top − low``, for a reading
+    position whose last token is ``top`` (``M0`` taken off) and a writing window that
+    starts after token ``low`` (module docstring); an edge iff ``x_max ≥ top − high``,
+    ``high`` the window's end.  Python integers or numpy arrays alike."""
+    return g * ((top - low - 1) // g)
+
+
+def _height(x, h_unit, made):
+    """The height ``−x/R`` of an edge of ``x`` in units of ``1/h_unit`` iterations
+    (``made``: ``R``, the tokens of one iteration)."""
+    return -x * h_unit // made
+
+
+def _pairs(ch, P, C, g):
+    """The edges ``(jb, ja, x_max)`` of channel ``ch`` (:func:`_channel_pairs`) on
+    Python lists, every writing position tried for each reading one."""
+    prefix, read = P.prefix, C.prefix
+    writes = [a for a in range(len(prefix) - 1) if prefix[a + 1] > prefix[a]]
+    for b in range(len(read) - 1):
+        if read[b + 1] > read[b]:
+            top = read[b + 1] - ch.delay
+            for a in writes:
+                x = _latest(top, prefix[a], g)
+                if x >= top - prefix[a + 1]:
+                    yield b, a, x
+
+
 def _channel_pairs(ch, P, C, g):
     """Blocks of edges ``(jb, ja, x_max)`` of channel ``ch`` (pattern positions of its
-    consumer and producer, cumulative rates ``P`` and ``C``): per reading position, the
-    windows of the writing positions tile ``[top − P(N_a), top − 1]``, so either each
-    writing position is tried (``N_a`` of them) or each multiple of ``g`` there
-    (``P(N_a)/g``), whichever is fewer; the multiple tried first for a position is its
-    largest."""
+    consumer and producer, cumulative rates ``P`` and ``C``) as numpy arrays: per
+    reading position, the windows of the writing positions tile ``[top − P(N_a), top −
+    1]``, so either each writing position is tried (``N_a`` of them, as :func:`_pairs`)
+    or each multiple of ``g`` there (``P(N_a)/g``), whichever is fewer; the multiple
+    tried first for a position is its largest."""
+    import numpy as np
     # int64 where no value here (tokens, and x down to −P(N_a)) can overflow
     kind = _kind(P.total + C.total + abs(ch.delay) + g)
     prefix = np.array(P.prefix, dtype=kind)
@@ -361,12 +436,12 @@ def _channel_pairs(ch, P, C, g):
         jb, top = reads[first:first + step], tops[first:first + step][:, None]
         if len(writes) <= multiples:
             low, high = prefix[writes], prefix[writes + 1]
-            x = g * ((top - low[None, :] - 1) // g)
+            x = _latest(top, low[None, :], g)
             rows, cols = np.nonzero(x >= top - high[None, :])
             yield jb[rows], writes[cols], x[rows, cols]
             continue
         # the multiples of g from the largest below top down, each in one window
-        x = g * ((top - 1) // g) - g * np.arange(multiples, dtype=kind)[None, :]
+        x = _latest(top, 0, g) - g * np.arange(multiples, dtype=kind)[None, :]
         ja = np.searchsorted(prefix, (top - x).ravel(), side="left").reshape(x.shape) - 1
         keys = np.repeat(np.arange(len(jb)), multiples) * len(prefix) + ja.ravel()
         keys, first_of = np.unique(keys.astype(np.int64), return_index=True)
@@ -376,6 +451,7 @@ def _channel_pairs(ch, P, C, g):
 def _kind(largest):
     """int64 for integers up to ``largest`` in size (with room for a few sums and
     products by small factors), else Python integers in object arrays."""
+    import numpy as np
     return np.int64 if abs(largest) < 2 ** 58 else object
 
 
@@ -393,7 +469,7 @@ def _follow(found, cycle, edges, origins=None):
     patterns (``origins``: ``found.origins(edges)``, where known)."""
     start = here = (0, 1)                           # m = A + B·s
     origins = found.origins(edges) if origins is None else origins
-    for e, known, wraps in zip(edges, origins, found.h[edges].tolist()):
+    for e, known, wraps in zip(edges, origins, take(found.h, edges)):
         if known is None:                           # the actor's own order
             if wraps:                               # into its next pattern
                 here = (here[0] + 1, here[1])

@@ -16,16 +16,8 @@ from typing import Hashable, Iterable, Sequence
 import numpy as np
 
 from moc.deadlock import tarjan
-from moc.errors import SDFError
-
-
-class UnboundedCycleError(SDFError):
-    """A cycle whose heights sum to zero or less: no finite ratio bounds it (in a
-    dataflow graph, a cycle without tokens, that is a deadlock). ``cycle`` names it."""
-
-    def __init__(self, message, cycle, origin=None):
-        super().__init__(message, origin)
-        self.cycle = tuple(cycle)
+from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
+from moc.howard_exact import any_cycle
 
 
 @dataclass(frozen=True)
@@ -241,12 +233,14 @@ def strong_labels(n: int, u, v, by_tail: bool = False) -> np.ndarray:
     return label
 
 
-def first_per(group, key):
+def first_per(group, key, slack=0.0):
     """For each distinct ``group`` value the position of its largest ``key`` (of equal
-    ones the first), in the order of the groups."""
+    ones the first, ``slack``: of those within it of the largest, on groups in order),
+    in the order of the groups."""
     if not len(group):
         return np.zeros(0, dtype=np.int64)
     if not (group[1:] >= group[:-1]).all():
+        assert not slack, "a slack needs the groups in order"
         order = np.lexsort((-key, group))
         first = np.ones(len(order), dtype=bool)
         first[1:] = group[order][1:] != group[order][:-1]
@@ -254,7 +248,8 @@ def first_per(group, key):
     # groups in order: each one's maximum over its segment, then its first position
     starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
     top = np.maximum.reduceat(key, starts)
-    hits = np.flatnonzero(key == np.repeat(top, np.diff(np.append(starts, len(key)))))
+    top = np.repeat(top, np.diff(np.append(starts, len(key))))
+    hits = np.flatnonzero(key >= top - slack if slack else key == top)
     return hits[np.concatenate(([True], group[hits[1:]] != group[hits[:-1]]))]
 
 
@@ -282,7 +277,9 @@ def _policy_iteration(n, u, v, w, h):
             slack = tol * (1 + np.abs(eta))
             edges = np.flatnonzero(ev > np.repeat(eta + slack, degree))
             if len(edges):
-                best = edges[first_per(u[edges], ev[edges])]
+                # of ratios equal but for rounding, the first edge (as exactly)
+                best = edges[first_per(u[edges], ev[edges],
+                                       tol * (1 + float(np.abs(ev[edges]).max())))]
                 policy[u[best]] = best
                 continue
         # no edge leads up: |eta[v] − eta[u]| ≤ slack wherever eta[v] ≥ eta[u] − slack
@@ -293,14 +290,17 @@ def _policy_iteration(n, u, v, w, h):
         # tol times it is rounding (a node flipping on it looped 1,410 steps)
         gain = np.repeat(x, degree)
         np.subtract(value, gain, out=gain)         # value − x[u], in place: one array less
-        better = gain > tol * (1 + max(x.max(), -x.min()))     # max |x|, no array
+        noise = tol * (1 + max(x.max(), -x.min()))      # max |x|, no array
+        better = gain > noise
         del gain
         if not level:
             better &= ev >= np.repeat(eta - slack, degree)
         edges = np.flatnonzero(better)
         if not len(edges):
             return policy, True
-        best = edges[first_per(u[edges], value[edges])]
+        # of values equal but for rounding (potentials summed in another order), the
+        # first edge, as the exact iteration takes it
+        best = edges[first_per(u[edges], value[edges], noise)]
         policy[u[best]] = best
     return policy, False
 
@@ -583,7 +583,7 @@ def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
         return None
     if (h >= 0).all():
         # only cycles of zero-height edges can sum to zero; sorted by tail, each node's
-        # successors keep their order for :func:`_any_cycle`
+        # successors keep their order for :func:`any_cycle`
         if not by_tail:
             order = np.argsort(u, kind="stable")
             u, v, h = u[order], v[order], h[order]
@@ -596,7 +596,7 @@ def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
         kept, _, _ = _cyclic_part(n, u, v, by_tail=True, label=label)
         if not kept.any():
             return None
-        return _any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))
+        return any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))
     # a cycle of height sum ≤ 0 (< 0 in floats) is one of mean height ≤ 0: the maximum
     # cycle mean of −h (heights 1) by the policy iteration above (exact for integers),
     # whose iterations are few in practice (Dasdan, 2004), where Bellman-Ford's rounds
@@ -604,29 +604,4 @@ def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
     ratio, cycle = max_cycle_ratio_arrays(n, u, v, -h, np.ones(len(h), dtype=np.int64))
     if ratio is not None and (ratio >= 0 if exact else ratio > 0):
         return list(cycle)
-    return None
-
-
-def _any_cycle(n, pairs):
-    successors = [[] for _ in range(n)]
-    for u, v in pairs:
-        successors[u].append(v)
-    state = [0] * n                                           # 0 new, 1 on path, 2 done
-    for root in range(n):
-        if state[root]:
-            continue
-        path, work = [root], [iter(successors[root])]
-        state[root] = 1
-        while work:
-            for child in work[-1]:
-                if state[child] == 1:
-                    return path[path.index(child):]
-                if state[child] == 0:
-                    state[child] = 1
-                    path.append(child)
-                    work.append(iter(successors[child]))
-                    break
-            else:
-                state[path.pop()] = 2
-                work.pop()
     return None

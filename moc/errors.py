@@ -42,3 +42,12 @@ class LimitError(SDFError):
 
 class ExpansionTooLargeError(LimitError):
     """An HSDF expansion would exceed the stated number of firings."""
+
+
+class UnboundedCycleError(SDFError):
+    """A cycle whose heights sum to zero or less: no finite ratio bounds it (in a
+    dataflow graph, a cycle without tokens, that is a deadlock). ``cycle`` names it."""
+
+    def __init__(self, message, cycle, origin=None):
+        super().__init__(message, origin)
+        self.cycle = tuple(cycle)

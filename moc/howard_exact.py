@@ -1,10 +1,152 @@
-"""Howard's policy iteration in exact rationals on Python dictionaries, one strongly
-connected component at a time: the last resort of
-:func:`moc.cycle_ratio.max_cycle_ratio_arrays` where rounding spoiled the float
-iteration and int64 cannot hold the exact steps from it."""
+"""Howard's policy iteration in exact rationals on Python lists and dictionaries, one
+strongly connected component at a time: the maximum cycle ratio of a small graph
+(:func:`max_cycle_ratio_lists`, where importing numpy would cost more than the whole
+solve), and the last resort of :func:`moc.cycle_ratio.max_cycle_ratio_arrays` where
+rounding spoiled the float iteration and int64 cannot hold the exact steps from it."""
 from __future__ import annotations
 
+import sys
 from fractions import Fraction
+
+from moc.deadlock import tarjan
+from moc.errors import UnboundedCycleError
+
+
+#: the nodes and edges (or pairs of firings tried) up to which a K-periodic constraint
+#: graph is made and solved on Python lists (:func:`max_cycle_ratio_lists`): numpy's
+#: import (50 ms) costs more than such a graph's whole solve; and up to which where
+#: numpy is already imported (the lists then cost 12 µs an edge, the arrays 9, on
+#: graphs of 500-2,000 edges, against 3.2 and 3.6 ms a graph below 500)
+SMALL_LISTS = 2_000
+LOADED_LISTS = 500
+
+
+def on_lists(work: int) -> bool:
+    """Whether a constraint graph of ``work`` nodes and edges is made on lists."""
+    return work <= (LOADED_LISTS if "numpy" in sys.modules else SMALL_LISTS)
+
+
+def take(values, at) -> list:
+    """``values[i]`` for each ``i`` of ``at`` as a list of Python numbers (``values``:
+    a list or a numpy array)."""
+    if isinstance(values, list):
+        return [values[i] for i in at]
+    import numpy as np
+    return values[np.asarray(at, dtype=np.int64)].tolist()
+
+
+def cycle_edge_list(u: list, v: list, cycle) -> list:
+    """The positions of the edges ``u → v`` that join consecutive nodes of ``cycle``,
+    ascending (:func:`moc.cycle_ratio.cycle_edges` on lists)."""
+    cycle = list(cycle)
+    steps = set(zip(cycle, cycle[1:] + cycle[:1]))
+    return [e for e, step in enumerate(zip(u, v)) if step in steps]
+
+
+def max_cycle_ratio_lists(n: int, u, v, w, h) -> tuple:
+    """:func:`moc.cycle_ratio.max_cycle_ratio_arrays` of integer weights and heights
+    given as Python lists: the same ratio and cycle (the same starting policy, the same
+    switches, and among equal ratios the cycle of least root), by the exact iteration
+    on each strongly connected component that holds a cycle."""
+    if not u:
+        return None, ()
+    order = sorted(range(len(u)), key=u.__getitem__)       # by tail, stably
+    u, v, w, h = ([x[e] for e in order] for x in (u, v, w, h))
+    bad = _nonpositive_cycle(n, u, v, h)
+    if bad is not None:
+        raise UnboundedCycleError("a cycle of height sum zero or less", bad)
+    arcs = list(zip(u, v, w, h))
+    found = []                     # per component: its least root, best ratio and cycle
+    for component in _cyclic_components(n, u, v):
+        eta, cycles = _iterate(_out_edges(component, arcs), True, 0)
+        roots = sorted(cycles)
+        top = max(roots, key=eta.__getitem__)              # the least root of the best
+        found.append((roots[0], eta[top], cycles[top]))
+    if not found:
+        return None, ()
+    # the components in the order of their least roots, the first of the best ratio
+    _, ratio, cycle = max(sorted(found, key=lambda f: f[0]), key=lambda f: f[1])
+    return ratio, cycle
+
+
+def any_cycle(n, pairs):
+    """A cycle (node list) of the graph of nodes ``0..n-1`` and edges ``pairs``, found
+    by depth-first search from the least node, or None."""
+    successors = [[] for _ in range(n)]
+    for u, v in pairs:
+        successors[u].append(v)
+    state = [0] * n                                           # 0 new, 1 on path, 2 done
+    for root in range(n):
+        if state[root]:
+            continue
+        path, work = [root], [iter(successors[root])]
+        state[root] = 1
+        while work:
+            for child in work[-1]:
+                if state[child] == 1:
+                    return path[path.index(child):]
+                if state[child] == 0:
+                    state[child] = 1
+                    path.append(child)
+                    work.append(iter(successors[child]))
+                    break
+            else:
+                state[path.pop()] = 2
+                work.pop()
+    return None
+
+
+def _components(n, u, v):
+    """Per node its strongly connected component (a number) under ``u → v``."""
+    successors = [[] for _ in range(n)]
+    for a, b in zip(u, v):
+        successors[a].append(b)
+    label = [0] * n
+    for number, component in enumerate(tarjan(range(n), successors)):
+        for node in component:
+            label[node] = number
+    return label
+
+
+def _cyclic_components(n, u, v):
+    """The strongly connected components that hold a cycle, each as a set of nodes."""
+    label = _components(n, u, v)
+    members: dict[int, set[int]] = {}
+    for node, c in enumerate(label):
+        members.setdefault(c, set()).add(node)
+    looped = {label[a] for a, b in zip(u, v) if a == b}
+    return [c for key, c in members.items() if len(c) > 1 or key in looped]
+
+
+def _nonpositive_cycle(n, u, v, h):
+    """:func:`moc.cycle_ratio._nonpositive_cycle` on lists sorted by tail: a cycle of
+    height sum zero or less, or None."""
+    if all(x > 0 for x in h):
+        return None
+    if all(x >= 0 for x in h):
+        # only cycles of zero-height edges can sum to zero
+        zero = [(a, b) for a, b, x in zip(u, v, h) if x == 0]
+        label = _components(n, [a for a, _ in zero], [b for _, b in zero])
+        sizes: dict[int, int] = {}
+        for c in label:
+            sizes[c] = sizes.get(c, 0) + 1
+        looped = {label[a] for a, b in zero if a == b}
+        kept = [(a, b) for a, b in zero if label[a] == label[b]
+                and (sizes[label[a]] > 1 or label[a] in looped)]
+        return any_cycle(n, kept) if kept else None
+    # a cycle of mean height ≤ 0: the maximum cycle mean of −h (heights 1)
+    ratio, cycle = max_cycle_ratio_lists(n, u, v, [-x for x in h], [1] * len(h))
+    return list(cycle) if ratio is not None and ratio >= 0 else None
+
+
+def _out_edges(component, arcs):
+    """Per node of ``component`` its edges ``(v, w, h)`` inside it, in the order of
+    ``arcs``."""
+    out = {u: [] for u in component}
+    for u, v, w, h in arcs:
+        if u in component and v in component:
+            out[u].append((v, w, h))
+    return out
 
 
 def howard(component, arcs, exact):
@@ -13,12 +155,17 @@ def howard(component, arcs, exact):
     potentials ``x`` (``x[u] = w - eta·h + x[v]`` along the policy); a node switches to
     an edge reaching a larger ``eta``, else to one improving ``x``, until none does.
     With integer weights and heights, ``eta = N/D`` and the potentials are kept as the
-    integers ``D·x``."""
-    out = {u: [] for u in component}
-    for u, v, w, h in arcs:
-        if u in component and v in component:
-            out[u].append((v, w, h))
+    integers ``D·x``.  ``(eta, cycle)`` of the best cycle (of equal ratios, the one of
+    least root)."""
     tol = 0 if exact else 1e-9 * (1 + max(abs(w) for _, _, w, _ in arcs))
+    eta, cycles = _iterate(_out_edges(component, arcs), exact, tol)
+    root = max(sorted(cycles), key=eta.__getitem__)
+    return eta[root], cycles[root]
+
+
+def _iterate(out, exact, tol):
+    """Howard's iteration on the out-edges ``out`` of a strongly connected component
+    (:func:`howard`): the ratios of the final policy and its cycles by root."""
     # start from the heaviest edge of each node (Dasdan, 2004)
     policy = {u: max(out[u], key=lambda e: e[1]) for u in out}
     eta, x = {}, {}
@@ -47,8 +194,7 @@ def howard(component, arcs, exact):
                     policy[u] = best
                     switched = True
         if not switched:
-            root = max(cycles, key=lambda r: eta[r])
-            return eta[root], cycles[root]
+            return eta, cycles
 
 
 def _values(policy, eta_before, x_before, exact):

@@ -30,13 +30,10 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
-import numpy as np
-
-from moc.cycle_ratio import UnboundedCycleError, cycle_edges, integer_array, \
-    max_cycle_ratio_arrays, sorted_unique
 from moc.deadlock import check_deadlock, strongly_connected_components
-from moc.errors import LimitError
+from moc.errors import LimitError, UnboundedCycleError
 from moc.graph import SDFGraph
+from moc.howard_exact import cycle_edge_list, max_cycle_ratio_lists, on_lists, take
 from moc import limits
 
 
@@ -135,10 +132,10 @@ def constraint_edges(channels, durations, q, K):
 
 @dataclass(frozen=True)
 class _Graph:
-    """The constraint graph as arrays: node ``i`` is firing class ``k[i]`` of actor
-    ``actors[actor[i]]``; edge ``e`` goes ``u[e] -> v[e]`` with weight
-    ``w[e]/w_unit`` and height ``h[e]/h_unit`` (integers) and comes from
-    ``channel[e]``."""
+    """The constraint graph as arrays (numpy's, or Python lists where small): node
+    ``i`` is firing class ``k[i]`` of actor ``actors[actor[i]]``; edge ``e`` goes
+    ``u[e] -> v[e]`` with weight ``w[e]/w_unit`` and height ``h[e]/h_unit`` (integers)
+    and comes from ``channel[e]``."""
 
     actors: list
     actor: np.ndarray
@@ -159,6 +156,8 @@ def _constraint_graph(channels, durations, q, K, cache=None) -> _Graph:
     """The edges of :func:`constraint_edges` as integer arrays; ``cache`` keeps what
     does not depend on ``K`` and each channel's pairs and heights for the ``K`` of its
     ends, which mostly stay from one step of the iteration to the next."""
+    import numpy as np
+    from moc.cycle_ratio import integer_array
     cache = {} if cache is None else cache
     if "static" not in cache:
         actors = list(dict.fromkeys(a for ch in channels for a in (ch.src, ch.dst)))
@@ -172,7 +171,7 @@ def _constraint_graph(channels, durations, q, K, cache=None) -> _Graph:
         plain = all(a.dtype == np.int64 for a in (p, c, m0)) and len(channels) and \
             int(m0.max()) + 2 * int(max(p.max(), c.max())) < 2 ** 60
         g = np.gcd(p, c) if plain else None
-        single = g * ((c - m0 - 1) // g) if plain else None
+        single = _latest(p, c, m0, 1, 1, g) if plain else None
         cache["static"] = (
             actors, np.array([where[ch.src] for ch in channels], dtype=np.int64),
             np.array([where[ch.dst] for ch in channels], dtype=np.int64), w_unit, h_unit,
@@ -209,14 +208,71 @@ def _constraint_graph(channels, durations, q, K, cache=None) -> _Graph:
                   h_unit)
 
 
+def _listed_graph(channels, durations, q, K, cache) -> _Graph:
+    """:func:`_constraint_graph` as Python lists, the same nodes and edges in the same
+    order (channel after channel, each one's pairs ``(k_a, k_b)`` in order)."""
+    if "listed" not in cache:
+        actors = list(dict.fromkeys(a for ch in channels for a in (ch.src, ch.dst)))
+        where = {a: i for i, a in enumerate(actors)}
+        w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
+        h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
+        cache["listed"] = (actors, where, w_unit, h_unit,
+                           [h_unit // (ch.prod * q[ch.src]) for ch in channels],
+                           [int(durations[ch.src] * w_unit) for ch in channels])
+    actors, where, w_unit, h_unit, factor, weight = cache["listed"]
+    offset, actor, k = {}, [], []
+    for i, a in enumerate(actors):
+        offset[a] = len(actor)
+        actor += [i] * K[a]
+        k += range(1, K[a] + 1)
+    u, v, w, h, channel = [], [], [], [], []
+    for i, ch in enumerate(channels):
+        key = ("listed", i, K[ch.src], K[ch.dst])
+        if key not in cache:
+            cache[key] = _listed_pairs(ch, K[ch.src], K[ch.dst])
+        tail, head = offset[ch.src] - 1, offset[ch.dst] - 1
+        for ka, kb, x in cache[key]:
+            u.append(tail + ka)
+            v.append(head + kb)
+            w.append(weight[i])
+            h.append(-x * factor[i])
+            channel.append(i)
+    return _Graph(actors, actor, k, u, v, w, h, channel, w_unit, h_unit)
+
+
+def _listed_pairs(ch, K_a, K_b):
+    """The pairs ``(k_a, k_b)`` of channel ``ch`` (:func:`_linked`) and their
+    ``x_max``, as a list of triples."""
+    p, c, m0 = ch.prod, ch.cons, ch.delay
+    g = math.gcd(p * K_a, c * K_b)
+    if g <= p:
+        pairs = [(a, b) for a in range(1, K_a + 1) for b in range(1, K_b + 1)]
+    else:
+        span = p * K_a // g
+        pairs = sorted({(_writer(p, c, m0, b + m * K_b, K_a), b)
+                        for b in range(1, K_b + 1) for m in range(span)})
+    return [(a, b, _latest(p, c, m0, a, b, g)) for a, b in pairs]
+
+
+def _latest(p, c, m0, ka, kb, g):
+    """``x_max = g·⌊(p − C0 − 1)/g⌋`` of the pair ``(k_a, k_b)``, ``C0 = M0 + p·k_a −
+    c·k_b`` (:func:`constraint_edges`); Python integers or numpy arrays alike."""
+    return g * ((p - (m0 + p * ka - c * kb) - 1) // g)
+
+
+def _writer(p, c, m0, nu_b, K_a):
+    """The class ``k_a`` of the firing ``⌈(c·ν_b − M0)/p⌉`` of the producer that firing
+    ``ν_b`` of the consumer waits for (:func:`_linked`); integers or arrays alike."""
+    return (-((m0 - c * nu_b) // p) - 1) % K_a + 1
+
+
 def _channel_edges(ch, K_a, K_b):
     """The pairs ``(k_a, k_b)`` of channel ``ch`` (:func:`_linked`) and their
     ``x_max``, as arrays."""
     p, c, m0 = ch.prod, ch.cons, ch.delay
     g = math.gcd(p * K_a, c * K_b)
     ka, kb = _linked(p, c, m0, K_a, K_b)
-    c0 = m0 + p * ka - c * kb
-    return ka, kb, g * ((p - c0 - 1) // g)
+    return ka, kb, _latest(p, c, m0, ka, kb, g)
 
 
 def _edge_count(p, c, K_a, K_b):
@@ -238,6 +294,8 @@ def _linked(p, c, m0, K_a, K_b):
     every number here and in :func:`_channel_edges` is at most ``M0 + (p + c)·(K_a +
     1)·(K_b + 1)`` in size (``c·ν_b ≤ c·K_a·K_b``, ``|C0| ≤ M0 + p·K_a + c·K_b``, and
     ``|x_max| ≤ |p − C0 − 1| + g`` with ``g ≤ p·K_a``)."""
+    import numpy as np
+    from moc.cycle_ratio import sorted_unique
     g = math.gcd(p * K_a, c * K_b)
     big = m0 + (p + c) * (K_a + 1) * (K_b + 1) >= 2 ** 62
     kind = object if big else np.int64
@@ -247,7 +305,7 @@ def _linked(p, c, m0, K_a, K_b):
     span = p * K_a // g
     kb = np.repeat(np.arange(1, K_b + 1), span).astype(kind)
     nu_b = kb + np.tile(np.arange(span), K_b).astype(kind) * K_b
-    ka = (-((m0 - c * nu_b) // p) - 1) % K_a + 1
+    ka = _writer(p, c, m0, nu_b, K_a)
     pairs = sorted_unique(ka.astype(np.int64) * (K_b + 1) + kb.astype(np.int64))
     return (pairs // (K_b + 1)).astype(kind), (pairs % (K_b + 1)).astype(kind)
 
@@ -265,10 +323,14 @@ def _component_period(graph, actors, channels, durations, q, live):
             _edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst]) for ch in channels)
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
-        found = _constraint_graph(channels, durations, q, K, cache)
+        if on_lists(size):
+            found, solve = _listed_graph(channels, durations, q, K, cache), \
+                max_cycle_ratio_lists
+        else:
+            from moc.cycle_ratio import max_cycle_ratio_arrays as solve
+            found = _constraint_graph(channels, durations, q, K, cache)
         try:
-            ratio, cycle = max_cycle_ratio_arrays(len(found.k), found.u, found.v,
-                                                  found.w, found.h)
+            ratio, cycle = solve(len(found.k), found.u, found.v, found.w, found.h)
         except UnboundedCycleError as exc:
             # no K-periodic schedule with this K: a deadlock, or the circuit needs more
             live()
@@ -330,16 +392,17 @@ def named(circuit, actors):
 
 def _tightest(found, cycle, channels):
     """For each step of ``cycle`` (node numbers), the channel of its tightest edge: of
-    parallel edges the critical one has the smallest height (same weight)."""
-    n = len(found.k)
-    heads = np.asarray(cycle, dtype=np.int64)
-    edges = cycle_edges(n, found.u, found.v, cycle)
-    # the smallest height first, so that it is the one kept per step
-    edges = edges[np.argsort(found.h[edges], kind="stable")[::-1]]
-    pick = dict(zip((found.u[edges] * n + found.v[edges]).tolist(), edges.tolist()))
-    name = found.name
-    return {(name(a), name(b)): channels[found.channel[pick[a * n + b]]]
-            for a, b in zip(heads.tolist(), np.roll(heads, -1).tolist())}
+    parallel edges the critical one has the smallest height (same weight), of equal
+    ones the first."""
+    edges = edges_on(len(found.k), found.u, found.v, cycle)
+    lowest: dict = {}
+    for e, step, h in zip(edges, zip(take(found.u, edges), take(found.v, edges)),
+                          take(found.h, edges)):
+        if step not in lowest or h < lowest[step][0]:
+            lowest[step] = (h, e)
+    name, cycle = found.name, list(cycle)
+    return {(name(a), name(b)): channels[int(found.channel[lowest[a, b][1]])]
+            for a, b in zip(cycle, cycle[1:] + cycle[:1])}
 
 
 def _circuit_channels(found, cycle, channels) -> frozenset:
@@ -348,7 +411,7 @@ def _circuit_channels(found, cycle, channels) -> frozenset:
     tie): the channels whose capacity the storage-throughput trade-off grows."""
     n = len(found.k)
     lowest: dict = {}
-    for e in cycle_edges(n, found.u, found.v, cycle).tolist():
+    for e in edges_on(n, found.u, found.v, cycle):
         key, h, name = int(found.u[e]) * n + int(found.v[e]), found.h[e], \
             channels[found.channel[e]].name
         best = lowest.get(key)
@@ -357,6 +420,16 @@ def _circuit_channels(found, cycle, channels) -> frozenset:
         elif h == best[0]:
             best[1].add(name)
     return frozenset(name for _, names in lowest.values() for name in names)
+
+
+def edges_on(n: int, u, v, cycle) -> list:
+    """The positions of the edges ``u → v`` (of ``n`` nodes) that join consecutive
+    nodes of ``cycle``, ascending, of a constraint graph on Python lists or numpy
+    arrays."""
+    if isinstance(u, list):
+        return cycle_edge_list(u, v, cycle)
+    from moc.cycle_ratio import cycle_edges
+    return cycle_edges(n, u, v, cycle).tolist()
 
 
 def _realizable(circuit, tightest, K) -> bool:

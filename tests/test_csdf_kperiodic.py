@@ -194,6 +194,49 @@ def test_kperiodic_equals_the_expansion(graph):
         csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = saved
 
 
+def _solved(graph, order, lists=True):
+    """The whole K-periodic answer (or the error) with small constraint graphs on Python
+    lists, or with every one in numpy arrays."""
+    from moc import howard_exact
+    saved = howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS
+    if not lists:
+        howard_exact.SMALL_LISTS = howard_exact.LOADED_LISTS = -1
+    try:
+        bound, durations, q, _ = prepared(graph)
+        found = self_timed_period(bound, durations, q, order)
+        return (found.period, found.critical_cycle, dict(found.periodicity),
+                found.critical_channels, found.optimal, dict(found.actor_periods))
+    except DeadlockError as exc:
+        return str(exc), exc.actors, exc.channels
+    finally:
+        howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS = saved
+
+
+@st.composite
+def sdf_rings(draw):
+    """A ring of 2-5 SDF actors with up to two chords, tokens at random."""
+    n = draw(st.integers(2, 5))
+    g = SDFGraph("ring")
+    for i in range(n):
+        g.add_actor(f"a{i}", exec=draw(st.integers(1, 9)))
+    weight = [draw(st.sampled_from([1, 2, 3, 4, 6])) for _ in range(n)]
+    pairs = [(i, (i + 1) % n) for i in range(n)] + draw(st.lists(st.tuples(
+        st.integers(0, n - 1), st.integers(0, n - 1)), max_size=2))
+    for c, (i, j) in enumerate(pairs):
+        g.add_channel(f"a{i}", f"a{j}", f"c{c}", prod=weight[j], cons=weight[i],
+                      delay=weight[i] * weight[j] * draw(st.integers(0, 3)))
+    return g
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(phased_graphs(), sdf_rings()), st.sampled_from(["ends", "starts"]))
+def test_small_graphs_on_lists_give_the_arrays_answer(graph, order):
+    """A small constraint graph is made and solved on Python lists
+    (``moc.howard_exact.on_lists``): the same period, critical circuit and channels,
+    K and deadlocks as with numpy's arrays, cyclo-static or SDF."""
+    assert _solved(graph, order) == _solved(graph, order, lists=False)
+
+
 KITER = os.environ.get("KITER_BENCHMARKS")
 
 

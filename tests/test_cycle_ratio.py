@@ -543,3 +543,29 @@ def test_a_cycle_of_zero_heights_is_found_iff_exhaustive_search_finds_one(graph)
                     brute_force(range(n), edges)
         finally:
             cr.SMALL_GRAPH = saved
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(-3, 9), st.integers(-1, 4)), max_size=14))))
+def test_the_lists_of_small_graphs_give_the_arrays_ratio_and_cycle(graph):
+    """moc.howard_exact.max_cycle_ratio_lists, numpy's iteration on Python lists: the
+    same ratio (brute force's) and the same cycle as max_cycle_ratio_arrays, or the same
+    cycle of height sum zero or less."""
+    import numpy as np
+    from moc.cycle_ratio import max_cycle_ratio_arrays
+    from moc.howard_exact import max_cycle_ratio_lists
+    n, edges = graph
+    u, v, w, h = ([e[k] for e in edges] for k in range(4))
+    found = []
+    for solve, args in ((max_cycle_ratio_lists, (u, v, w, h)),
+                        (max_cycle_ratio_arrays,
+                         tuple(np.array(x, dtype=np.int64) for x in (u, v, w, h)))):
+        try:
+            found.append(solve(n, *args))
+        except UnboundedCycleError as exc:
+            found.append(("unbounded", exc.cycle))
+    assert found[0] == found[1]
+    if found[0][0] not in (None, "unbounded"):
+        assert found[0][0] == brute_force(range(n), edges)
