@@ -89,7 +89,9 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True) -> tuple:
     ratio of the best cycle found, integer potentials ``y`` along the final policy must
     satisfy ``y[u] ≥ w·D − N·h + y[v]`` on every edge, which bounds every cycle's ratio
     by ``λ``; where rounding spoiled the policy, the exact policy iteration runs
-    instead.
+    instead.  Where integer heights have either sign and weights are ≥ 0, the search
+    for a cycle of height sum zero or less comes after (``defer``): those potentials
+    then prove there is none, and it runs first only where they do not.
     """
     if not len(u):
         return None, ()
