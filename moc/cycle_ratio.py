@@ -75,7 +75,7 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
     return CycleRatio(ratio * unit, tuple(nodes[i] for i in cycle))
 
 
-def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
+def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True) -> tuple:
     """``(ratio, cycle)`` of the graph of nodes ``0..n-1`` and edges ``u[e] -> v[e]``
     of weight ``w[e]`` and height ``h[e]`` (numpy arrays: integers, exact, the ratio a
     :class:`~fractions.Fraction`; or floats); ``(None, ())`` without a cycle.  Raises
@@ -89,17 +89,25 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     ratio of the best cycle found, integer potentials ``y`` along the final policy must
     satisfy ``y[u] ≥ w·D − N·h + y[v]`` on every edge, which bounds every cycle's ratio
     by ``λ``; where rounding spoiled the policy, the exact policy iteration runs
-    instead.
+    instead.  Where integer heights have either sign and weights are ≥ 0, the search
+    for a cycle of height sum zero or less comes after (``defer``): those potentials
+    then prove there is none, and it runs first only where they do not.
     """
     if not len(u):
         return None, ()
     exact = w.dtype != np.float64
+    given = u, v, w, h
     # edges by tail (stable: among equal choices the first given still wins), so that a
     # node's best edge is a segment's maximum (:func:`first_per`); renumbering the
     # nodes kept below keeps that order
     order = np.argsort(u, kind="stable")
     u, v, h = u[order], v[order], h[order]
-    bad = _nonpositive_cycle(n, u, v, h, exact, by_tail=True)
+    # with negative heights the search for a cycle of height sum ≤ 0 is a policy
+    # iteration of its own (seed 28's g0019: 62 steps, 5.2 s of 13): deferred, the
+    # certificate of the one below proves it finds none (:func:`_certified`), and it
+    # runs first as before only where that fails
+    deferred = defer and exact and h.min() < 0 and w.min() >= 0
+    bad = None if deferred else _nonpositive_cycle(n, u, v, h, exact, by_tail=True)
     if bad is not None:
         raise UnboundedCycleError("a cycle of height sum zero or less", bad)
     kept, local, label = _cyclic_part(n, u, v, by_tail=True)
@@ -115,7 +123,10 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     wf, hf = w.astype(np.float64), h.astype(np.float64)
     scale = max(float(np.abs(wf).max()), 1.0)
     wf /= scale                                    # the same quotients, in place
-    policy, converged = _policy_iteration(m, u, v, wf, hf)
+    try:
+        policy, converged = _policy_iteration(m, u, v, wf, hf, deferred)
+    except _Unsafe:                                # a policy cycle of height ≤ 0
+        return max_cycle_ratio_arrays(n, *given, defer=False)
     del wf, hf
     succ = v[policy]
     roots = _cycle_roots(succ)
@@ -124,9 +135,12 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
         ratio, cycle = max(((float(w[policy[c]].sum() / h[policy[c]].sum()), c)
                             for c in cycles.values()), key=lambda rc: rc[0])
         return ratio, tuple(int(nodes[i]) for i in cycle)
-    exact_ratio = {r: Fraction(int(sum(w[policy[c]].tolist())),
-                               int(sum(h[policy[c]].tolist())))
-                   for r, c in cycles.items()}
+    try:
+        exact_ratio = {r: Fraction(int(sum(w[policy[c]].tolist())),
+                                   int(sum(h[policy[c]].tolist())))
+                       for r, c in cycles.items()}
+    except ZeroDivisionError:                      # where the search was deferred
+        return max_cycle_ratio_arrays(n, *given, defer=False)
     best = {}                                      # per component: its best cycle
     for r, value in exact_ratio.items():
         c = int(component[r])
@@ -135,10 +149,22 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h) -> tuple:
     top = max(best.values(), key=exact_ratio.__getitem__)
     ratio, cycle = exact_ratio[top], cycles[top]
     bound = {c: exact_ratio[r] for c, r in best.items()}
-    if not (converged and _certified(u, v, w, h, policy, roots, component, bound)):
+    tight = [] if deferred else None
+    if not (converged and _certified(u, v, w, h, policy, roots, component, bound, tight)):
         # rounding left the policy short of optimal: go on from it exactly
-        ratio, cycle = _exact_from(u, v, w, h, policy, ratio, cycle) or \
-            _exact_howard(m, u, v, w, h)
+        if deferred:
+            tight.clear()
+        found = _exact_from(u, v, w, h, policy, ratio, cycle, tight)
+        if found is None and deferred:
+            return max_cycle_ratio_arrays(n, *given, defer=False)
+        ratio, cycle = found or _exact_howard(m, u, v, w, h)
+        bound = {0: ratio}
+    # where the search was deferred, the potentials prove N·Σh ≥ D·Σw on every cycle:
+    # with N > 0 and weights ≥ 0 a cycle of height ≤ 0 has weight 0 and height 0, its
+    # edges all tight and of weight 0
+    if deferred and not (min(bound.values()) > 0 and tight
+                         and not _has_cycle(m, u[tight[-1]], v[tight[-1]])):
+        return max_cycle_ratio_arrays(n, *given, defer=False)
     return ratio, tuple(int(nodes[i]) for i in cycle)
 
 
@@ -253,9 +279,15 @@ def first_per(group, key, slack=0.0):
     return hits[np.concatenate(([True], group[hits[1:]] != group[hits[:-1]]))]
 
 
-def _policy_iteration(n, u, v, w, h):
+class _Unsafe(Exception):
+    """A policy cycle of height sum zero or less (where the search for one was
+    deferred): no ratio of it means anything."""
+
+
+def _policy_iteration(n, u, v, w, h, guard=False):
     """Howard's iteration in floats: the final policy (an edge per node) and whether it
-    converged within its bound of steps (edges sorted by tail ``u``)."""
+    converged within its bound of steps (edges sorted by tail ``u``; ``guard``: raise
+    :class:`_Unsafe` at a policy cycle of height sum zero or less)."""
     policy = np.empty(n, dtype=np.int64)
     # a value per node read at every edge out of it: a repeat, not a gather
     degree = np.bincount(u, minlength=n)
@@ -269,7 +301,7 @@ def _policy_iteration(n, u, v, w, h):
     tokens = np.flatnonzero(h)
     ut, vt, wt, ht = u[tokens], v[tokens], w[tokens], h[tokens]
     for _ in range(max(100, 10 * int(math.isqrt(n)))):
-        eta, x = _policy_values(n, v, w, h, policy, eta, x, tol, packed, last)
+        eta, x = _policy_values(n, v, w, h, policy, eta, x, tol, packed, last, guard)
         # one ratio everywhere (the usual case once it has spread): no edge leads up
         level = eta.min() == eta.max()
         if not level:
@@ -425,7 +457,7 @@ def _sums_to_roots(succ, values, roots):
 
 
 def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0,
-                   packed=None, last=None):
+                   packed=None, last=None, guard=False):
     """Per node, the ratio ``eta`` of the policy cycle it reaches and its potential
     ``x`` (``x[u] = w − eta·h + x[v]`` along the policy).  A cycle's root (its smallest
     node) keeps its potential from before where its ratio stayed (within ``tol``), else
@@ -456,7 +488,10 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0,
     # as the roots: each bin adds its nodes in the same order as bins numbered as nodes)
     edge = policy[cyclic]
     rank = np.searchsorted(roots, root)
-    ratio = np.bincount(rank, w[edge], len(roots)) / np.bincount(rank, h[edge], len(roots))
+    tall = np.bincount(rank, h[edge], len(roots))
+    if guard and tall.min() <= 0:
+        raise _Unsafe
+    ratio = np.bincount(rank, w[edge], len(roots)) / tall
     if last is not None:
         last["hold"] = bool(last) and np.array_equal(guess[0], roots)
         last["cycles"] = succ.take(cyclic), roots, cyclic, rank
@@ -491,10 +526,11 @@ def _policy_values(n, v, w, h, policy, eta_before=None, x_before=None, tol=0.0,
     return eta, x
 
 
-def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
+def _certified(u, v, w, h, policy, roots, component, bound, tight=None) -> bool:
     """Whether exact integer potentials along ``policy`` prove that no cycle of a
     component ``c`` has a ratio above ``bound[c] = N/D``: ``y[u] ≥ w·D − N·h + y[v]``
-    on every edge, ``y`` summed along the policy from 0 at each cycle's root."""
+    on every edge, ``y`` summed along the policy from 0 at each cycle's root (a list
+    ``tight`` gets the mask of the edges of weight 0 where that is an equality)."""
     keys = np.array(sorted(bound), dtype=np.int64)
     # one component: its N and D for every edge, without an array of each
     where = np.searchsorted(keys, component[u]) if len(keys) > 1 else 0
@@ -510,17 +546,30 @@ def _certified(u, v, w, h, policy, roots, component, bound) -> bool:
     D = np.array([bound[k].denominator for k in keys.tolist()], dtype=kind)[where]
     cost = w.astype(kind, copy=False) * D - h.astype(kind, copy=False) * N
     y = _path_sums(v[policy], cost[policy], roots)
-    return bool(np.all(y[u] - y[v] - cost >= 0))
+    slack = y[u] - y[v] - cost
+    if tight is not None:
+        tight.append((slack == 0) & (w == 0))
+    return bool(np.all(slack >= 0))
 
 
-def _exact_from(u, v, w, h, policy, ratio, cycle):
+def _has_cycle(n, u, v) -> bool:
+    """Whether the edges ``u → v`` (sorted by tail) of nodes ``0..n-1`` hold a cycle."""
+    if not len(u):
+        return False
+    return bool((u == v).any()) or int(np.bincount(strong_labels(
+        n, u, v, by_tail=True)).max()) > 1
+
+
+def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None):
     """``(ratio, cycle)`` by Howard's iteration in integers from ``policy``, or None
     where int64 could overflow (a sum of up to ``n + 1`` costs, each at most ``max|w|·D
     + max|h|·|N|``) or it runs long: with ``λ = N/D`` the best ratio so far, potentials
     ``y`` of the costs ``w·D − N·h`` along the policy (0 at each cycle's root); a policy
     cycle of positive cost raises ``λ`` to its ratio, else a node switches to the edge
     of largest ``cost + y[v]`` where that beats ``y[u]``; none does: every edge satisfies
-    ``y[u] ≥ cost + y[v]``, so no cycle's ratio exceeds ``λ``."""
+    ``y[u] ≥ cost + y[v]``, so no cycle's ratio exceeds ``λ`` (a list ``tight`` then
+    gets the mask of the edges of weight 0 where that is an equality; with it, a policy
+    cycle of height sum zero or less gives None)."""
     policy = policy.copy()
     largest_w, largest_h = int(np.abs(w).max()), int(np.abs(h).max())
     for _ in range(4 * len(policy) + 100):
@@ -534,6 +583,9 @@ def _exact_from(u, v, w, h, policy, ratio, cycle):
         around = cost[policy[roots]] + y[succ[roots]]
         if (around > 0).any():
             found = [_cycle(succ, int(r)) for r in roots[around > 0]]
+            if tight is not None and min(int(sum(h[policy[c]].tolist()))
+                                         for c in found) <= 0:
+                return None
             ratio, cycle = max(((Fraction(int(w[policy[c]].sum()),
                                           int(h[policy[c]].sum())), c) for c in found),
                                key=lambda rc: rc[0])
@@ -541,6 +593,8 @@ def _exact_from(u, v, w, h, policy, ratio, cycle):
         value = cost + y[v]
         better = np.flatnonzero(value > y[u])
         if not len(better):
+            if tight is not None:
+                tight.append((value == y[u]) & (w == 0))
             return ratio, cycle
         best = better[first_per(u[better], value[better])]
         policy[u[best]] = best

@@ -569,3 +569,46 @@ def test_the_lists_of_small_graphs_give_the_arrays_ratio_and_cycle(graph):
     assert found[0] == found[1]
     if found[0][0] not in (None, "unbounded"):
         assert found[0][0] == brute_force(range(n), edges)
+
+
+@settings(max_examples=200, deadline=None)
+@given(signed_graphs)
+def test_negative_heights_skip_the_search_where_the_certificate_proves_it_vain(graph):
+    """Heights of either sign, weights ≥ 0: where no simple cycle's heights sum to zero
+    or less, the ratio is the brute force's and, wherever the policy's potentials
+    prove every cycle of positive height (always where weights are positive), the
+    search for a cycle of height zero or less never runs; where one exists, the search names it as before."""
+    import moc.cycle_ratio as cr
+    n, edges = graph
+    least, _ = lowest_height(range(n), edges)
+    searched = []
+    saved = cr._nonpositive_cycle
+
+    def counted(*args, **kwargs):
+        searched.append(args[3])
+        return saved(*args, **kwargs)
+    cr._nonpositive_cycle = counted
+    try:
+        if least is not None and least <= 0:
+            with pytest.raises(UnboundedCycleError):
+                max_cycle_ratio(range(n), edges)
+            assert any((h < 0).any() or (h == 0).any() for h in searched)
+        else:
+            assert max_cycle_ratio(range(n), edges).ratio == brute_force(range(n), edges)
+            if all(w > 0 for _, _, w, _ in edges):
+                # weights > 0: a positive ratio, no edge of weight 0, always proven
+                assert not any((h < 0).any() for h in searched)
+    finally:
+        cr._nonpositive_cycle = saved
+
+
+@pytest.mark.parametrize("edges", [
+    # a cycle of weight 0 and height 0 beside negative heights: tight, found
+    [("a", "b", 0, -1), ("b", "a", 0, 1), ("a", "a", 2, 1), ("b", "b", 1, 1)],
+    # a cycle of positive weight and negative height: no certificate holds
+    [("a", "b", 3, -2), ("b", "a", 1, 1), ("a", "a", 1, 1)],
+])
+def test_a_deferred_search_still_finds_a_cycle_without_height(edges):
+    with pytest.raises(UnboundedCycleError) as info:
+        max_cycle_ratio("ab", edges)
+    assert set(info.value.cycle) == {"a", "b"}
