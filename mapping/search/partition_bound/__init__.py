@@ -200,8 +200,8 @@ def windowed(tb, T: float, pool: Pool, deadline, rng, prove: bool, stop, windows
     """:func:`~mapping.search.partition_bound.master.run_trial` once per window of the
     first group's side work (``windows``: ``(low, high)`` covering ``[0, ∞)``, refined
     in place; ``centers``: each window's best multipliers, and under ``"most"`` how many
-    windows there may be): ``(z, L)``, the least of
-    the windows' (None where one of them ran out of time).  Every mapping with PE
+    windows there may be; one window, ``[0, ∞)``, is the bound without windows):
+    ``(z, L)``, the least of the windows' (None where one of them ran out of time).  Every mapping with PE
     loads ≤ ``T`` has its side's work within some window, and the program of that
     window holds it, so the least bound of the windows bounds it.  Without windows the
     master mixes sides of very different works, each of which alone would load the
@@ -210,9 +210,7 @@ def windowed(tb, T: float, pool: Pool, deadline, rng, prove: bool, stop, windows
     ``z`` before the proof) is below ``T`` and its master mixes sides whose works lie
     apart, it is split at their mean work, while there are fewer than ``"most"``;
     each window gets an even share of the time left."""
-    if not tb.groups:
-        return run_trial(tb, T, pool, deadline, rng, prove, stop=stop)[:2]
-    probe = SideProblem(tb, 0, T, np.zeros(tb.C), np.zeros(tb.A))
+    probe = SideProblem(tb, 0, T, np.zeros(tb.C), np.zeros(tb.A)) if tb.groups else None
     zs, Ls, i = [], [], 0
     while i < len(windows):
         low, high = windows[i]
@@ -224,8 +222,8 @@ def windowed(tb, T: float, pool: Pool, deadline, rng, prove: bool, stop, windows
         if z is None or (prove and got is None):
             return None, None
         short = got if prove else z
-        sides = [(float(probe.win[u].sum()), w) for g, u, w in out.get("sides", ())
-                 if g == 0]
+        sides = [] if probe is None else [(float(probe.win[u].sum()), w)
+                                          for g, u, w in out.get("sides", ()) if g == 0]
         if short < T and len(windows) < centers["most"] and len(sides) > 1:
             works = np.array([x for x, _ in sides])
             mid = float(works @ [w for _, w in sides]) / sum(w for _, w in sides)
