@@ -152,7 +152,7 @@ def _start_above_the_packing(setup, best: float):
     ev = setup.objectives.evaluators[0]
     return next(r for r in setup.space.random(np.random.default_rng(9), 500)
                 if best * 1.01 < mapping_value(ev, r) < 3e-5
-                and packing._pe_bound(ev, r, mapping_value(ev, r)))
+                and packing.pe_bottleneck(ev, r, mapping_value(ev, r)))
 
 
 def _cpsat_held_until_the_packing_proof(monkeypatch) -> dict:

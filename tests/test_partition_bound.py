@@ -15,6 +15,7 @@ from mapping.semantics.problem import bind_problem
 from mapping.search import exact, partition_bound, search
 from mapping.search.partition_bound import charges as partition_charges
 from mapping.search.partition_bound import master as partition_master
+from mapping.search.partition_bound import pricing as partition_pricing
 from mapping.search.engine import prepare
 from search_problems import random_app
 from test_cpsat import small
@@ -332,4 +333,75 @@ def test_a_stop_ends_the_bound_before_its_next_program(n, P, seed, kind, checks)
         res = partition_bound.bound(ev, allowed, exact.mapping_value(ev, start), stop=stop)
     assert not any(late)
     assert res.stopped == any(asked)
+    assert res.value is None or res.value <= best * (1 + 1e-12)
+
+
+def least_cn_load_within(ev, tb, T, low, high):
+    """:func:`least_cn_load` over the mappings whose side of the first group (the
+    actors on its PEs) has a work (the side pricing's) within ``[low, high]``."""
+    X = np.array(list(itertools.product(range(ev.n_pes), repeat=ev.n_actors)))
+    loads = ev.loads(X)
+    pe = np.array([e in ev.pes for e in ev.elements])
+    probe = partition_pricing.SideProblem(tb, 0, T, np.zeros(tb.C), np.zeros(tb.A))
+    on = np.isin(X, sorted(tb.groups[0]))
+    work = (on * probe.win[None, :]).sum(axis=1)
+    fits = (loads[:, pe] <= T).all(axis=1) & (work >= low) & (work <= high)
+    if not fits.any():
+        return np.inf
+    return float((ev.tables.lambda_ * loads[fits][:, ~pe]).max(axis=1).min())
+
+
+def test_ring_windows_by_hand():
+    """The ring across the bridge at ``T`` = 2.5·w, its side's work split into windows
+    ``[0, 1.5w]`` and ``[1.5w, ∞)``.  In the first a side holds one actor at most, so
+    the other side's two cores, two actors each, cannot hold the other five: no
+    mapping, and the window's bound is above ``T``.  In the second every side cuts
+    the ring twice: 2h on the bridge, as without windows.  The least of the two, 2h,
+    is what :func:`~mapping.search.partition_bound.windowed` proves."""
+    w, h = 1e-6, 1e-5
+    ev, allowed = ring_on_two_sides()
+    tb = partition_charges.Tables(ev, allowed)
+    T = 2.5 * w
+    rng = np.random.default_rng(0)
+    assert least_cn_load_within(ev, tb, T, 0.0, 1.5 * w) == np.inf
+    assert least_cn_load_within(ev, tb, T, 1.5 * w, np.inf) == pytest.approx(2 * h)
+    empty = partition_master.run_trial(tb, T, partition_master.Pool(), None, rng, True,
+                                       window=(0, 0.0, 1.5 * w))[1]
+    assert empty > T
+    full = partition_master.run_trial(tb, T, partition_master.Pool(), None, rng, True,
+                                      window=(0, 1.5 * w, np.inf))[1]
+    assert full == pytest.approx(2 * h, rel=1e-6)
+    windows = [(0.0, 1.5 * w), (1.5 * w, np.inf)]
+    z, got = partition_bound.windowed(tb, T, partition_master.Pool(), None, rng, True,
+                                      None, windows, {"most": 2})
+    assert got == pytest.approx(2 * h, rel=1e-6) and len(windows) == 2
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 7), P=st.integers(4, 5), seed=st.integers(0, 200),
+       share=st.sampled_from([0.6, 1.0, 1.4]), cut=st.floats(0.1, 0.9))
+def test_windows_never_exceed_enumeration(n, P, seed, share, cut):
+    """Behind a bridge: each window's ``L(T)`` stays at or below the least busiest CN
+    over the mappings whose PE loads fit ``T`` and whose side's work lies within the
+    window (enumerated), for a random split of the side's work; the windowed bound
+    (windows refined as the search goes) stays at or below exhaustive's optimum."""
+    problem = bind_problem(random_app(n, n + 2, seed=seed), bridged(P, seed))
+    setup = prepare(problem, "time", "max")
+    ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
+    X = np.array(list(itertools.product(range(ev.n_pes), repeat=ev.n_actors)))
+    pe = np.array([e in ev.pes for e in ev.elements])
+    T = share * float(ev.loads(X)[:, pe].max(axis=1).min())
+    tb = partition_charges.Tables(ev, allowed)
+    assert tb.groups
+    probe = partition_pricing.SideProblem(tb, 0, T, np.zeros(tb.C), np.zeros(tb.A))
+    split = cut * float(probe.win.sum())
+    rng = np.random.default_rng(seed)
+    for low, high in ((0.0, split), (split, np.inf)):
+        got = partition_master.run_trial(tb, T, partition_master.Pool(), None, rng, True,
+                                         window=(0, low, high))[1]
+        assert got is not None
+        assert got <= least_cn_load_within(ev, tb, T, low, high) * (1 + 1e-9) + 1e-18
+    best = search(problem, "time", "max", strategy="exhaustive").value
+    start = setup.space.random(rng, 1)[0]
+    res = partition_bound.bound(ev, allowed, exact.mapping_value(ev, start), windows=True)
     assert res.value is None or res.value <= best * (1 + 1e-12)

@@ -125,9 +125,6 @@ START_PACE = 0.8
 #: they found better ones than CP-SAT's own search in the time (0.75 before: 45 x 12
 #: seed 0 at 0.46% against 0.68-0.89%, 120 s under load; the research notes)
 CPSAT_SHARE = 0.5
-#: the share of the time limit that ``both`` gives the set-partitioning bound
-#: (:mod:`mapping.search.partition_bound`), after the cluster relaxation
-PARTITION_SHARE = 0.4
 #: seconds kept back from a time limit for what follows the solvers (the report)
 MARGIN = 0.5
 
@@ -174,10 +171,10 @@ def schedule(setup: Setup) -> str:
 def solve_both(setup: Setup, time_limit: float | None = None):
     """The cluster relaxation's bound (:func:`~mapping.search.exact.cluster_floor`)
     first, then the packing bound (:func:`~mapping.search.packing.within_share`),
-    then the set-partitioning bound (:func:`~mapping.search.partition_bound.floor`, within :data:`PARTITION_SHARE` of
-    the time limit; skipped where the floor already proves the starting mapping), then
-    CP-SAT with the highest of the three as a floor for :data:`CPSAT_SHARE` of what is
-    left, then the MILP from the best mapping so far (a cutoff) and the same floor for
+    then the set-partitioning bound (:func:`~mapping.search.partition_bound.floor`,
+    within :func:`~mapping.search.partition_bound.share` of the time limit; skipped
+    where the floor already proves the starting mapping), then CP-SAT with the highest
+    of the three as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from the best mapping so far (a cutoff) and the same floor for
     the rest: the best mapping, the higher bound, and each engine's own result in
     ``parts``.  The large-neighbourhood search (:mod:`mapping.search.lns`) improves
     the starting mapping in a thread on the core the bounds and the MILP leave idle
@@ -199,8 +196,8 @@ def solve_both(setup: Setup, time_limit: float | None = None):
         packed = packing.within_share(setup, time_limit, deadline, relaxed).value
         floor = max(relaxed or 0.0, packed or 0.0) or None
         parted = None if packing.proves_start(setup, floor) else partition_bound.floor(
-            setup, None if deadline is None else min(PARTITION_SHARE * time_limit,
-                                                     _left(deadline)), floor).value
+            setup, None if deadline is None else min(
+                partition_bound.share(setup) * time_limit, _left(deadline)), floor).value
         floor = max(floor or 0.0, parted or 0.0) or None
         bounded = time.time()
         if beside is not None:
@@ -325,7 +322,7 @@ def _beside(setup: Setup, time_limit: float | None = None):
             box["solver"].stop_search()
         if not ended.is_set() and not packing.proves_start(setup, floor):
             parted = partition_bound.floor(setup, None if deadline is None else min(
-                PARTITION_SHARE * time_limit, _left(deadline)), floor or None,
+                partition_bound.share(setup) * time_limit, _left(deadline)), floor or None,
                 stop=ended.is_set).value
         floor = max(floor, parted or 0.0)
         if "solver" in box and packing.proves_start(setup, floor):

@@ -468,7 +468,7 @@ def floor(setup, deadline: float | None = None, lower: float | None = None, best
     value = mapping_value(ev, row)
     own = element_tables(ev)[0]
     packed = own_bottleneck(own, row)
-    if not math.isfinite(value) or not _pe_bound(ev, row, value):
+    if not math.isfinite(value) or not pe_bottleneck(ev, row, value):
         return PackingBound(None, None)
     return bound(own, setup.space.allowed, min(value, packed), lower, deadline, stop)
 
@@ -485,14 +485,14 @@ def proof(setup, rows, deadline: float | None = None, stop=None) -> PackingBound
         return PackingBound(None, None)
     values = [mapping_value(ev, r) for r in rows]
     best = int(np.argmin(values))
-    if not math.isfinite(values[best]) or not _pe_bound(ev, rows[best], values[best]):
+    if not math.isfinite(values[best]) or not pe_bottleneck(ev, rows[best], values[best]):
         return PackingBound(None, None)
     own = element_tables(ev)[0]
     row = min(rows, key=lambda r: own_bottleneck(own, r))
     return prove(own, setup.space.allowed, row, deadline, stop)
 
 
-def _pe_bound(ev, row, value: float) -> bool:
+def pe_bottleneck(ev, row, value: float) -> bool:
     """Whether the bottleneck of the mapping ``row`` (of ``value``) is a PE."""
     loads = ev.loads(row[None, :])[0]
     pes = [i for i, e in enumerate(ev.elements) if e in ev.pe_index]

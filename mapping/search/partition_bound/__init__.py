@@ -71,6 +71,7 @@ import numpy as np
 from mapping.search.bounds import linear_bottleneck
 from mapping.search.partition_bound.charges import Tables, route_cuts  # noqa: F401
 from mapping.search.partition_bound.master import Pool, over, run_trial
+from mapping.search.partition_bound.pricing import SideProblem
 
 #: the bisection stops when the interval left is this share of the starting value
 RESOLUTION = 2e-3
@@ -78,6 +79,18 @@ RESOLUTION = 2e-3
 SAFETY = 1e-7
 #: the share of the time that the bisection takes at most, the proof the rest
 BISECTION = 0.5
+#: the most windows of the first group's side work (:func:`windowed`)
+WINDOWS = 3
+#: with windows, the share of the time for the bound without them (the rest is the
+#: windows': :func:`_ascend`)
+PLAIN = 0.55
+#: the windows' first trial lies this far (relative) above the bound without them
+STEP = 0.03
+#: the windows run only where the bound without them leaves more than this gap to the
+#: starting value (elsewhere the time is CP-SAT's: the stored ``a50_p12_s4``, whose
+#: bound converges within 34 s at 0.3% below its best mapping, ended at 1.48% with
+#: the windows' time against 0.37% without, the bounds equal, one run each)
+WINDOWS_GAP = 0.05
 
 
 @dataclass(frozen=True)
@@ -98,7 +111,7 @@ class PartitionBound:
 
 
 def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | None = None,
-          seed: int = 0, stop=None) -> PartitionBound:
+          seed: int = 0, stop=None, windows: bool = False) -> PartitionBound:
     """The set-partitioning bound of the compiled ``max`` objective ``ev`` over the
     ``(A, P)`` mask ``allowed`` (see the module) between ``lower`` (a proven bound)
     and ``upper`` (a mapping's value), within ``time_limit`` seconds: a bisection on
@@ -106,24 +119,29 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     estimated crossing, then the exact pricing there (and, where its bound falls short
     of ``T``, halfway down to that bound, while the time lasts).  ``stop()``, checked
     between programs as the deadline is, ends it early with what it proved so far
-    (another thread's request: ``both`` stops the bounds once CP-SAT has proven)."""
+    (another thread's request: ``both`` stops the bounds once CP-SAT has proven).
+    With ``windows``, that takes :data:`PLAIN` of the time, and where it leaves a gap
+    above :data:`WINDOWS_GAP` to ``upper`` the rest goes to proofs with the first
+    group's sides split by their work (:func:`_ascend`)."""
     began = time.monotonic()
     if not linear_bottleneck(ev) or not upper > 0:
         return PartitionBound(None)
-    deadline = None if time_limit is None else began + time_limit
+    end = None if time_limit is None else began + time_limit
+    deadline = end if end is None or not windows else began + PLAIN * time_limit
     tb = Tables(ev, allowed)
     if tb.C == 0:
         return PartitionBound(None, seconds=time.monotonic() - began, complete=True)
     rng = np.random.default_rng(seed)
     pool = Pool()
+    whole, centers = [(0.0, math.inf)], {"most": 1}
     lo, hi = max(lower, 0.0), upper
     trials = []
-    halfway = None if deadline is None else began + BISECTION * time_limit
+    halfway = None if deadline is None else began + BISECTION * (deadline - began)
     while hi - lo > RESOLUTION * upper:
         if over(halfway, stop):
             break
         T = 0.5 * (lo + hi)
-        z, _, _ = run_trial(tb, T, pool, halfway, rng, prove=False, stop=stop)
+        z, _ = windowed(tb, T, pool, halfway, rng, False, stop, whole, centers)
         if z is None:
             break
         trials.append((T, z, None))
@@ -133,11 +151,10 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
             hi = T
     # the proof at the estimated crossing; where it falls short (the local search's
     # columns overestimated the program there), again halfway down to what it proved
-    proven, T, center = None, lo, None
+    proven, T = None, lo
     while T > lower and (proven is None or T - proven > RESOLUTION * upper) \
             and not over(None, stop):
-        z, got, center = run_trial(tb, T, pool, deadline, rng, prove=True, center=center,
-                                   stop=stop)
+        z, got = windowed(tb, T, pool, deadline, rng, True, stop, whole, centers)
         if got is None:
             break
         trials.append((T, z, got))
@@ -145,10 +162,86 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
         if got >= T or over(deadline, stop):
             break
         T = 0.5 * (max(got, lower) + T)
-    complete = deadline is None or time.monotonic() <= deadline
+    if windows and tb.groups and (proven or lower) < upper * (1 - WINDOWS_GAP):
+        proven = _ascend(tb, pool, rng, stop, end, max(proven or 0.0, lower), upper,
+                         trials) or proven
+    complete = end is None or time.monotonic() <= end
     return PartitionBound(proven if proven and proven > 0 else None, tuple(trials),
                           len(pool), time.monotonic() - began, complete,
                           over(None, stop))
+
+
+def _ascend(tb, pool, rng, stop, end, proven: float, upper: float, trials: list):
+    """The windows' proofs (:func:`windowed`) upward from ``proven`` until ``end``:
+    each trial :data:`STEP` (relative) above the last value proven, first refining the
+    windows with the local search's columns (where their least value is not above the
+    trial, the step halves without a proof), the step halving after each proof that
+    falls short.  The highest value proven (None: none above ``proven``)."""
+    windows, centers = [(0.0, math.inf)], {"most": WINDOWS}
+    best, step = None, STEP
+    while step > RESOLUTION and not over(end, stop):
+        T = proven * (1 + step)
+        if T >= upper:
+            step *= 0.5
+            continue
+        z, _ = windowed(tb, T, pool, end, rng, False, stop, windows, centers)
+        if z is None:
+            break
+        if z <= T:
+            step *= 0.5
+            continue
+        z, got = windowed(tb, T, pool, end, rng, True, stop, windows, centers)
+        if got is None:
+            break
+        trials.append((T, z, got))
+        if min(T, got) * (1 - SAFETY) > proven:
+            proven = best = min(T, got) * (1 - SAFETY)
+        if got < T:
+            step *= 0.5
+    return best
+
+
+def windowed(tb, T: float, pool: Pool, deadline, rng, prove: bool, stop, windows: list,
+             centers: dict):
+    """:func:`~mapping.search.partition_bound.master.run_trial` once per window of the
+    first group's side work (``windows``: ``(low, high)`` covering ``[0, ∞)``, refined
+    in place; ``centers``: each window's best multipliers, and under ``"most"`` how many
+    windows there may be; one window, ``[0, ∞)``, is the bound without windows):
+    ``(z, L)``, the least of the windows' (None where one of them ran out of time).  Every mapping with PE
+    loads ≤ ``T`` has its side's work within some window, and the program of that
+    window holds it, so the least bound of the windows bounds it.  Without windows the
+    master mixes sides of very different works, each of which alone would load the
+    CNs beyond ``T`` (45 x 12 of ``tests/perf/bench_exact_max.py``: a side of 37
+    actors with one of 3, the research notes).  Where a window's value (``L``, or
+    ``z`` before the proof) is below ``T`` and its master mixes sides whose works lie
+    apart, it is split at their mean work, while there are fewer than ``"most"``;
+    each window gets an even share of the time left."""
+    probe = SideProblem(tb, 0, T, np.zeros(tb.C), np.zeros(tb.A)) if tb.groups else None
+    zs, Ls, i = [], [], 0
+    while i < len(windows):
+        low, high = windows[i]
+        now = time.monotonic()
+        until = None if deadline is None else now + (deadline - now) / (len(windows) - i)
+        out: dict = {}
+        z, got, center = run_trial(tb, T, pool, until, rng, prove, centers.get(windows[i]),
+                                   stop, (0, low, high), out)
+        if z is None or (prove and got is None):
+            return None, None
+        short = got if prove else z
+        sides = [] if probe is None else [(float(probe.win[u].sum()), w)
+                                          for g, u, w in out.get("sides", ()) if g == 0]
+        if short < T and len(windows) < centers["most"] and len(sides) > 1:
+            works = np.array([x for x, _ in sides])
+            mid = float(works @ [w for _, w in sides]) / sum(w for _, w in sides)
+            if works.max() - works.min() > RESOLUTION * T and low < mid < high:
+                windows[i:i + 1] = [(low, mid), (mid, high)]
+                centers[windows[i]] = centers[windows[i + 1]] = center
+                continue
+        centers[windows[i]] = center
+        zs.append(z)
+        Ls.append(got)
+        i += 1
+    return min(zs), (min(Ls) if prove else None)
 
 
 def trial(ev, allowed, T: float, time_limit: float | None = None, seed: int = 0
@@ -183,4 +276,34 @@ def floor(setup, time_limit: float | None = None, lower: float | None = None,
         return PartitionBound(None)
     allowed = setup.space.allowed
     lower = max(lower or 0.0, communication_bound(ev, allowed))
-    return bound(ev, allowed, upper, lower, time_limit, seed=setup.seed, stop=stop)
+    return bound(ev, allowed, upper, lower, time_limit, seed=setup.seed, stop=stop,
+                 windows=communicating(setup))
+
+
+#: the share of the time limit that ``both`` (:mod:`mapping.search.engine`) gives the
+#: bound, after the cluster relaxation and the packing bound
+SHARE = 0.4
+#: the share where a CN sets the starting mapping's bottleneck (:func:`communicating`):
+#: there the bound is the gap's (CP-SAT and the MILP raised no bound above it on
+#: ``tests/perf/bench_exact_max.py``'s communication-heavy family; the neighbourhoods
+#: improve the mapping beside it), and its windows need the time (45 x 12 seed 0
+#: alone: 4.908e-5 in 84 s, 4.081e-5 in 48 s, against 4.715e-5 without windows)
+SHARE_CN = 0.7
+
+
+def communicating(setup) -> bool:
+    """Whether a CN sets the bottleneck of ``setup``'s starting mapping."""
+    from mapping.search.exact import mapping_value
+    from mapping.search.packing import pe_bottleneck
+    row = setup.info.get("incumbent")
+    if row is None:
+        return False
+    row = np.asarray(row, dtype=np.intp)
+    value = mapping_value(setup.objectives.evaluators[0], row)
+    return math.isfinite(value) and value > 0 and \
+        not pe_bottleneck(setup.objectives.evaluators[0], row, value)
+
+
+def share(setup) -> float:
+    """``both``'s share of the time limit for :func:`floor` on ``setup``."""
+    return SHARE_CN if communicating(setup) else SHARE

@@ -188,10 +188,16 @@ def _mix(center: Duals, d: Duals, alpha: float) -> Duals:
                  slack=d.slack, y=d.y)
 
 
-def _problems(tb: Tables, T: float, d: Duals) -> list:
-    """The pricing problems of the classes, then of the groups, at the multipliers ``d``."""
+def _problems(tb: Tables, T: float, d: Duals, window=None) -> list:
+    """The pricing problems of the classes, then of the groups, at the multipliers ``d``
+    (``window``: ``(g, low, high)``, group ``g``'s sides within that work)."""
     return [Problem(tb, col, T, d.pi, d.nu, d.rho[k]) for k, col in enumerate(tb.pe)] + \
-        [SideProblem(tb, g, T, d.nu, d.sigma[g]) for g in range(len(tb.groups))]
+        [SideProblem(tb, g, T, d.nu, d.sigma[g], _within(window, g))
+         for g in range(len(tb.groups))]
+
+
+def _within(window, g: int):
+    return None if window is None or window[0] != g else window[1:]
 
 
 def over(deadline: float | None, stop=None) -> bool:
@@ -202,7 +208,7 @@ def over(deadline: float | None, stop=None) -> bool:
 
 
 def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
-              center: Duals | None = None, stop=None):
+              center: Duals | None = None, stop=None, window=None, out=None):
     """Column generation at the trial value ``T``: ``(z, L, center)``, ``z`` the master
     program's value once the local search finds no column (an upper estimate of its
     optimum: below ``T``, no proof of ``T`` exists) and, with ``prove``, ``L`` the best
@@ -213,7 +219,11 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
     (``center`` to start from: a bound at a higher ``T`` holds at a lower one) plus the
     rest times the master's, adds the columns whose reduced cost at the master's is
     negative and, where there is none (a mispricing), prices again at the master's.
-    ``stop()``: end as at the deadline (:func:`over`)."""
+    ``stop()``: end as at the deadline (:func:`over`).  ``window`` ``(g, low, high)``:
+    only the mappings whose side of group ``g`` has a work within it (every side
+    column's: :class:`~mapping.search.partition_bound.pricing.SideProblem`); ``out``:
+    a dict that receives the last master's multipliers (``"duals"``) and side columns
+    with their weights (``"sides"``)."""
     master = Master(tb, T)
     for k, s, load in pool.pe:
         if load <= T:
@@ -224,7 +234,8 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
             s[a] = True
             master.add(k, s, float(col.work[a]))
     K, G = len(tb.pe), len(tb.groups)
-    fresh = [SideProblem(tb, g, T, np.zeros(tb.C), np.zeros(tb.A)) for g in range(G)]
+    fresh = [SideProblem(tb, g, T, np.zeros(tb.C), np.zeros(tb.A), _within(window, g))
+             for g in range(G)]
     for g, s in pool.side:
         if fresh[g].fits(s):
             master.add_side(g, s)
@@ -240,10 +251,14 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
         d = master.solve()
         if d is None:
             return z, best, center
+        if out is not None:
+            out["duals"] = d
+            out["sides"] = [(g, u, w) for g, u, w in zip(master.grp, master.U,
+                                                         master.last_side) if w > 1e-9]
         z = math.inf if d.slack > 1e-9 else d.z
         if z < T * (1 - 1e-9) and not prove:
             return z, best, center  # the program's optimum is below T: no proof of T
-        probs = _problems(tb, T, d)
+        probs = _problems(tb, T, d, window)
         if (local_until is None or time.monotonic() < local_until) \
                 and _local_round(tb, master, probs, d, pool, rng, prove, deadline, stop):
             continue
@@ -257,7 +272,7 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
         alpha = ALPHA if center is not None else 0.0
         while True:
             at = d if alpha == 0.0 else _mix(center, d, alpha)
-            priced = probs if at is d else _problems(tb, T, at)
+            priced = probs if at is d else _problems(tb, T, at, window)
             mins, found = {}, False
             for i, k in enumerate(list(order)):
                 left = None if deadline is None else deadline - time.monotonic()

@@ -187,9 +187,11 @@ class SideProblem:
     the group's PEs) at one trial value, in the form ``maximize −σ·s − Σ_j c_j·[s_a ≠
     s_b]`` (``c_j = ν·w(G)·v_j ≥ 0`` the channel's charge to the CNs when cut between
     the sides) subject to the sides' capacities ``Σ_{a∈s} min_{p∈G} own(a, p) ≤ |G|·T``
-    and likewise for the rest beyond ``G``: a capacitated minimum cut."""
+    and likewise for the rest beyond ``G``: a capacitated minimum cut.  ``window``
+    ``(low, high)``: only sides whose work ``Σ_{a∈s} min_{p∈G} own(a, p)`` lies
+    within it (:func:`~mapping.search.partition_bound.bound`'s windows)."""
 
-    def __init__(self, tb: Tables, g: int, T: float, nu, sigma):
+    def __init__(self, tb: Tables, g: int, T: float, nu, sigma, window=None):
         inside = [k for k, col in enumerate(tb.pe) if col.member[g]]
         outside = [k for k, col in enumerate(tb.pe) if not col.member[g]]
 
@@ -203,6 +205,9 @@ class SideProblem:
         self.T = T
         self.w_in, self.w_out = least(inside), least(outside)
         self.cap_in = T * sum(len(tb.classes[k]) for k in inside)
+        self.low = 0.0
+        if window is not None:
+            self.low, self.cap_in = window[0], min(self.cap_in, window[1])
         self.cap_out = T * sum(len(tb.classes[k]) for k in outside)
         self.ok_in, self.ok_out = np.isfinite(self.w_in), np.isfinite(self.w_out)
         self.win = np.where(self.ok_in, self.w_in, 0.0)
@@ -223,7 +228,8 @@ class SideProblem:
 
     def fits(self, s: np.ndarray) -> bool:
         return bool(self.ok_in[s].all() and self.ok_out[~s].all()
-                    and self.win[s].sum() <= self.cap_in * (1 + 1e-12)
+                    and self.low * (1 - 1e-12) <= self.win[s].sum()
+                    <= self.cap_in * (1 + 1e-12)
                     and self.wout[~s].sum() <= self.cap_out * (1 + 1e-12))
 
     def _gain(self, x: np.ndarray) -> np.ndarray:
@@ -236,7 +242,8 @@ class SideProblem:
         for _ in range(2 * len(s)):
             x = s.astype(float)
             over_in = self.win[s].sum() - self.cap_in
-            over_out = self.wout[~s].sum() - self.cap_out
+            over_out = max(self.wout[~s].sum() - self.cap_out,
+                           self.low - self.win[s].sum())
             if over_in <= 1e-12 * self.T and over_out <= 1e-12 * self.T:
                 return s
             gain = self._gain(x)
@@ -257,7 +264,8 @@ class SideProblem:
             x = s.astype(float)
             gain = self._gain(x)
             to_in = ~s & self.ok_in & (load_in + self.win <= self.cap_in)
-            to_out = s & self.ok_out & (load_out + self.wout <= self.cap_out)
+            to_out = s & self.ok_out & (load_out + self.wout <= self.cap_out) \
+                & (load_in - self.win >= self.low)
             move = np.where(to_in | to_out, gain, -np.inf)
             i = int(np.argmax(move))
             if move[i] > tiny:
@@ -273,7 +281,8 @@ class SideProblem:
             sw = gain[ins][:, None] + gain[outs][None, :] - 2 * self.Cm[np.ix_(ins, outs)]
             li = load_in - self.win[ins][:, None] + self.win[outs][None, :]
             lo = load_out + self.wout[ins][:, None] - self.wout[outs][None, :]
-            sw = np.where((li <= self.cap_in) & (lo <= self.cap_out), sw, -np.inf)
+            sw = np.where((li <= self.cap_in) & (li >= self.low) & (lo <= self.cap_out), sw,
+                          -np.inf)
             k = int(np.argmax(sw))
             if sw.flat[k] <= tiny:
                 break
@@ -330,7 +339,7 @@ class SideProblem:
         cap[0, :A] = self.win / scale
         cap[1, :A] = -self.wout / scale
         m = vstack([cut_rows, coo_matrix(cap)]).tocsr()
-        lo = np.concatenate([np.zeros(2 * J), [-np.inf, -np.inf]])
+        lo = np.concatenate([np.zeros(2 * J), [self.low / scale, -np.inf]])
         hi = np.concatenate([np.full(2 * J, np.inf),
                              [self.cap_in / scale,
                               (self.cap_out - self.wout.sum()) / scale]])
