@@ -272,6 +272,17 @@ def random_duals(tb, T, rng):
         sigma=sigma, rho=-member @ sigma, slack=0.0, y=np.zeros((G, A)))
 
 
+def _bridged_enumerated(n, P, seed, share):
+    """A random application on a bridged board, its ``max`` search setup, and ``T``:
+    ``share`` times the least busiest PE over every mapping (enumerated)."""
+    problem = bind_problem(random_app(n, n + 2, seed=seed), bridged(P, seed))
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    X = np.array(list(itertools.product(range(ev.n_pes), repeat=ev.n_actors)))
+    pe = np.array([e in ev.pes for e in ev.elements])
+    return problem, setup, share * float(ev.loads(X)[:, pe].max(axis=1).min())
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(5, 7), P=st.integers(4, 5), seed=st.integers(0, 200),
        share=st.sampled_from([0.6, 1.0, 1.4]), alpha=st.sampled_from([0.0, 0.5, 0.9]))
@@ -281,12 +292,8 @@ def test_lagrangian_bound_holds_at_smoothed_multipliers(n, P, seed, share, alpha
     random center), stays at or below the least busiest CN over the mappings whose PE
     loads fit ``T`` (enumerated); and the column generation with heavy smoothing
     still bounds the optimum."""
-    problem = bind_problem(random_app(n, n + 2, seed=seed), bridged(P, seed))
-    setup = prepare(problem, "time", "max")
+    problem, setup, T = _bridged_enumerated(n, P, seed, share)
     ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
-    X = np.array(list(itertools.product(range(ev.n_pes), repeat=ev.n_actors)))
-    pe = np.array([e in ev.pes for e in ev.elements])
-    T = share * float(ev.loads(X)[:, pe].max(axis=1).min())
     least = least_cn_load(ev, T)
     tb = partition_charges.Tables(ev, allowed)
     rng = np.random.default_rng(seed)
@@ -385,12 +392,8 @@ def test_windows_never_exceed_enumeration(n, P, seed, share, cut):
     over the mappings whose PE loads fit ``T`` and whose side's work lies within the
     window (enumerated), for a random split of the side's work; the windowed bound
     (windows refined as the search goes) stays at or below exhaustive's optimum."""
-    problem = bind_problem(random_app(n, n + 2, seed=seed), bridged(P, seed))
-    setup = prepare(problem, "time", "max")
+    problem, setup, T = _bridged_enumerated(n, P, seed, share)
     ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
-    X = np.array(list(itertools.product(range(ev.n_pes), repeat=ev.n_actors)))
-    pe = np.array([e in ev.pes for e in ev.elements])
-    T = share * float(ev.loads(X)[:, pe].max(axis=1).min())
     tb = partition_charges.Tables(ev, allowed)
     assert tb.groups
     probe = partition_pricing.SideProblem(tb, 0, T, np.zeros(tb.C), np.zeros(tb.A))
