@@ -47,7 +47,7 @@ from moc.errors import UnboundedCycleError
 from moc.howard_exact import max_cycle_ratio_lists, on_lists, take
 from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
-    named, solve_congruence, substitute, too_large
+    named, solve_congruence, substitute, tightest, too_large, x_max
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
@@ -327,18 +327,15 @@ class _Constraints:
         cycle = list(cycle)
         after = list(zip(cycle, cycle[1:] + cycle[:1]))
         edges = edges_on(len(self.actor), self.u, self.v, cycle)
-        u, v, w, h = (take(x, edges) for x in (self.u, self.v, self.w, self.h))
+        w, h = take(self.w, edges), take(self.h, edges)
         if ratio is None:
             slack = [-x for x in h]
         else:
             # w_unit·D·slack, with N/D the ratio in the units of w and h
             unit = ratio * Fraction(self.w_unit, self.h_unit)
             slack = [a * unit.denominator - b * unit.numerator for a, b in zip(w, h)]
-        chosen = {}
-        for e, step, tight in zip(edges, zip(u, v), slack):
-            if step not in chosen or tight > chosen[step][0]:
-                chosen[step] = (tight, e)
-        return [chosen[step][1] for step in after]
+        chosen = tightest(edges, self.u, self.v, slack)
+        return [chosen[step] for step in after]
 
 
 def _units(actors, channels, durations, q, n):
@@ -386,14 +383,6 @@ def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds, small=False):
             *(np.concatenate([b[k] for b in blocks]) for k in range(5)))
 
 
-def _latest(top, low, g):
-    """``x_max``: the largest multiple of ``g`` below ``top − low``, for a reading
-    position whose last token is ``top`` (``M0`` taken off) and a writing window that
-    starts after token ``low`` (module docstring); an edge iff ``x_max ≥ top − high``,
-    ``high`` the window's end.  Python integers or numpy arrays alike."""
-    return g * ((top - low - 1) // g)
-
-
 def _height(x, h_unit, made):
     """The height ``−x/R`` of an edge of ``x`` in units of ``1/h_unit`` iterations
     (``made``: ``R``, the tokens of one iteration)."""
@@ -409,7 +398,7 @@ def _pairs(ch, P, C, g):
         if read[b + 1] > read[b]:
             top = read[b + 1] - ch.delay
             for a in writes:
-                x = _latest(top, prefix[a], g)
+                x = x_max(top - prefix[a], g)
                 if x >= top - prefix[a + 1]:
                     yield b, a, x
 
@@ -436,12 +425,12 @@ def _channel_pairs(ch, P, C, g):
         jb, top = reads[first:first + step], tops[first:first + step][:, None]
         if len(writes) <= multiples:
             low, high = prefix[writes], prefix[writes + 1]
-            x = _latest(top, low[None, :], g)
+            x = x_max(top - low[None, :], g)
             rows, cols = np.nonzero(x >= top - high[None, :])
             yield jb[rows], writes[cols], x[rows, cols]
             continue
         # the multiples of g from the largest below top down, each in one window
-        x = _latest(top, 0, g) - g * np.arange(multiples, dtype=kind)[None, :]
+        x = x_max(top, g) - g * np.arange(multiples, dtype=kind)[None, :]
         ja = np.searchsorted(prefix, (top - x).ravel(), side="left").reshape(x.shape) - 1
         keys = np.repeat(np.arange(len(jb)), multiples) * len(prefix) + ja.ravel()
         keys, first_of = np.unique(keys.astype(np.int64), return_index=True)

@@ -255,9 +255,17 @@ def _listed_pairs(ch, K_a, K_b):
 
 
 def _latest(p, c, m0, ka, kb, g):
-    """``x_max = g·⌊(p − C0 − 1)/g⌋`` of the pair ``(k_a, k_b)``, ``C0 = M0 + p·k_a −
-    c·k_b`` (:func:`constraint_edges`); Python integers or numpy arrays alike."""
-    return g * ((p - (m0 + p * ka - c * kb) - 1) // g)
+    """``x_max`` of the pair ``(k_a, k_b)``: :func:`x_max` of ``p − C0``, ``C0 = M0 +
+    p·k_a − c·k_b`` (:func:`constraint_edges`)."""
+    return x_max(p - (m0 + p * ka - c * kb), g)
+
+
+def x_max(span, g):
+    """``g·⌊(span − 1)/g⌋``, the largest multiple of ``g`` below ``span``: the latest
+    precedence ``x`` of a pair of firings whose tokens leave ``span`` to spare (the
+    SDF pair here, a cyclo-static one in :mod:`moc.csdf_kperiodic`); Python integers
+    or numpy arrays alike."""
+    return g * ((span - 1) // g)
 
 
 def _writer(p, c, m0, nu_b, K_a):
@@ -395,14 +403,20 @@ def _tightest(found, cycle, channels):
     parallel edges the critical one has the smallest height (same weight), of equal
     ones the first."""
     edges = edges_on(len(found.k), found.u, found.v, cycle)
-    lowest: dict = {}
-    for e, step, h in zip(edges, zip(take(found.u, edges), take(found.v, edges)),
-                          take(found.h, edges)):
-        if step not in lowest or h < lowest[step][0]:
-            lowest[step] = (h, e)
+    lowest = tightest(edges, found.u, found.v, [-h for h in take(found.h, edges)])
     name, cycle = found.name, list(cycle)
-    return {(name(a), name(b)): channels[int(found.channel[lowest[a, b][1]])]
+    return {(name(a), name(b)): channels[int(found.channel[lowest[a, b]])]
             for a, b in zip(cycle, cycle[1:] + cycle[:1])}
+
+
+def tightest(edges, u, v, key) -> dict:
+    """Per step ``(u, v)`` of the ``edges`` (positions in the lists or arrays ``u``,
+    ``v``), the edge of the largest ``key`` (one per edge), of equal ones the first."""
+    best: dict = {}
+    for e, step, k in zip(edges, zip(take(u, edges), take(v, edges)), key):
+        if step not in best or k > best[step][0]:
+            best[step] = (k, e)
+    return {step: e for step, (_, e) in best.items()}
 
 
 def _circuit_channels(found, cycle, channels) -> frozenset:
