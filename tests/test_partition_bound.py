@@ -380,7 +380,7 @@ def test_ring_windows_by_hand():
     assert full == pytest.approx(2 * h, rel=1e-6)
     windows = [(0.0, 1.5 * w), (1.5 * w, np.inf)]
     z, got = partition_bound.windowed(tb, T, partition_master.Pool(), None, rng, True,
-                                      None, windows, {"most": 2})
+                                      None, windows, {}, most=2)
     assert got == pytest.approx(2 * h, rel=1e-6) and len(windows) == 2
 
 

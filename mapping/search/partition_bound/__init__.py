@@ -133,7 +133,7 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
         return PartitionBound(None, seconds=time.monotonic() - began, complete=True)
     rng = np.random.default_rng(seed)
     pool = Pool()
-    whole, centers = [(0.0, math.inf)], {"most": 1}
+    whole, centers = [(0.0, math.inf)], {}
     lo, hi = max(lower, 0.0), upper
     trials = []
     halfway = None if deadline is None else began + BISECTION * (deadline - began)
@@ -180,20 +180,20 @@ def _ascend(tb, pool, rng, stop, end, proven: float, upper: float, trials: list)
     windows with the local search's columns (where their least value is not above the
     trial, the step halves without a proof), the step halving after each proof that
     falls short.  The highest value proven (None: none above ``proven``)."""
-    windows, centers = [(0.0, math.inf)], {"most": WINDOWS}
+    windows, centers = [(0.0, math.inf)], {}
     best, step = None, STEP
     while step > RESOLUTION and not over(end, stop):
         T = proven * (1 + step)
         if T >= upper:
             step *= 0.5
             continue
-        z, _ = windowed(tb, T, pool, end, rng, False, stop, windows, centers)
+        z, _ = windowed(tb, T, pool, end, rng, False, stop, windows, centers, WINDOWS)
         if z is None:
             break
         if z <= T:
             step *= 0.5
             continue
-        z, got = windowed(tb, T, pool, end, rng, True, stop, windows, centers)
+        z, got = windowed(tb, T, pool, end, rng, True, stop, windows, centers, WINDOWS)
         if got is None:
             break
         trials.append((T, z, got))
@@ -205,19 +205,19 @@ def _ascend(tb, pool, rng, stop, end, proven: float, upper: float, trials: list)
 
 
 def windowed(tb, T: float, pool: Pool, deadline, rng, prove: bool, stop, windows: list,
-             centers: dict):
+             centers: dict, most: int = 1):
     """:func:`~mapping.search.partition_bound.master.run_trial` once per window of the
     first group's side work (``windows``: ``(low, high)`` covering ``[0, ∞)``, refined
-    in place; ``centers``: each window's best multipliers, and under ``"most"`` how many
-    windows there may be; one window, ``[0, ∞)``, is the bound without windows):
-    ``(z, L)``, the least of the windows' (None where one of them ran out of time).  Every mapping with PE
-    loads ≤ ``T`` has its side's work within some window, and the program of that
+    in place, up to ``most`` of them; one window, ``[0, ∞)``, is the bound without
+    windows; ``centers``: each window's best multipliers, kept from call to call):
+    ``(z, L)``, the least of the windows' (None where one of them ran out of time).
+    Every mapping with PE loads ≤ ``T`` has its side's work within some window, and the program of that
     window holds it, so the least bound of the windows bounds it.  Without windows the
     master mixes sides of very different works, each of which alone would load the
     CNs beyond ``T`` (45 x 12 of ``tests/perf/bench_exact_max.py``: a side of 37
     actors with one of 3, the research notes).  Where a window's value (``L``, or
     ``z`` before the proof) is below ``T`` and its master mixes sides whose works lie
-    apart, it is split at their mean work, while there are fewer than ``"most"``;
+    apart, it is split at their mean work, while there are fewer than ``most``;
     each window gets an even share of the time left."""
     probe = SideProblem(tb, 0, T, np.zeros(tb.C), np.zeros(tb.A)) if tb.groups else None
     zs, Ls, i = [], [], 0
@@ -233,7 +233,7 @@ def windowed(tb, T: float, pool: Pool, deadline, rng, prove: bool, stop, windows
         short = got if prove else z
         sides = [] if probe is None else [(float(probe.win[u].sum()), w)
                                           for g, u, w in out.get("sides", ()) if g == 0]
-        if short < T and len(windows) < centers["most"] and len(sides) > 1:
+        if short < T and len(windows) < most and len(sides) > 1:
             works = np.array([x for x, _ in sides])
             mid = float(works @ [w for _, w in sides]) / sum(w for _, w in sides)
             if works.max() - works.min() > RESOLUTION * T and low < mid < high:
