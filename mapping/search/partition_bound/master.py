@@ -222,8 +222,8 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
     ``stop()``: end as at the deadline (:func:`over`).  ``window`` ``(g, low, high)``:
     only the mappings whose side of group ``g`` has a work within it (every side
     column's: :class:`~mapping.search.partition_bound.pricing.SideProblem`); ``out``:
-    a dict that receives the last master's multipliers (``"duals"``) and side columns
-    with their weights (``"sides"``)."""
+    a dict that receives the last master's side columns with their weights
+    (``"sides"``)."""
     master = Master(tb, T)
     for k, s, load in pool.pe:
         if load <= T:
@@ -252,7 +252,6 @@ def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,
         if d is None:
             return z, best, center
         if out is not None:
-            out["duals"] = d
             out["sides"] = [(g, u, w) for g, u, w in zip(master.grp, master.U,
                                                          master.last_side) if w > 1e-9]
         z = math.inf if d.slack > 1e-9 else d.z
