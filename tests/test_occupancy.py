@@ -19,7 +19,7 @@ from moc.occupancy import self_timed_occupancy
 from moc.phases import Phases, cyclo_static
 from moc.self_timed import first_iteration, simulate
 from moc.timing import analyse, prepared, self_timed_period
-from tests.test_csdf_buffers import rings
+from tests.test_csdf_buffers import crowded_rings, rings
 from tests.test_moc_timing import live_graphs
 
 
@@ -317,3 +317,28 @@ def test_guessed_iterations_equal_the_state_space(g, rounds, missed):
             iteration_program.MISSED = before
         iteration_program._Whole.guessed = solved
     event(f"guesses kept: {any(outcomes)}, refused: {not all(outcomes)}")
+
+
+def _analysed(g):
+    """What ``analyse`` gives of ``g``: throughput, latency, buffers, the first
+    iteration's firings and the method."""
+    try:
+        result = analyse(g)
+    except DeadlockError:
+        return "deadlock"
+    return (result.period, result.latency, result.buffers and dict(result.buffers),
+            result.schedule and {a: tuple(fs) for a, fs in result.schedule.items()},
+            result.method)
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(st.one_of(live_graphs(), rings(), crowded_rings()))
+def test_a_small_graph_on_lists_is_analysed_as_on_arrays(g):
+    """The default analysis (K-periodic throughput, the first iteration's schedule and
+    latency, the buffer maxima) of a small SDF or cyclo-static graph on Python lists
+    (``moc.occupancy_lists``, ``moc.self_timed``'s block on lists) equals that of the
+    same graph on numpy arrays, zero firing times (the state space) included."""
+    found = _analysed(g)
+    with on_arrays():
+        assert _analysed(g) == found
