@@ -35,6 +35,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from array import array
+from functools import partial
 from math import lcm
 from bisect import bisect_left
 from collections.abc import Collection, Mapping
@@ -106,7 +107,8 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     layout = _Layout(actors, pace, scale)
     # a small graph's iterations on Python lists (:mod:`moc.occupancy_lists`)
     small = on_lists(FIRST_ITERATIONS * total)
-    found = lists.program(actors, total) if small else _program(actors, total, layout)
+    found = lists.program(actors, total) if small else \
+        _program(actors, total, layout.paces)
     if found is None:
         return None
     run, back = found
@@ -116,8 +118,7 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     # an iteration moves a firing's time on by its actor's period: at least this much
     fastest = min(Fraction(pace[a]) for a in actors) * scale
     while iterations * total <= max_firings and span * iterations < 2 ** 62:
-        held += lists.run(run, S, E, back + done, back + iterations, total) if small \
-            else run(S, E, back + done, back + iterations)
+        held += run(S, E, back + done, back + iterations)
         if progress is not None:
             told = _tell(progress, (iterations - done) * total + told)
         S2, E2, last = lists.collect(S, E, held, back, iterations, total, layout) \
@@ -135,12 +136,12 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     return None
 
 
-def _program(actors, total, layout):
+def _program(actors, total, paces=None):
     """``(run, back)``: :func:`moc.iteration_program.iteration_program`'s program of
-    one iteration as ``run(S, E, first, last)`` (run by levels or by its program, the
-    latter guessing iterations as the ones before moved by the periods where those are
-    whole), and how many iterations back it reaches; None where one iteration cannot
-    complete."""
+    one iteration as ``run(S, E, first, last, in_order=True)`` (run by levels or by
+    its program; the latter guesses iterations as the ones before moved by the
+    ``paces``, per actor ``(n, d)``, where those are whole), and how many iterations
+    back it reaches; None where one iteration cannot complete."""
     import numpy as np
     from moc.iteration_program import iteration_program, run_levels, run_program
     found = iteration_program(actors, total)
@@ -148,14 +149,11 @@ def _program(actors, total, layout):
         return None
     program, levels, back = found
     if levels is not None:
-        return (lambda S, E, first, last: run_levels(levels, S, E, first, last, total)), \
-            back
-    moves = [Fraction(n, d) for n, d in layout.paces]
+        return partial(run_levels, levels, total=total), back
     # past the transient an iteration is the one before moved by the periods
-    moved = None if any(m.denominator > 1 for m in moves) else \
-        np.repeat(np.array([int(m) for m in moves], dtype=np.int64), layout.q)
-    return (lambda S, E, first, last: run_program(program, S, E, first, last, total,
-                                                  shift=moved, since=back)), back
+    moved = None if paces is None or any(d > 1 for _, d in paces) else np.repeat(
+        np.array([n for n, _ in paces], dtype=np.int64), [x.q for x in actors.values()])
+    return partial(run_program, program, total=total, shift=moved, since=back), back
 
 
 def _setup(graph, durations, q, growing):
@@ -220,26 +218,15 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     if span >= 2 ** 62:
         return None
     total = sum(q.values())
-    if on_lists(total):
-        found = lists.program(actors, total)
-        if found is None:
-            return None
-        program, back = found
-        S, E = array("q", [0]) * (back * total), array("q", [0]) * (back * total)
-        lists.run(program, S, E, back, back + 1, total, order == "ends")
-        starts, ends = S[back * total:].tolist(), E[back * total:].tolist()
-        return _First({a: (x.pos, x.pos + x.q) for a, x in actors.items()}, starts, ends,
-                      scale)
-    import numpy as np
-    from moc.iteration_program import iteration_program, run_levels, run_program
-    found = iteration_program(actors, total)
+    small = on_lists(total)
+    found = lists.program(actors, total) if small else _program(actors, total)
     if found is None:
         return None
-    program, levels, back = found
+    run, back = found
     S, E = array("q", [0]) * (back * total), array("q", [0]) * (back * total)
-    run, part = (run_program, program) if levels is None else (run_levels, levels)
-    run(part, S, E, back, back + 1, total, order == "ends")
-    starts, ends = (np.frombuffer(T, dtype=np.int64)[back * total:].copy() for T in (S, E))
+    run(S, E, back, back + 1, in_order=order == "ends")
+    starts, ends = (T[back * total:].tolist() for T in (S, E)) if small else \
+        (_view(T, back * total).copy() for T in (S, E))
     return _First({a: (x.pos, x.pos + x.q) for a, x in actors.items()}, starts, ends, scale)
 
 
@@ -265,11 +252,16 @@ def _collect(S, E, held, back, iterations, total, layout):
     of ``S`` and ``E`` to be dropped before those grow, and per actor the last of its
     firings whose start a growing channel set (-1 if none)."""
     import numpy as np
-    times = np.frombuffer(S, dtype=np.int64)[back * total:].reshape(iterations, total)
-    ends = np.frombuffer(E, dtype=np.int64)[back * total:].reshape(iterations, total)
+    times, ends = (_view(T, back * total).reshape(iterations, total) for T in (S, E))
     flags = np.zeros(iterations * total, dtype=bool)
     flags[np.asarray(held, dtype=np.int64) - back * total] = True
     return times, ends, _last(flags.reshape(iterations, total), layout).tolist()
+
+
+def _view(T, first):
+    """A numpy view of ``T`` (``array("q")``) from place ``first`` on."""
+    import numpy as np
+    return np.frombuffer(T, dtype=np.int64)[first:]
 
 
 class _Layout:

@@ -14,6 +14,8 @@ there a numpy matrix), as :func:`moc.occupancy._repetition` and
 """
 from __future__ import annotations
 
+from functools import partial
+
 
 def reads(i, nu):
     """``C(ν + 1) − M0`` for the consumer firings ``nu`` (a numpy array, or one Python
@@ -103,11 +105,11 @@ def grow(S, E, places):
 
 
 def program(actors, total):
-    """``(lists, back)``: the firings of one iteration in an order that their
-    precedences allow, as :func:`one_by_one`'s five lists, and
-    how many iterations back they reach (as
-    :func:`moc.iteration_program.iteration_program`); None where one iteration cannot
-    complete."""
+    """``(run, back)``: the firings of one iteration in an order that their
+    precedences allow, as :func:`one_by_one`'s five lists, made into
+    ``run(S, E, first, last, in_order=True)`` (:func:`run`), and how many iterations
+    back they reach (as :func:`moc.iteration_program.iteration_program`); None where
+    one iteration cannot complete."""
     xs = list(actors.values())
     back = 1
     waits = {False: [[] for _ in range(total)], True: [[] for _ in range(total)]}
@@ -146,7 +148,7 @@ def program(actors, total):
             fast.append(tuple(waits[True][place]))
             # an actor's first firing follows the last of the iteration before
             previous.append(place - 1 if r else x.pos + x.q - 1 - total)
-    return lists, back
+    return partial(run, lists, total=total), back
 
 
 def run(lists, S, E, first, last, total, in_order=True):
