@@ -1,5 +1,5 @@
-"""Start-up of ``mapeval check`` and ``mapeval analyse --no-simulate`` (issue 42): what a
-command imports is what it uses, so that a small graph's check is not a second of
+"""Start-up of ``mapeval check`` and ``mapeval analyse`` (issue 42): what a command
+imports is what it uses, so that a small graph's check or analysis is not a second of
 library imports.  Each case runs the command in a fresh interpreter and lists the heavy
 modules it loaded; the times are measured by ``tests/perf/startup.py``."""
 from __future__ import annotations
@@ -25,6 +25,7 @@ NOT_FOR_THE_APPLICATION = ("scipy", "networkx", "pydantic", "matplotlib", "panda
                            "numpy.ma", "moa.cost_models", "moa.architecture",
                            "mapping.evaluation")
 #: the simulation's modules (schedule and buffers), which the throughput alone never needs
+#: (``moc.csdf`` and ``moc.iteration_program``: a large graph's, on numpy arrays)
 SIMULATION = ("moc.self_timed", "moc.occupancy", "moc.csdf", "moc.iteration_program")
 #: modules of mapeval (and the standard library's threads) that an application alone does
 #: not need, each a few frozen dataclasses (a millisecond each, their methods compiled) or
