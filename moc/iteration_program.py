@@ -11,13 +11,15 @@ iteration's firings wait only for firings of the same or earlier iterations, so 
 order serves every iteration.  Where the precedences form wide levels (each firing one
 level above the highest of the same iteration it waits for; Kahn, 1962), an iteration
 is computed a level at a time (:func:`run_levels`); elsewhere the firings follow the
-blocks that the tokens allow (:func:`_blocks`), an actor's block that waits for none of
+blocks that the tokens allow (:func:`moc.occupancy_lists.blocks`), an actor's block that waits for none of
 its own, or each firing for the one before only (a self-loop of one token), computed at
 once as running maxima (:func:`_chain`) and the others one by one (:func:`run_program`).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from moc.occupancy_lists import blocks, grow, offsets, one_by_one, served, writers_read
 
 
 #: firings per level of one iteration's precedences (on average) from which its
@@ -35,12 +37,6 @@ LISTED = 1 << 16
 #: firings of a block of one actor from which, where none waits for another of the
 #: block, they are computed as one chain (numpy running maxima) rather than one by one
 CHAIN = 32
-
-
-def _reads(i, nu):
-    """``C(ν + 1) − M0`` for the consumer firings ``nu`` of the input ``i`` (a channel
-    with its consumer's ``read`` and its ``delay``)."""
-    return i.read.over(nu + 1) - i.delay
 
 
 def iteration_program(actors, total):
@@ -93,11 +89,11 @@ def iteration_program(actors, total):
                 key = (id(i.made), id(i.read), i.delay, x.q, actors[i.src].q)
                 if key not in tables:
                     made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
-                    tables[key] = np.minimum(i.read.writers(i.delay + made + 1), x.q)
+                    tables[key] = np.minimum(served(i, made), x.q)
                 serve[id(i)] = tables[key]
     where = {x.name: k for k, x in enumerate(xs)}
     feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
-    order = _blocks([x.q for x in xs], feeds)
+    order = blocks([x.q for x in xs], feeds)
     del serve, tables, feeds
     if order is None:
         return None                       # not live: the caller's checks say why
@@ -110,43 +106,16 @@ def _waits(i, q, q_src, total):
     on it, the offsets of the producer firings they wait for (less the producer's first
     place) and how many iterations back those reach; None where none waits."""
     nu = np.arange(q, dtype=np.int64)
-    waits = i.cons[nu % len(i.cons)] > 0
+    waits = np.asarray(i.cons, dtype=np.int64)[nu % len(i.cons)] > 0
     if not waits.any():
         return None
-    w = i.made.writers(_reads(i, nu))
+    w = writers_read(i, nu)
     # firings start in order: one that waits for the same producer firing as an
     # earlier one of the iteration waits for nothing more
     seen = np.maximum.accumulate(np.where(waits, w, w.min() - 1))
     keep = waits & (w > np.concatenate([[w.min() - 1], seen[:-1]]))
-    cycles, r = np.divmod(w[keep], q_src)
-    return np.flatnonzero(keep), cycles * total + r, -int(cycles.min())
-
-
-def _blocks(need, feeds):
-    """The blocks of firings ``(actor, first, end)`` of one iteration in an order that
-    the tokens allow, each actor's as many firings as its producers have written for;
-    None where an actor cannot fire its ``need`` firings.  ``feeds``: per actor its
-    producers and how many of its firings ``k`` firings of each allow (tables indexed
-    by ``k``); an actor waits for the producer that allows it the fewest firings."""
-    count = [0] * len(need)
-    waiting = [[] for _ in need]          # the actors each one holds back
-    order = []
-    pending = list(range(len(need)))
-    while pending:
-        b = pending.pop()
-        upto, blocker = need[b], None
-        for table, a in feeds[b]:
-            u = table[count[a]]
-            if u < upto:
-                upto, blocker = u, a
-        if upto > count[b]:
-            order.append((b, count[b], upto))
-            count[b] = upto
-            pending += waiting[b]
-            waiting[b] = []
-        if blocker is not None:
-            waiting[blocker].append(b)
-    return order if count == need else None
+    places, cycles = offsets(w[keep], q_src, total)
+    return np.flatnonzero(keep), places, -int(cycles.min())
 
 
 def _listed(xs, waits, total, blocks, los, his):
@@ -327,40 +296,15 @@ def run_program(program, S, E, first, last, total, in_order=True, shift=None,
                 held += _chain(part, starts, ends, base, in_order)
                 continue
             for lists in part.lists(last - first > 1):
-                _one_by_one(lists, S, E, base, in_order, held)
+                one_by_one(lists, S, E, base, in_order, held)
     del starts, ends                  # S and E grow again on the next call
     return held
-
-
-def _one_by_one(lists, S, E, base, in_order, held):
-    """Compute the firings ``lists`` (:func:`iteration_program`'s five) of the
-    iteration at ``base`` one by one; the places whose start a growing channel's
-    producer set appended to ``held``."""
-    for place, d, slow, fast, previous in zip(*lists):
-        at, before = base + place, base + previous
-        s = S[before]                 # in order, and at 0 at the earliest
-        for o in slow:
-            e = E[base + o]
-            if e > s:
-                s = e
-        if fast:
-            up = False
-            for o in fast:
-                e = E[base + o]
-                if e > s:
-                    s, up = e, True
-            if up:
-                held.append(at)
-        S[at] = s
-        e, p = s + d, E[before]
-        E[at] = e if e > p or not in_order else p
 
 
 def _grown(S, E, places):
     """``S`` and ``E`` grown by ``places`` times 0, and numpy views of them (to be
     dropped before they grow again)."""
-    S.frombytes(bytes(8 * places))
-    E.frombytes(bytes(8 * places))
+    grow(S, E, places)
     return np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
 
 
@@ -525,7 +469,7 @@ class _Whole:
     the :func:`_table` of the places each waits for on ordinary and growing channels.
     Every firing's start is the latest of its previous firing's start and the ends it
     waits for, its end its start plus its time and not before its previous firing's
-    end (:func:`_one_by_one`, which the chains compute as running maxima); the
+    end (:func:`moc.occupancy_lists.one_by_one`, which the chains compute as running maxima); the
     precedences within an iteration are acyclic (the program's order follows them),
     so the only times that meet all of them are the iteration's, whatever found them."""
 

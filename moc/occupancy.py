@@ -35,14 +35,15 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from array import array
+from functools import partial
 from math import lcm
+from bisect import bisect_left
 from collections.abc import Collection, Mapping
 
-import numpy as np
-
 from moc import limits
+from moc import occupancy_lists as lists
 from moc.graph import SDFGraph
-from moc.iteration_program import iteration_program, run_levels, run_program
+from moc.howard_exact import on_lists
 from moc.phases import Cumulative, phase_counts, phase_value
 from moc.self_timed import PROGRESS_STEP
 
@@ -103,39 +104,56 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     if FIRST_ITERATIONS * total > max_firings or reaching or \
             (_least_cyclicity(actors, pace, scale) + least + 1) * total > max_firings:
         return None
-    found = iteration_program(actors, total)
+    layout = _Layout(actors, pace, scale)
+    # a small graph's iterations on Python lists (:mod:`moc.occupancy_lists`)
+    small = on_lists(FIRST_ITERATIONS * total)
+    found = lists.program(actors, total) if small else \
+        _program(actors, total, layout.paces)
     if found is None:
         return None
-    program, levels, back = found
+    run, back = found
     iterations, done = max(FIRST_ITERATIONS, 2 * least + 2), 0
     S, E = array("q", [0]) * (back * total), array("q", [0]) * (back * total)
     held, told = [], 0
-    layout = _Layout(actors, pace, scale)
     # an iteration moves a firing's time on by its actor's period: at least this much
     fastest = min(Fraction(pace[a]) for a in actors) * scale
-    moves = [Fraction(pace[x.name]) * scale for x in actors.values()]
-    # past the transient an iteration is the one before moved by the periods
-    moved = None if any(m.denominator > 1 for m in moves) else \
-        np.repeat(np.array([int(m) for m in moves], dtype=np.int64), layout.q)
     while iterations * total <= max_firings and span * iterations < 2 ** 62:
-        held += run_program(program, S, E, back + done, back + iterations, total,
-                            shift=moved, since=back) \
-            if levels is None else run_levels(levels, S, E, back + done,
-                                               back + iterations, total)
+        held += run(S, E, back + done, back + iterations)
         if progress is not None:
             told = _tell(progress, (iterations - done) * total + told)
-        S2, E2, B2 = _collect(S, E, held, back, iterations, total)
+        S2, E2, last = lists.collect(S, E, held, back, iterations, total, layout) \
+            if small else _collect(S, E, held, back, iterations, total, layout)
         done = iterations
-        found = _repetition(S2, E2, B2, layout)
+        found = _repetition(S2, E2, last, layout, small)
         if found is not None:
             m, c, settled, shift = found
-            buffers, short = _maxima(graph, actors, S2, E2, settled, shift)
+            buffers, short = _maxima(graph, actors, S2, E2, settled, shift, small)
             if buffers is not None:
                 return _result(actors, S2, E2, buffers, scale, m, c, iterations)
         del S2, E2                        # views of S and E, which grow next
         iterations += max(2, iterations // 2) if found is None else \
             int(math.ceil(short / fastest)) + 1
     return None
+
+
+def _program(actors, total, paces=None):
+    """``(run, back)``: :func:`moc.iteration_program.iteration_program`'s program of
+    one iteration as ``run(S, E, first, last, in_order=True)`` (run by levels or by
+    its program; the latter guesses iterations as the ones before moved by the
+    ``paces``, per actor ``(n, d)``, where those are whole), and how many iterations
+    back it reaches; None where one iteration cannot complete."""
+    import numpy as np
+    from moc.iteration_program import iteration_program, run_levels, run_program
+    found = iteration_program(actors, total)
+    if found is None:
+        return None
+    program, levels, back = found
+    if levels is not None:
+        return partial(run_levels, levels, total=total), back
+    # past the transient an iteration is the one before moved by the periods
+    moved = None if paces is None or any(d > 1 for _, d in paces) else np.repeat(
+        np.array([n for n, _ in paces], dtype=np.int64), [x.q for x in actors.values()])
+    return partial(run_program, program, total=total, shift=moved, since=back), back
 
 
 def _setup(graph, durations, q, growing):
@@ -152,7 +170,7 @@ def _setup(graph, durations, q, growing):
     for a in graph.actors:
         x = _Actor()
         x.name, x.q, x.n = a, q[a], counts[a]
-        x.d = np.array([int(Fraction(t) * scale) for t in phase_times[a]], dtype=np.int64)
+        x.d = tuple(int(Fraction(t) * scale) for t in phase_times[a])
         x.phased = x.n > 1
         x.ins, x.outs, x.pos, x.reach = [], [], pos, 1
         pos += x.q
@@ -164,8 +182,8 @@ def _setup(graph, durations, q, growing):
     def pattern(value, n):
         key = (value, n)
         if key not in shared:
-            shared[key] = (Cumulative(value, n), np.array(
-                [phase_value(value, k) for k in range(n)], dtype=np.int64))
+            shared[key] = (Cumulative(value, n),
+                           tuple(phase_value(value, k) for k in range(n)))
         return shared[key]
     for ch in graph.channels.values():
         i = _Input()
@@ -178,13 +196,13 @@ def _setup(graph, durations, q, growing):
         actors[ch.dst].ins.append(i)
         if ch.src != ch.dst:
             actors[ch.src].outs.append(ch.dst)
-        consuming = np.flatnonzero(i.cons)
-        if len(consuming):
+        consuming = [k for k, c in enumerate(i.cons) if c]
+        if consuming:
             # the earliest producer firing that firings of the consumer wait for
-            first = int(consuming[0])
+            first = consuming[0]
             back = -i.made.writer(i.read(first + 1) - ch.delay)
             actors[ch.src].reach = max(actors[ch.src].reach, back)
-    return actors, scale, sum(int(x.d.sum()) * (x.q // x.n + 1) for x in actors.values())
+    return actors, scale, sum(sum(x.d) * (x.q // x.n + 1) for x in actors.values())
 
 
 def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
@@ -200,14 +218,15 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     if span >= 2 ** 62:
         return None
     total = sum(q.values())
-    found = iteration_program(actors, total)
+    small = on_lists(total)
+    found = lists.program(actors, total) if small else _program(actors, total)
     if found is None:
         return None
-    program, levels, back = found
+    run, back = found
     S, E = array("q", [0]) * (back * total), array("q", [0]) * (back * total)
-    run, part = (run_program, program) if levels is None else (run_levels, levels)
-    run(part, S, E, back, back + 1, total, order == "ends")
-    starts, ends = (np.frombuffer(T, dtype=np.int64)[back * total:].copy() for T in (S, E))
+    run(S, E, back, back + 1, in_order=order == "ends")
+    starts, ends = (T[back * total:].tolist() for T in (S, E)) if small else \
+        (_view(T, back * total).copy() for T in (S, E))
     return _First({a: (x.pos, x.pos + x.q) for a, x in actors.items()}, starts, ends, scale)
 
 
@@ -227,101 +246,152 @@ def _tell(progress, firings):
     return firings % PROGRESS_STEP
 
 
-def _collect(S, E, held, back, iterations, total):
-    """The starts, ends and growing-set flags of the computed iterations as
-    ``(iterations, total)`` matrices: row ``it``, column ``pos(a) + r`` is firing
-    ``it·q(a) + r`` of ``a``; the first two are views of ``S`` and ``E``, to be dropped
-    before those grow."""
-    times = np.frombuffer(S, dtype=np.int64)[back * total:].reshape(iterations, total)
-    ends = np.frombuffer(E, dtype=np.int64)[back * total:].reshape(iterations, total)
+def _collect(S, E, held, back, iterations, total, layout):
+    """The starts and ends of the computed iterations as ``(iterations, total)``
+    matrices (row ``it``, column ``pos(a) + r``: firing ``it·q(a) + r`` of ``a``), views
+    of ``S`` and ``E`` to be dropped before those grow, and per actor the last of its
+    firings whose start a growing channel set (-1 if none)."""
+    import numpy as np
+    times, ends = (_view(T, back * total).reshape(iterations, total) for T in (S, E))
     flags = np.zeros(iterations * total, dtype=bool)
     flags[np.asarray(held, dtype=np.int64) - back * total] = True
-    return times, ends, flags.reshape(iterations, total)
+    return times, ends, _last(flags.reshape(iterations, total), layout).tolist()
+
+
+def _view(T, first):
+    """A numpy view of ``T`` (``array("q")``) from place ``first`` on."""
+    import numpy as np
+    return np.frombuffer(T, dtype=np.int64)[first:]
 
 
 class _Layout:
     """Per actor (in order) its first column, firings per iteration, reach and period
-    in the integer time (``(numerator, denominator)``), and per column its actor's
-    values."""
+    in the integer time (``(numerator, denominator)``), as lists; the least iteration
+    from which a repetition may be seen; and for the arrays (:meth:`arrays`) per
+    column its actor's values."""
 
     def __init__(self, actors, pace, scale):
         xs = list(actors.values())
         self.paces = [(p.numerator, p.denominator)
                       for p in (Fraction(pace[x.name]) * scale for x in xs)]
-        self.pos = np.array([x.pos for x in xs], dtype=np.int64)
-        self.q = np.array([x.q for x in xs], dtype=np.int64)
-        self.reach = np.array([x.reach for x in xs], dtype=np.int64)
-        self.col_q = np.repeat(self.q, self.q)
-        self.col_r = np.arange(int(self.q.sum()), dtype=np.int64) - \
-            np.repeat(self.pos, self.q)
+        self.pos = [x.pos for x in xs]
+        self.q = [x.q for x in xs]
+        self.reach = [x.reach for x in xs]
+        self.least = max(-(-r // q) for r, q in zip(self.reach, self.q))
+        self._arrays = None
+
+    def arrays(self):
+        """``(pos, q, col_q, col_r)`` as numpy arrays: per actor its first column and
+        firings per iteration, per column its actor's firings per iteration and its
+        firing's rank in the iteration."""
+        if self._arrays is None:
+            import numpy as np
+            pos, q = (np.array(v, dtype=np.int64) for v in (self.pos, self.q))
+            self._arrays = (pos, q, np.repeat(q, q),
+                            np.arange(int(q.sum()), dtype=np.int64) - np.repeat(pos, q))
+        return self._arrays
 
 
 def _last(flags, layout):
     """Per actor the last firing (``it·q + r``) whose flag is set, -1 if none."""
+    import numpy as np
+    pos, _, col_q, col_r = layout.arrays()
     rows = flags.shape[0]
     anywhere = flags.any(axis=0)
     row = rows - 1 - np.argmax(flags[::-1], axis=0)
-    nu = np.where(anywhere, row * layout.col_q + layout.col_r, -1)
-    return np.maximum.reduceat(nu, layout.pos)
+    nu = np.where(anywhere, row * col_q + col_r, -1)
+    return np.maximum.reduceat(nu, pos)
 
 
-def _repetition(S2, E2, B2, layout):
+def _repetition(S2, E2, held, layout, small=False):
     """``(m, c, settled, shift)``: the least cyclicity ``c`` for which the computed
     firings show the execution repeating every ``c`` iterations from iteration ``m`` on
     (see the module docstring), per actor the time from which its firings repeat and
-    the time ``c·λ`` they repeat after; None if none shows."""
-    iterations = S2.shape[0]
-    inner = np.ones(S2.shape[1] - 1, dtype=bool)
-    inner[layout.pos[1:] - 1] = False
-    firsts, lasts = layout.pos, layout.pos + layout.q - 1
-    for T in (S2, E2):
-        if np.any((T[:, 1:] < T[:, :-1]) & inner) or \
-                np.any(T[1:, firsts] < T[:-1, lasts]):
-            return None
-    least = int(np.max(-(-layout.reach // layout.q)))
-    held = _last(B2, layout)
+    the time ``c·λ`` they repeat after; None if none shows.  ``held``: per actor the
+    last firing whose start a growing channel set.  ``S2`` and ``E2``: numpy matrices,
+    or with ``small`` lists of rows (:mod:`moc.occupancy_lists`)."""
+    if not small:
+        import numpy as np
+    iterations = len(S2)
+    if not (lists.ordered(S2, E2, layout) if small else _ordered(S2, E2, layout)):
+        return None
     # a cyclicity c repeats the last iteration's steps c iterations earlier: comparing
     # those two rows rules the other c out before the exact test
-    last = [T[-1] - T[-2] for T in (S2, E2)]
-    for c in range(1, min(iterations - least, iterations - 1)):
+    last = [lists.steps(T, iterations - 2) if small else T[-1] - T[-2] for T in (S2, E2)]
+    for c in range(1, min(iterations - layout.least, iterations - 1)):
         k = iterations - 2 - c
-        if any(c * n % d for n, d in layout.paces) or \
-                not all(np.array_equal(T[k + 1] - T[k], step) for T, step in zip((S2, E2), last)):
+        if any(c * n % d for n, d in layout.paces):
             continue
-        shift = np.array([c * n // d for n, d in layout.paces], dtype=np.int64)
-        lam = np.repeat(shift, layout.q)
-        wrong = (S2[c:] - S2[:-c] != lam) | (E2[c:] - E2[:-c] != lam)
-        late = _last(wrong, layout)
-        m = max(least, int(np.max(-(-(late + 1 + layout.reach) // layout.q))),
-                int(np.max(held // layout.q + 1)))
+        if small:
+            if lists.steps(S2, k) != last[0] or lists.steps(E2, k) != last[1]:
+                continue
+        elif not all(np.array_equal(T[k + 1] - T[k], step)
+                     for T, step in zip((S2, E2), last)):
+            continue
+        shift = [c * n // d for n, d in layout.paces]
+        late = lists.late(S2, E2, layout, c, shift) if small else \
+            _late(S2, E2, layout, c, shift)
+        m = max(layout.least, *(-(-(v + 1 + r) // q) for v, r, q in
+                                zip(late, layout.reach, layout.q)),
+                *(h // q + 1 for h, q in zip(held, layout.q)))
         if m + c > iterations:
             continue
-        settled = np.zeros(len(layout.q), dtype=np.int64)
-        v = m * layout.q - layout.reach
-        for T, strict in ((E2, 0), (S2, 1)):
-            later = v + c * layout.q - 1
-            settled = np.maximum(settled, T[later // layout.q, layout.pos +
-                                            later % layout.q] + strict - shift)
-            earlier = np.maximum(v - 1, 0)
-            before = T[earlier // layout.q, layout.pos + earlier % layout.q] + strict
-            settled = np.maximum(settled, np.where(v > 0, before, 0))
-        return m, c, settled, shift
+        return m, c, _settled(S2, E2, layout, m, c, shift), shift
     return None
 
 
-def _maxima(graph, actors, S2, E2, settled, shift):
+def _settled(S2, E2, layout, m, c, shift):
+    """Per actor the time from which its firings repeat (:func:`_repetition`): past
+    the end of the last firing of a period from iteration ``m`` (less the move) and the
+    start of the one after it, and past those of the last firing before the ones
+    the later firings depend on (``L(a)`` back from iteration ``m``); ``T[row][col]``
+    reads a list of rows and a numpy matrix alike."""
+    settled = []
+    for a, (pos, q, r) in enumerate(zip(layout.pos, layout.q, layout.reach)):
+        v, at = m * q - r, 0
+        for T, strict in ((E2, 0), (S2, 1)):
+            later = v + c * q - 1
+            at = max(at, int(T[later // q][pos + later % q]) + strict - shift[a])
+            if v > 0:
+                at = max(at, int(T[(v - 1) // q][pos + (v - 1) % q]) + strict)
+        settled.append(at)
+    return settled
+
+
+def _ordered(S2, E2, layout):
+    """Whether every actor's firings start and end in order (numpy matrices)."""
+    import numpy as np
+    pos, q, _, _ = layout.arrays()
+    inner = np.ones(S2.shape[1] - 1, dtype=bool)
+    inner[pos[1:] - 1] = False
+    firsts, lasts = pos, pos + q - 1
+    return not any(np.any((T[:, 1:] < T[:, :-1]) & inner) or
+                   np.any(T[1:, firsts] < T[:-1, lasts]) for T in (S2, E2))
+
+
+def _late(S2, E2, layout, c, shift):
+    """Per actor the last firing that does not start and end ``shift`` (its move
+    over ``c`` iterations) after the one ``c`` iterations before it (-1 if none)."""
+    import numpy as np
+    lam = np.repeat(np.array(shift, dtype=np.int64), layout.q)
+    wrong = (S2[c:] - S2[:-c] != lam) | (E2[c:] - E2[:-c] != lam)
+    return _last(wrong, layout).tolist()
+
+
+def _maxima(graph, actors, S2, E2, settled, shift, small=False):
     """Per channel the most tokens it holds up to one period past the time its
     producer and consumer repeat from (at the ends of its producer's firings),
     ``math.inf`` on a growing channel; or the firings still missing to see that far:
-    ``(None, shortfall)``, the most time a consumer's firings fall short."""
+    ``(None, shortfall)``, the most time a consumer's firings fall short.  ``S2`` and
+    ``E2`` as :func:`_repetition` takes them."""
     index = {a: k for k, a in enumerate(actors)}
-    settled, shift = settled.tolist(), shift.tolist()
     starts_of, lasts_of = {}, {}
 
     def starts(x):
         """The starts of ``x``'s firings (sorted, as the caller checked)."""
         if x.name not in starts_of:
-            starts_of[x.name] = S2[:, x.pos:x.pos + x.q].reshape(-1)
+            starts_of[x.name] = lists.starts(S2, x) if small else \
+                S2[:, x.pos:x.pos + x.q].reshape(-1)
         return starts_of[x.name]
 
     def lasts(a):
@@ -329,9 +399,7 @@ def _maxima(graph, actors, S2, E2, settled, shift):
         tokens are largest there (the others leave fewer; on long runs of equal ends
         the search is much shorter)."""
         if a.name not in lasts_of:
-            ends = E2[:, a.pos:a.pos + a.q].reshape(-1)
-            last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True))
-            lasts_of[a.name] = (last, ends[last])
+            lasts_of[a.name] = lists.lasts(E2, a) if small else _lasts(E2, a)
         return lasts_of[a.name]
     buffers, short = {}, 0
     for x in actors.values():
@@ -349,14 +417,32 @@ def _maxima(graph, actors, S2, E2, settled, shift):
                 continue
             # the tokens after the last of the ends at one time before the horizon:
             # there ``last + 1`` firings have ended and ``consumed`` started
-            k = int(np.searchsorted(ends, horizon, "left"))
-            last = last[:k]
-            consumed = np.searchsorted(starts(x), ends[:k], "left")
-            tokens = i.made.over(last + 1) - i.read.over(consumed)
-            buffers[i.name] = i.delay + max(0, int(tokens.max()) if k else 0)
+            k = bisect_left(ends, horizon)
+            buffers[i.name] = i.delay + max(0, _most(i, last[:k], ends[:k], starts(x))
+                                            if k else 0)
     if short:
         return None, short
     return {ch: buffers[ch] for ch in graph.channels}, 0
+
+
+def _lasts(E2, a):
+    """:func:`moc.occupancy_lists.lasts` of a numpy matrix."""
+    import numpy as np
+    ends = E2[:, a.pos:a.pos + a.q].reshape(-1)
+    last = np.flatnonzero(np.append(ends[1:] != ends[:-1], True))
+    return last, ends[last]
+
+
+def _most(i, last, ends, starts):
+    """The most tokens on the input ``i`` after firings ``last`` of its producer (0
+    up) have ended, at their ``ends``, less those read by the consumer's firings
+    started by then (of its ``starts``): ``P(w + 1) − C(started)``."""
+    if type(last) is list:
+        return max(i.made(w + 1) - i.read(bisect_left(starts, e))
+                   for w, e in zip(last, ends))
+    import numpy as np
+    consumed = np.searchsorted(starts, ends, "left")
+    return int((i.made.over(last + 1) - i.read.over(consumed)).max())
 
 
 def _result(actors, S2, E2, buffers, scale, m, c, iterations):
@@ -375,7 +461,7 @@ class _First(Mapping):
 
     def _times(self, T, a):
         lo, hi = self._rows[a]
-        row = T[lo:hi].tolist()
+        row = T[lo:hi] if type(T) is list else T[lo:hi].tolist()
         if self._scale == 1:
             return row
         return [v // self._scale if v % self._scale == 0 else Fraction(v, self._scale)
@@ -388,7 +474,7 @@ class _First(Mapping):
         """The end of the last firing (0 without any), as the firings give it."""
         if not len(self._ends):
             return 0
-        v = int(self._ends.max())
+        v = max(self._ends) if type(self._ends) is list else int(self._ends.max())
         return v // self._scale if v % self._scale == 0 else Fraction(v, self._scale)
 
     def __iter__(self):

@@ -227,13 +227,19 @@ class Cumulative:
         return self.writer(self(start) + available + 1) - start
 
     def over(self, firings):
-        """``F`` of each of a numpy integer array of ``firings``."""
+        """``F`` of each of a numpy integer array of ``firings``, or of one Python
+        integer (a small graph's rules run on both: :mod:`moc.occupancy_lists`)."""
         if self.n == 1:
             return firings * self.total
+        if type(firings) is int:
+            return self(firings)
         return (firings // self.n) * self.total + self._array()[firings % self.n]
 
     def writers(self, needed):
-        """:meth:`writer` of each of a numpy integer array of ``needed``."""
+        """:meth:`writer` of each of a numpy integer array of ``needed``, or of one
+        Python integer."""
+        if type(needed) is int:
+            return self.writer(needed)
         import numpy as np
         cycles = (needed - 1) // self.total
         return cycles * self.n + \

@@ -21,11 +21,10 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Collection, Mapping
 
-import numpy as np
-
 from moc import limits
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
+from moc.howard_exact import on_lists
 from moc.phases import Cumulative, InitialCumulative, phase_counts, phase_value
 
 
@@ -143,8 +142,16 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
             consumers[ch.src].append(ch.dst)
     whole = all(isinstance(d, int) for d in durations.values()) and \
         sum(durations[a] * q[a] for a in graph.actors) < 2 ** 62
-    kind = np.int64 if whole else object
-    ends = {a: np.zeros(q[a], dtype=kind) for a in graph.actors}
+    # a small iteration of whole times on Python lists (numpy's import would cost more
+    # than the whole iteration); the block loop is one for both, and only a block's
+    # starts and its firings' ends take the two forms
+    small = whole and on_lists(total)
+    if small:
+        ends = {a: [0] * q[a] for a in graph.actors}
+    else:
+        import numpy as np
+        kind = np.int64 if whole else object
+        ends = {a: np.zeros(q[a], dtype=kind) for a in graph.actors}
     count = dict.fromkeys(graph.actors, 0)
     queue, queued = deque(graph.actors), set(graph.actors)
     blocks = done = judged = 0
@@ -161,14 +168,17 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
             if done - judged < narrow * NARROW_AFTER:
                 return None
             judged = done
-        nu = np.arange(count[b], upto)
-        start = np.zeros(len(nu), dtype=kind)
-        for ch in inputs[b]:
-            writer = (ch.cons * (nu + 1) - 1 - ch.delay) // ch.prod
-            valid = writer >= 0
-            start[valid] = np.maximum(start[valid], ends[ch.src][writer[valid]])
-        ends[b][count[b]:upto] = _after_own(start, durations[b], ends[b], count[b],
-                                            loops[b])
+        if small:
+            _block_listed(count[b], upto, durations[b], ends, b, inputs[b], loops[b])
+        else:
+            nu = np.arange(count[b], upto)
+            start = np.zeros(len(nu), dtype=kind)
+            for ch in inputs[b]:
+                writer = _writer(ch, nu)
+                valid = writer >= 0
+                start[valid] = np.maximum(start[valid], ends[ch.src][writer[valid]])
+            ends[b][count[b]:upto] = _after_own(start, durations[b], ends[b], count[b],
+                                                loops[b])
         count[b] = upto
         for c in consumers[b]:
             if c not in queued:
@@ -176,23 +186,52 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
                 queued.add(c)
     if not rows:
         return Ends(ends)
+    if small:
+        return {a: Firings(a, [e - durations[a] for e in ends[a]], ends[a])
+                for a in graph.actors}
     return {a: Firings(a, (ends[a] - durations[a]).tolist(), ends[a].tolist())
             for a in graph.actors}
 
 
 class Ends(dict):
-    """Per actor the ends of its firings of the first iteration (an array each)."""
+    """Per actor the ends of its firings of the first iteration (an array or a list
+    each)."""
 
     def last_end(self):
         """The latest end (0 without any firing), as the firings' rows would give it."""
-        return max((int(e.max()) if e.dtype != object else max(e.tolist())
-                    for e in self.values() if len(e)), default=0)
+        return max((max(e) if type(e) is list else int(e.max()) if e.dtype != object
+                    else max(e.tolist()) for e in self.values() if len(e)), default=0)
+
+
+def _writer(ch, nu):
+    """The producer firing that wrote the last token consumer firing ``nu`` (a Python
+    integer or a numpy array of them) reads from ``ch``: ``⌊(c·(ν+1) − 1 − M0)/p⌋``, an
+    initial token where negative."""
+    return (ch.cons * (nu + 1) - 1 - ch.delay) // ch.prod
 
 
 def _lag(loop):
     """How many firings back a self-loop reaches: ``ν − writer(ν)``; 0 or less is a
     firing that waits for itself."""
     return -((loop.cons - 1 - loop.delay) // loop.cons)
+
+
+def _block_listed(first, upto, d, ends, b, inputs, loops):
+    """:func:`first_iteration`'s block of firings ``first .. upto-1`` of ``b`` (time
+    ``d``) on Python lists: each starts at the latest end of the firings it reads from
+    (:func:`_writer`) and ends ``d`` after that and after the end of its own firing
+    ``k`` back on a self-loop (:func:`_after_own`'s recurrence, one firing at a time)."""
+    own = ends[b]
+    k = min((_lag(ch) for ch in loops), default=None)
+    for nu in range(first, upto):
+        s = 0
+        for ch in inputs:
+            w = _writer(ch, nu)
+            if w >= 0 and ends[ch.src][w] > s:
+                s = ends[ch.src][w]
+        if k is not None and nu >= k and own[nu - k] > s:
+            s = own[nu - k]
+        own[nu] = s + d
 
 
 def _after_own(start, d, ends, first, loops):
@@ -203,6 +242,7 @@ def _after_own(start, d, ends, first, loops):
     ``e_j = (j+1)·d + max(e_{−1}, max_{t≤j}(s_t − t·d))``: a running maximum."""
     if not loops:
         return start + d
+    import numpy as np
     k = min(_lag(ch) for ch in loops)
     out = np.empty(len(start), dtype=start.dtype)
     for r in range(min(k, len(start))):
@@ -613,15 +653,22 @@ def _replay(i, replay, completed, outs, phased, tokens, dirty, still, events):
 
 
 def _groups(n, pairs):
-    """The connected components of ``n`` nodes joined by ``pairs``, in node order."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-    ends = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    joined = coo_matrix((np.ones(len(ends)), (ends[:, 0], ends[:, 1])), shape=(n, n))
-    _, label = connected_components(joined, directed=False)
+    """The connected components of ``n`` nodes joined by ``pairs``, in node order (each
+    listed at its least node, its nodes ascending): a union-find, linear in Python (the
+    state space that follows visits every instant in Python anyway)."""
+    root = list(range(n))
+
+    def find(i):
+        while root[i] != i:
+            root[i] = i = root[root[i]]
+        return i
+    for i, j in pairs:
+        i, j = find(i), find(j)
+        if i != j:
+            root[max(i, j)] = min(i, j)
     members: dict[int, list[int]] = {}
-    for i, group in enumerate(label.tolist()):
-        members.setdefault(group, []).append(i)
+    for i in range(n):
+        members.setdefault(find(i), []).append(i)
     return list(members.values())
 
 

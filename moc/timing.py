@@ -385,10 +385,11 @@ def _phased(graph, durations, q, result, pace=None, progress=None, order="ends")
     left_out = None if times else latency_left_out(graph, q)
     if left_out is not None:
         return _without_latency(graph, q, result, buffers, method, left_out)
-    from moc.csdf import first_iteration as phased_first
     from moc.occupancy import first_iteration as quick_first
-    times = times or quick_first(graph, durations, q, order) or \
-        phased_first(graph, durations, q, order)
+    times = times or quick_first(graph, durations, q, order)
+    if not times:
+        from moc.csdf import first_iteration as phased_first
+        times = phased_first(graph, durations, q, order)
     return _with_schedule(graph, q, result, buffers, method, None, times)
 
 

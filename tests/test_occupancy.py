@@ -6,6 +6,7 @@ cyclo-static rings, every firing taking at least one time unit."""
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from fractions import Fraction
 
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
@@ -13,18 +14,30 @@ from hypothesis import HealthCheck, assume, event, given, settings, strategies a
 from moc import SDFGraph
 from moc.csdf import first_iteration as phased_first
 from moc.errors import DeadlockError
-from moc import iteration_program, occupancy
+from moc import howard_exact, iteration_program, occupancy
 from moc.occupancy import self_timed_occupancy
 from moc.phases import Phases, cyclo_static
 from moc.self_timed import first_iteration, simulate
 from moc.timing import analyse, prepared, self_timed_period
-from tests.test_csdf_buffers import rings
+from tests.test_csdf_buffers import crowded_rings, rings
 from tests.test_moc_timing import live_graphs
 
 
 def _at_least_one(t):
     """A firing time raised to at least 1 (a zero time is the state space's)."""
     return Phases(max(1, x) for x in t) if isinstance(t, tuple) else max(1, t)
+
+
+@contextmanager
+def on_arrays():
+    """Every graph's iterations on numpy arrays, however small (``small`` graphs are
+    otherwise on Python lists: ``moc.howard_exact.on_lists``)."""
+    saved = howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS
+    howard_exact.SMALL_LISTS = howard_exact.LOADED_LISTS = -1
+    try:
+        yield
+    finally:
+        howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS = saved
 
 
 def _compare(g):
@@ -42,21 +55,27 @@ def _compare(g):
     run = simulate(g, durations, q, growing, record=False)
     assert dict(found.buffers) == dict(run.buffers)
     assert {c for c, n in found.buffers.items() if n == math.inf} == growing
+    precedences = {} if cyclo_static(g) else first_iteration(g, durations, q)
     expected = phased_first(g, durations, q) if cyclo_static(g) else \
-        {a: tuple((f.start, f.end) for f in fs)
-         for a, fs in first_iteration(g, durations, q).items()}
+        {a: tuple((f.start, f.end) for f in fs) for a, fs in precedences.items()}
     assert dict(found.first) == expected
-    # the same firings computed a level of precedences at a time (numpy), an actor's
-    # blocks of firings as chains of running maxima wherever they may be, and those
-    # computed one by one listed a firing at a time
-    for name in ("WIDE_LEVELS", "CHAIN", "LISTED"):
-        before = getattr(iteration_program, name)
-        setattr(iteration_program, name, 0 if name == "WIDE_LEVELS" else 1)
-        try:
-            other = self_timed_occupancy(g, durations, q, pace, growing)
-        finally:
-            setattr(iteration_program, name, before)
-        assert _summary(other) == _summary(found)
+    # the same firings on numpy arrays (a small graph's are on Python lists): as the
+    # program gives them, computed a level of precedences at a time, an actor's blocks
+    # of firings as chains of running maxima wherever they may be, and those computed
+    # one by one listed a firing at a time
+    with on_arrays():
+        assert _summary(self_timed_occupancy(g, durations, q, pace, growing)) == \
+            _summary(found)
+        if not cyclo_static(g):
+            assert first_iteration(g, durations, q) == precedences
+        for name in ("WIDE_LEVELS", "CHAIN", "LISTED"):
+            before = getattr(iteration_program, name)
+            setattr(iteration_program, name, 0 if name == "WIDE_LEVELS" else 1)
+            try:
+                other = self_timed_occupancy(g, durations, q, pace, growing)
+            finally:
+                setattr(iteration_program, name, before)
+            assert _summary(other) == _summary(found)
     # the execution repeats after a whole number of time units: the cyclicity is a
     # multiple of the paces' denominators (the times are whole numbers here), so it is
     # refused at once where that needs more than the limit firings, as the computed
@@ -161,11 +180,15 @@ def test_the_first_iteration_in_either_order_equals_its_precedences(g, order, fo
     for name, value in forced.items():
         setattr(iteration_program, name, value)
     try:
-        found = occupancy.first_iteration(g, durations, q, order)
+        with on_arrays():
+            found = occupancy.first_iteration(g, durations, q, order)
     finally:
         for name, value in saved.items():
             setattr(iteration_program, name, value)
-    assert dict(found) == phased_first(g, durations, q, order)
+    expected = phased_first(g, durations, q, order)
+    assert dict(found) == expected
+    # a small graph's on Python lists
+    assert dict(occupancy.first_iteration(g, durations, q, order)) == expected
 
 
 def test_the_first_iteration_under_kiter_s_order():
@@ -207,7 +230,8 @@ def test_a_block_on_a_self_loop_of_one_token_is_computed_at_once(monkeypatch):
     chain = iteration_program._chain
     monkeypatch.setattr(iteration_program, "_chain",
                         lambda part, *a, **k: chains.append(part[5]) or chain(part, *a, **k))
-    found = occupancy.first_iteration(g, durations, q)
+    with on_arrays():
+        found = occupancy.first_iteration(g, durations, q)
     assert chains == [False, False, True]          # c's and d's, then a's
     starts = [s for s, _ in found["a"]]
     assert starts == [30 + 4 * (j // 2) + j % 2 for j in range(19)] + \
@@ -293,3 +317,28 @@ def test_guessed_iterations_equal_the_state_space(g, rounds, missed):
             iteration_program.MISSED = before
         iteration_program._Whole.guessed = solved
     event(f"guesses kept: {any(outcomes)}, refused: {not all(outcomes)}")
+
+
+def _analysed(g):
+    """What ``analyse`` gives of ``g``: throughput, latency, buffers, the first
+    iteration's firings and the method."""
+    try:
+        result = analyse(g)
+    except DeadlockError:
+        return "deadlock"
+    return (result.period, result.latency, result.buffers and dict(result.buffers),
+            result.schedule and {a: tuple(fs) for a, fs in result.schedule.items()},
+            result.method)
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(st.one_of(live_graphs(), rings(), crowded_rings()))
+def test_a_small_graph_on_lists_is_analysed_as_on_arrays(g):
+    """The default analysis (K-periodic throughput, the first iteration's schedule and
+    latency, the buffer maxima) of a small SDF or cyclo-static graph on Python lists
+    (``moc.occupancy_lists``, ``moc.self_timed``'s block on lists) equals that of the
+    same graph on numpy arrays, zero firing times (the state space) included."""
+    found = _analysed(g)
+    with on_arrays():
+        assert _analysed(g) == found
