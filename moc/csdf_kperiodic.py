@@ -305,6 +305,12 @@ class _Constraints:
             found.append(None if c < 0 else (c, int(self._x[c][e - first[c]])))
         return found
 
+    def channel_of(self, edges):
+        """Per edge of ``edges`` (an array) its channel number, -1 for an actor's own
+        order."""
+        import numpy as np
+        return np.searchsorted(np.array(self._first), edges, side="right") - 1
+
     def through(self, edges, origins=None):
         """The names of the channels of ``edges`` (actors' own orders left out), in
         order, each once (``origins``: :meth:`origins` of ``edges``, where known)."""

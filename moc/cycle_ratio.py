@@ -174,7 +174,7 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     # where the search was deferred, the potentials prove N·Σh ≥ D·Σw on every cycle:
     # with N > 0 and weights ≥ 0 a cycle of height ≤ 0 has weight 0 and height 0, its
     # edges all tight and of weight 0
-    if deferred and not (min(bound.values()) > 0 and tight and not _has_cycle(
+    if deferred and not (min(bound.values()) > 0 and tight and not has_cycle(
             m, u[tight[-1] & (w == 0)], v[tight[-1] & (w == 0)])):
         return max_cycle_ratio_arrays(n, *given, defer=False, **more)
     if critical is not None:
@@ -575,7 +575,7 @@ def _certified(u, v, w, h, policy, roots, component, bound, tight=None) -> bool:
     return bool(np.all(slack >= 0))
 
 
-def _has_cycle(n, u, v) -> bool:
+def has_cycle(n, u, v) -> bool:
     """Whether the edges ``u → v`` (sorted by tail) of nodes ``0..n-1`` hold a cycle."""
     if not len(u):
         return False

@@ -34,10 +34,8 @@ def classes(found):
     end = (np.arange(len(actor)) - base[actor]) // size[actor]
     u = np.asarray(found.u, dtype=np.int64)
     v = np.asarray(found.v, dtype=np.int64)
-    edges = np.arange(len(u))
-    first = found._first[0]
-    kind = np.where(edges < first, 2 * end[u] + end[v],
-                    4 + np.searchsorted(np.array(found._first), edges, side="right") - 1)
+    channel = found.channel_of(np.arange(len(u)))
+    kind = np.where(channel < 0, 2 * end[u] + end[v], 4 + channel)
     return actor, end, j, base, size, u, v, kind
 
 
@@ -81,7 +79,7 @@ def alike(found, tight):
     those channels, self-loops aside, join their actors in one simple circuit.  Those
     channels (numbers) where so, else None."""
     import numpy as np
-    from moc.cycle_ratio import _has_cycle, strong_labels
+    from moc.cycle_ratio import has_cycle, strong_labels
     e = np.flatnonzero(tight)
     u = np.asarray(found.u)[e]
     order = np.argsort(u, kind="stable")
@@ -102,11 +100,11 @@ def alike(found, tight):
     key, e = key[first], e[first]
     nodes = np.unique(key // n)
     u, v = np.searchsorted(nodes, key // n), np.searchsorted(nodes, key % n)
-    channel = np.searchsorted(np.array(found._first), e, side="right") - 1
+    channel = found.channel_of(e)
     met = np.unique(channel[channel >= 0]).tolist()
     for c in met:
         keep = channel != c
-        if _has_cycle(len(nodes), u[keep], v[keep]):
+        if has_cycle(len(nodes), u[keep], v[keep]):
             return None
     circuit = [found.channels[c] for c in met if found.channels[c].src !=
                found.channels[c].dst]
