@@ -326,12 +326,12 @@ class _Constraints:
             solve = max_cycle_ratio_lists
         else:
             from moc.cycle_ratio import max_cycle_ratio_arrays as solve
-        self.critical = None
         if not self.small:
             warm.setdefault("critical", [])
         ratio, cycle = solve(len(self.actor), self.u, self.v, self.w, self.h, **warm)
-        # its tight edges and float policy, where a warm start follows it
-        self.critical = warm["critical"][0] if warm.get("critical") else None
+        if not self.small:
+            # its tight edges and float policy, where a warm start follows it
+            self.critical = warm["critical"][0] if warm["critical"] else None
         return (None if ratio is None else ratio * Fraction(self.h_unit, self.w_unit)), cycle
 
     def steps(self, cycle, ratio):

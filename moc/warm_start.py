@@ -42,8 +42,8 @@ def classes(found):
 def critical_of(found):
     """``(tight, policy)`` of the constraint graph ``found`` solved (the ``critical``
     of :func:`moc.cycle_ratio.max_cycle_ratio_arrays`): kept from its solve on arrays,
-    solved again on arrays where it was small; None off one component."""
-    if not found.small:
+    else solved on arrays (small, or not solved); None off one component."""
+    if hasattr(found, "critical"):
         return found.critical
     import numpy as np
     from moc.cycle_ratio import integer_array, max_cycle_ratio_arrays
