@@ -332,6 +332,7 @@ class _Constraints:
         if not self.small:
             # its tight edges and float policy, where a warm start follows it
             self.critical = warm["critical"][0] if warm["critical"] else None
+        self.solved = ratio                       # in the units of w and h
         return (None if ratio is None else ratio * Fraction(self.h_unit, self.w_unit)), cycle
 
     def steps(self, cycle, ratio):
@@ -574,7 +575,8 @@ def _warm_ratio(found, before, K, cycles):
     if not likely(before, known):
         return found.ratio()
     critical = []
-    ratio, cycle = found.ratio(start=preferred(before, known[1], found), critical=critical)
+    ratio, cycle = found.ratio(start=preferred(before, known[1], found), critical=critical,
+                               near=float(before.solved or 0))
     if not critical or (critical[0][0] is not None and alike(found, critical[0][0]) is not
                         None and (ratio == 0 or covers(
                             K, [a for a, _ in found.names(cycle)], cycles))):

@@ -76,7 +76,7 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
 
 
 def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
-                           critical=None) -> tuple:
+                           critical=None, near=None) -> tuple:
     """``(ratio, cycle)`` of the graph of nodes ``0..n-1`` and edges ``u[e] -> v[e]``
     of weight ``w[e]`` and height ``h[e]`` (numpy arrays: integers, exact, the ratio a
     :class:`~fractions.Fraction`; or floats); ``(None, ())`` without a cycle.  Raises
@@ -96,15 +96,17 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
 
     On one strongly connected component, ``start`` (a mask of edges) warms the
     iteration up: each node starts from its first marked edge, not its heaviest (the
-    ratio is the same; of equally critical cycles another may come out); and a list
+    ratio is the same; of equally critical cycles another may come out), its weights
+    scaled so that ``near``, a positive estimate of the ratio, is 1; and a list
     ``critical`` gets the mask of the edges tight under the exact potentials (every
     critical cycle lies there, :func:`moc.warm_start.alike`; None where no such
-    potentials were made) and the final float policy (per node its edge).
+    potentials were made) and the final float policy (per node its edge), or
+    ``(None, None)`` where a warm start did not converge within :data:`WARM_STEPS`.
     """
     if not len(u):
         return None, ()
     exact = w.dtype != np.float64
-    given, more = (u, v, w, h), {"start": start, "critical": critical}
+    given, more = (u, v, w, h), {"start": start, "critical": critical, "near": near}
     # edges by tail (stable: among equal choices the first given still wins), so that a
     # node's best edge is a segment's maximum (:func:`first_per`); renumbering the
     # nodes kept below keeps that order
@@ -133,12 +135,18 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
-    scale = max(float(np.abs(wf).max()), 1.0)
+    # a warm start's estimate of the ratio (``near``) as 1: ratios of 1e-9 (seed 24's
+    # g0049 under "starts") lie within the tolerance that tells ratios apart
+    scale = near if start is not None and (near or 0) > 0 else \
+        max(float(np.abs(wf).max()), 1.0)
     wf /= scale                                    # the same quotients, in place
     try:
         policy, converged = _policy_iteration(m, u, v, wf, hf, deferred, start)
     except _Unsafe:                                # a policy cycle of height ≤ 0
         return max_cycle_ratio_arrays(n, *given, defer=False, **more)
+    if start is not None and not converged:
+        critical.append((None, None))              # no answer: solved again without
+        return None, ()
     del wf, hf
     succ = v[policy]
     roots = _cycle_roots(succ)
@@ -297,6 +305,10 @@ def first_per(group, key, slack=0.0):
     return hits[np.concatenate(([True], group[hits[1:]] != group[hits[:-1]]))]
 
 
+#: steps after which a warm start (``start``) gives up
+WARM_STEPS = 48
+
+
 class _Unsafe(Exception):
     """A policy cycle of height sum zero or less (where the search for one was
     deferred): no ratio of it means anything."""
@@ -323,7 +335,9 @@ def _policy_iteration(n, u, v, w, h, guard=False, start=None):
     # most edges of a large constraint graph carry no tokens: value = w + x[v] there
     tokens = np.flatnonzero(h)
     ut, vt, wt, ht = u[tokens], v[tokens], w[tokens], h[tokens]
-    for _ in range(max(100, 10 * int(math.isqrt(n)))):
+    # a warm start gives up early (seed 24's g0049 under "starts" stalled 5,120 steps
+    # on ratios 1e-9 apart, below the tolerance that tells ratios apart)
+    for _ in range(WARM_STEPS if start is not None else max(100, 10 * int(math.isqrt(n)))):
         eta, x = _policy_values(n, v, w, h, policy, eta, x, tol, packed, last, guard)
         # one ratio everywhere (the usual case once it has spread): no edge leads up
         level = eta.min() == eta.max()

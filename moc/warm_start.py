@@ -50,9 +50,10 @@ def critical_of(found):
     from moc.errors import UnboundedCycleError
     critical = []
     try:
-        max_cycle_ratio_arrays(len(found.actor), np.array(found.u, dtype=np.int64),
-                               np.array(found.v, dtype=np.int64), integer_array(found.w),
-                               integer_array(found.h), critical=critical)
+        found.solved = max_cycle_ratio_arrays(
+            len(found.actor), np.array(found.u, dtype=np.int64),
+            np.array(found.v, dtype=np.int64), integer_array(found.w),
+            integer_array(found.h), critical=critical)[0]
     except UnboundedCycleError:
         return None
     return critical[0] if critical else None
