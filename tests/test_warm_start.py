@@ -98,7 +98,7 @@ def weighted_graphs(draw):
 @settings(max_examples=200, deadline=None)
 @given(weighted_graphs(), st.data())
 def test_any_start_gives_the_ratio_and_tight_edges_hold_every_critical_cycle(graph, data):
-    """From any start mask: the ratio from the heaviest edges, the largest over simple
+    """From any start mask and scale: the ratio from the heaviest edges, the largest over simple
     cycles (brute force), and every edge of every critical simple cycle (at each step
     the edges of the largest ``w·D − h·N``) among the tight ones; the policy an edge
     out of each node."""
@@ -109,7 +109,9 @@ def test_any_start_gives_the_ratio_and_tight_edges_hold_every_critical_cycle(gra
     start = np.array(data.draw(st.lists(st.booleans(), min_size=len(pairs),
                                         max_size=len(pairs))), dtype=bool)
     critical = []
-    ratio, cycle = max_cycle_ratio_arrays(n, u, v, W, H, start=start, critical=critical)
+    near = data.draw(st.sampled_from([None, 0.01, 1.0, 7.5]))
+    ratio, cycle = max_cycle_ratio_arrays(n, u, v, W, H, start=start, critical=critical,
+                                          near=near)
     assert ratio == max_cycle_ratio_arrays(n, u, v, W, H)[0]
     best = {}
     for e, (a, b) in enumerate(pairs):
@@ -148,3 +150,17 @@ def test_a_cycle_without_tokens_is_raised_from_a_warm_start_too():
             assert sorted(exc.cycle) == [0, 1]
         else:
             raise AssertionError("no cycle without tokens raised")
+
+
+def test_a_warm_start_that_does_not_converge_gives_up(monkeypatch):
+    """Past ``WARM_STEPS`` steps no answer comes, and ``critical`` says so."""
+    from moc import cycle_ratio
+    monkeypatch.setattr(cycle_ratio, "WARM_STEPS", 0)
+    u = np.array([0, 1], dtype=np.int64)
+    v = np.array([1, 0], dtype=np.int64)
+    one = np.ones(2, dtype=np.int64)
+    critical = []
+    assert max_cycle_ratio_arrays(2, u, v, one, one, start=np.ones(2, dtype=bool),
+                                  critical=critical) == (None, ())
+    assert critical == [(None, None)]
+    assert max_cycle_ratio_arrays(2, u, v, one, one)[0] == 1
