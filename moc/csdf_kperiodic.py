@@ -326,10 +326,8 @@ class _Constraints:
             solve = max_cycle_ratio_lists
         else:
             from moc.cycle_ratio import max_cycle_ratio_arrays as solve
-        if not self.small:
-            warm.setdefault("critical", [])
         ratio, cycle = solve(len(self.actor), self.u, self.v, self.w, self.h, **warm)
-        if not self.small:
+        if "critical" in warm:
             # its tight edges and float policy, where a warm start follows it
             self.critical = warm["critical"][0] if warm["critical"] else None
         self.solved = ratio                       # in the units of w and h
@@ -569,11 +567,13 @@ def _warm_ratio(found, before, K, cycles):
     unless every critical cycle prints alike (:func:`moc.warm_start.alike`) and its
     actors end the iteration (:func:`covers`, where no cycle's own ``_follow`` is
     asked)."""
+    # a graph short of the whole iteration keeps what a warm start after it reads
+    keep = {} if found.small or K == cycles else {"critical": []}
     if before is None or found.small or len(found.actor) + len(found.u) < WARM_SIZE:
-        return found.ratio()
+        return found.ratio(**keep)
     known = critical_of(before)
     if not likely(before, known):
-        return found.ratio()
+        return found.ratio(**keep)
     critical = []
     ratio, cycle = found.ratio(start=preferred(before, known[1], found), critical=critical,
                                near=float(before.solved or 0))
@@ -581,7 +581,7 @@ def _warm_ratio(found, before, K, cycles):
                         None and (ratio == 0 or covers(
                             K, [a for a, _ in found.names(cycle)], cycles))):
         return ratio, cycle
-    return found.ratio()
+    return found.ratio(**keep)
 
 
 def ratio_unbounded(found, cycle) -> bool:
