@@ -306,7 +306,7 @@ def first_per(group, key, slack=0.0):
 
 
 #: steps after which a warm start (``start``) gives up
-WARM_STEPS = 48
+WARM_STEPS = 256
 
 
 class _Unsafe(Exception):
