@@ -94,14 +94,12 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     for a cycle of height sum zero or less comes after (``defer``): those potentials
     then prove there is none, and it runs first only where they do not.
 
-    On one strongly connected component, ``start`` (a mask of edges) warms the
-    iteration up: each node starts from its first marked edge, not its heaviest (the
-    ratio is the same; of equally critical cycles another may come out), its weights
-    scaled so that ``near``, a positive estimate of the ratio, is 1; and a list
-    ``critical`` gets the mask of the edges tight under the exact potentials (every
-    critical cycle lies there, :func:`moc.warm_start.alike`; None where no such
-    potentials were made) and the final float policy (per node its edge), or
-    ``(None, None)`` where a warm start did not converge within :data:`WARM_STEPS`.
+    On one strongly connected component, ``start`` (a mask of edges) starts each node
+    from its first marked edge (the same ratio; of equally critical cycles maybe
+    another), weights scaled so that ``near`` (an estimate of the ratio) is 1; and a
+    list ``critical`` gets the edges tight under exact potentials (a mask: all critical
+    cycles lie there; None without such potentials) and the float policy, or ``(None,
+    None)`` where a warm start passed :data:`WARM_STEPS` (:mod:`moc.warm_start`).
     """
     if not len(u):
         return None, ()
@@ -135,10 +133,9 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
-    # a warm start's estimate of the ratio (``near``) as 1: ratios of 1e-9 (seed 24's
-    # g0049 under "starts") lie within the tolerance that tells ratios apart
-    scale = near if start is not None and (near or 0) > 0 else \
-        max(float(np.abs(wf).max()), 1.0)
+    # a warm start's estimate as 1: ratios of 1e-9 (seed 24's g0049, "starts") lie
+    # within the tolerance that tells ratios apart
+    scale = near if start is not None and (near or 0) > 0 else max(float(abs(wf).max()), 1.0)
     wf /= scale                                    # the same quotients, in place
     try:
         policy, converged = _policy_iteration(m, u, v, wf, hf, deferred, start)
