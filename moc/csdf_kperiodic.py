@@ -49,6 +49,7 @@ from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
     named, solve_congruence, substitute, tightest, too_large, x_max
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
+from moc.warm_start import WARM_SIZE, alike, critical_of, likely, preferred
 
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
 #: is taken at once (its exact pattern), where that is within the limit firings: one
@@ -304,6 +305,12 @@ class _Constraints:
             found.append(None if c < 0 else (c, int(self._x[c][e - first[c]])))
         return found
 
+    def channel_of(self, edges):
+        """Per edge of ``edges`` (an array) its channel number, -1 for an actor's own
+        order."""
+        import numpy as np
+        return np.searchsorted(np.array(self._first), edges, side="right") - 1
+
     def through(self, edges, origins=None):
         """The names of the channels of ``edges`` (actors' own orders left out), in
         order, each once (``origins``: :meth:`origins` of ``edges``, where known)."""
@@ -311,14 +318,19 @@ class _Constraints:
         return list(dict.fromkeys(self.channels[o[0]].name for o in origins
                                   if o is not None))
 
-    def ratio(self):
+    def ratio(self, **warm):
         """``(ratio, cycle)`` by :func:`max_cycle_ratio_lists` or
-        :func:`moc.cycle_ratio.max_cycle_ratio_arrays`."""
+        :func:`moc.cycle_ratio.max_cycle_ratio_arrays` (``warm``: its ``start`` and
+        ``critical``)."""
         if self.small:
             solve = max_cycle_ratio_lists
         else:
             from moc.cycle_ratio import max_cycle_ratio_arrays as solve
-        ratio, cycle = solve(len(self.actor), self.u, self.v, self.w, self.h)
+        ratio, cycle = solve(len(self.actor), self.u, self.v, self.w, self.h, **warm)
+        if "critical" in warm:
+            # its tight edges and float policy, where a warm start follows it
+            self.critical = warm["critical"][0] if warm["critical"] else None
+        self.solved = ratio                       # in the units of w and h
         return (None if ratio is None else ratio * Fraction(self.h_unit, self.w_unit)), cycle
 
     def steps(self, cycle, ratio):
@@ -495,11 +507,14 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
             _edge_count(K[ch.src], n[ch.src], K[ch.dst], n[ch.dst], totals[ch.name])
             for ch in channels)
     whole = size_at(cycles)
+    before = None               # the constraint graph of the K before
     while True:
         steps += 1
         size = size_at(K)
         if K != cycles and whole <= limits.MAX_FIRINGS and (
                 steps > STEPS_BEFORE_WHOLE or whole <= max(WHOLE_FACTOR * size, SMALL_WHOLE)):
+            if before is None and whole >= WARM_SIZE and not feasible:
+                before = _Constraints(actors, channels, durations, q, n, K, order, pairs)
             K, size = dict(cycles), whole
         if size > limits.MAX_FIRINGS and best is not None:
             return (*best, False)
@@ -511,7 +526,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                              pairs if K != cycles else
                              {"units": pairs["units"]} if "units" in pairs else None)
         try:
-            ratio, cycle = found.ratio()
+            ratio, cycle = _warm_ratio(found, None if feasible else before, K, cycles)
         except UnboundedCycleError as exc:
             if symbolic is not None and symbolic.live(size) and feasible:
                 return 0, (), K, frozenset()
@@ -534,6 +549,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                 return result
             if best is None or ratio < best[0]:
                 best = result
+        before = found
         on_circuit = list(dict.fromkeys(a for a, _ in found.names(cycle)))
         grown = grow(K, on_circuit, cycles)
         if grown is None:
@@ -542,6 +558,30 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                 _deadlock(graph, found, cycle, found.steps(cycle, None))
             raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
         K.update(grown)
+
+
+def _warm_ratio(found, before, K, cycles):
+    """``found.ratio()``, its float iteration started from the policy of ``before`` (a
+    smaller ``K``'s graph of the same component, :func:`moc.warm_start.preferred`)
+    where ``found`` is large.  It is solved again from the heaviest edges, as without,
+    unless every critical cycle prints alike (:func:`moc.warm_start.alike`) and its
+    actors end the iteration (:func:`covers`, where no cycle's own ``_follow`` is
+    asked)."""
+    # a graph short of the whole iteration keeps what a warm start after it reads
+    keep = {} if found.small or K == cycles else {"critical": []}
+    if before is None or found.small or len(found.actor) + len(found.u) < WARM_SIZE:
+        return found.ratio(**keep)
+    known = critical_of(before)
+    if not likely(before, known):
+        return found.ratio(**keep)
+    critical = []
+    ratio, cycle = found.ratio(start=preferred(before, known[1], found), critical=critical,
+                               near=float(before.solved or 0))
+    if not critical or (critical[0][0] is not None and alike(found, critical[0][0]) is not
+                        None and (ratio == 0 or covers(
+                            K, [a for a, _ in found.names(cycle)], cycles))):
+        return ratio, cycle
+    return found.ratio(**keep)
 
 
 def ratio_unbounded(found, cycle) -> bool:

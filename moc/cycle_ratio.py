@@ -75,7 +75,8 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
     return CycleRatio(ratio * unit, tuple(nodes[i] for i in cycle))
 
 
-def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True) -> tuple:
+def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
+                           critical=None, near=None) -> tuple:
     """``(ratio, cycle)`` of the graph of nodes ``0..n-1`` and edges ``u[e] -> v[e]``
     of weight ``w[e]`` and height ``h[e]`` (numpy arrays: integers, exact, the ratio a
     :class:`~fractions.Fraction`; or floats); ``(None, ())`` without a cycle.  Raises
@@ -92,11 +93,18 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True) -> tuple:
     instead.  Where integer heights have either sign and weights are ≥ 0, the search
     for a cycle of height sum zero or less comes after (``defer``): those potentials
     then prove there is none, and it runs first only where they do not.
+
+    On one strongly connected component, ``start`` (a mask of edges) starts each node
+    from its first marked edge (the same ratio; of equally critical cycles maybe
+    another), weights scaled so that ``near`` (an estimate of the ratio) is 1; and a
+    list ``critical`` gets the edges tight under exact potentials (a mask: all critical
+    cycles lie there; None without such potentials) and the float policy, or ``(None,
+    None)`` where a warm start passed :data:`WARM_STEPS` (:mod:`moc.warm_start`).
     """
     if not len(u):
         return None, ()
     exact = w.dtype != np.float64
-    given = u, v, w, h
+    given, more = (u, v, w, h), {"start": start, "critical": critical, "near": near}
     # edges by tail (stable: among equal choices the first given still wins), so that a
     # node's best edge is a segment's maximum (:func:`first_per`); renumbering the
     # nodes kept below keeps that order
@@ -116,17 +124,26 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True) -> tuple:
     nodes = np.flatnonzero(local >= 0)
     if len(nodes) < n or not kept.all():       # else all kept, numbered as they are
         u, v, h, order = local[u[kept]], local[v[kept]], h[kept], order[kept]
+        start = critical = None                    # warm only on one component
     w = w[order]
-    del order, kept, local                         # memory: the iteration's peak follows
+    start = None if start is None else start[order]
+    if critical is None:
+        order = None
+    del kept, local                                # memory: the iteration's peak follows
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
-    scale = max(float(np.abs(wf).max()), 1.0)
+    # a warm start's estimate as 1: ratios of 1e-9 (seed 24's g0049, "starts") lie
+    # within the tolerance that tells ratios apart
+    scale = near if start is not None and (near or 0) > 0 else max(float(abs(wf).max()), 1.0)
     wf /= scale                                    # the same quotients, in place
     try:
-        policy, converged = _policy_iteration(m, u, v, wf, hf, deferred)
+        policy, converged = _policy_iteration(m, u, v, wf, hf, deferred, start)
     except _Unsafe:                                # a policy cycle of height ≤ 0
-        return max_cycle_ratio_arrays(n, *given, defer=False)
+        return max_cycle_ratio_arrays(n, *given, defer=False, **more)
+    if start is not None and not converged:
+        critical.append((None, None))              # no answer: solved again without
+        return None, ()
     del wf, hf
     succ = v[policy]
     roots = _cycle_roots(succ)
@@ -140,7 +157,7 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True) -> tuple:
                                    int(sum(h[policy[c]].tolist())))
                        for r, c in cycles.items()}
     except ZeroDivisionError:                      # where the search was deferred
-        return max_cycle_ratio_arrays(n, *given, defer=False)
+        return max_cycle_ratio_arrays(n, *given, defer=False, **more)
     best = {}                                      # per component: its best cycle
     for r, value in exact_ratio.items():
         c = int(component[r])
@@ -149,22 +166,28 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True) -> tuple:
     top = max(best.values(), key=exact_ratio.__getitem__)
     ratio, cycle = exact_ratio[top], cycles[top]
     bound = {c: exact_ratio[r] for c, r in best.items()}
-    tight = [] if deferred else None
+    tight = [] if deferred or order is not None else None
     if not (converged and _certified(u, v, w, h, policy, roots, component, bound, tight)):
         # rounding left the policy short of optimal: go on from it exactly
-        if deferred:
+        if tight is not None:
             tight.clear()
-        found = _exact_from(u, v, w, h, policy, ratio, cycle, tight)
+        found = _exact_from(u, v, w, h, policy, ratio, cycle, tight, deferred)
         if found is None and deferred:
-            return max_cycle_ratio_arrays(n, *given, defer=False)
+            return max_cycle_ratio_arrays(n, *given, defer=False, **more)
         ratio, cycle = found or _exact_howard(m, u, v, w, h)
         bound = {0: ratio}
     # where the search was deferred, the potentials prove N·Σh ≥ D·Σw on every cycle:
     # with N > 0 and weights ≥ 0 a cycle of height ≤ 0 has weight 0 and height 0, its
     # edges all tight and of weight 0
-    if deferred and not (min(bound.values()) > 0 and tight
-                         and not _has_cycle(m, u[tight[-1]], v[tight[-1]])):
-        return max_cycle_ratio_arrays(n, *given, defer=False)
+    if deferred and not (min(bound.values()) > 0 and tight and not has_cycle(
+            m, u[tight[-1] & (w == 0)], v[tight[-1] & (w == 0)])):
+        return max_cycle_ratio_arrays(n, *given, defer=False, **more)
+    if critical is not None:
+        mask = None
+        if tight:                                  # in the numbering given
+            mask = np.zeros(len(given[0]), dtype=bool)
+            mask[order] = tight[-1]
+        critical.append((mask, order[policy]))
     return ratio, tuple(int(nodes[i]) for i in cycle)
 
 
@@ -279,20 +302,29 @@ def first_per(group, key, slack=0.0):
     return hits[np.concatenate(([True], group[hits[1:]] != group[hits[:-1]]))]
 
 
+#: steps after which a warm start (``start``) gives up
+WARM_STEPS = 256
+
+
 class _Unsafe(Exception):
     """A policy cycle of height sum zero or less (where the search for one was
     deferred): no ratio of it means anything."""
 
 
-def _policy_iteration(n, u, v, w, h, guard=False):
+def _policy_iteration(n, u, v, w, h, guard=False, start=None):
     """Howard's iteration in floats: the final policy (an edge per node) and whether it
     converged within its bound of steps (edges sorted by tail ``u``; ``guard``: raise
-    :class:`_Unsafe` at a policy cycle of height sum zero or less)."""
+    :class:`_Unsafe` at a policy cycle of height sum zero or less; ``start``: a mask of
+    edges, each node's first marked one its first choice)."""
     policy = np.empty(n, dtype=np.int64)
     # a value per node read at every edge out of it: a repeat, not a gather
     degree = np.bincount(u, minlength=n)
     chosen = first_per(u, w)                    # start from the heaviest edges (Dasdan)
     policy[u[chosen]] = chosen
+    if start is not None and start.any():
+        chosen = np.flatnonzero(start)
+        chosen = chosen[np.concatenate(([True], u[chosen[1:]] != u[chosen[:-1]]))]
+        policy[u[chosen]] = chosen
     tol = 1e-9
     eta = x = None
     last = {}
@@ -300,7 +332,9 @@ def _policy_iteration(n, u, v, w, h, guard=False):
     # most edges of a large constraint graph carry no tokens: value = w + x[v] there
     tokens = np.flatnonzero(h)
     ut, vt, wt, ht = u[tokens], v[tokens], w[tokens], h[tokens]
-    for _ in range(max(100, 10 * int(math.isqrt(n)))):
+    # a warm start gives up early (seed 24's g0049 under "starts" stalled 5,120 steps
+    # on ratios 1e-9 apart, below the tolerance that tells ratios apart)
+    for _ in range(WARM_STEPS if start is not None else max(100, 10 * int(math.isqrt(n)))):
         eta, x = _policy_values(n, v, w, h, policy, eta, x, tol, packed, last, guard)
         # one ratio everywhere (the usual case once it has spread): no edge leads up
         level = eta.min() == eta.max()
@@ -530,7 +564,7 @@ def _certified(u, v, w, h, policy, roots, component, bound, tight=None) -> bool:
     """Whether exact integer potentials along ``policy`` prove that no cycle of a
     component ``c`` has a ratio above ``bound[c] = N/D``: ``y[u] ≥ w·D − N·h + y[v]``
     on every edge, ``y`` summed along the policy from 0 at each cycle's root (a list
-    ``tight`` gets the mask of the edges of weight 0 where that is an equality)."""
+    ``tight`` gets the mask of the edges where that is an equality)."""
     keys = np.array(sorted(bound), dtype=np.int64)
     # one component: its N and D for every edge, without an array of each
     where = np.searchsorted(keys, component[u]) if len(keys) > 1 else 0
@@ -548,11 +582,11 @@ def _certified(u, v, w, h, policy, roots, component, bound, tight=None) -> bool:
     y = _path_sums(v[policy], cost[policy], roots)
     slack = y[u] - y[v] - cost
     if tight is not None:
-        tight.append((slack == 0) & (w == 0))
+        tight.append(slack == 0)
     return bool(np.all(slack >= 0))
 
 
-def _has_cycle(n, u, v) -> bool:
+def has_cycle(n, u, v) -> bool:
     """Whether the edges ``u → v`` (sorted by tail) of nodes ``0..n-1`` hold a cycle."""
     if not len(u):
         return False
@@ -560,7 +594,7 @@ def _has_cycle(n, u, v) -> bool:
         n, u, v, by_tail=True)).max()) > 1
 
 
-def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None):
+def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None, deferred=False):
     """``(ratio, cycle)`` by Howard's iteration in integers from ``policy``, or None
     where int64 could overflow (a sum of up to ``n + 1`` costs, each at most ``max|w|·D
     + max|h|·|N|``) or it runs long: with ``λ = N/D`` the best ratio so far, potentials
@@ -568,7 +602,7 @@ def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None):
     cycle of positive cost raises ``λ`` to its ratio, else a node switches to the edge
     of largest ``cost + y[v]`` where that beats ``y[u]``; none does: every edge satisfies
     ``y[u] ≥ cost + y[v]``, so no cycle's ratio exceeds ``λ`` (a list ``tight`` then
-    gets the mask of the edges of weight 0 where that is an equality; with it, a policy
+    gets the mask of the edges where that is an equality; with ``deferred``, a policy
     cycle of height sum zero or less gives None)."""
     policy = policy.copy()
     largest_w, largest_h = int(np.abs(w).max()), int(np.abs(h).max())
@@ -583,7 +617,7 @@ def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None):
         around = cost[policy[roots]] + y[succ[roots]]
         if (around > 0).any():
             found = [_cycle(succ, int(r)) for r in roots[around > 0]]
-            if tight is not None and min(int(sum(h[policy[c]].tolist()))
+            if deferred and min(int(sum(h[policy[c]].tolist()))
                                          for c in found) <= 0:
                 return None
             ratio, cycle = max(((Fraction(int(w[policy[c]].sum()),
@@ -594,7 +628,7 @@ def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None):
         better = np.flatnonzero(value > y[u])
         if not len(better):
             if tight is not None:
-                tight.append((value == y[u]) & (w == 0))
+                tight.append(value == y[u])
             return ratio, cycle
         best = better[first_per(u[better], value[better])]
         policy[u[best]] = best
