@@ -202,14 +202,22 @@ def _solved(graph, order, lists=True):
     if not lists:
         howard_exact.SMALL_LISTS = howard_exact.LOADED_LISTS = -1
     try:
+        return answer(self_timed_period, graph, order)
+    finally:
+        howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS = saved
+
+
+def answer(solve, graph, order):
+    """What ``solve`` (a K-periodic throughput of a bound graph) prints of ``graph``:
+    the period, the critical circuit and its channels, K, whether optimal and the
+    actors' periods; or the deadlock's message, actors and channels."""
+    try:
         bound, durations, q, _ = prepared(graph)
-        found = self_timed_period(bound, durations, q, order)
+        found = solve(bound, durations, q, order)
         return (found.period, found.critical_cycle, dict(found.periodicity),
                 found.critical_channels, found.optimal, dict(found.actor_periods))
     except DeadlockError as exc:
         return str(exc), exc.actors, exc.channels
-    finally:
-        howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS = saved
 
 
 @st.composite

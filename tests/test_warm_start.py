@@ -14,10 +14,9 @@ from dataflow_graphs import cyclo_static_ring
 from moc import csdf_kperiodic, howard_exact, warm_start
 from moc.csdf_kperiodic import phased_kperiodic_throughput
 from moc.cycle_ratio import max_cycle_ratio_arrays
-from moc.errors import DeadlockError, UnboundedCycleError
-from moc.timing import prepared
+from moc.errors import UnboundedCycleError
 
-from test_csdf_kperiodic import phased_graphs, sdf_rings
+from test_csdf_kperiodic import answer, phased_graphs, sdf_rings
 
 #: the warm starts tried and those kept (every critical cycle printed alike)
 USED = {"tried": 0, "kept": 0}
@@ -42,12 +41,7 @@ def _solved(graph, order, warm, grown):
         return met
     csdf_kperiodic.alike = counted
     try:
-        bound, durations, q, _ = prepared(graph)
-        found = phased_kperiodic_throughput(bound, durations, q, order)
-        return (found.period, found.critical_cycle, dict(found.periodicity),
-                found.critical_channels, found.optimal, dict(found.actor_periods))
-    except DeadlockError as exc:
-        return str(exc), exc.actors, exc.channels
+        return answer(phased_kperiodic_throughput, graph, order)
     finally:
         (howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS, csdf_kperiodic.WARM_SIZE,
          csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE,
