@@ -198,8 +198,9 @@ class Split:
         self.A = A
         self.sides = []
         # the side with more PEs first: its count was the one proven on 45 x 12
+        classes = _alike(own, own_cn, pairs, ok)
         for side, other in sorted(((S, R), (R, S)), key=lambda sr: -len(sr[0])):
-            alike = [[side.index(p) for p in cl if p in side] for cl in tb.classes]
+            alike = [[side.index(p) for p in cl if p in side] for cl in classes]
             least = np.where(ok[:, other], own[:, other], np.inf).min(axis=1)
             self.sides.append((side_tables(own, own_cn, pairs, allowed, side),
                                (least, len(other)), [c for c in alike if len(c) > 1]))
@@ -229,6 +230,31 @@ class Split:
     def _model(self, i: int, T: float):
         tables, (least, others), alike = self.sides[i]
         return _model(tables, T, (least, others * T), alike)
+
+
+def _alike(own, own_cn, pairs, ok) -> list[list[int]]:
+    """Classes of PEs that an exchange of two of them leaves every table unchanged
+    (own loads, allowed actors, and every channel's cost on every element, the two
+    PEs' own entries exchanged too): only those may be used in order."""
+    A, P = own.shape
+    C = own_cn.shape[2]
+    classes: list[list[int]] = []
+    for p in range(P):
+        for members in classes:
+            q = members[0]
+            perm = np.arange(P)
+            perm[p], perm[q] = q, p
+            el = np.concatenate([perm, P + np.arange(C)])
+            same = np.array_equal(ok[:, p], ok[:, q]) and \
+                np.array_equal(own[:, p], own[:, q]) and \
+                np.array_equal(own_cn[:, p], own_cn[:, q]) and \
+                all(np.array_equal(W, W[np.ix_(perm, perm)][..., el]) for W in pairs.values())
+            if same:
+                members.append(p)
+                break
+        else:
+            classes.append([p])
+    return classes
 
 
 def bound(ev, allowed, lower: float, upper: float, deadline: float | None, stop=None,
