@@ -295,9 +295,10 @@ def _beside(setup: Setup, time_limit: float | None = None):
     packings, proved = [], None      # (time.time(), value, row) of the packings found
     proved_at = math.inf
     try:
-        parted = partition_bound.early(setup, time_limit, ended.is_set)
-        if parted is not None and "solver" in box and \
-                parted >= exact.mapping_value(ev, start) * (1 - cpsat.TOLERANCE):
+        parted = partition_bound.early(setup, time_limit, ended.is_set,
+                                       lambda: box.get("value"))
+        if parted is not None and "solver" in box and parted >= min(exact.mapping_value(
+                ev, start), box.get("value", math.inf)) * (1 - cpsat.TOLERANCE):
             box["solver"].stop_search()     # the split bound proved the start optimal
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
                                       stop=ended.is_set)

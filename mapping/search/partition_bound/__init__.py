@@ -314,23 +314,37 @@ def floor(setup, time_limit: float | None = None, lower: float | None = None,
     return res
 
 
-def early(setup, time_limit: float | None, stop=None) -> float | None:
+def early(setup, time_limit: float | None, stop=None, known=None) -> float | None:
     """The split bound alone (:mod:`~mapping.search.partition_bound.split`), where
-    :func:`bound` would run it, between the pair bound and the starting mapping's value
+    :func:`bound` would run it, between the pair bound and the best mapping's value
     within :data:`SPLIT` of :data:`SHARE_CN` of ``time_limit``: ``both`` runs it before
     the cluster relaxation on small instances where a CN carries nearly the bottleneck
-    (:func:`heavy`), whose optimum it proves in seconds.  Its value (None: none, or not
-    tried)."""
+    (:func:`heavy`), whose optimum it proves in seconds.  ``known()``: the value of a
+    better mapping found meanwhile (CP-SAT's), or None; the bound starts again just
+    below it, from what it proved (its first trial there is the cheap proof).  Its
+    value (None: none, or not tried)."""
     from mapping.search.bounds import communication_bound
     from mapping.search.exact import mapping_value
     row = setup.info.get("incumbent")
     ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
     if row is None or allowed.size > SPLIT_PAIRS or not heavy(setup):
         return None
-    began = time.monotonic()
-    value, _ = split.bound(ev, allowed, communication_bound(ev, allowed),
-                           mapping_value(ev, row), None if time_limit is None else
-                           began + SPLIT * SHARE_CN * time_limit, stop)
+    until = None if time_limit is None else \
+        time.monotonic() + SPLIT * SHARE_CN * time_limit
+    start = mapping_value(ev, row)
+
+    def best() -> float:
+        return min(start, (known() if known is not None else None) or math.inf)
+
+    value, upper = None, best()
+    lower = communication_bound(ev, allowed)
+    while True:
+        got, _ = split.bound(ev, allowed, max(lower, value or 0.0), upper, until,
+                             lambda: (stop is not None and stop()) or best() < upper)
+        value = max(value or 0.0, got or 0.0) or None
+        if best() >= upper or over(until, stop) or (value or 0.0) >= best():
+            break
+        upper = best()
     setup.info["split_bound"] = value
     return value
 
