@@ -67,3 +67,28 @@ def test_ring_across_a_bridge_by_hand():
     assert not sp.decide(3 * w, None)
     value, _ = split.bound(ev, allowed, 0.0, 3 * w, None)
     assert value == pytest.approx(3 * w, rel=1e-6) and value < 3 * w
+
+
+def test_early_proves_an_optimal_start_and_exact_agrees():
+    """The ring with buses dear enough (1.4w a channel) that at the optimum, 3w, the bus
+    carries 2.8w, over 90% of it (:func:`~mapping.search.partition_bound.heavy`):
+    ``early`` proves the optimal start within ``FIRST``, and ``exact`` (``both``, the
+    split bound beside CP-SAT) returns exhaustive's optimum, its bound at most that."""
+    from mapping.search import partition_bound
+    from test_partition_bound import RING, two_sides
+    import dsl
+    w = 1e-6
+    problem = bind_problem(dsl.loads_sdf(RING)[0], two_sides(bus_alpha=1.4e-10))
+    best = search(problem, "time", "max", strategy="exhaustive")
+    assert best.value == pytest.approx(3 * w)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    setup.info["incumbent"] = np.array([ev.pes.index(best.mapping[a])
+                                        for a in sorted(best.mapping, key=lambda a: int(a[1:]))])
+    assert float(ev.evaluate(setup.info["incumbent"][None])[0]) == pytest.approx(3 * w)
+    assert partition_bound.heavy(setup)
+    got = partition_bound.early(setup, None)
+    assert 3 * w * (1 - 2 * split.FIRST) <= got < 3 * w
+    res = search(problem, "time", "max", strategy="exact", time_limit=20)
+    assert res.optimal and res.value == pytest.approx(3 * w, rel=cpsat.TOLERANCE)
+    assert res.extra["bound"] <= best.value * (1 + 1e-12)
