@@ -258,7 +258,7 @@ def _alike(own, own_cn, pairs, ok) -> list[list[int]]:
 
 
 def bound(ev, allowed, lower: float, upper: float, deadline: float | None, stop=None,
-          first: float = FIRST, resolution: float = 2e-3):
+          first: float = FIRST, resolution: float = 2e-3, bisect: bool = True):
     """The highest ``T`` the split bound proves (the optimum exceeds it) between
     ``lower`` and ``upper`` (a mapping's value) within ``deadline``
     (``time.monotonic()``): first just below ``upper`` (``first``, relative: where it
@@ -284,6 +284,8 @@ def bound(ev, allowed, lower: float, upper: float, deadline: float | None, stop=
             lo = T
         else:
             hi = T
+        if not bisect:
+            break
         if got and T >= upper * (1 - first) or hi - max(lo or lower, lower) <= resolution * upper:
             break
         T = 0.5 * (max(lo or lower, lower) + hi)
