@@ -144,7 +144,7 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     tb = Tables(ev, allowed)
     if tb.C == 0:
         return PartitionBound(None, seconds=time.monotonic() - began, complete=True)
-    splits = None
+    splits, since = None, began
     if windows and tb.groups and tb.A * tb.P <= SPLIT_PAIRS and not tried:
         splits, _ = split.bound(ev, allowed, lower, upper, None if end is None else
                                 began + SPLIT * time_limit, stop, split.FIRST)
@@ -153,9 +153,9 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
                                   end is None or time.monotonic() <= end, over(None, stop),
                                   splits)
         lower = max(lower, splits or 0.0)
+        since = time.monotonic()
         if end is not None:
-            deadline = time.monotonic() + PLAIN * (end - time.monotonic())
-    since = time.monotonic()
+            deadline = since + PLAIN * (end - since)
     rng = np.random.default_rng(seed)
     pool = Pool()
     whole, centers = [(0.0, math.inf)], {}
