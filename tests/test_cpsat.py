@@ -291,7 +291,8 @@ def test_json_reports_the_trace_and_both_engines(capsys):
     # neighbourhoods search once the bounds have ended, if CP-SAT has not)
     assert doc["schedule"] == "cpsat beside the bounds"
     assert list(doc["engines"]) in (["cpsat"], ["cpsat", "lns"])
-    assert doc["bound_source"] in ("cpsat", "milp", "cluster relaxation", "partition bound")
+    assert doc["bound_source"] in ("cpsat", "milp", "cluster relaxation", "partition bound",
+                                   "split bound")
     trace = doc["trace"]
     assert trace and all(set(s) == {"seconds", "value", "bound", "gap"} for s in trace)
     seconds = [s["seconds"] for s in trace]

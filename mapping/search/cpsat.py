@@ -225,7 +225,7 @@ def build(setup, incumbent=None, floor: float | None = None, deadline: float | N
                     model.add_bool_or([xa[s].Not(), xb[d].Not()])
         Wi = whole(np.where(np.isfinite(W), W, 0.0))
         for e in range(P + C):
-            _charge(model, xa, xb, Wi[:, :, e], loads[e], levels, a, b)
+            charge(model, xa, xb, Wi[:, :, e], loads[e], levels, a, b)
     for members in symmetry_classes(setup):
         for prev, cur in zip(members[:-1], members[1:]):
             for a in range(A):
@@ -344,7 +344,7 @@ def _gaps(steps) -> tuple:
     return tuple(out)
 
 
-def _charge(model, xa, xb, W, load, levels, a, b) -> None:
+def charge(model, xa, xb, W, load, levels, a, b) -> None:
     """Charge ``load`` the cost ``W[s, d]`` of actors ``a``, ``b`` on PEs ``s``, ``d``,
     level by level (see the module); each level's Boolean goes to ``levels``."""
     ok = np.array([v is not None for v in xa]), np.array([v is not None for v in xb])

@@ -295,6 +295,11 @@ def _beside(setup: Setup, time_limit: float | None = None):
     packings, proved = [], None      # (time.time(), value, row) of the packings found
     proved_at = math.inf
     try:
+        parted = partition_bound.early(setup, time_limit, ended.is_set,
+                                       lambda: box.get("value"))
+        if parted is not None and "solver" in box and parted >= min(exact.mapping_value(
+                ev, start), box.get("value", math.inf)) * (1 - cpsat.TOLERANCE):
+            box["solver"].stop_search()     # the split bound proved the start optimal
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
                                       stop=ended.is_set)
         if not ended.is_set():
@@ -304,7 +309,7 @@ def _beside(setup: Setup, time_limit: float | None = None):
             if bisected.row is not None:
                 packings.append((time.time(), exact.mapping_value(ev, bisected.row),
                                  bisected.row))
-        floor = max(relaxed or 0.0, packed or 0.0)
+        floor = max(relaxed or 0.0, packed or 0.0, parted or 0.0)
         if not ended.is_set() and start is not None and \
                 not packing.proves_start(setup, floor):
             # the proof of the best packing, on the bounds' core until CP-SAT ends
@@ -321,9 +326,9 @@ def _beside(setup: Setup, time_limit: float | None = None):
         if "solver" in box and known <= floor * (1 + cpsat.TOLERANCE):
             box["solver"].stop_search()
         if not ended.is_set() and not packing.proves_start(setup, floor):
-            parted = partition_bound.floor(setup, None if deadline is None else min(
-                partition_bound.share(setup) * time_limit, _left(deadline)), floor or None,
-                stop=ended.is_set).value
+            parted = max(parted or 0.0, partition_bound.floor(setup, None if deadline is None
+                else min(partition_bound.share(setup) * time_limit, _left(deadline)),
+                floor or None, stop=ended.is_set).value or 0.0) or None
         floor = max(floor, parted or 0.0)
         if "solver" in box and packing.proves_start(setup, floor):
             box["solver"].stop_search()
@@ -503,7 +508,7 @@ def run_exact(setup: Setup, time_limit: float | None, shards: int, progress, exe
                  pair_bound=getattr(res, "pair_bound", None))
     if requested != engine:
         extra["engine_chosen_by"] = requested
-    extra["bound_source"] = _bound_source(res)
+    extra["bound_source"] = _bound_source(res, setup.info.get("split_bound"))
     origin = began if deadline is None or time_limit is None else deadline + min(
         MARGIN, 0.05 * time_limit) - time_limit
     trace = [dict(step, seconds=round(step["seconds"] - origin, 3))
@@ -540,8 +545,9 @@ def objective_aggregate(arch, metric: str, metrics: Sequence[str],
     return aggregate
 
 
-def _bound_source(res) -> str | None:
-    """Which proof gave the reported bound."""
+def _bound_source(res, split: float | None = None) -> str | None:
+    """Which proof gave the reported bound (``split``: the part of the partition
+    bound's value that the split bound proved, :mod:`~mapping.search.partition_bound`)."""
     if getattr(res, "bound", None) is None:
         return None
     for attr, proof in (("relaxation_bound", "cluster relaxation"),
@@ -549,7 +555,8 @@ def _bound_source(res) -> str | None:
                         ("packing_bound", "packing bound"), ("pair_bound", "pair bound")):
         value = getattr(res, attr, None)
         if value is not None and res.bound <= value:
-            return proof
+            return "split bound" if proof == "partition bound" and (split or 0) >= value \
+                else proof
     parts = getattr(res, "parts", None) or {}
     for name, part in parts.items():
         if part.get("bound") is not None and part["bound"] >= res.bound:

@@ -70,6 +70,7 @@ import numpy as np
 
 from mapping.search.bounds import linear_bottleneck
 from mapping.search.partition_bound.charges import Tables, route_cuts  # noqa: F401
+from mapping.search.partition_bound import split
 from mapping.search.partition_bound.master import Pool, over, run_trial
 from mapping.search.partition_bound.pricing import SideProblem
 
@@ -91,6 +92,12 @@ STEP = 0.03
 #: bound converges within 34 s at 0.3% below its best mapping, ended at 1.48% with
 #: the windows' time against 0.37% without, the bounds equal, one run each)
 WINDOWS_GAP = 0.05
+#: the split bound (:mod:`~mapping.search.partition_bound.split`) runs first where the
+#: instance has at most this many actor-PE pairs (its CP-SAT programs proved 20 x 8 and
+#: 30 x 8 of ``tests/perf/bench_exact_max.py`` optimal in 1-3 s; on 45 x 12, 540 pairs,
+#: the smaller side's was not proven in 60 s), within :data:`SPLIT` of the time
+SPLIT_PAIRS = 300
+SPLIT = 0.4
 
 
 @dataclass(frozen=True)
@@ -99,8 +106,8 @@ class PartitionBound:
     applies or nothing was proven), ``trials`` the ``(T, z, L)`` triples evaluated
     (``z`` the master's value with the local search's columns, ``L`` the Lagrangian
     bound where the pricing was exact), ``columns`` generated, ``seconds`` taken,
-    ``complete`` (ended within the time) and ``stopped`` (the caller had asked it to
-    stop by its end)."""
+    ``complete`` (ended within the time), ``stopped`` (the caller had asked it to
+    stop by its end) and ``split`` the value the split bound proved, where it ran."""
 
     value: float | None
     trials: tuple = ()
@@ -108,10 +115,12 @@ class PartitionBound:
     seconds: float = 0.0
     complete: bool = False
     stopped: bool = False
+    split: float | None = None
 
 
 def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | None = None,
-          seed: int = 0, stop=None, windows: bool = False) -> PartitionBound:
+          seed: int = 0, stop=None, windows: bool = False, tried: bool = False
+          ) -> PartitionBound:
     """The set-partitioning bound of the compiled ``max`` objective ``ev`` over the
     ``(A, P)`` mask ``allowed`` (see the module) between ``lower`` (a proven bound)
     and ``upper`` (a mapping's value), within ``time_limit`` seconds: a bisection on
@@ -122,7 +131,11 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     (another thread's request: ``both`` stops the bounds once CP-SAT has proven).
     With ``windows``, that takes :data:`PLAIN` of the time, and where it leaves a gap
     above :data:`WINDOWS_GAP` to ``upper`` the rest goes to proofs with the first
-    group's sides split by their work (:func:`_ascend`)."""
+    group's sides split by their work (:func:`_ascend`); where the instance is small
+    (:data:`SPLIT_PAIRS`), the split bound (:mod:`~mapping.search.partition_bound.
+    split`) first, within :data:`SPLIT` of the time: where it proves ``upper``'s
+    mapping optimal the rest is skipped, else its value is the bisection's ``lower``
+    (``tried``: it ran before, :func:`early`)."""
     began = time.monotonic()
     if not linear_bottleneck(ev) or not upper > 0:
         return PartitionBound(None)
@@ -131,12 +144,24 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     tb = Tables(ev, allowed)
     if tb.C == 0:
         return PartitionBound(None, seconds=time.monotonic() - began, complete=True)
+    splits, since = None, began
+    if windows and tb.groups and tb.A * tb.P <= SPLIT_PAIRS and not tried:
+        splits, _ = split.bound(ev, allowed, lower, upper, None if end is None else
+                                began + SPLIT * time_limit, stop, split.FIRST)
+        if splits is not None and (splits >= upper * (1 - 2 * split.FIRST) or over(end, stop)):
+            return PartitionBound(splits, (), 0, time.monotonic() - began,
+                                  end is None or time.monotonic() <= end, over(None, stop),
+                                  splits)
+        lower = max(lower, splits or 0.0)
+        since = time.monotonic()
+        if end is not None:
+            deadline = since + PLAIN * (end - since)
     rng = np.random.default_rng(seed)
     pool = Pool()
     whole, centers = [(0.0, math.inf)], {}
     lo, hi = max(lower, 0.0), upper
     trials = []
-    halfway = None if deadline is None else began + BISECTION * (deadline - began)
+    halfway = None if deadline is None else since + BISECTION * (deadline - since)
     while hi - lo > RESOLUTION * upper:
         if over(halfway, stop):
             break
@@ -169,9 +194,10 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
         proven = _ascend(tb, pool, rng, stop, end, max(proven or 0.0, lower), upper,
                          trials) or proven
     complete = end is None or time.monotonic() <= end
+    proven = max(proven or 0.0, splits or 0.0)
     return PartitionBound(proven if proven and proven > 0 else None, tuple(trials),
                           len(pool), time.monotonic() - began, complete,
-                          over(None, stop))
+                          over(None, stop), splits if splits and splits >= proven else None)
 
 
 def _ascend(tb, pool, rng, stop, end, proven: float, upper: float, trials: list):
@@ -279,8 +305,51 @@ def floor(setup, time_limit: float | None = None, lower: float | None = None,
         return PartitionBound(None)
     allowed = setup.space.allowed
     lower = max(lower or 0.0, communication_bound(ev, allowed))
-    return bound(ev, allowed, upper, lower, time_limit, seed=setup.seed, stop=stop,
-                 windows=communicating(setup))
+    tried = "split_bound" in setup.info
+    res = bound(ev, allowed, upper, lower, time_limit, seed=setup.seed, stop=stop,
+                windows=communicating(setup), tried=tried)
+    # where the split bound gave the value: ``search --json`` names it as the source
+    if not tried:
+        setup.info["split_bound"] = res.split
+    return res
+
+
+def early(setup, time_limit: float | None, stop=None, known=None) -> float | None:
+    """The split bound alone (:mod:`~mapping.search.partition_bound.split`), where
+    :func:`bound` would run it, between the pair bound and the best mapping's value
+    within :data:`SPLIT` of :data:`SHARE_CN` of ``time_limit``: ``both`` runs it before
+    the cluster relaxation on small instances where a CN carries nearly the bottleneck
+    (:func:`heavy`), whose optimum it proves in seconds.  ``known()``: the value of a
+    better mapping found meanwhile (CP-SAT's), or None; the bound tries again just
+    below it.  Only those first trials, the cheap proofs of an optimal mapping: below
+    them the bisection is slow near the optimum and the core is the other bounds'
+    (the stored ``a30_p8_s1``: 33.6 s for 2.77e-5).  Its value (None: none, or not
+    tried)."""
+    from mapping.search.bounds import communication_bound
+    from mapping.search.exact import mapping_value
+    row = setup.info.get("incumbent")
+    ev, allowed = setup.objectives.evaluators[0], setup.space.allowed
+    if row is None or allowed.size > SPLIT_PAIRS or not heavy(setup):
+        return None
+    until = None if time_limit is None else \
+        time.monotonic() + SPLIT * SHARE_CN * time_limit
+    start = mapping_value(ev, row)
+
+    def best() -> float:
+        return min(start, (known() if known is not None else None) or math.inf)
+
+    value, upper = None, best()
+    lower = communication_bound(ev, allowed)
+    while True:
+        got, _ = split.bound(ev, allowed, max(lower, value or 0.0), upper, until,
+                             lambda: (stop is not None and stop()) or best() < upper,
+                             bisect=False)
+        value = max(value or 0.0, got or 0.0) or None
+        if best() >= upper or over(until, stop) or (value or 0.0) >= best():
+            break
+        upper = best()
+    setup.info["split_bound"] = value
+    return value
 
 
 #: the share of the time limit that ``both`` (:mod:`mapping.search.engine`) gives the
@@ -305,6 +374,28 @@ def communicating(setup) -> bool:
     value = mapping_value(setup.objectives.evaluators[0], row)
     return math.isfinite(value) and value > 0 and \
         not pe_bottleneck(setup.objectives.evaluators[0], row, value)
+
+
+#: :func:`heavy`'s least share of the bottleneck on the busiest CN (the communication-
+#: heavy 30 x 8 of ``tests/perf/bench_exact_max.py``: 99.6%, a PE the bottleneck; at
+#: ``--comm 0.1``, 26-60%)
+HEAVY = 0.9
+
+
+def heavy(setup) -> bool:
+    """Whether a CN carries at least :data:`HEAVY` of the bottleneck of ``setup``'s
+    starting mapping."""
+    from mapping.search.exact import mapping_value
+    row = setup.info.get("incumbent")
+    ev = setup.objectives.evaluators[0]
+    if row is None or not linear_bottleneck(ev):
+        return False
+    row = np.asarray(row, dtype=np.intp)
+    value = mapping_value(ev, row)
+    loads = ev.loads(row[None, :])[0]
+    cns = [i for i, e in enumerate(ev.elements) if e not in ev.pe_index]
+    return bool(cns) and math.isfinite(value) and value > 0 and \
+        float(ev.tables.lambda_ * loads[cns].max()) >= HEAVY * value
 
 
 def share(setup) -> float:
