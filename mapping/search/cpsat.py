@@ -226,13 +226,7 @@ def build(setup, incumbent=None, floor: float | None = None, deadline: float | N
         Wi = whole(np.where(np.isfinite(W), W, 0.0))
         for e in range(P + C):
             charge(model, xa, xb, Wi[:, :, e], loads[e], levels, a, b)
-    for members in symmetry_classes(setup):
-        for prev, cur in zip(members[:-1], members[1:]):
-            for a in range(A):
-                if x[a][cur] is None:
-                    continue
-                before = [x[b][prev] for b in range(a) if x[b][prev] is not None]
-                model.add(x[a][cur] <= sum(before)) if before else model.add(x[a][cur] == 0)
+    in_order(model, x, symmetry_classes(setup))
     terms = max((len(t) for t in loads), default=0) + 1
     top = sum(w for t in loads for w, _ in t) if cutoff is None \
         else int(math.floor(cutoff / unit)) + terms
@@ -342,6 +336,19 @@ def _gaps(steps) -> tuple:
         best = max(best, bound or 0.0)
         out.append(trace_step(seconds, value, min(best, value)))
     return tuple(out)
+
+
+def in_order(model, x, classes) -> None:
+    """Interchangeable PEs used in order: within each class (PE numbers, in order), actor
+    ``a`` may sit on a PE only if some actor before it sits on the PE before (``x[a][p]``
+    the placement literals, None where not allowed)."""
+    for members in classes:
+        for prev, cur in zip(members[:-1], members[1:]):
+            for a in range(len(x)):
+                if x[a][cur] is None:
+                    continue
+                before = [x[b][prev] for b in range(a) if x[b][prev] is not None]
+                model.add(x[a][cur] <= sum(before)) if before else model.add(x[a][cur] == 0)
 
 
 def charge(model, xa, xb, W, load, levels, a, b) -> None:

@@ -91,7 +91,7 @@ def _model(tables, T: float, far, alike):
     the side (indices in it), used in order of their first actor (the count is the
     same under any exchange of them)."""
     from ortools.sat.python import cp_model
-    from mapping.search.cpsat import charge
+    from mapping.search.cpsat import charge, in_order
     own, own_cn, pairs = tables
     A, m1, C = own_cn.shape
     m = m1 - 1
@@ -133,13 +133,7 @@ def _model(tables, T: float, far, alike):
     terms = [(int(least_i[a]), x[a][m]) for a in range(A) if x[a][m] is not None and least_i[a]]
     if terms:
         model.add(sum(w * v for w, v in terms) <= int(math.ceil(room / unit)))
-    for members in alike:
-        for prev, cur in zip(members[:-1], members[1:]):
-            for a in range(A):
-                if x[a][cur] is None:
-                    continue
-                before = [x[b][prev] for b in range(a) if x[b][prev] is not None]
-                model.add(x[a][cur] <= sum(before)) if before else model.add(x[a][cur] == 0)
+    in_order(model, x, alike)
     inside = [sum(v for v in x[a][:m] if v is not None) for a in range(A)]
     return model, inside
 
