@@ -77,8 +77,7 @@ def test_both_bound_and_its_floor_never_exceed_the_exhaustive_optimum(beside, n,
     the MILP; or CP-SAT beside the bounds): the floor, each engine's bound and the
     combined one ≤ exhaustive's optimum ≤ the value; a 0.05 s limit leaves most runs
     unproven, an unlimited one proves the optimum."""
-    from mapping.search import engine
-    from mapping.search.engine import solve_both
+    from mapping.search import both
     from mapping.search.exact import cluster_floor
     problem, best = small(n, P, seed, False)
     order = {0: "bounds, cpsat, milp", 10**6: "cpsat beside the bounds"}[beside]
@@ -88,8 +87,8 @@ def test_both_bound_and_its_floor_never_exceed_the_exhaustive_optimum(beside, n,
     assert floor is None or floor <= best * (1 + 1e-12)
     for limit in (0.05, None):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(engine, "BESIDE_PAIRS", beside)
-            res = solve_both(setup, time_limit=limit)
+            mp.setattr(both, "BESIDE_PAIRS", beside)
+            res = both.solve_both(setup, time_limit=limit)
         assert res.schedule == order
         assert res.bound <= best * (1 + 1e-12) and res.value >= best * (1 - 1e-12)
         for part in (res.parts or {}).values():
@@ -105,7 +104,7 @@ def test_beside_stops_the_bounds_once_cpsat_has_proven(monkeypatch):
     proven optimum, exhaustive's."""
     import threading
     import time
-    from mapping.search import engine, partition_bound
+    from mapping.search import both, partition_bound
     from mapping.search.partition_bound import master
     problem, best = small(7, 4, 3, False)
     setup = prepare(problem, "time", "max")
@@ -134,8 +133,8 @@ def test_beside_stops_the_bounds_once_cpsat_has_proven(monkeypatch):
     monkeypatch.setattr(partition_bound, "floor", floor)
     monkeypatch.setattr(cpsat, "solve", solve)
     monkeypatch.setattr(master.Master, "solve", held)
-    monkeypatch.setattr(engine, "BESIDE_PAIRS", 10**6)
-    res = engine.solve_both(setup, time_limit=None)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+    res = both.solve_both(setup, time_limit=None)
     assert res.schedule == "cpsat beside the bounds"
     assert calls == [False] and seen["bound"].stopped and seen["bound"].value is None
     assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
@@ -159,7 +158,7 @@ def _cpsat_held_until_the_packing_proof(monkeypatch) -> dict:
     """CP-SAT beside the bounds (on any instance) starts once ``packing.proof`` has
     ended; the proof's result lands in the dictionary returned, as ``"proof"``."""
     import threading
-    from mapping.search import engine, packing
+    from mapping.search import both, packing
     done, seen = threading.Event(), {}
     real_proof, real_solve = packing.proof, cpsat.solve
 
@@ -176,7 +175,7 @@ def _cpsat_held_until_the_packing_proof(monkeypatch) -> dict:
 
     monkeypatch.setattr(packing, "proof", proof)
     monkeypatch.setattr(cpsat, "solve", solve)
-    monkeypatch.setattr(engine, "BESIDE_PAIRS", 10**6)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
     return seen
 
 
@@ -187,12 +186,12 @@ def test_beside_proves_the_best_packing_before_cpsat(monkeypatch):
     (seed 9) the packing's optimum is exhaustive's, so the proof's bound is the
     optimum less ``FIRST``, reported as the packing bound and in ``parts``, and
     CP-SAT's mapping is proven by it: exhaustive's optimum."""
-    from mapping.search import engine, packing
+    from mapping.search import both, packing
     problem, best = small(7, 4, 9, False)
     setup = prepare(problem, "time", "max")
     setup.info["incumbent"] = _start_above_the_packing(setup, best)
     seen = _cpsat_held_until_the_packing_proof(monkeypatch)
-    res = engine.solve_both(setup, time_limit=None)
+    res = both.solve_both(setup, time_limit=None)
     assert seen["proof"].value == pytest.approx(best * (1 - packing.FIRST), rel=1e-9)
     assert res.packing_bound == seen["proof"].value <= best
     assert res.parts["packing"]["optimal"] and res.parts["packing"]["bound"] <= best
@@ -206,14 +205,14 @@ def test_the_packing_part_reports_its_mapping_and_the_one_gap_rule(monkeypatch):
     the start itself (a PE its bottleneck, above the optimum) and finds better
     packings: ``parts["packing"]`` gives the last one's value and the gap
     ``(value - bound)/value`` of :func:`~mapping.search.common.relative_gap`."""
-    from mapping.search import engine, packing
+    from mapping.search import both, packing
     problem, best = small(7, 4, 9, False)
     setup = prepare(problem, "time", "max")
     setup.info["incumbent"] = _start_above_the_packing(setup, best)
     monkeypatch.setattr(packing, "within_share",
                         lambda *a, **k: packing.PackingBound(None, None))
     _cpsat_held_until_the_packing_proof(monkeypatch)
-    part = engine.solve_both(setup, time_limit=None).parts["packing"]
+    part = both.solve_both(setup, time_limit=None).parts["packing"]
     assert part["value"] is not None and part["bound"] is not None
     assert part["value"] >= best * (1 - 1e-12) >= part["bound"]
     assert part["gap"] == pytest.approx((part["value"] - part["bound"]) / part["value"])
@@ -228,7 +227,7 @@ def test_beside_interrupts_the_cluster_relaxation_once_cpsat_has_proven(monkeypa
     the call returns at once, and the result is CP-SAT's proven optimum, exhaustive's."""
     import threading
     import time
-    from mapping.search import engine, exact, partition_bound
+    from mapping.search import both, exact, partition_bound
     problem, best = small(8, 4, 2, False)
     setup = prepare(problem, "time", "max")
     setup.info["incumbent"] = setup.space.random(np.random.default_rng(2), 1)[0]
@@ -257,8 +256,8 @@ def test_beside_interrupts_the_cluster_relaxation_once_cpsat_has_proven(monkeypa
     monkeypatch.setattr(exact, "cluster_floor", floor)
     monkeypatch.setattr(cpsat, "solve", solve)
     monkeypatch.setattr(partition_bound, "floor", lambda *a, **k: pytest.fail("ran"))
-    monkeypatch.setattr(engine, "BESIDE_PAIRS", 10**6)
-    res = engine.solve_both(setup, time_limit=None)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+    res = both.solve_both(setup, time_limit=None)
     assert seen["asked"] == 1 and seen["returned"] - seen["proven"] < 1.0
     assert seen["bound"] is None or seen["bound"] <= best * (1 + 1e-12)
     assert res.schedule == "cpsat beside the bounds" and res.partition_bound is None

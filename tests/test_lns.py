@@ -71,14 +71,14 @@ def test_both_in_order_hands_the_neighbourhoods_mapping_to_cpsat():
     """``both`` in order: the neighbourhoods run beside the bounds from the start, and
     CP-SAT's mapping (the one returned) is no worse than theirs, which is no worse than
     the start; the optimum with no time limit."""
-    from mapping.search import engine
+    from mapping.search import both
     problem, best = small(7, 4, 3, False)
     setup = prepare(problem, "time", "max")
     start = setup.space.random(np.random.default_rng(3), 1)[0]
     setup.info["incumbent"] = start
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "BESIDE_PAIRS", 0)
-        res = engine.solve_both(setup, time_limit=None)
+        mp.setattr(both, "BESIDE_PAIRS", 0)
+        res = both.solve_both(setup, time_limit=None)
     part = res.parts["lns"]
     assert part["value"] <= mapping_value(setup.objectives.evaluators[0], start)
     assert res.value <= part["value"] and part["bound"] is None
@@ -144,7 +144,7 @@ def test_both_in_order_keeps_the_neighbourhoods_mapping_after_the_bounds(monkeyp
     mapping is the answer where it is the best: here the engines return the start
     (the MILP once the neighbourhoods have reached the exhaustive optimum, which they
     do, for every actor is freed at every step)."""
-    from mapping.search import engine, exact
+    from mapping.search import both, exact
     setup, ev, best, start = _from_a_worse_start(3)
     made = []
 
@@ -166,13 +166,13 @@ def test_both_in_order_keeps_the_neighbourhoods_mapping_after_the_bounds(monkeyp
             time.sleep(0.1)
         return unchanged(setup)
 
-    monkeypatch.setattr(engine, "BESIDE_PAIRS", 0)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
     monkeypatch.setattr(lns, "FREED", 7)
     monkeypatch.setattr(lns, "FEWEST", 7)
     monkeypatch.setattr(lns, "Beside", Watched)
     monkeypatch.setattr(cpsat, "solve", unchanged)
     monkeypatch.setattr(exact, "solve", milp)
-    res = engine.solve_both(setup, time_limit=None)
+    res = both.solve_both(setup, time_limit=None)
     assert res.parts["lns"]["value"] == res.value == mapping_value(ev, res.row)
     assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
     assert res.value >= best * (1 - 1e-12)
@@ -186,7 +186,7 @@ def test_beside_the_bounds_the_neighbourhoods_take_their_core_once_they_end(monk
     bounds have ended, until CP-SAT's search ends, and their mapping is the answer
     where it is better: here CP-SAT returns the start once they have reached the
     exhaustive optimum (every actor freed at every step)."""
-    from mapping.search import engine, exact
+    from mapping.search import both, exact
     setup, ev, best, start = _from_a_worse_start(9)
     values, watched = _noting_values()
 
@@ -199,13 +199,13 @@ def test_beside_the_bounds_the_neighbourhoods_take_their_core_once_they_end(monk
         value = mapping_value(ev, row)
         return exact.ExactResult(value, row, False, "limited", value, True, "", 0.0, 1.0)
 
-    monkeypatch.setattr(engine, "BESIDE_PAIRS", 10_000)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 10_000)
     monkeypatch.setattr(lns, "FREED", 7)
     monkeypatch.setattr(lns, "FEWEST", 7)
     monkeypatch.setattr(lns, "improve", watched)
     monkeypatch.setattr(cpsat, "solve", unchanged)
-    res = engine.solve_both(setup, time_limit=None)
-    assert res.schedule == engine.BESIDE
+    res = both.solve_both(setup, time_limit=None)
+    assert res.schedule == both.BESIDE
     assert res.parts["lns"]["value"] == res.value == mapping_value(ev, res.row)
     assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
     assert res.bound <= best * (1 + 1e-12)
@@ -235,7 +235,7 @@ def test_in_order_the_neighbourhoods_start_from_the_portfolios_first_mapping(mon
     mapping, the exhaustive optimum of a 7 x 4 instance (every actor freed at every
     step), is the answer where the engines return the start; the trace falls in time
     order."""
-    from mapping.search import engine, exact
+    from mapping.search import both, engine, exact
     problem, best = small(7, 4, 3, False)
     runs, made = [], []
     run_tasks = engine.run_tasks
@@ -263,7 +263,7 @@ def test_in_order_the_neighbourhoods_start_from_the_portfolios_first_mapping(mon
 
     values, watched = _noting_values()
 
-    monkeypatch.setattr(engine, "BESIDE_PAIRS", 0)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
     monkeypatch.setattr(engine, "EXACT_START_BUDGET", 2)
     monkeypatch.setattr(engine, "run_tasks", counted)
     monkeypatch.setattr(lns, "FREED", 7)

@@ -92,3 +92,8 @@ def test_early_proves_an_optimal_start_and_exact_agrees():
     res = search(problem, "time", "max", strategy="exact", time_limit=20)
     assert res.optimal and res.value == pytest.approx(3 * w, rel=cpsat.TOLERANCE)
     assert res.extra["bound"] <= best.value * (1 + 1e-12)
+    # the split bound reported on its own, and named as the source only where it holds
+    proved = res.extra["split_bound"]
+    assert proved is None or proved <= best.value * (1 + 1e-12)
+    if res.extra["bound_source"] == "split bound":
+        assert res.extra["bound"] <= proved

@@ -76,11 +76,12 @@ class ExactResult:
     starting mapping, if one was given; ``relaxation_bound`` the bound proven on the
     cluster relaxation (:mod:`mapping.search.relaxation`), if one applied;
     ``partition_bound`` the set-partitioning bound (:mod:`mapping.search.partition_bound`),
-    ``packing_bound`` the packing bound (:mod:`mapping.search.packing`), each if one
-    was proven; ``engine``
+    ``packing_bound`` the packing bound (:mod:`mapping.search.packing`) and
+    ``split_bound`` the split bound (:mod:`mapping.search.partition_bound.split`), each
+    if one was proven; ``engine``
     the engine that ran (``milp``, ``cpsat``, ``both``), ``trace`` its improvements
     (``{seconds, value, bound, gap}``) and, for ``both``, ``parts`` each engine's and
-    ``schedule`` their order (:func:`mapping.search.engine.schedule`)."""
+    ``schedule`` their order (:func:`mapping.search.both.schedule`)."""
 
     value: float
     row: np.ndarray | None
@@ -100,6 +101,7 @@ class ExactResult:
     partition_bound: float | None = None
     schedule: str | None = None
     packing_bound: float | None = None
+    split_bound: float | None = None
 
 
 class _Rows:

@@ -49,7 +49,7 @@ ENGINES.add("milp", "mapping.search.exact:solve",
 ENGINES.add("cpsat", "mapping.search.cpsat:solve",
             "constraint programming (OR-Tools CP-SAT, the 'cpsat' extra), max only: "
             "good mappings early")
-ENGINES.add("both", "mapping.search.engine:solve_both",
+ENGINES.add("both", "mapping.search.both:solve_both",
             "the cluster relaxation's bound, then cpsat for 3/4 of the time left, then "
             "milp from its best mapping")
 

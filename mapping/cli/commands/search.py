@@ -135,7 +135,7 @@ def proof_line(result) -> str:
     bound, gap = extra.get("bound"), extra.get("gap")
     floors = [f"{name} {extra[key]:.6g}" for key, name in
               (("relaxation_bound", "cluster relaxation"), ("packing_bound", "packing bound"),
-               ("partition_bound", "partition bound"))
+               ("partition_bound", "partition bound"), ("split_bound", "split bound"))
               if extra.get(key) is not None]
     floor = f" ({', '.join(floors)})" if floors else ""
     proof = "no lower bound proven" if bound is None else \

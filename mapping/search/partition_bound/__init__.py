@@ -92,8 +92,8 @@ STEP = 0.03
 #: bound converges within 34 s at 0.3% below its best mapping, ended at 1.48% with
 #: the windows' time against 0.37% without, the bounds equal, one run each)
 WINDOWS_GAP = 0.05
-#: the split bound (:mod:`~mapping.search.partition_bound.split`) runs first where the
-#: instance has at most this many actor-PE pairs (its CP-SAT programs proved 20 x 8 and
+#: the split bound (:mod:`~mapping.search.partition_bound.split`, :func:`early`) runs where
+#: the instance has at most this many actor-PE pairs (its CP-SAT programs proved 20 x 8 and
 #: 30 x 8 of ``tests/perf/bench_exact_max.py`` optimal in 1-3 s; on 45 x 12, 540 pairs,
 #: the smaller side's was not proven in 60 s), within :data:`SPLIT` of the time
 SPLIT_PAIRS = 300
@@ -107,7 +107,7 @@ class PartitionBound:
     (``z`` the master's value with the local search's columns, ``L`` the Lagrangian
     bound where the pricing was exact), ``columns`` generated, ``seconds`` taken,
     ``complete`` (ended within the time), ``stopped`` (the caller had asked it to
-    stop by its end) and ``split`` the value the split bound proved, where it ran."""
+    stop by its end)."""
 
     value: float | None
     trials: tuple = ()
@@ -115,12 +115,10 @@ class PartitionBound:
     seconds: float = 0.0
     complete: bool = False
     stopped: bool = False
-    split: float | None = None
 
 
 def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | None = None,
-          seed: int = 0, stop=None, windows: bool = False, tried: bool = False
-          ) -> PartitionBound:
+          seed: int = 0, stop=None, windows: bool = False) -> PartitionBound:
     """The set-partitioning bound of the compiled ``max`` objective ``ev`` over the
     ``(A, P)`` mask ``allowed`` (see the module) between ``lower`` (a proven bound)
     and ``upper`` (a mapping's value), within ``time_limit`` seconds: a bisection on
@@ -131,11 +129,7 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     (another thread's request: ``both`` stops the bounds once CP-SAT has proven).
     With ``windows``, that takes :data:`PLAIN` of the time, and where it leaves a gap
     above :data:`WINDOWS_GAP` to ``upper`` the rest goes to proofs with the first
-    group's sides split by their work (:func:`_ascend`); where the instance is small
-    (:data:`SPLIT_PAIRS`), the split bound (:mod:`~mapping.search.partition_bound.
-    split`) first, within :data:`SPLIT` of the time: where it proves ``upper``'s
-    mapping optimal the rest is skipped, else its value is the bisection's ``lower``
-    (``tried``: it ran before, :func:`early`)."""
+    group's sides split by their work (:func:`_ascend`)."""
     began = time.monotonic()
     if not linear_bottleneck(ev) or not upper > 0:
         return PartitionBound(None)
@@ -144,24 +138,12 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
     tb = Tables(ev, allowed)
     if tb.C == 0:
         return PartitionBound(None, seconds=time.monotonic() - began, complete=True)
-    splits, since = None, began
-    if windows and tb.groups and tb.A * tb.P <= SPLIT_PAIRS and not tried:
-        splits, _ = split.bound(ev, allowed, lower, upper, None if end is None else
-                                began + SPLIT * time_limit, stop, split.FIRST)
-        if splits is not None and (splits >= upper * (1 - 2 * split.FIRST) or over(end, stop)):
-            return PartitionBound(splits, (), 0, time.monotonic() - began,
-                                  end is None or time.monotonic() <= end, over(None, stop),
-                                  splits)
-        lower = max(lower, splits or 0.0)
-        since = time.monotonic()
-        if end is not None:
-            deadline = since + PLAIN * (end - since)
     rng = np.random.default_rng(seed)
     pool = Pool()
     whole, centers = [(0.0, math.inf)], {}
     lo, hi = max(lower, 0.0), upper
     trials = []
-    halfway = None if deadline is None else since + BISECTION * (deadline - since)
+    halfway = None if deadline is None else began + BISECTION * (deadline - began)
     while hi - lo > RESOLUTION * upper:
         if over(halfway, stop):
             break
@@ -194,10 +176,8 @@ def bound(ev, allowed, upper: float, lower: float = 0.0, time_limit: float | Non
         proven = _ascend(tb, pool, rng, stop, end, max(proven or 0.0, lower), upper,
                          trials) or proven
     complete = end is None or time.monotonic() <= end
-    proven = max(proven or 0.0, splits or 0.0)
     return PartitionBound(proven if proven and proven > 0 else None, tuple(trials),
-                          len(pool), time.monotonic() - began, complete,
-                          over(None, stop), splits if splits and splits >= proven else None)
+                          len(pool), time.monotonic() - began, complete, over(None, stop))
 
 
 def _ascend(tb, pool, rng, stop, end, proven: float, upper: float, trials: list):
@@ -305,13 +285,8 @@ def floor(setup, time_limit: float | None = None, lower: float | None = None,
         return PartitionBound(None)
     allowed = setup.space.allowed
     lower = max(lower or 0.0, communication_bound(ev, allowed))
-    tried = "split_bound" in setup.info
-    res = bound(ev, allowed, upper, lower, time_limit, seed=setup.seed, stop=stop,
-                windows=communicating(setup), tried=tried)
-    # where the split bound gave the value: ``search --json`` names it as the source
-    if not tried:
-        setup.info["split_bound"] = res.split
-    return res
+    return bound(ev, allowed, upper, lower, time_limit, seed=setup.seed, stop=stop,
+                 windows=communicating(setup))
 
 
 def early(setup, time_limit: float | None, stop=None, known=None) -> float | None:
@@ -348,7 +323,6 @@ def early(setup, time_limit: float | None, stop=None, known=None) -> float | Non
         if best() >= upper or over(until, stop) or (value or 0.0) >= best():
             break
         upper = best()
-    setup.info["split_bound"] = value
     return value
 
 

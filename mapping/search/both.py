@@ -1,0 +1,277 @@
+"""The ``both`` engine of ``exact`` under a bottleneck aggregation: CP-SAT
+(:mod:`~mapping.search.cpsat`), the lower bounds (the cluster relaxation, the packing,
+split and partition bounds), the MILP (:mod:`~mapping.search.exact`) and the
+large-neighbourhood search (:mod:`~mapping.search.lns`) on two cores, in one of two
+orders (:func:`schedule`), joined into one anytime result."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+
+from mapping.search.common import relative_gap, trace_step
+
+#: the share of the rest that ``both`` gives CP-SAT before the MILP: the MILP never
+#: improved on CP-SAT's gap (82 runs of ``tests/perf/bench_exact_max.py``), but the
+#: neighbourhoods run beside it on the core it leaves idle, and from CP-SAT's mapping
+#: they found better ones than CP-SAT's own search in the time (0.75 before: 45 x 12
+#: seed 0 at 0.46% against 0.68-0.89%, 120 s under load; the research notes)
+CPSAT_SHARE = 0.5
+
+def remaining(deadline: float | None) -> float | None:
+    """Seconds left until ``deadline`` (``time.time()``), at least 10 ms; None without one."""
+    return None if deadline is None else max(deadline - time.time(), 0.01)
+
+
+#: ``both`` runs CP-SAT beside the bounds (one worker, in a thread, from the start to
+#: the end) instead of after them on instances of at most this many actor-PE pairs:
+#: there CP-SAT's search proves what the bounds cannot (30 actors x 8 PEs, seeds 0
+#: and 2 of ``tests/perf/bench_exact_max.py``, in 8-13 deterministic seconds, 20 s of
+#: wall clock at a load average of 4), and its proof needs the time the bounds take
+#: (the research notes); on 30 x 12 (``a30_p12_s2``) it proved nothing and slowed the
+#: partition bound (a gap of 2.98% against 0.41% in order, 120 s)
+BESIDE_PAIRS = 300
+#: CP-SAT's workers beside the bounds: the bounds take the other core
+BESIDE_WORKERS = 1
+#: the two orders of ``both`` (``schedule`` in the JSON)
+IN_ORDER, BESIDE = "bounds, cpsat, milp", "cpsat beside the bounds"
+
+
+def schedule(setup) -> str:
+    """How ``both`` orders its engines on ``setup``: ``"cpsat beside the bounds"`` on
+    instances of at most :data:`BESIDE_PAIRS` allowed actor-PE pairs, else ``"bounds,
+    cpsat, milp"``."""
+    pairs = int(setup.space.allowed.sum())
+    return BESIDE if pairs <= BESIDE_PAIRS else IN_ORDER
+
+
+def solve_both(setup, time_limit: float | None = None):
+    """The cluster relaxation's bound (:func:`~mapping.search.exact.cluster_floor`)
+    first, then the packing bound (:func:`~mapping.search.packing.within_share`),
+    then the set-partitioning bound (:func:`~mapping.search.partition_bound.floor`,
+    within :func:`~mapping.search.partition_bound.share` of the time limit; skipped
+    where the floor already proves the starting mapping), then CP-SAT with the highest
+    of the three as a floor for :data:`CPSAT_SHARE` of what is left, then the MILP from the best mapping so far (a cutoff) and the same floor for
+    the rest: the best mapping, the higher bound, and each engine's own result in
+    ``parts``.  The large-neighbourhood search (:mod:`mapping.search.lns`) improves
+    the starting mapping in a thread on the core the bounds and the MILP leave idle
+    (paused while CP-SAT's two workers search): CP-SAT starts from its mapping, it goes
+    on from CP-SAT's where that is better, and its best mapping counts as the engines'
+    (``parts["lns"]``).  On small instances (:func:`schedule`)
+    CP-SAT runs instead beside the bounds, from the start to the end
+    (:func:`_beside`)."""
+    from mapping.search import cpsat, exact, lns, packing, partition_bound
+    if schedule(setup) == BESIDE:
+        return _beside(setup, time_limit)
+    began = time.time()
+    deadline = None if time_limit is None else began + time_limit
+    start = setup.info.get("incumbent")
+    beside = setup.info.pop("lns", None) or (None if start is None else lns.Beside(
+        setup, start, math.inf if deadline is None else deadline, setup.seed))
+    try:
+        relaxed = exact.cluster_floor(setup, time_limit, incumbent=start)
+        packed = packing.within_share(setup, time_limit, deadline, relaxed).value
+        floor = max(relaxed or 0.0, packed or 0.0) or None
+        parted = None if packing.proves_start(setup, floor) else partition_bound.floor(
+            setup, None if deadline is None else min(
+                partition_bound.share(setup) * time_limit, remaining(deadline)), floor).value
+        floor = max(floor or 0.0, parted or 0.0) or None
+        bounded = time.time()
+        if beside is not None:
+            beside.pause()          # CP-SAT's two workers take both cores
+            if beside.best() is not None:
+                setup = replace(setup, info=dict(setup.info, incumbent=beside.best()[0]))
+        left = remaining(deadline)
+        share = None if left is None else left * CPSAT_SHARE
+        first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
+                        relaxation_bound=relaxed, partition_bound=parted,
+                        packing_bound=packed)
+        second = None
+        if not first.optimal:
+            ahead = first.row
+            if beside is not None:
+                beside.offer(first.row)
+                beside.resume()
+                if beside.best() is not None and beside.best()[1] < first.value:
+                    ahead = beside.best()[0]
+            second = exact.solve(replace(setup, info=dict(setup.info, incumbent=ahead)),
+                                 time_limit=remaining(deadline), relaxed=floor,
+                                 solve_relaxation=False)
+    finally:
+        found = None if beside is None else beside.finish()
+    parts = {}
+    steps = []
+    if found is not None:
+        parts["lns"] = lns.part(found)
+        steps = lns.steps(found.trace, bounded, floor)
+        # the start's value, as without the neighbourhoods
+        first = replace(first, incumbent=found.start if start is None else
+                        exact.mapping_value(setup.objectives.evaluators[0], start))
+    parts["cpsat"] = _summary(first, began)
+    trace = lns.merged(steps + list(first.trace))
+    if second is None and (found is None or found.value >= first.value):
+        return replace(first, engine="both", parts=parts, schedule=IN_ORDER, trace=trace)
+    results = [first]
+    if second is not None:
+        parts["milp"] = _summary(second, began)
+        results.append(second)
+    best = min(results, key=lambda r: r.value)
+    if found is not None and found.value < best.value:
+        best = replace(best, value=found.value, row=found.row)
+    bounds = [(r.bound, name) for r, name in ((first, "cpsat"), (second, "milp"))
+              if r is not None and r.bound is not None]
+    bound = min(max(bounds)[0], best.value) if bounds else None
+    return _joined(best, bound, first.optimal or (second is not None and second.optimal),
+                   first.limited or (second is not None and second.limited),
+                   "CP-SAT then the MILP", time_limit, trace,
+                   (second or first).status, first.incumbent, relaxed, parts,
+                   first.pair_bound, parted, IN_ORDER, packed)
+
+
+def _beside(setup, time_limit: float | None = None):
+    """``both`` on a small instance: CP-SAT (:data:`BESIDE_WORKERS` workers, the pair
+    bound its only floor) in a thread until the time limit, the cluster relaxation, the
+    packing bound and the partition bound (as in :func:`solve_both`) meanwhile; CP-SAT
+    is stopped once the bounds have proven its mapping, and the bounds once CP-SAT's
+    search has ended (proven, or at the time limit): the packing bound's solves and
+    the partition bound check that between their programs, as they check their
+    deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
+    are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
+    it they run to their end).  After the packing bound, the proof of the best packing
+    (:func:`~mapping.search.packing.proof`) takes their core: where the PEs' own
+    loads set the bottleneck, it proves optimal what CP-SAT's search alone did not
+    within 120 s (the research notes); its packings are mappings too, and CP-SAT is
+    stopped once the bound proves the best mapping known.  Then the large-neighbourhood
+    search (:class:`~mapping.search.lns.Beside`) takes their core from the start
+    until CP-SAT's search ends.  The mapping is the better of CP-SAT's and the
+    neighbourhoods' (never worse than the start), the bound the highest of the
+    four."""
+    import threading
+    from mapping.search import cpsat, exact, lns, packing, partition_bound
+    began = time.time()
+    deadline = None if time_limit is None else began + time_limit
+    box: dict = {}
+    ended = threading.Event()
+
+    def prove():
+        try:
+            box["result"] = cpsat.solve(setup, time_limit=time_limit,
+                                        workers=BESIDE_WORKERS, deadline=deadline,
+                                        started=lambda s: box.setdefault("solver", s),
+                                        improved=lambda v: box.__setitem__("value", v))
+        except BaseException as err:        # re-raised in the caller's thread
+            box["error"] = err
+        finally:
+            ended.set()
+
+    thread = threading.Thread(target=prove, name="cpsat", daemon=True)
+    thread.start()
+    relaxed = parted = split = packed = found = None
+    ev = setup.objectives.evaluators[0]
+    start = setup.info.get("incumbent")
+    packings, proved = [], None      # (time.time(), value, row) of the packings found
+    proved_at = math.inf
+    try:
+        parted = split = partition_bound.early(setup, time_limit, ended.is_set,
+                                               lambda: box.get("value"))
+        if parted is not None and "solver" in box and parted >= min(exact.mapping_value(
+                ev, start), box.get("value", math.inf)) * (1 - cpsat.TOLERANCE):
+            box["solver"].stop_search()     # the split bound proved the start optimal
+        relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
+                                      stop=ended.is_set)
+        if not ended.is_set():
+            bisected = packing.within_share(setup, time_limit, deadline, relaxed,
+                                            ended.is_set)
+            packed = bisected.value
+            if bisected.row is not None:
+                packings.append((time.time(), exact.mapping_value(ev, bisected.row),
+                                 bisected.row))
+        floor = max(relaxed or 0.0, packed or 0.0, parted or 0.0)
+        if not ended.is_set() and start is not None and \
+                not packing.proves_start(setup, floor):
+            # the proof of the best packing, on the bounds' core until CP-SAT ends
+            # (where a PE is the bottleneck: on the others it returns at once)
+            proved = packing.proof(setup, [start] + [r for _, _, r in packings],
+                                   deadline, ended.is_set)
+            proved_at = time.time()
+            if proved.row is not None:
+                packings.append((time.time(), exact.mapping_value(ev, proved.row),
+                                 proved.row))
+            packed = max(packed or 0.0, proved.value or 0.0) or None
+            floor = max(floor, packed or 0.0)
+        known = min([box.get("value", math.inf)] + [v for _, v, _ in packings])
+        if "solver" in box and known <= floor * (1 + cpsat.TOLERANCE):
+            box["solver"].stop_search()
+        if not ended.is_set() and not packing.proves_start(setup, floor):
+            parted = max(parted or 0.0, partition_bound.floor(setup, None if deadline is None
+                else min(partition_bound.share(setup) * time_limit, remaining(deadline)),
+                floor or None, stop=ended.is_set).value or 0.0) or None
+        floor = max(floor, parted or 0.0)
+        if "solver" in box and packing.proves_start(setup, floor):
+            box["solver"].stop_search()
+        if not ended.is_set() and start is not None:
+            # the bounds' core is idle until CP-SAT ends: the neighbourhoods use it
+            beside = lns.Beside(setup, start, math.inf if deadline is None else deadline,
+                                setup.seed)
+            ended.wait(None if deadline is None else remaining(deadline))
+            found = beside.finish()
+    finally:
+        thread.join(None if deadline is None else remaining(deadline) + 1.0)
+        if thread.is_alive() and "solver" in box:   # never leave it running at exit
+            box["solver"].stop_search()
+            thread.join()
+    if "error" in box:
+        raise box["error"]
+    res = box["result"]
+    parts, trace = {"cpsat": _summary(res, began)}, res.trace
+    if found is not None:
+        parts["lns"] = lns.part(found)
+        trace = lns.merged(list(trace) + lns.steps(found.trace, 0.0, floor or None))
+        if found.value < res.value:
+            res = replace(res, value=found.value, row=found.row)
+    if packings:
+        # the bound of a packing's step: the floor once the proof has ended
+        trace = lns.merged(list(trace) + lns.steps([(at, v) for at, v, _ in packings],
+                                                   proved_at, floor or None))
+        at, value, row = min(packings, key=lambda p: p[1])
+        if value < res.value:
+            res = replace(res, value=value, row=row)
+    if proved is not None and proved.decisions:
+        value = None if proved.row is None else packings[-1][1]
+        parts["packing"] = {"value": value, "bound": proved.value,
+                            "gap": None if value is None else relative_gap(value, proved.value),
+                            "optimal": proved.value is not None,
+                            "decisions": len(proved.decisions),
+                            "seconds": round(time.time() - began, 3)}
+    bound = min(max(relaxed or 0.0, parted or 0.0, packed or 0.0, res.bound or 0.0),
+                res.value)
+    return _joined(res, bound, res.optimal, res.limited, "CP-SAT", time_limit, trace,
+                   res.status, res.incumbent, relaxed, parts, res.pair_bound, parted,
+                   BESIDE, packed, split)
+
+
+def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumbent,
+            relaxed, parts, pair_bound, parted, order, packed=None, split=None):
+    """``both``'s result: ``best``'s mapping, the highest ``bound`` proven (None if
+    none) and the gap between them; optimal where an engine ``proven`` it or the gap is
+    within CP-SAT's tolerance, else ``limited`` as the engines (named ``who``) were."""
+    from mapping.search import cpsat, exact
+    gap = relative_gap(best.value, bound)
+    optimal = proven or (gap is not None and gap <= cpsat.TOLERANCE)
+    limited = not optimal and limited
+    message = "" if not limited or bound is None else (
+        f"{who} stopped at the time limit of {time_limit or 0:g} s before proving "
+        f"optimality; the mapping is the best found so far (gap {gap:.2%} to the proven "
+        f"bound {bound:.6g})")
+    steps = list(trace) + ([] if bound is None else [
+        trace_step(time.time(), best.value, bound)])
+    return exact.ExactResult(best.value, best.row, optimal, status, best.value, limited,
+                             message, bound, gap, incumbent, relaxed, engine="both",
+                             trace=tuple(steps), parts=parts, pair_bound=pair_bound,
+                             partition_bound=parted, schedule=order,
+                             packing_bound=packed, split_bound=split)
+
+
+def _summary(res, began) -> dict:
+    return {"value": float(res.value), "bound": res.bound, "gap": res.gap,
+            "optimal": bool(res.optimal), "seconds": round(time.time() - began, 3)}
