@@ -20,6 +20,7 @@ the functions below, which read the class's field list.  Records (with
 from __future__ import annotations
 
 import sys
+from operator import attrgetter
 
 __all__ = ["record", "field", "fields", "replace", "is_record", "Field", "FrozenError"]
 
@@ -99,7 +100,7 @@ def record(cls):
                         "default follows one with a default")
     setattr(cls, _FIELDS, own)
     cls._record_names = tuple(f.name for f in own)
-    cls._record_compared = tuple(f.name for f in own if f.compare)
+    cls._record_key = staticmethod(_key_of(tuple(f.name for f in own if f.compare)))
     cls._record_post_init = getattr(cls, "__post_init__", None)
     for name, method in (("__init__", _init), ("__repr__", _repr),
                          ("__setattr__", _frozen), ("__delattr__", _frozen)):
@@ -151,19 +152,25 @@ def _frozen(self, name, *value):
                       "is immutable")
 
 
-def _key(self) -> tuple:
-    state = self.__dict__
-    return tuple(state[name] for name in type(self)._record_compared)
+def _key_of(names: tuple[str, ...]):
+    """The tuple of a record's compared fields (as a dataclass compares and hashes)."""
+    if len(names) > 1:
+        return attrgetter(*names)       # the tuple made in C
+    if names:
+        get = attrgetter(names[0])
+        return lambda record: (get(record),)
+    return lambda record: ()
 
 
 def _eq(self, other):
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return _key(self) == _key(other)
+    key = self._record_key
+    return key(self) == key(other)
 
 
 def _hash(self):
-    return hash(_key(self))
+    return hash(self._record_key(self))
 
 
 def _repr(self):
