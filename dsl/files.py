@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 import stat
+from io import TextIOBase
 from pathlib import Path
-from typing import TextIO
 
 from dsl.errors import ParseError
 
@@ -80,7 +80,7 @@ def read_text(path: str | Path, newline: str | None = None) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if newline is None else text
 
 
-def open_text(path: str | Path, newline: str | None = None) -> TextIO:
+def open_text(path: str | Path, newline: str | None = None) -> TextIOBase:
     """The input file ``path`` as a text stream (for :mod:`csv`, ``newline=""``); its
     whole text is decoded first, so that a bad byte is an error at its position."""
     import io

@@ -17,7 +17,10 @@ from __future__ import annotations
 import json
 import math
 from fractions import Fraction
-from typing import Any
+
+TYPE_CHECKING = False       # typing's constant, without importing typing at start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def json_number(v: float) -> float | str:

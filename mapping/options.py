@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass
 
 from mapping.errors import InputError
+from moc.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Kind:
     """Numbers of one kind: whole or real, finite, within ``[low, high]`` (an end is
     left out when ``low_open``/``high_open``; ``None``: unbounded)."""

@@ -18,8 +18,9 @@ import errno
 import os
 import stat
 import sys
+from collections.abc import Iterator, Sequence
+from io import IOBase
 from pathlib import Path
-from typing import IO, Iterator, Sequence
 
 from mapping.errors import InputError
 
@@ -150,7 +151,7 @@ def _remove_dirs(created: list[Path]) -> None:
 @contextlib.contextmanager
 def open_output(path: str | Path, binary: bool = False, inputs: Sequence = (),
                 suffixes: Sequence[str] | None = None, what: str = "the output",
-                note: str = "") -> Iterator[IO]:
+                note: str = "") -> Iterator[IOBase]:
     """A file object writing to ``path`` as described in this module; a regular file
     appears only when the block ends without an exception (then announced, with
     ``note``).  ``suffixes``: the extensions that fit (``(".csv",)``), checked for

@@ -5,12 +5,12 @@ analyses of an application alone, which need no architecture (nor this package's
 semantics)."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
 
 from mapping.errors import MappingError
 
 
-def check_overrides(params: Mapping[str, Any], *declared: Mapping[str, Any]) -> None:
+def check_overrides(params: Mapping[str, object], *declared: Mapping[str, object]) -> None:
     """Refuse an override that none of the ``declared`` parameter sets has (a typo must
     never go unnoticed), listing the declared names."""
     unknown = [k for k in params if not any(k in d for d in declared)]

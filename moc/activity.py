@@ -11,16 +11,16 @@ GSLA) prices as the sum over the phases.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from moc.graph import SDFGraph
 from moc.phases import mean, phase_counts
+from moc.record import field, record
 from moc.repetition import repetition_vector
 
 
-@dataclass(frozen=True)
+@record
 class TokenGroup:
     """``count`` identical tokens of ``quanta`` with ``attrs``, from actor or channel ``source``."""
 
@@ -35,7 +35,7 @@ class TokenGroup:
         return self.attrs.get(key, default)
 
 
-@dataclass(frozen=True)
+@record
 class Activity:
     repetitions: Mapping[str, int]
     processing: Mapping[str, TokenGroup]

@@ -10,14 +10,14 @@ read the bytes).  Instructions and bytes are kept apart; a plot that adds them s
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from moc.graph import SDFGraph
 from moc.phases import mean, phase_counts
+from moc.record import record
 from moc.repetition import repetition_vector
 
 
-@dataclass(frozen=True)
+@record
 class FunctionLoad:
     """One function (actor): its ``ops``, ``local`` bytes (to itself) and the global
     bytes it reads (``global_in``) and that others read from it (``global_out``)."""
@@ -29,7 +29,7 @@ class FunctionLoad:
     global_out: float
 
 
-@dataclass(frozen=True)
+@record
 class Breakdown:
     """A run: every function's load (in the graph's actor order) and the bytes of each
     ``(producer, consumer)`` pair."""

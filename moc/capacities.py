@@ -6,13 +6,13 @@ times distribution by distribution."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from moc.errors import SDFError
 from moc.graph import Channel, SDFGraph
 from moc.phases import InitialPhases, is_phased, phase_counts, phase_value
+from moc.record import replace
 
 #: the attribute that marks a back-edge as the free space of the channel it names
 SPACE_OF = "space_of"

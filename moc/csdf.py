@@ -19,8 +19,8 @@ Bodin, Munier-Kordon & de Dinechin, DAC 2016, for the precedences).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from moc.cycle_ratio import UnboundedCycleError, max_cycle_ratio
 from moc.deadlock import check_deadlock

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Mapping
 
 from moc import limits
 from moc.deadlock import SymbolicExecution, raise_deadlock, raise_stalled_circuit

@@ -9,18 +9,18 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
-from typing import Hashable, Iterable, Sequence
 
 import numpy as np
 
 from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
 from moc.howard_exact import any_cycle
+from moc.record import record
 
 
-@dataclass(frozen=True)
+@record
 class CycleRatio:
     """``ratio``: the maximum of ``Σweight/Σheight`` over cycles (None without a cycle);
     ``cycle``: the nodes of one cycle attaining it, in cycle order."""

@@ -9,15 +9,18 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping
 
 from moc.errors import SDFError
 from moc.phases import InitialPhases, PhaseCounter, Phases, phase_counts
+from moc.record import field, record, replace
 
+TYPE_CHECKING = False       # typing's constant, without importing typing at start-up
 if TYPE_CHECKING:
+    from typing import Any
+
     import networkx as nx
 
 CHANNEL_FIELDS = ("prod", "cons", "delay", "size")
@@ -29,7 +32,7 @@ def resolve(value, env):
     return evaluate(env) if evaluate is not None else value
 
 
-@dataclass(frozen=True)
+@record
 class Actor:
     """An SDF actor; ``attrs`` holds ``quanta`` and model-specific attributes;
     ``initial_phases`` the phases it fires once before its periodic ones
@@ -45,7 +48,7 @@ class Actor:
         return self.attrs.get("quanta", 1)
 
 
-@dataclass(frozen=True)
+@record
 class Channel:
     """A FIFO from ``src`` to ``dst``: ``prod`` tokens written per firing of ``src``,
     ``cons`` read per firing of ``dst``, ``delay`` initial tokens of ``size`` bytes.
@@ -189,7 +192,7 @@ class SDFGraph:
         An actor or channel whose values were all numbers when :meth:`add_actor` or
         :meth:`add_channel` (or an earlier ``bind``) checked them is taken as it is (the
         objects are immutable); one placed in ``actors`` or ``channels``
-        directly, e.g. a ``dataclasses.replace`` copy, is checked here.
+        directly, e.g. a ``moc.record.replace`` copy, is checked here.
         """
         env = dict(env) if env is not None else self.environment(overrides)
         for name in [n for n in self.params if n in env]:  # in place: each evaluated once
@@ -309,7 +312,7 @@ def _check_name(name, kind, origin) -> None:
 
 #: the attribute that marks an :class:`Actor` or :class:`Channel` (immutable) whose
 #: values passed the checks of :meth:`SDFGraph.bind` and are as it would make them
-#: (:func:`_evaluated`): its own bound copy.  Not a field: ``dataclasses.replace``
+#: (:func:`_evaluated`): its own bound copy.  Not a field: ``moc.record.replace``
 #: makes an unmarked one, checked again.
 BOUND = "_bound"
 

@@ -1,13 +1,13 @@
 """Expansion of an SDF graph into its homogeneous (single-rate) equivalent."""
 from __future__ import annotations
 
-from dataclasses import replace
 from types import MappingProxyType
 
 from moc import limits
 from moc.errors import ExpansionTooLargeError
 from moc.graph import Channel, SDFGraph
 from moc.phases import Cumulative, is_phased, phase_counts, phase_value
+from moc.record import replace
 from moc.repetition import repetition_vector
 
 

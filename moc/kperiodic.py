@@ -25,19 +25,19 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Mapping
 
 from moc.deadlock import check_deadlock, strongly_connected_components
 from moc.errors import LimitError, UnboundedCycleError
 from moc.graph import SDFGraph
 from moc.howard_exact import cycle_edge_list, max_cycle_ratio_lists, on_lists, take
 from moc import limits
+from moc.record import record
 
 
-@dataclass(frozen=True)
+@record
 class KPeriodicThroughput:
     """``period``: time of one graph iteration in the periodic regime (0 when no cycle
     bounds it); ``critical_cycle``: the actors of a critical circuit, in order;
@@ -130,7 +130,7 @@ def constraint_edges(channels, durations, q, K):
                durations[ch.src], Fraction(int(graph.h[e]), graph.h_unit), ch)
 
 
-@dataclass(frozen=True)
+@record
 class _Graph:
     """The constraint graph as arrays (numpy's, or Python lists where small): node
     ``i`` is firing class ``k[i]`` of actor ``actors[actor[i]]``; edge ``e`` goes

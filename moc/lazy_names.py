@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 
 def lazy_getattr(package: str, defined_in: dict[str, str]) -> Callable[[str], object]:

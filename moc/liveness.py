@@ -5,7 +5,7 @@ numpy: imported for such a graph only, so that checking an SDF graph loads no
 numerical library)."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from moc.deadlock import check_deadlock
 from moc.graph import SDFGraph

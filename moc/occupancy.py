@@ -32,7 +32,6 @@ to one period past the transient: the same numbers as the state space of
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from array import array
 from functools import partial
@@ -45,13 +44,14 @@ from moc import occupancy_lists as lists
 from moc.graph import SDFGraph
 from moc.howard_exact import on_lists
 from moc.phases import Cumulative, phase_counts, phase_value
+from moc.record import record
 from moc.self_timed import PROGRESS_STEP
 
 #: iterations computed at first; doubled until the execution repeats
 FIRST_ITERATIONS = 3
 
 
-@dataclass(frozen=True)
+@record
 class Occupancy:
     """``buffers``: per channel the most tokens it holds (``math.inf`` on a growing
     channel); ``first``: per actor the ``(start, end)`` of its firings of the first

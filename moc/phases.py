@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 import numbers
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from itertools import accumulate, repeat
 from types import MappingProxyType
-from typing import Mapping
 
 from moc.errors import SDFError
+from moc.record import field, record
 
 
 _NUMBERS = {int, float}
@@ -42,7 +42,7 @@ class Phases(tuple):
         return "[" + ", ".join(map(str, self)) + "]"
 
 
-@dataclass(frozen=True)
+@record
 class InitialPhases:
     """The ``count`` phases an actor fires once each, in order, before its periodic
     ones: per attribute (``exec``, ``quanta``, ``exec_<type>``) and per channel it

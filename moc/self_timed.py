@@ -14,21 +14,20 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import repeat
-from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Collection, Mapping
 
 from moc import limits
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.howard_exact import on_lists
 from moc.phases import Cumulative, InitialCumulative, phase_counts, phase_value
+from moc.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Firing:
     """Firing ``index`` (from 0) of ``actor``, from ``start`` to ``end``."""
 
@@ -86,7 +85,7 @@ class Firings(Sequence):
         return repr(tuple(self))
 
 
-@dataclass(frozen=True)
+@record
 class SelfTimed:
     """What one state-space exploration shows: ``throughput`` (iterations per time unit
     of the periodic phase) and ``period``, ``latency`` (the end of the last firing of

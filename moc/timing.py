@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Mapping
 
 from moc import limits
 from moc.deadlock import strongly_connected_components
@@ -26,6 +25,7 @@ from moc.initial_phases import RUN_ONCE, STARTS_ORDER, after_initial_phases, \
     first_firings, has_initial_phases, initial_times, refuse_initial_phases
 from moc.kperiodic import KPeriodicThroughput, kperiodic_throughput
 from moc.phases import Phases, cyclo_static, phase_value
+from moc.record import record, replace
 from moc.repetition import repetition_vector
 
 KPERIODIC = "K-periodic scheduling (Bodin et al., DAC 2016)"
@@ -63,7 +63,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(frozen=True)
+@record
 class ThroughputResult:
     """``throughput`` (iterations per time unit, ``math.inf`` when no cycle bounds it),
     ``period`` (its inverse, 0 then), ``critical_cycle`` (actors), ``method``."""
@@ -74,7 +74,7 @@ class ThroughputResult:
     method: str
 
 
-@dataclass(frozen=True)
+@record
 class TimingAnalysis:
     """The timing analysis of a graph alone.  ``latency``: the end of the last firing
     of the first iteration (from time 0); ``buffers``: per channel, the most tokens it

@@ -40,10 +40,9 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Mapping
 
 from moc import limits
 from moc.capacities import SPACE_OF, bounded_graph, capacity_bounds
@@ -52,6 +51,7 @@ from moc.deadlock import check_deadlock, circuit_of_waits, iteration_firings, \
 from moc.errors import DeadlockError, LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.phases import phase_counts, phase_value
+from moc.record import record
 from moc.repetition import repetition_vector
 from moc.csdf_kperiodic import check_order
 from moc.initial_phases import after_initial_phases, has_initial_phases, initial_times
@@ -77,7 +77,7 @@ STATE_SPACE_INITIAL = "the bounded state space does not model initialisation pha
     "such a graph is timed by K-periodic scheduling (--timing kperiodic or auto)"
 
 
-@dataclass(frozen=True)
+@record
 class StoragePoint:
     """A Pareto point: ``throughput`` (iterations per time unit), ``size`` (total
     capacity in tokens) and every explored ``distribution`` of that size that attains
@@ -93,7 +93,7 @@ class StoragePoint:
                 "distributions": [dict(d) for d in self.distributions]}
 
 
-@dataclass(frozen=True)
+@record
 class TradeOff:
     """The front, smallest size first.  ``complete``: the search ended, at
     ``max_throughput`` (the throughput with every buffer unbounded) or where no larger

@@ -33,7 +33,6 @@ from __future__ import annotations
 import itertools
 import json
 import pickle
-from dataclasses import replace
 
 import networkx as nx
 import numpy as np
@@ -51,6 +50,7 @@ from mapping.semantics.problem import bind_problem
 from mapping.search import search
 from mapping.search.common import SearchError
 from moc.hsdf import hsdf_expansion
+from moc.record import replace
 from search_problems import random_app
 
 MULTI = """sdf multi {

@@ -19,6 +19,8 @@ CSDF = str(ROOT / "examples" / "csdf" / "orders.sdf")
 #: Kiter's Echo (its K-periodic period 5094212000, ``tests/data/kiter_csdf.json``)
 ECHO = str(ROOT / "tests" / "data" / "csdf" / "Echo.sdf")
 SDF3_XML = str(ROOT / "examples" / "sdf3_lookup" / "audio.xml")
+#: a cyclo-static SDF3 file whose actor fires an initialisation phase (period 5/2)
+CSDF_XML = str(ROOT / "examples" / "csdf" / "warm_ring.xml")
 #: libraries that a command on an application alone does not need (``numpy.ma``:
 #: ``np.unique`` and ``np.isin`` import it on their first call)
 NOT_FOR_THE_APPLICATION = ("scipy", "networkx", "pydantic", "matplotlib", "pandas", "pint",
@@ -39,11 +41,15 @@ OTHER_WORK = ("mapping.semantics", "mapping.cli.commands.check",
 #: what the parser of the text formats loads: lark, and lark's own imports (``tempfile``;
 #: ``threading`` through ``logging``)
 LARK = ["lark", "tempfile", "threading"]
+#: standard modules that cost start-up and that ``moc`` and the command line do without
+#: (``moc.record`` instead of dataclasses, ``collections.abc`` instead of typing); lark,
+#: which reads ``.sdf`` text, imports all three itself
+STANDARD_AT_START = ("dataclasses", "inspect", "typing")
 
 
-def loaded(argv: list[str], cache: Path) -> tuple[dict, list[str]]:
+def loaded(argv: list[str], cache: Path, also: tuple[str, ...] = ()) -> tuple[dict, list[str]]:
     """The JSON that ``mapeval argv --json`` prints and the top-level packages and
-    listed modules in ``sys.modules`` when it returns."""
+    listed modules (and those of ``also``) in ``sys.modules`` when it returns."""
     code = textwrap.dedent(f"""
         import contextlib, io, json, sys
         from mapping.cli.main import main
@@ -51,7 +57,7 @@ def loaded(argv: list[str], cache: Path) -> tuple[dict, list[str]]:
         with contextlib.redirect_stdout(out):
             code = main({argv!r} + ["--json"])
         watched = {NOT_FOR_THE_APPLICATION + SIMULATION + OTHER_WORK +
-                    ("numpy", "lark", "tempfile")!r}
+                    ("numpy", "lark", "tempfile") + also!r}
         names = sorted(w for w in watched if w in sys.modules)
         print(json.dumps({{"code": code, "out": json.loads(out.getvalue()), "modules": names}}))
     """)
@@ -119,6 +125,22 @@ def test_analyse_of_an_sdf3_file_needs_no_parser_nor_temporary_files(tmp_path):
     out, modules = loaded(["check", SDF3_XML], tmp_path)
     assert out["files"][0]["deadlock"] is False
     assert modules == ["mapping.cli.commands.check", "moc.activity"]
+
+
+@pytest.mark.parametrize("path, period", [(SDF3_XML, "0"), (CSDF_XML, "5/2")])
+def test_analyse_and_check_of_a_small_graph_need_no_dataclasses_nor_typing(tmp_path, path,
+                                                                            period):
+    """The files of Kiter's and SDF3's suites (SDF3 ``.xml``) through ``check``,
+    ``analyse --no-simulate`` and the default ``analyse``: no :mod:`dataclasses` (its
+    import brings :mod:`inspect`, and each class it makes compiles its methods), nor
+    :mod:`typing`."""
+    for argv in (["check", path], ["analyse", "--no-simulate", path], ["analyse", path]):
+        out, modules = loaded(argv, tmp_path, STANDARD_AT_START)
+        assert not set(STANDARD_AT_START) & set(modules), argv
+        if argv[0] == "analyse":
+            assert out["exact"]["period"] == period
+        else:
+            assert out["files"][0]["deadlock"] is False
 
 
 def blas_threads(argv: list[str], environ: dict) -> dict:

@@ -5,7 +5,6 @@ budget), against the complete front on small random graphs and SDF3's examples, 
 timed by the bounded state space (not the K-periodic scheduling that found them)."""
 from __future__ import annotations
 
-from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 import dsl
 from moc import throughput
 from moc.errors import DeadlockError
+from moc.record import replace
 from moc.timing import prepared
 from moc.tradeoff import (TradeOff, _BoundedExecution, bounded_graph, capacity_bounds,
                           front_top, tradeoff)

@@ -119,7 +119,7 @@ def test_expressions_wait_for_bind():
 
 
 def test_bind_checks_again_what_was_not_added_through_the_api():
-    from dataclasses import replace
+    from moc.record import replace
 
     from moc.graph import Actor
     g = _pair()
@@ -149,7 +149,7 @@ def test_bind_of_values_added_through_the_api_equals_their_check_one_by_one(attr
     # what add_actor and add_channel checked binds as it is; copies of the same actors
     # and channels (dataclasses.replace, not through the API) are checked by bind one
     # value at a time: the same graph, value types included
-    from dataclasses import replace
+    from moc.record import replace
     g = SDFGraph("g")
     g.add_actor("a", quanta=attrs[0], speed=attrs[1])
     g.add_actor("b", exec=[2, 1])

@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from dsl.files import check_readable
 from mapping.errors import InputError
+from moc.record import field, record
 
 KINDS = {".sdf": "sdf", ".moa": "moa", ".map": "map", ".csv": "csv", ".xml": "xml"}
 
 
-@dataclass
+@record
 class Inputs:
     """The positional files of a command, sorted by kind."""
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import importlib
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from mapping.errors import InputError
 from mapping.options import POSITIVE_WHOLE
 from mapping.registry import Registry
+from moc.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Limit:
     """The constant ``constant`` of module ``module``."""
 

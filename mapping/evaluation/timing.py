@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import heapq
 import weakref
-from dataclasses import dataclass, field, replace
 from typing import Mapping as MappingT, Sequence
 
 import numpy as np
@@ -50,6 +49,7 @@ import numpy as np
 from moa import ArchitectureError, NoRouteError
 from moc.hsdf import hsdf_expansion
 from moc.phases import phase_value
+from moc.record import field, record, replace
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.semantics.metrics import rule
@@ -90,7 +90,7 @@ def pair_routes(arch, pes: Sequence[str], cns: Sequence[str]
     return route, unroutable
 
 
-@dataclass(frozen=True)
+@record
 class Slot:
     """One bar of a schedule: a firing on a PE, or a transfer crossing a CN (``name`` is
     then ``channel:firing`` of the producer firing)."""
@@ -101,7 +101,7 @@ class Slot:
     end: float
 
 
-@dataclass(frozen=True)
+@record
 class MappedTiming:
     """The timing of one mapping (:func:`mapped_analysis`)."""
 

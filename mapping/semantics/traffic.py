@@ -15,25 +15,25 @@ A :class:`ChargedToken` is a copy of a channel's tokens on a CN whose ``charge``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping as MappingT
 
 from moa import Architecture, ArchitectureError, NoRouteError
 from moc import SDFGraph
 from moc.activity import TokenGroup
+from moc.record import record
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 
 
-@dataclass(frozen=True)
+@record
 class TrafficToken(TokenGroup):
     """Memory traffic of PE ``pe`` crossing a CN: ``quanta`` = ``bytes`` = the bytes."""
 
     pe: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class ChargedToken(TokenGroup):
     """Communication tokens of CN ``cn`` charged to a PE at one end of their channel: the
     PE's value gains ``lambda`` times their value by ``cn``'s own rule."""

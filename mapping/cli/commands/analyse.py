@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from dataclasses import dataclass, is_dataclass, replace
 from fractions import Fraction
 from numbers import Rational
-from typing import Any
-
 from pathlib import Path
 
 from mapping.options import POSITIVE_WHOLE, SECONDS_OR_ZERO
 from mapping.output import print_json, print_json_line
 from mapping.progress import add_progress_option
+from moc.record import is_record, record, replace
 
 #: firings shown per row of the readable schedule (``--json`` has them all)
 SHOWN_FIRINGS = 8
@@ -135,7 +133,7 @@ def add_parser(subparsers, name):
     p.set_defaults(run=run)
 
 
-@dataclass(frozen=True)
+@record
 class Analysed:
     """A timing analysis (``moc.timing.TimingAnalysis`` or ``mapping.evaluation.timing.MappedTiming``)
     with the names of what was analysed (``pes`` and ``cns`` empty without a mapping)."""
@@ -144,7 +142,7 @@ class Analysed:
     architecture: str | None
     mapping: str | None
     exec: str | None
-    analysis: Any
+    analysis: object
     actors: tuple[str, ...]
     pes: tuple[str, ...] = ()
     cns: tuple[str, ...] = ()
@@ -174,7 +172,7 @@ class Analysed:
     def __str__(self) -> str:
         # the table shows a few firings per row: converting a million costs seconds
         schedule = getattr(self.analysis, "schedule", None)
-        if not isinstance(schedule, Mapping) or not is_dataclass(self.analysis):
+        if not isinstance(schedule, Mapping) or not is_record(self.analysis):
             return table(self.to_dict(), self.rows)
         counts = {name: len(firings or ()) for name, firings in schedule.items()}
         shown = replace(self.analysis, schedule={

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -18,9 +17,10 @@ from mapping.errors import InputError
 from mapping.cli.inputs import choose_named
 from mapping.output import check_output, print_json, write_atomically
 from mapping.registry import Registry
+from moc.record import record
 
 
-@dataclass(frozen=True)
+@record
 class ExportFormat:
     kinds: tuple[str, ...]          # "sdf", "moa", "map"
     extension: str

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import dsl
@@ -17,6 +16,7 @@ from mapping.cli.inputs import (add_mapping_options, add_model_options, choose_m
 from mapping.errors import InputError
 from mapping.options import FRACTION, NATURAL, POSITIVE_WHOLE
 from mapping.progress import add_progress_option, progress_bar
+from moc.record import record
 
 FILES_HELP = "APP.sdf ARCH.moa DATA.csv [MAP.map] (the .sdf is optional with --quanta-column)"
 
@@ -103,7 +103,7 @@ def add_measurement_options(p, fit_option: str = "--fit", fit_required: bool = F
     add_progress_option(p)
 
 
-@dataclass
+@record
 class Study:
     """Everything a measurement command loaded and computed."""
 

@@ -5,12 +5,12 @@ tokens are the free space), which ``mapeval analyse`` then times at that point's
 throughput."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 from mapping.errors import InputError
+from moc.record import record
 
-@dataclass(frozen=True)
+@record
 class Front:
     """The trade-off of application ``application`` (firing times: attribute ``exec``)."""
 
