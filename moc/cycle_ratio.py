@@ -17,6 +17,7 @@ import numpy as np
 
 from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
+from moc.critical_cycle import least_cycle
 from moc.howard_exact import any_cycle
 
 
@@ -76,7 +77,7 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
 
 
 def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
-                           critical=None, near=None) -> tuple:
+                           critical=None, near=None, least: bool = False) -> tuple:
     """``(ratio, cycle)`` of the graph of nodes ``0..n-1`` and edges ``u[e] -> v[e]``
     of weight ``w[e]`` and height ``h[e]`` (numpy arrays: integers, exact, the ratio a
     :class:`~fractions.Fraction`; or floats); ``(None, ())`` without a cycle.  Raises
@@ -100,11 +101,14 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     list ``critical`` gets the edges tight under exact potentials (a mask: all critical
     cycles lie there; None without such potentials) and the float policy, or ``(None,
     None)`` where a warm start passed :data:`WARM_STEPS` (:mod:`moc.warm_start`).
+    With ``least`` (integers), the cycle is :func:`moc.critical_cycle.least_cycle` of
+    those tight edges: the same whatever the policy's path.
     """
     if not len(u):
         return None, ()
     exact = w.dtype != np.float64
-    given, more = (u, v, w, h), {"start": start, "critical": critical, "near": near}
+    given, more = (u, v, w, h), {"start": start, "critical": critical, "near": near,
+                                 "least": least}
     # edges by tail (stable: among equal choices the first given still wins), so that a
     # node's best edge is a segment's maximum (:func:`first_per`); renumbering the
     # nodes kept below keeps that order
@@ -166,7 +170,7 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     top = max(best.values(), key=exact_ratio.__getitem__)
     ratio, cycle = exact_ratio[top], cycles[top]
     bound = {c: exact_ratio[r] for c, r in best.items()}
-    tight = [] if deferred or order is not None else None
+    tight = [] if deferred or least or order is not None else None
     if not (converged and _certified(u, v, w, h, policy, roots, component, bound, tight)):
         # rounding left the policy short of optimal: go on from it exactly
         if tight is not None:
@@ -174,6 +178,11 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
         found = _exact_from(u, v, w, h, policy, ratio, cycle, tight, deferred)
         if found is None and deferred:
             return max_cycle_ratio_arrays(n, *given, defer=False, **more)
+        if found is None and least:
+            from moc.howard_exact import max_cycle_ratio_lists
+            ratio, cycle = max_cycle_ratio_lists(m, u.tolist(), v.tolist(), w.tolist(),
+                                                 h.tolist(), least=True)
+            return ratio, tuple(int(nodes[i]) for i in cycle)
         ratio, cycle = found or _exact_howard(m, u, v, w, h)
         bound = {0: ratio}
     # where the search was deferred, the potentials prove N·Σh ≥ D·Σw on every cycle:
@@ -182,6 +191,12 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     if deferred and not (min(bound.values()) > 0 and tight and not has_cycle(
             m, u[tight[-1] & (w == 0)], v[tight[-1] & (w == 0)])):
         return max_cycle_ratio_arrays(n, *given, defer=False, **more)
+    if least:
+        # the tight edges of the components of the largest ratio hold its cycles
+        top = [c for c, r in bound.items() if r == ratio]
+        mask = tight[-1] if len(bound) == 1 else \
+            tight[-1] & np.isin(component[u], np.array(top, dtype=component.dtype))
+        cycle = least_cycle(m, u, v, mask)
     if critical is not None:
         mask = None
         if tight:                                  # in the numbering given
