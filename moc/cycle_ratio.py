@@ -651,21 +651,9 @@ def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None, deferred=False):
 
 
 def _exact_howard(n, u, v, w, h):
-    """The exact policy iteration (:func:`moc.howard_exact.howard`) on every component."""
-    from moc.howard_exact import howard
-    arcs = list(zip(u.tolist(), v.tolist(), (int(x) for x in w), (int(x) for x in h)))
-    return max((howard(c, arcs, True) for c in _components(n, arcs)),
-               key=lambda found: found[0], default=None)     # the first of the largest
-
-
-def _components(n, arcs):
-    """The strongly connected components that hold a cycle, each as a set of nodes."""
-    label = strong_labels(n, [a[0] for a in arcs], [a[1] for a in arcs]).tolist()
-    members: dict[int, set[int]] = {}
-    for node, c in enumerate(label):
-        members.setdefault(c, set()).add(node)
-    looped = {label[u] for u, v, _, _ in arcs if u == v}
-    return [c for key, c in members.items() if len(c) > 1 or key in looped]
+    """:func:`moc.howard_exact.exact_howard` of the arrays."""
+    from moc.howard_exact import exact_howard
+    return exact_howard(n, u.tolist(), v.tolist(), [int(x) for x in w], [int(x) for x in h])
 
 
 def _exact(x) -> bool:

@@ -162,6 +162,15 @@ def _out_edges(component, arcs):
     return out
 
 
+def exact_howard(n, u, v, w, h):
+    """``(ratio, cycle)`` by the exact :func:`howard` on every strongly connected
+    component that holds a cycle (lists), the first of the largest ratio; None
+    without a cycle."""
+    arcs = list(zip(u, v, w, h))
+    return max((howard(c, arcs, True) for c in _cyclic_components(n, u, v)),
+               key=lambda found: found[0], default=None)
+
+
 def howard(component, arcs, exact):
     """Howard's policy iteration on one strongly connected component: each node keeps
     one out-edge (the policy); the cycles of the policy graph give ratios ``eta`` and
