@@ -137,9 +137,11 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
-    # a warm start's estimate as 1: ratios of 1e-9 (seed 24's g0049, "starts") lie
-    # within the tolerance that tells ratios apart
-    scale = near if start is not None and (near or 0) > 0 else max(float(abs(wf).max()), 1.0)
+    # a warm start's estimate below 1 raised to about 1 (ratios of 1e-9, seed 24's g0049
+    # under "starts", lie within the tolerance that tells ratios apart) by a power of
+    # two: whole weights stay whole, so :func:`_packed` still sums them exactly
+    scale = 2.0 ** min(0, round(math.log2(near))) if start is not None and \
+        (near or 0) > 0 else max(float(abs(wf).max()), 1.0)
     wf /= scale                                    # the same quotients, in place
     try:
         policy, converged = _policy_iteration(m, u, v, wf, hf, deferred, start)
