@@ -40,7 +40,9 @@ from moc import limits
 @dataclass(frozen=True)
 class KPeriodicThroughput:
     """``period``: time of one graph iteration in the periodic regime (0 when no cycle
-    bounds it); ``critical_cycle``: the actors of a critical circuit, in order;
+    bounds it); ``critical_cycle``: the actors of a critical circuit, in order (of
+    equally critical ones, that of :mod:`moc.critical_cycle`'s rule, which ``K`` grows
+    on too);
     ``periodicity``: the ``K`` that proved it; ``actor_periods``: per actor, the period
     of its own firings, the largest over the components upstream of it;
     ``critical_channels``: the channels whose precedences close that circuit (where
