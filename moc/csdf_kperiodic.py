@@ -49,7 +49,7 @@ from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
     named, solve_congruence, substitute, tightest, too_large, x_max
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
-from moc.warm_start import WARM_SIZE, alike, critical_of, likely, preferred
+from moc.warm_start import WARM_SIZE, critical_of, preferred
 
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
 #: is taken at once (its exact pattern), where that is within the limit firings: one
@@ -326,7 +326,8 @@ class _Constraints:
             solve = max_cycle_ratio_lists
         else:
             from moc.cycle_ratio import max_cycle_ratio_arrays as solve
-        ratio, cycle = solve(len(self.actor), self.u, self.v, self.w, self.h, **warm)
+        ratio, cycle = solve(len(self.actor), self.u, self.v, self.w, self.h, least=True,
+                             **warm)
         if "critical" in warm:
             # its tight edges and float policy, where a warm start follows it
             self.critical = warm["critical"][0] if warm["critical"] else None
@@ -563,25 +564,21 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
 def _warm_ratio(found, before, K, cycles):
     """``found.ratio()``, its float iteration started from the policy of ``before`` (a
     smaller ``K``'s graph of the same component, :func:`moc.warm_start.preferred`)
-    where ``found`` is large.  It is solved again from the heaviest edges, as without,
-    unless every critical cycle prints alike (:func:`moc.warm_start.alike`) and its
-    actors end the iteration (:func:`covers`, where no cycle's own ``_follow`` is
-    asked)."""
+    where ``found`` is large, and from the heaviest edges where that start gave up.
+    The ratio is exact and the cycle :mod:`moc.critical_cycle`'s either way."""
     # a graph short of the whole iteration keeps what a warm start after it reads
     keep = {} if found.small or K == cycles else {"critical": []}
     if before is None or found.small or len(found.actor) + len(found.u) < WARM_SIZE:
         return found.ratio(**keep)
     known = critical_of(before)
-    if not likely(before, known):
+    if known is None or known[1] is None:
         return found.ratio(**keep)
     critical = []
-    ratio, cycle = found.ratio(start=preferred(before, known[1], found), critical=critical,
-                               near=float(before.solved or 0))
-    if not critical or (critical[0][0] is not None and alike(found, critical[0][0]) is not
-                        None and (ratio == 0 or covers(
-                            K, [a for a, _ in found.names(cycle)], cycles))):
-        return ratio, cycle
-    return found.ratio(**keep)
+    found_ratio = found.ratio(start=preferred(before, known[1], found), critical=critical,
+                              near=float(before.solved or 0))
+    if critical and critical[0][1] is None:       # it passed its steps
+        return found.ratio(**keep)
+    return found_ratio
 
 
 def ratio_unbounded(found, cycle) -> bool:

@@ -16,6 +16,7 @@ import numpy as np
 
 from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
+from moc.critical_cycle import least_cycle
 from moc.howard_exact import any_cycle
 from moc.record import record
 
@@ -76,7 +77,7 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
 
 
 def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
-                           critical=None, near=None) -> tuple:
+                           critical=None, near=None, least: bool = False) -> tuple:
     """``(ratio, cycle)`` of the graph of nodes ``0..n-1`` and edges ``u[e] -> v[e]``
     of weight ``w[e]`` and height ``h[e]`` (numpy arrays: integers, exact, the ratio a
     :class:`~fractions.Fraction`; or floats); ``(None, ())`` without a cycle.  Raises
@@ -100,11 +101,14 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     list ``critical`` gets the edges tight under exact potentials (a mask: all critical
     cycles lie there; None without such potentials) and the float policy, or ``(None,
     None)`` where a warm start passed :data:`WARM_STEPS` (:mod:`moc.warm_start`).
+    With ``least`` (integers), the cycle is :func:`moc.critical_cycle.least_cycle` of
+    those tight edges: the same whatever the policy's path.
     """
     if not len(u):
         return None, ()
     exact = w.dtype != np.float64
-    given, more = (u, v, w, h), {"start": start, "critical": critical, "near": near}
+    given, more = (u, v, w, h), {"start": start, "critical": critical, "near": near,
+                                 "least": least}
     # edges by tail (stable: among equal choices the first given still wins), so that a
     # node's best edge is a segment's maximum (:func:`first_per`); renumbering the
     # nodes kept below keeps that order
@@ -133,9 +137,11 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
-    # a warm start's estimate as 1: ratios of 1e-9 (seed 24's g0049, "starts") lie
-    # within the tolerance that tells ratios apart
-    scale = near if start is not None and (near or 0) > 0 else max(float(abs(wf).max()), 1.0)
+    # a warm start's estimate below 1 raised to about 1 (ratios of 1e-9, seed 24's g0049
+    # under "starts", lie within the tolerance that tells ratios apart) by a power of
+    # two: whole weights stay whole, so :func:`_packed` still sums them exactly
+    scale = 2.0 ** min(0, round(math.log2(near))) if start is not None and \
+        (near or 0) > 0 else max(float(abs(wf).max()), 1.0)
     wf /= scale                                    # the same quotients, in place
     try:
         policy, converged = _policy_iteration(m, u, v, wf, hf, deferred, start)
@@ -166,7 +172,7 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     top = max(best.values(), key=exact_ratio.__getitem__)
     ratio, cycle = exact_ratio[top], cycles[top]
     bound = {c: exact_ratio[r] for c, r in best.items()}
-    tight = [] if deferred or order is not None else None
+    tight = [] if deferred or least or order is not None else None
     if not (converged and _certified(u, v, w, h, policy, roots, component, bound, tight)):
         # rounding left the policy short of optimal: go on from it exactly
         if tight is not None:
@@ -174,6 +180,11 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
         found = _exact_from(u, v, w, h, policy, ratio, cycle, tight, deferred)
         if found is None and deferred:
             return max_cycle_ratio_arrays(n, *given, defer=False, **more)
+        if found is None and least:
+            from moc.howard_exact import max_cycle_ratio_lists
+            ratio, cycle = max_cycle_ratio_lists(m, u.tolist(), v.tolist(), w.tolist(),
+                                                 h.tolist(), least=True)
+            return ratio, tuple(int(nodes[i]) for i in cycle)
         ratio, cycle = found or _exact_howard(m, u, v, w, h)
         bound = {0: ratio}
     # where the search was deferred, the potentials prove N·Σh ≥ D·Σw on every cycle:
@@ -182,6 +193,12 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     if deferred and not (min(bound.values()) > 0 and tight and not has_cycle(
             m, u[tight[-1] & (w == 0)], v[tight[-1] & (w == 0)])):
         return max_cycle_ratio_arrays(n, *given, defer=False, **more)
+    if least:
+        # the tight edges of the components of the largest ratio hold its cycles
+        top = [c for c, r in bound.items() if r == ratio]
+        mask = tight[-1] if len(bound) == 1 else \
+            tight[-1] & np.isin(component[u], np.array(top, dtype=component.dtype))
+        cycle = least_cycle(m, u, v, mask)
     if critical is not None:
         mask = None
         if tight:                                  # in the numbering given
@@ -636,21 +653,9 @@ def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None, deferred=False):
 
 
 def _exact_howard(n, u, v, w, h):
-    """The exact policy iteration (:func:`moc.howard_exact.howard`) on every component."""
-    from moc.howard_exact import howard
-    arcs = list(zip(u.tolist(), v.tolist(), (int(x) for x in w), (int(x) for x in h)))
-    return max((howard(c, arcs, True) for c in _components(n, arcs)),
-               key=lambda found: found[0], default=None)     # the first of the largest
-
-
-def _components(n, arcs):
-    """The strongly connected components that hold a cycle, each as a set of nodes."""
-    label = strong_labels(n, [a[0] for a in arcs], [a[1] for a in arcs]).tolist()
-    members: dict[int, set[int]] = {}
-    for node, c in enumerate(label):
-        members.setdefault(c, set()).add(node)
-    looped = {label[u] for u, v, _, _ in arcs if u == v}
-    return [c for key, c in members.items() if len(c) > 1 or key in looped]
+    """:func:`moc.howard_exact.exact_howard` of the arrays."""
+    from moc.howard_exact import exact_howard
+    return exact_howard(n, u.tolist(), v.tolist(), [int(x) for x in w], [int(x) for x in h])
 
 
 def _exact(x) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from fractions import Fraction
 
+from moc.critical_cycle import least_cycle
 from moc.deadlock import tarjan
 from moc.errors import UnboundedCycleError
 
@@ -43,11 +44,13 @@ def cycle_edge_list(u: list, v: list, cycle) -> list:
     return [e for e, step in enumerate(zip(u, v)) if step in steps]
 
 
-def max_cycle_ratio_lists(n: int, u, v, w, h) -> tuple:
+def max_cycle_ratio_lists(n: int, u, v, w, h, least: bool = False) -> tuple:
     """:func:`moc.cycle_ratio.max_cycle_ratio_arrays` of integer weights and heights
     given as Python lists: the same ratio and cycle (the same starting policy, the same
-    switches, and among equal ratios the cycle of least root), by the exact iteration
-    on each strongly connected component that holds a cycle."""
+    switches, and among equal ratios the cycle of least root; with ``least``,
+    :func:`moc.critical_cycle.least_cycle` of the edges tight under the final exact
+    potentials), by the exact iteration on each strongly connected component that
+    holds a cycle."""
     if not u:
         return None, ()
     order = sorted(range(len(u)), key=u.__getitem__)       # by tail, stably
@@ -57,15 +60,25 @@ def max_cycle_ratio_lists(n: int, u, v, w, h) -> tuple:
         raise UnboundedCycleError("a cycle of height sum zero or less", bad)
     arcs = list(zip(u, v, w, h))
     found = []                     # per component: its least root, best ratio and cycle
+    tight = {}                     # per component's ratio, its tight edges
     for component in _cyclic_components(n, u, v):
-        eta, cycles = _iterate(_out_edges(component, arcs), True, 0)
+        out = _out_edges(component, arcs)
+        eta, cycles, nd, x = _iterate(out, True, 0)
         roots = sorted(cycles)
         top = max(roots, key=eta.__getitem__)              # the least root of the best
         found.append((roots[0], eta[top], cycles[top]))
+        if least:
+            # one ratio over a component once no edge leads up
+            tight.setdefault(eta[top], []).extend(
+                (a, b) for a, choices in out.items() for b, w, h in choices
+                if x[a] == w * nd[a][1] - nd[a][0] * h + x[b])
     if not found:
         return None, ()
     # the components in the order of their least roots, the first of the best ratio
     _, ratio, cycle = max(sorted(found, key=lambda f: f[0]), key=lambda f: f[1])
+    if least:
+        pairs = tight[ratio]
+        cycle = least_cycle(n, [a for a, _ in pairs], [b for _, b in pairs])
     return ratio, cycle
 
 
@@ -149,6 +162,15 @@ def _out_edges(component, arcs):
     return out
 
 
+def exact_howard(n, u, v, w, h):
+    """``(ratio, cycle)`` by the exact :func:`howard` on every strongly connected
+    component that holds a cycle (lists), the first of the largest ratio; None
+    without a cycle."""
+    arcs = list(zip(u, v, w, h))
+    return max((howard(c, arcs, True) for c in _cyclic_components(n, u, v)),
+               key=lambda found: found[0], default=None)
+
+
 def howard(component, arcs, exact):
     """Howard's policy iteration on one strongly connected component: each node keeps
     one out-edge (the policy); the cycles of the policy graph give ratios ``eta`` and
@@ -158,14 +180,15 @@ def howard(component, arcs, exact):
     integers ``D·x``.  ``(eta, cycle)`` of the best cycle (of equal ratios, the one of
     least root)."""
     tol = 0 if exact else 1e-9 * (1 + max(abs(w) for _, _, w, _ in arcs))
-    eta, cycles = _iterate(_out_edges(component, arcs), exact, tol)
+    eta, cycles, _, _ = _iterate(_out_edges(component, arcs), exact, tol)
     root = max(sorted(cycles), key=eta.__getitem__)
     return eta[root], cycles[root]
 
 
 def _iterate(out, exact, tol):
     """Howard's iteration on the out-edges ``out`` of a strongly connected component
-    (:func:`howard`): the ratios of the final policy and its cycles by root."""
+    (:func:`howard`): the ratios of the final policy, its cycles by root, and the
+    ratios as ``(N, D)`` and potentials ``D·x`` (:func:`_values`)."""
     # start from the heaviest edge of each node (Dasdan, 2004)
     policy = {u: max(out[u], key=lambda e: e[1]) for u in out}
     eta, x = {}, {}
@@ -194,7 +217,7 @@ def _iterate(out, exact, tol):
                     policy[u] = best
                     switched = True
         if not switched:
-            return eta, cycles
+            return eta, cycles, nd, x
 
 
 def _values(policy, eta_before, x_before, exact):

@@ -40,7 +40,9 @@ from moc.record import record
 @record
 class KPeriodicThroughput:
     """``period``: time of one graph iteration in the periodic regime (0 when no cycle
-    bounds it); ``critical_cycle``: the actors of a critical circuit, in order;
+    bounds it); ``critical_cycle``: the actors of a critical circuit, in order (of
+    equally critical ones, that of :mod:`moc.critical_cycle`'s rule, which ``K`` grows
+    on too);
     ``periodicity``: the ``K`` that proved it; ``actor_periods``: per actor, the period
     of its own firings, the largest over the components upstream of it;
     ``critical_channels``: the channels whose precedences close that circuit (where
@@ -152,15 +154,17 @@ class _Graph:
         return self.actors[self.actor[i]], int(self.k[i])
 
 
-def _constraint_graph(channels, durations, q, K, cache=None) -> _Graph:
+def _constraint_graph(channels, durations, q, K, cache=None, actors=None) -> _Graph:
     """The edges of :func:`constraint_edges` as integer arrays; ``cache`` keeps what
     does not depend on ``K`` and each channel's pairs and heights for the ``K`` of its
-    ends, which mostly stay from one step of the iteration to the next."""
+    ends, which mostly stay from one step of the iteration to the next.  The nodes go
+    actor by actor in the order of ``actors`` (else as the channels meet them), each
+    actor's classes ``k`` in increasing order."""
     import numpy as np
     from moc.cycle_ratio import integer_array
     cache = {} if cache is None else cache
     if "static" not in cache:
-        actors = list(dict.fromkeys(a for ch in channels for a in (ch.src, ch.dst)))
+        actors = _node_order(channels, actors)
         where = {a: i for i, a in enumerate(actors)}
         w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
         h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
@@ -208,11 +212,18 @@ def _constraint_graph(channels, durations, q, K, cache=None) -> _Graph:
                   h_unit)
 
 
-def _listed_graph(channels, durations, q, K, cache) -> _Graph:
+def _node_order(channels, actors=None) -> list:
+    """The actors of ``channels`` in the order of ``actors`` where given, else as the
+    channels meet them."""
+    met = dict.fromkeys(a for ch in channels for a in (ch.src, ch.dst))
+    return list(met) if actors is None else [a for a in actors if a in met]
+
+
+def _listed_graph(channels, durations, q, K, cache, actors=None) -> _Graph:
     """:func:`_constraint_graph` as Python lists, the same nodes and edges in the same
     order (channel after channel, each one's pairs ``(k_a, k_b)`` in order)."""
     if "listed" not in cache:
-        actors = list(dict.fromkeys(a for ch in channels for a in (ch.src, ch.dst)))
+        actors = _node_order(channels, actors)
         where = {a: i for i, a in enumerate(actors)}
         w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
         h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
@@ -332,13 +343,15 @@ def _component_period(graph, actors, channels, durations, q, live):
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
         if on_lists(size):
-            found, solve = _listed_graph(channels, durations, q, K, cache), \
+            found, solve = _listed_graph(channels, durations, q, K, cache, actors), \
                 max_cycle_ratio_lists
         else:
             from moc.cycle_ratio import max_cycle_ratio_arrays as solve
-            found = _constraint_graph(channels, durations, q, K, cache)
+            found = _constraint_graph(channels, durations, q, K, cache, actors)
         try:
-            ratio, cycle = solve(len(found.k), found.u, found.v, found.w, found.h)
+            # the critical circuit by a rule of its own (:mod:`moc.critical_cycle`)
+            ratio, cycle = solve(len(found.k), found.u, found.v, found.w, found.h,
+                                 least=True)
         except UnboundedCycleError as exc:
             # no K-periodic schedule with this K: a deadlock, or the circuit needs more
             live()

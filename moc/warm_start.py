@@ -9,15 +9,13 @@ same channel (or the same step of the actor's own order) between the folded firi
 So the smaller graph's final policy, unfolded (:func:`preferred`), is a start close to
 the end: 4-17 steps there.
 
-Howard's float steps decide which of equally critical cycles comes out, and the cycle
-is printed.  A warm start keeps the printed answer only where every critical cycle
-prints alike (:func:`alike`); elsewhere the caller solves again from the heaviest
-edges, as before.
+The start changes the float steps, not the answer: the ratio is certified exactly
+and the printed cycle is chosen among the tight edges by a rule of its own
+(:mod:`moc.critical_cycle`), so a warm start applies wherever the graph is large.
 """
 from __future__ import annotations
 
-#: nodes and edges of a whole iteration from which its iteration is warmed up: below,
-#: a second solve where the check fails costs more than the steps saved
+#: nodes and edges of a constraint graph from which its iteration is warmed up
 WARM_SIZE = 100_000
 
 
@@ -69,65 +67,3 @@ def preferred(before, policy, whole):
     folded = base[w_actor] + w_end * size[w_actor] + w_j % size[w_actor]
     tail = folded[wu]
     return (w_kind == chosen[tail]) & (folded[wv] == head[tail])
-
-
-def alike(found, tight):
-    """Whether every cycle of the edges ``tight`` of ``found`` (a mask; the edges of a
-    critical cycle are tight under exact potentials, so every critical cycle lies
-    there) is printed alike: the same channels (per step the first tight edge, as
-    ``found.steps`` takes it) and the same actors in the same order.  So it is where
-    every cycle passes every channel met there (none is left acyclic without one) and
-    those channels, self-loops aside, join their actors in one simple circuit.  Those
-    channels (numbers) where so, else None."""
-    import numpy as np
-    from moc.cycle_ratio import has_cycle, strong_labels
-    e = np.flatnonzero(tight)
-    u = np.asarray(found.u)[e]
-    order = np.argsort(u, kind="stable")
-    e, u = e[order], u[order]
-    v = np.asarray(found.v)[e]
-    n = len(found.actor)
-    label = strong_labels(n, u, v, by_tail=True)
-    size = np.bincount(label)
-    inside = (label[u] == label[v]) & ((size[label[u]] > 1) | (u == v))
-    e, u, v = e[inside], u[inside], v[inside]
-    if not len(e):
-        return None
-    # per step (a pair of nodes) its first tight edge, the one printed
-    key = u * n + v
-    order = np.argsort(key, kind="stable")
-    key, e = key[order], e[order]
-    first = np.concatenate(([True], key[1:] != key[:-1]))
-    key, e = key[first], e[first]
-    nodes = np.unique(key // n)
-    u, v = np.searchsorted(nodes, key // n), np.searchsorted(nodes, key % n)
-    channel = found.channel_of(e)
-    met = np.unique(channel[channel >= 0]).tolist()
-    for c in met:
-        keep = channel != c
-        if has_cycle(len(nodes), u[keep], v[keep]):
-            return None
-    circuit = [found.channels[c] for c in met if found.channels[c].src !=
-               found.channels[c].dst]
-    if not circuit:
-        actors = np.asarray(found.actor)[nodes]
-        return met if actors.min() == actors.max() else None
-    after = {ch.src: ch.dst for ch in circuit}
-    if len(after) < len(circuit) or set(after.values()) != set(after):
-        return None
-    here, seen = circuit[0].src, 0
-    while True:
-        here, seen = after[here], seen + 1
-        if here == circuit[0].src:
-            return met if seen == len(circuit) else None
-
-
-def likely(found, critical) -> bool:
-    """Whether a warm start from the solved constraint graph ``found`` (``critical``:
-    :func:`critical_of` it) is worth trying on a larger ``K``: its own critical cycles
-    print alike, and through no self-loop, whose edges run beside the actor's own
-    order (Kiter's autogen5: at the whole iteration a critical cycle through each of
-    its five self-loops and one around them, 32 warm steps lost)."""
-    met = alike(found, critical[0]) if critical and critical[0] is not None else None
-    return met is not None and all(found.channels[c].src != found.channels[c].dst
-                                   for c in met)

@@ -37,53 +37,89 @@ def three_rings(n=1):
     return g
 
 
+def late_rings(n=1):
+    """The rings of :func:`three_rings` with other times and tokens, ``a2`` declared
+    first: a2 <-> a0 single-rate (3 + 1 tokens, d = 2 + 6), a1 <-> a2 at rates 5:1 and
+    1:5 (1 and 5 tokens), a0 -> a1 (1:5, 5 tokens); ``z`` as there:
+    q = (a2: 5n, a1: n, a0: 5n, z: 1)."""
+    g = SDFGraph("late")
+    for a, d in (("a2", 2), ("a1", 2), ("a0", 6)):
+        g.add_actor(a, exec=d)
+    for s, t, p, c, m in (("a0", "a1", 1, 5, 5), ("a1", "a2", 5, 1, 1), ("a2", "a0", 1, 1, 3),
+                          ("a2", "a1", 1, 5, 5), ("a0", "a2", 1, 1, 1)):
+        g.add_channel(s, t, f"{s}{t}{m}", prod=p, cons=c, delay=m)
+    if n > 1:
+        g.add_actor("z", exec=0)
+        g.add_channel("z", "a1", prod=n, cons=1)
+        g.add_channel("a1", "z", prod=1, cons=n, delay=n)
+    return g
+
+
 def hsdf_period(graph):
     h = hsdf_expansion(graph)
     return max_cycle_ratio(h.actors, [(ch.src, ch.dst, h.actors[ch.src].attrs["exec"],
                                        ch.delay) for ch in h.channels.values()]).ratio
 
 
-def test_rule_stops_below_q_at_the_optimum():
-    # K = 1: the critical circuit is a1 <-> a2 (q 1, 5, gcd 1): K(a2) grows to 5.
-    # Then the critical circuit is a0 <-> a2 (q 5, 5, gcd 5: each fires once per turn
-    # of the circuit alone); K(a0) = 1 and K(a2) = 5 are multiples of 1, so the rule
-    # stops with K(a0) = 1 < q(a0) = 5.  Its ratio is the cycle a0 -> a2 -> a0: 1 + 5
-    # time for 2 + 2 tokens of one firing each, 6/4 per firing, 5 firings an
-    # iteration: 15/2, the HSDF expansion's maximum cycle mean.
+def test_rule_stops_at_once_on_the_circuit_the_rule_picks():
+    # K = 1: a1 <-> a2 and a0 <-> a2 are equally critical (15/2 both); the circuit
+    # printed and grown on is the one through the least node (moc.critical_cycle), a0's
+    # firing class 1 (a0 declared first): a0 -> a2 -> a0 (q 5, 5, gcd 5: each fires
+    # once per turn of the circuit alone), so K = 1 is a multiple of q/gcd = 1 and the
+    # rule stops there, K(a0) = 1 < q(a0) = 5.  Its ratio: 1 + 5 time for 2 + 2 tokens
+    # of one firing each, 6/4 per firing, 5 firings an iteration: 15/2, the HSDF
+    # expansion's maximum cycle mean.
     g = three_rings()
     q = repetition_vector(g)
     assert dict(q) == {"a0": 5, "a1": 1, "a2": 5}
     found = kperiodic_throughput(g, execution_times(g), q)
     assert found.period == Fraction(15, 2) == hsdf_period(g) and found.optimal
-    assert dict(found.periodicity) == {"a0": 1, "a1": 1, "a2": 5}
-    assert set(found.critical_cycle) == {"a0", "a2"}
+    assert dict(found.periodicity) == {"a0": 1, "a1": 1, "a2": 1}
+    assert found.critical_cycle == ("a0", "a2")
+    assert covers(found.periodicity, ["a0", "a2"], q)
+    assert not covers({"a0": 1, "a1": 1, "a2": 1}, ["a1", "a2"], q)
+
+
+def test_rule_stops_below_q_at_the_optimum():
+    # K = 1: the circuit through the least node (a2's class 1, a2 declared first) is
+    # a2 <-> a1 (q 5, 1, gcd 1): K(a2) grows to 5.  Then the critical circuit is
+    # a2 <-> a0 (q 5, 5, gcd 5); K(a2) = 5 and K(a0) = 1 are multiples of 1, so the rule
+    # stops with K(a0) = 1 < q(a0) = 5.  Its ratio: 2 + 6 time for 3 + 1 tokens of one
+    # firing each, 2 per firing, 5 firings an iteration: 10, the HSDF expansion's.
+    g = late_rings()
+    q = repetition_vector(g)
+    assert dict(q) == {"a2": 5, "a1": 1, "a0": 5}
+    found = kperiodic_throughput(g, execution_times(g), q)
+    assert found.period == 10 == hsdf_period(g) and found.optimal
+    assert dict(found.periodicity) == {"a2": 5, "a1": 1, "a0": 1}
+    assert found.critical_cycle == ("a2", "a0")
     assert covers(found.periodicity, ["a0", "a2"], q)
     assert not covers({"a0": 1, "a1": 1, "a2": 1}, ["a1", "a2"], q)
 
 
 def test_rule_keeps_k_small_where_q_is_large():
-    # The same circuits with q multiplied by n: the period is 15/2 per n firings of a0's
-    # five, 15n/2; K stays (1, 1, 5, 1) where K = q would have 2·5·10^6 nodes.
+    # The same circuits with q multiplied by n: the period is 10 per n firings of a0's
+    # five, 10n; K stays (5, 1, 1, 1) where K = q would have 2·5·10^6 nodes.
     for n in (2, 3):
-        g = three_rings(n)
+        g = late_rings(n)
         q = repetition_vector(g)
         assert kperiodic_throughput(g, execution_times(g), q).period == \
-            Fraction(15 * n, 2) == hsdf_period(g)
-    g = three_rings(10 ** 6)
+            10 * n == hsdf_period(g)
+    g = late_rings(10 ** 6)
     q = repetition_vector(g)
     assert q["a0"] == 5 * 10 ** 6
     found = kperiodic_throughput(g, execution_times(g), q)
-    assert found.period == 7_500_000 and found.optimal
-    assert dict(found.periodicity) == {"a0": 1, "a1": 1, "a2": 5, "z": 1}
+    assert found.period == 10_000_000 and found.optimal
+    assert dict(found.periodicity) == {"a2": 5, "a1": 1, "a0": 1, "z": 1}
 
 
 def test_without_the_rule_the_same_graph_passes_the_limit(monkeypatch):
-    # the realizable-chain proof alone fails on a0 <-> a2 and K jumps to q
+    # the realizable-chain proof alone fails on a2 <-> a0 and K jumps to q
     monkeypatch.setattr(kperiodic, "covers", lambda *args: False)
-    g = three_rings()
+    g = late_rings()
     q = repetition_vector(g)
     assert dict(kperiodic_throughput(g, execution_times(g), q).periodicity)["a0"] == 5
-    g = three_rings(10 ** 6)
+    g = late_rings(10 ** 6)
     with pytest.raises(LimitError):
         kperiodic_throughput(g, execution_times(g), repetition_vector(g))
 
@@ -94,11 +130,11 @@ def test_cyclo_static_iteration_stops_at_the_rule_too(order, monkeypatch):
     # the limit, so without the rule only a bound (not optimal) comes back; with it
     # the same K as the SDF iteration, proven (both orders agree here: an actor's
     # firings all take the same time, so they end in the order they start)
-    g = three_rings(10 ** 6)
+    g = late_rings(10 ** 6)
     q = repetition_vector(g)
     found = phased_kperiodic_throughput(g, execution_times(g), q, order)
-    assert found.period == 7_500_000 and found.optimal
-    assert dict(found.periodicity) == {"a0": 1, "a1": 1, "a2": 5, "z": 1}
+    assert found.period == 10_000_000 and found.optimal
+    assert dict(found.periodicity) == {"a2": 5, "a1": 1, "a0": 1, "z": 1}
     monkeypatch.setattr(csdf_kperiodic, "covers", lambda *args: False)
     assert not phased_kperiodic_throughput(g, execution_times(g), q, order).optimal
 
