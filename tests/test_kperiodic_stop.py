@@ -19,22 +19,29 @@ from moc.repetition import repetition_vector
 from moc.timing import execution_times
 
 
-def three_rings(n=1):
-    """a0 <-> a2 single-rate (2 + 2 tokens, d = 1 + 5), a1 <-> a2 at rates 5:1 and 1:5
-    (7 and 3 tokens), a0 -> a1 (1:5, 3 tokens); for ``n > 1`` an actor ``z`` of no
-    time on a ring with ``a1`` at rates n:1 and 1:n (n tokens) multiplies q by n:
-    q = (a0: 5n, a1: n, a2: 5n, z: 1)."""
-    g = SDFGraph("rings")
-    for a, d in (("a0", 1), ("a1", 4), ("a2", 5)):
+def rings(name, times, channels, n):
+    """Actors of ``times`` (name, exec) joined by ``channels`` (src, dst, prod, cons,
+    tokens); for ``n > 1`` an actor ``z`` of no time on a ring with ``a1`` at rates
+    n:1 and 1:n (n tokens), which multiplies q by n."""
+    g = SDFGraph(name)
+    for a, d in times:
         g.add_actor(a, exec=d)
-    for s, t, p, c, m in (("a0", "a1", 1, 5, 3), ("a1", "a2", 5, 1, 7), ("a2", "a0", 1, 1, 2),
-                          ("a2", "a1", 1, 5, 3), ("a0", "a2", 1, 1, 2)):
+    for s, t, p, c, m in channels:
         g.add_channel(s, t, f"{s}{t}{m}", prod=p, cons=c, delay=m)
     if n > 1:
         g.add_actor("z", exec=0)
         g.add_channel("z", "a1", prod=n, cons=1)
         g.add_channel("a1", "z", prod=1, cons=n, delay=n)
     return g
+
+
+def three_rings(n=1):
+    """a0 <-> a2 single-rate (2 + 2 tokens, d = 1 + 5), a1 <-> a2 at rates 5:1 and 1:5
+    (7 and 3 tokens), a0 -> a1 (1:5, 3 tokens); ``z`` for ``n > 1`` (:func:`rings`):
+    q = (a0: 5n, a1: n, a2: 5n, z: 1)."""
+    return rings("rings", (("a0", 1), ("a1", 4), ("a2", 5)),
+                 (("a0", "a1", 1, 5, 3), ("a1", "a2", 5, 1, 7), ("a2", "a0", 1, 1, 2),
+                  ("a2", "a1", 1, 5, 3), ("a0", "a2", 1, 1, 2)), n)
 
 
 def late_rings(n=1):
@@ -42,17 +49,9 @@ def late_rings(n=1):
     first: a2 <-> a0 single-rate (3 + 1 tokens, d = 2 + 6), a1 <-> a2 at rates 5:1 and
     1:5 (1 and 5 tokens), a0 -> a1 (1:5, 5 tokens); ``z`` as there:
     q = (a2: 5n, a1: n, a0: 5n, z: 1)."""
-    g = SDFGraph("late")
-    for a, d in (("a2", 2), ("a1", 2), ("a0", 6)):
-        g.add_actor(a, exec=d)
-    for s, t, p, c, m in (("a0", "a1", 1, 5, 5), ("a1", "a2", 5, 1, 1), ("a2", "a0", 1, 1, 3),
-                          ("a2", "a1", 1, 5, 5), ("a0", "a2", 1, 1, 1)):
-        g.add_channel(s, t, f"{s}{t}{m}", prod=p, cons=c, delay=m)
-    if n > 1:
-        g.add_actor("z", exec=0)
-        g.add_channel("z", "a1", prod=n, cons=1)
-        g.add_channel("a1", "z", prod=1, cons=n, delay=n)
-    return g
+    return rings("late", (("a2", 2), ("a1", 2), ("a0", 6)),
+                 (("a0", "a1", 1, 5, 5), ("a1", "a2", 5, 1, 1), ("a2", "a0", 1, 1, 3),
+                  ("a2", "a1", 1, 5, 5), ("a0", "a2", 1, 1, 1)), n)
 
 
 def hsdf_period(graph):
