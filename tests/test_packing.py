@@ -195,7 +195,9 @@ def test_prove_by_hand():
     """Sizes 4, 3, 3, 2 on two alike PEs, from ``4 + 3 | 3 + 2`` (7): the decision
     below 7 finds ``4 + 2 | 3 + 3`` (6; sums of 12 split 7 | 5 or 6 | 6), the one
     below 6 is infeasible, so 6 is proven within ``FIRST``.  A stop asked at once
-    decides nothing; a start already optimal is proven by one decision."""
+    decides nothing; a start already optimal is proven by one decision, and so is one
+    that is not where ``better`` offers the optimal mapping before the first decision
+    (the proof goes on from it: one decision, infeasible, and its packing returned)."""
     own = np.tile(np.array([[4.0], [3.0], [3.0], [2.0]]), (1, 2))
     allowed = np.ones_like(own, dtype=bool)
     assert brute_force(own, allowed) == 6.0
@@ -208,6 +210,12 @@ def test_prove_by_hand():
     assert stopped.decisions == () and stopped.value is None and stopped.row is None
     once = packing.prove(own, allowed, [0, 1, 1, 0])
     assert [d[1] for d in once.decisions] == ["infeasible"] and once.row is None
+    offered = packing.prove(own, allowed, [0, 0, 1, 1], better=lambda: [0, 1, 1, 0])
+    assert [d[1] for d in offered.decisions] == ["infeasible"]
+    assert offered.value == pytest.approx(6.0 * (1 - packing.FIRST), rel=1e-12)
+    assert offered.packed == 6.0 and list(offered.row) == [0, 1, 1, 0]
+    worse = packing.prove(own, allowed, [0, 0, 1, 1], better=lambda: [0, 0, 0, 1])
+    assert [d[1] for d in worse.decisions] == ["feasible", "infeasible"]
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
