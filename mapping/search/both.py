@@ -32,7 +32,7 @@ def remaining(deadline: float | None) -> float | None:
 #: partition bound (a gap of 2.98% against 0.41% in order, 120 s)
 BESIDE_PAIRS = 300
 #: the share of the time limit that the proof of the best packing leaves, beside CP-SAT,
-#: to the cluster relaxation and the packing bound's bisection where it has not ended
+#: to the packing bound's bisection where it has proven nothing
 PROOF_TAIL = 0.1
 #: CP-SAT's workers beside the bounds: the bounds take the other core
 BESIDE_WORKERS = 1
@@ -142,15 +142,15 @@ def _beside(setup, time_limit: float | None = None):
     deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
     are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
     it they run to their end).  The proof of the best packing
-    (:func:`~mapping.search.packing.proof`) comes first, after the split bound: where
+    (:func:`~mapping.search.packing.proof`) comes after the split bound and the
+    cluster relaxation, before the packing bound's bisection: where
     the PEs' own loads set the bottleneck, it proves optimal what CP-SAT's search
     alone did not within 120 s (the research notes); it goes on from CP-SAT's best
     mapping whenever that packs better than its own best packing (ending the decision
     under way, which that mapping answers), its packings are mappings too, and CP-SAT
     is stopped once the bound proves the best mapping known.  It leaves
-    :data:`PROOF_TAIL` of the time limit to the cluster relaxation and the packing
-    bound's bisection, which run where it has not proven the best mapping known (the
-    bisection where it proved nothing).  Then the large-neighbourhood
+    :data:`PROOF_TAIL` of the time limit to the bisection, which runs where it proved
+    nothing.  Then the large-neighbourhood
     search (:class:`~mapping.search.lns.Beside`) takes their core from the start
     until CP-SAT's search ends.  The mapping is the better of CP-SAT's and the
     neighbourhoods' (never worse than the start), the bound the highest of the
@@ -186,12 +186,14 @@ def _beside(setup, time_limit: float | None = None):
         if parted is not None and "solver" in box and parted >= min(exact.mapping_value(
                 ev, start), box.get("value", math.inf)) * (1 - cpsat.TOLERANCE):
             box["solver"].stop_search()     # the split bound proved the start optimal
+        relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
+                                      stop=ended.is_set)
         if not ended.is_set() and start is not None and \
-                not packing.proves_start(setup, parted):
-            # the proof of the best packing first, on the bounds' core (where a PE is
-            # the bottleneck: on the others it returns at once), from CP-SAT's best
+                not packing.proves_start(setup, max(relaxed or 0.0, parted or 0.0)):
+            # the proof of the best packing, on the bounds' core (where a PE is the
+            # bottleneck: on the others it returns at once), from CP-SAT's best
             # mapping whenever that packs better, until CP-SAT ends or PROOF_TAIL of
-            # the time limit is left for the other bounds
+            # the time limit is left for the bisection
             proved = packing.proof(setup, [start, box.get("row")], None if deadline is None
                                    else deadline - PROOF_TAIL * time_limit, ended.is_set,
                                    better=lambda: box.get("row"))
@@ -200,11 +202,6 @@ def _beside(setup, time_limit: float | None = None):
                 packings.append((time.time(), exact.mapping_value(ev, proved.row),
                                  proved.row))
             packed = proved.value
-        known = min([box.get("value", math.inf)] + [v for _, v, _ in packings])
-        if not ended.is_set() and known > max(parted or 0.0, packed or 0.0) * (
-                1 + cpsat.TOLERANCE):
-            relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
-                                          stop=ended.is_set)
         if not ended.is_set() and packed is None:
             bisected = packing.within_share(setup, time_limit, deadline, relaxed,
                                             ended.is_set)
