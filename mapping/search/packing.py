@@ -435,7 +435,10 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
     proof needs only the one at the optimum, and a feasible decision above it returns
     a better packing in seconds (the research notes, issue 43: 30 x 8 at ``--comm
     0.1``, where the PEs' own loads set the bottleneck).  ``packed`` and ``row``: the
-    least packing found (``row`` None where none beat ``row``).  ``better()`` returns
+    least packing found (``row`` None where none beat ``row``).  Each decision is
+    hinted with the best packing known, and each packing found improved by
+    :func:`descend` before the next (a decision alone finds packings only a little
+    below its ``T``: the research notes).  ``better()`` returns
     the best mapping found meanwhile elsewhere (or None): where its own loads'
     bottleneck is less than the best packing's, it answers the decision under way
     (ended within :data:`POLL` s) and the proof goes on from it."""
@@ -486,7 +489,7 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
 def descend(own: np.ndarray, usable: np.ndarray, row, steps: int = LOCAL_STEPS) -> np.ndarray:
     """``row`` improved by descent on its own loads' bottleneck: the move of one actor
     off the busiest PE, else the exchange of one of its actors with another PE's, that
-    leaves both PEs below the bottleneck and the lower of them least, until none does
+    leaves both PEs below the bottleneck and the higher of the two least, until none does
     (or after ``steps``).  Each step lowers the bottleneck or the number of PEs at it."""
     A, P = own.shape
     row = np.array(row, dtype=np.intp)
