@@ -26,7 +26,7 @@ def brute_force(own, allowed) -> float:
     return float(best)
 
 
-def decide(own, allowed, T):
+def decide(own, allowed, T, hint=None):
     """``packing.decide`` at ``T``, each of its cuts checked by enumeration: no set of
     ``most + 1`` of its actors packs into its class's PEs."""
     usable = allowed & np.isfinite(own)
@@ -35,7 +35,7 @@ def decide(own, allowed, T):
     groups = packing.classes(own, usable)
     C = packing.capacity(T, unit)
     cuts = []
-    got = packing.decide(w, usable, groups, C, cuts=cuts)
+    got = packing.decide(w, usable, groups, C, cuts=cuts, hint=hint)
     for c, actors, most in cuts:
         m = len(groups[c])
         for chosen in itertools.combinations(actors, most + 1):
@@ -114,7 +114,9 @@ def test_against_every_assignment(A, kinds, seed, share, split):
     decision is never "infeasible" (it would be with sizes rounded up), a little below
     it never "feasible", a packing found fits, and the bound lies within the search's
     resolution below the optimum.  With ``SPLIT`` 0 every class is checked after the
-    master, so the cuts do more of the work; every cut is checked by enumeration."""
+    master, so the cuts do more of the work; every cut is checked by enumeration.  A
+    hint (a random mapping) changes no decision, and the descent from that mapping
+    lands between the enumerated optimum and its own bottleneck, on allowed PEs."""
     before, packing.SPLIT = packing.SPLIT, split
     try:
         check_against_every_assignment(A, kinds, seed, share)
@@ -145,6 +147,12 @@ def check_against_every_assignment(A, kinds, seed, share):
     got = packing.bound(own, allowed, best * 1.3, floor=best * 0.5)
     assert got.value is not None and best * (1 - 2 * packing.RESOLUTION) <= got.value < best
     assert got.packed is None or got.packed >= best
+    hint = np.array([rng.choice(np.flatnonzero(allowed[a])) for a in range(A)])
+    assert decide(own, allowed, best, hint)[0] == "feasible"
+    assert decide(own, allowed, best * (1 - 1e-4), hint)[0] == "infeasible"
+    down = packing.descend(own, allowed, hint)
+    assert allowed[np.arange(A), down].all()
+    assert best <= packing.own_bottleneck(own, down) <= packing.own_bottleneck(own, hint)
 
 
 @settings(max_examples=40, deadline=None)
@@ -195,7 +203,11 @@ def test_prove_by_hand():
     """Sizes 4, 3, 3, 2 on two alike PEs, from ``4 + 3 | 3 + 2`` (7): the decision
     below 7 finds ``4 + 2 | 3 + 3`` (6; sums of 12 split 7 | 5 or 6 | 6), the one
     below 6 is infeasible, so 6 is proven within ``FIRST``.  A stop asked at once
-    decides nothing; a start already optimal is proven by one decision."""
+    decides nothing; a start already optimal is proven by one decision, and so is one
+    that is not where ``better`` offers the optimal mapping before the first decision
+    (the proof goes on from it: one decision, infeasible, and its packing returned).
+    The descent from ``4 + 3 | 3 + 2`` exchanges a 3 and the 2 (or the 4 and a 3):
+    6 | 6, the optimum."""
     own = np.tile(np.array([[4.0], [3.0], [3.0], [2.0]]), (1, 2))
     allowed = np.ones_like(own, dtype=bool)
     assert brute_force(own, allowed) == 6.0
@@ -208,6 +220,13 @@ def test_prove_by_hand():
     assert stopped.decisions == () and stopped.value is None and stopped.row is None
     once = packing.prove(own, allowed, [0, 1, 1, 0])
     assert [d[1] for d in once.decisions] == ["infeasible"] and once.row is None
+    offered = packing.prove(own, allowed, [0, 0, 1, 1], better=lambda: [0, 1, 1, 0])
+    assert [d[1] for d in offered.decisions] == ["infeasible"]
+    assert offered.value == pytest.approx(6.0 * (1 - packing.FIRST), rel=1e-12)
+    assert offered.packed == 6.0 and list(offered.row) == [0, 1, 1, 0]
+    worse = packing.prove(own, allowed, [0, 0, 1, 1], better=lambda: [0, 0, 0, 1])
+    assert [d[1] for d in worse.decisions] == ["feasible", "infeasible"]
+    assert packing.own_bottleneck(own, packing.descend(own, allowed, [0, 0, 1, 1])) == 6.0
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -31,6 +31,9 @@ def remaining(deadline: float | None) -> float | None:
 #: (the research notes); on 30 x 12 (``a30_p12_s2``) it proved nothing and slowed the
 #: partition bound (a gap of 2.98% against 0.41% in order, 120 s)
 BESIDE_PAIRS = 300
+#: the share of the time limit that the proof of the best packing leaves, beside CP-SAT,
+#: to the packing bound's bisection where it has proven nothing
+PROOF_TAIL = 0.1
 #: CP-SAT's workers beside the bounds: the bounds take the other core
 BESIDE_WORKERS = 1
 #: the two orders of ``both`` (``schedule`` in the JSON)
@@ -130,18 +133,24 @@ def solve_both(setup, time_limit: float | None = None):
 
 def _beside(setup, time_limit: float | None = None):
     """``both`` on a small instance: CP-SAT (:data:`BESIDE_WORKERS` workers, the pair
-    bound its only floor) in a thread until the time limit, the cluster relaxation, the
-    packing bound and the partition bound (as in :func:`solve_both`) meanwhile; CP-SAT
+    bound its only floor) in a thread until the time limit, the split bound, the proof
+    of the best packing, the cluster relaxation, the packing bound and the partition
+    bound (as in :func:`solve_both`) meanwhile; CP-SAT
     is stopped once the bounds have proven its mapping, and the bounds once CP-SAT's
     search has ended (proven, or at the time limit): the packing bound's solves and
     the partition bound check that between their programs, as they check their
     deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
     are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
-    it they run to their end).  After the packing bound, the proof of the best packing
-    (:func:`~mapping.search.packing.proof`) takes their core: where the PEs' own
-    loads set the bottleneck, it proves optimal what CP-SAT's search alone did not
-    within 120 s (the research notes); its packings are mappings too, and CP-SAT is
-    stopped once the bound proves the best mapping known.  Then the large-neighbourhood
+    it they run to their end).  The proof of the best packing
+    (:func:`~mapping.search.packing.proof`) comes after the split bound and the
+    cluster relaxation, before the packing bound's bisection: where
+    the PEs' own loads set the bottleneck, it proves optimal what CP-SAT's search
+    alone did not within 120 s (the research notes); it goes on from CP-SAT's best
+    mapping whenever that packs better than its own best packing (ending the decision
+    under way, which that mapping answers), its packings are mappings too, and CP-SAT
+    is stopped once the bound proves the best mapping known.  It leaves
+    :data:`PROOF_TAIL` of the time limit to the bisection, which runs where it proved
+    nothing.  Then the large-neighbourhood
     search (:class:`~mapping.search.lns.Beside`) takes their core from the start
     until CP-SAT's search ends.  The mapping is the better of CP-SAT's and the
     neighbourhoods' (never worse than the start), the bound the highest of the
@@ -158,7 +167,7 @@ def _beside(setup, time_limit: float | None = None):
             box["result"] = cpsat.solve(setup, time_limit=time_limit,
                                         workers=BESIDE_WORKERS, deadline=deadline,
                                         started=lambda s: box.setdefault("solver", s),
-                                        improved=lambda v: box.__setitem__("value", v))
+                                        improved=lambda v, r: box.update(value=v, row=r))
         except BaseException as err:        # re-raised in the caller's thread
             box["error"] = err
         finally:
@@ -179,7 +188,21 @@ def _beside(setup, time_limit: float | None = None):
             box["solver"].stop_search()     # the split bound proved the start optimal
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
                                       stop=ended.is_set)
-        if not ended.is_set():
+        if not ended.is_set() and start is not None and \
+                not packing.proves_start(setup, max(relaxed or 0.0, parted or 0.0)):
+            # the proof of the best packing, on the bounds' core (where a PE is the
+            # bottleneck: on the others it returns at once), from CP-SAT's best
+            # mapping whenever that packs better, until CP-SAT ends or PROOF_TAIL of
+            # the time limit is left for the bisection
+            proved = packing.proof(setup, [start, box.get("row")], None if deadline is None
+                                   else deadline - PROOF_TAIL * time_limit, ended.is_set,
+                                   better=lambda: box.get("row"))
+            proved_at = time.time()
+            if proved.row is not None:
+                packings.append((time.time(), exact.mapping_value(ev, proved.row),
+                                 proved.row))
+            packed = proved.value
+        if not ended.is_set() and packed is None:
             bisected = packing.within_share(setup, time_limit, deadline, relaxed,
                                             ended.is_set)
             packed = bisected.value
@@ -187,18 +210,6 @@ def _beside(setup, time_limit: float | None = None):
                 packings.append((time.time(), exact.mapping_value(ev, bisected.row),
                                  bisected.row))
         floor = max(relaxed or 0.0, packed or 0.0, parted or 0.0)
-        if not ended.is_set() and start is not None and \
-                not packing.proves_start(setup, floor):
-            # the proof of the best packing, on the bounds' core until CP-SAT ends
-            # (where a PE is the bottleneck: on the others it returns at once)
-            proved = packing.proof(setup, [start] + [r for _, _, r in packings],
-                                   deadline, ended.is_set)
-            proved_at = time.time()
-            if proved.row is not None:
-                packings.append((time.time(), exact.mapping_value(ev, proved.row),
-                                 proved.row))
-            packed = max(packed or 0.0, proved.value or 0.0) or None
-            floor = max(floor, packed or 0.0)
         known = min([box.get("value", math.inf)] + [v for _, v, _ in packings])
         if "solver" in box and known <= floor * (1 + cpsat.TOLERANCE):
             box["solver"].stop_search()

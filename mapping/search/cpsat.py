@@ -253,8 +253,8 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     ``incumbent``: a mapping to hint and to beat (default ``setup.info["incumbent"]``);
     ``floor``: a proven lower bound; ``deadline`` (``time.time()``): model building
     stops there too; ``started(solver)`` is called as the search starts (another thread
-    may then end it early with ``solver.stop_search()``); ``improved(value)`` with the
-    value of each better mapping found (in the solver's thread)."""
+    may then end it early with ``solver.stop_search()``); ``improved(value, row)`` with
+    the value and the mapping of each better one found (in the solver's thread)."""
     from mapping.search.exact import ExactResult
     from ortools.sat.python import cp_model
     began = time.time()
@@ -403,7 +403,7 @@ def _trace_class():
                 self.steps.append((time.time(), value,
                                    self.best_objective_bound * self.unit * (1 - 1e-12)))
                 if self.improved is not None:
-                    self.improved(value)
+                    self.improved(value, row)
 
     return Trace
 

@@ -120,7 +120,8 @@ def dual_feasible_rows(w: np.ndarray, capacity: int) -> list[tuple[np.ndarray, i
 
 
 def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
-           deadline: float | None = None, stop=None, cuts: list | None = None):
+           deadline: float | None = None, stop=None, cuts: list | None = None,
+           hint=None):
     """Whether the actors of integer sizes ``w (A, P)`` pack onto the PEs under
     ``capacity`` (``groups``: :func:`classes`): ``("infeasible" | "feasible" |
     "unknown", row)``, ``row`` the PE of each actor where feasible (see the module).
@@ -159,6 +160,18 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
             model.add(sum(int(sizes[a]) * x[a][c] for a in on) + m * slack <= m * C)
     if pooled:
         model.maximize(slack)
+    if hint is not None:
+        where = {p: (c, members.index(p)) for c, members in enumerate(groups)
+                 for p in members}
+        for a in range(A):
+            c, b = where[int(hint[a])]
+            for k, v in enumerate(x[a]):
+                if v is not None:
+                    model.add_hint(v, k == c)
+            if c in split:
+                for bb in range(len(groups[c])):
+                    if (a, bb) in split[c]:
+                        model.add_hint(split[c][a, bb], bb == b)
     while True:
         left = None if deadline is None else deadline - time.time()
         if (left is not None and left <= 0) or (stop is not None and stop()):
@@ -412,7 +425,7 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
 
 
 def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = None,
-          stop=None) -> PackingBound:
+          stop=None, better=None) -> PackingBound:
     """The proof of the best packing known: the decision just below the own loads'
     bottleneck of ``row`` (a mapping: ``T`` = that bottleneck less :data:`FIRST`),
     again from each better packing it finds, until one is infeasible (``value`` = its
@@ -422,35 +435,94 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
     proof needs only the one at the optimum, and a feasible decision above it returns
     a better packing in seconds (the research notes, issue 43: 30 x 8 at ``--comm
     0.1``, where the PEs' own loads set the bottleneck).  ``packed`` and ``row``: the
-    least packing found (``row`` None where none beat ``row``)."""
+    least packing found (``row`` None where none beat ``row``).  Each decision is
+    hinted with the best packing known, and each packing found improved by
+    :func:`descend` before the next (a decision alone finds packings only a little
+    below its ``T``: the research notes).  ``better()`` returns
+    the best mapping found meanwhile elsewhere (or None): where its own loads'
+    bottleneck is less than the best packing's, it answers the decision under way
+    (ended within :data:`POLL` s) and the proof goes on from it."""
     usable = allowed & np.isfinite(own)
     A = own.shape[0]
     row = np.asarray(row, dtype=np.intp)
     best = own_bottleneck(own, row)
     groups = classes(own, usable)
     found, proven, decisions = None, None, []
+
+    def _beaten(value):
+        other = None if better is None else better()
+        return other is not None and own_bottleneck(own, other) < value
+
     while math.isfinite(best) and best > 0:
         now = time.time()
         if (deadline is not None and deadline <= now) or (stop is not None and stop()):
             break
+        other = None if better is None else better()
+        if other is not None and own_bottleneck(own, other) < best:
+            found = np.asarray(other, dtype=np.intp)
+            best = own_bottleneck(own, found)
         T = best * (1 - FIRST)
         # rounding down loses less than a unit per actor: below FIRST·best on any PE,
         # so a packing that fits is below best
         unit = best * FIRST / (A + 1)
         status, packing = decide(integer_sizes(own, usable, unit), usable, groups,
-                                 capacity(T, unit), deadline, stop)
+                                 capacity(T, unit), deadline, lambda: (
+                                     stop is not None and stop()) or _beaten(best),
+                                 hint=row if found is None else found)
         decisions.append((T, status, round(time.time() - now, 3)))
         if status == "infeasible":
             proven = T
             break
         if status != "feasible":
+            if _beaten(best):       # answered elsewhere: a better packing is known
+                continue
             break
+        packing = descend(own, usable, packing)
         load = own_bottleneck(own, packing)
         if load >= best:        # rounding let it fit: no better packing to go on from
             break
         best, found = load, packing
     return PackingBound(proven, best if found is not None else None, tuple(decisions),
                         found)
+
+
+def descend(own: np.ndarray, usable: np.ndarray, row, steps: int = LOCAL_STEPS) -> np.ndarray:
+    """``row`` improved by descent on its own loads' bottleneck: the move of one actor
+    off the busiest PE, else the exchange of one of its actors with another PE's, that
+    leaves both PEs below the bottleneck and the higher of the two least, until none does
+    (or after ``steps``).  Each step lowers the bottleneck or the number of PEs at it."""
+    A, P = own.shape
+    row = np.array(row, dtype=np.intp)
+    size = np.where(usable, own, np.inf)
+    loads = np.bincount(row, own[np.arange(A), row], minlength=P)
+    for _ in range(steps):
+        b = int(np.argmax(loads))
+        top = loads[b]
+        on, off = np.flatnonzero(row == b), np.flatnonzero(row != b)
+        moved = loads[None, :] + size[on]
+        moved[:, b] = np.inf
+        worst = np.maximum(moved, (top - own[on, b])[:, None])
+        i, q = np.unravel_index(np.argmin(worst), worst.shape)
+        if worst[i, q] < top:
+            a = on[i]
+            loads[b] -= own[a, b]
+            loads[q] += size[a, q]
+            row[a] = q
+            continue
+        if not len(off):
+            break
+        qs = row[off]
+        to_b = top - own[on, b][:, None] + size[off, b][None, :]
+        to_q = loads[qs][None, :] - own[off, qs][None, :] + size[on][:, qs]
+        worst = np.maximum(to_b, to_q)
+        i, j = np.unravel_index(np.argmin(worst), worst.shape)
+        if not worst[i, j] < top:
+            break
+        a, c, q = on[i], off[j], qs[j]
+        loads[b] += size[c, b] - own[a, b]
+        loads[q] += size[a, q] - own[c, q]
+        row[a], row[c] = q, b
+    return row
 
 
 def floor(setup, deadline: float | None = None, lower: float | None = None, best=None,
@@ -473,11 +545,12 @@ def floor(setup, deadline: float | None = None, lower: float | None = None, best
     return bound(own, setup.space.allowed, min(value, packed), lower, deadline, stop)
 
 
-def proof(setup, rows, deadline: float | None = None, stop=None) -> PackingBound:
+def proof(setup, rows, deadline: float | None = None, stop=None,
+          better=None) -> PackingBound:
     """:func:`prove` on ``setup``'s ``max`` objective from the mapping of ``rows`` (the
     mappings known) whose own loads' bottleneck is least; nothing where the bottleneck
     of the best of them is not a PE (as :func:`floor`: the packing cannot reach a value
-    set by a CN)."""
+    set by a CN); ``better``: as :func:`prove`'s."""
     from mapping.search.exact import mapping_value
     ev = setup.objectives.evaluators[0]
     rows = [np.asarray(r, dtype=np.intp) for r in rows if r is not None]
@@ -489,7 +562,7 @@ def proof(setup, rows, deadline: float | None = None, stop=None) -> PackingBound
         return PackingBound(None, None)
     own = element_tables(ev)[0]
     row = min(rows, key=lambda r: own_bottleneck(own, r))
-    return prove(own, setup.space.allowed, row, deadline, stop)
+    return prove(own, setup.space.allowed, row, deadline, stop, better)
 
 
 def pe_bottleneck(ev, row, value: float) -> bool:
