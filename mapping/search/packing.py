@@ -62,7 +62,8 @@ SPLIT = 2
 #: seconds the master may spend on the least slack after its first solution (a
 #: proof of its optimum is not needed: on 45 x 12 one took the whole 5 s it was given)
 SLACK_SECONDS = 0.3
-#: moves of the local search of one class's packing
+#: steps of a local search: of one class's packing (:func:`_local`), of a packing's
+#: bottleneck (:func:`descend`)
 LOCAL_STEPS = 3000
 #: the first trial lies this far (relative) below the best value known: infeasible
 #: there proves that mapping optimal within CP-SAT's tolerance
@@ -449,32 +450,34 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
     groups = classes(own, usable)
     found, proven, decisions = None, None, []
 
-    def _beaten(value):
+    def ahead(value):
+        """The mapping ``better()`` gives where its own loads' bottleneck is below
+        ``value``, else None."""
         other = None if better is None else better()
-        return other is not None and own_bottleneck(own, other) < value
+        return None if other is None or own_bottleneck(own, other) >= value else \
+            np.asarray(other, dtype=np.intp)
 
     while math.isfinite(best) and best > 0:
         now = time.time()
         if (deadline is not None and deadline <= now) or (stop is not None and stop()):
             break
-        other = None if better is None else better()
-        if other is not None and own_bottleneck(own, other) < best:
-            found = np.asarray(other, dtype=np.intp)
-            best = own_bottleneck(own, found)
+        other = ahead(best)
+        if other is not None:
+            found, best = other, own_bottleneck(own, other)
         T = best * (1 - FIRST)
         # rounding down loses less than a unit per actor: below FIRST·best on any PE,
         # so a packing that fits is below best
         unit = best * FIRST / (A + 1)
-        status, packing = decide(integer_sizes(own, usable, unit), usable, groups,
-                                 capacity(T, unit), deadline, lambda: (
-                                     stop is not None and stop()) or _beaten(best),
-                                 hint=row if found is None else found)
+        status, packing = decide(
+            integer_sizes(own, usable, unit), usable, groups, capacity(T, unit), deadline,
+            lambda: (stop is not None and stop()) or ahead(best) is not None,
+            hint=row if found is None else found)
         decisions.append((T, status, round(time.time() - now, 3)))
         if status == "infeasible":
             proven = T
             break
         if status != "feasible":
-            if _beaten(best):       # answered elsewhere: a better packing is known
+            if ahead(best) is not None:     # answered elsewhere: a better one is known
                 continue
             break
         packing = descend(own, usable, packing)
