@@ -219,6 +219,46 @@ def test_the_packing_part_reports_its_mapping_and_the_one_gap_rule(monkeypatch):
 
 
 @needs_ortools
+def test_the_packing_part_is_the_proofs_mapping_when_the_bisection_follows(monkeypatch):
+    """The proof of the best packing finds a mapping but proves nothing, so the packing
+    bound's bisection runs after it and finds another: ``parts["packing"]`` reports
+    the proof's mapping (the bisection's came later in the list of packings), both
+    mappings count, and CP-SAT, held until the bisection has ended, still gives
+    exhaustive's optimum."""
+    import threading
+    from mapping.search import both, packing
+    from mapping.search.exact import mapping_value
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = _start_above_the_packing(setup, best)
+    setup.info["incumbent"] = start
+    other = next(r for r in setup.space.random(np.random.default_rng(3), 100)
+                 if mapping_value(ev, r) != mapping_value(ev, start))
+    bisected, real_solve = threading.Event(), cpsat.solve
+
+    def bisection(*args, **kwargs):
+        bisected.set()
+        return packing.PackingBound(None, None, ((1e-5, "feasible", 0.0),), other)
+
+    def solve(*args, **kwargs):
+        bisected.wait(60)
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(packing, "proof", lambda *a, **k: packing.PackingBound(
+        None, None, ((1e-5, "unknown", 0.0),), start))
+    monkeypatch.setattr(packing, "within_share", bisection)
+    monkeypatch.setattr(cpsat, "solve", solve)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+    res = both.solve_both(setup, time_limit=None)
+    assert bisected.is_set()
+    part = res.parts["packing"]
+    assert part["value"] == mapping_value(ev, start) and part["bound"] is None
+    assert not part["optimal"] and part["decisions"] == 1
+    assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+
+
+@needs_ortools
 @pytest.mark.skipif(not highs.available(), reason="needs highspy")
 def test_beside_interrupts_the_cluster_relaxation_once_cpsat_has_proven(monkeypatch):
     """CP-SAT beside the bounds, its proof while the cluster relaxation's HiGHS program

@@ -248,7 +248,8 @@ def _beside(setup, time_limit: float | None = None):
         if value < res.value:
             res = replace(res, value=value, row=row)
     if proved is not None and proved.decisions:
-        value = None if proved.row is None else packings[-1][1]
+        # the proof's own packing (the bisection's, if it ran after, may follow it)
+        value = None if proved.row is None else exact.mapping_value(ev, proved.row)
         parts["packing"] = {"value": value, "bound": proved.value,
                             "gap": None if value is None else relative_gap(value, proved.value),
                             "optimal": proved.value is not None,
