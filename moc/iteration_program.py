@@ -89,7 +89,8 @@ def iteration_program(actors, total):
                 key = (id(i.made), id(i.read), i.delay, x.q, actors[i.src].q)
                 if key not in tables:
                     made = i.made.over(np.arange(actors[i.src].q + 1, dtype=np.int64))
-                    tables[key] = np.minimum(served(i, made), x.q)
+                    # Python integers: :func:`blocks` reads them one at a time
+                    tables[key] = np.minimum(served(i, made), x.q).tolist()
                 serve[id(i)] = tables[key]
     where = {x.name: k for k, x in enumerate(xs)}
     feeds = [[(serve[id(i)], where[i.src]) for i in x.ins if i.src != x.name] for x in xs]
@@ -492,9 +493,11 @@ class _Whole:
         execution that repeats every ``c`` iterations: Baccelli et al. 1992), ``c``
         up to :data:`CYCLES` and no further back than the ``computed`` iterations,
         the one that last held first."""
-        # the iteration after the first follows a start from nothing: a transient
+        # moved by ``shift`` from the first iteration computed, too (autogen1's second
+        # iteration holds: 0.3 s one by one): a guess that misses much is refused
+        # after one pass over the firings
         back = 1 if shift is not None else 2
-        if computed < 2:
+        if computed < back:
             return None
         for c in sorted(range(1, CYCLES + 1), key=lambda c: c != self.cycle):
             if back * c <= computed:
