@@ -17,6 +17,8 @@ once as running maxima (:func:`_chain`) and the others one by one (:func:`run_pr
 """
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from moc.occupancy_lists import blocks, grow, offsets, one_by_one, served, writers_read
@@ -98,7 +100,9 @@ def iteration_program(actors, total):
     del serve, tables, feeds
     if order is None:
         return None                       # not live: the caller's checks say why
-    order = np.array(order, dtype=np.int64).T     # a tuple a block: ten times the bytes
+    # a tuple a block: ten times the bytes (read flat, half the time of np.array)
+    order = np.fromiter(chain.from_iterable(order), dtype=np.int64,
+                        count=3 * len(order)).reshape(-1, 3).T
     return _listed(xs, waits, total, *order), None, back
 
 
