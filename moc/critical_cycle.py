@@ -15,9 +15,10 @@ and from it a breadth-first search over the tight edges of its strongly connecte
 each node's successors visited in increasing order; the cycle closes at the first node
 so reached that has a tight edge back.  So it is the shortest critical cycle through
 that node, the first of those in that search, and the same whichever policy, start or
-order of edges the ratio came from.  Linear in the tight edges: Tarjan's search on
-Python lists for a small graph, scipy's strong components and breadth-first order (in
-C) for a large one.
+order of edges the ratio came from.  Linear in the tight edges: on Python lists for
+a small graph (the nodes without an edge in taken away one after the other, the search
+from the least one left, and Tarjan's components only where that search does not come
+back), scipy's strong components and breadth-first order (in C) for a large one.
 """
 from __future__ import annotations
 
@@ -45,34 +46,89 @@ def least_cycle(n: int, u, v, tight=None) -> tuple:
     return _on_arrays(n, np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64))
 
 
+def holds_cycle(n: int, u, v) -> bool:
+    """Whether the edges ``u[e] → v[e]`` of nodes ``0..n-1`` hold a cycle: on lists
+    :func:`_left`; on numpy arrays, only edges whose tail has an edge in and whose
+    head one out can lie on one, so a few rounds keep those, then :func:`least_cycle`
+    of the nodes left, numbered anew (the search's size)."""
+    if isinstance(u, list):
+        return bool(_left(_successors(zip(u, v))))
+    import numpy as np
+    for _ in range(4):
+        if not len(u):
+            return False
+        keep = (np.bincount(v, minlength=n) > 0)[u] & (np.bincount(u, minlength=n) > 0)[v]
+        u, v = u[keep], v[keep]
+    used = np.zeros(n, dtype=bool)
+    used[u], used[v] = True, True
+    local = np.cumsum(used) - 1
+    return bool(least_cycle(int(used.sum()), local[u], local[v]))
+
+
 def _on_lists(n, pairs):
-    from moc.deadlock import tarjan
+    successors = _successors(pairs)
+    left = _left(successors)
+    if not left:
+        return ()
+    # the least node left is on a cycle where the search from it comes back (the usual
+    # case: a policy's tight edges lead from its trees into its cycles), else Tarjan's
+    # components tell the least one on a cycle
+    return _searched(successors, min(left)) or \
+        _searched(successors, _least_on_cycle(successors))
+
+
+def _successors(pairs):
     successors: dict = {}
     for a, b in pairs:
-        successors.setdefault(a, set()).add(b)
-    nodes = sorted(set(successors) | {b for _, b in pairs})
-    label = {}
-    for number, component in enumerate(tarjan(nodes, {x: sorted(successors.get(x, ()))
-                                                       for x in nodes})):
-        for x in component:
-            label[x] = (number, len(component))
-    on = [x for x in nodes if label[x][1] > 1 or x in successors.get(x, ())]
-    if not on:
-        return ()
-    start = on[0]
-    inside = label[start][0]
+        if a in successors:
+            successors[a].append(b)
+        else:
+            successors[a] = [b]
+    return successors
+
+
+def _left(successors):
+    """The nodes that keep an edge in once those without one are taken away, one
+    after the other (Kahn, 1962): every node on a cycle, and a cycle wherever one is
+    left."""
+    into = dict.fromkeys(successors, 0)
+    for heads in successors.values():
+        for b in heads:
+            if b in into:
+                into[b] += 1
+    free = [x for x, k in into.items() if not k]
+    for x in free:
+        for b in successors[x]:
+            if b in into:
+                into[b] -= 1
+                if not into[b]:
+                    free.append(b)
+    return [x for x, k in into.items() if k] if len(free) < len(into) else []
+
+
+def _least_on_cycle(successors):
+    """The least node of a strongly connected part that holds a cycle (Tarjan)."""
+    from moc.deadlock import tarjan
+    nodes = sorted(successors)
+    edges = {x: [b for b in successors[x] if b in successors] for x in nodes}
+    return min(min(c) for c in tarjan(nodes, edges) if len(c) > 1 or c[0] in edges[c[0]])
+
+
+def _searched(successors, start):
+    """The cycle of the breadth-first search from ``start`` (each node's successors
+    in increasing order) closed by the first node reached with an edge back, or
+    ``()``.  The search need not keep to the start's strongly connected part: a node
+    outside it reaches none with a way back, so the order of those inside is the same."""
     parent = {start: None}
     queue = [start]
     for here in queue:                                # first in, first out
         for there in sorted(successors.get(here, ())):
-            if label[there][0] != inside:
-                continue
             if there == start:
                 return _path(parent, here)
             if there not in parent:
                 parent[there] = here
                 queue.append(there)
-    raise AssertionError("a strongly connected part without a cycle back")
+    return ()
 
 
 def _path(parent, last):

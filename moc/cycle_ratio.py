@@ -16,7 +16,7 @@ import numpy as np
 
 from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
-from moc.critical_cycle import least_cycle
+from moc.critical_cycle import holds_cycle, least_cycle
 from moc.howard_exact import any_cycle
 from moc.record import record
 
@@ -91,9 +91,9 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     ratio of the best cycle found, integer potentials ``y`` along the final policy must
     satisfy ``y[u] ≥ w·D − N·h + y[v]`` on every edge, which bounds every cycle's ratio
     by ``λ``; where rounding spoiled the policy, the exact policy iteration runs
-    instead.  Where integer heights have either sign and weights are ≥ 0, the search
-    for a cycle of height sum zero or less comes after (``defer``): those potentials
-    then prove there is none, and it runs first only where they do not.
+    instead.  Where some integer height is zero or less and weights are ≥ 0, the
+    search for a cycle of height sum zero or less comes after (``defer``): those
+    potentials then prove there is none, and it runs first only where they do not.
 
     On one strongly connected component, ``start`` (a mask of edges) starts each node
     from its first marked edge (the same ratio; of equally critical cycles maybe
@@ -114,11 +114,11 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     # nodes kept below keeps that order
     order = np.argsort(u, kind="stable")
     u, v, h = u[order], v[order], h[order]
-    # with negative heights the search for a cycle of height sum ≤ 0 is a policy
-    # iteration of its own (seed 28's g0019: 62 steps, 5.2 s of 13): deferred, the
-    # certificate of the one below proves it finds none (:func:`_certified`), and it
-    # runs first as before only where that fails
-    deferred = defer and exact and h.min() < 0 and w.min() >= 0
+    # the search for a cycle of height sum ≤ 0 (a policy iteration of its own with
+    # negative heights, seed 28's g0019: 5.2 s of 13; the components of the edges of
+    # height 0 otherwise, autogen1: 0.2 s) deferred: the certificate of the one below
+    # proves it vain (:func:`_certified`), and it runs first only where that fails
+    deferred = defer and exact and h.min() <= 0 and w.min() >= 0
     bad = None if deferred else _nonpositive_cycle(n, u, v, h, exact, by_tail=True)
     if bad is not None:
         raise UnboundedCycleError("a cycle of height sum zero or less", bad)
@@ -190,7 +190,7 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     # where the search was deferred, the potentials prove N·Σh ≥ D·Σw on every cycle:
     # with N > 0 and weights ≥ 0 a cycle of height ≤ 0 has weight 0 and height 0, its
     # edges all tight and of weight 0
-    if deferred and not (min(bound.values()) > 0 and tight and not has_cycle(
+    if deferred and not (min(bound.values()) > 0 and tight and not holds_cycle(
             m, u[tight[-1] & (w == 0)], v[tight[-1] & (w == 0)])):
         return max_cycle_ratio_arrays(n, *given, defer=False, **more)
     if least:
@@ -601,14 +601,6 @@ def _certified(u, v, w, h, policy, roots, component, bound, tight=None) -> bool:
     if tight is not None:
         tight.append(slack == 0)
     return bool(np.all(slack >= 0))
-
-
-def has_cycle(n, u, v) -> bool:
-    """Whether the edges ``u → v`` (sorted by tail) of nodes ``0..n-1`` hold a cycle."""
-    if not len(u):
-        return False
-    return bool((u == v).any()) or int(np.bincount(strong_labels(
-        n, u, v, by_tail=True)).max()) > 1
 
 
 def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None, deferred=False):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from fractions import Fraction
 
-from moc.critical_cycle import least_cycle
+from moc.critical_cycle import holds_cycle, least_cycle
 from moc.deadlock import tarjan
 from moc.errors import UnboundedCycleError
 
@@ -139,6 +139,8 @@ def _nonpositive_cycle(n, u, v, h):
     if all(x >= 0 for x in h):
         # only cycles of zero-height edges can sum to zero
         zero = [(a, b) for a, b, x in zip(u, v, h) if x == 0]
+        if not holds_cycle(n, [a for a, _ in zero], [b for _, b in zero]):
+            return None
         label = _components(n, [a for a, _ in zero], [b for _, b in zero])
         sizes: dict[int, int] = {}
         for c in label:

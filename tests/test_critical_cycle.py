@@ -145,3 +145,61 @@ def test_the_cycle_is_critical_and_the_rules_whatever_the_start(graph, data):
         assert _solve(n, edges) == (ratio, cycle)
     finally:
         critical_cycle.LARGE, critical_cycle.LOADED = saved
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 9).flatmap(lambda n: st.tuples(st.just(n), st.lists(
+    st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=16))))
+def test_holds_cycle_where_networkx_finds_one(graph):
+    """:func:`moc.critical_cycle.holds_cycle` (the edges kept a few rounds, then the
+    rule's search) is true exactly where networkx enumerates a simple cycle."""
+    import networkx as nx
+    import numpy as np
+    from moc.critical_cycle import holds_cycle
+    n, edges = graph
+    g = nx.MultiDiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(edges)
+    u, v = (np.array([e[k] for e in edges], dtype=np.int64) for k in (0, 1))
+    assert holds_cycle(n, u, v) == any(True for _ in nx.simple_cycles(g))
+
+
+def test_the_search_from_the_least_node_left_that_comes_back_empty():
+    # 2 <-> 3 a cycle; 0 reached from 2 keeps an edge in but lies on none (it leads
+    # to 4 only): the search from 0 finds no way back, the components give 2, whose
+    # search reaches 0 and 3 in its first round and closes at 3: (2, 3)
+    u, v = [2, 3, 2, 0, 1], [3, 2, 0, 4, 0]
+    assert critical_cycle.least_cycle(5, u, v) == (2, 3)
+    saved = critical_cycle.LARGE, critical_cycle.LOADED
+    critical_cycle.LARGE = critical_cycle.LOADED = 0
+    try:
+        assert critical_cycle.least_cycle(5, np.array(u), np.array(v)) == (2, 3)
+    finally:
+        critical_cycle.LARGE, critical_cycle.LOADED = saved
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 9).flatmap(lambda n: st.tuples(st.just(n), st.lists(
+    st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=18))))
+def test_the_rule_s_cycle_of_any_edges(graph):
+    """:func:`moc.critical_cycle.least_cycle` of any edges: a cycle through the least
+    node on a simple cycle (networkx's enumeration), as short as the shortest through
+    it, the same on lists and by scipy's search; none where networkx finds none."""
+    n, edges = graph
+    cycles = list(nx.simple_cycles(nx.DiGraph(edges)))
+    u, v = [a for a, _ in edges], [b for _, b in edges]
+    found = critical_cycle.least_cycle(n, u, v)
+    if not cycles:
+        assert found == ()
+        return
+    least = min(min(c) for c in cycles)
+    assert found[0] == least
+    assert len(found) == min(len(c) for c in cycles if least in c)
+    steps = set(edges)
+    assert all(step in steps for step in zip(found, found[1:] + found[:1]))
+    saved = critical_cycle.LARGE, critical_cycle.LOADED
+    critical_cycle.LARGE = critical_cycle.LOADED = 0
+    try:
+        assert critical_cycle.least_cycle(n, np.array(u), np.array(v)) == found
+    finally:
+        critical_cycle.LARGE, critical_cycle.LOADED = saved

@@ -612,3 +612,44 @@ def test_a_deferred_search_still_finds_a_cycle_without_height(edges):
     with pytest.raises(UnboundedCycleError) as info:
         max_cycle_ratio("ab", edges)
     assert set(info.value.cycle) == {"a", "b"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 7).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(0, 9), st.integers(0, 2)), max_size=14))),
+       st.booleans())
+def test_a_deferred_search_over_heights_of_zero_changes_no_answer(graph, least):
+    """Heights of 0-2, weights of 0-9: the search for a cycle of height zero deferred
+    (the default) gives the same ratio and cycle, or names the same cycle of height
+    zero, as the search first (``defer=False``); it never runs (on heights with a
+    zero) where weights are positive and no simple cycle (networkx's enumeration) has
+    height zero."""
+    import numpy as np
+    import moc.cycle_ratio as cr
+    n, edges = graph
+    arrays = tuple(np.array([e[k] for e in edges], dtype=np.int64) for k in range(4))
+    searched = []
+    saved = cr._nonpositive_cycle
+
+    def counted(*args, **kwargs):
+        searched.append(args[3])
+        return saved(*args, **kwargs)
+    found = []
+    cr._nonpositive_cycle = counted
+    try:
+        for defer in (True, False):
+            try:
+                found.append(cr.max_cycle_ratio_arrays(n, *arrays, defer=defer,
+                                                       least=least))
+            except UnboundedCycleError as exc:
+                found.append(("unbounded", list(exc.cycle)))
+            if defer:
+                deferred_searches = [h for h in searched if (h <= 0).any()]
+    finally:
+        cr._nonpositive_cycle = saved
+    assert found[0] == found[1]
+    low, _ = lowest_height(range(n), edges)
+    assert (found[0][0] == "unbounded") == (low is not None and low <= 0)
+    if all(w > 0 for _, _, w, _ in edges) and not (low is not None and low <= 0):
+        assert not deferred_searches

@@ -242,7 +242,7 @@ def test_a_block_on_a_self_loop_of_one_token_is_computed_at_once(monkeypatch):
 
 def _guessed(g, shift, rounds):
     """Starts, ends and growing-set places of iterations 0-4 of ``g`` from the
-    program with iterations 2-4 guessed (``shift`` per place), corrected within
+    program with iterations 1-4 guessed (``shift`` per place), corrected within
     ``rounds`` rounds, and how many guesses were kept."""
     g, durations, q, _ = prepared(g)
     growing = {"ab"}
@@ -274,7 +274,7 @@ def _guessed(g, shift, rounds):
 def test_a_guessed_iteration_is_corrected_to_the_precedences():
     """a (time 1) feeds b (time 3), each one firing at a time (self-loops of one
     token): a#k runs k to k + 1, b#k from 3k + 1 (a#0's end, then b's own) to
-    3k + 4, b#0's start set by the growing channel ab.  Iterations 2-4 guessed as the
+    3k + 4, b#0's start set by the growing channel ab.  Iterations 1-4 guessed as the
     one before moved by the paces (1, 3) meet their precedences at once; moved by
     (1, 1), b's firing is wrong and corrected in one round (nothing of its iteration
     waits for it), or, without a round, computed by the program."""
@@ -287,7 +287,7 @@ def test_a_guessed_iteration_is_corrected_to_the_precedences():
     starts = [x for k in range(5) for x in (k, 3 * k + 1)]
     ends = [x for k in range(5) for x in (k + 1, 3 * k + 4)]
     import numpy as np
-    for shift, rounds, kept in (((1, 3), 0, 3), ((1, 1), 1, 3), ((1, 1), 0, 0)):
+    for shift, rounds, kept in (((1, 3), 0, 4), ((1, 1), 1, 4), ((1, 1), 0, 0)):
         S, E, held, n = _guessed(g, np.array(shift), rounds)
         assert (S, E, n) == (starts, ends, kept)
         assert held == [1 + 2]                  # b#0, after the iteration of zeros
