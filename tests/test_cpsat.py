@@ -259,6 +259,52 @@ def test_the_packing_part_is_the_proofs_mapping_when_the_bisection_follows(monke
 
 
 @needs_ortools
+def test_each_packing_step_carries_only_the_bounds_ended_before_it(monkeypatch):
+    """The proof of the best packing proves nothing but finds the start's packing, then
+    the packing bound's bisection proves half the optimum and finds another mapping
+    (no other bound: the split bound, the relaxation and the partition bound give
+    nothing; CP-SAT held until the bisection has ended): the proof's step has no bound,
+    the bisection's (exhaustive's optimum) carries its bound, half the optimum (before,
+    every packing's step carried the final floor)."""
+    import threading
+    from mapping.search import both, exact, packing, partition_bound
+    from mapping.search.exact import mapping_value
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = _start_above_the_packing(setup, best)
+    setup.info["incumbent"] = start
+    other = ev.encode(search(problem, "time", "max", strategy="exhaustive").mapping)
+    bisected, real_solve = threading.Event(), cpsat.solve
+
+    def bisection(*args, **kwargs):
+        bisected.set()
+        return packing.PackingBound(0.5 * best, None, ((0.5 * best, "infeasible", 0.0),),
+                                    other)
+
+    def solve(*args, **kwargs):
+        bisected.wait(60)
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(packing, "proof", lambda *a, **k: packing.PackingBound(
+        None, None, ((1e-5, "unknown", 0.0),), start))
+    monkeypatch.setattr(packing, "within_share", bisection)
+    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
+    monkeypatch.setattr(partition_bound, "early", lambda *a, **k: None)
+    monkeypatch.setattr(partition_bound, "floor",
+                        lambda *a, **k: partition_bound.PartitionBound(None))
+    monkeypatch.setattr(cpsat, "solve", solve)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+    res = both.solve_both(setup, time_limit=None)
+    first = {}
+    for s in res.trace:
+        first.setdefault(s["value"], s["bound"])
+    assert first[mapping_value(ev, start)] is None
+    assert first[mapping_value(ev, other)] == 0.5 * best
+    assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+
+
+@needs_ortools
 @pytest.mark.skipif(not highs.available(), reason="needs highspy")
 def test_beside_interrupts_the_cluster_relaxation_once_cpsat_has_proven(monkeypatch):
     """CP-SAT beside the bounds, its proof while the cluster relaxation's HiGHS program

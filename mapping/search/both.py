@@ -106,7 +106,7 @@ def solve_both(setup, time_limit: float | None = None):
     steps = []
     if found is not None:
         parts["lns"] = lns.part(found)
-        steps = lns.steps(found.trace, bounded, floor)
+        steps = lns.steps(found.trace, [(bounded, floor)])
         # the start's value, as without the neighbourhoods
         first = replace(first, incumbent=found.start if start is None else
                         exact.mapping_value(setup.objectives.evaluators[0], start))
@@ -142,8 +142,11 @@ def _beside(setup, time_limit: float | None = None):
     deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
     are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
     it they run to their end).  The proof of the best packing
-    (:func:`~mapping.search.packing.proof`) comes after the split bound and the
-    cluster relaxation, before the packing bound's bisection: where
+    (:func:`~mapping.search.packing.proof`) comes after the split bound, before the
+    packing bound's bisection; the cluster relaxation comes before it where a CN
+    carries nearly the bottleneck (:func:`~mapping.search.partition_bound.heavy`),
+    elsewhere after the bisection, in the time left (if the bounds have not proven
+    the best mapping): where
     the PEs' own loads set the bottleneck, it proves optimal what CP-SAT's search
     alone did not within 120 s (the research notes); it goes on from CP-SAT's best
     mapping whenever that packs better than its own best packing (ending the decision
@@ -179,15 +182,22 @@ def _beside(setup, time_limit: float | None = None):
     ev = setup.objectives.evaluators[0]
     start = setup.info.get("incumbent")
     packings, proved = [], None      # (time.time(), value, row) of the packings found
-    proved_at = math.inf
+    ended_at = []                    # (time.time(), bound) as each bound ends
     try:
         parted = split = partition_bound.early(setup, time_limit, ended.is_set,
                                                lambda: box.get("value"))
+        ended_at.append((time.time(), split))
         if parted is not None and "solver" in box and parted >= min(exact.mapping_value(
                 ev, start), box.get("value", math.inf)) * (1 - cpsat.TOLERANCE):
             box["solver"].stop_search()     # the split bound proved the start optimal
-        relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
-                                      stop=ended.is_set)
+        # the proof first where no CN is near the bottleneck: the cluster relaxation,
+        # the only bound here that counts communication, took a quarter of the limit
+        # there for a bound below the proof's (the research notes, h56prove)
+        proof_first = not partition_bound.heavy(setup)
+        if not proof_first:
+            relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
+                                          stop=ended.is_set)
+            ended_at.append((time.time(), relaxed))
         if not ended.is_set() and start is not None and \
                 not packing.proves_start(setup, max(relaxed or 0.0, parted or 0.0)):
             # the proof of the best packing, on the bounds' core (where a PE is the
@@ -197,19 +207,27 @@ def _beside(setup, time_limit: float | None = None):
             proved = packing.proof(setup, [start, box.get("row")], None if deadline is None
                                    else deadline - PROOF_TAIL * time_limit, ended.is_set,
                                    better=lambda: box.get("row"))
-            proved_at = time.time()
+            now = time.time()
             if proved.row is not None:
-                packings.append((time.time(), exact.mapping_value(ev, proved.row),
-                                 proved.row))
+                packings.append((now, exact.mapping_value(ev, proved.row), proved.row))
             packed = proved.value
+            ended_at.append((now, packed))
         if not ended.is_set() and packed is None:
             bisected = packing.within_share(setup, time_limit, deadline, relaxed,
                                             ended.is_set)
-            packed = bisected.value
+            packed, now = bisected.value, time.time()
             if bisected.row is not None:
-                packings.append((time.time(), exact.mapping_value(ev, bisected.row),
-                                 bisected.row))
+                packings.append((now, exact.mapping_value(ev, bisected.row), bisected.row))
+            ended_at.append((now, packed))
         floor = max(relaxed or 0.0, packed or 0.0, parted or 0.0)
+        if proof_first and not ended.is_set() and min([box.get("value", math.inf)] + [
+                v for _, v, _ in packings]) > floor * (1 + cpsat.TOLERANCE):
+            # the proof came first (no CN near the bottleneck): the relaxation in the
+            # time left, if any
+            relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
+                                          stop=ended.is_set)
+            ended_at.append((time.time(), relaxed))
+            floor = max(floor, relaxed or 0.0)
         known = min([box.get("value", math.inf)] + [v for _, v, _ in packings])
         if "solver" in box and known <= floor * (1 + cpsat.TOLERANCE):
             box["solver"].stop_search()
@@ -217,6 +235,7 @@ def _beside(setup, time_limit: float | None = None):
             parted = max(parted or 0.0, partition_bound.floor(setup, None if deadline is None
                 else min(partition_bound.share(setup) * time_limit, remaining(deadline)),
                 floor or None, stop=ended.is_set).value or 0.0) or None
+            ended_at.append((time.time(), parted))
         floor = max(floor, parted or 0.0)
         if "solver" in box and packing.proves_start(setup, floor):
             box["solver"].stop_search()
@@ -235,15 +254,15 @@ def _beside(setup, time_limit: float | None = None):
         raise box["error"]
     res = box["result"]
     parts, trace = {"cpsat": _summary(res, began)}, res.trace
+    # each step of the neighbourhoods or of a packing carries the bounds ended by then
+    found_steps = [] if found is None else list(found.trace)
+    trace = lns.merged(list(trace) + lns.steps(
+        found_steps + [(at, v) for at, v, _ in packings], ended_at))
     if found is not None:
         parts["lns"] = lns.part(found)
-        trace = lns.merged(list(trace) + lns.steps(found.trace, 0.0, floor or None))
         if found.value < res.value:
             res = replace(res, value=found.value, row=found.row)
     if packings:
-        # the bound of a packing's step: the floor once the proof has ended
-        trace = lns.merged(list(trace) + lns.steps([(at, v) for at, v, _ in packings],
-                                                   proved_at, floor or None))
         at, value, row = min(packings, key=lambda p: p[1])
         if value < res.value:
             res = replace(res, value=value, row=row)
