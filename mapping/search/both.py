@@ -65,7 +65,11 @@ def solve_both(setup, time_limit: float | None = None):
     the starting mapping in a thread on the core the bounds and the MILP leave idle
     (paused while CP-SAT's two workers search): CP-SAT starts from its mapping, it goes
     on from CP-SAT's where that is better, and its best mapping counts as the engines'
-    (``parts["lns"]``).  On small instances (:func:`schedule`)
+    (``parts["lns"]``).  Where a PE is the bottleneck the packing's local search
+    (:func:`polished`) first improves the start, within :data:`POLISH_SHARE` of the
+    limit, and again, within half that, the neighbourhoods' mapping before CP-SAT
+    where they went further; its mappings are the bounds' and CP-SAT's incumbents.
+    On small instances (:func:`schedule`)
     CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
     from mapping.search import cpsat, exact, lns, packing, partition_bound
@@ -100,6 +104,14 @@ def solve_both(setup, time_limit: float | None = None):
             if beside.best() is not None and (row is None or beside.best()[1] < exact.mapping_value(
                     setup.objectives.evaluators[0], row)):
                 setup = replace(setup, info=dict(setup.info, incumbent=beside.best()[0]))
+                # the neighbourhoods went further: the packing's moves from their mapping
+                again = polished(setup, beside.best()[0], None if deadline is None else
+                                 time.time() + POLISH_SHARE * time_limit / 2)
+                if again is not None:
+                    improved.append((time.time(), exact.mapping_value(
+                        setup.objectives.evaluators[0], again)))
+                    setup = replace(setup, info=dict(setup.info, incumbent=again))
+                    beside.offer(again)
         left = remaining(deadline)
         share = None if left is None else left * CPSAT_SHARE
         first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
