@@ -263,7 +263,8 @@ def test_polished_lowers_a_pe_bottleneck_and_both_in_order_keeps_it(monkeypatch)
     """7 x 4 (seed 9) from a start whose bottleneck is a PE, above the optimum: the
     packing's local search returns a mapping below the start and at or above
     exhaustive's optimum (on allowed PEs); from a mapping whose bottleneck is a CN
-    (the least packing's here) it returns nothing.  ``both`` in order, the bounds, CP-SAT and
+    (the least packing's here) it returns nothing, nor where a CN carries nearly the
+    bottleneck (``heavy``).  ``both`` in order, the bounds, CP-SAT and
     the MILP given nothing better (CP-SAT held to 10 ms, the bounds and the
     neighbourhoods off), answers that mapping, whose step opens the trace."""
     from mapping.search import both, exact, lns, packing, partition_bound
@@ -279,6 +280,9 @@ def test_polished_lowers_a_pe_bottleneck_and_both_in_order_keeps_it(monkeypatch)
                  if not packing.pe_bottleneck(ev, r, mapping_value(ev, r)))
     assert both.polished(setup, at_cn) is None
     setup.info["incumbent"] = start
+    with monkeypatch.context() as m:     # a CN near the bottleneck: the bounds' time
+        m.setattr(partition_bound, "heavy", lambda setup: True)
+        assert both.polished(setup, start) is None
     monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
     monkeypatch.setattr(lns, "Beside", lambda *a, **k: None)
     monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)

@@ -162,15 +162,18 @@ def solve_both(setup, time_limit: float | None = None):
 def polished(setup, row, deadline: float | None = None):
     """The mapping ``row`` improved by the packing's local search
     (:func:`~mapping.search.packing.reoptimize`) within ``deadline``, where a PE is its
-    bottleneck and the result's value is lower; else None."""
+    bottleneck and the result's value is lower; else None.  Nothing either where a
+    CN carries nearly the bottleneck of ``setup``'s incumbent
+    (:func:`~mapping.search.partition_bound.heavy`): the PEs' own loads are not what
+    holds the mapping there, and the partition bound needs the time."""
     import numpy as np
-    from mapping.search import exact, packing
+    from mapping.search import exact, packing, partition_bound
     from mapping.search.bounds import element_tables, linear_bottleneck
     ev = setup.objectives.evaluators[0]
     row = np.asarray(row, dtype=np.intp)
     value = exact.mapping_value(ev, row)
     if not linear_bottleneck(ev) or not math.isfinite(value) or \
-            not packing.pe_bottleneck(ev, row, value):
+            not packing.pe_bottleneck(ev, row, value) or partition_bound.heavy(setup):
         return None
     own = element_tables(ev)[0]
     new = packing.reoptimize(own, setup.space.allowed & np.isfinite(own), row,
