@@ -451,9 +451,11 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
     a better packing in seconds (the research notes, issue 43: 30 x 8 at ``--comm
     0.1``, where the PEs' own loads set the bottleneck).  ``packed`` and ``row``: the
     least packing found (``row`` None where none beat ``row``).  Each decision is
-    hinted with the best packing known, and each packing found improved by
-    :func:`descend` before the next (a decision alone finds packings only a little
-    below its ``T``: the research notes).  ``better()`` returns
+    hinted with the best packing known, which :func:`reoptimize` improves first, and
+    each packing found is improved by :func:`descend` (a decision alone finds packings
+    only a little below its ``T``: the research notes); the decisions share one unit
+    while the best packing stays above :data:`UNIT_FLOOR` of the first, and each
+    starts with the cuts of those before.  ``better()`` returns
     the best mapping found meanwhile elsewhere (or None): where its own loads'
     bottleneck is less than the best packing's, it answers the decision under way
     (ended within :data:`POLL` s) and the proof goes on from it."""
