@@ -259,6 +259,93 @@ def test_the_packing_part_is_the_proofs_mapping_when_the_bisection_follows(monke
 
 
 @needs_ortools
+def test_polished_lowers_a_pe_bottleneck_and_both_in_order_keeps_it(monkeypatch):
+    """7 x 4 (seed 9) from a start whose bottleneck is a PE, above the optimum: the
+    packing's local search returns a mapping below the start and at or above
+    exhaustive's optimum (on allowed PEs); from a mapping whose bottleneck is a CN
+    (the least packing's here) it returns nothing, nor where a CN carries nearly the
+    bottleneck (``heavy``).  ``both`` in order, the bounds, CP-SAT and
+    the MILP given nothing better (CP-SAT held to 10 ms, the bounds and the
+    neighbourhoods off), answers that mapping, whose step opens the trace."""
+    from mapping.search import both, exact, lns, packing, partition_bound
+    from mapping.search.exact import mapping_value
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = _start_above_the_packing(setup, best)
+    got = both.polished(setup, start)
+    assert got is not None and setup.space.allowed[np.arange(7), got].all()
+    assert best * (1 - 1e-12) <= mapping_value(ev, got) < mapping_value(ev, start)
+    at_cn = next(r for r in setup.space.random(np.random.default_rng(1), 500)
+                 if not packing.pe_bottleneck(ev, r, mapping_value(ev, r)))
+    assert both.polished(setup, at_cn) is None
+    setup.info["incumbent"] = start
+    with monkeypatch.context() as m:     # a CN near the bottleneck: the bounds' time
+        m.setattr(partition_bound, "heavy", lambda setup: True)
+        assert both.polished(setup, start) is None
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
+    monkeypatch.setattr(lns, "Beside", lambda *a, **k: None)
+    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
+    monkeypatch.setattr(packing, "within_share", lambda *a, **k: packing.PackingBound(None, None))
+    monkeypatch.setattr(partition_bound, "floor",
+                        lambda *a, **k: partition_bound.PartitionBound(None))
+    real_solve = cpsat.solve
+    monkeypatch.setattr(cpsat, "solve", lambda setup, time_limit=None, **k: real_solve(
+        setup, time_limit=0.01, **k))
+    monkeypatch.setattr(exact, "solve", lambda setup, **k: real_solve(setup, time_limit=0.01))
+    res = both.solve_both(setup, time_limit=30)
+    assert res.schedule == "bounds, cpsat, milp"
+    assert res.value <= mapping_value(ev, got) * (1 + 1e-12)
+    assert res.trace[0]["value"] == pytest.approx(mapping_value(ev, got), rel=1e-12)
+
+
+@needs_ortools
+def test_each_packing_step_carries_only_the_bounds_ended_before_it(monkeypatch):
+    """The proof of the best packing proves nothing but finds the start's packing, then
+    the packing bound's bisection proves half the optimum and finds another mapping
+    (no other bound: the split bound, the relaxation and the partition bound give
+    nothing; CP-SAT held until the bisection has ended): the proof's step has no bound,
+    the bisection's (exhaustive's optimum) carries its bound, half the optimum (before,
+    every packing's step carried the final floor)."""
+    import threading
+    from mapping.search import both, exact, packing, partition_bound
+    from mapping.search.exact import mapping_value
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = _start_above_the_packing(setup, best)
+    setup.info["incumbent"] = start
+    other = ev.encode(search(problem, "time", "max", strategy="exhaustive").mapping)
+    bisected, real_solve = threading.Event(), cpsat.solve
+
+    def bisection(*args, **kwargs):
+        bisected.set()
+        return packing.PackingBound(0.5 * best, None, ((0.5 * best, "infeasible", 0.0),),
+                                    other)
+
+    def solve(*args, **kwargs):
+        bisected.wait(60)
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(packing, "proof", lambda *a, **k: packing.PackingBound(
+        None, None, ((1e-5, "unknown", 0.0),), start))
+    monkeypatch.setattr(packing, "within_share", bisection)
+    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
+    monkeypatch.setattr(partition_bound, "early", lambda *a, **k: None)
+    monkeypatch.setattr(partition_bound, "floor",
+                        lambda *a, **k: partition_bound.PartitionBound(None))
+    monkeypatch.setattr(cpsat, "solve", solve)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+    res = both.solve_both(setup, time_limit=None)
+    first = {}
+    for s in res.trace:
+        first.setdefault(s["value"], s["bound"])
+    assert first[mapping_value(ev, start)] is None
+    assert first[mapping_value(ev, other)] == 0.5 * best
+    assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
+
+
+@needs_ortools
 @pytest.mark.skipif(not highs.available(), reason="needs highspy")
 def test_beside_interrupts_the_cluster_relaxation_once_cpsat_has_proven(monkeypatch):
     """CP-SAT beside the bounds, its proof while the cluster relaxation's HiGHS program

@@ -98,6 +98,16 @@ def test_a_cut_is_needed():
     assert w.sum() <= 3 * C
     assert packing.pack_bins(w[[0, 1, 2, 3]], 3, C)[0] == "infeasible"
     assert packing.pack_bins(w[[0, 1, 3, 4]], 3, C)[0] == "feasible"
+    # that cut, handed to the decision again (as packing.prove hands its cuts to the
+    # next decision, on the same sizes), leaves its master infeasible at once: no cut
+    # of its own
+    whole = packing.integer_sizes(own, allowed, unit)
+    groups = packing.classes(own, allowed)
+    cuts, again = [], []
+    assert packing.decide(whole, allowed, groups, C, cuts=cuts)[0] == "infeasible"
+    assert len(cuts) == 1 and sorted(cuts[0][1]) in ([0, 1, 2, 3], [0, 1, 2, 4])
+    assert packing.decide(whole, allowed, groups, C, cuts=again,
+                          known=cuts)[0] == "infeasible" and again == []
     made = decide.cuts
     assert decide(own, allowed, 8.99)[0] == "infeasible"
     assert decide.cuts == made + 1
@@ -116,7 +126,8 @@ def test_against_every_assignment(A, kinds, seed, share, split):
     resolution below the optimum.  With ``SPLIT`` 0 every class is checked after the
     master, so the cuts do more of the work; every cut is checked by enumeration.  A
     hint (a random mapping) changes no decision, and the descent from that mapping
-    lands between the enumerated optimum and its own bottleneck, on allowed PEs."""
+    lands between the enumerated optimum and its own bottleneck, on allowed PEs, and
+    the local search (``reoptimize``) between the optimum and the descent's."""
     before, packing.SPLIT = packing.SPLIT, split
     try:
         check_against_every_assignment(A, kinds, seed, share)
@@ -153,6 +164,22 @@ def check_against_every_assignment(A, kinds, seed, share):
     down = packing.descend(own, allowed, hint)
     assert allowed[np.arange(A), down].all()
     assert best <= packing.own_bottleneck(own, down) <= packing.own_bottleneck(own, hint)
+    again = packing.reoptimize(own, allowed, hint, width=len(kinds) + 1)
+    assert allowed[np.arange(A), again].all()
+    assert best <= packing.own_bottleneck(own, again) <= packing.own_bottleneck(own, down)
+    # the cuts of decisions at higher capacities, on one unit, kept from the start
+    # (as packing.prove does): still feasible at the optimum, infeasible below it
+    unit = best * 2 * packing.PRECISION
+    w = packing.integer_sizes(own, allowed, unit)
+    groups = packing.classes(own, allowed)
+    cuts = []
+    for above in (0.3, 0.1, 0.01, 0.0):
+        packing.decide(w, allowed, groups, packing.capacity(best * (1 + above), unit),
+                       cuts=cuts, known=list(cuts))
+    assert packing.decide(w, allowed, groups, packing.capacity(best, unit),
+                          known=cuts)[0] == "feasible"
+    assert packing.decide(w, allowed, groups, packing.capacity(best * (1 - 1e-4), unit),
+                          known=cuts)[0] == "infeasible"
 
 
 @settings(max_examples=40, deadline=None)
@@ -199,18 +226,27 @@ def test_never_exceeds_the_exhaustive_optimum(n, P, seed, charged):
     assert got.value is None or got.value <= best * (1 + 1e-12)
 
 
-def test_prove_by_hand():
-    """Sizes 4, 3, 3, 2 on two alike PEs, from ``4 + 3 | 3 + 2`` (7): the decision
-    below 7 finds ``4 + 2 | 3 + 3`` (6; sums of 12 split 7 | 5 or 6 | 6), the one
-    below 6 is infeasible, so 6 is proven within ``FIRST``.  A stop asked at once
-    decides nothing; a start already optimal is proven by one decision, and so is one
-    that is not where ``better`` offers the optimal mapping before the first decision
-    (the proof goes on from it: one decision, infeasible, and its packing returned).
-    The descent from ``4 + 3 | 3 + 2`` exchanges a 3 and the 2 (or the 4 and a 3):
-    6 | 6, the optimum."""
+def test_prove_by_hand(monkeypatch):
+    """Sizes 4, 3, 3, 2 on two alike PEs, from ``4 + 3 | 3 + 2`` (7), the packings
+    taken as the decisions return them (no local search): the decision below 7 finds
+    ``4 + 2 | 3 + 3`` (6; sums of 12 split 7 | 5 or 6 | 6), the one below 6 is
+    infeasible, so 6 is proven within ``FIRST``.  A stop asked at once decides
+    nothing; a start already optimal is proven by one decision, and so is one that is
+    not where ``better`` offers the optimal mapping before the first decision (the
+    proof goes on from it: one decision, infeasible, and its packing returned).  The
+    descent from ``4 + 3 | 3 + 2`` exchanges a 3 and the 2 (or the 4 and a 3): 6 | 6,
+    the optimum; with the local search (``reoptimize``) the proof reaches it before
+    its first decision, which is then the infeasible one."""
     own = np.tile(np.array([[4.0], [3.0], [3.0], [2.0]]), (1, 2))
     allowed = np.ones_like(own, dtype=bool)
     assert brute_force(own, allowed) == 6.0
+    searched = packing.prove(own, allowed, [0, 0, 1, 1])
+    assert [d[1] for d in searched.decisions] == ["infeasible"]
+    assert searched.packed == 6.0 and searched.value == pytest.approx(
+        6.0 * (1 - packing.FIRST), rel=1e-12)
+    assert packing.own_bottleneck(own, packing.reoptimize(own, allowed, [0, 0, 1, 1])) == 6.0
+    monkeypatch.setattr(packing, "reoptimize", lambda own, usable, row, **k: np.asarray(row))
+    monkeypatch.setattr(packing, "descend", lambda own, usable, row: np.asarray(row))
     got = packing.prove(own, allowed, [0, 0, 1, 1])
     assert [d[1] for d in got.decisions] == ["feasible", "infeasible"]
     assert got.value == pytest.approx(6.0 * (1 - packing.FIRST), rel=1e-12)
@@ -226,7 +262,24 @@ def test_prove_by_hand():
     assert offered.packed == 6.0 and list(offered.row) == [0, 1, 1, 0]
     worse = packing.prove(own, allowed, [0, 0, 1, 1], better=lambda: [0, 0, 0, 1])
     assert [d[1] for d in worse.decisions] == ["feasible", "infeasible"]
+    monkeypatch.undo()
     assert packing.own_bottleneck(own, packing.descend(own, allowed, [0, 0, 1, 1])) == 6.0
+
+
+def test_reoptimize_by_hand():
+    """Sizes 7, 7 | 3, 3, 2, 2 on two alike PEs (14 | 10): moving a 7 gives 17, the
+    exchanges of a 7 with a 3 or a 2 give 10 | 14 and 9 | 15, so the descent stops at
+    14; the exact placement of both PEs' actors finds ``7 + 3 + 2 | 7 + 3 + 2``, 12, the
+    optimum (half of 24).  A stop asked at once leaves the descent's result."""
+    own = np.tile(np.array([[3.0], [7.0], [3.0], [2.0], [2.0], [7.0]]), (1, 2))
+    allowed = np.ones_like(own, dtype=bool)
+    start = [0, 1, 0, 0, 0, 1]
+    assert brute_force(own, allowed) == 12.0
+    assert packing.own_bottleneck(own, packing.descend(own, allowed, start)) == 14.0
+    assert packing.own_bottleneck(own, packing.reoptimize(own, allowed, start)) == 12.0
+    assert packing.own_bottleneck(own, packing.reoptimize(own, allowed, start, width=1)) == 14.0
+    assert packing.own_bottleneck(own, packing.reoptimize(
+        own, allowed, start, stop=lambda: True)) == 14.0
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -43,7 +43,8 @@ def test_split_never_proves_above_the_enumerated_optimum(n, P, seed, share):
     if share >= 1.0:
         assert not sp.decide(T, None)
     start = setup.space.random(np.random.default_rng(seed), 1)[0]
-    value, trials = split.bound(ev, allowed, 0.0, float(ev.evaluate(start[None])[0]), None)
+    value, trials = split.bound(ev, allowed, 0.0, float(ev.evaluate(start[None])[0]), None,
+                                  bisect=True)
     assert trials
     assert value is None or value <= best * (1 + 1e-12)
     assert best == pytest.approx(search(problem, "time", "max", strategy="exhaustive").value)
@@ -65,7 +66,7 @@ def test_ring_across_a_bridge_by_hand():
     sp = split.Split(ev, allowed)
     assert sp.decide(2.9 * w, None)
     assert not sp.decide(3 * w, None)
-    value, _ = split.bound(ev, allowed, 0.0, 3 * w, None)
+    value, _ = split.bound(ev, allowed, 0.0, 3 * w, None, bisect=True)
     assert value == pytest.approx(3 * w, rel=1e-6) and value < 3 * w
 
 

@@ -36,6 +36,11 @@ BESIDE_PAIRS = 300
 PROOF_TAIL = 0.1
 #: CP-SAT's workers beside the bounds: the bounds take the other core
 BESIDE_WORKERS = 1
+#: the share of the time limit that ``both`` in order gives the local search of the
+#: packing (:func:`polished`) before the bounds: on 45 x 12 (``--comm 0.1``) it found
+#: from a random mapping in 11-47 s mappings 0.14-0.35% above the packing bound, where
+#: the engines had ended 0.28-0.69% above it (the research notes, h56prove)
+POLISH_SHARE = 0.2
 #: the two orders of ``both`` (``schedule`` in the JSON)
 IN_ORDER, BESIDE = "bounds, cpsat, milp", "cpsat beside the bounds"
 
@@ -60,7 +65,11 @@ def solve_both(setup, time_limit: float | None = None):
     the starting mapping in a thread on the core the bounds and the MILP leave idle
     (paused while CP-SAT's two workers search): CP-SAT starts from its mapping, it goes
     on from CP-SAT's where that is better, and its best mapping counts as the engines'
-    (``parts["lns"]``).  On small instances (:func:`schedule`)
+    (``parts["lns"]``).  Where a PE is the bottleneck the packing's local search
+    (:func:`polished`) first improves the start, within :data:`POLISH_SHARE` of the
+    limit, and again, within half that, the neighbourhoods' mapping before CP-SAT
+    where they went further; its mappings are the bounds' and CP-SAT's incumbents.
+    On small instances (:func:`schedule`)
     CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
     from mapping.search import cpsat, exact, lns, packing, partition_bound
@@ -71,8 +80,18 @@ def solve_both(setup, time_limit: float | None = None):
     start = setup.info.get("incumbent")
     beside = setup.info.pop("lns", None) or (None if start is None else lns.Beside(
         setup, start, math.inf if deadline is None else deadline, setup.seed))
+    improved = []
     try:
-        relaxed = exact.cluster_floor(setup, time_limit, incumbent=start)
+        row = None if start is None else polished(setup, start, None if deadline is None
+                                                  else began + POLISH_SHARE * time_limit)
+        if row is not None:
+            improved.append((time.time(), exact.mapping_value(
+                setup.objectives.evaluators[0], row)))
+            setup = replace(setup, info=dict(setup.info, incumbent=row))
+            if beside is not None:
+                beside.offer(row)
+        relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info["incumbent"]
+                                      if start is not None else None)
         packed = packing.within_share(setup, time_limit, deadline, relaxed).value
         floor = max(relaxed or 0.0, packed or 0.0) or None
         parted = None if packing.proves_start(setup, floor) else partition_bound.floor(
@@ -82,8 +101,17 @@ def solve_both(setup, time_limit: float | None = None):
         bounded = time.time()
         if beside is not None:
             beside.pause()          # CP-SAT's two workers take both cores
-            if beside.best() is not None:
+            if beside.best() is not None and (row is None or beside.best()[1] < exact.mapping_value(
+                    setup.objectives.evaluators[0], row)):
                 setup = replace(setup, info=dict(setup.info, incumbent=beside.best()[0]))
+                # the neighbourhoods went further: the packing's moves from their mapping
+                again = polished(setup, beside.best()[0], None if deadline is None else
+                                 time.time() + POLISH_SHARE * time_limit / 2)
+                if again is not None:
+                    improved.append((time.time(), exact.mapping_value(
+                        setup.objectives.evaluators[0], again)))
+                    setup = replace(setup, info=dict(setup.info, incumbent=again))
+                    beside.offer(again)
         left = remaining(deadline)
         share = None if left is None else left * CPSAT_SHARE
         first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
@@ -103,10 +131,10 @@ def solve_both(setup, time_limit: float | None = None):
     finally:
         found = None if beside is None else beside.finish()
     parts = {}
-    steps = []
+    steps = lns.steps(improved, [(bounded, floor)])
     if found is not None:
         parts["lns"] = lns.part(found)
-        steps = lns.steps(found.trace, bounded, floor)
+        steps += lns.steps(found.trace, [(bounded, floor)])
         # the start's value, as without the neighbourhoods
         first = replace(first, incumbent=found.start if start is None else
                         exact.mapping_value(setup.objectives.evaluators[0], start))
@@ -131,6 +159,28 @@ def solve_both(setup, time_limit: float | None = None):
                    first.pair_bound, parted, IN_ORDER, packed)
 
 
+def polished(setup, row, deadline: float | None = None):
+    """The mapping ``row`` improved by the packing's local search
+    (:func:`~mapping.search.packing.reoptimize`) within ``deadline``, where a PE is its
+    bottleneck and the result's value is lower; else None.  Nothing either where a
+    CN carries nearly the bottleneck of ``setup``'s incumbent
+    (:func:`~mapping.search.partition_bound.heavy`): the PEs' own loads are not what
+    holds the mapping there, and the partition bound needs the time."""
+    import numpy as np
+    from mapping.search import exact, packing, partition_bound
+    from mapping.search.bounds import element_tables, linear_bottleneck
+    ev = setup.objectives.evaluators[0]
+    row = np.asarray(row, dtype=np.intp)
+    value = exact.mapping_value(ev, row)
+    if not linear_bottleneck(ev) or not math.isfinite(value) or \
+            not packing.pe_bottleneck(ev, row, value) or partition_bound.heavy(setup):
+        return None
+    own = element_tables(ev)[0]
+    new = packing.reoptimize(own, setup.space.allowed & np.isfinite(own), row,
+                             deadline=deadline)
+    return new if exact.mapping_value(ev, new) < value else None
+
+
 def _beside(setup, time_limit: float | None = None):
     """``both`` on a small instance: CP-SAT (:data:`BESIDE_WORKERS` workers, the pair
     bound its only floor) in a thread until the time limit, the split bound, the proof
@@ -142,8 +192,11 @@ def _beside(setup, time_limit: float | None = None):
     deadlines, and HiGHS's programs (the cluster relaxation's, the exact pricing's)
     are interrupted where highspy is installed (:mod:`mapping.search.highs`; without
     it they run to their end).  The proof of the best packing
-    (:func:`~mapping.search.packing.proof`) comes after the split bound and the
-    cluster relaxation, before the packing bound's bisection: where
+    (:func:`~mapping.search.packing.proof`) comes after the split bound, before the
+    packing bound's bisection; the cluster relaxation comes before it where a CN
+    carries nearly the bottleneck (:func:`~mapping.search.partition_bound.heavy`),
+    elsewhere after the bisection, in the time left (if the bounds have not proven
+    the best mapping): where
     the PEs' own loads set the bottleneck, it proves optimal what CP-SAT's search
     alone did not within 120 s (the research notes); it goes on from CP-SAT's best
     mapping whenever that packs better than its own best packing (ending the decision
@@ -179,15 +232,22 @@ def _beside(setup, time_limit: float | None = None):
     ev = setup.objectives.evaluators[0]
     start = setup.info.get("incumbent")
     packings, proved = [], None      # (time.time(), value, row) of the packings found
-    proved_at = math.inf
+    ended_at = []                    # (time.time(), bound) as each bound ends
     try:
         parted = split = partition_bound.early(setup, time_limit, ended.is_set,
                                                lambda: box.get("value"))
+        ended_at.append((time.time(), split))
         if parted is not None and "solver" in box and parted >= min(exact.mapping_value(
                 ev, start), box.get("value", math.inf)) * (1 - cpsat.TOLERANCE):
             box["solver"].stop_search()     # the split bound proved the start optimal
-        relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
-                                      stop=ended.is_set)
+        # the proof first where no CN is near the bottleneck: the cluster relaxation,
+        # the only bound here that counts communication, took a quarter of the limit
+        # there for a bound below the proof's (the research notes, h56prove)
+        proof_first = not partition_bound.heavy(setup)
+        if not proof_first:
+            relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
+                                          stop=ended.is_set)
+            ended_at.append((time.time(), relaxed))
         if not ended.is_set() and start is not None and \
                 not packing.proves_start(setup, max(relaxed or 0.0, parted or 0.0)):
             # the proof of the best packing, on the bounds' core (where a PE is the
@@ -197,19 +257,27 @@ def _beside(setup, time_limit: float | None = None):
             proved = packing.proof(setup, [start, box.get("row")], None if deadline is None
                                    else deadline - PROOF_TAIL * time_limit, ended.is_set,
                                    better=lambda: box.get("row"))
-            proved_at = time.time()
+            now = time.time()
             if proved.row is not None:
-                packings.append((time.time(), exact.mapping_value(ev, proved.row),
-                                 proved.row))
+                packings.append((now, exact.mapping_value(ev, proved.row), proved.row))
             packed = proved.value
+            ended_at.append((now, packed))
         if not ended.is_set() and packed is None:
             bisected = packing.within_share(setup, time_limit, deadline, relaxed,
                                             ended.is_set)
-            packed = bisected.value
+            packed, now = bisected.value, time.time()
             if bisected.row is not None:
-                packings.append((time.time(), exact.mapping_value(ev, bisected.row),
-                                 bisected.row))
+                packings.append((now, exact.mapping_value(ev, bisected.row), bisected.row))
+            ended_at.append((now, packed))
         floor = max(relaxed or 0.0, packed or 0.0, parted or 0.0)
+        if proof_first and not ended.is_set() and min([box.get("value", math.inf)] + [
+                v for _, v, _ in packings]) > floor * (1 + cpsat.TOLERANCE):
+            # the proof came first (no CN near the bottleneck): the relaxation in the
+            # time left, if any
+            relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
+                                          stop=ended.is_set)
+            ended_at.append((time.time(), relaxed))
+            floor = max(floor, relaxed or 0.0)
         known = min([box.get("value", math.inf)] + [v for _, v, _ in packings])
         if "solver" in box and known <= floor * (1 + cpsat.TOLERANCE):
             box["solver"].stop_search()
@@ -217,6 +285,7 @@ def _beside(setup, time_limit: float | None = None):
             parted = max(parted or 0.0, partition_bound.floor(setup, None if deadline is None
                 else min(partition_bound.share(setup) * time_limit, remaining(deadline)),
                 floor or None, stop=ended.is_set).value or 0.0) or None
+            ended_at.append((time.time(), parted))
         floor = max(floor, parted or 0.0)
         if "solver" in box and packing.proves_start(setup, floor):
             box["solver"].stop_search()
@@ -235,15 +304,15 @@ def _beside(setup, time_limit: float | None = None):
         raise box["error"]
     res = box["result"]
     parts, trace = {"cpsat": _summary(res, began)}, res.trace
+    # each step of the neighbourhoods or of a packing carries the bounds ended by then
+    found_steps = [] if found is None else list(found.trace)
+    trace = lns.merged(list(trace) + lns.steps(
+        found_steps + [(at, v) for at, v, _ in packings], ended_at))
     if found is not None:
         parts["lns"] = lns.part(found)
-        trace = lns.merged(list(trace) + lns.steps(found.trace, 0.0, floor or None))
         if found.value < res.value:
             res = replace(res, value=found.value, row=found.row)
     if packings:
-        # the bound of a packing's step: the floor once the proof has ended
-        trace = lns.merged(list(trace) + lns.steps([(at, v) for at, v, _ in packings],
-                                                   proved_at, floor or None))
         at, value, row = min(packings, key=lambda p: p[1])
         if value < res.value:
             res = replace(res, value=value, row=row)

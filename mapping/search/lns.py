@@ -294,11 +294,12 @@ def merged(steps) -> tuple:
     return tuple(out)
 
 
-def steps(improvements, bounded: float, floor: float | None) -> list:
-    """The search's improvements ``(time.time(), value)`` as trace steps: without
-    a bound before the bounds ended (at ``bounded``), with ``floor`` after."""
+def steps(improvements, bounds) -> list:
+    """The search's improvements ``(time.time(), value)`` as trace steps, each with the
+    highest of the ``bounds`` ``(time.time() it ended, bound or None)`` ended by then
+    (none before the first)."""
     out = []
     for at, value in improvements:
-        bound = floor if at >= bounded and floor is not None else None
+        bound = max([b for t, b in bounds if t <= at and b is not None], default=None)
         out.append(trace_step(at, value, None if bound is None else min(bound, value)))
     return out

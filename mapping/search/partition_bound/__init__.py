@@ -317,8 +317,7 @@ def early(setup, time_limit: float | None, stop=None, known=None) -> float | Non
     lower = communication_bound(ev, allowed)
     while True:
         got, _ = split.bound(ev, allowed, max(lower, value or 0.0), upper, until,
-                             lambda: (stop is not None and stop()) or best() < upper,
-                             bisect=False)
+                             lambda: (stop is not None and stop()) or best() < upper)
         value = max(value or 0.0, got or 0.0) or None
         if best() >= upper or over(until, stop) or (value or 0.0) >= best():
             break

@@ -252,14 +252,18 @@ def _alike(own, own_cn, pairs, ok) -> list[list[int]]:
 
 
 def bound(ev, allowed, lower: float, upper: float, deadline: float | None, stop=None,
-          first: float = FIRST, resolution: float = 2e-3, bisect: bool = True):
+          first: float = FIRST, resolution: float = 2e-3, bisect: bool = False):
     """The highest ``T`` the split bound proves (the optimum exceeds it) between
     ``lower`` and ``upper`` (a mapping's value) within ``deadline``
     (``time.monotonic()``): first just below ``upper`` (``first``, relative: where it
     proves, the mapping is optimal within it), then a bisection between the highest
     value proven and the lowest not, to ``resolution`` of ``upper``, the first trial
-    with all the time, each later one with half the time left.  ``(value, trials)``: ``value`` None where nothing above
-    ``lower`` was proven, ``trials`` the ``(T, proven)`` pairs."""
+    with all the time, each later one with half the time left (only with ``bisect``:
+    the product, :func:`~mapping.search.partition_bound.early`, runs the first trial
+    alone, for below a mapping that is not optimal the trials are slow and the core is
+    the other bounds'; the research notes, h56prove).  ``(value, trials)``: ``value``
+    None where nothing above ``lower`` was proven, ``trials`` the ``(T, proven)``
+    pairs."""
     split = Split(ev, allowed)
     trials: list = []
     if split.sides is None:
