@@ -218,28 +218,17 @@ def test_the_packing_part_reports_its_mapping_and_the_one_gap_rule(monkeypatch):
     assert part["gap"] == pytest.approx((part["value"] - part["bound"]) / part["value"])
 
 
-@needs_ortools
-def test_the_packing_part_is_the_proofs_mapping_when_the_bisection_follows(monkeypatch):
-    """The proof of the best packing finds a mapping but proves nothing, so the packing
-    bound's bisection runs after it and finds another: ``parts["packing"]`` reports
-    the proof's mapping (the bisection's came later in the list of packings), both
-    mappings count, and CP-SAT, held until the bisection has ended, still gives
-    exhaustive's optimum."""
+def _bisection_after_an_unproven_proof(monkeypatch, start, bisected_bound):
+    """``both`` beside with the proof of the best packing proving nothing (it finds
+    ``start``), the packing bound's bisection giving ``bisected_bound``, and CP-SAT held
+    until the bisection has ended; the event the bisection sets."""
     import threading
     from mapping.search import both, packing
-    from mapping.search.exact import mapping_value
-    problem, best = small(7, 4, 9, False)
-    setup = prepare(problem, "time", "max")
-    ev = setup.objectives.evaluators[0]
-    start = _start_above_the_packing(setup, best)
-    setup.info["incumbent"] = start
-    other = next(r for r in setup.space.random(np.random.default_rng(3), 100)
-                 if mapping_value(ev, r) != mapping_value(ev, start))
     bisected, real_solve = threading.Event(), cpsat.solve
 
     def bisection(*args, **kwargs):
         bisected.set()
-        return packing.PackingBound(None, None, ((1e-5, "feasible", 0.0),), other)
+        return bisected_bound
 
     def solve(*args, **kwargs):
         bisected.wait(60)
@@ -250,6 +239,28 @@ def test_the_packing_part_is_the_proofs_mapping_when_the_bisection_follows(monke
     monkeypatch.setattr(packing, "within_share", bisection)
     monkeypatch.setattr(cpsat, "solve", solve)
     monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+    return bisected
+
+
+@needs_ortools
+def test_the_packing_part_is_the_proofs_mapping_when_the_bisection_follows(monkeypatch):
+    """The proof of the best packing finds a mapping but proves nothing, so the packing
+    bound's bisection runs after it and finds another: ``parts["packing"]`` reports
+    the proof's mapping (the bisection's came later in the list of packings), both
+    mappings count, and CP-SAT, held until the bisection has ended, still gives
+    exhaustive's optimum."""
+    from mapping.search import both, packing
+    from mapping.search.exact import mapping_value
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = _start_above_the_packing(setup, best)
+    setup.info["incumbent"] = start
+    other = next(r for r in setup.space.random(np.random.default_rng(3), 100)
+                 if mapping_value(ev, r) != mapping_value(ev, start))
+    bisected = _bisection_after_an_unproven_proof(
+        monkeypatch, start, packing.PackingBound(None, None, ((1e-5, "feasible", 0.0),),
+                                                 other))
     res = both.solve_both(setup, time_limit=None)
     assert bisected.is_set()
     part = res.parts["packing"]
@@ -307,7 +318,6 @@ def test_each_packing_step_carries_only_the_bounds_ended_before_it(monkeypatch):
     nothing; CP-SAT held until the bisection has ended): the proof's step has no bound,
     the bisection's (exhaustive's optimum) carries its bound, half the optimum (before,
     every packing's step carried the final floor)."""
-    import threading
     from mapping.search import both, exact, packing, partition_bound
     from mapping.search.exact import mapping_value
     problem, best = small(7, 4, 9, False)
@@ -316,26 +326,12 @@ def test_each_packing_step_carries_only_the_bounds_ended_before_it(monkeypatch):
     start = _start_above_the_packing(setup, best)
     setup.info["incumbent"] = start
     other = ev.encode(search(problem, "time", "max", strategy="exhaustive").mapping)
-    bisected, real_solve = threading.Event(), cpsat.solve
-
-    def bisection(*args, **kwargs):
-        bisected.set()
-        return packing.PackingBound(0.5 * best, None, ((0.5 * best, "infeasible", 0.0),),
-                                    other)
-
-    def solve(*args, **kwargs):
-        bisected.wait(60)
-        return real_solve(*args, **kwargs)
-
-    monkeypatch.setattr(packing, "proof", lambda *a, **k: packing.PackingBound(
-        None, None, ((1e-5, "unknown", 0.0),), start))
-    monkeypatch.setattr(packing, "within_share", bisection)
+    _bisection_after_an_unproven_proof(monkeypatch, start, packing.PackingBound(
+        0.5 * best, None, ((0.5 * best, "infeasible", 0.0),), other))
     monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
     monkeypatch.setattr(partition_bound, "early", lambda *a, **k: None)
     monkeypatch.setattr(partition_bound, "floor",
                         lambda *a, **k: partition_bound.PartitionBound(None))
-    monkeypatch.setattr(cpsat, "solve", solve)
-    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
     res = both.solve_both(setup, time_limit=None)
     first = {}
     for s in res.trace:

@@ -3,6 +3,7 @@ shortest cycle of tight edges through the least node on one, breadth-first with
 successors in increasing order, whatever Howard's start or the order of the edges."""
 from __future__ import annotations
 
+import contextlib
 import random
 from fractions import Fraction
 
@@ -22,6 +23,17 @@ from test_warm_start import weighted_graphs
 def _solve(n, edges, **more):
     u, v, w, h = (np.array([e[i] for e in edges], dtype=np.int64) for i in range(4))
     return max_cycle_ratio_arrays(n, u, v, w, h, least=True, **more)
+
+
+@contextlib.contextmanager
+def _through_scipy():
+    """The arrays' path of :mod:`moc.critical_cycle` (scipy's search) on any size."""
+    saved = critical_cycle.LARGE, critical_cycle.LOADED
+    critical_cycle.LARGE = critical_cycle.LOADED = 0
+    try:
+        yield
+    finally:
+        critical_cycle.LARGE, critical_cycle.LOADED = saved
 
 
 def _lists(n, edges):
@@ -139,12 +151,8 @@ def test_the_cycle_is_critical_and_the_rules_whatever_the_start(graph, data):
     shuffled = list(edges)
     random.Random(data.draw(st.integers(0, 10 ** 6))).shuffle(shuffled)
     assert _solve(n, shuffled) == (ratio, cycle) == _lists(n, shuffled)
-    saved = critical_cycle.LARGE, critical_cycle.LOADED
-    critical_cycle.LARGE = critical_cycle.LOADED = 0
-    try:
+    with _through_scipy():
         assert _solve(n, edges) == (ratio, cycle)
-    finally:
-        critical_cycle.LARGE, critical_cycle.LOADED = saved
 
 
 @settings(max_examples=300, deadline=None)
@@ -170,12 +178,8 @@ def test_the_search_from_the_least_node_left_that_comes_back_empty():
     # search reaches 0 and 3 in its first round and closes at 3: (2, 3)
     u, v = [2, 3, 2, 0, 1], [3, 2, 0, 4, 0]
     assert critical_cycle.least_cycle(5, u, v) == (2, 3)
-    saved = critical_cycle.LARGE, critical_cycle.LOADED
-    critical_cycle.LARGE = critical_cycle.LOADED = 0
-    try:
+    with _through_scipy():
         assert critical_cycle.least_cycle(5, np.array(u), np.array(v)) == (2, 3)
-    finally:
-        critical_cycle.LARGE, critical_cycle.LOADED = saved
 
 
 @settings(max_examples=300, deadline=None)
@@ -197,9 +201,5 @@ def test_the_rule_s_cycle_of_any_edges(graph):
     assert len(found) == min(len(c) for c in cycles if least in c)
     steps = set(edges)
     assert all(step in steps for step in zip(found, found[1:] + found[:1]))
-    saved = critical_cycle.LARGE, critical_cycle.LOADED
-    critical_cycle.LARGE = critical_cycle.LOADED = 0
-    try:
+    with _through_scipy():
         assert critical_cycle.least_cycle(n, np.array(u), np.array(v)) == found
-    finally:
-        critical_cycle.LARGE, critical_cycle.LOADED = saved
