@@ -110,18 +110,13 @@ def test_beside_stops_the_bounds_once_cpsat_has_proven(monkeypatch):
     setup = prepare(problem, "time", "max")
     setup.info["incumbent"] = setup.space.random(np.random.default_rng(3), 1)[0]
     running, seen, calls = threading.Event(), {}, []
-    real_floor, real_solve, real_master = partition_bound.floor, cpsat.solve, \
-        master.Master.solve
+    real_floor, real_master = partition_bound.floor, master.Master.solve
 
     def floor(*args, stop=None, **kwargs):
         seen["stop"] = stop
         running.set()
         seen["bound"] = out = real_floor(*args, stop=stop, **kwargs)
         return out
-
-    def solve(*args, **kwargs):             # CP-SAT starts once the bound runs
-        running.wait(60)
-        return real_solve(*args, **kwargs)
 
     def held(self):
         calls.append(seen["stop"]())
@@ -131,9 +126,8 @@ def test_beside_stops_the_bounds_once_cpsat_has_proven(monkeypatch):
         return real_master(self)
 
     monkeypatch.setattr(partition_bound, "floor", floor)
-    monkeypatch.setattr(cpsat, "solve", solve)
     monkeypatch.setattr(master.Master, "solve", held)
-    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+    _cpsat_beside_held_until(monkeypatch, running)      # CP-SAT once the bound runs
     res = both.solve_both(setup, time_limit=None)
     assert res.schedule == "cpsat beside the bounds"
     assert calls == [False] and seen["bound"].stopped and seen["bound"].value is None
@@ -154,13 +148,27 @@ def _start_above_the_packing(setup, best: float):
                 and packing.pe_bottleneck(ev, r, mapping_value(ev, r)))
 
 
+def _cpsat_beside_held_until(monkeypatch, event) -> None:
+    """``both`` runs CP-SAT beside the bounds (on any instance), and CP-SAT starts once
+    ``event`` is set (at most 60 s)."""
+    from mapping.search import both
+    real_solve = cpsat.solve
+
+    def solve(*args, **kwargs):
+        event.wait(60)
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(cpsat, "solve", solve)
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+
+
 def _cpsat_held_until_the_packing_proof(monkeypatch) -> dict:
     """CP-SAT beside the bounds (on any instance) starts once ``packing.proof`` has
     ended; the proof's result lands in the dictionary returned, as ``"proof"``."""
     import threading
-    from mapping.search import both, packing
+    from mapping.search import packing
     done, seen = threading.Event(), {}
-    real_proof, real_solve = packing.proof, cpsat.solve
+    real_proof = packing.proof
 
     def proof(*args, **kwargs):
         try:
@@ -169,13 +177,8 @@ def _cpsat_held_until_the_packing_proof(monkeypatch) -> dict:
         finally:
             done.set()
 
-    def solve(*args, **kwargs):
-        done.wait(60)
-        return real_solve(*args, **kwargs)
-
     monkeypatch.setattr(packing, "proof", proof)
-    monkeypatch.setattr(cpsat, "solve", solve)
-    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+    _cpsat_beside_held_until(monkeypatch, done)
     return seen
 
 
@@ -223,22 +226,17 @@ def _bisection_after_an_unproven_proof(monkeypatch, start, bisected_bound):
     ``start``), the packing bound's bisection giving ``bisected_bound``, and CP-SAT held
     until the bisection has ended; the event the bisection sets."""
     import threading
-    from mapping.search import both, packing
-    bisected, real_solve = threading.Event(), cpsat.solve
+    from mapping.search import packing
+    bisected = threading.Event()
 
     def bisection(*args, **kwargs):
         bisected.set()
         return bisected_bound
 
-    def solve(*args, **kwargs):
-        bisected.wait(60)
-        return real_solve(*args, **kwargs)
-
     monkeypatch.setattr(packing, "proof", lambda *a, **k: packing.PackingBound(
         None, None, ((1e-5, "unknown", 0.0),), start))
     monkeypatch.setattr(packing, "within_share", bisection)
-    monkeypatch.setattr(cpsat, "solve", solve)
-    monkeypatch.setattr(both, "BESIDE_PAIRS", 10**6)
+    _cpsat_beside_held_until(monkeypatch, bisected)
     return bisected
 
 
