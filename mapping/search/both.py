@@ -80,16 +80,24 @@ def solve_both(setup, time_limit: float | None = None):
     start = setup.info.get("incumbent")
     beside = setup.info.pop("lns", None) or (None if start is None else lns.Beside(
         setup, start, math.inf if deadline is None else deadline, setup.seed))
-    improved = []
-    try:
-        row = None if start is None else polished(setup, start, None if deadline is None
-                                                  else began + POLISH_SHARE * time_limit)
-        if row is not None:
+    improved = []                   # (time.time(), value) of the local search's mappings
+
+    def polish(row, until):
+        """The packing's local search from ``row`` until ``until``: its mapping, where
+        better, is the incumbent from here on and offered to the neighbourhoods."""
+        nonlocal setup
+        new = polished(setup, row, until)
+        if new is not None:
             improved.append((time.time(), exact.mapping_value(
-                setup.objectives.evaluators[0], row)))
-            setup = replace(setup, info=dict(setup.info, incumbent=row))
+                setup.objectives.evaluators[0], new)))
+            setup = replace(setup, info=dict(setup.info, incumbent=new))
             if beside is not None:
-                beside.offer(row)
+                beside.offer(new)
+        return new
+
+    try:
+        row = None if start is None else polish(start, None if deadline is None
+                                                else began + POLISH_SHARE * time_limit)
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info["incumbent"]
                                       if start is not None else None)
         packed = packing.within_share(setup, time_limit, deadline, relaxed).value
@@ -101,17 +109,12 @@ def solve_both(setup, time_limit: float | None = None):
         bounded = time.time()
         if beside is not None:
             beside.pause()          # CP-SAT's two workers take both cores
-            if beside.best() is not None and (row is None or beside.best()[1] < exact.mapping_value(
-                    setup.objectives.evaluators[0], row)):
-                setup = replace(setup, info=dict(setup.info, incumbent=beside.best()[0]))
+            found = beside.best()
+            if found is not None and (row is None or found[1] < improved[0][1]):
+                setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
                 # the neighbourhoods went further: the packing's moves from their mapping
-                again = polished(setup, beside.best()[0], None if deadline is None else
-                                 time.time() + POLISH_SHARE * time_limit / 2)
-                if again is not None:
-                    improved.append((time.time(), exact.mapping_value(
-                        setup.objectives.evaluators[0], again)))
-                    setup = replace(setup, info=dict(setup.info, incumbent=again))
-                    beside.offer(again)
+                polish(found[0], None if deadline is None else
+                       time.time() + POLISH_SHARE * time_limit / 2)
         left = remaining(deadline)
         share = None if left is None else left * CPSAT_SHARE
         first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
