@@ -30,15 +30,17 @@ class CycleRatio:
     cycle: tuple
 
 
-def max_cycle_ratio(nodes: Iterable[Hashable],
-                    edges: Iterable[Sequence]) -> CycleRatio:
+def max_cycle_ratio(nodes: Iterable[Hashable], edges: Iterable[Sequence],
+                    least: bool = False) -> CycleRatio:
     """The maximum over cycles of ``Σweight/Σheight`` and one cycle attaining it.
 
     ``edges`` are ``(u, v, weight, height)``; parallel edges and self-loops are allowed.
     Exact when weights and heights are integers or fractions (the ratio is then a
     :class:`~fractions.Fraction`), a float otherwise.  Every cycle must have a positive
     height sum: one with a sum of zero or less raises :class:`UnboundedCycleError`.
-    See :func:`max_cycle_ratio_arrays` for the method.
+    See :func:`max_cycle_ratio_arrays` for the method; with ``least`` (exact input
+    only), the cycle is :func:`moc.critical_cycle.least_cycle`'s, the nodes numbered in
+    the order given.
     """
     nodes = list(dict.fromkeys(nodes))
     index = {n: i for i, n in enumerate(nodes)}
@@ -64,7 +66,8 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
         ws = np.array([float(e[2]) for e in edges])
         hs = np.array([float(e[3]) for e in edges])
     try:
-        ratio, cycle = max_cycle_ratio_arrays(len(nodes), us, vs, ws, hs)
+        ratio, cycle = max_cycle_ratio_arrays(len(nodes), us, vs, ws, hs,
+                                              least=least and exact)
     except UnboundedCycleError as exc:
         names = [nodes[i] for i in exc.cycle]
         raise UnboundedCycleError(
