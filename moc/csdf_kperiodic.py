@@ -163,7 +163,8 @@ class _Symbolic:
         then, :class:`DeadlockError` names its circuit of waits (the final state of a
         maximal execution is the same whatever the order of firings, so that circuit
         depends on the graph alone, not on the timing or ``K`` the steps took)."""
-        self._advance(max(0, NAMING_CHECKS - self.given))
+        if NAMING_CHECKS > self.given:
+            self._advance(NAMING_CHECKS - self.given)
 
     def _advance(self, checks):
         if self.execution is None:
