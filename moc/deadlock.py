@@ -64,8 +64,15 @@ class SymbolicExecution:
         self.graph = graph
         self.q = repetition_vector(graph) if q is None else q
         self._left = [0, 0]
+        self._given = [0, 0]
         self._steps = _execution(graph, self.q, self._left)
         self.fired = None
+
+    @property
+    def spent(self) -> tuple:
+        """The firing runs and checks taken so far (once ended: up to its last round
+        that fired), the same whatever amounts they were given in."""
+        return self._given[0] - self._left[0], self._given[1] - self._left[1]
 
     def advance(self, runs: float = math.inf, checks: float = math.inf
                 ) -> dict[str, int] | None:
@@ -76,6 +83,8 @@ class SymbolicExecution:
         if self.fired is None:
             self._left[0] += runs
             self._left[1] += checks
+            self._given[0] += runs
+            self._given[1] += checks
             try:
                 next(self._steps)
             except StopIteration as done:
