@@ -432,9 +432,16 @@ def static_order_graph(problem: Problem, mapping: Mapping, decimal: bool = False
     XT, dur, delay, _ = tables.inputs_for(problem, mapping)
     names, act = tables.firings, tables.firing_actor
     read = _decimal if decimal else float
-    weight = [read(dur[a, 0]) for a in act]
-    edges = [(names[u], names[v], weight[u] + read(delay[c, 0]), h)
-             for u, v, c, h in tables.edges]
+    # each actor's time, channel's delay and their sum read once: the firings share them
+    time_of = {a: read(dur[a, 0]) for a in dict.fromkeys(act)}
+    weight = [time_of[a] for a in act]
+    sums: dict = {}
+    edges = []
+    for u, v, c, h in tables.edges:
+        key = act[u], c
+        if key not in sums:
+            sums[key] = time_of[act[u]] + read(delay[c, 0])
+        edges.append((names[u], names[v], sums[key], h))
     for seq in _pe_orders(tables, XT).values():
         for u, v in zip(seq, seq[1:]):
             edges.append((names[u], names[v], weight[u], 0))
