@@ -73,6 +73,15 @@ WHOLE_FACTOR = 16
 #: about as much time as the other
 CHECKS_PER_EDGE = 1
 LEAST_CHECKS = 20_000
+#: checks and firing runs of the symbolic execution in all, whatever the steps gave it
+#: before, within which it names by its circuit of waits a deadlock that the K-periodic
+#: steps proved first (:meth:`_Symbolic.name`): the same on every path, so whether a
+#: deadlock is named by that rule depends on the graph alone.  Kiter's ``H264_sized``
+#: with a token less stalls after about 50,000 checks and 900 runs, ``JPEG2000_sized``'s
+#: after up to 3.7 million and 22,500 (0.18 s); a ring of two actors whose rates are
+#: near 10^5 after 125,000 and 62,500 (0.14 s)
+NAMING_CHECKS = 4_000_000
+NAMING_RUNS = 100_000
 
 #: the orders of an actor's own firings
 ORDERS = {"ends": "an actor's firings start in order and end in order, as SDF3's",
@@ -143,20 +152,41 @@ class _Symbolic:
     costs much more than the other."""
 
     def __init__(self, graph, q):
-        self.graph, self.q, self.execution = graph, dict(q), None
+        self.graph, self.q, self.execution, self.given = graph, dict(q), None, [0, 0]
 
     def live(self, size: int) -> bool:
         """Whether the execution has proven the graph live, after going on for the
         work a constraint graph of ``size`` nodes and edges is worth; raises
         :class:`DeadlockError` at a circuit of waits where it stalls."""
-        if self.execution is None:
-            self.execution = SymbolicExecution(self.graph, self.q)
-        fired = self.execution.advance(checks=max(LEAST_CHECKS, size * CHECKS_PER_EDGE))
+        # as many runs as checks: a round looks at an actor for each run it takes
+        checks = max(LEAST_CHECKS, size * CHECKS_PER_EDGE)
+        fired = self._advance(checks, checks)
         if fired is None:
             return False
         if any(fired[a] < self.q[a] for a in self.graph.actors):
             raise_stalled_circuit(self.graph, fired, self.q)
         return True
+
+    def name(self) -> None:
+        """Where the K-periodic steps have proven a deadlock: the execution goes on
+        until it has taken :data:`NAMING_RUNS` runs or :data:`NAMING_CHECKS` checks in
+        all, and where it has stalled within both, :class:`DeadlockError` names its
+        circuit of waits (the final state of a maximal execution is the same whatever
+        the order of firings, so that circuit depends on the graph alone, not on the
+        timing or ``K`` the steps took; a stall found only past those totals, where the
+        steps gave more before, is not named, so that it is the same on every path)."""
+        fired = self._advance(max(0, NAMING_RUNS - self.given[0]),
+                              max(0, NAMING_CHECKS - self.given[1]))
+        runs, checks = self.execution.spent
+        if fired is not None and runs <= NAMING_RUNS and checks <= NAMING_CHECKS:
+            raise_stalled_circuit(self.graph, fired, self.q)
+
+    def _advance(self, runs, checks):
+        if self.execution is None:
+            self.execution = SymbolicExecution(self.graph, self.q)
+        self.given[0] += runs
+        self.given[1] += checks
+        return self.execution.advance(runs=runs, checks=checks)
 
 
 class _Constraints:
@@ -535,7 +565,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
             edges = found.steps(cycle, None)
             shift = _follow(found, cycle, edges)
             if shift is not None and shift <= 0:
-                _deadlock(graph, found, cycle, edges)
+                _deadlock(graph, found, cycle, edges, symbolic)
         else:
             if ratio is None or feasible:
                 return 0, (), K, frozenset()
@@ -556,7 +586,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
         if grown is None:
             # the whole iteration of every actor on it: its precedences are real
             if ratio_unbounded(found, cycle):
-                _deadlock(graph, found, cycle, found.steps(cycle, None))
+                _deadlock(graph, found, cycle, found.steps(cycle, None), symbolic)
             raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
         K.update(grown)
 
@@ -586,8 +616,11 @@ def ratio_unbounded(found, cycle) -> bool:
     return sum(found.h[e] for e in found.steps(cycle, None)) <= 0
 
 
-def _deadlock(graph, found, cycle, edges):
-    """Raise :class:`DeadlockError` at a circuit of precedences without tokens: its
-    actors and its channels."""
+def _deadlock(graph, found, cycle, edges, symbolic=None):
+    """Raise :class:`DeadlockError` at the circuit of waits of ``symbolic`` where it
+    stalls within :data:`NAMING_CHECKS` (:meth:`_Symbolic.name`), else at this circuit
+    of precedences without tokens: its actors and its channels."""
+    if symbolic is not None:
+        symbolic.name()
     actors = list(dict.fromkeys(a for a, _ in found.names(cycle)))
     raise_deadlock(graph, actors, None, set(found.through(edges)))

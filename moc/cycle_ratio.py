@@ -30,15 +30,17 @@ class CycleRatio:
     cycle: tuple
 
 
-def max_cycle_ratio(nodes: Iterable[Hashable],
-                    edges: Iterable[Sequence]) -> CycleRatio:
+def max_cycle_ratio(nodes: Iterable[Hashable], edges: Iterable[Sequence],
+                    least: bool = False) -> CycleRatio:
     """The maximum over cycles of ``Σweight/Σheight`` and one cycle attaining it.
 
     ``edges`` are ``(u, v, weight, height)``; parallel edges and self-loops are allowed.
     Exact when weights and heights are integers or fractions (the ratio is then a
     :class:`~fractions.Fraction`), a float otherwise.  Every cycle must have a positive
     height sum: one with a sum of zero or less raises :class:`UnboundedCycleError`.
-    See :func:`max_cycle_ratio_arrays` for the method.
+    See :func:`max_cycle_ratio_arrays` for the method; with ``least`` (exact input
+    only), the cycle is :func:`moc.critical_cycle.least_cycle`'s, the nodes numbered in
+    the order given.
     """
     nodes = list(dict.fromkeys(nodes))
     index = {n: i for i, n in enumerate(nodes)}
@@ -53,18 +55,15 @@ def max_cycle_ratio(nodes: Iterable[Hashable],
     unit = 1
     if exact:
         # integer weights and heights keep every sum exact
-        ws = [_rational(e[2]) for e in edges]
-        hs = [_rational(e[3]) for e in edges]
-        lw = math.lcm(*(Fraction(w).denominator for w in ws))
-        lh = math.lcm(*(Fraction(h).denominator for h in hs))
-        ws = integer_array([int(w * lw) for w in ws])
-        hs = integer_array([int(h * lh) for h in hs])
+        ws, lw = _over_common_denominator([e[2] for e in edges])
+        hs, lh = _over_common_denominator([e[3] for e in edges])
         unit = Fraction(lh, lw)
     else:
         ws = np.array([float(e[2]) for e in edges])
         hs = np.array([float(e[3]) for e in edges])
     try:
-        ratio, cycle = max_cycle_ratio_arrays(len(nodes), us, vs, ws, hs)
+        ratio, cycle = max_cycle_ratio_arrays(len(nodes), us, vs, ws, hs,
+                                              least=least and exact)
     except UnboundedCycleError as exc:
         names = [nodes[i] for i in exc.cycle]
         raise UnboundedCycleError(
@@ -653,6 +652,17 @@ def _exact_howard(n, u, v, w, h):
 def _exact(x) -> bool:
     return isinstance(x, (int, Fraction)) or (isinstance(x, numbers.Rational)
                                               and not isinstance(x, float))
+
+
+def _over_common_denominator(values) -> tuple[np.ndarray, int]:
+    """Exact ``values`` as the integers ``x·d`` (:func:`integer_array`) over their least
+    common denominator ``d``, and ``d``.  Each distinct object is converted once: the
+    edges of a large graph share a few weights."""
+    exact = {id(x): _rational(x) for x in values}
+    d = math.lcm(*{r.denominator for r in exact.values() if type(r) is Fraction})
+    scaled = {k: r * d if type(r) is int else r.numerator * (d // r.denominator)
+              for k, r in exact.items()}
+    return integer_array([scaled[id(x)] for x in values]), d
 
 
 def _rational(x):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 from collections import deque
 
 from moc import limits
@@ -63,8 +64,15 @@ class SymbolicExecution:
         self.graph = graph
         self.q = repetition_vector(graph) if q is None else q
         self._left = [0, 0]
+        self._given = [0, 0]
         self._steps = _execution(graph, self.q, self._left)
         self.fired = None
+
+    @property
+    def spent(self) -> tuple:
+        """The firing runs and checks taken so far (once ended: up to its last round
+        that fired), the same whatever amounts they were given in."""
+        return self._given[0] - self._left[0], self._given[1] - self._left[1]
 
     def advance(self, runs: float = math.inf, checks: float = math.inf
                 ) -> dict[str, int] | None:
@@ -75,6 +83,8 @@ class SymbolicExecution:
         if self.fired is None:
             self._left[0] += runs
             self._left[1] += checks
+            self._given[0] += runs
+            self._given[1] += checks
             try:
                 next(self._steps)
             except StopIteration as done:
@@ -201,33 +211,43 @@ def _component_firings(actors, channels, caps, n, left):
     ``caps[a]`` times: in rounds, each actor fires as many firings in a row as its
     inputs allow; rounds between two equal states (tokens and phases) are taken at
     once.  A generator: it pauses after a round once the runs ``left[0]`` or the checks
-    ``left[1]`` are spent."""
+    ``left[1]`` are spent (a round costs a check per actor not finished and one per
+    input of each, the work of looking at them all)."""
     index = {a: i for i, a in enumerate(actors)}
     tokens = [ch.delay for ch in channels]
     ins = [[] for _ in actors]
     outs = [[] for _ in actors]
+    readers = [set() for _ in actors]
     for c, ch in enumerate(channels):
         a, b = index[ch.src], index[ch.dst]
         if a == b:
             ins[b].append((c, _SelfLoop(ch, n[ch.dst]), True))
         else:
             ins[b].append((c, Cumulative(ch.cons, n[ch.dst]), False))
+            readers[a].add(b)
         outs[a].append((c, Cumulative(ch.prod, n[ch.src]), a == b))
+    readers = [sorted(r) for r in readers]
     remaining = [caps[a] for a in actors]
     period = [n[a] for a in actors]
     fired = [0] * len(actors)
+    weight = [1 + len(i) for i in ins]
+    load = sum(w for w, r in zip(weight, remaining) if r)
     # Brent's cycle detection on the state, restarted whenever an actor finishes (the
     # rounds are a function of the state only while the set of finished ones stays)
     def state():
-        return tuple(tokens) + tuple(f % k for f, k in zip(fired, period))
+        return tuple(tokens) + tuple(map(operator.mod, fired, period))
     mark, mark_fired, power, length = state(), list(fired), 1, 0
     runs = checks = 0
+    # an actor that could not fire again (its run ends where an input lacks tokens)
+    # can only once one of its inputs has gained some: a round looks at those alone,
+    # in the order of the actors, as a round over all of them would find them
+    todo = [i for i, r in enumerate(remaining) if r]
     while True:
         progress = finished = False
-        for i in range(len(actors)):
-            if not remaining[i]:
-                continue
-            checks += 1 + len(ins[i])
+        checks += load
+        queued, after = set(todo), set()
+        while todo:
+            i = heapq.heappop(todo)
             f, m = fired[i], remaining[i]
             for c, rates, loop in ins[i]:
                 m = rates.most(f, tokens[c], m) if loop else min(m, rates.most(f, tokens[c]))
@@ -242,11 +262,22 @@ def _component_firings(actors, channels, caps, n, left):
                 tokens[c] += made(f + m) - made(f)
             fired[i] += m
             remaining[i] -= m
-            finished = finished or not remaining[i]
+            if not remaining[i]:
+                finished = True
+                load -= weight[i]
             progress = True
             runs += 1
+            for j in readers[i]:
+                if not remaining[j]:
+                    continue
+                if j < i:
+                    after.add(j)
+                elif j not in queued:
+                    heapq.heappush(todo, j)
+                    queued.add(j)
         if not progress:
             break
+        todo = sorted(after)
         left[0] -= runs
         left[1] -= checks
         runs = checks = 0

@@ -22,7 +22,8 @@ def check_live(graph: SDFGraph, q: Mapping[str, int] | None = None) -> None:
     (:func:`moc.csdf_kperiodic.check_phased_live`: a schedule proves it live, in time
     that follows the periodicity, not the firings of an iteration), with the symbolic
     execution beside them at each ``K`` that admits no schedule, which proves a
-    deadlock once it stalls and names a circuit of waits there.  A graph with
+    deadlock once it stalls and names a circuit of waits there (where the schedules
+    prove it first, the execution goes on to name it: ``NAMING_CHECKS``).  A graph with
     initialisation phases is live where they
     complete and its periodic phases after them are
     (:func:`moc.initial_phases.after_initial_phases`)."""

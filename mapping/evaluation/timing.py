@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import heapq
 import weakref
+from fractions import Fraction
 from typing import Mapping as MappingT, Sequence
 
 import numpy as np
@@ -418,25 +419,42 @@ def timing_tables(problem: Problem, metric: str = TIMED_METRIC, aggregate: str =
     return tables
 
 
-def static_order_graph(problem: Problem, mapping: Mapping
+def static_order_graph(problem: Problem, mapping: Mapping, decimal: bool = False
                        ) -> tuple[list[str], list[tuple[str, str, float, int]]]:
     """The firings and the edges ``(u, v, weight, height)`` of the static-order graph of
     ``mapping``: data edges (weight: the producer firing's time plus the channel's delay,
     height: the iteration delay), order edges between consecutive firings on one PE
     (height 0) and, per PE, the wrap edge from its last firing to its first (height 1).
-    Its maximum cycle ratio is the period (:meth:`TimingTables.period`)."""
+    Its maximum cycle ratio is the period (:meth:`TimingTables.period`).  With
+    ``decimal``, each time is the decimal it prints as (:func:`_decimal`) and a data
+    edge's weight their exact sum, a :class:`~fractions.Fraction`."""
     tables = timing_tables(problem)
     XT, dur, delay, _ = tables.inputs_for(problem, mapping)
     names, act = tables.firings, tables.firing_actor
-    weight = [float(dur[a, 0]) for a in act]
-    edges = [(names[u], names[v], weight[u] + float(delay[c, 0]), h)
-             for u, v, c, h in tables.edges]
+    read = _decimal if decimal else float
+    # each actor's time, channel's delay and their sum read once: the firings share them
+    time_of = {a: read(dur[a, 0]) for a in dict.fromkeys(act)}
+    weight = [time_of[a] for a in act]
+    sums: dict = {}
+    edges = []
+    for u, v, c, h in tables.edges:
+        key = act[u], c
+        if key not in sums:
+            sums[key] = time_of[act[u]] + read(delay[c, 0])
+        edges.append((names[u], names[v], sums[key], h))
     for seq in _pe_orders(tables, XT).values():
         for u, v in zip(seq, seq[1:]):
             edges.append((names[u], names[v], weight[u], 0))
         if seq:
             edges.append((names[seq[-1]], names[seq[0]], weight[seq[-1]], 1))
     return list(names), edges
+
+
+def _decimal(x) -> Fraction:
+    """The float ``x`` as the shortest decimal that reads back as it (``repr``: 0.1 for
+    the float nearest 1/10), exactly: sums of times written as decimals then tie where
+    the decimals do, which the floats' own sums need not (0.1 + 0.2 > 0.3)."""
+    return Fraction(repr(float(x)))
 
 
 def _pe_orders(tables: TimingTables, XT) -> dict[int, list[int]]:
@@ -453,8 +471,10 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
     each channel holds during the first iteration (consumed at a firing's start,
     produced at its end plus the channel's delay; initial tokens from the start).  The
     critical cycle comes from :func:`moc.cycle_ratio.max_cycle_ratio` on
-    :func:`static_order_graph` (Howard's policy iteration, exact), a check on Karp's
-    value."""
+    :func:`static_order_graph` with its times as decimals (Howard's policy iteration,
+    exact, a check on Karp's value): of equally critical cycles, the one of
+    :mod:`moc.critical_cycle`'s rule, firings numbered in the order of their actors'
+    declaration, then by firing."""
     from moc.cycle_ratio import max_cycle_ratio
     tables = timing_tables(problem)
     inputs = tables.inputs_for(problem, mapping)
@@ -492,8 +512,8 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
         schedule[k].sort(key=lambda s: (s.start, s.end, s.name))
     critical: tuple[str, ...] = ()
     if not bad[0] and period > 0:
-        nodes, edges = static_order_graph(problem, mapping)
-        critical = _actors_of(max_cycle_ratio(nodes, edges).cycle)
+        nodes, edges = static_order_graph(problem, mapping, decimal=True)
+        critical = _actors_of(max_cycle_ratio(nodes, edges, least=True).cycle)
     return MappedTiming(makespan, period, 1.0 / period if 0 < period < np.inf else None,
                         critical, makespan, buffers,
                         {e: tuple(s) for e, s in schedule.items()})
