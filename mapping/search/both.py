@@ -41,6 +41,12 @@ BESIDE_WORKERS = 1
 #: from a random mapping in 11-47 s mappings 0.14-0.35% above the packing bound, where
 #: the engines had ended 0.28-0.69% above it (the research notes, h56prove)
 POLISH_SHARE = 0.2
+#: the share of the time limit that ``both`` in order gives the proof of the best packing
+#: with the CNs charged (:func:`~mapping.search.packing.proof`) where a CN carries nearly
+#: the bottleneck, in place of the packing bound's bisection: on the stored
+#: ``a50_p8_s3`` its decisions took the mapping from 5.2967e-5 to 5.2579e-5 in 30 s and
+#: to 5.2555e-5 in 90 s (the research notes, h57comm)
+CHARGED_SHARE = 0.4
 #: the two orders of ``both`` (``schedule`` in the JSON)
 IN_ORDER, BESIDE = "bounds, cpsat, milp", "cpsat beside the bounds"
 
@@ -82,11 +88,10 @@ def solve_both(setup, time_limit: float | None = None):
         setup, start, math.inf if deadline is None else deadline, setup.seed))
     improved = []                   # (time.time(), value) of the local search's mappings
 
-    def polish(row, until):
-        """The packing's local search from ``row`` until ``until``: its mapping, where
-        better, is the incumbent from here on and offered to the neighbourhoods."""
+    def adopt(new):
+        """``new`` (a better mapping or None) the incumbent from here on, offered to
+        the neighbourhoods."""
         nonlocal setup
-        new = polished(setup, row, until)
         if new is not None:
             improved.append((time.time(), exact.mapping_value(
                 setup.objectives.evaluators[0], new)))
@@ -95,12 +100,34 @@ def solve_both(setup, time_limit: float | None = None):
                 beside.offer(new)
         return new
 
+    def polish(row, until):
+        """The packing's local search from ``row`` until ``until``, adopted."""
+        return adopt(polished(setup, row, until))
+
+    def ahead():
+        found = None if beside is None else beside.best()
+        return None if found is None else found[0]
+
     try:
         row = None if start is None else polish(start, None if deadline is None
                                                 else began + POLISH_SHARE * time_limit)
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info["incumbent"]
                                       if start is not None else None)
-        packed = packing.within_share(setup, time_limit, deadline, relaxed).value
+        if start is not None and partition_bound.heavy(setup):
+            # a CN carries nearly the bottleneck: the proof of the best packing with
+            # the CNs charged, whose decisions find better mappings (where a PE is the
+            # bottleneck; elsewhere it returns at once, as the bisection would)
+            proved = packing.proof(setup, [setup.info["incumbent"], ahead()],
+                                   time.time() + packing.SECONDS if deadline is None else
+                                   min(deadline, time.time() + CHARGED_SHARE * time_limit),
+                                   better=ahead)
+            packed = proved.value
+            if proved.row is not None and exact.mapping_value(
+                    setup.objectives.evaluators[0], proved.row) < exact.mapping_value(
+                    setup.objectives.evaluators[0], setup.info["incumbent"]):
+                adopt(proved.row)
+        else:
+            packed = packing.within_share(setup, time_limit, deadline, relaxed).value
         floor = max(relaxed or 0.0, packed or 0.0) or None
         parted = None if packing.proves_start(setup, floor) else partition_bound.floor(
             setup, None if deadline is None else min(
