@@ -113,10 +113,12 @@ def solve_both(setup, time_limit: float | None = None):
                                                 else began + POLISH_SHARE * time_limit)
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info["incumbent"]
                                       if start is not None else None)
-        if start is not None and partition_bound.heavy(setup):
-            # a CN carries nearly the bottleneck: the proof of the best packing with
-            # the CNs charged, whose decisions find better mappings (where a PE is the
-            # bottleneck; elsewhere it returns at once, as the bisection would)
+        if start is not None and partition_bound.heavy(setup) and \
+                not partition_bound.communicating(setup):
+            # a PE is the bottleneck and a CN carries nearly as much: the proof of the
+            # best packing with the CNs charged, whose decisions find better mappings
+            # (where a CN is the bottleneck the bisection returns at once; the time
+            # stays the partition bound's)
             proved = packing.proof(setup, [setup.info["incumbent"], ahead()],
                                    time.time() + packing.SECONDS if deadline is None else
                                    min(deadline, time.time() + CHARGED_SHARE * time_limit),
