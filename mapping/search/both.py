@@ -87,6 +87,7 @@ def solve_both(setup, time_limit: float | None = None):
     beside = setup.info.pop("lns", None) or (None if start is None else lns.Beside(
         setup, start, math.inf if deadline is None else deadline, setup.seed))
     improved = []                   # (time.time(), value) of the local search's mappings
+    ev = setup.objectives.evaluators[0]
 
     def adopt(new):
         """``new`` (a better mapping or None) the incumbent from here on, offered to
@@ -104,7 +105,8 @@ def solve_both(setup, time_limit: float | None = None):
         """The packing's local search from ``row`` until ``until``, adopted."""
         return adopt(polished(setup, row, until))
 
-    def ahead():
+    def theirs():
+        """The neighbourhoods' best mapping so far, or None."""
         found = None if beside is None else beside.best()
         return None if found is None else found[0]
 
@@ -119,15 +121,13 @@ def solve_both(setup, time_limit: float | None = None):
             # best packing with the CNs charged, whose decisions find better mappings
             # (where a CN is the bottleneck the bisection returns at once; the time
             # stays the partition bound's)
-            proved = packing.proof(setup, [setup.info["incumbent"], ahead()],
+            proved = packing.proof(setup, [setup.info["incumbent"], theirs()],
                                    time.time() + packing.SECONDS if deadline is None else
                                    min(deadline, time.time() + CHARGED_SHARE * time_limit),
-                                   better=ahead)
+                                   better=theirs, improved=lambda row: adopt(
+                                       row if exact.mapping_value(ev, row) < exact.mapping_value(
+                                           ev, setup.info["incumbent"]) else None))
             packed = proved.value
-            if proved.row is not None and exact.mapping_value(
-                    setup.objectives.evaluators[0], proved.row) < exact.mapping_value(
-                    setup.objectives.evaluators[0], setup.info["incumbent"]):
-                adopt(proved.row)
         else:
             packed = packing.within_share(setup, time_limit, deadline, relaxed).value
         floor = max(relaxed or 0.0, packed or 0.0) or None
@@ -139,7 +139,8 @@ def solve_both(setup, time_limit: float | None = None):
         if beside is not None:
             beside.pause()          # CP-SAT's two workers take both cores
             found = beside.best()
-            if found is not None and (row is None or found[1] < improved[0][1]):
+            if found is not None and found[1] < exact.mapping_value(
+                    ev, setup.info["incumbent"]):
                 setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
                 # the neighbourhoods went further: the packing's moves from their mapping
                 polish(found[0], None if deadline is None else

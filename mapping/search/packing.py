@@ -394,7 +394,7 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
 
 
 def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = None,
-          stop=None, better=None, charges=None) -> PackingBound:
+          stop=None, better=None, charges=None, improved=None) -> PackingBound:
     """The proof of the best packing known: the decision just below the own loads'
     bottleneck of ``row`` (a mapping: ``T`` = that bottleneck less :data:`FIRST`),
     again from each better packing it finds, until one is infeasible (``value`` = its
@@ -415,7 +415,8 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
     (ended within :data:`POLL` s) and the proof goes on from it.  With ``charges``
     (:class:`~mapping.search.packing_cn.Charges`) the decisions charge the CNs too and
     a packing is measured by its mapping's value, without the local searches (they
-    see the PEs' own loads only)."""
+    see the PEs' own loads only).  ``improved(row)`` is called with each better
+    packing the decisions find."""
     usable = allowed & np.isfinite(own)
     A = own.shape[0]
     row = np.asarray(row, dtype=np.intp)
@@ -475,6 +476,8 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
         if load >= best:        # rounding let it fit: no better packing to go on from
             break
         best, found = load, packing
+        if improved is not None:
+            improved(packing)
     return PackingBound(proven, best if found is not None else None, tuple(decisions),
                         found)
 
@@ -594,11 +597,11 @@ def floor(setup, deadline: float | None = None, lower: float | None = None, best
 
 
 def proof(setup, rows, deadline: float | None = None, stop=None,
-          better=None) -> PackingBound:
+          better=None, improved=None) -> PackingBound:
     """:func:`prove` on ``setup``'s ``max`` objective from the mapping of ``rows`` (the
     mappings known) whose own loads' bottleneck is least; nothing where the bottleneck
     of the best of them is not a PE (as :func:`floor`: the packing cannot reach a value
-    set by a CN); ``better``: as :func:`prove`'s.  Where a CN carries nearly the
+    set by a CN); ``better``, ``improved``: as :func:`prove`'s.  Where a CN carries nearly the
     bottleneck of the best of them (:func:`~mapping.search.partition_bound.heavy`), the
     decisions charge the CNs (:mod:`~mapping.search.packing_cn`), from that best."""
     from mapping.search import partition_bound
@@ -615,9 +618,9 @@ def proof(setup, rows, deadline: float | None = None, stop=None,
     if partition_bound.heavy(setup, rows[best]):
         from mapping.search.packing_cn import Charges
         return prove(own, setup.space.allowed, rows[best], deadline, stop, better,
-                     Charges(ev, setup.space.allowed))
+                     Charges(ev, setup.space.allowed), improved)
     row = min(rows, key=lambda r: own_bottleneck(own, r))
-    return prove(own, setup.space.allowed, row, deadline, stop, better)
+    return prove(own, setup.space.allowed, row, deadline, stop, better, None, improved)
 
 
 def pe_bottleneck(ev, row, value: float) -> bool:
