@@ -28,7 +28,7 @@ def decide(setup, T, cn: bool):
     unit = packing.UNIT_FLOOR * T * packing.FIRST / (own.shape[0] + charges.terms + 1)
     return packing.decide(packing.integer_sizes(own, usable, unit), usable,
                           packing.classes(own, usable), packing.capacity(T, unit),
-                          cn=charges.at(unit) if cn else None)
+                          cn=charges.at(unit, packing.EPSILON) if cn else None)
 
 
 def test_four_actor_cycle_by_hand():
@@ -62,10 +62,10 @@ def test_proof_from_a_split_cycle_by_hand():
     setup = prepare(bind_problem(dsl.loads_sdf(cycle)[0], dsl.loads_moa(TWO_CORES)[0]),
                     "time", "max")
     ev = setup.objectives.evaluators[0]
-    assert packing.proof(setup, [np.array([0, 0, 1, 1])]).decisions == ()
+    assert packing.proof(setup, [np.array([0, 0, 1, 1])], charged=True).decisions == ()
     start = np.array([0, 0, 0, 1])
     assert exact.mapping_value(ev, start) == pytest.approx(3 * w)
-    got = packing.proof(setup, [start])
+    got = packing.proof(setup, [start], charged=True)
     assert [d[1] for d in got.decisions] == ["feasible", "infeasible"]
     assert got.packed == pytest.approx(2.9 * w, rel=1e-9)
     assert exact.mapping_value(ev, got.row) == pytest.approx(2.9 * w, rel=1e-9)

@@ -126,7 +126,8 @@ def solve_both(setup, time_limit: float | None = None):
                                    min(deadline, time.time() + CHARGED_SHARE * time_limit),
                                    better=theirs, improved=lambda row: adopt(
                                        row if exact.mapping_value(ev, row) < exact.mapping_value(
-                                           ev, setup.info["incumbent"]) else None))
+                                           ev, setup.info["incumbent"]) else None),
+                                   charged=True)
             packed = proved.value
         else:
             packed = packing.within_share(setup, time_limit, deadline, relaxed).value
@@ -289,7 +290,7 @@ def _beside(setup, time_limit: float | None = None):
             # the time limit is left for the bisection
             proved = packing.proof(setup, [start, box.get("row")], None if deadline is None
                                    else deadline - PROOF_TAIL * time_limit, ended.is_set,
-                                   better=lambda: box.get("row"))
+                                   better=lambda: box.get("row"), charged=not proof_first)
             now = time.time()
             if proved.row is not None:
                 packings.append((now, exact.mapping_value(ev, proved.row), proved.row))

@@ -457,7 +457,7 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
         if not unit or (terms + 1) * unit >= best * FIRST:
             unit, cuts = UNIT_FLOOR * best * FIRST / (terms + 1), []
             w = integer_sizes(own, usable, unit)
-            cn = None if charges is None else charges.at(unit)
+            cn = None if charges is None else charges.at(unit, EPSILON)
         status, packing = decide(
             w, usable, groups, capacity(T, unit), deadline,
             lambda: (stop is not None and stop()) or ahead(best) is not None,
@@ -597,14 +597,14 @@ def floor(setup, deadline: float | None = None, lower: float | None = None, best
 
 
 def proof(setup, rows, deadline: float | None = None, stop=None,
-          better=None, improved=None) -> PackingBound:
+          better=None, improved=None, charged: bool = False) -> PackingBound:
     """:func:`prove` on ``setup``'s ``max`` objective from the mapping of ``rows`` (the
     mappings known) whose own loads' bottleneck is least; nothing where the bottleneck
     of the best of them is not a PE (as :func:`floor`: the packing cannot reach a value
-    set by a CN); ``better``, ``improved``: as :func:`prove`'s.  Where a CN carries nearly the
-    bottleneck of the best of them (:func:`~mapping.search.partition_bound.heavy`), the
-    decisions charge the CNs (:mod:`~mapping.search.packing_cn`), from that best."""
-    from mapping.search import partition_bound
+    set by a CN); ``better``, ``improved``: as :func:`prove`'s.  With ``charged`` (the
+    caller's word that a CN carries nearly the bottleneck:
+    :func:`~mapping.search.partition_bound.heavy`) the decisions charge the CNs
+    (:mod:`~mapping.search.packing_cn`), from the best of them."""
     from mapping.search.exact import mapping_value
     ev = setup.objectives.evaluators[0]
     rows = [np.asarray(r, dtype=np.intp) for r in rows if r is not None]
@@ -615,7 +615,7 @@ def proof(setup, rows, deadline: float | None = None, stop=None,
     if not math.isfinite(values[best]) or not pe_bottleneck(ev, rows[best], values[best]):
         return PackingBound(None, None)
     own = element_tables(ev)[0]
-    if partition_bound.heavy(setup, rows[best]):
+    if charged:
         from mapping.search.packing_cn import Charges
         return prove(own, setup.space.allowed, rows[best], deadline, stop, better,
                      Charges(ev, setup.space.allowed), improved)

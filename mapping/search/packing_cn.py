@@ -55,10 +55,10 @@ class Charges:
         from mapping.search.exact import mapping_value
         return mapping_value(self.ev, np.asarray(row, dtype=np.intp))
 
-    def at(self, unit: float) -> "Rows":
-        """The tables in whole units of ``unit``, rounded down."""
-        from mapping.search.packing import EPSILON
-        down = lambda v: np.floor(v / unit * (1 - EPSILON)).astype(np.int64)  # noqa: E731
+    def at(self, unit: float, epsilon: float) -> "Rows":
+        """The tables in whole units of ``unit``, rounded down (a little more where the
+        quotient is within ``epsilon`` of a whole number, as the packing's sizes)."""
+        down = lambda v: np.floor(v / unit * (1 - epsilon)).astype(np.int64)  # noqa: E731
         return Rows(down(self.own_cn), {ab: down(W) for ab, W in self.pairs.items()},
                     self.C)
 

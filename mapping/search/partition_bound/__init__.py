@@ -355,11 +355,11 @@ def communicating(setup) -> bool:
 HEAVY = 0.9
 
 
-def heavy(setup, row=None) -> bool:
-    """Whether a CN carries at least :data:`HEAVY` of the bottleneck of the mapping
-    ``row`` (default ``setup``'s starting mapping)."""
+def heavy(setup) -> bool:
+    """Whether a CN carries at least :data:`HEAVY` of the bottleneck of ``setup``'s
+    starting mapping."""
     from mapping.search.exact import mapping_value
-    row = setup.info.get("incumbent") if row is None else row
+    row = setup.info.get("incumbent")
     ev = setup.objectives.evaluators[0]
     if row is None or not linear_bottleneck(ev):
         return False
