@@ -41,6 +41,12 @@ BESIDE_WORKERS = 1
 #: from a random mapping in 11-47 s mappings 0.14-0.35% above the packing bound, where
 #: the engines had ended 0.28-0.69% above it (the research notes, h56prove)
 POLISH_SHARE = 0.2
+#: the share of the time limit that ``both`` in order gives the proof of the best packing
+#: with the CNs charged (:func:`~mapping.search.packing.proof`) where a CN carries nearly
+#: the bottleneck, in place of the packing bound's bisection: on the stored
+#: ``a50_p8_s3`` its decisions took the mapping from 5.2967e-5 to 5.2579e-5 in 30 s and
+#: to 5.2555e-5 in 90 s (the research notes, h57comm)
+CHARGED_SHARE = 0.4
 #: the two orders of ``both`` (``schedule`` in the JSON)
 IN_ORDER, BESIDE = "bounds, cpsat, milp", "cpsat beside the bounds"
 
@@ -81,12 +87,12 @@ def solve_both(setup, time_limit: float | None = None):
     beside = setup.info.pop("lns", None) or (None if start is None else lns.Beside(
         setup, start, math.inf if deadline is None else deadline, setup.seed))
     improved = []                   # (time.time(), value) of the local search's mappings
+    ev = setup.objectives.evaluators[0]
 
-    def polish(row, until):
-        """The packing's local search from ``row`` until ``until``: its mapping, where
-        better, is the incumbent from here on and offered to the neighbourhoods."""
+    def adopt(new):
+        """``new`` (a better mapping or None) the incumbent from here on, offered to
+        the neighbourhoods."""
         nonlocal setup
-        new = polished(setup, row, until)
         if new is not None:
             improved.append((time.time(), exact.mapping_value(
                 setup.objectives.evaluators[0], new)))
@@ -95,12 +101,42 @@ def solve_both(setup, time_limit: float | None = None):
                 beside.offer(new)
         return new
 
+    def polish(row, until):
+        """The packing's local search from ``row`` until ``until``, adopted."""
+        return adopt(polished(setup, row, until))
+
+    def theirs():
+        """The neighbourhoods' best mapping so far, or None."""
+        found = None if beside is None else beside.best()
+        return None if found is None else found[0]
+
     try:
         row = None if start is None else polish(start, None if deadline is None
                                                 else began + POLISH_SHARE * time_limit)
+        # a PE is the bottleneck and a CN carries nearly as much: the packing bound's
+        # bisection gives way to the proof with the CNs charged, and its share to the
+        # cluster relaxation, the bound there (``a50_p8_s3``: converged in 27-33 s
+        # alone, cut at a quarter of 120 s under load 0.4% lower; the research notes)
+        charged = start is not None and partition_bound.heavy(setup) and \
+            not partition_bound.communicating(setup)
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info["incumbent"]
-                                      if start is not None else None)
-        packed = packing.within_share(setup, time_limit, deadline, relaxed).value
+                                      if start is not None else None, share=(
+                                          exact.RELAXATION_SHARE + packing.SHARE) if charged
+                                      else exact.RELAXATION_SHARE)
+        if charged:
+            # the proof of the best packing with the CNs charged, whose decisions find
+            # better mappings (where a CN is the bottleneck the bisection returns at
+            # once; the time stays the partition bound's)
+            proved = packing.proof(setup, [setup.info["incumbent"], theirs()],
+                                   time.time() + packing.SECONDS if deadline is None else
+                                   min(deadline, time.time() + CHARGED_SHARE * time_limit),
+                                   better=theirs, improved=lambda row: adopt(
+                                       row if exact.mapping_value(ev, row) < exact.mapping_value(
+                                           ev, setup.info["incumbent"]) else None),
+                                   charged=True)
+            packed = proved.value
+        else:
+            packed = packing.within_share(setup, time_limit, deadline, relaxed).value
         floor = max(relaxed or 0.0, packed or 0.0) or None
         parted = None if packing.proves_start(setup, floor) else partition_bound.floor(
             setup, None if deadline is None else min(
@@ -110,7 +146,8 @@ def solve_both(setup, time_limit: float | None = None):
         if beside is not None:
             beside.pause()          # CP-SAT's two workers take both cores
             found = beside.best()
-            if found is not None and (row is None or found[1] < improved[0][1]):
+            if found is not None and found[1] < exact.mapping_value(
+                    ev, setup.info["incumbent"]):
                 setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
                 # the neighbourhoods went further: the packing's moves from their mapping
                 polish(found[0], None if deadline is None else
@@ -259,7 +296,7 @@ def _beside(setup, time_limit: float | None = None):
             # the time limit is left for the bisection
             proved = packing.proof(setup, [start, box.get("row")], None if deadline is None
                                    else deadline - PROOF_TAIL * time_limit, ended.is_set,
-                                   better=lambda: box.get("row"))
+                                   better=lambda: box.get("row"), charged=not proof_first)
             now = time.time()
             if proved.row is not None:
                 packings.append((now, exact.mapping_value(ev, proved.row), proved.row))

@@ -203,9 +203,10 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
 
 
 def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
-                  incumbent=None, node_limit: int | None = None, stop=None) -> float | None:
+                  incumbent=None, node_limit: int | None = None, stop=None,
+                  share: float = RELAXATION_SHARE) -> float | None:
     """The bound proven on the cluster relaxation of ``setup``'s ``max`` objective
-    (:mod:`mapping.search.relaxation`) within :data:`RELAXATION_SHARE` of
+    (:mod:`mapping.search.relaxation`) within ``share`` (:data:`RELAXATION_SHARE`) of
     ``time_limit``, or None where the relaxation does not apply or proved nothing.
     ``stop()`` (another thread's request) interrupts the program where highspy is
     installed (:mod:`mapping.search.highs`): the bound is then HiGHS's dual bound at
@@ -214,7 +215,7 @@ def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
     merged = relax(ev, setup.space.allowed)
     if merged is None:
         return None
-    share = None if time_limit is None else time_limit * RELAXATION_SHARE
+    share = None if time_limit is None else time_limit * share
     start = None if incumbent is None else merged.project(incumbent)
     try:
         return _program(merged.evaluator, merged.allowed, [], share, gap, start,

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mapping.search.bins import first_fit_decreasing, local_packing
 from mapping.search.bounds import element_tables, linear_bottleneck
 
 #: one integer unit of size, relative to the largest trial value
@@ -62,8 +63,12 @@ SPLIT = 2
 #: seconds the master may spend on the least slack after its first solution (a
 #: proof of its optimum is not needed: on 45 x 12 one took the whole 5 s it was given)
 SLACK_SECONDS = 0.3
-#: steps of a local search: of one class's packing (:func:`_local`), of a packing's
-#: bottleneck (:func:`descend`)
+#: the same with the CN rows, where the slack of every row is maximized: the lower the
+#: packing's loads, the further the proof's next step (``a50_p8_s3``: 2 s a decision,
+#: 5.2967e-5 to 5.2579e-5 in 15 decisions, the research notes, h57comm)
+CN_SETTLE = 2.0
+#: steps of a local search: of one class's packing
+#: (:func:`~mapping.search.bins.local_packing`), of a packing's bottleneck (:func:`descend`)
 LOCAL_STEPS = 3000
 #: the first trial lies this far (relative) below the best value known: infeasible
 #: there proves that mapping optimal within CP-SAT's tolerance
@@ -129,14 +134,15 @@ def dual_feasible_rows(w: np.ndarray, capacity: int) -> list[tuple[np.ndarray, i
 
 def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
            deadline: float | None = None, stop=None, cuts: list | None = None,
-           hint=None, known=()):
+           hint=None, known=(), cn=None):
     """Whether the actors of integer sizes ``w (A, P)`` pack onto the PEs under
     ``capacity`` (``groups``: :func:`classes`): ``("infeasible" | "feasible" |
     "unknown", row)``, ``row`` the PE of each actor where feasible (see the module).
     ``cuts``, if given, receives each cut as ``(class, actors, most)``; ``known``:
     cuts of an earlier decision on the same sizes and classes at a capacity at least
     this one (a set that packs into no class's PEs under it packs under none less),
-    in the master from the start."""
+    in the master from the start.  ``cn``: the CN rows at this unit
+    (:class:`~mapping.search.packing_cn.Rows`), every row's least slack maximized."""
     from ortools.sat.python import cp_model
     A = w.shape[0]
     C = int(capacity)
@@ -162,7 +168,7 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
                 model.add(sum(y[a, b] for b in range(m)) == x[a][c])
             loads = [sum(int(sizes[a]) * y[a, b] for a in on) for b in range(m)]
             for b in range(m):
-                model.add(loads[b] <= C)
+                model.add(loads[b] + (0 if cn is None else slack) <= C)
             for b in range(m - 1):
                 model.add(loads[b] >= loads[b + 1])
             split[c] = y
@@ -173,7 +179,14 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
         on = [x[a][c] for a in actors if x[a][c] is not None]
         if len(on) > most:
             model.add(sum(on) <= most)
-    if pooled:
+    if cn is not None:
+        places = [[p] if c in split else members for c, members in enumerate(groups)
+                  for p in (members if c in split else members[:1])]
+        on = [[(split[c].get((a, members.index(p))) if c in split else x[a][c])
+               for c, members in enumerate(groups)
+               for p in (members if c in split else members[:1])] for a in range(A)]
+        cn.add(model, places, on, C, slack)
+    if pooled or cn is not None:
         model.maximize(slack)
     if hint is not None:
         where = {p: (c, members.index(p)) for c, members in enumerate(groups)
@@ -191,7 +204,8 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
         left = None if deadline is None else deadline - time.time()
         if (left is not None and left <= 0) or (stop is not None and stop()):
             return "unknown", None
-        status, solver = _solve(model, left, stop, SLACK_SECONDS if pooled else None)
+        status, solver = _solve(model, left, stop, None if not pooled and cn is None
+                                else SLACK_SECONDS if cn is None else CN_SETTLE)
         if status != "feasible":
             return status, None
         row = np.full(A, -1, dtype=np.intp)
@@ -242,7 +256,8 @@ def _minimal(on, sizes, m: int, C: int, deadline, stop) -> list[int]:
 def pack_bins(w, m: int, C: int, deadline: float | None = None, stop=None):
     """Whether integer sizes ``w`` pack into ``m`` identical bins of ``C``:
     ``("feasible", bin of each item) | ("infeasible", None) | ("unknown", None)`` by
-    first fit decreasing, then :func:`_local`, then CP-SAT (loads ordered)."""
+    first fit decreasing, then :func:`~mapping.search.bins.local_packing`, then CP-SAT
+    (loads ordered)."""
     w = np.asarray(w, dtype=np.int64)
     if len(w) == 0:
         return "feasible", np.zeros(0, dtype=np.intp)
@@ -250,9 +265,9 @@ def pack_bins(w, m: int, C: int, deadline: float | None = None, stop=None):
         return "infeasible", None
     if (deadline is not None and time.time() >= deadline) or (stop is not None and stop()):
         return "unknown", None
-    bins = _first_fit_decreasing(w, m, C)
+    bins = first_fit_decreasing(w, m, C)
     if bins is None:
-        bins = _local(w, m, C)
+        bins = local_packing(w, m, C, LOCAL_STEPS)
     if bins is not None:
         return "feasible", bins
     from ortools.sat.python import cp_model
@@ -271,67 +286,6 @@ def pack_bins(w, m: int, C: int, deadline: float | None = None, stop=None):
         return status, None
     return "feasible", np.array([next(b for b in range(m) if solver.boolean_value(v[b]))
                                  for v in y], dtype=np.intp)
-
-
-def _first_fit_decreasing(w, m: int, C: int):
-    loads = np.zeros(m, dtype=np.int64)
-    bins = np.empty(len(w), dtype=np.intp)
-    for i in np.argsort(-w, kind="stable"):
-        room = np.flatnonzero(loads + w[i] <= C)
-        if not len(room):
-            return None
-        bins[i] = room[0]
-        loads[room[0]] += w[i]
-    return bins
-
-
-def _local(w, m: int, C: int, seed: int = 0):
-    """A packing by descent on the total overflow: from the items spread largest
-    first onto the least loaded bin, the best move or exchange out of the most
-    overflowing bin, a random exchange where none improves; None after
-    :data:`LOCAL_STEPS`."""
-    rng = np.random.default_rng(seed)
-    bins = np.empty(len(w), dtype=np.intp)
-    loads = np.zeros(m, dtype=np.int64)
-    for i in np.argsort(-w, kind="stable"):
-        b = int(np.argmin(loads))
-        bins[i] = b
-        loads[b] += w[i]
-    for _ in range(LOCAL_STEPS):
-        over = np.maximum(loads - C, 0)
-        if not over.any():
-            return bins
-        src = int(np.argmax(over + rng.random(m) * (over > 0)))
-        I, J = np.flatnonzero(bins == src), np.flatnonzero(bins != src)
-        if not len(J):
-            return None
-
-        def gain(leave, to):
-            return (over[src] + over[to] - np.maximum(loads[src] - leave - C, 0)
-                    - np.maximum(loads[to] + leave - C, 0)).astype(float)
-
-        swap = gain(w[I][:, None] - w[J][None, :], bins[J][None, :])
-        move = gain(w[I][:, None], np.arange(m)[None, :])
-        move[:, src] = -np.inf
-        swap += rng.random(swap.shape) * 1e-3
-        move += rng.random(move.shape) * 1e-3
-        s = np.unravel_index(np.argmax(swap), swap.shape)
-        v = np.unravel_index(np.argmax(move), move.shape)
-        if swap[s] >= move[v] and swap[s] > 0.5:
-            i, j = I[s[0]], J[s[1]]
-        elif move[v] > 0.5:
-            i, to = I[v[0]], int(v[1])
-            loads[src] -= w[i]
-            loads[to] += w[i]
-            bins[i] = to
-            continue
-        else:
-            i, j = rng.choice(I), rng.choice(J)
-        to = bins[j]
-        loads[src] += w[j] - w[i]
-        loads[to] += w[i] - w[j]
-        bins[i], bins[j] = to, src
-    return None
 
 
 def _solve(model, left: float | None, stop, settle: float | None = None):
@@ -440,7 +394,7 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
 
 
 def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = None,
-          stop=None, better=None) -> PackingBound:
+          stop=None, better=None, charges=None, improved=None) -> PackingBound:
     """The proof of the best packing known: the decision just below the own loads'
     bottleneck of ``row`` (a mapping: ``T`` = that bottleneck less :data:`FIRST`),
     again from each better packing it finds, until one is infeasible (``value`` = its
@@ -458,20 +412,29 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
     starts with the cuts of those before.  ``better()`` returns
     the best mapping found meanwhile elsewhere (or None): where its own loads'
     bottleneck is less than the best packing's, it answers the decision under way
-    (ended within :data:`POLL` s) and the proof goes on from it."""
+    (ended within :data:`POLL` s) and the proof goes on from it.  With ``charges``
+    (:class:`~mapping.search.packing_cn.Charges`) the decisions charge the CNs too and
+    a packing is measured by its mapping's value, without the local searches (they
+    see the PEs' own loads only).  ``improved(row)`` is called with each better
+    packing the decisions find."""
     usable = allowed & np.isfinite(own)
     A = own.shape[0]
     row = np.asarray(row, dtype=np.intp)
-    best = own_bottleneck(own, row)
+
+    def measure(row) -> float:
+        return own_bottleneck(own, row) if charges is None else charges.value(row)
+
+    best = measure(row)
+    terms = A if charges is None else A + charges.terms
     groups = classes(own, usable)
     found, proven, decisions = None, None, []
     unit, cuts = 0.0, []
 
     def ahead(value):
-        """The mapping ``better()`` gives where its own loads' bottleneck is below
-        ``value``, else None."""
+        """The mapping ``better()`` gives where its measure is below ``value``, else
+        None."""
         other = None if better is None else better()
-        return None if other is None or own_bottleneck(own, other) >= value else \
+        return None if other is None or measure(other) >= value else \
             np.asarray(other, dtype=np.intp)
 
     while math.isfinite(best) and best > 0:
@@ -480,23 +443,25 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
             break
         other = ahead(best)
         if other is not None:
-            found, best = other, own_bottleneck(own, other)
-        polished = reoptimize(own, usable, row if found is None else found,
-                              deadline=deadline, stop=stop)
-        if own_bottleneck(own, polished) < best:
-            found, best = polished, own_bottleneck(own, polished)
+            found, best = other, measure(other)
+        if charges is None:
+            polished = reoptimize(own, usable, row if found is None else found,
+                                  deadline=deadline, stop=stop)
+            if measure(polished) < best:
+                found, best = polished, measure(polished)
         T = best * (1 - FIRST)
         # rounding down loses less than a unit per actor: below FIRST·best on any PE,
         # so a packing that fits is below best; one unit (and sizes) for the decisions
         # from here down to UNIT_FLOOR of this best, so that each keeps the cuts of the
         # ones before (their capacities are larger)
-        if not unit or (A + 1) * unit >= best * FIRST:
-            unit, cuts = UNIT_FLOOR * best * FIRST / (A + 1), []
+        if not unit or (terms + 1) * unit >= best * FIRST:
+            unit, cuts = UNIT_FLOOR * best * FIRST / (terms + 1), []
             w = integer_sizes(own, usable, unit)
+            cn = None if charges is None else charges.at(unit, EPSILON)
         status, packing = decide(
             w, usable, groups, capacity(T, unit), deadline,
             lambda: (stop is not None and stop()) or ahead(best) is not None,
-            cuts=cuts, hint=row if found is None else found, known=list(cuts))
+            cuts=cuts, hint=row if found is None else found, known=list(cuts), cn=cn)
         decisions.append((T, status, round(time.time() - now, 3)))
         if status == "infeasible":
             proven = T
@@ -505,11 +470,14 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
             if ahead(best) is not None:     # answered elsewhere: a better one is known
                 continue
             break
-        packing = descend(own, usable, packing)
-        load = own_bottleneck(own, packing)
+        if charges is None:
+            packing = descend(own, usable, packing)
+        load = measure(packing)
         if load >= best:        # rounding let it fit: no better packing to go on from
             break
         best, found = load, packing
+        if improved is not None:
+            improved(packing)
     return PackingBound(proven, best if found is not None else None, tuple(decisions),
                         found)
 
@@ -629,11 +597,14 @@ def floor(setup, deadline: float | None = None, lower: float | None = None, best
 
 
 def proof(setup, rows, deadline: float | None = None, stop=None,
-          better=None) -> PackingBound:
+          better=None, improved=None, charged: bool = False) -> PackingBound:
     """:func:`prove` on ``setup``'s ``max`` objective from the mapping of ``rows`` (the
     mappings known) whose own loads' bottleneck is least; nothing where the bottleneck
     of the best of them is not a PE (as :func:`floor`: the packing cannot reach a value
-    set by a CN); ``better``: as :func:`prove`'s."""
+    set by a CN); ``better``, ``improved``: as :func:`prove`'s.  With ``charged`` (the
+    caller's word that a CN carries nearly the bottleneck:
+    :func:`~mapping.search.partition_bound.heavy`) the decisions charge the CNs
+    (:mod:`~mapping.search.packing_cn`), from the best of them."""
     from mapping.search.exact import mapping_value
     ev = setup.objectives.evaluators[0]
     rows = [np.asarray(r, dtype=np.intp) for r in rows if r is not None]
@@ -644,8 +615,12 @@ def proof(setup, rows, deadline: float | None = None, stop=None,
     if not math.isfinite(values[best]) or not pe_bottleneck(ev, rows[best], values[best]):
         return PackingBound(None, None)
     own = element_tables(ev)[0]
+    if charged:
+        from mapping.search.packing_cn import Charges
+        return prove(own, setup.space.allowed, rows[best], deadline, stop, better,
+                     Charges(ev, setup.space.allowed), improved)
     row = min(rows, key=lambda r: own_bottleneck(own, r))
-    return prove(own, setup.space.allowed, row, deadline, stop, better)
+    return prove(own, setup.space.allowed, row, deadline, stop, better, None, improved)
 
 
 def pe_bottleneck(ev, row, value: float) -> bool:
