@@ -656,19 +656,14 @@ def _exact(x) -> bool:
 
 def _over_common_denominator(values) -> tuple[np.ndarray, int]:
     """Exact ``values`` as the integers ``x·d`` (:func:`integer_array`) over their least
-    common denominator ``d``, and ``d``.  Each distinct object is converted once: the
-    edges of a large graph share a few weights."""
-    exact = {id(x): _rational(x) for x in values}
+    common denominator ``d``, and ``d``.  Each distinct object is converted once (the
+    edges of a large graph share a few weights), numpy integers to Python ones."""
+    exact = {id(x): int(x) if isinstance(x, numbers.Integral) else Fraction(x)
+             for x in values}
     d = math.lcm(*{r.denominator for r in exact.values() if type(r) is Fraction})
     scaled = {k: r * d if type(r) is int else r.numerator * (d // r.denominator)
               for k, r in exact.items()}
     return integer_array([scaled[id(x)] for x in values]), d
-
-
-def _rational(x):
-    """``x`` as a Python int or Fraction (a numpy integer too, whose sums would not
-    stay exact otherwise)."""
-    return int(x) if isinstance(x, numbers.Integral) else Fraction(x)
 
 
 def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
