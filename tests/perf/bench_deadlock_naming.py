@@ -1,12 +1,13 @@
 """What naming a cyclo-static deadlock by its circuit of waits costs where the K-periodic
 steps prove it first (``csdf_kperiodic.NAMING_CHECKS``, issue 42), against the code
-before it, in one process: a measurement, not a test.  Prints one JSON object.
+before it: a measurement, not a test.  Prints one JSON object.
 
-``before``: ``NAMING_CHECKS = 0`` (the steps' own circuit named, nothing more run) and
-the symbolic execution's rounds looking at every actor (:func:`_rounds_over_all`, the
-loop as it was); ``now``: this tree's code.
+``before``: the tree of an earlier commit (``--base``, default 7b60d13: the steps' own
+circuit named, the symbolic execution's rounds looking at every actor), extracted by
+``previous.py``; ``now``: this tree's code.  Each way runs in a child process of this
+script, which times only the analysis (``time.process_time``), not the imports.
 
-    python tests/perf/bench_deadlock_naming.py [--repeat N] FILE[@CHANNEL] ...
+    python tests/perf/bench_deadlock_naming.py [--repeat N] [--base REV] FILE[@CHANNEL] ...
 
 ``FILE@CHANNEL``: the graph of an SDF3 file with one initial token taken off
 ``CHANNEL`` (for instance Kiter's ``H264_sized.xml@channel_89``).  Per graph, ``check``
@@ -18,13 +19,20 @@ is ``os.getloadavg()`` before and after.  Measured in ``docs/notes.md`` (issue 4
 """
 from __future__ import annotations
 
-import one_core  # noqa: F401  (first: this tree's code on sys.path)
+import one_core  # noqa: F401  (first: the code under test on sys.path)
 
 import json  # noqa: E402
 import os  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+import previous  # noqa: E402
+
+#: main before the naming (the code ``before`` is timed with)
+BASE = "7b60d13"
 
 
 def _graph(spec):
@@ -38,119 +46,71 @@ def _graph(spec):
     return graph.bind()
 
 
-def _rounds_over_all(actors, channels, caps, n, left):
-    """The rounds of ``moc.deadlock._component_firings`` as they were before issue 42's
-    naming: every actor not finished looked at in every round."""
-    from moc.deadlock import Cumulative, _SelfLoop
-    index = {a: i for i, a in enumerate(actors)}
-    tokens = [ch.delay for ch in channels]
-    ins, outs = [[] for _ in actors], [[] for _ in actors]
-    for c, ch in enumerate(channels):
-        a, b = index[ch.src], index[ch.dst]
-        ins[b].append((c, _SelfLoop(ch, n[ch.dst]), True) if a == b else
-                      (c, Cumulative(ch.cons, n[ch.dst]), False))
-        outs[a].append((c, Cumulative(ch.prod, n[ch.src]), a == b))
-    remaining, period, fired = [caps[a] for a in actors], [n[a] for a in actors], \
-        [0] * len(actors)
-
-    def state():
-        return tuple(tokens) + tuple(f % k for f, k in zip(fired, period))
-    mark, mark_fired, power, length = state(), list(fired), 1, 0
-    runs = checks = 0
-    while True:
-        progress = finished = False
-        for i in range(len(actors)):
-            if not remaining[i]:
-                continue
-            checks += 1 + len(ins[i])
-            f, m = fired[i], remaining[i]
-            for c, rates, loop in ins[i]:
-                m = rates.most(f, tokens[c], m) if loop else min(m, rates.most(f, tokens[c]))
-                if m <= 0:
-                    break
-            if m <= 0:
-                continue
-            for c, rates, loop in ins[i]:
-                tokens[c] -= (rates.read if loop else rates)(f + m) - \
-                    (rates.read if loop else rates)(f)
-            for c, made, _ in outs[i]:
-                tokens[c] += made(f + m) - made(f)
-            fired[i] += m
-            remaining[i] -= m
-            finished = finished or not remaining[i]
-            progress = True
-            runs += 1
-        if not progress:
-            break
-        left[0] -= runs
-        left[1] -= checks
-        runs = checks = 0
-        while left[0] < 0 or left[1] < 0:
-            yield
-        now = state()
-        length += 1
-        if not finished and now == mark:
-            delta = [f - g for f, g in zip(fired, mark_fired)]
-            times = min((r // d for r, d in zip(remaining, delta) if d), default=0) - 1
-            if times > 0:
-                for i, d in enumerate(delta):
-                    fired[i] += times * d
-                    remaining[i] -= times * d
-        if finished or now == mark or length == power:
-            power = 1 if finished or now == mark else power * 2
-            mark, mark_fired, length = now, list(fired), 0
-    return dict(zip(actors, fired))
-
-
-def _named(run):
+def _child(what, spec):
+    """In a child process whose code is ``MAPEVAL_CODE``'s: ``what`` of ``spec``, the
+    circuit named (or ``live``) and the CPU seconds it took, as JSON."""
+    from moc import repetition_vector
     from moc.errors import DeadlockError
+    from moc.liveness import check_live
+    from moc.timing import analyse
+    graph = _graph(spec)
+    q = repetition_vector(graph)
+    run = {"check": lambda: check_live(graph, q),
+           "analyse": lambda: analyse(graph, simulate=False)}[what]
     start = time.process_time()
     try:
         run()
         named = "live"
     except DeadlockError as exc:
         named = [list(exc.actors), list(exc.channels)]
-    return named, time.process_time() - start
+    print(json.dumps({"named": named, "cpu": time.process_time() - start}))
 
 
-def main(specs, repeat):
-    from moc import csdf_kperiodic, deadlock, repetition_vector
-    from moc.liveness import check_live
-    from moc.timing import analyse
-    naming, rounds = csdf_kperiodic.NAMING_CHECKS, deadlock._component_firings
-    ways = (("before", 0, _rounds_over_all), ("now", naming, rounds))
+def _timed(code, what, spec):
+    done = subprocess.run([sys.executable, __file__, "--child", what, spec],
+                          capture_output=True, text=True, check=True,
+                          env=dict(os.environ, MAPEVAL_CODE=str(code)))
+    answer = json.loads(done.stdout)
+    return answer["named"], answer["cpu"]
+
+
+def main(specs, repeat, base):
     load = [os.getloadavg()[0]]
     rows = []
-    for spec in specs:
-        graph = _graph(spec)
-        q = repetition_vector(graph)
-        runs = {"check": lambda: check_live(graph, q),
-                "analyse": lambda: analyse(graph, simulate=False)}
-        row = {"graph": Path(spec).name, "firings": sum(q.values())}
-        for what, run in runs.items():
-            found = {}
-            for _ in range(repeat):
-                for way, checks, loop in ways:
-                    csdf_kperiodic.NAMING_CHECKS, deadlock._component_firings = checks, loop
-                    named, cpu = _named(run)
-                    best = found.get(way, (named, cpu))[1]
-                    found[way] = (named, min(cpu, best))
-            csdf_kperiodic.NAMING_CHECKS, deadlock._component_firings = naming, rounds
-            row[what] = {way: {"named": named, "cpu": round(cpu, 3)}
-                         for way, (named, cpu) in found.items()}
-            row[what]["ratio"] = round(found["now"][1] / max(found["before"][1], 1e-3), 2)
-        row["same"] = {way: row["check"][way]["named"] == row["analyse"][way]["named"]
-                       for way in ("before", "now")}
-        rows.append(row)
+    with tempfile.TemporaryDirectory() as tmp:
+        ways = (("before", previous.extract(base, Path(tmp))), ("now", previous.ROOT))
+        for spec in specs:
+            row = {"graph": Path(spec).name}
+            for what in ("check", "analyse"):
+                found = {}
+                for _ in range(repeat):
+                    for way, code in ways:
+                        named, cpu = _timed(code, what, spec)
+                        found[way] = (named, min(cpu, found.get(way, (None, cpu))[1]))
+                row[what] = {way: {"named": named, "cpu": round(cpu, 3)}
+                             for way, (named, cpu) in found.items()}
+                row[what]["ratio"] = round(found["now"][1] / max(found["before"][1], 1e-3), 2)
+            row["same"] = {way: row["check"][way]["named"] == row["analyse"][way]["named"]
+                           for way in ("before", "now")}
+            rows.append(row)
     load.append(os.getloadavg()[0])
-    print(json.dumps({"load": load, "naming_checks": naming, "graphs": rows}, indent=1))
+    from moc.csdf_kperiodic import NAMING_CHECKS
+    print(json.dumps({"load": load, "base": base, "naming_checks": NAMING_CHECKS,
+                      "graphs": rows}, indent=1))
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    repeat = 3
-    if args[:1] == ["--repeat"]:
-        repeat, args = int(args[1]), args[2:]
+    if args[:1] == ["--child"]:
+        _child(*args[1:3])
+        sys.exit()
+    repeat, base = 3, BASE
+    while args[:1] in (["--repeat"], ["--base"]):
+        if args[0] == "--repeat":
+            repeat = int(args[1])
+        else:
+            base = args[1]
+        args = args[2:]
     if not args:
         sys.exit(__doc__)
-    main(args, repeat)
+    main(args, repeat, base)
