@@ -90,20 +90,19 @@ def solve_both(setup, time_limit: float | None = None):
     ev = setup.objectives.evaluators[0]
 
     def adopt(new):
-        """``new`` (a better mapping or None) the incumbent from here on, offered to
-        the neighbourhoods."""
+        """``new`` (a mapping or None), where better than the incumbent, the incumbent
+        from here on, offered to the neighbourhoods."""
         nonlocal setup
-        if new is not None:
-            improved.append((time.time(), exact.mapping_value(
-                setup.objectives.evaluators[0], new)))
+        if new is not None and exact.mapping_value(ev, new) < exact.mapping_value(
+                ev, setup.info["incumbent"]):
+            improved.append((time.time(), exact.mapping_value(ev, new)))
             setup = replace(setup, info=dict(setup.info, incumbent=new))
             if beside is not None:
                 beside.offer(new)
-        return new
 
     def polish(row, until):
         """The packing's local search from ``row`` until ``until``, adopted."""
-        return adopt(polished(setup, row, until))
+        adopt(polished(setup, row, until))
 
     def theirs():
         """The neighbourhoods' best mapping so far, or None."""
@@ -111,8 +110,8 @@ def solve_both(setup, time_limit: float | None = None):
         return None if found is None else found[0]
 
     try:
-        row = None if start is None else polish(start, None if deadline is None
-                                                else began + POLISH_SHARE * time_limit)
+        if start is not None:
+            polish(start, None if deadline is None else began + POLISH_SHARE * time_limit)
         # a PE is the bottleneck and a CN carries nearly as much: the packing bound's
         # bisection gives way to the proof with the CNs charged, and its share to the
         # cluster relaxation, the bound there (``a50_p8_s3``: converged in 27-33 s
@@ -130,10 +129,7 @@ def solve_both(setup, time_limit: float | None = None):
             proved = packing.proof(setup, [setup.info["incumbent"], theirs()],
                                    time.time() + packing.SECONDS if deadline is None else
                                    min(deadline, time.time() + CHARGED_SHARE * time_limit),
-                                   better=theirs, improved=lambda row: adopt(
-                                       row if exact.mapping_value(ev, row) < exact.mapping_value(
-                                           ev, setup.info["incumbent"]) else None),
-                                   charged=True)
+                                   better=theirs, improved=adopt, charged=True)
             packed = proved.value
         else:
             packed = packing.within_share(setup, time_limit, deadline, relaxed).value
