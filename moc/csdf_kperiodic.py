@@ -152,7 +152,7 @@ class _Symbolic:
     costs much more than the other."""
 
     def __init__(self, graph, q):
-        self.graph, self.q, self.execution, self.given = graph, dict(q), None, [0, 0]
+        self.graph, self.q, self.execution = graph, dict(q), None
 
     def live(self, size: int) -> bool:
         """Whether the execution has proven the graph live, after going on for the
@@ -175,8 +175,8 @@ class _Symbolic:
         the order of firings, so that circuit depends on the graph alone, not on the
         timing or ``K`` the steps took; a stall found only past those totals, where the
         steps gave more before, is not named, so that it is the same on every path)."""
-        fired = self._advance(max(0, NAMING_RUNS - self.given[0]),
-                              max(0, NAMING_CHECKS - self.given[1]))
+        runs, checks = (0, 0) if self.execution is None else self.execution.given
+        fired = self._advance(max(0, NAMING_RUNS - runs), max(0, NAMING_CHECKS - checks))
         runs, checks = self.execution.spent
         if fired is not None and runs <= NAMING_RUNS and checks <= NAMING_CHECKS:
             raise_stalled_circuit(self.graph, fired, self.q)
@@ -184,8 +184,6 @@ class _Symbolic:
     def _advance(self, runs, checks):
         if self.execution is None:
             self.execution = SymbolicExecution(self.graph, self.q)
-        self.given[0] += runs
-        self.given[1] += checks
         return self.execution.advance(runs=runs, checks=checks)
 
 

@@ -64,7 +64,8 @@ class SymbolicExecution:
         self.graph = graph
         self.q = repetition_vector(graph) if q is None else q
         self._left = [0, 0]
-        self._given = [0, 0]
+        #: the firing runs and checks given so far, in all
+        self.given = [0, 0]
         self._steps = _execution(graph, self.q, self._left)
         self.fired = None
 
@@ -72,7 +73,7 @@ class SymbolicExecution:
     def spent(self) -> tuple:
         """The firing runs and checks taken so far (once ended: up to its last round
         that fired), the same whatever amounts they were given in."""
-        return self._given[0] - self._left[0], self._given[1] - self._left[1]
+        return self.given[0] - self._left[0], self.given[1] - self._left[1]
 
     def advance(self, runs: float = math.inf, checks: float = math.inf
                 ) -> dict[str, int] | None:
@@ -83,8 +84,8 @@ class SymbolicExecution:
         if self.fired is None:
             self._left[0] += runs
             self._left[1] += checks
-            self._given[0] += runs
-            self._given[1] += checks
+            self.given[0] += runs
+            self.given[1] += checks
             try:
                 next(self._steps)
             except StopIteration as done:
