@@ -9,18 +9,20 @@ exact --json`` process, timed from outside (wall clock); the gap after ``t`` sec
 that of the run limited to ``t``.  Prints one JSON document; also the load average, for
 the machine is shared.
 
-Two families of generated instances.  The default is communication-heavy: the tokens
-a firing sends over a bus on one channel cost about two thirds of the firing's work,
-and at the optimum every CN is within a few percent of the bottleneck.  ``--comm 0.1``
-scales the CNs' costs to about 7% of that work (13% across the bridge): computation-dominated with
-moderate communication, the regime of the issue's figures for 9fa9fb0 (0.6-1.5% at 30
-x 8, 2.1-2.4% at 45 x 12, 1.7-1.8% at 60 x 12, 2.4-3.4% at 80 x 16 at 120 s), where the
-gap left is that of packing actors of unequal size, not communication.  ``--channels``
-sets the channels per actor (1.5).
+Two families of generated instances, set by ``--comm SCALE`` (the CNs' LSLA
+coefficients times SCALE).  The default, 0.1, is the issue's regime: the tokens a
+firing sends over a bus on one channel cost about 7% of the firing's work (13% across
+the bridge), computation-dominated with moderate communication, where the code of the
+issue's time (9fa9fb0) gives its figures (0.6-1.5% at 30 x 8, 2.1-2.4% at 45 x 12,
+1.7-1.8% at 60 x 12, 2.4-3.4% at 80 x 16 at 120 s) and the gap left is that of packing
+actors of unequal size.  ``--comm 1`` is the communication-heavy family: a channel
+across a bus costs about two thirds of its producer's work, and at the optimum every CN
+is within a few percent of the bottleneck.  Generated names carry ``_c{SCALE}`` unless
+SCALE is 1 (``g45_p12_s0_c0.1``).  ``--channels`` sets the channels per actor (1.5).
 
     python tests/perf/bench_exact_max.py --limits 10,30,120 --shapes 30x8,45x12,60x12,80x16 \\
         --seeds 0,1 --base 9fa9fb0 --desyde
-    python tests/perf/bench_exact_max.py --limits 120 --stored '' --engines auto --comm 0.1
+    python tests/perf/bench_exact_max.py --limits 120 --stored '' --engines auto --comm 1
 """
 from __future__ import annotations
 
@@ -163,8 +165,9 @@ def main(argv=None):
                     type=Path, metavar="DIR",
                     help="add DeSyDe's graphs (desyde_*.xml in DIR, by default the shared "
                          "data) on the Odroid board, as tests/test_exact_desyde.py maps them")
-    ap.add_argument("--comm", type=float, default=1.0, metavar="SCALE",
-                    help="scale the generated instances' CN costs (1: the default, "
+    ap.add_argument("--comm", type=float, default=0.1, metavar="SCALE",
+                    help="scale the generated instances' CN costs (0.1, the default: "
+                         "computation-dominated, the issue's regime; 1: the "
                          "communication-heavy family)")
     ap.add_argument("--channels", type=float, default=1.5, metavar="RATIO",
                     help="channels per actor of the generated instances")
