@@ -245,18 +245,18 @@ def cycle_edges(n: int, u, v, cycle) -> np.ndarray:
     return np.flatnonzero(steps[at] == codes)
 
 
-def _cyclic_part(n, u, v, by_tail=False, label=None):
+def _cyclic_part(n, u, v, by_tail=False):
     """The edges inside strongly connected components that hold a cycle, the new
     number of every node (-1 for the others) and its component (``by_tail``: the edges
-    come sorted by tail; ``label``: the components, where known)."""
-    label = strong_labels(n, u, v, by_tail) if label is None else label
+    come sorted by tail)."""
+    label = strong_labels(n, u, v, by_tail)
     if n > 1 and label.min() == label.max():
         # one component (a whole iteration's graph): every node and edge on a cycle
         return np.ones(len(u), dtype=bool), np.arange(n), label
-    inside = label[u] == label[v]
+    # an edge inside a component lies on a cycle: its component is kept
+    keep = label[u] == label[v]
     cyclic = np.bincount(label, minlength=n) > 1
     cyclic[label[u[u == v]]] = True                  # a self-loop is a cycle
-    keep = inside & cyclic[label[u]]
     node_kept = cyclic[label]
     local = np.full(n, -1, dtype=np.int64)
     local[node_kept] = np.arange(int(node_kept.sum()))
@@ -683,9 +683,7 @@ def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
         # the usual answer, none, told by the components' sizes before any edge array
         if np.bincount(label).max() <= 1 and not (u == v).any():
             return None
-        kept, _, _ = _cyclic_part(n, u, v, by_tail=True, label=label)
-        if not kept.any():
-            return None
+        kept = label[u] == label[v]                # on a cycle inside a component
         return any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))
     # a cycle of height sum ≤ 0 (< 0 in floats) is one of mean height ≤ 0: the maximum
     # cycle mean of −h (heights 1) by the policy iteration above (exact for integers),
