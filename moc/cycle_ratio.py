@@ -17,7 +17,7 @@ import numpy as np
 from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
 from moc.critical_cycle import holds_cycle, least_cycle
-from moc.howard_exact import any_cycle
+from moc.howard_exact import any_cycle, exact_iteration
 from moc.record import record
 
 
@@ -179,12 +179,9 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
         found = _exact_from(u, v, w, h, policy, ratio, cycle, tight, deferred)
         if found is None and deferred:
             return max_cycle_ratio_arrays(n, *given, defer=False, **more)
-        if found is None and least:
-            from moc.howard_exact import max_cycle_ratio_lists
-            ratio, cycle = max_cycle_ratio_lists(m, u.tolist(), v.tolist(), w.tolist(),
-                                                 h.tolist(), least=True)
-            return ratio, tuple(int(nodes[i]) for i in cycle)
-        ratio, cycle = found or _exact_howard(m, u, v, w, h)
+        # int64 too narrow for those steps: the exact iteration in Python integers
+        ratio, cycle = found or exact_iteration(m, u.tolist(), v.tolist(), w.tolist(),
+                                                h.tolist(), tight)
         bound = {0: ratio}
     # where the search was deferred, the potentials prove N·Σh ≥ D·Σw on every cycle:
     # with N > 0 and weights ≥ 0 a cycle of height ≤ 0 has weight 0 and height 0, its
@@ -641,12 +638,6 @@ def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None, deferred=False):
         best = better[first_per(u[better], value[better])]
         policy[u[best]] = best
     return None
-
-
-def _exact_howard(n, u, v, w, h):
-    """:func:`moc.howard_exact.exact_howard` of the arrays."""
-    from moc.howard_exact import exact_howard
-    return exact_howard(n, u.tolist(), v.tolist(), [int(x) for x in w], [int(x) for x in h])
 
 
 def _exact(x) -> bool:
