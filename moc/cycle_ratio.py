@@ -97,11 +97,11 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     On one strongly connected component, ``start`` (a mask of edges) starts each node
     from its first marked edge (the same ratio; of equally critical cycles maybe
     another), weights scaled so that ``near`` (an estimate of the ratio) is 1; and a
-    list ``critical`` gets the edges tight under exact potentials (a mask: all critical
-    cycles lie there; None without such potentials) and the float policy, or ``(None,
-    None)`` where a warm start passed :data:`WARM_STEPS` (:mod:`moc.warm_start`).
-    With ``least`` (integers), the cycle is :func:`moc.critical_cycle.least_cycle` of
-    those tight edges: the same whatever the policy's path.
+    list ``critical`` gets the final float policy (per node its edge), the start of a
+    larger graph's (:mod:`moc.warm_start`), or None where a warm start passed
+    :data:`WARM_STEPS`.  With ``least`` (integers), the cycle is
+    :func:`moc.critical_cycle.least_cycle` of the edges tight under exact potentials
+    (all critical cycles lie there): the same whatever the policy's path.
     """
     if not len(u):
         return None, ()
@@ -147,7 +147,7 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     except _Unsafe:                                # a policy cycle of height ≤ 0
         return max_cycle_ratio_arrays(n, *given, defer=False, **more)
     if start is not None and not converged:
-        critical.append((None, None))              # no answer: solved again without
+        critical.append(None)                      # no answer: solved again without
         return None, ()
     del wf, hf
     succ = v[policy]
@@ -171,7 +171,7 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     top = max(best.values(), key=exact_ratio.__getitem__)
     ratio, cycle = exact_ratio[top], cycles[top]
     bound = {c: exact_ratio[r] for c, r in best.items()}
-    tight = [] if deferred or least or order is not None else None
+    tight = [] if deferred or least else None
     if not (converged and _certified(u, v, w, h, policy, roots, component, bound, tight)):
         # rounding left the policy short of optimal: go on from it exactly
         if tight is not None:
@@ -195,12 +195,8 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
         mask = tight[-1] if len(bound) == 1 else \
             tight[-1] & np.isin(component[u], np.array(top, dtype=component.dtype))
         cycle = least_cycle(m, u, v, mask)
-    if critical is not None:
-        mask = None
-        if tight:                                  # in the numbering given
-            mask = np.zeros(len(given[0]), dtype=bool)
-            mask[order] = tight[-1]
-        critical.append((mask, order[policy]))
+    if critical is not None:                       # in the numbering given
+        critical.append(order[policy])
     return ratio, tuple(int(nodes[i]) for i in cycle)
 
 
