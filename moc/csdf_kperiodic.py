@@ -357,7 +357,7 @@ class _Constraints:
         ratio, cycle = solve(len(self.actor), self.u, self.v, self.w, self.h, least=True,
                              **warm)
         if "critical" in warm:
-            # its tight edges and float policy, where a warm start follows it
+            # its float policy, where a warm start follows it
             self.critical = warm["critical"][0] if warm["critical"] else None
         self.solved = ratio                       # in the units of w and h
         return (None if ratio is None else ratio * Fraction(self.h_unit, self.w_unit)), cycle
@@ -599,12 +599,12 @@ def _warm_ratio(found, before, K, cycles):
     if before is None or found.small or len(found.actor) + len(found.u) < WARM_SIZE:
         return found.ratio(**keep)
     known = critical_of(before)
-    if known is None or known[1] is None:
+    if known is None:
         return found.ratio(**keep)
     critical = []
-    found_ratio = found.ratio(start=preferred(before, known[1], found), critical=critical,
+    found_ratio = found.ratio(start=preferred(before, known, found), critical=critical,
                               near=float(before.solved or 0))
-    if critical and critical[0][1] is None:       # it passed its steps
+    if critical and critical[0] is None:          # it passed its steps
         return found.ratio(**keep)
     return found_ratio
 

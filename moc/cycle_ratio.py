@@ -17,7 +17,7 @@ import numpy as np
 from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
 from moc.critical_cycle import holds_cycle, least_cycle
-from moc.howard_exact import any_cycle
+from moc.howard_exact import any_cycle, exact_iteration
 from moc.record import record
 
 
@@ -97,11 +97,11 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     On one strongly connected component, ``start`` (a mask of edges) starts each node
     from its first marked edge (the same ratio; of equally critical cycles maybe
     another), weights scaled so that ``near`` (an estimate of the ratio) is 1; and a
-    list ``critical`` gets the edges tight under exact potentials (a mask: all critical
-    cycles lie there; None without such potentials) and the float policy, or ``(None,
-    None)`` where a warm start passed :data:`WARM_STEPS` (:mod:`moc.warm_start`).
-    With ``least`` (integers), the cycle is :func:`moc.critical_cycle.least_cycle` of
-    those tight edges: the same whatever the policy's path.
+    list ``critical`` gets the final float policy (per node its edge), the start of a
+    larger graph's (:mod:`moc.warm_start`), or None where a warm start passed
+    :data:`WARM_STEPS`.  With ``least`` (integers), the cycle is
+    :func:`moc.critical_cycle.least_cycle` of the edges tight under exact potentials
+    (all critical cycles lie there): the same whatever the policy's path.
     """
     if not len(u):
         return None, ()
@@ -147,7 +147,7 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     except _Unsafe:                                # a policy cycle of height ≤ 0
         return max_cycle_ratio_arrays(n, *given, defer=False, **more)
     if start is not None and not converged:
-        critical.append((None, None))              # no answer: solved again without
+        critical.append(None)                      # no answer: solved again without
         return None, ()
     del wf, hf
     succ = v[policy]
@@ -171,7 +171,7 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     top = max(best.values(), key=exact_ratio.__getitem__)
     ratio, cycle = exact_ratio[top], cycles[top]
     bound = {c: exact_ratio[r] for c, r in best.items()}
-    tight = [] if deferred or least or order is not None else None
+    tight = [] if deferred or least else None
     if not (converged and _certified(u, v, w, h, policy, roots, component, bound, tight)):
         # rounding left the policy short of optimal: go on from it exactly
         if tight is not None:
@@ -179,12 +179,9 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
         found = _exact_from(u, v, w, h, policy, ratio, cycle, tight, deferred)
         if found is None and deferred:
             return max_cycle_ratio_arrays(n, *given, defer=False, **more)
-        if found is None and least:
-            from moc.howard_exact import max_cycle_ratio_lists
-            ratio, cycle = max_cycle_ratio_lists(m, u.tolist(), v.tolist(), w.tolist(),
-                                                 h.tolist(), least=True)
-            return ratio, tuple(int(nodes[i]) for i in cycle)
-        ratio, cycle = found or _exact_howard(m, u, v, w, h)
+        # int64 too narrow for those steps: the exact iteration in Python integers
+        ratio, cycle = found or exact_iteration(m, u.tolist(), v.tolist(), w.tolist(),
+                                                h.tolist(), tight)
         bound = {0: ratio}
     # where the search was deferred, the potentials prove N·Σh ≥ D·Σw on every cycle:
     # with N > 0 and weights ≥ 0 a cycle of height ≤ 0 has weight 0 and height 0, its
@@ -198,12 +195,8 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
         mask = tight[-1] if len(bound) == 1 else \
             tight[-1] & np.isin(component[u], np.array(top, dtype=component.dtype))
         cycle = least_cycle(m, u, v, mask)
-    if critical is not None:
-        mask = None
-        if tight:                                  # in the numbering given
-            mask = np.zeros(len(given[0]), dtype=bool)
-            mask[order] = tight[-1]
-        critical.append((mask, order[policy]))
+    if critical is not None:                       # in the numbering given
+        critical.append(order[policy])
     return ratio, tuple(int(nodes[i]) for i in cycle)
 
 
@@ -245,18 +238,18 @@ def cycle_edges(n: int, u, v, cycle) -> np.ndarray:
     return np.flatnonzero(steps[at] == codes)
 
 
-def _cyclic_part(n, u, v, by_tail=False, label=None):
+def _cyclic_part(n, u, v, by_tail=False):
     """The edges inside strongly connected components that hold a cycle, the new
     number of every node (-1 for the others) and its component (``by_tail``: the edges
-    come sorted by tail; ``label``: the components, where known)."""
-    label = strong_labels(n, u, v, by_tail) if label is None else label
+    come sorted by tail)."""
+    label = strong_labels(n, u, v, by_tail)
     if n > 1 and label.min() == label.max():
         # one component (a whole iteration's graph): every node and edge on a cycle
         return np.ones(len(u), dtype=bool), np.arange(n), label
-    inside = label[u] == label[v]
+    # an edge inside a component lies on a cycle: its component is kept
+    keep = label[u] == label[v]
     cyclic = np.bincount(label, minlength=n) > 1
     cyclic[label[u[u == v]]] = True                  # a self-loop is a cycle
-    keep = inside & cyclic[label[u]]
     node_kept = cyclic[label]
     local = np.full(n, -1, dtype=np.int64)
     local[node_kept] = np.arange(int(node_kept.sum()))
@@ -643,12 +636,6 @@ def _exact_from(u, v, w, h, policy, ratio, cycle, tight=None, deferred=False):
     return None
 
 
-def _exact_howard(n, u, v, w, h):
-    """:func:`moc.howard_exact.exact_howard` of the arrays."""
-    from moc.howard_exact import exact_howard
-    return exact_howard(n, u.tolist(), v.tolist(), [int(x) for x in w], [int(x) for x in h])
-
-
 def _exact(x) -> bool:
     return isinstance(x, (int, Fraction)) or (isinstance(x, numbers.Rational)
                                               and not isinstance(x, float))
@@ -683,9 +670,7 @@ def _nonpositive_cycle(n, u, v, h, exact, by_tail=False):
         # the usual answer, none, told by the components' sizes before any edge array
         if np.bincount(label).max() <= 1 and not (u == v).any():
             return None
-        kept, _, _ = _cyclic_part(n, u, v, by_tail=True, label=label)
-        if not kept.any():
-            return None
+        kept = label[u] == label[v]                # on a cycle inside a component
         return any_cycle(n, list(zip(u[kept].tolist(), v[kept].tolist())))
     # a cycle of height sum ≤ 0 (< 0 in floats) is one of mean height ≤ 0: the maximum
     # cycle mean of −h (heights 1) by the policy iteration above (exact for integers),

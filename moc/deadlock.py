@@ -26,6 +26,7 @@ from __future__ import annotations
 import heapq
 import math
 import operator
+import sys
 from collections import deque
 
 from moc import limits
@@ -170,14 +171,14 @@ def tarjan(nodes, successors) -> list[list]:
     index: dict = {}
     low: dict = {}
     stack: list = []
-    on_stack: set = set()
     emitted: list[list] = []
+    # a node emitted gets an index above all: no longer on the stack, it lowers none
+    done = sys.maxsize
     for root in nodes:
         if root in index:
             continue
         index[root] = low[root] = len(index)
         stack.append(root)
-        on_stack.add(root)
         work = [(root, iter(successors[root]))]
         while work:
             node, children = work[-1]
@@ -185,21 +186,19 @@ def tarjan(nodes, successors) -> list[list]:
                 if child not in index:
                     index[child] = low[child] = len(index)
                     stack.append(child)
-                    on_stack.add(child)
                     work.append((child, iter(successors[child])))
                     break
-                if child in on_stack:
-                    low[node] = min(low[node], index[child])
+                if index[child] < low[node]:
+                    low[node] = index[child]
             else:
                 work.pop()
-                if work:
-                    parent = work[-1][0]
-                    low[parent] = min(low[parent], low[node])
+                if work and low[node] < low[work[-1][0]]:
+                    low[work[-1][0]] = low[node]
                 if low[node] == index[node]:
                     component = []
                     while True:
                         member = stack.pop()
-                        on_stack.discard(member)
+                        index[member] = done
                         component.append(member)
                         if member == node:
                             break

@@ -1,14 +1,15 @@
 """Howard's policy iteration in exact rationals on Python lists and dictionaries, one
 strongly connected component at a time: the maximum cycle ratio of a small graph
 (:func:`max_cycle_ratio_lists`, where importing numpy would cost more than the whole
-solve), and the last resort of :func:`moc.cycle_ratio.max_cycle_ratio_arrays` where
-rounding spoiled the float iteration and int64 cannot hold the exact steps from it."""
+solve), and (:func:`exact_iteration`) the last resort of
+:func:`moc.cycle_ratio.max_cycle_ratio_arrays` where rounding spoiled the float
+iteration and int64 cannot hold the exact steps from it."""
 from __future__ import annotations
 
 import sys
 from fractions import Fraction
 
-from moc.critical_cycle import holds_cycle, least_cycle
+from moc.critical_cycle import least_cycle
 from moc.deadlock import tarjan
 from moc.errors import UnboundedCycleError
 
@@ -49,8 +50,7 @@ def max_cycle_ratio_lists(n: int, u, v, w, h, least: bool = False) -> tuple:
     given as Python lists: the same ratio and cycle (the same starting policy, the same
     switches, and among equal ratios the cycle of least root; with ``least``,
     :func:`moc.critical_cycle.least_cycle` of the edges tight under the final exact
-    potentials), by the exact iteration on each strongly connected component that
-    holds a cycle."""
+    potentials), by :func:`exact_iteration`."""
     if not u:
         return None, ()
     order = sorted(range(len(u)), key=u.__getitem__)       # by tail, stably
@@ -58,27 +58,43 @@ def max_cycle_ratio_lists(n: int, u, v, w, h, least: bool = False) -> tuple:
     bad = _nonpositive_cycle(n, u, v, h)
     if bad is not None:
         raise UnboundedCycleError("a cycle of height sum zero or less", bad)
+    tight = [] if least else None
+    ratio, cycle = exact_iteration(n, u, v, w, h, tight)
+    if least and ratio is not None:
+        cycle = least_cycle(n, u, v, tight[-1])
+    return ratio, cycle
+
+
+def exact_iteration(n: int, u: list, v: list, w: list, h: list, tight=None) -> tuple:
+    """``(ratio, cycle)`` by Howard's iteration in exact rationals (:func:`_iterate`)
+    on each strongly connected component that holds a cycle, of integer weights and
+    heights given as lists sorted by tail, every cycle of positive height: of the
+    components in the order of their least roots the first of the largest ratio, its
+    cycle of least root among those of that ratio; ``(None, ())`` without a cycle.  A
+    list ``tight`` gets the mask of the edges tight under the final potentials inside
+    the components of that ratio (where all its critical cycles lie)."""
     arcs = list(zip(u, v, w, h))
+    label, components = _cyclic_components(n, u, v)
     found = []                     # per component: its least root, best ratio and cycle
-    tight = {}                     # per component's ratio, its tight edges
-    for component in _cyclic_components(n, u, v):
-        out = _out_edges(component, arcs)
-        eta, cycles, nd, x = _iterate(out, True, 0)
+    nd, x = {}, {}                 # per node (for ``tight``): its (N, D) and D·x
+    for out in _out_edges(components, label, arcs):
+        eta, cycles, nd_c, x_c = _iterate(out)
         roots = sorted(cycles)
         top = max(roots, key=eta.__getitem__)              # the least root of the best
-        found.append((roots[0], eta[top], cycles[top]))
-        if least:
-            # one ratio over a component once no edge leads up
-            tight.setdefault(eta[top], []).extend(
-                (a, b) for a, choices in out.items() for b, w, h in choices
-                if x[a] == w * nd[a][1] - nd[a][0] * h + x[b])
+        found.append((roots[0], eta[top], cycles[top], label[top]))
+        if tight is not None:
+            nd.update(nd_c)
+            x.update(x_c)
     if not found:
         return None, ()
     # the components in the order of their least roots, the first of the best ratio
-    _, ratio, cycle = max(sorted(found, key=lambda f: f[0]), key=lambda f: f[1])
-    if least:
-        pairs = tight[ratio]
-        cycle = least_cycle(n, [a for a, _ in pairs], [b for _, b in pairs])
+    _, ratio, cycle, _ = max(sorted(found, key=lambda f: f[0]), key=lambda f: f[1])
+    if tight is not None:
+        # one ratio over a component once no edge leads up
+        top = {c for _, r, _, c in found if r == ratio}
+        tight.append([label[a] == label[b] and label[a] in top
+                      and x[a] == cw * nd[a][1] - nd[a][0] * ch + x[b]
+                      for a, b, cw, ch in arcs])
     return ratio, cycle
 
 
@@ -109,10 +125,11 @@ def any_cycle(n, pairs):
     return None
 
 
-def _components(n, u, v):
-    """Per node its strongly connected component (a number) under ``u → v``."""
+def _components(n, pairs):
+    """Per node its strongly connected component (a number) under the edges ``pairs``
+    (tail and head)."""
     successors = [[] for _ in range(n)]
-    for a, b in zip(u, v):
+    for a, b in pairs:
         successors[a].append(b)
     label = [0] * n
     for number, component in enumerate(tarjan(range(n), successors)):
@@ -122,13 +139,16 @@ def _components(n, u, v):
 
 
 def _cyclic_components(n, u, v):
-    """The strongly connected components that hold a cycle, each as a set of nodes."""
-    label = _components(n, u, v)
+    """:func:`_components` and the components that hold a cycle (those with an edge
+    inside: two nodes or more, or a self-loop), each as a set of nodes, in the order
+    of their least nodes."""
+    label = _components(n, zip(u, v))
+    cyclic = {label[a] for a, b in zip(u, v) if label[a] == label[b]}
     members: dict[int, set[int]] = {}
     for node, c in enumerate(label):
-        members.setdefault(c, set()).add(node)
-    looped = {label[a] for a, b in zip(u, v) if a == b}
-    return [c for key, c in members.items() if len(c) > 1 or key in looped]
+        if c in cyclic:
+            members.setdefault(c, set()).add(node)
+    return label, list(members.values())
 
 
 def _nonpositive_cycle(n, u, v, h):
@@ -137,73 +157,49 @@ def _nonpositive_cycle(n, u, v, h):
     if all(x > 0 for x in h):
         return None
     if all(x >= 0 for x in h):
-        # only cycles of zero-height edges can sum to zero
+        # only cycles of zero-height edges can sum to zero: those inside their
+        # strongly connected components hold every such cycle
         zero = [(a, b) for a, b, x in zip(u, v, h) if x == 0]
-        if not holds_cycle(n, [a for a, _ in zero], [b for _, b in zero]):
-            return None
-        label = _components(n, [a for a, _ in zero], [b for _, b in zero])
-        sizes: dict[int, int] = {}
-        for c in label:
-            sizes[c] = sizes.get(c, 0) + 1
-        looped = {label[a] for a, b in zero if a == b}
-        kept = [(a, b) for a, b in zero if label[a] == label[b]
-                and (sizes[label[a]] > 1 or label[a] in looped)]
+        label = _components(n, zero)
+        kept = [(a, b) for a, b in zero if label[a] == label[b]]
         return any_cycle(n, kept) if kept else None
     # a cycle of mean height ≤ 0: the maximum cycle mean of −h (heights 1)
     ratio, cycle = max_cycle_ratio_lists(n, u, v, [-x for x in h], [1] * len(h))
     return list(cycle) if ratio is not None and ratio >= 0 else None
 
 
-def _out_edges(component, arcs):
-    """Per node of ``component`` its edges ``(v, w, h)`` inside it, in the order of
-    ``arcs``."""
-    out = {u: [] for u in component}
+def _out_edges(components, label, arcs):
+    """Per component of ``components`` (of ``label``) per node its edges ``(v, w, h)``
+    inside it, in the order of ``arcs`` (one pass over them for all)."""
+    outs = [{u: [] for u in component} for component in components]
+    of = {label[next(iter(component))]: out for component, out in zip(components, outs)}
     for u, v, w, h in arcs:
-        if u in component and v in component:
-            out[u].append((v, w, h))
-    return out
+        if label[u] == label[v] and label[u] in of:
+            of[label[u]][u].append((v, w, h))
+    return outs
 
 
-def exact_howard(n, u, v, w, h):
-    """``(ratio, cycle)`` by the exact :func:`howard` on every strongly connected
-    component that holds a cycle (lists), the first of the largest ratio; None
-    without a cycle."""
-    arcs = list(zip(u, v, w, h))
-    return max((howard(c, arcs, True) for c in _cyclic_components(n, u, v)),
-               key=lambda found: found[0], default=None)
-
-
-def howard(component, arcs, exact):
-    """Howard's policy iteration on one strongly connected component: each node keeps
-    one out-edge (the policy); the cycles of the policy graph give ratios ``eta`` and
-    potentials ``x`` (``x[u] = w - eta·h + x[v]`` along the policy); a node switches to
-    an edge reaching a larger ``eta``, else to one improving ``x``, until none does.
-    With integer weights and heights, ``eta = N/D`` and the potentials are kept as the
-    integers ``D·x``.  ``(eta, cycle)`` of the best cycle (of equal ratios, the one of
-    least root)."""
-    tol = 0 if exact else 1e-9 * (1 + max(abs(w) for _, _, w, _ in arcs))
-    eta, cycles, _, _ = _iterate(_out_edges(component, arcs), exact, tol)
-    root = max(sorted(cycles), key=eta.__getitem__)
-    return eta[root], cycles[root]
-
-
-def _iterate(out, exact, tol):
-    """Howard's iteration on the out-edges ``out`` of a strongly connected component
-    (:func:`howard`): the ratios of the final policy, its cycles by root, and the
+def _iterate(out):
+    """Howard's policy iteration on the out-edges ``out`` of a strongly connected
+    component: each node keeps one out-edge (the policy); the cycles of the policy
+    graph give ratios ``eta`` and potentials ``x`` (``x[u] = w - eta·h + x[v]`` along
+    the policy); a node switches to an edge reaching a larger ``eta``, else to one
+    improving ``x``, until none does.  With ``eta = N/D`` the potentials are kept as
+    the integers ``D·x``.  The ratios of the final policy, its cycles by root, and the
     ratios as ``(N, D)`` and potentials ``D·x`` (:func:`_values`)."""
     # start from the heaviest edge of each node (Dasdan, 2004)
     policy = {u: max(out[u], key=lambda e: e[1]) for u in out}
     eta, x = {}, {}
     while True:
-        eta, nd, x, cycles = _values(policy, eta, x, exact)
-        # exact ratios by rank among the few distinct ones, keyed by (N, D): same order
-        ranks = exact and {t: i for i, t in enumerate(sorted(set(nd.values()),
-                                                             key=lambda t: Fraction(*t)))}
-        rank = {u: ranks[t] for u, t in nd.items()} if exact else eta
+        eta, nd, x, cycles = _values(policy, eta, x)
+        # ratios by rank among the few distinct ones, keyed by (N, D): the same order
+        ranks = {t: i for i, t in enumerate(sorted(set(nd.values()),
+                                                   key=lambda t: Fraction(*t)))}
+        rank = {u: ranks[t] for u, t in nd.items()}
         switched = False
         for u, choices in out.items():
             best = max(choices, key=lambda e: rank[e[0]])
-            if rank[best[0]] > rank[u] + tol:
+            if rank[best[0]] > rank[u]:
                 policy[u] = best
                 switched = True
         if not switched:
@@ -211,9 +207,9 @@ def _iterate(out, exact, tol):
                 (n, d), best, value = nd[u], None, x[u]
                 for e in choices:
                     v, w, h = e
-                    if (nd[v] == nd[u]) if exact else abs(eta[v] - eta[u]) <= tol:
+                    if nd[v] == nd[u]:
                         candidate = w * d - n * h + x[v]
-                        if candidate > value + tol:
+                        if candidate > value:
                             best, value = e, candidate
                 if best is not None:
                     policy[u] = best
@@ -222,11 +218,11 @@ def _iterate(out, exact, tol):
             return eta, cycles, nd, x
 
 
-def _values(policy, eta_before, x_before, exact):
-    """Ratios ``eta`` (also as ``(N, D)``: ``(eta, 1)`` for floats) and potentials
-    ``D·x`` of the policy graph, and its cycles keyed by a root node.  A cycle that
-    stays keeps the potential of its root (its smallest node): values then only grow,
-    so no policy comes back and the iteration ends (Cochet-Terrasson et al. 1998)."""
+def _values(policy, eta_before, x_before):
+    """Ratios ``eta`` (also as ``(N, D)``) and potentials ``D·x`` of the policy graph,
+    and its cycles keyed by a root node.  A cycle that stays keeps the potential of its
+    root (its smallest node): values then only grow, so no policy comes back and the
+    iteration ends (Cochet-Terrasson et al. 1998)."""
     eta, nd, x, cycles = {}, {}, {}, {}
     for start in policy:
         if start in eta:
@@ -241,10 +237,9 @@ def _values(policy, eta_before, x_before, exact):
             cycle = path[seen[node]:]
             turn = cycle.index(min(cycle))
             cycle = cycle[turn:] + cycle[:turn]
-            weight = sum(policy[u][1] for u in cycle)
-            height = sum(policy[u][2] for u in cycle)
-            ratio = Fraction(weight, height) if exact else weight / height
-            n, d = (ratio.numerator, ratio.denominator) if exact else (ratio, 1)
+            ratio = Fraction(sum(policy[u][1] for u in cycle),
+                             sum(policy[u][2] for u in cycle))
+            n, d = ratio.numerator, ratio.denominator
             root = cycle[0]
             same = eta_before.get(root) == ratio
             eta[root], nd[root], x[root] = ratio, (n, d), x_before[root] if same else 0

@@ -38,8 +38,8 @@ def classes(found):
 
 
 def critical_of(found):
-    """``(tight, policy)`` of the constraint graph ``found`` solved (the ``critical``
-    of :func:`moc.cycle_ratio.max_cycle_ratio_arrays`): kept from its solve on arrays,
+    """The final float policy of the constraint graph ``found`` (the ``critical`` of
+    :func:`moc.cycle_ratio.max_cycle_ratio_arrays`): kept from its solve on arrays,
     else solved on arrays (small, or not solved); None off one component."""
     if hasattr(found, "critical"):
         return found.critical

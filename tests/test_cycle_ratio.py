@@ -256,15 +256,15 @@ def test_the_exact_steps_from_the_float_policy_take_tall_heights_in_int64(graph)
     Python dictionaries from the start."""
     import moc.cycle_ratio as cr
     n, edges = graph
-    saved = cr._certified, cr._exact_howard
+    saved = cr._certified, cr.exact_iteration
 
     def refused(*args):
         raise AssertionError("the exact iteration from the start ran")
-    cr._certified, cr._exact_howard = (lambda *args: False), refused
+    cr._certified, cr.exact_iteration = (lambda *args: False), refused
     try:
         found = max_cycle_ratio(range(n), edges)
     finally:
-        cr._certified, cr._exact_howard = saved
+        cr._certified, cr.exact_iteration = saved
     expected = brute_force(range(n), edges)
     assert found.ratio == expected
     if expected is not None:
