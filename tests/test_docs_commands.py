@@ -117,7 +117,7 @@ def test_the_pages_have_commands():
     assert {page.relative_to(ROOT).as_posix() for page, *_ in CASES} == {
         "README.md", "docs/tutorial.md", "docs/howto/board-from-datasheet.md",
         "docs/howto/calibrate.md", "docs/howto/neural-networks.md", "docs/howto/preesm.md",
-        "examples/csdf/README.md"}
+        "examples/csdf/README.md", "examples/gsla/README.md"}
 
 
 @pytest.fixture(scope="module")
