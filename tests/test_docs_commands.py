@@ -8,10 +8,12 @@ after another in one directory, so that a later command may read what an earlier
 wrote; a command that only sets a shell variable (``$ B=examples/...``) is run again
 before every later command of its page, as a reader's shell would keep it. A command
 that reads ``../shared/`` (the data folder next to the repository) is skipped when that
-folder is absent. The output shown is what the command prints (stdout then stderr), line
-for line: whitespace runs compare equal, ``...`` inside a line matches any text, and a
-line that is only ``...`` stands for any number of lines (a page that leaves lines out
-says so with it). A command shown without output may print anything."""
+folder is absent, and so are the commands of a block opened with ```` ```console long ````
+(minutes of work, which the page says) unless ``MAPEVAL_LONG_STUDIES`` is set. The
+output shown is what the command prints (stdout then stderr), line for line: whitespace
+runs compare equal, ``...`` inside a line matches any text, and a line that is only
+``...`` stands for any number of lines (a page that leaves lines out says so with it). A
+command shown without output may print anything."""
 from __future__ import annotations
 
 import os
@@ -33,16 +35,16 @@ NEEDS = {"docs/howto/neural-networks.md": "onnx"}
 #: the shared data folder, a sibling of the repository (absent in CI)
 SHARED = ROOT.parent / "shared"
 SETS = re.compile(r"[A-Za-z_]\w*=")
-BLOCK = re.compile(r"^```console[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+BLOCK = re.compile(r"^```console([ \t]+long)?[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
-def sessions(text: str) -> list[tuple[int, str, list[str]]]:
-    """``(line, command, expected output lines)`` of every ``$`` command of the console
-    blocks of a Markdown text."""
+def sessions(text: str) -> list[tuple[int, str, list[str], bool]]:
+    """``(line, command, expected output lines, whether its block is long)`` of every
+    ``$`` command of the console blocks of a Markdown text."""
     found = []
     for block in BLOCK.finditer(text):
         first = text.count("\n", 0, block.start()) + 2
-        lines = block.group(1).split("\n")
+        lines = block.group(2).split("\n")
         i = 0
         while i < len(lines):
             if not lines[i].startswith("$ "):
@@ -59,7 +61,7 @@ def sessions(text: str) -> list[tuple[int, str, list[str]]]:
                 i += 1
             while expected and not expected[-1].strip():
                 expected.pop()
-            found.append((at, command, expected))
+            found.append((at, command, expected, bool(block.group(1))))
     return found
 
 
@@ -93,31 +95,32 @@ def test_the_matcher():
     assert not shows(["a", "b"], ["b", "a"])
     assert not shows(["c ... d"], ["c 12 e"])
     assert sessions("```console\n$ echo a \\\n  b\na b\n\n$ true\n```\n") == \
-        [(2, "echo a  b", ["a b"]), (6, "true", [])]
-    assert carried(sessions("```console\n$ B=x\n$ echo $B\nx\n```\n")) == \
-        [(2, "B=x", []), (3, "B=x\necho $B", ["x"])]
+        [(2, "echo a  b", ["a b"], False), (6, "true", [], False)]
+    assert carried(sessions("```console\n$ B=x\n```\n```console long\n$ echo $B\nx\n```\n")) \
+        == [(2, "B=x", [], False), (5, "B=x\necho $B", ["x"], True)]
 
 
-def carried(found: list[tuple[int, str, list[str]]]) -> list[tuple[int, str, list[str]]]:
+def carried(found: list[tuple[int, str, list[str], bool]]) -> list[tuple[int, str, list[str], bool]]:
     """The ``sessions`` of a page, each command preceded by the page's earlier commands
     that set a variable."""
     variables, out = [], []
-    for line, command, expected in found:
-        out.append((line, "\n".join([*variables, command]), expected))
+    for line, command, expected, long in found:
+        out.append((line, "\n".join([*variables, command]), expected, long))
         if SETS.match(command):
             variables.append(command)
     return out
 
 
-CASES = [(page, line, command, expected) for page in PAGES
-         for line, command, expected in carried(sessions(page.read_text(encoding="utf-8")))]
+CASES = [(page, *session) for page in PAGES
+         for session in carried(sessions(page.read_text(encoding="utf-8")))]
 
 
 def test_the_pages_have_commands():
     assert {page.relative_to(ROOT).as_posix() for page, *_ in CASES} == {
         "README.md", "docs/tutorial.md", "docs/howto/board-from-datasheet.md",
         "docs/howto/calibrate.md", "docs/howto/neural-networks.md", "docs/howto/preesm.md",
-        "examples/csdf/README.md", "examples/gsla/README.md"}
+        "examples/csdf/README.md", "examples/gsla/README.md",
+        "examples/calibration/biglittle/README.md"}
 
 
 @pytest.fixture(scope="module")
@@ -130,13 +133,15 @@ def workdir(tmp_path_factory):
     return work
 
 
-@pytest.mark.parametrize("page, line, command, expected", CASES,
-                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _, _ in CASES])
-def test_console_command(page, line, command, expected, workdir):
+@pytest.mark.parametrize("page, line, command, expected, long", CASES,
+                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, *_ in CASES])
+def test_console_command(page, line, command, expected, long, workdir):
     if page.relative_to(ROOT).as_posix() in NEEDS:
         pytest.importorskip(NEEDS[page.relative_to(ROOT).as_posix()])
     if "../shared/" in command and not SHARED.is_dir():
         pytest.skip(f"{SHARED} is absent")
+    if long and not os.environ.get("MAPEVAL_LONG_STUDIES"):
+        pytest.skip("a long command: set MAPEVAL_LONG_STUDIES=1 to run it")
     env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg",
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
     done = subprocess.run(["bash", "-c", command], cwd=workdir, env=env, text=True,
