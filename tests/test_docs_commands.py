@@ -120,7 +120,7 @@ def test_the_pages_have_commands():
         "README.md", "docs/tutorial.md", "docs/howto/board-from-datasheet.md",
         "docs/howto/calibrate.md", "docs/howto/neural-networks.md", "docs/howto/preesm.md",
         "examples/csdf/README.md", "examples/gsla/README.md",
-        "examples/calibration/biglittle/README.md"}
+        "examples/calibration/biglittle/README.md", "examples/calibration/preesm/README.md"}
 
 
 @pytest.fixture(scope="module")
