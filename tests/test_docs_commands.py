@@ -6,10 +6,10 @@ one), each followed by the output it shows. Commands run with ``bash`` (one each
 temporary directory holding a copy of ``examples/`` (and an empty ``out/``), one block
 after another in one directory, so that a later command may read what an earlier one
 wrote; a command that only sets a shell variable (``$ B=examples/...``) is run again
-before every later command of its page, as a reader's shell would keep it. A command
-that reads ``../shared/`` (the data folder next to the repository) is skipped when that
-folder is absent, and so are the commands of a block opened with ```` ```console long ````
-(minutes of work, which the page says) unless ``MAPEVAL_LONG_STUDIES`` is set. The
+before every later command of its page, as a reader's shell would keep it. Words after
+``console`` mark a block: ``shared``, its commands read ``../shared/`` (the data folder
+next to the repository, absent in CI: they are skipped without it); ``long``, they take
+minutes (the page says so: they run only with ``MAPEVAL_LONG_STUDIES`` set). The
 output shown is what the command prints (stdout then stderr), line for line: whitespace
 runs compare equal, ``...`` inside a line matches any text, and a line that is only
 ``...`` stands for any number of lines (a page that leaves lines out says so with it). A
@@ -31,16 +31,21 @@ PAGES = [ROOT / "README.md", ROOT / "docs" / "tutorial.md",
          ROOT / "docs" / "howto" / "neural-networks.md", ROOT / "docs" / "howto" / "preesm.md",
          *sorted(ROOT.glob("examples/*/README.md")), *sorted(ROOT.glob("examples/*/*/README.md"))]
 #: pages whose commands need an optional package
-NEEDS = {"docs/howto/neural-networks.md": "onnx"}
+NEEDS = {"docs/howto/neural-networks.md": "onnx", "examples/sdf3_lookup/README.md": "ortools"}
 #: the shared data folder, a sibling of the repository (absent in CI)
 SHARED = ROOT.parent / "shared"
 SETS = re.compile(r"[A-Za-z_]\w*=")
-BLOCK = re.compile(r"^```console([ \t]+long)?[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+BLOCK = re.compile(r"^```console((?:[ \t]+(?:long|shared))*)[ \t]*\n(.*?)^```[ \t]*$",
+                   re.DOTALL | re.MULTILINE)
 
 
-def sessions(text: str) -> list[tuple[int, str, list[str], bool]]:
-    """``(line, command, expected output lines, whether its block is long)`` of every
-    ``$`` command of the console blocks of a Markdown text."""
+#: a command: its line, the command, the output it shows and its block's marks
+Session = tuple[int, str, list[str], frozenset]
+
+
+def sessions(text: str) -> list[Session]:
+    """``(line, command, expected output lines, its block's marks)`` of every ``$``
+    command of the console blocks of a Markdown text."""
     found = []
     for block in BLOCK.finditer(text):
         first = text.count("\n", 0, block.start()) + 2
@@ -61,7 +66,7 @@ def sessions(text: str) -> list[tuple[int, str, list[str], bool]]:
                 i += 1
             while expected and not expected[-1].strip():
                 expected.pop()
-            found.append((at, command, expected, bool(block.group(1))))
+            found.append((at, command, expected, frozenset(block.group(1).split())))
     return found
 
 
@@ -95,17 +100,18 @@ def test_the_matcher():
     assert not shows(["a", "b"], ["b", "a"])
     assert not shows(["c ... d"], ["c 12 e"])
     assert sessions("```console\n$ echo a \\\n  b\na b\n\n$ true\n```\n") == \
-        [(2, "echo a  b", ["a b"], False), (6, "true", [], False)]
-    assert carried(sessions("```console\n$ B=x\n```\n```console long\n$ echo $B\nx\n```\n")) \
-        == [(2, "B=x", [], False), (5, "B=x\necho $B", ["x"], True)]
+        [(2, "echo a  b", ["a b"], set()), (6, "true", [], set())]
+    page = "```console\n$ B=x\n```\n```console long shared\n$ echo $B\nx\n```\n"
+    assert carried(sessions(page)) == [(2, "B=x", [], set()),
+                                       (5, "B=x\necho $B", ["x"], {"long", "shared"})]
 
 
-def carried(found: list[tuple[int, str, list[str], bool]]) -> list[tuple[int, str, list[str], bool]]:
+def carried(found: list[Session]) -> list[Session]:
     """The ``sessions`` of a page, each command preceded by the page's earlier commands
     that set a variable."""
     variables, out = [], []
-    for line, command, expected, long in found:
-        out.append((line, "\n".join([*variables, command]), expected, long))
+    for line, command, expected, marks in found:
+        out.append((line, "\n".join([*variables, command]), expected, marks))
         if SETS.match(command):
             variables.append(command)
     return out
@@ -120,7 +126,8 @@ def test_the_pages_have_commands():
         "README.md", "docs/tutorial.md", "docs/howto/board-from-datasheet.md",
         "docs/howto/calibrate.md", "docs/howto/neural-networks.md", "docs/howto/preesm.md",
         "examples/csdf/README.md", "examples/gsla/README.md",
-        "examples/calibration/biglittle/README.md", "examples/calibration/preesm/README.md"}
+        "examples/calibration/biglittle/README.md",
+        "examples/calibration/preesm/README.md", "examples/timing/README.md"}
 
 
 @pytest.fixture(scope="module")
@@ -133,14 +140,14 @@ def workdir(tmp_path_factory):
     return work
 
 
-@pytest.mark.parametrize("page, line, command, expected, long", CASES,
+@pytest.mark.parametrize("page, line, command, expected, marks", CASES,
                          ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, *_ in CASES])
-def test_console_command(page, line, command, expected, long, workdir):
+def test_console_command(page, line, command, expected, marks, workdir):
     if page.relative_to(ROOT).as_posix() in NEEDS:
         pytest.importorskip(NEEDS[page.relative_to(ROOT).as_posix()])
-    if "../shared/" in command and not SHARED.is_dir():
+    if "shared" in marks and not SHARED.is_dir():
         pytest.skip(f"{SHARED} is absent")
-    if long and not os.environ.get("MAPEVAL_LONG_STUDIES"):
+    if "long" in marks and not os.environ.get("MAPEVAL_LONG_STUDIES"):
         pytest.skip("a long command: set MAPEVAL_LONG_STUDIES=1 to run it")
     env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg",
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
