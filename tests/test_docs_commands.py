@@ -127,7 +127,8 @@ def test_the_pages_have_commands():
         "docs/howto/calibrate.md", "docs/howto/neural-networks.md", "docs/howto/preesm.md",
         "examples/csdf/README.md", "examples/gsla/README.md",
         "examples/calibration/biglittle/README.md",
-        "examples/calibration/preesm/README.md", "examples/timing/README.md"}
+        "examples/calibration/preesm/README.md", "examples/timing/README.md",
+        "examples/calibration/streaming/README.md"}
 
 
 @pytest.fixture(scope="module")
