@@ -128,7 +128,7 @@ def test_the_pages_have_commands():
         "examples/csdf/README.md", "examples/gsla/README.md",
         "examples/calibration/biglittle/README.md",
         "examples/calibration/preesm/README.md", "examples/timing/README.md",
-        "examples/calibration/streaming/README.md"}
+        "examples/calibration/streaming/README.md", "examples/sdf3_lookup/README.md"}
 
 
 @pytest.fixture(scope="module")
