@@ -128,7 +128,8 @@ def test_the_pages_have_commands():
         "examples/csdf/README.md", "examples/gsla/README.md",
         "examples/calibration/biglittle/README.md",
         "examples/calibration/preesm/README.md", "examples/timing/README.md",
-        "examples/calibration/streaming/README.md", "examples/sdf3_lookup/README.md"}
+        "examples/calibration/streaming/README.md", "examples/sdf3_lookup/README.md",
+        "examples/measured/README.md"}
 
 
 @pytest.fixture(scope="module")
