@@ -129,7 +129,7 @@ def test_the_pages_have_commands():
         "examples/calibration/biglittle/README.md",
         "examples/calibration/preesm/README.md", "examples/timing/README.md",
         "examples/calibration/streaming/README.md", "examples/sdf3_lookup/README.md",
-        "examples/measured/README.md"}
+        "examples/measured/README.md", "examples/gpu_choice/README.md"}
 
 
 @pytest.fixture(scope="module")
