@@ -6,8 +6,9 @@ one), each followed by the output it shows. Commands run with ``bash`` (one each
 temporary directory holding a copy of ``examples/`` (and an empty ``out/``), one block
 after another in one directory, so that a later command may read what an earlier one
 wrote; a command that only sets a shell variable (``$ B=examples/...``) is run again
-before every later command of its page, as a reader's shell would keep it. Words after
-``console`` mark a block: ``shared``, its commands read ``../shared/`` (the data folder
+before every later command of its page, as a reader's shell would keep it. A line
+``<!-- console: MARKS -->`` right above a block marks it (an HTML comment: neither GitHub
+nor the site shows it): ``shared``, its commands read ``../shared/`` (the data folder
 next to the repository, absent in CI: they are skipped without it); ``long``, they take
 minutes (the page says so: they run only with ``MAPEVAL_LONG_STUDIES`` set). The
 output shown is what the command prints (stdout then stderr), line for line: whitespace
@@ -35,8 +36,8 @@ NEEDS = {"docs/howto/neural-networks.md": "onnx", "examples/sdf3_lookup/README.m
 #: the shared data folder, a sibling of the repository (absent in CI)
 SHARED = ROOT.parent / "shared"
 SETS = re.compile(r"[A-Za-z_]\w*=")
-BLOCK = re.compile(r"^```console((?:[ \t]+(?:long|shared))*)[ \t]*\n(.*?)^```[ \t]*$",
-                   re.DOTALL | re.MULTILINE)
+BLOCK = re.compile(r"^(?:<!-- console:((?:[ \t]+(?:long|shared))+) -->\n)?"
+                   r"```console[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
 #: a command: its line, the command, the output it shows and its block's marks
@@ -48,7 +49,7 @@ def sessions(text: str) -> list[Session]:
     command of the console blocks of a Markdown text."""
     found = []
     for block in BLOCK.finditer(text):
-        first = text.count("\n", 0, block.start()) + 2
+        first = text.count("\n", 0, block.start(2)) + 1
         lines = block.group(2).split("\n")
         i = 0
         while i < len(lines):
@@ -66,7 +67,7 @@ def sessions(text: str) -> list[Session]:
                 i += 1
             while expected and not expected[-1].strip():
                 expected.pop()
-            found.append((at, command, expected, frozenset(block.group(1).split())))
+            found.append((at, command, expected, frozenset((block.group(1) or "").split())))
     return found
 
 
@@ -101,9 +102,9 @@ def test_the_matcher():
     assert not shows(["c ... d"], ["c 12 e"])
     assert sessions("```console\n$ echo a \\\n  b\na b\n\n$ true\n```\n") == \
         [(2, "echo a  b", ["a b"], set()), (6, "true", [], set())]
-    page = "```console\n$ B=x\n```\n```console long shared\n$ echo $B\nx\n```\n"
+    page = "```console\n$ B=x\n```\n<!-- console: long shared -->\n```console\n$ echo $B\nx\n```\n"
     assert carried(sessions(page)) == [(2, "B=x", [], set()),
-                                       (5, "B=x\necho $B", ["x"], {"long", "shared"})]
+                                       (6, "B=x\necho $B", ["x"], {"long", "shared"})]
 
 
 def carried(found: list[Session]) -> list[Session]:
