@@ -1,14 +1,20 @@
 """The ``console`` blocks of README.md and of the documentation run, and print what they show.
 
-Pages: the README, the tutorial and the how-to pages listed in ``PAGES``. A block is a
-shell session: ``$ COMMAND`` lines (a trailing backslash continues one),
-each followed by the output it shows. Commands run with ``bash`` in a temporary directory
-holding a copy of ``examples/`` (and an empty ``out/``), one block after another in one
-directory, so that a later command may read what an earlier one wrote. The output shown
-is what the command prints (stdout then stderr), line for line: whitespace runs compare
-equal, ``...`` inside a line matches any text, and a line that is only ``...`` stands for
-any number of lines (a page that leaves lines out says so with it). A command shown
-without output may print anything."""
+Pages: the README, the tutorial, the how-to pages listed in ``PAGES`` and the examples'
+READMEs. A block is a shell session: ``$ COMMAND`` lines (a trailing backslash continues
+one), each followed by the output it shows. Commands run with ``bash`` (one each) in a
+temporary directory holding a copy of ``examples/`` (and an empty ``out/``), one block
+after another in one directory, so that a later command may read what an earlier one
+wrote; a command that only sets a shell variable (``$ B=examples/...``) is run again
+before every later command of its page, as a reader's shell would keep it. A line
+``<!-- console: MARKS -->`` right above a block marks it (an HTML comment: neither GitHub
+nor the site shows it): ``shared``, its commands read ``../shared/`` (the data folder
+next to the repository, absent in CI: they are skipped without it); ``long``, they take
+minutes (the page says so: they run only with ``MAPEVAL_LONG_STUDIES`` set). The
+output shown is what the command prints (stdout then stderr), line for line: whitespace
+runs compare equal, ``...`` inside a line matches any text, and a line that is only
+``...`` stands for any number of lines (a page that leaves lines out says so with it). A
+command shown without output may print anything."""
 from __future__ import annotations
 
 import os
@@ -23,19 +29,28 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "docs" / "tutorial.md",
          ROOT / "docs" / "howto" / "board-from-datasheet.md", ROOT / "docs" / "howto" / "calibrate.md",
-         ROOT / "docs" / "howto" / "neural-networks.md", ROOT / "docs" / "howto" / "preesm.md"]
+         ROOT / "docs" / "howto" / "neural-networks.md", ROOT / "docs" / "howto" / "preesm.md",
+         *sorted(ROOT.glob("examples/*/README.md")), *sorted(ROOT.glob("examples/*/*/README.md"))]
 #: pages whose commands need an optional package
-NEEDS = {"neural-networks.md": "onnx"}
-BLOCK = re.compile(r"^```console[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+NEEDS = {"docs/howto/neural-networks.md": "onnx", "examples/sdf3_lookup/README.md": "ortools"}
+#: the shared data folder, a sibling of the repository (absent in CI)
+SHARED = ROOT.parent / "shared"
+SETS = re.compile(r"[A-Za-z_]\w*=")
+BLOCK = re.compile(r"^(?:<!-- console:((?:[ \t]+(?:long|shared))+) -->\n)?"
+                   r"```console[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
-def sessions(text: str) -> list[tuple[int, str, list[str]]]:
-    """``(line, command, expected output lines)`` of every ``$`` command of the console
-    blocks of a Markdown text."""
+#: a command: its line, the command, the output it shows and its block's marks
+Session = tuple[int, str, list[str], frozenset]
+
+
+def sessions(text: str) -> list[Session]:
+    """``(line, command, expected output lines, its block's marks)`` of every ``$``
+    command of the console blocks of a Markdown text."""
     found = []
     for block in BLOCK.finditer(text):
-        first = text.count("\n", 0, block.start()) + 2
-        lines = block.group(1).split("\n")
+        first = text.count("\n", 0, block.start(2)) + 1
+        lines = block.group(2).split("\n")
         i = 0
         while i < len(lines):
             if not lines[i].startswith("$ "):
@@ -52,7 +67,7 @@ def sessions(text: str) -> list[tuple[int, str, list[str]]]:
                 i += 1
             while expected and not expected[-1].strip():
                 expected.pop()
-            found.append((at, command, expected))
+            found.append((at, command, expected, frozenset((block.group(1) or "").split())))
     return found
 
 
@@ -86,32 +101,57 @@ def test_the_matcher():
     assert not shows(["a", "b"], ["b", "a"])
     assert not shows(["c ... d"], ["c 12 e"])
     assert sessions("```console\n$ echo a \\\n  b\na b\n\n$ true\n```\n") == \
-        [(2, "echo a  b", ["a b"]), (6, "true", [])]
+        [(2, "echo a  b", ["a b"], set()), (6, "true", [], set())]
+    page = "```console\n$ B=x\n```\n<!-- console: long shared -->\n```console\n$ echo $B\nx\n```\n"
+    assert carried(sessions(page)) == [(2, "B=x", [], set()),
+                                       (6, "B=x\necho $B", ["x"], {"long", "shared"})]
 
 
-CASES = [(page, line, command, expected) for page in PAGES if page.exists()
-         for line, command, expected in sessions(page.read_text(encoding="utf-8"))]
+def carried(found: list[Session]) -> list[Session]:
+    """The ``sessions`` of a page, each command preceded by the page's earlier commands
+    that set a variable."""
+    variables, out = [], []
+    for line, command, expected, marks in found:
+        out.append((line, "\n".join([*variables, command]), expected, marks))
+        if SETS.match(command):
+            variables.append(command)
+    return out
+
+
+CASES = [(page, *session) for page in PAGES
+         for session in carried(sessions(page.read_text(encoding="utf-8")))]
 
 
 def test_the_pages_have_commands():
-    assert {page.name for page, *_ in CASES} == {"README.md", "tutorial.md",
-                                                 "board-from-datasheet.md", "calibrate.md",
-                                                 "neural-networks.md", "preesm.md"}
+    assert {page.relative_to(ROOT).as_posix() for page, *_ in CASES} == {
+        "README.md", "docs/tutorial.md", "docs/howto/board-from-datasheet.md",
+        "docs/howto/calibrate.md", "docs/howto/neural-networks.md", "docs/howto/preesm.md",
+        "examples/csdf/README.md", "examples/gsla/README.md",
+        "examples/calibration/biglittle/README.md",
+        "examples/calibration/preesm/README.md", "examples/timing/README.md",
+        "examples/calibration/streaming/README.md", "examples/sdf3_lookup/README.md",
+        "examples/measured/README.md", "examples/gpu_choice/README.md"}
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    work = tmp_path_factory.mktemp("docs")
+    work = tmp_path_factory.mktemp("docs") / "repo"
     shutil.copytree(ROOT / "examples", work / "examples")
     (work / "out").mkdir()
+    if SHARED.is_dir():
+        (work.parent / "shared").symlink_to(SHARED, target_is_directory=True)
     return work
 
 
-@pytest.mark.parametrize("page, line, command, expected", CASES,
-                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _, _ in CASES])
-def test_console_command(page, line, command, expected, workdir):
-    if page.name in NEEDS:
-        pytest.importorskip(NEEDS[page.name])
+@pytest.mark.parametrize("page, line, command, expected, marks", CASES,
+                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, *_ in CASES])
+def test_console_command(page, line, command, expected, marks, workdir):
+    if page.relative_to(ROOT).as_posix() in NEEDS:
+        pytest.importorskip(NEEDS[page.relative_to(ROOT).as_posix()])
+    if "shared" in marks and not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is absent")
+    if "long" in marks and not os.environ.get("MAPEVAL_LONG_STUDIES"):
+        pytest.skip("a long command: set MAPEVAL_LONG_STUDIES=1 to run it")
     env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg",
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
     done = subprocess.run(["bash", "-c", command], cwd=workdir, env=env, text=True,
