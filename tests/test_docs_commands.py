@@ -9,7 +9,7 @@ wrote; a command that only sets a shell variable (``$ B=examples/...``) is run a
 before every later command of its page, as a reader's shell would keep it. A line
 ``<!-- console: MARKS -->`` right above a block marks it (an HTML comment: neither GitHub
 nor the site shows it): ``shared``, its commands read ``../shared/`` (the data folder
-next to the repository, absent in CI: they are skipped without it); ``long``, they take
+next to the repository: they are skipped where it is absent); ``long``, they take
 minutes (the page says so: they run only with ``MAPEVAL_LONG_STUDIES`` set). The
 output shown is what the command prints (stdout then stderr), line for line: whitespace
 runs compare equal, ``...`` inside a line matches any text, and a line that is only
@@ -33,7 +33,7 @@ PAGES = [ROOT / "README.md", ROOT / "docs" / "tutorial.md",
          *sorted(ROOT.glob("examples/*/README.md")), *sorted(ROOT.glob("examples/*/*/README.md"))]
 #: pages whose commands need an optional package
 NEEDS = {"docs/howto/neural-networks.md": "onnx", "examples/sdf3_lookup/README.md": "ortools"}
-#: the shared data folder, a sibling of the repository (absent in CI)
+#: the shared data folder, a sibling of the repository (where present)
 SHARED = ROOT.parent / "shared"
 SETS = re.compile(r"[A-Za-z_]\w*=")
 BLOCK = re.compile(r"^(?:<!-- console:((?:[ \t]+(?:long|shared))+) -->\n)?"
