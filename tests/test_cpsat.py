@@ -309,6 +309,63 @@ def test_polished_lowers_a_pe_bottleneck_and_both_in_order_keeps_it(monkeypatch)
 
 
 @needs_ortools
+def test_both_in_order_polishes_the_neighbourhoods_mapping_within_the_deadline(monkeypatch):
+    """The partition bound ends past the time limit (as on a loaded machine) and the
+    neighbourhoods hold a mapping better than the incumbent (exhaustive's optimum):
+    the packing's local search from it is given the deadline, not half its share
+    past the bounds' end (a 120 s limit once ended at 133.5 s that way)."""
+    import time
+    from mapping.search import both, exact, lns, packing, partition_bound
+    from mapping.search.exact import mapping_value
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    setup.info["incumbent"] = _start_above_the_packing(setup, best)
+    optimum = ev.encode(search(problem, "time", "max", strategy="exhaustive").mapping)
+
+    class Ahead:
+        """The neighbourhoods, holding the optimum."""
+        def best(self):
+            return optimum, mapping_value(ev, optimum)
+
+        def pause(self):
+            pass
+
+        resume = pause
+
+        def offer(self, row):
+            pass
+
+        def finish(self):
+            return None
+
+    limit = 2.0
+
+    def late(*args, **kwargs):
+        time.sleep(limit + 0.3)
+        return partition_bound.PartitionBound(None)
+
+    deadlines = []
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
+    monkeypatch.setattr(lns, "Beside", lambda *a, **k: Ahead())
+    monkeypatch.setattr(partition_bound, "heavy", lambda setup: False)
+    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
+    monkeypatch.setattr(packing, "within_share", lambda *a, **k: packing.PackingBound(None, None))
+    monkeypatch.setattr(partition_bound, "floor", late)
+    monkeypatch.setattr(both, "polished", lambda setup, row, deadline=None:
+                        deadlines.append(deadline))
+    real_solve = cpsat.solve
+    monkeypatch.setattr(cpsat, "solve", lambda setup, time_limit=None, **k: real_solve(
+        setup, time_limit=0.01, **k))
+    monkeypatch.setattr(exact, "solve", lambda setup, **k: real_solve(setup, time_limit=0.01))
+    began = time.time()
+    res = both.solve_both(setup, time_limit=limit)
+    assert len(deadlines) == 2                      # the start's, the neighbourhoods'
+    assert all(d <= began + limit + 0.05 for d in deadlines)
+    assert res.value <= mapping_value(ev, optimum) * (1 + 1e-12)
+
+
+@needs_ortools
 def test_each_packing_step_carries_only_the_bounds_ended_before_it(monkeypatch):
     """The proof of the best packing proves nothing but finds the start's packing, then
     the packing bound's bisection proves half the optimum and finds another mapping

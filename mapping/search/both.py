@@ -147,7 +147,7 @@ def solve_both(setup, time_limit: float | None = None):
                 setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
                 # the neighbourhoods went further: the packing's moves from their mapping
                 polish(found[0], None if deadline is None else
-                       time.time() + POLISH_SHARE * time_limit / 2)
+                       min(deadline, time.time() + POLISH_SHARE * time_limit / 2))
         left = remaining(deadline)
         share = None if left is None else left * CPSAT_SHARE
         first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
