@@ -128,3 +128,50 @@ def test_without_highspy_the_program_runs_to_its_end(monkeypatch):
     start = setup.space.random(np.random.default_rng(2), 1)[0]
     assert exact.cluster_floor(setup, incumbent=start, stop=After(0)) == \
         exact.cluster_floor(setup, incumbent=start)
+
+
+def test_what_highs_prints_on_stdout_goes_to_stderr(monkeypatch, capfd):
+    """HiGHS's MIP solver prints some lines with C's ``printf`` whatever its options
+    (``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``,
+    which once opened a ``search --json`` document): a solver writing to descriptor 1
+    while :func:`highs.milp` runs writes to standard error, by either path, and the
+    descriptor is back afterwards."""
+    import os
+    import scipy.optimize
+    noise = b"HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();\n"
+    c, integrality, bounds, cons = knapsacks(3, n=12, m=4)
+
+    def noisy(*args, **kwargs):
+        os.write(1, noise)
+        return scipy_milp(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.optimize, "milp", noisy)
+    res = highs.milp(c, integrality, bounds, cons)            # scipy's path
+    os.write(1, b"after\n")
+    out, err = capfd.readouterr()
+    assert res.status == 0 and out == "after\n" and err == noise.decode()
+
+
+def test_stdout_goes_back_when_the_last_thread_leaves(capfd):
+    """Two threads inside at once (the bounds and a search beside them): descriptor 1
+    points at standard error until both have left, whichever leaves first."""
+    import os
+    import threading
+    inside, leave = threading.Barrier(2), threading.Event()
+
+    def first():
+        with highs.stdout_to_stderr():
+            inside.wait()
+            os.write(1, b"a\n")
+        leave.set()
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    with highs.stdout_to_stderr():
+        inside.wait()
+        leave.wait()                    # the other has left
+        os.write(1, b"b\n")
+    worker.join()
+    os.write(1, b"c\n")
+    out, err = capfd.readouterr()
+    assert out == "c\n" and sorted(err.split()) == ["a", "b"]

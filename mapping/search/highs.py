@@ -13,6 +13,12 @@ interrupt the solve when it is true.  Otherwise :func:`scipy.optimize.milp` solv
 its time limit.  Inside a MIP, HiGHS checks at its nodes, not inside its primal
 heuristics: a stop takes effect within about a second (the research notes).
 
+HiGHS's MIP solver writes some lines straight to the C library's standard output,
+whatever ``output_flag`` says (``HighsMipSolverData::transformNewIntegerFeasibleSolution
+tmpSolver.run();``, seen on a loaded 45 x 12 instance), which would break the JSON a
+command prints there; :func:`milp` sends the process's standard output to its standard
+error while HiGHS runs (:func:`stdout_to_stderr`).
+
 What an interrupted solve proves is what a solve stopped at its time limit proves: the
 dual bound HiGHS reports (``mip_dual_bound``, the least over the open nodes of their
 LP bounds, or the root's while it is being solved) is a lower bound on the program's
@@ -21,6 +27,10 @@ reports the dual bound also when no solution was found.
 """
 from __future__ import annotations
 
+import os
+import sys
+import threading
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 import numpy as np
@@ -44,6 +54,37 @@ def available() -> bool:
         and hasattr(_core._Highs, "setCallback")
 
 
+_redirect_lock = threading.Lock()
+_redirected = {"depth": 0, "saved": None}
+
+
+@contextmanager
+def stdout_to_stderr():
+    """File descriptor 1 pointed at descriptor 2 meanwhile (what C code prints there
+    lands on standard error), for every thread until the last one inside leaves; as is
+    where either descriptor cannot be duplicated."""
+    with _redirect_lock:
+        if _redirected["depth"] == 0:
+            try:
+                sys.stdout.flush()
+                saved = os.dup(1)
+                os.dup2(2, 1)
+            except (OSError, ValueError):
+                saved = None
+            _redirected["saved"] = saved
+        _redirected["depth"] += 1
+    try:
+        yield
+    finally:
+        with _redirect_lock:
+            _redirected["depth"] -= 1
+            saved = _redirected["saved"]
+            if _redirected["depth"] == 0 and saved is not None:
+                os.dup2(saved, 1)
+                os.close(saved)
+                _redirected["saved"] = None
+
+
 def milp(c, integrality=None, bounds=None, constraints=None, options=None, stop=None):
     """``scipy.optimize.milp(c, integrality=..., bounds=..., constraints=...,
     options=...)`` (one :class:`~scipy.optimize.LinearConstraint`; options ``disp``,
@@ -52,8 +93,9 @@ def milp(c, integrality=None, bounds=None, constraints=None, options=None, stop=
     options = dict(options or {})
     if stop is None or not available():
         from scipy.optimize import milp as scipy_milp
-        res = scipy_milp(c, integrality=integrality, bounds=bounds,
-                         constraints=constraints, options=options)
+        with stdout_to_stderr():
+            res = scipy_milp(c, integrality=integrality, bounds=bounds,
+                             constraints=constraints, options=options)
         return SimpleNamespace(status=res.status, x=res.x, fun=res.fun, message=res.message,
                                mip_dual_bound=getattr(res, "mip_dual_bound", None),
                                stopped=False)
@@ -108,7 +150,8 @@ def _interruptible(c, integrality, bounds, constraints, options, stop):
     for kind in (kinds.kCallbackMipInterrupt, kinds.kCallbackSimplexInterrupt,
                  kinds.kCallbackIpmInterrupt):
         h.startCallback(kind)
-    h.run()
+    with stdout_to_stderr():
+        h.run()
     model = h.getModelStatus()
     name = model.name
     info = h.getInfo()
