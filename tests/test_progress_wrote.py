@@ -231,9 +231,11 @@ PLACES = ("out/", "/tmp/", "/dev/")
 
 def readme_commands(path: Path):
     """``(line, words)`` of every ``mapeval`` command in the code of a README (fenced or
-    indented blocks; continued lines joined, ``$ `` prompts and comments dropped)."""
+    indented blocks; continued lines joined, ``$ `` prompts and comments dropped; a
+    variable set on a line of its own, ``$ T=examples/timing``, replaced in the
+    commands after it, as a reader's shell would)."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    fenced, found, i = False, [], 0
+    fenced, found, i, variables = False, [], 0, {}
     while i < len(lines):
         line, start = lines[i], i + 1
         if line.lstrip().startswith("```"):
@@ -248,6 +250,11 @@ def readme_commands(path: Path):
         i += 1
         if text.startswith("$ "):
             text = text[2:]
+        setting = re.fullmatch(r"([A-Za-z_]\w*)=(\S+)", text) if code else None
+        if setting:
+            variables[setting[1]] = setting[2]
+        for name, value in variables.items():
+            text = re.sub(r"\$(?:%s\b|\{%s\})" % (name, name), value, text)
         words = shlex.split(text, comments=True) if code and "mapeval " in text else []
         if "mapeval" in words:
             found.append((start, words[words.index("mapeval"):]))
