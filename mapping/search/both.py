@@ -93,9 +93,9 @@ def solve_both(setup, time_limit: float | None = None):
         """``new`` (a mapping or None), where better than the incumbent, the incumbent
         from here on, offered to the neighbourhoods."""
         nonlocal setup
-        if new is not None and exact.mapping_value(ev, new) < exact.mapping_value(
-                ev, setup.info["incumbent"]):
-            improved.append((time.time(), exact.mapping_value(ev, new)))
+        value = None if new is None else exact.mapping_value(ev, new)
+        if value is not None and value < exact.mapping_value(ev, setup.info["incumbent"]):
+            improved.append((time.time(), value))
             setup = replace(setup, info=dict(setup.info, incumbent=new))
             if beside is not None:
                 beside.offer(new)
