@@ -366,6 +366,66 @@ def test_both_in_order_polishes_the_neighbourhoods_mapping_within_the_deadline(m
 
 
 @needs_ortools
+def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running(
+        monkeypatch):
+    """Once the bounds have ended, the packing's local search starts from the best
+    mapping known, the neighbourhoods' (exhaustive's optimum) where they went further,
+    and the neighbourhoods are paused only after it, for CP-SAT (before, they were
+    paused first and their core stood idle meanwhile); where the start is the best, it
+    starts from the first polish's mapping."""
+    from mapping.search import both, exact, lns, packing, partition_bound
+    from mapping.search.exact import mapping_value
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = _start_above_the_packing(setup, best)
+    optimum = ev.encode(search(problem, "time", "max", strategy="exhaustive").mapping)
+    events = []
+
+    class Beside:
+        """The neighbourhoods, holding ``held`` (None: nothing better than the start)."""
+        held = None
+
+        def best(self):
+            return None if self.held is None else (self.held, mapping_value(ev, self.held))
+
+        def pause(self):
+            events.append("pause")
+
+        def resume(self):
+            events.append("resume")
+
+        def offer(self, row):
+            pass
+
+        def finish(self):
+            return None
+
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
+    monkeypatch.setattr(partition_bound, "heavy", lambda setup: False)
+    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
+    monkeypatch.setattr(packing, "within_share", lambda *a, **k: packing.PackingBound(None, None))
+    monkeypatch.setattr(partition_bound, "floor",
+                        lambda *a, **k: partition_bound.PartitionBound(None))
+    monkeypatch.setattr(both, "polished", lambda setup, row, deadline=None:
+                        events.append(np.array(row)))
+    real_solve = cpsat.solve
+    monkeypatch.setattr(cpsat, "solve", lambda setup, time_limit=None, **k: real_solve(
+        setup, time_limit=0.01, **k))
+    monkeypatch.setattr(exact, "solve", lambda setup, **k: real_solve(setup, time_limit=0.01))
+    for held, second in ((optimum, optimum), (None, start)):
+        events.clear()
+        Beside.held = held
+        monkeypatch.setattr(lns, "Beside", lambda *a, **k: Beside())
+        setup.info["incumbent"] = start
+        both.solve_both(setup, time_limit=5)
+        rows = [e for e in events if not isinstance(e, str)]
+        assert len(rows) == 2 and (rows[0] == start).all() and (rows[1] == second).all()
+        kinds = [e if isinstance(e, str) else "polish" for e in events]
+        assert kinds.index("pause") == 2                # after both polishes
+
+
+@needs_ortools
 def test_each_packing_step_carries_only_the_bounds_ended_before_it(monkeypatch):
     """The proof of the best packing proves nothing but finds the start's packing, then
     the packing bound's bisection proves half the optimum and finds another mapping
