@@ -368,11 +368,14 @@ def test_both_in_order_polishes_the_neighbourhoods_mapping_within_the_deadline(m
 @needs_ortools
 def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running(
         monkeypatch):
-    """Once the bounds have ended, the packing's local search starts from the best
-    mapping known, the neighbourhoods' (exhaustive's optimum) where they went further,
-    and the neighbourhoods are paused only after it, for CP-SAT (before, they were
-    paused first and their core stood idle meanwhile); where the start is the best, it
-    starts from the first polish's mapping."""
+    """Once the bounds have ended, the packing's local search runs again, and the
+    neighbourhoods are paused only after it, for CP-SAT (before, they were paused first
+    and their core stood idle meanwhile).  Where its first run ended (no move left) it
+    starts from the best mapping known: the neighbourhoods' (exhaustive's optimum) where
+    they went further, else the start; where its first run was cut at its deadline, it
+    goes on from where it stopped, though the neighbourhoods hold a better mapping
+    (which may be a local optimum of its moves)."""
+    import time
     from mapping.search import both, exact, lns, packing, partition_bound
     from mapping.search.exact import mapping_value
     problem, best = small(7, 4, 9, False)
@@ -407,13 +410,24 @@ def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running
     monkeypatch.setattr(packing, "within_share", lambda *a, **k: packing.PackingBound(None, None))
     monkeypatch.setattr(partition_bound, "floor",
                         lambda *a, **k: partition_bound.PartitionBound(None))
-    monkeypatch.setattr(both, "polished", lambda setup, row, deadline=None:
-                        events.append(np.array(row)))
+    cut = None              # the first run's mapping where it is cut at its deadline
+
+    def polished(setup, row, deadline=None):
+        events.append(np.array(row))
+        if cut is not None and len(events) == 1:
+            time.sleep(max(deadline - time.time(), 0.0) + 0.01)
+            return cut
+
+    monkeypatch.setattr(both, "polished", polished)
     real_solve = cpsat.solve
     monkeypatch.setattr(cpsat, "solve", lambda setup, time_limit=None, **k: real_solve(
         setup, time_limit=0.01, **k))
     monkeypatch.setattr(exact, "solve", lambda setup, **k: real_solve(setup, time_limit=0.01))
-    for held, second in ((optimum, optimum), (None, start)):
+    halfway = next(r for r in setup.space.random(np.random.default_rng(2), 500)
+                   if mapping_value(ev, optimum) < mapping_value(ev, r) < mapping_value(
+                       ev, start))
+    for held, cut, second in ((optimum, None, optimum), (None, None, start),
+                              (optimum, halfway, halfway)):
         events.clear()
         Beside.held = held
         monkeypatch.setattr(lns, "Beside", lambda *a, **k: Beside())
