@@ -40,8 +40,8 @@ BESIDE_WORKERS = 1
 #: packing (:func:`polished`) before the bounds, and again after them: on 45 x 12
 #: (``--comm 0.1``) it found from a random mapping in 11-47 s mappings 0.14-0.35% above
 #: the packing bound, where the engines had ended 0.28-0.69% above it (the research
-#: notes, h56prove); from the neighbourhoods' worst basin (0.56% above it) its first
-#: improvement takes about 10 s and its local optimum (0.28%) 37 s
+#: notes, h56prove); its second run goes on from where it stood, since the
+#: neighbourhoods' better mapping may be a local optimum of its moves
 POLISH_SHARE = 0.2
 #: the share of the time limit that ``both`` in order gives the proof of the best packing
 #: with the CNs charged (:func:`~mapping.search.packing.proof`) where a CN carries nearly
@@ -75,10 +75,9 @@ def solve_both(setup, time_limit: float | None = None):
     on from CP-SAT's where that is better, and its best mapping counts as the engines'
     (``parts["lns"]``).  Where a PE is the bottleneck the packing's local search
     (:func:`polished`) first improves the start, within :data:`POLISH_SHARE` of the
-    limit, and again, within the same share, once the bounds have ended, the
-    neighbourhoods still running beside it: on from where it was cut, or where it had
-    ended (no move left) from the best mapping known (the neighbourhoods' where they went
-    further); its mappings are the bounds' and CP-SAT's incumbents.
+    limit, and again, within the same share, once the bounds have ended, on from where
+    it stood, the neighbourhoods still running beside it; its mappings are the bounds'
+    and CP-SAT's incumbents.
     On small instances (:func:`schedule`)
     CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
@@ -104,23 +103,13 @@ def solve_both(setup, time_limit: float | None = None):
             if beside is not None:
                 beside.offer(new)
 
-    moves = {"row": start, "ended": False}     # where the packing's moves are
+    moves = {"row": start}              # where the packing's local search stands
 
     def polish(row, until):
-        """The packing's local search from ``row`` until ``until``, adopted; ``moves``
-        holds where it stopped and whether it ended before ``until`` (no move left)."""
+        """The packing's local search from ``row`` until ``until``, adopted."""
         new = polished(setup, row, until)
-        moves.update(row=row if new is None else new,
-                     ended=until is None or time.time() < until)
+        moves["row"] = row if new is None else new
         adopt(new)
-
-    def take_theirs():
-        """The neighbourhoods' best mapping, where better, the incumbent (not offered
-        back to them)."""
-        nonlocal setup
-        found = None if beside is None else beside.best()
-        if found is not None and found[1] < exact.mapping_value(ev, setup.info["incumbent"]):
-            setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
 
     def theirs():
         """The neighbourhoods' best mapping so far, or None."""
@@ -158,18 +147,17 @@ def solve_both(setup, time_limit: float | None = None):
         floor = max(floor or 0.0, parted or 0.0) or None
         bounded = time.time()
         if start is not None:
-            # the packing's moves again, the neighbourhoods beside them: on from where
-            # they were cut (a better mapping of the neighbourhoods may be a local
-            # optimum of these moves: 45 x 12 seed 0 once ended there at 0.54%), else
-            # from the best mapping known
-            if moves["ended"]:
-                take_theirs()
-            polish(setup.info["incumbent"] if moves["ended"] else moves["row"],
-                   None if deadline is None else
+            # the packing's local search again, on from where it stood, the
+            # neighbourhoods beside it (their better mapping may be a local optimum of
+            # its moves: 45 x 12 seed 0 once ended there at 0.54%)
+            polish(moves["row"], None if deadline is None else
                    min(deadline, time.time() + POLISH_SHARE * time_limit))
         if beside is not None:
             beside.pause()          # CP-SAT's two workers take both cores
-            take_theirs()
+            found = beside.best()
+            if found is not None and found[1] < exact.mapping_value(
+                    ev, setup.info["incumbent"]):
+                setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
         left = remaining(deadline)
         share = None if left is None else left * CPSAT_SHARE
         first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
@@ -219,7 +207,8 @@ def solve_both(setup, time_limit: float | None = None):
 
 def polished(setup, row, deadline: float | None = None):
     """The mapping ``row`` improved by the packing's local search
-    (:func:`~mapping.search.packing.reoptimize`) within ``deadline``, where a PE is its
+    (:func:`~mapping.search.packing.reoptimize`, iterated with random kicks until
+    ``deadline``: :func:`~mapping.search.packing.kicked`), where a PE is its
     bottleneck and the result's value is lower; else None.  Nothing either where a
     CN carries nearly the bottleneck of ``setup``'s incumbent
     (:func:`~mapping.search.partition_bound.heavy`): the PEs' own loads are not what
@@ -234,8 +223,9 @@ def polished(setup, row, deadline: float | None = None):
             not packing.pe_bottleneck(ev, row, value) or partition_bound.heavy(setup):
         return None
     own = element_tables(ev)[0]
-    new = packing.reoptimize(own, setup.space.allowed & np.isfinite(own), row,
-                             deadline=deadline)
+    usable = setup.space.allowed & np.isfinite(own)
+    new = packing.reoptimize(own, usable, row) if deadline is None else packing.kicked(
+        own, usable, row, deadline, np.random.default_rng(setup.seed))
     return new if exact.mapping_value(ev, new) < value else None
 
 
