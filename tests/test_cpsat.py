@@ -366,13 +366,12 @@ def test_both_in_order_polishes_the_neighbourhoods_mapping_within_the_deadline(m
 
 
 @needs_ortools
-def test_both_in_order_polishes_again_where_it_stood_with_the_neighbourhoods_running(
+def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running(
         monkeypatch):
-    """Once the bounds have ended, the packing's local search runs again, on from where
-    it stood (its first run's mapping, else the start), though the neighbourhoods hold
-    a better mapping (exhaustive's optimum, which may be a local optimum of its moves);
-    the neighbourhoods are paused only after it, for CP-SAT (before, they were paused
-    first, their core idle, and the second run started from their mapping)."""
+    """Once the bounds have ended, the packing's local search runs again from the best
+    mapping known: the neighbourhoods' (exhaustive's optimum) where they went further,
+    else its first run's mapping (or the start); the neighbourhoods are paused only
+    after it, for CP-SAT (before, they were paused first and their core stood idle)."""
     from mapping.search import both, exact, lns, packing, partition_bound
     from mapping.search.exact import mapping_value
     problem, best = small(7, 4, 9, False)
@@ -383,9 +382,11 @@ def test_both_in_order_polishes_again_where_it_stood_with_the_neighbourhoods_run
     events = []
 
     class Beside:
-        """The neighbourhoods, holding the optimum."""
+        """The neighbourhoods, holding ``held`` (None: nothing better than the start)."""
+        held = None
+
         def best(self):
-            return optimum, mapping_value(ev, optimum)
+            return None if self.held is None else (self.held, mapping_value(ev, self.held))
 
         def pause(self):
             events.append("pause")
@@ -413,8 +414,10 @@ def test_both_in_order_polishes_again_where_it_stood_with_the_neighbourhoods_run
     halfway = next(r for r in setup.space.random(np.random.default_rng(2), 500)
                    if mapping_value(ev, optimum) < mapping_value(ev, r) < mapping_value(
                        ev, start))
-    for first, second in ((None, start), (halfway, halfway)):
+    for held, first, second in ((optimum, None, optimum), (optimum, halfway, optimum),
+                                (None, None, start), (None, halfway, halfway)):
         events.clear()
+        Beside.held = held
         monkeypatch.setattr(both, "polished", lambda setup, row, deadline=None: (
             events.append(np.array(row)), first if len(events) == 1 else None)[1])
         setup.info["incumbent"] = start
@@ -423,7 +426,7 @@ def test_both_in_order_polishes_again_where_it_stood_with_the_neighbourhoods_run
         assert len(rows) == 2 and (rows[0] == start).all() and (rows[1] == second).all()
         kinds = [e if isinstance(e, str) else "polish" for e in events]
         assert kinds.index("pause") == 2                # after both runs
-        assert res.value <= mapping_value(ev, optimum) * (1 + 1e-12)
+        assert res.value <= mapping_value(ev, second) * (1 + 1e-12)
 
 
 @needs_ortools

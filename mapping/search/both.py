@@ -40,8 +40,7 @@ BESIDE_WORKERS = 1
 #: packing (:func:`polished`) before the bounds, and again after them: on 45 x 12
 #: (``--comm 0.1``) it found from a random mapping in 11-47 s mappings 0.14-0.35% above
 #: the packing bound, where the engines had ended 0.28-0.69% above it (the research
-#: notes, h56prove); its second run goes on from where it stood, since the
-#: neighbourhoods' better mapping may be a local optimum of its moves
+#: notes, h56prove)
 POLISH_SHARE = 0.2
 #: the share of the time limit that ``both`` in order gives the proof of the best packing
 #: with the CNs charged (:func:`~mapping.search.packing.proof`) where a CN carries nearly
@@ -75,9 +74,9 @@ def solve_both(setup, time_limit: float | None = None):
     on from CP-SAT's where that is better, and its best mapping counts as the engines'
     (``parts["lns"]``).  Where a PE is the bottleneck the packing's local search
     (:func:`polished`) first improves the start, within :data:`POLISH_SHARE` of the
-    limit, and again, within the same share, once the bounds have ended, on from where
-    it stood, the neighbourhoods still running beside it; its mappings are the bounds'
-    and CP-SAT's incumbents.
+    limit, and again, within the same share, once the bounds have ended, from the best
+    mapping known (the neighbourhoods' where they went further), the neighbourhoods
+    still running beside it; its mappings are the bounds' and CP-SAT's incumbents.
     On small instances (:func:`schedule`)
     CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
@@ -103,13 +102,16 @@ def solve_both(setup, time_limit: float | None = None):
             if beside is not None:
                 beside.offer(new)
 
-    moves = {"row": start}              # where the packing's local search stands
-
     def polish(row, until):
         """The packing's local search from ``row`` until ``until``, adopted."""
-        new = polished(setup, row, until)
-        moves["row"] = row if new is None else new
-        adopt(new)
+        adopt(polished(setup, row, until))
+
+    def take_theirs():
+        """The neighbourhoods' best mapping, where better, the incumbent."""
+        nonlocal setup
+        found = None if beside is None else beside.best()
+        if found is not None and found[1] < exact.mapping_value(ev, setup.info["incumbent"]):
+            setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
 
     def theirs():
         """The neighbourhoods' best mapping so far, or None."""
@@ -147,17 +149,14 @@ def solve_both(setup, time_limit: float | None = None):
         floor = max(floor or 0.0, parted or 0.0) or None
         bounded = time.time()
         if start is not None:
-            # the packing's local search again, on from where it stood, the
-            # neighbourhoods beside it (their better mapping may be a local optimum of
-            # its moves: 45 x 12 seed 0 once ended there at 0.54%)
-            polish(moves["row"], None if deadline is None else
+            # the packing's local search again, from the best mapping known (whose
+            # kicks leave a local optimum of its moves), the neighbourhoods beside it
+            take_theirs()
+            polish(setup.info["incumbent"], None if deadline is None else
                    min(deadline, time.time() + POLISH_SHARE * time_limit))
         if beside is not None:
             beside.pause()          # CP-SAT's two workers take both cores
-            found = beside.best()
-            if found is not None and found[1] < exact.mapping_value(
-                    ev, setup.info["incumbent"]):
-                setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
+            take_theirs()
         left = remaining(deadline)
         share = None if left is None else left * CPSAT_SHARE
         first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
