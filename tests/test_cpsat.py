@@ -312,7 +312,7 @@ def test_polished_lowers_a_pe_bottleneck_and_both_in_order_keeps_it(monkeypatch)
 def test_both_in_order_polishes_the_neighbourhoods_mapping_within_the_deadline(monkeypatch):
     """The partition bound ends past the time limit (as on a loaded machine) and the
     neighbourhoods hold a mapping better than the incumbent (exhaustive's optimum):
-    the packing's local search from it is given the deadline, not half its share
+    the packing's local search after the bounds is given the deadline, not its share
     past the bounds' end (a 120 s limit once ended at 133.5 s that way)."""
     import time
     from mapping.search import both, exact, lns, packing, partition_bound
@@ -363,6 +363,92 @@ def test_both_in_order_polishes_the_neighbourhoods_mapping_within_the_deadline(m
     assert len(deadlines) == 2                      # the start's, the neighbourhoods'
     assert all(d <= began + limit + 0.05 for d in deadlines)
     assert res.value <= mapping_value(ev, optimum) * (1 + 1e-12)
+
+
+@needs_ortools
+def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running(
+        monkeypatch):
+    """Once the bounds have ended, the packing's local search runs again from the best
+    mapping known: the neighbourhoods' (exhaustive's optimum) where they went further,
+    else its first run's mapping (or the start); the neighbourhoods are paused only
+    after it, for CP-SAT (before, they were paused first and their core stood idle)."""
+    from mapping.search import both, exact, lns, packing, partition_bound
+    from mapping.search.exact import mapping_value
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    start = _start_above_the_packing(setup, best)
+    optimum = ev.encode(search(problem, "time", "max", strategy="exhaustive").mapping)
+    events = []
+
+    class Beside:
+        """The neighbourhoods, holding ``held`` (None: nothing better than the start)."""
+        held = None
+
+        def best(self):
+            return None if self.held is None else (self.held, mapping_value(ev, self.held))
+
+        def pause(self):
+            events.append("pause")
+
+        def resume(self):
+            events.append("resume")
+
+        def offer(self, row):
+            pass
+
+        def finish(self):
+            return None
+
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
+    monkeypatch.setattr(lns, "Beside", lambda *a, **k: Beside())
+    monkeypatch.setattr(partition_bound, "heavy", lambda setup: False)
+    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
+    monkeypatch.setattr(packing, "within_share", lambda *a, **k: packing.PackingBound(None, None))
+    monkeypatch.setattr(partition_bound, "floor",
+                        lambda *a, **k: partition_bound.PartitionBound(None))
+    real_solve = cpsat.solve
+    monkeypatch.setattr(cpsat, "solve", lambda setup, time_limit=None, **k: real_solve(
+        setup, time_limit=0.01, **k))
+    monkeypatch.setattr(exact, "solve", lambda setup, **k: real_solve(setup, time_limit=0.01))
+    halfway = next(r for r in setup.space.random(np.random.default_rng(2), 500)
+                   if mapping_value(ev, optimum) < mapping_value(ev, r) < mapping_value(
+                       ev, start))
+    for held, first, second in ((optimum, None, optimum), (optimum, halfway, optimum),
+                                (None, None, start), (None, halfway, halfway)):
+        events.clear()
+        Beside.held = held
+        monkeypatch.setattr(both, "polished", lambda setup, row, deadline=None: (
+            events.append(np.array(row)), first if len(events) == 1 else None)[1])
+        setup.info["incumbent"] = start
+        res = both.solve_both(setup, time_limit=5)
+        rows = [e for e in events if not isinstance(e, str)]
+        assert len(rows) == 2 and (rows[0] == start).all() and (rows[1] == second).all()
+        kinds = [e if isinstance(e, str) else "polish" for e in events]
+        assert kinds.index("pause") == 2                # after both runs
+        assert res.value <= mapping_value(ev, second) * (1 + 1e-12)
+
+
+@needs_ortools
+def test_kicked_is_never_worse_than_the_local_search_and_ends_by_its_deadline():
+    """The iterated local search of the packing (random kicks between runs of
+    ``reoptimize``) on 12 actors x 6 PEs: its packing's own bottleneck is at most the
+    local search's from the same mapping, on allowed PEs, and it returns within its
+    deadline and one small solve's second."""
+    import time
+    from mapping.search import packing
+    from mapping.search.bounds import element_tables
+    setup = prepare(bind_problem(*instance(12, 6, 3)), "time", "max")
+    own = element_tables(setup.objectives.evaluators[0])[0]
+    usable = setup.space.allowed & np.isfinite(own)
+    for seed in range(3):
+        row = setup.space.random(np.random.default_rng(seed), 1)[0]
+        local = packing.reoptimize(own, usable, row)
+        began = time.time()
+        got = packing.kicked(own, usable, row, began + 1.0, np.random.default_rng(seed))
+        assert time.time() - began < 2.5
+        assert usable[np.arange(12), got].all()
+        assert packing.own_bottleneck(own, got) <= packing.own_bottleneck(own, local)
 
 
 @needs_ortools

@@ -37,9 +37,10 @@ PROOF_TAIL = 0.1
 #: CP-SAT's workers beside the bounds: the bounds take the other core
 BESIDE_WORKERS = 1
 #: the share of the time limit that ``both`` in order gives the local search of the
-#: packing (:func:`polished`) before the bounds: on 45 x 12 (``--comm 0.1``) it found
-#: from a random mapping in 11-47 s mappings 0.14-0.35% above the packing bound, where
-#: the engines had ended 0.28-0.69% above it (the research notes, h56prove)
+#: packing (:func:`polished`) before the bounds, and again after them: on 45 x 12
+#: (``--comm 0.1``) it found from a random mapping in 11-47 s mappings 0.14-0.35% above
+#: the packing bound, where the engines had ended 0.28-0.69% above it (the research
+#: notes, h56prove)
 POLISH_SHARE = 0.2
 #: the share of the time limit that ``both`` in order gives the proof of the best packing
 #: with the CNs charged (:func:`~mapping.search.packing.proof`) where a CN carries nearly
@@ -73,8 +74,9 @@ def solve_both(setup, time_limit: float | None = None):
     on from CP-SAT's where that is better, and its best mapping counts as the engines'
     (``parts["lns"]``).  Where a PE is the bottleneck the packing's local search
     (:func:`polished`) first improves the start, within :data:`POLISH_SHARE` of the
-    limit, and again, within half that, the neighbourhoods' mapping before CP-SAT
-    where they went further; its mappings are the bounds' and CP-SAT's incumbents.
+    limit, and again, within the same share, once the bounds have ended, from the best
+    mapping known (the neighbourhoods' where they went further), the neighbourhoods
+    still running beside it; its mappings are the bounds' and CP-SAT's incumbents.
     On small instances (:func:`schedule`)
     CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
@@ -103,6 +105,13 @@ def solve_both(setup, time_limit: float | None = None):
     def polish(row, until):
         """The packing's local search from ``row`` until ``until``, adopted."""
         adopt(polished(setup, row, until))
+
+    def take_theirs():
+        """The neighbourhoods' best mapping, where better, the incumbent."""
+        nonlocal setup
+        found = None if beside is None else beside.best()
+        if found is not None and found[1] < exact.mapping_value(ev, setup.info["incumbent"]):
+            setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
 
     def theirs():
         """The neighbourhoods' best mapping so far, or None."""
@@ -139,15 +148,15 @@ def solve_both(setup, time_limit: float | None = None):
                 partition_bound.share(setup) * time_limit, remaining(deadline)), floor).value
         floor = max(floor or 0.0, parted or 0.0) or None
         bounded = time.time()
+        if start is not None:
+            # the packing's local search again, from the best mapping known (whose
+            # kicks leave a local optimum of its moves), the neighbourhoods beside it
+            take_theirs()
+            polish(setup.info["incumbent"], None if deadline is None else
+                   min(deadline, time.time() + POLISH_SHARE * time_limit))
         if beside is not None:
             beside.pause()          # CP-SAT's two workers take both cores
-            found = beside.best()
-            if found is not None and found[1] < exact.mapping_value(
-                    ev, setup.info["incumbent"]):
-                setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
-                # the neighbourhoods went further: the packing's moves from their mapping
-                polish(found[0], None if deadline is None else
-                       min(deadline, time.time() + POLISH_SHARE * time_limit / 2))
+            take_theirs()
         left = remaining(deadline)
         share = None if left is None else left * CPSAT_SHARE
         first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
@@ -197,7 +206,8 @@ def solve_both(setup, time_limit: float | None = None):
 
 def polished(setup, row, deadline: float | None = None):
     """The mapping ``row`` improved by the packing's local search
-    (:func:`~mapping.search.packing.reoptimize`) within ``deadline``, where a PE is its
+    (:func:`~mapping.search.packing.reoptimize`, iterated with random kicks until
+    ``deadline``: :func:`~mapping.search.packing.kicked`), where a PE is its
     bottleneck and the result's value is lower; else None.  Nothing either where a
     CN carries nearly the bottleneck of ``setup``'s incumbent
     (:func:`~mapping.search.partition_bound.heavy`): the PEs' own loads are not what
@@ -212,8 +222,9 @@ def polished(setup, row, deadline: float | None = None):
             not packing.pe_bottleneck(ev, row, value) or partition_bound.heavy(setup):
         return None
     own = element_tables(ev)[0]
-    new = packing.reoptimize(own, setup.space.allowed & np.isfinite(own), row,
-                             deadline=deadline)
+    usable = setup.space.allowed & np.isfinite(own)
+    new = packing.reoptimize(own, usable, row) if deadline is None else packing.kicked(
+        own, usable, row, deadline, np.random.default_rng(setup.seed))
     return new if exact.mapping_value(ev, new) < value else None
 
 
