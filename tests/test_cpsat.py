@@ -267,6 +267,23 @@ def test_the_packing_part_is_the_proofs_mapping_when_the_bisection_follows(monke
     assert res.value == pytest.approx(best, rel=cpsat.TOLERANCE)
 
 
+def _in_order_without_bounds(monkeypatch, beside):
+    """``both`` in order on any instance, with no bound (the relaxation, the packing
+    and partition bounds give nothing), ``beside`` as the neighbourhoods, and CP-SAT
+    and the MILP held to 10 ms."""
+    from mapping.search import both, exact, lns, packing, partition_bound
+    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
+    monkeypatch.setattr(lns, "Beside", lambda *a, **k: beside)
+    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
+    monkeypatch.setattr(packing, "within_share", lambda *a, **k: packing.PackingBound(None, None))
+    monkeypatch.setattr(partition_bound, "floor",
+                        lambda *a, **k: partition_bound.PartitionBound(None))
+    real_solve = cpsat.solve
+    monkeypatch.setattr(cpsat, "solve", lambda setup, time_limit=None, **k: real_solve(
+        setup, time_limit=0.01, **k))
+    monkeypatch.setattr(exact, "solve", lambda setup, **k: real_solve(setup, time_limit=0.01))
+
+
 @needs_ortools
 def test_polished_lowers_a_pe_bottleneck_and_both_in_order_keeps_it(monkeypatch):
     """7 x 4 (seed 9) from a start whose bottleneck is a PE, above the optimum: the
@@ -276,7 +293,7 @@ def test_polished_lowers_a_pe_bottleneck_and_both_in_order_keeps_it(monkeypatch)
     bottleneck (``heavy``).  ``both`` in order, the bounds, CP-SAT and
     the MILP given nothing better (CP-SAT held to 10 ms, the bounds and the
     neighbourhoods off), answers that mapping, whose step opens the trace."""
-    from mapping.search import both, exact, lns, packing, partition_bound
+    from mapping.search import both, packing, partition_bound
     from mapping.search.exact import mapping_value
     problem, best = small(7, 4, 9, False)
     setup = prepare(problem, "time", "max")
@@ -292,16 +309,7 @@ def test_polished_lowers_a_pe_bottleneck_and_both_in_order_keeps_it(monkeypatch)
     with monkeypatch.context() as m:     # a CN near the bottleneck: the bounds' time
         m.setattr(partition_bound, "heavy", lambda setup: True)
         assert both.polished(setup, start) is None
-    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
-    monkeypatch.setattr(lns, "Beside", lambda *a, **k: None)
-    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
-    monkeypatch.setattr(packing, "within_share", lambda *a, **k: packing.PackingBound(None, None))
-    monkeypatch.setattr(partition_bound, "floor",
-                        lambda *a, **k: partition_bound.PartitionBound(None))
-    real_solve = cpsat.solve
-    monkeypatch.setattr(cpsat, "solve", lambda setup, time_limit=None, **k: real_solve(
-        setup, time_limit=0.01, **k))
-    monkeypatch.setattr(exact, "solve", lambda setup, **k: real_solve(setup, time_limit=0.01))
+    _in_order_without_bounds(monkeypatch, None)
     res = both.solve_both(setup, time_limit=30)
     assert res.schedule == "bounds, cpsat, milp"
     assert res.value <= mapping_value(ev, got) * (1 + 1e-12)
@@ -315,7 +323,7 @@ def test_both_in_order_polishes_the_neighbourhoods_mapping_within_the_deadline(m
     the packing's local search after the bounds is given the deadline, not its share
     past the bounds' end (a 120 s limit once ended at 133.5 s that way)."""
     import time
-    from mapping.search import both, exact, lns, packing, partition_bound
+    from mapping.search import both, partition_bound
     from mapping.search.exact import mapping_value
     problem, best = small(7, 4, 9, False)
     setup = prepare(problem, "time", "max")
@@ -346,18 +354,11 @@ def test_both_in_order_polishes_the_neighbourhoods_mapping_within_the_deadline(m
         return partition_bound.PartitionBound(None)
 
     deadlines = []
-    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
-    monkeypatch.setattr(lns, "Beside", lambda *a, **k: Ahead())
+    _in_order_without_bounds(monkeypatch, Ahead())
     monkeypatch.setattr(partition_bound, "heavy", lambda setup: False)
-    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
-    monkeypatch.setattr(packing, "within_share", lambda *a, **k: packing.PackingBound(None, None))
     monkeypatch.setattr(partition_bound, "floor", late)
     monkeypatch.setattr(both, "polished", lambda setup, row, deadline=None:
                         deadlines.append(deadline))
-    real_solve = cpsat.solve
-    monkeypatch.setattr(cpsat, "solve", lambda setup, time_limit=None, **k: real_solve(
-        setup, time_limit=0.01, **k))
-    monkeypatch.setattr(exact, "solve", lambda setup, **k: real_solve(setup, time_limit=0.01))
     began = time.time()
     res = both.solve_both(setup, time_limit=limit)
     assert len(deadlines) == 2                      # the start's, the neighbourhoods'
@@ -372,7 +373,7 @@ def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running
     mapping known: the neighbourhoods' (exhaustive's optimum) where they went further,
     else its first run's mapping (or the start); the neighbourhoods are paused only
     after it, for CP-SAT (before, they were paused first and their core stood idle)."""
-    from mapping.search import both, exact, lns, packing, partition_bound
+    from mapping.search import both, partition_bound
     from mapping.search.exact import mapping_value
     problem, best = small(7, 4, 9, False)
     setup = prepare(problem, "time", "max")
@@ -400,17 +401,8 @@ def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running
         def finish(self):
             return None
 
-    monkeypatch.setattr(both, "BESIDE_PAIRS", 0)
-    monkeypatch.setattr(lns, "Beside", lambda *a, **k: Beside())
+    _in_order_without_bounds(monkeypatch, Beside())
     monkeypatch.setattr(partition_bound, "heavy", lambda setup: False)
-    monkeypatch.setattr(exact, "cluster_floor", lambda *a, **k: None)
-    monkeypatch.setattr(packing, "within_share", lambda *a, **k: packing.PackingBound(None, None))
-    monkeypatch.setattr(partition_bound, "floor",
-                        lambda *a, **k: partition_bound.PartitionBound(None))
-    real_solve = cpsat.solve
-    monkeypatch.setattr(cpsat, "solve", lambda setup, time_limit=None, **k: real_solve(
-        setup, time_limit=0.01, **k))
-    monkeypatch.setattr(exact, "solve", lambda setup, **k: real_solve(setup, time_limit=0.01))
     halfway = next(r for r in setup.space.random(np.random.default_rng(2), 500)
                    if mapping_value(ev, optimum) < mapping_value(ev, r) < mapping_value(
                        ev, start))
