@@ -66,7 +66,10 @@ def split_unit(header: str) -> tuple[str, str | None]:
 @lru_cache(maxsize=1)
 def _registry():
     import pint
-    registry = pint.UnitRegistry(cache_folder=":auto:")
+    # no disk cache: pint's shared one (":auto:") keeps the paths of the installation
+    # that wrote it and fails once that installation is removed (a deleted virtual
+    # environment); parsing the definitions costs about 0.2 s once per process
+    registry = pint.UnitRegistry(cache_folder=None)
     registry.define("operation = [operation] = op = ops = FLOP = flop")
     return registry
 

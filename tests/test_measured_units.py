@@ -150,3 +150,21 @@ def test_attribute_columns_leave_the_measured_value_alone(tmp_path):
     (row,) = data.rows
     assert row.measured == pytest.approx(2.5e-3)
     assert row.activity == {"gpu": (10.0, 1, (("gamma", 4.0),))}
+
+
+def test_units_leave_no_cache_behind_that_a_removed_installation_breaks(tmp_path):
+    """pint's shared disk cache keeps the absolute paths of the installation that wrote
+    it: once that virtual environment was deleted, every later installation's
+    conversion failed with 'No such file or directory: .../pint/default_en.txt/
+    constants_en.txt' (seen in CI). The conversion runs in a fresh process with its
+    own cache folder and writes nothing there."""
+    import os
+    import subprocess
+    import sys
+    cache = tmp_path / "cache"
+    code = "from moa.units import scale; print(scale('ms', 's'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, XDG_CACHE_HOME=str(cache), HOME=str(tmp_path)),
+                         check=True).stdout
+    assert float(out) == pytest.approx(1e-3)
+    assert not [p for p in cache.rglob("*") if p.is_file()]
