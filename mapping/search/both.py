@@ -106,13 +106,6 @@ def solve_both(setup, time_limit: float | None = None):
         """The packing's local search from ``row`` until ``until``, adopted."""
         adopt(polished(setup, row, until))
 
-    def take_theirs():
-        """The neighbourhoods' best mapping, where better, the incumbent."""
-        nonlocal setup
-        found = None if beside is None else beside.best()
-        if found is not None and found[1] < exact.mapping_value(ev, setup.info["incumbent"]):
-            setup = replace(setup, info=dict(setup.info, incumbent=found[0]))
-
     def theirs():
         """The neighbourhoods' best mapping so far, or None."""
         found = None if beside is None else beside.best()
@@ -151,12 +144,12 @@ def solve_both(setup, time_limit: float | None = None):
         if start is not None:
             # the packing's local search again, from the best mapping known (whose
             # kicks leave a local optimum of its moves), the neighbourhoods beside it
-            take_theirs()
+            adopt(theirs())
             polish(setup.info["incumbent"], None if deadline is None else
                    min(deadline, time.time() + POLISH_SHARE * time_limit))
         if beside is not None:
             beside.pause()          # CP-SAT's two workers take both cores
-            take_theirs()
+            adopt(theirs())
         left = remaining(deadline)
         share = None if left is None else left * CPSAT_SHARE
         first = replace(cpsat.solve(setup, time_limit=share, floor=floor),
@@ -222,9 +215,8 @@ def polished(setup, row, deadline: float | None = None):
             not packing.pe_bottleneck(ev, row, value) or partition_bound.heavy(setup):
         return None
     own = element_tables(ev)[0]
-    usable = setup.space.allowed & np.isfinite(own)
-    new = packing.reoptimize(own, usable, row) if deadline is None else packing.kicked(
-        own, usable, row, deadline, np.random.default_rng(setup.seed))
+    new = packing.kicked(own, setup.space.allowed & np.isfinite(own), row, deadline,
+                         np.random.default_rng(setup.seed))
     return new if exact.mapping_value(ev, new) < value else None
 
 

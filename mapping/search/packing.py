@@ -581,15 +581,16 @@ def reoptimize(own: np.ndarray, usable: np.ndarray, row, width: int = None,
             return row
 
 
-def kicked(own: np.ndarray, usable: np.ndarray, row, deadline: float,
+def kicked(own: np.ndarray, usable: np.ndarray, row, deadline: float | None,
            rng: np.random.Generator) -> np.ndarray:
     """:func:`reoptimize` from ``row``, then, until ``deadline``, again from the best
     packing found with :data:`KICK` actors moved to PEs drawn at random (an iterated
-    local search): the best packing, by its own loads' bottleneck."""
+    local search): the best packing, by its own loads' bottleneck.  Without a deadline,
+    :func:`reoptimize` alone (the kicks would never end)."""
     A = own.shape[0]
     best = reoptimize(own, usable, row, deadline=deadline)
     top = own_bottleneck(own, best)
-    while time.time() < deadline:
+    while deadline is not None and time.time() < deadline:
         new = best.copy()
         for a in rng.choice(A, min(KICK, A), replace=False):
             new[a] = rng.choice(np.flatnonzero(usable[a]))
