@@ -344,6 +344,8 @@ def test_both_in_order_polishes_the_neighbourhoods_mapping_within_the_deadline(m
         def offer(self, row):
             pass
 
+        escape_by = offer
+
         def finish(self):
             return None
 
@@ -395,6 +397,9 @@ def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running
         def resume(self):
             events.append("resume")
 
+        def escape_by(self, escape):
+            pass
+
         def offer(self, row):
             pass
 
@@ -419,6 +424,57 @@ def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running
         kinds = [e if isinstance(e, str) else "polish" for e in events]
         assert kinds.index("pause") == 2                # after both runs
         assert res.value <= mapping_value(ev, second) * (1 + 1e-12)
+
+
+@needs_ortools
+def test_where_the_neighbourhoods_stall_the_packings_search_resumes_its_own_path(
+        monkeypatch):
+    """``both`` in order hands the neighbourhoods an escape that goes on with the
+    packing's local search from where its first run was cut (the start where that run
+    found nothing), then from the escape's own last mapping, never from the mapping
+    the neighbourhoods hand it (their basin), and within the time and stop given."""
+    from mapping.search import both, partition_bound
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    start = _start_above_the_packing(setup, best)
+    rows = [r for r in setup.space.random(np.random.default_rng(4), 3)]
+    escapes = []
+
+    class Beside:
+        def best(self):
+            return None
+
+        def pause(self):
+            pass
+
+        resume = pause
+
+        def offer(self, row):
+            pass
+
+        def escape_by(self, escape):
+            escapes.append(escape)
+
+        def finish(self):
+            return None
+
+    _in_order_without_bounds(monkeypatch, Beside())
+    monkeypatch.setattr(partition_bound, "heavy", lambda setup: False)
+    stop = lambda: False                                        # noqa: E731
+    for first in (rows[0], None):
+        calls, escapes[:] = [], []
+        answers = iter([first, None, rows[1], rows[2]])
+        monkeypatch.setattr(both, "polished", lambda setup, row, deadline=None, halt=None,
+                            rng=None: (calls.append((np.array(row), deadline, halt)),
+                                       next(answers, None))[1])
+        setup.info["incumbent"] = start
+        both.solve_both(setup, time_limit=5)
+        assert len(escapes) == 1 and len(calls) == 2    # the two polishes of the run
+        path = start if first is None else first
+        assert escapes[0](rows[2], 123.0, stop) is rows[1]
+        assert escapes[0](rows[2], 124.0, stop) is rows[2]
+        assert (calls[2][0] == path).all() and (calls[3][0] == rows[1]).all()
+        assert [c[1:] for c in calls[2:]] == [(123.0, stop), (124.0, stop)]
 
 
 @needs_ortools

@@ -112,6 +112,74 @@ def test_an_offered_mapping_is_taken_when_better_and_ignored_when_not():
     assert worse.value == out.value and worse.improved == 0
 
 
+@needs_ortools
+def test_a_stalled_search_takes_its_escapes_mapping_where_better():
+    """Neighbourhoods of one actor, which never leave a random start's basin here, and
+    an escape after no time without a better mapping: the escape is handed the best
+    mapping and a time within the deadline; its mapping (exhaustive's optimum) becomes
+    the best, counted as the search's own improvement and in the trace; an escape that
+    returns a worse mapping or nothing changes nothing."""
+    problem, best = small(7, 4, 5, False)
+    setup = prepare(problem, "time", "max")
+    ev = setup.objectives.evaluators[0]
+    optimum = ev.encode(search(problem, "time", "max", strategy="exhaustive").mapping)
+    start = setup.space.random(np.random.default_rng(5), 1)[0]
+    handed = []
+
+    def escape(row, until):
+        handed.append((np.array(row), until))
+        return optimum
+
+    deadline = time.time() + 60
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lns, "FREED", 1)
+        mp.setattr(lns, "FEWEST", 1)
+        mp.setattr(lns, "GROW", 0)
+        mp.setattr(lns, "ESCAPE_AFTER", 0.0)
+        out = lns.improve(setup, start, deadline, stop=steps(1), escape=escape)
+        assert (handed[0][0] == start).all() and handed[0][1] <= deadline
+        assert out.value == mapping_value(ev, out.row) == pytest.approx(best, rel=1e-12)
+        assert out.improved >= 1 and out.trace[0][1] == mapping_value(ev, optimum)
+        for offered in (start, None):
+            same = lns.improve(setup, optimum, deadline, stop=steps(1),
+                               escape=lambda row, until: offered)
+            assert same.value == out.value and same.improved == 0
+
+
+@needs_ortools
+def test_a_paused_search_stops_its_escape():
+    """The escape given by ``escape_by`` runs in the search's thread, and the ``stop``
+    it is handed turns true once the search is paused (CP-SAT's workers need both
+    cores), and again once it is finished."""
+    problem, best = small(7, 4, 3, False)
+    setup = prepare(problem, "time", "max")
+    start = setup.space.random(np.random.default_rng(3), 1)[0]
+    running, stopped = [], []
+
+    def escape(row, until, stop):
+        running.append(True)
+        while not stop() and time.time() < until:
+            time.sleep(0.01)
+        stopped.append(stop())
+        return None
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lns, "ESCAPE_AFTER", 0.0)
+        beside = lns.Beside(setup, start, time.time() + 60)
+        beside.escape_by(escape)
+        for _ in range(600):
+            if running:
+                break
+            time.sleep(0.05)
+        beside.pause()
+        for _ in range(600):
+            if stopped:
+                break
+            time.sleep(0.05)
+        beside.finish()
+    assert running and stopped[0] is True
+
+
 def _from_a_worse_start(seed):
     """A 7 x 4 instance whose search starts from a random mapping worse than the
     exhaustive optimum ``best``: the setup, its evaluator, ``best`` and the start."""
@@ -129,12 +197,13 @@ def _noting_values():
     values, improve = [], lns.improve
 
     def watched(setup, row, deadline, stop=None, seed=0, started=None, offered=None,
-                seen=None, hold=None):
+                seen=None, hold=None, escape=None):
         def noted(row, value):
             values.append(value)
             if seen is not None:
                 seen(row, value)
-        return improve(setup, row, deadline, stop, seed, started, offered, noted, hold)
+        return improve(setup, row, deadline, stop, seed, started, offered, noted, hold,
+                       escape)
     return values, watched
 
 

@@ -80,6 +80,7 @@ def solve_both(setup, time_limit: float | None = None):
     On small instances (:func:`schedule`)
     CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
+    import numpy as np
     from mapping.search import cpsat, exact, lns, packing, partition_bound
     if schedule(setup) == BESIDE:
         return _beside(setup, time_limit)
@@ -103,8 +104,11 @@ def solve_both(setup, time_limit: float | None = None):
                 beside.offer(new)
 
     def polish(row, until):
-        """The packing's local search from ``row`` until ``until``, adopted."""
-        adopt(polished(setup, row, until))
+        """The packing's local search from ``row`` until ``until``, adopted; its mapping
+        where lower than ``row``, else None."""
+        new = polished(setup, row, until)
+        adopt(new)
+        return new
 
     def theirs():
         """The neighbourhoods' best mapping so far, or None."""
@@ -113,7 +117,20 @@ def solve_both(setup, time_limit: float | None = None):
 
     try:
         if start is not None:
-            polish(start, None if deadline is None else began + POLISH_SHARE * time_limit)
+            path = polish(start, None if deadline is None else
+                          began + POLISH_SHARE * time_limit)
+            if beside is not None:
+                # where the neighbourhoods stall, the packing's search goes on from
+                # where it was cut: its own path, whose basin may be another
+                path = start if path is None else path
+                kicks = np.random.default_rng(setup.seed + 1)
+
+                def resumed(row, until, stop):
+                    nonlocal path
+                    new = polished(setup, path, until, stop, kicks)
+                    path = path if new is None else new
+                    return new
+                beside.escape_by(resumed)
         # a PE is the bottleneck and a CN carries nearly as much: the packing bound's
         # bisection gives way to the proof with the CNs charged, and its share to the
         # cluster relaxation, the bound there (``a50_p8_s3``: converged in 27-33 s
@@ -197,7 +214,7 @@ def solve_both(setup, time_limit: float | None = None):
                    first.pair_bound, parted, IN_ORDER, packed)
 
 
-def polished(setup, row, deadline: float | None = None):
+def polished(setup, row, deadline: float | None = None, stop=None, rng=None):
     """The mapping ``row`` improved by the packing's local search
     (:func:`~mapping.search.packing.reoptimize`, iterated with random kicks until
     ``deadline``: :func:`~mapping.search.packing.kicked`), where a PE is its
@@ -216,7 +233,7 @@ def polished(setup, row, deadline: float | None = None):
         return None
     own = element_tables(ev)[0]
     new = packing.kicked(own, setup.space.allowed & np.isfinite(own), row, deadline,
-                         np.random.default_rng(setup.seed))
+                         np.random.default_rng(setup.seed) if rng is None else rng, stop)
     return new if exact.mapping_value(ev, new) < value else None
 
 

@@ -50,6 +50,11 @@ SIDEWAYS = 1e-9
 GROW = 2
 #: the steps without an improvement after which the neighbourhood grows
 STALL = 20
+#: the seconds without a better mapping (the search's own or one offered) after which
+#: the search hands its best mapping to its escape (:meth:`Beside.escape_by`)
+ESCAPE_AFTER = 10.0
+#: the seconds the escape may take
+ESCAPE_SECONDS = 20.0
 #: how much lower the thread beside the bounds runs in the scheduler's priority (nice):
 #: it takes a core the bounds leave idle, not one they would use
 NICE = 10
@@ -71,14 +76,17 @@ class Outcome:
 
 
 def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None,
-            offered=None, seen=None, hold=None) -> Outcome:
+            offered=None, seen=None, hold=None, escape=None) -> Outcome:
     """The large-neighbourhood search from the mapping ``row`` until ``deadline``
     (``time.time()``) or until ``stop()`` is true; ``started(solver)`` is called with
     each step's solver (so that another thread may end it).  Before each step
     ``offered()`` may give a mapping found elsewhere (or None): when it is better, the
     search goes on from it (it is the best, not an improvement of the search's own);
     ``seen(row, value)`` is called with every better mapping, and ``hold()`` before
-    each step (it may wait).  Never worse than ``row``."""
+    each step (it may wait).  After :data:`ESCAPE_AFTER` seconds without a better
+    mapping, ``escape(row, until)`` is handed the best one and may return a better one
+    by ``until`` (or None): another search that leaves the basin the neighbourhoods
+    are stuck in.  Never worse than ``row``."""
     from ortools.sat.python import cp_model
     from mapping.search import cpsat
     from mapping.search.exact import mapping_value, symmetry_classes
@@ -94,18 +102,25 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None,
     cur, now = cpsat.canonical_row(row, symmetry_classes(setup)), best.value
     A, P = setup.space.allowed.shape
     rng = np.random.default_rng(seed)
-    size, stalled = min(FREED, A), 0
+    size, stalled, last = min(FREED, A), 0, time.time()
     while not stop() and time.time() < deadline - 0.05:
         if hold is not None:
             hold()
             if stop():
                 break
         other = None if offered is None else offered()
+        if other is None and escape is not None and time.time() - last > ESCAPE_AFTER:
+            other = escape(best.row, min(deadline, time.time() + ESCAPE_SECONDS))
+            last = time.time()
+            if other is not None and mapping_value(ev, other) < best.value:
+                best.improved += 1
+                best.trace.append((time.time(), mapping_value(ev, other)))
         if other is not None and mapping_value(ev, other) < best.value:
             best.row, best.value = np.asarray(other, dtype=np.intp).copy(), \
                 mapping_value(ev, other)
             cur, now = cpsat.canonical_row(best.row, symmetry_classes(setup)), best.value
             built.hint(built.model, cur)
+            last = time.time()
             if seen is not None:
                 seen(best.row, best.value)
         loads = built.element_loads(cur)
@@ -145,7 +160,7 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None,
         if value < best.value:
             best.row, best.value = new.copy(), value
             best.improved += 1
-            stalled = 0
+            stalled, last = 0, time.time()
             best.trace.append((time.time(), value))
             if seen is not None:
                 seen(best.row, best.value)
@@ -187,7 +202,7 @@ class Beside:
     """:func:`improve` in a thread from ``row`` until ``deadline`` or :meth:`finish`;
     :meth:`best` reads its best mapping meanwhile, :meth:`offer` hands it one found
     elsewhere, and :meth:`pause` holds it (after its step under way) until
-    :meth:`resume`."""
+    :meth:`resume`; :meth:`escape_by` gives it a way out of a basin."""
 
     def __init__(self, setup, row, deadline: float, seed: int = 0):
         self._stop = threading.Event()
@@ -195,6 +210,7 @@ class Beside:
         self._box: dict = {}
         self._best = None               # (row, value): one assignment, read whole
         self._offer = None
+        self._escape = None
         self._go = threading.Event()
         self._go.set()
         self.began = time.time()
@@ -211,7 +227,7 @@ class Beside:
                 _lower_priority()
                 self._box["outcome"] = improve(setup, row, deadline, self._stop.is_set,
                                                seed, self._started, offered, seen,
-                                               self._go.wait)
+                                               self._go.wait, self._escaped)
             except BaseException as err:    # re-raised by finish, in the caller's thread
                 self._box["error"] = err
 
@@ -222,6 +238,17 @@ class Beside:
         self._solver = solver
         if self._stop.is_set() or not self._go.is_set():
             solver.stop_search()
+
+    def escape_by(self, escape) -> None:
+        """Where the search stalls, ``escape(row, until, stop)`` is handed its best
+        mapping (:func:`improve`), ``stop()`` true once it is paused or finished."""
+        self._escape = escape
+
+    def _escaped(self, row, until):
+        escape = self._escape
+        if escape is None:
+            return None
+        return escape(row, until, lambda: self._stop.is_set() or not self._go.is_set())
 
     def best(self):
         """The best mapping found so far, ``(row, value)``, or None if none beat the

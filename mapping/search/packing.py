@@ -582,19 +582,19 @@ def reoptimize(own: np.ndarray, usable: np.ndarray, row, width: int = None,
 
 
 def kicked(own: np.ndarray, usable: np.ndarray, row, deadline: float | None,
-           rng: np.random.Generator) -> np.ndarray:
+           rng: np.random.Generator, stop=None) -> np.ndarray:
     """:func:`reoptimize` from ``row``, then, until ``deadline``, again from the best
     packing found with :data:`KICK` actors moved to PEs drawn at random (an iterated
     local search): the best packing, by its own loads' bottleneck.  Without a deadline,
-    :func:`reoptimize` alone (the kicks would never end)."""
+    :func:`reoptimize` alone (the kicks would never end).  ``stop()`` ends it early."""
     A = own.shape[0]
-    best = reoptimize(own, usable, row, deadline=deadline)
+    best = reoptimize(own, usable, row, deadline=deadline, stop=stop)
     top = own_bottleneck(own, best)
-    while deadline is not None and time.time() < deadline:
+    while deadline is not None and time.time() < deadline and not (stop and stop()):
         new = best.copy()
         for a in rng.choice(A, min(KICK, A), replace=False):
             new[a] = rng.choice(np.flatnonzero(usable[a]))
-        new = reoptimize(own, usable, new, deadline=deadline)
+        new = reoptimize(own, usable, new, deadline=deadline, stop=stop)
         if own_bottleneck(own, new) < top:
             best, top = new, own_bottleneck(own, new)
     return best
