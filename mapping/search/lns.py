@@ -109,18 +109,19 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None,
             if stop():
                 break
         other = None if offered is None else offered()
-        if other is None and escape is not None and time.time() - last > ESCAPE_AFTER:
+        escaped = other is None and escape is not None and time.time() - last > ESCAPE_AFTER
+        if escaped:
             other = escape(best.row, min(deadline, time.time() + ESCAPE_SECONDS))
             last = time.time()
-            if other is not None and mapping_value(ev, other) < best.value:
-                best.improved += 1
-                best.trace.append((time.time(), mapping_value(ev, other)))
         if other is not None and mapping_value(ev, other) < best.value:
             best.row, best.value = np.asarray(other, dtype=np.intp).copy(), \
                 mapping_value(ev, other)
             cur, now = cpsat.canonical_row(best.row, symmetry_classes(setup)), best.value
             built.hint(built.model, cur)
             last = time.time()
+            if escaped:             # the escape's search runs in this thread: its own
+                best.improved += 1
+                best.trace.append((last, best.value))
             if seen is not None:
                 seen(best.row, best.value)
         loads = built.element_loads(cur)
