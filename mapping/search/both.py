@@ -119,10 +119,10 @@ def solve_both(setup, time_limit: float | None = None):
         if start is not None:
             path = polish(start, None if deadline is None else
                           began + POLISH_SHARE * time_limit)
+            path = start if path is None else path
             if beside is not None:
                 # where the neighbourhoods stall, the packing's search goes on from
                 # where it was cut: its own path, whose basin may be another
-                path = start if path is None else path
                 kicks = np.random.default_rng(setup.seed + 1)
 
                 def resumed(row, until, stop):

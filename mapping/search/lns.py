@@ -237,7 +237,7 @@ class Beside:
 
     def _started(self, solver) -> None:
         self._solver = solver
-        if self._stop.is_set() or not self._go.is_set():
+        if self._held():
             solver.stop_search()
 
     def escape_by(self, escape) -> None:
@@ -249,7 +249,11 @@ class Beside:
         escape = self._escape
         if escape is None:
             return None
-        return escape(row, until, lambda: self._stop.is_set() or not self._go.is_set())
+        return escape(row, until, self._held)
+
+    def _held(self) -> bool:
+        """Whether the search is paused or finished."""
+        return self._stop.is_set() or not self._go.is_set()
 
     def best(self):
         """The best mapping found so far, ``(row, value)``, or None if none beat the
