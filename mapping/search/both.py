@@ -5,6 +5,7 @@ large-neighbourhood search (:mod:`~mapping.search.lns`) on two cores, in one of 
 orders (:func:`schedule`), joined into one anytime result."""
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import replace
@@ -137,10 +138,16 @@ def solve_both(setup, time_limit: float | None = None):
         # alone, cut at a quarter of 120 s under load 0.4% lower; the research notes)
         charged = start is not None and partition_bound.heavy(setup) and \
             not partition_bound.communicating(setup)
+        lifted = []
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info["incumbent"]
                                       if start is not None else None, share=(
                                           exact.RELAXATION_SHARE + packing.SHARE) if charged
-                                      else exact.RELAXATION_SHARE)
+                                      else exact.RELAXATION_SHARE, found=lifted)
+        if charged and lifted and beside is not None:
+            # the packing's search gives nothing here (:func:`polished`): the way out
+            # of the neighbourhoods' basin is their own search from the relaxation's
+            # mapping, whose classes are the bound's
+            beside.escape_by(restarts(setup, lifted[0]))
         if charged:
             # the proof of the best packing with the CNs charged, whose decisions find
             # better mappings (where a CN is the bottleneck the bisection returns at
@@ -235,6 +242,27 @@ def polished(setup, row, deadline: float | None = None, stop=None, rng=None):
     new = packing.kicked(own, setup.space.allowed & np.isfinite(own), row, deadline,
                          np.random.default_rng(setup.seed) if rng is None else rng, stop)
     return new if exact.mapping_value(ev, new) < value else None
+
+
+def restarts(setup, row):
+    """An escape for the neighbourhoods (:meth:`~mapping.search.lns.Beside.escape_by`):
+    their search again (:func:`~mapping.search.lns.improve`), from ``row`` first, then
+    from wherever the escape last got to, each time with a seed of its own.  On the
+    stored ``a50_p8_s3`` (a CN at 99% of the bottleneck) the neighbourhoods from the
+    start end in one of several basins (5.2551-5.3243e-5); from the cluster
+    relaxation's mapping, lifted, two seeds reached 5.2625e-5 and 5.2933e-5 in 40 s,
+    where from the worst basin's mapping its kicks and the proof of the best packing
+    found nothing better in 60 s (the research notes)."""
+    import numpy as np
+    from mapping.search import lns
+    path = np.asarray(row, dtype=np.intp)
+    seeds = itertools.count(setup.seed + 2)
+
+    def restarted(best, until, stop):
+        nonlocal path
+        path = lns.improve(setup, path, until, stop, seed=next(seeds)).row
+        return path
+    return restarted
 
 
 def _beside(setup, time_limit: float | None = None):
