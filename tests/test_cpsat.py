@@ -478,6 +478,61 @@ def test_where_the_neighbourhoods_stall_the_packings_search_resumes_its_own_path
 
 
 @needs_ortools
+def test_where_a_cn_carries_nearly_the_bottleneck_the_escape_restarts_from_the_relaxation(
+        monkeypatch):
+    """Where a CN carries nearly the bottleneck (``heavy``), the packing's search gives
+    nothing, so ``both`` in order hands the neighbourhoods, once the cluster relaxation
+    has ended, an escape that runs their own search again from the relaxation's
+    mapping, then from the escape's own last mapping, each time with another seed,
+    within the time and stop given; never from the mapping they hand it."""
+    from mapping.search import both, exact, lns, packing, partition_bound
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    start = _start_above_the_packing(setup, best)
+    rows = [r for r in setup.space.random(np.random.default_rng(5), 4)]
+    escapes = []
+
+    class Beside:
+        def best(self):
+            return None
+
+        def pause(self):
+            pass
+
+        resume = pause
+
+        def offer(self, row):
+            pass
+
+        def escape_by(self, escape):
+            escapes.append(escape)
+
+        def finish(self):
+            return None
+
+    _in_order_without_bounds(monkeypatch, Beside())
+    monkeypatch.setattr(partition_bound, "heavy", lambda setup: True)
+    monkeypatch.setattr(partition_bound, "communicating", lambda setup: False)
+    monkeypatch.setattr(packing, "proof", lambda *a, **k: packing.PackingBound(None, None))
+    monkeypatch.setattr(exact, "cluster_floor",
+                        lambda *a, found=None, **k: (found.append(rows[0]), None)[1])
+    calls = []
+    answers = iter([rows[1], rows[2]])
+    monkeypatch.setattr(lns, "improve", lambda setup, row, deadline, stop, seed: (
+        calls.append((np.array(row), deadline, stop, seed)),
+        lns.Outcome(next(answers), 0.0, 0.0))[1])
+    setup.info["incumbent"] = start
+    both.solve_both(setup, time_limit=5)
+    assert len(escapes) == 2                # the packing's, then the relaxation's
+    stop = lambda: False                                        # noqa: E731
+    assert escapes[1](rows[3], 123.0, stop) is rows[1]
+    assert escapes[1](rows[3], 124.0, stop) is rows[2]
+    assert (calls[0][0] == rows[0]).all() and (calls[1][0] == rows[1]).all()
+    assert [c[1:3] for c in calls] == [(123.0, stop), (124.0, stop)]
+    assert calls[0][3] != calls[1][3]
+
+
+@needs_ortools
 def test_kicked_is_never_worse_than_the_local_search_and_ends_by_its_deadline():
     """The iterated local search of the packing (random kicks between runs of
     ``reoptimize``) on 12 actors x 6 PEs: its packing's own bottleneck is at most the

@@ -66,6 +66,34 @@ def test_merged_values_by_hand():
         max(loads["little[0]"], loads["little[1]"], lam * loads["l2_little"]), rel=1e-12)
 
 
+def test_lift_spreads_each_class_largest_first_onto_its_least_loaded_member():
+    # a10_p4_s0: class 0 the two little cores; sizes by hand, largest first: 9 on
+    # little[0], 7 on little[1], 4 and 3 on little[1] (7 < 9, then 11 > 9 ...)
+    setup, ev = compiled("a10_p4_s0")
+    merged = relax(ev, setup.space.allowed)
+    own = np.ones((10, 4))
+    own[[0, 1, 2, 3], :2] = [[3, 3], [9, 9], [4, 4], [7, 7]]
+    row = np.array([0, 0, 0, 0, 1, 2, 1, 2, 1, 2])
+    lifted = merged.lift(row, own)
+    assert lifted[[1, 3, 2, 0]].tolist() == [0, 1, 1, 0]
+    assert lifted[4:].tolist() == [2, 3, 2, 3, 2, 3]
+    assert (merged.project(lifted) == row).all()
+
+
+def test_cluster_floor_hands_out_its_mapping_lifted():
+    """The relaxation's mapping, lifted, is a mapping of the allowed PEs whose
+    projection is the merged program's optimum: the bound, solved to the end."""
+    setup, ev = compiled("a30_p8_s1")
+    found = []
+    bound = exact.cluster_floor(setup, found=found)
+    (row,) = found
+    assert setup.space.allowed[np.arange(len(row)), row].all()
+    merged = relax(ev, setup.space.allowed)
+    assert merged.evaluator.evaluate(merged.project(row)[None])[0] == \
+        pytest.approx(bound, rel=1e-6)
+    assert ev.evaluate(row[None])[0] >= bound
+
+
 def test_no_two_pes_alike_no_relaxation():
     setup, ev = compiled("a10_p4_s0")
     allowed = setup.space.allowed.copy()

@@ -5,6 +5,7 @@ large-neighbourhood search (:mod:`~mapping.search.lns`) on two cores, in one of 
 orders (:func:`schedule`), joined into one anytime result."""
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import replace
@@ -47,7 +48,12 @@ POLISH_SHARE = 0.2
 #: the bottleneck, in place of the packing bound's bisection: on the stored
 #: ``a50_p8_s3`` its decisions took the mapping from 5.2967e-5 to 5.2579e-5 in 30 s and
 #: to 5.2555e-5 in 90 s (the research notes, h57comm)
-CHARGED_SHARE = 0.4
+CHARGED_SHARE = 0.3
+#: the share of the time limit that ``both`` in order gives the cluster relaxation, the
+#: bound, where the proof with the CNs charged runs: on ``a50_p8_s3`` it converges in
+#: 27-38 s alone and beside the neighbourhoods, but 5 of 8 runs cut it at 48 s (0.4),
+#: 0.3-0.4% below its optimum (the research notes)
+CHARGED_RELAXATION_SHARE = 0.5
 #: the two orders of ``both`` (``schedule`` in the JSON)
 IN_ORDER, BESIDE = "bounds, cpsat, milp", "cpsat beside the bounds"
 
@@ -135,12 +141,22 @@ def solve_both(setup, time_limit: float | None = None):
         # bisection gives way to the proof with the CNs charged, and its share to the
         # cluster relaxation, the bound there (``a50_p8_s3``: converged in 27-33 s
         # alone, cut at a quarter of 120 s under load 0.4% lower; the research notes)
+        # the best mapping known by now (the neighbourhoods' often) says better than
+        # the start whether a CN carries nearly the bottleneck (``a50_p8_s3``: a start
+        # at 5.449e-5 with the bus far below it, the neighbourhoods at 5.324e-5 with
+        # the bus at 99% of it)
+        adopt(theirs())
         charged = start is not None and partition_bound.heavy(setup) and \
             not partition_bound.communicating(setup)
+        lifted = []
         relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info["incumbent"]
-                                      if start is not None else None, share=(
-                                          exact.RELAXATION_SHARE + packing.SHARE) if charged
-                                      else exact.RELAXATION_SHARE)
+                                      if start is not None else None, share=CHARGED_RELAXATION_SHARE
+                                      if charged else exact.RELAXATION_SHARE, found=lifted)
+        if charged and lifted and beside is not None:
+            # the packing's search gives nothing here (:func:`polished`): the way out
+            # of the neighbourhoods' basin is their own search from the relaxation's
+            # mapping, whose classes are the bound's
+            beside.escape_by(restarts(setup, lifted[0]))
         if charged:
             # the proof of the best packing with the CNs charged, whose decisions find
             # better mappings (where a CN is the bottleneck the bisection returns at
@@ -235,6 +251,27 @@ def polished(setup, row, deadline: float | None = None, stop=None, rng=None):
     new = packing.kicked(own, setup.space.allowed & np.isfinite(own), row, deadline,
                          np.random.default_rng(setup.seed) if rng is None else rng, stop)
     return new if exact.mapping_value(ev, new) < value else None
+
+
+def restarts(setup, row):
+    """An escape for the neighbourhoods (:meth:`~mapping.search.lns.Beside.escape_by`):
+    their search again (:func:`~mapping.search.lns.improve`), from ``row`` first, then
+    from wherever the escape last got to, each time with a seed of its own.  On the
+    stored ``a50_p8_s3`` (a CN at 99% of the bottleneck) the neighbourhoods from the
+    start end in one of several basins (5.2551-5.3243e-5); from the cluster
+    relaxation's mapping, lifted, two seeds reached 5.2625e-5 and 5.2933e-5 in 40 s,
+    where from the worst basin's mapping its kicks and the proof of the best packing
+    found nothing better in 60 s (the research notes)."""
+    import numpy as np
+    from mapping.search import lns
+    path = np.asarray(row, dtype=np.intp)
+    seeds = itertools.count(setup.seed + 2)
+
+    def restarted(best, until, stop):
+        nonlocal path
+        path = lns.improve(setup, path, until, stop, seed=next(seeds)).row
+        return path
+    return restarted
 
 
 def _beside(setup, time_limit: float | None = None):

@@ -47,7 +47,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_matrix
 
-from mapping.search.bounds import communication_bound
+from mapping.search.bounds import communication_bound, element_tables
 from mapping.search.common import SearchError, relative_gap
 from mapping.search.highs import milp
 from mapping.search.relaxation import relax
@@ -204,13 +204,15 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
 
 def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
                   incumbent=None, node_limit: int | None = None, stop=None,
-                  share: float = RELAXATION_SHARE) -> float | None:
+                  share: float = RELAXATION_SHARE, found: list | None = None
+                  ) -> float | None:
     """The bound proven on the cluster relaxation of ``setup``'s ``max`` objective
     (:mod:`mapping.search.relaxation`) within ``share`` (:data:`RELAXATION_SHARE`) of
     ``time_limit``, or None where the relaxation does not apply or proved nothing.
     ``stop()`` (another thread's request) interrupts the program where highspy is
     installed (:mod:`mapping.search.highs`): the bound is then HiGHS's dual bound at
-    that moment."""
+    that moment.  ``found``, if given, receives the program's best mapping lifted to
+    the PEs (:meth:`~mapping.search.relaxation.Relaxation.lift`)."""
     ev = setup.objectives.evaluators[0]
     merged = relax(ev, setup.space.allowed)
     if merged is None:
@@ -218,10 +220,13 @@ def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
     share = None if time_limit is None else time_limit * share
     start = None if incumbent is None else merged.project(incumbent)
     try:
-        return _program(merged.evaluator, merged.allowed, [], share, gap, start,
-                        node_limit, stop=stop).bound
+        res = _program(merged.evaluator, merged.allowed, [], share, gap, start,
+                       node_limit, stop=stop)
     except SearchError:             # stopped without a mapping: no floor
         return None
+    if found is not None and res.row is not None:
+        found.append(merged.lift(res.row, element_tables(ev)[0]))
+    return res.bound
 
 
 def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor=None,
