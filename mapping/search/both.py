@@ -83,6 +83,10 @@ def solve_both(setup, time_limit: float | None = None):
     limit, and again, within the same share, once the bounds have ended, from the best
     mapping known (the neighbourhoods' where they went further), the neighbourhoods
     still running beside it; its mappings are the bounds' and CP-SAT's incumbents.
+    Where a CN carries nearly the bottleneck of the best mapping known by then, the
+    proof of the best packing with the CNs charged replaces the packing bound, the
+    relaxation gets :data:`CHARGED_RELAXATION_SHARE`, and the neighbourhoods' escape
+    restarts them from its mapping (:func:`restarts`).
     On small instances (:func:`schedule`)
     CP-SAT runs instead beside the bounds, from the start to the end
     (:func:`_beside`)."""
