@@ -426,6 +426,45 @@ def test_both_in_order_polishes_the_best_mapping_with_the_neighbourhoods_running
         assert res.value <= mapping_value(ev, second) * (1 + 1e-12)
 
 
+class _Stalled:
+    """Neighbourhoods that find nothing and keep each escape they are handed in
+    ``escapes``."""
+
+    def __init__(self, escapes: list):
+        self.escapes = escapes
+
+    def best(self):
+        return None
+
+    def pause(self):
+        pass
+
+    resume = pause
+
+    def offer(self, row):
+        pass
+
+    def escape_by(self, escape):
+        self.escapes.append(escape)
+
+    def finish(self):
+        return None
+
+
+def _stalled_in_order(monkeypatch, seed: int, count: int):
+    """``both`` in order without bounds (:func:`_in_order_without_bounds`) on 7 x 4
+    (seed 9) with :class:`_Stalled` neighbourhoods: the setup, a start above the
+    packing's optimum, ``count`` random mappings (drawn with ``seed``) and the list of
+    escapes handed over."""
+    problem, best = small(7, 4, 9, False)
+    setup = prepare(problem, "time", "max")
+    start = _start_above_the_packing(setup, best)
+    rows = [r for r in setup.space.random(np.random.default_rng(seed), count)]
+    escapes: list = []
+    _in_order_without_bounds(monkeypatch, _Stalled(escapes))
+    return setup, start, rows, escapes
+
+
 @needs_ortools
 def test_where_the_neighbourhoods_stall_the_packings_search_resumes_its_own_path(
         monkeypatch):
@@ -434,31 +473,7 @@ def test_where_the_neighbourhoods_stall_the_packings_search_resumes_its_own_path
     found nothing), then from the escape's own last mapping, never from the mapping
     the neighbourhoods hand it (their basin), and within the time and stop given."""
     from mapping.search import both, partition_bound
-    problem, best = small(7, 4, 9, False)
-    setup = prepare(problem, "time", "max")
-    start = _start_above_the_packing(setup, best)
-    rows = [r for r in setup.space.random(np.random.default_rng(4), 3)]
-    escapes = []
-
-    class Beside:
-        def best(self):
-            return None
-
-        def pause(self):
-            pass
-
-        resume = pause
-
-        def offer(self, row):
-            pass
-
-        def escape_by(self, escape):
-            escapes.append(escape)
-
-        def finish(self):
-            return None
-
-    _in_order_without_bounds(monkeypatch, Beside())
+    setup, start, rows, escapes = _stalled_in_order(monkeypatch, 4, 3)
     monkeypatch.setattr(partition_bound, "heavy", lambda setup: False)
     stop = lambda: False                                        # noqa: E731
     for first in (rows[0], None):
@@ -486,31 +501,7 @@ def test_where_a_cn_carries_nearly_the_bottleneck_the_escape_restarts_from_the_r
     mapping, then from the escape's own last mapping, each time with another seed,
     within the time and stop given; never from the mapping they hand it."""
     from mapping.search import both, exact, lns, packing, partition_bound
-    problem, best = small(7, 4, 9, False)
-    setup = prepare(problem, "time", "max")
-    start = _start_above_the_packing(setup, best)
-    rows = [r for r in setup.space.random(np.random.default_rng(5), 4)]
-    escapes = []
-
-    class Beside:
-        def best(self):
-            return None
-
-        def pause(self):
-            pass
-
-        resume = pause
-
-        def offer(self, row):
-            pass
-
-        def escape_by(self, escape):
-            escapes.append(escape)
-
-        def finish(self):
-            return None
-
-    _in_order_without_bounds(monkeypatch, Beside())
+    setup, start, rows, escapes = _stalled_in_order(monkeypatch, 5, 4)
     monkeypatch.setattr(partition_bound, "heavy", lambda setup: True)
     monkeypatch.setattr(partition_bound, "communicating", lambda setup: False)
     monkeypatch.setattr(packing, "proof", lambda *a, **k: packing.PackingBound(None, None))
