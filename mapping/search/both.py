@@ -141,21 +141,21 @@ def solve_both(setup, time_limit: float | None = None):
                     path = path if new is None else new
                     return new
                 beside.escape_by(resumed)
-        # a PE is the bottleneck and a CN carries nearly as much: the packing bound's
-        # bisection gives way to the proof with the CNs charged, and its share to the
-        # cluster relaxation, the bound there (``a50_p8_s3``: converged in 27-33 s
-        # alone, cut at a quarter of 120 s under load 0.4% lower; the research notes)
         # the best mapping known by now (the neighbourhoods' often) says better than
         # the start whether a CN carries nearly the bottleneck (``a50_p8_s3``: a start
         # at 5.449e-5 with the bus far below it, the neighbourhoods at 5.324e-5 with
         # the bus at 99% of it)
         adopt(theirs())
+        # a PE is the bottleneck and a CN carries nearly as much: the packing bound's
+        # bisection gives way to the proof with the CNs charged, and the cluster
+        # relaxation, the bound there, gets the larger share
         charged = start is not None and partition_bound.heavy(setup) and \
             not partition_bound.communicating(setup)
         lifted = []
-        relaxed = exact.cluster_floor(setup, time_limit, incumbent=setup.info["incumbent"]
-                                      if start is not None else None, share=CHARGED_RELAXATION_SHARE
-                                      if charged else exact.RELAXATION_SHARE, found=lifted)
+        relaxed = exact.cluster_floor(
+            setup, time_limit, incumbent=setup.info["incumbent"] if start is not None
+            else None, share=CHARGED_RELAXATION_SHARE if charged
+            else exact.RELAXATION_SHARE, found=lifted)
         if charged and lifted and beside is not None:
             # the packing's search gives nothing here (:func:`polished`): the way out
             # of the neighbourhoods' basin is their own search from the relaxation's
