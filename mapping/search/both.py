@@ -51,7 +51,7 @@ POLISH_SHARE = 0.2
 CHARGED_SHARE = 0.3
 #: the share of the time limit that ``both`` in order gives the cluster relaxation, the
 #: bound, where the proof with the CNs charged runs: on ``a50_p8_s3`` it converges in
-#: 27-38 s alone and beside the neighbourhoods, but 5 of 8 runs cut it at 48 s (0.4),
+#: 27-38 s alone and beside the neighbourhoods, but 5 of 10 runs cut it at 48 s (0.4),
 #: 0.3-0.4% below its optimum (the research notes)
 CHARGED_RELAXATION_SHARE = 0.5
 #: the two orders of ``both`` (``schedule`` in the JSON)
