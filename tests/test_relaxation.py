@@ -66,15 +66,17 @@ def test_merged_values_by_hand():
         max(loads["little[0]"], loads["little[1]"], lam * loads["l2_little"]), rel=1e-12)
 
 
-def test_lift_spreads_each_class_largest_first_onto_its_least_loaded_member():
-    # a10_p4_s0: class 0 the two little cores; sizes by hand, largest first: 9 on
-    # little[0], 7 on little[1], 4 and 3 on little[1] (7 < 9, then 11 > 9 ...)
+def test_spread_puts_each_class_largest_first_onto_its_least_loaded_member():
+    # the relaxation's mappings go back to the PEs by cut_starts.spread; a10_p4_s0:
+    # class 0 the two little cores, sizes by hand, largest first: 9 on little[0], 7 on
+    # little[1], 4 on little[1] (7 < 9), 3 on little[0] (9 < 11)
+    from mapping.search.cut_starts import spread
     setup, ev = compiled("a10_p4_s0")
     merged = relax(ev, setup.space.allowed)
-    own = np.ones((10, 4))
-    own[[0, 1, 2, 3], :2] = [[3, 3], [9, 9], [4, 4], [7, 7]]
+    proc = np.ones((10, 4))
+    proc[[0, 1, 2, 3], :2] = [[3, 3], [9, 9], [4, 4], [7, 7]]
     row = np.array([0, 0, 0, 0, 1, 2, 1, 2, 1, 2])
-    lifted = merged.lift(row, own)
+    lifted = spread(row, merged.classes, replace(ev.tables, proc=proc), np.zeros((3, 3)))
     assert lifted[[1, 3, 2, 0]].tolist() == [0, 1, 1, 0]
     assert lifted[4:].tolist() == [2, 3, 2, 3, 2, 3]
     assert (merged.project(lifted) == row).all()

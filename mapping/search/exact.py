@@ -47,7 +47,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_matrix
 
-from mapping.search.bounds import communication_bound, element_tables
+from mapping.search.bounds import communication_bound
 from mapping.search.common import SearchError, relative_gap
 from mapping.search.highs import milp
 from mapping.search.relaxation import relax
@@ -211,8 +211,8 @@ def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
     ``time_limit``, or None where the relaxation does not apply or proved nothing.
     ``stop()`` (another thread's request) interrupts the program where highspy is
     installed (:mod:`mapping.search.highs`): the bound is then HiGHS's dual bound at
-    that moment.  ``found``, if given, receives the program's best mapping lifted to
-    the PEs (:meth:`~mapping.search.relaxation.Relaxation.lift`)."""
+    that moment.  ``found``, if given, receives the program's best mapping spread over
+    the PEs of each class (:func:`~mapping.search.cut_starts.spread`)."""
     ev = setup.objectives.evaluators[0]
     merged = relax(ev, setup.space.allowed)
     if merged is None:
@@ -225,7 +225,9 @@ def cluster_floor(setup, time_limit: float | None = None, gap: float = 1e-9,
     except SearchError:             # stopped without a mapping: no floor
         return None
     if found is not None and res.row is not None:
-        found.append(merged.lift(res.row, element_tables(ev)[0]))
+        from mapping.search.cut_starts import group_costs, spread
+        found.append(spread(res.row, merged.classes, ev.tables,
+                            group_costs(ev.tables, merged.classes)))
     return res.bound
 
 

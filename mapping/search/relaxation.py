@@ -117,22 +117,6 @@ class Relaxation:
         """The merged mapping of a mapping of the original problem."""
         return self.of_pe[np.asarray(row, dtype=np.intp)]
 
-    def lift(self, row, own: np.ndarray) -> np.ndarray:
-        """A mapping of the original problem from the merged mapping ``row``: each
-        class's actors spread over its members, the largest own load first (``own (A,
-        P)``, :func:`~mapping.search.bounds.element_tables`), each onto the member
-        loaded least so far (longest processing time first)."""
-        row = np.asarray(row, dtype=np.intp)
-        out = np.empty(len(row), dtype=np.intp)
-        for c, members in enumerate(self.classes):
-            actors = np.flatnonzero(row == c)
-            loads = np.zeros(len(members))
-            for a in actors[np.argsort(-own[actors, members[0]], kind="stable")]:
-                least = int(np.argmin(loads))
-                out[a] = members[least]
-                loads[least] += own[a, members[least]]
-        return out
-
 
 def relax(ev, allowed: np.ndarray) -> Relaxation | None:
     """The cluster relaxation of the compiled objective ``ev`` over the mask
