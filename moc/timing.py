@@ -17,6 +17,7 @@ from types import MappingProxyType
 from moc import limits
 from moc.deadlock import strongly_connected_components
 from moc.errors import ExpansionTooLargeError, LimitError, SDFError
+from moc.exact_times import exact_time
 from moc.graph import SDFGraph
 from moc.csdf_kperiodic import ORDERS, check_order, phased_kperiodic_throughput
 from moc.liveness import check_live  # noqa: F401  (re-exported)
@@ -251,8 +252,8 @@ def _initialised(graph, exec_attr, simulate, order, progress=None):
     result = replace(result, method=f"{result.method}; {RUN_ONCE}")
     if not simulate or order != "ends":
         return _floats(_unsimulated(result, STARTS_ORDER if simulate else None), floats)
-    durations = _exact(execution_times(bound, exec_attr))
-    times = {a: _exact(ts) for a, ts in times.items()}
+    durations = {a: exact_time(t) for a, t in execution_times(bound, exec_attr).items()}
+    times = {a: tuple(map(exact_time, ts)) for a, ts in times.items()}
     if any(pace[a] <= 0 for a in bound.actors):
         # no state recurs: the first iteration from its firings' precedences, the
         # buffers as where no initialisation phase is (:func:`_unexplored`)
@@ -413,15 +414,15 @@ def _with_schedule(graph, q, result, buffers, method, schedule, times):
 
 
 def prepared(graph: SDFGraph, exec_attr: str = "exec", what: str = "this analysis"):
-    """The bound graph, its firing times as exact numbers, its repetition vector and
-    whether a time was a float (the results are then given as floats).  A float counts
-    as the decimal it prints as (0.1 as 1/10): three firings of 0.1 then take exactly
-    0.3, so equal paces are equal and the states of the execution recur."""
+    """The bound graph, its firing times as exact numbers (a float as the decimal it
+    prints as: :func:`moc.exact_times.exact_time`), its repetition vector and whether
+    a time was a float (the results are then given as floats)."""
     graph = graph.bind()
     refuse_initial_phases(graph, what)
     q = repetition_vector(graph)
     durations = execution_times(graph, exec_attr)
-    return graph, _exact(durations), q, has_floats(durations.values())
+    return graph, {a: exact_time(t) for a, t in durations.items()}, q, \
+        has_floats(durations.values())
 
 
 def has_floats(times) -> bool:
@@ -429,18 +430,6 @@ def has_floats(times) -> bool:
     the results are then given as floats."""
     return any(isinstance(x, float) for v in times
                for x in (v if isinstance(v, tuple) else (v,)))
-
-
-def _exact(values):
-    """Per key its time (or tuple of per-phase times) with every float as the decimal
-    it prints as (see :func:`prepared`)."""
-    def decimal(v):
-        if isinstance(v, tuple):
-            return Phases(map(decimal, v))
-        return Fraction(repr(v)) if isinstance(v, float) else v
-    if isinstance(values, tuple):
-        return tuple(map(decimal, values))
-    return {a: decimal(v) for a, v in values.items()}
 
 
 def self_timed_period(graph: SDFGraph, durations: Mapping[str, object],

@@ -42,12 +42,12 @@ from __future__ import annotations
 
 import heapq
 import weakref
-from fractions import Fraction
 from typing import Mapping as MappingT, Sequence
 
 import numpy as np
 
 from moa import ArchitectureError, NoRouteError
+from moc.exact_times import exact_time
 from moc.hsdf import hsdf_expansion
 from moc.phases import phase_value
 from moc.record import field, record, replace
@@ -426,12 +426,13 @@ def static_order_graph(problem: Problem, mapping: Mapping, decimal: bool = False
     height: the iteration delay), order edges between consecutive firings on one PE
     (height 0) and, per PE, the wrap edge from its last firing to its first (height 1).
     Its maximum cycle ratio is the period (:meth:`TimingTables.period`).  With
-    ``decimal``, each time is the decimal it prints as (:func:`_decimal`) and a data
-    edge's weight their exact sum, a :class:`~fractions.Fraction`."""
+    ``decimal``, each time is the decimal it prints as
+    (:func:`moc.exact_times.exact_time`) and a data edge's weight their exact sum, a
+    :class:`~fractions.Fraction`."""
     tables = timing_tables(problem)
     XT, dur, delay, _ = tables.inputs_for(problem, mapping)
     names, act = tables.firings, tables.firing_actor
-    read = _decimal if decimal else float
+    read = (lambda x: exact_time(float(x))) if decimal else float
     # each actor's time, channel's delay and their sum read once: the firings share them
     time_of = {a: read(dur[a, 0]) for a in dict.fromkeys(act)}
     weight = [time_of[a] for a in act]
@@ -448,13 +449,6 @@ def static_order_graph(problem: Problem, mapping: Mapping, decimal: bool = False
         if seq:
             edges.append((names[seq[-1]], names[seq[0]], weight[seq[-1]], 1))
     return list(names), edges
-
-
-def _decimal(x) -> Fraction:
-    """The float ``x`` as the shortest decimal that reads back as it (``repr``: 0.1 for
-    the float nearest 1/10), exactly: sums of times written as decimals then tie where
-    the decimals do, which the floats' own sums need not (0.1 + 0.2 > 0.3)."""
-    return Fraction(repr(float(x)))
 
 
 def _pe_orders(tables: TimingTables, XT) -> dict[int, list[int]]:
