@@ -166,9 +166,7 @@ def _constraint_graph(channels, durations, q, K, cache=None, actors=None) -> _Gr
     if "static" not in cache:
         actors = _node_order(channels, actors)
         where = {a: i for i, a in enumerate(actors)}
-        w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
-        h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
-        factor = [h_unit // (ch.prod * q[ch.src]) for ch in channels]
+        w_unit, h_unit, factor, weights = _units(actors, channels, durations, q)
         p, c, m0 = (integer_array([getattr(ch, f) for ch in channels])
                     for f in ("prod", "cons", "delay"))
         # K = 1 at both ends: one pair, x_max from C0 = M0 + p − c, all channels at once
@@ -179,8 +177,7 @@ def _constraint_graph(channels, durations, q, K, cache=None, actors=None) -> _Gr
         cache["static"] = (
             actors, np.array([where[ch.src] for ch in channels], dtype=np.int64),
             np.array([where[ch.dst] for ch in channels], dtype=np.int64), w_unit, h_unit,
-            factor, integer_array([int(durations[ch.src] * w_unit) for ch in channels]),
-            single)
+            factor, integer_array(weights), single)
     actors, src, dst, w_unit, h_unit, factor, weight, single = cache["static"]
     sizes = np.array([K[a] for a in actors], dtype=np.int64)
     offset = np.cumsum(sizes) - sizes
@@ -212,6 +209,17 @@ def _constraint_graph(channels, durations, q, K, cache=None, actors=None) -> _Gr
                   h_unit)
 
 
+def _units(actors, channels, durations, q):
+    """The integer scales of the constraint graph: ``w_unit``, the least common
+    denominator of the times; ``h_unit``, the tokens of one iteration on every channel
+    at once (the lcm of ``prod·q[src]``); per channel the factor that turns its tokens
+    into ``h_unit``'s and its producer's time in ``w_unit``'s."""
+    w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
+    h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
+    return (w_unit, h_unit, [h_unit // (ch.prod * q[ch.src]) for ch in channels],
+            [int(durations[ch.src] * w_unit) for ch in channels])
+
+
 def _node_order(channels, actors=None) -> list:
     """The actors of ``channels`` in the order of ``actors`` where given, else as the
     channels meet them."""
@@ -225,11 +233,7 @@ def _listed_graph(channels, durations, q, K, cache, actors=None) -> _Graph:
     if "listed" not in cache:
         actors = _node_order(channels, actors)
         where = {a: i for i, a in enumerate(actors)}
-        w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
-        h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
-        cache["listed"] = (actors, where, w_unit, h_unit,
-                           [h_unit // (ch.prod * q[ch.src]) for ch in channels],
-                           [int(durations[ch.src] * w_unit) for ch in channels])
+        cache["listed"] = (actors, where, *_units(actors, channels, durations, q))
     actors, where, w_unit, h_unit, factor, weight = cache["listed"]
     offset, actor, k = {}, [], []
     for i, a in enumerate(actors):
