@@ -39,6 +39,7 @@ from typing import Iterable, Literal
 import numpy as np
 
 from moa.errors import CostModelError
+from moa.units import binary_size
 
 Latency = Literal["dependent", "independent"]
 LATENCIES = ("dependent", "independent")
@@ -479,15 +480,12 @@ def _fmt(value, unit=""):
 
 
 def _bytes(value):
-    """Bytes, with binary KiB/MiB/GiB beside them (the paper's KB, 1024 B; the unit of
-    mapeval's figures, ``mapping.plots.style.size``)."""
+    """Bytes, with the binary size beside them from 1 KiB (:func:`moa.units.binary_size`:
+    the paper's KB is 1024 B)."""
     if value is None:
         return "none"
     text = f"{value:.0f} B" if value == round(value) and value < 1e12 else f"{value:.6g} B"
-    for size, suffix in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
-        if value >= size:
-            return f"{text} ({value / size:.3g} {suffix})"
-    return text
+    return f"{text} ({binary_size(value)})" if value >= 2 ** 10 else text
 
 
 @dataclass(frozen=True)

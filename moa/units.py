@@ -17,6 +17,16 @@ from functools import lru_cache
 BYTES, OPS = "B", "ops"
 
 
+def binary_size(value: float) -> str:
+    """A size in bytes with a binary (IEC) prefix: ``512 B``, ``4 KiB``, ``1.5 MiB``.
+    mapeval writes sizes in binary units, as LogCA's power-of-two granularities (its
+    "KB" is 1024 bytes); KiB says so where "KB" or "kB" would not."""
+    for exponent, prefix in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if abs(value) >= 2 ** exponent:
+            return f"{value / 2 ** exponent:.3g} {prefix}"
+    return f"{value:.4g} {BYTES}"
+
+
 def default_unit(metric: str, elements) -> str | None:
     """The unit the cost models pricing ``metric`` on ``elements`` (objects with a
     ``costs`` mapping of metric -> cost spec or model) state for it (their ``units``):

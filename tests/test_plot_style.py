@@ -2,7 +2,7 @@
 import pytest
 
 from mapping.plots.figure_io import new_figure
-from mapping.plots.style import figure_style, label, number, size, text_color, tidy
+from mapping.plots.style import figure_style, label, number, text_color, tidy
 
 
 @pytest.mark.parametrize("value, text", [
@@ -33,10 +33,3 @@ def test_text_on_a_cell_is_white_on_dark_and_black_on_light():
 
 def test_label_with_and_without_unit():
     assert label("time", "s") == "time (s)" and label("time") == "time"
-
-
-@pytest.mark.parametrize("value, text", [(357.7, "357.7 B"), (4096, "4 KiB"),
-                                         (26621.1, "26 KiB"), (1.5 * 2 ** 20, "1.5 MiB"),
-                                         (2 ** 25, "32 MiB")])
-def test_sizes_in_binary_units(value, text):
-    assert size(value) == text

@@ -133,3 +133,11 @@ def test_search_prints_the_units_of_its_objectives(capsys):
     assert main(["search", *files, "--objectives", "time,energy", "--strategy", "nsga2",
                  "--budget", "2000", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["units"] == {"time": "s", "energy": "J"}
+
+
+@pytest.mark.parametrize("value, text", [(357.7, "357.7 B"), (4096, "4 KiB"),
+                                         (26621.1, "26 KiB"), (1.5 * 2 ** 20, "1.5 MiB"),
+                                         (2 ** 25, "32 MiB"), (3 * 2 ** 40, "3 TiB")])
+def test_sizes_in_binary_units(value, text):
+    from moa.units import binary_size
+    assert binary_size(value) == text

@@ -15,16 +15,16 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from mapping.plots import style
 from mapping.plots.figure_io import plot_format, save_figure
 from moa.logca_analysis import GMAX, GMIN, PARAMETERS, LogCAAnalysis, analyse
+from moa.units import binary_size
 
 COLOURS = {"L": style.GREEN, "o": style.BLUE, "C": style.PURPLE, "A": style.VERMILLION}
 NAMES = {"L": "latency L", "o": "overhead o", "C": "comput. index C", "A": "acceleration A"}
-_size = style.size
 
 
 def granularity_axis(axis):
     """Granularities at powers of 16 (16 B, 256 B, 4 KiB, 64 KiB, 1 MiB, 16 MiB)."""
     axis.set_major_locator(LogLocator(base=16))
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: style.size(v)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: binary_size(v)))
     axis.set_minor_locator(LogLocator(base=2))
     axis.set_minor_formatter(NullFormatter())
 
@@ -81,15 +81,15 @@ def draw_speedup(ax, a: LogCAAnalysis, points=400, fit=None):
             continue
         ax.axvline(value, color=colour, ls="-.", lw=1)
         ax.plot([value], [level], "o", color=colour)
-        ax.annotate(f"${name}$ = {_size(value)}", (value, level), textcoords="offset points",
+        ax.annotate(f"${name}$ = {binary_size(value)}", (value, level), textcoords="offset points",
                     xytext=(6, -14), color=colour, fontsize=9)
     if a.g_peak is not None and a.gmin <= a.g_peak <= a.gmax:
         ax.plot([a.g_peak], [a.peak_speedup], "v", color=style.HIGHLIGHT)
-        ax.annotate(f"peak {a.peak_speedup:.3g} at {_size(a.g_peak)}", (a.g_peak, a.peak_speedup),
-                    textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8,
+        ax.annotate(f"peak {a.peak_speedup:.3g} at {binary_size(a.g_peak)}",
+                    (a.g_peak, a.peak_speedup), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8,
                     color=style.HIGHLIGHT)
     notes = [f"no ${name}$ (never reached)" if value is None else
-             f"${name}$ = {_size(value)} (off the axis)"
+             f"${name}$ = {binary_size(value)} (off the axis)"
              for name, value, _, _ in marks if value is None or not a.gmin <= value <= a.gmax]
     if notes:
         ax.text(0.98, 0.03, "\n".join(notes), transform=ax.transAxes, ha="right",
@@ -97,7 +97,7 @@ def draw_speedup(ax, a: LogCAAnalysis, points=400, fit=None):
     for gv, sv in a.speedup_at:
         if a.gmin <= gv <= a.gmax and sv > 0:
             ax.plot([gv], [sv], "s", color=style.SKY_BLUE, ms=5)
-            ax.annotate(f"S({_size(gv)}) = {sv:.3g}", (gv, sv), textcoords="offset points",
+            ax.annotate(f"S({binary_size(gv)}) = {sv:.3g}", (gv, sv), textcoords="offset points",
                         xytext=(-8, 6), ha="right", fontsize=8, color=style.SKY_BLUE)
     positive = np.concatenate(shown)
     positive = positive[positive > 0]
@@ -141,7 +141,7 @@ def draw_regions(ax, a: LogCAAnalysis):
         if spans:
             ax.broken_barh(spans, (y - 0.35, 0.7), facecolors=COLOURS[p], alpha=0.8)
             for start, width in spans:
-                end, text = start + width, f"{_size(start)} – {_size(start + width)}"
+                end, text = start + width, f"{binary_size(start)} – {binary_size(start + width)}"
                 if math.log10(end / start) >= 0.3 * decades:        # inside the bar
                     ax.annotate(text, (math.sqrt(start * end), y), ha="center", va="center",
                                 fontsize=8, color="white", fontweight="bold")

@@ -116,16 +116,6 @@ def number(value: float, digits: int = 3) -> str:
     return f"{scaled:.{digits}g}{_PREFIXES[exponent]}"
 
 
-def size(value: float) -> str:
-    """A size in bytes with a binary (IEC) prefix: ``512 B``, ``4 KiB``, ``1.5 MiB``.
-    mapeval writes sizes in binary units, as LogCA's power-of-two granularities
-    (its "KB" is 1024 bytes); KiB says so where "KB" or "kB" would not."""
-    for exponent, prefix in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
-        if abs(value) >= 2 ** exponent:
-            return f"{value / 2 ** exponent:.3g} {prefix}"
-    return f"{value:.4g} B"
-
-
 def _decades(axis) -> float:
     lo, hi = sorted(axis.get_view_interval())
     return math.log10(hi / lo) if lo > 0 and hi > 0 else math.inf
@@ -170,4 +160,4 @@ def log_log(ax, xlabel: str, ylabel: str) -> None:
 __all__ = ["PALETTE", "HIGHLIGHT", "MUTED", "SEQUENTIAL", "DIVERGING", "FONT", "SMALL",
            "TITLE", "COLUMN", "PAGE", "DPI", "RC", "LINESTYLES", "figure_style", "styled", "color",
            "series",
-           "text_color", "label", "number", "size", "tick_format", "tidy", "log_log"]
+           "text_color", "label", "number", "tick_format", "tidy", "log_log"]
