@@ -56,7 +56,7 @@ from mapping.calibration.logca_host import (HOST_WORDS, RANGE_MIN_ROWS, RunsTest
                                           fit_host_fixed, host_regimes, regimes_of_hinge,
                                           runs_test)
 from mapping.errors import InputError
-from moa.cost_models.logca import host_time
+from moa.cost_models.logca import accelerator_time, host_time
 from moa.logca_analysis import LogCAAnalysis, analyse
 
 LATENCY_CHOICES = ("auto", "independent", "dependent")
@@ -221,11 +221,11 @@ def _check_data(g, host, accelerator):
 def _model(p, names, g, fixed):
     v = dict(fixed)
     v.update(zip(names, p))
-    work = v["C"] * g ** v["beta"]
+    work = host_time(g, v["C"], v["beta"])
     if "K" in v:                          # independent: o + L as one parameter
-        t1 = v["K"] + work / v["A"]
+        t1 = accelerator_time(g, v["C"], v["beta"], v["A"], v["K"], 0.0, "independent")
     else:
-        t1 = v["o"] + v["L"] * g + work / v["A"]
+        t1 = accelerator_time(g, v["C"], v["beta"], v["A"], v["o"], v["L"], "dependent")
     return work + v.get("o0", 0.0), t1, work
 
 
@@ -618,8 +618,7 @@ def _regime_break_even(fit: LogCAFit) -> float | None:
 
     def gap(x):
         g = np.exp(x)
-        t1 = v["o"] + (v["L"] * g if fit.latency == "dependent" else v["L"]) + \
-            v["C"] * g ** v["beta"] / v["A"]
+        t1 = accelerator_time(g, v["C"], v["beta"], v["A"], v["o"], v["L"], fit.latency)
         return np.log(fit.host_time(g) / t1)
 
     xs = np.linspace(math.log(min(fit.g)), math.log(fit.host_regimes[-1][0]), 2001)
@@ -639,9 +638,8 @@ def synthetic(L, o, C, A, beta=1.0, latency="independent", g=None, noise=0.0, se
     of two), each time times ``1 + noise·N(0, 1)`` (seeded): data for tests and examples.
     ``o0``: a fixed host cost, ``T0 = o0 + C·g^beta`` (an extension)."""
     g = np.asarray(2.0 ** np.arange(4, 26) if g is None else g, dtype=float)
-    work = C * g ** beta
-    t0 = o0 + work
-    t1 = o + (L * g if latency == "dependent" else L) + work / A
+    t0 = o0 + host_time(g, C, beta)
+    t1 = accelerator_time(g, C, beta, A, o, L, latency)
     if noise:
         rng = np.random.default_rng(seed)
         t0 = t0 * (1 + noise * rng.standard_normal(g.size))
