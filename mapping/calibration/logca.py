@@ -241,7 +241,7 @@ def _start(g, t0, t1, latency, fixed, host="none", host_rows=None):
     else:
         C, beta = fit_host(g[rows], t0[rows])
         v = {"C": C, "beta": beta}
-    h = C * g ** beta
+    h = host_time(g, C, beta)
     rhs = t1.copy()
     cols, names = [], []
     if latency == "independent":
@@ -352,14 +352,15 @@ def _choose_host(g, t0):
     from scipy.optimize import least_squares
 
     C, beta = fit_host(g, t0)
-    paper = least_squares(lambda p: p[0] * g ** p[1] / t0 - 1.0, [C, beta], x_scale="jac",
-                          bounds=([0.0, -np.inf], np.inf))
+    paper = least_squares(lambda p: host_time(g, p[0], p[1]) / t0 - 1.0, [C, beta],
+                          x_scale="jac", bounds=([0.0, -np.inf], np.inf))
     rss_p = float(paper.fun @ paper.fun)
     if math.sqrt(rss_p / g.size) < _EXACT:
         return "none", "the paper's C·g^beta fits the host times exactly"
     o0, C, beta = fit_host_fixed(g, t0)
-    fixed = least_squares(lambda p: (p[0] + p[1] * g ** p[2]) / t0 - 1.0, [o0, C, beta],
-                          x_scale="jac", bounds=([0.0, 0.0, -np.inf], np.inf))
+    fixed = least_squares(lambda p: (p[0] + host_time(g, p[1], p[2])) / t0 - 1.0,
+                          [o0, C, beta], x_scale="jac",
+                          bounds=([0.0, 0.0, -np.inf], np.inf))
     rss_f = float(fixed.fun @ fixed.fun)
     dof = g.size - 3
     if dof <= 0:
@@ -571,7 +572,7 @@ def _speedup_above_bound(g, t0, t1, values, noise, host_rows=None) -> list[str]:
     and given parameters.  With cache regimes (``host_rows``: the rows of the paper's
     form) T0 below them is the measured one."""
     A = values["A"]
-    work = values["C"] * g ** values["beta"]
+    work = host_time(g, values["C"], values["beta"])
     limit = A * (values.get("o0", 0.0) + work) / work
     if host_rows is not None:
         limit = np.where(host_rows, limit, A * np.maximum(t0, work) / work)
