@@ -8,7 +8,7 @@ import pytest
 
 import dsl
 from moa.cost_models import make_model
-from moa.cost_models.gpu import occupancy
+from moa.cost_models.gpu import bandwidth_bytes, occupancy, peak_flops
 from moa.errors import CostModelError
 from mapping.evaluation.reference import evaluate
 from mapping.calibration.assessment import assess
@@ -102,6 +102,17 @@ def test_compute_roof_and_tail_wave():
     # roofline: the larger of memory (1e12 B at 1e11 B/s = 10 s) and compute
     token["bytes"] = 1e12
     assert model.token_cost(token) == pytest.approx(10.0, rel=1e-12)
+
+
+def test_the_data_sheet_peak_and_bandwidth():
+    """2 flops per core and cycle (an FMA counts two) at the clock in MHz, and GB/s as
+    10^9 bytes/s: the units the model and the importer's roofline both use."""
+    assert peak_flops(3072, 1000) == 6.144e12
+    assert peak_flops(3072, 1000, 0.5) == 3.072e12
+    assert bandwidth_bytes(100) == 1e11 and bandwidth_bytes(200, 0.5) == 1e11
+    model = _gpu(cc=5.2, sms=24, cores=3072, compute_efficiency=0.5)
+    token = _Token(grid=48, block=1024, regs=27, flops=3.072e12)    # one full wave
+    assert model.token_cost(token) == pytest.approx(1.0, rel=1e-12)
 
 
 def test_bad_parameters_and_launches():

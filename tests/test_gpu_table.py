@@ -60,6 +60,10 @@ def test_import_then_fidelity_two_commands(tmp_path, capsys):
     assert "pe gtx_970 [time = gpu(cc = 5.2, sms = 13, cores = 1664" in moa
     assert "pe my_k20 [time = gpu(cc = 3.5, sms = 13, cores = 2496" in moa
     assert "bandwidth = 224.32" in moa
+    # the data-sheet roofline: 2 flops (an FMA) x 1664 cores x 1076 MHz, 224.32 GB/s
+    roof = (out_dir / "roofline.moa").read_text()
+    assert "pe gtx_970 [time = roofline(peak = 3580928000000, bandwidth = 224320000000)]" \
+        in roof
 
     code, out, err = _run(capsys, "fidelity", out_dir / "app.sdf", out_dir / "gpu.moa",
                           out_dir / "mappings.map", out_dir / "measurements.csv",

@@ -79,6 +79,20 @@ def test_cost_model_token_cost_by_hand():
     assert make_model("logca", {}).token_cost(Token(10)) == pytest.approx(10.0)   # C = beta = 1
 
 
+@pytest.mark.parametrize("latency", ["dependent", "independent"])
+def test_accelerator_time_is_the_models_over_an_array_of_g(latency):
+    """T1(g) has one home: the model's token cost, and T0/T1 the analysis' speedup, at
+    every g of an array at once."""
+    from moa.cost_models.logca import accelerator_time, host_time
+    p = dict(L=2.0, o=100.0, C=3.0, A=30.0, beta=1.5, latency=latency)
+    g = np.array([16.0, 4096.0, 2.0 ** 20])
+    t1 = accelerator_time(g, p["C"], p["beta"], p["A"], p["o"], p["L"], latency)
+    model = make_model("logca", {k: p[k] for k in ("A", "o", "L", "latency")})
+    assert t1 == pytest.approx([model.token_cost(Token(x, C=3.0, beta=1.5)) for x in g],
+                               rel=1e-15)
+    assert host_time(g, p["C"], p["beta"]) / t1 == pytest.approx(speedup(g, **p), rel=1e-12)
+
+
 def test_cost_model_rejects_bad_parameters():
     with pytest.raises(CostModelError, match="'A'"):
         make_model("logca", {"A": 0})

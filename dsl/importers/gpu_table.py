@@ -47,7 +47,7 @@ from typing import Mapping, Sequence
 from dsl.csv_table import open_table
 from dsl.errors import ParseError
 from dsl.importers import Imported, Importer
-from moa.cost_models.gpu import GENERATIONS, LIMITS, limits
+from moa.cost_models.gpu import GENERATIONS, LIMITS, bandwidth_bytes, limits, peak_flops
 from moa.cost_models.gpu_caches import caches, l1_for_globals
 
 #: multiprocessors of the GPUs of the data set, from NVIDIA's data sheets
@@ -401,8 +401,9 @@ def baseline_moa_texts(table: GPUTable) -> dict[str, str]:
     roof = ["# Roofline from the data sheet: peak = 2*cores*clock flops/s, bandwidth in",
             "# bytes/s; nothing fitted (free X.time.bandwidth for the achieved bandwidth).",
             "moa gpus_roofline {"]
-    roof += [f"    pe {g.ident} [time = roofline(peak = {_g(2 * g.cores * g.clock * 1e6)}, "
-             f"bandwidth = {_g(g.bandwidth * 1e9)})]" for g in table.gpus]
+    roof += [f"    pe {g.ident} [time = roofline("
+             f"peak = {_g(peak_flops(g.cores, g.clock))}, "
+             f"bandwidth = {_g(bandwidth_bytes(g.bandwidth))})]" for g in table.gpus]
     return {"lsla.moa": "\n".join(lsla + ["}", ""]),
             "gsla.moa": "\n".join(gsla + ["}", ""]),
             "roofline.moa": "\n".join(roof + ["}", ""])}

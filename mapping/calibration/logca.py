@@ -56,7 +56,7 @@ from mapping.calibration.logca_host import (HOST_WORDS, RANGE_MIN_ROWS, RunsTest
                                           fit_host_fixed, host_regimes, regimes_of_hinge,
                                           runs_test)
 from mapping.errors import InputError
-from moa.cost_models.logca import host_time
+from moa.cost_models.logca import accelerator_time, host_time
 from moa.logca_analysis import LogCAAnalysis, analyse
 
 LATENCY_CHOICES = ("auto", "independent", "dependent")
@@ -221,11 +221,11 @@ def _check_data(g, host, accelerator):
 def _model(p, names, g, fixed):
     v = dict(fixed)
     v.update(zip(names, p))
-    work = v["C"] * g ** v["beta"]
+    work = host_time(g, v["C"], v["beta"])
     if "K" in v:                          # independent: o + L as one parameter
-        t1 = v["K"] + work / v["A"]
+        t1 = accelerator_time(g, v["C"], v["beta"], v["A"], v["K"], 0.0, "independent")
     else:
-        t1 = v["o"] + v["L"] * g + work / v["A"]
+        t1 = accelerator_time(g, v["C"], v["beta"], v["A"], v["o"], v["L"], "dependent")
     return work + v.get("o0", 0.0), t1, work
 
 
@@ -241,7 +241,7 @@ def _start(g, t0, t1, latency, fixed, host="none", host_rows=None):
     else:
         C, beta = fit_host(g[rows], t0[rows])
         v = {"C": C, "beta": beta}
-    h = C * g ** beta
+    h = host_time(g, C, beta)
     rhs = t1.copy()
     cols, names = [], []
     if latency == "independent":
@@ -352,14 +352,15 @@ def _choose_host(g, t0):
     from scipy.optimize import least_squares
 
     C, beta = fit_host(g, t0)
-    paper = least_squares(lambda p: p[0] * g ** p[1] / t0 - 1.0, [C, beta], x_scale="jac",
-                          bounds=([0.0, -np.inf], np.inf))
+    paper = least_squares(lambda p: host_time(g, p[0], p[1]) / t0 - 1.0, [C, beta],
+                          x_scale="jac", bounds=([0.0, -np.inf], np.inf))
     rss_p = float(paper.fun @ paper.fun)
     if math.sqrt(rss_p / g.size) < _EXACT:
         return "none", "the paper's C·g^beta fits the host times exactly"
     o0, C, beta = fit_host_fixed(g, t0)
-    fixed = least_squares(lambda p: (p[0] + p[1] * g ** p[2]) / t0 - 1.0, [o0, C, beta],
-                          x_scale="jac", bounds=([0.0, 0.0, -np.inf], np.inf))
+    fixed = least_squares(lambda p: (p[0] + host_time(g, p[1], p[2])) / t0 - 1.0,
+                          [o0, C, beta], x_scale="jac",
+                          bounds=([0.0, 0.0, -np.inf], np.inf))
     rss_f = float(fixed.fun @ fixed.fun)
     dof = g.size - 3
     if dof <= 0:
@@ -571,7 +572,7 @@ def _speedup_above_bound(g, t0, t1, values, noise, host_rows=None) -> list[str]:
     and given parameters.  With cache regimes (``host_rows``: the rows of the paper's
     form) T0 below them is the measured one."""
     A = values["A"]
-    work = values["C"] * g ** values["beta"]
+    work = host_time(g, values["C"], values["beta"])
     limit = A * (values.get("o0", 0.0) + work) / work
     if host_rows is not None:
         limit = np.where(host_rows, limit, A * np.maximum(t0, work) / work)
@@ -618,8 +619,7 @@ def _regime_break_even(fit: LogCAFit) -> float | None:
 
     def gap(x):
         g = np.exp(x)
-        t1 = v["o"] + (v["L"] * g if fit.latency == "dependent" else v["L"]) + \
-            v["C"] * g ** v["beta"] / v["A"]
+        t1 = accelerator_time(g, v["C"], v["beta"], v["A"], v["o"], v["L"], fit.latency)
         return np.log(fit.host_time(g) / t1)
 
     xs = np.linspace(math.log(min(fit.g)), math.log(fit.host_regimes[-1][0]), 2001)
@@ -639,9 +639,8 @@ def synthetic(L, o, C, A, beta=1.0, latency="independent", g=None, noise=0.0, se
     of two), each time times ``1 + noise·N(0, 1)`` (seeded): data for tests and examples.
     ``o0``: a fixed host cost, ``T0 = o0 + C·g^beta`` (an extension)."""
     g = np.asarray(2.0 ** np.arange(4, 26) if g is None else g, dtype=float)
-    work = C * g ** beta
-    t0 = o0 + work
-    t1 = o + (L * g if latency == "dependent" else L) + work / A
+    t0 = o0 + host_time(g, C, beta)
+    t1 = accelerator_time(g, C, beta, A, o, L, latency)
     if noise:
         rng = np.random.default_rng(seed)
         t0 = t0 * (1 + noise * rng.standard_normal(g.size))

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from moa.cost_models.logca import host_time
+
 #: a runs test below this p-value (too few runs) flags systematic residuals
 RUNS_P = 0.01
 #: the most breaks (cache regimes below the paper's form) ``auto`` looks for
@@ -126,10 +128,10 @@ def host_regimes(g, t0, form="none"):
 
     if form == "fit":
         o0, C, beta = fit_host_fixed(g, t0)
-        model, p0 = o0 + C * g ** beta, 3
+        model, p0 = o0 + host_time(g, C, beta), 3
     else:
         C, beta = fit_host(g, t0)
-        model, p0 = C * g ** beta, 2
+        model, p0 = host_time(g, C, beta), 2
     order = np.argsort(g)
     r0 = np.log(model / t0)
     if not runs_test(r0[order]).systematic:

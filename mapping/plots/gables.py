@@ -27,7 +27,7 @@ from typing import Any, Mapping as MappingT
 import numpy as np
 
 from moa import Architecture
-from moa.cost_models.roofline import Bandwidth, Roofline
+from moa.cost_models.roofline import Bandwidth, Roofline, attainable, ridge_point
 from mapping.semantics.metrics import work as total_work
 from moc import SDFGraph
 from mapping.errors import InputError
@@ -54,8 +54,9 @@ class Roof:
     intensity: float
 
     def bound(self, intensity):
-        """Scaled attainable performance at ``intensity`` (array or number)."""
-        return np.minimum(self.bandwidth * np.asarray(intensity, dtype=float), self.peak) / self.f
+        """Scaled attainable performance at ``intensity`` (array or number): the roofline
+        of :func:`~moa.cost_models.roofline.attainable` over ``f`` (Gables eq. 12)."""
+        return attainable(self.peak, self.bandwidth, intensity) / self.f
 
     @property
     def selected(self) -> float:
@@ -128,7 +129,7 @@ def gables_data(app: SDFGraph, arch: Architecture, mapping: Mapping,
             roofs.append(Roof(name, "pe", model.params.peak, model.params.bandwidth,
                               ops / work, intensity))
         elif isinstance(model, Bandwidth) and not element.is_pe and lambda_ > 0:
-            data = sum(t.count * t.get("bytes", t.quanta) for t in placed[name])
+            (data,) = model.feature_totals(placed[name])      # Σ bytes, as evaluated
             if data <= 0:
                 continue
             roofs.append(Roof(name, "cn", math.inf, model.params.B / lambda_, 1.0, work / data))
@@ -155,7 +156,7 @@ def _decade_ceil(x):
 def _x_range(data: GablesData) -> tuple[float, float]:
     """Whole decades around every drop line and ridge point, one more on each side."""
     xs = [r.intensity for r in data.roofs if math.isfinite(r.intensity)]
-    xs += [r.peak / r.bandwidth for r in data.roofs
+    xs += [ridge_point(r.peak, r.bandwidth) for r in data.roofs
            if math.isfinite(r.peak) and math.isfinite(r.bandwidth)]
     xs = [x for x in xs if x > 0] or [1.0]
     return _decade_floor(min(xs)) / 10, _decade_ceil(max(xs)) * 10

@@ -26,7 +26,8 @@ full waves and one partial wave of the rest.  A wave of ``n`` blocks keeps
 achieved bandwidth ``efficiency · bandwidth`` scaled down by Little's law when too few
 warps are in flight to cover the memory latency (``min(1, W / (hide · sms))``: ``hide``
 warps per SM saturate the memory system), and does its share of the flops at
-``compute_efficiency · 2 · cores · clock`` (one FMA per core and cycle) likewise with
+``compute_efficiency · 2 · cores · clock`` (one FMA per core and cycle,
+:func:`peak_flops`; the bandwidth in bytes/s: :func:`bandwidth_bytes`) likewise with
 ``hide_compute``.  Per wave, the largest of these roofs (roofline, Williams et al.
 2009) and of the blocks' dispatch::
 
@@ -107,7 +108,7 @@ from moa.cost_models.gpu_caches import by_capability, caches
 from moa.cost_models.registry import register
 
 __all__ = ["GENERATIONS", "GPU", "L2_SLICE", "LIMITS", "Limits", "Occupancy", "SHARPNESS",
-           "limits", "occupancy"]
+           "bandwidth_bytes", "limits", "occupancy", "peak_flops"]
 
 WARP = 32
 
@@ -286,6 +287,21 @@ def occupancy(cc: float, block: int, regs: int = 0, smem: int = 0,
     return Occupancy(resident, warps, limit, resident * warps / lim.warps)
 
 
+def peak_flops(cores: float, clock_mhz: float, efficiency: float = 1.0) -> float:
+    """A GPU's peak in floating-point operations per second from its data sheet:
+    ``2 · cores · clock`` with ``clock`` in MHz, as each core completes one fused
+    multiply-add per cycle and an FMA counts two operations; ``efficiency`` the share
+    of it achieved (1: the data sheet's)."""
+    return efficiency * 2.0 * cores * clock_mhz * 1e6
+
+
+def bandwidth_bytes(gb_per_s: float, efficiency: float = 1.0) -> float:
+    """A GPU's DRAM bandwidth in bytes per second from its data sheet's GB/s (decimal:
+    10^9 bytes per GB, as memory vendors count); ``efficiency`` the share of it
+    achieved (1: the data sheet's)."""
+    return efficiency * gb_per_s * 1e9
+
+
 @register
 class GPU(CostModel):
     name = "gpu"
@@ -359,8 +375,8 @@ class GPU(CostModel):
         slots = occ.blocks * p.sms
         blocks = math.ceil(grid)
         full, rest = divmod(blocks, slots)
-        bandwidth = p.efficiency * p.bandwidth * 1e9
-        peak = p.compute_efficiency * 2.0 * p.cores * p.clock * 1e6
+        bandwidth = bandwidth_bytes(p.bandwidth, p.efficiency)
+        peak = peak_flops(p.cores, p.clock, p.compute_efficiency)
         if p.l1_capacity > 0:
             stores = attribute(token, "store_bytes", 0.0)
             l2_stores = attribute(token, "l2_store_bytes", 0.0)

@@ -1,7 +1,8 @@
 """LogCA: the cost of offloading a kernel to an accelerator (Altaf & Wood, ISCA 2017).
 
 A token of granularity ``g`` bytes costs, on an element with acceleration ``A``,
-overhead ``o`` and latency ``L`` (LogCA eqs. 1, 2 and 8: T1(g) = o + L1(g) + C·g^beta / A)::
+overhead ``o`` and latency ``L`` (LogCA eqs. 1, 2 and 8: T1(g) = o + L1(g) + C·g^beta / A,
+:func:`accelerator_time`)::
 
     o + L·g + C·g^beta / A        latency = dependent    (L1(g) = L·g, eq. 8)
     o + L   + C·g^beta / A        latency = independent  (L1(g) = L,   eq. 2)
@@ -53,6 +54,14 @@ def host_time(g, C, beta, regimes=()):
     return np.exp(log_t)
 
 
+def accelerator_time(g, C, beta, A, o, L, latency="dependent", regimes=()):
+    """``T1(g) = o + L1(g) + T0(g)/A`` (LogCA eqs. 1, 2 and 8, Altaf & Wood, ISCA 2017):
+    ``L1(g) = L·g`` for a ``"dependent"`` latency, ``L`` otherwise, and ``T0`` the
+    host's :func:`host_time` (``g`` a float or an array)."""
+    latency_time = L * g if latency == "dependent" else L
+    return o + latency_time + host_time(g, C, beta, regimes) / A
+
+
 def regimes_of(params) -> tuple[tuple[float, float], ...]:
     """``((cache_j, beta_j), ...)`` of the regimes ``params`` declare (``cache_j > 0``)."""
     return tuple((c, b) for c, b in ((params.cache1, params.beta1),
@@ -94,8 +103,4 @@ class LogCA(CostModel):
         g = attribute(token, "g", token.quanta)
         C = attribute(token, "C", 1)
         beta = attribute(token, "beta", 1, signed=True)
-        latency = p.L * g if p.latency == "dependent" else p.L
-        if self._regimes:
-            return p.o + latency + host_time(g, C, beta, self._regimes) / p.A
-        # LogCA eq. 1 with C0(g) = C·g^beta and C1(g) = C0(g)/A (eqs. 2 and 8)
-        return p.o + latency + C * g ** beta / p.A
+        return accelerator_time(g, C, beta, p.A, p.o, p.L, p.latency, self._regimes)
