@@ -10,15 +10,10 @@ import re
 from typing import Iterable
 
 from dsl.expression import CONSTANTS, Expression, format_number, format_value, quote
+from dsl.names import MAP_KEYWORDS, MOA_KEYWORDS, NAME, SDF_KEYWORDS, is_identifier
 from moa.names import member_name
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_MEMBER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(\d+)\]\Z")
-
-SDF_KEYWORDS = frozenset({"sdf", "param", "actor", "channel"})
-MOA_KEYWORDS = frozenset({"moa", "param", "lambda", "aggregate", "metric", "type", "pe",
-                          "cn"})
-MAP_KEYWORDS = frozenset({"mapping", "channel", "via"})
+_MEMBER = re.compile(rf"({NAME})\[(\d+)\]\Z")
 
 INDENT = "    "
 
@@ -33,13 +28,11 @@ def _as_list(objs) -> list:
 
 def format_name(name: str, keywords: Iterable[str] = ()) -> str:
     """``name`` as written in a file: bare when it is an identifier, else quoted."""
-    if _IDENT.match(name) and name not in keywords:
-        return name
-    return quote(name)
+    return name if is_identifier(name, keywords) else quote(name)
 
 
 def _key(key: str) -> str:
-    if not _IDENT.match(key):
+    if not is_identifier(key):
         raise ValueError(f"attribute name '{key}' is not an identifier and cannot be written")
     return key
 
@@ -121,7 +114,7 @@ def format_moa(archs) -> str:
 
 def _arg_text(value, params) -> str:
     if isinstance(value, str):
-        if _IDENT.match(value) and value not in params and value not in CONSTANTS:
+        if is_identifier(value) and value not in params and value not in CONSTANTS:
             return value  # a bare word: latency = independent
         return quote(value)
     return format_value(value)
@@ -153,7 +146,7 @@ def _own(element):
 
 
 def _ref(name: str) -> str:
-    if _IDENT.match(name) and name not in MOA_KEYWORDS:
+    if is_identifier(name, MOA_KEYWORDS):
         return name
     m = _MEMBER.match(name)
     if m and m.group(1) not in MOA_KEYWORDS:
@@ -272,16 +265,16 @@ def format_map(mappings) -> str:
 
 
 def _pe_ref(name: str) -> str:
-    if _IDENT.match(name) or _MEMBER.match(name):
+    if is_identifier(name) or _MEMBER.match(name):
         return name
     return quote(name)
 
 
 def _channel_ref(name: str) -> str:
-    if _IDENT.match(name) and name not in MAP_KEYWORDS:
+    if is_identifier(name, MAP_KEYWORDS):
         return name
     src, sep, dst = name.partition("->")
-    if sep and _IDENT.match(src) and _IDENT.match(dst) and src not in MAP_KEYWORDS:
+    if sep and is_identifier(src, MAP_KEYWORDS) and is_identifier(dst):
         return f"{src} -> {dst}"
     return quote(name)
 

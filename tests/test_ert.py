@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 import dsl
-from dsl.importers.ert import read_ert, read_kernels, ert_moa
+from dsl.importers.ert import ErtRoofline, read_ert, read_kernels, ert_moa
 from dsl.errors import ParseError
 from mapping.cli.main import main
 from moa.roofline_analysis import Kernel, analyse
@@ -66,6 +66,17 @@ def test_real_ert_files_import_exactly(path, tmp_path):
 def test_synthetic_ert_imports_exactly(tmp_path):
     check_equal(synthetic(tmp_path, gbytes=(("L1", 1234.56), ("L2", 321.5), ("DRAM", 7.25))),
                 tmp_path)
+
+
+def test_names_are_identifiers_of_the_grammar_whatever_the_labels():
+    # a non-ASCII letter is no letter of the grammar's NAME: it becomes _ as any other
+    # character (a Unicode-aware cleaning once kept it, and the .moa did not parse)
+    ert = ErtRoofline("nœud-1", (("FP64 GFLOPs", 100.0),), (("L1 é", 800.0), ("DRAM", 5.0)))
+    arch, = dsl.parse_moa(ert_moa(ert, level="L1 é"))
+    assert arch.name == "n_ud_1"
+    assert set(arch.params) == {"peak_FP64_GFLOPs", "bw_L1__", "bw_DRAM"}
+    pe = arch.bind().elements["cpu"].model("time").params
+    assert (pe.peak, pe.bandwidth) == (100e9, 800e9)
 
 
 def test_ridges_and_classification():

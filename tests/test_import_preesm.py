@@ -505,6 +505,19 @@ def test_slam_refusals_by_name(tmp_path, old, new, message):
     assert err.value.origin[0] == str(path) and err.value.origin[1] > 1
 
 
+def test_slam_names_that_are_keywords_are_made_names():
+    """An S-LAM instance named by a keyword of .moa (``pe``) opened a link statement
+    ``pe -- cn``, which reads as a PE declaration; names are made identifiers that are
+    no keyword (dsl.names.identifier)."""
+    from dsl.importers.preesm.slam import Slam, format_moa
+    slam = Slam("moa", {"pe": "type", "core 1": "type"},
+                {"cn": ("bus", "parallelComNode", 2.0)}, [("pe", "cn"), ("core 1", "cn")])
+    arch, = dsl.parse_moa(format_moa(slam))
+    assert arch.name == "moa_" and set(arch.types) == {"type_"}
+    assert set(arch.elements) == {"pe_", "core_1", "cn_"}
+    assert set(arch.links) == {("pe_", "cn_"), ("core_1", "cn_")}
+
+
 def test_top_level_configuration_interface_and_moldable_parameter(tmp_path):
     """A top-level cfg_in_iface takes its defaultValue (or the scenario's value); a
     moldable parameter its current expr.  S writes 6·w = 12 and A reads m = 2: q(A) = 6;

@@ -182,10 +182,12 @@ def test_inclusive_needs_call_tree(logs, csvs):
 
 def test_identifier_names():
     names = identifier_names(["foo.bar", "foo_bar", "std::vector<int>::at", "1st", "actor",
-                              "ok", "foo-bar"])
+                              "ok", "foo-bar", "metric", "façade"])
+    # metric is a keyword of .moa, as the other keywords of the languages
     assert names == {"foo.bar": "foo_bar_2", "foo_bar": "foo_bar",
                      "std::vector<int>::at": "std__vector_int___at", "1st": "_1st",
-                     "actor": "actor_", "ok": "ok", "foo-bar": "foo_bar_3"}
+                     "actor": "actor_", "ok": "ok", "foo-bar": "foo_bar_3",
+                     "metric": "metric_", "façade": "fa_ade"}
 
 
 # ------------------------------------------------------------------ errors: file:line

@@ -106,6 +106,17 @@ def test_export_writes_allowed_types_without_times(tmp_path):
     assert dict(back.actors["b"].attrs) == {"quanta": 2, "exec": 2, "exec_default": 2}
 
 
+def test_export_keeps_keyword_types_and_drops_what_import_cannot_read_back(tmp_path):
+    # a type may be a keyword (it is only read as exec_<type> and a word of allowed);
+    # a non-ASCII word of allowed is no name, which import would read back as '_'
+    (g,) = dsl.parse_sdf('sdf g { actor a [exec = 3, exec_pe = 3, allowed = "pe type é"] }')
+    out = tmp_path / "g.xml"
+    dsl.write_sdf3(g, out)
+    back = dsl.read_sdf3(out)
+    assert dict(back.actors["a"].attrs) == {"quanta": 3, "exec": 3, "exec_pe": 3,
+                                            "allowed": "pe type"}
+
+
 def _independent(path):
     """actor -> (exec_<type> times, processor types, time of the last default), read
     with ElementTree directly."""

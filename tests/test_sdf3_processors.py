@@ -71,7 +71,7 @@ def test_processors_option(text, want):
 
 
 @pytest.mark.parametrize("text", ["", "map:", "map:proc_0", "map:=A", "map:a=", "drop",
-                                  "map:a=B,a=C", "map:a=1x", "map:a=b c"])
+                                  "map:a=B,a=C", "map:a=1x", "map:a=b c", "map:a=é"])
 def test_bad_processors_option(text):
     with pytest.raises(ParseError, match="--processors|not a name"):
         parse_processors(text)

@@ -21,6 +21,7 @@ from dsl.csv_table import csv_rows
 from dsl.errors import ParseError
 from dsl.files import read_text
 from dsl.importers import Imported, Importer
+from dsl.names import identifier
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,6 @@ def read_ert(path: str | Path) -> ErtRoofline:
     return ErtRoofline(host or path.stem, ceilings, levels, spec_c, spec_l, str(path))
 
 
-def identifier(text: str) -> str:
-    """``text`` as a .moa name: letters, digits and ``_``, not starting with a digit."""
-    name = re.sub(r"\W+", "_", text).strip("_") or "x"
-    return name if not name[0].isdigit() else "m_" + name
-
-
 def _giga(value: float) -> str:
     """``value`` x 1e9 written exactly (decimal shift, no binary rounding)."""
     return format(Decimal(repr(value)).scaleb(9).normalize(), "f")
@@ -117,15 +112,16 @@ def ert_moa(ert: ErtRoofline, level: str | None = None, name: str | None = None)
              "# bandwidths in B/s (ERT's GFLOP/s and GB/s x 1e9); time in seconds.",
              f"moa {identifier(name or ert.name)} {{"]
     for label, value in ert.ceilings:
-        lines.append(f"    param peak_{identifier(label)} = {_giga(value)} [unit = \"FLOP/s\"]"
-                     f"    # {value} GFLOP/s")
+        lines.append(f"    param {identifier('peak_' + label)} = {_giga(value)} "
+                     f"[unit = \"FLOP/s\"]    # {value} GFLOP/s")
     for label, value in ert.levels:
-        lines.append(f"    param bw_{identifier(label)} = {_giga(value)} [unit = \"B/s\"]"
-                     f"    # {value} GB/s")
+        lines.append(f"    param {identifier('bw_' + label)} = {_giga(value)} "
+                     f"[unit = \"B/s\"]    # {value} GB/s")
+    peak, bw = identifier("peak_" + top), identifier("bw_" + lvl)
     lines += ["    aggregate = max", '    metric time [unit = "s"]', "",
-              f"    cn mem [time = bandwidth(B = bw_{identifier(lvl)})]    # {lvl}",
-              f"    pe cpu [time = roofline(peak = peak_{identifier(top)}, "
-              f"bandwidth = bw_{identifier(lvl)}, memory = mem)]",
+              f"    cn mem [time = bandwidth(B = {bw})]    # {lvl}",
+              f"    pe cpu [time = roofline(peak = {peak}, bandwidth = {bw}, "
+              "memory = mem)]",
               "    cpu -- mem", "}"]
     return "\n".join(lines) + "\n"
 

@@ -47,6 +47,7 @@ from typing import Mapping, Sequence
 from dsl.csv_table import open_table
 from dsl.errors import ParseError
 from dsl.importers import Imported, Importer
+from dsl.names import identifier
 from moa.cost_models.gpu import GENERATIONS, LIMITS, bandwidth_bytes, limits, peak_flops
 from moa.cost_models.gpu_caches import caches, l1_for_globals
 
@@ -136,8 +137,8 @@ def _same(a: dict, b: dict) -> bool:
 
 
 def _ident(name: str) -> str:
-    out = re.sub(r"[^A-Za-z0-9_]", "_", name.strip()).lower() or "gpu"
-    return "_" + out if out[0].isdigit() else out
+    """A GPU's or kernel's name as a name of the formats, in lower case (``gtx_970``)."""
+    return identifier(name.strip().lower() or "gpu")
 
 
 def _key(name: str) -> str:

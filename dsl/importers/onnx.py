@@ -38,6 +38,7 @@ from dsl.files import read_bytes
 from dsl.importers import Imported, Importer, output_option
 from dsl.importers.onnx_costs import OPERATOR_COSTS
 from dsl.importers.profile import identifier_names
+from dsl.names import identifier, unique
 
 INSTALL = "reading ONNX models needs the onnx package: pip install 'mapeval[onnx]' " \
     "(or pip install onnx)"
@@ -388,13 +389,13 @@ def import_onnx(path, name: str | None = None, dims=None) -> ONNXImport:
     lines = [f"# Imported by 'mapeval import onnx' from {path}: one actor per operator,",
              "# macs and flops (ops = flops) per inference of a batch, bytes = weight_bytes",
              "# + in_bytes + out_bytes; channels: size = the tensor's bytes.",
-             f"sdf {identifier_names([title])[title]} {{", f"    param batch = {own}"]
+             f"sdf {identifier(title)} {{", f"    param batch = {own}"]
     producer = {}
     for i, node in enumerate(graph.node):
         if one[i] is None:
             continue
-        actor = _unique(names[node.name or f"{node.op_type.lower()}_{i}"],
-                        actor_of.values())
+        actor = unique(names[node.name or f"{node.op_type.lower()}_{i}"],
+                       actor_of.values())
         actor_of[i] = actor
         for out in node.output:
             if out:
@@ -415,7 +416,7 @@ def import_onnx(path, name: str | None = None, dims=None) -> ONNXImport:
             if j is None or j not in actor_of:
                 continue
             b1, b2 = (_bytes(s.get(tensor, (None, 0))) for s in sizes)
-            cname = _unique(identifier_names([f"t_{tensor}"])[f"t_{tensor}"], channel_names)
+            cname = unique(identifier(f"t_{tensor}"), channel_names)
             channel_names.add(cname)
             size = f", size = {_linear(b1, b2)}" if b1 is not None and b2 is not None else ""
             delay = ", delay = 1" if j >= i else ""
@@ -423,15 +424,6 @@ def import_onnx(path, name: str | None = None, dims=None) -> ONNXImport:
                          f"[prod = 1, cons = 1{delay}{size}]")
     lines.append("}")
     return ONNXImport("\n".join(lines) + "\n", tuple(warnings), own)
-
-
-def _unique(name: str, taken) -> str:
-    taken = set(taken)
-    candidate, n = name, 1
-    while candidate in taken:
-        n += 1
-        candidate = f"{name}_{n}"
-    return candidate
 
 
 # --------------------------------------------------------------------------- mapeval import

@@ -49,13 +49,13 @@ token (``delay = 1``); forward channels carry none.  So every cycle holds a toke
 one iteration never deadlocks (main passes arguments to a callee, and reads the values it
 returns, in the same run).  Pairs with 0 bytes give no channel.
 
-**Names.**  Actor names must be identifiers of the ``.sdf`` syntax: a function name
-that is one (and not a keyword of the language) is kept; any other has each character
-outside ``[A-Za-z0-9_]`` replaced by ``_``, a leading digit prefixed by ``_``, a keyword
-suffixed by ``_``, and ``_2``, ``_3``, ... appended until it differs from every other
-actor name.  :attr:`ImportResult.renamed` maps each changed actor name to the original
-function name (``mapeval import profile`` lists them in comments at the top of the
-``.sdf`` file).
+**Names.**  Actor names are names that may be written bare in every format: a function
+name that is one (an identifier and not a keyword of the languages) is kept; any other
+is made one by :func:`dsl.names.identifier` (each character outside ``[A-Za-z0-9_]``
+replaced by ``_``, a leading digit prefixed by ``_``, a keyword suffixed by ``_``), and
+``_2``, ``_3``, ... appended until it differs from every other actor name.
+:attr:`ImportResult.renamed` maps each changed actor name to the original function name
+(``mapeval import profile`` lists them in comments at the top of the ``.sdf`` file).
 """
 from __future__ import annotations
 
@@ -69,15 +69,10 @@ from dsl.csv_table import csv_rows
 from dsl.errors import ParseError
 from dsl.files import open_text
 from dsl.importers import Imported, Importer, output_option
+from dsl.names import KEYWORDS, identifier, is_identifier, unique
 
 LOG_FILES = ("function", "subcalls", "icount", "xfers")
 CSV_FILES = ("functions.csv", "transfers.csv")
-
-# Words of the .sdf/.moa/.map languages that cannot name an actor.
-KEYWORDS = frozenset({"sdf", "moa", "mapping", "param", "actor", "channel", "type", "pe",
-                      "cn", "via", "lambda", "aggregate"})
-
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclass
@@ -321,23 +316,11 @@ def read_csv_profile(directory: str | Path) -> Profile:
 def identifier_names(names: Iterable[str]) -> dict[str, str]:
     """Function name → a unique identifier usable as an actor name (see module doc)."""
     names = list(dict.fromkeys(names))
-    taken = {n for n in names if _IDENT.match(n) and n not in KEYWORDS}
+    taken = {n for n in names if is_identifier(n, KEYWORDS)}
     result = {}
     for name in names:
-        if name in taken:
-            result[name] = name
-            continue
-        base = re.sub(r"[^A-Za-z0-9_]", "_", name, flags=re.ASCII) or "_"
-        if base[0].isdigit():
-            base = "_" + base
-        if base in KEYWORDS:
-            base += "_"
-        candidate, n = base, 1
-        while candidate in taken:
-            n += 1
-            candidate = f"{base}_{n}"
-        taken.add(candidate)
-        result[name] = candidate
+        result[name] = name if name in taken else unique(identifier(name), taken)
+        taken.add(result[name])
     return result
 
 

@@ -48,6 +48,7 @@ from xml.parsers import expat
 
 from dsl.errors import ParseError
 from dsl.files import check_readable, read_bytes
+from dsl.names import identifier, is_identifier
 from moc.graph import SDFGraph
 from moc.initial_phases import has_initial_phases
 from moc.phases import InitialCounter, InitialPhases, PhaseCounter, Phases, cyclo_static, \
@@ -103,11 +104,12 @@ def _phases(text: str, what: str, origin):
     return Phases(values)
 
 
-def identifier(text: str) -> str:
-    """``text`` as a name of mapeval's formats: other characters become ``_``, and a
-    leading digit gets one in front."""
-    ident = re.sub(r"[^A-Za-z0-9_]", "_", text)
-    return ident if ident and not ident[0].isdigit() else "_" + ident
+def _type_name(text: str) -> str:
+    """An SDF3 type (a processor's; on export an actor's or graph's) as a name.  A
+    keyword stays one: a processor type is only read back as the end of an attribute
+    ``exec_<type>`` or a word of ``allowed``, never as a bare name where a keyword is
+    read, so ``exec_pe`` goes to SDF3 and back unchanged."""
+    return identifier(text, keywords=())
 
 
 def read_sdf3(path, processors="keep") -> "SDFGraph":
@@ -152,7 +154,7 @@ def read_sdf3(path, processors="keep") -> "SDFGraph":
             if _untimed(processors):
                 continue
             for proc in processors:
-                ptype = identifier(proc.get("type") or DEFAULT_PROCESSOR)
+                ptype = _type_name(proc.get("type") or DEFAULT_PROCESSOR)
                 ptype = rename.get(ptype, ptype) if rename is not None else ptype
                 if ptype not in types:
                     types.append(ptype)
@@ -279,10 +281,10 @@ def _processor_policy(processors) -> dict[str, str] | None:
         return {}
     if isinstance(processors, dict):
         for old, new in processors.items():
-            if not re.fullmatch(r"[A-Za-z_]\w*", str(new)):
+            if not is_identifier(str(new)):
                 raise ParseError(f"processor type '{old}' renamed to '{new}', which is "
                                  "not a name (letters, digits, _)")
-        return {identifier(str(k)): str(v) for k, v in processors.items()}
+        return {_type_name(str(k)): str(v) for k, v in processors.items()}
     raise ValueError(f"processors must be 'keep', 'ignore' or a dict renaming types, "
                      f"not {processors!r}")
 
@@ -425,7 +427,7 @@ def format_sdf3(graph: "SDFGraph") -> str:
     phases = phase_counts(bound)
     root = ET.Element("sdf3", {"type": kind, "version": "1.0"})
     app = ET.SubElement(root, "applicationGraph", {"name": bound.name})
-    sdf = ET.SubElement(app, kind, {"name": bound.name, "type": identifier(bound.name)})
+    sdf = ET.SubElement(app, kind, {"name": bound.name, "type": _type_name(bound.name)})
     ports: dict[str, list[tuple[str, str, object, str]]] = {a: [] for a in bound.actors}
     channel_ports = {}
     for i, ch in enumerate(bound.channels.values()):
@@ -434,7 +436,8 @@ def format_sdf3(graph: "SDFGraph") -> str:
         ports[ch.dst].append((in_port, "in", ch.cons, ch.name))
         channel_ports[ch.name] = (out_port, in_port)
     for actor in bound.actors.values():
-        el = ET.SubElement(sdf, "actor", {"name": actor.name, "type": identifier(actor.name)})
+        el = ET.SubElement(sdf, "actor",
+                           {"name": actor.name, "type": _type_name(actor.name)})
         init = actor.initial_phases
         for pname, ptype, rate, cname in ports[actor.name]:
             text = _listed(rate, phases[actor.name], f"a rate of '{actor.name}'",
@@ -508,7 +511,7 @@ def _processors(actor) -> list[tuple[str, object, bool]]:
     if isinstance(allowed, str):
         known = {p[0] for p in procs}
         procs += [[name, None, False] for name in allowed.replace(",", " ").split()
-                  if name not in known and re.fullmatch(r"[A-Za-z_]\w*", name)]
+                  if name not in known and is_identifier(name)]
     for p in reversed(procs):
         if p[1] is not None and p[1] == default_time:
             p[2] = True

@@ -20,7 +20,8 @@ from dsl.importers import Imported, Importer
 from dsl.importers.preesm.jep import evaluate
 from dsl.importers.preesm.pisdf import SPECIAL, Flat, flatten
 from dsl.importers.preesm.scenario import Allowed, Scenario, default_type_bytes, read_scenario
-from dsl.importers.preesm.slam import Slam, format_moa, identifier, read_slam
+from dsl.importers.preesm.slam import Slam, format_moa, read_slam
+from dsl.names import identifier
 from moc.graph import SDFGraph
 
 #: PREESM's memory copy speed of an operator type the scenario does not give one for:

@@ -41,8 +41,8 @@ from pathlib import Path
 from dsl.errors import ParseError
 from dsl.importers.preesm.jep import evaluate, rounded
 from dsl.importers.preesm.scenario import Scenario
-from dsl.importers.preesm.slam import identifier
 from dsl.importers.preesm.xml import children, read_xml
+from dsl.names import identifier
 from moc.graph import SDFGraph
 from moc.repetition import repetition_vector
 

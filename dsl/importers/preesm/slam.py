@@ -13,18 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dsl.errors import ParseError
-from dsl.importers.sdf3 import identifier as _sdf3_identifier
 from dsl.importers.preesm.xml import children, child_text, read_xml
+from dsl.names import identifier
 
 OPERATOR_KINDS = ("Operator", "CPU", "GPU", "FPGA")
 COM_NODE_KINDS = ("parallelComNode", "contentionComNode")
 #: PREESM's time of an actor without a timing on an operator type
 DEFAULT_TIME = 100
-
-
-def identifier(text: str) -> str:
-    """``text`` as a name of mapeval's formats (as SDF3 import makes them)."""
-    return _sdf3_identifier(text or "")
 
 
 @dataclass
