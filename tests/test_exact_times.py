@@ -1,10 +1,11 @@
 """Firing times as exact numbers: one rule for the timing of a graph alone and of a
-mapped graph."""
+mapped graph, and one for counting them in integer ticks."""
 from fractions import Fraction
 
+import numpy as np
 from hypothesis import given, strategies as st
 
-from moc.exact_times import exact_time
+from moc.exact_times import exact_time, ticks
 from moc.phases import Phases
 
 
@@ -27,3 +28,15 @@ def test_other_numbers_and_phases():
 @given(st.floats(min_value=0, max_value=1e12, allow_nan=False))
 def test_reads_back_as_the_float(x):
     assert float(exact_time(x)) == x
+
+
+def test_ticks_count_every_time_in_the_least_common_unit():
+    # denominators 2, 3 (a phase) and 1: the unit is 6, each time 6 times itself
+    unit, times = ticks({"a": Fraction(1, 2), "b": (Fraction(1, 3), 2), "c": 5})
+    assert unit == 6
+    assert times == {"a": 3, "b": (2, 12), "c": 30}
+    assert all(type(t) is int for t in (times["a"], *times["b"], times["c"]))
+    assert ticks([Phases([Fraction(3, 4), 1]), np.int64(2)]) == (4, [Phases([3, 4]), 8])
+    assert ticks(0.1) == (2 ** 55, 3602879701896397)        # the float's binary value
+    assert ticks({}) == (1, {})
+
