@@ -5,7 +5,9 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import given, strategies as st
 
+from moc import SDFGraph
 from moc.exact_times import exact_time, ticks
+from moc.kperiodic import kperiodic_throughput
 from moc.phases import Phases
 
 
@@ -40,3 +42,14 @@ def test_ticks_count_every_time_in_the_least_common_unit():
     assert ticks(0.1) == (2 ** 55, 3602879701896397)        # the float's binary value
     assert ticks({}) == (1, {})
 
+
+def test_kperiodic_weights_are_exact_where_a_float_meets_a_third():
+    # a float time with a non-dyadic one: the unit is 3·2**55, and 0.1 in it passes
+    # the float's 53 bits; its ticks were a float product, rounded
+    g = SDFGraph("ring")
+    g.add_actor("a", exec=0.1)
+    g.add_actor("b", exec=Fraction(1, 3))
+    g.add_channel("a", "b", prod=1, cons=1)
+    g.add_channel("b", "a", prod=1, cons=1, delay=1)
+    found = kperiodic_throughput(g, {"a": 0.1, "b": Fraction(1, 3)}, {"a": 1, "b": 1})
+    assert found.period == Fraction(0.1) + Fraction(1, 3)
