@@ -41,7 +41,7 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from fractions import Fraction
 
-from moc import limits
+from moc import exact_times, limits
 from moc.deadlock import SymbolicExecution, raise_deadlock, raise_stalled_circuit
 from moc.errors import UnboundedCycleError
 from moc.howard_exact import max_cycle_ratio_lists, on_lists, take
@@ -383,15 +383,13 @@ def _units(actors, channels, durations, q, n):
     """What a component's constraint graphs share whatever ``K``: the units of weights
     and heights, each actor's phase times in weight units and each channel's tokens of
     one iteration."""
-    w_unit = math.lcm(*(Fraction(phase_value(durations[a], k)).denominator
-                        for a in actors for k in range(n[a])))
+    w_unit, phase_ticks = exact_times.ticks(
+        {a: [phase_value(durations[a], k) for k in range(n[a])] for a in actors})
     # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
     # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
     h_unit = math.lcm(*(q[a] // n[a] for a in actors))
-    ticks = {a: [int(Fraction(phase_value(durations[a], k)) * w_unit) for k in range(n[a])]
-             for a in actors}
     made = [Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels]
-    return w_unit, h_unit, ticks, made
+    return w_unit, h_unit, phase_ticks, made
 
 
 def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds, small=False):

@@ -16,6 +16,7 @@ import numpy as np
 
 from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
+from moc.exact_times import ticks
 from moc.critical_cycle import holds_cycle, least_cycle
 from moc.howard_exact import any_cycle, exact_iteration
 from moc.record import record
@@ -643,13 +644,10 @@ def _exact(x) -> bool:
 
 def _over_common_denominator(values) -> tuple[np.ndarray, int]:
     """Exact ``values`` as the integers ``x·d`` (:func:`integer_array`) over their least
-    common denominator ``d``, and ``d``.  Each distinct object is converted once (the
-    edges of a large graph share a few weights), numpy integers to Python ones."""
-    exact = {id(x): int(x) if isinstance(x, numbers.Integral) else Fraction(x)
-             for x in values}
-    d = math.lcm(*{r.denominator for r in exact.values() if type(r) is Fraction})
-    scaled = {k: r * d if type(r) is int else r.numerator * (d // r.denominator)
-              for k, r in exact.items()}
+    common denominator ``d``, and ``d``: :func:`moc.exact_times.ticks`' rule, for
+    heights as for weights.  Each distinct object is converted once (the edges of a
+    large graph share a few weights)."""
+    d, scaled = ticks({id(x): x for x in values})
     return integer_array([scaled[id(x)] for x in values]), d
 
 

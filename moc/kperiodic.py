@@ -31,6 +31,7 @@ from types import MappingProxyType
 
 from moc.deadlock import check_deadlock, strongly_connected_components
 from moc.errors import LimitError, UnboundedCycleError
+from moc.exact_times import ticks
 from moc.graph import SDFGraph
 from moc.howard_exact import cycle_edge_list, max_cycle_ratio_lists, on_lists, take
 from moc import limits
@@ -211,13 +212,14 @@ def _constraint_graph(channels, durations, q, K, cache=None, actors=None) -> _Gr
 
 def _units(actors, channels, durations, q):
     """The integer scales of the constraint graph: ``w_unit``, the least common
-    denominator of the times; ``h_unit``, the tokens of one iteration on every channel
-    at once (the lcm of ``prod·q[src]``); per channel the factor that turns its tokens
-    into ``h_unit``'s and its producer's time in ``w_unit``'s."""
-    w_unit = math.lcm(*(Fraction(durations[a]).denominator for a in actors))
+    denominator of the times (:func:`moc.exact_times.ticks`); ``h_unit``, the tokens of
+    one iteration on every channel at once (the lcm of ``prod·q[src]``); per channel the
+    factor that turns its tokens into ``h_unit``'s and its producer's time in
+    ``w_unit``'s."""
+    w_unit, tick = ticks({a: durations[a] for a in actors})
     h_unit = math.lcm(*(ch.prod * q[ch.src] for ch in channels))
     return (w_unit, h_unit, [h_unit // (ch.prod * q[ch.src]) for ch in channels],
-            [int(durations[ch.src] * w_unit) for ch in channels])
+            [tick[ch.src] for ch in channels])
 
 
 def _node_order(channels, actors=None) -> list:

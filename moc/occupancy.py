@@ -41,6 +41,7 @@ from collections.abc import Collection, Mapping
 
 from moc import limits
 from moc import occupancy_lists as lists
+from moc.exact_times import ticks
 from moc.graph import SDFGraph
 from moc.howard_exact import on_lists
 from moc.phases import Cumulative, phase_counts, phase_value
@@ -165,12 +166,12 @@ def _setup(graph, durations, q, growing):
                    for a in graph.actors}
     if any(t <= 0 for ts in phase_times.values() for t in ts):
         return None
-    scale = lcm(*(Fraction(t).denominator for ts in phase_times.values() for t in ts))
+    scale, phase_ticks = ticks(phase_times)
     actors, pos = {}, 0
     for a in graph.actors:
         x = _Actor()
         x.name, x.q, x.n = a, q[a], counts[a]
-        x.d = tuple(int(Fraction(t) * scale) for t in phase_times[a])
+        x.d = tuple(phase_ticks[a])
         x.phased = x.n > 1
         x.ins, x.outs, x.pos, x.reach = [], [], pos, 1
         pos += x.q

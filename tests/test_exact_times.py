@@ -1,10 +1,13 @@
 """Firing times as exact numbers: one rule for the timing of a graph alone and of a
-mapped graph."""
+mapped graph, and one for counting them in integer ticks."""
 from fractions import Fraction
 
+import numpy as np
 from hypothesis import given, strategies as st
 
-from moc.exact_times import exact_time
+from moc import SDFGraph
+from moc.exact_times import exact_time, ticks
+from moc.kperiodic import kperiodic_throughput
 from moc.phases import Phases
 
 
@@ -27,3 +30,26 @@ def test_other_numbers_and_phases():
 @given(st.floats(min_value=0, max_value=1e12, allow_nan=False))
 def test_reads_back_as_the_float(x):
     assert float(exact_time(x)) == x
+
+
+def test_ticks_count_every_time_in_the_least_common_unit():
+    # denominators 2, 3 (a phase) and 1: the unit is 6, each time 6 times itself
+    unit, times = ticks({"a": Fraction(1, 2), "b": (Fraction(1, 3), 2), "c": 5})
+    assert unit == 6
+    assert times == {"a": 3, "b": (2, 12), "c": 30}
+    assert all(type(t) is int for t in (times["a"], *times["b"], times["c"]))
+    assert ticks([Phases([Fraction(3, 4), 1]), np.int64(2)]) == (4, [Phases([3, 4]), 8])
+    assert ticks(0.1) == (2 ** 55, 3602879701896397)        # the float's binary value
+    assert ticks({}) == (1, {})
+
+
+def test_kperiodic_weights_are_exact_where_a_float_meets_a_third():
+    # a float time with a non-dyadic one: the unit is 3·2**55, and 0.1 in it passes
+    # the float's 53 bits; its ticks were a float product, rounded
+    g = SDFGraph("ring")
+    g.add_actor("a", exec=0.1)
+    g.add_actor("b", exec=Fraction(1, 3))
+    g.add_channel("a", "b", prod=1, cons=1)
+    g.add_channel("b", "a", prod=1, cons=1, delay=1)
+    found = kperiodic_throughput(g, {"a": 0.1, "b": Fraction(1, 3)}, {"a": 1, "b": 1})
+    assert found.period == Fraction(0.1) + Fraction(1, 3)
