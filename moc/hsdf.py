@@ -17,10 +17,9 @@ def check_expansion_size(graph: SDFGraph, q, max_firings: int | None = None) -> 
     total = sum(q.values())
     limit = limits.MAX_FIRINGS if max_firings is None else max_firings
     if total > limit:
-        raise ExpansionTooLargeError(
-            f"HSDF expansion of '{graph.name}' would have {total} firings, more than the "
-            f"limit firings = {limit}; raise it with --limit firings=N",
-            "firings", limit, graph.origin)
+        raise ExpansionTooLargeError(limits.exceeded(
+            f"HSDF expansion of '{graph.name}' would have {total} firings", "firings",
+            limit), "firings", limit, graph.origin)
 
 
 def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:

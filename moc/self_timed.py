@@ -128,10 +128,9 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     """
     total = sum(q.values())
     if total > limits.MAX_FIRINGS:
-        raise LimitError(
-            f"the first iteration of '{graph.name}' has {total} firings, more than the "
-            f"limit firings = {limits.MAX_FIRINGS}; raise it with --limit firings=N",
-            "firings", limits.MAX_FIRINGS, graph.origin)
+        raise LimitError(limits.exceeded(
+            f"the first iteration of '{graph.name}' has {total} firings", "firings",
+            limits.MAX_FIRINGS), "firings", limits.MAX_FIRINGS, graph.origin)
     inputs = {a: [] for a in graph.actors}
     loops = {a: [] for a in graph.actors}
     consumers = {a: [] for a in graph.actors}
@@ -672,7 +671,6 @@ def _groups(n, pairs):
 
 
 def _too_many(graph, limit):
-    return LimitError(
-        f"the state space of the self-timed execution of '{graph.name}' has more than "
-        f"{limit} states (the limit states); raise it with --limit states=N",
-        "states", limit, graph.origin)
+    return LimitError(limits.exceeded(
+        f"the state space of the self-timed execution of '{graph.name}' has at least "
+        f"{limit + 1} states", "states", limit), "states", limit, graph.origin)
