@@ -23,6 +23,7 @@ from moc import limits
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.howard_exact import on_lists
+from moc.hsdf import firing_name
 from moc.phases import Cumulative, InitialCumulative, phase_counts, phase_value
 from moc.record import record
 
@@ -38,7 +39,7 @@ class Firing:
 
     @property
     def name(self) -> str:
-        return f"{self.actor}#{self.index}"
+        return firing_name(self.actor, self.index)
 
 
 class Firings(Sequence):
@@ -67,7 +68,7 @@ class Firings(Sequence):
 
     def names(self) -> list[str]:
         """``"actor#k"`` of every firing, as :attr:`Firing.name` spells it."""
-        return [f"{self.actor}#{k}" for k in range(len(self))]
+        return [firing_name(self.actor, k) for k in range(len(self))]
 
     def __eq__(self, other):
         if isinstance(other, Firings):
