@@ -1,9 +1,12 @@
 """Limits of the text formats: inputs that would take unbounded memory or time.
 
 Each is a module constant read where it is enforced; the command line raises it with
-``--limit NAME=N`` (``mapping.cli.limits`` lists the names).  :func:`exceeded` words the
-error, the same for every limit.
+``--limit NAME=N`` (``mapping.cli.limits`` lists the names).  :func:`exceeded` (that of
+``moc.limits``, kept here under its name) words the error, the same for every limit.
 """
+from moc.limits import exceeded
+
+__all__ = ["MAX_ARRAY_MEMBERS", "MAX_ELEMENTS", "MAX_LINKS", "exceeded"]
 
 #: members of one array declaration (``pe p[0..N]``)
 MAX_ARRAY_MEMBERS = 100_000
@@ -15,7 +18,3 @@ MAX_ELEMENTS = 1_000_000
 #: pair of members) expands to counted
 MAX_LINKS = 1_000_000
 
-
-def exceeded(what: str, name: str, value: int) -> str:
-    """``"WHAT, more than the limit NAME = VALUE; raise it with --limit NAME=N"``."""
-    return f"{what}, more than the limit {name} = {value}; raise it with --limit {name}=N"

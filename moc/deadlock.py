@@ -47,10 +47,10 @@ def iteration_firings(graph: SDFGraph, q: dict[str, int] | None = None) -> dict[
     execution = SymbolicExecution(graph, q)
     fired = execution.advance(runs=limits.MAX_FIRINGS)
     if fired is None:
-        raise LimitError(
-            f"deadlock check of '{graph.name}' stopped: its cycles need more than "
-            f"{limits.MAX_FIRINGS} firing runs to simulate (the limit firings); raise it "
-            f"with --limit firings=N", "firings", limits.MAX_FIRINGS, graph.origin)
+        raise LimitError(limits.exceeded(
+            f"deadlock check of '{graph.name}' stopped: its cycles need at least "
+            f"{limits.MAX_FIRINGS + 1} firing runs to simulate", "firings",
+            limits.MAX_FIRINGS), "firings", limits.MAX_FIRINGS, graph.origin)
     return fired
 
 
@@ -469,10 +469,9 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
         remaining[actor] -= n
         sequence.append((actor, n))
         if len(sequence) > limit:
-            raise LimitError(
-                f"the sequential schedule of '{graph.name}' has more than {limit} firing runs "
-                f"(the limit firings = {limit}); raise it with --limit firings=N",
-                "firings", limit, graph.origin)
+            raise LimitError(limits.exceeded(
+                f"the sequential schedule of '{graph.name}' has at least {limit + 1} "
+                f"firing runs", "firings", limit), "firings", limit, graph.origin)
     blocked = [a for a in graph.actors if remaining[a] > 0]
     if blocked:
         raise_deadlock(graph, blocked, tokens)

@@ -11,21 +11,45 @@ from moc.record import replace
 from moc.repetition import repetition_vector
 
 
+def firing_name(actor: str, k: int) -> str:
+    """``"actor#k"``: the name of firing ``k`` (from 0) of ``actor``, an actor of the
+    HSDF expansion and a row of a schedule."""
+    return f"{actor}#{k}"
+
+
+def firing_actor(name: str) -> str:
+    """The actor of the firing named ``name`` by :func:`firing_name` (an actor's own
+    name may hold ``#``: the index is what follows the last)."""
+    return name.rpartition("#")[0]
+
+
+def channel_label(channel: str, src: str, dst: str) -> str:
+    """``"channel:src->dst"``: the label of the edge of the HSDF expansion from firing
+    ``src`` to firing ``dst`` that ``channel`` of the SDF graph gives."""
+    return f"{channel}:{src}->{dst}"
+
+
+def channel_of(label: str, src: str, dst: str) -> str:
+    """The SDF channel of the HSDF edge ``label`` from firing ``src`` to ``dst`` (its
+    name may hold ``:`` and ``->``: what :func:`channel_label` put after it is cut)."""
+    return label[:len(label) - len(channel_label("", src, dst))]
+
+
 def check_expansion_size(graph: SDFGraph, q, max_firings: int | None = None) -> None:
     """Raise :class:`ExpansionTooLargeError` where one iteration has more firings than
     ``max_firings`` (default: ``moc.limits.MAX_FIRINGS`` when called)."""
     total = sum(q.values())
     limit = limits.MAX_FIRINGS if max_firings is None else max_firings
     if total > limit:
-        raise ExpansionTooLargeError(
-            f"HSDF expansion of '{graph.name}' would have {total} firings, more than the "
-            f"limit firings = {limit}; raise it with --limit firings=N",
-            "firings", limit, graph.origin)
+        raise ExpansionTooLargeError(limits.exceeded(
+            f"HSDF expansion of '{graph.name}' would have {total} firings", "firings",
+            limit), "firings", limit, graph.origin)
 
 
 def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
-    """The HSDF graph with one actor ``a#k`` per firing ``k`` of ``a`` in an iteration
-    (of a cyclo-static actor, one per phase of each cycle, with that phase's attributes).
+    """The HSDF graph with one actor ``a#k`` (:func:`firing_name`) per firing ``k`` of
+    ``a`` in an iteration (of a cyclo-static actor, one per phase of each cycle, with that
+    phase's attributes), and per edge a channel :func:`channel_label` names.
 
     Token ``n`` (counting the ``delay`` initial tokens first) of channel ``e`` is written
     by firing ``(n - delay) // prod`` of its producer, possibly of an earlier iteration,
@@ -44,7 +68,7 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
     for actor in graph.actors.values():
         phased = any(is_phased(v) for v in actor.attrs.values())
         for k in range(q[actor.name]):
-            name = f"{actor.name}#{k}"
+            name = firing_name(actor.name, k)
             attrs = MappingProxyType({key: phase_value(v, k) for key, v in
                                       actor.attrs.items()}) if phased else actor.attrs
             h.actors[name] = replace(actor, name=name, attrs=attrs)
@@ -60,12 +84,12 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
             last = ((reader + 1) * ch.cons - 1 - ch.delay) // ch.prod
             for firing in range(first, last + 1):
                 iterations_back, writer = divmod(firing, q[ch.src])
-                key = (ch.name, f"{ch.src}#{writer}", f"{ch.dst}#{reader}")
+                key = (ch.name, firing_name(ch.src, writer), firing_name(ch.dst, reader))
                 delay = -iterations_back
                 edges[key] = min(edges.get(key, delay), delay)
     no_attrs = MappingProxyType({})
     for (name, src, dst), delay in edges.items():
-        label = f"{name}:{src}->{dst}"
+        label = channel_label(name, src, dst)
         h.channels[label] = Channel(label, src, dst, delay=delay,
                                     size=graph.channels[name].size, attrs=no_attrs)
     return h
@@ -86,5 +110,5 @@ def _phased_edges(ch, q, n, edges):
             if phase_value(ch.prod, firing) == 0:
                 continue
             iterations_back, writer = divmod(firing, q[ch.src])
-            key = (ch.name, f"{ch.src}#{writer}", f"{ch.dst}#{reader}")
+            key = (ch.name, firing_name(ch.src, writer), firing_name(ch.dst, reader))
             edges[key] = min(edges.get(key, -iterations_back), -iterations_back)

@@ -120,9 +120,9 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
     limit, count = limits.MAX_FIRINGS, 0
 
     def past_limit():
-        return LimitError(f"the initialisation phases of '{graph.name}' need more than "
-                          f"{limit} firings (the limit firings = {limit}); raise it with "
-                          f"--limit firings=N", "firings", limit, graph.origin)
+        return LimitError(limits.exceeded(
+            f"the initialisation phases of '{graph.name}' need at least {limit + 1} "
+            f"firings", "firings", limit), "firings", limit, graph.origin)
 
     while queue:
         a = queue.popleft()
@@ -207,10 +207,10 @@ def first_firings(graph, durations, times, q) -> dict[str, list[tuple]]:
             j += 1
             total += rate(ch.src, "prod", ch, j)
             if j > limit:
-                raise LimitError(f"the first iteration of '{graph.name}' needs more than "
-                                 f"{limit} firings of '{ch.src}' (the limit firings = "
-                                 f"{limit}); raise it with --limit firings=N", "firings",
-                                 limit, graph.origin)
+                raise LimitError(limits.exceeded(
+                    f"the first iteration of '{graph.name}' needs at least {limit + 1} "
+                    f"firings of '{ch.src}'", "firings", limit), "firings", limit,
+                    graph.origin)
         written[ch.name] = [total, j]
         return j
 

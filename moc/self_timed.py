@@ -23,6 +23,7 @@ from moc import limits
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.howard_exact import on_lists
+from moc.hsdf import firing_name
 from moc.phases import Cumulative, InitialCumulative, phase_counts, phase_value
 from moc.record import record
 
@@ -38,7 +39,7 @@ class Firing:
 
     @property
     def name(self) -> str:
-        return f"{self.actor}#{self.index}"
+        return firing_name(self.actor, self.index)
 
 
 class Firings(Sequence):
@@ -67,7 +68,7 @@ class Firings(Sequence):
 
     def names(self) -> list[str]:
         """``"actor#k"`` of every firing, as :attr:`Firing.name` spells it."""
-        return [f"{self.actor}#{k}" for k in range(len(self))]
+        return [firing_name(self.actor, k) for k in range(len(self))]
 
     def __eq__(self, other):
         if isinstance(other, Firings):
@@ -128,10 +129,9 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     """
     total = sum(q.values())
     if total > limits.MAX_FIRINGS:
-        raise LimitError(
-            f"the first iteration of '{graph.name}' has {total} firings, more than the "
-            f"limit firings = {limits.MAX_FIRINGS}; raise it with --limit firings=N",
-            "firings", limits.MAX_FIRINGS, graph.origin)
+        raise LimitError(limits.exceeded(
+            f"the first iteration of '{graph.name}' has {total} firings", "firings",
+            limits.MAX_FIRINGS), "firings", limits.MAX_FIRINGS, graph.origin)
     inputs = {a: [] for a in graph.actors}
     loops = {a: [] for a in graph.actors}
     consumers = {a: [] for a in graph.actors}
@@ -672,7 +672,6 @@ def _groups(n, pairs):
 
 
 def _too_many(graph, limit):
-    return LimitError(
-        f"the state space of the self-timed execution of '{graph.name}' has more than "
-        f"{limit} states (the limit states); raise it with --limit states=N",
-        "states", limit, graph.origin)
+    return LimitError(limits.exceeded(
+        f"the state space of the self-timed execution of '{graph.name}' has at least "
+        f"{limit + 1} states", "states", limit), "states", limit, graph.origin)

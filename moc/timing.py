@@ -294,9 +294,8 @@ def schedule_left_out(graph: SDFGraph, q: Mapping[str, int]) -> str | None:
     total = sum(q.values())
     if total <= limits.MAX_SCHEDULE:
         return None
-    return (f"{LEFT_OUT}the first iteration of '{graph.name}' has {total} firings, more "
-            f"than the limit schedule = {limits.MAX_SCHEDULE}; raise it with "
-            f"--limit schedule=N")
+    return limits.exceeded(f"{LEFT_OUT}the first iteration of '{graph.name}' has {total} "
+                           f"firings", "schedule", limits.MAX_SCHEDULE)
 
 
 def latency_left_out(graph: SDFGraph, q: Mapping[str, int]) -> str | None:
@@ -308,9 +307,9 @@ def latency_left_out(graph: SDFGraph, q: Mapping[str, int]) -> str | None:
     total = sum(q.values())
     if total <= max(limits.MAX_LATENCY, limits.MAX_SCHEDULE):
         return None
-    return (f"latency left out: the first iteration of '{graph.name}' has {total} "
-            f"firings to compute one by one, more than the limit latency = "
-            f"{limits.MAX_LATENCY}; raise it with --limit latency=N")
+    return limits.exceeded(f"latency left out: the first iteration of '{graph.name}' has "
+                           f"{total} firings to compute one by one", "latency",
+                           limits.MAX_LATENCY)
 
 
 def _without_latency(graph, q, result, buffers, method, left_out):

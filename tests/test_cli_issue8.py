@@ -319,7 +319,7 @@ def test_a_huge_sweep_is_refused_with_its_limit(capsys):
     code, out, err = run(capsys, "sweep", *TWO_IP, "--range", "f=0:1:100000",
                          "--range", "Bpeak=1:10:100000")
     assert code == 2 and out == ""
-    assert "1,000,000" in err and "--limit sweep=" in err
+    assert "more than the limit sweep = 1000000; raise it with --limit sweep=" in err
     code, out, err = run(capsys, "sweep", *TWO_IP, "--range", "f=0:1:1000000",
                          "--range", "Bpeak=1:10:100000", "--range", "x=1:2:1000000")
     assert code == 2 and "--limit sweep=" in err

@@ -89,6 +89,23 @@ def test_hsdf_keeps_delays_as_iteration_distance():
     assert (ch.src, ch.dst, ch.delay) == ("x#0", "x#0", 1)
 
 
+def test_firing_names_and_channel_labels_read_back():
+    # one spelling (moc.hsdf), read back even where the names hold its separators
+    from moc.hsdf import channel_label, channel_of, firing_actor, firing_name
+    assert firing_name("a", 3) == "a#3" and firing_actor("a#3") == "a"
+    assert firing_actor(firing_name("x#1", 12)) == "x#1"
+    label = channel_label("c:d->e", "a#0", "b#2")
+    assert label == "c:d->e:a#0->b#2" and channel_of(label, "a#0", "b#2") == "c:d->e"
+    g = SDFGraph("m")
+    g.add_actor("src")
+    g.add_actor("dst")
+    g.add_channel("src", "dst", prod=3, cons=2)            # named 'src->dst'
+    h = hsdf_expansion(g.bind())
+    assert {channel_of(label, c.src, c.dst) for label, c in h.channels.items()} == \
+        {"src->dst"}
+    assert {firing_actor(f) for f in h.actors} == {"src", "dst"}
+
+
 def test_hsdf_guard_refuses_large_expansions():
     g = SDFGraph("big")
     g.add_actor("a")
@@ -144,6 +161,7 @@ from hypothesis import given, settings, strategies as st
 
 import moc.limits
 from moc import LimitError, iteration_firings
+from moc.hsdf import channel_of
 
 
 def ping_pong(n, delay=1):
@@ -284,7 +302,8 @@ def hsdf_token_by_token(graph):
 @given(g=cyclic_graphs())
 def test_hsdf_pairs_equal_the_token_by_token_expansion(g):
     h = hsdf_expansion(g)
-    got = {(name.split(":")[0], c.src, c.dst): c.delay for name, c in h.channels.items()}
+    got = {(channel_of(name, c.src, c.dst), c.src, c.dst): c.delay
+           for name, c in h.channels.items()}
     assert got == hsdf_token_by_token(g)
 
 

@@ -435,8 +435,8 @@ def test_an_initialisation_past_the_limit_firings_is_refused_by_name(monkeypatch
     g = ring(60, 0, InitialPhases(1, {"exec": (1,)}, cons={"ba": (50,)}))
     check_live(g.bind())
     monkeypatch.setattr(limits, "MAX_FIRINGS", 20)
-    with pytest.raises(LimitError, match="the initialisation phases of 'ring' need more "
-                       "than 20 firings"):
+    with pytest.raises(LimitError, match="the initialisation phases of 'ring' need at "
+                       "least 21 firings, more than the limit firings = 20; raise it"):
         check_live(g.bind())
 
 
@@ -520,7 +520,8 @@ def test_a_source_beside_initialisation_phases_gets_its_first_iteration(monkeypa
     monkeypatch.setattr(limits, "MAX_STATES", 2)
     found = analyse(ring(0, 1, InitialPhases(1, {"exec": (7,)}, prod={"ab": (1,)})))
     assert found.period == Fraction(5, 2) and found.schedule is None
-    assert "more than 2 states (the limit states)" in found.schedule_missing
+    assert "has at least 3 states, more than the limit states = 2; raise it with --limit " \
+        "states=N" in found.schedule_missing
 
 
 def test_a_self_loop_written_by_an_initialisation_phase_is_not_its_tokens():

@@ -50,3 +50,13 @@ def test_every_command_takes_limit(capsys):
     capsys.readouterr()
     assert main(["check", "--limit", "array=x", "missing.sdf"]) == 2
     assert "--limit array=x" in capsys.readouterr().err
+
+
+def test_every_limit_error_has_the_same_words():
+    # one wording (moc.limits.exceeded), which dsl.limits keeps under its name
+    assert dsl.limits.exceeded is moc.limits.exceeded
+    assert moc.limits.exceeded("x has 5 firings", "firings", 4) == \
+        "x has 5 firings, more than the limit firings = 4; raise it with --limit firings=N"
+    # where the value that would do is known, it stands for N
+    assert moc.limits.exceeded("the sweep grid has 6 points", "sweep", 4, 6).endswith(
+        "more than the limit sweep = 4; raise it with --limit sweep=6")

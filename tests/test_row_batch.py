@@ -190,7 +190,8 @@ def test_the_stated_limit_on_rows(tmp_path, capsys):
             "--metric", "energy"]
     assert main(argv + ["--limit", "rows=4"]) == 2
     err = capsys.readouterr().err
-    assert "more than 4 data rows" in err and "--limit rows=N" in err
+    assert "has at least 5 data rows (about 4 KB of memory each), more than the limit " \
+        "rows = 4; raise it with --limit rows=N" in err
     assert "Traceback" not in err
     assert main(argv + ["--limit", "rows=5"]) == 0
 

@@ -79,5 +79,6 @@ def test_a_serialised_reference_is_refused_before_any_state(monkeypatch):
     assert simulate(graph, durations, q, record=False).states >= 4
     monkeypatch.setattr(limits, "MAX_STATES", 3)
     monkeypatch.setattr("moc.self_timed.heapq", None)     # exploring would fail
-    with pytest.raises(LimitError, match="more than 3 states"):
+    with pytest.raises(LimitError, match="has at least 4 states, more than the limit "
+                       "states = 3; raise it"):
         simulate(graph, durations, q, record=False)

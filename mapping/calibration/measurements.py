@@ -33,6 +33,7 @@ from mapping.bulk import paused
 from mapping.errors import InputError
 from dsl.files import read_text
 from dsl.mappings import Mapping
+from moc.limits import exceeded
 
 #: the most data rows one table may hold (``--limit rows=N``): reading, evaluating and
 #: ranking take about 4 KB of memory per row (1,000,000 rows: about 4 GB)
@@ -515,9 +516,9 @@ class _Table:
                 continue                                    # comment line
             index += 1
             if index > MAX_ROWS:
-                raise InputError(f"{path}: more than {MAX_ROWS:,} data rows, the stated limit "
-                                 "(about 4 KB of memory each: raise it with --limit "
-                                 "rows=N where memory allows)", (str(path), start + 1, 1))
+                raise InputError(exceeded(f"{path} has at least {MAX_ROWS + 1} data rows "
+                                          f"(about 4 KB of memory each)", "rows", MAX_ROWS),
+                                 (str(path), start + 1, 1))
             raw = lines[start] if feeder.position == start + 1 else None
             records.append(_Record(None, values, start + 1, index, raw))
         table = cls(path, header, header_line, records, dialect)

@@ -2,7 +2,8 @@
 
 Each limit is a module constant read where it is enforced (so that this registry imports
 nothing until a limit is set); ``mapeval ... --limit NAME=N`` sets it for one run, and
-the message of a limit error says "raise it with --limit NAME=N".
+the message of a limit error (worded by ``moc.limits.exceeded``) says "raise it with
+--limit NAME=N".
 """
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from moa import Architecture
 from moc import SDFGraph
+from moc.limits import exceeded
 from mapping.evaluation.reference import Evaluation, evaluate
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
@@ -99,9 +100,9 @@ def iter_grid(ranges: Sequence[Range]) -> Iterator[dict[str, Any]]:
         raise MappingError(f"parameter {', '.join(duplicates)} is swept twice")
     size = grid_size(ranges)
     if size > MAX_POINTS:
-        raise MappingError(f"the sweep grid has {size:,} points "
-                           f"({' x '.join(str(r.n) for r in ranges)}), more than the sweep "
-                           f"limit of {MAX_POINTS:,}; raise it with --limit sweep={size}")
+        raise MappingError(exceeded(f"the sweep grid has {size} points "
+                                    f"({' x '.join(str(r.n) for r in ranges)})", "sweep",
+                                    MAX_POINTS, size))
     # each range has at most MAX_POINTS values: its list is small; the product is lazy
     return (dict(zip(names, point))
             for point in itertools.product(*(r.values() for r in ranges)))

@@ -48,7 +48,7 @@ import numpy as np
 
 from moa import ArchitectureError, NoRouteError
 from moc.exact_times import exact_time
-from moc.hsdf import hsdf_expansion
+from moc.hsdf import channel_of, firing_actor, hsdf_expansion
 from moc.phases import phase_value
 from moc.record import field, record, replace
 from dsl.mappings import Mapping
@@ -212,14 +212,14 @@ class TimingTables:
         h = hsdf_expansion(app)
         self.firings = list(h.actors)
         fidx = {f: i for i, f in enumerate(self.firings)}
-        self.firing_actor = np.array([actor_index[f.rpartition("#")[0]] for f in self.firings],
+        self.firing_actor = np.array([actor_index[firing_actor(f)] for f in self.firings],
                                      dtype=np.intp)
         F = len(self.firings)
         #: (u, v, channel, iteration delay) of every firing-level precedence
         self.edges: list[tuple[int, int, int, int]] = []
         for label, e in h.channels.items():
-            name = label[:len(label) - len(f":{e.src}->{e.dst}")]
-            self.edges.append((fidx[e.src], fidx[e.dst], chan_index[name], int(e.delay)))
+            channel = chan_index[channel_of(label, e.src, e.dst)]
+            self.edges.append((fidx[e.src], fidx[e.dst], channel, int(e.delay)))
         # HLFET priorities: static b-level over the zero-delay precedences, weights the
         # mean finite firing time of each actor (mapping-independent)
         with np.errstate(invalid="ignore"):
@@ -517,5 +517,5 @@ def _actors_of(firings: Sequence[str]) -> tuple[str, ...]:
     """The actors of a cycle of firings, in cycle order, each once."""
     seen: dict[str, None] = {}
     for f in firings:
-        seen.setdefault(f.rpartition("#")[0], None)
+        seen.setdefault(firing_actor(f), None)
     return tuple(seen)
