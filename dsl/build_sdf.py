@@ -14,7 +14,7 @@ from dsl.errors import ExpressionError, ParseError
 from dsl.expression import Expression
 from dsl.transformer import Initialised
 from moc.errors import SDFError
-from moc.graph import CHANNEL_FIELDS, SDFGraph
+from moc.graph import CHANNEL_FIELDS, SDFGraph, default_channel_name
 from moc.phases import InitialCounter, InitialPhases, Phases
 
 #: names that cannot be attributes (they are fields of the objects)
@@ -53,7 +53,8 @@ def build_graph(block, filename) -> SDFGraph:
             continue
         _, name_tok_c, src, dst, attr_list = st
         origin = origin_of(filename, name_tok_c if name_tok_c is not None else src)
-        label = name_tok_c.value if name_tok_c is not None else f"{src.value}->{dst.value}"
+        label = name_tok_c.value if name_tok_c is not None else \
+            default_channel_name(src.value, dst.value)
         what = f"channel '{label}'"
         fields, attrs, tokens = {}, {}, {"src": src, "dst": dst}
         given = attribute_dict(attr_list, filename, what)

@@ -9,6 +9,7 @@ from typing import Mapping as MappingT
 from dsl.expression import format_value
 from dsl.printer import initialised
 from moa.architecture import cost_text
+from moc.graph import default_channel_name
 
 #: the highlight of a bottleneck element (Okabe-Ito vermillion: tells apart from black
 #: and from the greys for colour-blind readers too)
@@ -48,7 +49,7 @@ def _channel_label(ch, loop: bool, actors) -> tuple[list[str], str]:
     written; on a self-loop the rates join the label, which Graphviz sets beside the
     loop, since head and tail labels of a loop sit on its arrowheads.  A rate with
     initialisation phases is written as in ``.sdf`` (``[1; 3, 1]``)."""
-    label = [ch.name] if ch.name != f"{ch.src}->{ch.dst}" else []
+    label = [ch.name] if ch.name != default_channel_name(ch.src, ch.dst) else []
     attrs = []
     rates = []
     for what, end, v in (("prod", ch.src, ch.prod), ("cons", ch.dst, ch.cons)):
@@ -170,7 +171,7 @@ def mapping_dot(app, arch, mapping, routes: MappingT[str, tuple[str, ...]],
         hops = [f"actor:{ch.src}", *(f"cn:{c}" for c in routes.get(ch.name, ())),
                 f"actor:{ch.dst}"]
         for k, (a, b) in enumerate(zip(hops, hops[1:])):
-            named = ch.name != f"{ch.src}->{ch.dst}"
+            named = ch.name != default_channel_name(ch.src, ch.dst)
             attrs = [f"label={_q(ch.name)}"] if k == 0 and named else []
             if b != hops[-1]:
                 attrs.append("arrowhead=none")

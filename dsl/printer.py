@@ -12,6 +12,7 @@ from typing import Iterable
 from dsl.expression import CONSTANTS, Expression, format_number, format_value, quote
 from dsl.names import MAP_KEYWORDS, MOA_KEYWORDS, NAME, SDF_KEYWORDS, is_identifier
 from moa.names import member_name
+from moc.graph import default_channel_name
 
 _MEMBER = re.compile(rf"({NAME})\[(\d+)\]\Z")
 
@@ -85,7 +86,7 @@ def _format_graph(graph) -> str:
                 items.append((field, format_value(value)))
         items += [(k, format_value(v)) for k, v in ch.attrs.items()]
         ends = f"{format_name(ch.src, kw)} -> {format_name(ch.dst, kw)}"
-        if ch.name == f"{ch.src}->{ch.dst}":
+        if ch.name == default_channel_name(ch.src, ch.dst):
             lines.append(f"{INDENT}{ends}{_attr_list(items)}")
         else:
             lines.append(f"{INDENT}channel {format_name(ch.name, kw)} : {ends}"

@@ -15,6 +15,7 @@ from dsl.expression import FUNCTIONS, BinOp, Call, Name, Num
 from dsl.lexer import Tok
 from dsl.precedence import Precedence, Signed
 from moa.names import member_name, term_name
+from moc.graph import default_channel_name
 from moc.phases import Phases
 
 
@@ -321,7 +322,7 @@ class Builder:
         src, dst = c
         if dst is None:
             return src
-        return Token.new_borrow_pos("NAME", f"{src.value}->{dst.value}", src)
+        return Token.new_borrow_pos("NAME", default_channel_name(src.value, dst.value), src)
 
     mapping = graph
 

@@ -66,6 +66,12 @@ class Channel:
     origin: tuple | None = field(default=None, compare=False, repr=False)
 
 
+def default_channel_name(src: str, dst: str) -> str:
+    """The name of a channel declared without one: ``src->dst`` (so a second channel
+    between the same actors needs a name of its own)."""
+    return f"{src}->{dst}"
+
+
 class SDFGraph:
     """A named Synchronous Dataflow graph with ordered parameters, actors and channels.
 
@@ -133,7 +139,7 @@ class SDFGraph:
         range, a per-phase ``delay``, ``size`` or attribute, or a number of phases that
         disagrees with the actor's; values that are expressions are checked by
         :meth:`bind`.  A whole-number float rate is kept as an int."""
-        label = name if name is not None else f"{src}->{dst}"
+        label = name if name is not None else default_channel_name(src, dst)
         actors, channels = self.actors, self.channels
         if src not in actors or dst not in actors:
             for end, role in ((src, "src"), (dst, "dst")):
