@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mapping.calibration.fidelity import figure_text
+
 #: a runs test below this p-value (too few runs) flags systematic residuals
 RUNS_P = 0.01
 #: the most breaks (cache regimes below the paper's form) ``auto`` looks for
@@ -42,8 +44,8 @@ class RunsTest:
                 "systematic": self.systematic}
 
     def __str__(self):
-        p = "n/a" if self.p is None else f"{self.p:.2g}"
-        return f"{self.runs} sign runs (expected {self.expected:.3g}, p = {p})"
+        return (f"{self.runs} sign runs (expected {self.expected:.3g}, "
+                f"p = {figure_text(self.p, '.2g')})")
 
 
 def runs_test(residuals) -> RunsTest:
