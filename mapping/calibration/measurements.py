@@ -31,6 +31,7 @@ from typing import Iterable, Mapping as MappingT, Sequence
 
 from mapping.bulk import paused
 from mapping.errors import InputError
+from dsl.diagnostics import format_located
 from dsl.files import read_text
 from dsl.mappings import Mapping
 
@@ -289,7 +290,7 @@ def read_measurements(path, measured: str, *,
             except InputError as exc:
                 if not skip_bad_rows:
                     raise
-                problems.append(_located(exc))
+                problems.append(format_located(str(exc), exc.origin))
     if not rows:
         if problems:
             raise InputError(f"{path}: every data row is bad ({len(problems)} skipped); "
@@ -328,13 +329,6 @@ def _measured_unit(table: "_Table", measured: str, option: str, measured_unit: s
                          f"metric '{metric}' in '{metric_unit}' (the .moa's unit): {exc}",
                          where) from None
     return column, unit, factor
-
-
-def _located(exc: InputError) -> str:
-    origin = getattr(exc, "origin", None)
-    if origin:
-        return f"{origin[0]}:{origin[1]}:{origin[2]}: {exc}"
-    return str(exc)
 
 
 def _check_template(template: str, field_: str, option: str) -> None:
