@@ -22,7 +22,6 @@ the row and the column.  With ``skip_bad_rows`` such rows are dropped and counte
 from __future__ import annotations
 
 import csv
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Iterable, Mapping as MappingT, Sequence
 
 from mapping.bulk import paused
 from mapping.errors import InputError
+from mapping.options import parse_number
 from dsl.diagnostics import format_located
 from dsl.files import read_text
 from dsl.mappings import Mapping
@@ -102,34 +102,6 @@ class Measurements:
 
     def column(self, name: str) -> list[str]:
         return [r.cells.get(name, "") for r in self.rows]
-
-
-def parse_cell_number(text: str) -> float | int | None:
-    """A number from a cell (``12``, ``1e-3``, ``0x10``, ``1_000``), or ``None``."""
-    text = text.strip()
-    if "_" not in text and ("." in text or "e" in text or "E" in text):
-        try:                                # the common case of a measured table first
-            value = float(text)
-        except ValueError:
-            pass
-        else:
-            if math.isfinite(value):
-                return value
-    try:
-        value = int(text.replace("_", ""), 0)
-    except ValueError:
-        pass
-    else:
-        try:
-            float(value)
-        except OverflowError:               # beyond the floats the models compute with
-            return None
-        return value
-    try:
-        value = float(text.replace("_", ""))
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
 
 
 def read_measurements(path, measured: str, *,
@@ -447,7 +419,7 @@ class _Record:
 
     def number(self, column: str) -> float | int:
         text = self.cell(column)
-        value = parse_cell_number(text)
+        value = parse_number(text)
         if value is None:
             shown = text.strip()
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
