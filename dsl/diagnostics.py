@@ -40,6 +40,30 @@ def _source_line(filename, line, source):
     return lines[line - 1] if 0 < line <= len(lines) else None
 
 
+def _place(origin) -> tuple[str, int | None, int | None] | None:
+    """``(file, line, column)`` of ``origin`` (``<input>`` for a text without a file,
+    ``None`` where unknown); ``None`` when it names neither a file nor a line."""
+    if not origin or origin[0] is None and (len(origin) < 2 or origin[1] is None):
+        return None
+    return (str(origin[0]) if origin[0] is not None else "<input>",
+            origin[1] if len(origin) > 1 else None, origin[2] if len(origin) > 2 else None)
+
+
+def _where(filename: str, line: int | None, col: int | None) -> str:
+    """``FILE:LINE:COL``, as much of it as is known."""
+    if line is None:
+        return filename
+    return f"{filename}:{line}" if col is None else f"{filename}:{line}:{col}"
+
+
+def format_located(message: str, origin=None) -> str:
+    """``FILE:LINE:COL: MESSAGE`` on one line, placed as :func:`format_diagnostic`
+    places it, for one entry of a list (the rows a command skipped); ``MESSAGE``
+    alone without an origin."""
+    place = _place(origin)
+    return message if place is None else f"{_where(*place)}: {message}"
+
+
 def format_diagnostic(message: str, origin=None, source: str | None = None,
                       program: str = "mapeval", severity: str = "error") -> str:
     """``FILE:LINE:COL: error: MESSAGE`` then the source line and a caret.
@@ -47,17 +71,11 @@ def format_diagnostic(message: str, origin=None, source: str | None = None,
     ``origin`` is ``(file, line, column)`` (any part may be ``None``); the line is read
     from the file on disk, or from ``source`` (the text that was parsed) when given.
     Without an origin: ``mapeval: error: MESSAGE``."""
-    if not origin or origin[0] is None and (len(origin) < 2 or origin[1] is None):
+    place = _place(origin)
+    if place is None:
         return f"{program}: {severity}: {message}"
-    filename = origin[0] if origin[0] is not None else "<input>"
-    line = origin[1] if len(origin) > 1 else None
-    col = origin[2] if len(origin) > 2 else None
-    where = str(filename)
-    if line is not None:
-        where += f":{line}"
-        if col is not None:
-            where += f":{col}"
-    out = f"{where}: {severity}: {message}"
+    filename, line, col = place
+    out = f"{_where(filename, line, col)}: {severity}: {message}"
     if line is None:
         return out
     src = _source_line(str(filename), line, source)

@@ -9,6 +9,8 @@ A kind is an argparse ``type=``: ``p.add_argument("--seed", type=NATURAL)`` refu
 and :meth:`Kind.check` applies the same rule to a value a library caller passes
 (``NATURAL.check(seed, "seed")``).  A new option picks the kind that says what its value
 means; a new kind (another range) is one line here, :func:`whole` or :func:`real`.
+Every number a user types -- an option's, ``-p``'s, a measurement table's cell -- is
+read by :func:`parse_number`.
 """
 from __future__ import annotations
 
@@ -57,23 +59,17 @@ class Kind:
         return self.high is None or (value < self.high if self.high_open else value <= self.high)
 
     def parse(self, text: str) -> int | float | None:
-        """``text`` as a number of this kind, or ``None``.  Whole numbers may be written
-        ``1000``, ``1_000`` or ``1e3``; real ones as Python floats (``nan``/``inf`` are
-        not finite, hence refused)."""
-        text = text.strip().replace("_", "")
-        value: int | float
-        try:
-            value = int(text, 10)
-        except ValueError:
-            try:
-                value = float(text)
-            except ValueError:
+        """``text`` as a number of this kind, or ``None``: a finite number as
+        :func:`parse_number` reads it (``1000``, ``1_000``, ``1e3``, ``0x10``), whole
+        where the kind is (``1e3`` is 1000)."""
+        value = parse_number(text)
+        if value is None:
+            return None
+        if self.whole:
+            if not float(value).is_integer():
                 return None
-            if self.whole:
-                if not (math.isfinite(value) and value.is_integer()):
-                    return None
-                value = int(value)
-        if not self.whole:
+            value = int(value)
+        else:
             value = float(value)
         return value if self.fits(value) else None
 
@@ -92,6 +88,40 @@ class Kind:
 
     def __repr__(self) -> str:        # argparse names the type in some messages
         return self.description
+
+
+def parse_number(text: str, finite: bool = True) -> int | float | None:
+    """A number as a user writes it -- in a table's cell, an option or ``-p`` -- or
+    ``None``: a whole number (``12``, ``0x10``, ``1_000``) is an int, any other a float
+    (``1e-3``, ``2.5``); ``_`` groups digits anywhere.  The models compute in floats, so
+    an int beyond them (``1`` and 400 zeros) is no number; ``inf`` and ``nan`` are
+    numbers only when not ``finite`` (a parameter may be infinite)."""
+    text = text.strip()
+    value: int | float
+    if "_" not in text and ("." in text or "e" in text or "E" in text):
+        try:                                # the common case of a measured table first
+            value = float(text)
+        except ValueError:
+            pass
+        else:
+            if not finite or math.isfinite(value):
+                return value
+    digits = text.replace("_", "")
+    try:
+        value = int(digits, 0)
+    except ValueError:
+        pass
+    else:
+        try:
+            float(value)
+        except OverflowError:
+            return None
+        return value
+    try:
+        value = float(digits)
+    except ValueError:
+        return None
+    return value if not finite or math.isfinite(value) else None
 
 
 def _shown(x: float) -> str:

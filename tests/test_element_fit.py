@@ -156,6 +156,28 @@ def test_measured_element_errors(tmp_path, capsys):
         parse_element_columns("host=-,gpu=-")
 
 
+@pytest.mark.parametrize("cell, message", [("x", "'x' is not a (finite) number"),
+                                           ("inf", "'inf' is not a (finite) number"),
+                                           ("", "missing cell")])
+def test_an_element_column_is_read_as_every_cell_is(tmp_path, cell, message):
+    """A bad cell of a ``--measured-element`` column gets the error of any bad cell, at
+    the cell (it said "expected a number for element 'gpu', got 'x'", a blank too)."""
+    path = write_columns(tmp_path / "columns.csv")
+    lines = path.read_text().splitlines()
+    cells = lines[3].split(",")
+    char = len(",".join(cells[:4])) + 2
+    lines[3] = ",".join(cells[:4] + [cell])
+    path.write_text("\n".join(lines) + "\n")
+    app, = dsl.load_sdf(GSLA / "opencl.sdf")
+    arch, = dsl.load_moa(GSLA / "gpu.moa")
+    mapping, = (m for m in dsl.load_map(GSLA / "mappings.map") if m.name == "gpu_offload")
+    rows = read_measurements(path, "t_w", params=["S", "gamma"], mapping=mapping).rows
+    with pytest.raises(InputError) as info:
+        assess_elements(arch, rows, {"host": "t_1", "gpu": "t_k"}, app=app)
+    assert str(info.value) == f"row 3, column 5 't_k': {message}"
+    assert info.value.origin == (str(path), 4, char)
+
+
 def test_gsla_power4_is_eq7():
     model = make_model("gsla_power4", {"a": 0.12, "b": 1e-6, "c": 0.5, "d": 2e-5})
     token = TokenGroup("k", 1, 1.0, {"S": 4096, "gamma": 16})

@@ -189,6 +189,29 @@ def test_kind_descriptions():
     assert SECONDS.description == "a finite number of seconds > 0 and <= 31536000"
 
 
+def test_one_rule_reads_every_number_typed(capsys):
+    """Options, ``-p`` and the cells of a table read a number by one rule,
+    :func:`mapping.options.parse_number` (options read base 10 only, and ``-p`` took
+    ``_`` in a float only between digits).  A whole number beyond the floats is no
+    number: as an option it was an OverflowError (a traceback)."""
+    from mapping.options import NATURAL, POSITIVE, parse_number
+    big = "1" + "0" * 400
+    assert parse_number("0x10") == 16 and parse_number("1_000") == 1000
+    assert parse_number("1__0.5") == 10.5 and parse_number(" 2.5 ") == 2.5
+    assert parse_number("1e3") == 1000.0 and parse_number("010") == 10.0
+    assert parse_number("inf") is None and parse_number("nan") is None
+    assert parse_number("1e400") is None and parse_number(big) is None
+    assert parse_number("-inf", finite=False) == -math.inf
+    assert math.isnan(parse_number("nan", finite=False))
+    assert parse_number(big, finite=False) is None and parse_number("x") is None
+    assert NATURAL.parse("0x10") == 16 and POSITIVE.parse("0x10") == 16.0
+    assert NATURAL.parse(big) is None and POSITIVE.parse(big) is None
+    assert exit_code(["search", *ODROID, "--strategy", "anneal", "--seed", big]) == 2
+    err = capsys.readouterr().err
+    assert f"argument --seed: expected a whole number >= 0, got '{big}'" in err
+    assert "internal error" not in err and "Traceback" not in err
+
+
 # --- output errors ---------------------------------------------------------------------
 
 needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")

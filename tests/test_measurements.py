@@ -189,6 +189,31 @@ def test_skip_bad_rows(files, capsys):
     assert "row 2, column 2 'n'" in fails(capsys, *by_name(files, csv))
 
 
+def test_rows_skipped_as_read_and_as_evaluated_are_listed_alike(files, capsys):
+    """Both kinds of skipped row read ``FILE:LINE:COL: MESSAGE``
+    (:func:`dsl.diagnostics.format_located`); a row that failed to evaluate read
+    ``FILE:LINE: MESSAGE`` before, without the column its message names."""
+    csv = write(files, "mapping,n,t\nboth_p0,1,3\nsplit,x,9\nboth_p0,-1,6\nsplit,2,9\n")
+    assert main(by_name(files, csv, "--skip-bad-rows", "--json")) == 0
+    err = capsys.readouterr().err
+    assert "skipped 2 bad rows" in err
+    assert f"\n  {csv}:3:7: row 2, column 2 'n': 'x' is not a (finite) number\n" in err
+    assert f"\n  {csv}:4:9: row 3, column 2 'n': " in err
+
+
+def test_a_row_error_without_a_column_names_the_row(files):
+    """At the row, not a cell: ``row 1: ...`` at ``FILE:LINE:1``, the line said once, by
+    the position, as at a cell (rows already read said ``row 1 (line 2): ...`` there,
+    rows being read ``row 1: ...``); a row built without a file names its line."""
+    from mapping.calibration.measurements import MeasurementRow
+
+    csv = write(files, "n,t\n1,3\n")
+    exc = read_measurements(csv, "t", params=["n"]).rows[0].error("bad row")
+    assert str(exc) == "row 1: bad row" and exc.origin == (csv, 2, 1)
+    exc = MeasurementRow(2, 1, {}, 3.0).error("bad row")
+    assert str(exc) == "row 1 (line 2): bad row" and exc.origin is None
+
+
 def test_skip_bad_rows_when_all_are_bad(files, capsys):
     csv = write(files, "mapping,n,t\nsplit,x,9\n")
     assert "every data row is bad" in fails(capsys, *by_name(files, csv, "--skip-bad-rows"))

@@ -46,8 +46,6 @@ def _element_measured(rows: Sequence[MeasurementRow], columns: MappingT[str, str
                       ) -> dict[str, np.ndarray]:
     """Each element's measured values, read from its column of every row (the rest:
     the measured total minus the other columns)."""
-    from mapping.calibration.measurements import parse_cell_number
-
     out = {}
     for element, column in columns.items():
         if column == REST:
@@ -57,11 +55,7 @@ def _element_measured(rows: Sequence[MeasurementRow], columns: MappingT[str, str
             if column not in row.cells:
                 raise row.error(f"no column '{column}' (--measured-element {element}="
                                 f"{column}; columns: {', '.join(row.cells)})")
-            value = parse_cell_number(row.cells[column])
-            if value is None:
-                raise row.error(f"expected a number for element '{element}', got "
-                                f"'{row.cells[column]}'", column)
-            values.append(float(value))
+            values.append(float(row.number(column)))
         out[element] = np.array(values)
     for element, column in columns.items():
         if column == REST:

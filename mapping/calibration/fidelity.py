@@ -138,18 +138,21 @@ class FidelityResult:
         else:
             where = (f"{self.n_test} test rows (fitted on {self.n_train} of {self.n})"
                      if self.n_train else f"{self.n_test} rows")
-        p = "" if splits is not None else f"   (p = {_fmt(self.p_value, '.3g')})"
+        p = "" if splits is not None else f"   (p = {figure_text(self.p_value, '.3g')})"
         lines = [f"fidelity over {where}:",
-                 f"  Kendall tau-b  {_fmt(self.tau)}{p}",
-                 f"  pairs ordered  {_fmt(self.fidelity)}   (fraction of pairs ordered as measured)",
-                 f"  Spearman rho   {_fmt(self.spearman)}",
-                 f"  MAPE           {_fmt(self.mape, '.3g')} %",
-                 f"  median APE     {_fmt(self.mdape, '.3g')} %",
-                 f"  R^2            {_fmt(self.r2)}"]
+                 f"  Kendall tau-b  {figure_text(self.tau)}{p}",
+                 f"  pairs ordered  {figure_text(self.fidelity)}   "
+                 "(fraction of pairs ordered as measured)",
+                 f"  Spearman rho   {figure_text(self.spearman)}",
+                 f"  MAPE           {figure_text(self.mape, '.3g')} %",
+                 f"  median APE     {figure_text(self.mdape, '.3g')} %",
+                 f"  R^2            {figure_text(self.r2)}"]
         if self.within is not None:
             lines += [f"within rows of equal {self.within}:",
-                      f"  Kendall tau-b  {_fmt(self.tau_within)}   (tau_within, groups weighted by pairs)",
-                      f"  pairs ordered  {_fmt(self.fidelity_within)}   (fidelity_within)"]
+                      f"  Kendall tau-b  {figure_text(self.tau_within)}   "
+                      "(tau_within, groups weighted by pairs)",
+                      f"  pairs ordered  {figure_text(self.fidelity_within)}   "
+                      "(fidelity_within)"]
         if splits is not None:
             label = "fold" if self.folds is not None else "repeat"
             head = f"  {label:>6}  {'train':>5}  {'test':>5}  {'tau':>7}  {'fidelity':>8}"
@@ -160,11 +163,12 @@ class FidelityResult:
                 head += f"  {self.folds_by}"
             lines += [f"per {label}:", head]
             for i, r in enumerate(splits, 1):
-                row = (f"  {i:>6}  {r.n_train:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
-                       f"{_fmt(r.fidelity):>8}")
+                row = (f"  {i:>6}  {r.n_train:>5}  {r.n_test:>5}  {figure_text(r.tau):>7}  "
+                       f"{figure_text(r.fidelity):>8}")
                 if self.within is not None:
-                    row += f"  {_fmt(r.tau_within):>10}  {_fmt(r.fidelity_within):>10}"
-                row += f"  {_fmt(r.mdape, '.3g'):>8}"
+                    row += (f"  {figure_text(r.tau_within):>10}  "
+                            f"{figure_text(r.fidelity_within):>10}")
+                row += f"  {figure_text(r.mdape, '.3g'):>8}"
                 if r.group is not None:
                     row += f"  {r.group}"
                 lines.append(row)
@@ -185,8 +189,9 @@ class FidelityResult:
                  f"  {'group':<{width}}  {'rows':>5}  {'test':>5}  {'tau':>7}  "
                  f"{'fidelity':>8}  {'MAPE %':>7}"]
         for label, r in self.groups.items():
-            lines.append(f"  {str(label):<{width}}  {r.n:>5}  {r.n_test:>5}  {_fmt(r.tau):>7}  "
-                         f"{_fmt(r.fidelity):>8}  {_fmt(r.mape, '.3g'):>7}")
+            lines.append(f"  {str(label):<{width}}  {r.n:>5}  {r.n_test:>5}  "
+                         f"{figure_text(r.tau):>7}  {figure_text(r.fidelity):>8}  "
+                         f"{figure_text(r.mape, '.3g'):>7}")
         return lines
 
     def __repr__(self):
@@ -201,7 +206,9 @@ def _finite(d: dict) -> dict:
     return d
 
 
-def _fmt(value, spec=".4f"):
+def figure_text(value, spec: str = ".4f") -> str:
+    """A figure as text in ``spec``; ``n/a`` where it is undefined (``None``, nan, inf:
+    a tau-b of rows that all tie, an R^2 of one row)."""
     return "n/a" if value is None or not math.isfinite(value) else format(value, spec)
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mapping.calibration.fidelity import figure_text
 from moa.cost_models.logca import host_time
 
 #: a runs test below this p-value (too few runs) flags systematic residuals
@@ -44,8 +45,8 @@ class RunsTest:
                 "systematic": self.systematic}
 
     def __str__(self):
-        p = "n/a" if self.p is None else f"{self.p:.2g}"
-        return f"{self.runs} sign runs (expected {self.expected:.3g}, p = {p})"
+        return (f"{self.runs} sign runs (expected {self.expected:.3g}, "
+                f"p = {figure_text(self.p, '.2g')})")
 
 
 def runs_test(residuals) -> RunsTest:

@@ -22,7 +22,6 @@ the row and the column.  With ``skip_bad_rows`` such rows are dropped and counte
 from __future__ import annotations
 
 import csv
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +30,8 @@ from typing import Iterable, Mapping as MappingT, Sequence
 
 from mapping.bulk import paused
 from mapping.errors import InputError
+from mapping.options import parse_number
+from dsl.diagnostics import format_located
 from dsl.files import read_text
 from dsl.mappings import Mapping
 from moc.limits import exceeded
@@ -62,18 +63,25 @@ class MeasurementRow:
     positions: MappingT[str, tuple[int, int]] = field(default_factory=dict, repr=False,
                                                       compare=False)
 
-    @property
-    def where(self) -> str:
-        return f"row {self.index} (line {self.line})"
-
     def error(self, message: str, column: str | None = None) -> InputError:
-        """An error about this row (at ``column`` if given), positioned in the file."""
+        """An error about this row (at ``column`` if given), positioned in the file
+        (:func:`row_error`)."""
         if column is not None and column in self.positions:
             number, char = self.positions[column]
-            return InputError(f"row {self.index}, column {number} '{column}': {message}",
-                              (self.path, self.line, char) if self.path else None)
-        return InputError(f"{self.where}: {message}",
-                          (self.path, self.line, 1) if self.path else None)
+            return row_error(message, self.index, self.line, self.path, column, number,
+                             char)
+        return row_error(message, self.index, self.line, self.path)
+
+    def cell(self, column: str) -> str:
+        """The cell of ``column``; an error at it when it is blank or the row too short."""
+        text = self.cells.get(column, "")
+        if not text.strip():
+            raise self.error("missing cell", column)
+        return text
+
+    def number(self, column: str) -> float | int:
+        """The number in ``column`` (:func:`cell_number`)."""
+        return cell_number(self, column)
 
 
 @dataclass(frozen=True)
@@ -104,32 +112,30 @@ class Measurements:
         return [r.cells.get(name, "") for r in self.rows]
 
 
-def parse_cell_number(text: str) -> float | int | None:
-    """A number from a cell (``12``, ``1e-3``, ``0x10``, ``1_000``), or ``None``."""
-    text = text.strip()
-    if "_" not in text and ("." in text or "e" in text or "E" in text):
-        try:                                # the common case of a measured table first
-            value = float(text)
-        except ValueError:
-            pass
-        else:
-            if math.isfinite(value):
-                return value
-    try:
-        value = int(text.replace("_", ""), 0)
-    except ValueError:
-        pass
-    else:
-        try:
-            float(value)
-        except OverflowError:               # beyond the floats the models compute with
-            return None
-        return value
-    try:
-        value = float(text.replace("_", ""))
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
+def row_error(message: str, index: int, line: int, path: str | None = None,
+              column: str | None = None, number: int | None = None,
+              char: int = 1) -> InputError:
+    """An error about data row ``index`` (at line ``line`` of the file ``path``):
+    ``row 2, column 3 't': MESSAGE`` at the cell of ``column`` (the ``number``-th,
+    starting at character ``char``), ``row 2: MESSAGE`` at the row.  The position
+    gives the line; without a file, the message does: ``row 2 (line 3): MESSAGE``."""
+    where = f"row {index}" if path else f"row {index} (line {line})"
+    if column is not None:
+        where += f", column {number} '{column}'"
+    return InputError(f"{where}: {message}", (path, line, char) if path else None)
+
+
+def cell_number(row, column: str) -> float | int:
+    """The number in ``column`` of ``row`` (a :class:`MeasurementRow` or a row being
+    read: its ``cell`` and ``error``): a finite one as
+    :func:`mapping.options.parse_number` reads it, else an error at the cell."""
+    text = row.cell(column)
+    value = parse_number(text)
+    if value is None:
+        shown = text.strip()
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise row.error(f"'{shown}' is not a (finite) number", column)
+    return value
 
 
 def read_measurements(path, measured: str, *,
@@ -235,7 +241,7 @@ def read_measurements(path, measured: str, *,
         for record in table.records:
             try:
                 if len(record.values) > len(header):
-                    raise record.error(None, f"{len(record.values)} cells, but the header names "
+                    raise record.error(f"{len(record.values)} cells, but the header names "
                                        f"{len(header)} columns")
                 cells = record.cells
                 values = {p: record.number(p) for p in params}
@@ -245,8 +251,9 @@ def read_measurements(path, measured: str, *,
                     name = record.cell(mapping_column).strip()
                     row_mapping = by_name.get(name)
                     if row_mapping is None:
-                        raise record.error(mapping_column, f"no mapping named '{name}' in the "
-                                           f".map file (one of: {', '.join(by_name)})")
+                        raise record.error(f"no mapping named '{name}' in the .map "
+                                           f"file (one of: {', '.join(by_name)})",
+                                           mapping_column)
                 elif actor_column is not None:
                     assignment = {}
                     for actor, col in actor_cols.items():
@@ -254,8 +261,8 @@ def read_measurements(path, measured: str, *,
                         if pe not in pe_set:
                             what = ("a communication node, not a PE" if pe in cn_set
                                     else "an unknown PE")
-                            raise record.error(col, f"'{pe}' is {what} "
-                                               f"(PEs: {', '.join(pes or ())})")
+                            raise record.error(f"'{pe}' is {what} "
+                                               f"(PEs: {', '.join(pes or ())})", col)
                         assignment[actor] = pe
                     key = tuple(assignment.values())
                     row_mapping = shared_mappings.get(key)
@@ -268,18 +275,19 @@ def read_measurements(path, measured: str, *,
                         quanta = record.number(qcol)
                         tokens = 1 if tcol is None else record.number(tcol)
                         if quanta < 0:
-                            raise record.error(qcol, f"quanta must be non-negative, got {quanta}")
+                            raise record.error(f"quanta must be non-negative, got "
+                                               f"{quanta}", qcol)
                         if tokens < 0 or tokens != int(tokens):
-                            raise record.error(tcol, "a token count must be a non-negative "
-                                               f"integer, got {tokens}")
+                            raise record.error("a token count must be a non-negative "
+                                               f"integer, got {tokens}", tcol)
                         if tokens == 0 and quanta > 0:
-                            raise record.error(tcol, f"{quanta} quanta in 0 tokens")
+                            raise record.error(f"{quanta} quanta in 0 tokens", tcol)
                         attrs = []
                         for attr, col in attr_cols[element].items():
                             attr_value = record.number(col)
                             if attr_value < 0:
-                                raise record.error(col, f"token attribute '{attr}' must be "
-                                                   f"non-negative, got {attr_value}")
+                                raise record.error(f"token attribute '{attr}' must be "
+                                                   f"non-negative, got {attr_value}", col)
                             attrs.append((attr, float(attr_value)))
                         row_activity[element] = (float(quanta), int(tokens), tuple(attrs)) \
                             if attrs else (float(quanta), int(tokens))
@@ -290,7 +298,7 @@ def read_measurements(path, measured: str, *,
             except InputError as exc:
                 if not skip_bad_rows:
                     raise
-                problems.append(_located(exc))
+                problems.append(format_located(str(exc), exc.origin))
     if not rows:
         if problems:
             raise InputError(f"{path}: every data row is bad ({len(problems)} skipped); "
@@ -329,13 +337,6 @@ def _measured_unit(table: "_Table", measured: str, option: str, measured_unit: s
                          f"metric '{metric}' in '{metric_unit}' (the .moa's unit): {exc}",
                          where) from None
     return column, unit, factor
-
-
-def _located(exc: InputError) -> str:
-    origin = getattr(exc, "origin", None)
-    if origin:
-        return f"{origin[0]}:{origin[1]}:{origin[2]}: {exc}"
-    return str(exc)
 
 
 def _check_template(template: str, field_: str, option: str) -> None:
@@ -438,28 +439,24 @@ class _Record:
         """Column name → (column number, character column) of each cell."""
         return {name: (i + 1, self.origin(name)[2]) for i, name in enumerate(self.table.header)}
 
-    def error(self, column: str | None, message: str) -> InputError:
+    def error(self, message: str, column: str | None = None) -> InputError:
+        """An error about this record (at ``column`` if given): :func:`row_error`."""
+        path, line, char = self.origin(column)
         if column is None:
-            return InputError(f"row {self.index}: {message}", self.origin(None))
-        i = self.table.index[column]
-        return InputError(f"row {self.index}, column {i + 1} '{column}': {message}",
-                          self.origin(column))
+            return row_error(message, self.index, line, path)
+        return row_error(message, self.index, line, path, column,
+                         self.table.index[column] + 1, char)
 
     def cell(self, column: str) -> str:
         i = self.table.index[column]
         values = self.cell_values()
         if i >= len(values) or not values[i].strip():
-            raise self.error(column, "missing cell")
+            raise self.error("missing cell", column)
         return values[i]
 
     def number(self, column: str) -> float | int:
-        text = self.cell(column)
-        value = parse_cell_number(text)
-        if value is None:
-            shown = text.strip()
-            shown = shown if len(shown) <= 40 else shown[:37] + "..."
-            raise self.error(column, f"'{shown}' is not a (finite) number")
-        return value
+        """The number in ``column`` (:func:`cell_number`)."""
+        return cell_number(self, column)
 
 
 class _Table:

@@ -78,8 +78,8 @@ class RowModel:
         self._identities: dict[int, tuple] = {}
         for row in self.rows:
             if row.activity is None and (app is None or row.mapping is None):
-                raise InputError(f"{row.where}: no mapping for this row (give a .map file, "
-                                 "--mapping-column, --actor-column or --quanta-column)")
+                raise row.error("no mapping for this row (give a .map file, "
+                                "--mapping-column, --actor-column or --quanta-column)")
         try:
             at_defaults = arch.bind(self.params)
         except ValueError:

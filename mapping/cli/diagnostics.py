@@ -26,9 +26,15 @@ def report_error(exc: BaseException, stream=None) -> None:
 
 
 def error_entry(exc: BaseException) -> dict:
-    """The ``error`` entry of a bad file in ``--json`` and ``--json-lines``: the message
-    and where it is (file, line, column; None where unknown)."""
-    origin = getattr(exc, "origin", None) or (None, None, None)
-    origin = tuple(origin) + (None,) * (3 - len(origin))
-    return {"message": str(exc), "file": None if origin[0] is None else str(origin[0]),
+    """The ``error`` entry of a bad file in ``--json`` and ``--json-lines``: its message
+    and where it is (:func:`located_entry`)."""
+    return located_entry(str(exc), getattr(exc, "origin", None))
+
+
+def located_entry(message: str, origin=None) -> dict:
+    """A message and where it is, as ``--json`` gives an error or a warning:
+    ``{"message", "file", "line", "column"}`` from ``origin`` ``(file, line, column)``,
+    None where unknown."""
+    origin = tuple(origin or ()) + (None,) * 3
+    return {"message": message, "file": None if origin[0] is None else str(origin[0]),
             "line": origin[1], "column": origin[2]}

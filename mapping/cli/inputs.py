@@ -6,6 +6,7 @@ from pathlib import Path
 
 from dsl.files import check_readable
 from mapping.errors import InputError
+from mapping.options import parse_number
 from moc.record import field, record
 
 KINDS = {".sdf": "sdf", ".moa": "moa", ".map": "map", ".csv": "csv", ".xml": "xml"}
@@ -131,26 +132,19 @@ def load_single(path: Path, kind: str, name: str | None = None):
 
 
 def parse_params(items: list[str] | None) -> dict[str, float]:
-    """``-p NAME=VALUE`` options as numbers."""
+    """``-p NAME=VALUE`` options as numbers (:func:`mapping.options.parse_number`;
+    ``inf`` too: a parameter may be infinite, and the model that reads it checks it)."""
     params = {}
     for item in items or []:
         name, sep, text = item.partition("=")
         name = name.strip()
         if not sep or not name.isidentifier():
             raise InputError(f"-p {item}: expected NAME=VALUE")
-        params[name] = parse_number(text.strip(), f"-p {item}")
+        value = parse_number(text, finite=False)
+        if value is None:
+            raise InputError(f"-p {item}: '{text.strip()}' is not a number")
+        params[name] = value
     return params
-
-
-def parse_number(text: str, what: str) -> float | int:
-    try:
-        return int(text.replace("_", ""), 0)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        raise InputError(f"{what}: '{text}' is not a number") from None
 
 
 def choose_mapping(map_path: Path | None, mapping_name: str | None, inline: str | None):

@@ -1,12 +1,12 @@
 """Predicted against measured values, one point per row, tau and fidelity in the title."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from mapping.calibration.assessment import Assessment
+from mapping.calibration.fidelity import figure_text
 from mapping.plots import style
 from mapping.plots.figure_io import new_figure, save_figure
 
@@ -14,10 +14,6 @@ from mapping.plots.figure_io import new_figure, save_figure
 def _spans_decades(values) -> bool:
     v = np.asarray(values, dtype=float)
     return v.size > 0 and bool(np.all(v > 0)) and v.max() / v.min() >= 10
-
-
-def _f(x):
-    return "n/a" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
 @style.styled
@@ -53,8 +49,8 @@ def fidelity_figure(assessment: Assessment, *, measured_label: str = "measured",
     ax.set_ylabel(style.label(measured_label, unit))
     where = r.rows_described()
     heading = title or f"{a.model.arch.name}: model against measurements"
-    ax.set_title(f"{heading}\nKendall tau-b = {_f(r.tau)}, pairs ordered = {_f(r.fidelity)} "
-                 f"({where})")
+    ax.set_title(f"{heading}\nKendall tau-b = {figure_text(r.tau, '.3f')}, "
+                 f"pairs ordered = {figure_text(r.fidelity, '.3f')} ({where})")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left")
     return fig

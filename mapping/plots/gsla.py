@@ -14,6 +14,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from mapping.errors import InputError
 from mapping.calibration.assessment import Assessment
+from mapping.calibration.fidelity import figure_text
 from mapping.calibration.row_model import RowModel
 from mapping.calibration.measurements import MeasurementRow
 from mapping.plots import style
@@ -104,8 +105,8 @@ def gsla_figure(assessment: Assessment, x: str = "S", y: str = "gamma", *,
     heading = title or ("\n".join(textwrap.wrap(
         f"{a.model.arch.name}: fitted {', '.join(fit.values)}", 60)) if fit
         else f"{a.model.arch.name}: model as written")
-    tau = "n/a" if not math.isfinite(r.tau) else f"{r.tau:.3f}"
-    ax.set_title(f"{heading}\nKendall tau-b = {tau} ({r.rows_described()})",
+    ax.set_title(f"{heading}\nKendall tau-b = {figure_text(r.tau, '.3f')} "
+                 f"({r.rows_described()})",
                  fontsize=style.FONT)
 
     # Error of the model against the mean measurement of each configuration.

@@ -73,6 +73,7 @@ def route_warnings(arch) -> list[dict]:
     """A warning (``message``, ``file``, ``line``, ``column`` at the first PE named) for
     each pair of groups of PEs that no route joins (:func:`moa.routing.unrouted_pes`): a
     channel between them would fail to evaluate with "no route"."""
+    from mapping.cli.diagnostics import located_entry
     from moa.routing import unrouted_pes
 
     def pes(group: list[str]) -> str:
@@ -89,9 +90,7 @@ def route_warnings(arch) -> list[dict]:
         message = (f"no route joins {pes(a)} to each other{why}" if a is b else
                    f"no route joins {pes(a)} to {pes(b)}{why}") + \
             ": a channel between them cannot be evaluated"
-        origin = tuple(arch.elements[(alone or b)[0]].origin or ()) + (None,) * 3
-        out.append({"message": message, "file": None if origin[0] is None else str(origin[0]),
-                    "line": origin[1], "column": origin[2]})
+        out.append(located_entry(message, arch.elements[(alone or b)[0]].origin))
     return out
 
 

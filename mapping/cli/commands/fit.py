@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dsl
 from mapping.cli.commands.measured import add_measurement_options, load_study, report_problems
+from mapping.calibration.fidelity import figure_text
 from mapping.errors import InputError
 from mapping.output import print_json, write_atomically
 
@@ -150,8 +151,8 @@ def element_lines(assessment) -> list[str]:
     for e in assessment.elements:
         column = "the rest" if e.column == "-" else e.column
         r = e.result
-        lines.append(f"  {e.element:<{width}}  {column}: R^2 = {_f(r.r2)}, MAPE = "
-                     f"{_f(r.mape, '.3g')} %, tau = {_f(r.tau)}")
+        lines.append(f"  {e.element:<{width}}  {column}: R^2 = {figure_text(r.r2)}, MAPE = "
+                     f"{figure_text(r.mape, '.3g')} %, tau = {figure_text(r.tau)}")
     return lines
 
 
@@ -211,11 +212,13 @@ def run(args):
     else:
         which = "test" if result.n_test and result.n_test != result.n else "training"
         on = f"on the {result.n_test} {which} rows"
-    print(f"{on}: tau = {_f(result.tau)}, fidelity = "
-          f"{_f(result.fidelity)}, MAPE = {_f(result.mape, '.3g')} %, R^2 = {_f(result.r2)}")
+    print(f"{on}: tau = {figure_text(result.tau)}, fidelity = "
+          f"{figure_text(result.fidelity)}, MAPE = {figure_text(result.mape, '.3g')} %, "
+          f"R^2 = {figure_text(result.r2)}")
     if result.within is not None:
-        print(f"within rows of equal {result.within}: tau_within = {_f(result.tau_within)}, "
-              f"fidelity_within = {_f(result.fidelity_within)}")
+        print(f"within rows of equal {result.within}: tau_within = "
+              f"{figure_text(result.tau_within)}, "
+              f"fidelity_within = {figure_text(result.fidelity_within)}")
         for line in result.group_lines()[1:]:
             print(line)
     for line in element_lines(study.assessment):
@@ -229,6 +232,3 @@ def run(args):
     return 0
 
 
-def _f(value, spec=".4f"):
-    import math
-    return "n/a" if value is None or not math.isfinite(value) else format(value, spec)

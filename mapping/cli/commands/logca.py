@@ -183,10 +183,7 @@ def table_from_args(args):
             raise r.error(f"latency must be one of {', '.join(LATENCIES)}", "latency")
         o0 = 0.0
         if r.cells.get("o0", "").strip():           # optional: a host's fixed cost
-            from mapping.calibration.measurements import parse_cell_number
-            o0 = parse_cell_number(r.cells["o0"])
-            if o0 is None:
-                raise r.error(f"expected a number, got '{r.cells['o0']}'", "o0")
+            o0 = r.number("o0")
         try:
             a = analyse(r.params["L"], r.params["o"], r.params["C"], r.measured,
                         r.params["beta"], latency, **_range(args), o0=o0)

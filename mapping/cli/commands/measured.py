@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import dsl
+from dsl.diagnostics import format_located
 from mapping.calibration.assessment import Assessment
 from mapping.calibration.measurements import Measurements, read_measurements
 from mapping.calibration.residuals import RESIDUALS
@@ -173,7 +174,8 @@ def load_study(args, command: str) -> Study:
                 model.value(i)
                 good.append(row)
             except InputError as exc:
-                problems.append(f"{csv_path}:{row.line}: {exc}")
+                problems.append(format_located(str(exc),
+                                               exc.origin or (str(csv_path), row.line)))
         rows = good
         if not rows:
             raise InputError(f"{csv_path}: no row left to evaluate ({len(problems)} skipped); "
