@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 from mapping.search.bounds import element_tables, pair_bound
-from mapping.search.common import SearchError, relative_gap, trace_step
+from mapping.search.common import SearchError, proves_optimal, relative_gap, trace_step
 
 #: one integer unit of cost, relative to the reference load (the starting value)
 PRECISION = 1e-9
@@ -299,7 +299,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
         bound = max(bound, floor)
     bound = max(min(bound, value), 0.0)
     gap = relative_gap(value, bound)
-    optimal = gap <= TOLERANCE
+    optimal = proves_optimal(value, bound, TOLERANCE)
     limited = not optimal and status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE)
     message = ""
     if limited:

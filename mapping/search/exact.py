@@ -48,7 +48,7 @@ from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_matrix
 
 from mapping.search.bounds import communication_bound
-from mapping.search.common import SearchError, relative_gap
+from mapping.search.common import SearchError, proves_optimal, relative_gap
 from mapping.search.highs import milp
 from mapping.search.relaxation import relax
 from mapping.semantics.traffic import CHARGED_ENDS, channel_cost, charged_paid
@@ -192,7 +192,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
     floor = max(relaxed or 0.0, pair or 0.0) or None
     if floor is not None and incumbent is not None:
         value = mapping_value(ev, incumbent)
-        if _meets(value, floor, gap):
+        if proves_optimal(value, floor, gap):
             # the starting mapping meets the bound: nothing is left to prove
             return ExactResult(value, np.asarray(incumbent, dtype=np.intp).copy(), True,
                                "optimal", value, bound=min(floor, value), gap=0.0,
@@ -369,11 +369,6 @@ def mapping_value(ev, row) -> float:
     return float(ev.evaluate(np.asarray(row, dtype=np.intp)[None, :])[0])
 
 
-def _meets(value: float, bound: float, gap: float) -> bool:
-    """A mapping of ``value`` is proven optimal by a lower ``bound`` within ``gap``."""
-    return value <= bound * (1 + gap)
-
-
 def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=None,
             gap=1e-9) -> ExactResult:
     status = STATUS.get(res.status, str(res.status))
@@ -410,7 +405,7 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=N
         bound = None
     if floor is not None:
         bound = floor if bound is None else max(bound, floor)
-        optimal = optimal or _meets(value, bound, gap)
+        optimal = optimal or proves_optimal(value, bound, gap)
     if bound is not None:
         bound = min(bound, value)            # solver tolerances: never above the value
         bound = max(bound, 0.0) if value >= 0 else bound

@@ -48,6 +48,7 @@ import numpy as np
 
 from mapping.search.bins import first_fit_decreasing, local_packing
 from mapping.search.bounds import element_tables, linear_bottleneck
+from mapping.search.common import proves_optimal
 
 #: one integer unit of size, relative to the largest trial value
 PRECISION = 1e-7
@@ -681,5 +682,5 @@ def proves_start(setup, bound: float | None) -> bool:
     tolerance)."""
     from mapping.search import cpsat, exact
     start = setup.info.get("incumbent")
-    return bool(bound) and start is not None and exact.mapping_value(
-        setup.objectives.evaluators[0], start) <= bound * (1 + cpsat.TOLERANCE)
+    return bool(bound) and start is not None and proves_optimal(
+        exact.mapping_value(setup.objectives.evaluators[0], start), bound, cpsat.TOLERANCE)
