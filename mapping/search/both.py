@@ -10,7 +10,7 @@ import math
 import time
 from dataclasses import replace
 
-from mapping.search.common import proves_optimal, relative_gap, trace_step
+from mapping.search.common import proves_optimal, relative_gap, remaining, trace_step
 
 #: the share of the rest that ``both`` gives CP-SAT before the MILP: the MILP never
 #: improved on CP-SAT's gap (82 runs of ``tests/perf/bench_exact_max.py``), but the
@@ -18,11 +18,6 @@ from mapping.search.common import proves_optimal, relative_gap, trace_step
 #: they found better ones than CP-SAT's own search in the time (0.75 before: 45 x 12
 #: seed 0 at 0.46% against 0.68-0.89%, 120 s under load; the research notes)
 CPSAT_SHARE = 0.5
-
-def remaining(deadline: float | None) -> float | None:
-    """Seconds left until ``deadline`` (``time.time()``), at least 10 ms; None without one."""
-    return None if deadline is None else max(deadline - time.time(), 0.01)
-
 
 #: ``both`` runs CP-SAT beside the bounds (one worker, in a thread, from the start to
 #: the end) instead of after them on instances of at most this many actor-PE pairs:

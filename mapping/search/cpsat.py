@@ -39,7 +39,8 @@ import time
 import numpy as np
 
 from mapping.search.bounds import element_tables, pair_bound
-from mapping.search.common import SearchError, proves_optimal, relative_gap, trace_step
+from mapping.search.common import (SearchError, proves_optimal, relative_gap, remaining,
+                                   trace_step)
 
 #: one integer unit of cost, relative to a reference load (here the starting value; the
 #: trial load ``T`` in :mod:`mapping.search.partition_bound.split`)
@@ -248,7 +249,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     solver.parameters.num_workers = max(1, int(workers))
     solver.parameters.subsolvers.extend(SUBSOLVERS)
     if deadline is not None:
-        solver.parameters.max_time_in_seconds = max(deadline - time.time(), 0.01)
+        solver.parameters.max_time_in_seconds = remaining(deadline)
     trace = _Trace(ev, x, A, P, unit, began)
     trace.improved = improved
     if started is not None:
