@@ -48,7 +48,7 @@ from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_matrix
 
 from mapping.search.bounds import communication_bound
-from mapping.search.common import SearchError, proves_optimal, relative_gap
+from mapping.search.common import SearchError, proves_optimal, relative_gap, solver_seconds
 from mapping.search.highs import milp
 from mapping.search.relaxation import relax
 from mapping.semantics.traffic import CHARGED_ENDS, channel_cost, charged_paid
@@ -344,7 +344,7 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
         # the limit counts the model's building; HiGHS may stop without a mapping (none
         # beats the cutoff): keep some time for the LP relaxation's bound
         built = time.monotonic() - began
-        options["time_limit"] = max((float(time_limit) - built) * (1 - LP_SHARE), 0.01)
+        options["time_limit"] = solver_seconds((float(time_limit) - built) * (1 - LP_SHARE))
     if node_limit is not None:
         options["node_limit"] = int(node_limit)
     res = milp(cost, integrality=integrality, bounds=bounds, constraints=constraints,

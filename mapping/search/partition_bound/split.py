@@ -39,6 +39,7 @@ import time
 import numpy as np
 
 from mapping.search.bounds import element_tables, linear_bottleneck
+from mapping.search.common import solver_seconds
 
 #: the first trial lies this far (relative) below the mapping's value; the rounding to
 #: whole units loses at most one unit a term (:data:`~mapping.search.cpsat.PRECISION`
@@ -119,7 +120,7 @@ def _solve(model, seconds: float, stop):
     ``stop()``: ``(status, its best bound)``."""
     from ortools.sat.python import cp_model
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(seconds, 0.01)
+    solver.parameters.max_time_in_seconds = solver_seconds(seconds)
     solver.parameters.num_workers = 1
     done = threading.Event()
 
