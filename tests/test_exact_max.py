@@ -130,6 +130,22 @@ def test_one_gap_rule_for_every_engine_and_the_trace():
     assert trace_step(1.5, 0.0, -1.0)["gap"] == math.inf   # the trace says the same
 
 
+def test_one_optimality_rule_for_every_engine():
+    """A bound proves a value optimal where the reported gap is within the tolerance:
+    relative to the value, not to the bound, and right for negative values too (the
+    test ``value <= bound * (1 + tol)`` that the MILP and the packing used refused a
+    bound equal to a negative value)."""
+    from mapping.search.common import proves_optimal
+    assert proves_optimal(4.0, 3.0, 0.25) and not proves_optimal(4.0, 3.0, 0.2)
+    assert proves_optimal(1.0, 0.6, 0.5)                   # 1 > 0.6 * 1.5 all the same
+    assert proves_optimal(1.0, 1.0 - 0.5e-6, 1e-6) and not proves_optimal(1.0, 0.999, 1e-6)
+    assert proves_optimal(-2.0, -2.0, 1e-9) and proves_optimal(-2.0, -2.0 - 1e-12, 1e-9)
+    assert not proves_optimal(-2.0, -3.0, 0.1)             # gap 0.5
+    assert proves_optimal(0.0, 0.0, 0.0) and not proves_optimal(0.0, -1.0, 1e-6)
+    assert proves_optimal(0.0, 0.5, 0.0) and proves_optimal(1.0, 1.5, 0.0)   # bound above
+    assert not proves_optimal(4.0, None, 1.0) and not proves_optimal(math.inf, 1.0, 1e-6)
+
+
 def test_exact_cli_reports_the_bound(capsys, stopped_early):
     files = [str(DATA / "a12_p4_s0.sdf"), str(DATA / "a12_p4_s0.moa")]
     code, out, err = run_cli(capsys, "search", *files, "--strategy", "exact",

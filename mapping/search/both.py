@@ -10,7 +10,7 @@ import math
 import time
 from dataclasses import replace
 
-from mapping.search.common import relative_gap, trace_step
+from mapping.search.common import proves_optimal, relative_gap, remaining, trace_step
 
 #: the share of the rest that ``both`` gives CP-SAT before the MILP: the MILP never
 #: improved on CP-SAT's gap (82 runs of ``tests/perf/bench_exact_max.py``), but the
@@ -18,11 +18,6 @@ from mapping.search.common import relative_gap, trace_step
 #: they found better ones than CP-SAT's own search in the time (0.75 before: 45 x 12
 #: seed 0 at 0.46% against 0.68-0.89%, 120 s under load; the research notes)
 CPSAT_SHARE = 0.5
-
-def remaining(deadline: float | None) -> float | None:
-    """Seconds left until ``deadline`` (``time.time()``), at least 10 ms; None without one."""
-    return None if deadline is None else max(deadline - time.time(), 0.01)
-
 
 #: ``both`` runs CP-SAT beside the bounds (one worker, in a thread, from the start to
 #: the end) instead of after them on instances of at most this many actor-PE pairs:
@@ -334,8 +329,9 @@ def _beside(setup, time_limit: float | None = None):
         parted = split = partition_bound.early(setup, time_limit, ended.is_set,
                                                lambda: box.get("value"))
         ended_at.append((time.time(), split))
-        if parted is not None and "solver" in box and parted >= min(exact.mapping_value(
-                ev, start), box.get("value", math.inf)) * (1 - cpsat.TOLERANCE):
+        if parted is not None and "solver" in box and proves_optimal(min(
+                exact.mapping_value(ev, start), box.get("value", math.inf)), parted,
+                cpsat.TOLERANCE):
             box["solver"].stop_search()     # the split bound proved the start optimal
         # the proof first where no CN is near the bottleneck: the cluster relaxation,
         # the only bound here that counts communication, took a quarter of the limit
@@ -367,8 +363,9 @@ def _beside(setup, time_limit: float | None = None):
                 packings.append((now, exact.mapping_value(ev, bisected.row), bisected.row))
             ended_at.append((now, packed))
         floor = max(relaxed or 0.0, packed or 0.0, parted or 0.0)
-        if proof_first and not ended.is_set() and min([box.get("value", math.inf)] + [
-                v for _, v, _ in packings]) > floor * (1 + cpsat.TOLERANCE):
+        if proof_first and not ended.is_set() and not proves_optimal(min(
+                [box.get("value", math.inf)] + [v for _, v, _ in packings]), floor,
+                cpsat.TOLERANCE):
             # the proof came first (no CN near the bottleneck): the relaxation in the
             # time left, if any
             relaxed = exact.cluster_floor(setup, time_limit, incumbent=start,
@@ -376,7 +373,7 @@ def _beside(setup, time_limit: float | None = None):
             ended_at.append((time.time(), relaxed))
             floor = max(floor, relaxed or 0.0)
         known = min([box.get("value", math.inf)] + [v for _, v, _ in packings])
-        if "solver" in box and known <= floor * (1 + cpsat.TOLERANCE):
+        if "solver" in box and proves_optimal(known, floor, cpsat.TOLERANCE):
             box["solver"].stop_search()
         if not ended.is_set() and not packing.proves_start(setup, floor):
             parted = max(parted or 0.0, partition_bound.floor(setup, None if deadline is None
@@ -435,7 +432,7 @@ def _joined(best, bound, proven, limited, who, time_limit, trace, status, incumb
     within CP-SAT's tolerance, else ``limited`` as the engines (named ``who``) were."""
     from mapping.search import cpsat, exact
     gap = relative_gap(best.value, bound)
-    optimal = proven or (gap is not None and gap <= cpsat.TOLERANCE)
+    optimal = proven or proves_optimal(best.value, bound, cpsat.TOLERANCE)
     limited = not optimal and limited
     message = "" if not limited or bound is None else (
         f"{who} stopped at the time limit of {time_limit or 0:g} s before proving "

@@ -554,6 +554,32 @@ def relative_gap(value: float, bound: float | None) -> float | None:
     return (value - bound) / abs(value) if value else math.inf
 
 
+#: the fewest seconds a solver's time limit may be: a deadline already passed still
+#: gives a limit the solvers accept
+FEWEST_SECONDS = 0.01
+
+
+def solver_seconds(seconds: float) -> float:
+    """A solver's time limit of ``seconds``, at least :data:`FEWEST_SECONDS`."""
+    return max(seconds, FEWEST_SECONDS)
+
+
+def remaining(deadline: float | None) -> float | None:
+    """Seconds left until ``deadline`` (``time.time()``), at least
+    :data:`FEWEST_SECONDS`; None without one."""
+    return None if deadline is None else solver_seconds(deadline - time.time())
+
+
+def proves_optimal(value: float, bound: float | None, tolerance: float) -> bool:
+    """Whether a proven lower ``bound`` shows a mapping of ``value`` optimal within
+    ``tolerance``: the bound is at or above the value (a value of 0 included), or their
+    :func:`relative_gap`, the gap reported (relative to the value, as HiGHS's
+    ``mip_rel_gap``), is at most ``tolerance``.  Never without a bound."""
+    if bound is None:
+        return False
+    return bound >= value or relative_gap(value, bound) <= tolerance
+
+
 def trace_step(seconds: float, value: float, bound: float | None) -> dict:
     """One step of an exact search's ``trace``: the best ``value`` and the ``bound``
     proven at ``seconds`` (``time.time()`` until the caller counts from its start),

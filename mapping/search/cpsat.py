@@ -39,9 +39,11 @@ import time
 import numpy as np
 
 from mapping.search.bounds import element_tables, pair_bound
-from mapping.search.common import SearchError, relative_gap, trace_step
+from mapping.search.common import (SearchError, proves_optimal, relative_gap, remaining,
+                                   trace_step)
 
-#: one integer unit of cost, relative to the reference load (the starting value)
+#: one integer unit of cost, relative to a reference load (here the starting value; the
+#: trial load ``T`` in :mod:`mapping.search.partition_bound.split`)
 PRECISION = 1e-9
 #: the true relative gap under which a proof in integers is reported as optimal
 TOLERANCE = 1e-6
@@ -173,7 +175,6 @@ def build(setup, incumbent=None, floor: float | None = None, deadline: float | N
     allowed = setup.space.allowed
     A, P = allowed.shape
     own, own_cn, pairs = element_tables(ev)
-    C = own_cn.shape[2]
     pair = pair_bound(own, own_cn, pairs, allowed)
     floor = max(floor or 0.0, pair) or None
     cutoff = None
@@ -193,39 +194,14 @@ def build(setup, incumbent=None, floor: float | None = None, deadline: float | N
     reference = cutoff if cutoff else float(sum(np.max(f, initial=0.0) for f in finite)) \
         or 1.0
     unit = reference * PRECISION
-
-    def whole(v):
-        return np.floor(np.asarray(v, dtype=float) / unit).astype(np.int64)
-
     model = cp_model.CpModel()
-    x = [[model.new_bool_var(f"x{a}_{p}") if usable[a, p] else None for p in range(P)]
-         for a in range(A)]
-    for a in range(A):
-        model.add_exactly_one([v for v in x[a] if v is not None])
-    loads: list[list[tuple[int, object]]] = [[] for _ in range(P + C)]
-    own_i, own_cn_i = whole(np.where(usable, own, 0.0)), whole(own_cn)
-    for a in range(A):
-        for p in range(P):
-            if x[a][p] is None:
-                continue
-            if own_i[a, p]:
-                loads[p].append((int(own_i[a, p]), x[a][p]))
-            for k in np.flatnonzero(own_cn_i[a, p]):
-                loads[P + k].append((int(own_cn_i[a, p, k]), x[a][p]))
-    levels: list = []
-    for (a, b), W in pairs.items():
-        if deadline is not None and time.time() > deadline:
-            if incumbent is None:
-                raise SearchError("the time limit ran out while building the CP-SAT model")
-            return None
-        xa, xb = x[a], x[b]
-        for s in range(P):
-            for d in range(P):
-                if xa[s] is not None and xb[d] is not None and not np.isfinite(W[s, d, 0]):
-                    model.add_bool_or([xa[s].Not(), xb[d].Not()])
-        Wi = whole(np.where(np.isfinite(W), W, 0.0))
-        for e in range(P + C):
-            charge(model, xa, xb, Wi[:, :, e], loads[e], levels, a, b)
+    x = placements(model, usable)
+    loads = own_loads(x, own, own_cn, P, unit)
+    levels = channels(model, x, pairs, loads, unit, deadline)
+    if levels is None:
+        if incumbent is None:
+            raise SearchError("the time limit ran out while building the CP-SAT model")
+        return None
     in_order(model, x, symmetry_classes(setup))
     terms = max((len(t) for t in loads), default=0) + 1
     top = sum(w for t in loads for w, _ in t) if cutoff is None \
@@ -273,7 +249,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
     solver.parameters.num_workers = max(1, int(workers))
     solver.parameters.subsolvers.extend(SUBSOLVERS)
     if deadline is not None:
-        solver.parameters.max_time_in_seconds = max(deadline - time.time(), 0.01)
+        solver.parameters.max_time_in_seconds = remaining(deadline)
     trace = _Trace(ev, x, A, P, unit, began)
     trace.improved = improved
     if started is not None:
@@ -299,7 +275,7 @@ def solve(setup, time_limit: float | None = None, incumbent=None, floor: float |
         bound = max(bound, floor)
     bound = max(min(bound, value), 0.0)
     gap = relative_gap(value, bound)
-    optimal = gap <= TOLERANCE
+    optimal = proves_optimal(value, bound, TOLERANCE)
     limited = not optimal and status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE)
     message = ""
     if limited:
@@ -336,6 +312,63 @@ def _gaps(steps) -> tuple:
         best = max(best, bound or 0.0)
         out.append(trace_step(seconds, value, min(best, value)))
     return tuple(out)
+
+
+def whole(v, unit: float) -> np.ndarray:
+    """The costs ``v`` in whole ``unit``s, rounded down (see the module: an integer load
+    is then at most the true one over the unit)."""
+    return np.floor(np.asarray(v, dtype=float) / unit).astype(np.int64)
+
+
+def placements(model, usable, names: bool = True) -> list:
+    """One Boolean ``x[a][p]`` of ``model`` per ``usable`` pair of an actor and a place
+    (None elsewhere; named ``x{a}_{p}`` with ``names``), exactly one on per actor."""
+    A, P = usable.shape
+    x = [[model.new_bool_var(f"x{a}_{p}" if names else "") if usable[a, p] else None
+          for p in range(P)] for a in range(A)]
+    for a in range(A):
+        model.add_exactly_one([v for v in x[a] if v is not None])
+    return x
+
+
+def own_loads(x, own, own_cn, pes: int, unit: float) -> list:
+    """The loads of the first ``pes`` places of ``x`` (the PEs) and of the CNs, as terms
+    ``(weight, Boolean)``: each actor's own cost ``own[a, p]`` where it sits (none on a
+    place past ``pes``) and ``own_cn[a, p, k]`` on each CN ``k``, in whole units."""
+    placed = np.array([[v is not None for v in row] for row in x], dtype=bool)
+    placed = placed.reshape(own.shape)
+    own_i, own_cn_i = whole(np.where(placed, own, 0.0), unit), whole(own_cn, unit)
+    loads: list[list[tuple[int, object]]] = [[] for _ in range(pes + own_cn.shape[2])]
+    for a, row in enumerate(x):
+        for p, v in enumerate(row):
+            if v is None:
+                continue
+            if p < pes and own_i[a, p]:
+                loads[p].append((int(own_i[a, p]), v))
+            for k in np.flatnonzero(own_cn_i[a, p]):
+                loads[pes + k].append((int(own_cn_i[a, p, k]), v))
+    return loads
+
+
+def channels(model, x, pairs, loads, unit: float, deadline: float | None = None):
+    """Charge every element's ``loads`` the channels between each pair of actors
+    ``(a, b)`` of ``pairs``, ``W[s, d, e]`` on element ``e`` with ``a`` on place ``s``
+    and ``b`` on ``d``, in whole units, level by level (:func:`charge`), and rule out
+    the pairs of places with no route (``W[s, d, 0]`` infinite): the levels'
+    ``(u, a, b, reach)``, or None where ``deadline`` (``time.time()``) passes first."""
+    levels: list = []
+    for (a, b), W in pairs.items():
+        if deadline is not None and time.time() > deadline:
+            return None
+        xa, xb = x[a], x[b]
+        for s in range(len(xa)):
+            for d in range(len(xb)):
+                if xa[s] is not None and xb[d] is not None and not np.isfinite(W[s, d, 0]):
+                    model.add_bool_or([xa[s].Not(), xb[d].Not()])
+        Wi = whole(np.where(np.isfinite(W), W, 0.0), unit)
+        for e in range(len(loads)):
+            charge(model, xa, xb, Wi[:, :, e], loads[e], levels, a, b)
+    return levels
 
 
 def in_order(model, x, classes) -> None:

@@ -14,9 +14,9 @@ from mapping.semantics.problem import Problem
 from mapping.search.common import (DEFAULT_BUDGET, DEFAULT_SHARDS, Objectives, Progress,
                                    Scalarizer, SearchError, SearchResult, ShardResult,
                                    Space, Tracker, build_space, combine, relative_gap,
-                                   trace_step, weight_vectors)
+                                   remaining, trace_step, weight_vectors)
 
-from mapping.search.both import IN_ORDER, remaining, schedule
+from mapping.search.both import IN_ORDER, schedule
 from mapping.search.strategies import STRATEGIES, heuristics
 from mapping.semantics.metrics import aggregation_label, system_metrics
 from mapping.options import POSITIVE_WHOLE

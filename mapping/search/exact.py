@@ -48,7 +48,7 @@ from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_matrix
 
 from mapping.search.bounds import communication_bound
-from mapping.search.common import SearchError, relative_gap
+from mapping.search.common import SearchError, proves_optimal, relative_gap, solver_seconds
 from mapping.search.highs import milp
 from mapping.search.relaxation import relax
 from mapping.semantics.traffic import CHARGED_ENDS, channel_cost, charged_paid
@@ -192,7 +192,7 @@ def solve(setup, time_limit: float | None = None, gap: float = 1e-9,
     floor = max(relaxed or 0.0, pair or 0.0) or None
     if floor is not None and incumbent is not None:
         value = mapping_value(ev, incumbent)
-        if _meets(value, floor, gap):
+        if proves_optimal(value, floor, gap):
             # the starting mapping meets the bound: nothing is left to prove
             return ExactResult(value, np.asarray(incumbent, dtype=np.intp).copy(), True,
                                "optimal", value, bound=min(floor, value), gap=0.0,
@@ -344,7 +344,7 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
         # the limit counts the model's building; HiGHS may stop without a mapping (none
         # beats the cutoff): keep some time for the LP relaxation's bound
         built = time.monotonic() - began
-        options["time_limit"] = max((float(time_limit) - built) * (1 - LP_SHARE), 0.01)
+        options["time_limit"] = solver_seconds((float(time_limit) - built) * (1 - LP_SHARE))
     if node_limit is not None:
         options["node_limit"] = int(node_limit)
     res = milp(cost, integrality=integrality, bounds=bounds, constraints=constraints,
@@ -367,11 +367,6 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
 def mapping_value(ev, row) -> float:
     """The value of one mapping (a row of PE indices) under ``ev``."""
     return float(ev.evaluate(np.asarray(row, dtype=np.intp)[None, :])[0])
-
-
-def _meets(value: float, bound: float, gap: float) -> bool:
-    """A mapping of ``value`` is proven optimal by a lower ``bound`` within ``gap``."""
-    return value <= bound * (1 + gap)
 
 
 def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=None,
@@ -410,7 +405,7 @@ def _result(ev, res, scale, incumbent, cutoff, time_limit, relaxed=None, floor=N
         bound = None
     if floor is not None:
         bound = floor if bound is None else max(bound, floor)
-        optimal = optimal or _meets(value, bound, gap)
+        optimal = optimal or proves_optimal(value, bound, gap)
     if bound is not None:
         bound = min(bound, value)            # solver tolerances: never above the value
         bound = max(bound, 0.0) if value >= 0 else bound

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mapping.search.common import trace_step
+from mapping.search.common import remaining, trace_step
 
 #: the seconds of one step's solve
 STEP_SECONDS = 1.0
@@ -143,8 +143,7 @@ def improve(setup, row, deadline: float, stop=None, seed: int = 0, started=None,
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = best.steps
-        solver.parameters.max_time_in_seconds = max(min(STEP_SECONDS,
-                                                        deadline - time.time()), 0.01)
+        solver.parameters.max_time_in_seconds = min(STEP_SECONDS, remaining(deadline))
         if started is not None:
             started(solver)
         status = solver.solve(sub)

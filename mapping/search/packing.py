@@ -48,6 +48,7 @@ import numpy as np
 
 from mapping.search.bins import first_fit_decreasing, local_packing
 from mapping.search.bounds import element_tables, linear_bottleneck
+from mapping.search.common import proves_optimal, solver_seconds
 
 #: one integer unit of size, relative to the largest trial value
 PRECISION = 1e-7
@@ -301,7 +302,7 @@ def _solve(model, left: float | None, stop, settle: float | None = None):
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     if left is not None:
-        solver.parameters.max_time_in_seconds = max(left, 0.01)
+        solver.parameters.max_time_in_seconds = solver_seconds(left)
     done = threading.Event()
     first: list[float] = []
 
@@ -681,5 +682,5 @@ def proves_start(setup, bound: float | None) -> bool:
     tolerance)."""
     from mapping.search import cpsat, exact
     start = setup.info.get("incumbent")
-    return bool(bound) and start is not None and exact.mapping_value(
-        setup.objectives.evaluators[0], start) <= bound * (1 + cpsat.TOLERANCE)
+    return bool(bound) and start is not None and proves_optimal(
+        exact.mapping_value(setup.objectives.evaluators[0], start), bound, cpsat.TOLERANCE)

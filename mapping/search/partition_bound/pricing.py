@@ -8,6 +8,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_matrix, vstack
 
+from mapping.search.common import solver_seconds
 from mapping.search.highs import milp
 from mapping.search.partition_bound.charges import PEColumns, Tables
 
@@ -356,7 +357,7 @@ def _maximize(c, A, J, lower, upper, m, lo, hi, scale, time_limit, stop=None):
     feasible; ``stop()`` interrupts it, with the bound proven so far."""
     opts = {"disp": False, "mip_rel_gap": 1e-9}
     if time_limit is not None:
-        opts["time_limit"] = max(time_limit, 0.01)
+        opts["time_limit"] = solver_seconds(time_limit)
     res = milp(c, integrality=np.concatenate([np.ones(A), np.zeros(J)]),
                bounds=Bounds(lower, upper), constraints=LinearConstraint(m, lo, hi),
                options=opts, stop=stop)

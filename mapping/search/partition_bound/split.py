@@ -39,11 +39,11 @@ import time
 import numpy as np
 
 from mapping.search.bounds import element_tables, linear_bottleneck
+from mapping.search.common import solver_seconds
 
-#: one integer unit of cost, relative to ``T``
-UNIT = 1e-9
 #: the first trial lies this far (relative) below the mapping's value; the rounding to
-#: whole units loses at most one unit a term (:data:`UNIT`), far less
+#: whole units loses at most one unit a term (:data:`~mapping.search.cpsat.PRECISION`
+#: of ``T``), far less
 FIRST = 5e-7
 
 
@@ -91,45 +91,22 @@ def _model(tables, T: float, far, alike):
     the side (indices in it), used in order of their first actor (the count is the
     same under any exchange of them)."""
     from ortools.sat.python import cp_model
-    from mapping.search.cpsat import charge, in_order
+    from mapping.search.cpsat import (PRECISION, channels, in_order, own_loads, placements,
+                                      whole)
     own, own_cn, pairs = tables
-    A, m1, C = own_cn.shape
+    A, m1 = own.shape
     m = m1 - 1
-    unit = T * UNIT
-
-    def whole(v):
-        return np.floor(np.asarray(v, dtype=float) / unit).astype(np.int64)
-
+    unit = T * PRECISION
     model = cp_model.CpModel()
-    x = [[model.new_bool_var("") if np.isfinite(own[a, s]) else None for s in range(m1)]
-         for a in range(A)]
-    for a in range(A):
-        model.add_exactly_one([v for v in x[a] if v is not None])
-    loads: list[list] = [[] for _ in range(m + C)]
-    own_i, own_cn_i = whole(np.where(np.isfinite(own), own, 0.0)), whole(own_cn)
-    for a in range(A):
-        for s in range(m1):
-            if x[a][s] is None:
-                continue
-            if s < m and own_i[a, s]:
-                loads[s].append((int(own_i[a, s]), x[a][s]))
-            for k in np.flatnonzero(own_cn_i[a, s]):
-                loads[m + k].append((int(own_cn_i[a, s, k]), x[a][s]))
-    levels: list = []
-    for (a, b), W in pairs.items():
-        for s in range(m1):
-            for d in range(m1):
-                if x[a][s] is not None and x[b][d] is not None and not np.isfinite(W[s, d, 0]):
-                    model.add_bool_or([x[a][s].Not(), x[b][d].Not()])
-        Wi = whole(np.where(np.isfinite(W), W, 0.0))
-        for e in range(m + C):
-            charge(model, x[a], x[b], Wi[:, :, e], loads[e], levels, a, b)
+    x = placements(model, np.isfinite(own), names=False)
+    loads = own_loads(x, own, own_cn, m, unit)
+    channels(model, x, pairs, loads, unit)
     cap = int(math.ceil(T / unit))
     for t in loads:
         if t:
             model.add(sum(w * v for w, v in t) <= cap)
     least, room = far
-    least_i = whole(np.where(np.isfinite(least), least, 0.0))
+    least_i = whole(np.where(np.isfinite(least), least, 0.0), unit)
     terms = [(int(least_i[a]), x[a][m]) for a in range(A) if x[a][m] is not None and least_i[a]]
     if terms:
         model.add(sum(w * v for w, v in terms) <= int(math.ceil(room / unit)))
@@ -143,7 +120,7 @@ def _solve(model, seconds: float, stop):
     ``stop()``: ``(status, its best bound)``."""
     from ortools.sat.python import cp_model
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(seconds, 0.01)
+    solver.parameters.max_time_in_seconds = solver_seconds(seconds)
     solver.parameters.num_workers = 1
     done = threading.Event()
 
