@@ -35,6 +35,14 @@ def channel_of(label: str, src: str, dst: str) -> str:
     return label[:len(label) - len(channel_label("", src, dst))]
 
 
+def token_writer(token, prod, delay):
+    """The producer firing that writes token ``token`` of a channel of rate ``prod``
+    and ``delay`` initial tokens, the initial tokens counted first: ``⌊(n − M0)/p⌋``, an
+    earlier iteration's firing where negative (Sriram & Bhattacharyya, ch. 3); Python
+    integers or numpy arrays alike."""
+    return (token - delay) // prod
+
+
 def check_expansion_size(graph: SDFGraph, q, max_firings: int | None = None) -> None:
     """Raise :class:`ExpansionTooLargeError` where one iteration has more firings than
     ``max_firings`` (default: ``moc.limits.MAX_FIRINGS`` when called)."""
@@ -80,8 +88,8 @@ def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:
         # reader r reads tokens r·cons .. (r+1)·cons - 1, written by the producer firings
         # (n - delay) // prod, counted across iterations: one pass per (writer, reader) pair
         for reader in range(q[ch.dst]):
-            first = (reader * ch.cons - ch.delay) // ch.prod
-            last = ((reader + 1) * ch.cons - 1 - ch.delay) // ch.prod
+            first = token_writer(reader * ch.cons, ch.prod, ch.delay)
+            last = token_writer((reader + 1) * ch.cons - 1, ch.prod, ch.delay)
             for firing in range(first, last + 1):
                 iterations_back, writer = divmod(firing, q[ch.src])
                 key = (ch.name, firing_name(ch.src, writer), firing_name(ch.dst, reader))

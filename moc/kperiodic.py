@@ -34,6 +34,7 @@ from moc.errors import LimitError, UnboundedCycleError
 from moc.exact_times import ticks
 from moc.graph import SDFGraph
 from moc.howard_exact import cycle_edge_list, max_cycle_ratio_lists, on_lists, take
+from moc.hsdf import token_writer
 from moc import limits
 from moc.record import record
 
@@ -287,8 +288,9 @@ def x_max(span, g):
 
 def _writer(p, c, m0, nu_b, K_a):
     """The class ``k_a`` of the firing ``⌈(c·ν_b − M0)/p⌉`` of the producer that firing
-    ``ν_b`` of the consumer waits for (:func:`_linked`); integers or arrays alike."""
-    return (-((m0 - c * nu_b) // p) - 1) % K_a + 1
+    ``ν_b`` of the consumer waits for (:func:`_linked`), the writer of its last token;
+    integers or arrays alike."""
+    return token_writer(c * nu_b - 1, p, m0) % K_a + 1
 
 
 def _channel_edges(ch, K_a, K_b):

@@ -23,7 +23,7 @@ from moc import limits
 from moc.errors import LimitError, SDFError
 from moc.graph import SDFGraph
 from moc.howard_exact import on_lists
-from moc.hsdf import firing_name
+from moc.hsdf import firing_name, token_writer
 from moc.phases import Cumulative, InitialCumulative, phase_counts, phase_value
 from moc.record import record
 
@@ -206,7 +206,7 @@ def _writer(ch, nu):
     """The producer firing that wrote the last token consumer firing ``nu`` (a Python
     integer or a numpy array of them) reads from ``ch``: ``⌊(c·(ν+1) − 1 − M0)/p⌋``, an
     initial token where negative."""
-    return (ch.cons * (nu + 1) - 1 - ch.delay) // ch.prod
+    return token_writer(ch.cons * (nu + 1) - 1, ch.prod, ch.delay)
 
 
 def _lag(loop):
