@@ -1,10 +1,13 @@
-"""Firing times as exact numbers.
+"""Exact numbers in the dataflow analyses: how a firing time is read, counted and
+written.
 
 A float time stands for the shortest decimal that reads back as it (``repr``): 0.1 for
 the float nearest 1/10.  Sums of times written as decimals then tie where the decimals
 do (0.1 + 0.2 is exactly 0.3, which the floats' own sum is not), so equal paces are
 equal and the states of an execution recur.  The analyses then count time in ticks, a
-common fraction of every time (:func:`ticks`).
+common fraction of every time (:func:`ticks`).  Their exact results are written as
+floats in JSON (:func:`as_float`, the exact form beside them) and as ``1/6 (0.166667)``
+for people (:func:`exact_text`).
 """
 from __future__ import annotations
 
@@ -63,3 +66,29 @@ def _leaves(times):
             yield from _leaves(t)
         else:
             yield t
+
+
+def as_float(value):
+    """An exact result as the float JSON holds (a Fraction as a float; an int, a float
+    or None as it is)."""
+    return float(value) if isinstance(value, Fraction) else value
+
+
+def exact_string(value) -> str | None:
+    """An exact result as JSON holds its exact form, ``"n/d"`` (``"n"`` when whole);
+    None for a float or None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Rational):
+        return None
+    return str(Fraction(value))
+
+
+def exact_text(value) -> str:
+    """An exact result for people: a whole number as it is, another Fraction with its
+    decimal beside it (``1/6 (0.166667)``), a float to 6 digits, None as ``-``."""
+    if value is None:
+        return "-"
+    if isinstance(value, Fraction) and value.denominator != 1:
+        return f"{value} ({float(value):.6g})"
+    if isinstance(value, Fraction):
+        return str(value.numerator)
+    return f"{value:.6g}" if isinstance(value, float) else str(value)

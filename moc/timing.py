@@ -17,7 +17,7 @@ from types import MappingProxyType
 from moc import limits
 from moc.deadlock import strongly_connected_components
 from moc.errors import ExpansionTooLargeError, LimitError, SDFError
-from moc.exact_times import exact_time
+from moc.exact_times import as_float, exact_text, exact_time
 from moc.graph import SDFGraph
 from moc.csdf_kperiodic import ORDERS, check_order, phased_kperiodic_throughput
 from moc.liveness import check_live  # noqa: F401  (re-exported)
@@ -104,12 +104,12 @@ class TimingAnalysis:
         """JSON-ready values with the keys of ``mapeval analyse --json``: fractions as floats, an unbounded
         value as ``math.inf`` (the caller writes it as the project does)."""
         return {
-            "throughput": _plain(self.throughput),
-            "period": _plain(self.period),
+            "throughput": as_float(self.throughput),
+            "period": as_float(self.period),
             "critical_cycle": list(self.critical_cycle),
-            "latency": _plain(self.latency),
+            "latency": as_float(self.latency),
             "buffers": None if self.buffers is None else
-            {name: _plain(n) for name, n in self.buffers.items()},
+            {name: as_float(n) for name, n in self.buffers.items()},
             "schedule": None if self.schedule is None else
             {actor: _rows(firings) for actor, firings in self.schedule.items()},
             "method": self.method,
@@ -117,20 +117,20 @@ class TimingAnalysis:
         }
 
     def __str__(self) -> str:
-        lines = [f"throughput     {_shown(self.throughput)} iterations per time unit",
-                 f"period         {_shown(self.period)}",
+        lines = [f"throughput     {exact_text(self.throughput)} iterations per time unit",
+                 f"period         {exact_text(self.period)}",
                  f"critical cycle {' -> '.join(self.critical_cycle) or '(none)'}"]
         if self.latency is not None:
-            lines.append(f"latency        {_shown(self.latency)}")
+            lines.append(f"latency        {exact_text(self.latency)}")
         if self.buffers:
             width = max(map(len, self.buffers))
             lines.append("buffers (most tokens held)")
-            lines += [f"  {name:<{width}}  {_shown(n)}" for name, n in self.buffers.items()]
+            lines += [f"  {name:<{width}}  {exact_text(n)}" for name, n in self.buffers.items()]
         if self.schedule:
             lines.append("first iteration (firing: start - end)")
             for actor, firings in self.schedule.items():
                 lines.append(f"  {actor}: " + ", ".join(
-                    f"{f.name} {_shown(f.start)}-{_shown(f.end)}" for f in firings))
+                    f"{f.name} {exact_text(f.start)}-{exact_text(f.end)}" for f in firings))
         lines.append(f"method         {self.method}")
         return "\n".join(lines)
 
@@ -504,10 +504,6 @@ def _unexplored(graph, pace):
     return MappingProxyType({ch.name: most(ch) for ch in graph.channels.values()})
 
 
-def _plain(value):
-    return float(value) if isinstance(value, Fraction) else value
-
-
 def _latency(schedule):
     """The end of the last firing of ``schedule`` (per actor its
     :class:`~moc.self_timed.Firings`), 0 without any."""
@@ -525,23 +521,14 @@ def _last_end(times):
 
 def _rows(firings):
     """The ``{"firing", "start", "end"}`` of each of ``firings``, times as
-    :func:`_plain` makes them (from a :class:`~moc.self_timed.Firings`' lists without
+    :func:`~moc.exact_times.as_float` makes them (from a :class:`~moc.self_timed.Firings`' lists without
     making its :class:`Firing` s)."""
     from moc.self_timed import Firings           # loaded with the schedule it reads
     if not isinstance(firings, Firings):
-        return [{"firing": f.name, "start": _plain(f.start), "end": _plain(f.end)}
+        return [{"firing": f.name, "start": as_float(f.start), "end": as_float(f.end)}
                 for f in firings]
     starts, ends = firings.starts, firings.ends
     if not set(map(type, starts)).union(map(type, ends)) <= {int, float}:
-        starts, ends = list(map(_plain, starts)), list(map(_plain, ends))
+        starts, ends = list(map(as_float, starts)), list(map(as_float, ends))
     return [{"firing": name, "start": s, "end": e}
             for name, s, e in zip(firings.names(), starts, ends)]
-
-
-def _shown(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, Fraction):
-        return str(value.numerator) if value.denominator == 1 else \
-            f"{value} (~{float(value):.6g})"
-    return f"{value:.6g}" if isinstance(value, float) else str(value)

@@ -49,6 +49,7 @@ from moc.capacities import SPACE_OF, bounded_graph, capacity_bounds
 from moc.deadlock import check_deadlock, circuit_of_waits, iteration_firings, \
     starving_channels, tarjan
 from moc.errors import DeadlockError, LimitError, SDFError
+from moc.exact_times import as_float, exact_string
 from moc.graph import SDFGraph
 from moc.phases import phase_counts, phase_value
 from moc.record import record
@@ -88,8 +89,8 @@ class StoragePoint:
     distributions: tuple[Mapping[str, int], ...]
 
     def to_dict(self) -> dict:
-        return {"throughput": _plain(self.throughput), "exact": str(self.throughput)
-                if isinstance(self.throughput, Fraction) else None, "size": self.size,
+        return {"throughput": as_float(self.throughput),
+                "exact": exact_string(self.throughput), "size": self.size,
                 "distributions": [dict(d) for d in self.distributions]}
 
 
@@ -122,7 +123,7 @@ class TradeOff:
     def to_dict(self) -> dict:
         return {
             "points": [p.to_dict() for p in self.points],
-            "max_throughput": _plain(self.max_throughput),
+            "max_throughput": as_float(self.max_throughput),
             "complete": self.complete,
             "proven_size": self.proven_size,
             "explored": self.explored,
@@ -634,7 +635,3 @@ class _BoundedExecution:
         return {ch.name for c, ch in enumerate(self.channels)
                 if (self.src[c], self.dst[c]) in waits
                 and component[self.src[c]] == component[self.dst[c]]}
-
-
-def _plain(value):
-    return float(value) if isinstance(value, Fraction) else value

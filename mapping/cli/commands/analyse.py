@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from fractions import Fraction
-from numbers import Rational
 from pathlib import Path
 
 from mapping.options import POSITIVE_WHOLE, SECONDS_OR_ZERO
 from mapping.output import print_json, print_json_line
 from mapping.progress import add_progress_option
+from moc.exact_times import exact_string, exact_text
 from moc.record import is_record, record, replace
 
 #: firings shown per row of the readable schedule (``--json`` has them all)
@@ -164,7 +164,7 @@ class Analysed:
         if self.csdf_order is not None:
             document["csdf_order"] = self.csdf_order
         document.update(self.analysis.to_dict())     # numbers as JSON holds them
-        document["exact"] = {key: exact(getattr(self.analysis, key, None))
+        document["exact"] = {key: exact_string(getattr(self.analysis, key, None))
                              for key in ("throughput", "period", "latency", "makespan")
                              if hasattr(self.analysis, key)}
         return document
@@ -179,13 +179,6 @@ class Analysed:
             name: None if firings is None else tuple(firings[:SHOWN_FIRINGS])
             for name, firings in schedule.items()})
         return table(replace(self, analysis=shown).to_dict(), self.rows, counts)
-
-
-def exact(value) -> str | None:
-    """A rational ``value`` as ``"n/d"`` (``"n"`` when whole); None for a float or None."""
-    if isinstance(value, bool) or not isinstance(value, Rational):
-        return None
-    return str(Fraction(value))
 
 
 def load_analysis(args, command: str, simulate: bool = True) -> Analysed:
@@ -244,9 +237,8 @@ def _number(value) -> str:
 
 def _rate(document: dict, key: str) -> str:
     """A value with its exact form beside it when that says more (``1/6 (0.166667)``)."""
-    shown = _number(document[key])
     rational = document["exact"].get(key)
-    return f"{rational} ({shown})" if rational and rational != shown else shown
+    return exact_text(Fraction(rational)) if rational else _number(document[key])
 
 
 def table(document: dict, rows: tuple[str, ...], counts=None) -> str:

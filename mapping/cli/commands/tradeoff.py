@@ -5,9 +5,9 @@ tokens are the free space), which ``mapeval analyse`` then times at that point's
 throughput."""
 from __future__ import annotations
 
-from fractions import Fraction
 
 from mapping.errors import InputError
+from moc.exact_times import exact_text
 from moc.record import record
 
 @record
@@ -33,10 +33,10 @@ class Front:
         width = max([len("size")] + [len(str(p.size)) for p in t.points])
         lines.append(f"  {'point':>5}  {'size':>{width}}  throughput")
         for i, p in enumerate(t.points, 1):
-            lines.append(f"  {i:>5}  {p.size:>{width}}  {_rate(p.throughput)}")
+            lines.append(f"  {i:>5}  {p.size:>{width}}  {exact_text(p.throughput)}")
             for d in p.distributions:
                 lines.append("         " + ", ".join(f"{n}={d[n]}" for n in names))
-        lines.append(f"  max throughput (unbounded buffers): {_rate(t.max_throughput)}")
+        lines.append(f"  max throughput (unbounded buffers): {exact_text(t.max_throughput)}")
         lines.append("  complete: the front reaches it" if t.complete else
                      f"  stopped at the budget: the front is exact up to total size "
                      f"{t.proven_size}")
@@ -54,12 +54,6 @@ class Front:
         if cyclo_static(self.graph):
             lines.append(f"  csdf order: {t.order}: {ORDERS[t.order]}")
         return "\n".join(lines)
-
-
-def _rate(value) -> str:
-    if isinstance(value, Fraction):
-        return str(value) if value.denominator == 1 else f"{value} (~{float(value):.6g})"
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def load_front(args, command: str) -> Front:
