@@ -388,3 +388,10 @@ def test_integers_beyond_the_float_range_are_refused_when_bound(attrs, message):
     graph = dsl.parse_sdf(f"sdf g {{\n param S = 4\n actor b\n {attrs}\n}}\n")[0]
     with pytest.raises(SDFError, match=re.escape(message)):
         graph.bind()
+
+
+def test_the_writer_of_a_token():
+    from moc.hsdf import token_writer
+    # rate 2, 3 initial tokens: tokens 0-2 are initial (firings -2 and -1 of the
+    # iterations before), then firing 0 writes tokens 3 and 4, firing 1 token 5
+    assert [token_writer(n, 2, 3) for n in range(6)] == [-2, -1, -1, 0, 0, 1]

@@ -53,3 +53,13 @@ def test_kperiodic_weights_are_exact_where_a_float_meets_a_third():
     g.add_channel("b", "a", prod=1, cons=1, delay=1)
     found = kperiodic_throughput(g, {"a": 0.1, "b": Fraction(1, 3)}, {"a": 1, "b": 1})
     assert found.period == Fraction(0.1) + Fraction(1, 3)
+
+
+def test_exact_results_written_for_json_and_for_people():
+    from moc.exact_times import as_float, exact_string, exact_text
+    assert as_float(Fraction(1, 8)) == 0.125 and as_float(3) == 3 and as_float(None) is None
+    assert exact_string(Fraction(1, 6)) == "1/6" and exact_string(6) == "6"
+    assert exact_string(0.5) is None and exact_string(True) is None
+    assert exact_text(Fraction(1, 6)) == "1/6 (0.166667)"
+    assert exact_text(Fraction(12, 2)) == "6" and exact_text(0.125) == "0.125"
+    assert exact_text(None) == "-"
