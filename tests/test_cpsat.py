@@ -187,15 +187,15 @@ def test_beside_proves_the_best_packing_before_cpsat(monkeypatch):
     """CP-SAT beside the bounds, held until the proof of the best packing
     (``packing.proof``, after the packing bound) has ended: on 7 x 4
     (seed 9) the packing's optimum is exhaustive's, so the proof's bound is the
-    optimum less ``FIRST``, reported as the packing bound and in ``parts``, and
+    optimum less ``FIRST_TRIAL``, reported as the packing bound and in ``parts``, and
     CP-SAT's mapping is proven by it: exhaustive's optimum."""
-    from mapping.search import both, packing
+    from mapping.search import both
     problem, best = small(7, 4, 9, False)
     setup = prepare(problem, "time", "max")
     setup.info["incumbent"] = _start_above_the_packing(setup, best)
     seen = _cpsat_held_until_the_packing_proof(monkeypatch)
     res = both.solve_both(setup, time_limit=None)
-    assert seen["proof"].value == pytest.approx(best * (1 - packing.FIRST), rel=1e-9)
+    assert seen["proof"].value == pytest.approx(best * (1 - cpsat.FIRST_TRIAL), rel=1e-9)
     assert res.packing_bound == seen["proof"].value <= best
     assert res.parts["packing"]["optimal"] and res.parts["packing"]["bound"] <= best
     assert res.optimal and res.value == pytest.approx(best, rel=cpsat.TOLERANCE)

@@ -73,7 +73,7 @@ def test_by_hand():
     own = np.array([[3.0, 3.0], [3.0, 3.0], [2.0, 2.0]])
     allowed = np.ones_like(own, dtype=bool)
     got = packing.bound(own, allowed, 5.0)
-    assert got.value == pytest.approx(5.0 * (1 - packing.FIRST), rel=1e-12)
+    assert got.value == pytest.approx(5.0 * (1 - cpsat.FIRST_TRIAL), rel=1e-12)
     assert {d[1] for d in got.decisions} == {"infeasible"}
     allowed[0, 0] = allowed[1, 0] = False           # now 3 + 3 | 2 is forced
     assert packing.bound(own, allowed, 6.0).value == pytest.approx(6.0, rel=1e-6)
@@ -243,13 +243,13 @@ def test_prove_by_hand(monkeypatch):
     searched = packing.prove(own, allowed, [0, 0, 1, 1])
     assert [d[1] for d in searched.decisions] == ["infeasible"]
     assert searched.packed == 6.0 and searched.value == pytest.approx(
-        6.0 * (1 - packing.FIRST), rel=1e-12)
+        6.0 * (1 - cpsat.FIRST_TRIAL), rel=1e-12)
     assert packing.own_bottleneck(own, packing.reoptimize(own, allowed, [0, 0, 1, 1])) == 6.0
     monkeypatch.setattr(packing, "reoptimize", lambda own, usable, row, **k: np.asarray(row))
     monkeypatch.setattr(packing, "descend", lambda own, usable, row: np.asarray(row))
     got = packing.prove(own, allowed, [0, 0, 1, 1])
     assert [d[1] for d in got.decisions] == ["feasible", "infeasible"]
-    assert got.value == pytest.approx(6.0 * (1 - packing.FIRST), rel=1e-12)
+    assert got.value == pytest.approx(6.0 * (1 - cpsat.FIRST_TRIAL), rel=1e-12)
     assert got.packed == 6.0
     assert np.bincount(got.row, own[np.arange(4), got.row], minlength=2).max() == 6.0
     stopped = packing.prove(own, allowed, [0, 0, 1, 1], stop=lambda: True)
@@ -258,7 +258,7 @@ def test_prove_by_hand(monkeypatch):
     assert [d[1] for d in once.decisions] == ["infeasible"] and once.row is None
     offered = packing.prove(own, allowed, [0, 0, 1, 1], better=lambda: [0, 1, 1, 0])
     assert [d[1] for d in offered.decisions] == ["infeasible"]
-    assert offered.value == pytest.approx(6.0 * (1 - packing.FIRST), rel=1e-12)
+    assert offered.value == pytest.approx(6.0 * (1 - cpsat.FIRST_TRIAL), rel=1e-12)
     assert offered.packed == 6.0 and list(offered.row) == [0, 1, 1, 0]
     worse = packing.prove(own, allowed, [0, 0, 1, 1], better=lambda: [0, 0, 0, 1])
     assert [d[1] for d in worse.decisions] == ["feasible", "infeasible"]
@@ -303,7 +303,7 @@ def test_proof_never_exceeds_the_exhaustive_optimum(n, P, seed, charged):
     problem, best = small(7, 4, 9, False)
     setup = prepare(problem, "time", "max")
     got = packing.proof(setup, [setup.space.random(np.random.default_rng(9), 1)[0]])
-    assert got.value == pytest.approx(best * (1 - packing.FIRST), rel=1e-9)
+    assert got.value == pytest.approx(best * (1 - cpsat.FIRST_TRIAL), rel=1e-9)
     own = element_tables(setup.objectives.evaluators[0])[0]
     assert got.packed == pytest.approx(best, rel=1e-12) == np.bincount(
         got.row, own[np.arange(7), got.row], minlength=4).max()

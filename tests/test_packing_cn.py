@@ -25,7 +25,7 @@ def decide(setup, T, cn: bool):
     own = element_tables(ev)[0]
     usable = allowed & np.isfinite(own)
     charges = Charges(ev, allowed)
-    unit = packing.UNIT_FLOOR * T * packing.FIRST / (own.shape[0] + charges.terms + 1)
+    unit = packing.UNIT_FLOOR * T * cpsat.FIRST_TRIAL / (own.shape[0] + charges.terms + 1)
     return packing.decide(packing.integer_sizes(own, usable, unit), usable,
                           packing.classes(own, usable), packing.capacity(T, unit),
                           cn=charges.at(unit, packing.EPSILON) if cn else None)
@@ -69,7 +69,7 @@ def test_proof_from_a_split_cycle_by_hand():
     assert [d[1] for d in got.decisions] == ["feasible", "infeasible"]
     assert got.packed == pytest.approx(2.9 * w, rel=1e-9)
     assert exact.mapping_value(ev, got.row) == pytest.approx(2.9 * w, rel=1e-9)
-    assert got.value == pytest.approx(2.9 * w * (1 - packing.FIRST), rel=1e-9)
+    assert got.value == pytest.approx(2.9 * w * (1 - cpsat.FIRST_TRIAL), rel=1e-9)
     assert got.value <= exact.mapping_value(ev, got.row)
 
 

@@ -89,7 +89,7 @@ def test_early_proves_an_optimal_start_and_exact_agrees():
     assert float(ev.evaluate(setup.info["incumbent"][None])[0]) == pytest.approx(3 * w)
     assert partition_bound.heavy(setup)
     got = partition_bound.early(setup, None)
-    assert 3 * w * (1 - 2 * split.FIRST) <= got < 3 * w
+    assert 3 * w * (1 - 2 * cpsat.FIRST_TRIAL) <= got < 3 * w
     res = search(problem, "time", "max", strategy="exact", time_limit=20)
     assert res.optimal and res.value == pytest.approx(3 * w, rel=cpsat.TOLERANCE)
     assert res.extra["bound"] <= best.value * (1 + 1e-12)

@@ -47,6 +47,10 @@ from mapping.search.common import (SearchError, proves_optimal, relative_gap, re
 PRECISION = 1e-9
 #: the true relative gap under which a proof in integers is reported as optimal
 TOLERANCE = 1e-6
+#: where a bisection on the bottleneck (the packing's, the split bound's) tries first,
+#: relative below the best value known: infeasible there proves that value optimal
+#: within :data:`TOLERANCE`, with room for the rounding to whole units
+FIRST_TRIAL = TOLERANCE / 2
 #: CP-SAT's parallel workers (the machines this runs on have few cores)
 WORKERS = 2
 #: the full-problem search of those workers: with two, CP-SAT runs one (the other

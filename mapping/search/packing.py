@@ -49,6 +49,7 @@ import numpy as np
 from mapping.search.bins import first_fit_decreasing, local_packing
 from mapping.search.bounds import element_tables, linear_bottleneck
 from mapping.search.common import proves_optimal, solver_seconds
+from mapping.search.cpsat import FIRST_TRIAL
 
 #: one integer unit of size, relative to the largest trial value
 PRECISION = 1e-7
@@ -71,9 +72,6 @@ CN_SETTLE = 2.0
 #: steps of a local search: of one class's packing
 #: (:func:`~mapping.search.bins.local_packing`), of a packing's bottleneck (:func:`descend`)
 LOCAL_STEPS = 3000
-#: the first trial lies this far (relative) below the best value known: infeasible
-#: there proves that mapping optimal within CP-SAT's tolerance
-FIRST = 5e-7
 #: the search ends when the interval left is this share of the best value
 RESOLUTION = 1e-5
 #: the share of the time left that one decision may take
@@ -358,9 +356,9 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
           deadline: float | None = None, stop=None) -> PackingBound:
     """The packing bound within ``deadline`` (``time.time()``), climbing from the
     highest value proven (``floor`` to start) toward ``top`` (the best value known,
-    less :data:`FIRST`): the step doubles after each proof of infeasibility, and a
-    packing found or a decision left undecided sets a ceiling, below which the trials
-    bisect.  Each decision is given at most :data:`DECISION_SHARE` of the time left:
+    less :data:`~mapping.search.cpsat.FIRST_TRIAL`): the step doubles after each proof
+    of infeasibility, and a packing found or a decision left undecided sets a ceiling,
+    below which the trials bisect.  Each decision is given at most :data:`DECISION_SHARE` of the time left:
     one near the packing's optimum may take minutes where one a little below it takes a
     fraction of a second.  ``stop()`` (another thread's request) ends it within
     :data:`POLL` s."""
@@ -368,7 +366,7 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
     unit = top * PRECISION
     w = integer_sizes(own, usable, unit)
     groups = classes(own, usable)
-    lo, hi, packed = floor or 0.0, top * (1 - FIRST), top
+    lo, hi, packed = floor or 0.0, top * (1 - FIRST_TRIAL), top
     ceiling, tried = hi, False
     proven, decisions, best = None, [], None
     step = (hi - lo) / 16
@@ -402,10 +400,10 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
 def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = None,
           stop=None, better=None, charges=None, improved=None) -> PackingBound:
     """The proof of the best packing known: the decision just below the own loads'
-    bottleneck of ``row`` (a mapping: ``T`` = that bottleneck less :data:`FIRST`),
-    again from each better packing it finds, until one is infeasible (``value`` = its
-    ``T``: that packing is optimal within :data:`FIRST`), undecided, past
-    ``deadline`` or ``stop()``.  The bisection of :func:`bound` spends its decisions
+    bottleneck of ``row`` (a mapping: ``T`` = that bottleneck less
+    :data:`~mapping.search.cpsat.FIRST_TRIAL`), again from each better packing it finds,
+    until one is infeasible (``value`` = its ``T``: that packing is optimal within
+    that share), undecided, past ``deadline`` or ``stop()``.  The bisection of :func:`bound` spends its decisions
     between the highest value proven and the optimum, each of them hard near it; the
     proof needs only the one at the optimum, and a feasible decision above it returns
     a better packing in seconds (the research notes, issue 43: 30 x 8 at ``--comm
@@ -455,13 +453,13 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
                                   deadline=deadline, stop=stop)
             if measure(polished) < best:
                 found, best = polished, measure(polished)
-        T = best * (1 - FIRST)
-        # rounding down loses less than a unit per actor: below FIRST·best on any PE,
+        T = best * (1 - FIRST_TRIAL)
+        # rounding down loses less than a unit per actor: below FIRST_TRIAL·best on any PE,
         # so a packing that fits is below best; one unit (and sizes) for the decisions
         # from here down to UNIT_FLOOR of this best, so that each keeps the cuts of the
         # ones before (their capacities are larger)
-        if not unit or (terms + 1) * unit >= best * FIRST:
-            unit, cuts = UNIT_FLOOR * best * FIRST / (terms + 1), []
+        if not unit or (terms + 1) * unit >= best * FIRST_TRIAL:
+            unit, cuts = UNIT_FLOOR * best * FIRST_TRIAL / (terms + 1), []
             w = integer_sizes(own, usable, unit)
             cn = None if charges is None else charges.at(unit, EPSILON)
         status, packing = decide(

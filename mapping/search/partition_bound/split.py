@@ -40,11 +40,7 @@ import numpy as np
 
 from mapping.search.bounds import element_tables, linear_bottleneck
 from mapping.search.common import solver_seconds
-
-#: the first trial lies this far (relative) below the mapping's value; the rounding to
-#: whole units loses at most one unit a term (:data:`~mapping.search.cpsat.PRECISION`
-#: of ``T``), far less
-FIRST = 5e-7
+from mapping.search.cpsat import FIRST_TRIAL
 
 
 def side_tables(own, own_cn, pairs, allowed, S):
@@ -229,7 +225,7 @@ def _alike(own, own_cn, pairs, ok) -> list[list[int]]:
 
 
 def bound(ev, allowed, lower: float, upper: float, deadline: float | None, stop=None,
-          first: float = FIRST, resolution: float = 2e-3, bisect: bool = False):
+          first: float = FIRST_TRIAL, resolution: float = 2e-3, bisect: bool = False):
     """The highest ``T`` the split bound proves (the optimum exceeds it) between
     ``lower`` and ``upper`` (a mapping's value) within ``deadline``
     (``time.monotonic()``): first just below ``upper`` (``first``, relative: where it
