@@ -17,13 +17,17 @@ from functools import lru_cache
 BYTES, OPS = "B", "ops"
 
 
+#: the binary prefixes of sizes in bytes, largest first: mapeval reads and writes sizes
+#: in binary units, as LogCA's power-of-two granularities (its "KB" is 1024 bytes)
+BINARY_PREFIXES = (("T", 2 ** 40), ("G", 2 ** 30), ("M", 2 ** 20), ("K", 2 ** 10))
+
+
 def binary_size(value: float) -> str:
-    """A size in bytes with a binary (IEC) prefix: ``512 B``, ``4 KiB``, ``1.5 MiB``.
-    mapeval writes sizes in binary units, as LogCA's power-of-two granularities (its
-    "KB" is 1024 bytes); KiB says so where "KB" or "kB" would not."""
-    for exponent, prefix in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
-        if abs(value) >= 2 ** exponent:
-            return f"{value / 2 ** exponent:.3g} {prefix}"
+    """A size in bytes with a binary (IEC) prefix: ``512 B``, ``4 KiB``, ``1.5 MiB``
+    (:data:`BINARY_PREFIXES`; KiB says so where "KB" or "kB" would not)."""
+    for prefix, size in BINARY_PREFIXES:
+        if abs(value) >= size:
+            return f"{value / size:.3g} {prefix}i{BYTES}"
     return f"{value:.4g} {BYTES}"
 
 

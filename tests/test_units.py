@@ -141,3 +141,12 @@ def test_search_prints_the_units_of_its_objectives(capsys):
 def test_sizes_in_binary_units(value, text):
     from moa.units import binary_size
     assert binary_size(value) == text
+
+
+def test_a_size_typed_reads_as_it_is_written():
+    from mapping.cli.commands.logca import granularity
+    from moa.units import binary_size
+    assert granularity("2K") == granularity("2KiB") == granularity("2kb") == 2048
+    assert granularity("1TiB") == 2 ** 40
+    for text in ("4 KiB", "1.5 MiB", "3 GiB", "2 TiB", "512 B"):
+        assert binary_size(granularity(text.replace(" ", ""))) == text

@@ -17,13 +17,16 @@ from pathlib import Path
 from mapping.errors import InputError
 from mapping.options import NON_NEGATIVE, POSITIVE, PROBABILITY
 from moa.logca_analysis import GMAX, GMIN, LATENCIES, LogCAAnalysis, LogCAError, analyse
+from moa.units import BINARY_PREFIXES
 
-_SIZE = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9_]*(?:[eE][-+]?[0-9]+)?)\s*([kKmMgG]i?[bB]?|[bB])?\s*$")
-_UNITS = {"": 1, "b": 1, "k": 2 ** 10, "m": 2 ** 20, "g": 2 ** 30}
+_SIZE = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9_]*(?:[eE][-+]?[0-9]+)?)\s*"
+                   r"([kKmMgGtT]i?[bB]?|[bB])?\s*$")
+_UNITS = {"": 1, "b": 1, **{prefix.lower(): size for prefix, size in BINARY_PREFIXES}}
 
 
 def granularity(text: str) -> float:
-    """A size in bytes: ``4096``, ``1e6``, or with a binary suffix ``2K``, ``32KB``, ``32MiB``."""
+    """A size in bytes: ``4096``, ``1e6``, or with a binary prefix
+    (:data:`moa.units.BINARY_PREFIXES`) ``2K``, ``32KB``, ``32MiB``, ``1TiB``."""
     match = _SIZE.match(text)
     if not match:
         raise argparse.ArgumentTypeError(f"'{text}' is not a size in bytes (e.g. 4096, 2K, 32MB)")
