@@ -12,10 +12,9 @@ the fraction of the roof it reaches are reported too.  Ceilings and bandwidths a
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from moa.cost_models.roofline import attainable, ridge_point
+from moa.cost_models.roofline import attainable, operational_intensity, ridge_point
 from moa.errors import CostModelError
 
 
@@ -32,7 +31,7 @@ class Kernel:
 
     @property
     def intensity(self) -> float:
-        return self.flops / self.bytes if self.bytes > 0 else math.inf
+        return operational_intensity(self.flops, self.bytes)
 
 
 @dataclass(frozen=True)

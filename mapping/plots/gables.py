@@ -27,7 +27,8 @@ from typing import Any, Mapping as MappingT
 import numpy as np
 
 from moa import Architecture
-from moa.cost_models.roofline import Bandwidth, Roofline, attainable, ridge_point
+from moa.cost_models.roofline import Bandwidth, Roofline, attainable, operational_intensity, \
+    ridge_point
 from mapping.semantics.metrics import work as total_work
 from moc import SDFGraph
 from mapping.errors import InputError
@@ -125,9 +126,8 @@ def gables_data(app: SDFGraph, arch: Architecture, mapping: Mapping,
             ops, data = model.totals(placed[name])
             if ops <= 0:
                 continue  # Gables: an IP with f_i = 0 is omitted
-            intensity = ops / data if data > 0 else math.inf
             roofs.append(Roof(name, "pe", model.params.peak, model.params.bandwidth,
-                              ops / work, intensity))
+                              ops / work, operational_intensity(ops, data)))
         elif isinstance(model, Bandwidth) and not element.is_pe and lambda_ > 0:
             (data,) = model.feature_totals(placed[name])      # Σ bytes, as evaluated
             if data <= 0:

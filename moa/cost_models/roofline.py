@@ -46,6 +46,12 @@ def attainable(peak: float, bandwidth: float, intensity):
     return np.minimum(peak, bandwidth * np.asarray(intensity, dtype=float))
 
 
+def operational_intensity(ops: float, data: float) -> float:
+    """Operations per byte of memory traffic, ``ops / bytes`` (Williams, Waterman &
+    Patterson, CACM 2009; Gables' ``I``); infinite where no bytes move."""
+    return ops / data if data > 0 else math.inf
+
+
 def ridge_point(peak: float, bandwidth: float) -> float:
     """The intensity where the roof turns flat, ``peak / bandwidth``: below it a kernel
     is memory-bound, at or above it compute-bound."""
