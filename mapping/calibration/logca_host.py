@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mapping.calibration.fidelity import figure_text
+from mapping.calibration.residuals import log_ratio
 from moa.cost_models.logca import host_time
 
 #: a runs test below this p-value (too few runs) flags systematic residuals
@@ -134,7 +135,7 @@ def host_regimes(g, t0, form="none"):
         C, beta = fit_host(g, t0)
         model, p0 = host_time(g, C, beta), 2
     order = np.argsort(g)
-    r0 = np.log(model / t0)
+    r0 = log_ratio(model, t0)
     if not runs_test(r0[order]).systematic:
         return None
     x, y, n = np.log(g), np.log(t0), g.size

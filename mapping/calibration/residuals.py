@@ -27,13 +27,22 @@ class Residual:
     loss: str = "linear"
 
 
+def column_norms(A: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the columns of ``A``, without overflow for huge entries (each
+    column scaled by its largest entry first)."""
+    big = np.max(np.abs(A), axis=0) if A.size else np.zeros(A.shape[1])
+    safe = np.where(big > 0, big, 1.0)
+    return big * np.linalg.norm(A / safe, axis=0)
+
+
 def _rms(y: np.ndarray) -> float:
     """Root mean square of ``y``, without overflow (1 for all zeros)."""
-    top = float(np.max(np.abs(y))) if len(y) else 0.0
-    return float(np.sqrt(np.mean((y / top) ** 2))) * top if top > 0 else 1.0
+    norm = float(column_norms(np.reshape(y, (-1, 1)))[0])
+    return norm / np.sqrt(len(y)) if norm > 0 else 1.0
 
 
-def _log_ratio(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
+def log_ratio(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """The relative residual ``log(predicted / measured)``."""
     # A prediction of 0 or below is as far from the measurement as floating point goes.
     return np.log(np.maximum(predicted, np.finfo(float).tiny) / measured)
 
@@ -43,7 +52,7 @@ RESIDUALS: Registry[Residual] = Registry("residuals")
 RESIDUALS.add("absolute", Residual("absolute", lambda p, y: p - y, _rms,
                                     linear=True),
               "predicted - measured: the rows with the largest values decide the fit")
-RESIDUALS.add("relative", Residual("relative", _log_ratio, lambda y: 1.0, positive=True),
+RESIDUALS.add("relative", Residual("relative", log_ratio, lambda y: 1.0, positive=True),
               "log(predicted / measured): every row weighs alike, whatever its size "
               "(measurements spanning decades, e.g. microseconds to seconds)")
 RESIDUALS.add("robust", Residual("robust", lambda p, y: p - y, _rms, linear=True,
@@ -51,7 +60,7 @@ RESIDUALS.add("robust", Residual("robust", lambda p, y: p - y, _rms, linear=True
               "as absolute, then a soft-L1 loss scaled by the residuals' median absolute "
               "deviation: rows far off the rest (a warm-up run, a glitch) pull the fit "
               "less")
-RESIDUALS.add("robust-relative", Residual("robust-relative", _log_ratio, lambda y: 1.0,
+RESIDUALS.add("robust-relative", Residual("robust-relative", log_ratio, lambda y: 1.0,
                                           positive=True, loss="soft_l1"),
               "as relative, then the soft-L1 loss of robust")
 

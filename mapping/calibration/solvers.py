@@ -42,7 +42,7 @@ from mapping.calibration.parameter_vector import ParameterVector
 from mapping.calibration.starts import first_start, random_starts
 from mapping.calibration.probes import coefficients, probes
 from mapping.calibration.residuals import (RESIDUALS, ROBUST_MADS, ROBUST_PASSES, Residual,
-                                          residual_rule)
+                                          column_norms, residual_rule)
 from mapping.calibration.row_model import RowModel
 
 
@@ -179,13 +179,6 @@ def group_columns(model: RowModel, free: Sequence[FreeParameter], rows: Sequence
     return A - dropped, c + dropped @ theta0
 
 
-def _column_norms(A: np.ndarray) -> np.ndarray:
-    """Euclidean norms of the columns of ``A``, without overflow for huge entries."""
-    big = np.max(np.abs(A), axis=0) if A.size else np.zeros(A.shape[1])
-    safe = np.where(big > 0, big, 1.0)
-    return big * np.linalg.norm(A / safe, axis=0)
-
-
 #: singular values below this fraction of the largest count as zero in a Jacobian
 #: estimated by finite differences (their relative error is about sqrt(eps) ~ 1.5e-8)
 JACOBIAN_RTOL = 1e-6
@@ -265,7 +258,7 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
 
     if rule.linear and _is_linear(model, free):
         A, c = group_columns(model, free, train, *design_matrix(model, free, train))
-        norms = _column_norms(A)
+        norms = column_norms(A)
         active = norms > 0
         for j in np.flatnonzero(~active):
             warnings_.append(f"{names[j]} has no effect on the training rows (no token "
@@ -273,8 +266,8 @@ def _fit(model: RowModel, free: tuple[FreeParameter, ...], train: list[int],
         if active.any():
             As = A[:, active] / norms[active]
             b = y - c - A[:, ~active] @ theta0[~active]
-            unit = float(np.linalg.norm(b / np.max(np.abs(b)))) * float(np.max(np.abs(b))) \
-                if np.any(b) else 1.0                        # NNLS tolerances are absolute
+            # NNLS tolerances are absolute
+            unit = float(column_norms(b[:, None])[0]) if np.any(b) else 1.0
             within = [bounds[j] for j in np.flatnonzero(active)]
             if all(bd == NON_NEGATIVE for bd in within):
                 x, residual = optimize.nnls(As, b / unit, maxiter=max(100, 50 * As.shape[1]))
