@@ -16,7 +16,8 @@ from dsl.declarations import (attribute_dict, check_names, folded, origin_of, pa
 from dsl.errors import ParseError
 from dsl.expression import CONSTANTS, Name
 from dsl.transformer import CostCall, parse_index
-from moa.architecture import Architecture, CostSpec, member_name
+from moa.architecture import DEFAULT_AGGREGATE, DEFAULT_LAMBDA, Architecture, CostSpec, \
+    member_name
 from moa.cost_models.registry import call_arguments
 from moa.errors import ArchitectureError, CostModelError
 
@@ -94,7 +95,7 @@ def build_architecture(block, filename) -> Architecture:
     name_tok, stmts = block
     params = parameters(stmts, filename)
     known = set(params)
-    lambda_, aggregate = 1.0, "sum"
+    lambda_, aggregate = DEFAULT_LAMBDA, DEFAULT_AGGREGATE
     seen_single: dict[str, Token] = {}
     for st in stmts:
         if st[0] in ("lambda", "aggregate"):

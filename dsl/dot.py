@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Mapping as MappingT
 
 from dsl.expression import format_value
-from dsl.printer import initialised
-from moa.architecture import cost_text
+from dsl.printer import initialised, is_default
+from moa.architecture import DEFAULT_AGGREGATE, DEFAULT_LAMBDA, cost_text
 from moc.graph import default_channel_name
 
 #: the highlight of a bottleneck element (Okabe-Ito vermillion: tells apart from black
@@ -27,11 +27,6 @@ def _v(value) -> str:
         return format_value(value) if not isinstance(value, str) else value
     except ValueError:
         return str(value)
-
-
-def _is(value, number) -> bool:
-    """``value`` is the plain number ``number`` (an expression never is)."""
-    return not hasattr(value, "evaluate") and value == number
 
 
 def to_dot(obj) -> str:
@@ -56,14 +51,14 @@ def _channel_label(ch, loop: bool, actors) -> tuple[list[str], str]:
         init = actors[end].initial_phases
         if init is not None:
             rates.append((what, initialised(init.rates(what, ch.name), v)))
-        elif not _is(v, 1):
+        elif not is_default(v, 1):
             rates.append((what, _v(v)))
     if loop:
         label += [f"{what}={text}" for what, text in rates]
     else:
         ends = {"prod": "taillabel", "cons": "headlabel"}
         attrs += [f"{ends[what]}={_q(text)}" for what, text in rates]
-    if not _is(ch.delay, 0):
+    if not is_default(ch.delay, 0):
         label.append(f"delay={_v(ch.delay)}")
     return attrs, "\n".join(label)
 
@@ -104,9 +99,9 @@ def _cost(spec) -> str:
 def _moa_dot(arch) -> str:
     lines = [f"graph {_q(arch.name)} {{"]
     facts = [f"{k} = {_v(v)}" for k, v in arch.params.items()]
-    if not _is(arch.lambda_, 1):
+    if not is_default(arch.lambda_, DEFAULT_LAMBDA):
         facts.append(f"lambda = {_v(arch.lambda_)}")
-    if arch.aggregate != "sum":
+    if arch.aggregate != DEFAULT_AGGREGATE:
         facts.append(f"aggregate = {arch.aggregate}")
     facts += [str(m) for m in getattr(arch, "system_metrics", {}).values()]
     lines.append(f"    label={_q(chr(10).join([arch.name, *facts]))}; labelloc=t;")

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from dsl.expression import CONSTANTS, Expression, format_number, format_value, quote
+from dsl.expression import CONSTANTS, format_number, format_value, quote
 from dsl.names import MAP_KEYWORDS, MOA_KEYWORDS, NAME, SDF_KEYWORDS, is_identifier
+from moa.architecture import DEFAULT_AGGREGATE, DEFAULT_LAMBDA
 from moa.names import member_name
 from moc.graph import default_channel_name
 
@@ -44,8 +45,12 @@ def _attr_list(items: list[tuple[str, str]]) -> str:
     return " [" + ", ".join(f"{_key(k)} = {v}" for k, v in items) + "]"
 
 
-def _is_default(value, default) -> bool:
-    return not isinstance(value, (Expression, str)) and value == default
+def is_default(value, default) -> bool:
+    """``value`` is the plain number ``default``: an expression (anything with
+    ``evaluate``: an :class:`~dsl.expression.Expression`, per-phase values) or text
+    never is, so a file writes it."""
+    return not isinstance(value, str) and not hasattr(value, "evaluate") and \
+        value == default
 
 
 # ---------------------------------------------------------------------------------------
@@ -82,7 +87,7 @@ def _format_graph(graph) -> str:
                 if field in ("prod", "cons") else None
             if init is not None:
                 items.append((field, initialised(init.rates(field, ch.name), value)))
-            elif not _is_default(value, default):
+            elif not is_default(value, default):
                 items.append((field, format_value(value)))
         items += [(k, format_value(v)) for k, v in ch.attrs.items()]
         ends = f"{format_name(ch.src, kw)} -> {format_name(ch.dst, kw)}"
@@ -167,9 +172,9 @@ def _format_arch(arch) -> str:
     units = getattr(arch, "units", {})
     for name, value in params.items():
         lines.append(f"{INDENT}param {_key(name)} = {format_value(value)}{_unit(units, name)}")
-    if not _is_default(arch.lambda_, 1):
+    if not is_default(arch.lambda_, DEFAULT_LAMBDA):
         lines.append(f"{INDENT}lambda = {format_value(arch.lambda_)}")
-    if arch.aggregate != "sum":
+    if arch.aggregate != DEFAULT_AGGREGATE:
         lines.append(f"{INDENT}aggregate = {arch.aggregate}")
     system = getattr(arch, "system_metrics", {})
     for name in units:

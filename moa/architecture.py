@@ -25,6 +25,10 @@ from moa.units import default_unit
 #: who pays for a CN's communication tokens: the CN itself (LSLA), the PEs at
 #: both ends of the channel, or both
 CHARGES = ("self", "ends", "both")
+#: an architecture's ``lambda`` and ``aggregate`` where it names none (a file writes
+#: them only where they differ)
+DEFAULT_LAMBDA = 1.0
+DEFAULT_AGGREGATE = "sum"
 
 
 def resolve(value, env):
@@ -265,8 +269,8 @@ class Architecture:
     file is read for a command; ``aggregate_origin`` is where a file names it."""
 
     def __init__(self, name: str = "arch", params: Mapping[str, Any] | None = None,
-                 lambda_: Any = 1.0, aggregate: str = "sum", origin=None,
-                 aggregate_origin=None):
+                 lambda_: Any = DEFAULT_LAMBDA, aggregate: str = DEFAULT_AGGREGATE,
+                 origin=None, aggregate_origin=None):
         if not isinstance(name, str) or not name:
             raise ArchitectureError(f"architecture name must be a non-empty string, got "
                                     f"{name!r}", origin)

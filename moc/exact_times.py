@@ -7,7 +7,8 @@ do (0.1 + 0.2 is exactly 0.3, which the floats' own sum is not), so equal paces 
 equal and the states of an execution recur.  The analyses then count time in ticks, a
 common fraction of every time (:func:`ticks`).  Their exact results are written as
 floats in JSON (:func:`as_float`, the exact form beside them) and as ``1/6 (0.166667)``
-for people (:func:`exact_text`).
+for people (:func:`exact_text`).  A throughput is the inverse of a period, exact where
+the period is (:func:`throughput_of`).
 """
 from __future__ import annotations
 
@@ -66,6 +67,19 @@ def _leaves(times):
             yield from _leaves(t)
         else:
             yield t
+
+
+def throughput_of(period):
+    """Iterations per time unit of an execution repeating every ``period``: ``1/period``,
+    a Fraction where the period is exact (an int or a Fraction), a float otherwise.  A
+    period of 0 (no cycle bounds the execution) gives ``math.inf``, as SDF3 reports it,
+    and an infinite one (the execution never repeats) 0; None, or a period that is no
+    duration (negative, NaN), gives None."""
+    if period is None or not period >= 0:
+        return None
+    if period == 0:
+        return math.inf
+    return 1 / Fraction(period) if isinstance(period, (int, Fraction)) else 1 / period
 
 
 def as_float(value):

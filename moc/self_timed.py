@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 from moc import limits
 from moc.errors import LimitError, SDFError
+from moc.exact_times import throughput_of
 from moc.graph import SDFGraph
 from moc.howard_exact import on_lists
 from moc.hsdf import firing_name, token_writer
@@ -496,7 +497,7 @@ def simulate(graph: SDFGraph, durations: Mapping[str, object], q: Mapping[str, i
         period = (t2 - t1) / iterations if exact else (t2 - t1) / float(iterations)
         periods.update((actors[i], period) for i in members)
     period = max(periods.values())
-    throughput = 1 / Fraction(period) if isinstance(period, (int, Fraction)) else 1 / period
+    throughput = throughput_of(period)
     latency = max((max(ends) for _, ends in first if ends), default=0) if record else None
     schedule = {a: Firings(a, *first[i]) for i, a in enumerate(actors)} if record else None
     buffers = {ch.name: math.inf if grows[c] else peak[c] for c, ch in enumerate(channels)}

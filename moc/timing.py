@@ -17,7 +17,7 @@ from types import MappingProxyType
 from moc import limits
 from moc.deadlock import strongly_connected_components
 from moc.errors import ExpansionTooLargeError, LimitError, SDFError
-from moc.exact_times import as_float, exact_text, exact_time
+from moc.exact_times import as_float, exact_text, exact_time, throughput_of
 from moc.graph import SDFGraph
 from moc.csdf_kperiodic import ORDERS, check_order, phased_kperiodic_throughput
 from moc.liveness import check_live  # noqa: F401  (re-exported)
@@ -450,13 +450,13 @@ def _throughput(graph, durations, q, order="ends"):
     found = self_timed_period(graph, durations, q, order)
     period = found.period
     if period == 0:
-        value = ThroughputResult(math.inf, 0, (), KPERIODIC)
+        value = ThroughputResult(throughput_of(period), 0, (), KPERIODIC)
     else:
         method = f"{PHASED}, {ORDERS[order]}" if cyclo_static(graph) else KPERIODIC
         if cyclo_static(graph):
             method += f" (K sums to {sum(found.periodicity.values())} phase cycles " \
                       f"for {sum(q.values())} firings)"
-        value = ThroughputResult(1 / Fraction(period), Fraction(period),
+        value = ThroughputResult(throughput_of(period), Fraction(period),
                                  found.critical_cycle,
                                  method if found.optimal else f"{method}; {BOUND}")
     return value, found.actor_periods

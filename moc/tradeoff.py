@@ -49,7 +49,7 @@ from moc.capacities import SPACE_OF, bounded_graph, capacity_bounds
 from moc.deadlock import check_deadlock, circuit_of_waits, iteration_firings, \
     starving_channels, tarjan
 from moc.errors import DeadlockError, LimitError, SDFError
-from moc.exact_times import as_float, exact_string
+from moc.exact_times import as_float, exact_string, throughput_of
 from moc.graph import SDFGraph
 from moc.phases import phase_counts, phase_value
 from moc.record import record
@@ -455,9 +455,9 @@ def _kperiodic(bounded: SDFGraph, durations, q, order="ends"):
         found = self_timed_period(bounded, durations, q, order)
     except DeadlockError:
         return 0, _deadlocked(bounded, q)
-    if found.period == 0:
-        return math.inf, set()
-    return 1 / Fraction(found.period), {bounded.channels[n].attrs[SPACE_OF]
+    if found.period == 0:       # no cycle bounds it: no capacity does
+        return throughput_of(found.period), set()
+    return throughput_of(found.period), {bounded.channels[n].attrs[SPACE_OF]
                                         for n in found.critical_channels
                                         if SPACE_OF in bounded.channels[n].attrs}
 

@@ -208,6 +208,32 @@ def test_exec_attribute_is_chosen_with_exec(tmp_path, capsys):
     assert doc["exec"] == "slow" and doc["exact"]["period"] == "12"
 
 
+# a cycle whose firings take no time repeats in no time: period 0, throughput inf,
+# whether the times are the actors' own or those of PEs whose every cost is 0
+def test_a_period_of_0_has_one_throughput_with_or_without_an_architecture(tmp_path,
+                                                                          capsys):
+    paths = {}
+    for name, text in (
+            ("zero.sdf", "sdf zero {\n actor a [exec = 0]\n actor b [exec = 0]\n a -> b\n"
+                         " b -> a [delay = 1]\n}\n"),
+            ("free.moa", "moa free {\n pe p [time = lsla(alpha = 0)]\n"
+                         " cn bus [time = lsla(alpha = 0)]\n p -- bus\n}\n"),
+            ("one.map", "mapping one { a -> p; b -> p }\n")):
+        paths[name] = str(tmp_path / name)
+        (tmp_path / name).write_text(text)
+    alone = run_json(capsys, paths["zero.sdf"])
+    mapped = run_json(capsys, *paths.values())
+    assert alone["period"] == mapped["period"] == 0
+    assert alone["throughput"] == mapped["throughput"] == "inf"
+    assert main(["analyse", *paths.values()]) == 0
+    assert "throughput      inf iterations per time unit" in capsys.readouterr().out
+    assert main(["eval", *paths.values(), "--aggregate", "period", "--json"]) == 0
+    evaluated = json.loads(capsys.readouterr().out)
+    assert evaluated["value"] == 0 and evaluated["throughput"] == "inf"
+    assert main(["eval", *paths.values(), "--aggregate", "period"]) == 0
+    assert "throughput: inf iterations per time unit" in capsys.readouterr().out
+
+
 def test_help_text(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["analyse", "--help"])

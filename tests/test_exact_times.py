@@ -63,3 +63,19 @@ def test_exact_results_written_for_json_and_for_people():
     assert exact_text(Fraction(1, 6)) == "1/6 (0.166667)"
     assert exact_text(Fraction(12, 2)) == "6" and exact_text(0.125) == "0.125"
     assert exact_text(None) == "-"
+
+
+def test_a_throughput_is_the_inverse_of_its_period():
+    from moc.exact_times import throughput_of
+    import math
+    # exact where the period is
+    assert throughput_of(6) == Fraction(1, 6) and isinstance(throughput_of(6), Fraction)
+    assert throughput_of(Fraction(2, 3)) == Fraction(3, 2)
+    assert throughput_of(0.25) == 4.0 and type(throughput_of(0.25)) is float
+    # period 0: no cycle bounds the execution; infinite: it never repeats
+    for zero in (0, Fraction(0), 0.0, np.float64(0)):
+        assert throughput_of(zero) == math.inf
+    assert throughput_of(math.inf) == 0 and throughput_of(np.inf) == 0
+    # no period, or none that is a duration
+    assert throughput_of(None) is None and throughput_of(-2.0) is None
+    assert throughput_of(math.nan) is None

@@ -11,6 +11,7 @@ from typing import Any, Mapping as MappingT, Sequence
 
 from moa import Architecture, ArchitectureError
 from moc import SDFGraph
+from moc.exact_times import throughput_of
 import numpy as np
 
 from mapping.semantics.aggregation import aggregator
@@ -140,8 +141,8 @@ def evaluate(app: SDFGraph | Problem, arch: Architecture | Mapping, mapping: Map
     time_unit = None if got.aggregate == SYSTEM else \
         unit if metric == "time" else arch_b.unit("time")
     throughput = performance_ = None
-    if metric == "time" and got.value > 0 and np.isfinite(got.value):
-        throughput = 1.0 / got.value
+    if metric == "time":
+        throughput = throughput_of(got.value)
         performance_ = performance(total_ops(problem.activity, app_b), got.value)
     return Evaluation(app_b.name, arch_b.name, mapping.name, metric, got.aggregate,
                       float(arch_b.lambda_), dict(problem.params), dict(problem.repetitions),

@@ -47,7 +47,7 @@ from typing import Mapping as MappingT, Sequence
 import numpy as np
 
 from moa import ArchitectureError, NoRouteError
-from moc.exact_times import exact_time
+from moc.exact_times import exact_time, throughput_of
 from moc.hsdf import channel_of, firing_actor, hsdf_expansion
 from moc.phases import phase_value
 from moc.record import field, record, replace
@@ -508,9 +508,8 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
     if not bad[0] and period > 0:
         nodes, edges = static_order_graph(problem, mapping, decimal=True)
         critical = _actors_of(max_cycle_ratio(nodes, edges, least=True).cycle)
-    return MappedTiming(makespan, period, 1.0 / period if 0 < period < np.inf else None,
-                        critical, makespan, buffers,
-                        {e: tuple(s) for e, s in schedule.items()})
+    return MappedTiming(makespan, period, throughput_of(period), critical, makespan,
+                        buffers, {e: tuple(s) for e, s in schedule.items()})
 
 
 def _actors_of(firings: Sequence[str]) -> tuple[str, ...]:

@@ -148,6 +148,26 @@ def test_objects_built_in_python_print_and_parse():
     assert_same([arch], dsl.parse_moa(text))
 
 
+def test_the_architecture_defaults_are_written_by_neither_printer():
+    from dsl.dot import to_dot
+    from dsl.expression import Name
+    from dsl.printer import is_default
+    from moa.architecture import DEFAULT_AGGREGATE, DEFAULT_LAMBDA
+    from moc.phases import Phases
+    (read,) = dsl.parse_moa("moa m { pe p }")
+    built = Architecture("m")
+    for arch in (read, built):
+        assert (arch.lambda_, arch.aggregate) == (DEFAULT_LAMBDA, DEFAULT_AGGREGATE)
+        assert "lambda" not in dsl.format_moa(arch) + to_dot(arch)
+        assert "aggregate" not in dsl.format_moa(arch) + to_dot(arch)
+    # a plain number equal to the default is not written; an expression always is
+    assert is_default(1, DEFAULT_LAMBDA) and not is_default(2, DEFAULT_LAMBDA)
+    assert not is_default(Name("l"), 1) and not is_default(Phases((1,)), 1)
+    assert not is_default("1", 1)
+    (named,) = dsl.parse_moa("moa m { param l = 1\n lambda = l\n pe p }")
+    assert "lambda = l" in dsl.format_moa(named) and "lambda = l" in to_dot(named)
+
+
 def test_bound_architecture_prints_its_models():
     (a,) = dsl.parse_moa(MOA_SAMPLE.split("moa second")[0].replace(', name = "k"', ""))
     bound = a.bind()
