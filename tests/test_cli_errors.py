@@ -205,3 +205,28 @@ def test_unknown_aggregation_of_an_architecture_is_checked_against_the_registry(
     assert f"(known: {', '.join(AGGREGATIONS)})" in err and "period" in err
     app, arch, m = files(arch=ARCH.replace("moa arch {\n", "moa arch {\n    aggregate = period\n"))
     assert main(["check", arch]) == 0
+
+
+def test_a_message_without_a_place_is_written_by_one_rule(capsys, monkeypatch):
+    """``PROGRAM: SEVERITY: MESSAGE`` (dsl.diagnostics.format_diagnostic without an
+    origin) for the CLI's errors and warnings that name no place in a file, and the bad
+    input's exit status :data:`~mapping.cli.diagnostics.BAD_INPUT`."""
+    from types import SimpleNamespace
+
+    import mapping.cli.commands.check as check
+    from mapping.cli.commands.measured import report_problems
+    from mapping.cli.diagnostics import BAD_INPUT, report
+
+    assert BAD_INPUT == 2
+    report("--exclude f: never called", "warning", program="mapeval profile")
+    fit = SimpleNamespace(warnings=["a and b: cannot tell apart"])
+    report_problems(SimpleNamespace(skipped=0, assessment=SimpleNamespace(fit=fit)))
+    assert capsys.readouterr().err == ("mapeval profile: warning: --exclude f: never called\n"
+                                       "mapeval: warning: a and b: cannot tell apart\n")
+
+    def broken(args):
+        raise RuntimeError("kaboom")
+    monkeypatch.setattr(check, "run", broken)
+    assert main(["check", "x.sdf"]) == 1
+    assert capsys.readouterr().err == ("mapeval: internal error: RuntimeError: kaboom (run "
+                                       "again with --debug for a traceback)\n")

@@ -236,11 +236,31 @@ def test_fit_refuses_to_overwrite_an_input(tmp_path, capsys):
     before = moa.read_text()
     assert main(["fit", str(moa), *GSLA_ARGS, "--free", "gpu.time.alpha", "-o", str(moa)]) == 2
     err = capsys.readouterr().err
-    assert "refusing to write" in err and "input" in err
+    assert f"mapeval: error: refusing to write '{moa}': it is an input of this command" in err
     assert moa.read_text() == before
     assert main(["fit", str(moa), *GSLA_ARGS, "--free", "gpu.time.alpha", "-o",
                  str(tmp_path / "fitted.txt")]) == 2
-    assert ".moa" in capsys.readouterr().err
+    assert "the fitted architecture is written to a .moa file" in capsys.readouterr().err
+
+
+def test_fit_checks_its_output_before_fitting(tmp_path, capsys, monkeypatch):
+    """``-o`` is checked as every command's output is (mapping.output.check_output),
+    before the measurements are read and fitted: a directory named like a .moa file, and
+    a hard link to an input (another name of the same file)."""
+    import mapping.cli.commands.fit as fit_command
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the fit ran before its output was checked")
+    monkeypatch.setattr(fit_command, "load_study", no_fit)
+    (tmp_path / "adir.moa").mkdir()
+    moa = tmp_path / "gpu.moa"
+    moa.write_text((GSLA / "gpu.moa").read_text())
+    (tmp_path / "link.moa").hardlink_to(moa)
+    for out, why in (("adir.moa", "it is not a regular file"),
+                     ("link.moa", "it is an input of this command")):
+        assert main(["fit", str(moa), *GSLA_ARGS, "--free", "gpu.time.alpha", "-o",
+                     str(tmp_path / out)]) == 2
+        assert f"refusing to write '{tmp_path / out}': {why}" in capsys.readouterr().err
 
 
 def test_fit_output_round_trips(tmp_path, capsys):

@@ -122,7 +122,11 @@ def test_plot_command(tmp_path, capsys):
     out = tmp_path / "wss.png"
     assert main(["plot", "working-set", str(curve), "--levels", "2", "--json",
                  "-o", str(out)]) == 0
-    doc = json.loads(capsys.readouterr().out.split("\nwrote")[0])
+    text = capsys.readouterr().out.split("\nwrote")[0]
+    doc = json.loads(text)
+    # the one JSON convention of mapeval (mapping.output.print_json), layout and all
+    from dsl.json_export import json_text
+    assert text == json_text(doc) + "\n"
     assert [lv["capacity"] for lv in doc["levels"]] == pytest.approx([32768, 4194304], rel=0.02)
     assert doc["bandwidth"] == pytest.approx(20.0, rel=0.01)
     from PIL import Image

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from dsl.diagnostics import format_diagnostic
 from dsl.errors import ParseError
 from dsl.files import read_bytes
 from dsl.importers import Imported, Importer, output_option
@@ -467,7 +468,8 @@ def convert(args) -> Imported:
     from dsl.parser import parse_sdf
     (graph,) = parse_sdf(result.text, str(args.path))
     return Imported(result.text, inputs=(Path(args.path),),
-                    messages=tuple(f"mapeval import onnx: warning: {w}"
+                    messages=tuple(format_diagnostic(w, program="mapeval import onnx",
+                                                     severity="warning")
                                    for w in result.warnings),
                     note=f"graph '{graph.name}', {len(graph.actors)} actors, "
                     f"{len(graph.channels)} channels, batch {result.batch}")

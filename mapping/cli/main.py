@@ -90,9 +90,10 @@ class _Parser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
     def error(self, message):
+        from mapping.cli.diagnostics import BAD_INPUT, report
         self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(2)
+        report(message, program=self.prog)
+        sys.exit(BAD_INPUT)
 
 
 def _columns() -> int:
@@ -304,17 +305,21 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt as exc:
         from mapping.errors import Terminated
         return 143 if isinstance(exc, Terminated) else 130
-    except MemoryError:
-        print("mapeval: error: out of memory: the input is too large for this machine "
-              "(a measurement table takes about 4 KB per row; lower --limit rows=N to "
-              "refuse such tables before reading them)", file=sys.stderr)
-        return 2
+    except MemoryError as exc:
+        # the frames that hold the memory go before a module is imported to say so
+        exc.__traceback__ = None
+        from mapping.cli.diagnostics import BAD_INPUT, report
+        report("out of memory: the input is too large for this machine (a measurement "
+               "table takes about 4 KB per row; lower --limit rows=N to refuse such "
+               "tables before reading them)")
+        return BAD_INPUT
     except BrokenPipeError:
         # The reader went away (``| head``): not an error of ours; keep Python quiet on exit.
         _silence_stdout()
         return 0
     except Exception as exc:  # noqa: BLE001 - the last resort of a CLI
-        from mapping.cli.diagnostics import BAD_INPUT_ERRORS, report_error
+        from mapping.cli.diagnostics import (BAD_INPUT, BAD_INPUT_ERRORS, report,
+                                             report_error)
         from mapping.output import output_failure
         interrupt = _interrupt_behind(exc)
         if interrupt is not None:
@@ -323,15 +328,14 @@ def _main(argv: list[str] | None) -> int:
         if debug:
             raise
         if output_failure(exc):
-            print(f"mapeval: error: cannot write the standard output: {exc.strerror}",
-                  file=sys.stderr)
+            report(f"cannot write the standard output: {exc.strerror}")
             _silence_stdout()
-            return 2
+            return BAD_INPUT
         if isinstance(exc, BAD_INPUT_ERRORS):
             report_error(exc)
-            return 2
-        print(f"mapeval: internal error: {type(exc).__name__}: {exc} "
-              "(run again with --debug for a traceback)", file=sys.stderr)
+            return BAD_INPUT
+        report(f"{type(exc).__name__}: {exc} (run again with --debug for a traceback)",
+               "internal error")
         return 1
 
 

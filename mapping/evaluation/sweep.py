@@ -24,6 +24,7 @@ from moa import Architecture
 from moc import SDFGraph
 from moc.limits import exceeded
 from mapping.evaluation.reference import Evaluation, evaluate
+from dsl.json_export import json_number
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.options import FINITE, POSITIVE_WHOLE
@@ -225,8 +226,7 @@ def to_csv(result: SweepResult) -> str:
     return out.getvalue()
 
 
-def _cell(value):
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ("inf" if value > 0 else
-                                                         "-inf" if value < 0 else "nan")
-    return str(value)
+def _cell(value) -> str:
+    """A cell of the CSV: a float as the JSON convention writes it (``repr``-exact,
+    ``inf``, ``-inf``, ``nan``: :func:`dsl.json_export.json_number`)."""
+    return str(json_number(value) if isinstance(value, float) else value)

@@ -312,7 +312,8 @@ def run(args):
 
 def _run_many(args, files) -> int:
     """Analyse each graph file on its own (see DESCRIPTION)."""
-    from mapping.cli.diagnostics import BAD_INPUT_ERRORS, error_entry, report_error
+    from mapping.cli.diagnostics import (BAD_INPUT, BAD_INPUT_ERRORS, error_entry,
+                                         report_error)
     failed, documents = False, []
     for name in files:
         try:
@@ -332,4 +333,4 @@ def _run_many(args, files) -> int:
         documents.append(document)
     if args.json:
         print_json({"graphs": documents})
-    return 2 if failed else 0
+    return BAD_INPUT if failed else 0

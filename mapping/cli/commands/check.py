@@ -104,7 +104,8 @@ def run(args):
 
     from dsl.diagnostics import format_diagnostic
     from dsl.files import check_readable
-    from mapping.cli.diagnostics import BAD_INPUT_ERRORS, error_entry, report_error
+    from mapping.cli.diagnostics import (BAD_INPUT, BAD_INPUT_ERRORS, error_entry,
+                                         report_error)
     from mapping.errors import InputError
 
     from mapping.cli.inputs import board_file, expand_folders
@@ -146,7 +147,7 @@ def run(args):
     if quiet:
         if args.json:
             print_json({"files": entries})
-        return 2 if failed else 0
+        return BAD_INPUT if failed else 0
     for e in entries:
         if "error" in e:
             continue
@@ -162,4 +163,4 @@ def run(args):
                   f"{len(e['cns'])} CNs ({', '.join(e['cns'])}), {e['links']} links")
         else:
             print(f"{e['file']}: {len(e['mappings'])} mappings: {', '.join(e['mappings'])}")
-    return 2 if failed else 0
+    return BAD_INPUT if failed else 0

@@ -7,7 +7,7 @@ import dsl
 from mapping.cli.commands.measured import add_measurement_options, load_study, report_problems
 from mapping.calibration.fidelity import figure_text
 from mapping.errors import InputError
-from mapping.output import print_json, write_atomically
+from mapping.output import check_output, print_json, write_atomically
 
 
 def add_parser(subparsers, name):
@@ -45,15 +45,11 @@ def add_parser(subparsers, name):
 GROUP_FIELD = "{group}"
 
 
-def _check_output(path: str, files) -> Path:
-    out = Path(path)
-    if out.suffix.lower() != ".moa":
-        raise InputError(f"-o {path}: the fitted architecture is written as a .moa file")
-    for f in files:
-        if out.exists() and Path(f).exists() and out.resolve() == Path(f).resolve():
-            raise InputError(f"-o {path}: refusing to write over '{f}', an input of this "
-                             "command; choose a new file name")
-    return out
+def _moa_output(path: str, files) -> Path:
+    """``path`` once :func:`~mapping.output.check_output` has let the fitted .moa be
+    written there, before any work."""
+    check_output(path, files, (".moa",), "the fitted architecture")
+    return Path(path)
 
 
 def _header(study, args, fit, result, values, apply: str, label: str | None = None) -> str:
@@ -121,7 +117,7 @@ def _group_outputs(template: str, fit, columns: list[str], study):
             raise InputError(f"-o {template}: groups '{seen[name]}' and '{label}' of "
                              f"{column} would write the same file ({name})")
         seen[name] = label
-        path = _check_output(template.replace(GROUP_FIELD, name), study.files)
+        path = _moa_output(template.replace(GROUP_FIELD, name), study.files)
         held = group_parameters(fit.free, column, label)
         values = {plain.spec: fit.values[spec] for plain, spec in held}
         arch = fitted_architecture(study.arch, [plain for plain, _ in held], list(values.values()))
@@ -157,7 +153,7 @@ def element_lines(assessment) -> list[str]:
 
 
 def run(args):
-    out = _check_output(args.output, args.files) if args.output else None
+    out = _moa_output(args.output, args.files) if args.output else None
     study = load_study(args, "fit")
     report_problems(study)
     fit = study.assessment.fit

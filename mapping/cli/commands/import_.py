@@ -148,8 +148,6 @@ def working_set_options(p) -> None:
 
 def working_set_source(args, command: str) -> dict:
     """The :class:`~moa.working_set.WorkingSetFit` of ``args.path``, printed."""
-    import json
-
     from dsl.importers.ert import read_working_set
     from mapping.errors import InputError
     from moa.working_set import fit_working_set
@@ -159,5 +157,8 @@ def working_set_source(args, command: str) -> dict:
         fit = fit_working_set(ws, gbs, args.levels)
     except ValueError as exc:
         raise InputError(f"{command}: {args.path}: {exc}") from None
-    print(json.dumps(fit.to_dict(), indent=2) if args.json else fit)
+    if args.json:
+        print_json(fit.to_dict())
+    else:
+        print(fit)
     return {"fit": fit, "all_ws": ws, "all_bandwidths": gbs}

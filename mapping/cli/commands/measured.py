@@ -12,6 +12,7 @@ from mapping.calibration.residuals import RESIDUALS
 from mapping.calibration.row_model import RowModel
 from mapping.calibration.study import run_study
 from mapping.calibration.validation import FOLDS
+from mapping.cli.diagnostics import report
 from mapping.cli.inputs import (add_mapping_options, add_model_options, choose_mapping,
                                 classify, load_single, one, parse_params)
 from mapping.errors import InputError
@@ -231,4 +232,4 @@ def report_problems(study: Study, stream=None) -> None:
             print(f"  ... and {len(study.problems) - 5} more", file=stream)
     fit = study.assessment.fit
     for text in (fit.warnings if fit else ()):
-        print(f"mapeval: warning: {text}", file=stream)
+        report(text, "warning", stream=stream)

@@ -63,6 +63,7 @@ def _names(items) -> list[str]:
 
 
 def run(args):
+    from mapping.cli.diagnostics import report
     from mapping.errors import InputError
     from mapping.output import announce, check_output
     from mapping.profiler import profile_program
@@ -90,7 +91,7 @@ def run(args):
     if result.excluded:
         print(f"mapeval profile: excluded {result.excluded} invocations", file=sys.stderr)
     for name in result.not_called:
-        print(f"mapeval profile: warning: --exclude {name}: never called", file=sys.stderr)
+        report(f"--exclude {name}: never called", "warning", program="mapeval profile")
     if args.sdf is not None:
         from mapping.cli.commands.import_ import run_format
         run_format("profile", path=args.output, output=args.sdf, inclusive=args.inclusive,
