@@ -23,6 +23,12 @@ class InputError(ValueError):
         self.origin = origin
 
 
+def interrupted_status(interrupt: KeyboardInterrupt) -> int:
+    """The exit status of a command stopped by ``interrupt``: 143 on SIGTERM
+    (:class:`Terminated`), 130 on Ctrl-C (128 + the signal's number, as shells do)."""
+    return 143 if isinstance(interrupt, Terminated) else 130
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM under the command line: handled as Ctrl-C is (temporary files removed,
     the cluster shut down), with exit status 143."""

@@ -303,8 +303,8 @@ def _main(argv: list[str] | None) -> int:
         sys.stdout.flush()          # a full disk under stdout: found here, not at exit
         return code
     except KeyboardInterrupt as exc:
-        from mapping.errors import Terminated
-        return 143 if isinstance(exc, Terminated) else 130
+        from mapping.errors import interrupted_status
+        return interrupted_status(exc)
     except MemoryError as exc:
         # the frames that hold the memory go before a module is imported to say so
         exc.__traceback__ = None
@@ -323,8 +323,8 @@ def _main(argv: list[str] | None) -> int:
         from mapping.output import output_failure
         interrupt = _interrupt_behind(exc)
         if interrupt is not None:
-            from mapping.errors import Terminated
-            return 143 if isinstance(interrupt, Terminated) else 130
+            from mapping.errors import interrupted_status
+            return interrupted_status(interrupt)
         if debug:
             raise
         if output_failure(exc):
