@@ -9,7 +9,7 @@ from typing import Mapping as MappingT
 from dsl.expression import format_value
 from dsl.printer import initialised, is_default
 from moa.architecture import DEFAULT_AGGREGATE, DEFAULT_LAMBDA, cost_text
-from moc.graph import default_channel_name
+from moc.graph import CHANNEL_DEFAULTS, default_channel_name
 
 #: the highlight of a bottleneck element (Okabe-Ito vermillion: tells apart from black
 #: and from the greys for colour-blind readers too)
@@ -51,14 +51,14 @@ def _channel_label(ch, loop: bool, actors) -> tuple[list[str], str]:
         init = actors[end].initial_phases
         if init is not None:
             rates.append((what, initialised(init.rates(what, ch.name), v)))
-        elif not is_default(v, 1):
+        elif not is_default(v, CHANNEL_DEFAULTS[what]):
             rates.append((what, _v(v)))
     if loop:
         label += [f"{what}={text}" for what, text in rates]
     else:
         ends = {"prod": "taillabel", "cons": "headlabel"}
         attrs += [f"{ends[what]}={_q(text)}" for what, text in rates]
-    if not is_default(ch.delay, 0):
+    if not is_default(ch.delay, CHANNEL_DEFAULTS["delay"]):
         label.append(f"delay={_v(ch.delay)}")
     return attrs, "\n".join(label)
 

@@ -13,7 +13,7 @@ from dsl.expression import CONSTANTS, format_number, format_value, quote
 from dsl.names import MAP_KEYWORDS, MOA_KEYWORDS, NAME, SDF_KEYWORDS, is_identifier
 from moa.architecture import DEFAULT_AGGREGATE, DEFAULT_LAMBDA
 from moa.names import member_name
-from moc.graph import default_channel_name
+from moc.graph import CHANNEL_DEFAULTS, default_channel_name
 
 _MEMBER = re.compile(rf"({NAME})\[(\d+)\]\Z")
 
@@ -81,7 +81,7 @@ def _format_graph(graph) -> str:
         lines.append(f"{INDENT}actor {format_name(actor.name, kw)}{_attr_list(attrs)}")
     for ch in graph.channels.values():
         items = []
-        for field, default in (("prod", 1), ("cons", 1), ("delay", 0), ("size", 1)):
+        for field, default in CHANNEL_DEFAULTS.items():
             value = getattr(ch, field)
             init = graph.actors[ch.src if field == "prod" else ch.dst].initial_phases \
                 if field in ("prod", "cons") else None

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from moc.errors import SDFError
 from moc.phases import InitialPhases, PhaseCounter, Phases, phase_counts
-from moc.record import field, record, replace
+from moc.record import field, fields, record, replace
 
 TYPE_CHECKING = False       # typing's constant, without importing typing at start-up
 if TYPE_CHECKING:
@@ -64,6 +64,11 @@ class Channel:
     size: Any = 1
     attrs: Mapping[str, Any] = field(default_factory=dict)
     origin: tuple | None = field(default=None, compare=False, repr=False)
+
+
+#: a channel's rates, initial tokens and token size when its declaration leaves them out
+#: (the :class:`Channel` record's defaults; printers leave out what equals them)
+CHANNEL_DEFAULTS = {f.name: f.default for f in fields(Channel) if f.name in CHANNEL_FIELDS}
 
 
 def default_channel_name(src: str, dst: str) -> str:
