@@ -185,13 +185,12 @@ class TimingTables:
         self.charged = np.zeros((Ch, C))
         for k, name in enumerate(self.cns):
             element = arch.elements[name]
-            mode = element.charge if arch.charging else "self"
             for i, c in enumerate(self.channels):
                 tokens = act.communication[c]
-                if mode != "ends":
+                if element.keeps_tokens:
                     self.stay[i, k] = lam * (_value(element, metric, replace(tokens, count=1))
                                              or 0.0)
-                if mode != "self":
+                if element.charges_ends:
                     self.charged[i, k] = lam * (_value(element, metric, tokens) or 0.0)
         self.route, self.unroutable = pair_routes(arch, self.pes, self.cns)
         self.delay = self.stay @ self.route.T                      # (Ch, P²)

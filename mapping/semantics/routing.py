@@ -95,10 +95,10 @@ def place_tokens(app: SDFGraph, arch: Architecture, mapping: Mapping, activity,
         ch = app.channels[channel]
         ends = (mapping.assignment[ch.src], mapping.assignment[ch.dst])
         for cn in route:
-            mode = elements[cn].charge
-            if mode != "ends":
+            element = elements[cn]
+            if element.keeps_tokens:
                 placed[cn].append(tokens)
-            if mode != "self":
+            if element.charges_ends:
                 copy = charged_copy(tokens, cn)
                 for pe in ends:
                     placed[pe].append(copy)
