@@ -55,7 +55,7 @@ from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.semantics.metrics import rule
 from mapping.semantics.problem import Problem
-from mapping.semantics.routing import channel_route
+from mapping.semantics.routing import channel_route, pe_route
 
 #: the metric a timed aggregation aggregates
 TIMED_METRIC = "time"
@@ -66,27 +66,21 @@ PERIOD_CHUNK = 128
 
 def pair_routes(arch, pes: Sequence[str], cns: Sequence[str]
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """``route[s·P + d, k]``: 1 where CN ``k`` lies on the route of a channel from PE
-    ``s`` to PE ``d`` (the PE's ``local`` CN on the diagonal); ``unroutable[s·P + d]``:
-    no route."""
+    """``route[s·P + d, k]``: 1 where CN ``k`` (of the architecture's CNs ``cns``) lies
+    on the route of a channel from PE ``s`` to PE ``d``
+    (:func:`mapping.semantics.routing.pe_route`); ``unroutable[s·P + d]``: no route."""
     P = len(pes)
     cn_index = {k: i for i, k in enumerate(cns)}
     route = np.zeros((P * P, len(cns)))
     unroutable = np.zeros(P * P, dtype=bool)
     for s, ps in enumerate(pes):
         for d, pd in enumerate(pes):
-            if s == d:
-                local = arch.elements[ps].local
-                hops = (local,) if local else ()
-            else:
-                try:
-                    hops = arch.route(ps, pd)
-                except NoRouteError:
-                    unroutable[s * P + d] = True
-                    continue
+            try:
+                hops = pe_route(arch, ps, pd)
+            except NoRouteError:
+                unroutable[s * P + d] = True
+                continue
             for k in hops:
-                if k not in cn_index:
-                    raise MappingError(f"PE '{ps}': local '{k}' is not a communication node")
                 route[s * P + d, cn_index[k]] = 1.0
     return route, unroutable
 
