@@ -263,8 +263,8 @@ class BatchEvaluator:
                 self.traffic_bytes[:, i] = [act.processing[a].count
                                             * model.token_traffic(act.processing[a])
                                             for a in self.actors]
-            except (NoRouteError, ValueError, TypeError):
-                return False
+            except (NoRouteError, ValueError, TypeError, ZeroDivisionError):
+                return False            # the reference evaluator reports the error
             for k in route:
                 r = cn_rules[cn_index[k]]
                 affine = (0.0, 0.0) if r is None else r.traffic_cost()

@@ -46,14 +46,14 @@ from typing import Mapping as MappingT, Sequence
 
 import numpy as np
 
-from moa import ArchitectureError, NoRouteError
+from moa import NoRouteError
 from moc.exact_times import exact_time
 from moc.hsdf import channel_of, firing_actor, hsdf_expansion
 from moc.phases import phase_value
 from moc.record import field, record, replace
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.semantics.metrics import rule
+from mapping.semantics.metrics import rule_value
 from mapping.semantics.problem import Problem
 from mapping.semantics.routing import channel_route, pe_route
 
@@ -118,16 +118,8 @@ class MappedTiming:
 
 
 def _value(element, metric, token) -> float | None:
-    r = rule(element, metric)
-    if r is None:
-        return None
-    try:
-        return float(r.value([token]))
-    except (MappingError, ArchitectureError):
-        raise
-    except (ValueError, ZeroDivisionError) as exc:
-        raise MappingError(f"element '{element.name}', metric '{metric}', model "
-                           f"'{r.model.name}': {exc}", element.origin) from None
+    value = rule_value(element, metric, [token])
+    return None if value is None else float(value)
 
 
 class TimingTables:

@@ -23,7 +23,7 @@ from moc import SDFGraph
 from moc.activity import TokenGroup
 from moc.record import record
 from dsl.mappings import Mapping
-from mapping.errors import MappingError
+from mapping.semantics.metrics import on_element
 
 
 @record
@@ -66,11 +66,7 @@ def place_memory_traffic(arch: Architecture, placed: dict[str, list], metric: st
         own = [t for t in placed[name] if not isinstance(t, ChargedToken)]    # not traffic
         if model is None or not own:
             continue
-        try:
-            traffic = model.memory_traffic(own)
-        except ValueError as exc:
-            raise MappingError(f"element '{name}', metric '{metric}', model '{model.name}': "
-                               f"{exc}", element.origin) from None
+        traffic = on_element(element, metric, model, model.memory_traffic, own)
         if traffic is None or traffic.bytes == 0:
             continue
         for cn in traffic_route(arch, name, model, traffic.memory):
