@@ -53,6 +53,7 @@ from moc.phases import phase_value
 from moc.record import field, record, replace
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
+from mapping.semantics.aggregation import untimed_names
 from mapping.semantics.metrics import rule_value
 from mapping.semantics.problem import Problem
 from mapping.semantics.routing import channel_route, pe_route
@@ -138,7 +139,7 @@ class TimingTables:
         if metric != TIMED_METRIC:
             raise MappingError(f"aggregation '{aggregate}' schedules firings in time, so it "
                                f"aggregates metric '{TIMED_METRIC}' only, not '{metric}' (use "
-                               f"sum, max or exclusive for '{metric}')")
+                               f"{untimed_names()} for '{metric}')")
         app, arch, act = problem.app, problem.arch, problem.activity
         q = problem.repetitions
         # no reference to the problem: the cache (keyed by a weak reference to it) would
