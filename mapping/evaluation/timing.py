@@ -57,6 +57,7 @@ from mapping.semantics.aggregation import untimed_names
 from mapping.semantics.metrics import rule_value
 from mapping.semantics.problem import Problem
 from mapping.semantics.routing import channel_route, pe_route
+from mapping.semantics.traffic import charged_ends, charged_paid
 
 #: the metric a timed aggregation aggregates
 TIMED_METRIC = "time"
@@ -178,7 +179,8 @@ class TimingTables:
                     self.stay[i, k] = lam * (_value(element, metric, replace(tokens, count=1))
                                              or 0.0)
                 if element.charges_ends:
-                    self.charged[i, k] = lam * (_value(element, metric, tokens) or 0.0)
+                    self.charged[i, k] = charged_paid(lam, _value(element, metric, tokens)
+                                                      or 0.0)
         self.route, self.unroutable = pair_routes(arch, self.pes, self.cns)
         self.delay = self.stay @ self.route.T                      # (Ch, P²)
         self.extend = self.charged @ self.route.T
@@ -189,8 +191,8 @@ class TimingTables:
         self._ends = None
         if self.charged.any():
             self._ends = np.zeros((A, Ch))
-            np.add.at(self._ends, (self.src, np.arange(Ch)), 1.0 / self.q[self.src])
-            np.add.at(self._ends, (self.dst, np.arange(Ch)), 1.0 / self.q[self.dst])
+            for end in charged_ends(self.src, self.dst):
+                np.add.at(self._ends, (end, np.arange(Ch)), 1.0 / self.q[end])
         self._firings(app, actor_index, chan_index)
 
     # ----------------------------------------------------------- firing structure
