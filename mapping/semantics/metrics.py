@@ -26,10 +26,9 @@ from dsl.expression import CONSTANTS
 
 from moa import Element
 from moa.architecture import term_name
-from moa.errors import ArchitectureError
 from moa.cost_models.base import sum_features
 from moa.cost_models.roofline import token_ops
-from mapping.errors import MappingError
+from mapping.errors import MappingError, on_element
 from mapping.registry import Registry
 
 
@@ -202,24 +201,11 @@ def rule(element: Element, metric: str) -> MetricRule | None:
     return None
 
 
-def on_element(element: Element, metric: str, model, compute, *args):
-    """``compute(*args)``: ``element``'s ``model`` for ``metric`` at work (a rule's value,
-    a model's memory traffic).  A ``ValueError`` or ``ZeroDivisionError`` it raises (the
-    tokens do not suit the model) is a :class:`MappingError` at the element: ``element
-    'E', metric 'M', model 'X': why``; errors that already say where pass unchanged."""
-    try:
-        return compute(*args)
-    except (MappingError, ArchitectureError):
-        raise
-    except (ValueError, ZeroDivisionError) as exc:
-        raise MappingError(f"element '{element.name}', metric '{metric}', model "
-                           f"'{model.name}': {exc}", element.origin) from None
-
-
 def rule_value(element: Element, metric: str, tokens: Iterable,
                r: MetricRule | None = None) -> float | None:
     """The value of ``tokens`` on ``element`` by its rule ``r`` for ``metric`` (default
-    :func:`rule`'s; ``None``: unmodelled), a failure worded by :func:`on_element`."""
+    :func:`rule`'s; ``None``: unmodelled), a failure worded by
+    :func:`mapping.errors.on_element`."""
     r = rule(element, metric) if r is None else r
     return None if r is None else on_element(element, metric, r.model, r.value, tokens)
 

@@ -25,7 +25,7 @@ from moc import SDFGraph
 from moc.activity import TokenGroup
 from moc.record import record
 from dsl.mappings import Mapping
-from mapping.semantics.metrics import on_element
+from mapping.errors import on_element
 
 
 @record
