@@ -183,6 +183,18 @@ class Element:
         """Who pays for this CN's communication tokens: ``self``, ``ends`` or ``both``."""
         return self.attrs.get("charge", "self")
 
+    @property
+    def keeps_tokens(self) -> bool:
+        """This CN carries the communication tokens of its channels itself (``charge``
+        ``self`` or ``both``)."""
+        return self.charge != "ends"
+
+    @property
+    def charges_ends(self) -> bool:
+        """This CN charges copies of its channels' tokens to the PEs at their ends
+        (``charge`` ``ends`` or ``both``)."""
+        return self.charge != "self"
+
 
 def _known(value) -> bool:
     """Whether ``value`` is known now (no expression that waits for parameters)."""
@@ -588,10 +600,10 @@ class Architecture:
 
     @property
     def charging(self) -> bool:
-        """Some CN charges its communication to the end PEs (``charge`` ``ends`` or
-        ``both``); cached, as evaluators ask once per mapping."""
+        """Some CN charges its communication to the end PEs
+        (:attr:`Element.charges_ends`); cached, as evaluators ask once per mapping."""
         if self._charging is None:
-            self._charging = any(e.charge != "self" for e in self.elements.values()
+            self._charging = any(e.charges_ends for e in self.elements.values()
                                  if not e.is_pe)
         return self._charging
 

@@ -32,6 +32,7 @@ from mapping.evaluation.batch import BatchEvaluator
 from mapping.cli.main import main
 from mapping.evaluation.reference import evaluate
 from mapping.semantics.problem import bind_problem
+from mapping.semantics.traffic import CHARGED_ENDS, end_counts
 from mapping.search import search
 from moa import Architecture, ArchitectureError
 from search_problems import bench_arch, random_app, roofline_arch
@@ -277,3 +278,13 @@ def test_charge_from_a_type_and_printed_back():
     again, = parse_moa(format_moa(arch))
     assert [again.elements[k].charge for k in ("bus", "x")] == ["ends", "both"]
     assert again.bind().elements["bus"].charge == "ends"
+
+
+def test_the_ends_of_each_pair_of_pes_pay_every_charged_copy():
+    # row s·P + d counts the ends on each PE: both on s when s = d, else one on each
+    counts = end_counts(3)
+    assert (counts.sum(axis=1) == CHARGED_ENDS).all()
+    assert counts[0].tolist() == [2.0, 0.0, 0.0]
+    assert counts[0 * 3 + 2].tolist() == counts[2 * 3 + 0].tolist() == [1.0, 0.0, 1.0]
+    # each PE is an end of the pairs it is in: as producer and as consumer, P each
+    assert counts.sum(axis=0).tolist() == [2.0 * 3] * 3

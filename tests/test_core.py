@@ -18,7 +18,8 @@ from moa.cost_models import CostModel, Parameters, register
 from moa.errors import CostModelError
 from moc import SDFGraph
 from dsl.mappings import Mapping
-from mapping.semantics.aggregation import AGGREGATIONS, Aggregation, aggregator, contributions
+from mapping.semantics.aggregation import (AGGREGATIONS, Aggregation, aggregator,
+                                          contributions, untimed_names)
 from mapping.evaluation.batch import MAX_PLAN_PES, BatchEvaluator
 from mapping.cli.main import main
 from mapping.errors import MappingError
@@ -150,6 +151,18 @@ def test_aggregations_declare_their_properties():
     # issue 10 implements schedule and period: timed aggregations, not element combiners
     assert list(AGGREGATIONS) == ["sum", "max", "exclusive", "schedule", "period"]
     assert [n for n in AGGREGATIONS if aggregator(n).timed] == ["schedule", "period"]
+
+
+def test_refusals_offer_the_aggregations_of_element_values_from_the_registry():
+    assert untimed_names() == "sum, max or exclusive"
+    pe, cn = np.zeros((2, 1)), np.zeros((1, 1))
+    for name in ("schedule", "period"):
+        with pytest.raises(MappingError, match=f"'{name}' schedules the firings.*: use "
+                                               "sum, max or exclusive$"):
+            aggregator(name).combine(pe, cn, 1.0)
+    with pytest.raises(MappingError, match="'exclusive' needs the share of each CN's "
+                                           "tokens.*\\(a mapping\\); none was given"):
+        aggregator("exclusive").combine(pe, cn, 1.0)
 
 
 def test_aggregations_on_arrays_match_one_at_a_time():

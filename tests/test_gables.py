@@ -8,8 +8,12 @@ from pathlib import Path
 import pytest
 
 from mapping import Mapping, MappingError, evaluate
+from mapping.evaluation.batch import BatchEvaluator
+from mapping.semantics.problem import Problem
 from mapping.cli.main import main
 from moa import Architecture, ArchitectureError, CostModelError, CostSpec, NoRouteError
+from moa.cost_models.registry import register
+from moa.cost_models.roofline import Roofline, token_bytes
 from moc import SDFGraph
 
 GABLES = Path(__file__).resolve().parent.parent / "examples" / "gables"
@@ -243,6 +247,48 @@ def test_bad_token_attribute_is_an_input_error():
     app, arch, m = single({"ops": 1, "intensity": 0}, {"peak": 1, "memory": "mem"})
     with pytest.raises(MappingError, match="element 'p', metric 'time', model 'roofline'.*intensity"):
         evaluate(app, arch, m)
+
+
+@register
+class PerLane(Roofline):
+    """A roofline whose memory traffic is a token's bytes per lane: a token with
+    ``lanes = 0`` divides by zero in ``token_traffic``, the traffic path alone."""
+
+    name = "test_per_lane_traffic"
+
+    def token_traffic(self, token):
+        return token_bytes(token) / token.get("lanes", 1)
+
+
+def test_a_division_by_zero_in_the_memory_traffic_is_an_input_error(tmp_path, capsys):
+    # place_memory_traffic words it as the element values do (once a bare
+    # ZeroDivisionError: an internal error, exit 1)
+    app = SDFGraph("app")
+    app.add_actor("a", ops=4, bytes=8, lanes=0)
+    arch = Architecture("soc")
+    arch.add_pe("p", costs={"time": CostSpec("test_per_lane_traffic",
+                                             {"peak": 1, "memory": "mem"})})
+    arch.add_cn("mem", costs=bandwidth(10))
+    arch.add_link("p", "mem")
+    m = Mapping("m", {"a": "p"})
+    where = "element 'p', metric 'time', model 'test_per_lane_traffic'.*division by zero"
+    with pytest.raises(MappingError, match=where):
+        evaluate(app, arch, m)
+    # the batch evaluator leaves it to the reference evaluator, which says the same
+    ev = BatchEvaluator(Problem(app, arch), "time", "max")
+    with pytest.raises(MappingError, match=where):
+        ev.evaluate(ev.encode(m)[None, :])
+    files = {"a.sdf": "sdf a { actor x [ops = 4, bytes = 8, lanes = 0] }\n",
+             "b.moa": "moa b {\n    pe p [time = test_per_lane_traffic(peak = 1, "
+                      'memory = "mem")]\n    cn mem [time = bandwidth(B = 10)]\n'
+                      "    p -- mem\n}\n",
+             "m.map": "mapping m { x -> p }\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert main(["eval", *(str(tmp_path / n) for n in files)]) == 2
+    err = capsys.readouterr().err
+    assert "model 'test_per_lane_traffic'" in err and "division by zero" in err
+    assert "internal error" not in err and "Traceback" not in err
 
 
 def test_bandwidth_counts_channel_bytes():

@@ -18,6 +18,7 @@ import numpy as np
 from moa import Architecture
 from moc import TokenGroup
 from mapping.errors import MappingError
+from mapping.semantics.aggregation import shares_refusal, timed_refusal
 from mapping.evaluation.core import Placement, PlacedValue, placed_value, placed_values
 from mapping.evaluation.reference import TokenList, TokenLists
 
@@ -57,16 +58,12 @@ class PlacedTokens(Placement):
     def _shares_of(self, tokens):
         busy = [name for name in self.arch.cns if tokens.get(name)]
         if busy:
-            raise MappingError(f"{self.what}: aggregation 'exclusive' needs the share of "
-                               "each CN's tokens that belongs to each PE (a mapping); "
-                               f"counted activity gives only the totals of CN "
-                               f"{', '.join(busy)}")
+            raise MappingError(f"{self.what}: " + shares_refusal(
+                f"counted activity gives only the totals of CN {', '.join(busy)}"))
         return {}                # no CN traffic: each phase is its PE's value
 
     def timed(self, metric, aggregate):
-        raise MappingError(f"{self.what}: aggregation '{aggregate}' schedules the firings of "
-                           "a mapping; element values alone (e.g. per-element activity) do "
-                           "not determine it: use sum, max or exclusive")
+        raise MappingError(f"{self.what}: {timed_refusal(aggregate)}")
 
 
 def activity_value(arch: Architecture, activity: MappingT[str, ElementActivity],

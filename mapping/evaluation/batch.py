@@ -263,8 +263,8 @@ class BatchEvaluator:
                 self.traffic_bytes[:, i] = [act.processing[a].count
                                             * model.token_traffic(act.processing[a])
                                             for a in self.actors]
-            except (NoRouteError, ValueError, TypeError):
-                return False
+            except (NoRouteError, ValueError, TypeError, ZeroDivisionError):
+                return False            # the reference evaluator reports the error
             for k in route:
                 r = cn_rules[cn_index[k]]
                 affine = (0.0, 0.0) if r is None else r.traffic_cost()
@@ -297,13 +297,12 @@ class BatchEvaluator:
         charged tokens as a group).  Intensive metrics are never charged."""
         if self.metric in INTENSIVE:
             return True
-        mode = [e.charge for e in cn_elems]
-        ends = np.array([m != "self" for m in mode], dtype=float)
+        ends = np.array([e.charges_ends for e in cn_elems], dtype=float)
         if not ends.any():
             return True
         if any(ends[rows].any() for rows, _ in self._cn_finish):
             return False
-        stay = np.array([m != "ends" for m in mode], dtype=float)
+        stay = np.array([e.keeps_tokens for e in cn_elems], dtype=float)
         self.charged = (self.comm * ends) @ self.route.T
         self.comm = self.comm * stay
         self._charging = bool(self.charged.any())

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping as MappingT, Sequence
 
-from moa import Architecture, ArchitectureError
+from moa import Architecture
 from moc import SDFGraph
 from moc.exact_times import throughput_of
 import numpy as np
@@ -18,7 +18,8 @@ from mapping.semantics.aggregation import aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.evaluation.core import Parts, Placement, PlacedValue, placed_value
-from mapping.semantics.metrics import SYSTEM, is_charged, performance, rule, total_ops
+from mapping.semantics.metrics import (SYSTEM, is_charged, performance, rule, rule_value,
+                                       total_ops)
 from mapping.semantics.problem import Problem, bind_problem
 from mapping.semantics.routing import place_tokens, validate_mapping
 from mapping.evaluation.timing import timing_tables
@@ -206,10 +207,10 @@ class TokenList(Parts):
     def list_value(self, element, tokens: list, r):
         """The value of ``tokens`` on ``element`` by its rule ``r``."""
         if tokens:
-            return _element_value(element, tokens, self.metric, r)
+            return rule_value(element, self.metric, tokens, r)
         got = self._idle.get(element.name)     # an idle element's value is always the same
         if got is None:
-            got = self._idle[element.name] = _element_value(element, [], self.metric, r)
+            got = self._idle[element.name] = rule_value(element, self.metric, [], r)
         return got
 
 
@@ -310,15 +311,3 @@ def _shifted(problem: Problem, arch_slot, mapping_slot, metric_slot, aggregate_s
     aggregate = aggregate_slot if metric_slot == "time" else metric_slot
     return problem.app, problem.arch, arch_slot, mapping_slot, aggregate
 
-
-def _element_value(element, tokens, metric, r=False):
-    r = rule(element, metric) if r is False else r
-    if r is None:
-        return None
-    try:
-        return r.value(tokens)
-    except (MappingError, ArchitectureError):
-        raise
-    except (ValueError, ZeroDivisionError) as exc:
-        raise MappingError(f"element '{element.name}', metric '{metric}', model "
-                           f"'{r.model.name}': {exc}", element.origin) from None

@@ -215,7 +215,7 @@ class RowBatch:
         whose memory traffic reaches that CN).  Memory traffic is in none of them."""
         keys: list = list(arch.elements)
         if arch.charging and is_charged(metric):
-            charging = [c for c in arch.cns if arch.elements[c].charge != "self"]
+            charging = [c for c in arch.cns if arch.elements[c].charges_ends]
             keys += [("charged", pe, cn) for pe in arch.pes for cn in charging]
         if self._shares:
             keys += [("share", cn, pe) for cn in arch.cns for pe in arch.pes]

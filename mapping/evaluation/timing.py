@@ -46,16 +46,18 @@ from typing import Mapping as MappingT, Sequence
 
 import numpy as np
 
-from moa import ArchitectureError, NoRouteError
+from moa import NoRouteError
 from moc.exact_times import exact_time, throughput_of
 from moc.hsdf import channel_of, firing_actor, hsdf_expansion
 from moc.phases import phase_value
 from moc.record import field, record, replace
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.semantics.metrics import rule
+from mapping.semantics.aggregation import untimed_names
+from mapping.semantics.metrics import rule_value
 from mapping.semantics.problem import Problem
-from mapping.semantics.routing import channel_route
+from mapping.semantics.routing import channel_route, pe_route
+from mapping.semantics.traffic import charged_ends, charged_paid
 
 #: the metric a timed aggregation aggregates
 TIMED_METRIC = "time"
@@ -66,27 +68,21 @@ PERIOD_CHUNK = 128
 
 def pair_routes(arch, pes: Sequence[str], cns: Sequence[str]
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """``route[s·P + d, k]``: 1 where CN ``k`` lies on the route of a channel from PE
-    ``s`` to PE ``d`` (the PE's ``local`` CN on the diagonal); ``unroutable[s·P + d]``:
-    no route."""
+    """``route[s·P + d, k]``: 1 where CN ``k`` (of the architecture's CNs ``cns``) lies
+    on the route of a channel from PE ``s`` to PE ``d``
+    (:func:`mapping.semantics.routing.pe_route`); ``unroutable[s·P + d]``: no route."""
     P = len(pes)
     cn_index = {k: i for i, k in enumerate(cns)}
     route = np.zeros((P * P, len(cns)))
     unroutable = np.zeros(P * P, dtype=bool)
     for s, ps in enumerate(pes):
         for d, pd in enumerate(pes):
-            if s == d:
-                local = arch.elements[ps].local
-                hops = (local,) if local else ()
-            else:
-                try:
-                    hops = arch.route(ps, pd)
-                except NoRouteError:
-                    unroutable[s * P + d] = True
-                    continue
+            try:
+                hops = pe_route(arch, ps, pd)
+            except NoRouteError:
+                unroutable[s * P + d] = True
+                continue
             for k in hops:
-                if k not in cn_index:
-                    raise MappingError(f"PE '{ps}': local '{k}' is not a communication node")
                 route[s * P + d, cn_index[k]] = 1.0
     return route, unroutable
 
@@ -124,16 +120,8 @@ class MappedTiming:
 
 
 def _value(element, metric, token) -> float | None:
-    r = rule(element, metric)
-    if r is None:
-        return None
-    try:
-        return float(r.value([token]))
-    except (MappingError, ArchitectureError):
-        raise
-    except (ValueError, ZeroDivisionError) as exc:
-        raise MappingError(f"element '{element.name}', metric '{metric}', model "
-                           f"'{r.model.name}': {exc}", element.origin) from None
+    value = rule_value(element, metric, [token])
+    return None if value is None else float(value)
 
 
 class TimingTables:
@@ -152,7 +140,7 @@ class TimingTables:
         if metric != TIMED_METRIC:
             raise MappingError(f"aggregation '{aggregate}' schedules firings in time, so it "
                                f"aggregates metric '{TIMED_METRIC}' only, not '{metric}' (use "
-                               f"sum, max or exclusive for '{metric}')")
+                               f"{untimed_names()} for '{metric}')")
         app, arch, act = problem.app, problem.arch, problem.activity
         q = problem.repetitions
         # no reference to the problem: the cache (keyed by a weak reference to it) would
@@ -185,14 +173,14 @@ class TimingTables:
         self.charged = np.zeros((Ch, C))
         for k, name in enumerate(self.cns):
             element = arch.elements[name]
-            mode = element.charge if arch.charging else "self"
             for i, c in enumerate(self.channels):
                 tokens = act.communication[c]
-                if mode != "ends":
+                if element.keeps_tokens:
                     self.stay[i, k] = lam * (_value(element, metric, replace(tokens, count=1))
                                              or 0.0)
-                if mode != "self":
-                    self.charged[i, k] = lam * (_value(element, metric, tokens) or 0.0)
+                if element.charges_ends:
+                    self.charged[i, k] = charged_paid(lam, _value(element, metric, tokens)
+                                                      or 0.0)
         self.route, self.unroutable = pair_routes(arch, self.pes, self.cns)
         self.delay = self.stay @ self.route.T                      # (Ch, P²)
         self.extend = self.charged @ self.route.T
@@ -203,8 +191,8 @@ class TimingTables:
         self._ends = None
         if self.charged.any():
             self._ends = np.zeros((A, Ch))
-            np.add.at(self._ends, (self.src, np.arange(Ch)), 1.0 / self.q[self.src])
-            np.add.at(self._ends, (self.dst, np.arange(Ch)), 1.0 / self.q[self.dst])
+            for end in charged_ends(self.src, self.dst):
+                np.add.at(self._ends, (end, np.arange(Ch)), 1.0 / self.q[end])
         self._firings(app, actor_index, chan_index)
 
     # ----------------------------------------------------------- firing structure

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mapping.semantics.traffic import charged_paid, end_counts
+
 
 def linear_bottleneck(ev) -> bool:
     """Whether the compiled objective ``ev`` is a bottleneck aggregation (``max``) of
@@ -42,13 +44,11 @@ def element_tables(ev):
     own = t.proc.astype(float).copy()
     own_cn = np.zeros((A, P, C))
     diag = np.arange(P)
-    n = np.arange(P)
-    ends = (n[:, None, None] == n[None, None, :]).astype(float) \
-        + (n[None, :, None] == n[None, None, :])                           # (s, d, p): 0-2
+    ends = end_counts(P).reshape(P, P, P)                                   # (s, d, p): 0-2
     pairs: dict[tuple[int, int], np.ndarray] = {}
     for c in range(len(t.src)):
         a, b = int(t.src[c]), int(t.dst[c])
-        pe = lam * charged[c].reshape(P, P)[:, :, None] * ends                # (s, d, p)
+        pe = charged_paid(lam, charged[c].reshape(P, P))[:, :, None] * ends   # (s, d, p)
         cn = lam * t.comm[c][None, None, :] * route                           # (s, d, k)
         if a == b:
             own[a] += pe[diag, diag, diag]

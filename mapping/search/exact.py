@@ -51,7 +51,7 @@ from mapping.search.bounds import communication_bound
 from mapping.search.common import SearchError, proves_optimal, relative_gap, solver_seconds
 from mapping.search.highs import milp
 from mapping.search.relaxation import relax
-from mapping.semantics.traffic import CHARGED_ENDS, channel_cost, charged_paid
+from mapping.semantics.traffic import CHARGED_ENDS, channel_cost, charged_paid, end_counts
 
 STATUS = {0: "optimal", 1: "time or iteration limit", 2: "infeasible", 3: "unbounded",
           4: "solver error"}
@@ -309,9 +309,9 @@ def _program(ev, allowed, classes, time_limit, gap, incumbent, node_limit, floor
         z = nvar - 1
         cost[z] = 1.0
         # PE loads, with the communication charged to them at either end
-        ends = np.arange(P * P)
+        ends = end_counts(P)
         for p in range(P):
-            at_p = (ends // P == p).astype(float) + (ends % P == p)      # 0, 1 or 2 ends
+            at_p = ends[:, p]                                           # 0, 1 or 2 ends
             coef_y = charged_paid(lam, charged[pairs]) * at_p[None, :] / scale
             nz = np.flatnonzero(coef_y.ravel())
             M.add(np.concatenate([np.arange(A) * P + p, nx_ + nz, [z]]),

@@ -105,8 +105,7 @@ class Exclusive(Aggregation):
 
     def combine(self, pe, cn, lambda_, shares=None, locate=True):
         if shares is None:
-            raise MappingError("aggregation 'exclusive' needs to know which PE each CN token "
-                               "belongs to (a mapping); it is not available without one")
+            raise MappingError(shares_refusal("none was given"))
         P, n = pe.shape
         phase, cn_wins = pe, None
         if shares.shape[1]:
@@ -137,9 +136,7 @@ class Timed(Aggregation):
     quantity: ClassVar[str]
 
     def combine(self, pe, cn, lambda_, shares=None, locate=True):
-        raise MappingError(f"aggregation '{self.name}' schedules the firings of a mapping; "
-                           "element values alone (e.g. per-element activity) do not "
-                           "determine it: use sum, max or exclusive")
+        raise MappingError(timed_refusal(self.name))
 
     def timed_value(self, timing, XT: np.ndarray, inputs=None) -> np.ndarray:
         """``(n,)`` values of the mappings ``XT (actors, n)`` from ``timing`` (its
@@ -179,6 +176,27 @@ AGGREGATIONS.add("period", Period(),
 
 def aggregator(name: str) -> Aggregation:
     return AGGREGATIONS.get(name)
+
+
+def untimed_names() -> str:
+    """The aggregations of element values, as a message offers them instead of a
+    timed one: the registered ones that are not timed ("sum, max or exclusive")."""
+    names = [name for name in AGGREGATIONS if not AGGREGATIONS.get(name).timed]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def timed_refusal(aggregate: str) -> str:
+    """Why element values alone cannot give the timed aggregation ``aggregate``."""
+    return (f"aggregation '{aggregate}' schedules the firings of a mapping; element "
+            "values alone (e.g. per-element activity) do not determine it: use "
+            f"{untimed_names()}")
+
+
+def shares_refusal(missing: str) -> str:
+    """Why ``exclusive`` cannot be had without a mapping; ``missing`` says what the
+    caller lacks."""
+    return (f"aggregation '{Exclusive.name}' needs the share of each CN's tokens that "
+            f"belongs to each PE (a mapping); {missing}")
 
 
 def check_aggregate(arch) -> None:

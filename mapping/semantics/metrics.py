@@ -28,7 +28,7 @@ from moa import Element
 from moa.architecture import term_name
 from moa.cost_models.base import sum_features
 from moa.cost_models.roofline import token_ops
-from mapping.errors import MappingError
+from mapping.errors import MappingError, on_element
 from mapping.registry import Registry
 
 
@@ -199,6 +199,15 @@ def rule(element: Element, metric: str) -> MetricRule | None:
         if cls.applies(element, metric):
             return cls(element, metric)
     return None
+
+
+def rule_value(element: Element, metric: str, tokens: Iterable,
+               r: MetricRule | None = None) -> float | None:
+    """The value of ``tokens`` on ``element`` by its rule ``r`` for ``metric`` (default
+    :func:`rule`'s; ``None``: unmodelled), a failure worded by
+    :func:`mapping.errors.on_element`."""
+    r = rule(element, metric) if r is None else r
+    return None if r is None else on_element(element, metric, r.model, r.value, tokens)
 
 
 def element_metric(element: Element, tokens: list, metric: str) -> float | None:

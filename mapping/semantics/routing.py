@@ -6,7 +6,7 @@ from moa import Architecture, NoRouteError
 from moc import SDFGraph
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.semantics.traffic import charged_copy, place_memory_traffic
+from mapping.semantics.traffic import charged_copy, charged_ends, place_memory_traffic
 
 
 def validate_mapping(app: SDFGraph, arch: Architecture, mapping: Mapping) -> None:
@@ -39,13 +39,21 @@ def validate_mapping(app: SDFGraph, arch: Architecture, mapping: Mapping) -> Non
                                    "which is not a communication node", mapping.origin)
 
 
+def pe_route(arch: Architecture, src_pe: str, dst_pe: str) -> tuple[str, ...]:
+    """The CNs a channel from PE ``src_pe`` to PE ``dst_pe`` crosses when the mapping
+    gives no ``via`` route: on one PE its ``local`` CN if it has one, else none; between
+    PEs the fewest-hop route (:meth:`moa.Architecture.route`, which raises
+    :class:`~moa.errors.NoRouteError` when there is none)."""
+    if src_pe == dst_pe:
+        local = arch.elements[src_pe].local
+        return (local,) if local else ()
+    return arch.route(src_pe, dst_pe)
+
+
 def channel_route(app: SDFGraph, arch: Architecture, mapping: Mapping, channel: str
                   ) -> tuple[str, ...]:
-    """The CNs that channel ``channel`` crosses under ``mapping``.
-
-    On one PE: the PE's ``local`` CN if it has one, else nothing.  Between PEs: the
-    mapping's ``via`` route if given (checked link by link), else the fewest-hop route.
-    """
+    """The CNs that channel ``channel`` crosses under ``mapping``: the mapping's ``via``
+    route if given (checked link by link), else :func:`pe_route`."""
     ch = app.channels[channel]
     src, dst = mapping.assignment[ch.src], mapping.assignment[ch.dst]
     fixed = mapping.routes.get(channel)
@@ -58,11 +66,8 @@ def channel_route(app: SDFGraph, arch: Architecture, mapping: Mapping, channel: 
                                    f"needs a link {a} -- {b}, which the architecture lacks",
                                    mapping.origin)
         return tuple(fixed)
-    if src == dst:
-        local = arch.elements[src].local
-        return (local,) if local else ()
     try:
-        return arch.route(src, dst)
+        return pe_route(arch, src, dst)
     except NoRouteError as exc:
         raise NoRouteError(f"mapping '{mapping.name}': channel '{channel}' ({ch.src} on "
                            f"{src} -> {ch.dst} on {dst}): {exc}",
@@ -93,12 +98,12 @@ def place_tokens(app: SDFGraph, arch: Architecture, mapping: Mapping, activity,
                 placed[cn].append(tokens)
             continue
         ch = app.channels[channel]
-        ends = (mapping.assignment[ch.src], mapping.assignment[ch.dst])
+        ends = charged_ends(mapping.assignment[ch.src], mapping.assignment[ch.dst])
         for cn in route:
-            mode = elements[cn].charge
-            if mode != "ends":
+            element = elements[cn]
+            if element.keeps_tokens:
                 placed[cn].append(tokens)
-            if mode != "self":
+            if element.charges_ends:
                 copy = charged_copy(tokens, cn)
                 for pe in ends:
                     placed[pe].append(copy)

@@ -18,12 +18,14 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping as MappingT
 
+import numpy as np
+
 from moa import Architecture, ArchitectureError, NoRouteError
 from moc import SDFGraph
 from moc.activity import TokenGroup
 from moc.record import record
 from dsl.mappings import Mapping
-from mapping.errors import MappingError
+from mapping.errors import on_element
 
 
 @record
@@ -66,11 +68,7 @@ def place_memory_traffic(arch: Architecture, placed: dict[str, list], metric: st
         own = [t for t in placed[name] if not isinstance(t, ChargedToken)]    # not traffic
         if model is None or not own:
             continue
-        try:
-            traffic = model.memory_traffic(own)
-        except ValueError as exc:
-            raise MappingError(f"element '{name}', metric '{metric}', model '{model.name}': "
-                               f"{exc}", element.origin) from None
+        traffic = on_element(element, metric, model, model.memory_traffic, own)
         if traffic is None or traffic.bytes == 0:
             continue
         for cn in traffic_route(arch, name, model, traffic.memory):
@@ -133,6 +131,24 @@ def split_charged(tokens) -> tuple[list, dict[str, list]]:
 
 #: the PEs that pay for a channel's charged copies: its producer and its consumer
 CHARGED_ENDS = 2
+
+
+def charged_ends(src, dst) -> tuple:
+    """The :data:`CHARGED_ENDS` ends that pay a channel's charged copies, one copy each:
+    its producer's ``src`` and its consumer's ``dst`` (PEs, actors or arrays of their
+    indices alike; one PE pays twice when both ends are on it)."""
+    return src, dst
+
+
+def end_counts(P: int) -> np.ndarray:
+    """``(P², P)``: how many of a channel's :func:`charged_ends` are on PE ``p`` when its
+    ends are on PEs ``s`` and ``d`` (row ``s·P + d``): 0, 1 or 2, each paying
+    :func:`charged_paid`; every row sums to :data:`CHARGED_ENDS`."""
+    pair = np.arange(P * P)
+    counts = np.zeros((P * P, P))
+    for end in charged_ends(pair // P, pair % P):
+        counts[pair, end] += 1.0
+    return counts
 
 
 def charged_paid(lambda_: float, cn_value):
