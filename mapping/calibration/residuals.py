@@ -37,8 +37,8 @@ def column_norms(A: np.ndarray) -> np.ndarray:
 
 def _rms(y: np.ndarray) -> float:
     """Root mean square of ``y``, without overflow (1 for all zeros)."""
-    norm = float(column_norms(np.reshape(y, (-1, 1)))[0])
-    return norm / np.sqrt(len(y)) if norm > 0 else 1.0
+    top = float(np.max(np.abs(y))) if len(y) else 0.0
+    return float(np.sqrt(np.mean((y / top) ** 2))) * top if top > 0 else 1.0
 
 
 def log_ratio(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
