@@ -411,3 +411,10 @@ def test_per_element_activity_refuses_timed_aggregations(tmp_path, capsys):
                  "quanta_{element}", "--aggregate", "schedule"]) == 2
     err = capsys.readouterr().err
     assert "schedules the firings of a mapping" in err and "Traceback" not in err
+
+
+def test_a_transfer_names_its_channel_whatever_colons_the_names_hold():
+    from mapping.evaluation.timing import transfer_channel, transfer_name
+    for channel, actor in [("ch", "a"), ("x:y", "a"), ("c", "p:q"), ("a->b", "a")]:
+        assert transfer_channel(transfer_name(channel, f"{actor}#12"), actor) == channel
+        assert transfer_channel(f"{actor}#12", actor) is None       # a firing

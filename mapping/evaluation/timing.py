@@ -90,12 +90,27 @@ def pair_routes(arch, pes: Sequence[str], cns: Sequence[str]
 @record
 class Slot:
     """One bar of a schedule: a firing on a PE, or a transfer crossing a CN (``name`` is
-    then ``channel:firing`` of the producer firing)."""
+    then :func:`transfer_name` of the channel and the producer firing)."""
 
     name: str
     actor: str
     start: float
     end: float
+
+
+def transfer_name(channel: str, firing: str) -> str:
+    """The name of the transfer of producer ``firing``'s tokens on ``channel``:
+    ``channel:firing``."""
+    return f"{channel}:{firing}"
+
+
+def transfer_channel(name: str, actor: str) -> str | None:
+    """The channel of :func:`transfer_name` ``name`` whose producer is ``actor`` (a
+    channel or actor name may hold a colon, so the producer's firing is cut off from the
+    end); None where ``name`` is a firing of ``actor``, not a transfer."""
+    before, _, _ = name.rpartition("#")
+    tail = f":{actor}"
+    return before[:-len(tail)] if before.endswith(tail) and len(before) > len(tail) else None
 
 
 @record
@@ -487,7 +502,7 @@ def mapped_analysis(problem: Problem, mapping: Mapping) -> MappedTiming:
             most = max(most, level)
         buffers[name] = int(most)
         for k in channel_route(app, arch, mapping, name):
-            schedule[k] += [Slot(f"{name}:{names[f]}", ch.src, float(end[f]),
+            schedule[k] += [Slot(transfer_name(name, names[f]), ch.src, float(end[f]),
                                  float(end[f]) + lag)
                             for f in np.flatnonzero(act == tables.src[c])]
     for k in arch.cns:

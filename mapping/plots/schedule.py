@@ -8,6 +8,7 @@ import heapq
 import math
 from pathlib import Path
 
+from mapping.evaluation.timing import transfer_channel
 from mapping.plots import style
 from mapping.plots.figure_io import new_figure, plot_format, save_figure
 
@@ -79,7 +80,7 @@ def draw_schedule(ax, document: dict, rows, actors, cns=(), time_unit: str | Non
                                clip_on=True,
                                color=style.text_color(colors.get(actor, "lightgray")))
                 labels.append((text, slot["start"], slot["end"],
-                               _shorter(slot["firing"], size)))
+                               _shorter(slot["firing"], actor, size)))
         for (lane, actor), xranges in bars.items():
             ax.broken_barh(xranges, (y - 0.4 + lane * height, height),
                            facecolors=colors.get(actor, "lightgray"), edgecolor="black",
@@ -110,11 +111,11 @@ def draw_schedule(ax, document: dict, rows, actors, cns=(), time_unit: str | Non
     _fit_labels(ax, labels)
 
 
-def _shorter(label: str, size: int) -> list[tuple[str, int]]:
-    """What to try when ``label`` is wider than its bar: a transfer ``channel:a#0`` as
-    its channel, a firing in a smaller font."""
-    channel, sep, _ = label.partition(":")
-    return [(channel, size), (channel, 6)] if sep else [(label, 6)]
+def _shorter(label: str, actor: str, size: int) -> list[tuple[str, int]]:
+    """What to try when ``label`` (a firing of ``actor``, or a transfer of its tokens) is
+    wider than its bar: a transfer as its channel, a firing in a smaller font."""
+    channel = transfer_channel(label, actor)
+    return [(channel, size), (channel, 6)] if channel is not None else [(label, 6)]
 
 
 def _fit_labels(ax, labels) -> None:
