@@ -148,9 +148,18 @@ class CallTrace:
     has_subcalls: bool = False
 
 
-def read_logs(directory: str | Path) -> CallTrace:
-    """Read ``function``, ``subcalls`` (if present), ``icount`` and ``xfers`` from
-    ``directory``; errors name ``file:line:column``."""
+def _known(trace, inv, col, path, line, role="invocation"):
+    """``inv``, an invocation the ``function`` log lists; else an error at its place."""
+    if inv not in trace.names:
+        raise ParseError(f"unknown {role} '{inv}' (not in the 'function' log)",
+                         (str(path), line, col))
+    return inv
+
+
+def read_call_tree(directory: str | Path) -> CallTrace:
+    """The invocations (``function``) and their calls (``subcalls``, if present) of the
+    logs in ``directory``, the instruction counts and transfers left empty; errors name
+    ``file:line:column``."""
     directory = Path(directory)
     trace = CallTrace()
     path = directory / "function"
@@ -164,12 +173,6 @@ def read_logs(directory: str | Path) -> CallTrace:
         trace.names[inv] = name
         where[inv] = line
 
-    def known(inv, col, path, line, role="invocation"):
-        if inv not in trace.names:
-            raise ParseError(f"unknown {role} '{inv}' (not in the 'function' log)",
-                             (str(path), line, col))
-        return inv
-
     path = directory / "subcalls"
     if path.exists():
         trace.has_subcalls = True
@@ -178,12 +181,12 @@ def read_logs(directory: str | Path) -> CallTrace:
             parent_fields = head.split()
             if not colon or len(parent_fields) != 1:
                 raise ParseError("expected 'ID: CHILD CHILD ...'", (str(path), line, fields[0][1]))
-            inv = known(parent_fields[0], fields[0][1], path, line)
+            inv = _known(trace, parent_fields[0], fields[0][1], path, line)
             offset = len(head) + 1
             trace.children.setdefault(inv, [])
             for m in re.finditer(r"\S+", rest):
                 child, col = m.group(), offset + m.start() + 1
-                known(child, col, path, line, "child invocation")
+                _known(trace, child, col, path, line, "child invocation")
                 if child in trace.parent:
                     raise ParseError(f"invocation {child} has two callers: "
                                      f"{trace.parent[child]} and {inv}", (str(path), line, col))
@@ -199,11 +202,19 @@ def read_logs(directory: str | Path) -> CallTrace:
                                      f"{inv}", (str(path), 1, 1))
                 seen.add(node)
                 node = trace.parent.get(node)
+    return trace
+
+
+def read_logs(directory: str | Path) -> CallTrace:
+    """Read ``function``, ``subcalls`` (if present), ``icount`` and ``xfers`` from
+    ``directory``; errors name ``file:line:column``."""
+    directory = Path(directory)
+    trace = read_call_tree(directory)
 
     path = directory / "icount"
     for line, fields, _ in _lines(path):
         _expect(fields, 2 if len(fields) < 3 else 3, "ID COUNT [OTHER]", path, line)
-        inv = known(fields[0][0], fields[0][1], path, line)
+        inv = _known(trace, fields[0][0], fields[0][1], path, line)
         if inv in trace.icount:
             raise ParseError(f"invocation {inv} has a second instruction count",
                              (str(path), line, fields[0][1]))
@@ -215,8 +226,8 @@ def read_logs(directory: str | Path) -> CallTrace:
     path = directory / "xfers"
     for line, fields, _ in _lines(path):
         _expect(fields, 3, "CONSUMER PRODUCER BYTES", path, line)
-        consumer = known(fields[0][0], fields[0][1], path, line, "consumer invocation")
-        producer = known(fields[1][0], fields[1][1], path, line, "producer invocation")
+        consumer = _known(trace, fields[0][0], fields[0][1], path, line, "consumer invocation")
+        producer = _known(trace, fields[1][0], fields[1][1], path, line, "producer invocation")
         size = _count(fields[2][0], fields[2][1], "a byte count", path, line)
         trace.xfers[producer, consumer] = trace.xfers.get((producer, consumer), 0) + size
     return trace

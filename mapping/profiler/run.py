@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from dsl.importers.profile import read_call_tree
 from mapping.errors import InputError
 from mapping.profiler.build import TOOL, build_tool, find_toolchain
 
@@ -69,17 +70,6 @@ def check_outdir(outdir: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
     return outdir
 
 
-def read_function_log(path: Path) -> list[tuple[str, str]]:
-    """``(id, name)`` pairs of a ``function`` log the tool wrote."""
-    pairs = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            fields = line.split("#", 1)[0].split()
-            if len(fields) == 2:
-                pairs.append((fields[0], fields[1]))
-    return pairs
-
-
 def exclude_functions(directory: Path, names: Iterable[str]) -> int:
     """Drop the invocations of the functions ``names`` with their whole call trees from
     the logs in ``directory``: their lines, their instructions and every transfer from or
@@ -87,20 +77,14 @@ def exclude_functions(directory: Path, names: Iterable[str]) -> int:
     names = set(names)
     if not names:
         return 0
-    pairs = read_function_log(directory / "function")
-    children: dict[str, list[str]] = {}
-    with open(directory / "subcalls", encoding="utf-8") as f:
-        for line in f:
-            head, colon, rest = line.split("#", 1)[0].partition(":")
-            if colon:
-                children.setdefault(head.strip(), []).extend(rest.split())
+    tree = read_call_tree(directory)
     dropped = set()
-    stack = [inv for inv, name in pairs if name in names]
+    stack = [inv for inv, name in tree.names.items() if name in names]
     while stack:
         inv = stack.pop()
         if inv not in dropped:
             dropped.add(inv)
-            stack.extend(children.get(inv, ()))
+            stack.extend(tree.children.get(inv, ()))
 
     def keep(path: Path, alive) -> None:
         tmp = path.with_name(f".{path.name}.tmp")
@@ -166,22 +150,22 @@ def profile_program(command: Sequence[str], outdir: str | Path, root: str = "mai
         if missing:
             raise InputError(f"the profiler wrote no logs (valgrind exited with status "
                              f"{status}; its messages are above)")
-        pairs = read_function_log(work / "function")
-        if not pairs:
+        invocations = read_call_tree(work).names
+        if not invocations:
             raise InputError(f"function '{root}' never ran under the profiler: is "
                              f"'{command[0]}' built with its symbols (not stripped)? "
                              "--root names another function to record from")
         exclude = list(dict.fromkeys(exclude))
-        called = {name for _, name in pairs}
+        called = set(invocations.values())
         not_called = tuple(name for name in exclude if name not in called)
         excluded = exclude_functions(work, exclude)
-        functions = len({name for _, name in read_function_log(work / "function")})
+        functions = len(set(read_call_tree(work).names.values()))
         os.chmod(work, 0o777 & ~_umask())
         _replace(work, outdir)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    return ProfileRun(outdir, status, seconds, len(pairs) - excluded, functions, excluded,
+    return ProfileRun(outdir, status, seconds, len(invocations) - excluded, functions, excluded,
                       not_called)
 
 
