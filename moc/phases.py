@@ -183,12 +183,10 @@ def cycle_total(value, n: int):
 
 
 def cumulative(value, n: int, firings: int):
-    """The sum of ``value`` over the first ``firings`` firings (phases from 0; negative
-    counts extend it periodically: ``cumulative(v, n, -n) == -cycle_total(v, n)``)."""
-    cycles, rest = divmod(firings, n)
-    if not is_phased(value):
-        return value * firings
-    return cycles * sum(value) + sum(value[:rest])
+    """The sum of ``value`` over the first ``firings`` firings of an actor of ``n``
+    phases, :class:`Cumulative`'s ``F`` for one query (phases from 0; negative counts
+    extend it periodically: ``cumulative(v, n, -n) == -cycle_total(v, n)``)."""
+    return Cumulative(value, n)(firings)
 
 
 def tokens_after(ch, fired_src: int, fired_dst: int, n_src: int, n_dst: int) -> int:

@@ -299,3 +299,10 @@ def test_period_equals_kiter(record):
     assert throughput(_load(path), order="starts").period == kiter
     if path.name != "orders.sdf":
         assert _timed(path)[2].period == kiter
+
+
+def test_one_cumulative_rule_for_one_query_and_for_many():
+    from moc.phases import Cumulative, cumulative
+    # over K = 2 cycles of two phases (n = 4), as the K-periodic graphs count them
+    assert cumulative((1, 2), 4, 5) == Cumulative((1, 2), 4)(5) == 7
+    assert cumulative((1, 2), 2, -2) == -3 and cumulative(3, 1, 4) == 12
