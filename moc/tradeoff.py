@@ -120,6 +120,18 @@ class TradeOff:
     top: StoragePoint | None = None
     top_least: int | None = None
 
+    @property
+    def last_sizes(self) -> tuple[int, int] | None:
+        """Where the front stopped short of ``max_throughput`` with ``top`` found: the
+        sizes ``(low, high)`` its last point may have, from ``max(top_least,
+        proven_size + 1)`` (``proven_size + 1`` where ``top_least`` was not found) to
+        ``top.size``, ``low == high`` where that size is exact; else None."""
+        if self.top is None:
+            return None
+        low = self.proven_size + 1 if self.top_least is None else \
+            max(self.top_least, self.proven_size + 1)
+        return min(low, self.top.size), self.top.size
+
     def to_dict(self) -> dict:
         return {
             "points": [p.to_dict() for p in self.points],

@@ -329,3 +329,14 @@ def test_a_front_that_deadlocks_at_its_lower_bounds_starts_at_an_exact_zero(tmp_
     first = json.loads(capsys.readouterr().out)["points"][0]
     assert (first["size"], first["throughput"], first["exact"]) == (0, 0, "0")
     assert first["distributions"] == [{"ab": 0, "bc": 0, "ca": 0}]
+
+
+def test_the_sizes_of_the_fronts_last_point():
+    from moc.record import replace
+    from moc.tradeoff import StoragePoint, TradeOff
+    top = StoragePoint(Fraction(1, 4), 30, ({"a": 30},))
+    cut = TradeOff((), Fraction(1, 4), False, 20, 5, top=top)
+    assert cut.last_sizes == (21, 30)                  # top_least not found
+    assert replace(cut, top_least=25).last_sizes == (25, 30)
+    assert replace(cut, top_least=30).last_sizes == (30, 30)      # exact
+    assert replace(cut, top=None).last_sizes is None

@@ -29,12 +29,12 @@ def draw_front(ax, front) -> None:
         ax.axhline(maximum, color=style.HIGHLIGHT, linestyle="--", linewidth=0.8,
                    label=f"unbounded buffers: {style.number(maximum)}")
     if t.top is not None:
-        low = max(t.top_least, t.proven_size + 1)
+        low, high = t.last_sizes
         ax.scatter([t.top.size], [float(t.top.throughput)], marker="*", s=90,
                    color=style.HIGHLIGHT, edgecolor="black", linewidths=0.4, zorder=3,
                    label=f"reaches it: size {t.top.size}, " + (
-                       "the last point" if low >= t.top.size else
-                       f"the last point at {low}-{t.top.size}"))
+                       "the last point" if low == high else
+                       f"the last point at {low}-{high}"))
     if not t.complete:
         ax.axvline(t.proven_size, color=style.BLACK, linestyle=":", linewidth=0.8,
                    label=f"proven up to size {t.proven_size} (budget)")

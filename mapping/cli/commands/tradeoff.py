@@ -41,12 +41,12 @@ class Front:
                      f"  stopped at the budget: the front is exact up to total size "
                      f"{t.proven_size}")
         if t.top is not None:
-            low = max(t.top_least, t.proven_size + 1)
+            low, high = t.last_sizes
             lines.append(f"  max throughput reached with size {t.top.size}: " + ", ".join(
                 f"{n}={t.top.distributions[0][n]}" for n in names))
             lines.append("    the front's last point (no smaller distribution reaches it)"
-                         if low >= t.top.size else
-                         f"    the front's last point has a size from {low} to {t.top.size}")
+                         if low == high else
+                         f"    the front's last point has a size from {low} to {high}")
         lines.append(f"  explored distributions: {t.explored}")
         lines.append(f"  method: {t.method}")
         from moc.csdf_kperiodic import ORDERS
