@@ -62,6 +62,12 @@ class _TrafficBytes:
         return self.quanta if key in ("quanta", "bytes") else default
 
 
+def absent(value) -> bool:
+    """Whether a parameter's ``value`` says "none": nothing, or ``NONE`` (any case) or
+    an empty text, as a ``.moa`` file writes a parameter left out."""
+    return value is None or (isinstance(value, str) and value.strip().upper() in ("NONE", ""))
+
+
 def attribute(token, name: str, default: Any, *, positive: bool = False,
               signed: bool = False, allow_inf: bool = False) -> float:
     """Token attribute ``name`` (``default`` if absent), checked to be a finite number,

@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field, field_validator
 
-from moa.cost_models.base import CostModel, Parameters, attribute
+from moa.cost_models.base import CostModel, Parameters, absent, attribute
 from moa.cost_models.registry import register
 
 
@@ -39,7 +39,7 @@ class Lookup(CostModel):
         @field_validator("default", mode="before")
         @classmethod
         def _none(cls, value):
-            if value is None or (isinstance(value, str) and value.strip().upper() in ("NONE", "")):
+            if absent(value):
                 return None
             if isinstance(value, float) and math.isnan(value):
                 raise ValueError("must be a number, inf or NONE, not nan")

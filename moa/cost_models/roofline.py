@@ -31,7 +31,8 @@ import math
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from moa.cost_models.base import CostModel, MemoryTraffic, NumberOrInf, Parameters, attribute
+from moa.cost_models.base import CostModel, MemoryTraffic, NumberOrInf, Parameters, absent, \
+    attribute
 from moa.cost_models.caches import LEVELS, levels_of, seconds_per_byte, sharpness_of
 from moa.cost_models.registry import register
 
@@ -119,7 +120,7 @@ class Roofline(CostModel):
         @classmethod
         def _none(cls, value):
             # memory = NONE (or "none", or nothing) means: no memory CN is modelled
-            if value is None or (isinstance(value, str) and value.strip().upper() in ("NONE", "")):
+            if absent(value):
                 return None
             if not isinstance(value, str):
                 raise ValueError("must name a communication node")
