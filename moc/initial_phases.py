@@ -91,6 +91,16 @@ def check_initial_phases(graph) -> None:
                                    actor.origin)
 
 
+def firing_rate(initial, kind: str, ch, k: int):
+    """The tokens firing ``k`` of an actor with ``initial`` phases (None: none) moves on
+    ``ch`` (``kind``: ``"prod"`` or ``"cons"``): its initialisation phase ``k`` while
+    ``k`` is below their count, then periodic phase ``k − count``."""
+    m = 0 if initial is None else initial.count
+    if k < m:
+        return initial.rate(kind, ch.name, k)
+    return phase_value(getattr(ch, kind), k - m)
+
+
 def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
     """The firings of each actor and the tokens of each channel once every
     initialisation phase of the bound ``graph`` has fired, by an untimed execution that
@@ -108,9 +118,7 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
         outputs[ch.src].append(ch)
 
     def rate(actor, kind, ch, k):
-        if k < m[actor]:
-            return init[actor].rate(kind, ch.name, k)
-        return phase_value(getattr(ch, kind), k - m[actor])
+        return firing_rate(init[actor], kind, ch, k)
 
     fired = dict.fromkeys(graph.actors, 0)
     demand = dict(m)
@@ -185,9 +193,7 @@ def first_firings(graph, durations, times, q) -> dict[str, list[tuple]]:
         inputs[ch.dst].append(ch)
 
     def rate(actor, kind, ch, k):
-        if k < m[actor]:
-            return init[actor].rate(kind, ch.name, k)
-        return phase_value(getattr(ch, kind), k - m[actor])
+        return firing_rate(init[actor], kind, ch, k)
 
     def time(actor, k):
         if k < m[actor]:
