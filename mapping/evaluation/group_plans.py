@@ -21,7 +21,7 @@ from typing import Iterable
 
 import numpy as np
 
-from mapping.semantics.traffic import charged_ends, charged_paid
+from mapping.semantics.traffic import charged_paid
 
 #: rows (joint placements) of one group's table: for ``sum`` (scalars) and ``max``
 #: (``WIDTH`` element values per row); groups have as many actors as fits
@@ -334,7 +334,7 @@ def bottleneck_plan(proc: np.ndarray, comm: np.ndarray, route: np.ndarray, src: 
                     t[:, P:] += penalty[pr][:, None]
                 if charging:        # each end PE pays its copy
                     rows = np.arange(len(pr))
-                    for end in charged_ends(src[c], dst[c]):
+                    for end in (src[c], dst[c]):
                         np.add.at(t, (rows, grid[slot[end]]),
                                   charged_paid(lam, charged[c][pr]))
         else:

@@ -57,7 +57,7 @@ from mapping.semantics.aggregation import untimed_names
 from mapping.semantics.metrics import rule_value
 from mapping.semantics.problem import Problem
 from mapping.semantics.routing import channel_route, pe_route
-from mapping.semantics.traffic import charged_ends, charged_paid
+from mapping.semantics.traffic import charged_paid
 
 #: the metric a timed aggregation aggregates
 TIMED_METRIC = "time"
@@ -206,7 +206,7 @@ class TimingTables:
         self._ends = None
         if self.charged.any():
             self._ends = np.zeros((A, Ch))
-            for end in charged_ends(self.src, self.dst):
+            for end in (self.src, self.dst):
                 np.add.at(self._ends, (end, np.arange(Ch)), 1.0 / self.q[end])
         self._firings(app, actor_index, chan_index)
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mapping.semantics.aggregation import contributions
-from mapping.semantics.traffic import charged_ends, charged_paid
+from mapping.semantics.traffic import charged_paid
 
 #: largest ``channels × P² × CNs`` table of per-pair CN loads kept (float64 entries);
 #: beyond it the route incidence is gathered per move
@@ -155,7 +155,7 @@ class Delta:
         chans = np.arange(len(self.src))
         if self.paid is not None:
             paid = self.paid[chans, pair].ravel()
-            for end in charged_ends(self.src, self.dst):
+            for end in (self.src, self.dst):
                 pe += np.bincount((X[:, end] * K + base[:, None]).ravel(), paid,
                                   minlength=P * K)
         if self.cn_pair is not None:
@@ -265,7 +265,7 @@ class Delta:
         ch = np.repeat(hc, P)
         if self.paid is not None:
             w = self.paid[ch, pair]
-            for end in charged_ends(ns, nd):
+            for end in (ns, nd):
                 pe_new += np.bincount(end * M + col, w, minlength=P * M).reshape(P, M)
         if C:
             add = self.comm.take(ch, 0) * self.route.take(pair, 0)          # (H·P, C)

@@ -6,7 +6,7 @@ from moa import Architecture, NoRouteError
 from moc import SDFGraph
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
-from mapping.semantics.traffic import charged_copy, charged_ends, place_memory_traffic
+from mapping.semantics.traffic import charged_copy, place_memory_traffic
 
 
 def validate_mapping(app: SDFGraph, arch: Architecture, mapping: Mapping) -> None:
@@ -98,7 +98,7 @@ def place_tokens(app: SDFGraph, arch: Architecture, mapping: Mapping, activity,
                 placed[cn].append(tokens)
             continue
         ch = app.channels[channel]
-        ends = charged_ends(mapping.assignment[ch.src], mapping.assignment[ch.dst])
+        ends = mapping.assignment[ch.src], mapping.assignment[ch.dst]
         for cn in route:
             element = elements[cn]
             if element.keeps_tokens:

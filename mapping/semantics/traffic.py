@@ -129,24 +129,18 @@ def split_charged(tokens) -> tuple[list, dict[str, list]]:
     return own, charged
 
 
-#: the PEs that pay for a channel's charged copies: its producer and its consumer
+#: the PEs that pay for a channel's charged copies, one copy each: its producer's and
+#: its consumer's (one PE pays twice when both ends are on it)
 CHARGED_ENDS = 2
 
 
-def charged_ends(src, dst) -> tuple:
-    """The :data:`CHARGED_ENDS` ends that pay a channel's charged copies, one copy each:
-    its producer's ``src`` and its consumer's ``dst`` (PEs, actors or arrays of their
-    indices alike; one PE pays twice when both ends are on it)."""
-    return src, dst
-
-
 def end_counts(P: int) -> np.ndarray:
-    """``(P², P)``: how many of a channel's :func:`charged_ends` are on PE ``p`` when its
+    """``(P², P)``: how many of a channel's two charged ends are on PE ``p`` when its
     ends are on PEs ``s`` and ``d`` (row ``s·P + d``): 0, 1 or 2, each paying
     :func:`charged_paid`; every row sums to :data:`CHARGED_ENDS`."""
     pair = np.arange(P * P)
     counts = np.zeros((P * P, P))
-    for end in charged_ends(pair // P, pair % P):
+    for end in (pair // P, pair % P):
         counts[pair, end] += 1.0
     return counts
 
