@@ -20,6 +20,7 @@ from moa.architecture import DEFAULT_AGGREGATE, DEFAULT_LAMBDA, Architecture, Co
     member_name
 from moa.cost_models.registry import call_arguments
 from moa.errors import ArchitectureError, CostModelError
+from moc.limits import exceeded
 
 
 def _argument(value, known):
@@ -152,11 +153,11 @@ def build_architecture(block, filename) -> Architecture:
             lo, hi = (parse_index(t, filename) for t in rng)
             size = hi - lo + 1
             if size > limits.MAX_ARRAY_MEMBERS:
-                raise ArchitectureError(limits.exceeded(
+                raise ArchitectureError(exceeded(
                     f"{kind} '{tok.value}[{lo}..{hi}]' has {size} members", "array",
                     limits.MAX_ARRAY_MEMBERS), origin, "range")
             if len(arch.elements) + size > limits.MAX_ELEMENTS:
-                raise ArchitectureError(limits.exceeded(
+                raise ArchitectureError(exceeded(
                     f"{kind} '{tok.value}[{lo}..{hi}]' brings the elements of "
                     f"'{arch.name}' to {len(arch.elements) + size}", "elements",
                     limits.MAX_ELEMENTS), origin, "range")
@@ -176,7 +177,7 @@ def build_architecture(block, filename) -> Architecture:
         origin = origin_of(filename, st[1][1])
         expanded += len(ends[0]) * len(ends[1])
         if expanded > limits.MAX_LINKS:
-            raise ArchitectureError(limits.exceeded(
+            raise ArchitectureError(exceeded(
                 f"this link expands to {len(ends[0])} x {len(ends[1])} links ({expanded} "
                 f"in '{arch.name}' counting those before it)", "links", limits.MAX_LINKS),
                 origin)

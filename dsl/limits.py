@@ -1,12 +1,11 @@
 """Limits of the text formats: inputs that would take unbounded memory or time.
 
 Each is a module constant read where it is enforced; the command line raises it with
-``--limit NAME=N`` (``mapping.cli.limits`` lists the names).  :func:`exceeded` (that of
-``moc.limits``, kept here under its name) words the error, the same for every limit.
+``--limit NAME=N`` (``mapping.cli.limits`` lists the names); ``moc.limits.exceeded``
+words the error, the same for every limit.
 """
-from moc.limits import exceeded
 
-__all__ = ["MAX_ARRAY_MEMBERS", "MAX_ELEMENTS", "MAX_LINKS", "exceeded"]
+__all__ = ["MAX_ARRAY_MEMBERS", "MAX_ELEMENTS", "MAX_LINKS"]
 
 #: members of one array declaration (``pe p[0..N]``)
 MAX_ARRAY_MEMBERS = 100_000

@@ -53,8 +53,7 @@ def test_every_command_takes_limit(capsys):
 
 
 def test_every_limit_error_has_the_same_words():
-    # one wording (moc.limits.exceeded), which dsl.limits keeps under its name
-    assert dsl.limits.exceeded is moc.limits.exceeded
+    # one wording, moc.limits.exceeded
     assert moc.limits.exceeded("x has 5 firings", "firings", 4) == \
         "x has 5 firings, more than the limit firings = 4; raise it with --limit firings=N"
     # where the value that would do is known, it stands for N
