@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mapping.calibration.fidelity import figure_text
 from mapping.calibration.residuals import log_ratio
 from moa.cost_models.logca import host_time
 
@@ -46,6 +45,8 @@ class RunsTest:
                 "systematic": self.systematic}
 
     def __str__(self):
+        # fidelity imports scipy.stats: only a text of a fit needs it
+        from mapping.calibration.fidelity import figure_text
         return (f"{self.runs} sign runs (expected {self.expected:.3g}, "
                 f"p = {figure_text(self.p, '.2g')})")
 
