@@ -77,7 +77,14 @@ def exclude_functions(directory: Path, names: Iterable[str]) -> int:
     names = set(names)
     if not names:
         return 0
-    tree = read_call_tree(directory)
+    dropped = _call_trees(read_call_tree(directory), names)
+    _drop(directory, dropped)
+    return len(dropped)
+
+
+def _call_trees(tree, names: set) -> set:
+    """The invocations of the functions ``names`` in the call ``tree`` and all they
+    call."""
     dropped = set()
     stack = [inv for inv, name in tree.names.items() if name in names]
     while stack:
@@ -85,6 +92,11 @@ def exclude_functions(directory: Path, names: Iterable[str]) -> int:
         if inv not in dropped:
             dropped.add(inv)
             stack.extend(tree.children.get(inv, ()))
+    return dropped
+
+
+def _drop(directory: Path, dropped: set) -> None:
+    """Rewrite the logs in ``directory`` without the invocations ``dropped``."""
 
     def keep(path: Path, alive) -> None:
         tmp = path.with_name(f".{path.name}.tmp")
@@ -116,7 +128,6 @@ def exclude_functions(directory: Path, names: Iterable[str]) -> int:
     keep(directory / "icount", first_field)
     keep(directory / "subcalls", subcall)
     keep(directory / "xfers", xfer)
-    return len(dropped)
 
 
 def profile_program(command: Sequence[str], outdir: str | Path, root: str = "main",
@@ -150,7 +161,8 @@ def profile_program(command: Sequence[str], outdir: str | Path, root: str = "mai
         if missing:
             raise InputError(f"the profiler wrote no logs (valgrind exited with status "
                              f"{status}; its messages are above)")
-        invocations = read_call_tree(work).names
+        tree = read_call_tree(work)
+        invocations = tree.names
         if not invocations:
             raise InputError(f"function '{root}' never ran under the profiler: is "
                              f"'{command[0]}' built with its symbols (not stripped)? "
@@ -158,8 +170,11 @@ def profile_program(command: Sequence[str], outdir: str | Path, root: str = "mai
         exclude = list(dict.fromkeys(exclude))
         called = set(invocations.values())
         not_called = tuple(name for name in exclude if name not in called)
-        excluded = exclude_functions(work, exclude)
-        functions = len(set(read_call_tree(work).names.values()))
+        dropped = _call_trees(tree, set(exclude))
+        if dropped:
+            _drop(work, dropped)
+        excluded = len(dropped)
+        functions = len({name for inv, name in invocations.items() if inv not in dropped})
         os.chmod(work, 0o777 & ~_umask())
         _replace(work, outdir)
     except BaseException:
