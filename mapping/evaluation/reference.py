@@ -18,7 +18,7 @@ from mapping.semantics.aggregation import aggregator
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.evaluation.core import Parts, Placement, PlacedValue, placed_value
-from mapping.semantics.metrics import (SYSTEM, is_charged, performance, rule, rule_value,
+from mapping.semantics.metrics import (SYSTEM, element_metric, is_charged, performance, rule,
                                        total_ops)
 from mapping.semantics.problem import Problem, bind_problem
 from mapping.semantics.routing import place_tokens, validate_mapping
@@ -207,10 +207,10 @@ class TokenList(Parts):
     def list_value(self, element, tokens: list, r):
         """The value of ``tokens`` on ``element`` by its rule ``r``."""
         if tokens:
-            return rule_value(element, self.metric, tokens, r)
+            return element_metric(element, tokens, self.metric, r)
         got = self._idle.get(element.name)     # an idle element's value is always the same
         if got is None:
-            got = self._idle[element.name] = rule_value(element, self.metric, [], r)
+            got = self._idle[element.name] = element_metric(element, [], self.metric, r)
         return got
 
 

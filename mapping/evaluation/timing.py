@@ -54,7 +54,7 @@ from moc.record import field, record, replace
 from dsl.mappings import Mapping
 from mapping.errors import MappingError
 from mapping.semantics.aggregation import untimed_names
-from mapping.semantics.metrics import rule_value
+from mapping.semantics.metrics import element_metric
 from mapping.semantics.problem import Problem
 from mapping.semantics.routing import channel_route, pe_route
 from mapping.semantics.traffic import charged_paid
@@ -135,7 +135,7 @@ class MappedTiming:
 
 
 def _value(element, metric, token) -> float | None:
-    value = rule_value(element, metric, [token])
+    value = element_metric(element, [token], metric)
     return None if value is None else float(value)
 
 

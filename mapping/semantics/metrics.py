@@ -201,19 +201,13 @@ def rule(element: Element, metric: str) -> MetricRule | None:
     return None
 
 
-def rule_value(element: Element, metric: str, tokens: Iterable,
-               r: MetricRule | None = None) -> float | None:
-    """The value of ``tokens`` on ``element`` by its rule ``r`` for ``metric`` (default
-    :func:`rule`'s; ``None``: unmodelled), a failure worded by
+def element_metric(element: Element, tokens: Iterable, metric: str,
+                   r: MetricRule | None = None) -> float | None:
+    """The value of ``metric`` on ``element`` for ``tokens`` by its rule ``r`` (default
+    :func:`rule`'s), or ``None`` when it has no model for it; a failure worded by
     :func:`mapping.errors.on_element`."""
     r = rule(element, metric) if r is None else r
     return None if r is None else on_element(element, metric, r.model, r.value, tokens)
-
-
-def element_metric(element: Element, tokens: list, metric: str) -> float | None:
-    """The value of ``metric`` on ``element``, or ``None`` when it has no model for it."""
-    r = rule(element, metric)
-    return None if r is None else r.value(tokens)
 
 
 #: the aggregation a result names for a system metric (its terms name their own)
