@@ -86,7 +86,8 @@ def test_accelerator_time_is_the_models_over_an_array_of_g(latency):
     from moa.cost_models.logca import accelerator_time, host_time
     p = dict(L=2.0, o=100.0, C=3.0, A=30.0, beta=1.5, latency=latency)
     g = np.array([16.0, 4096.0, 2.0 ** 20])
-    t1 = accelerator_time(g, p["C"], p["beta"], p["A"], p["o"], p["L"], latency)
+    t1 = accelerator_time(g, host_time(g, p["C"], p["beta"]), p["A"], p["o"], p["L"],
+                          latency)
     # by hand at g = 16: o + L1(16) + 3 * 16^1.5 / 30 = 100 + L1 + 6.4
     assert t1[0] == pytest.approx(100 + (2 * 16 if latency == "dependent" else 2) + 6.4,
                                   rel=1e-15)

@@ -223,9 +223,9 @@ def _model(p, names, g, fixed):
     v.update(zip(names, p))
     work = host_time(g, v["C"], v["beta"])
     if "K" in v:                          # independent: o + L as one parameter
-        t1 = accelerator_time(g, v["C"], v["beta"], v["A"], v["K"], 0.0, "independent")
+        t1 = accelerator_time(g, work, v["A"], v["K"], 0.0, "independent")
     else:
-        t1 = accelerator_time(g, v["C"], v["beta"], v["A"], v["o"], v["L"], "dependent")
+        t1 = accelerator_time(g, work, v["A"], v["o"], v["L"], "dependent")
     return work + v.get("o0", 0.0), t1, work
 
 
@@ -619,7 +619,8 @@ def _regime_break_even(fit: LogCAFit) -> float | None:
 
     def gap(x):
         g = np.exp(x)
-        t1 = accelerator_time(g, v["C"], v["beta"], v["A"], v["o"], v["L"], fit.latency)
+        t1 = accelerator_time(g, host_time(g, v["C"], v["beta"]), v["A"], v["o"], v["L"],
+                              fit.latency)
         return np.log(fit.host_time(g) / t1)
 
     xs = np.linspace(math.log(min(fit.g)), math.log(fit.host_regimes[-1][0]), 2001)
@@ -639,8 +640,9 @@ def synthetic(L, o, C, A, beta=1.0, latency="independent", g=None, noise=0.0, se
     of two), each time times ``1 + noise·N(0, 1)`` (seeded): data for tests and examples.
     ``o0``: a fixed host cost, ``T0 = o0 + C·g^beta`` (an extension)."""
     g = np.asarray(2.0 ** np.arange(4, 26) if g is None else g, dtype=float)
-    t0 = o0 + host_time(g, C, beta)
-    t1 = accelerator_time(g, C, beta, A, o, L, latency)
+    work = host_time(g, C, beta)
+    t0 = o0 + work
+    t1 = accelerator_time(g, work, A, o, L, latency)
     if noise:
         rng = np.random.default_rng(seed)
         t0 = t0 * (1 + noise * rng.standard_normal(g.size))

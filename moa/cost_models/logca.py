@@ -54,12 +54,12 @@ def host_time(g, C, beta, regimes=()):
     return np.exp(log_t)
 
 
-def accelerator_time(g, C, beta, A, o, L, latency="dependent", regimes=()):
+def accelerator_time(g, work, A, o, L, latency="dependent"):
     """``T1(g) = o + L1(g) + T0(g)/A`` (LogCA eqs. 1, 2 and 8, Altaf & Wood, ISCA 2017):
-    ``L1(g) = L·g`` for a ``"dependent"`` latency, ``L`` otherwise, and ``T0`` the
-    host's :func:`host_time` (``g`` a float or an array)."""
+    ``L1(g) = L·g`` for a ``"dependent"`` latency, ``L`` otherwise, and ``work`` the
+    host's time ``T0(g)`` (:func:`host_time`; ``g`` and it floats or arrays)."""
     latency_time = L * g if latency == "dependent" else L
-    return o + latency_time + host_time(g, C, beta, regimes) / A
+    return o + latency_time + work / A
 
 
 def regimes_of(params) -> tuple[tuple[float, float], ...]:
@@ -103,4 +103,5 @@ class LogCA(CostModel):
         g = attribute(token, "g", token.quanta)
         C = attribute(token, "C", 1)
         beta = attribute(token, "beta", 1, signed=True)
-        return accelerator_time(g, C, beta, p.A, p.o, p.L, p.latency, self._regimes)
+        return accelerator_time(g, host_time(g, C, beta, self._regimes), p.A, p.o, p.L,
+                                p.latency)
