@@ -117,9 +117,6 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
         inputs[ch.dst].append(ch)
         outputs[ch.src].append(ch)
 
-    def rate(actor, kind, ch, k):
-        return firing_rate(init[actor], kind, ch, k)
-
     fired = dict.fromkeys(graph.actors, 0)
     demand = dict(m)
     tokens = {name: ch.delay for name, ch in graph.channels.items()}
@@ -137,14 +134,15 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
         queued.discard(a)
         while fired[a] < demand[a]:
             k = fired[a]
-            short = next((ch for ch in inputs[a] if tokens[ch.name] < rate(a, "cons", ch, k)),
-                         None)
+            short = next((ch for ch in inputs[a]
+                          if tokens[ch.name] < firing_rate(init[a], "cons", ch, k)), None)
             if short is not None:
                 p = short.src
                 if p != a:      # the producer must fire up to where the tokens suffice
-                    need, have, j = rate(a, "cons", short, k), tokens[short.name], fired[p]
+                    need = firing_rate(init[a], "cons", short, k)
+                    have, j = tokens[short.name], fired[p]
                     while have < need:
-                        have += rate(p, "prod", short, j)
+                        have += firing_rate(init[p], "prod", short, j)
                         j, count = j + 1, count + 1
                         if count > limit:
                             raise past_limit()
@@ -155,9 +153,9 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
                             queued.add(p)
                 break
             for ch in inputs[a]:
-                tokens[ch.name] -= rate(a, "cons", ch, k)
+                tokens[ch.name] -= firing_rate(init[a], "cons", ch, k)
             for ch in outputs[a]:
-                tokens[ch.name] += rate(a, "prod", ch, k)
+                tokens[ch.name] += firing_rate(init[a], "prod", ch, k)
                 if ch.dst not in queued and fired[ch.dst] < demand[ch.dst]:
                     queue.append(ch.dst)
                     queued.add(ch.dst)
@@ -168,7 +166,7 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
     blocked = [a for a in graph.actors if fired[a] < demand[a]]
     if blocked:
         starving = {ch.name for ch in graph.channels.values() if ch.dst in blocked and
-                    tokens[ch.name] < rate(ch.dst, "cons", ch, fired[ch.dst])}
+                    tokens[ch.name] < firing_rate(init[ch.dst], "cons", ch, fired[ch.dst])}
         raise_deadlock(graph, blocked, tokens, starving, "the initialisation phases")
     return fired, tokens
 
@@ -192,9 +190,6 @@ def first_firings(graph, durations, times, q) -> dict[str, list[tuple]]:
     for ch in graph.channels.values():
         inputs[ch.dst].append(ch)
 
-    def rate(actor, kind, ch, k):
-        return firing_rate(init[actor], kind, ch, k)
-
     def time(actor, k):
         if k < m[actor]:
             return times[actor][k]
@@ -211,7 +206,7 @@ def first_firings(graph, durations, times, q) -> dict[str, list[tuple]]:
         total, j = written[ch.name]
         while ch.delay + total < need:
             j += 1
-            total += rate(ch.src, "prod", ch, j)
+            total += firing_rate(init[ch.src], "prod", ch, j)
             if j > limit:
                 raise LimitError(limits.exceeded(
                     f"the first iteration of '{graph.name}' needs at least {limit + 1} "
@@ -229,8 +224,9 @@ def first_firings(graph, durations, times, q) -> dict[str, list[tuple]]:
             if k > upto:
                 on.discard(stack.pop()[0])
                 continue
-            waits = [(ch.src, producer(ch, read[ch.name] + rate(a, "cons", ch, k)))
-                     for ch in inputs[a] if rate(a, "cons", ch, k)]
+            reads = {ch.name: firing_rate(init[a], "cons", ch, k) for ch in inputs[a]}
+            waits = [(ch.src, producer(ch, read[ch.name] + reads[ch.name]))
+                     for ch in inputs[a] if reads[ch.name]]
             waits = [(b, j) for b, j in waits if j >= 0]    # else initial tokens
             missing = [(b, j) for b, j in waits if j >= len(ends[b])]
             if missing:
@@ -243,7 +239,7 @@ def first_firings(graph, durations, times, q) -> dict[str, list[tuple]]:
             start = max([starts[a][-1]] if k else [0])
             start = max([start] + [ends[b][j] for b, j in waits])
             for ch in inputs[a]:
-                read[ch.name] += rate(a, "cons", ch, k)
+                read[ch.name] += firing_rate(init[a], "cons", ch, k)
             starts[a].append(start)
             ends[a].append(max([start + time(a, k)] + ends[a][-1:]))
     return {a: list(zip(starts[a], ends[a]))[:m[a] + q[a]] for a in graph.actors}
