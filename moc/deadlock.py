@@ -47,10 +47,9 @@ def iteration_firings(graph: SDFGraph, q: dict[str, int] | None = None) -> dict[
     execution = SymbolicExecution(graph, q)
     fired = execution.advance(runs=limits.MAX_FIRINGS)
     if fired is None:
-        raise LimitError(limits.exceeded(
-            f"deadlock check of '{graph.name}' stopped: its cycles need at least "
-            f"{limits.MAX_FIRINGS + 1} firing runs to simulate", "firings",
-            limits.MAX_FIRINGS), "firings", limits.MAX_FIRINGS, graph.origin)
+        raise LimitError(f"deadlock check of '{graph.name}' stopped: its cycles need at "
+                         f"least {limits.MAX_FIRINGS + 1} firing runs to simulate",
+                         "firings", limits.MAX_FIRINGS, graph.origin)
     return fired
 
 
@@ -469,9 +468,8 @@ def firing_sequence(graph: SDFGraph, q: dict[str, int] | None = None) -> list[tu
         remaining[actor] -= n
         sequence.append((actor, n))
         if len(sequence) > limit:
-            raise LimitError(limits.exceeded(
-                f"the sequential schedule of '{graph.name}' has at least {limit + 1} "
-                f"firing runs", "firings", limit), "firings", limit, graph.origin)
+            raise LimitError(f"the sequential schedule of '{graph.name}' has at least "
+                             f"{limit + 1} firing runs", "firings", limit, graph.origin)
     blocked = [a for a in graph.actors if remaining[a] > 0]
     if blocked:
         raise_deadlock(graph, blocked, tokens)

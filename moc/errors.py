@@ -1,4 +1,5 @@
 """Errors raised by SDF analyses; each names the actor or channel at fault."""
+from moc.limits import exceeded
 
 
 class SDFError(ValueError):
@@ -32,10 +33,11 @@ class DeadlockError(SDFError):
 
 class LimitError(SDFError):
     """An analysis would exceed a stated limit of ``moc.limits`` (``limit`` names it, as
-    ``--limit NAME=N`` does; ``value`` is the limit in force)."""
+    ``--limit NAME=N`` does; ``value`` is the limit in force); ``what`` says what was
+    counted, and the message is :func:`moc.limits.exceeded`'s."""
 
-    def __init__(self, message, limit, value, origin=None):
-        super().__init__(message, origin)
+    def __init__(self, what, limit, value, origin=None):
+        super().__init__(exceeded(what, limit, value), origin)
         self.limit = limit
         self.value = value
 

@@ -49,9 +49,9 @@ def check_expansion_size(graph: SDFGraph, q, max_firings: int | None = None) -> 
     total = sum(q.values())
     limit = limits.MAX_FIRINGS if max_firings is None else max_firings
     if total > limit:
-        raise ExpansionTooLargeError(limits.exceeded(
+        raise ExpansionTooLargeError(
             f"HSDF expansion of '{graph.name}' would have {total} firings", "firings",
-            limit), "firings", limit, graph.origin)
+            limit, graph.origin)
 
 
 def hsdf_expansion(graph: SDFGraph, max_firings: int | None = None) -> SDFGraph:

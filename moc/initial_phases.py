@@ -125,9 +125,8 @@ def initialised_state(graph) -> tuple[dict[str, int], dict[str, int]]:
     limit, count = limits.MAX_FIRINGS, 0
 
     def past_limit():
-        return LimitError(limits.exceeded(
-            f"the initialisation phases of '{graph.name}' need at least {limit + 1} "
-            f"firings", "firings", limit), "firings", limit, graph.origin)
+        return LimitError(f"the initialisation phases of '{graph.name}' need at least "
+                          f"{limit + 1} firings", "firings", limit, graph.origin)
 
     while queue:
         a = queue.popleft()
@@ -208,10 +207,9 @@ def first_firings(graph, durations, times, q) -> dict[str, list[tuple]]:
             j += 1
             total += firing_rate(init[ch.src], "prod", ch, j)
             if j > limit:
-                raise LimitError(limits.exceeded(
-                    f"the first iteration of '{graph.name}' needs at least {limit + 1} "
-                    f"firings of '{ch.src}'", "firings", limit), "firings", limit,
-                    graph.origin)
+                raise LimitError(f"the first iteration of '{graph.name}' needs at least "
+                                 f"{limit + 1} firings of '{ch.src}'", "firings", limit,
+                                 graph.origin)
         written[ch.name] = [total, j]
         return j
 

@@ -384,11 +384,10 @@ def _component_period(graph, actors, channels, durations, q, live):
 def too_large(graph, actors, size) -> LimitError:
     """The error of a K-periodic constraint graph of ``size`` nodes and edges past
     ``moc.limits.MAX_FIRINGS`` for the component ``actors``."""
-    return LimitError(limits.exceeded(
+    return LimitError(
         f"the K-periodic constraint graph of '{graph.name}' (actors "
         f"{', '.join(map(repr, actors[:5]))}{', ...' if len(actors) > 5 else ''}) "
-        f"would have {size} nodes and edges", "firings", limits.MAX_FIRINGS), "firings",
-        limits.MAX_FIRINGS, graph.origin)
+        f"would have {size} nodes and edges", "firings", limits.MAX_FIRINGS, graph.origin)
 
 
 def grow(K, on_circuit, whole):

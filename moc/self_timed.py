@@ -130,9 +130,8 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     """
     total = sum(q.values())
     if total > limits.MAX_FIRINGS:
-        raise LimitError(limits.exceeded(
-            f"the first iteration of '{graph.name}' has {total} firings", "firings",
-            limits.MAX_FIRINGS), "firings", limits.MAX_FIRINGS, graph.origin)
+        raise LimitError(f"the first iteration of '{graph.name}' has {total} firings",
+                         "firings", limits.MAX_FIRINGS, graph.origin)
     inputs = {a: [] for a in graph.actors}
     loops = {a: [] for a in graph.actors}
     consumers = {a: [] for a in graph.actors}
@@ -673,6 +672,5 @@ def _groups(n, pairs):
 
 
 def _too_many(graph, limit):
-    return LimitError(limits.exceeded(
-        f"the state space of the self-timed execution of '{graph.name}' has at least "
-        f"{limit + 1} states", "states", limit), "states", limit, graph.origin)
+    return LimitError(f"the state space of the self-timed execution of '{graph.name}' has "
+                      f"at least {limit + 1} states", "states", limit, graph.origin)

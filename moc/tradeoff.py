@@ -578,11 +578,10 @@ class _BoundedExecution:
                     # they close the segment that ends here, the next one opens after
                     stored = seen[state] = (now, iterations, len(segments))
                 if len(seen) > limit:
-                    raise LimitError(limits.exceeded(
+                    raise LimitError(
                         f"the execution of '{self.graph.name}' with buffer capacities "
                         f"{dict(zip((ch.name for ch in self.channels), capacities))} has "
-                        f"at least {limit + 1} states", "states", limit), "states", limit,
-                        self.graph.origin)
+                        f"at least {limit + 1} states", "states", limit, self.graph.origin)
             waits = segments[-1]
             for i in range(n):
                 while True:
