@@ -32,7 +32,9 @@ of one iteration, exact by construction) is taken at once where it is small or a
 :data:`STEPS_BEFORE_WHOLE` steps; and a lone actor with self-loops is solved once per
 distinct phase times and loops (its period per cycle of phases does not depend on
 ``q``).  Where the next ``K`` would pass ``moc.limits.MAX_FIRINGS`` nodes and edges,
-the least period found is returned, marked not optimal.
+the least period found is returned, marked not optimal: that of the best K-periodic
+schedule, or where it is less, the time of one iteration's firings run one at a time
+(:func:`one_at_a_time`), which bounds the self-timed period of any live graph.
 """
 from __future__ import annotations
 
@@ -544,6 +546,9 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                 before = _Constraints(actors, channels, durations, q, n, K, order, pairs)
             K, size = dict(cycles), whole
         if size > limits.MAX_FIRINGS and best is not None:
+            work = one_at_a_time(actors, durations, q, n)
+            if work < best[0]:
+                return work, (), best[2], frozenset(), False
             return (*best, False)
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
@@ -585,6 +590,17 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                 _deadlock(graph, found, cycle, found.steps(cycle, None), symbolic)
             raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
         K.update(grown)
+
+
+def one_at_a_time(actors, durations, q, n) -> Fraction:
+    """The time of one iteration's firings of ``actors`` run one after another,
+    ``Σ_t (q_t/n_t)·Σ_p d(t, p)``: an upper bound of the period of a live graph's
+    self-timed execution, which is never idle (while no firing runs, one can start, or
+    the graph has deadlocked) and so completes an iteration's firings within their
+    total time."""
+    unit, times = exact_times.ticks(
+        {a: [phase_value(durations[a], k) for k in range(n[a])] for a in actors})
+    return Fraction(sum(q[a] // n[a] * sum(times[a]) for a in actors), unit)
 
 
 def _warm_ratio(found, before, K, cycles):

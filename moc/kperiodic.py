@@ -97,7 +97,8 @@ def by_component(graph: SDFGraph, component_period) -> KPeriodicThroughput:
         optimal = optimal and all(proven)
         periodicity.update(K)
         own.append(value)
-        if not critical or value > period:
+        # a component bounded without a circuit (``cycle`` empty) is critical too
+        if value > period or not critical and value == period:
             period, critical, channels_of_critical = value, cycle, through
     reach = list(own)
     upstream = [set() for _ in components]

@@ -48,7 +48,11 @@ LEFT_OUT = "schedule left out: "
 #: why the schedule is missing where the execution was not simulated
 NOT_SIMULATED = "not simulated (--no-simulate)"
 BOUND = "not proven optimal: a larger K would pass the limit firings; the throughput is " \
-    "that of the best K-periodic schedule found, a lower bound"
+    "that of {}, a lower bound"
+#: the schedules that bound it: where it is the better, no critical cycle is named
+BEST_KPERIODIC = "the best K-periodic schedule found"
+ONE_AT_A_TIME = "one iteration's firings run one at a time (a period of their total " \
+    "time, less than any K-periodic schedule found)"
 
 __all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse",
            "check_live", "execution_times", "has_floats", "latency_left_out", "prepared",
@@ -458,7 +462,8 @@ def _throughput(graph, durations, q, order="ends"):
                       f"for {sum(q.values())} firings)"
         value = ThroughputResult(throughput_of(period), Fraction(period),
                                  found.critical_cycle,
-                                 method if found.optimal else f"{method}; {BOUND}")
+                                 method if found.optimal else f"{method}; " + BOUND.format(
+                                     BEST_KPERIODIC if found.critical_cycle else ONE_AT_A_TIME))
     return value, found.actor_periods
 
 

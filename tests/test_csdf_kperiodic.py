@@ -236,6 +236,70 @@ def sdf_rings(draw):
     return g
 
 
+def _self_looped_ring():
+    """``a`` (two phases of 1) writes 1 then 6 tokens to ``b``, which reads 2 and
+    writes 2 back, read 2 then 5 (5 and 3 initial tokens); each actor's firings one at
+    a time.  q = (4, 7): one iteration's firings run one after another take
+    2·(1 + 1) + 7·1 = 11; the expansion's period is 8."""
+    g = SDFGraph("looped")
+    g.add_actor("a", exec=Phases([1, 1]))
+    g.add_actor("b", exec=1)
+    g.add_channel("a", "b", "ab", prod=Phases([1, 6]), cons=2, delay=5)
+    g.add_channel("b", "a", "ba", prod=2, cons=Phases([2, 5]), delay=3)
+    g.add_channel("a", "a", "aa", prod=1, cons=1, delay=1)
+    g.add_channel("b", "b", "bb", prod=1, cons=1, delay=1)
+    return g
+
+
+def test_past_the_limit_firings_run_one_at_a_time_bound_the_period(monkeypatch):
+    """Where a larger K would pass the limit and the K-periodic schedules found are
+    slower than running one iteration's firings one after another, that is the period
+    given: no critical cycle, not optimal, an upper bound of the expansion's."""
+    from moc import limits
+    from moc.timing import analyse
+    bound, durations, q, _ = prepared(_self_looped_ring())
+    assert q == {"a": 4, "b": 7}
+    assert expanded_throughput(bound, durations, q).period == 8
+    monkeypatch.setattr(limits, "MAX_FIRINGS", 30)
+    found = self_timed_period(bound, durations, q)
+    assert (found.period, found.critical_cycle, found.optimal) == (11, (), False)
+    assert csdf_kperiodic.one_at_a_time(["a", "b"], durations, q, {"a": 2, "b": 1}) == 11
+    result = analyse(_self_looped_ring(), simulate=False)
+    assert result.throughput == Fraction(1, 11) and not result.critical_cycle
+    assert "run one at a time" in result.method and "not proven optimal" in result.method
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(phased_graphs(), st.integers(10, 60))
+def test_a_period_past_the_limit_is_between_the_exact_one_and_the_firings_in_turn(
+        graph, limit):
+    """With a small limit, the period given (where K = 1 fits) is never below the
+    expansion's and never above one iteration's firings run one after another; where it
+    is proven optimal it is the expansion's."""
+    from moc import limits
+    from moc.errors import LimitError
+    from moc.phases import phase_counts
+    bound, durations, q, _ = prepared(graph)
+    try:
+        check_deadlock(bound, q)
+    except DeadlockError:
+        return
+    exact = expanded_throughput(bound, durations, q).period
+    saved = limits.MAX_FIRINGS
+    limits.MAX_FIRINGS = limit
+    try:
+        found = self_timed_period(bound, durations, q)
+    except LimitError:
+        return
+    finally:
+        limits.MAX_FIRINGS = saved
+    assert found.period >= exact
+    assert found.period <= csdf_kperiodic.one_at_a_time(
+        list(bound.actors), durations, q, phase_counts(bound))
+    if found.optimal:
+        assert found.period == exact
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(phased_graphs(), sdf_rings()), st.sampled_from(["ends", "starts"]))
 def test_small_graphs_on_lists_give_the_arrays_answer(graph, order):
@@ -263,4 +327,5 @@ def test_kiter_autogen_graphs_are_answered_quickly(name):
     check_live(bound, q)
     found = self_timed_period(bound, durations, q)
     assert time.monotonic() - start < 10
-    assert 0 < Fraction(found.period)
+    # every firing takes 1: no slower than one iteration's firings one after another
+    assert 0 < Fraction(found.period) <= sum(q.values())
