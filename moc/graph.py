@@ -129,8 +129,10 @@ class SDFGraph:
         self.actors[name] = actor
         return actor
 
-    def add_channel(self, src: str, dst: str, name: str | None = None, *, prod=1, cons=1,
-                    delay=0, size=1, origin=None, **attrs) -> Channel:
+    def add_channel(self, src: str, dst: str, name: str | None = None, *,
+                    prod=CHANNEL_DEFAULTS["prod"], cons=CHANNEL_DEFAULTS["cons"],
+                    delay=CHANNEL_DEFAULTS["delay"], size=CHANNEL_DEFAULTS["size"],
+                    origin=None, **attrs) -> Channel:
         """Add a FIFO from actor ``src`` to actor ``dst``: ``prod`` tokens written per
         firing of ``src``, ``cons`` read per firing of ``dst`` (positive integers, or per
         phase lists of non-negative integers with a positive sum), ``delay`` initial
