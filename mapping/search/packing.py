@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mapping.search import packing_price
 from mapping.search.bins import first_fit_decreasing, local_packing
 from mapping.search.bounds import element_tables, linear_bottleneck
 from mapping.search.common import proves_optimal, solver_seconds
@@ -462,10 +463,18 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
             unit, cuts = UNIT_FLOOR * best * FIRST_TRIAL / (terms + 1), []
             w = integer_sizes(own, usable, unit)
             cn = None if charges is None else charges.at(unit, EPSILON)
-        status, packing = decide(
-            w, usable, groups, capacity(T, unit), deadline,
-            lambda: (stop is not None and stop()) or ahead(best) is not None,
-            cuts=cuts, hint=row if found is None else found, known=list(cuts), cn=cn)
+
+        def elsewhere():
+            return (stop is not None and stop()) or ahead(best) is not None
+
+        status, packing = "unknown", None
+        if charges is None:     # branch and price first, CP-SAT where it runs out
+            status, packing = packing_price.decide(w, usable, groups, capacity(T, unit),
+                                                   packing_price.until(deadline), elsewhere)
+        if status == "unknown" and not elsewhere():
+            status, packing = decide(
+                w, usable, groups, capacity(T, unit), deadline, elsewhere,
+                cuts=cuts, hint=row if found is None else found, known=list(cuts), cn=cn)
         decisions.append((T, status, round(time.time() - now, 3)))
         if status == "infeasible":
             proven = T
