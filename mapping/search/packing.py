@@ -409,8 +409,10 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
     proof needs only the one at the optimum, and a feasible decision above it returns
     a better packing in seconds (the research notes, issue 43: 30 x 8 at ``--comm
     0.1``, where the PEs' own loads set the bottleneck).  ``packed`` and ``row``: the
-    least packing found (``row`` None where none beat ``row``).  Each decision is
-    hinted with the best packing known, which :func:`reoptimize` improves first, and
+    least packing found (``row`` None where none beat ``row``).  Each decision goes to
+    branch and price first (:mod:`~mapping.search.packing_price`, for the share of
+    :func:`~mapping.search.packing_price.until`; not with ``charges``), then to
+    :func:`decide`, hinted with the best packing known, which :func:`reoptimize` improves first, and
     each packing found is improved by :func:`descend` (a decision alone finds packings
     only a little below its ``T``: the research notes); the decisions share one unit
     while the best packing stays above :data:`UNIT_FLOOR` of the first, and each
