@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mapping.search import cpsat, packing, packing_price
+from test_packing import brute_force
 
 # a class whose actors are all fixed to it is packed by pack_bins, whose last resort
 # is CP-SAT
@@ -64,15 +65,6 @@ def test_by_hand():
     assert _decide(fast, allowed, 6.0)[0] == "feasible"
 
 
-def _least_bottleneck(own, allowed) -> float:
-    A, P = own.shape
-    best = np.inf
-    for row in itertools.product(range(P), repeat=A):
-        if all(allowed[a, p] for a, p in enumerate(row)):
-            best = min(best, np.bincount(row, own[np.arange(A), row], minlength=P).max())
-    return float(best)
-
-
 @st.composite
 def instances(draw):
     """Up to 7 actors on up to 4 PEs of 1-3 kinds (alike PEs share their sizes), some
@@ -92,7 +84,7 @@ def test_decides_as_enumeration_does(instance):
     """Just below enumeration's least bottleneck no packing fits; at it one does
     (whatever the alike PEs and the pairs not allowed)."""
     own, allowed = instance
-    best = _least_bottleneck(own, allowed)
+    best = brute_force(own, allowed)
     assert _decide(own, allowed, best * (1 - 1e-6))[0] == "infeasible"
     assert _decide(own, allowed, best)[0] == "feasible"
 
