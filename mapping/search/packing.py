@@ -40,16 +40,15 @@ packing found; :func:`floor` runs it on a prepared search from its best mapping.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from mapping.search import packing_price
-from mapping.search.bins import first_fit_decreasing, local_packing
+from mapping.search.bins import LOCAL_STEPS, pack_bins, solve as _solve
 from mapping.search.bounds import element_tables, linear_bottleneck
-from mapping.search.common import proves_optimal, solver_seconds
+from mapping.search.common import proves_optimal
 from mapping.search.cpsat import FIRST_TRIAL
 
 #: one integer unit of size, relative to the largest trial value
@@ -70,9 +69,6 @@ SLACK_SECONDS = 0.3
 #: packing's loads, the further the proof's next step (``a50_p8_s3``: 2 s a decision,
 #: 5.2967e-5 to 5.2579e-5 in 15 decisions, the research notes, h57comm)
 CN_SETTLE = 2.0
-#: steps of a local search: of one class's packing
-#: (:func:`~mapping.search.bins.local_packing`), of a packing's bottleneck (:func:`descend`)
-LOCAL_STEPS = 3000
 #: the search ends when the interval left is this share of the best value
 RESOLUTION = 1e-5
 #: the share of the time left that one decision may take
@@ -89,8 +85,6 @@ KICK = 6
 #: :func:`prove` keeps its unit (and so its cuts) while the best packing stays above
 #: this share of the one it was chosen for
 UNIT_FLOOR = 0.9
-#: how often (seconds) a solve under way asks ``stop()``
-POLL = 0.05
 
 
 @dataclass(frozen=True)
@@ -258,83 +252,6 @@ def _minimal(on, sizes, m: int, C: int, deadline, stop) -> list[int]:
     return keep
 
 
-def pack_bins(w, m: int, C: int, deadline: float | None = None, stop=None):
-    """Whether integer sizes ``w`` pack into ``m`` identical bins of ``C``:
-    ``("feasible", bin of each item) | ("infeasible", None) | ("unknown", None)`` by
-    first fit decreasing, then :func:`~mapping.search.bins.local_packing`, then CP-SAT
-    (loads ordered)."""
-    w = np.asarray(w, dtype=np.int64)
-    if len(w) == 0:
-        return "feasible", np.zeros(0, dtype=np.intp)
-    if w.max() > C or w.sum() > m * C:
-        return "infeasible", None
-    if (deadline is not None and time.time() >= deadline) or (stop is not None and stop()):
-        return "unknown", None
-    bins = first_fit_decreasing(w, m, C)
-    if bins is None:
-        bins = local_packing(w, m, C, LOCAL_STEPS)
-    if bins is not None:
-        return "feasible", bins
-    from ortools.sat.python import cp_model
-    model = cp_model.CpModel()
-    y = [[model.new_bool_var("") for _ in range(m)] for _ in w]
-    for ys in y:
-        model.add_exactly_one(ys)
-    loads = [sum(int(w[i]) * y[i][b] for i in range(len(w))) for b in range(m)]
-    for b in range(m):
-        model.add(loads[b] <= C)
-    for b in range(m - 1):
-        model.add(loads[b] >= loads[b + 1])
-    status, solver = _solve(model, None if deadline is None else
-                            deadline - time.time(), stop)
-    if status != "feasible":
-        return status, None
-    return "feasible", np.array([next(b for b in range(m) if solver.boolean_value(v[b]))
-                                 for v in y], dtype=np.intp)
-
-
-def _solve(model, left: float | None, stop, settle: float | None = None):
-    """CP-SAT (one worker) on ``model`` for at most ``left`` seconds, stopped within
-    :data:`POLL` s of ``stop()`` or ``settle`` seconds after its first solution:
-    ``("infeasible" | "feasible" | "unknown", solver)``."""
-    from ortools.sat.python import cp_model
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    if left is not None:
-        solver.parameters.max_time_in_seconds = solver_seconds(left)
-    done = threading.Event()
-    first: list[float] = []
-
-    class Found(cp_model.CpSolverSolutionCallback):
-        def on_solution_callback(self):
-            if not first:
-                first.append(time.time())
-
-    def watch():
-        while not done.wait(POLL):
-            if (stop is not None and stop()) or \
-                    (first and time.time() > first[0] + settle):
-                solver.stop_search()
-                return
-
-    watcher = None if stop is None and settle is None else \
-        threading.Thread(target=watch, daemon=True)
-    if watcher is not None:
-        watcher.start()
-    try:
-        status = solver.solve(model, Found()) if settle is not None else \
-            solver.solve(model)
-    finally:
-        done.set()
-        if watcher is not None:
-            watcher.join()
-    if status == cp_model.INFEASIBLE:
-        return "infeasible", solver
-    if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
-        return "feasible", solver
-    return "unknown", solver
-
-
 #: relative slack against the division's rounding: sizes shrink by it, capacities grow
 EPSILON = 1e-12
 
@@ -362,7 +279,7 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
     below which the trials bisect.  Each decision is given at most :data:`DECISION_SHARE` of the time left:
     one near the packing's optimum may take minutes where one a little below it takes a
     fraction of a second.  ``stop()`` (another thread's request) ends it within
-    :data:`POLL` s."""
+    :data:`~mapping.search.bins.POLL` s."""
     usable = allowed & np.isfinite(own)
     unit = top * PRECISION
     w = integer_sizes(own, usable, unit)
@@ -419,7 +336,7 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
     starts with the cuts of those before.  ``better()`` returns
     the best mapping found meanwhile elsewhere (or None): where its own loads'
     bottleneck is less than the best packing's, it answers the decision under way
-    (ended within :data:`POLL` s) and the proof goes on from it.  With ``charges``
+    (ended within :data:`~mapping.search.bins.POLL` s) and the proof goes on from it.  With ``charges``
     (:class:`~mapping.search.packing_cn.Charges`) the decisions charge the CNs too and
     a packing is measured by its mapping's value, without the local searches (they
     see the PEs' own loads only).  ``improved(row)`` is called with each better

@@ -15,7 +15,7 @@ knapsacks, whatever the LP solver's tolerances.
 **Branching** (branch and price: Barnhart et al., 1998) on an actor's class: in ``c``,
 or not in ``c``, the most fractional share first, depth first, the "in" branch first
 (it reaches packings).  Where every actor's class is whole, each class's actors are
-packed into its identical PEs exactly (:func:`mapping.search.packing.pack_bins`); where
+packed into its identical PEs exactly (:func:`mapping.search.bins.pack_bins`); where
 one class's do not pack, the search branches on an actor of that class not yet fixed
 to it.
 
@@ -29,6 +29,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
+
+from mapping.search.bins import pack_bins
 
 #: a node is cut off where its bound exceeds 1 by this much (the bound is a ratio of
 #: sums of floats of about 50 terms, exact to about 1e-15)
@@ -110,7 +112,6 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
     under ``capacity`` is found; "unknown" past ``deadline`` (``time.time()``) or once
     ``stop()``."""
     from scipy.optimize import linprog
-    from mapping.search.packing import pack_bins
     A = w.shape[0]
     C = int(capacity)
     sizes = [w[:, members[0]] for members in groups]
