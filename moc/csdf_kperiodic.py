@@ -385,13 +385,19 @@ def _units(actors, channels, durations, q, n):
     """What a component's constraint graphs share whatever ``K``: the units of weights
     and heights, each actor's phase times in weight units and each channel's tokens of
     one iteration."""
-    w_unit, phase_ticks = exact_times.ticks(
-        {a: [phase_value(durations[a], k) for k in range(n[a])] for a in actors})
+    w_unit, phase_ticks = _phase_ticks(actors, durations, n)
     # heights x/R = m·K_a/r_a − m'·K_b/r_b (r: cycles of phases per iteration) are
     # whole in units of 1/lcm(r), far coarser than 1/lcm(R) with large rates
     h_unit = math.lcm(*(q[a] // n[a] for a in actors))
     made = [Cumulative(ch.prod, n[ch.src])(q[ch.src]) for ch in channels]
     return w_unit, h_unit, phase_ticks, made
+
+
+def _phase_ticks(actors, durations, n):
+    """``(unit, ticks)``: each actor's phase times as whole ticks of ``1/unit``
+    (:func:`moc.exact_times.ticks`)."""
+    return exact_times.ticks(
+        {a: [phase_value(durations[a], k) for k in range(n[a])] for a in actors})
 
 
 def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds, small=False):
@@ -546,6 +552,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                 before = _Constraints(actors, channels, durations, q, n, K, order, pairs)
             K, size = dict(cycles), whole
         if size > limits.MAX_FIRINGS and best is not None:
+            # the schedule found proves the graph live, so one_at_a_time bounds it too
             work = one_at_a_time(actors, durations, q, n)
             if work < best[0]:
                 return work, (), best[2], frozenset(), False
@@ -598,8 +605,7 @@ def one_at_a_time(actors, durations, q, n) -> Fraction:
     self-timed execution, which is never idle (while no firing runs, one can start, or
     the graph has deadlocked) and so completes an iteration's firings within their
     total time."""
-    unit, times = exact_times.ticks(
-        {a: [phase_value(durations[a], k) for k in range(n[a])] for a in actors})
+    unit, times = _phase_ticks(actors, durations, n)
     return Fraction(sum(q[a] // n[a] * sum(times[a]) for a in actors), unit)
 
 
