@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from mapping.search.common import solver_seconds
+from mapping.search.common import solver_seconds, stopped
 
 #: steps of a local search: of one class's packing (:func:`local_packing`), of a
 #: packing's bottleneck (:func:`mapping.search.packing.descend`)
@@ -88,7 +88,7 @@ def pack_bins(w, m: int, C: int, deadline: float | None = None, stop=None):
         return "feasible", np.zeros(0, dtype=np.intp)
     if w.max() > C or w.sum() > m * C:
         return "infeasible", None
-    if (deadline is not None and time.time() >= deadline) or (stop is not None and stop()):
+    if stopped(deadline, stop):
         return "unknown", None
     bins = first_fit_decreasing(w, m, C)
     if bins is None:

@@ -564,6 +564,13 @@ def solver_seconds(seconds: float) -> float:
     return max(seconds, FEWEST_SECONDS)
 
 
+def stopped(deadline: float | None, stop=None, clock=time.time) -> bool:
+    """Whether a search should end: ``deadline`` (a time of ``clock``) has come, or
+    ``stop()`` (another thread's request) is true."""
+    return (deadline is not None and clock() >= deadline) or \
+        (stop is not None and bool(stop()))
+
+
 def remaining(deadline: float | None) -> float | None:
     """Seconds left until ``deadline`` (``time.time()``), at least
     :data:`FEWEST_SECONDS`; None without one."""

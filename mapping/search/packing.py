@@ -48,7 +48,7 @@ import numpy as np
 from mapping.search import packing_price
 from mapping.search.bins import LOCAL_STEPS, pack_bins, solve as _solve
 from mapping.search.bounds import element_tables, linear_bottleneck
-from mapping.search.common import proves_optimal
+from mapping.search.common import proves_optimal, stopped
 from mapping.search.cpsat import FIRST_TRIAL
 
 #: one integer unit of size, relative to the largest trial value
@@ -200,9 +200,9 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
                     if (a, bb) in split[c]:
                         model.add_hint(split[c][a, bb], bb == b)
     while True:
-        left = None if deadline is None else deadline - time.time()
-        if (left is not None and left <= 0) or (stop is not None and stop()):
+        if stopped(deadline, stop):
             return "unknown", None
+        left = None if deadline is None else deadline - time.time()
         status, solver = _solve(model, left, stop, None if not pooled and cn is None
                                 else SLACK_SECONDS if cn is None else CN_SETTLE)
         if status != "feasible":
@@ -290,7 +290,7 @@ def bound(own: np.ndarray, allowed: np.ndarray, top: float, floor: float | None 
     step = (hi - lo) / 16
     while hi - lo > RESOLUTION * top and step > 0.1 * RESOLUTION * top:
         now = time.time()
-        if (deadline is not None and deadline <= now) or (stop is not None and stop()):
+        if stopped(deadline, stop):
             break
         T = lo + step
         if T >= hi:         # the best value itself first, then halfway to the ceiling
@@ -363,7 +363,7 @@ def prove(own: np.ndarray, allowed: np.ndarray, row, deadline: float | None = No
 
     while math.isfinite(best) and best > 0:
         now = time.time()
-        if (deadline is not None and deadline <= now) or (stop is not None and stop()):
+        if stopped(deadline, stop):
             break
         other = ahead(best)
         if other is not None:
@@ -475,8 +475,7 @@ def reoptimize(own: np.ndarray, usable: np.ndarray, row, width: int = None,
         others = [int(q) for q in np.argsort(loads, kind="stable") if q != b]
         sets = (s for k in range(1, width) for s in itertools.combinations(others, k))
         for rest in sets:
-            if (deadline is not None and time.time() > deadline) or \
-                    (stop is not None and stop()):
+            if stopped(deadline, stop):
                 return row
             pes = [b, *rest]
             on = np.flatnonzero(np.isin(row, pes))

@@ -11,6 +11,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 
+from mapping.search.common import stopped
 from mapping.search.partition_bound.charges import Tables
 from mapping.search.partition_bound.pricing import KICKS, Problem, SideProblem
 
@@ -203,8 +204,7 @@ def _within(window, g: int):
 def over(deadline: float | None, stop=None) -> bool:
     """Whether to stop: ``deadline`` (``time.monotonic()``) has passed or ``stop()``
     (another thread's request, checked between programs like the deadline) is true."""
-    return (deadline is not None and time.monotonic() > deadline) or \
-        (stop is not None and bool(stop()))
+    return stopped(deadline, stop, time.monotonic)
 
 
 def run_trial(tb: Tables, T: float, pool: Pool, deadline, rng, prove: bool,

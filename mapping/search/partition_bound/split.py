@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 from mapping.search.bounds import element_tables, linear_bottleneck
-from mapping.search.common import solver_seconds
+from mapping.search.common import solver_seconds, stopped
 from mapping.search.cpsat import FIRST_TRIAL
 
 
@@ -244,7 +244,7 @@ def bound(ev, allowed, lower: float, upper: float, deadline: float | None, stop=
     lo, hi, T = None, upper, upper * (1 - first)
     while T > lower:
         now = time.monotonic()
-        if (deadline is not None and deadline <= now) or (stop is not None and stop()):
+        if stopped(deadline, stop, time.monotonic):
             break
         # the first trial, the cheap proof where the mapping is optimal, may take all
         # the time (30 x 8 under load: 8 s were too few); the bisection's half each
