@@ -4,7 +4,9 @@ its knapsack and its decisions against enumeration, a case worked by hand, and t
 from __future__ import annotations
 
 import itertools
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mapping.search import cpsat, packing, packing_price
 from test_packing import brute_force
+
+sys.path.insert(0, str(Path(__file__).parent / "perf"))   # the benchmark's instances
 
 # a class whose actors are all fixed to it is packed by pack_bins, whose last resort
 # is CP-SAT
@@ -107,9 +111,6 @@ def test_the_even_30_x_8_instance_is_proven():
     known (4.17672e-5) within 0.6% of its bottleneck, where CP-SAT's decision below it
     was still open after 300 s.  The proof of the best packing from that mapping now
     proves it optimal within FIRST_TRIAL (the research notes)."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).parent / "perf"))
     from bench_exact_max import bridged_arch
     from search_problems import random_app
     from mapping.search.bounds import element_tables

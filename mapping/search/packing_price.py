@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from mapping.search.bins import pack_bins
+from mapping.search.common import stopped
 
 #: a node is cut off where its bound exceeds 1 by this much (the bound is a ratio of
 #: sums of floats of about 50 terms, exact to about 1e-15)
@@ -117,23 +118,9 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
     sizes = [w[:, members[0]] for members in groups]
     fits = np.array([usable[:, members[0]] & (w[:, members[0]] <= C) for members in groups]).T
     counts = np.array([len(members) for members in groups], dtype=float)
-    pool: list[tuple[int, tuple]] = []
-    known = set()
-
-    def add(c, S):
-        key = (c, tuple(sorted(S)))
-        if key not in known:
-            known.add(key)
-            pool.append(key)
-
-    for a in range(A):
-        for c in range(len(groups)):
-            if fits[a, c]:
-                add(c, (a,))
-
-    def out_of_time():
-        return (deadline is not None and time.time() >= deadline) or \
-            (stop is not None and stop())
+    # the columns found, shared by every node: (class, actors), in the order found
+    pool = dict.fromkeys((c, (a,)) for a in range(A) for c in range(len(groups))
+                         if fits[a, c])
 
     def solve(node: _Node):
         """``(cut, shares)``: whether the node admits no packing, else each actor's
@@ -144,7 +131,7 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
         if not all(any(row) for row in allowed):
             return True, None
         for _ in range(ROUNDS):
-            if out_of_time():
+            if stopped(deadline, stop):
                 return None
             columns = [(c, S) for c, S in pool if all(allowed[a][c] for a in S)]
             n = len(columns)
@@ -171,7 +158,7 @@ def decide(w: np.ndarray, usable: np.ndarray, groups, capacity: int,
             priced = [c for c in range(len(groups))
                       if best[c][0] > mu[c] + PRICING_TOLERANCE and best[c][1]]
             for c in priced:
-                add(c, best[c][1])
+                pool.setdefault((c, tuple(sorted(best[c][1]))))
             if not priced:
                 break
         shares = np.zeros((A, len(groups)))
