@@ -40,7 +40,7 @@ import numpy as np
 
 from mapping.search.bounds import element_tables, pair_bound
 from mapping.search.common import (SearchError, proves_optimal, relative_gap, remaining,
-                                   trace_step)
+                                   stopped, trace_step)
 
 #: one integer unit of cost, relative to a reference load (here the starting value; the
 #: trial load ``T`` in :mod:`mapping.search.partition_bound.split`)
@@ -362,7 +362,7 @@ def channels(model, x, pairs, loads, unit: float, deadline: float | None = None)
     ``(u, a, b, reach)``, or None where ``deadline`` (``time.time()``) passes first."""
     levels: list = []
     for (a, b), W in pairs.items():
-        if deadline is not None and time.time() > deadline:
+        if stopped(deadline):
             return None
         xa, xb = x[a], x[b]
         for s in range(len(xa)):
