@@ -108,7 +108,7 @@ def transfer_channel(name: str, actor: str) -> str | None:
     """The channel of :func:`transfer_name` ``name`` whose producer is ``actor`` (a
     channel or actor name may hold a colon, so the producer's firing is cut off from the
     end); None where ``name`` is a firing of ``actor``, not a transfer."""
-    before, _, _ = name.rpartition("#")
+    before = firing_actor(name)             # the transfer name less the firing's index
     tail = f":{actor}"
     return before[:-len(tail)] if before.endswith(tail) and len(before) > len(tail) else None
 
