@@ -39,7 +39,7 @@ from mapping.options import NATURAL
 from mapping.calibration.free import FreeParameter, fitted_architecture, ordered_chains
 from mapping.calibration.identifiability import indistinguishable_hint, separating_columns
 from mapping.calibration.parameter_vector import ParameterVector
-from mapping.calibration.starts import first_start, random_starts
+from mapping.calibration.starts import first_at_optimum, first_start, random_starts
 from mapping.calibration.probes import coefficients, probes
 from mapping.calibration.residuals import (RESIDUALS, ROBUST_MADS, ROBUST_PASSES, Residual,
                                           column_norms, residual_rule)
@@ -54,7 +54,8 @@ class FitResult:
     the number of parameters, the groups of parameters that the training rows ``cannot
     tell apart``, ``warnings`` in words, and for a non-linear fit the number of
     ``starts`` (the file's values and the random ones) and which won (``best_start``, 0
-    for the file's values; both 0 for NNLS)."""
+    for the file's values; both 0 for NNLS): the first that reached the least cost
+    found, to the solver's tolerance (:func:`~mapping.calibration.starts.first_at_optimum`)."""
 
     free: tuple[FreeParameter, ...]
     values: MappingT[str, float]
@@ -434,12 +435,13 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
             and math.isfinite(res.cost)
         return res if ok else None
 
-    res, best = solve(u0), 0
-    for k, start in enumerate(random_starts(u0, lower, starts, seed, upper),
-                              start=1):
+    res = solve(u0)
+    costs = [None if res is None else res.cost]
+    for start in random_starts(u0, lower, starts, seed, upper):
         other = solve(start)
+        costs.append(None if other is None else other.cost)
         if other is not None and (res is None or other.cost < res.cost):
-            res, best = other, k
+            res = other
     if res is None:
         worst = int(np.argmax(np.abs(residuals(u0))))
         limit = math.sqrt(np.finfo(float).max) / len(train)
@@ -452,4 +454,5 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
     # change of every parameter alike), singular values compared with the largest.
     J = res.jac * np.where(res.x > 0, res.x, 1.0)
     rank, groups = rank_and_groups(J, [fp.spec for fp in free], JACOBIAN_RTOL)
-    return theta, rank, groups, float(np.linalg.norm(res.fun) * unit), best
+    return theta, rank, groups, float(np.linalg.norm(res.fun) * unit), \
+        first_at_optimum(costs)

@@ -184,3 +184,18 @@ def random_starts(u0: np.ndarray, lower: np.ndarray, starts: int, seed: int = 0,
         out.append(np.clip(np.where(u0 > 0, u0 * factor, u0), lower,
                            np.inf if upper is None else upper))
     return out
+
+
+#: the relative difference of two least-squares costs within which both starts reached
+#: one optimum: scipy's ``least_squares`` stops at a relative change of ``ftol = 1e-8``,
+#: and below it the costs differ by the platform's last bits
+SAME_OPTIMUM_RTOL = 1e-8
+
+
+def first_at_optimum(costs) -> int:
+    """The index of the first start whose cost (None: the start failed) lies within
+    :data:`SAME_OPTIMUM_RTOL` of the least: the start named as the fit's, whichever of
+    the starts that reach one optimum ends a last bit lower on this machine."""
+    least = min(c for c in costs if c is not None)
+    return next(k for k, c in enumerate(costs)
+                if c is not None and c <= least + SAME_OPTIMUM_RTOL * abs(least))
