@@ -38,8 +38,8 @@ SDF = """sdf app {
     param S = 1000
     param G = 1
     param k = 1
-    actor a0 [quanta = k * S, S = S, gamma = G, g = S, C = 2, beta = 1, ops = 3 * S, bytes = S / 2, exec = 0.001, grid = 64 * G, block = 128]
-    actor a1 [quanta = 2 * S, S = 2 * S, gamma = 2 * G, g = 2 * S, C = 1, beta = 0.5, ops = S, bytes = k * S, exec = 0.002, grid = 8, block = 256, regs = 32]
+    actor a0 [quanta = k * S, S = S, gamma = G, g = S, C = 2, beta = 1, ops = 3 * S, bytes = 64 * S, exec = 0.001, grid = 64 * G, block = 128, l2_bytes = 256 * S, partial_sectors = 1, store_bytes = S / 8, l2_store_bytes = S / 2]
+    actor a1 [quanta = 2 * S, S = 2 * S, gamma = 2 * G, g = 2 * S, C = 1, beta = 0.5, ops = S, bytes = k * S, exec = 0.002, grid = 8, block = 256, regs = 32, l2_bytes = 3 * k * S]
     actor a2 [quanta = S / 2, S = S / 2, gamma = G, g = S / 2, C = 3, beta = 1, ops = S, exec = 0.003, grid = 1000, block = 64, smem = 4096, working_set = 2 * S]
     actor a3 [quanta = S, S = S, gamma = 4, g = S, C = 1, beta = 2, ops = 2 * S, bytes = 10, exec = 0.004, grid = 3, block = 32]
     a0 -> a1 [prod = 2, cons = 1, size = k * S / 10]
@@ -67,6 +67,12 @@ def roofline(memories):
                                        st.floats(1e4, 1e6))))
 
 
+def caches_of(low: float, high: float):
+    """``(capacity, sharpness)`` of a gpu cache level: none (0) or one around the
+    tokens' working sets."""
+    return st.tuples(st.one_of(st.just(0.0), st.floats(low, high)), st.floats(1.0, 16.0))
+
+
 TIME_MODELS = {
     "lsla": st.builds(lambda a, b: f"lsla(alpha = {a!r}, beta = {b!r})", positive, small),
     "gsla": st.builds(lambda a, b: f"gsla(alpha = {a!r}, beta = {b!r})", positive, small),
@@ -82,11 +88,13 @@ TIME_MODELS = {
     "lookup": st.builds(lambda s, d: f"lookup(key = exec, scale = {s!r}, default = {d!r})",
                         st.floats(0.1, 10.0), st.floats(1e-4, 1e-2)),
     "gpu": st.builds(
-        lambda cc, hide, launch, dispatch: (
+        lambda cc, hide, launch, dispatch, l2, l1: (
             f"gpu(cc = {cc!r}, sms = 40, cores = 2560, clock = 1500, bandwidth = 448, "
-            f"hide = {hide!r}, launch = {launch!r}, dispatch = {dispatch!r})"),
+            f"hide = {hide!r}, launch = {launch!r}, dispatch = {dispatch!r}, "
+            f"l2_capacity = {l2[0]!r}, l2_sharpness = {l2[1]!r}, "
+            f"l1_capacity = {l1[0]!r}, l1_sharpness = {l1[1]!r})"),
         st.sampled_from([6.1, 7.5, 8.0, 8.6]), st.floats(0.0, 32.0), st.floats(0.0, 1e-5),
-        st.floats(0.0, 200.0)),
+        st.floats(0.0, 200.0), caches_of(1e3, 1e6), caches_of(1e3, 1e5)),
 }
 #: the models the tokens of counted activity can feed (no launch geometry, no key)
 ACTIVITY_MODELS = sorted(set(TIME_MODELS) - {"gpu"})

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import dsl
 from moa.cost_models import make_model
@@ -262,3 +264,61 @@ def test_a_fit_moves_an_efficiency_a_compute_roof_hides_at_its_start():
     a = assess(start, rows, app=app, test_fraction=0, starts=0,
                free="k20.time.efficiency")
     assert a.fit.values["k20.time.efficiency"] == pytest.approx(0.1, rel=1e-6)
+
+
+class _Launches:
+    """Many launches as one token whose attributes are arrays (as the batch evaluator
+    gives them), and each one alone."""
+
+    count = 1.0
+    source = "k"
+
+    def __init__(self, columns: dict):
+        self.columns = {k: np.asarray(v, dtype=float) for k, v in columns.items()}
+
+    def get(self, name, default=None):
+        return self.columns.get(name, default)
+
+    def each(self):
+        size = len(next(iter(self.columns.values())))
+        for i in range(size):
+            yield Token({k: float(v[i]) for k, v in self.columns.items()})
+
+
+class Token(dict):
+    count = 1.0
+    source = "k"
+
+
+launch = st.fixed_dictionaries({
+    "grid": st.integers(1, 5000), "block": st.sampled_from([32, 64, 96, 128, 256, 1024]),
+    "regs": st.sampled_from([0, 16, 32]), "smem": st.sampled_from([0, 2048, 16384]),
+    "bytes": st.floats(1e3, 1e8), "sectors": st.floats(1.0, 32.0),
+    "stored": st.floats(0.0, 1.0), "partial_sectors": st.sampled_from([0, 1]),
+    "flops": st.floats(0.0, 1e9), "syncs": st.sampled_from([0, 4])})
+
+
+@settings(max_examples=60, deadline=None)
+@given(cc=st.sampled_from([3.5, 5.2, 6.0, 7.0, 8.6, 9.0]),
+       l1=st.sampled_from([0.0, 16384.0, 131072.0]), l2=st.sampled_from([0.0, 1e5, 4e7]),
+       sharp=st.floats(1.0, 16.0), hide=st.floats(0.0, 32.0),
+       launches=st.lists(launch, min_size=1, max_size=12))
+def test_many_launches_at_once_cost_what_each_costs_alone(cc, l1, l2, sharp, hide, launches):
+    """The batch evaluator's array tokens and the reference's single tokens go through
+    one formula: its array form (per-distinct-launch occupancy, masked waves, the cache
+    terms) equals launch-by-launch evaluation."""
+    model = make_model("gpu", dict(cc=cc, sms=20, cores=2560, clock=1500, bandwidth=448,
+                                   hide=hide, hide_compute=hide / 2, sync=20, l2=64,
+                                   l2_slices=16, dispatch=150, launch=3e-6,
+                                   l1_capacity=l1, l1_sharpness=sharp, l2_capacity=l2,
+                                   l2_sharpness=sharp))
+    columns = {k: [x[k] for x in launches]
+               for k in ("grid", "block", "regs", "smem", "partial_sectors", "flops",
+                         "syncs", "bytes")}
+    columns["l2_bytes"] = [x["bytes"] * x["sectors"] for x in launches]
+    columns["store_bytes"] = [x["bytes"] * x["stored"] for x in launches]
+    columns["l2_store_bytes"] = [x["bytes"] * x["stored"] * x["sectors"] for x in launches]
+    many = _Launches(columns)
+    alone = [model.token_cost(t) for t in many.each()]
+    assert all(type(t) is float for t in alone)
+    assert model.token_cost(many) == pytest.approx(alone, rel=1e-12)

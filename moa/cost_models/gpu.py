@@ -97,8 +97,10 @@ from a ``param`` shared by a GPU generation, and ``mapeval fit`` may free it.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import NamedTuple
 
+import numpy as np
 from pydantic import Field, field_validator
 
 from moa.cost_models.base import (FACT, CostModel, NumberOrInf, Parameters, attribute,
@@ -238,6 +240,8 @@ def _carveout_bytes(lim: Limits, want: int) -> int:
     return lim.shared
 
 
+# a fit evaluates the same few launches thousands of times
+@lru_cache(maxsize=1 << 16)
 def occupancy(cc: float, block: int, regs: int = 0, smem: int = 0,
               carveout: float | None = None) -> Occupancy:
     """Resident blocks per SM of a launch of ``block`` threads, ``regs`` registers per
@@ -359,7 +363,9 @@ class GPU(CostModel):
                 return int(value)
             return value
 
-    def token_cost(self, token) -> float:
+    def token_cost(self, token):
+        """Seconds of one launch, or of many at once where ``token``'s attributes are
+        arrays (the batch evaluator's tokens of many rows): one formula for both."""
         p = self.params
         grid = attribute(token, "grid", None, positive=True)
         block = attribute(token, "block", None, positive=True)
@@ -369,41 +375,63 @@ class GPU(CostModel):
         flops = attribute(token, "flops", token.get("ops", 0.0))
         syncs = attribute(token, "syncs", 0.0)
         l2_data = attribute(token, "l2_bytes", 0.0)
-        partial = attribute(token, "partial_sectors", 0.0) > 0
+        partial = np.asarray(attribute(token, "partial_sectors", 0.0)) > 0
         carveout = None if token.get("carveout") is None else attribute(token, "carveout", 0.0)
-        occ = occupancy(p.cc, block, regs, smem, carveout)
-        slots = occ.blocks * p.sms
-        blocks = math.ceil(grid)
-        full, rest = divmod(blocks, slots)
+        resident, warps = _occupancies(p.cc, block, regs, smem, carveout)
+        slots = resident * p.sms
+        blocks = np.ceil(grid)
+        full, rest = np.divmod(blocks, slots)
         bandwidth = bandwidth_bytes(p.bandwidth, p.efficiency)
         peak = peak_flops(p.cores, p.clock, p.compute_efficiency)
         if p.l1_capacity > 0:
             stores = attribute(token, "store_bytes", 0.0)
             l2_stores = attribute(token, "l2_store_bytes", 0.0)
-            if stores > data or l2_stores > l2_data:
-                raise ValueError(f"a launch's store_bytes ({stores:g}) and l2_store_bytes "
-                                 f"({l2_stores:g}) are parts of its bytes ({data:g}) and "
-                                 f"l2_bytes ({l2_data:g})")
+            bad = (np.asarray(stores) > data) | (np.asarray(l2_stores) > l2_data)
+            if bad.any():
+                i = np.flatnonzero(bad)[0] if bad.ndim else ()
+                raise ValueError(
+                    f"a launch's store_bytes ({np.broadcast_to(stores, bad.shape)[i]:g}) and "
+                    f"l2_store_bytes ({np.broadcast_to(l2_stores, bad.shape)[i]:g}) are parts "
+                    f"of its bytes ({np.broadcast_to(data, bad.shape)[i]:g}) and l2_bytes "
+                    f"({np.broadcast_to(l2_data, bad.shape)[i]:g})")
             l2_data = l2_stores + _l2_bytes(data - stores, l2_data - l2_stores,
-                                            min(occ.blocks, -(-blocks // p.sms)), blocks,
-                                            smem + limits(p.cc).reserved, p)
+                                            np.minimum(resident, -(-blocks // p.sms)),
+                                            blocks, smem + limits(p.cc).reserved, p)
         time = p.launch
-        serial = syncs * occ.warps_per_block * p.sync / (p.clock * 1e6)
-        for n, times in ((slots, full), (rest, 1)):
-            if n == 0 or times == 0:
-                continue
-            share = n / blocks                           # this wave's part of the work
-            in_flight = n * occ.warps_per_block          # warps of the wave, all SMs
-            hidden = _hidden(in_flight, p.hide, p.sms)
-            dram = data if p.l2_capacity <= 0 or not partial else \
-                _dram_bytes(data, l2_data, share, p)
-            memory = share * max(dram / bandwidth,
-                                     l2_data / (p.l2 * p.l2_slices * p.clock * 1e6)) / hidden
-            compute = share * flops / (peak * _hidden(in_flight, p.hide_compute, p.sms))
-            blocks_per_sm = -(-n // p.sms)               # the busiest SM's blocks
-            dispatched = blocks_per_sm * p.dispatch / (p.clock * 1e6)
-            time += times * (max(memory, compute, dispatched) + serial)
-        return time
+        serial = syncs * warps * p.sync / (p.clock * 1e6)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for n, times in ((slots, full), (rest, 1)):
+                share = n / blocks                           # this wave's part of the work
+                in_flight = n * warps                        # warps of the wave, all SMs
+                hidden = _hidden(in_flight, p.hide, p.sms)
+                dram = data if p.l2_capacity <= 0 else \
+                    np.where(partial, _dram_bytes(data, l2_data, share, p), data)
+                memory = share * np.maximum(dram / bandwidth,
+                                            l2_data / (p.l2 * p.l2_slices * p.clock * 1e6)
+                                            ) / hidden
+                compute = share * flops / (peak * _hidden(in_flight, p.hide_compute, p.sms))
+                blocks_per_sm = -(-n // p.sms)               # the busiest SM's blocks
+                dispatched = blocks_per_sm * p.dispatch / (p.clock * 1e6)
+                wave = times * (np.maximum(np.maximum(memory, compute), dispatched) + serial)
+                time = time + np.where((n == 0) | (times == 0), 0.0, wave)
+        return float(time) if np.ndim(time) == 0 else time
+
+
+def _occupancies(cc: float, block, regs, smem, carveout):
+    """``(resident blocks per SM, warps per block)`` of one launch (:func:`occupancy`),
+    or arrays of them for arrays of launches: the rules run once per distinct launch."""
+    if all(np.ndim(x) == 0 for x in (block, regs, smem, carveout)):
+        occ = occupancy(cc, block, regs, smem, carveout)
+        return occ.blocks, occ.warps_per_block
+    shape = np.broadcast_shapes(*(np.shape(x) for x in (block, regs, smem, carveout)
+                                  if x is not None))
+    columns = [np.broadcast_to(np.asarray(x, dtype=float), shape).ravel()
+               for x in (block, regs, smem, np.nan if carveout is None else carveout)]
+    launches, where = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+    found = np.array([occupancy(cc, b, r, s, None if math.isnan(c) else c)[:2]
+                      for b, r, s, c in launches], dtype=float).reshape(-1, 2)
+    return (found[:, 0][where.ravel()].reshape(shape),
+            found[:, 1][where.ravel()].reshape(shape))
 
 
 def _dram_bytes(data, l2_data, share, p) -> float:
@@ -414,9 +442,8 @@ def _dram_bytes(data, l2_data, share, p) -> float:
     (:mod:`moa.cost_models.caches`); the rest of the requested sectors' surplus goes to
     DRAM: ``data + max(0, l2_data - data) · (1 - min(1, (l2_capacity / ws)^s))``."""
     surplus = l2_data - data
-    if surplus <= 0:
-        return data
-    return data + surplus * (1.0 - hit_share(share * l2_data, p.l2_capacity, p.l2_sharpness))
+    return np.where(surplus > 0, data + surplus * (
+        1.0 - hit_share(share * l2_data, p.l2_capacity, p.l2_sharpness)), data)
 
 
 def _l2_bytes(data, l2_data, resident, blocks, smem, p) -> float:
@@ -427,17 +454,13 @@ def _l2_bytes(data, l2_data, resident, blocks, smem, p) -> float:
     ``data + max(0, l2_data - data) · (1 - min(1, (c1 / ws1)^s1))``, ``ws1 = resident ·
     data / blocks``."""
     surplus = l2_data - data
-    if surplus <= 0:
-        return l2_data
     capacity = p.l1_capacity - (resident * smem if caches(p.cc).unified else 0.0)
-    if capacity <= 0:
-        return l2_data
-    return data + surplus * (1.0 - hit_share(resident * data / blocks, capacity,
-                                             p.l1_sharpness))
+    held = hit_share(resident * data / blocks, np.maximum(capacity, 0.0), p.l1_sharpness)
+    return np.where((surplus > 0) & (capacity > 0), data + surplus * (1.0 - held), l2_data)
 
 
 def _hidden(warps: float, hide: float, sms: int) -> float:
     """The fraction of the throughput ``warps`` in flight reach (Little's law: the
     throughput grows with the work in flight until ``hide`` warps per SM cover the
     latency)."""
-    return 1.0 if hide <= 0 else min(1.0, warps / (hide * sms))
+    return 1.0 if hide <= 0 else np.minimum(1.0, warps / (hide * sms))
