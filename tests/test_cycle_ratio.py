@@ -448,6 +448,7 @@ def test_first_per_takes_each_group_s_first_largest(pairs):
         assert first_per(group, key).tolist() == [best[g] for g in sorted(best)]
 
 
+@settings(deadline=None)
 @given(st.lists(st.integers(-2 ** 40, 2 ** 40), max_size=40))
 def test_sorted_unique_is_the_sorted_set(values):
     import numpy as np
@@ -456,6 +457,7 @@ def test_sorted_unique_is_the_sorted_set(values):
     assert got.tolist() == sorted(set(values)) and got.dtype == np.int64
 
 
+@settings(deadline=None)
 @given(st.integers(1, 12).flatmap(lambda n: st.tuples(
     st.just(n),
     st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=40),

@@ -3,7 +3,7 @@ mapped graph, and one for counting them in integer ticks."""
 from fractions import Fraction
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from moc import SDFGraph
 from moc.exact_times import exact_time, ticks
@@ -27,6 +27,7 @@ def test_other_numbers_and_phases():
     assert tuple(phased) == (Fraction(1, 2), 2, Fraction(1, 4))
 
 
+@settings(deadline=None)
 @given(st.floats(min_value=0, max_value=1e12, allow_nan=False))
 def test_reads_back_as_the_float(x):
     assert float(exact_time(x)) == x

@@ -8,7 +8,7 @@ import pickle
 from typing import ClassVar
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from moc.errors import SDFError
 from moc.graph import Actor, Channel
@@ -206,6 +206,7 @@ VALUES = st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=3
                    st.none(), st.booleans(), st.tuples(st.integers(), st.text(max_size=2)))
 
 
+@settings(deadline=None)
 @given(st.tuples(VALUES, VALUES, VALUES), st.tuples(VALUES, VALUES, VALUES),
        st.dictionaries(st.sampled_from("abc"), VALUES, max_size=3))
 def test_a_record_agrees_with_a_frozen_dataclass(one, two, changes):
