@@ -463,4 +463,9 @@ def _hidden(warps: float, hide: float, sms: int) -> float:
     """The fraction of the throughput ``warps`` in flight reach (Little's law: the
     throughput grows with the work in flight until ``hide`` warps per SM cover the
     latency)."""
-    return 1.0 if hide <= 0 else np.minimum(1.0, warps / (hide * sms))
+    if hide <= 0:
+        return 1.0
+    cover = hide * sms
+    # min(warps, cover) / cover is min(1, warps / cover) without its overflow where a
+    # fit tries a vanishing ``hide``
+    return np.minimum(warps, cover) / cover
