@@ -52,11 +52,13 @@ def sharpness_of(params) -> tuple[float, ...]:
 
 def hit_share(ws, capacity: float, sharpness: float = 1.0):
     """``min(1, (capacity / ws)^s)``: the share of a working set of ``ws`` bytes (a
-    float or an array) a level of ``capacity`` bytes holds (1 for an empty one)."""
+    float or an array, as ``capacity`` with it) a level of ``capacity`` bytes holds (1
+    for an empty one)."""
     if np.ndim(ws) == 0:
         return 1.0 if ws <= capacity else (capacity / ws) ** sharpness
     ws = np.asarray(ws, dtype=float)
-    with np.errstate(divide="ignore", over="ignore"):
+    # where ws and capacity are both 0 the quotient is 0/0, a NaN the mask leaves out
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         return np.where(ws > capacity, (capacity / np.maximum(ws, capacity)) ** sharpness, 1.0)
 
 
