@@ -27,7 +27,9 @@ critical circuit is a chain of real precedences that repeats (:func:`_follow`, a
 :func:`moc.kperiodic` checks it for SDF): its ratio is then a cycle mean of the
 execution, and no K-periodic schedule beats the self-timed one.  Likewise a circuit of
 height zero or less that closes on the firing it started from (or an earlier one) is a
-deadlock.  Two shortcuts: the whole iteration (``K_t = r_t``, the graph of the firings
+deadlock.  Three shortcuts: a component whose actors each fire one firing at a time
+(:func:`one_at_a_time_each`) is solved under ``starts``, the same execution on half the
+nodes; the whole iteration (``K_t = r_t``, the graph of the firings
 of one iteration, exact by construction) is taken at once where it is small or after
 :data:`STEPS_BEFORE_WHOLE` steps; and a lone actor with self-loops is solved once per
 distinct phase times and loops (its period per cycle of phases does not depend on
@@ -112,23 +114,44 @@ def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object]
     symbolic = _Symbolic(graph, q)
 
     def period(actors, channels):
+        # one order's graph stands for the other's where both give the same execution
+        own = "starts" if order == "ends" and one_at_a_time_each(actors, channels, n) \
+            else order
         if len(actors) > 1:
-            return _component_period(graph, actors, channels, durations, q, n, order,
+            return _component_period(graph, actors, channels, durations, q, n, own,
                                      symbolic=symbolic)
         # an actor with self-loops: its period per cycle of phases depends on its times
         # and loops only, and graphs repeat them (Kiter's autogen4: 2,364 such actors)
         (a,) = actors
-        key = (tuple(phase_value(durations[a], k) for k in range(n[a])), order,
+        key = (tuple(phase_value(durations[a], k) for k in range(n[a])), own,
                tuple((ch.prod, ch.cons, ch.delay) for ch in channels))
         if key not in alone:
             value, cycle, K, through, *rest = _component_period(
-                graph, actors, channels, durations, {a: n[a]}, n, order, symbolic=symbolic)
+                graph, actors, channels, durations, {a: n[a]}, n, own, symbolic=symbolic)
             alone[key] = (value, K[a], [i for i, ch in enumerate(channels)
                                         if ch.name in through], rest)
         value, k, through, rest = alone[key]
         return (value * (q[a] // n[a]), (a,) if value else (), {a: k},
                 frozenset(channels[i].name for i in through), *rest)
     return by_component(graph, period)
+
+
+def one_at_a_time_each(actors, channels, n) -> bool:
+    """Whether every one of ``actors`` has a self-loop among ``channels`` that lets one
+    firing run at a time: ``r`` tokens written and read in every phase and ``r ≤ M0 <
+    2r`` on it, so a firing starts only once the one before has ended.  Its firings
+    then end in order by themselves: the orders ``ends`` and ``starts`` give one
+    execution, and the graph of ``starts`` has half the nodes (Kiter's autogen1 and
+    autogen5, every actor so looped: 1.9 s -> 1.1 s and 1.6 s -> 0.9 s)."""
+    alone = set()
+    for ch in channels:
+        if ch.src != ch.dst:
+            continue
+        rates = {phase_value(rate, k) for rate in (ch.prod, ch.cons)
+                 for k in range(n[ch.src])}
+        if len(rates) == 1 and 0 < (r := next(iter(rates))) <= ch.delay < 2 * r:
+            alone.add(ch.src)
+    return alone.issuperset(actors)
 
 
 def check_phased_live(graph: SDFGraph, q: Mapping[str, int]) -> None:

@@ -194,6 +194,65 @@ def test_kperiodic_equals_the_expansion(graph):
         csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = saved
 
 
+@st.composite
+def looped_phased_graphs(draw):
+    """:func:`phased_graphs` with a self-loop on every actor that lets one firing run
+    at a time (``r`` tokens a phase, ``r ≤ M0 < 2r``), some of them phased."""
+    graph = draw(phased_graphs())
+    n = {a: max((len(v) for v in (actor.attrs.get("exec"),) if isinstance(v, Phases)),
+                default=1) for a, actor in graph.actors.items()}
+    for a in list(graph.actors):
+        r = draw(st.integers(1, 3))
+        rate = Phases([r] * n[a]) if n[a] > 1 and draw(st.booleans()) else r
+        graph.add_channel(a, a, f"{a}_alone", prod=rate, cons=rate,
+                          delay=draw(st.integers(r, 2 * r - 1)))
+    return graph
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(looped_phased_graphs())
+def test_one_firing_at_a_time_makes_the_two_orders_one(graph):
+    """Where every actor fires one firing at a time, the expansion's period is the same
+    under either order of an actor's firings, and the K-periodic answer under ``ends``
+    (solved on the graph of ``starts``, :func:`moc.csdf_kperiodic.one_at_a_time_each`)
+    is the expansion's, K grown step by step from 1 too."""
+    bound, durations, q, _ = prepared(graph)
+    assert csdf_kperiodic.one_at_a_time_each(list(bound.actors),
+                                             list(bound.channels.values()),
+                                             csdf_kperiodic.phase_counts(bound))
+    try:
+        check_deadlock(bound, q)
+    except DeadlockError:
+        with pytest.raises(DeadlockError):
+            self_timed_period(bound, durations, q)
+        return
+    expected = expanded_throughput(bound, durations, q).period
+    assert expanded_throughput(bound, durations, q, "starts").period == expected
+    saved = csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE
+    try:
+        for steps in (saved, (0, 10 ** 9)):
+            csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = steps
+            found = phased_kperiodic_throughput(bound, durations, q, "ends")
+            assert found.optimal and found.period == expected
+    finally:
+        csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = saved
+
+
+def test_a_loop_that_lets_two_firings_overlap_keeps_the_ends_graph():
+    """Two tokens on a loop of one token a firing let two firings overlap: their ends
+    are not in order by themselves, and the orders differ (108 against 308/3 above)."""
+    def loops(rate, delay):
+        g = SDFGraph("loop")
+        g.add_actor("a", exec=1)
+        g.add_channel("a", "a", "loop", prod=rate, cons=rate, delay=delay)
+        return list(g.channels.values())
+    assert csdf_kperiodic.one_at_a_time_each(["a"], loops(1, 1), {"a": 1})
+    assert csdf_kperiodic.one_at_a_time_each(["a"], loops(3, 5), {"a": 1})
+    assert not csdf_kperiodic.one_at_a_time_each(["a"], loops(1, 2), {"a": 1})
+    assert not csdf_kperiodic.one_at_a_time_each(["a"], loops(Phases([1, 2]), 2), {"a": 2})
+    assert not csdf_kperiodic.one_at_a_time_each(["a", "b"], loops(1, 1), {"a": 1, "b": 1})
+
+
 def _solved(graph, order, lists=True):
     """The whole K-periodic answer (or the error) with small constraint graphs on Python
     lists, or with every one in numpy arrays."""
