@@ -65,9 +65,9 @@ and the actors' own orders at once (load 4.5-4.8): 18.2 s and 37.3 s of CPU (404
 Latest (load 1.2, quiet, throughput only): 41 graphs answered, median 0.8 ms, mean
 93.8 ms a graph (122.6 ms before the components whose actors fire one at a time were
 solved on the graph of ``starts``), ``autogen1`` 1.77 s (2.73), ``autogen5`` 0.90 s
-(1.47), but ``JPEG2000_sized`` 0.67 s (0.25: Howard's float steps creep 346 times on
-cycles whose ratios its tolerance does not tell apart); 1,000 generated graphs 1.6 ms
-each.  ``--base e6bcf2a --repeat 2``: 5.81 -> 4.26 s of CPU (0.73), the same output.
+(1.47), but ``JPEG2000_sized`` 0.67 s (0.25: Howard's float iteration takes 346 steps
+in which the same 9-18 nodes gain a constant 0.003-0.0035, seemingly cycles whose
+ratios its tolerance does not tell apart); 1,000 generated graphs 1.6 ms each.  ``--base e6bcf2a --repeat 2``: 5.81 -> 4.26 s of CPU (0.73), the same output.
 
 Kiter's ``benchmarks/`` folder (``git clone https://github.com/bbodin/kiter``) comes from
 ``--kiter`` or the environment variable ``KITER_BENCHMARKS``; without it that part is
