@@ -17,6 +17,7 @@ import numpy as np
 from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
 from moc.exact_times import ticks
+from moc.policy_spread import CREEP_STEPS, IntoEdges, frontier, spread
 from moc.critical_cycle import holds_cycle, least_cycle
 from moc.howard_exact import any_cycle, exact_iteration
 from moc.record import record
@@ -342,6 +343,7 @@ def _policy_iteration(n, u, v, w, h, guard=False, start=None):
     # most edges of a large constraint graph carry no tokens: value = w + x[v] there
     tokens = np.flatnonzero(h)
     ut, vt, wt, ht = u[tokens], v[tokens], w[tokens], h[tokens]
+    into, creeping = None, 0    # the edges into each node; the small steps in a row
     # a warm start gives up early (seed 24's g0049 under "starts" stalled 5,120 steps
     # on ratios 1e-9 apart, below the tolerance that tells ratios apart)
     for _ in range(WARM_STEPS if start is not None else max(100, 10 * int(math.isqrt(n)))):
@@ -378,6 +380,12 @@ def _policy_iteration(n, u, v, w, h, guard=False, start=None):
         # first edge, as the exact iteration takes it
         best = edges[first_per(u[edges], value[edges], noise)]
         policy[u[best]] = best
+        creeping = creeping + 1 if level and len(best) <= frontier(n) else 0
+        if creeping >= CREEP_STEPS:
+            into = into or IntoEdges(v, n)
+            ahead = x.copy()
+            ahead[u[best]] = value[best]
+            spread(u, v, w, h, float(eta[0]), ahead, policy, u[best], into, noise, first_per)
     return policy, False
 
 

@@ -1,0 +1,87 @@
+"""One step of Howard's policy improvement spread along the edges into the nodes it
+changed, before the whole policy is evaluated again (a Gauss-Seidel round on the
+frontier, as in modified policy iteration).
+
+Where the best path zigzags between two chains of firings (an actor's own order and a
+channel to another actor), each step of plain policy iteration moves the improvement
+one firing back: Kiter's ``JPEG2000_sized`` under ``starts`` took 346 steps in which the
+same 9-18 nodes gained a constant amount.  Spreading the step over the edges into the
+nodes it changed moves it as far as it goes in one step (377 steps to 49 on its whole
+iteration).  A switch taken so is an improvement of the policy as Howard's are: a cycle
+it closes has gained along every edge, so its ratio is above the one it replaces."""
+from __future__ import annotations
+
+import numpy as np
+
+#: rounds of spreading one step at most
+ROUNDS = 1024
+#: steps in a row at one ratio, each changing at most :func:`frontier` nodes, after
+#: which steps are spread (the index of the edges into each node costs a sort of the
+#: edges: 0.15 s on Kiter's autogen1, whose last steps are three such)
+CREEP_STEPS = 4
+#: the nodes a round may change, at least, and as a share of all: a step that changes
+#: more (early steps change up to a third of the nodes) is left to the evaluation of
+#: the whole policy, which costs less there than rounds over such frontiers
+LEAST_FRONTIER = 64
+FRONTIER_SHARE = 1 / 256
+
+
+def frontier(n: int) -> int:
+    """The nodes a round may change, of ``n``."""
+    return max(LEAST_FRONTIER, int(n * FRONTIER_SHARE))
+
+
+class IntoEdges:
+    """The edges into each node of a graph (heads ``v``, nodes ``0..n-1``)."""
+
+    def __init__(self, v, n: int):
+        self.order = np.argsort(v, kind="stable")
+        self.first = np.searchsorted(v[self.order], np.arange(n + 1))
+
+    def of(self, nodes):
+        """The edges into ``nodes`` (distinct node numbers), node by node."""
+        begin = self.first[nodes]
+        counts = self.first[nodes + 1] - begin
+        keep = counts > 0
+        b, c = begin[keep], counts[keep]
+        total = int(c.sum())
+        if not total:
+            return np.zeros(0, dtype=np.int64)
+        # positions in ``order``: runs of consecutive ones, each from its node's first
+        steps = np.ones(total, dtype=np.int64)
+        steps[0] = b[0]
+        steps[np.cumsum(c)[:-1]] = b[1:] - (b[:-1] + c[:-1] - 1)
+        return self.order[np.cumsum(steps)]
+
+
+def spread(u, v, w, h, ratio: float, x, policy, changed, into: IntoEdges, noise: float,
+           first_per) -> None:
+    """Rounds after a step of Howard's improvement at one ``ratio`` everywhere:
+    ``changed`` the nodes whose edge the step switched, ``x`` their new values and the
+    old potentials elsewhere (a copy: this raises its entries).  Each round takes, of
+    the edges into the nodes the round before changed, those whose value ``w −
+    ratio·h + x[v]`` beats their tail's ``x`` by more than ``noise``, the best per tail
+    (``first_per``: of values equal within ``noise`` the first edge), into ``policy``;
+    it stops where none does, or past :data:`ROUNDS`, the frontier's size or as many
+    edges looked at as the graph has."""
+    limit = frontier(len(x))
+    budget = len(u)
+    for _ in range(ROUNDS):
+        if len(changed) > limit:
+            return
+        edges = into.of(np.unique(changed))
+        budget -= len(edges)
+        if not len(edges) or budget < 0:
+            return
+        value = w[edges] - ratio * h[edges] + x[v[edges]]
+        ahead = value - x[u[edges]] > noise
+        if not ahead.any():
+            return
+        edges, value = edges[ahead], value[ahead]
+        order = np.lexsort((edges, u[edges]))
+        edges, value = edges[order], value[order]
+        pick = first_per(u[edges], value, noise)
+        tails = u[edges[pick]]
+        policy[tails] = edges[pick]
+        x[tails] = value[pick]
+        changed = tails

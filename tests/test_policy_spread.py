@@ -1,0 +1,86 @@
+"""Howard's improvement steps spread over the edges into the nodes they changed
+(moc.policy_spread): the index of those edges, and the cycle ratios with every level
+step spread, against a brute force over the simple cycles."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from moc.cycle_ratio import max_cycle_ratio
+from moc.policy_spread import IntoEdges
+from test_cycle_ratio import brute_force, ratio_of
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.integers(0, n - 1), max_size=40),
+    st.sets(st.integers(0, n - 1)))))
+def test_into_edges_are_the_edges_whose_head_is_given(case):
+    n, heads, nodes = case
+    v = np.array(heads, dtype=np.int64)
+    nodes = np.array(sorted(nodes), dtype=np.int64)
+    found = IntoEdges(v, n).of(nodes).tolist()
+    assert sorted(found) == [e for e, head in enumerate(heads) if head in set(nodes.tolist())]
+    # node by node, each node's edges in order
+    assert [heads[e] for e in found] == sorted(heads[e] for e in found)
+
+
+graphs = st.integers(1, 6).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(0, 9), st.integers(1, 4)), max_size=14)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(graphs)
+def test_every_level_step_spread_gives_the_brute_force_ratio(graph):
+    """From the first step at one ratio on (where Howard's iteration spreads only after
+    :data:`~moc.policy_spread.CREEP_STEPS` small steps in a row)."""
+    import moc.cycle_ratio as cr
+    n, edges = graph
+    saved, cr.CREEP_STEPS = cr.CREEP_STEPS, 0
+    try:
+        found = max_cycle_ratio(range(n), edges)
+    finally:
+        cr.CREEP_STEPS = saved
+    expected = brute_force(range(n), edges)
+    assert found.ratio == expected
+    if expected is not None:
+        assert ratio_of(list(found.cycle), edges) == expected
+
+
+def _ladder(rungs):
+    """Node ``i < rungs`` steps to ``i + 1`` (weight 0) or leaves to ``s`` (weight
+    ``2·(rungs − i)``, less the further along); node ``rungs`` leaves with ``10·rungs``;
+    ``s`` returns to 0 with one token.  Howard's first policy leaves at once; the best
+    path climbs to the top, and plain policy iteration learns it one rung a step."""
+    s = rungs + 1
+    u, v, w, h = [], [], [], []
+    for i in range(rungs):
+        u += [i, i]
+        v += [i + 1, s]
+        w += [0, 2 * (rungs - i)]
+        h += [0, 0]
+    u += [rungs, s]
+    v += [s, 0]
+    w += [10 * rungs, 0]
+    h += [0, 1]
+    return rungs + 2, *(np.array(a, dtype=np.int64) for a in (u, v, w, h))
+
+
+def test_a_ladder_is_climbed_in_a_few_steps_not_a_rung_a_step(monkeypatch):
+    import moc.cycle_ratio as cr
+    steps = []
+    evaluate = cr._policy_values
+
+    def counted(*args, **kwargs):
+        steps.append(1)
+        return evaluate(*args, **kwargs)
+    monkeypatch.setattr(cr, "_policy_values", counted)
+    n, u, v, w, h = _ladder(200)
+    ratio, cycle = cr.max_cycle_ratio_arrays(n, u, v, w, h)
+    assert ratio == 2000 and len(cycle) == 202
+    assert len(steps) <= 8
+    steps.clear()
+    monkeypatch.setattr(cr, "CREEP_STEPS", 10 ** 9)     # never spread: a rung a step
+    assert cr.max_cycle_ratio_arrays(n, u, v, w, h)[0] == 2000
+    assert len(steps) > 100
