@@ -5,9 +5,10 @@ frontier, as in modified policy iteration).
 Where the best path zigzags between two chains of firings (an actor's own order and a
 channel to another actor), each step of plain policy iteration moves the improvement
 one firing back: Kiter's ``JPEG2000_sized`` under ``starts`` took 346 steps in which the
-same 9-18 nodes gained a constant amount.  Spreading the step over the edges into the
-nodes it changed moves it as far as it goes in one step (377 steps to 49 on its whole
-iteration).  A switch taken so is an improvement of the policy as Howard's are: a cycle
+same 9-18 nodes gained a constant amount.  Spreading a step over the edges into the
+nodes it changed, once steps creep so, moves it as far as it goes (within a frontier and
+a budget of edges) before the next evaluation: 377 steps to 50 on that whole
+iteration.  A switch taken so is an improvement of the policy as Howard's are: a cycle
 it closes has gained along every edge, so its ratio is above the one it replaces."""
 from __future__ import annotations
 

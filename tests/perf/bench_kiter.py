@@ -62,12 +62,16 @@ and 38.5 s by default (856 ms a file, 111 s wall); after the int64 constraint gr
 and the actors' own orders at once (load 4.5-4.8): 18.2 s and 37.3 s of CPU (404 and
 829 ms a file).
 
-Latest (load 1.2, quiet, throughput only): 41 graphs answered, median 0.8 ms, mean
-93.8 ms a graph (122.6 ms before the components whose actors fire one at a time were
-solved on the graph of ``starts``), ``autogen1`` 1.77 s (2.73), ``autogen5`` 0.90 s
-(1.47), but ``JPEG2000_sized`` 0.67 s (0.25: Howard's float iteration takes 346 steps
-in which the same 9-18 nodes gain a constant 0.003-0.0035, seemingly cycles whose
-ratios its tolerance does not tell apart); 1,000 generated graphs 1.6 ms each.  ``--base e6bcf2a --repeat 2``: 5.81 -> 4.26 s of CPU (0.73), the same output.
+Latest (load 1.1-1.2, quiet, throughput only): 41 graphs answered, median 0.8 ms,
+mean 73.2 ms a graph, ``autogen1`` 1.39 s, ``autogen5`` 0.90 s, ``JPEG2000_sized``
+0.21 s; 1,000 generated graphs 1.7 ms each.  Before, 122.6 ms a graph (``autogen1``
+2.73 s, ``autogen5`` 1.47 s, ``JPEG2000_sized`` 0.25 s); with the components whose
+actors fire one at a time solved on the graph of ``starts`` alone, 93.8 ms, but
+``JPEG2000_sized`` 0.67 s: Howard's float iteration took 346 steps in which the same
+9-18 nodes gained a constant amount, an improvement moving back one firing a step,
+until those steps were spread (``moc.policy_spread``).  ``--base e6bcf2a --repeat 1
+--simulate`` (load 1.3): 5.73 -> 3.75 s of CPU with ``--no-simulate`` (0.65) and 9.84
+-> 8.49 s by default (0.86), the same output in both.
 
 Kiter's ``benchmarks/`` folder (``git clone https://github.com/bbodin/kiter``) comes from
 ``--kiter`` or the environment variable ``KITER_BENCHMARKS``; without it that part is
