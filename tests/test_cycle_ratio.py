@@ -305,17 +305,21 @@ def test_strong_labels_partition_as_networkx(graph):
         assert sorted(groups.values()) == expected
 
 
+@pytest.mark.parametrize("setting", ["SMALL_GRAPH", "CREEP_STEPS"])
 @settings(max_examples=150, deadline=None)
 @given(graphs)
-def test_howard_on_the_large_graph_path_equals_brute_force(graph):
-    """With scipy's components for every policy (as past ``SMALL_GRAPH`` nodes)."""
+def test_howard_on_the_large_graph_path_equals_brute_force(setting, graph):
+    """With scipy's components for every policy (as past ``SMALL_GRAPH`` nodes), or
+    with every step at one ratio spread (:mod:`moc.policy_spread`, where steps creep:
+    after ``CREEP_STEPS`` small ones in a row)."""
     import moc.cycle_ratio as cr
     n, edges = graph
-    saved, cr.SMALL_GRAPH = cr.SMALL_GRAPH, 0
+    saved = getattr(cr, setting)
+    setattr(cr, setting, 0)
     try:
         found = max_cycle_ratio(range(n), edges)
     finally:
-        cr.SMALL_GRAPH = saved
+        setattr(cr, setting, saved)
     expected = brute_force(range(n), edges)
     assert found.ratio == expected
     if expected is not None:
