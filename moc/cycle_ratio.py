@@ -17,6 +17,7 @@ import numpy as np
 from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
 from moc.exact_times import ticks
+from moc.group_first import first_per
 from moc.policy_spread import CREEP_STEPS, IntoEdges, frontier, spread
 from moc.critical_cycle import holds_cycle, least_cycle
 from moc.howard_exact import any_cycle, exact_iteration
@@ -111,8 +112,8 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     given, more = (u, v, w, h), {"start": start, "critical": critical, "near": near,
                                  "least": least}
     # edges by tail (stable: among equal choices the first given still wins), so that a
-    # node's best edge is a segment's maximum (:func:`first_per`); renumbering the
-    # nodes kept below keeps that order
+    # node's best edge is a segment's maximum (:func:`moc.group_first.first_per`);
+    # renumbering the nodes kept below keeps that order
     order = np.argsort(u, kind="stable")
     u, v, h = u[order], v[order], h[order]
     # the search for a cycle of height sum ≤ 0 (a policy iteration of its own with
@@ -293,26 +294,6 @@ def strong_labels(n: int, u, v, by_tail: bool = False) -> np.ndarray:
     return label
 
 
-def first_per(group, key, slack=0.0):
-    """For each distinct ``group`` value the position of its largest ``key`` (of equal
-    ones the first, ``slack``: of those within it of the largest, on groups in order),
-    in the order of the groups."""
-    if not len(group):
-        return np.zeros(0, dtype=np.int64)
-    if not (group[1:] >= group[:-1]).all():
-        assert not slack, "a slack needs the groups in order"
-        order = np.lexsort((-key, group))
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = group[order][1:] != group[order][:-1]
-        return order[first]
-    # groups in order: each one's maximum over its segment, then its first position
-    starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
-    top = np.maximum.reduceat(key, starts)
-    top = np.repeat(top, np.diff(np.append(starts, len(key))))
-    hits = np.flatnonzero(key >= top - slack if slack else key == top)
-    return hits[np.concatenate(([True], group[hits[1:]] != group[hits[:-1]]))]
-
-
 #: steps after which a warm start (``start``) gives up
 WARM_STEPS = 256
 
@@ -385,7 +366,7 @@ def _policy_iteration(n, u, v, w, h, guard=False, start=None):
             into = into or IntoEdges(v, n)
             ahead = x.copy()
             ahead[u[best]] = value[best]
-            spread(u, v, w, h, float(eta[0]), ahead, policy, u[best], into, noise, first_per)
+            spread(u, v, w, h, float(eta[0]), ahead, policy, u[best], into, noise)
     return policy, False
 
 

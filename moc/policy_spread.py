@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-#: rounds of spreading one step at most
-ROUNDS = 1024
+from moc.group_first import first_per
+
 #: steps in a row at one ratio, each changing at most :func:`frontier` nodes, after
 #: which steps are spread (the index of the edges into each node costs a sort of the
 #: edges: 0.15 s on Kiter's autogen1, whose last steps are three such)
@@ -55,22 +55,20 @@ class IntoEdges:
         return self.order[np.cumsum(steps)]
 
 
-def spread(u, v, w, h, ratio: float, x, policy, changed, into: IntoEdges, noise: float,
-           first_per) -> None:
+def spread(u, v, w, h, ratio: float, x, policy, changed, into: IntoEdges,
+           noise: float) -> None:
     """Rounds after a step of Howard's improvement at one ``ratio`` everywhere:
-    ``changed`` the nodes whose edge the step switched, ``x`` their new values and the
-    old potentials elsewhere (a copy: this raises its entries).  Each round takes, of
-    the edges into the nodes the round before changed, those whose value ``w −
-    ratio·h + x[v]`` beats their tail's ``x`` by more than ``noise``, the best per tail
-    (``first_per``: of values equal within ``noise`` the first edge), into ``policy``;
-    it stops where none does, or past :data:`ROUNDS`, the frontier's size or as many
-    edges looked at as the graph has."""
+    ``changed`` the nodes whose edge the step switched (distinct, ascending), ``x``
+    their new values and the old potentials elsewhere (a copy: this raises its
+    entries).  Each round takes, of the edges into the nodes the round before changed,
+    those whose value ``w − ratio·h + x[v]`` beats their tail's ``x`` by more than
+    ``noise``, the best per tail (of values equal within ``noise`` the first edge, as
+    Howard's steps take it), into ``policy``; it stops where none does, past the
+    frontier's size, or once it has looked at as many edges as the graph has."""
     limit = frontier(len(x))
     budget = len(u)
-    for _ in range(ROUNDS):
-        if len(changed) > limit:
-            return
-        edges = into.of(np.unique(changed))
+    while len(changed) <= limit:
+        edges = into.of(changed)
         budget -= len(edges)
         if not len(edges) or budget < 0:
             return
@@ -82,7 +80,6 @@ def spread(u, v, w, h, ratio: float, x, policy, changed, into: IntoEdges, noise:
         order = np.lexsort((edges, u[edges]))
         edges, value = edges[order], value[order]
         pick = first_per(u[edges], value, noise)
-        tails = u[edges[pick]]
-        policy[tails] = edges[pick]
-        x[tails] = value[pick]
-        changed = tails
+        changed = u[edges[pick]]               # one per tail, ascending
+        policy[changed] = edges[pick]
+        x[changed] = value[pick]

@@ -21,7 +21,7 @@ from moc.csdf import throughput as expanded_throughput
 from moc.csdf_kperiodic import phased_kperiodic_throughput
 from moc.deadlock import check_deadlock
 from moc.errors import DeadlockError
-from moc.phases import Phases
+from moc.phases import Phases, phase_counts
 from moc.timing import check_live, prepared, self_timed_period
 
 
@@ -199,8 +199,7 @@ def looped_phased_graphs(draw):
     """:func:`phased_graphs` with a self-loop on every actor that lets one firing run
     at a time (``r`` tokens a phase, ``r ≤ M0 < 2r``), some of them phased."""
     graph = draw(phased_graphs())
-    n = {a: max((len(v) for v in (actor.attrs.get("exec"),) if isinstance(v, Phases)),
-                default=1) for a, actor in graph.actors.items()}
+    n = phase_counts(graph)
     for a in list(graph.actors):
         r = draw(st.integers(1, 3))
         rate = Phases([r] * n[a]) if n[a] > 1 and draw(st.booleans()) else r
@@ -219,7 +218,7 @@ def test_one_firing_at_a_time_makes_the_two_orders_one(graph):
     bound, durations, q, _ = prepared(graph)
     assert csdf_kperiodic.one_at_a_time_each(list(bound.actors),
                                              list(bound.channels.values()),
-                                             csdf_kperiodic.phase_counts(bound))
+                                             phase_counts(bound))
     try:
         check_deadlock(bound, q)
     except DeadlockError:

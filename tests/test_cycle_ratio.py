@@ -441,7 +441,7 @@ def test_first_per_takes_each_group_s_first_largest(pairs):
     """Sorted groups (a segment's maximum) and unsorted ones (a sort) alike."""
     import numpy as np
 
-    from moc.cycle_ratio import first_per
+    from moc.group_first import first_per
     for rows in (sorted(pairs, key=lambda p: p[0]), pairs):
         group = np.array([g for g, _ in rows], dtype=np.int64)
         key = np.array([k for _, k in rows], dtype=np.float64)
