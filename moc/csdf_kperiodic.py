@@ -36,7 +36,8 @@ distinct phase times and loops (its period per cycle of phases does not depend o
 ``q``).  Where the next ``K`` would pass ``moc.limits.MAX_FIRINGS`` nodes and edges,
 the least period found is returned, marked not optimal: that of the best K-periodic
 schedule, or where it is less, the time of one iteration's firings run one at a time
-(:func:`one_at_a_time`), which bounds the self-timed period of any live graph.
+(:func:`one_at_a_time`), which bounds the self-timed period of any live graph, and
+with it a lower bound: the busiest actor's time (:func:`moc.self_loops.busiest`).
 """
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
     named, solve_congruence, substitute, tightest, too_large, x_max
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
+from moc.self_loops import busiest, concurrency
 from moc.warm_start import WARM_SIZE, critical_of, preferred
 
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
@@ -131,8 +133,10 @@ def phased_kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object]
             alone[key] = (value, K[a], [i for i, ch in enumerate(channels)
                                         if ch.name in through], rest)
         value, k, through, rest = alone[key]
+        # its period and any floor of it, per cycle of phases there
         return (value * (q[a] // n[a]), (a,) if value else (), {a: k},
-                frozenset(channels[i].name for i in through), *rest)
+                frozenset(channels[i].name for i in through),
+                *(x * (q[a] // n[a]) if i else x for i, x in enumerate(rest)))
     return by_component(graph, period)
 
 
@@ -145,15 +149,7 @@ def one_at_a_time_each(actors, channels, n) -> bool:
     autogen5, every actor so looped: 1.9 s -> 1.1 s and 1.6 s -> 0.9 s; JPEG2000_sized's
     graph of ``starts`` made Howard's iteration creep, 377 steps against 23, until
     :mod:`moc.policy_spread`)."""
-    alone = set()
-    for ch in channels:
-        if ch.src != ch.dst:
-            continue
-        rates = {phase_value(rate, k) for rate in (ch.prod, ch.cons)
-                 for k in range(n[ch.src])}
-        if len(rates) == 1 and 0 < (r := next(iter(rates))) <= ch.delay < 2 * r:
-            alone.add(ch.src)
-    return alone.issuperset(actors)
+    return {ch.src for ch in channels if concurrency(ch, n[ch.src]) == 1}.issuperset(actors)
 
 
 def check_phased_live(graph: SDFGraph, q: Mapping[str, int]) -> None:
@@ -579,9 +575,11 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
         if size > limits.MAX_FIRINGS and best is not None:
             # the schedule found proves the graph live, so one_at_a_time bounds it too
             work = one_at_a_time(actors, durations, q, n)
+            floor = busiest(actors, channels, durations, q, n)
+            least = 0 if floor is None else floor[0]
             if work < best[0]:
-                return work, (), best[2], frozenset(), False
-            return (*best, False)
+                return work, (), best[2], frozenset(), False, least
+            return (*best, False, least)
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
         # the whole iteration's channel edges are not kept (no later K reads them);

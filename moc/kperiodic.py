@@ -50,7 +50,8 @@ class KPeriodicThroughput:
     ``critical_channels``: the channels whose precedences close that circuit (where
     parallel ones are equally tight, all of them); ``optimal``: False where a larger
     ``K`` would pass the limit firings, ``period`` then the least of the K-periodic
-    schedules found, an upper bound of the self-timed one."""
+    schedules found, an upper bound of the self-timed one; ``floor``: a lower bound of
+    the period (the period itself where ``optimal``), 0 where none is known."""
 
     period: Fraction | float
     critical_cycle: tuple
@@ -58,6 +59,11 @@ class KPeriodicThroughput:
     actor_periods: Mapping[str, Fraction | float]
     critical_channels: frozenset = frozenset()
     optimal: bool = True
+    floor: Fraction | float | None = None
+
+    def __post_init__(self):
+        if self.floor is None:
+            object.__setattr__(self, "floor", self.period if self.optimal else 0)
 
 
 def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
@@ -78,8 +84,9 @@ def kperiodic_throughput(graph: SDFGraph, durations: Mapping[str, object],
 def by_component(graph: SDFGraph, component_period) -> KPeriodicThroughput:
     """The period of ``graph`` from those of its strongly connected components:
     ``component_period(actors, channels)`` gives ``(period, critical actors, K,
-    critical channels[, optimal])`` of a component with channels inside (one without
-    bounds nothing); the graph's period is the largest, and an actor fires no faster
+    critical channels[, optimal[, floor]])`` of a component with channels inside (one
+    without bounds nothing); the graph's period is the largest, as is its floor (a
+    lower bound of the period where it is not optimal), and an actor fires no faster
     than any component upstream of it."""
     components = strongly_connected_components(graph)
     component_of = {a: i for i, actors in enumerate(components) for a in actors}
@@ -88,13 +95,15 @@ def by_component(graph: SDFGraph, component_period) -> KPeriodicThroughput:
         if component_of[ch.src] == component_of[ch.dst]:
             inside[component_of[ch.src]].append(ch)
     period, critical, periodicity, own = 0, (), {a: 1 for a in graph.actors}, []
-    channels_of_critical, optimal = frozenset(), True
+    channels_of_critical, optimal, floor = frozenset(), True, 0
     for actors, channels in zip(components, inside):
         if not channels:
             own.append(0)
             continue
         value, cycle, K, through, *proven = component_period(actors, channels)
-        optimal = optimal and all(proven)
+        exact = not proven or proven[0]
+        optimal = optimal and exact
+        floor = max(floor, value if exact else proven[1] if len(proven) > 1 else 0)
         periodicity.update(K)
         own.append(value)
         # a component bounded without a circuit (``cycle`` empty) is critical too
@@ -111,7 +120,7 @@ def by_component(graph: SDFGraph, component_period) -> KPeriodicThroughput:
     actor_periods = {a: reach[component_of[a]] for a in graph.actors}
     return KPeriodicThroughput(period, critical, MappingProxyType(periodicity),
                                MappingProxyType(actor_periods), channels_of_critical,
-                               optimal)
+                               optimal, floor)
 
 
 def constraint_edges(channels, durations, q, K):

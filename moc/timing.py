@@ -53,6 +53,9 @@ BOUND = "not proven optimal: a larger K would pass the limit firings; the throug
 BEST_KPERIODIC = "the best K-periodic schedule found"
 ONE_AT_A_TIME = "one iteration's firings run one at a time (a period of their total " \
     "time, less than any K-periodic schedule found)"
+#: the lower bound of a period not proven optimal, where an actor's self-loop gives one
+FLOOR = "; the period is at least {} (the busiest actor's firings of one iteration, as " \
+    "many at a time as its self-loop lets run)"
 
 __all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse",
            "check_live", "execution_times", "has_floats", "latency_left_out", "prepared",
@@ -460,11 +463,21 @@ def _throughput(graph, durations, q, order="ends"):
         if cyclo_static(graph):
             method += f" (K sums to {sum(found.periodicity.values())} phase cycles " \
                       f"for {sum(q.values())} firings)"
+        if not found.optimal:
+            method += "; " + BOUND.format(
+                BEST_KPERIODIC if found.critical_cycle else ONE_AT_A_TIME)
+            if found.floor:
+                method += FLOOR.format(_exact_text(found.floor))
         value = ThroughputResult(throughput_of(period), Fraction(period),
-                                 found.critical_cycle,
-                                 method if found.optimal else f"{method}; " + BOUND.format(
-                                     BEST_KPERIODIC if found.critical_cycle else ONE_AT_A_TIME))
+                                 found.critical_cycle, method)
     return value, found.actor_periods
+
+
+def _exact_text(value) -> str:
+    """``value`` as written in a message: exact where its denominator is small, else
+    to nine digits."""
+    value = Fraction(value)
+    return str(value) if value.denominator <= 10 ** 6 else f"{float(value):.9g}"
 
 
 def _floats(result, floats):

@@ -322,18 +322,24 @@ def test_past_the_limit_firings_run_one_at_a_time_bound_the_period(monkeypatch):
     found = self_timed_period(bound, durations, q)
     assert (found.period, found.critical_cycle, found.optimal) == (11, (), False)
     assert csdf_kperiodic.one_at_a_time(["a", "b"], durations, q, {"a": 2, "b": 1}) == 11
+    # below it: b's seven firings of time 1, one at a time (a's: 2·(1 + 1) = 4)
+    assert found.floor == 7
     result = analyse(_self_looped_ring(), simulate=False)
     assert result.throughput == Fraction(1, 11) and not result.critical_cycle
     assert "run one at a time" in result.method and "not proven optimal" in result.method
+    assert result.method.endswith("the period is at least 7 (the busiest actor's firings "
+                                  "of one iteration, as many at a time as its self-loop "
+                                  "lets run)")
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(phased_graphs(), st.integers(10, 60))
+@given(st.one_of(phased_graphs(), looped_phased_graphs()), st.integers(10, 60))
 def test_a_period_past_the_limit_is_between_the_exact_one_and_the_firings_in_turn(
         graph, limit):
     """With a small limit, the period given (where K = 1 fits) is never below the
-    expansion's and never above one iteration's firings run one after another; where it
-    is proven optimal it is the expansion's."""
+    expansion's and never above one iteration's firings run one after another, and the
+    floor given with it never above the expansion's; where it is proven optimal it is
+    the expansion's."""
     from moc import limits
     from moc.errors import LimitError
     from moc.phases import phase_counts
@@ -351,11 +357,11 @@ def test_a_period_past_the_limit_is_between_the_exact_one_and_the_firings_in_tur
         return
     finally:
         limits.MAX_FIRINGS = saved
-    assert found.period >= exact
+    assert found.floor <= exact <= found.period
     assert found.period <= csdf_kperiodic.one_at_a_time(
         list(bound.actors), durations, q, phase_counts(bound))
     if found.optimal:
-        assert found.period == exact
+        assert found.period == exact == found.floor
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
