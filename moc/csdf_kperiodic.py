@@ -577,6 +577,9 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
             work = one_at_a_time(actors, durations, q, n)
             floor = busiest(actors, channels, durations, q, n)
             least = 0 if floor is None else floor[0]
+            if floor is not None and least == min(work, best[0]):
+                # as fast as the busiest actor allows: its loop is a critical circuit
+                return least, (floor[1],), best[2], frozenset({floor[2]})
             if work < best[0]:
                 return work, (), best[2], frozenset(), False, least
             return (*best, False, least)

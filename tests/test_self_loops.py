@@ -12,7 +12,7 @@ from moc.deadlock import check_deadlock
 from moc.errors import DeadlockError
 from moc.phases import Phases, phase_counts
 from moc.self_loops import busiest, concurrency
-from moc.timing import prepared
+from moc.timing import prepared, self_timed_period
 from test_csdf_kperiodic import phased_graphs
 
 
@@ -105,3 +105,29 @@ def test_no_execution_beats_the_busiest_actor(graph):
         return
     for order in ("ends", "starts"):
         assert found[0] <= expanded_throughput(bound, durations, q, order=order).period
+
+
+def test_past_the_limit_a_schedule_as_fast_as_the_busiest_actor_is_optimal(monkeypatch):
+    """q = (7, 6); a's seven firings take 3 each, one at a time, and b's take 0, so
+    running the firings of one iteration one after another (21) is as fast as the
+    busiest actor allows.  Under a limit of 15 the 1-periodic schedule (K = 1, not
+    covering: a's circuit with b is not a repeating chain there) is all there is, and
+    21 beats it: that period is proven, with a's loop as the critical circuit, and it
+    is the expansion's."""
+    from moc import limits
+    g = SDFGraph("busy")
+    g.add_actor("a", exec=3)
+    g.add_actor("b", exec=Phases([0, 0, 0]))
+    g.add_channel("a", "b", "ab", prod=2, cons=Phases([1, 4, 2]), delay=2)
+    g.add_channel("b", "a", "ba", prod=Phases([3, 0, 4]), cons=2, delay=3)
+    g.add_channel("a", "a", "aa", prod=1, cons=1, delay=1)
+    g.add_channel("b", "b", "bb", prod=1, cons=1, delay=1)
+    bound, durations, q, _ = prepared(g)
+    assert q == {"a": 7, "b": 6}
+    assert expanded_throughput(bound, durations, q).period == 21
+    monkeypatch.setattr(limits, "MAX_FIRINGS", 15)
+    found = self_timed_period(bound, durations, q)
+    assert dict(found.periodicity) == {"a": 1, "b": 1}
+    assert (found.period, found.critical_cycle, found.optimal, found.floor) == \
+        (21, ("a",), True, 21)
+    assert found.critical_channels == {"aa"}
