@@ -195,16 +195,19 @@ def test_kperiodic_equals_the_expansion(graph):
 
 
 @st.composite
-def looped_phased_graphs(draw):
-    """:func:`phased_graphs` with a self-loop on every actor that lets one firing run
-    at a time (``r`` tokens a phase, ``r ≤ M0 < 2r``), some of them phased."""
+def looped_phased_graphs(draw, most=1, every=True):
+    """:func:`phased_graphs` with a self-loop on every actor (on some, unless
+    ``every``) that lets at most ``most`` firings run at once (``r`` tokens a phase,
+    ``r ≤ M0 < (most + 1)·r``; one at a time by default), some of them phased."""
     graph = draw(phased_graphs())
     n = phase_counts(graph)
     for a in list(graph.actors):
+        if not every and not draw(st.booleans()):
+            continue
         r = draw(st.integers(1, 3))
         rate = Phases([r] * n[a]) if n[a] > 1 and draw(st.booleans()) else r
         graph.add_channel(a, a, f"{a}_alone", prod=rate, cons=rate,
-                          delay=draw(st.integers(r, 2 * r - 1)))
+                          delay=draw(st.integers(r, (most + 1) * r - 1)))
     return graph
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
 
 from moc import SDFGraph
 from moc.csdf import throughput as expanded_throughput
@@ -13,7 +13,7 @@ from moc.errors import DeadlockError
 from moc.phases import Phases, phase_counts
 from moc.self_loops import busiest, concurrency
 from moc.timing import prepared, self_timed_period
-from test_csdf_kperiodic import phased_graphs
+from test_csdf_kperiodic import looped_phased_graphs
 
 
 def _loop(prod, cons, delay, src="a", dst="a"):
@@ -74,23 +74,8 @@ def test_no_loop_no_floor():
                    phase_counts(bound)) is None
 
 
-@st.composite
-def loosely_looped(draw):
-    """:func:`phased_graphs` with a self-loop on some actors holding 1-4 times its
-    rate (so 1-4 firings run at once), some of them phased."""
-    graph = draw(phased_graphs())
-    n = phase_counts(graph)
-    for a in list(graph.actors):
-        if draw(st.booleans()):
-            r = draw(st.integers(1, 3))
-            rate = Phases([r] * n[a]) if n[a] > 1 and draw(st.booleans()) else r
-            graph.add_channel(a, a, f"{a}_loop", prod=rate, cons=rate,
-                              delay=draw(st.integers(r, 5 * r - 1)))
-    return graph
-
-
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(loosely_looped())
+@given(looped_phased_graphs(most=4, every=False))
 def test_no_execution_beats_the_busiest_actor(graph):
     """The floor never passes the period of the expansion of one iteration's firings,
     under either order of an actor's firings."""
