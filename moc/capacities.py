@@ -22,10 +22,11 @@ def capacity_bounds(graph: SDFGraph) -> dict[str, tuple[int, int]]:
     """Per channel of the bound ``graph``, ``(lower, step)``: the least capacity with
     which it alone lets its endpoints fire, ``p + c − g + M0 mod g`` and at least ``M0``
     (``g = gcd(p, c)``), and the step ``g`` between capacities that differ (tokens and
-    space stay ≡ ``M0`` modulo ``g``).  A self-loop gets ``p + max(c, M0)`` (SDF3).
-    Per phase (SDF3's cyclo-static buffer sizing): the least of that bound over the
-    first ``gcd`` (of the two numbers of phases) pairs of phase rates, and the gcd of all
-    the rates as the step.  A channel one of whose actors has initialisation phases
+    space stay ≡ ``M0`` modulo ``g``).  A self-loop gets ``p + max(c, M0)`` (SDF3), a
+    cyclo-static one :func:`_loop_capacity` over its phases.  Per phase (SDF3's
+    cyclo-static buffer sizing): the least of that bound over the first ``gcd`` (of the
+    two numbers of phases) pairs of phase rates, and the gcd of all the rates as the
+    step.  A channel one of whose actors has initialisation phases
     (:mod:`moc.initial_phases`): see :func:`_initialised_bounds`."""
     bounds, n = {}, None
     for ch in graph.channels.values():
@@ -37,6 +38,13 @@ def capacity_bounds(graph: SDFGraph) -> dict[str, tuple[int, int]]:
         prods = ch.prod if is_phased(ch.prod) else (ch.prod,)
         conss = ch.cons if is_phased(ch.cons) else (ch.cons,)
         t = ch.delay
+        if ch.src == ch.dst and (is_phased(ch.prod) or is_phased(ch.cons)):
+            n = phase_counts(graph) if n is None else n
+            phases = range(n[ch.src])
+            bounds[ch.name] = (_loop_capacity([phase_value(ch.prod, k) for k in phases],
+                                              [phase_value(ch.cons, k) for k in phases], t),
+                               math.gcd(*prods, *conss))
+            continue
         lower = None
         for i in range(math.gcd(len(prods), len(conss))):
             p, c = prods[i % len(prods)], conss[i % len(conss)]
@@ -69,12 +77,23 @@ def _initialised_bounds(graph, ch, n) -> tuple[int, int]:
         tuple(phase_value(ch.cons, k) for k in range(n[ch.dst]))
     g = math.gcd(*prods, *conss)
     if ch.src == ch.dst:
-        most, t = 0, ch.delay
-        for p, c in zip(prods, conss):
-            most, t = max(most, t + p), t + p - c
-        return most, g
+        return _loop_capacity(prods, conss, ch.delay), g
     need = max(ch.delay, *prods, *conss)
     return ch.delay + -(-(need - ch.delay) // g) * g, g
+
+
+def _loop_capacity(prods, conss, tokens) -> int:
+    """The capacity of a self-loop with which its actor's firings run one at a time:
+    the most, over the phases ``(p, c)`` a firing goes through in turn from ``tokens``
+    initial tokens, of the tokens left before a firing plus those it writes (a firing
+    holds what it reads and claims what it writes until it ends).  SDF3's ``p +
+    max(c, M0)`` where every phase reads and writes ``p = c ≤ M0``; SDF3 takes the
+    least of that over a cyclo-static loop's phases, a capacity with which a phase
+    that writes more than the least may never fire."""
+    most = 0
+    for p, c in zip(prods, conss):
+        most, tokens = max(most, tokens + p), tokens + p - c
+    return most
 
 
 def bounded_graph(graph: SDFGraph, capacities: Mapping[str, int]) -> SDFGraph:

@@ -26,6 +26,7 @@ from moc.cycle_ratio import UnboundedCycleError
 from moc.errors import DeadlockError
 from moc.phases import Phases
 from moc.timing import analyse, prepared
+from moc.capacities import capacity_bounds
 from moc.tradeoff import bounded_graph, tradeoff
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,6 +182,70 @@ def test_front_equals_the_exhaustive_search_on_random_graphs(graph, timing):
     loops = {n: front.points[-1].distributions[0][n] for n, ch in graph.channels.items()
              if ch.src == ch.dst}
     assert _positive(front) == exhaustive_front(graph, front.points[-1].size, loops, order)
+
+
+def _loop_of_uneven_phases():
+    """One actor of two phases (times 1, 1) whose self-loop of one token is read and
+    written by its first phase only."""
+    g = SDFGraph("uneven")
+    g.add_actor("a", exec=Phases([1, 1]))
+    g.add_channel("a", "a", "aa", prod=Phases([1, 0]), cons=Phases([1, 0]), delay=1)
+    return g
+
+
+def test_a_cyclo_static_self_loop_keeps_room_for_what_its_phases_write():
+    """The first phase holds the loop's token while it runs and claims room for the one
+    it writes: at capacity 1 it never starts, at 2 the actor fires a cycle of phases
+    each time unit.  SDF3's least of ``p + max(c, M0)`` over the phases is 1 (the second
+    phase: 0 + max(0, 1)), which left the trade-off at the deadlock where ``analyse``
+    gives 1; the loop is kept at 2, and the front's top is ``analyse``'s."""
+    g = _loop_of_uneven_phases()
+    bound = g.bind()
+    assert stepped_throughput(bound, {"aa": 1}) == 0
+    assert stepped_throughput(bound, {"aa": 2}) == 1
+    assert capacity_bounds(bound)["aa"] == (2, 1)
+    front = tradeoff(g)
+    assert _positive(front) == [(2, 1)]
+    assert front.max_throughput == analyse(g, simulate=False).throughput == 1
+
+
+@st.composite
+def one_at_a_time_with_a_phased_loop(draw):
+    """:func:`small_csdf` with a loop of one token on every actor, so that its firings
+    run one at a time, and on its first actor a second loop whose rates vary by phase
+    (one cycle of phases writes and reads ``w`` tokens, 0-2 more tokens than the most a
+    firing can find missing)."""
+    graph = draw(small_csdf())
+    for a in list(graph.actors):
+        graph.add_channel(a, a, f"{a}_alone", delay=1)
+    n = len(graph.actors["a0"].attrs["exec"]) if isinstance(
+        graph.actors["a0"].attrs["exec"], Phases) else 1
+    w = draw(st.integers(1, 3))
+
+    def split():
+        cuts = sorted(draw(st.lists(st.integers(0, w), min_size=n - 1, max_size=n - 1)))
+        return [b - a for a, b in zip([0] + cuts, cuts + [w])]
+    prod, cons = split(), split()
+    low, tokens = 0, 0
+    for p, c in zip(prod, cons):
+        low, tokens = min(low, tokens - c), tokens + p - c
+    graph.add_channel("a0", "a0", "a0_phased", prod=Phases(prod) if n > 1 else prod[0],
+                      cons=Phases(cons) if n > 1 else cons[0],
+                      delay=-low + draw(st.integers(0, 2)))
+    return graph
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(one_at_a_time_with_a_phased_loop())
+def test_self_loops_at_their_capacity_leave_actors_that_fire_one_at_a_time_alone(graph):
+    """Where every actor fires one firing at a time, the self-loops' fixed capacities
+    never hold a firing back: the trade-off's top (unbounded channels, loops at those
+    capacities) is ``analyse``'s throughput."""
+    try:
+        expected = analyse(graph, simulate=False).throughput
+    except DeadlockError:
+        return
+    assert tradeoff(graph, max_explored=1).max_throughput == expected
 
 
 # ------------------------------------------------------------------ the order on the command line
