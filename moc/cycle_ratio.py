@@ -296,6 +296,9 @@ def strong_labels(n: int, u, v, by_tail: bool = False) -> np.ndarray:
 
 #: steps after which a warm start (``start``) gives up
 WARM_STEPS = 256
+#: a first policy whose ratios are all below this has its heights scaled down (a float
+#: iteration tells ratios apart to about 1e-9, an absolute tolerance near 1)
+SMALL_RATIO = 2.0 ** -16
 
 
 class _Unsafe(Exception):
@@ -327,8 +330,17 @@ def _policy_iteration(n, u, v, w, h, guard=False, start=None):
     into, creeping = None, 0    # the edges into each node; the small steps in a row
     # a warm start gives up early (seed 24's g0049 under "starts" stalled 5,120 steps
     # on ratios 1e-9 apart, below the tolerance that tells ratios apart)
-    for _ in range(WARM_STEPS if start is not None else max(100, 10 * int(math.isqrt(n)))):
+    for step in range(WARM_STEPS if start is not None else max(100, 10 * int(math.isqrt(n)))):
         eta, x = _policy_values(n, v, w, h, policy, eta, x, tol, packed, last, guard)
+        if step == 0 and 0 < (top := float(np.abs(eta).max())) < SMALL_RATIO:
+            # the heights (a copy) times a power of two: the first policy's ratios
+            # about 1 (seed 41's g0039: tokens of 3·10^11, ratios of 10^-11, 2,000 steps
+            # without an end where every ratio looked the same); weights scaled up
+            # instead would cancel against ratio times height with an error as large
+            h *= 2.0 ** round(math.log2(top))
+            packed, ht = _packed(w, h), h[tokens]
+            last.clear()
+            eta, x = _policy_values(n, v, w, h, policy, None, None, tol, packed, last, guard)
         # one ratio everywhere (the usual case once it has spread): no edge leads up
         level = eta.min() == eta.max()
         if not level:

@@ -271,6 +271,43 @@ def test_the_exact_steps_from_the_float_policy_take_tall_heights_in_int64(graph)
         assert ratio_of(list(found.cycle), edges) == expected
 
 
+@st.composite
+def tiny_ratio_graphs(draw):
+    """Up to 9 nodes and 18 edges of weights 0-9: an edge to a later node has height 0,
+    one back (or a self-loop) a height of 2^40-2^42, so every cycle has tokens, as in
+    a constraint graph whose initial tokens run to 10^12."""
+    n = draw(st.integers(1, 9))
+    pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                          max_size=18))
+    return n, [(a, b, draw(st.integers(0, 9)),
+                0 if b > a else draw(st.integers(2 ** 40, 2 ** 42))) for a, b in pairs]
+
+
+@settings(max_examples=300, deadline=None)
+@given(tiny_ratio_graphs())
+def test_ratios_far_below_the_float_tolerance_are_told_apart_in_floats(graph):
+    """Ratios of 10^-12 (SDF3 generator's seed 41 g0039: tokens of 3·10^11 over
+    weights of 1-3) lie far below the tolerance of 1e-9 with which the float
+    iteration tells ratios apart; its weights are scaled up by a power of two from the
+    first policy's ratios, so that its own policy is optimal: certified, with neither
+    exact iteration run after it."""
+    import moc.cycle_ratio as cr
+    n, edges = graph
+    saved = cr._exact_from, cr.exact_iteration
+
+    def refused(*args):
+        raise AssertionError("the float policy was not optimal")
+    cr._exact_from = cr.exact_iteration = refused
+    try:
+        found = max_cycle_ratio(range(n), edges)
+    finally:
+        cr._exact_from, cr.exact_iteration = saved
+    expected = brute_force(range(n), edges)
+    assert found.ratio == expected
+    if expected is not None:
+        assert ratio_of(list(found.cycle), edges) == expected
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(1, 30).flatmap(lambda n: st.tuples(
     st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
