@@ -115,6 +115,27 @@ def test_a_repetition_vector_of_billions(tmp_path, capsys):
     assert found == {6 * c}
 
 
+def test_a_fan_out_whose_repetitions_pass_ten_to_the_sixteen(tmp_path, capsys):
+    """a (time 2) writes 209,281,551 tokens a firing to b (time 3), which reads
+    77,065,968, and 554,010,464 to c (time 2), which reads 1,443,197,554; each fires
+    one at a time and nothing holds a back, so the busiest actor sets the period.  The
+    balance equations ``q_a·p = q_b·c`` give q = (18,536,902,752,373,712,
+    50,339,103,750,087,709, 7,115,892,115,048,192) and b's 3·q_b the period.  Kiter
+    prints 18,536,902,752,373,712 (a second campaign against Kiter, seed 31: its
+    repetition vectors of such graphs break the balance equations)."""
+    from math import gcd, lcm
+    ab, ba, ac, ca = 209_281_551, 77_065_968, 554_010_464, 1_443_197_554
+    q_a = lcm(ba // gcd(ab, ba), ca // gcd(ac, ca))
+    q_b, q_c = q_a * ab // ba, q_a * ac // ca
+    assert (q_a, q_b, q_c) == (18_536_902_752_373_712, 50_339_103_750_087_709,
+                               7_115_892_115_048_192)
+    found = _periods(tmp_path, capsys, {"a": [2], "b": [3], "c": [2]}, [
+        ("ab", "a", "b", [ab], [ba], 0), ("ac", "a", "c", [ac], [ca], 0),
+        ("sa", "a", "a", [1], [1], 1), ("sb", "b", "b", [1], [1], 1),
+        ("sc", "c", "c", [1], [1], 1)])
+    assert found == {max(2 * q_a, 3 * q_b, 2 * q_c)} == {151_017_311_250_263_127}
+
+
 def test_a_cyclo_static_actor_without_self_loop_in_a_ring(tmp_path, capsys):
     """A graph of Kiter's generator with its self-loops taken out (issue 42): a (16)
     reads 2 of b's tokens and writes 2 for b's first phase and 2 for its second; b
