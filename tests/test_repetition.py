@@ -111,3 +111,12 @@ def test_fractions_are_exact_for_large_coprime_rates():
     g = make_graph(["a", "b"], [("a", "b", big[0], big[1])])
     q = repetition_vector(g)
     assert Fraction(q["a"], q["b"]) == Fraction(big[1], big[0])
+
+
+def test_a_chain_whose_repetitions_pass_two_to_the_31():
+    """a writes 1 token a firing, b reads 50,000 and writes 1, c reads 50,000: c fires
+    once, b 50,000 times, a 2,500,000,000 times.  SDF3 keeps the vector in C ints and
+    calls the chain consistent with a = -1,794,967,296 (a campaign against SDF3,
+    seed 45)."""
+    g = make_graph(["a", "b", "c"], [("a", "b", 1, 50_000), ("b", "c", 1, 50_000)])
+    assert repetition_vector(g) == {"a": 2_500_000_000, "b": 50_000, "c": 1}
