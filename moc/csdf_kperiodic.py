@@ -57,10 +57,6 @@ from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 from moc.self_loops import busiest, concurrency
 from moc.warm_start import WARM_SIZE, critical_of, preferred
 
-#: a channel whose ends' patterns make at most this many pairs of firings has its edges
-#: found by Python's loops even in a graph on numpy's arrays: numpy's calls cost more
-#: there (Kiter's autogen5: 1,364 such channels, 0.26 ms each on arrays)
-TINY_CHANNEL = 64
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
 #: is taken at once (its exact pattern), where that is within the limit firings: one
 #: large step costs less than thousands of small ones (Kiter's autogen4: 2,364 steps)
@@ -433,22 +429,15 @@ def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds, small=False):
     (Python lists where ``small``, else numpy arrays)."""
     P, C = Cumulative(ch.prod, size_a), Cumulative(ch.cons, size_b)
     g = math.gcd(P.total, C.total)
-    if small or size_a * size_b <= TINY_CHANNEL:
+    if small:
         rows = list(_pairs(ch, P, C, g))
         ja, xs = [r[1] for r in rows], [r[2] for r in rows]
-        if small:
-            w = [0] * len(ja) if kinds == 2 else [ticks[a % len(ticks)] for a in ja]
-            return ((P.total, C.total), ja, [r[0] for r in rows], w,
-                    [_height(x, h_unit, made) for x in xs], xs)
-        import numpy as np
-        found = [(np.array([r[0] for r in rows], dtype=np.int64),
-                  np.array(ja, dtype=np.int64),
-                  np.array(xs, dtype=_kind(P.total + C.total + abs(ch.delay) + g)))]
-    else:
-        found = _channel_pairs(ch, P, C, g)
+        w = [0] * len(ja) if kinds == 2 else [ticks[a % len(ticks)] for a in ja]
+        return ((P.total, C.total), ja, [r[0] for r in rows], w,
+                [_height(x, h_unit, made) for x in xs], xs)
     import numpy as np
     blocks = []
-    for jb, ja, xs in found:
+    for jb, ja, xs in _channel_pairs(ch, P, C, g):
         if xs.dtype != object and _kind(made + h_unit * (1 + int(
                 np.abs(xs).max(initial=0)))) is object:
             xs = xs.astype(object)
@@ -458,8 +447,6 @@ def _channel_edges(ch, size_a, size_b, ticks, made, h_unit, kinds, small=False):
     if not blocks:
         empty = np.zeros(0, dtype=np.int64)
         return (P.total, C.total), empty, empty, empty, empty, empty
-    if len(blocks) == 1:
-        return ((P.total, C.total), *blocks[0])
     return ((P.total, C.total),
             *(np.concatenate([b[k] for b in blocks]) for k in range(5)))
 

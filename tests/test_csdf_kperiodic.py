@@ -255,21 +255,17 @@ def test_a_loop_that_lets_two_firings_overlap_keeps_the_ends_graph():
     assert not csdf_kperiodic.one_at_a_time_each(["a", "b"], loops(1, 1), {"a": 1, "b": 1})
 
 
-def _solved(graph, order, lists=True, tiny=None):
+def _solved(graph, order, lists=True):
     """The whole K-periodic answer (or the error) with small constraint graphs on Python
-    lists, or with every one in numpy arrays; ``tiny``: the most pairs of firings of a
-    channel whose edges Python's loops find in such a graph (None: as shipped)."""
+    lists, or with every one in numpy arrays."""
     from moc import howard_exact
-    saved = howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS, csdf_kperiodic.TINY_CHANNEL
+    saved = howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS
     if not lists:
         howard_exact.SMALL_LISTS = howard_exact.LOADED_LISTS = -1
-    if tiny is not None:
-        csdf_kperiodic.TINY_CHANNEL = tiny
     try:
         return answer(self_timed_period, graph, order)
     finally:
-        howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS, \
-            csdf_kperiodic.TINY_CHANNEL = saved
+        howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS = saved
 
 
 def answer(solve, graph, order):
@@ -376,11 +372,8 @@ def test_a_period_past_the_limit_is_between_the_exact_one_and_the_firings_in_tur
 def test_small_graphs_on_lists_give_the_arrays_answer(graph, order):
     """A small constraint graph is made and solved on Python lists
     (``moc.howard_exact.on_lists``): the same period, critical circuit and channels,
-    K and deadlocks as with numpy's arrays, cyclo-static or SDF, whether a tiny
-    channel's edges in arrays come from Python's loops
-    (``moc.csdf_kperiodic.TINY_CHANNEL``) or from numpy's."""
-    assert _solved(graph, order) == _solved(graph, order, lists=False) == \
-        _solved(graph, order, lists=False, tiny=0)
+    K and deadlocks as with numpy's arrays, cyclo-static or SDF."""
+    assert _solved(graph, order) == _solved(graph, order, lists=False)
 
 
 KITER = os.environ.get("KITER_BENCHMARKS")
