@@ -71,7 +71,13 @@ actors fire one at a time solved on the graph of ``starts`` alone, 93.8 ms, but
 9-18 nodes gained a constant amount, an improvement moving back one firing a step,
 until those steps were spread (``moc.policy_spread``).  ``--base e6bcf2a --repeat 1
 --simulate`` (load 1.3): 5.73 -> 3.75 s of CPU with ``--no-simulate`` (0.65) and 9.84
--> 8.49 s by default (0.86), the same output in both.
+-> 8.49 s by default (0.86), the same output in both.  On another machine of the same
+kind, quiet (load 0.9-1.1), a stop later: 41 graphs answered, mean 109-134 ms a graph
+(``autogen1`` 2.1-2.7 s, ``autogen5`` 1.3-1.6 s as the first run in the process; 1.0
+and 0.9 s warm), 1,000 generated graphs 2.8-3.2 ms each; ``--base a95ab42 --repeat 3
+--simulate``: 5.70 -> 5.89 s of CPU with ``--no-simulate`` (1.03) and 12.42 -> 10.64 s
+by default (0.86: first iterations of firings of time 0 from the occupancy program),
+the output the same but for the lower bound now given on ``autogen2`` and ``autogen3``.
 
 Kiter's ``benchmarks/`` folder (``git clone https://github.com/bbodin/kiter``) comes from
 ``--kiter`` or the environment variable ``KITER_BENCHMARKS``; without it that part is
