@@ -76,8 +76,10 @@ kind, quiet (load 0.9-1.1), a stop later: 41 graphs answered, mean 109-134 ms a 
 (``autogen1`` 2.1-2.7 s, ``autogen5`` 1.3-1.6 s as the first run in the process; 1.0
 and 0.9 s warm), 1,000 generated graphs 2.8-3.2 ms each; ``--base a95ab42 --repeat 3
 --simulate``: 5.70 -> 5.89 s of CPU with ``--no-simulate`` (1.03) and 12.42 -> 10.64 s
-by default (0.86: first iterations of firings of time 0 from the occupancy program),
-the output the same but for the lower bound now given on ``autogen2`` and ``autogen3``.
+by default (0.86, a gain this stop's changes do not explain: the suite by default in
+one process took 10.22 s against 10.97 s with the first iterations of firings of time
+0 left to the expansion), the output the same but for the lower bound now given on
+``autogen2`` and ``autogen3``.
 
 Kiter's ``benchmarks/`` folder (``git clone https://github.com/bbodin/kiter``) comes from
 ``--kiter`` or the environment variable ``KITER_BENCHMARKS``; without it that part is
