@@ -254,17 +254,29 @@ def test_the_exact_steps_from_the_float_policy_take_tall_heights_in_int64(graph)
     ``w·D − h·N`` and its path sums fit in int64, so the float policy that is not
     certified is finished exactly from where it stopped, never by the iteration on
     Python dictionaries from the start."""
+    _brute_force_with(graph, _certified=lambda *args: False,
+                      exact_iteration=_refused("the exact iteration from the start ran"))
+
+
+def _refused(message):
+    def refused(*args):
+        raise AssertionError(message)
+    return refused
+
+
+def _brute_force_with(graph, **stand_ins):
+    """``max_cycle_ratio`` of ``graph`` with functions of ``moc.cycle_ratio`` replaced
+    by ``stand_ins`` (by name), against the brute force: ratio and cycle."""
     import moc.cycle_ratio as cr
     n, edges = graph
-    saved = cr._certified, cr.exact_iteration
-
-    def refused(*args):
-        raise AssertionError("the exact iteration from the start ran")
-    cr._certified, cr.exact_iteration = (lambda *args: False), refused
+    saved = {name: getattr(cr, name) for name in stand_ins}
+    for name, stand_in in stand_ins.items():
+        setattr(cr, name, stand_in)
     try:
         found = max_cycle_ratio(range(n), edges)
     finally:
-        cr._certified, cr.exact_iteration = saved
+        for name, function in saved.items():
+            setattr(cr, name, function)
     expected = brute_force(range(n), edges)
     assert found.ratio == expected
     if expected is not None:
@@ -288,24 +300,11 @@ def tiny_ratio_graphs(draw):
 def test_ratios_far_below_the_float_tolerance_are_told_apart_in_floats(graph):
     """Ratios of 10^-12 (SDF3 generator's seed 41 g0039: tokens of 3·10^11 over
     weights of 1-3) lie far below the tolerance of 1e-9 with which the float
-    iteration tells ratios apart; its weights are scaled up by a power of two from the
-    first policy's ratios, so that its own policy is optimal: certified, with neither
-    exact iteration run after it."""
-    import moc.cycle_ratio as cr
-    n, edges = graph
-    saved = cr._exact_from, cr.exact_iteration
-
-    def refused(*args):
-        raise AssertionError("the float policy was not optimal")
-    cr._exact_from = cr.exact_iteration = refused
-    try:
-        found = max_cycle_ratio(range(n), edges)
-    finally:
-        cr._exact_from, cr.exact_iteration = saved
-    expected = brute_force(range(n), edges)
-    assert found.ratio == expected
-    if expected is not None:
-        assert ratio_of(list(found.cycle), edges) == expected
+    iteration tells ratios apart; its heights are scaled down by a power of two from
+    the first policy's ratios, so that its own policy is optimal: certified, with
+    neither exact iteration run after it."""
+    refused = _refused("the float policy was not optimal")
+    _brute_force_with(graph, _exact_from=refused, exact_iteration=refused)
 
 
 @settings(max_examples=150, deadline=None)
