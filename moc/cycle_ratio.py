@@ -99,7 +99,8 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
 
     On one strongly connected component, ``start`` (a mask of edges) starts each node
     from its first marked edge (the same ratio; of equally critical cycles maybe
-    another), weights scaled so that ``near`` (an estimate of the ratio) is 1; and a
+    another), ``near`` an estimate of the ratio in the units of ``w`` and ``h`` (where
+    it is tiny, the heights are scaled by :func:`_toward_one`); and a
     list ``critical`` gets the final float policy (per node its edge), the start of a
     larger graph's (:mod:`moc.warm_start`), or None where a warm start passed
     :data:`WARM_STEPS`.  With ``least`` (integers), the cycle is
@@ -139,14 +140,12 @@ def max_cycle_ratio_arrays(n: int, u, v, w, h, defer: bool = True, start=None,
     component = label[nodes]
     m = len(nodes)
     wf, hf = w.astype(np.float64), h.astype(np.float64)
-    # a warm start's estimate below 1 raised to about 1 (ratios of 1e-9, seed 24's g0049
-    # under "starts", lie within the tolerance that tells ratios apart) by a power of
-    # two: whole weights stay whole, so :func:`_packed` still sums them exactly
-    scale = 2.0 ** min(0, round(math.log2(near))) if start is not None and \
-        (near or 0) > 0 else max(float(abs(wf).max()), 1.0)
-    wf /= scale                                    # the same quotients, in place
+    # a warm start's estimate is in the units of w and h: those are kept
+    near = near if start is not None and (near or 0) > 0 else None
+    if near is None:
+        wf /= max(float(abs(wf).max()), 1.0)       # the same quotients, in place
     try:
-        policy, converged = _policy_iteration(m, u, v, wf, hf, deferred, start)
+        policy, converged = _policy_iteration(m, u, v, wf, hf, deferred, start, near)
     except _Unsafe:                                # a policy cycle of height ≤ 0
         return max_cycle_ratio_arrays(n, *given, defer=False, **more)
     if start is not None and not converged:
@@ -296,8 +295,8 @@ def strong_labels(n: int, u, v, by_tail: bool = False) -> np.ndarray:
 
 #: steps after which a warm start (``start``) gives up
 WARM_STEPS = 256
-#: a first policy whose ratios are all below this has its heights scaled down (a float
-#: iteration tells ratios apart to about 1e-9, an absolute tolerance near 1)
+#: a ratio (estimated, or the first policy's best) below this has the heights scaled
+#: down (:func:`_toward_one`)
 SMALL_RATIO = 2.0 ** -16
 
 
@@ -306,11 +305,12 @@ class _Unsafe(Exception):
     deferred): no ratio of it means anything."""
 
 
-def _policy_iteration(n, u, v, w, h, guard=False, start=None):
+def _policy_iteration(n, u, v, w, h, guard=False, start=None, near=None):
     """Howard's iteration in floats: the final policy (an edge per node) and whether it
     converged within its bound of steps (edges sorted by tail ``u``; ``guard``: raise
     :class:`_Unsafe` at a policy cycle of height sum zero or less; ``start``: a mask of
-    edges, each node's first marked one its first choice)."""
+    edges, each node's first marked one its first choice; ``near``: an estimate of the
+    ratio, else the first policy's best, for :func:`_toward_one`)."""
     policy = np.empty(n, dtype=np.int64)
     # a value per node read at every edge out of it: a repeat, not a gather
     degree = np.bincount(u, minlength=n)
@@ -330,14 +330,11 @@ def _policy_iteration(n, u, v, w, h, guard=False, start=None):
     into, creeping = None, 0    # the edges into each node; the small steps in a row
     # a warm start gives up early (seed 24's g0049 under "starts" stalled 5,120 steps
     # on ratios 1e-9 apart, below the tolerance that tells ratios apart)
+    if near is not None and _toward_one(h, near):
+        packed, ht = _packed(w, h), h[tokens]
     for step in range(WARM_STEPS if start is not None else max(100, 10 * int(math.isqrt(n)))):
         eta, x = _policy_values(n, v, w, h, policy, eta, x, tol, packed, last, guard)
-        if step == 0 and 0 < (top := float(np.abs(eta).max())) < SMALL_RATIO:
-            # the heights (a copy) times a power of two: the first policy's ratios
-            # about 1 (seed 41's g0039: tokens of 3·10^11, ratios of 10^-11, 2,000 steps
-            # without an end where every ratio looked the same); weights scaled up
-            # instead would cancel against ratio times height with an error as large
-            h *= 2.0 ** round(math.log2(top))
+        if step == 0 and near is None and _toward_one(h, float(np.abs(eta).max())):
             packed, ht = _packed(w, h), h[tokens]
             last.clear()
             eta, x = _policy_values(n, v, w, h, policy, None, None, tol, packed, last, guard)
@@ -380,6 +377,19 @@ def _policy_iteration(n, u, v, w, h, guard=False, start=None):
             ahead[u[best]] = value[best]
             spread(u, v, w, h, float(eta[0]), ahead, policy, u[best], into, noise)
     return policy, False
+
+
+def _toward_one(h, ratio: float) -> bool:
+    """Where ``0 < ratio < SMALL_RATIO``, the heights (a float copy) times the power of
+    two that brings ``ratio`` to about 1, in place, and True.  The iteration tells
+    ratios apart to about 1e-9, a tolerance near 1: seed 41's g0039 (tokens of 3·10^11,
+    ratios of 10^-11) went 2,000 steps without an end where every ratio looked the
+    same, and seed 24's g0049 under "starts" (ratios 1e-9 apart) stalled 5,120.  Weights
+    scaled up instead cancel against ratio times height with an error as large."""
+    if not 0 < ratio < SMALL_RATIO:
+        return False
+    h *= 2.0 ** round(math.log2(ratio))
+    return True
 
 
 def _packed(w, h):
