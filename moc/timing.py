@@ -467,17 +467,10 @@ def _throughput(graph, durations, q, order="ends"):
             method += "; " + BOUND.format(
                 BEST_KPERIODIC if found.critical_cycle else ONE_AT_A_TIME)
             if found.floor:
-                method += FLOOR.format(_exact_text(found.floor))
+                method += FLOOR.format(exact_text(found.floor))
         value = ThroughputResult(throughput_of(period), Fraction(period),
                                  found.critical_cycle, method)
     return value, found.actor_periods
-
-
-def _exact_text(value) -> str:
-    """``value`` as written in a message: exact where its denominator is small, else
-    to nine digits."""
-    value = Fraction(value)
-    return str(value) if value.denominator <= 10 ** 6 else f"{float(value):.9g}"
 
 
 def _floats(result, floats):
