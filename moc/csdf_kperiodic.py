@@ -54,7 +54,7 @@ from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
     named, solve_congruence, substitute, tightest, too_large, x_max
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
-from moc.self_loops import busiest, concurrency
+from moc.self_loops import busiest, busy_time, concurrency
 from moc.warm_start import WARM_SIZE, critical_of, preferred
 
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
@@ -631,8 +631,7 @@ def one_at_a_time(actors, durations, q, n) -> Fraction:
     self-timed execution, which is never idle (while no firing runs, one can start, or
     the graph has deadlocked) and so completes an iteration's firings within their
     total time."""
-    unit, times = _phase_ticks(actors, durations, n)
-    return Fraction(sum(q[a] // n[a] * sum(times[a]) for a in actors), unit)
+    return sum((busy_time(durations[a], q[a], n[a]) for a in actors), Fraction(0))
 
 
 def _warm_ratio(found, before, K, cycles):

@@ -34,7 +34,7 @@ def busiest(actors, channels, durations, q, n) -> tuple | None:
     firing at a time).  None where no actor has such a loop."""
     tightest = {}
     for ch in channels:
-        c = concurrency(ch, n[ch.src]) if ch.src in n else None
+        c = concurrency(ch, n[ch.src])
         if c and (ch.src not in tightest or c < tightest[ch.src][0]):
             tightest[ch.src] = (c, ch.name)
     found = None
@@ -42,10 +42,18 @@ def busiest(actors, channels, durations, q, n) -> tuple | None:
         if a not in tightest:
             continue
         c, loop = tightest[a]
-        g = math.gcd(c, n[a])
-        chain = max(sum(Fraction(phase_value(durations[a], k)) for k in range(m, n[a], g))
-                    for m in range(g))
-        floor = chain * (q[a] * g // n[a]) / c
+        floor = busy_time(durations[a], q[a], n[a], c)
         if found is None or floor > found[0]:
             found = (floor, a, loop)
     return found
+
+
+def busy_time(times, q: int, n: int, c: int = 1) -> Fraction:
+    """The least time in which an actor of ``n`` phases (``times``: one time or one per
+    phase) runs its ``q`` firings of one iteration, at most ``c`` at once and firing
+    ``ν + c`` after the end of firing ``ν`` (:func:`busiest`): ``max_m (q·g/n)·Σ_{p ≡ m}
+    d(p) / c`` with ``g = gcd(c, n)``, ``(q/n)·Σ_p d(p)`` one at a time."""
+    g = math.gcd(c, n)
+    chain = max(sum(Fraction(phase_value(times, k)) for k in range(m, n, g))
+                for m in range(g))
+    return chain * (q * g // n) / c
