@@ -369,6 +369,12 @@ def _policy_iteration(n, u, v, w, h, guard=False, start=None, near=None):
         # of values equal but for rounding (potentials summed in another order), the
         # first edge, as the exact iteration takes it
         best = edges[first_per(u[edges], value[edges], noise)]
+        if np.array_equal(policy[u[best]], best):
+            # every node keeps its edge: the policy is a fixed point, which a gain of
+            # rounding alone cannot move (a cycle's root gains its cycle's Σw − eta·Σh,
+            # zero but for the rounding of sums far larger than any potential: SDF3's
+            # generator's 10-actor graph with 10^9 tokens repeated one step 2,900 times)
+            return policy, True
         policy[u[best]] = best
         creeping = creeping + 1 if level and len(best) <= frontier(n) else 0
         if creeping >= CREEP_STEPS:

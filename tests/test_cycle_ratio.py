@@ -225,6 +225,33 @@ def test_howard_does_not_cycle_when_a_cycle_changes_root(monkeypatch):
     assert max_cycle_ratio(nodes, edges).ratio == brute_force(nodes, edges) == Fraction(10, 3)
 
 
+def test_howard_ends_where_rounding_alone_makes_a_root_s_own_edge_look_better(monkeypatch):
+    """A ring of 20,000 edges of weight 4 or 8 (11 on one) and height 123,456,789,013
+    times the weight: every edge at the ring's ratio, so potentials stay near 0 while
+    the sums along the ring reach thousands.  Those sums, rounded in another order than
+    the cycle's ratio, leave the root's own edge a gain above the tolerance of the
+    potentials: the step changed nothing and repeated to its bound of steps, each time
+    spread along the ring (a 10-actor graph of SDF3's generator ran for hours so).  A
+    step that keeps every edge is the end."""
+    import numpy as np
+    import moc.cycle_ratio as cr
+    n = 20_000
+    w = np.random.default_rng(0).choice([4, 8], n)
+    w[0] = 11
+    h = w * 123_456_789_013
+    steps = []
+    evaluate = cr._policy_values
+
+    def counted(*args, **kwargs):
+        steps.append(1)
+        assert len(steps) <= 5, "the policy iteration repeats a step"
+        return evaluate(*args, **kwargs)
+    monkeypatch.setattr(cr, "_policy_values", counted)
+    ring = np.arange(n)
+    ratio, cycle = cr.max_cycle_ratio_arrays(n, ring, (ring + 1) % n, w, h)
+    assert ratio == Fraction(1, 123_456_789_013) and len(cycle) == n
+
+
 big_graphs = st.integers(1, 5).flatmap(lambda n: st.tuples(
     st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
                                    st.integers(10 ** 17, 10 ** 17 + 50),
