@@ -31,7 +31,7 @@ deadlock.  Three shortcuts: a component whose actors each fire one firing at a t
 (:func:`one_at_a_time_each`) is solved under ``starts``, the same execution on half the
 nodes; the whole iteration (``K_t = r_t``, the graph of the firings
 of one iteration, exact by construction) is taken at once where it is small or after
-:data:`STEPS_BEFORE_WHOLE` steps; and a lone actor with self-loops is solved once per
+:data:`moc.kperiodic.STEPS_BEFORE_WHOLE` steps; and a lone actor with self-loops is solved once per
 distinct phase times and loops (its period per cycle of phases does not depend on
 ``q``).  Where the next ``K`` would pass ``moc.limits.MAX_FIRINGS`` nodes and edges,
 the least period found is returned, marked not optimal: that of the best K-periodic
@@ -52,24 +52,10 @@ from moc.errors import UnboundedCycleError
 from moc.howard_exact import max_cycle_ratio_lists, on_lists, take
 from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
-    named, solve_congruence, substitute, tightest, too_large, x_max
+    named, solve_congruence, substitute, tightest, too_large, whole_at_once, x_max
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 from moc.self_loops import busiest, busy_time, concurrency
 from moc.warm_start import WARM_SIZE, critical_of, preferred
-
-#: growth steps of ``K`` on critical circuits after which a component's whole iteration
-#: is taken at once (its exact pattern), where that is within the limit firings: one
-#: large step costs less than thousands of small ones (Kiter's autogen4: 2,364 steps)
-STEPS_BEFORE_WHOLE = 16
-#: nodes and edges up to which (or up to :data:`WHOLE_FACTOR` times the current
-#: ``K``'s) the whole iteration is taken at once: one exact solve of a small graph
-#: costs less than steps
-SMALL_WHOLE = 20_000
-#: a step of ``K`` whose graph has negative heights costs far more per edge than the
-#: whole iteration's (measured when circuits without tokens were sought by Bellman-Ford,
-#: before the policy iteration of :mod:`moc.cycle_ratio`): Kiter's JPEG2000_sized
-#: took nine steps of 0.6-1.5 s each before its whole iteration, solved in 0.6 s
-WHOLE_FACTOR = 16
 
 #: checks of the symbolic execution (:class:`_Symbolic`) per node and edge of a
 #: constraint graph that admits no schedule, and the checks taken at least: a check
@@ -567,8 +553,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
     while True:
         steps += 1
         size = size_at(K)
-        if K != cycles and whole <= limits.MAX_FIRINGS and (
-                steps > STEPS_BEFORE_WHOLE or whole <= max(WHOLE_FACTOR * size, SMALL_WHOLE)):
+        if K != cycles and whole_at_once(steps, size, whole):
             if before is None and whole >= WARM_SIZE and not feasible:
                 before = _Constraints(actors, channels, durations, q, n, K, order, pairs)
             K, size = dict(cycles), whole

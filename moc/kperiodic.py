@@ -39,6 +39,21 @@ from moc import limits
 from moc.record import record
 
 
+#: growth steps of ``K`` on critical circuits after which a component's whole iteration
+#: is taken at once (its exact pattern), where that is within the limit firings: one
+#: large step costs less than thousands of small ones (Kiter's autogen4: 2,364 steps)
+STEPS_BEFORE_WHOLE = 16
+#: nodes and edges up to which (or up to :data:`WHOLE_FACTOR` times the current
+#: ``K``'s) the whole iteration is taken at once: one exact solve of a small graph
+#: costs less than steps
+SMALL_WHOLE = 20_000
+#: a step of ``K`` whose graph has negative heights costs far more per edge than the
+#: whole iteration's (measured when circuits without tokens were sought by Bellman-Ford,
+#: before the policy iteration of :mod:`moc.cycle_ratio`): Kiter's JPEG2000_sized
+#: took nine steps of 0.6-1.5 s each before its whole iteration, solved in 0.6 s
+WHOLE_FACTOR = 16
+
+
 @record
 class KPeriodicThroughput:
     """``period``: time of one graph iteration in the periodic regime (0 when no cycle
@@ -349,15 +364,27 @@ def _linked(p, c, m0, K_a, K_b):
 
 def _component_period(graph, actors, channels, durations, q, live):
     """Kiter's iteration: K = 1, then enlarge K on the critical circuit until that
-    circuit is a true cycle of the self-timed execution (:func:`_realizable`).  Refuses
+    circuit is a true cycle of the self-timed execution (:func:`_realizable`), or take
+    the component's whole iteration at once where :func:`whole_at_once` says so.  Refuses
     with :class:`LimitError` a constraint graph of more than ``moc.limits.MAX_FIRINGS``
     nodes and tried pairs."""
     K = {a: 1 for a in actors}
+    # the component's own repetition vector: K at it is exact on every circuit
+    common = math.gcd(*(q[a] for a in actors))
+    own = {a: q[a] // common for a in actors}
     cache: dict = {}
-    while True:
-        size = sum(K.values()) + sum(
+
+    def size_at(K):
+        return sum(K.values()) + sum(
             1 if K[ch.src] == K[ch.dst] == 1 else
             _edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst]) for ch in channels)
+    whole = size_at(own)
+    steps = 0
+    while True:
+        steps += 1
+        size = size_at(K)
+        if K != own and whole_at_once(steps, size, whole):
+            K, size = dict(own), whole
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
         if on_lists(size):
@@ -379,7 +406,7 @@ def _component_period(graph, actors, channels, durations, q, live):
             circuit = [found.name(i) for i in cycle]
             # no period is below 0, so a zero ratio needs no proof; nor does K = q on
             # every actor (the HSDF expansion's precedences, the exact period)
-            if ratio == 0 or all(K[a] == q[a] for a in actors) or \
+            if ratio == 0 or K == own or \
                     covers(K, [a for a, _ in circuit], q) or \
                     _realizable(circuit, _tightest(found, cycle, channels), K):
                 return (ratio, named(circuit, actors), K,
@@ -389,6 +416,18 @@ def _component_period(graph, actors, channels, durations, q, live):
         if grown is None:
             raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
         K.update(grown)
+
+
+def whole_at_once(steps: int, size: int, whole: int) -> bool:
+    """Whether a component's growth of ``K`` stops at its ``steps``-th step for its
+    whole iteration (its exact pattern, of ``whole`` nodes and edges against ``size``
+    for the current ``K``): within the limit firings, where that is small
+    (:data:`SMALL_WHOLE`) or within :data:`WHOLE_FACTOR` times the current graph, or
+    after :data:`STEPS_BEFORE_WHOLE` steps.  One large exact solve costs less than many
+    growing ones (SDF3's generator's 20-actor graph of 153,877 firings: twelve steps
+    of 80,000-140,000 nodes each, 9.4 s, where the whole iteration takes 0.5 s)."""
+    return whole <= limits.MAX_FIRINGS and (
+        steps > STEPS_BEFORE_WHOLE or whole <= max(WHOLE_FACTOR * size, SMALL_WHOLE))
 
 
 def too_large(graph, actors, size) -> LimitError:

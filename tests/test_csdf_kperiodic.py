@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import nullcontext
 from fractions import Fraction
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from moc.deadlock import check_deadlock
 from moc.errors import DeadlockError
 from moc.phases import Phases, phase_counts
 from moc.timing import check_live, prepared, self_timed_period
+from test_kperiodic_stop import grown_from_one
 
 
 def _ring(delay_back, a_exec=(1, 2), b_exec=3):
@@ -183,15 +185,10 @@ def test_kperiodic_equals_the_expansion(graph):
     periods = {"ends": expected,
                "starts": phased_kperiodic_throughput(bound, durations, q, "starts").period}
     assert periods["starts"] == expanded_throughput(bound, durations, q, "starts").period
-    # K grown on critical circuits from 1, never the whole iteration at once
-    saved = csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE
-    csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = 0, 10 ** 9
-    try:
+    with grown_from_one():
         for order in ("ends", "starts"):
             grown = phased_kperiodic_throughput(bound, durations, q, order)
             assert grown.optimal and grown.period == periods[order]
-    finally:
-        csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = saved
 
 
 @st.composite
@@ -230,14 +227,10 @@ def test_one_firing_at_a_time_makes_the_two_orders_one(graph):
         return
     expected = expanded_throughput(bound, durations, q).period
     assert expanded_throughput(bound, durations, q, "starts").period == expected
-    saved = csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE
-    try:
-        for steps in (saved, (0, 10 ** 9)):
-            csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = steps
+    for steps in (nullcontext, grown_from_one):
+        with steps():
             found = phased_kperiodic_throughput(bound, durations, q, "ends")
-            assert found.optimal and found.period == expected
-    finally:
-        csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = saved
+        assert found.optimal and found.period == expected
 
 
 def test_a_loop_that_lets_two_firings_overlap_keeps_the_ends_graph():

@@ -544,19 +544,77 @@ def test_cycle_edges_are_the_edges_of_its_steps(case):
     assert cycle_edges(n, u, v, cycle).tolist() == expected
 
 
+def certificate_cases(most_w, most_h, most_n, most_d):
+    return st.integers(2, 12).flatmap(lambda n: st.tuples(
+        st.just(n),
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                           st.integers(0, most_w), st.integers(1, most_h)),
+                 min_size=1, max_size=40),
+        st.integers(0, most_n), st.integers(1, most_d)))
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.integers(2, 12).flatmap(lambda n: st.tuples(
-    st.just(n),
-    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
-                       st.integers(0, 2 ** 20), st.integers(1, 2 ** 44)),
-             min_size=1, max_size=40),
-    st.integers(0, 2 ** 12), st.integers(1, 2 ** 24))))
+@given(certificate_cases(2 ** 20, 2 ** 44, 2 ** 12, 2 ** 24))
 def test_the_certificate_in_int64_agrees_with_python_integers(graph):
     """``_certified`` of a policy of tall heights (where ``(max|w| + max|h|)·(|N| + D)·n``
     may pass int64 but each cost ``w·D − h·N`` and the sums of ``n`` do not), against
     the same test walked node by node in Python integers: ``y`` summed along the policy
     to 0 at the smallest node of the cycle reached, then ``y[u] ≥ w·D − N·h + y[v]`` on
-    every edge."""
+    every edge, equal on the tight ones."""
+    _check_certificate(graph)
+
+
+@settings(max_examples=200, deadline=None)
+@given(certificate_cases(2 ** 30, 2 ** 44, 2 ** 17, 2 ** 28))
+def test_the_certificate_in_two_limbs_agrees_with_python_integers(graph):
+    """The same where costs reach ``2**61`` and their sums pass int64: summed in two
+    int64 limbs (:func:`moc.policy_sums.limb_path_sums`)."""
+    _check_certificate(graph)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(5, 12).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, n - 1), min_size=n, max_size=n),
+    st.lists(st.integers(-2 ** 57, 2 ** 57), min_size=n - 1, max_size=n - 1),
+    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(-2, 2)),
+             max_size=30))))
+def test_the_two_limb_certificate_tells_slacks_near_zero(case):
+    """Costs of ``2**59`` and up to ``2**62`` (weights alone: ratio 0; their sums past
+    int64), potentials ``y`` along a random policy, and other edges of slack ``y[u] −
+    y[v] − cost`` in −2..2: the certificate holds iff no slack is negative, and the
+    tight edges are those of slack 0, where a sign read from the high limb alone,
+    before the low one's borrow, errs."""
+    import numpy as np
+
+    import moc.cycle_ratio as cr
+    succ, w_policy, others = case
+    w_policy = [2 ** 59] + w_policy
+    n = len(succ)
+    y = []
+    for start in range(n):
+        seen, here = [], start
+        while here not in seen:
+            seen.append(here)
+            here = succ[here]
+        root = min(seen[seen.index(here):])
+        total, here = 0, start
+        while here != root:
+            total += w_policy[here]
+            here = succ[here]
+        y.append(total)
+    edges = [(i, succ[i], w_policy[i]) for i in range(n)] + \
+        [(a, b, y[a] - y[b] - slack) for a, b, slack in others]
+    u, v, w = (np.array(c, dtype=np.int64) for c in zip(*edges))
+    slacks = [y[a] - y[b] - c for a, b, c in edges]
+    tight = []
+    found = cr._certified(u, v, w, np.ones(len(u), dtype=np.int64), np.arange(n),
+                          cr._cycle_roots(v[:n]), np.zeros(n, dtype=np.int64),
+                          {0: Fraction(0)}, tight)
+    assert found == all(s >= 0 for s in slacks)
+    assert tight[0].tolist() == [s == 0 for s in slacks]
+
+
+def _check_certificate(graph):
     import numpy as np
 
     import moc.cycle_ratio as cr
@@ -583,9 +641,12 @@ def test_the_certificate_in_int64_agrees_with_python_integers(graph):
             here = succ[here]
         y.append(total)
     expected = all(y[a] - y[b] - c >= 0 for a, b, c in zip(u.tolist(), v.tolist(), cost))
+    tight = []
     found = cr._certified(u, v, w, h, policy, cr._cycle_roots(v[policy]),
-                          np.zeros(n, dtype=np.int64), {0: Fraction(N, D)})
+                          np.zeros(n, dtype=np.int64), {0: Fraction(N, D)}, tight)
     assert found == expected
+    assert tight[0].tolist() == [y[a] - y[b] - c == 0
+                                 for a, b, c in zip(u.tolist(), v.tolist(), cost)]
 
 
 @settings(max_examples=300, deadline=None)

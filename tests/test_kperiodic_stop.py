@@ -3,6 +3,7 @@ once every ``K_t`` on the critical circuit is a multiple of ``q_t / gcd of q on 
 the circuit taken alone is fully expanded and its ratio is the optimum, however far
 ``K`` is from ``q`` (issue 42: Kiter's generator's ``k0179``, refused before)."""
 import os
+from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
@@ -54,6 +55,18 @@ def late_rings(n=1):
                   ("a2", "a1", 1, 5, 5), ("a0", "a2", 1, 1, 1)), n)
 
 
+@contextmanager
+def grown_from_one():
+    """``K`` grown on critical circuits from 1, step by step, never the whole iteration
+    at once (:func:`moc.kperiodic.whole_at_once`, which takes small graphs whole)."""
+    saved = kperiodic.SMALL_WHOLE, kperiodic.STEPS_BEFORE_WHOLE, kperiodic.WHOLE_FACTOR
+    kperiodic.SMALL_WHOLE, kperiodic.STEPS_BEFORE_WHOLE, kperiodic.WHOLE_FACTOR = 0, 10 ** 9, 0
+    try:
+        yield
+    finally:
+        kperiodic.SMALL_WHOLE, kperiodic.STEPS_BEFORE_WHOLE, kperiodic.WHOLE_FACTOR = saved
+
+
 def hsdf_period(graph):
     h = hsdf_expansion(graph)
     return max_cycle_ratio(h.actors, [(ch.src, ch.dst, h.actors[ch.src].attrs["exec"],
@@ -71,7 +84,8 @@ def test_rule_stops_at_once_on_the_circuit_the_rule_picks():
     g = three_rings()
     q = repetition_vector(g)
     assert dict(q) == {"a0": 5, "a1": 1, "a2": 5}
-    found = kperiodic_throughput(g, execution_times(g), q)
+    with grown_from_one():
+        found = kperiodic_throughput(g, execution_times(g), q)
     assert found.period == Fraction(15, 2) == hsdf_period(g) and found.optimal
     assert dict(found.periodicity) == {"a0": 1, "a1": 1, "a2": 1}
     assert found.critical_cycle == ("a0", "a2")
@@ -88,12 +102,35 @@ def test_rule_stops_below_q_at_the_optimum():
     g = late_rings()
     q = repetition_vector(g)
     assert dict(q) == {"a2": 5, "a1": 1, "a0": 5}
-    found = kperiodic_throughput(g, execution_times(g), q)
+    with grown_from_one():
+        found = kperiodic_throughput(g, execution_times(g), q)
     assert found.period == 10 == hsdf_period(g) and found.optimal
     assert dict(found.periodicity) == {"a2": 5, "a1": 1, "a0": 1}
     assert found.critical_cycle == ("a2", "a0")
     assert covers(found.periodicity, ["a0", "a2"], q)
     assert not covers({"a0": 1, "a1": 1, "a2": 1}, ["a1", "a2"], q)
+
+
+def test_a_small_component_is_solved_whole_at_once():
+    # the rings of the two tests above, each within SMALL_WHOLE nodes and edges whole:
+    # one exact solve of K = q, the same period
+    for g, period in ((three_rings(), Fraction(15, 2)), (late_rings(), 10)):
+        q = repetition_vector(g)
+        found = kperiodic_throughput(g, execution_times(g), q)
+        assert found.period == period and found.optimal and found.periodicity == q
+
+
+def test_the_whole_iteration_is_taken_where_small_or_late_within_the_limit():
+    from moc import limits
+    from moc.kperiodic import SMALL_WHOLE, STEPS_BEFORE_WHOLE, WHOLE_FACTOR, whole_at_once
+    assert whole_at_once(1, 10, SMALL_WHOLE) and not whole_at_once(1, 10, SMALL_WHOLE + 1)
+    size = 10 ** 5
+    assert whole_at_once(1, size, WHOLE_FACTOR * size)
+    assert not whole_at_once(1, size, WHOLE_FACTOR * size + 1)
+    late = limits.MAX_FIRINGS
+    assert whole_at_once(STEPS_BEFORE_WHOLE + 1, 10, late)
+    assert not whole_at_once(STEPS_BEFORE_WHOLE, 10, late)
+    assert not whole_at_once(10 ** 9, late, late + 1)
 
 
 def test_rule_keeps_k_small_where_q_is_large():

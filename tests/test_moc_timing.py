@@ -19,6 +19,7 @@ from moc.kperiodic import constraint_edges, kperiodic_throughput
 from moc.repetition import repetition_vector
 from moc.self_timed import first_iteration, simulate
 from moc.timing import analyse, execution_times, throughput
+from test_kperiodic_stop import grown_from_one
 
 
 def two_actor_cycle(tokens, self_loop=False):
@@ -400,6 +401,9 @@ def test_kperiodic_equals_hsdf_and_state_space(g):
     assert result.throughput == (math.inf if expected == 0 else 1 / Fraction(expected))
     durations = execution_times(g)
     found = kperiodic_throughput(g, durations, q)
+    with grown_from_one():              # small graphs are solved whole at once
+        grown = kperiodic_throughput(g, durations, q)
+    assert grown.period == found.period and grown.actor_periods == found.actor_periods
     pace = found.actor_periods
     bounded = all(pace[a] > 0 for a in g.actors)
     event(f"state space explored: {bounded}")

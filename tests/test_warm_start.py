@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dataflow_graphs import cyclo_static_ring
-from moc import csdf_kperiodic, howard_exact, warm_start
+from moc import csdf_kperiodic, howard_exact, kperiodic, warm_start
 from moc.csdf_kperiodic import phased_kperiodic_throughput
 from moc.cycle_ratio import max_cycle_ratio_arrays
 from moc.errors import UnboundedCycleError
@@ -28,12 +28,12 @@ def _solved(graph, order, warm, grown):
     on arrays, warm starts from any size (``warm``) or none, ``K`` grown step by step
     (``grown``) or the whole iteration at once where small."""
     saved = (howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS, csdf_kperiodic.WARM_SIZE,
-             csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE,
+             kperiodic.SMALL_WHOLE, kperiodic.STEPS_BEFORE_WHOLE,
              csdf_kperiodic.preferred)
     howard_exact.SMALL_LISTS = howard_exact.LOADED_LISTS = -1
     csdf_kperiodic.WARM_SIZE = 0 if warm else 10 ** 18
     if grown:
-        csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE = 0, 10 ** 9
+        kperiodic.SMALL_WHOLE, kperiodic.STEPS_BEFORE_WHOLE = 0, 10 ** 9
 
     def counted(*args):
         USED["tried"] += 1
@@ -43,7 +43,7 @@ def _solved(graph, order, warm, grown):
         return answer(phased_kperiodic_throughput, graph, order)
     finally:
         (howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS, csdf_kperiodic.WARM_SIZE,
-         csdf_kperiodic.SMALL_WHOLE, csdf_kperiodic.STEPS_BEFORE_WHOLE,
+         kperiodic.SMALL_WHOLE, kperiodic.STEPS_BEFORE_WHOLE,
          csdf_kperiodic.preferred) = saved
 
 
