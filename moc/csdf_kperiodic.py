@@ -51,10 +51,11 @@ from moc.deadlock import SymbolicExecution, raise_deadlock, raise_stalled_circui
 from moc.errors import UnboundedCycleError
 from moc.howard_exact import max_cycle_ratio_lists, on_lists, take
 from moc.graph import SDFGraph
-from moc.kperiodic import KPeriodicThroughput, by_component, covers, edges_on, grow, \
-    named, solve_congruence, substitute, tightest, too_large, whole_at_once, x_max
+from moc.kperiodic import KPeriodicThroughput, bounded, by_component, covers, edges_on, \
+    grow, named, one_at_a_time, solve_congruence, substitute, tightest, too_large, \
+    whole_at_once, x_max
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
-from moc.self_loops import busiest, busy_time, concurrency
+from moc.self_loops import concurrency
 from moc.warm_start import WARM_SIZE, critical_of, preferred
 
 #: checks of the symbolic execution (:class:`_Symbolic`) per node and edge of a
@@ -558,16 +559,7 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                 before = _Constraints(actors, channels, durations, q, n, K, order, pairs)
             K, size = dict(cycles), whole
         if size > limits.MAX_FIRINGS and best is not None:
-            # the schedule found proves the graph live, so one_at_a_time bounds it too
-            work = one_at_a_time(actors, durations, q, n)
-            floor = busiest(actors, channels, durations, q, n)
-            least = 0 if floor is None else floor[0]
-            if floor is not None and least == min(work, best[0]):
-                # as fast as the busiest actor allows: its loop is a critical circuit
-                return least, (floor[1],), best[2], frozenset({floor[2]})
-            if work < best[0]:
-                return work, (), best[2], frozenset(), False, least
-            return (*best, False, least)
+            return bounded(best, actors, channels, durations, q, n)
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
         # the whole iteration's channel edges are not kept (no later K reads them);
@@ -608,15 +600,6 @@ def _component_period(graph, actors, channels, durations, q, n, order, feasible=
                 _deadlock(graph, found, cycle, found.steps(cycle, None), symbolic)
             raise AssertionError(f"K-periodic iteration stalled on {on_circuit}")
         K.update(grown)
-
-
-def one_at_a_time(actors, durations, q, n) -> Fraction:
-    """The time of one iteration's firings of ``actors`` run one after another,
-    ``Σ_t (q_t/n_t)·Σ_p d(t, p)``: an upper bound of the period of a live graph's
-    self-timed execution, which is never idle (while no firing runs, one can start, or
-    the graph has deadlocked) and so completes an iteration's firings within their
-    total time."""
-    return sum((busy_time(durations[a], q[a], n[a]) for a in actors), Fraction(0))
 
 
 def _warm_ratio(found, before, K, cycles):

@@ -37,6 +37,7 @@ from moc.howard_exact import cycle_edge_list, max_cycle_ratio_lists, on_lists, t
 from moc.hsdf import token_writer
 from moc import limits
 from moc.record import record
+from moc.self_loops import busiest, busy_time
 
 
 #: growth steps of ``K`` on critical circuits after which a component's whole iteration
@@ -101,8 +102,8 @@ def by_component(graph: SDFGraph, component_period) -> KPeriodicThroughput:
     ``component_period(actors, channels)`` gives ``(period, critical actors, K,
     critical channels[, optimal[, floor]])`` of a component with channels inside (one
     without bounds nothing); the graph's period is the largest, as is its floor (a
-    lower bound of the period where it is not optimal), and an actor fires no faster
-    than any component upstream of it."""
+    lower bound of the period where it is not optimal; a floor at the period proves
+    it), and an actor fires no faster than any component upstream of it."""
     components = strongly_connected_components(graph)
     component_of = {a: i for i, actors in enumerate(components) for a in actors}
     inside = [[] for _ in components]
@@ -133,9 +134,11 @@ def by_component(graph: SDFGraph, component_period) -> KPeriodicThroughput:
     for j in range(len(components)):        # upstream components come first
         reach[j] = max([own[j]] + [reach[i] for i in upstream[j]])
     actor_periods = {a: reach[component_of[a]] for a in graph.actors}
+    # a lower bound at the upper one proves it: an exact component's period at least
+    # the bounds of the others (or a busiest actor's time at its bound)
     return KPeriodicThroughput(period, critical, MappingProxyType(periodicity),
                                MappingProxyType(actor_periods), channels_of_critical,
-                               optimal, floor)
+                               optimal or floor == period, floor)
 
 
 def constraint_edges(channels, durations, q, K):
@@ -365,9 +368,10 @@ def _linked(p, c, m0, K_a, K_b):
 def _component_period(graph, actors, channels, durations, q, live):
     """Kiter's iteration: K = 1, then enlarge K on the critical circuit until that
     circuit is a true cycle of the self-timed execution (:func:`_realizable`), or take
-    the component's whole iteration at once where :func:`whole_at_once` says so.  Refuses
-    with :class:`LimitError` a constraint graph of more than ``moc.limits.MAX_FIRINGS``
-    nodes and tried pairs."""
+    the component's whole iteration at once where :func:`whole_at_once` says so.  Where
+    the next ``K`` would have more than ``moc.limits.MAX_FIRINGS`` nodes and tried
+    pairs: the bounds of :func:`bounded` once a schedule was found, else
+    :class:`LimitError`."""
     K = {a: 1 for a in actors}
     # the component's own repetition vector: K at it is exact on every circuit
     common = math.gcd(*(q[a] for a in actors))
@@ -380,11 +384,14 @@ def _component_period(graph, actors, channels, durations, q, live):
             _edge_count(ch.prod, ch.cons, K[ch.src], K[ch.dst]) for ch in channels)
     whole = size_at(own)
     steps = 0
+    best = None                 # the least period of a schedule found, and its circuit
     while True:
         steps += 1
         size = size_at(K)
         if K != own and whole_at_once(steps, size, whole):
             K, size = dict(own), whole
+        if size > limits.MAX_FIRINGS and best is not None:
+            return bounded(best, actors, channels, durations, q, {a: 1 for a in actors})
         if size > limits.MAX_FIRINGS:
             raise too_large(graph, actors, size)
         if on_lists(size):
@@ -411,6 +418,9 @@ def _component_period(graph, actors, channels, durations, q, live):
                     _realizable(circuit, _tightest(found, cycle, channels), K):
                 return (ratio, named(circuit, actors), K,
                         _circuit_channels(found, cycle, channels))
+            if best is None or ratio < best[0]:
+                best = (ratio, named(circuit, actors), dict(K),
+                        _circuit_channels(found, cycle, channels))
         on_circuit = list(dict.fromkeys(a for a, _ in circuit))
         grown = grow(K, on_circuit, q)
         if grown is None:
@@ -428,6 +438,32 @@ def whole_at_once(steps: int, size: int, whole: int) -> bool:
     of 80,000-140,000 nodes each, 9.4 s, where the whole iteration takes 0.5 s)."""
     return whole <= limits.MAX_FIRINGS and (
         steps > STEPS_BEFORE_WHOLE or whole <= max(WHOLE_FACTOR * size, SMALL_WHOLE))
+
+
+def bounded(best, actors, channels, durations, q, n) -> tuple:
+    """What a component gives where the next ``K`` would pass the limit firings after
+    ``best`` (``(period, circuit, K, channels)``, the least K-periodic schedule found,
+    which proves the graph live): the least upper bound of its period, that or
+    :func:`one_at_a_time`, marked not optimal with the busiest actor's time as a lower
+    bound (:func:`moc.self_loops.busiest`, per actor ``n`` phases); the busiest actor's
+    loop as the critical circuit where its time meets the bound, which is then exact."""
+    work = one_at_a_time(actors, durations, q, n)
+    floor = busiest(actors, channels, durations, q, n)
+    least = 0 if floor is None else floor[0]
+    if floor is not None and least == min(work, best[0]):
+        return least, (floor[1],), best[2], frozenset({floor[2]})
+    if work < best[0]:
+        return work, (), best[2], frozenset(), False, least
+    return (*best, False, least)
+
+
+def one_at_a_time(actors, durations, q, n) -> Fraction:
+    """The time of one iteration's firings of ``actors`` run one after another,
+    ``Σ_t (q_t/n_t)·Σ_p d(t, p)``: an upper bound of the period of a live graph's
+    self-timed execution, which is never idle (while no firing runs, one can start, or
+    the graph has deadlocked) and so completes an iteration's firings within their
+    total time."""
+    return sum((busy_time(durations[a], q[a], n[a]) for a in actors), Fraction(0))
 
 
 def too_large(graph, actors, size) -> LimitError:

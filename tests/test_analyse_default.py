@@ -171,13 +171,22 @@ def test_a_ring_of_large_rates_answers():
     assert result.period == analyse(graph, simulate=False).period
 
 
-def test_a_constraint_graph_past_the_firings_limit_stops_with_its_name(monkeypatch):
+def test_a_constraint_graph_past_the_firings_limit_gives_a_bound_or_stops_with_its_name(
+        monkeypatch):
+    # past the limit after a schedule was found: the least K-periodic period found, an
+    # upper bound of the exact 179980/89999 above, not proven optimal (and no schedule:
+    # the expansion is past the limit too); before any: the limit, named
     import moc.limits
     from moc.errors import LimitError
     monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 100_000)
     for simulate in (True, False):
+        found = analyse(big_two_actor_cycle(), simulate=simulate)
+        assert found.period == Fraction(9998000099, 4999450011) > Fraction(179980, 89999)
+        assert "not proven optimal" in found.method
+    monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 3)
+    for simulate in (True, False):
         with pytest.raises(LimitError, match=r"K-periodic constraint graph of 'big_cycle' "
-                           r".* more than the limit firings = 100000; raise it with "
+                           r".* more than the limit firings = 3; raise it with "
                            r"--limit firings=N") as info:
             analyse(big_two_actor_cycle(), simulate=simulate)
         assert info.value.limit == "firings"

@@ -11,7 +11,7 @@ import pytest
 
 import moc.csdf_kperiodic as csdf_kperiodic
 import moc.kperiodic as kperiodic
-from moc import SDFGraph, hsdf_expansion
+from moc import SDFGraph, hsdf_expansion, limits
 from moc.csdf_kperiodic import phased_kperiodic_throughput
 from moc.cycle_ratio import max_cycle_ratio
 from moc.errors import LimitError
@@ -149,13 +149,29 @@ def test_rule_keeps_k_small_where_q_is_large():
     assert dict(found.periodicity) == {"a2": 5, "a1": 1, "a0": 1, "z": 1}
 
 
-def test_without_the_rule_the_same_graph_passes_the_limit(monkeypatch):
+def test_without_the_rule_the_same_graph_gives_a_bound(monkeypatch):
     # the realizable-chain proof alone fails on a2 <-> a0 and K jumps to q
     monkeypatch.setattr(kperiodic, "covers", lambda *args: False)
     g = late_rings()
     q = repetition_vector(g)
     assert dict(kperiodic_throughput(g, execution_times(g), q).periodicity)["a0"] == 5
+    # K = q passes the limit: the least K-periodic period found comes back, the
+    # optimum here (that of K = (5, 1, 1, 1)) but unproven, with no lower bound (no
+    # actor has a self-loop), as the cyclo-static iteration gives it
     g = late_rings(10 ** 6)
+    found = kperiodic_throughput(g, execution_times(g), repetition_vector(g))
+    assert found.period == 10_000_000 and not found.optimal and found.floor == 0
+    # beside a component of period 2·10^7, exact (K = its whole iteration), that bound
+    # of 10^7 cannot be the graph's: the period is proven
+    g.add_actor("x", exec=20_000_000)
+    g.add_actor("y", exec=0)
+    g.add_channel("x", "y", prod=1, cons=1)
+    g.add_channel("y", "x", prod=1, cons=1, delay=1)
+    found = kperiodic_throughput(g, execution_times(g), repetition_vector(g))
+    assert found.period == 20_000_000 == found.floor and found.optimal
+    assert found.critical_cycle == ("x", "y")
+    # without a schedule found before the limit, the limit is the answer
+    monkeypatch.setattr(limits, "MAX_FIRINGS", 10)
     with pytest.raises(LimitError):
         kperiodic_throughput(g, execution_times(g), repetition_vector(g))
 
