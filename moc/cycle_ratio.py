@@ -18,7 +18,7 @@ from moc.deadlock import tarjan
 from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported)
 from moc.exact_times import ticks
 from moc.group_first import first_per
-from moc.policy_spread import CREEP_STEPS, IntoEdges, frontier, spread
+from moc.policy_spread import CREEP_STEPS, IntoEdges, climb, frontier, spread
 from moc.policy_sums import LOW_BITS, doubling as _doubling, limb_path_sums, \
     path_sums as _path_sums, sums_to_roots as _sums_to_roots
 from moc.critical_cycle import holds_cycle, least_cycle
@@ -351,6 +351,8 @@ def _policy_iteration(n, u, v, w, h, guard=False, start=None, near=None):
                 best = edges[first_per(u[edges], ev[edges],
                                        tol * (1 + float(np.abs(ev[edges]).max())))]
                 policy[u[best]] = best
+                into = into or IntoEdges(v, n)
+                climb(u, v, eta, ev[best], policy, u[best], into, tol)
                 continue
         # no edge leads up: |eta[v] − eta[u]| ≤ slack wherever eta[v] ≥ eta[u] − slack
         value = x.take(v)

@@ -60,3 +60,34 @@ def test_a_ladder_is_climbed_in_a_few_steps_not_a_rung_a_step(monkeypatch):
     monkeypatch.setattr(cr, "CREEP_STEPS", 10 ** 9)     # never spread: a rung a step
     assert cr.max_cycle_ratio_arrays(n, u, v, w, h)[0] == 2000
     assert len(steps) > 100
+
+
+def test_a_chain_to_the_best_cycle_is_climbed_in_a_few_steps_not_an_edge_a_step(
+        monkeypatch):
+    """Nodes ``0..L`` with a loop each, of ratio 1 (weight 1, height 1) but ``L``'s of
+    ratio 10, and an edge ``i -> i + 1`` (weight 0, height 1; ``L -> 0`` closes the
+    ring, one strongly connected component).  Howard's first policy
+    takes the loops; every node reaches ratio 10 along the chain, and plain steps
+    toward larger ratios switch one node each (the one next to those that reach it)."""
+    import moc.cycle_ratio as cr
+    steps = []
+    evaluate = cr._policy_values
+
+    def counted(*args, **kwargs):
+        steps.append(1)
+        return evaluate(*args, **kwargs)
+    monkeypatch.setattr(cr, "_policy_values", counted)
+    last = 300
+    nodes = np.arange(last + 1)
+    u = np.concatenate([nodes, nodes])
+    v = np.concatenate([nodes, nodes[1:], [0]])
+    w = np.concatenate([np.ones(last, dtype=np.int64), [10],
+                        np.zeros(last + 1, dtype=np.int64)])
+    h = np.ones(len(u), dtype=np.int64)
+    ratio, cycle = cr.max_cycle_ratio_arrays(last + 1, u, v, w, h)
+    assert ratio == 10 and cycle == (last,)
+    assert len(steps) <= 5
+    steps.clear()
+    monkeypatch.setattr(cr, "climb", lambda *args: None)     # an edge a step
+    assert cr.max_cycle_ratio_arrays(last + 1, u, v, w, h)[0] == 10
+    assert len(steps) > 100
