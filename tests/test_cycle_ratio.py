@@ -590,18 +590,7 @@ def test_the_two_limb_certificate_tells_slacks_near_zero(case):
     succ, w_policy, others = case
     w_policy = [2 ** 59] + w_policy
     n = len(succ)
-    y = []
-    for start in range(n):
-        seen, here = [], start
-        while here not in seen:
-            seen.append(here)
-            here = succ[here]
-        root = min(seen[seen.index(here):])
-        total, here = 0, start
-        while here != root:
-            total += w_policy[here]
-            here = succ[here]
-        y.append(total)
+    y = potentials(succ, w_policy)
     edges = [(i, succ[i], w_policy[i]) for i in range(n)] + \
         [(a, b, y[a] - y[b] - slack) for a, b, slack in others]
     u, v, w = (np.array(c, dtype=np.int64) for c in zip(*edges))
@@ -612,6 +601,24 @@ def test_the_two_limb_certificate_tells_slacks_near_zero(case):
                           {0: Fraction(0)}, tight)
     assert found == all(s >= 0 for s in slacks)
     assert tight[0].tolist() == [s == 0 for s in slacks]
+
+
+def potentials(succ, cost):
+    """Per node the sum of ``cost`` (per node, of its edge) along ``succ`` to the
+    smallest node of the cycle it reaches, walked node by node in Python integers."""
+    y = []
+    for start in range(len(succ)):
+        seen, here = [], start
+        while here not in seen:
+            seen.append(here)
+            here = succ[here]
+        root = min(seen[seen.index(here):])
+        total, here = 0, start
+        while here != root:
+            total += cost[here]
+            here = succ[here]
+        y.append(total)
+    return y
 
 
 def _check_certificate(graph):
@@ -628,18 +635,7 @@ def _check_certificate(graph):
     policy = np.array([first[i] for i in range(n)], dtype=np.int64)
     succ = v[policy].tolist()
     cost = [a * D - b * N for a, b in zip(w.tolist(), h.tolist())]
-    y = []
-    for start in range(n):
-        seen, here = [], start
-        while here not in seen:
-            seen.append(here)
-            here = succ[here]
-        root = min(seen[seen.index(here):])
-        total, here = 0, start
-        while here != root:
-            total += cost[int(policy[here])]
-            here = succ[here]
-        y.append(total)
+    y = potentials(succ, [cost[int(e)] for e in policy])
     expected = all(y[a] - y[b] - c >= 0 for a, b, c in zip(u.tolist(), v.tolist(), cost))
     tight = []
     found = cr._certified(u, v, w, h, policy, cr._cycle_roots(v[policy]),

@@ -43,7 +43,8 @@ def _ladder(rungs):
     return rungs + 2, *(np.array(a, dtype=np.int64) for a in (u, v, w, h))
 
 
-def test_a_ladder_is_climbed_in_a_few_steps_not_a_rung_a_step(monkeypatch):
+def counted_steps(monkeypatch) -> list:
+    """A list that gets an entry per evaluation of a policy (a step of Howard's)."""
     import moc.cycle_ratio as cr
     steps = []
     evaluate = cr._policy_values
@@ -52,6 +53,12 @@ def test_a_ladder_is_climbed_in_a_few_steps_not_a_rung_a_step(monkeypatch):
         steps.append(1)
         return evaluate(*args, **kwargs)
     monkeypatch.setattr(cr, "_policy_values", counted)
+    return steps
+
+
+def test_a_ladder_is_climbed_in_a_few_steps_not_a_rung_a_step(monkeypatch):
+    import moc.cycle_ratio as cr
+    steps = counted_steps(monkeypatch)
     n, u, v, w, h = _ladder(200)
     ratio, cycle = cr.max_cycle_ratio_arrays(n, u, v, w, h)
     assert ratio == 2000 and len(cycle) == 202
@@ -70,13 +77,7 @@ def test_a_chain_to_the_best_cycle_is_climbed_in_a_few_steps_not_an_edge_a_step(
     takes the loops; every node reaches ratio 10 along the chain, and plain steps
     toward larger ratios switch one node each (the one next to those that reach it)."""
     import moc.cycle_ratio as cr
-    steps = []
-    evaluate = cr._policy_values
-
-    def counted(*args, **kwargs):
-        steps.append(1)
-        return evaluate(*args, **kwargs)
-    monkeypatch.setattr(cr, "_policy_values", counted)
+    steps = counted_steps(monkeypatch)
     last = 300
     nodes = np.arange(last + 1)
     u = np.concatenate([nodes, nodes])
