@@ -411,8 +411,8 @@ def _component_period(graph, actors, channels, durations, q, live):
         else:
             ratio = ratio * Fraction(found.h_unit, found.w_unit)
             circuit = [found.name(i) for i in cycle]
-            # no period is below 0, so a zero ratio needs no proof; nor does K = q on
-            # every actor (the HSDF expansion's precedences, the exact period)
+            # no period is below 0, so a zero ratio needs no proof; nor does K at the
+            # component's own repetition vector (its firings' precedences, exact)
             if ratio == 0 or K == own or \
                     covers(K, [a for a, _ in circuit], q) or \
                     _realizable(circuit, _tightest(found, cycle, channels), K):
