@@ -36,7 +36,7 @@ distinct phase times and loops (its period per cycle of phases does not depend o
 ``q``).  Where the next ``K`` would pass ``moc.limits.MAX_FIRINGS`` nodes and edges,
 the least period found is returned, marked not optimal: that of the best K-periodic
 schedule, or where it is less, the time of one iteration's firings run one at a time
-(:func:`one_at_a_time`), which bounds the self-timed period of any live graph, and
+(:func:`moc.kperiodic.one_at_a_time`), which bounds the self-timed period of any live graph, and
 with it a lower bound: the busiest actor's time (:func:`moc.self_loops.busiest`).
 """
 from __future__ import annotations
@@ -52,8 +52,7 @@ from moc.errors import UnboundedCycleError
 from moc.howard_exact import max_cycle_ratio_lists, on_lists, take
 from moc.graph import SDFGraph
 from moc.kperiodic import KPeriodicThroughput, bounded, by_component, covers, edges_on, \
-    grow, named, one_at_a_time, solve_congruence, substitute, tightest, too_large, \
-    whole_at_once, x_max
+    grow, named, solve_congruence, substitute, tightest, too_large, whole_at_once, x_max
 from moc.phases import Cumulative, cycle_total, phase_counts, phase_value
 from moc.self_loops import concurrency
 from moc.warm_start import WARM_SIZE, critical_of, preferred

@@ -19,8 +19,8 @@ from moc.errors import SDFError, UnboundedCycleError  # noqa: F401  (re-exported
 from moc.exact_times import ticks
 from moc.group_first import first_per
 from moc.policy_spread import CREEP_STEPS, IntoEdges, climb, frontier, spread
-from moc.policy_sums import LOW_BITS, doubling as _doubling, limb_path_sums, \
-    path_sums as _path_sums, sums_to_roots as _sums_to_roots
+from moc.policy_sums import carried, doubling as _doubling, limb_path_sums, \
+    limbs, path_sums as _path_sums, sums_to_roots as _sums_to_roots
 from moc.critical_cycle import holds_cycle, least_cycle
 from moc.howard_exact import any_cycle, exact_iteration
 from moc.record import record
@@ -579,24 +579,21 @@ def _certified(u, v, w, h, policy, roots, component, bound, tight=None) -> bool:
     big = largest * (len(policy) + 3) >= 2 ** 62
     # costs within int64 whose sums are not: the sums in two int64 limbs (Python
     # integers took 23 s of 40 on a cyclo-static graph of 4.6 million firings)
-    limbs = big and largest < 2 ** 62 and len(policy) < 2 ** 29
-    kind = object if big and not limbs else np.int64
+    in_limbs = big and largest < 2 ** 62 and len(policy) < 2 ** 29
+    kind = object if big and not in_limbs else np.int64
     N = np.array([bound[k].numerator for k in keys.tolist()], dtype=kind)[where]
     D = np.array([bound[k].denominator for k in keys.tolist()], dtype=kind)[where]
     cost = w.astype(kind, copy=False) * D - h.astype(kind, copy=False) * N
-    if not limbs:
+    if in_limbs:
+        high, low = limb_path_sums(v[policy], cost[policy], roots)
+        cost_high, cost_low = limbs(cost)
+        # the slack's sign and zeros are its high limb's once the low one is carried
+        slack, low = carried(high[u] - high[v] - cost_high, low[u] - low[v] - cost_low)
+    else:
         y = _path_sums(v[policy], cost[policy], roots)
-        slack = y[u] - y[v] - cost
-        if tight is not None:
-            tight.append(slack == 0)
-        return bool(np.all(slack >= 0))
-    high, low = limb_path_sums(v[policy], cost[policy], roots)
-    slack = high[u] - high[v] - (cost >> LOW_BITS)
-    low = low[u] - low[v] - (cost & ((1 << LOW_BITS) - 1))
-    slack += low >> LOW_BITS            # the low limb back in [0, 2**LOW_BITS): the sign
-    low &= (1 << LOW_BITS) - 1          # of slack·2**LOW_BITS + low is slack's
+        slack, low = y[u] - y[v] - cost, None
     if tight is not None:
-        tight.append((slack == 0) & (low == 0))
+        tight.append(slack == 0 if low is None else (slack == 0) & (low == 0))
     return bool(np.all(slack >= 0))
 
 

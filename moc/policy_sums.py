@@ -8,6 +8,7 @@ import numpy as np
 
 #: bits of the low limb of an exact sum past int64 (:func:`limb_path_sums`)
 LOW_BITS = 32
+LOW_MASK = (1 << LOW_BITS) - 1
 
 
 def doubling(n):
@@ -43,9 +44,23 @@ def sums_to_roots(succ, values, roots):
 def limb_path_sums(succ, value, roots):
     """:func:`path_sums` of int64 ``value`` (each below ``2**62`` in size) where the
     sums may pass int64: ``(high, low)``, the sum being ``high·2**LOW_BITS + low``.
-    Each value is split into its high limb (``value >> LOW_BITS``, a floor) and its low
-    one (in ``[0, 2**LOW_BITS)``), and each limb is summed apart: sums of fewer than
-    ``2**29`` nodes stay within int64 in both."""
-    high, low = value >> LOW_BITS, value & ((1 << LOW_BITS) - 1)
-    (high, low), _ = sums_to_roots(succ, (high, low), roots)
+    Each value is split into its :func:`limbs`, each limb summed apart: sums of fewer
+    than ``2**29`` nodes stay within int64 in both (:func:`carried` brings a result's
+    low limb back into its range)."""
+    (high, low), _ = sums_to_roots(succ, limbs(value), roots)
+    return high, low
+
+
+def limbs(value):
+    """``(high, low)`` of int64 ``value``: ``value = high·2**LOW_BITS + low`` with
+    ``low`` in ``[0, 2**LOW_BITS)`` (``high`` a floor, for negative values too)."""
+    return value >> LOW_BITS, value & LOW_MASK
+
+
+def carried(high, low):
+    """``(high, low)`` of the number ``high·2**LOW_BITS + low`` with ``low`` brought
+    back into ``[0, 2**LOW_BITS)``, in place: the number's sign is then ``high``'s, and
+    it is 0 where both are."""
+    high += low >> LOW_BITS
+    low &= LOW_MASK
     return high, low

@@ -178,10 +178,18 @@ def test_a_constraint_graph_past_the_firings_limit_gives_a_bound_or_stops_with_i
     # the expansion is past the limit too); before any: the limit, named
     import moc.limits
     from moc.errors import LimitError
+    # the bound by hand: K = 1, one edge per channel (gcd(99991, 99989) = 1), each of
+    # height −x_max/R with x_max = p − C0 − 1, C0 = M0 + p − c, R = 99991·99989 tokens
+    # an iteration on both; the cycle's weight is 1 + 1
+    R = 99_991 * 99_989
+    x_ab = 99_991 - (0 + 99_991 - 99_989) - 1
+    x_ba = 99_989 - (9_999_100_000 + 99_989 - 99_991) - 1
+    by_hand = Fraction(2) / Fraction(-x_ab - x_ba, R)
+    assert by_hand == Fraction(9998000099, 4999450011)
     monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 100_000)
     for simulate in (True, False):
         found = analyse(big_two_actor_cycle(), simulate=simulate)
-        assert found.period == Fraction(9998000099, 4999450011) > Fraction(179980, 89999)
+        assert found.period == by_hand > Fraction(179980, 89999)
         assert "not proven optimal" in found.method
     monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 3)
     for simulate in (True, False):

@@ -20,6 +20,7 @@ from moc import SDFGraph, repetition_vector
 from moc import csdf_kperiodic
 from moc.csdf import throughput as expanded_throughput
 from moc.csdf_kperiodic import phased_kperiodic_throughput
+from moc.kperiodic import one_at_a_time
 from moc.deadlock import check_deadlock
 from moc.errors import DeadlockError
 from moc.phases import Phases, phase_counts
@@ -317,7 +318,7 @@ def test_past_the_limit_firings_run_one_at_a_time_bound_the_period(monkeypatch):
     monkeypatch.setattr(limits, "MAX_FIRINGS", 30)
     found = self_timed_period(bound, durations, q)
     assert (found.period, found.critical_cycle, found.optimal) == (11, (), False)
-    assert csdf_kperiodic.one_at_a_time(["a", "b"], durations, q, {"a": 2, "b": 1}) == 11
+    assert one_at_a_time(["a", "b"], durations, q, {"a": 2, "b": 1}) == 11
     # below it: b's seven firings of time 1, one at a time (a's: 2·(1 + 1) = 4)
     assert found.floor == 7
     result = analyse(_self_looped_ring(), simulate=False)
@@ -354,7 +355,7 @@ def test_a_period_past_the_limit_is_between_the_exact_one_and_the_firings_in_tur
     finally:
         limits.MAX_FIRINGS = saved
     assert found.floor <= exact <= found.period
-    assert found.period <= csdf_kperiodic.one_at_a_time(
+    assert found.period <= one_at_a_time(
         list(bound.actors), durations, q, phase_counts(bound))
     if found.optimal:
         assert found.period == exact == found.floor
