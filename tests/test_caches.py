@@ -189,15 +189,15 @@ SWAPPED = CACHED.replace("l1_capacity = 50000", "l1_capacity = 2e6").replace(
     "l2_bandwidth = 1.3e11", "l2_bandwidth = 2.2e11")
 
 
-def test_the_level_order_holds_in_a_fit_from_swapped_starts(tmp_path, capsys, monkeypatch):
+def test_the_level_order_holds_in_a_fit_from_swapped_starts(tmp_path, capsys):
     """Started with L1 and L2 swapped (L1 2 MB at 80 GB/s, L2 30 KB at 220 GB/s), the fit
     keeps capacities rising and bandwidths falling with the level (each fitted as a
-    ratio >= 1 to the one before) and recovers every level within 5%; the same fit
-    without the order (the model's ``ordered`` emptied) ends with a level larger than
-    the next (L2 above L3 since the first start moves a parameter without effect to the
-    edge of its plateau; L1 above L2 before) and ranks the rows worse."""
-    from moa.cost_models.roofline import Roofline
-
+    ratio >= 1 to the one before) and recovers every level within 5%.  Without the
+    order that start is a plateau: an L2 smaller than the L1 holds nothing the L1 does
+    not, so its capacity and bandwidth change no prediction, and a local solver has no
+    slope to follow them by.  Where such a fit ends then depends on rounding (L1 above
+    L2 with OpenBLAS's SkylakeX kernel, every level recovered with its Haswell kernel),
+    so it is not asserted."""
     d = sweep_files(tmp_path)
     (d / "swapped.moa").write_text(SWAPPED)
     ordered = fidelity(capsys, d, "swapped.moa", FREE)
@@ -207,12 +207,11 @@ def test_the_level_order_holds_in_a_fit_from_swapped_starts(tmp_path, capsys, mo
             "bandwidth": DRAM}
     for name, value in want.items():
         assert got[f"cpu.time.{name}"] == pytest.approx(value, rel=0.05), name
-    monkeypatch.setattr(Roofline, "ordered", ())
-    loose = fidelity(capsys, d, "swapped.moa", FREE)
-    f = loose["fitted"]
-    caps = [f[f"cpu.time.l{i}_capacity"] for i in (1, 2, 3)]
-    assert any(a > b for a, b in zip(caps, caps[1:])), caps
-    assert loose["tau"] < ordered["tau"] - 0.03
+    ws = np.geomspace(4096, 2 ** 29, 200)
+    start = seconds_per_byte(ws, ((2e6, 8e10), (30000, 2.2e11), (3e7, 3e10)), 1.5e10, 4.0)
+    for l2 in ((1e3, 2.2e11), (30000, 1e9), (1.9e6, 1e13)):
+        moved = seconds_per_byte(ws, ((2e6, 8e10), l2, (3e7, 3e10)), 1.5e10, 4.0)
+        assert np.array_equal(moved, start), l2
 
 
 def test_gpu_l2_capacity_by_hand():

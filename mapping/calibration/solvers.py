@@ -437,7 +437,12 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
 
     res = solve(u0)
     costs = [None if res is None else res.cost]
-    for start in random_starts(u0, lower, starts, seed, upper):
+    # a robust refit starts from the values of the fit before, which may hold a
+    # parameter on its bound of 0; trf, started on a bound, may stay on it or leave it
+    # on a rounding (seen with OpenBLAS's kernels for two CPUs): try it at its size too
+    lifted = np.where((u0 == 0) & (lower == 0), 1.0, u0)
+    tried = [lifted] if f_scale is not None and (lifted != u0).any() else []
+    for start in [*tried, *random_starts(u0, lower, starts, seed, upper)]:
         other = solve(start)
         costs.append(None if other is None else other.cost)
         if other is not None and (res is None or other.cost < res.cost):
@@ -449,7 +454,10 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
                            "this row's prediction and its measurement overflows floating "
                            "point", lambda v: abs(rule.rule(np.array([v]), y[worst:worst + 1])[0])
                            / unit < limit) from None
-    theta = values(res.x)
+    # trf ends a parameter left on its bound of 0 a rounding inside it (3e-14 of its
+    # start): it sits on the bound (as :func:`_at_bounds` reports), and a fit from it
+    # measures it in its declared size, not in that rounding
+    theta = values(np.where((lower == 0) & (res.x <= AT_BOUND_RTOL), 0.0, res.x))
     # Each column scaled by its parameter's value (d residual / d log theta: a relative
     # change of every parameter alike), singular values compared with the largest.
     J = res.jac * np.where(res.x > 0, res.x, 1.0)
