@@ -248,3 +248,13 @@ def test_example_exact_equals_exhaustive_by_hand(aggregate, want):
     for res in (ex, milp):
         for actor, t in _types(arch, res.mapping).items():
             assert t in g.actors[actor].attrs["allowed"].split()
+
+
+def test_a_missing_file_is_named_as_missing_not_as_an_encoding(tmp_path):
+    """The reader's own errors are ValueErrors, as expat's encoding errors are: the file
+    read before the parse keeps its message."""
+    from dsl.errors import ParseError
+    with pytest.raises(ParseError) as exc:
+        dsl.read_sdf3(tmp_path / "absent.xml")
+    assert "no such file" in str(exc.value)
+    assert "encoding" not in str(exc.value)

@@ -381,8 +381,9 @@ def parse_xml(path, text: bool = True):
     if text:
         parser.CharacterDataHandler = builder.data
         parser.buffer_text = True
+    data = read_bytes(path)     # its errors are ValueErrors too: not an encoding's
     try:
-        parser.Parse(read_bytes(path), True)
+        parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise ParseError(f"malformed XML: {expat.ErrorString(exc.code)}",
                          (path, exc.lineno, exc.offset + 1)) from None
