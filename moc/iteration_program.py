@@ -21,7 +21,8 @@ from itertools import chain
 
 import numpy as np
 
-from moc.occupancy_lists import blocks, grow, offsets, one_by_one, served, writers_read
+from moc.occupancy_lists import blocks, ended, grow, offsets, one_by_one, served, \
+    writers_read
 
 
 #: firings per level of one iteration's precedences (on average) from which its
@@ -41,7 +42,7 @@ LISTED = 1 << 16
 CHAIN = 32
 
 
-def iteration_program(actors, total):
+def iteration_program(actors, total, low=0):
     """``(program, levels, back)``: the firings of one iteration by levels where they
     are wide (:func:`_levels`; ``program`` None), else (``levels`` None) in an order
     that follows their precedences (the blocks that the tokens allow, actor after
@@ -52,7 +53,9 @@ def iteration_program(actors, total):
     growing ones, and that of its previous firing (every actor's firings start and end
     in order: cyclo-static ones by the rule, SDF ones because their inputs arrive in
     order and their firings all take one time); ``back``: how many iterations back the
-    offsets reach.  None where one iteration cannot complete."""
+    offsets reach.  ``low``: as :func:`moc.occupancy_lists.ended` takes it (then no
+    looped chain: a running maximum over prefix sums needs ends that move with their
+    starts).  None where one iteration cannot complete."""
     waits_of = {}
     back = 1
     kinds = {}
@@ -103,7 +106,7 @@ def iteration_program(actors, total):
     # a tuple a block: ten times the bytes (read flat, half the time of np.array)
     order = np.fromiter(chain.from_iterable(order), dtype=np.int64,
                         count=3 * len(order)).reshape(-1, 3).T
-    return _listed(xs, waits, total, *order), None, back
+    return _listed(xs, waits, total, *order, looping=not low), None, back
 
 
 def _waits(i, q, q_src, total):
@@ -123,13 +126,13 @@ def _waits(i, q, q_src, total):
     return np.flatnonzero(keep), places, -int(cycles.min())
 
 
-def _listed(xs, waits, total, blocks, los, his):
+def _listed(xs, waits, total, blocks, los, his, looping=True):
     """The program of the blocks ``(xs[blocks], los, his)`` in order (see
     :func:`iteration_program`; ``waits``: the :func:`_table` of the places each firing
     waits for on ordinary channels and on growing ones): chains where
     :func:`run_program` may compute them at once, between them runs of firings computed
     one by one (:class:`_Firings`), their arrays made for all firings at once and cut
-    between the chains."""
+    between the chains; without ``looping`` no looped chain."""
     pos = np.array([x.pos for x in xs], dtype=np.int64)
     q = np.array([x.q for x in xs], dtype=np.int64)
     first = np.repeat(pos, q)
@@ -151,6 +154,8 @@ def _listed(xs, waits, total, blocks, los, his):
                   for t in (slow, fast)]
         looped = inside[0] is not False and bool(inside[0].any())
         if inside[1] is not False and inside[1].any():
+            continue
+        if looped and not looping:
             continue
         if looped:
             # a self-loop of one token: each firing but the first waits for the one
@@ -268,7 +273,7 @@ def _padded(count, flat, first, rows):
 
 
 def run_program(program, S, E, first, last, total, in_order=True, shift=None,
-                since=None):
+                since=None, low=0):
     """The starts and ends of iterations ``first .. last-1`` (places counted from the
     iterations before the first firing, all of time 0), appended to ``S`` and ``E``;
     the places whose start a growing channel's producer set.  A program's part is a
@@ -279,7 +284,8 @@ def run_program(program, S, E, first, last, total, in_order=True, shift=None,
     first): running maxima; or (``looped``) each but the first waiting for the one
     before only, ``s_j = max(w_j, e_{j-1})``, ``e_j = s_j + d_j``: a running maximum
     over prefix sums.  Without ``in_order`` (Kiter's order of a cyclo-static actor's
-    firings) ``e_j = s_j + d_j``.
+    firings) ``e_j = s_j + d_j``.  ``low``: the ends as
+    :func:`moc.occupancy_lists.ended` takes them (``s_j + d_j`` where 0).
 
     After iteration ``since`` (None: never) an iteration is first guessed
     (:meth:`_Whole.guessed`) from the ones before it and kept where it meets every
@@ -290,7 +296,8 @@ def run_program(program, S, E, first, last, total, in_order=True, shift=None,
     for it in range(first, last):
         base = it * total
         if whole is not None and since is not None:
-            found = whole.guessed(starts, ends, base, total, in_order, shift, it - since)
+            found = whole.guessed(starts, ends, base, total, in_order, shift, it - since,
+                                  low)
             if found is not None:
                 held += found
                 continue
@@ -298,10 +305,10 @@ def run_program(program, S, E, first, last, total, in_order=True, shift=None,
             if type(part) is _Whole:
                 continue
             if type(part) is tuple:
-                held += _chain(part, starts, ends, base, in_order)
+                held += _chain(part, starts, ends, base, in_order, low)
                 continue
             for lists in part.lists(last - first > 1):
-                one_by_one(lists, S, E, base, in_order, held)
+                one_by_one(lists, S, E, base, in_order, held, low)
     del starts, ends                  # S and E grow again on the next call
     return held
 
@@ -313,7 +320,7 @@ def _grown(S, E, places):
     return np.frombuffer(S, dtype=np.int64), np.frombuffer(E, dtype=np.int64)
 
 
-def _chain(part, starts, ends, base, in_order=True):
+def _chain(part, starts, ends, base, in_order=True, low=0):
     """Compute the chain ``part`` (see :func:`run_program`) of the iteration at
     ``base``; the places whose start a growing channel's producer set."""
     place, d, previous, slow, fast, looped = part
@@ -349,7 +356,7 @@ def _chain(part, starts, ends, base, in_order=True):
             np.maximum(without, w, out=without)
         held = (np.flatnonzero(f > without) + at).tolist()
     if not looped:
-        e = s + d
+        e = ended(s, d, low)
         if in_order:
             if e[0] < ends[before]:
                 e[0] = ends[before]
@@ -430,7 +437,7 @@ def _levels(actors, waits_of, total):
     return levels
 
 
-def run_levels(levels, S, E, first, last, total, in_order=True):
+def run_levels(levels, S, E, first, last, total, in_order=True, low=0):
     """:func:`run_program` a level at a time: the firings of one level wait only for
     those of earlier levels and iterations."""
     held = []
@@ -451,7 +458,8 @@ def run_levels(levels, S, E, first, last, total, in_order=True):
                     held += at[up].tolist()
                     np.maximum(s, f, out=s)
             starts[at] = s
-            ends[at] = np.maximum(s + d, ends[before]) if in_order else s + d
+            e = ended(s, d, low)
+            ends[at] = np.maximum(e, ends[before]) if in_order else e
     del starts, ends                  # S and E grow again on the next call
     return held
 
@@ -487,7 +495,7 @@ class _Whole:
         self.after = None
         self.cycle = 1
 
-    def guessed(self, starts, ends, base, total, in_order, shift, computed):
+    def guessed(self, starts, ends, base, total, in_order, shift, computed, low=0):
         """The places whose start a growing channel's producer set, with the starts
         and ends of the iteration at ``base`` written, where a guess meets every
         precedence once corrected within :data:`ROUNDS` rounds; else None (its times
@@ -505,13 +513,13 @@ class _Whole:
             return None
         for c in sorted(range(1, CYCLES + 1), key=lambda c: c != self.cycle):
             if back * c <= computed:
-                found = self._solved(starts, ends, base, total, in_order, shift, c)
+                found = self._solved(starts, ends, base, total, in_order, shift, c, low)
                 if found is not None:
                     self.cycle = c
                     return found
         return None
 
-    def _solved(self, starts, ends, base, total, in_order, shift, c):
+    def _solved(self, starts, ends, base, total, in_order, shift, c, low):
         """:meth:`guessed` for one ``c``; None also where the guess misses more than
         one firing in :data:`MISSED` (not worth correcting)."""
         now, one, two = (slice(base - k * c * total, base - k * c * total + total)
@@ -520,7 +528,7 @@ class _Whole:
             T[now] = T[one] + c * shift if shift is not None else 2 * T[one] - T[two]
         base = np.int64(base)
         rows = None                       # all firings
-        s, e, up = self._times(starts, ends, base, total, rows, in_order)
+        s, e, up = self._times(starts, ends, base, total, rows, in_order, low)
         for done in range(ROUNDS + 1):
             at = base + (np.arange(total) if rows is None else rows)
             wrong = (s != starts[at]) | (e != ends[at])
@@ -530,12 +538,12 @@ class _Whole:
                 return None
             starts[at[wrong]], ends[at[wrong]] = s[wrong], e[wrong]
             rows = self._after(at[wrong] - base, total)
-            s, e, _up = self._times(starts, ends, base, total, rows, in_order)
+            s, e, _up = self._times(starts, ends, base, total, rows, in_order, low)
         if rows is not None:
-            up = self._times(starts, ends, base, total, None, in_order)[2]
+            up = self._times(starts, ends, base, total, None, in_order, low)[2]
         return (np.flatnonzero(up) + base).tolist()
 
-    def _times(self, starts, ends, base, total, rows, in_order):
+    def _times(self, starts, ends, base, total, rows, in_order, low):
         """The starts and ends of firings ``rows`` (None: all) from the times written,
         and whether a growing channel set the start."""
         base = np.int64(base)
@@ -557,7 +565,7 @@ class _Whole:
             if growing:
                 up[has] = latest > s[has]
             s[has] = np.maximum(s[has], latest)
-        e = s + (self.times if rows is None else self.times[rows])
+        e = ended(s, self.times if rows is None else self.times[rows], low)
         return s, np.maximum(e, ends[before]) if in_order else e, up
 
     def _after(self, rows, total):

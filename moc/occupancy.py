@@ -80,36 +80,57 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
                          growing: Collection[str] = (), max_firings: int | None = None,
                          progress=None, far: int | None = None) -> Occupancy | None:
     """The buffer maxima of the self-timed execution of the bound, consistent, live
-    ``graph`` (see the module docstring), or None where this method does not apply: a
-    firing time of 0 (firings that end as they start), times too large for 64-bit
-    integers, or no repetition within ``max_firings`` (``moc.limits.MAX_FIRINGS``)
-    computed firings (known before computing any where the least cyclicity that the
-    paces allow, :func:`_least_cyclicity`, needs more).  ``pace``: per actor its period per iteration (positive);
+    ``graph`` (see the module docstring), or None where this method does not apply:
+    times too large for 64-bit integers, or no repetition within ``max_firings``
+    (``moc.limits.MAX_FIRINGS``) computed firings (known before computing any where
+    the least cyclicity that the paces allow, :func:`_least_cyclicity`, needs more).
+    ``pace``: per actor its period per iteration (positive);
     ``growing``: the channels whose producer is faster than their consumer.
     ``progress(n)``: n more firings computed, in steps of ``PROGRESS_STEP``.
     ``far``: None also where a firing waits for more than ``FIRST_ITERATIONS``
     iterations back (a channel with room for many iterations' tokens), so many that the
     iterations to compute before the
     repetition can be proven (the firings from the transient on must repeat over that
-    many iterations) pass ``far`` firings, where a state space may see it sooner."""
+    many iterations) pass ``far`` firings, where a state space may see it sooner.
+    Where firings take time 0 the times carry the step of their instant
+    (:func:`moc.occupancy_lists.ended`), as the state space orders an instant's
+    events: a channel's tokens are then read between those steps."""
     max_firings = limits.MAX_FIRINGS if max_firings is None else max_firings
     if any(pace[a] <= 0 for a in graph.actors):
         return None
-    found = _setup(graph, durations, q, growing)
-    if found is None:
-        return None
-    actors, scale, span = found
+    unit = None
+    while True:
+        found = _setup(graph, durations, q, growing, unit)
+        if found is None:
+            return None
+        result = _occupancy(graph, q, pace, found, max_firings, progress, far)
+        if result is not _CROWDED:
+            return result
+        unit = found[3] ** 2
+
+
+#: the steps an instant holds at first where some firing takes time 0
+#: (:func:`moc.occupancy_lists.ended`); squared while an instant holds more
+STEPS = 1 << 8
+#: what :func:`_occupancy` returns where an instant held more steps than its keys
+_CROWDED = object()
+
+
+def _occupancy(graph, q, pace, found, max_firings, progress, far):
+    """:func:`self_timed_occupancy` with its firings' times as :func:`_setup` ``found``
+    them; :data:`_CROWDED` where an instant held more steps than their keys."""
+    actors, scale, span, unit = found
     total = sum(q.values())
     least = max(-(-x.reach // x.q) for x in actors.values())
     reaching = least > FIRST_ITERATIONS and (2 * least + 2) * total > (far or math.inf)
     if FIRST_ITERATIONS * total > max_firings or reaching or \
             (_least_cyclicity(actors, pace, scale) + least + 1) * total > max_firings:
         return None
-    layout = _Layout(actors, pace, scale)
+    layout = _Layout(actors, pace, scale, unit)
     # a small graph's iterations on Python lists (:mod:`moc.occupancy_lists`)
     small = on_lists(FIRST_ITERATIONS * total)
-    found = lists.program(actors, total) if small else \
-        _program(actors, total, layout.paces)
+    found = lists.program(actors, total, unit - 1) if small else \
+        _program(actors, total, layout.paces, unit)
     if found is None:
         return None
     run, back = found
@@ -117,9 +138,11 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
     S, E = array("q", [0]) * (back * total), array("q", [0]) * (back * total)
     held, told = [], 0
     # an iteration moves a firing's time on by its actor's period: at least this much
-    fastest = min(Fraction(pace[a]) for a in actors) * scale
+    fastest = min(Fraction(pace[a]) for a in actors) * scale * unit
     while iterations * total <= max_firings and span * iterations < 2 ** 62:
         held += run(S, E, back + done, back + iterations)
+        if _crowded(S, E, unit - 1, small):
+            return _CROWDED
         if progress is not None:
             told = _tell(progress, (iterations - done) * total + told)
         S2, E2, last = lists.collect(S, E, held, back, iterations, total, layout) \
@@ -130,44 +153,68 @@ def self_timed_occupancy(graph: SDFGraph, durations: Mapping[str, object],
             m, c, settled, shift = found
             buffers, short = _maxima(graph, actors, S2, E2, settled, shift, small)
             if buffers is not None:
-                return _result(actors, S2, E2, buffers, scale, m, c, iterations)
+                return _result(actors, S2, E2, buffers, scale, m, c, iterations, unit)
         del S2, E2                        # views of S and E, which grow next
         iterations += max(2, iterations // 2) if found is None else \
             int(math.ceil(short / fastest)) + 1
     return None
 
 
-def _program(actors, total, paces=None):
+def _crowded(S, E, low, small):
+    """Whether a key of ``S`` or ``E`` reached the last step its instant holds
+    (:func:`moc.occupancy_lists.ended`; ``low`` 0: plain times): one step more would
+    have carried into the time."""
+    if not low:
+        return False
+    if small:
+        return any(v & low == low for T in (S, E) for v in T)
+    import numpy as np
+    return any(bool(((np.frombuffer(T, dtype=np.int64) & low) == low).any())
+               for T in (S, E))
+
+
+def _program(actors, total, paces=None, unit=1):
     """``(run, back)``: :func:`moc.iteration_program.iteration_program`'s program of
     one iteration as ``run(S, E, first, last, in_order=True)`` (run by levels or by
     its program; the latter guesses iterations as the ones before moved by the
-    ``paces``, per actor ``(n, d)``, where those are whole), and how many iterations
-    back it reaches; None where one iteration cannot complete."""
+    ``paces``, per actor ``(n, d)`` in time ticks, where those are whole), its times
+    keys of ``unit`` steps an instant (:func:`moc.occupancy_lists.ended`), and how
+    many iterations back it reaches; None where one iteration cannot complete."""
     import numpy as np
     from moc.iteration_program import iteration_program, run_levels, run_program
-    found = iteration_program(actors, total)
+    found = iteration_program(actors, total, unit - 1)
     if found is None:
         return None
     program, levels, back = found
     if levels is not None:
-        return partial(run_levels, levels, total=total), back
+        return partial(run_levels, levels, total=total, low=unit - 1), back
     # past the transient an iteration is the one before moved by the periods
     moved = None if paces is None or any(d > 1 for _, d in paces) else np.repeat(
-        np.array([n for n, _ in paces], dtype=np.int64), [x.q for x in actors.values()])
-    return partial(run_program, program, total=total, shift=moved, since=back), back
+        np.array([n * unit for n, _ in paces], dtype=np.int64),
+        [x.q for x in actors.values()])
+    return partial(run_program, program, total=total, shift=moved, since=back,
+                   low=unit - 1), back
 
 
-def _setup(graph, durations, q, growing, instant=False):
-    """``(actors, scale, span)``: per actor its places, times in units of ``1/scale``
-    and inputs, and a bound on one iteration's time (a firing ends by the sum of the
-    firing times before it); None where a firing time is 0 (unless ``instant``: the
-    first iteration alone) or a channel moves no tokens."""
+def _setup(graph, durations, q, growing, unit=None):
+    """``(actors, scale, span, unit)``: per actor its places, times and inputs, and a
+    bound on one iteration's time (a firing ends by the sum of the firing times before
+    it); None where a time is negative or a channel moves no tokens.  Times are in
+    units of ``1/scale``, as keys of ``unit`` steps an instant where ``unit`` > 1
+    (:func:`moc.occupancy_lists.ended`): ``unit`` None gives 1 where no firing takes
+    time 0, else :data:`STEPS`; 1 with firings of time 0 (the first iteration alone)
+    gives their plain times, which a buffer's maximum cannot be read from."""
     counts = phase_counts(graph)
     phase_times = {a: [phase_value(durations[a], k) for k in range(counts[a])]
                    for a in graph.actors}
-    if any(t < 0 or t == 0 and not instant for ts in phase_times.values() for t in ts):
+    if any(t < 0 for ts in phase_times.values() for t in ts):
         return None
     scale, phase_ticks = ticks(phase_times)
+    if unit is None:
+        unit = STEPS if any(0 in ts for ts in phase_ticks.values()) else 1
+    if unit > 1:
+        phase_ticks = {a: [t * unit if t else 1 for t in ts]
+                       for a, ts in phase_ticks.items()}
     actors, pos = {}, 0
     for a in graph.actors:
         x = _Actor()
@@ -204,7 +251,7 @@ def _setup(graph, durations, q, growing, instant=False):
             first = consuming[0]
             back = -i.made.writer(i.read(first + 1) - ch.delay)
             actors[ch.src].reach = max(actors[ch.src].reach, back)
-    return actors, scale, sum(sum(x.d) * (x.q // x.n + 1) for x in actors.values())
+    return actors, scale, sum(sum(x.d) * (x.q // x.n + 1) for x in actors.values()), unit
 
 
 def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
@@ -215,10 +262,10 @@ def first_iteration(graph: SDFGraph, durations: Mapping[str, object],
     once, firings of time 0 included (one iteration needs no pace; seed 46's g0025 of
     SDF3's generator, 738,399 firings: 0.6 s where the expansion took 34 s).  None where
     times pass 64-bit integers."""
-    found = _setup(graph, durations, q, (), instant=True)
+    found = _setup(graph, durations, q, (), unit=1)
     if found is None:
         return None
-    actors, scale, span = found
+    actors, scale, span, _ = found
     if span >= 2 ** 62:
         return None
     total = sum(q.values())
@@ -274,8 +321,9 @@ class _Layout:
     from which a repetition may be seen; and for the arrays (:meth:`arrays`) per
     column its actor's values."""
 
-    def __init__(self, actors, pace, scale):
+    def __init__(self, actors, pace, scale, unit=1):
         xs = list(actors.values())
+        self.unit = unit
         self.paces = [(p.numerator, p.denominator)
                       for p in (Fraction(pace[x.name]) * scale for x in xs)]
         self.pos = [x.pos for x in xs]
@@ -332,7 +380,7 @@ def _repetition(S2, E2, held, layout, small=False):
         elif not all(np.array_equal(T[k + 1] - T[k], step)
                      for T, step in zip((S2, E2), last)):
             continue
-        shift = [c * n // d for n, d in layout.paces]
+        shift = [c * n // d * layout.unit for n, d in layout.paces]
         late = lists.late(S2, E2, layout, c, shift) if small else \
             _late(S2, E2, layout, c, shift)
         m = max(layout.least, *(-(-(v + 1 + r) // q) for v, r, q in
@@ -449,9 +497,11 @@ def _most(i, last, ends, starts):
     return int((i.made.over(last + 1) - i.read.over(consumed)).max())
 
 
-def _result(actors, S2, E2, buffers, scale, m, c, iterations):
+def _result(actors, S2, E2, buffers, scale, m, c, iterations, unit):
     rows = {a: (x.pos, x.pos + x.q) for a, x in actors.items()}
-    return Occupancy(buffers, _First(rows, S2[0].copy(), E2[0].copy(), scale), m, c,
+    starts, ends = ((T[0] // unit if type(T) is not list else [v // unit for v in T[0]])
+                    for T in (S2, E2))
+    return Occupancy(buffers, _First(rows, starts, ends, scale), m, c,
                      iterations)
 
 

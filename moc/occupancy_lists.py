@@ -4,7 +4,8 @@ than such a graph's whole execution.
 
 The rules (the producer firings a firing waits for, :func:`writers_read` and
 :func:`offsets`; the firings that tokens allow, :func:`served`; the blocks of one
-iteration, :func:`blocks`; a firing's start and end, :func:`one_by_one`) take a Python
+iteration, :func:`blocks`; a firing's start and end, :func:`one_by_one` and
+:func:`ended`) take a Python
 integer or a numpy array alike, and :mod:`moc.iteration_program` builds its arrays with
 them.  A small graph's firings are all computed one by one (:func:`program`,
 :func:`run`): the chains, levels and guesses there only save numpy calls.  What exists
@@ -73,11 +74,24 @@ def blocks(need, feeds):
     return order if count == need else None
 
 
-def one_by_one(lists, S, E, base, in_order, held):
+def ended(s, d, low):
+    """The end of firings started at ``s`` that take ``d`` (arrays or Python integers).
+    Where some firing takes time 0, times are keys ``t·(low + 1) + k``: ``k`` is the
+    step within the instant ``t`` at which the state space of :mod:`moc.self_timed`
+    sees the event (there an instant's firings that end produce their tokens, then the
+    enabled ones start, and one of time 0 ends at the next step).  A firing of time 0
+    (``d`` 1) then ends at the step after its start; one of positive time ``t`` (``d``
+    ``t·(low + 1)``) at step 0 of its end's instant.  ``low`` 0: plain times."""
+    if not low:
+        return s + d
+    return s + d - (s & low) * (d > 1)
+
+
+def one_by_one(lists, S, E, base, in_order, held, low=0):
     """Compute the firings ``lists`` (the five of
     :func:`moc.iteration_program.iteration_program`) of the iteration at ``base`` one
     by one; the places whose start a growing channel's producer set appended to
-    ``held``."""
+    ``held``.  ``low``: as :func:`ended` takes it."""
     for place, d, slow, fast, previous in zip(*lists):
         at, before = base + place, base + previous
         s = S[before]                 # in order, and at 0 at the earliest
@@ -95,6 +109,8 @@ def one_by_one(lists, S, E, base, in_order, held):
                 held.append(at)
         S[at] = s
         e, p = s + d, E[before]
+        if low and d > 1:
+            e -= s & low
         E[at] = e if e > p or not in_order else p
 
 
@@ -104,12 +120,13 @@ def grow(S, E, places):
     E.frombytes(bytes(8 * places))
 
 
-def program(actors, total):
+def program(actors, total, low=0):
     """``(run, back)``: the firings of one iteration in an order that their
     precedences allow, as :func:`one_by_one`'s five lists, made into
-    ``run(S, E, first, last, in_order=True)`` (:func:`run`), and how many iterations
-    back they reach (as :func:`moc.iteration_program.iteration_program`); None where
-    one iteration cannot complete."""
+    ``run(S, E, first, last, in_order=True)`` (:func:`run`; ``low`` as :func:`ended`
+    takes it), and how many iterations back they reach (as
+    :func:`moc.iteration_program.iteration_program`); None where one iteration cannot
+    complete."""
     xs = list(actors.values())
     back = 1
     waits = {False: [[] for _ in range(total)], True: [[] for _ in range(total)]}
@@ -148,17 +165,17 @@ def program(actors, total):
             fast.append(tuple(waits[True][place]))
             # an actor's first firing follows the last of the iteration before
             previous.append(place - 1 if r else x.pos + x.q - 1 - total)
-    return partial(run, lists, total=total), back
+    return partial(run, lists, total=total, low=low), back
 
 
-def run(lists, S, E, first, last, total, in_order=True):
+def run(lists, S, E, first, last, total, in_order=True, low=0):
     """The starts and ends of iterations ``first .. last-1`` appended to ``S`` and
     ``E`` (as :func:`moc.iteration_program.run_program`); the places whose start a
     growing channel's producer set."""
     grow(S, E, (last - first) * total)
     held = []
     for it in range(first, last):
-        one_by_one(lists, S, E, it * total, in_order, held)
+        one_by_one(lists, S, E, it * total, in_order, held, low)
     return held
 
 

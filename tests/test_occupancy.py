@@ -20,6 +20,7 @@ from moc.phases import Phases, cyclo_static
 from moc.self_timed import first_iteration, simulate
 from moc.timing import analyse, prepared, self_timed_period
 from tests.test_csdf_buffers import crowded_rings, rings
+from tests.dataflow_graphs import cyclo_static_ring
 from tests.test_moc_timing import live_graphs
 
 
@@ -40,9 +41,12 @@ def on_arrays():
         howard_exact.SMALL_LISTS, howard_exact.LOADED_LISTS = saved
 
 
-def _compare(g):
+def _compare(g, zero_times=False):
+    """The occupancy's maxima, first iteration and repetition against the state space
+    and the precedences; without ``zero_times`` every firing time raised to 1."""
     g, durations, q, _ = prepared(g)
-    durations = {a: _at_least_one(t) for a, t in durations.items()}
+    if not zero_times:
+        durations = {a: _at_least_one(t) for a, t in durations.items()}
     try:
         pace = self_timed_period(g, durations, q).actor_periods
     except DeadlockError:
@@ -112,6 +116,83 @@ def test_sdf_maxima_and_first_iteration_equal_the_state_space(g):
 @given(rings())
 def test_cyclo_static_maxima_and_first_iteration_equal_the_state_space(g):
     _compare(g)
+
+
+@st.composite
+def rings_of_instants(draw):
+    """As :func:`tests.test_csdf_buffers.rings`, with phase times 0-2: firings of time
+    0 in chains within an instant."""
+    return cyclo_static_ring(draw, st, lambda i, j, wi, wj: wi * wj + draw(
+        st.integers(0, 3)) if j <= i else 0, min_time=0, max_time=2)
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(st.one_of(live_graphs(), rings_of_instants()))
+def test_maxima_with_firings_of_time_0_equal_the_state_space(g):
+    """Firings of time 0 end at the next step of their instant, where the state space
+    sees them: the maxima read between the steps equal its peaks."""
+    event(f"a time 0: {_has_zero_time(g)}")
+    _compare(g, zero_times=True)
+
+
+def test_a_token_read_at_step_0_of_an_instant_leaves_room_for_one_written_at_step_1():
+    """``a`` (time 1) writes one token to ``b`` (time 0) and one to ``c`` (time 1);
+    ``b`` writes to ``c`` on ``bc``, which holds 1 token at first; ``c`` writes back
+    to ``a`` on ``ca`` (1 token).  At ``t = 1, 3, 5, ...``: step 0, ``a``'s firing
+    ends and ``b`` and ``c`` start, ``c`` reading ``bc``'s token (``bc`` 0); step 1,
+    ``b`` ends and writes one (``bc`` 1).  So ``bc`` never holds more than 1 token.
+    Read at the instant as a whole (ends, then starts), ``b``'s end and ``c``'s start
+    fall at one time and ``bc`` would show 2."""
+    g = SDFGraph("instants")
+    for name, t in (("a", 1), ("b", 0), ("c", 1)):
+        g.add_actor(name, exec=t)
+    g.add_channel("a", "b", "ab", prod=1, cons=1)
+    g.add_channel("a", "c", "ac", prod=1, cons=1)
+    g.add_channel("b", "c", "bc", prod=1, cons=1, delay=1)
+    g.add_channel("c", "a", "ca", prod=1, cons=1, delay=1)
+    g, durations, q, _ = prepared(g)
+    pace = self_timed_period(g, durations, q).actor_periods
+    assert dict(pace) == {"a": 2, "b": 2, "c": 2}
+    found = self_timed_occupancy(g, durations, q, pace)
+    assert dict(found.buffers) == {"ab": 1, "ac": 1, "bc": 1, "ca": 1}
+    assert dict(found.buffers) == dict(simulate(g, durations, q, record=False).buffers)
+    assert dict(found.first) == {"a": ((0, 1),), "b": ((1, 1),), "c": ((1, 2),)}
+
+
+def test_an_instant_of_more_steps_than_its_keys_hold_is_computed_again(monkeypatch):
+    """A ring of ``a`` (time 1) and five actors of time 0: each instant holds six
+    steps.  Keys of two steps an instant are crowded at once, then of four; sixteen
+    hold them, and the maxima are the state space's.  ``skip`` goes from ``a`` to the
+    last of them."""
+    g = SDFGraph("cascade")
+    names = ["a", "z1", "z2", "z3", "z4", "z5"]
+    for name in names:
+        g.add_actor(name, exec=1 if name == "a" else 0)
+    for k, (x, y) in enumerate(zip(names, names[1:] + names[:1])):
+        g.add_channel(x, y, f"c{k}", prod=1, cons=1, delay=2 if y == "a" else 0)
+    g.add_channel("a", "z5", "skip", prod=1, cons=1, delay=1)
+    g, durations, q, _ = prepared(g)
+    pace = self_timed_period(g, durations, q).actor_periods
+    units, setup = [], occupancy._setup
+
+    def spied(*args):
+        found = setup(*args)
+        units.append(found[3])
+        return found
+    monkeypatch.setattr(occupancy, "STEPS", 2)
+    monkeypatch.setattr(occupancy, "_setup", spied)
+    found = self_timed_occupancy(g, durations, q, pace)
+    assert units == [2, 4, 16]
+    assert dict(found.buffers) == dict(simulate(g, durations, q, record=False).buffers)
+    # two firings of ``a`` (the ring's two tokens) end at step 0 of instant 1, beside
+    # ``skip``'s token; ``z5`` reads them at step 4
+    assert found.buffers["skip"] == 3
+
+
+def _has_zero_time(g):
+    return any(0 in (t if isinstance(t, tuple) else (t,))
+               for t in prepared(g)[1].values())
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -246,7 +327,7 @@ def _guessed(g, shift, rounds):
     ``rounds`` rounds, and how many guesses were kept."""
     g, durations, q, _ = prepared(g)
     growing = {"ab"}
-    actors, _, _ = occupancy._setup(g, durations, q, growing)
+    actors, _, _, _ = occupancy._setup(g, durations, q, growing)
     total = sum(q.values())
     guessed, iteration_program.GUESSED = iteration_program.GUESSED, 0
     try:
