@@ -56,6 +56,10 @@ ONE_AT_A_TIME = "one iteration's firings run one at a time (a period of their to
 #: the lower bound of a period not proven optimal, where an actor's self-loop gives one
 FLOOR = "; the period is at least {} (the busiest actor's firings of one iteration, as " \
     "many at a time as its self-loop lets run)"
+#: where the K-periodic schedules found are not proven optimal but the state space
+#: repeats within the limit states
+RECURRED = "a larger K would pass the limit firings; the period is the self-timed " \
+    "state space's, which repeated after {} instants (Ghamarian et al., ACSD 2006), exact"
 
 __all__ = ["Firing", "Firings", "ThroughputResult", "TimingAnalysis", "analyse",
            "check_live", "execution_times", "has_floats", "latency_left_out", "prepared",
@@ -463,6 +467,12 @@ def _throughput(graph, durations, q, order="ends"):
         if cyclo_static(graph):
             method += f" (K sums to {sum(found.periodicity.values())} phase cycles " \
                       f"for {sum(q.values())} firings)"
+        run = None if found.optimal or order != "ends" else \
+            _recurring(graph, durations, q, found)
+        if run is not None:
+            method += "; " + RECURRED.format(run.states)
+            return ThroughputResult(throughput_of(run.period), Fraction(run.period), (),
+                                    method), run.periods
         if not found.optimal:
             method += "; " + BOUND.format(
                 BEST_KPERIODIC if found.critical_cycle else ONE_AT_A_TIME)
@@ -471,6 +481,31 @@ def _throughput(graph, durations, q, order="ends"):
         value = ThroughputResult(throughput_of(period), Fraction(period),
                                  found.critical_cycle, method)
     return value, found.actor_periods
+
+
+def _recurring(graph, durations, q, found):
+    """The self-timed state space (:func:`moc.self_timed.simulate`, firings ending in
+    order) where the K-periodic schedules ``found`` are not proven optimal: its period
+    is exact once its state repeats, within the limit states (None past it, or where an
+    actor fires without bound).  Channels whose producer's bound is the smaller are
+    left out of the state as growing: where the bounds misplace one, the state only
+    fails to repeat (its repetition test asks those channels to hold no firing back and
+    to hold no fewer tokens).  The period lies between the bound's floor and the
+    bound."""
+    from moc.self_timed import simulate
+    pace = found.actor_periods
+    if any(pace[a] <= 0 for a in graph.actors):
+        return None
+    try:
+        run = simulate(graph, durations, q, _growing(graph, pace), record=False)
+    except LimitError as exc:
+        if exc.limit != "states":
+            raise
+        return None
+    if not found.floor <= run.period <= found.period:
+        raise AssertionError(f"state space period {run.period} outside the K-periodic "
+                             f"bounds {found.floor} .. {found.period} of '{graph.name}'")
+    return run
 
 
 def _floats(result, floats):

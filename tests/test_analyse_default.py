@@ -187,10 +187,16 @@ def test_a_constraint_graph_past_the_firings_limit_gives_a_bound_or_stops_with_i
     by_hand = Fraction(2) / Fraction(-x_ab - x_ba, R)
     assert by_hand == Fraction(9998000099, 4999450011)
     monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 100_000)
+    monkeypatch.setattr(moc.limits, "MAX_STATES", 10)      # the state space left out
     for simulate in (True, False):
         found = analyse(big_two_actor_cycle(), simulate=simulate)
         assert found.period == by_hand > Fraction(179980, 89999)
         assert "not proven optimal" in found.method
+    # within its limit the state space repeats: the exact period, as above
+    monkeypatch.setattr(moc.limits, "MAX_STATES", 200_000)
+    found = analyse(big_two_actor_cycle(), simulate=False)
+    assert found.period == Fraction(179980, 89999) and found.critical_cycle == ()
+    assert "not proven optimal" not in found.method
     monkeypatch.setattr(moc.limits, "MAX_FIRINGS", 3)
     for simulate in (True, False):
         with pytest.raises(LimitError, match=r"K-periodic constraint graph of 'big_cycle' "

@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from dataflow_graphs import cyclo_static_ring
 from initialised_run import run as execute
@@ -23,7 +23,7 @@ from moc.csdf_kperiodic import phased_kperiodic_throughput
 from moc.kperiodic import one_at_a_time
 from moc.deadlock import check_deadlock
 from moc.errors import DeadlockError
-from moc.phases import Phases, phase_counts
+from moc.phases import Phases, cyclo_static, phase_counts
 from moc.timing import check_live, prepared, self_timed_period
 from test_kperiodic_stop import grown_from_one
 
@@ -321,12 +321,21 @@ def test_past_the_limit_firings_run_one_at_a_time_bound_the_period(monkeypatch):
     assert one_at_a_time(["a", "b"], durations, q, {"a": 2, "b": 1}) == 11
     # below it: b's seven firings of time 1, one at a time (a's: 2·(1 + 1) = 4)
     assert found.floor == 7
+    # the state space left out (past its limit), the bound is the answer
+    monkeypatch.setattr(limits, "MAX_STATES", 1)
     result = analyse(_self_looped_ring(), simulate=False)
     assert result.throughput == Fraction(1, 11) and not result.critical_cycle
     assert "run one at a time" in result.method and "not proven optimal" in result.method
     assert result.method.endswith("the period is at least 7 (the busiest actor's firings "
                                   "of one iteration, as many at a time as its self-loop "
                                   "lets run)")
+    # within it, the state space repeats and proves the expansion's 8
+    monkeypatch.setattr(limits, "MAX_STATES", 200_000)
+    result = analyse(_self_looped_ring(), simulate=False)
+    assert result.period == 8 and not result.critical_cycle
+    assert "not proven optimal" not in result.method
+    assert "the period is the self-timed state space's, which repeated after" in \
+        result.method
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -359,6 +368,41 @@ def test_a_period_past_the_limit_is_between_the_exact_one_and_the_firings_in_tur
         list(bound.actors), durations, q, phase_counts(bound))
     if found.optimal:
         assert found.period == exact == found.floor
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(phased_graphs(), looped_phased_graphs(), sdf_rings()), st.data())
+def test_the_state_space_that_repeats_gives_the_expansion_s_period(graph, data):
+    """Where the K-periodic schedules found are not proven optimal, the state space
+    that repeats within its limit gives the period (``moc.timing._recurring``): it is
+    the expansion's, exactly, whatever bound it was handed (here the proven period
+    doubled, plus one, and no floor).  Channels the bound's paces leave out of the state
+    as growing change whether it repeats, never what it gives: with paces drawn at
+    random it gives the expansion's period or nothing (within 2,000 instants here)."""
+    from moc import limits
+    from moc.record import replace
+    from moc.timing import _recurring
+    bound, durations, q, _ = prepared(graph)
+    try:
+        check_deadlock(bound, q)
+    except DeadlockError:
+        return
+    exact = expanded_throughput(bound, durations, q).period
+    found = self_timed_period(bound, durations, q)
+    loose = replace(found, optimal=False, period=2 * found.period + 1, floor=0)
+    run = _recurring(bound, durations, q, loose)
+    if exact == 0:
+        assert run is None                 # an actor fires without bound
+        return
+    assert run.period == exact
+    paces = {a: data.draw(st.integers(1, 5), label=a) for a in bound.actors}
+    saved, limits.MAX_STATES = limits.MAX_STATES, 2000
+    try:
+        run = _recurring(bound, durations, q, replace(loose, actor_periods=paces))
+    finally:
+        limits.MAX_STATES = saved
+    event(f"random paces: {'repeated' if run else 'past the limit'}")
+    assert run is None or run.period == exact
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
