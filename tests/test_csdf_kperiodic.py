@@ -338,6 +338,17 @@ def test_past_the_limit_firings_run_one_at_a_time_bound_the_period(monkeypatch):
         result.method
 
 
+def _live_and_exact(graph):
+    """``(bound, durations, q, period)``: the prepared ``graph`` and its expansion's
+    period; None where it deadlocks."""
+    bound, durations, q, _ = prepared(graph)
+    try:
+        check_deadlock(bound, q)
+    except DeadlockError:
+        return None
+    return bound, durations, q, expanded_throughput(bound, durations, q).period
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(phased_graphs(), looped_phased_graphs()), st.integers(10, 60))
 def test_a_period_past_the_limit_is_between_the_exact_one_and_the_firings_in_turn(
@@ -349,12 +360,10 @@ def test_a_period_past_the_limit_is_between_the_exact_one_and_the_firings_in_tur
     from moc import limits
     from moc.errors import LimitError
     from moc.phases import phase_counts
-    bound, durations, q, _ = prepared(graph)
-    try:
-        check_deadlock(bound, q)
-    except DeadlockError:
+    found = _live_and_exact(graph)
+    if found is None:
         return
-    exact = expanded_throughput(bound, durations, q).period
+    bound, durations, q, exact = found
     saved = limits.MAX_FIRINGS
     limits.MAX_FIRINGS = limit
     try:
@@ -382,12 +391,10 @@ def test_the_state_space_that_repeats_gives_the_expansion_s_period(graph, data):
     from moc import limits
     from moc.record import replace
     from moc.timing import _recurring
-    bound, durations, q, _ = prepared(graph)
-    try:
-        check_deadlock(bound, q)
-    except DeadlockError:
+    found = _live_and_exact(graph)
+    if found is None:
         return
-    exact = expanded_throughput(bound, durations, q).period
+    bound, durations, q, exact = found
     found = self_timed_period(bound, durations, q)
     loose = replace(found, optimal=False, period=2 * found.period + 1, floor=0)
     run = _recurring(bound, durations, q, loose)
