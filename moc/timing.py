@@ -469,17 +469,17 @@ def _throughput(graph, durations, q, order="ends"):
                       f"for {sum(q.values())} firings)"
         run = None if found.optimal or order != "ends" else \
             _recurring(graph, durations, q, found)
+        cycle, paces = found.critical_cycle, found.actor_periods
         if run is not None:
             method += "; " + RECURRED.format(run.states)
-            return ThroughputResult(throughput_of(run.period), Fraction(run.period), (),
-                                    method), run.periods
-        if not found.optimal:
+            period, cycle, paces = run.period, (), run.periods
+        elif not found.optimal:
             method += "; " + BOUND.format(
                 BEST_KPERIODIC if found.critical_cycle else ONE_AT_A_TIME)
             if found.floor:
                 method += FLOOR.format(exact_text(found.floor))
-        value = ThroughputResult(throughput_of(period), Fraction(period),
-                                 found.critical_cycle, method)
+        return ThroughputResult(throughput_of(period), Fraction(period), cycle,
+                                method), paces
     return value, found.actor_periods
 
 

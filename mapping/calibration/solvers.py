@@ -437,11 +437,12 @@ def _fit_nonlinear(model, free, train, y, theta0, starts=0, seed=0, progress=Non
 
     res = solve(u0)
     costs = [None if res is None else res.cost]
-    # a robust refit starts from the values of the fit before, which may hold a
-    # parameter on its bound of 0; trf, started on a bound, may stay on it or leave it
-    # on a rounding (seen with OpenBLAS's kernels for two CPUs): try it at its size too
+    # a start with a parameter on its bound of 0 (a robust refit's, from the fit
+    # before; a first start has such zeros raised already) is tried at its size too:
+    # trf, started on a bound, may stay on it or leave it on a rounding (seen with
+    # OpenBLAS's kernels for two CPUs)
     lifted = np.where((u0 == 0) & (lower == 0), 1.0, u0)
-    tried = [lifted] if f_scale is not None and (lifted != u0).any() else []
+    tried = [lifted] if (lifted != u0).any() else []
     for start in [*tried, *random_starts(u0, lower, starts, seed, upper)]:
         other = solve(start)
         costs.append(None if other is None else other.cost)
